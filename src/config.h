@@ -1,0 +1,101 @@
+/* config: the property table. Every key skiff understands is one row of a
+ * struct config_key table: name, type, default, range, one line of doc. A
+ * generic loader validates a struct props against a table (or several) and
+ * yields a struct config_section; unknown keys are errors with file:line.
+ *
+ * The worker table holds Connect's worker keys (connect-standalone.properties);
+ * each source connector adds its own table through struct source_ops. Keys
+ * under "producer." and "kafka." pass through to librdkafka, which validates
+ * them itself. Secrets are never printed: config_display() masks them.
+ *
+ * Values are trimmed as Connect's ConfigDef trims them. Leaf module: errors
+ * come back in errbuf as "file:line: why". Main loop / start-up only. */
+#ifndef SKIFF_CONFIG_H
+#define SKIFF_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct props;
+
+enum config_type {
+	CFG_STRING,
+	CFG_INT,  /* 64-bit, checked against [min, max] */
+	CFG_BOOL, /* true | false, any case */
+	CFG_LIST, /* comma-separated, items trimmed, empty items dropped */
+	CFG_ENUM, /* one of the '|'-separated words in choices */
+	CFG_CLASS, /* a Java class name or alias; kept as text */
+};
+
+enum config_flags {
+	CFG_REQUIRED = 1 << 0, /* no default: absence is an error */
+	CFG_SECRET = 1 << 1,   /* never printed; shown as [hidden] */
+	CFG_INERT = 1 << 2,    /* a Connect key that means nothing here: accepted with a notice */
+};
+
+struct config_key {
+	const char *name;
+	enum config_type type;
+	const char *def; /* default as text; NULL: no default (absent) */
+	int64_t min, max;
+	const char *choices; /* CFG_ENUM: "a|b|c" */
+	unsigned flags;
+	const char *doc;
+};
+
+/* A validated set of values for one or more tables. */
+struct config_section;
+
+/* Validates the entries of p whose keys start with prefix (prefix stripped
+ * before lookup; "" for all) against tables[0..ntables-1] (a NULL-name row
+ * ends each table). Keys matching a pass-through prefix in passthrough (a
+ * NULL-terminated list, e.g. "producer.") are kept verbatim for
+ * config_passthrough(). Any other unknown key is an error. Inert keys are
+ * accepted, and reported by config_notices(). Returns 0 and *out (owned by the
+ * caller, config_section_destroy), or -1 with "file:line: why" in errbuf. */
+int config_section_load(const struct props *p, const char *prefix,
+			const struct config_key *const *tables, size_t ntables,
+			const char *const *passthrough, struct config_section **out, char *errbuf,
+			size_t errlen);
+
+/* Typed accessors. name must be a key of one of the section's tables (an
+ * unknown name is a programming error and aborts). Strings are owned by the
+ * section. config_str returns NULL for an absent key without default. */
+const char *config_str(const struct config_section *s, const char *name);
+int64_t config_int(const struct config_section *s, const char *name);
+bool config_bool(const struct config_section *s, const char *name);
+/* CFG_LIST: number of items and the i-th item. */
+size_t config_list_len(const struct config_section *s, const char *name);
+const char *config_list_item(const struct config_section *s, const char *name, size_t i);
+
+/* True when the key was set in a file (not just defaulted). */
+bool config_is_set(const struct config_section *s, const char *name);
+
+/* "file:line" where name was set, or "file" when defaulted; for messages.
+ * Points to storage in s (valid until destroy) */
+const char *config_where(const struct config_section *s, const char *name);
+
+/* Pass-through entries (key as written, including its prefix). */
+size_t config_passthrough_count(const struct config_section *s);
+const char *config_passthrough_key(const struct config_section *s, size_t i);
+const char *config_passthrough_value(const struct config_section *s, size_t i);
+const char *config_passthrough_where(const struct config_section *s, size_t i);
+
+/* Inert keys that were set: "file:line: key" lines to log as notices. */
+size_t config_notice_count(const struct config_section *s);
+const char *config_notice(const struct config_section *s, size_t i);
+
+/* The value to show a person: "[hidden]" for secrets (flag or a name that
+ * looks like one: *.password, *secret*, sasl.jaas.config, ssl.key.*), else the value. */
+const char *config_display(const char *key, const char *value, unsigned flags);
+
+/* True when key names a secret by its shape (see config_display). */
+bool config_key_is_secret(const char *key);
+
+/* Prints a table as documentation: name, type, default, range, doc. */
+void config_print_table(const struct config_key *table, const char *heading, void *fp);
+
+void config_section_destroy(struct config_section *s);
+
+#endif

@@ -1,0 +1,136 @@
+/* source: the interface every source connector implements.
+ *
+ * A connector fills one `const struct source_ops`; the worker never switches
+ * on the kind of source. Adding a source is adding a file and one line in
+ * source_registry.c.
+ *
+ * The path of a record: the worker calls poll(), which returns records that
+ * point into memory the source owns until its next poll() or close(); the
+ * worker converts and produces them, and their offsets advance the offset
+ * store only once Kafka acknowledged them, over the contiguous acked prefix
+ * of each source partition. A source never moves the stored offset itself: at
+ * open it asks the environment for the committed offset of each partition and
+ * reads from there. All calls come from the main loop. */
+#ifndef SKIFF_SOURCE_H
+#define SKIFF_SOURCE_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+struct config_key;
+struct config_section;
+struct partition; /* worker-owned handle of one source partition */
+
+/* A source offset: up to four integers whose meaning is the source's (file:
+ * position and file identity; sqlite: incrementing id, timestamp ms, nanos).
+ * The source turns it into Connect's JSON with offset_json(). */
+struct src_offset {
+	int64_t v[4];
+};
+
+enum value_kind {
+	VALUE_NULL,
+	VALUE_STRING, /* bytes/len: a line, passed through unchanged */
+	VALUE_STRUCT, /* payload: a cJSON object; schema: Connect's schema JSON for it */
+};
+
+struct record_value {
+	enum value_kind kind;
+	const char *bytes;
+	size_t len;
+	const cJSON *payload;
+	const cJSON *schema;
+};
+
+struct record_header {
+	const char *name;
+	const void *value;
+	size_t len;
+};
+
+#define RECORD_MAX_HEADERS 4
+
+struct record {
+	struct partition *part;   /* from source_env.partition() */
+	struct src_offset offset; /* the offset *after* this record */
+	const char *topic;        /* NULL: the connector's topic */
+	struct record_value key;
+	struct record_value value;
+	int64_t timestamp_ms; /* 0: now */
+	size_t nheaders;
+	struct record_header headers[RECORD_MAX_HEADERS];
+};
+
+/* What the worker offers a source. */
+struct source_env {
+	void *opaque;
+	const char *connector; /* connector name (from `name`) */
+	/* Returns the partition handle for partition_json (a compact JSON object
+	 * such as {"filename":"/var/log/a"}), creating it on first use; NULL when
+	 * the partition limit is reached or memory is short. Handles live until
+	 * the worker is destroyed. */
+	struct partition *(*partition)(struct source_env *env, const char *partition_json);
+	/* The committed offset of partition p as compact JSON, or NULL when none
+	 * was ever committed. Owned by the worker, valid until the next call. */
+	const char *(*committed)(struct source_env *env, struct partition *p);
+	/* Counts an event the user should see in the status report (e.g.
+	 * "lines_truncated"); name must be a static string. */
+	void (*count)(struct source_env *env, const char *name, uint64_t n);
+};
+
+/* Return values of poll() besides a count >= 0. */
+enum {
+	SOURCE_ERR = -1, /* the connector cannot go on; errbuf says why */
+};
+
+struct source_batch {
+	struct record *records; /* worker-owned array of max entries */
+	size_t max;
+	size_t n;  /* filled by poll */
+	bool more; /* set by poll: records are ready now, call again soon */
+};
+
+struct source_ops {
+	const char *kind;                     /* "file", "sqlite" */
+	const char *const *classes;           /* connector.class values, NULL-terminated */
+	const struct config_key *config_keys; /* this connector's table */
+
+	/* Validates cfg and prepares the source without I/O that may block for
+	 * long. Returns 0 and *ctx, or -1 with errbuf "what: why". Configuration
+	 * errors found here make skiff exit with EX_CONFIG. */
+	int (*open)(const struct config_section *cfg, struct source_env *env, void **ctx,
+		    char *errbuf, size_t errlen);
+
+	/* Fills batch->records[0..max-1]; returns 0 on success (batch->n may be
+	 * 0) or SOURCE_ERR. now_ms is the monotonic clock. */
+	int (*poll)(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
+		    size_t errlen);
+
+	/* Descriptors the source wants watched (POLLIN); returns how many it
+	 * wrote, at most max. Readiness makes the worker call poll(). */
+	int (*pollfds)(void *ctx, struct pollfd *fds, int max);
+
+	/* Milliseconds from now_ms until poll() should be called even without
+	 * descriptor activity; -1 for no deadline. */
+	int64_t (*timeout_ms)(void *ctx, int64_t now_ms);
+
+	/* Connect's offset value for off as compact JSON, malloc'd (caller
+	 * frees), or NULL on allocation failure. */
+	char *(*offset_json)(void *ctx, const struct src_offset *off);
+
+	/* Frees everything. Accepts NULL. */
+	void (*close)(void *ctx);
+};
+
+/* The registry: finds the ops for a connector.class value (exact, case
+ * sensitive, as Connect matches class names and aliases). NULL if none. */
+const struct source_ops *source_find(const char *connector_class);
+
+/* All registered sources, NULL-terminated, for --help-config. */
+extern const struct source_ops *const source_registry[];
+
+#endif
