@@ -1,0 +1,725 @@
+/* props: the .properties reader. The line splitting and the key/value split
+ * are ports of java.util.Properties (LineReader.readLine, load0, loadConvert)
+ * so that quirks match Java byte for byte; tests/props/compare.sh checks a
+ * corpus against the JVM.
+ *
+ * All syntax characters are ASCII and UTF-8 never uses ASCII bytes inside a
+ * multi-byte sequence, so once the input is known to be valid UTF-8 the Java
+ * algorithms can run on bytes unchanged. */
+#include "props.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct entry {
+	char *key;
+	char *value;
+	int line;
+};
+
+struct props {
+	char *name;
+	struct entry *ents; /* in order of first appearance */
+	size_t n, cap;
+	size_t *slots; /* open addressing: index + 1 into ents, 0 when empty */
+	size_t nslots; /* 0 or a power of two, at least twice n */
+};
+
+/* A growable byte string. Never larger than the input, which is bounded by
+ * PROPS_MAX_FILE_BYTES. */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+/* Where a natural line starts inside the logical line, for error messages. */
+struct mark {
+	size_t off;
+	int line;
+};
+
+struct reader {
+	const char *name;
+	const unsigned char *p, *end;
+	int line;     /* natural line of *p */
+	bool prev_cr; /* the byte before *p was '\r' (a following '\n' ends no line) */
+	struct buf lb; /* the logical line, escapes still encoded (Java's lineBuf) */
+	struct mark *marks;
+	size_t nmarks, capmarks;
+	char *errbuf;
+	size_t errlen;
+};
+
+/* The decoded form of a key or value under construction. */
+struct out {
+	struct buf b;
+	unsigned high;  /* a high surrogate from a \u escape waiting for its pair, or 0 */
+	size_t high_at; /* its offset in the logical line */
+};
+
+static void errorf(char *errbuf, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void errorf(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errbuf == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int oom(struct reader *r)
+{
+	errorf(r->errbuf, r->errlen, "%s: out of memory", r->name);
+	return -1;
+}
+
+static int buf_put(struct buf *b, char c)
+{
+	if (b->len == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		char *p = realloc(b->p, cap);
+
+		if (p == NULL)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	b->p[b->len++] = c;
+	return 0;
+}
+
+/* ---- input validation ---- */
+
+/* Length of the well-formed UTF-8 sequence at s (n > 0 bytes available), or 0.
+ * Same rules as Java's strict decoder: no overlong forms, no encoded
+ * surrogates, nothing above U+10FFFF, no truncated sequence. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xBF;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		len = 2;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		len = 3;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		len = 4;
+	else
+		return 0;
+	if (s[0] == 0xE0)
+		lo = 0xA0;
+	else if (s[0] == 0xED)
+		hi = 0x9F;
+	else if (s[0] == 0xF0)
+		lo = 0x90;
+	else if (s[0] == 0xF4)
+		hi = 0x8F;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+/* Java decodes the whole file, comments included, before parsing; so do we. */
+static int check_utf8(const char *name, const unsigned char *s, size_t n, char *errbuf,
+		      size_t errlen)
+{
+	int line = 1;
+	size_t i = 0, len;
+
+	while (i < n) {
+		len = utf8_len(s + i, n - i);
+		if (len == 0) {
+			errorf(errbuf, errlen, "%s:%d: invalid UTF-8", name, line);
+			return -1;
+		}
+		if (s[i] == '\r' || (s[i] == '\n' && (i == 0 || s[i - 1] != '\r')))
+			line++;
+		i += len;
+	}
+	return 0;
+}
+
+/* ---- logical lines (Java's LineReader.readLine) ---- */
+
+static bool is_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\f';
+}
+
+static bool is_eol(unsigned char c)
+{
+	return c == '\n' || c == '\r';
+}
+
+static unsigned char next_byte(struct reader *r)
+{
+	unsigned char c = *r->p++;
+
+	if (c == '\r' || (c == '\n' && !r->prev_cr))
+		r->line++;
+	r->prev_cr = c == '\r';
+	return c;
+}
+
+/* Consumes a comment up to and including its line terminator. Returns false
+ * when the comment runs to the end of the input. */
+static bool skip_comment(struct reader *r)
+{
+	while (r->p < r->end)
+		if (is_eol(next_byte(r)))
+			return true;
+	return false;
+}
+
+static int append(struct reader *r, unsigned char c, int line)
+{
+	/* Content dropped by a bare "\" line or a comment restarts the line. */
+	if (r->lb.len == 0)
+		r->nmarks = 0;
+	if (r->nmarks == 0 || r->marks[r->nmarks - 1].line != line) {
+		if (r->nmarks == r->capmarks) {
+			size_t cap = r->capmarks ? r->capmarks * 2 : 8;
+			struct mark *m = realloc(r->marks, cap * sizeof(*m));
+
+			if (m == NULL)
+				return oom(r);
+			r->marks = m;
+			r->capmarks = cap;
+		}
+		r->marks[r->nmarks].off = r->lb.len;
+		r->marks[r->nmarks++].line = line;
+	}
+	if (buf_put(&r->lb, (char)c) != 0)
+		return oom(r);
+	return 0;
+}
+
+/* The natural line holding offset off of the logical line. */
+static int line_at(const struct reader *r, size_t off)
+{
+	size_t i = r->nmarks;
+
+	while (i > 1 && r->marks[i - 1].off > off)
+		i--;
+	return r->marks[i - 1].line;
+}
+
+/* Reads the next logical line into r->lb. Returns 1, 0 at end of input, or -1
+ * (out of memory, errbuf set). Like Java, a line ending in an odd number of
+ * backslashes continues on the next one and a trailing one at the end of the
+ * input is dropped; a blank or comment line ends a continuation. */
+static int read_line(struct reader *r)
+{
+	bool skip_ws = true, appended = false, bs = false, skip_lf = false;
+
+	r->lb.len = 0;
+	for (;;) {
+		int line = r->line;
+		unsigned char c;
+
+		if (r->p == r->end)
+			break;
+		c = next_byte(r);
+		if (skip_lf) {
+			skip_lf = false;
+			if (c == '\n')
+				continue;
+		}
+		if (skip_ws) {
+			if (is_blank(c) || (!appended && is_eol(c)))
+				continue;
+			skip_ws = false;
+			appended = false;
+		}
+		if (r->lb.len == 0 && (c == '#' || c == '!')) {
+			if (!skip_comment(r))
+				return 0;
+			skip_ws = true;
+			continue;
+		}
+		if (!is_eol(c)) {
+			if (append(r, c, line) != 0)
+				return -1;
+			bs = c == '\\' ? !bs : false;
+			continue;
+		}
+		if (r->lb.len == 0) {
+			skip_ws = true;
+			continue;
+		}
+		/* Java returns at once when the terminator is the last byte, so
+		 * "\\\n" at the very end is an entry with an empty key. */
+		if (!bs || r->p == r->end)
+			break;
+		r->lb.len--;
+		skip_ws = appended = true;
+		bs = false;
+		skip_lf = c == '\r';
+	}
+	if (r->lb.len == 0)
+		return 0;
+	if (bs)
+		r->lb.len--;
+	return 1;
+}
+
+/* ---- key, value and escapes (Java's load0 and loadConvert) ---- */
+
+/* Finds the end of the key and the start of the value in s[0..n). The first
+ * unescaped '=', ':' or blank ends the key; blanks around it and one '=' or
+ * ':' after blanks are skipped. */
+static void split(const char *s, size_t n, size_t *keylen, size_t *vstart)
+{
+	size_t k, v = n;
+	bool sep = false, bs = false;
+
+	for (k = 0; k < n; k++) {
+		if (!bs && (s[k] == '=' || s[k] == ':')) {
+			v = k + 1;
+			sep = true;
+			break;
+		}
+		if (!bs && is_blank((unsigned char)s[k])) {
+			v = k + 1;
+			break;
+		}
+		bs = s[k] == '\\' ? !bs : false;
+	}
+	for (; v < n; v++) {
+		if (is_blank((unsigned char)s[v]))
+			continue;
+		if (sep || (s[v] != '=' && s[v] != ':'))
+			break;
+		sep = true;
+	}
+	*keylen = k;
+	*vstart = v;
+}
+
+static int fail_at(struct reader *r, size_t off, const char *why, unsigned unit)
+{
+	errorf(r->errbuf, r->errlen, "%s:%d: %s", r->name, line_at(r, off), why);
+	if (unit != 0 && r->errbuf != NULL) {
+		size_t len = strlen(r->errbuf);
+
+		if (len < r->errlen)
+			snprintf(r->errbuf + len, r->errlen - len, " \\u%04X", unit);
+	}
+	return -1;
+}
+
+static int put_utf8(struct reader *r, struct out *o, uint32_t cp)
+{
+	char s[4];
+	int n, i;
+
+	if (cp < 0x80) {
+		s[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		s[0] = (char)(0xC0 | cp >> 6);
+		n = 2;
+	} else if (cp < 0x10000) {
+		s[0] = (char)(0xE0 | cp >> 12);
+		n = 3;
+	} else {
+		s[0] = (char)(0xF0 | cp >> 18);
+		n = 4;
+	}
+	for (i = n - 1; i > 0; i--, cp >>= 6)
+		s[i] = (char)(0x80 | (cp & 0x3F));
+	for (i = 0; i < n; i++)
+		if (buf_put(&o->b, s[i]) != 0)
+			return oom(r);
+	return 0;
+}
+
+/* Adds one UTF-16 code unit from a \u escape at offset at, pairing surrogates.
+ * Java keeps lone surrogates and U+0000 in its strings; UTF-8 C strings
+ * cannot, so they are errors. */
+static int put_unit(struct reader *r, struct out *o, unsigned u, size_t at)
+{
+	bool low = u >= 0xDC00 && u <= 0xDFFF;
+
+	if (o->high != 0) {
+		unsigned high = o->high;
+
+		if (!low)
+			return fail_at(r, o->high_at, "unpaired surrogate", high);
+		o->high = 0;
+		return put_utf8(r, o, 0x10000 + ((uint32_t)(high - 0xD800) << 10) + (u - 0xDC00));
+	}
+	if (u >= 0xD800 && u <= 0xDBFF) {
+		o->high = u;
+		o->high_at = at;
+		return 0;
+	}
+	if (low)
+		return fail_at(r, at, "unpaired surrogate", u);
+	if (u == 0)
+		return fail_at(r, at, "NUL character (\\u0000) not supported", 0);
+	return put_utf8(r, o, u);
+}
+
+/* Adds one byte of the file (or of a "\c" escape) at offset at. */
+static int put_byte(struct reader *r, struct out *o, char c, size_t at)
+{
+	if (o->high != 0)
+		return fail_at(r, o->high_at, "unpaired surrogate", o->high);
+	if (c == '\0')
+		return fail_at(r, at, "NUL character not supported", 0);
+	if (buf_put(&o->b, c) != 0)
+		return oom(r);
+	return 0;
+}
+
+static int hex4(const char *s, unsigned *out)
+{
+	unsigned v = 0;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		char c = s[i];
+
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v = v << 4 | (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static char unescape(char c)
+{
+	switch (c) {
+	case 't':
+		return '\t';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 'f':
+		return '\f';
+	default:
+		return c;
+	}
+}
+
+/* Decodes the escapes in r->lb[off, off + n) into a new UTF-8 string *res
+ * (caller frees). Returns 0 or -1 with errbuf set. */
+static int convert(struct reader *r, size_t off, size_t n, char **res)
+{
+	struct out o = {{NULL, 0, 0}, 0, 0};
+	const char *s = r->lb.p;
+	size_t i = off, end = off + n, at;
+	unsigned u;
+	int rc = -1;
+
+	while (i < end) {
+		at = i;
+		if (s[i] != '\\') {
+			if (put_byte(r, &o, s[i++], at) != 0)
+				goto out;
+			continue;
+		}
+		/* read_line never leaves an unescaped '\' last (Java relies on
+		 * it too); the test only keeps a broken invariant in bounds. */
+		if (++i == end)
+			break;
+		if (s[i] != 'u') {
+			if (put_byte(r, &o, unescape(s[i++]), at) != 0)
+				goto out;
+			continue;
+		}
+		if (end - i < 5 || hex4(s + i + 1, &u) != 0) {
+			fail_at(r, at, "malformed \\uxxxx encoding", 0);
+			goto out;
+		}
+		i += 5;
+		if (put_unit(r, &o, u, at) != 0)
+			goto out;
+	}
+	if (o.high != 0) {
+		fail_at(r, o.high_at, "unpaired surrogate", o.high);
+		goto out;
+	}
+	if (buf_put(&o.b, '\0') != 0) {
+		oom(r);
+		goto out;
+	}
+	*res = o.b.p;
+	o.b.p = NULL;
+	rc = 0;
+out:
+	free(o.b.p);
+	return rc;
+}
+
+/* ---- the table ---- */
+
+static size_t hash(const char *s)
+{
+	uint64_t h = 14695981039346656037u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211u;
+	return (size_t)h;
+}
+
+/* The slot holding key, or the empty slot where it would go. p->nslots > 0. */
+static size_t *find_slot(const struct props *p, const char *key)
+{
+	size_t mask = p->nslots - 1, i = hash(key) & mask;
+
+	while (p->slots[i] != 0 && strcmp(p->ents[p->slots[i] - 1].key, key) != 0)
+		i = (i + 1) & mask;
+	return &p->slots[i];
+}
+
+static int grow(struct props *p)
+{
+	size_t nslots = p->nslots ? p->nslots * 2 : 16, i;
+	size_t *slots = calloc(nslots, sizeof(*slots));
+	struct entry *ents = realloc(p->ents, nslots / 2 * sizeof(*ents));
+
+	if (ents != NULL)
+		p->ents = ents;
+	if (slots == NULL || ents == NULL) {
+		free(slots);
+		return -1;
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->nslots = nslots;
+	p->cap = nslots / 2;
+	for (i = 0; i < p->n; i++)
+		*find_slot(p, p->ents[i].key) = i + 1;
+	return 0;
+}
+
+/* Sets key to value, both taken over on success (key is freed when already
+ * present). On failure (out of memory) takes nothing. */
+static int put(struct props *p, char *key, char *value, int line)
+{
+	size_t *slot;
+	struct entry *e;
+
+	if (p->n == p->cap && grow(p) != 0)
+		return -1;
+	slot = find_slot(p, key);
+	if (*slot != 0) {
+		e = &p->ents[*slot - 1];
+		free(key);
+		free(e->value);
+	} else {
+		e = &p->ents[p->n++];
+		e->key = key;
+		*slot = p->n;
+	}
+	e->value = value;
+	e->line = line;
+	return 0;
+}
+
+static int parse_line(struct reader *r, struct props *p)
+{
+	size_t klen, vstart;
+	char *key = NULL, *value = NULL;
+	int rc = -1;
+
+	split(r->lb.p, r->lb.len, &klen, &vstart);
+	if (convert(r, 0, klen, &key) != 0 || convert(r, vstart, r->lb.len - vstart, &value) != 0)
+		goto out;
+	if (put(p, key, value, r->marks[0].line) != 0) {
+		oom(r);
+		goto out;
+	}
+	key = value = NULL;
+	rc = 0;
+out:
+	free(key);
+	free(value);
+	return rc;
+}
+
+/* ---- public ---- */
+
+int props_load_mem(const char *name, const char *data, size_t len, struct props **out,
+		   char *errbuf, size_t errlen)
+{
+	struct reader r = {0};
+	struct props *p = NULL;
+	int rc = -1, got;
+
+	*out = NULL;
+	if (len > PROPS_MAX_FILE_BYTES) {
+		errorf(errbuf, errlen, "%s: file too large (limit %d bytes)", name,
+		       PROPS_MAX_FILE_BYTES);
+		goto out;
+	}
+	if (data == NULL)
+		data = "";
+	p = calloc(1, sizeof(*p));
+	if (p == NULL || (p->name = strdup(name)) == NULL) {
+		errorf(errbuf, errlen, "%s: out of memory", name);
+		goto out;
+	}
+	if (check_utf8(name, (const unsigned char *)data, len, errbuf, errlen) != 0)
+		goto out;
+	r.name = name;
+	r.p = (const unsigned char *)data;
+	r.end = r.p + len;
+	r.line = 1;
+	r.errbuf = errbuf;
+	r.errlen = errlen;
+	while ((got = read_line(&r)) > 0)
+		if (parse_line(&r, p) != 0)
+			goto out;
+	if (got < 0)
+		goto out;
+	*out = p;
+	p = NULL;
+	rc = 0;
+out:
+	free(r.lb.p);
+	free(r.marks);
+	props_destroy(p);
+	return rc;
+}
+
+/* Reads at most PROPS_MAX_FILE_BYTES + 1 bytes, whatever st_size claims (a
+ * pipe or /proc file has none). */
+static int read_all(int fd, const char *path, char **data, size_t *len, char *errbuf,
+		    size_t errlen)
+{
+	size_t cap = 4096, n = 0;
+	char *p = NULL, *np;
+	ssize_t got;
+
+	for (;;) {
+		if (p == NULL || n == cap) {
+			cap = p == NULL ? cap : cap * 2;
+			if (cap > PROPS_MAX_FILE_BYTES + 1)
+				cap = PROPS_MAX_FILE_BYTES + 1;
+			np = realloc(p, cap);
+			if (np == NULL) {
+				errorf(errbuf, errlen, "%s: out of memory", path);
+				goto fail;
+			}
+			p = np;
+		}
+		got = read(fd, p + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			errorf(errbuf, errlen, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+		if (n > PROPS_MAX_FILE_BYTES) {
+			errorf(errbuf, errlen, "%s: file too large (limit %d bytes)", path,
+			       PROPS_MAX_FILE_BYTES);
+			goto fail;
+		}
+	}
+	*data = p;
+	*len = n;
+	return 0;
+fail:
+	free(p);
+	return -1;
+}
+
+int props_load_file(const char *path, struct props **out, char *errbuf, size_t errlen)
+{
+	char *data = NULL;
+	size_t len = 0;
+	int fd, rc = -1;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		errorf(errbuf, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (read_all(fd, path, &data, &len, errbuf, errlen) == 0)
+		rc = props_load_mem(path, data, len, out, errbuf, errlen);
+	close(fd);
+	free(data);
+	return rc;
+}
+
+size_t props_count(const struct props *p)
+{
+	return p->n;
+}
+
+const char *props_key(const struct props *p, size_t i)
+{
+	return i < p->n ? p->ents[i].key : NULL;
+}
+
+const char *props_value(const struct props *p, size_t i)
+{
+	return i < p->n ? p->ents[i].value : NULL;
+}
+
+int props_line(const struct props *p, size_t i)
+{
+	return i < p->n ? p->ents[i].line : 0;
+}
+
+const char *props_get(const struct props *p, const char *key)
+{
+	size_t slot;
+
+	if (p->nslots == 0)
+		return NULL;
+	slot = *find_slot(p, key);
+	return slot != 0 ? p->ents[slot - 1].value : NULL;
+}
+
+const char *props_name(const struct props *p)
+{
+	return p->name;
+}
+
+void props_destroy(struct props *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->n; i++) {
+		free(p->ents[i].key);
+		free(p->ents[i].value);
+	}
+	free(p->ents);
+	free(p->slots);
+	free(p->name);
+	free(p);
+}
