@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct props;
 
@@ -47,17 +48,32 @@ struct config_key {
 /* A validated set of values for one or more tables. */
 struct config_section;
 
-/* Validates the entries of p whose keys start with prefix (prefix stripped
- * before lookup; "" for all) against tables[0..ntables-1] (a NULL-name row
- * ends each table). Keys matching a pass-through prefix in passthrough (a
- * NULL-terminated list, e.g. "producer.") are kept verbatim for
- * config_passthrough(). Any other unknown key is an error. Inert keys are
- * accepted, and reported by config_notices(). Returns 0 and *out (owned by the
- * caller, config_section_destroy), or -1 with "file:line: why" in errbuf. */
-int config_section_load(const struct props *p, const char *prefix,
-			const struct config_key *const *tables, size_t ntables,
-			const char *const *passthrough, struct config_section **out, char *errbuf,
-			size_t errlen);
+/* What to load from one properties file. */
+struct config_spec {
+	const char *prefix; /* only keys starting with it, prefix stripped; "" for all */
+	const struct config_key *const *tables; /* NULL-name row ends each table */
+	size_t ntables;
+	const char *const *passthrough; /* NULL-terminated key prefixes kept verbatim */
+	const char *const *skip;        /* NULL-terminated key prefixes ignored here */
+	const char *const *presets;     /* NULL-terminated key, value pairs set before the
+					 * file is read (e.g. an inline connector's name) */
+	const char *presets_where;      /* shown as their origin in messages */
+};
+
+/* Validates the entries of p selected by spec against its tables. Keys
+ * matching a pass-through prefix are kept for config_passthrough_*(); keys
+ * matching a skip prefix are left for another section; any other unknown key
+ * is an error. Inert keys are accepted and reported by config_notice(). Returns
+ * 0 and *out (owned by the caller, config_section_destroy), or -1 with
+ * "file:line: why" in errbuf. */
+int config_section_load(const struct props *p, const struct config_spec *spec,
+			struct config_section **out, char *errbuf, size_t errlen);
+
+/* Sets a key that did not come from a file (e.g. a connector's name taken
+ * from its inline prefix). The key must be in the tables; value is validated.
+ * Returns 0 or -1 with errbuf. */
+int config_section_set(struct config_section *s, const char *name, const char *value,
+		       const char *where, char *errbuf, size_t errlen);
 
 /* Typed accessors. name must be a key of one of the section's tables (an
  * unknown name is a programming error and aborts). Strings are owned by the
@@ -94,7 +110,7 @@ const char *config_display(const char *key, const char *value, unsigned flags);
 bool config_key_is_secret(const char *key);
 
 /* Prints a table as documentation: name, type, default, range, doc. */
-void config_print_table(const struct config_key *table, const char *heading, void *fp);
+void config_print_table(const struct config_key *table, const char *heading, FILE *fp);
 
 void config_section_destroy(struct config_section *s);
 

@@ -57,7 +57,7 @@ struct record_header {
 struct record {
 	struct partition *part;   /* from source_env.partition() */
 	struct src_offset offset; /* the offset *after* this record */
-	const char *topic;        /* NULL: the connector's topic */
+	const char *topic;        /* the topic; set by the source, valid like the record */
 	struct record_value key;
 	struct record_value value;
 	int64_t timestamp_ms; /* 0: now */
@@ -80,6 +80,10 @@ struct source_env {
 	/* Counts an event the user should see in the status report (e.g.
 	 * "lines_truncated"); name must be a static string. */
 	void (*count)(struct source_env *env, const char *name, uint64_t n);
+	/* Logs one line prefixed with the connector's name; level is a
+	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
+	void (*log)(struct source_env *env, int level, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
 };
 
 /* Return values of poll() besides a count >= 0. */

@@ -1,0 +1,70 @@
+/* acks: records in flight and the contiguous acknowledged prefix.
+ *
+ * One slab of slots, sized once at creation (the most records skiff keeps in
+ * flight: memory is bounded by construction). Each source partition has a
+ * FIFO (struct acks_fifo, embedded in the caller's partition) threaded
+ * through the slab in read order. A delivery report marks its slot; the
+ * FIFO's head then advances over every acknowledged slot, and the offset of
+ * the last slot passed becomes committable. A failed slot is never passed:
+ * the partition's committable offset stops just before it.
+ *
+ * The slot pointer is the token handed to librdkafka as msg_opaque, so a
+ * delivery report finds its slot without a lookup. Called from the main loop
+ * only (delivery reports are served there by rd_kafka_poll). */
+#ifndef SKIFF_ACKS_H
+#define SKIFF_ACKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "source.h"
+
+struct acks;
+
+struct acks_fifo {
+	uint32_t head, tail;          /* slot indices; ACKS_NIL when empty */
+	uint32_t inflight;            /* slots in this FIFO */
+	bool failed;                  /* a record of this partition failed for good */
+	bool advanced;                /* committable moved since acks_take() */
+	struct src_offset committable; /* offset after the last record of the prefix */
+};
+
+#define ACKS_NIL UINT32_MAX
+
+/* Initialises an empty FIFO. */
+void acks_fifo_init(struct acks_fifo *f);
+
+/* Creates a slab of capacity slots (1..2^31). Returns NULL on failure. The
+ * caller owns it (acks_destroy). */
+struct acks *acks_new(uint32_t capacity);
+
+/* Free slots. */
+uint32_t acks_available(const struct acks *a);
+uint32_t acks_capacity(const struct acks *a);
+
+/* Appends a record whose offset-after is *off to f. Returns the token for the
+ * delivery report, or NULL when the slab is full (the caller should not have
+ * asked: check acks_available first). */
+void *acks_submit(struct acks *a, struct acks_fifo *f, const struct src_offset *off);
+
+/* Takes back the most recent acks_submit of token's FIFO (the record could not
+ * be handed to the producer after all). token must be that FIFO's tail. */
+void acks_cancel(struct acks *a, void *token);
+
+/* Records the outcome of token's delivery: ok, or failed for good. Advances
+ * the FIFO's acknowledged prefix and frees the slots it passes. Returns the
+ * token's FIFO, or NULL when nobody waits for it any more (acks_abandon). */
+struct acks_fifo *acks_done(struct acks *a, void *token, bool ok);
+
+/* Lets go of f (its connector stopped): acknowledged and failed slots are
+ * freed now, slots still in flight when their delivery report arrives. f's
+ * committable offset stays as it was. */
+void acks_abandon(struct acks *a, struct acks_fifo *f);
+
+/* When the committable offset of f moved since the last call, copies it to
+ * *out, clears the flag and returns true. */
+bool acks_take(struct acks_fifo *f, struct src_offset *out);
+
+void acks_destroy(struct acks *a);
+
+#endif

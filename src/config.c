@@ -1,0 +1,499 @@
+/* config: validation of properties against config tables. */
+#include "config.h"
+
+#include "num.h"
+#include "props.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One key of the section's tables and what the files said about it. */
+struct slot {
+	const struct config_key *key;
+	char *value; /* trimmed, or the default, or NULL */
+	char *where; /* "file:line" or "file" */
+	bool set;
+	int64_t ival;
+	bool bval;
+	char **items; /* CFG_LIST */
+	size_t nitems;
+};
+
+struct entry {
+	char *key, *value, *where;
+};
+
+struct config_section {
+	struct slot *slots;
+	size_t nslots;
+	struct entry *pass;
+	size_t npass;
+	char **notices;
+	size_t nnotices;
+	char *file;
+};
+
+static char *dupstr(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static char *trimmed(const char *s)
+{
+	size_t len;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && isspace((unsigned char)s[len - 1]))
+		len--;
+	return strndup(s, len);
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool any_prefix(const char *s, const char *const *list)
+{
+	for (; list != NULL && *list != NULL; list++) {
+		if (has_prefix(s, *list))
+			return true;
+	}
+	return false;
+}
+
+static struct slot *find_slot(const struct config_section *s, const char *name)
+{
+	for (size_t i = 0; i < s->nslots; i++) {
+		if (strcmp(s->slots[i].key->name, name) == 0)
+			return &s->slots[i];
+	}
+	return NULL;
+}
+
+static struct slot *must_slot(const struct config_section *s, const char *name)
+{
+	struct slot *sl = find_slot(s, name);
+
+	if (sl == NULL) {
+		/* A typo in our own code: fail loudly in tests, never at a user. */
+		fprintf(stderr, "skiff: internal error: config key '%s' is in no table\n", name);
+		abort();
+	}
+	return sl;
+}
+
+static bool choice_ok(const char *choices, const char *v)
+{
+	size_t vlen = strlen(v);
+	const char *p = choices;
+
+	while (p != NULL && *p != '\0') {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+
+		if (len == vlen && strncmp(p, v, len) == 0)
+			return true;
+		p = bar ? bar + 1 : NULL;
+	}
+	return false;
+}
+
+static void free_items(struct slot *sl)
+{
+	for (size_t i = 0; i < sl->nitems; i++)
+		free(sl->items[i]);
+	free(sl->items);
+	sl->items = NULL;
+	sl->nitems = 0;
+}
+
+static int split_list(struct slot *sl)
+{
+	const char *p = sl->value;
+
+	free_items(sl);
+	while (p != NULL && *p != '\0') {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char *raw = strndup(p, len), *item = raw ? trimmed(raw) : NULL;
+		char **grown;
+
+		free(raw);
+		if (item == NULL)
+			return -1;
+		if (*item == '\0') {
+			free(item);
+		} else {
+			grown = realloc(sl->items, (sl->nitems + 1) * sizeof(*grown));
+			if (grown == NULL) {
+				free(item);
+				return -1;
+			}
+			sl->items = grown;
+			sl->items[sl->nitems++] = item;
+		}
+		p = comma ? comma + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Parses sl->value by the key's type into the slot's typed fields. */
+static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
+{
+	const struct config_key *k = sl->key;
+	const char *v = sl->value;
+
+	if (v == NULL)
+		return 0;
+	switch (k->type) {
+	case CFG_INT:
+		if (num_parse_i64(v, INT64_MIN, INT64_MAX, &sl->ival) != 0) {
+			snprintf(errbuf, errlen, "%s: %s: '%s' is not an integer", sl->where,
+				 k->name, v);
+			return -1;
+		}
+		if (sl->ival < k->min || sl->ival > k->max) {
+			snprintf(errbuf, errlen, "%s: %s: %s is out of range [%lld, %lld]", sl->where,
+				 k->name, v, (long long)k->min, (long long)k->max);
+			return -1;
+		}
+		return 0;
+	case CFG_BOOL:
+		if (num_parse_bool(v, &sl->bval) != 0) {
+			snprintf(errbuf, errlen, "%s: %s: '%s' is not true or false", sl->where,
+				 k->name, v);
+			return -1;
+		}
+		return 0;
+	case CFG_ENUM:
+		if (!choice_ok(k->choices, v)) {
+			snprintf(errbuf, errlen, "%s: %s: '%s' is not one of %s", sl->where, k->name,
+				 config_display(k->name, v, k->flags), k->choices);
+			return -1;
+		}
+		return 0;
+	case CFG_LIST:
+		if (split_list(sl) != 0) {
+			snprintf(errbuf, errlen, "%s: %s: out of memory", sl->where, k->name);
+			return -1;
+		}
+		return 0;
+	case CFG_STRING:
+	case CFG_CLASS:
+		return 0;
+	}
+	return 0;
+}
+
+static int assign(struct slot *sl, const char *raw, const char *where, bool set, char *errbuf,
+		  size_t errlen)
+{
+	char *v = raw ? trimmed(raw) : NULL;
+	char *w = dupstr(where);
+
+	if ((raw != NULL && v == NULL) || w == NULL) {
+		free(v);
+		free(w);
+		snprintf(errbuf, errlen, "%s: out of memory", where);
+		return -1;
+	}
+	free(sl->value);
+	free(sl->where);
+	sl->value = v;
+	sl->where = w;
+	sl->set = set;
+	return parse_value(sl, errbuf, errlen);
+}
+
+static int add_entry(struct entry **arr, size_t *n, const char *key, const char *value,
+		     const char *where)
+{
+	struct entry *grown = realloc(*arr, (*n + 1) * sizeof(**arr));
+
+	if (grown == NULL)
+		return -1;
+	*arr = grown;
+	grown[*n].key = dupstr(key);
+	grown[*n].value = dupstr(value);
+	grown[*n].where = dupstr(where);
+	(*n)++;
+	if (grown[*n - 1].key == NULL || grown[*n - 1].value == NULL || grown[*n - 1].where == NULL)
+		return -1;
+	return 0;
+}
+
+static int add_notice(struct config_section *s, const char *where, const char *key)
+{
+	char line[1536];
+	char **grown = realloc(s->notices, (s->nnotices + 1) * sizeof(*grown));
+
+	if (grown == NULL)
+		return -1;
+	s->notices = grown;
+	snprintf(line, sizeof(line), "%s: %s is a Kafka Connect setting with no meaning for skiff; ignored",
+		 where, key);
+	grown[s->nnotices] = strdup(line);
+	return grown[s->nnotices++] ? 0 : -1;
+}
+
+static int init_slots(struct config_section *s, const struct config_spec *spec, char *errbuf,
+		      size_t errlen)
+{
+	size_t n = 0;
+
+	for (size_t t = 0; t < spec->ntables; t++)
+		for (const struct config_key *k = spec->tables[t]; k->name != NULL; k++)
+			n++;
+	s->slots = calloc(n ? n : 1, sizeof(*s->slots));
+	if (s->slots == NULL)
+		goto nomem;
+	for (size_t t = 0; t < spec->ntables; t++) {
+		for (const struct config_key *k = spec->tables[t]; k->name != NULL; k++) {
+			struct slot *sl = &s->slots[s->nslots++];
+
+			sl->key = k;
+			if (assign(sl, k->def, s->file, false, errbuf, errlen) != 0)
+				return -1;
+		}
+	}
+	return 0;
+nomem:
+	snprintf(errbuf, errlen, "%s: out of memory", s->file);
+	return -1;
+}
+
+/* Applies one file entry (key already stripped of the section prefix). */
+static int apply(struct config_section *s, const struct config_spec *spec, const char *key,
+		 const char *fullkey, const char *value, const char *where, char *errbuf,
+		 size_t errlen)
+{
+	struct slot *sl = find_slot(s, key);
+
+	if (sl != NULL) {
+		if (sl->key->flags & CFG_INERT)
+			return add_notice(s, where, fullkey);
+		return assign(sl, value, where, true, errbuf, errlen);
+	}
+	if (any_prefix(key, spec->passthrough)) {
+		if (add_entry(&s->pass, &s->npass, key, value, where) != 0) {
+			snprintf(errbuf, errlen, "%s: out of memory", where);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(errbuf, errlen, "%s: unknown property '%s' (skiff --help-config lists them all)",
+		 where, fullkey);
+	return -1;
+}
+
+static int check_required(const struct config_section *s, char *errbuf, size_t errlen)
+{
+	for (size_t i = 0; i < s->nslots; i++) {
+		const struct slot *sl = &s->slots[i];
+
+		if ((sl->key->flags & CFG_REQUIRED) && (sl->value == NULL || *sl->value == '\0')) {
+			snprintf(errbuf, errlen, "%s: missing required property '%s' (%s)", s->file,
+				 sl->key->name, sl->key->doc);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int config_section_load(const struct props *p, const struct config_spec *spec,
+			struct config_section **out, char *errbuf, size_t errlen)
+{
+	struct config_section *s = calloc(1, sizeof(*s));
+	size_t plen = strlen(spec->prefix);
+	int rc = -1;
+
+	*out = NULL;
+	if (s == NULL || (s->file = strdup(props_name(p))) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
+		goto out;
+	}
+	if (init_slots(s, spec, errbuf, errlen) != 0)
+		goto out;
+	for (const char *const *kv = spec->presets; kv != NULL && kv[0] != NULL; kv += 2)
+		if (assign(must_slot(s, kv[0]), kv[1], spec->presets_where, true, errbuf, errlen))
+			goto out;
+	for (size_t i = 0; i < props_count(p); i++) {
+		const char *key = props_key(p, i);
+		char where[1024];
+
+		if (!has_prefix(key, spec->prefix) || any_prefix(key, spec->skip))
+			continue;
+		snprintf(where, sizeof(where), "%s:%d", props_name(p), props_line(p, i));
+		if (apply(s, spec, key + plen, key, props_value(p, i), where, errbuf, errlen) != 0)
+			goto out;
+	}
+	if (check_required(s, errbuf, errlen) != 0)
+		goto out;
+	*out = s;
+	s = NULL;
+	rc = 0;
+out:
+	config_section_destroy(s);
+	return rc;
+}
+
+int config_section_set(struct config_section *s, const char *name, const char *value,
+		       const char *where, char *errbuf, size_t errlen)
+{
+	return assign(must_slot(s, name), value, where, true, errbuf, errlen);
+}
+
+const char *config_str(const struct config_section *s, const char *name)
+{
+	return must_slot(s, name)->value;
+}
+
+int64_t config_int(const struct config_section *s, const char *name)
+{
+	return must_slot(s, name)->ival;
+}
+
+bool config_bool(const struct config_section *s, const char *name)
+{
+	return must_slot(s, name)->bval;
+}
+
+size_t config_list_len(const struct config_section *s, const char *name)
+{
+	return must_slot(s, name)->nitems;
+}
+
+const char *config_list_item(const struct config_section *s, const char *name, size_t i)
+{
+	struct slot *sl = must_slot(s, name);
+
+	return i < sl->nitems ? sl->items[i] : NULL;
+}
+
+bool config_is_set(const struct config_section *s, const char *name)
+{
+	return must_slot(s, name)->set;
+}
+
+const char *config_where(const struct config_section *s, const char *name)
+{
+	return must_slot(s, name)->where;
+}
+
+size_t config_passthrough_count(const struct config_section *s)
+{
+	return s->npass;
+}
+
+const char *config_passthrough_key(const struct config_section *s, size_t i)
+{
+	return s->pass[i].key;
+}
+
+const char *config_passthrough_value(const struct config_section *s, size_t i)
+{
+	return s->pass[i].value;
+}
+
+const char *config_passthrough_where(const struct config_section *s, size_t i)
+{
+	return s->pass[i].where;
+}
+
+size_t config_notice_count(const struct config_section *s)
+{
+	return s->nnotices;
+}
+
+const char *config_notice(const struct config_section *s, size_t i)
+{
+	return s->notices[i];
+}
+
+bool config_key_is_secret(const char *key)
+{
+	static const char *const parts[] = {"password", "secret", "jaas", "ssl.key.", "token",
+					    "credential", "sasl.oauthbearer.config", NULL};
+
+	for (const char *const *p = parts; *p != NULL; p++) {
+		if (strstr(key, *p) != NULL)
+			return true;
+	}
+	return false;
+}
+
+const char *config_display(const char *key, const char *value, unsigned flags)
+{
+	if ((flags & CFG_SECRET) || config_key_is_secret(key))
+		return "[hidden]";
+	return value;
+}
+
+static const char *type_name(enum config_type t)
+{
+	switch (t) {
+	case CFG_STRING:
+		return "string";
+	case CFG_INT:
+		return "int";
+	case CFG_BOOL:
+		return "boolean";
+	case CFG_LIST:
+		return "list";
+	case CFG_ENUM:
+		return "enum";
+	case CFG_CLASS:
+		return "class";
+	}
+	return "?";
+}
+
+void config_print_table(const struct config_key *table, const char *heading, FILE *fp)
+{
+	fprintf(fp, "%s\n", heading);
+	for (const struct config_key *k = table; k->name != NULL; k++) {
+		fprintf(fp, "  %s  (%s", k->name, type_name(k->type));
+		if (k->flags & CFG_REQUIRED)
+			fprintf(fp, ", required");
+		else if (k->def != NULL)
+			fprintf(fp, ", default \"%s\"", k->def);
+		if (k->type == CFG_INT)
+			fprintf(fp, ", %lld..%lld", (long long)k->min, (long long)k->max);
+		if (k->type == CFG_ENUM)
+			fprintf(fp, ", one of %s", k->choices);
+		if (k->flags & CFG_SECRET)
+			fprintf(fp, ", secret");
+		if (k->flags & CFG_INERT)
+			fprintf(fp, ", accepted and ignored");
+		fprintf(fp, ")\n      %s\n", k->doc);
+	}
+	fputc('\n', fp);
+}
+
+void config_section_destroy(struct config_section *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->nslots; i++) {
+		free(s->slots[i].value);
+		free(s->slots[i].where);
+		free_items(&s->slots[i]);
+	}
+	for (size_t i = 0; i < s->npass; i++) {
+		free(s->pass[i].key);
+		free(s->pass[i].value);
+		free(s->pass[i].where);
+	}
+	for (size_t i = 0; i < s->nnotices; i++)
+		free(s->notices[i]);
+	free(s->slots);
+	free(s->pass);
+	free(s->notices);
+	free(s->file);
+	free(s);
+}

@@ -1,0 +1,175 @@
+/* skiff: arguments, signals and wiring; no logic of its own. */
+#include "log.h"
+#include "config.h"
+#include "offsets.h"
+#include "settings.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+static int sigpipe_w = -1;
+
+/* Only writes the signal number to the self-pipe; the loop does the work. */
+static void on_signal(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	int saved = errno;
+
+	if (write(sigpipe_w, &b, 1) < 0) {
+		/* The pipe is full of signals already: nothing is lost. */
+	}
+	errno = saved;
+}
+
+static int setup_signals(int *readfd)
+{
+	int fds[2];
+	struct sigaction sa;
+
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+		return -1;
+	sigpipe_w = fds[1];
+	*readfd = fds[0];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
+	    sigaction(SIGHUP, &sa, NULL) != 0)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: skiff [options] WORKER.properties [CONNECTOR.properties ...]\n"
+		"\n"
+		"Ships lines of files and rows of SQLite databases to Apache Kafka, with Kafka\n"
+		"Connect's configuration files and offset formats.\n"
+		"\n"
+		"  --check            validate the configuration and the offset file, print the\n"
+		"                     effective settings (secrets masked), and exit\n"
+		"  --help-config      print every property with type, default and meaning\n"
+		"  --log-level LEVEL  error, warn, notice, info (default) or debug\n"
+		"  --version          print versions and exit\n"
+		"  --help             this text\n"
+		"\n"
+		"Exit codes: 0 stopped cleanly; 75 transient failure (restart me);\n"
+		"78 configuration or offset store unusable (a person must act).\n");
+}
+
+struct options {
+	bool check;
+	int first_file;
+};
+
+/* Returns -1 to go on, or an exit code. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{"check", no_argument, NULL, 'c'},   {"help-config", no_argument, NULL, 'H'},
+		{"log-level", required_argument, NULL, 'l'}, {"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},    {NULL, 0, NULL, 0},
+	};
+	enum log_level level;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "chl:V", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			o->check = true;
+			break;
+		case 'H':
+			settings_print_help(stdout);
+			return 0;
+		case 'l':
+			if (log_level_parse(optarg, &level) != 0) {
+				fprintf(stderr, "skiff: --log-level: '%s' is not error, warn, notice, "
+						"info or debug\n", optarg);
+				return WORKER_EXIT_CONFIG;
+			}
+			log_set_level(level);
+			break;
+		case 'V':
+			printf("skiff %s (librdkafka %s)\n", SKIFF_VERSION, rd_kafka_version_str());
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return WORKER_EXIT_CONFIG;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return WORKER_EXIT_CONFIG;
+	}
+	o->first_file = optind;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	struct settings s;
+	struct offsets *offsets = NULL;
+	struct worker *w = NULL;
+	char errbuf[2048];
+	int code, sigfd = -1;
+
+	memset(&s, 0, sizeof(s));
+	code = parse_args(argc, argv, &o);
+	if (code >= 0)
+		return code;
+	code = WORKER_EXIT_CONFIG;
+	if (settings_load(argv + o.first_file, (size_t)(argc - o.first_file), &s, errbuf,
+			  sizeof(errbuf)) != 0) {
+		log_error("%s", errbuf);
+		goto out;
+	}
+	settings_log_notices(&s);
+	if (offsets_open_file(config_str(s.worker, "offset.storage.file.filename"), &offsets,
+			      errbuf, sizeof(errbuf)) != 0) {
+		log_error("%s", errbuf);
+		goto out;
+	}
+	if (o.check) {
+		settings_print(&s, stdout);
+		printf("# offsets: %zu stored\nconfiguration ok\n", offsets_count(offsets));
+		code = WORKER_EXIT_OK;
+		goto out;
+	}
+	if (setup_signals(&sigfd) != 0) {
+		log_error("signals: %s", strerror(errno));
+		code = WORKER_EXIT_TEMPFAIL;
+		goto out;
+	}
+	code = worker_new(&s, offsets, &w, errbuf, sizeof(errbuf));
+	if (code != 0) {
+		log_error("%s", errbuf);
+		goto out;
+	}
+	code = worker_run(w, sigfd);
+out:
+	worker_destroy(w);
+	offsets_destroy(offsets);
+	settings_destroy(&s);
+	if (code == WORKER_EXIT_CONFIG)
+		log_error("exit 78: configuration or offset store unusable; not restarting helps "
+			  "nothing until it is fixed");
+	else if (code == WORKER_EXIT_TEMPFAIL)
+		log_error("exit 75: transient failure; a restart may succeed");
+	return code;
+}

@@ -1,0 +1,350 @@
+/* settings: the worker and connector tables, and the two ways of giving
+ * connectors (Connect's separate files, or inline under "connectors.<name>."). */
+#include "settings.h"
+
+#include "config.h"
+#include "log.h"
+#include "props.h"
+#include "source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define INERT(k) {k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Kafka Connect setting; no meaning here."}
+#define INT_MAX32 2147483647
+
+static const struct config_key worker_keys[] = {
+	{"bootstrap.servers", CFG_LIST, "localhost:9092", 0, 0, NULL, 0,
+	 "Kafka brokers to connect to first (host:port, comma-separated)."},
+	{"key.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
+	 "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter."},
+	{"value.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
+	 "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter."},
+	{"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+	 "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope."},
+	{"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+	 "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope."},
+	{"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+	 "File the source offsets are stored in (crash-safe; the previous generation is kept "
+	 "as FILE.prev)."},
+	{"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
+	 "How often acknowledged offsets are written, when they changed."},
+	{"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
+	 "On shutdown, how long to wait for records in flight to be acknowledged."},
+	INERT("plugin.path"),
+	INERT("listeners"),
+	INERT("rest.host.name"),
+	INERT("rest.port"),
+	INERT("rest.advertised.host.name"),
+	INERT("rest.advertised.port"),
+	INERT("rest.advertised.listener"),
+	INERT("admin.listeners"),
+	INERT("group.id"),
+	INERT("config.storage.topic"),
+	INERT("status.storage.topic"),
+	INERT("config.storage.replication.factor"),
+	INERT("offset.storage.replication.factor"),
+	INERT("status.storage.replication.factor"),
+	INERT("offset.storage.partitions"),
+	INERT("status.storage.partitions"),
+	INERT("offset.storage.topic"),
+	INERT("header.converter"),
+	INERT("task.shutdown.graceful.timeout.ms"),
+	INERT("config.providers"),
+	INERT("metrics.sample.window.ms"),
+	INERT("metrics.num.samples"),
+	INERT("metrics.recording.level"),
+	INERT("metric.reporters"),
+	INERT("connector.client.config.override.policy"),
+	INERT("response.http.headers.config"),
+	INERT("access.control.allow.origin"),
+	INERT("access.control.allow.methods"),
+	INERT("internal.key.converter"),
+	INERT("internal.value.converter"),
+	INERT("internal.key.converter.schemas.enable"),
+	INERT("internal.value.converter.schemas.enable"),
+	INERT("key.converter.schemas.cache.size"),
+	INERT("value.converter.schemas.cache.size"),
+	INERT("key.converter.decimal.format"),
+	INERT("value.converter.decimal.format"),
+	INERT("key.converter.replace.null.with.default"),
+	INERT("value.converter.replace.null.with.default"),
+	INERT("topic.creation.enable"),
+	INERT("exactly.once.source.support"),
+	INERT("scheduled.rebalance.max.delay.ms"),
+	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+};
+
+static const struct config_key connector_keys[] = {
+	{"name", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+	 "Connector name: the first element of its offset keys."},
+	{"connector.class", CFG_CLASS, NULL, 0, 0, NULL, CFG_REQUIRED,
+	 "Which source: FileStreamSource (or its full class name), JdbcSourceConnector."},
+	{"tasks.max", CFG_INT, "1", 1, INT_MAX32, NULL, 0,
+	 "Accepted for Connect compatibility; skiff runs one task per connector."},
+	{"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter."},
+	{"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter."},
+	{"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+	 "With a connector key.converter: JsonConverter envelope on or off."},
+	{"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+	 "With a connector value.converter: JsonConverter envelope on or off."},
+	INERT("header.converter"),
+	INERT("config.action.reload"),
+	INERT("errors.log.enable"),
+	INERT("errors.log.include.messages"),
+	INERT("errors.retry.timeout"),
+	INERT("errors.retry.delay.max.ms"),
+	INERT("exactly.once.support"),
+	INERT("transaction.boundary"),
+	INERT("offsets.storage.topic"),
+	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+};
+
+/* Worker keys handed to librdkafka (checked there), and Connect's per-client
+ * prefixes that have no client here (accepted, ignored by the sink). */
+static const char *const worker_passthrough[] = {
+	"producer.", "kafka.", "security.protocol", "sasl.", "ssl.", "consumer.", "admin.", NULL,
+};
+
+static const char *const inline_prefix = "connectors.";
+
+static int resolve_converter(const struct config_section *w, const struct config_section *c,
+			     const char *which, struct converter *out, char *errbuf,
+			     size_t errlen)
+{
+	char conv_key[64], schemas_key[64];
+	const struct config_section *from;
+
+	snprintf(conv_key, sizeof(conv_key), "%s.converter", which);
+	snprintf(schemas_key, sizeof(schemas_key), "%s.converter.schemas.enable", which);
+	/* Connect: a connector that sets its own converter configures it fully. */
+	from = config_is_set(c, conv_key) ? c : w;
+	if (convert_resolve(config_str(from, conv_key), config_bool(from, schemas_key), out) != 0) {
+		snprintf(errbuf, errlen, "%s: %s: unknown converter '%s' (JsonConverter, "
+			 "StringConverter or ByteArrayConverter)",
+			 config_where(from, conv_key), conv_key, config_str(from, conv_key));
+		return -1;
+	}
+	return 0;
+}
+
+static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
+{
+	struct connector_settings *c = &s->connectors[s->nconnectors];
+
+	c->name = config_str(c->cfg, "name");
+	for (size_t i = 0; i < s->nconnectors; i++) {
+		if (strcmp(s->connectors[i].name, c->name) == 0) {
+			snprintf(errbuf, errlen, "%s: connector name '%s' is used twice",
+				 config_where(c->cfg, "name"), c->name);
+			return -1;
+		}
+	}
+	if (resolve_converter(s->worker, c->cfg, "key", &c->key_conv, errbuf, errlen) ||
+	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen))
+		return -1;
+	s->nconnectors++;
+	return 0;
+}
+
+/* Loads one connector from p: keys under prefix (inline) or all keys (its own
+ * file). name_from_prefix is the inline name, or NULL. */
+static int load_connector(struct settings *s, const struct props *p, const char *prefix,
+			  const char *name_from_prefix, char *errbuf, size_t errlen)
+{
+	struct connector_settings *c = &s->connectors[s->nconnectors];
+	char key[256];
+	const char *cls;
+	const struct config_key *tables[2] = {connector_keys, NULL};
+	const char *presets[] = {"name", name_from_prefix, NULL};
+	struct config_spec spec = {.prefix = prefix, .tables = tables, .ntables = 2,
+				   .presets = name_from_prefix ? presets : NULL,
+				   .presets_where = props_name(p)};
+
+	if (s->nconnectors == SETTINGS_MAX_CONNECTORS) {
+		snprintf(errbuf, errlen, "%s: more than %d connectors", props_name(p),
+			 SETTINGS_MAX_CONNECTORS);
+		return -1;
+	}
+	snprintf(key, sizeof(key), "%sconnector.class", prefix);
+	cls = props_get(p, key);
+	if (cls == NULL) {
+		snprintf(errbuf, errlen, "%s: missing required property '%s'", props_name(p), key);
+		return -1;
+	}
+	while (*cls == ' ' || *cls == '\t')
+		cls++;
+	c->ops = source_find(cls);
+	if (c->ops == NULL) {
+		snprintf(errbuf, errlen, "%s: %s: unknown connector class '%s' (known: "
+			 "FileStreamSource, JdbcSourceConnector)", props_name(p), key, cls);
+		return -1;
+	}
+	tables[1] = c->ops->config_keys;
+	if (name_from_prefix != NULL) {
+		/* The inline form names the connector by its prefix. */
+		snprintf(key, sizeof(key), "%sname", prefix);
+		if (props_get(p, key) != NULL) {
+			snprintf(errbuf, errlen, "%s: %s: an inline connector is named by its "
+				 "prefix; remove this key", props_name(p), key);
+			return -1;
+		}
+	}
+	if (config_section_load(p, &spec, &c->cfg, errbuf, errlen) != 0)
+		return -1;
+	return finish_connector(s, errbuf, errlen);
+}
+
+
+/* Collects the distinct inline connector names of the worker file, in order
+ * of first appearance, and loads each. */
+static int load_inline(struct settings *s, const struct props *w, char *errbuf, size_t errlen)
+{
+	size_t plen = strlen(inline_prefix), first = s->nconnectors;
+
+	for (size_t i = 0; i < props_count(w); i++) {
+		const char *key = props_key(w, i), *dot;
+		char name[128], prefix[192];
+		bool seen = false;
+
+		if (strncmp(key, inline_prefix, plen) != 0)
+			continue;
+		dot = strchr(key + plen, '.');
+		if (dot == NULL || dot == key + plen || (size_t)(dot - key - plen) >= sizeof(name)) {
+			snprintf(errbuf, errlen, "%s:%d: '%s' is not connectors.<name>.<property>",
+				 props_name(w), props_line(w, i), key);
+			return -1;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(dot - key - plen), key + plen);
+		for (size_t c = first; c < s->nconnectors && !seen; c++)
+			seen = strcmp(s->connectors[c].name, name) == 0;
+		if (seen)
+			continue;
+		snprintf(prefix, sizeof(prefix), "%s%s.", inline_prefix, name);
+		if (load_connector(s, w, prefix, name, errbuf, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf,
+		  size_t errlen)
+{
+	const struct config_key *tables[] = {worker_keys};
+	const char *const skip[] = {inline_prefix, NULL};
+	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 1,
+				   .passthrough = worker_passthrough, .skip = skip};
+
+	memset(out, 0, sizeof(*out));
+	if (n == 0 || n > SETTINGS_MAX_CONNECTORS + 1) {
+		snprintf(errbuf, errlen, "give one worker file and up to %d connector files",
+			 SETTINGS_MAX_CONNECTORS);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (props_load_file(paths[i], &out->files[i], errbuf, errlen) != 0)
+			return -1;
+		out->nfiles++;
+	}
+	if (config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen) != 0)
+		return -1;
+	for (size_t i = 1; i < n; i++)
+		if (load_connector(out, out->files[i], "", NULL, errbuf, errlen) != 0)
+			return -1;
+	if (load_inline(out, out->files[0], errbuf, errlen) != 0)
+		return -1;
+	if (out->nconnectors == 0) {
+		snprintf(errbuf, errlen, "%s: no connector: give connector files after the worker "
+			 "file, or declare connectors.<name>.connector.class=... in it", paths[0]);
+		return -1;
+	}
+	return 0;
+}
+
+static void log_section_notices(const struct config_section *c)
+{
+	for (size_t i = 0; c != NULL && i < config_notice_count(c); i++)
+		log_notice("%s", config_notice(c, i));
+}
+
+void settings_log_notices(const struct settings *s)
+{
+	log_section_notices(s->worker);
+	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
+		const char *k = config_passthrough_key(s->worker, i);
+
+		if (strncmp(k, "consumer.", 9) == 0 || strncmp(k, "admin.", 6) == 0)
+			log_notice("%s: %s configures a Connect client skiff does not have; ignored",
+				   config_passthrough_where(s->worker, i), k);
+	}
+	for (size_t i = 0; i < s->nconnectors; i++) {
+		log_section_notices(s->connectors[i].cfg);
+		if (config_int(s->connectors[i].cfg, "tasks.max") > 1)
+			log_notice("%s: tasks.max > 1: skiff runs one task per connector",
+				   config_where(s->connectors[i].cfg, "tasks.max"));
+	}
+}
+
+static void print_table_values(const struct config_section *c, const struct config_key *t,
+			       const char *indent, FILE *fp)
+{
+	for (; t->name != NULL; t++) {
+		const char *v;
+
+		if (t->flags & CFG_INERT)
+			continue;
+		v = config_str(c, t->name);
+		if (v != NULL)
+			fprintf(fp, "%s%s=%s\n", indent, t->name, config_display(t->name, v, t->flags));
+	}
+}
+
+void settings_print(const struct settings *s, FILE *fp)
+{
+	fprintf(fp, "# worker (%s)\n", props_name(s->files[0]));
+	print_table_values(s->worker, worker_keys, "", fp);
+	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
+		const char *k = config_passthrough_key(s->worker, i);
+
+		fprintf(fp, "%s=%s\n", k, config_display(k, config_passthrough_value(s->worker, i), 0));
+	}
+	for (size_t i = 0; i < s->nconnectors; i++) {
+		const struct connector_settings *c = &s->connectors[i];
+
+		fprintf(fp, "# connector %s (%s source; key %s, value %s)\n", c->name, c->ops->kind,
+			convert_class_name(&c->key_conv), convert_class_name(&c->value_conv));
+		print_table_values(c->cfg, connector_keys, "  ", fp);
+		print_table_values(c->cfg, c->ops->config_keys, "  ", fp);
+	}
+}
+
+void settings_print_help(FILE *fp)
+{
+	config_print_table(worker_keys, "Worker properties (connect-standalone.properties):", fp);
+	fprintf(fp, "  producer.*, kafka.*  (librdkafka properties, passed through)\n"
+		    "      skiff's defaults: enable.idempotence=true acks=all message.timeout.ms=0\n"
+		    "      partitioner=murmur2_random queue.buffering.max.messages=20000\n"
+		    "      queue.buffering.max.kbytes=8192 linger.ms=5\n"
+		    "  security.protocol, sasl.*, ssl.*  (passed to librdkafka as they are)\n"
+		    "  connectors.<name>.<property>  (a connector declared inline)\n\n");
+	config_print_table(connector_keys, "Every connector:", fp);
+	for (size_t i = 0; source_registry[i] != NULL; i++) {
+		char heading[256];
+
+		snprintf(heading, sizeof(heading), "Connector %s (connector.class=%s):",
+			 source_registry[i]->kind, source_registry[i]->classes[0]);
+		config_print_table(source_registry[i]->config_keys, heading, fp);
+	}
+}
+
+void settings_destroy(struct settings *s)
+{
+	for (size_t i = 0; i < s->nconnectors; i++)
+		config_section_destroy(s->connectors[i].cfg);
+	if (s->nconnectors < SETTINGS_MAX_CONNECTORS)
+		config_section_destroy(s->connectors[s->nconnectors].cfg); /* half-loaded */
+	config_section_destroy(s->worker);
+	for (size_t i = 0; i < s->nfiles; i++)
+		props_destroy(s->files[i]);
+	memset(s, 0, sizeof(*s));
+}

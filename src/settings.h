@@ -1,0 +1,55 @@
+/* settings: skiff's configuration as a whole. Reads the worker file (Kafka
+ * Connect's connect-standalone.properties) and the connectors, given either as
+ * separate connector files (Connect's form) or inline in the worker file under
+ * "connectors.<name>." (the on-device single-file form), validates them
+ * against the config tables and resolves each connector's source and
+ * converters. Start-up only. */
+#ifndef SKIFF_SETTINGS_H
+#define SKIFF_SETTINGS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "convert.h"
+
+struct config_section;
+struct source_ops;
+
+/* Most connectors one skiff runs. */
+#define SETTINGS_MAX_CONNECTORS 64
+
+struct connector_settings {
+	const char *name;              /* owned by settings */
+	const struct source_ops *ops;  /* the source for connector.class */
+	struct config_section *cfg;    /* common connector keys + the source's keys */
+	struct converter key_conv;     /* resolved: connector override or worker */
+	struct converter value_conv;
+};
+
+struct settings {
+	struct config_section *worker;
+	size_t nconnectors;
+	struct connector_settings connectors[SETTINGS_MAX_CONNECTORS];
+	struct props *files[SETTINGS_MAX_CONNECTORS + 1];
+	size_t nfiles;
+};
+
+/* Loads paths[0] as the worker file and paths[1..n-1] as connector files.
+ * Returns 0 and a filled *out (release with settings_destroy), or -1 with
+ * "file:line: why" in errbuf. */
+int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf,
+		  size_t errlen);
+
+/* Logs the notices (inert keys) of every section. */
+void settings_log_notices(const struct settings *s);
+
+/* Prints the effective configuration, secrets masked (for --check). */
+void settings_print(const struct settings *s, FILE *fp);
+
+/* Prints every table as documentation (for --help-config). */
+void settings_print_help(FILE *fp);
+
+/* Frees everything in s (not s itself). Accepts a zeroed or partly loaded s. */
+void settings_destroy(struct settings *s);
+
+#endif

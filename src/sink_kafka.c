@@ -1,0 +1,322 @@
+/* sink_kafka: librdkafka producer wrapper. */
+#include "sink_kafka.h"
+
+#include "config.h"
+#include "log.h"
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#define MAX_TOPICS 256
+
+struct sink {
+	rd_kafka_t *rk;
+	rd_kafka_queue_t *mainq;
+	int pipefd[2];
+	sink_delivery_fn cb;
+	void *cb_ctx;
+	uint32_t queue_capacity;
+	struct {
+		char *name;
+		rd_kafka_topic_t *rkt;
+	} topics[MAX_TOPICS];
+	size_t ntopics;
+	bool destroying;
+	char last_error[512];
+	time_t last_error_at;
+	unsigned suppressed;
+};
+
+/* skiff's defaults, applied before the user's properties. */
+static const char *const defaults[][2] = {
+	{"enable.idempotence", "true"},
+	{"acks", "all"},
+	{"message.timeout.ms", "0"},
+	{"partitioner", "murmur2_random"},
+	{"queue.buffering.max.messages", "20000"},
+	{"queue.buffering.max.kbytes", "8192"},
+	{"linger.ms", "5"},
+	{"client.id", "skiff"},
+	{"log.queue", "true"},
+	{"log.connection.close", "false"},
+};
+
+/* Passes worker properties to librdkafka: producer.X and kafka.X as X, and
+ * security.protocol, sasl.*, ssl.* as they are. */
+static const char *librdkafka_name(const char *key)
+{
+	if (strncmp(key, "producer.", 9) == 0)
+		return key + 9;
+	if (strncmp(key, "kafka.", 6) == 0)
+		return key + 6;
+	return key;
+}
+
+static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value,
+		    const char *where, char *errbuf, size_t errlen)
+{
+	char why[512];
+
+	if (rd_kafka_conf_set(conf, name, value, why, sizeof(why)) != RD_KAFKA_CONF_OK) {
+		snprintf(errbuf, errlen, "%s: %s = %s: %s", where, name,
+			 config_display(name, value, 0), why);
+		return -1;
+	}
+	return 0;
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct sink *s = opaque;
+
+	(void)rk;
+	if (s->destroying)
+		return;
+	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		s->cb(s->cb_ctx, m->_private, true, NULL);
+		return;
+	}
+	s->cb(s->cb_ctx, m->_private, false, rd_kafka_err2str(m->err));
+}
+
+/* Repeats of one message are folded: a broker down for hours must not fill
+ * the journal. */
+static void log_folded(struct sink *s, enum log_level level, const char *text)
+{
+	time_t now = time(NULL);
+
+	if (strcmp(text, s->last_error) == 0 && now - s->last_error_at < 60) {
+		s->suppressed++;
+		return;
+	}
+	if (s->suppressed > 0)
+		log_msg(level, "kafka: (last message repeated %u times)", s->suppressed);
+	s->suppressed = 0;
+	snprintf(s->last_error, sizeof(s->last_error), "%s", text);
+	s->last_error_at = now;
+	log_msg(level, "kafka: %s", text);
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	struct sink *s = opaque;
+
+	(void)rk;
+	if (s->destroying)
+		return;
+	log_folded(s, err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, reason);
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	struct sink *s = rd_kafka_opaque(rk);
+	char text[768];
+
+	if (s->destroying)
+		return;
+	snprintf(text, sizeof(text), "%s: %s", fac, buf);
+	log_folded(s, level <= 3 ? LOG_ERROR : level <= 4 ? LOG_WARN : LOG_DEBUG, text);
+}
+
+static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
+		      char *errbuf, size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	char val[64];
+	size_t vlen = sizeof(val);
+
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (conf_set(conf, defaults[i][0], defaults[i][1], "defaults", errbuf, errlen))
+			goto fail;
+	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
+		     config_where(w, "bootstrap.servers"), errbuf, errlen))
+		goto fail;
+	for (size_t i = 0; i < config_passthrough_count(w); i++) {
+		const char *key = config_passthrough_key(w, i);
+
+		if (strncmp(key, "consumer.", 9) == 0 || strncmp(key, "admin.", 6) == 0)
+			continue; /* Connect's other clients: none here */
+		if (conf_set(conf, librdkafka_name(key), config_passthrough_value(w, i),
+			     config_passthrough_where(w, i), errbuf, errlen))
+			goto fail;
+	}
+	if (rd_kafka_conf_get(conf, "queue.buffering.max.messages", val, &vlen) ==
+	    RD_KAFKA_CONF_OK)
+		s->queue_capacity = (uint32_t)strtoul(val, NULL, 10);
+	if (s->queue_capacity == 0)
+		s->queue_capacity = 20000;
+	rd_kafka_conf_set_opaque(conf, s);
+	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+	rd_kafka_conf_set_error_cb(conf, on_error);
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	*out = conf;
+	return 0;
+fail:
+	rd_kafka_conf_destroy(conf);
+	return -1;
+}
+
+int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
+	      struct sink **out, char *errbuf, size_t errlen)
+{
+	struct sink *s = calloc(1, sizeof(*s));
+	rd_kafka_conf_t *conf = NULL;
+	char why[512];
+
+	*out = NULL;
+	if (s == NULL) {
+		snprintf(errbuf, errlen, "kafka: out of memory");
+		return -1;
+	}
+	s->pipefd[0] = s->pipefd[1] = -1;
+	s->cb = cb;
+	s->cb_ctx = cb_ctx;
+	if (build_conf(s, worker, &conf, errbuf, errlen) != 0)
+		goto fail;
+	s->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
+	if (s->rk == NULL) {
+		rd_kafka_conf_destroy(conf);
+		snprintf(errbuf, errlen, "%s: kafka producer: %s",
+			 config_where(worker, "bootstrap.servers"), why);
+		goto fail;
+	}
+	if (pipe2(s->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
+		snprintf(errbuf, errlen, "kafka: pipe: %s", strerror(errno));
+		goto fail;
+	}
+	rd_kafka_set_log_queue(s->rk, NULL);
+	s->mainq = rd_kafka_queue_get_main(s->rk);
+	rd_kafka_queue_io_event_enable(s->mainq, s->pipefd[1], "1", 1);
+	*out = s;
+	return 0;
+fail:
+	sink_destroy(s);
+	return -1;
+}
+
+uint32_t sink_queue_capacity(const struct sink *s)
+{
+	return s->queue_capacity;
+}
+
+int sink_fd(const struct sink *s)
+{
+	return s->pipefd[0];
+}
+
+static rd_kafka_topic_t *topic_handle(struct sink *s, const char *name)
+{
+	for (size_t i = 0; i < s->ntopics; i++) {
+		if (strcmp(s->topics[i].name, name) == 0)
+			return s->topics[i].rkt;
+	}
+	if (s->ntopics == MAX_TOPICS)
+		return NULL;
+	s->topics[s->ntopics].name = strdup(name);
+	if (s->topics[s->ntopics].name == NULL)
+		return NULL;
+	s->topics[s->ntopics].rkt = rd_kafka_topic_new(s->rk, name, NULL);
+	if (s->topics[s->ntopics].rkt == NULL) {
+		free(s->topics[s->ntopics].name);
+		return NULL;
+	}
+	return s->topics[s->ntopics++].rkt;
+}
+
+static rd_kafka_headers_t *make_headers(const struct record_header *h, size_t n)
+{
+	rd_kafka_headers_t *hdrs = rd_kafka_headers_new(n);
+
+	for (size_t i = 0; hdrs != NULL && i < n; i++)
+		rd_kafka_header_add(hdrs, h[i].name, -1, h[i].value, (ssize_t)h[i].len);
+	return hdrs;
+}
+
+int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char *value,
+		 size_t vlen, const struct record_header *headers, size_t nheaders,
+		 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen)
+{
+	rd_kafka_topic_t *rkt = topic_handle(s, topic);
+	rd_kafka_headers_t *hdrs = NULL;
+	rd_kafka_resp_err_t err;
+
+	if (rkt == NULL) {
+		snprintf(errbuf, errlen, "topic %s: cannot be used (more than %d topics, or no memory)",
+			 topic, MAX_TOPICS);
+		return SINK_ERR;
+	}
+	if (nheaders > 0 && (hdrs = make_headers(headers, nheaders)) == NULL) {
+		snprintf(errbuf, errlen, "topic %s: out of memory", topic);
+		return SINK_QUEUE_FULL;
+	}
+	err = rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
+				RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE(value, vlen),
+				RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
+				RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		return 0;
+	if (hdrs != NULL)
+		rd_kafka_headers_destroy(hdrs);
+	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+		return SINK_QUEUE_FULL;
+	snprintf(errbuf, errlen, "topic %s: %s", topic, rd_kafka_err2str(err));
+	return SINK_ERR;
+}
+
+void sink_poll(struct sink *s)
+{
+	char drain[64];
+
+	while (read(s->pipefd[0], drain, sizeof(drain)) > 0)
+		;
+	rd_kafka_poll(s->rk, 0);
+}
+
+int sink_in_flight(const struct sink *s)
+{
+	return rd_kafka_outq_len(s->rk);
+}
+
+int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
+{
+	char why[512];
+	rd_kafka_resp_err_t err = rd_kafka_fatal_error(s->rk, why, sizeof(why));
+
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		return 0;
+	snprintf(errbuf, errlen, "kafka fatal error: %s: %s", rd_kafka_err2name(err), why);
+	return -1;
+}
+
+void sink_destroy(struct sink *s)
+{
+	if (s == NULL)
+		return;
+	if (s->rk != NULL) {
+		/* Whatever is undelivered now is dropped here and stays unacknowledged,
+		 * so its offset was never committed: it is read again next start. */
+		s->destroying = true;
+		rd_kafka_purge(s->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+		rd_kafka_poll(s->rk, 0);
+		if (s->mainq != NULL)
+			rd_kafka_queue_destroy(s->mainq);
+		for (size_t i = 0; i < s->ntopics; i++) {
+			rd_kafka_topic_destroy(s->topics[i].rkt);
+			free(s->topics[i].name);
+		}
+		rd_kafka_destroy(s->rk);
+	}
+	if (s->pipefd[0] >= 0)
+		close(s->pipefd[0]);
+	if (s->pipefd[1] >= 0)
+		close(s->pipefd[1]);
+	free(s);
+}

@@ -1,0 +1,66 @@
+/* sink_kafka: the librdkafka producer. Produces records, serves delivery
+ * reports on the caller's thread, and never takes a flush for an ack.
+ *
+ * Defaults (each overridable with producer.* / kafka.* properties):
+ * enable.idempotence=true, acks=all, message.timeout.ms=0 (never give up: an
+ * edge device may be offline for hours), partitioner=murmur2_random, and a
+ * bounded queue (queue.buffering.max.messages / .kbytes). librdkafka's main
+ * queue is made readable through a pipe (rd_kafka_queue_io_event_enable), so
+ * the worker's poll(2) wakes for delivery reports, logs and errors, and
+ * sink_poll() runs the callbacks on the main loop: acks need no locks. */
+#ifndef SKIFF_SINK_KAFKA_H
+#define SKIFF_SINK_KAFKA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config_section;
+struct record_header;
+
+struct sink;
+
+/* Called from sink_poll() for each delivery report: token as given to
+ * sink_produce, ok false with a reason when the record failed for good. */
+typedef void (*sink_delivery_fn)(void *ctx, void *token, bool ok, const char *reason);
+
+enum {
+	SINK_QUEUE_FULL = -2, /* nothing taken: retry after sink_poll freed room */
+	SINK_ERR = -1,        /* this record can never be produced; errbuf says why */
+};
+
+/* Creates the producer from the worker section (bootstrap.servers, producer.*,
+ * kafka.*, security keys). Does not wait for a broker: skiff starts and reads
+ * with none reachable. Returns 0 and *out (sink_destroy), or -1 with
+ * "file:line: why" for a bad property. */
+int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
+	      struct sink **out, char *errbuf, size_t errlen);
+
+/* The most records the producer queue holds (queue.buffering.max.messages). */
+uint32_t sink_queue_capacity(const struct sink *s);
+
+/* A descriptor that becomes readable when sink_poll has work. */
+int sink_fd(const struct sink *s);
+
+/* Produces one record. On 0 the sink owns key and value (malloc'd; freed by
+ * librdkafka after delivery); on any other return the caller still owns
+ * them. headers may be NULL with nheaders 0 (copied). */
+int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char *value,
+		 size_t vlen, const struct record_header *headers, size_t nheaders,
+		 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen);
+
+/* Serves delivery reports, logs and errors; non-blocking. */
+void sink_poll(struct sink *s);
+
+/* Records not yet acknowledged or failed. */
+int sink_in_flight(const struct sink *s);
+
+/* Non-zero when librdkafka raised a fatal error (e.g. the idempotent
+ * producer's sequence was lost); errbuf says which. */
+int sink_fatal(struct sink *s, char *errbuf, size_t errlen);
+
+/* Purges everything undelivered (no delivery is mistaken for an ack: purged
+ * records are reported as failed) and destroys the producer. Accepts NULL. */
+void sink_destroy(struct sink *s);
+
+#endif
