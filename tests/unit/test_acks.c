@@ -1,0 +1,169 @@
+/* acks: the contiguous acknowledged prefix, failures, cancel, abandon. */
+#include "acks.h"
+#include "testlib.h"
+
+static struct src_offset off(int64_t v)
+{
+	struct src_offset o = {{v, 0, 0, 0}};
+	return o;
+}
+
+static void test_in_order_and_out_of_order(void)
+{
+	struct acks *a = acks_new(8);
+	struct acks_fifo f;
+	struct src_offset got;
+	void *t[5];
+
+	acks_fifo_init(&f);
+	for (int i = 0; i < 5; i++)
+		t[i] = acks_submit(a, &f, &(struct src_offset){{(i + 1) * 10, 0, 0, 0}});
+	CHECK_INT(acks_available(a), 3);
+	CHECK(!acks_take(&f, &got));
+	/* Acks for 2 and 3 arrive first: nothing is committable past 0. */
+	acks_done(a, t[1], true);
+	acks_done(a, t[2], true);
+	CHECK(!acks_take(&f, &got));
+	acks_done(a, t[0], true);
+	CHECK(acks_take(&f, &got));
+	CHECK_INT(got.v[0], 30);
+	CHECK(!acks_take(&f, &got));
+	CHECK_INT(acks_available(a), 6);
+	acks_done(a, t[4], true);
+	CHECK(!acks_take(&f, &got));
+	acks_done(a, t[3], true);
+	CHECK(acks_take(&f, &got));
+	CHECK_INT(got.v[0], 50);
+	CHECK_INT(acks_available(a), 8);
+	CHECK_INT(f.inflight, 0);
+	acks_destroy(a);
+}
+
+static void test_failure_blocks_prefix(void)
+{
+	struct acks *a = acks_new(4);
+	struct acks_fifo f;
+	struct src_offset got;
+	void *t1, *t2, *t3;
+
+	acks_fifo_init(&f);
+	t1 = acks_submit(a, &f, &(struct src_offset){{1, 0, 0, 0}});
+	t2 = acks_submit(a, &f, &(struct src_offset){{2, 0, 0, 0}});
+	t3 = acks_submit(a, &f, &(struct src_offset){{3, 0, 0, 0}});
+	CHECK(acks_done(a, t2, false) == &f);
+	CHECK(f.failed);
+	acks_done(a, t3, true);
+	acks_done(a, t1, true);
+	CHECK(acks_take(&f, &got));
+	CHECK_INT(got.v[0], 1); /* never past the failed record */
+	CHECK(!acks_take(&f, &got));
+	acks_abandon(a, &f);
+	CHECK_INT(acks_available(a), 4);
+	acks_destroy(a);
+}
+
+static void test_two_fifos_and_full(void)
+{
+	struct acks *a = acks_new(2);
+	struct acks_fifo f, g;
+	struct src_offset got;
+	void *t1, *t2;
+
+	acks_fifo_init(&f);
+	acks_fifo_init(&g);
+	t1 = acks_submit(a, &f, &(struct src_offset){{7, 0, 0, 0}});
+	t2 = acks_submit(a, &g, &(struct src_offset){{9, 0, 0, 0}});
+	CHECK(acks_submit(a, &f, &(struct src_offset){{8, 0, 0, 0}}) == NULL);
+	acks_done(a, t2, true);
+	CHECK(!acks_take(&f, &got));
+	CHECK(acks_take(&g, &got));
+	CHECK_INT(got.v[0], 9);
+	acks_done(a, t1, true);
+	CHECK(acks_take(&f, &got));
+	CHECK_INT(got.v[0], 7);
+	acks_destroy(a);
+}
+
+static void test_cancel_and_orphans(void)
+{
+	struct acks *a = acks_new(3);
+	struct acks_fifo f;
+	struct src_offset got;
+	void *t1, *t2, *t3;
+
+	acks_fifo_init(&f);
+	t1 = acks_submit(a, &f, &(struct src_offset){{1, 0, 0, 0}});
+	t2 = acks_submit(a, &f, &(struct src_offset){{2, 0, 0, 0}});
+	acks_cancel(a, t2);
+	CHECK_INT(f.inflight, 1);
+	CHECK_INT(acks_available(a), 2);
+	t3 = acks_submit(a, &f, &(struct src_offset){{3, 0, 0, 0}});
+	acks_done(a, t1, true);
+	acks_done(a, t3, true);
+	CHECK(acks_take(&f, &got));
+	CHECK_INT(got.v[0], 3);
+	/* A single-entry FIFO cancelled empties it. */
+	t1 = acks_submit(a, &f, &(struct src_offset){{4, 0, 0, 0}});
+	acks_cancel(a, t1);
+	CHECK_INT(f.head, ACKS_NIL);
+	CHECK_INT(f.tail, ACKS_NIL);
+	/* Orphans: abandoned while in flight, freed on their report. */
+	t1 = acks_submit(a, &f, &(struct src_offset){{5, 0, 0, 0}});
+	acks_abandon(a, &f);
+	CHECK_INT(acks_available(a), 2);
+	CHECK(acks_done(a, t1, true) == NULL);
+	CHECK_INT(acks_available(a), 3);
+	CHECK(!acks_take(&f, &got));
+	acks_destroy(a);
+}
+
+static void test_many(void)
+{
+	/* A long random-order run: committable is always the largest offset
+	 * whose predecessors are all acknowledged. */
+	enum { N = 5000, CAP = 64 };
+	struct acks *a = acks_new(CAP);
+	struct acks_fifo f;
+	struct src_offset got;
+	void *tok[N];
+	int acked[N] = {0};
+	int submitted = 0, done = 0, prefix = 0;
+	unsigned seed = 12345;
+
+	acks_fifo_init(&f);
+	while (done < N) {
+		while (submitted < N && acks_available(a) > 0) {
+			tok[submitted] = acks_submit(a, &f, &(struct src_offset){{submitted + 1, 0, 0, 0}});
+			submitted++;
+		}
+		for (;;) {
+			int i;
+			seed = seed * 1103515245u + 12345u;
+			i = done + (int)((seed >> 8) % (unsigned)(submitted - done));
+			if (!acked[i]) {
+				acked[i] = 1;
+				acks_done(a, tok[i], true);
+				break;
+			}
+		}
+		while (done < N && acked[done])
+			done++;
+		if (acks_take(&f, &got))
+			prefix = (int)got.v[0];
+		CHECK(prefix == done);
+	}
+	CHECK_INT(prefix, N);
+	CHECK_INT(acks_available(a), CAP);
+	(void)off;
+	acks_destroy(a);
+}
+
+int main(void)
+{
+	test_in_order_and_out_of_order();
+	test_failure_blocks_prefix();
+	test_two_fifos_and_full();
+	test_cancel_and_orphans();
+	test_many();
+	return testlib_done("test_acks");
+}

@@ -1,0 +1,230 @@
+/* settings and config: Connect's files as shipped, the inline form, and every
+ * error with file:line. */
+#include "config.h"
+#include "settings.h"
+#include "source.h"
+#include "testlib.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static char dir[256];
+
+static char *write_tmp(const char *name, const char *text)
+{
+	static char paths[8][512];
+	static int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, 512, "%s/%s", dir, name);
+	testlib_write_file(p, text, strlen(text));
+	return p;
+}
+
+/* Loads the files; returns 0 or -1 and leaves the error in err. */
+static int load(struct settings *s, char *err, size_t errlen, int n, ...)
+{
+	char *paths[8];
+	va_list ap;
+	int rc;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		paths[i] = va_arg(ap, char *);
+	va_end(ap);
+	err[0] = '\0';
+	rc = settings_load(paths, (size_t)n, s, err, errlen);
+	if (rc != 0)
+		settings_destroy(s);
+	return rc;
+}
+
+static void test_connect_files_unchanged(void)
+{
+	struct settings s;
+	char err[1024];
+	char *w = "../props/corpus/connect-standalone.properties";
+	char *c = "../props/corpus/connect-file-source.properties";
+
+	CHECK_INT(load(&s, err, sizeof(err), 2, w, c), 0);
+	if (err[0])
+		fprintf(stderr, "%s\n", err);
+	CHECK_INT(s.nconnectors, 1);
+	CHECK_STR(s.connectors[0].name, "local-file-source");
+	CHECK_STR(s.connectors[0].ops->kind, "file");
+	CHECK_STR(config_str(s.connectors[0].cfg, "file"), "test.txt");
+	CHECK_STR(config_str(s.connectors[0].cfg, "topic"), "connect-test");
+	CHECK_INT(config_int(s.worker, "offset.flush.interval.ms"), 10000);
+	CHECK_INT(config_int(s.worker, "offset.flush.timeout.ms"), 5000);
+	CHECK_STR(config_str(s.worker, "offset.storage.file.filename"), "/tmp/connect.offsets");
+	CHECK(s.connectors[0].value_conv.kind == CONV_JSON && s.connectors[0].value_conv.schemas_enable);
+	settings_destroy(&s);
+}
+
+static void test_inline_and_overrides(void)
+{
+	struct settings s;
+	char err[1024];
+	char *w = write_tmp("device.properties",
+			    "bootstrap.servers = 127.0.0.1:9092\n"
+			    "offset.storage.file.filename=/var/lib/skiff/offsets\n"
+			    "value.converter=StringConverter\n"
+			    "plugin.path=/usr/share/java\n"
+			    "internal.key.converter.schemas.enable=false\n"
+			    "producer.linger.ms=20\n"
+			    "connectors.syslog.connector.class=org.apache.kafka.connect.file.FileStreamSourceConnector\n"
+			    "connectors.syslog.file=/var/log/syslog\n"
+			    "connectors.syslog.topic=logs\n"
+			    "connectors.app.connector.class=FileStreamSourceConnector\n"
+			    "connectors.app.file=/var/log/app.log\n"
+			    "connectors.app.topic=app\n"
+			    "connectors.app.value.converter=JsonConverter\n"
+			    "connectors.app.value.converter.schemas.enable=false\n");
+
+	CHECK_INT(load(&s, err, sizeof(err), 1, w), 0);
+	if (err[0])
+		fprintf(stderr, "%s\n", err);
+	CHECK_INT(s.nconnectors, 2);
+	CHECK_STR(s.connectors[0].name, "syslog");
+	CHECK_STR(s.connectors[1].name, "app");
+	CHECK(s.connectors[0].value_conv.kind == CONV_STRING);
+	CHECK(s.connectors[1].value_conv.kind == CONV_JSON);
+	CHECK(!s.connectors[1].value_conv.schemas_enable);
+	CHECK(s.connectors[0].key_conv.kind == CONV_JSON);
+	CHECK_INT(config_notice_count(s.worker), 2);
+	CHECK_INT(config_passthrough_count(s.worker), 1);
+	CHECK_STR(config_passthrough_key(s.worker, 0), "producer.linger.ms");
+	{
+		char want[600];
+
+		snprintf(want, sizeof(want), "%s:11", w);
+		CHECK_STR(config_where(s.connectors[1].cfg, "file"), want);
+	}
+	settings_destroy(&s);
+}
+
+static void expect_error(const char *text, const char *want_substring)
+{
+	struct settings s;
+	char err[1024];
+	char *w = write_tmp("bad.properties", text);
+
+	CHECK_INT(load(&s, err, sizeof(err), 1, w), -1);
+	if (strstr(err, want_substring) == NULL) {
+		testlib_failures++;
+		fprintf(stderr, "error '%s' lacks '%s'\n", err, want_substring);
+	}
+}
+
+static void test_errors(void)
+{
+	const char *base = "offset.storage.file.filename=/tmp/o\n"
+			   "connectors.a.connector.class=FileStreamSource\n"
+			   "connectors.a.file=/tmp/f\n"
+			   "connectors.a.topic=t\n";
+	char text[1024];
+
+	snprintf(text, sizeof(text), "%sofset.flush.interval.ms=5\n", base);
+	expect_error(text, "bad.properties:5: unknown property 'ofset.flush.interval.ms'");
+	snprintf(text, sizeof(text), "%soffset.flush.interval.ms=12abc\n", base);
+	expect_error(text, "bad.properties:5: offset.flush.interval.ms: '12abc' is not an integer");
+	snprintf(text, sizeof(text), "%soffset.flush.interval.ms=-1\n", base);
+	expect_error(text, "bad.properties:5: offset.flush.interval.ms: -1 is out of range");
+	snprintf(text, sizeof(text), "%svalue.converter.schemas.enable=yes\n", base);
+	expect_error(text, "bad.properties:5: value.converter.schemas.enable: 'yes' is not true or false");
+	snprintf(text, sizeof(text), "%svalue.converter.schema.enable=false\n", base);
+	expect_error(text, "bad.properties:5: unknown property 'value.converter.schema.enable'");
+	snprintf(text, sizeof(text), "%sconnectors.a.batch.size=0\n", base);
+	expect_error(text, "bad.properties:5: batch.size: 0 is out of range");
+	snprintf(text, sizeof(text), "%sconnectors.a.fille=/x\n", base);
+	expect_error(text, "bad.properties:5: unknown property 'connectors.a.fille'");
+	snprintf(text, sizeof(text), "%sconnectors.a.max.line.policy=drop\n", base);
+	expect_error(text, "max.line.policy: 'drop' is not one of split|truncate|skip");
+	snprintf(text, sizeof(text), "%svalue.converter=io.confluent.connect.avro.AvroConverter\n", base);
+	expect_error(text, "bad.properties:5: value.converter: unknown converter 'io.confluent.connect.avro.AvroConverter'");
+	snprintf(text, sizeof(text), "%sconnectors.a.name=x\n", base);
+	expect_error(text, "an inline connector is named by its prefix");
+	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=Nope\n",
+		     "unknown connector class 'Nope'");
+	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=FileStreamSource\nconnectors.b.file=/f\n",
+		     "missing required property 'topic'");
+	expect_error("bootstrap.servers=x:1\n", "missing required property 'offset.storage.file.filename'");
+	expect_error("offset.storage.file.filename=/tmp/o\n", "no connector");
+	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.=x\n", "is not connectors.<name>.<property>");
+	expect_error("offset.storage.file.filename=/tmp/o\nkey=\\u12\n", "bad.properties:2");
+}
+
+static void test_separate_files_errors(void)
+{
+	struct settings s;
+	char err[1024];
+	char *w = write_tmp("w.properties", "offset.storage.file.filename=/tmp/o\n");
+	char *c1 = write_tmp("c1.properties", "name=x\nconnector.class=FileStreamSource\nfile=/a\ntopic=t\n");
+	char *c2 = write_tmp("c2.properties", "name=x\nconnector.class=FileStreamSource\nfile=/b\ntopic=t\n");
+	char *c3 = write_tmp("c3.properties", "connector.class=FileStreamSource\nfile=/b\ntopic=t\n");
+
+	CHECK_INT(load(&s, err, sizeof(err), 3, w, c1, c2), -1);
+	CHECK(strstr(err, "connector name 'x' is used twice") != NULL);
+	CHECK_INT(load(&s, err, sizeof(err), 2, w, c3), -1);
+	CHECK(strstr(err, "c3.properties: missing required property 'name'") != NULL);
+	CHECK_INT(load(&s, err, sizeof(err), 2, w, "/nonexistent/c.properties"), -1);
+	CHECK(strstr(err, "/nonexistent/c.properties") != NULL);
+}
+
+static void test_secrets_masked(void)
+{
+	struct settings s;
+	char err[1024], *out = NULL;
+	size_t len = 0;
+	FILE *fp;
+	char *w = write_tmp("sec.properties",
+			    "offset.storage.file.filename=/tmp/o\n"
+			    "producer.sasl.password=hunter2\n"
+			    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter3\";\n"
+			    "producer.ssl.key.password=hunter4\n"
+			    "connectors.a.connector.class=FileStreamSource\n"
+			    "connectors.a.file=/tmp/f\n"
+			    "connectors.a.topic=t\n");
+
+	CHECK_INT(load(&s, err, sizeof(err), 1, w), 0);
+	fp = open_memstream(&out, &len);
+	settings_print(&s, fp);
+	fclose(fp);
+	CHECK(strstr(out, "hunter") == NULL);
+	CHECK(strstr(out, "producer.sasl.password=[hidden]") != NULL);
+	CHECK(strstr(out, "file=/tmp/f") != NULL);
+	free(out);
+	settings_destroy(&s);
+	CHECK_STR(config_display("producer.sasl.password", "x", 0), "[hidden]");
+	CHECK_STR(config_display("bootstrap.servers", "x", 0), "x");
+}
+
+static void test_help_lists_every_key(void)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&out, &len);
+
+	settings_print_help(fp);
+	fclose(fp);
+	CHECK(strstr(out, "offset.flush.interval.ms  (int, default \"60000\"") != NULL);
+	CHECK(strstr(out, "offset.flush.timeout.ms  (int, default \"5000\"") != NULL);
+	CHECK(strstr(out, "max.line.bytes") != NULL);
+	for (size_t i = 0; source_registry[i] != NULL; i++)
+		for (const struct config_key *k = source_registry[i]->config_keys; k->name; k++)
+			CHECK(strstr(out, k->name) != NULL);
+	free(out);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
+	test_connect_files_unchanged();
+	test_inline_and_overrides();
+	test_errors();
+	test_separate_files_errors();
+	test_secrets_masked();
+	test_help_lists_every_key();
+	return testlib_done("test_settings");
+}
