@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# cross-build.sh [options] BOARD: cross-builds skiff for board/BOARD on a
+# Debian/Ubuntu build host with Debian multiarch.
+#
+#   BOARD            a directory of board/ with a board.conf (raspberrypi-arm64,
+#                    raspberrypi-armhf, generic-gateway)
+#   -B DIR           build directory (default: build-BOARD in the source tree)
+#   --no-setup       do not touch apt: the cross compiler and the target's -dev
+#                    packages are already installed
+#   --test           also run the unit tests under qemu-user (ctest)
+#   --deb            also package the result (firmware/debian/build-deb.sh)
+#
+# Environment: SKIFF_CPU (-mcpu for one board model, see board.conf),
+# DEB_ARCH (generic-gateway only: arm64 or armhf), CMAKE_BUILD_TYPE
+# (default RelWithDebInfo; packaging strips the binary).
+#
+# Setup (as root, needs the Debian archive; skipped when all is installed):
+#   dpkg --add-architecture ARCH; apt-get update; apt-get install
+#   crossbuild-essential-ARCH librdkafka-dev:ARCH libcjson-dev:ARCH
+#   libsqlite3-dev:ARCH qemu-user
+# Then configures with board/toolchains/TOOLCHAIN, builds, checks with `file`
+# that the binary is for the board, prints its size stripped and not, and runs
+# `skiff --version` under qemu-user when it is installed.
+set -euo pipefail
+
+die() {
+	echo "cross-build: $*" >&2
+	exit 1
+}
+usage() {
+	sed -n '2,15s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=
+setup=1
+run_tests=0
+make_deb=0
+board=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-B) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
+	--no-setup) setup=0; shift ;;
+	--test) run_tests=1; shift ;;
+	--deb) make_deb=1; shift ;;
+	-h | --help) usage ;;
+	-*) die "unknown option $1" ;;
+	*) [ -z "$board" ] || usage; board=$1; shift ;;
+	esac
+done
+[ -n "$board" ] || usage
+conf=$src/board/$board/board.conf
+[ -f "$conf" ] || die "no $conf; boards: $(cd "$src/board" && ls -d */ | tr -d / | grep -v toolchains | tr '\n' ' ')"
+# shellcheck source=/dev/null
+. "$conf"
+: "${DEB_ARCH:?board.conf sets no DEB_ARCH}" "${TRIPLET:?}" "${TOOLCHAIN:?}"
+build=${build:-$src/build-$board}
+
+installed() {
+	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+if [ "$setup" = 1 ]; then
+	pkgs=(crossbuild-essential-"$DEB_ARCH" librdkafka-dev:"$DEB_ARCH"
+		libcjson-dev:"$DEB_ARCH" libsqlite3-dev:"$DEB_ARCH" qemu-user cmake pkg-config file)
+	missing=()
+	for p in "${pkgs[@]}"; do
+		installed "$p" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		[ "$(id -u)" = 0 ] || die "missing ${missing[*]}; run as root, or install them and pass --no-setup"
+		if ! dpkg --print-foreign-architectures | grep -qx "$DEB_ARCH" &&
+			[ "$(dpkg --print-architecture)" != "$DEB_ARCH" ]; then
+			echo "cross-build: dpkg --add-architecture $DEB_ARCH" >&2
+			dpkg --add-architecture "$DEB_ARCH"
+		fi
+		echo "cross-build: installing ${missing[*]}" >&2
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	fi
+fi
+command -v "$TRIPLET-gcc" >/dev/null || die "$TRIPLET-gcc not found (crossbuild-essential-$DEB_ARCH)"
+
+tests=OFF
+[ "$run_tests" = 1 ] && tests=ON
+echo "cross-build: $BOARD_DESC -> $build" >&2
+cmake -S "$src" -B "$build" \
+	-DCMAKE_TOOLCHAIN_FILE="$src/board/toolchains/$TOOLCHAIN" \
+	-DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" \
+	-DSKIFF_CPU="${SKIFF_CPU:-}" \
+	-DSKIFF_TESTS="$tests" >&2
+cmake --build "$build" -j"$(nproc)" >&2
+
+bin=$build/skiff
+[ -x "$bin" ] || die "no $bin after the build"
+desc=$(file -b "$bin")
+case "$DEB_ARCH:$desc" in
+arm64:*"ARM aarch64"* | armhf:*"32-bit"*"ARM,"*) ;;
+amd64:*x86-64*) ;;
+*) die "$bin is not a $DEB_ARCH binary: $desc" ;;
+esac
+echo "cross-build: $bin: $desc" >&2
+stripped=$(mktemp)
+trap 'rm -f "$stripped"' EXIT
+"$TRIPLET-strip" -o "$stripped" "$bin"
+echo "cross-build: size $(stat -c %s "$bin") bytes, stripped $(stat -c %s "$stripped") bytes" >&2
+
+if command -v "$QEMU" >/dev/null; then
+	echo "cross-build: $QEMU -L /usr/$TRIPLET $bin --version:" >&2
+	"$QEMU" -L "/usr/$TRIPLET" "$bin" --version >&2 || die "$bin --version failed under $QEMU"
+else
+	echo "cross-build: $QEMU not installed, not running the binary" >&2
+fi
+
+if [ "$run_tests" = 1 ]; then
+	ctest --test-dir "$build" --output-on-failure >&2
+fi
+if [ "$make_deb" = 1 ]; then
+	"$src/firmware/debian/build-deb.sh" "$build" "$DEB_ARCH"
+fi
