@@ -5,9 +5,12 @@
  * (offsets_file.c) today, a compacted Kafka topic later.
  *
  * Only the worker writes to the store, and only offsets of records Kafka has
- * acknowledged. Keys and values are canonicalised on load (re-printed with
- * cJSON_PrintUnformatted) so string equality is JSON equality for the text the
- * worker itself produces with cJSON_PrintUnformatted.
+ * acknowledged. Keys and values are canonicalised on put and on load by
+ * removing the whitespace between tokens, every token kept byte for byte, so
+ * string equality is JSON equality for compact text such as the worker's
+ * (cJSON_PrintUnformatted keys, snprintf values). Not re-printed with cJSON:
+ * cJSON holds numbers as double and would round integers above 2^53 (SQLite
+ * rowids, inode numbers) that the sources read back exactly (jsonint.h).
  *
  * Leaf module: it never logs; errors come back as "what: why" in errbuf.
  * Called from the main loop only. */
@@ -20,6 +23,12 @@
 
 /* Largest number of entries a store holds; offsets_put beyond it fails. */
 #define OFFSETS_MAX_ENTRIES 65536
+
+/* Largest total text a store holds: the lengths of every key and value plus
+ * 32 bytes per entry (which covers the file format's per-entry framing).
+ * offsets_put beyond it fails with OFFSETS_ERR_FULL, so a store can always be
+ * written as a file that load accepts (it reads up to this plus 64 KiB). */
+#define OFFSETS_MAX_BYTES (16u * 1024 * 1024)
 
 /* Error codes (negative returns). */
 enum {
@@ -42,18 +51,29 @@ struct offsets_stats {
 };
 
 /* Opens the file-backed store at path and loads it: the newest valid of
- * "path" and "path.prev" wins; stale "path.tmp*" files are removed. Neither
+ * "path" and "path.prev" wins; a stale "path.tmp" is removed. Neither
  * present: an empty store. Present but all unreadable: OFFSETS_ERR_CORRUPT
  * with errbuf naming each file and what is wrong, and what the user can do.
+ * A file written by a newer skiff (higher format version) is also
+ * OFFSETS_ERR_CORRUPT, even when the other generation is valid: falling back
+ * silently would rewind and then overwrite it. A file that cannot be read
+ * (EACCES, EIO, a directory in its place), a missing directory: OFFSETS_ERR_IO.
  * On success *out is owned by the caller (offsets_destroy). */
 int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen);
 
 /* The stored value for key, or NULL. Owned by the store; valid until the next
- * offsets_put of that key or offsets_destroy. */
+ * offsets_put of that key or offsets_destroy. A key that is not stored as
+ * given is looked up again canonicalised (invalid JSON: NULL). */
 const char *offsets_get(const struct offsets *o, const char *key);
 
 /* Sets key to value (both copied). Marks the store dirty only when the value
- * changed. Returns 0 or a negative OFFSETS_ERR_*. */
+ * changed. Returns 0 or a negative OFFSETS_ERR_*: OFFSETS_ERR_ARG unless key
+ * is a JSON array [string, object] and value a JSON object (anything else
+ * would be written to a file that load refuses); OFFSETS_ERR_FULL beyond
+ * OFFSETS_MAX_ENTRIES or OFFSETS_MAX_BYTES. Input is stored canonicalised
+ * (see the top), so put and get also accept text with whitespace. An
+ * unchanged value costs a hash lookup and a strcmp; only a new key or a
+ * changed value is parsed. */
 int offsets_put(struct offsets *o, const char *key, const char *value);
 
 /* True when a put changed something since the last successful flush. */
@@ -61,7 +81,11 @@ bool offsets_dirty(const struct offsets *o);
 
 /* Writes the store durably when dirty (a no-op returning 0 when clean: an idle
  * skiff writes nothing). On failure the previous durable generation stays in
- * place, the store stays dirty, and the next call writes a fresh temp file. */
+ * place, the store stays dirty, and the next call writes a fresh temp file.
+ * A failed directory fsync, after the new file was renamed into place, is
+ * also a failure: the new generation may or may not survive a power cut, so
+ * the store stays dirty and the next call writes (and fsyncs) it again. Every
+ * attempt takes a new generation number, so stored numbers can skip. */
 int offsets_flush(struct offsets *o, char *errbuf, size_t errlen);
 
 /* Iteration, in insertion order: number of entries, i-th key and value. */
@@ -89,7 +113,20 @@ struct offset_backend_ops {
 	void (*close)(void *ctx);
 };
 
-/* For backends: adds an entry during load without marking the store dirty. */
+/* Creates a store persisted by ops and loads it (ops->load). Takes ctx in
+ * every case: ops->close(ctx) runs in offsets_destroy, or before an error
+ * return. On success *out is owned by the caller (offsets_destroy); on failure
+ * *out is NULL and errbuf says why. Called from the main loop at start-up. */
+int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets **out,
+		 char *errbuf, size_t errlen);
+
+/* For backends: adds an entry during load without marking the store dirty.
+ * Validates and canonicalises like offsets_put; a key already present is
+ * OFFSETS_ERR_ARG (a stored generation never holds a key twice). */
 int offsets_load_entry(struct offsets *o, const char *key, const char *value);
+
+/* For backends: drops every entry, when a generation turns out bad halfway
+ * through loading and the backend tries another. */
+void offsets_load_reset(struct offsets *o);
 
 #endif

@@ -1,0 +1,387 @@
+/* offsets: the in-memory offset map, dirty tracking and the flush; see
+ * offsets.h. Persistence is the backend's (offsets_file.c).
+ *
+ * Entries live in an insertion-ordered array; an open-addressing table of
+ * entry indexes (linear probing, no deletions) makes a lookup O(1), since the
+ * worker puts every partition's offset on every flush.
+ *
+ * Canonical text: cJSON validates the JSON and its shape, but the stored text
+ * is the input with the whitespace between tokens removed, every token kept
+ * as written. cJSON holds numbers as double and would re-print an integer
+ * above 2^53 (a SQLite rowid, an inode) rounded; jsonint reads them exactly,
+ * so they must survive the store byte for byte. For the worker's text
+ * (cJSON_PrintUnformatted keys, snprintf values) this is the identity. */
+#include "offsets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define ENTRY_OVERHEAD 32 /* bytes counted per entry against OFFSETS_MAX_BYTES */
+#define MIN_CAP 16
+
+struct entry {
+	char *key;
+	char *value;
+	uint64_t hash;
+};
+
+struct offsets {
+	struct entry *ents; /* insertion order */
+	size_t n, cap;
+	uint32_t *slots; /* entry index + 1; 0 is empty */
+	size_t nslots;   /* power of two, 2 * cap */
+	size_t bytes;    /* counted against OFFSETS_MAX_BYTES */
+	bool dirty;
+	uint64_t attempted; /* highest generation loaded or handed to the backend */
+	struct offsets_stats stats;
+	const struct offset_backend_ops *ops;
+	void *ctx;
+};
+
+enum kind { KEY, VALUE };
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static struct entry *lookup(const struct offsets *o, const char *key)
+{
+	uint64_t h;
+	size_t i;
+
+	if (o->n == 0)
+		return NULL;
+	h = hash(key);
+	for (i = h & (o->nslots - 1); o->slots[i] != 0; i = (i + 1) & (o->nslots - 1)) {
+		struct entry *e = &o->ents[o->slots[i] - 1];
+
+		if (e->hash == h && strcmp(e->key, key) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static void slot_add(struct offsets *o, size_t idx)
+{
+	size_t i = o->ents[idx].hash & (o->nslots - 1);
+
+	while (o->slots[i] != 0)
+		i = (i + 1) & (o->nslots - 1);
+	o->slots[i] = (uint32_t)(idx + 1);
+}
+
+/* Makes room for one more entry, keeping the table at most half full. */
+static int grow(struct offsets *o)
+{
+	size_t cap = o->cap ? o->cap * 2 : MIN_CAP;
+	struct entry *ents;
+	uint32_t *slots;
+
+	if (o->n < o->cap)
+		return 0;
+	ents = realloc(o->ents, cap * sizeof(*ents));
+	if (ents == NULL)
+		return OFFSETS_ERR_NOMEM;
+	o->ents = ents;
+	slots = calloc(cap * 2, sizeof(*slots));
+	if (slots == NULL)
+		return OFFSETS_ERR_NOMEM;
+	free(o->slots);
+	o->slots = slots;
+	o->nslots = cap * 2;
+	o->cap = cap;
+	for (size_t i = 0; i < o->n; i++)
+		slot_add(o, i);
+	return 0;
+}
+
+static bool shape_ok(const cJSON *j, enum kind kind)
+{
+	if (kind == VALUE)
+		return cJSON_IsObject(j);
+	return cJSON_IsArray(j) && cJSON_GetArraySize(j) == 2 &&
+	       cJSON_IsString(cJSON_GetArrayItem(j, 0)) && cJSON_IsObject(cJSON_GetArrayItem(j, 1));
+}
+
+/* A copy of valid JSON text without the whitespace between tokens (what
+ * cJSON skips: every byte up to 32), or NULL. */
+static char *compact(const char *text)
+{
+	char *out = malloc(strlen(text) + 1), *q = out;
+	bool in_string = false;
+
+	if (out == NULL)
+		return NULL;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (in_string && *p == '\\' && p[1] != '\0')
+			*q++ = *p++; /* the escaped byte is copied below */
+		else if (in_string && *p == '"')
+			in_string = false;
+		else if (!in_string && (unsigned char)*p <= 32)
+			continue;
+		else if (!in_string && *p == '"')
+			in_string = true;
+		*q++ = *p;
+	}
+	*q = '\0';
+	return out;
+}
+
+/* Validates text and its shape; *out is its canonical text (free()). */
+static int canonical(const char *text, enum kind kind, char **out)
+{
+	cJSON *j = cJSON_ParseWithOpts(text, NULL, 1);
+	bool ok = j != NULL && shape_ok(j, kind);
+
+	cJSON_Delete(j);
+	*out = NULL;
+	if (!ok)
+		return OFFSETS_ERR_ARG;
+	*out = compact(text);
+	return *out != NULL ? 0 : OFFSETS_ERR_NOMEM;
+}
+
+static bool fits(const struct offsets *o, size_t removed, size_t added)
+{
+	return o->bytes - removed + added <= OFFSETS_MAX_BYTES;
+}
+
+/* Sets an existing entry's value; *changed says whether it differed. */
+static int update(struct offsets *o, struct entry *e, const char *value, bool *changed)
+{
+	char *v = NULL;
+	size_t oldlen = strlen(e->value);
+	int rc;
+
+	*changed = false;
+	if (strcmp(e->value, value) == 0)
+		return 0;
+	rc = canonical(value, VALUE, &v);
+	if (rc != 0)
+		return rc;
+	if (strcmp(e->value, v) == 0)
+		goto out;
+	if (!fits(o, oldlen, strlen(v))) {
+		rc = OFFSETS_ERR_FULL;
+		goto out;
+	}
+	o->bytes = o->bytes - oldlen + strlen(v);
+	free(e->value);
+	e->value = v;
+	v = NULL;
+	*changed = true;
+out:
+	free(v);
+	return rc;
+}
+
+/* Appends (key, value); key is canonical and not present. Takes key. */
+static int insert(struct offsets *o, char *key, const char *value)
+{
+	char *v = NULL;
+	size_t need;
+	int rc = OFFSETS_ERR_FULL;
+
+	if (o->n >= OFFSETS_MAX_ENTRIES)
+		goto out;
+	rc = canonical(value, VALUE, &v);
+	if (rc != 0)
+		goto out;
+	need = strlen(key) + strlen(v) + ENTRY_OVERHEAD;
+	rc = OFFSETS_ERR_FULL;
+	if (!fits(o, 0, need))
+		goto out;
+	rc = grow(o);
+	if (rc != 0)
+		goto out;
+	o->ents[o->n] = (struct entry){.key = key, .value = v, .hash = hash(key)};
+	slot_add(o, o->n);
+	o->n++;
+	o->bytes += need;
+	return 0;
+out:
+	free(key);
+	free(v);
+	return rc;
+}
+
+/* offsets_put and offsets_load_entry: the first lookup uses the text as given
+ * (the worker's text is already canonical); only a miss canonicalises. */
+static int set(struct offsets *o, const char *key, const char *value, bool loading)
+{
+	struct entry *e = lookup(o, key);
+	char *ckey = NULL;
+	bool changed = false;
+	int rc;
+
+	if (e == NULL) {
+		rc = canonical(key, KEY, &ckey);
+		if (rc != 0)
+			return rc;
+		e = lookup(o, ckey);
+	}
+	if (e != NULL) {
+		free(ckey);
+		if (loading)
+			return OFFSETS_ERR_ARG;
+		rc = update(o, e, value, &changed);
+	} else {
+		rc = insert(o, ckey, value);
+		changed = rc == 0;
+	}
+	if (changed && !loading)
+		o->dirty = true;
+	return rc;
+}
+
+int offsets_put(struct offsets *o, const char *key, const char *value)
+{
+	return set(o, key, value, false);
+}
+
+int offsets_load_entry(struct offsets *o, const char *key, const char *value)
+{
+	return set(o, key, value, true);
+}
+
+void offsets_load_reset(struct offsets *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		free(o->ents[i].key);
+		free(o->ents[i].value);
+	}
+	if (o->slots != NULL)
+		memset(o->slots, 0, o->nslots * sizeof(*o->slots));
+	o->n = 0;
+	o->bytes = 0;
+}
+
+const char *offsets_get(const struct offsets *o, const char *key)
+{
+	const struct entry *e = lookup(o, key);
+	char *ckey = NULL;
+
+	if (e == NULL && canonical(key, KEY, &ckey) == 0) {
+		e = lookup(o, ckey);
+		free(ckey);
+	}
+	return e ? e->value : NULL;
+}
+
+bool offsets_dirty(const struct offsets *o)
+{
+	return o->dirty;
+}
+
+int offsets_flush(struct offsets *o, char *errbuf, size_t errlen)
+{
+	uint64_t gen;
+	int rc;
+
+	if (!o->dirty) {
+		o->stats.skipped_clean++;
+		return 0;
+	}
+	/* A fresh number per attempt: a failed attempt may still have put its
+	 * file in place (directory fsync failure), and two different documents
+	 * must never share a generation. */
+	gen = ++o->attempted;
+	rc = o->ops->store(o->ctx, o, gen, errbuf, errlen);
+	if (rc != 0) {
+		o->stats.flush_failures++;
+		return rc;
+	}
+	o->dirty = false;
+	o->stats.generation = gen;
+	o->stats.flushes++;
+	return 0;
+}
+
+size_t offsets_count(const struct offsets *o)
+{
+	return o->n;
+}
+
+const char *offsets_key(const struct offsets *o, size_t i)
+{
+	return i < o->n ? o->ents[i].key : NULL;
+}
+
+const char *offsets_value(const struct offsets *o, size_t i)
+{
+	return i < o->n ? o->ents[i].value : NULL;
+}
+
+void offsets_stats(const struct offsets *o, struct offsets_stats *out)
+{
+	*out = o->stats;
+}
+
+const char *offsets_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case OFFSETS_ERR_IO:
+		return "offset store I/O error";
+	case OFFSETS_ERR_CORRUPT:
+		return "no valid offset store generation";
+	case OFFSETS_ERR_FULL:
+		return "offset store full";
+	case OFFSETS_ERR_NOMEM:
+		return "out of memory";
+	case OFFSETS_ERR_ARG:
+		return "offset key or value is not valid JSON of the expected shape";
+	default:
+		return "unknown offset store error";
+	}
+}
+
+int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets **out,
+                 char *errbuf, size_t errlen)
+{
+	struct offsets *o = calloc(1, sizeof(*o));
+	uint64_t gen = 0;
+	int from_prev = 0, rc;
+
+	*out = NULL;
+	if (o == NULL) {
+		ops->close(ctx);
+		snprintf(errbuf, errlen, "offset store: out of memory");
+		return OFFSETS_ERR_NOMEM;
+	}
+	o->ops = ops;
+	o->ctx = ctx;
+	rc = ops->load(ctx, o, &gen, &from_prev, errbuf, errlen);
+	if (rc != 0) {
+		offsets_destroy(o);
+		return rc;
+	}
+	o->attempted = gen;
+	o->stats.generation = gen;
+	o->stats.loaded_from_prev = from_prev;
+	*out = o;
+	return 0;
+}
+
+void offsets_destroy(struct offsets *o)
+{
+	if (o == NULL)
+		return;
+	offsets_load_reset(o);
+	free(o->ents);
+	free(o->slots);
+	if (o->ops != NULL && o->ops->close != NULL)
+		o->ops->close(o->ctx);
+	free(o);
+}

@@ -1,0 +1,553 @@
+/* offsets_file: the crash-safe local file backend of the offset store.
+ *
+ * On disk, one JSON document and a newline:
+ *   {"format":"skiff-offsets","version":1,"generation":42,"offsets":[
+ *    {"key":["conn",{"filename":"f"}],"value":{"position":12}}],"crc32c":"e3069283"}
+ * (on one line). The checksum is the CRC-32C, as 8 lowercase hex digits, of
+ * every byte before ,"crc32c":" -- so the file must end with exactly
+ * ,"crc32c":"xxxxxxxx"}\n. Keys and values are embedded JSON, written as the
+ * store holds them (validated and compacted by offsets_put); load cuts each
+ * one's exact text out of the document (cJSON would round integers above
+ * 2^53) and hands it to offsets_load_entry, which validates and compacts it. Future versions keep
+ * this envelope (trailer, "format", "version") so that this one can say "written by a newer skiff".
+ *
+ * Generations: "path" holds the newest, "path.prev" the one before; see
+ * atomicfile.c for the crash windows. Load reads both and takes the valid one
+ * with the highest generation, so each window is covered:
+ *   - torn or partial path.tmp: ignored and removed;
+ *   - path missing (between the two renames), prev valid: prev;
+ *   - path torn, empty, bit-flipped, garbage: CRC or parse fails, prev;
+ *   - path and prev both valid: the higher generation.
+ * After loading from prev (path bad or missing) the next write does not
+ * rotate path into prev, which would replace the last good generation with
+ * the bad file; it renames the new file straight over path. */
+#include "offsets.h"
+
+#include "atomicfile.h"
+#include "crc32c.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#define FORMAT_NAME "skiff-offsets"
+#define FORMAT_VERSION 1
+#define TRAILER_KEY ",\"crc32c\":\""
+#define TRAILER_KEY_LEN (sizeof(TRAILER_KEY) - 1)
+#define TRAILER_LEN (TRAILER_KEY_LEN + 8 + 3) /* key, 8 hex digits, "}\n */
+#define READ_MAX ((size_t)OFFSETS_MAX_BYTES + 64 * 1024)
+#define MAX_GENERATION 9007199254740992.0 /* 2^53: exact as a JSON number */
+#define WHY_LEN 320
+
+struct filectx {
+	char *path;
+	char *prev;
+	bool path_current; /* path holds the generation in memory: rotate it */
+};
+
+enum state { MISSING, BAD, NEWER, VALID };
+
+/* One stored generation while loading. */
+struct cand {
+	const char *name;
+	enum state state;
+	char *data;
+	size_t len;
+	cJSON *root;
+	uint64_t generation;
+	char why[WHY_LEN];
+};
+
+static char *concat(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = malloc(la + lb + 1);
+
+	if (s != NULL) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb + 1);
+	}
+	return s;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1; /* upper case too: the writer never produces it */
+}
+
+/* Checks the trailer and the CRC of the bytes before it. */
+static int check_crc(const char *d, size_t len, char *why, size_t whylen)
+{
+	const char *t;
+	uint32_t stored = 0, computed;
+
+	if (len < TRAILER_LEN + 1)
+		goto torn;
+	t = d + len - TRAILER_LEN;
+	if (memcmp(t, TRAILER_KEY, TRAILER_KEY_LEN) != 0 ||
+	    memcmp(t + TRAILER_KEY_LEN + 8, "\"}\n", 3) != 0)
+		goto torn;
+	for (size_t i = 0; i < 8; i++) {
+		int v = hexval(t[TRAILER_KEY_LEN + i]);
+
+		if (v < 0) {
+			snprintf(why, whylen, "malformed checksum");
+			return -1;
+		}
+		stored = stored << 4 | (uint32_t)v;
+	}
+	computed = crc32c(0, d, len - TRAILER_LEN);
+	if (stored != computed) {
+		snprintf(why, whylen,
+		         "checksum mismatch (stored %08" PRIx32 ", computed %08" PRIx32
+		         "): torn or damaged",
+		         stored, computed);
+		return -1;
+	}
+	return 0;
+torn:
+	snprintf(why, whylen, "no checksum at the end (torn, or not a skiff offsets file)");
+	return -1;
+}
+
+/* A JSON number that is a whole number in [min, max]. */
+static bool whole(const cJSON *j, double min, double max)
+{
+	return cJSON_IsNumber(j) && j->valuedouble >= min && j->valuedouble <= max &&
+	       floor(j->valuedouble) == j->valuedouble;
+}
+
+static int check_entries(const cJSON *offs, char *why, size_t whylen)
+{
+	const cJSON *e;
+	int i = 0;
+
+	cJSON_ArrayForEach(e, offs)
+	{
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
+
+		if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) != 2 ||
+		    !cJSON_IsString(cJSON_GetArrayItem(k, 0)) ||
+		    !cJSON_IsObject(cJSON_GetArrayItem(k, 1))) {
+			snprintf(why, whylen, "entry %d: key is not [\"connector\",{partition}]",
+			         i);
+			return -1;
+		}
+		if (!cJSON_IsObject(v)) {
+			snprintf(why, whylen, "entry %d: value is not an object", i);
+			return -1;
+		}
+		i++;
+	}
+	if (i > OFFSETS_MAX_ENTRIES) {
+		snprintf(why, whylen, "%d entries, more than %d", i, OFFSETS_MAX_ENTRIES);
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks format, version, generation and the shape of every entry. */
+static enum state check_doc(struct cand *c)
+{
+	const cJSON *r = c->root;
+	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(r, "format");
+	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(r, "version");
+	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(r, "generation");
+	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(r, "offsets");
+
+	if (!cJSON_IsObject(r) || !cJSON_IsString(fmt) ||
+	    strcmp(fmt->valuestring, FORMAT_NAME) != 0) {
+		snprintf(c->why, sizeof(c->why), "not a skiff offsets file (no \"format\":\"%s\")",
+		         FORMAT_NAME);
+		return BAD;
+	}
+	if (whole(ver, FORMAT_VERSION + 1, INT32_MAX)) {
+		snprintf(
+		    c->why, sizeof(c->why),
+		    "written by a newer skiff (format version %d; this skiff reads version %d)",
+		    (int)ver->valuedouble, FORMAT_VERSION);
+		return NEWER;
+	}
+	if (!whole(ver, FORMAT_VERSION, FORMAT_VERSION)) {
+		snprintf(c->why, sizeof(c->why), "bad format version");
+		return BAD;
+	}
+	if (!whole(gen, 1, MAX_GENERATION) || !cJSON_IsArray(offs)) {
+		snprintf(c->why, sizeof(c->why), "bad or missing \"generation\" or \"offsets\"");
+		return BAD;
+	}
+	if (check_entries(offs, c->why, sizeof(c->why)) != 0)
+		return BAD;
+	c->generation = (uint64_t)gen->valuedouble;
+	return VALID;
+}
+
+/* Judges a file's bytes: checksum first, then JSON, then content. */
+static enum state check_bytes(struct cand *c)
+{
+	const unsigned char *u = (const unsigned char *)c->data;
+
+	if (c->len == 0) {
+		snprintf(c->why, sizeof(c->why), "empty");
+		return BAD;
+	}
+	if (c->len >= 2 && u[0] == 0xAC && u[1] == 0xED) {
+		snprintf(c->why, sizeof(c->why),
+		         "is a Kafka Connect (Java-serialized) offsets file; skiff cannot read it: "
+		         "point offset.storage.file.filename at a new file, or move this one away");
+		return BAD;
+	}
+	if (check_crc(c->data, c->len, c->why, sizeof(c->why)) != 0)
+		return BAD;
+	if (memchr(c->data, '\0', c->len) != NULL) {
+		snprintf(c->why, sizeof(c->why), "contains a NUL byte");
+		return BAD;
+	}
+	c->root = cJSON_ParseWithOpts(c->data, NULL, 1);
+	if (c->root == NULL) {
+		snprintf(c->why, sizeof(c->why), "checksum matches but the JSON does not parse");
+		return BAD;
+	}
+	return check_doc(c);
+}
+
+/* Reads and judges one generation. Returns 0 (c->state says how it went), or
+ * OFFSETS_ERR_IO / OFFSETS_ERR_NOMEM when the file could not be read. */
+static int examine(struct cand *c, char *errbuf, size_t errlen)
+{
+	int rc = atomicfile_read(c->name, READ_MAX, &c->data, &c->len, c->why, sizeof(c->why));
+
+	if (rc == ATOMICFILE_ERR_NOENT) {
+		c->state = MISSING;
+		snprintf(c->why, sizeof(c->why), "not found");
+		return 0;
+	}
+	if (rc == ATOMICFILE_ERR_TOOBIG) {
+		c->state = BAD;
+		snprintf(c->why, sizeof(c->why), "too large (over %zu bytes)", READ_MAX);
+		return 0;
+	}
+	if (rc != 0) {
+		snprintf(errbuf, errlen, "offset store: %s", c->why);
+		return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+	}
+	c->state = check_bytes(c);
+	return 0;
+}
+
+/* ---- raw walking: the exact text of each key and value ----
+ * cJSON rounds integers above 2^53, so entries are cut out of the document
+ * text itself. Only used on text cJSON has already parsed: structure is
+ * known to be valid; whitespace is what cJSON skips (bytes up to 32). */
+
+static const char *ws(const char *p)
+{
+	while (*p != '\0' && (unsigned char)*p <= 32)
+		p++;
+	return p;
+}
+
+/* The end of the JSON value at p. */
+static const char *skip(const char *p)
+{
+	int depth = 0;
+
+	do {
+		if (*p == '"') {
+			for (p++; *p != '\0' && *p != '"'; p++)
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+			p += *p != '\0';
+		} else if (*p == '{' || *p == '[') {
+			depth++, p++;
+		} else if (*p == '}' || *p == ']') {
+			depth--, p++;
+		} else if (depth == 0) {
+			while ((unsigned char)*p > 32 && strchr(",:}]", *p) == NULL)
+				p++;
+		} else {
+			p++;
+		}
+	} while (depth > 0 && *p != '\0');
+	return p;
+}
+
+/* The value of member name (no escapes in it) of the object at p, or NULL. */
+static const char *member(const char *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	p = ws(p);
+	if (*p != '{')
+		return NULL;
+	for (p = ws(p + 1); *p == '"'; p = ws(p)) {
+		const char *k = p, *v;
+
+		p = skip(k);
+		v = ws(ws(p) + 1); /* past the colon */
+		if ((size_t)(p - k) == n + 2 && memcmp(k + 1, name, n) == 0)
+			return v;
+		p = ws(skip(v));
+		p += *p == ',';
+	}
+	return NULL;
+}
+
+/* Loads one entry (the object at p). On failure c->why says why. */
+static int load_one(struct cand *c, struct offsets *o, const char *p, int i)
+{
+	const char *kp = member(p, "key"), *vp = member(p, "value");
+	char *k = NULL, *v = NULL;
+	int rc;
+
+	if (kp == NULL || vp == NULL) {
+		snprintf(c->why, sizeof(c->why), "entry %d: unexpected layout", i);
+		return OFFSETS_ERR_ARG;
+	}
+	k = strndup(kp, (size_t)(skip(kp) - kp));
+	v = strndup(vp, (size_t)(skip(vp) - vp));
+	rc = k && v ? offsets_load_entry(o, k, v) : OFFSETS_ERR_NOMEM;
+	if (rc == OFFSETS_ERR_ARG) /* the shape was checked: a second copy of a key */
+		snprintf(c->why, sizeof(c->why), "entry %d: duplicate key %s", i, k);
+	else if (rc == OFFSETS_ERR_FULL)
+		snprintf(c->why, sizeof(c->why), "more than %u bytes of offsets",
+		         OFFSETS_MAX_BYTES);
+	free(k);
+	free(v);
+	return rc;
+}
+
+/* Loads c's entries into o. Returns 0, OFFSETS_ERR_NOMEM, or another negative
+ * code with c->why set (the generation is then unusable). */
+static int fill(struct cand *c, struct offsets *o)
+{
+	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(c->root, "offsets");
+	const char *p = member(c->data, "offsets");
+	int i = 0, rc;
+
+	if (p == NULL || *p != '[')
+		goto layout;
+	for (p = ws(p + 1); *p == '{'; i++) {
+		rc = load_one(c, o, p, i);
+		if (rc != 0)
+			return rc;
+		p = ws(skip(p));
+		if (*p == ',')
+			p = ws(p + 1);
+	}
+	if (*p == ']' && i == cJSON_GetArraySize(offs))
+		return 0;
+layout: /* cJSON and the walk disagree: escaped member names, for one */
+	snprintf(c->why, sizeof(c->why), "unexpected layout of \"offsets\"");
+	return OFFSETS_ERR_ARG;
+}
+
+/* Fills o from the newest valid candidate, falling back to the other one.
+ * Returns the index used, -1 for none, or OFFSETS_ERR_NOMEM. */
+static int choose(struct cand *c, struct offsets *o)
+{
+	int first =
+	    c[0].state == VALID && (c[1].state != VALID || c[0].generation >= c[1].generation) ? 0
+	                                                                                       : 1;
+
+	for (int k = 0; k < 2; k++) {
+		int i = k == 0 ? first : 1 - first;
+		int rc;
+
+		if (c[i].state != VALID)
+			continue;
+		rc = fill(&c[i], o);
+		if (rc == 0)
+			return i;
+		offsets_load_reset(o);
+		if (rc == OFFSETS_ERR_NOMEM)
+			return rc;
+		c[i].state = BAD;
+	}
+	return -1;
+}
+
+static const char advice[] =
+    "Refusing to start: starting from the beginning would duplicate and from the end "
+    "would lose records. Inspect or restore the file; to deliberately start over, "
+    "delete both.";
+
+/* Any file from a newer skiff stops the load (see offsets.h). */
+static int refuse_newer(const struct cand *c, char *errbuf, size_t errlen)
+{
+	for (int i = 0; i < 2; i++) {
+		if (c[i].state != NEWER)
+			continue;
+		snprintf(errbuf, errlen,
+		         "offset store %s: %s. Refusing to start: run a skiff that reads it; or, "
+		         "to fall back to %s (re-sending the records since), move it away.",
+		         c[i].name, c[i].why, c[1 - i].name);
+		return OFFSETS_ERR_CORRUPT;
+	}
+	return 0;
+}
+
+static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *from_prev,
+                     char *errbuf, size_t errlen)
+{
+	struct filectx *ctx = vctx;
+	struct cand c[2] = {{.name = ctx->path}, {.name = ctx->prev}};
+	char why[WHY_LEN];
+	int rc, pick = -1;
+
+	if ((rc = examine(&c[0], errbuf, errlen)) != 0 ||
+	    (rc = examine(&c[1], errbuf, errlen)) != 0)
+		goto out;
+	if ((rc = refuse_newer(c, errbuf, errlen)) != 0)
+		goto out;
+	pick = rc = choose(c, o);
+	if (rc == OFFSETS_ERR_NOMEM) {
+		snprintf(errbuf, errlen, "offset store %s: out of memory", ctx->path);
+		goto out;
+	}
+	rc = 0;
+	if (pick < 0 && (c[0].state != MISSING || c[1].state != MISSING)) {
+		snprintf(errbuf, errlen, "offset store %s: %s; %s: %s. %s", c[0].name, c[0].why,
+		         c[1].name, c[1].why, advice);
+		rc = OFFSETS_ERR_CORRUPT;
+		goto out;
+	}
+	if (atomicfile_remove_tmp(ctx->path, why, sizeof(why)) != 0) {
+		snprintf(errbuf, errlen, "offset store: %s", why);
+		rc = OFFSETS_ERR_IO;
+		goto out;
+	}
+	*generation = pick >= 0 ? c[pick].generation : 0;
+	*from_prev = pick == 1;
+	ctx->path_current = pick == 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		free(c[i].data);
+		cJSON_Delete(c[i].root);
+	}
+	return rc;
+}
+
+static char *append(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define ENTRY_OPEN "{\"key\":"
+#define ENTRY_MID ",\"value\":"
+
+/* Builds the document for generation gen into *doc (free()). */
+static int build(const struct offsets *o, uint64_t gen, char **doc, size_t *len)
+{
+	char head[128], tail[TRAILER_LEN + 1];
+	size_t n = offsets_count(o), hl, need;
+	char *buf, *p;
+
+	hl = (size_t)snprintf(head, sizeof(head),
+	                      "{\"format\":\"" FORMAT_NAME
+	                      "\",\"version\":%d,\"generation\":%" PRIu64 ",\"offsets\":[",
+	                      FORMAT_VERSION, gen);
+	need = hl + 1 + TRAILER_LEN;
+	for (size_t i = 0; i < n; i++)
+		need += strlen(offsets_key(o, i)) + strlen(offsets_value(o, i)) + 18;
+	buf = malloc(need + 1);
+	if (buf == NULL)
+		return OFFSETS_ERR_NOMEM;
+	p = append(buf, head, hl);
+	for (size_t i = 0; i < n; i++) {
+		const char *k = offsets_key(o, i), *v = offsets_value(o, i);
+
+		if (i > 0)
+			p = append(p, ",", 1);
+		p = append(p, ENTRY_OPEN, sizeof(ENTRY_OPEN) - 1);
+		p = append(p, k, strlen(k));
+		p = append(p, ENTRY_MID, sizeof(ENTRY_MID) - 1);
+		p = append(p, v, strlen(v));
+		p = append(p, "}", 1);
+	}
+	p = append(p, "]", 1);
+	snprintf(tail, sizeof(tail), TRAILER_KEY "%08" PRIx32 "\"}\n",
+	         crc32c(0, buf, (size_t)(p - buf)));
+	p = append(p, tail, TRAILER_LEN);
+	*doc = buf;
+	*len = (size_t)(p - buf);
+	return 0;
+}
+
+static int file_store(void *vctx, const struct offsets *o, uint64_t generation, char *errbuf,
+                      size_t errlen)
+{
+	struct filectx *ctx = vctx;
+	char *doc = NULL;
+	size_t len = 0;
+	int done = 0, rc;
+
+	if (build(o, generation, &doc, &len) != 0) {
+		snprintf(errbuf, errlen, "offset store %s: out of memory", ctx->path);
+		return OFFSETS_ERR_NOMEM;
+	}
+	rc = atomicfile_replace(ctx->path, ctx->path_current ? ctx->prev : NULL, doc, len, &done,
+	                        errbuf, errlen);
+	if (done & ATOMICFILE_ROTATED)
+		ctx->path_current = false;
+	if (done & ATOMICFILE_REPLACED)
+		ctx->path_current = true;
+	free(doc);
+	if (rc == 0)
+		return 0;
+	return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+}
+
+static void file_close(void *vctx)
+{
+	struct filectx *ctx = vctx;
+
+	if (ctx == NULL)
+		return;
+	free(ctx->path);
+	free(ctx->prev);
+	free(ctx);
+}
+
+static const struct offset_backend_ops file_ops = {
+    .name = "file",
+    .load = file_load,
+    .store = file_store,
+    .close = file_close,
+};
+
+int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen)
+{
+	struct filectx *ctx = NULL;
+	char why[WHY_LEN];
+	int rc;
+
+	*out = NULL;
+	if (path == NULL || *path == '\0') {
+		snprintf(errbuf, errlen, "offset store: no file name given");
+		return OFFSETS_ERR_ARG;
+	}
+	rc = atomicfile_check_dir(path, why, sizeof(why));
+	if (rc != 0) {
+		snprintf(errbuf, errlen, "offset store: %s", why);
+		return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL || (ctx->path = concat(path, "")) == NULL ||
+	    (ctx->prev = concat(path, ".prev")) == NULL) {
+		file_close(ctx);
+		snprintf(errbuf, errlen, "offset store %s: out of memory", path);
+		return OFFSETS_ERR_NOMEM;
+	}
+	return offsets_open(&file_ops, ctx, out, errbuf, errlen);
+}
