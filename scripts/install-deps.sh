@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs what skiff needs to build, test and demo on Debian 12 or Raspberry
+# Pi OS (bookworm), and nothing that is already there. Safe to run again: with
+# everything present it touches neither apt's lists nor the network.
+#
+# Java 17+ and Maven count as present when `java` and `mvn` are on PATH
+# (however they got there); pytest when `python3 -m pytest` works.
+set -euo pipefail
+
+PACKAGES=(
+	# the build
+	build-essential cmake pkg-config librdkafka-dev libcjson-dev libsqlite3-dev
+	# the demo and the end-to-end tests
+	sqlite3 kcat logrotate python3 python3-pytest
+	# the test broker (tests/kafka/kafka.sh)
+	openjdk-17-jre-headless maven
+	# fault, leak and sanitizer tests
+	strace eatmydata fiu-utils valgrind clang libclang-rt-14-dev
+	# ps, kill, flock, setsid
+	procps util-linux
+)
+
+# One status line per installed architecture (a -dev package may be there
+# for two); any one installed counts.
+installed() { # package
+	dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -qx "install ok installed"
+}
+
+java_ok() {
+	local v
+	command -v java >/dev/null || return 1
+	# `java -version` prints e.g.: openjdk version "17.0.15" 2025-04-15
+	v=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+	[ -n "$v" ] && [ "$v" -ge 17 ]
+}
+
+present() { # package
+	case $1 in
+	openjdk-17-jre-headless) java_ok && return 0 ;;
+	maven) command -v mvn >/dev/null && return 0 ;;
+	python3-pytest) python3 -m pytest --version >/dev/null 2>&1 && return 0 ;;
+	esac
+	installed "$1"
+}
+
+main() {
+	local sudo=() missing=() pkg log
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null || {
+			echo "install-deps: not root and no sudo" >&2
+			exit 1
+		}
+		sudo=(sudo)
+	fi
+	for pkg in "${PACKAGES[@]}"; do
+		present "$pkg" || missing+=("$pkg")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		log=$(mktemp "${TMPDIR:-/tmp}/install-deps.XXXXXX")
+		# A list that fails to refresh (a mirror mid-sync, a foreign
+		# architecture) need not stop the install: the old one may do.
+		if ! "${sudo[@]}" apt-get update -q </dev/null >"$log" 2>&1; then
+			echo "install-deps: warning: apt-get update failed, trying with the lists there are" >&2
+			grep -E '^(E|W):' "$log" | head -n 5 >&2 || true
+		fi
+		if ! "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends "${missing[@]}" </dev/null >>"$log" 2>&1; then
+			tail -n 30 "$log" >&2
+			echo "install-deps: apt-get install failed for: ${missing[*]} (log: $log)" >&2
+			exit 1
+		fi
+		rm -f "$log"
+		for pkg in "${missing[@]}"; do
+			installed "$pkg" || {
+				echo "install-deps: $pkg did not install" >&2
+				exit 1
+			}
+			echo "install-deps: installed $pkg"
+		done
+	fi
+	echo "install-deps: ok"
+}
+
+main "$@"

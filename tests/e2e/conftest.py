@@ -1,0 +1,97 @@
+"""Fixtures for skiff's end-to-end tests (helpers live in harness.py).
+
+kafka          session-wide broker (SKIFF_BOOTSTRAP: an external one instead)
+kafka_private  a broker of the test's own, prepared but not started: for outages
+topic          a fresh topic name
+
+Every test has a time limit (ini skiff_test_timeout, env SKIFF_TEST_TIMEOUT, or
+@pytest.mark.skiff_timeout(seconds)); every skiff a test started is killed at
+its teardown, and a failing test shows the tail of each skiff's log.
+"""
+
+import os
+import signal
+
+import pytest
+
+import harness
+
+
+def pytest_addoption(parser):
+    parser.addini("skiff_test_timeout", "seconds a test may take (0: no limit)", default="300")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers",
+                            "skiff_timeout(seconds): time limit of this test, instead of "
+                            "skiff_test_timeout")
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """The session's broker: .bootstrap, .dir, .stop(), .start(), .kill(),
+    .pause(), .resume(). A test that stops or pauses it must start or resume it
+    again; kafka_private is the better choice for outage tests."""
+    external = os.environ.get("SKIFF_BOOTSTRAP")
+    if external:
+        yield harness.Broker(bootstrap=external)
+        return
+    broker = harness.Broker(tmp_path_factory.mktemp("kafka"))
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def kafka_private(tmp_path):
+    """A broker for this test alone, prepared (its bootstrap address is fixed)
+    but not started: call .start() when the test wants it up. Killed at teardown."""
+    broker = harness.Broker(tmp_path / "kafka")
+    broker.prepare()
+    yield broker
+    broker.kill()
+
+
+@pytest.fixture
+def topic(request):
+    """A topic name of this test's own."""
+    return harness.unique_topic(request.node.name[:40])
+
+
+@pytest.fixture(autouse=True)
+def _skiff_guard(request):
+    """Time limit for the test, and no skiff left behind."""
+    limit = float(os.environ.get("SKIFF_TEST_TIMEOUT") or
+                  request.config.getini("skiff_test_timeout") or 0)
+    mark = request.node.get_closest_marker("skiff_timeout")
+    if mark and mark.args:
+        limit = float(mark.args[0])
+
+    def expired(signum, frame):
+        pytest.fail(f"test exceeded its time limit of {limit:g}s", pytrace=True)
+
+    harness._all_skiffs.clear()
+    old = None
+    if limit > 0:
+        old = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        if limit > 0:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        left = harness.kill_all_skiffs()
+        for s in left:
+            # Shown with the test's report ("Captured stdout teardown").
+            print(f"--- skiff {s.args} was still running; killed. Log tail:\n{s._tail()}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call" and rep.failed:
+        for s in harness._all_skiffs:
+            if s.proc is not None:
+                rep.sections.append((f"skiff log ({s.log_file})", s._tail(60)))

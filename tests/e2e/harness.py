@@ -1,0 +1,438 @@
+"""Helpers for skiff's end-to-end tests: a real Kafka broker (tests/kafka/kafka.sh),
+the consume tool (tests/tools/consume.c), and the skiff binary under test.
+
+Paths come from the environment:
+  SKIFF_BIN        the skiff binary        (default <repo>/build-asan/skiff)
+  SKIFF_TOOLS      the built test tools    (default <repo>/build-asan)
+  SKIFF_BOOTSTRAP  an already running broker to use instead of starting one
+  KAFKA_VERSION    the broker version kafka.sh fetches (default 3.9.1)
+
+Standard library only: it must run under Debian's python3-pytest 7.2 as well as
+newer pytest releases.
+"""
+
+import atexit
+import base64
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+KAFKA_SH = REPO / "tests" / "kafka" / "kafka.sh"
+
+
+class HarnessError(AssertionError):
+    """A test's precondition or helper failed; the message says what to do."""
+
+
+def skiff_bin():
+    """Path of the skiff binary under test; fails clearly when it is missing."""
+    p = Path(os.environ.get("SKIFF_BIN") or REPO / "build-asan" / "skiff")
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        raise HarnessError(
+            f"skiff binary not found at {p}: build it (cmake -S . -B build-asan "
+            f"-DSKIFF_SANITIZE=ON && cmake --build build-asan -j2) or set SKIFF_BIN")
+    return p
+
+
+def tool(name):
+    """Path of a test tool built from tests/tools/NAME.c; fails clearly when missing."""
+    d = Path(os.environ.get("SKIFF_TOOLS") or REPO / "build-asan")
+    p = d / name
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        raise HarnessError(
+            f"test tool {name} not found at {p}: build it (cmake --build {d} --target {name}) "
+            f"or set SKIFF_TOOLS to the build directory that has it")
+    return p
+
+
+def unique_topic(prefix="t"):
+    """A topic name no other test uses: PREFIX-<10 hex digits>."""
+    prefix = re.sub(r"[^A-Za-z0-9._-]", "-", prefix)[:200]
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+# --- the broker ---------------------------------------------------------------
+
+_live_brokers = set()
+
+
+class Broker:
+    """A broker run by tests/kafka/kafka.sh in its own directory.
+
+    external=True wraps a broker this harness did not start (SKIFF_BOOTSTRAP):
+    it has a bootstrap address and nothing else.
+    """
+
+    def __init__(self, directory=None, bootstrap=None):
+        self.dir = Path(directory) if directory else None
+        self._bootstrap = bootstrap
+        self.external = directory is None
+
+    def _sh(self, cmd, timeout=180):
+        if self.external:
+            raise HarnessError(
+                f"kafka {cmd}: not possible on the external broker at {self._bootstrap} "
+                f"(SKIFF_BOOTSTRAP); use the kafka_private fixture for outage tests")
+        try:
+            r = subprocess.run([str(KAFKA_SH), cmd, str(self.dir)], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise HarnessError(f"kafka.sh {cmd} {self.dir}: no answer in {timeout}s") from e
+        out = r.stdout.decode(errors="replace").strip()
+        if r.returncode != 0 and not (cmd == "status" and r.returncode == 1):
+            raise HarnessError(f"kafka.sh {cmd} {self.dir} exited {r.returncode}:\n"
+                               f"{r.stderr.decode(errors='replace')}")
+        return r.returncode, out
+
+    @property
+    def bootstrap(self):
+        """127.0.0.1:PORT; fixed from prepare on, across stops and restarts."""
+        if self._bootstrap is None:
+            self._bootstrap = self._sh("bootstrap")[1]
+        return self._bootstrap
+
+    def prepare(self):
+        """Config and formatted storage, no process. Returns the bootstrap."""
+        self._bootstrap = self._sh("prepare")[1]
+        return self._bootstrap
+
+    def start(self):
+        """Starts (preparing first when needed) and waits until it serves."""
+        _live_brokers.add(self)
+        self._bootstrap = self._sh("start")[1].splitlines()[-1]
+        return self._bootstrap
+
+    def stop(self):
+        """SIGTERM, then SIGKILL after 30 s."""
+        self._sh("stop")
+        _live_brokers.discard(self)
+
+    def kill(self):
+        """SIGKILL at once: a crash, not a shutdown."""
+        self._sh("kill")
+        _live_brokers.discard(self)
+
+    def pause(self):
+        """SIGSTOP: the broker holds its connections and answers nothing."""
+        self._sh("pause")
+
+    def resume(self):
+        """SIGCONT after pause()."""
+        self._sh("resume")
+
+    def running(self):
+        if self.external:
+            return True
+        return self._sh("status")[0] == 0
+
+    def log_text(self):
+        """The broker's own log (logs/server.log), '' when there is none."""
+        if self.external:
+            return ""
+        try:
+            return (self.dir / "logs" / "server.log").read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def __repr__(self):
+        return f"Broker({self.dir or 'external'}, {self._bootstrap})"
+
+
+@atexit.register
+def _kill_brokers():
+    # Last resort when the fixtures' teardown did not run (an interpreter exit
+    # in the middle of a session); a clean session has none left.
+    for b in list(_live_brokers):
+        try:
+            b.kill()
+        except Exception:  # noqa: BLE001 - nothing better to do at exit
+            pass
+
+
+# --- the consume tool ----------------------------------------------------------
+
+
+class ConsumeTimeout(AssertionError):
+    """consume(n=...) saw fewer than n records in time; .records has those it saw."""
+
+    def __init__(self, msg, records):
+        super().__init__(msg)
+        self.records = records
+
+
+def _b64(v):
+    return None if v is None else base64.b64decode(v)
+
+
+def _record(line):
+    j = json.loads(line)
+    return {
+        "partition": j["partition"],
+        "offset": j["offset"],
+        "timestamp": j["timestamp"],
+        "key": _b64(j["key"]),
+        "value": _b64(j["value"]),
+        "headers": [(h[0], _b64(h[1])) for h in j["headers"]],
+    }
+
+
+def consume(bootstrap, topic, n=None, timeout=30, isolation=None, allow_timeout=False):
+    """Records of a topic as dicts: partition, offset, timestamp (ms), key and
+    value (bytes or None), headers (list of (str, bytes or None)).
+
+    n=None: everything up to the high watermarks as of now; a missing topic is
+    empty. n=N: waits up to timeout seconds for the topic and at least N records,
+    then returns everything up to the high watermarks of that moment; with fewer,
+    raises ConsumeTimeout, or returns what came when allow_timeout.
+    isolation: "read_committed" or "read_uncommitted" (the default).
+    """
+    cmd = [str(tool("consume")), "-b", bootstrap, "-t", topic, "-T", str(int(timeout * 1000))]
+    if n is not None:
+        cmd += ["-n", str(n)]
+    if isolation:
+        cmd += ["-x", isolation]
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout + 60)
+    except subprocess.TimeoutExpired as e:
+        raise HarnessError(f"consume {topic}: tool hung past {timeout + 60}s") from e
+    err = r.stderr.decode(errors="replace")
+    records = [_record(line) for line in r.stdout.decode().splitlines() if line]
+    if r.returncode == 3:
+        if allow_timeout:
+            return records
+        raise ConsumeTimeout(f"consume {topic} from {bootstrap}: {len(records)} records, "
+                             f"wanted {n if n is not None else 'the high watermark'} "
+                             f"within {timeout}s\n{err}", records)
+    if r.returncode != 0:
+        raise HarnessError(f"consume {topic} from {bootstrap} exited {r.returncode}:\n{err}")
+    return records
+
+
+def create_topic(bootstrap, topic, partitions=1, timeout=30):
+    """Creates TOPIC with PARTITIONS partitions (replication 1); fine if it exists.
+    Returns when every partition has a leader."""
+    r = subprocess.run([str(tool("consume")), "-b", bootstrap, "-t", topic,
+                        "-c", str(partitions), "-T", str(int(timeout * 1000))],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout + 60)
+    if r.returncode != 0:
+        raise HarnessError(f"create topic {topic}: exit {r.returncode}:\n"
+                           f"{r.stderr.decode(errors='replace')}")
+
+
+def produce(bootstrap, topic, values, key=None, partition=None, headers=(), timeout=30):
+    """Produces each bytes value of VALUES as one record, in order, with kcat
+    (any bytes, NUL included). key: bytes or str for every record; headers:
+    (name, value) str pairs for every record."""
+    with tempfile.TemporaryDirectory(prefix="skiff-produce-") as d:
+        files = []
+        for i, v in enumerate(values):
+            f = Path(d) / f"{i:06d}"
+            f.write_bytes(v if isinstance(v, bytes) else v.encode())
+            files.append(str(f))
+        cmd = ["kcat", "-P", "-b", bootstrap, "-t", topic, "-X", "message.timeout.ms=20000"]
+        if key is not None:
+            cmd += ["-k", key.decode() if isinstance(key, bytes) else key]
+        if partition is not None:
+            cmd += ["-p", str(partition)]
+        for name, value in headers:
+            cmd += ["-H", f"{name}={value}"]
+        r = subprocess.run(cmd + files, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=timeout)
+        if r.returncode != 0:
+            raise HarnessError(f"kcat produce to {topic} exited {r.returncode}:\n"
+                               f"{r.stderr.decode(errors='replace')}")
+
+
+# --- skiff ---------------------------------------------------------------------
+
+_live_skiffs = set()
+_all_skiffs = []  # made during the current test, for its failure report
+
+
+def _escape_props(s, key=False):
+    """java.util.Properties escaping, so a dict round-trips exactly."""
+    out = []
+    for i, c in enumerate(s):
+        if c == "\\":
+            out.append("\\\\")
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\f":
+            out.append("\\f")
+        elif c == " " and (key or i == 0):
+            out.append("\\ ")
+        elif c in "=:#!" and (key or i == 0):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def props_text(props):
+    """A .properties text from a dict (escaped, one key=value a line) or a str
+    (taken as it is)."""
+    if isinstance(props, str):
+        return props
+    return "".join(f"{_escape_props(str(k), key=True)}={_escape_props(str(v))}\n"
+                   for k, v in props.items())
+
+
+class Skiff:
+    """One skiff process: Skiff(tmp_path, worker_props, connectors).
+
+    Writes DIR/worker.properties and DIR/connector-N.properties (N from 1);
+    runs `skiff [extra_args] worker.properties connector-1.properties ...` in
+    DIR with stdout and stderr in DIR/skiff.stdout / DIR/skiff.log (appended
+    across restarts, so one Skiff can be started again after a stop or kill).
+    Every process is killed at test teardown (conftest) and at interpreter exit.
+    """
+
+    def __init__(self, tmp_path, worker_props, connectors=(), env=None, name="skiff"):
+        self.dir = Path(tmp_path) / name
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.worker_file = self.dir / "worker.properties"
+        self.worker_file.write_text(props_text(worker_props))
+        self.connector_files = []
+        for i, c in enumerate(connectors, 1):
+            f = self.dir / f"connector-{i}.properties"
+            f.write_text(props_text(c))
+            self.connector_files.append(f)
+        self.log_file = self.dir / "skiff.log"
+        self.stdout_file = self.dir / "skiff.stdout"
+        self.env = dict(env or {})
+        self.proc = None
+        self.args = None
+        _all_skiffs.append(self)
+
+    def start(self, extra_args=()):
+        """Starts skiff and returns at once (see wait_log)."""
+        if self.proc is not None and self.proc.poll() is None:
+            raise HarnessError(f"skiff pid {self.proc.pid} is still running")
+        self.args = [str(skiff_bin()), *map(str, extra_args), str(self.worker_file),
+                     *map(str, self.connector_files)]
+        env = dict(os.environ)
+        env.setdefault("ASAN_OPTIONS", "abort_on_error=0:detect_leaks=1")
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        env.update(self.env)
+        with open(self.log_file, "ab") as err, open(self.stdout_file, "ab") as out:
+            # A session of its own: ^C on the test run must not reach skiff
+            # before the test means it to; teardown kills it regardless.
+            self.proc = subprocess.Popen(self.args, cwd=self.dir, stdin=subprocess.DEVNULL,
+                                         stdout=out, stderr=err, env=env,
+                                         start_new_session=True)
+        _live_skiffs.add(self)
+        return self
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    @property
+    def exitcode(self):
+        """The exit code (negative: killed by that signal), None while running."""
+        return None if self.proc is None else self.proc.poll()
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self):
+        """Everything skiff wrote to stderr so far (all runs)."""
+        try:
+            return self.log_file.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_mark(self):
+        """A position in the log: pass as wait_log(since=...) to wait for
+        something new only."""
+        try:
+            return self.log_file.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _tail(self, lines=40):
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def wait_log(self, regex, timeout=30, since=0):
+        """Waits until a line of the log (from byte offset since) matches regex;
+        returns the re.Match. Fails early when skiff exits first."""
+        pat = re.compile(regex)
+        deadline = time.monotonic() + timeout
+        while True:
+            data = b""
+            try:
+                with open(self.log_file, "rb") as f:
+                    f.seek(since)
+                    data = f.read()
+            except FileNotFoundError:
+                pass
+            for line in data.decode(errors="replace").splitlines():
+                m = pat.search(line)
+                if m:
+                    return m
+            if not self.running():
+                raise HarnessError(f"skiff exited ({self.exitcode}) before logging /{regex}/; "
+                                   f"log tail:\n{self._tail()}")
+            if time.monotonic() >= deadline:
+                raise HarnessError(f"skiff did not log /{regex}/ within {timeout}s; "
+                                   f"log tail:\n{self._tail()}")
+            time.sleep(0.05)
+
+    def wait(self, timeout=30):
+        """Waits for skiff to exit by itself; returns the exit code."""
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill9()
+            raise HarnessError(f"skiff did not exit within {timeout}s (killed); "
+                               f"log tail:\n{self._tail()}") from None
+        _live_skiffs.discard(self)
+        return rc
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Sends sig and waits for the exit; returns the exit code. A skiff
+        that outlives timeout is killed with SIGKILL and the test fails."""
+        if self.proc is None:
+            raise HarnessError("skiff was never started")
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.wait(timeout)
+
+    def kill9(self):
+        """SIGKILL at once (a power cut, as far as skiff can tell); returns the
+        exit code (-9)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        rc = self.proc.wait()
+        _live_skiffs.discard(self)
+        return rc
+
+
+def kill_all_skiffs():
+    """SIGKILLs every skiff still running; returns those that were."""
+    left = [s for s in list(_live_skiffs) if s.running()]
+    for s in list(_live_skiffs):
+        s.kill9()
+    return left
+
+
+atexit.register(kill_all_skiffs)
