@@ -19,6 +19,10 @@
 # restarted on the same address with the same data.
 # Files in DIR: server.properties, log4j config, bootstrap, kafka.pid,
 # data/ (log.dirs), logs/server.log (broker log), logs/stdout.log (JVM output).
+#
+# Measured on 2 cores (3.9.1 / 4.4.0): fetch with empty Maven caches 5-7 s,
+# warm fetch 5 ms, prepare 0.5 s, start to serving 2.4 s, stop 0.4 s, start
+# after kill 6-8 s (the controller waits out the old broker session).
 set -euo pipefail
 
 DEFAULT_VERSION=3.9.1
