@@ -3,6 +3,7 @@
 #include "config.h"
 #include "offsets.h"
 #include "settings.h"
+#include "sink_kafka.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -48,6 +49,14 @@ static int setup_signals(int *readfd)
 		return -1;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+static void no_delivery(void *ctx, void *token, bool ok, const char *reason)
+{
+	(void)ctx;
+	(void)token;
+	(void)ok;
+	(void)reason;
 }
 
 static void usage(FILE *fp)
@@ -127,7 +136,7 @@ int main(int argc, char **argv)
 	struct offsets *offsets = NULL;
 	struct worker *w = NULL;
 	char errbuf[2048];
-	int code, sigfd = -1;
+	int code, rc, sigfd = -1;
 
 	memset(&s, 0, sizeof(s));
 	code = parse_args(argc, argv, &o);
@@ -140,12 +149,24 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	settings_log_notices(&s);
-	if (offsets_open_file(config_str(s.worker, "offset.storage.file.filename"), &offsets,
-			      errbuf, sizeof(errbuf)) != 0) {
+	rc = offsets_open_file(config_str(s.worker, "offset.storage.file.filename"), &offsets,
+			       errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		/* Corrupt: a person must look. An I/O error may pass: restart. */
 		log_error("%s", errbuf);
+		if (rc == OFFSETS_ERR_IO)
+			code = WORKER_EXIT_TEMPFAIL;
 		goto out;
 	}
 	if (o.check) {
+		/* librdkafka validates producer.* itself: build a producer and drop it. */
+		struct sink *probe = NULL;
+
+		if (sink_open(s.worker, no_delivery, NULL, &probe, errbuf, sizeof(errbuf)) != 0) {
+			log_error("%s", errbuf);
+			goto out;
+		}
+		sink_destroy(probe);
 		settings_print(&s, stdout);
 		printf("# offsets: %zu stored\nconfiguration ok\n", offsets_count(offsets));
 		code = WORKER_EXIT_OK;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine or a developer's:
+#   scripts/test.sh            install what is missing, build with ASan+UBSan, run the
+#                              unit tests (CTest) and the end-to-end tests against a
+#                              real single-node Kafka broker (pytest)
+#   scripts/test.sh --long     also the long soak and fuzz profile (nightly; hours)
+#   scripts/test.sh --kafka4   the end-to-end tests against the newest Kafka 4.x
+#   scripts/test.sh -k EXPR    only the end-to-end tests matching EXPR (pytest -k)
+# .ci/run calls this with no arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+profile=short
+pytest_args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--long) profile=long ;;
+	--kafka4) export KAFKA_VERSION=${KAFKA4_VERSION:-4.4.0} ;;
+	-k) pytest_args+=(-k "$2"); shift ;;
+	*) echo "test.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
+	esac
+	shift
+done
+export SKIFF_PROFILE=$profile
+
+scripts/install-deps.sh
+
+echo "== build (ASan+UBSan)"
+cmake -S . -B build-asan -DSKIFF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j"$(nproc)"
+
+echo "== unit tests"
+(cd build-asan && ctest --output-on-failure -j"$(nproc)")
+
+echo "== end-to-end tests (real Kafka ${KAFKA_VERSION:-3.9.1})"
+tests/kafka/kafka.sh fetch
+export SKIFF_BIN=$PWD/build-asan/skiff SKIFF_TOOLS=$PWD/build-asan
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+cd tests/e2e
+exec python3 -m pytest -q "${pytest_args[@]}"
