@@ -12,7 +12,8 @@
 #
 # Environment: SKIFF_CPU (-mcpu for one board model, see board.conf),
 # DEB_ARCH (generic-gateway only: arm64 or armhf), CMAKE_BUILD_TYPE
-# (default RelWithDebInfo; packaging strips the binary).
+# (default RelWithDebInfo; packaging strips the binary), SKIFF_CTEST_EXCLUDE
+# (--test: regex of tests not to run under qemu; see below).
 #
 # Setup (as root, needs the Debian archive; skipped when all is installed):
 #   dpkg --add-architecture ARCH; apt-get update; apt-get install
@@ -76,7 +77,8 @@ if [ "$setup" = 1 ]; then
 			dpkg --add-architecture "$DEB_ARCH"
 		fi
 		echo "cross-build: installing ${missing[*]}" >&2
-		apt-get update -qq
+		# A mirror mid-sync can fail one index; the others may still do.
+		apt-get update -qq || echo "cross-build: apt-get update reported errors, trying anyway" >&2
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 	fi
 fi
@@ -114,7 +116,12 @@ else
 fi
 
 if [ "$run_tests" = 1 ]; then
-	ctest --test-dir "$build" --output-on-failure >&2
+	# ctest puts qemu in front of test targets (CMAKE_CROSSCOMPILING_EMULATOR),
+	# but not in front of a target binary that a test script runs itself: such
+	# tests need binfmt_misc (qemu-user-binfmt), absent in containers. Skip them
+	# unless SKIFF_CTEST_EXCLUDE says otherwise ('' runs everything).
+	exclude=${SKIFF_CTEST_EXCLUDE-'^props\.java_compare$'}
+	ctest --test-dir "$build" --output-on-failure ${exclude:+-E "$exclude"} >&2
 fi
 if [ "$make_deb" = 1 ]; then
 	"$src/firmware/debian/build-deb.sh" "$build" "$DEB_ARCH"

@@ -73,7 +73,7 @@ macro(skiff_cross_toolchain processor triplet march abi)
   endif()
 
   # Lets ctest run the unit tests under qemu-user when it is installed.
-  if(processor STREQUAL "aarch64")
+  if("${processor}" STREQUAL "aarch64")
     set(_skiff_qemu qemu-aarch64)
   else()
     set(_skiff_qemu qemu-arm)

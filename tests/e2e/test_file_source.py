@@ -142,18 +142,13 @@ def test_kill9_while_shipping_200k_lines(tmp_path, kafka, topic):
         pos += len(l) + 1
         ends.append(pos)
     src.write_text("".join(l + "\n" for l in lines[:50_000]))
-    written = [50_000]
-    half = threading.Event()
 
     def writer():
         with open(src, "a") as f:
             for i in range(50_000, n, 1000):
                 f.write("".join(l + "\n" for l in lines[i:i + 1000]))
                 f.flush()
-                written[0] = i + 1000
-                if written[0] >= 120_000:
-                    half.set()
-                time.sleep(0.01)
+                time.sleep(0.05)
     worker = {"bootstrap.servers": kafka.bootstrap,
               "offset.storage.file.filename": str(tmp_path / "offsets"),
               "offset.flush.interval.ms": "300",
@@ -162,13 +157,19 @@ def test_kill9_while_shipping_200k_lines(tmp_path, kafka, topic):
     sk = Skiff(tmp_path, worker, [conn]).start()
     t = threading.Thread(target=writer)
     t.start()
-    assert half.wait(120)
+    # Kill once Kafka holds a good part of the lines and offsets were flushed.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if (tmp_path / "offsets").exists() and len(consume(kafka.bootstrap, topic)) >= 60_000:
+            break
+        time.sleep(0.1)
     sk.kill9()
     durable = offsetfile.load(tmp_path / "offsets") if (tmp_path / "offsets").exists() else {}
     key = offsetfile.key("big", {"filename": str(src)})
     durable_pos = durable[key]["position"] if key in durable else 0
     t.join()
     shipped_before = len(consume(kafka.bootstrap, topic))
+    assert 0 < durable_pos < ends[-1] and shipped_before < n, "the kill missed the middle"
     sk.start()
     recs = consume(kafka.bootstrap, topic, n=n, timeout=240)
     assert sk.stop() == 0
