@@ -52,7 +52,13 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$board" ] || usage
 conf=$src/board/$board/board.conf
-[ -f "$conf" ] || die "no $conf; boards: $(cd "$src/board" && ls -d */ | tr -d / | grep -v toolchains | tr '\n' ' ')"
+if [ ! -f "$conf" ]; then
+	boards=
+	for b in "$src"/board/*/board.conf; do
+		boards="$boards $(basename "$(dirname "$b")")"
+	done
+	die "no $conf; boards:$boards"
+fi
 # shellcheck source=/dev/null
 . "$conf"
 : "${DEB_ARCH:?board.conf sets no DEB_ARCH}" "${TRIPLET:?}" "${TOOLCHAIN:?}"

@@ -13,8 +13,10 @@
 SKIFF_VERSION = local
 SKIFF_SITE = $(BR2_EXTERNAL_SKIFF_PATH)/../..
 SKIFF_SITE_METHOD = local
-# No licence chosen yet; update with the project's.
+# No licence chosen yet; update with the project's (and drop REDISTRIBUTE,
+# which keeps `make legal-info` from copying the source meanwhile).
 SKIFF_LICENSE = PROPRIETARY
+SKIFF_REDISTRIBUTE = NO
 SKIFF_DEPENDENCIES = host-pkgconf librdkafka cjson sqlite
 SKIFF_CONF_OPTS = -DSKIFF_TESTS=OFF -DSKIFF_SANITIZE=OFF
 
