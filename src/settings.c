@@ -286,12 +286,12 @@ void settings_log_notices(const struct settings *s)
 }
 
 static void print_table_values(const struct config_section *c, const struct config_key *t,
-			       const char *indent, FILE *fp)
+			       const char *indent, bool only_set, FILE *fp)
 {
 	for (; t->name != NULL; t++) {
 		const char *v;
 
-		if (t->flags & CFG_INERT)
+		if ((t->flags & CFG_INERT) || (only_set && !config_is_set(c, t->name)))
 			continue;
 		v = config_str(c, t->name);
 		if (v != NULL)
@@ -302,7 +302,7 @@ static void print_table_values(const struct config_section *c, const struct conf
 void settings_print(const struct settings *s, FILE *fp)
 {
 	fprintf(fp, "# worker (%s)\n", props_name(s->files[0]));
-	print_table_values(s->worker, worker_keys, "", fp);
+	print_table_values(s->worker, worker_keys, "", false, fp);
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
 		const char *k = config_passthrough_key(s->worker, i);
 
@@ -311,10 +311,13 @@ void settings_print(const struct settings *s, FILE *fp)
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		const struct connector_settings *c = &s->connectors[i];
 
-		fprintf(fp, "# connector %s (%s source; key %s, value %s)\n", c->name, c->ops->kind,
-			convert_class_name(&c->key_conv), convert_class_name(&c->value_conv));
-		print_table_values(c->cfg, connector_keys, "  ", fp);
-		print_table_values(c->cfg, c->ops->config_keys, "  ", fp);
+		fprintf(fp, "# connector %s (%s source; key %s%s, value %s%s)\n", c->name,
+			c->ops->kind, convert_class_name(&c->key_conv),
+			c->key_conv.kind == CONV_JSON && !c->key_conv.schemas_enable ? " without schemas" : "",
+			convert_class_name(&c->value_conv),
+			c->value_conv.kind == CONV_JSON && !c->value_conv.schemas_enable ? " without schemas" : "");
+		print_table_values(c->cfg, connector_keys, "  ", true, fp);
+		print_table_values(c->cfg, c->ops->config_keys, "  ", false, fp);
 	}
 }
 

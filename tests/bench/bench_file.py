@@ -34,14 +34,16 @@ def run_measured(cmd, until, cwd=None, stop_signal=None):
     p = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=open(os.path.join(cwd or ".", "bench.stderr"), "ab"))
     wall = None
-    while p.poll() is None:
-        if until is not None and until():
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid != 0:
+            break
+        if wall is None and until is not None and until():
             wall = time.monotonic() - t0
             if stop_signal:
-                p.send_signal(stop_signal)
-            break
+                os.kill(p.pid, stop_signal)
         time.sleep(0.05)
-    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = 0  # reaped above
     if wall is None:
         wall = time.monotonic() - t0
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
