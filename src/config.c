@@ -455,8 +455,12 @@ static const char *type_name(enum config_type t)
 
 void config_print_table(const struct config_key *table, const char *heading, FILE *fp)
 {
+	size_t col = 0;
+
 	fprintf(fp, "%s\n", heading);
 	for (const struct config_key *k = table; k->name != NULL; k++) {
+		if (k->flags & CFG_INERT)
+			continue;
 		fprintf(fp, "  %s  (%s", k->name, type_name(k->type));
 		if (k->flags & CFG_REQUIRED)
 			fprintf(fp, ", required");
@@ -468,10 +472,26 @@ void config_print_table(const struct config_key *table, const char *heading, FIL
 			fprintf(fp, ", one of %s", k->choices);
 		if (k->flags & CFG_SECRET)
 			fprintf(fp, ", secret");
-		if (k->flags & CFG_INERT)
-			fprintf(fp, ", accepted and ignored");
 		fprintf(fp, ")\n      %s\n", k->doc);
 	}
+	/* Connect keys with no meaning here: one wrapped list, not a row each. */
+	for (const struct config_key *k = table; k->name != NULL; k++) {
+		if (!(k->flags & CFG_INERT))
+			continue;
+		if (col == 0) {
+			fprintf(fp, "  accepted and ignored (a notice is logged):\n     ");
+			col = 5;
+		} else if (col + strlen(k->name) + 2 > 96) {
+			fprintf(fp, ",\n     ");
+			col = 5;
+		} else {
+			fprintf(fp, ",");
+			col++;
+		}
+		col += (size_t)fprintf(fp, " %s", k->name);
+	}
+	if (col > 0)
+		fputc('\n', fp);
 	fputc('\n', fp);
 }
 
