@@ -5,9 +5,11 @@
 #include <string.h>
 
 extern const struct source_ops source_file_ops;
+extern const struct source_ops source_sqlite_ops;
 
 const struct source_ops *const source_registry[] = {
 	&source_file_ops,
+	&source_sqlite_ops,
 	NULL,
 };
 

@@ -1,0 +1,654 @@
+/* source_sqlite: the polling connector, configured like Confluent's
+ * JdbcSourceConnector on a jdbc:sqlite: URL.
+ *
+ * Modes: bulk (the whole table every poll.interval.ms), incrementing (rows
+ * with an id above the offset), timestamp (rows whose timestamp is above the
+ * offset and below now - timestamp.delay.interval.ms) and
+ * timestamp+incrementing (ordered by (timestamp, id)). One source partition
+ * per table ({"protocol":"1","table":T}; bulk {"table":T}) or for the query
+ * ({"query":"query"}); offsets as the JDBC connector writes them.
+ *
+ * This file: the config table, opening and re-opening the database, the
+ * schedule of the tables, the busy back-off and the offsets. The SQL is in
+ * source_sqlite_query.c. */
+#include "source_sqlite.h"
+
+#include "config.h"
+#include "jsonint.h"
+#include "log.h"
+#include "source.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* How long one attempt waits for a lock inside SQLite (it sleeps with its
+ * own growing steps), and the most skiff then waits before trying again. The
+ * main loop must not stall: Kafka's delivery reports are served there. */
+#define BUSY_TIMEOUT_MS 100
+#define BUSY_BACKOFF_MAX_MS 2000
+#define BUSY_WARN_MS 5000
+
+static const char *const sqlite_classes[] = {
+	"JdbcSourceConnector",
+	"io.confluent.connect.jdbc.JdbcSourceConnector",
+	"sqlite",
+	NULL,
+};
+
+static const struct config_key sqlite_keys[] = {
+	{"connection.url", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+	 "The database: jdbc:sqlite:/path/to/file.db, jdbc:sqlite:file:...?... (an SQLite URI) "
+	 "or a plain path. Opened read-only."},
+	{"mode", CFG_ENUM, NULL, 0, 0, "bulk|incrementing|timestamp|timestamp+incrementing",
+	 CFG_REQUIRED,
+	 "bulk: the whole table each poll; incrementing: new rows by a strictly increasing "
+	 "id; timestamp: new and changed rows by a timestamp column; timestamp+incrementing: "
+	 "by (timestamp, id)."},
+	{"table.whitelist", CFG_LIST, "", 0, 0, NULL, 0,
+	 "Tables to copy, comma-separated; one source partition and one topic each."},
+	{"table.include.list", CFG_LIST, "", 0, 0, NULL, 0, "The newer name of table.whitelist."},
+	{"query", CFG_STRING, "", 0, 0, NULL, 0,
+	 "A SELECT to copy instead of tables; skiff wraps it as a subquery, so it may have its "
+	 "own WHERE."},
+	{"topic.prefix", CFG_STRING, NULL, 0, 0, NULL, 0,
+	 "Topic = prefix + table name; for a query, the topic itself. Required (may be empty "
+	 "with tables)."},
+	{"incrementing.column.name", CFG_STRING, "", 0, 0, NULL, 0,
+	 "The strictly increasing integer column; empty: the INTEGER PRIMARY KEY, or the rowid."},
+	{"timestamp.column.name", CFG_LIST, "", 0, 0, NULL, 0,
+	 "Timestamp column(s); several are combined with COALESCE. ISO-8601 text or epoch "
+	 "numbers."},
+	{"timestamp.initial", CFG_INT, NULL, -1, INT64_MAX, NULL, 0,
+	 "Epoch ms to start timestamp modes from when there is no offset; -1: now. Unset: "
+	 "everything."},
+	{"timestamp.delay.interval.ms", CFG_INT, "0", 0, 1000000000000LL, NULL, 0,
+	 "Rows are read only once their timestamp is this much older than now, so late "
+	 "commits with earlier timestamps are not skipped."},
+	{"poll.interval.ms", CFG_INT, "5000", 1, INT32_MAX, NULL, 0,
+	 "How often each table is queried for new rows."},
+	{"batch.max.rows", CFG_INT, "1000", 1, INT32_MAX, NULL, 0,
+	 "Most rows read in one query (one short read transaction)."},
+	{"validate.non.null", CFG_BOOL, "true", 0, 0, NULL, 0,
+	 "Refuse nullable incrementing/timestamp columns (a NULL row is never read)."},
+	{"key.column.name", CFG_LIST, "", 0, 0, NULL, 0,
+	 "Columns that form the record key, as a struct (what transforms=ValueToKey with "
+	 "fields=... makes); empty: null keys."},
+	{"db.timezone", CFG_STRING, "UTC", 0, 0, NULL, 0,
+	 "Zone of timestamps stored without one. Only UTC is supported."},
+	{"connection.user", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used by SQLite."},
+	{"connection.password", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT | CFG_SECRET,
+	 "Not used by SQLite."},
+	{"connection.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "Not used: skiff waits for a missing or locked database."},
+	{"connection.backoff.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "Not used: skiff backs off on its own."},
+	{"dialect.name", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Always SQLite."},
+	{"numeric.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "Not used: SQLite values carry their own type."},
+	{"numeric.precision.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
+	{"catalog.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
+	{"schema.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
+	{"table.types", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Tables and views are read."},
+	{"table.poll.interval.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "Not used: the table list is fixed."},
+	{"quote.sql.identifiers", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "Identifiers are always quoted."},
+	{"transaction.isolation.mode", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "SQLite reads are serializable."},
+	{"query.retry.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+	 "Not used: a busy database is retried until it answers."},
+	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+};
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the database connection ---------------------------------------------- */
+
+static void close_db(struct sqsrc *s)
+{
+	for (size_t i = 0; i < s->ntables; i++)
+		sqtable_unlay(&s->tables[i]);
+	sqlite3_finalize(s->begin);
+	sqlite3_finalize(s->commit);
+	sqlite3_finalize(s->rollback);
+	sqlite3_finalize(s->schema_version);
+	s->begin = s->commit = s->rollback = s->schema_version = NULL;
+	sqlite3_close(s->db);
+	s->db = NULL;
+}
+
+static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
+{
+	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+}
+
+static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t errlen)
+{
+	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (s->uri ? SQLITE_OPEN_URI : 0);
+	int rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_extended_result_codes(s->db, 0);
+		sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+		rc = sqlts_register(s->db);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
+	if (rc == SQLITE_OK && (rc = prepare(s, "BEGIN", &s->begin)) == SQLITE_OK &&
+	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
+	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
+		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
+	if (rc != SQLITE_OK) {
+		snprintf(errbuf, errlen, "%s: %s", s->path,
+			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		close_db(s);
+		return -1;
+	}
+	s->dev = st ? (uint64_t)st->st_dev : 0;
+	s->ino = st ? (uint64_t)st->st_ino : 0;
+	s->env->log(s->env, LOG_INFO, "reading %s (read-only)", s->path);
+	return 0;
+}
+
+/* Opens the database when needed and notices when the file was replaced or
+ * deleted. Returns 0 when open, 1 when waiting for it, -1 on error. */
+static int ensure_db(struct sqsrc *s, int64_t now, char *errbuf, size_t errlen)
+{
+	struct stat st;
+
+	if (s->uri)
+		return s->db != NULL ? 0 : open_db(s, NULL, errbuf, errlen);
+	if (stat(s->path, &st) != 0) {
+		if (s->db != NULL) {
+			s->env->log(s->env, LOG_WARN, "%s was deleted: waiting for it", s->path);
+			close_db(s);
+		} else if (!s->missing_warned) {
+			s->env->log(s->env, LOG_WARN, "%s: %s; waiting for it", s->path,
+				    strerror(errno));
+			s->env->count(s->env, "database_missing", 1);
+		}
+		s->missing_warned = true;
+		s->retry_at = now + s->poll_ms;
+		return 1;
+	}
+	if (s->db != NULL && ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
+		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
+			    s->path);
+		s->env->count(s->env, "database_reopened", 1);
+		close_db(s);
+	}
+	s->missing_warned = false;
+	return s->db != NULL ? 0 : open_db(s, &st, errbuf, errlen);
+}
+
+/* ---- positions and offsets ------------------------------------------------ */
+
+/* Where t starts when nothing was committed. */
+static void initial_position(struct sqsrc *s, struct sqtable *t)
+{
+	t->inc = INT64_MIN;
+	t->ts = t->done_ts = SQLTS_NONE;
+	t->rid = INT64_MAX; /* the group of ts is complete */
+	if (s->has_initial && s->initial_ms == -1)
+		t->ts = t->done_ts = wall_ns() - s->delay_ms * 1000000;
+	else if (s->has_initial &&
+		 __builtin_mul_overflow(s->initial_ms, (int64_t)1000000, &t->ts) == 0)
+		t->done_ts = t->ts;
+}
+
+/* Applies the committed offset of t. Returns 0, or -1 when it is unusable. */
+static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen)
+{
+	const char *json = s->env->committed(s->env, t->part);
+	int64_t inc, ms, nanos = 0, ns;
+	bool has_inc, has_ts;
+
+	initial_position(s, t);
+	t->started = true;
+	if (json == NULL || s->mode == SQ_BULK)
+		return 0;
+	has_inc = jsonint_get(json, "incrementing", &inc) == 0;
+	has_ts = jsonint_get(json, "timestamp", &ms) == 0;
+	if (has_ts && jsonint_get(json, "timestamp_nanos", &nanos) != 0)
+		nanos = ((ms % 1000) + 1000) % 1000 * 1000000;
+	if (has_ts && sqlts_join(ms, nanos, &ns) != 0) {
+		snprintf(errbuf, errlen, "%s: stored offset %s: timestamp out of range",
+			 t->name ? t->name : "query", json);
+		return -1;
+	}
+	if ((s->mode == SQ_INCREMENTING && !has_inc) || (s->mode != SQ_INCREMENTING && !has_ts)) {
+		s->env->log(s->env, LOG_WARN,
+			    "%s: the stored offset %s does not fit mode %s: starting as if there "
+			    "were none",
+			    t->name ? t->name : "query", json,
+			    s->mode == SQ_INCREMENTING ? "incrementing" : "timestamp");
+		s->env->count(s->env, "offsets_ignored", 1);
+		return 0;
+	}
+	if (has_inc)
+		t->inc = inc;
+	if (has_ts && s->mode != SQ_INCREMENTING)
+		t->ts = t->done_ts = ns;
+	return 0;
+}
+
+static char *sqlite_offset_json(void *ctx, const struct src_offset *off)
+{
+	struct sqsrc *s = ctx;
+	char buf[160];
+	int64_t ns = off->v[1];
+
+	/* Key order as Connect writes the JDBC connector's HashMap. */
+	switch (s->mode) {
+	case SQ_BULK:
+		snprintf(buf, sizeof(buf), "{\"polling.timestamp\":%lld}", (long long)off->v[2]);
+		break;
+	case SQ_INCREMENTING:
+		snprintf(buf, sizeof(buf), "{\"incrementing\":%lld}", (long long)off->v[0]);
+		break;
+	case SQ_TIMESTAMP:
+		snprintf(buf, sizeof(buf), "{\"timestamp_nanos\":%lld,\"timestamp\":%lld}",
+			 (long long)sqlts_nanos(ns), (long long)sqlts_ms(ns));
+		break;
+	case SQ_TS_INC:
+		snprintf(buf, sizeof(buf),
+			 "{\"timestamp_nanos\":%lld,\"incrementing\":%lld,\"timestamp\":%lld}",
+			 (long long)sqlts_nanos(ns), (long long)off->v[0],
+			 (long long)sqlts_ms(ns));
+		break;
+	}
+	return strdup(buf);
+}
+
+/* ---- polling -------------------------------------------------------------- */
+
+static void release(struct sqsrc *s)
+{
+	for (size_t i = 0; i < s->nowned; i++)
+		cJSON_Delete(s->owned[i]);
+	s->nowned = 0;
+}
+
+static void report_stats(struct sqsrc *s)
+{
+	struct sqvalue_stats *st = &s->stats;
+
+	if (st->utf8_replaced)
+		s->env->count(s->env, "utf8_replaced", st->utf8_replaced);
+	if (st->nonfinite)
+		s->env->count(s->env, "reals_not_finite", st->nonfinite);
+	if (st->ts_unparsed)
+		s->env->count(s->env, "timestamps_unparsed", st->ts_unparsed);
+	memset(st, 0, sizeof(*st));
+}
+
+static void on_busy(struct sqsrc *s, int64_t now)
+{
+	int64_t cap = s->poll_ms < BUSY_BACKOFF_MAX_MS ? s->poll_ms : BUSY_BACKOFF_MAX_MS;
+
+	if (s->busy_since == 0) {
+		s->busy_since = now;
+		s->backoff_ms = BUSY_TIMEOUT_MS;
+	} else {
+		s->backoff_ms = s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
+	}
+	s->retry_at = now + s->backoff_ms;
+	s->env->count(s->env, "database_busy", 1);
+	if (!s->busy_warned && now - s->busy_since >= BUSY_WARN_MS) {
+		s->env->log(s->env, LOG_WARN,
+			    "%s has been locked by a writer for %lld ms; retrying every %lld ms",
+			    s->path, (long long)(now - s->busy_since), (long long)cap);
+		s->busy_warned = true;
+	}
+}
+
+static void on_answer(struct sqsrc *s, int64_t now)
+{
+	if (s->busy_since != 0 && s->busy_warned)
+		s->env->log(s->env, LOG_INFO, "%s readable again after %lld ms", s->path,
+			    (long long)(now - s->busy_since));
+	s->busy_since = 0;
+	s->busy_warned = false;
+}
+
+/* Runs one batch of t. Returns 0, 1 when the database is busy, -1 on error. */
+static int poll_table(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t limit,
+		      int64_t now, char *errbuf, size_t errlen)
+{
+	bool more = false;
+	int rc;
+
+	if (s->mode == SQ_BULK && t->bulk_ms == 0) {
+		t->bulk_ms = wall_ns() / 1000000;
+		t->bulk_pos = INT64_MIN;
+	}
+	if (t->laid_out && (sqschemas_full(&t->vschemas) || sqschemas_full(&t->kschemas)))
+		sqtable_unlay(t); /* no record of an earlier poll points to them now */
+	rc = sqtable_batch(s, t, b, limit - b->n, wall_ns(), &more, errbuf, errlen);
+	if (rc == SQ_BUSY) {
+		on_busy(s, now);
+		return 1;
+	}
+	if (rc == SQ_ERR)
+		return -1;
+	on_answer(s, now);
+	t->next_due = rc == SQ_MISSING || !more ? now + s->poll_ms : now;
+	if (s->mode == SQ_BULK && rc != SQ_MISSING && !more)
+		t->bulk_ms = 0; /* the pass is complete */
+	return 0;
+}
+
+static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf,
+		       size_t errlen)
+{
+	struct sqsrc *s = ctx;
+	size_t limit = b->max < s->batch_max ? b->max : s->batch_max;
+	int rc;
+
+	release(s);
+	b->n = 0;
+	b->more = false;
+	if (s->pending != NULL) {
+		snprintf(errbuf, errlen, "%s", s->pending);
+		return SOURCE_ERR;
+	}
+	if (s->retry_at != 0 && now < s->retry_at)
+		return 0;
+	s->retry_at = 0;
+	rc = ensure_db(s, now, errbuf, errlen);
+	if (rc != 0)
+		return rc < 0 ? SOURCE_ERR : 0;
+	for (size_t k = 0; k < s->ntables && b->n < limit && s->retry_at == 0; k++) {
+		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
+
+		if (t->next_due > now)
+			continue;
+		if (poll_table(s, t, b, limit, now, errbuf, errlen) < 0) {
+			report_stats(s);
+			return SOURCE_ERR;
+		}
+	}
+	s->rr = (s->rr + 1) % s->ntables;
+	report_stats(s);
+	for (size_t i = 0; i < s->ntables && s->retry_at == 0; i++)
+		b->more = b->more || s->tables[i].next_due <= now;
+	return 0;
+}
+
+static int sqlite_pollfds(void *ctx, struct pollfd *fds, int max)
+{
+	(void)ctx;
+	(void)fds;
+	(void)max;
+	return 0;
+}
+
+static int64_t sqlite_timeout(void *ctx, int64_t now)
+{
+	struct sqsrc *s = ctx;
+	int64_t due = INT64_MAX;
+
+	if (s->retry_at != 0)
+		return s->retry_at > now ? s->retry_at - now : 0;
+	for (size_t i = 0; i < s->ntables; i++)
+		if (s->tables[i].next_due < due)
+			due = s->tables[i].next_due;
+	return due > now ? due - now : 0;
+}
+
+/* ---- set-up --------------------------------------------------------------- */
+
+static void sqlite_close(void *ctx)
+{
+	struct sqsrc *s = ctx;
+
+	if (s == NULL)
+		return;
+	release(s);
+	close_db(s);
+	for (size_t i = 0; i < s->ntables; i++) {
+		free(s->tables[i].name);
+		free(s->tables[i].topic);
+	}
+	for (size_t i = 0; i < s->nts; i++)
+		free(s->ts_names[i]);
+	for (size_t i = 0; i < s->nkeys; i++)
+		free(s->key_names[i]);
+	free(s->ts_names);
+	free(s->key_names);
+	free(s->tables);
+	free(s->owned);
+	free(s->path);
+	free(s->inc_name);
+	free(s->query);
+	free(s->pending);
+	free(s);
+}
+
+/* connection.url to a file name (or an SQLite URI). */
+static int parse_url(struct sqsrc *s, const char *url, char *errbuf, size_t errlen)
+{
+	const char *p = url;
+	size_t len;
+
+	if (strncmp(p, "jdbc:sqlite:", 12) == 0)
+		p += 12;
+	else if (strncmp(p, "jdbc:", 5) == 0) {
+		snprintf(errbuf, errlen, "connection.url: %s: skiff reads SQLite databases only "
+			 "(jdbc:sqlite:/path/to/file.db)", url);
+		return -1;
+	}
+	if (*p == '\0' || strcmp(p, ":memory:") == 0 || strncmp(p, ":resource:", 10) == 0) {
+		snprintf(errbuf, errlen, "connection.url: %s: name a database file", url);
+		return -1;
+	}
+	s->uri = strncmp(p, "file:", 5) == 0;
+	/* sqlite-jdbc takes "?key=value" settings after a path: none apply to a
+	 * read-only reader. */
+	len = s->uri ? strlen(p) : strcspn(p, "?");
+	if (p[len] == '?')
+		s->env->log(s->env, LOG_NOTICE, "connection.url: ignoring the settings after '?'");
+	s->path = strndup(p, len);
+	return s->path ? 0 : -1;
+}
+
+static bool topic_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > 249 || strcmp(t, ".") == 0 || strcmp(t, "..") == 0)
+		return false;
+	return strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+static char **copy_list(const struct config_section *cfg, const char *key, size_t *n)
+{
+	size_t len = config_list_len(cfg, key);
+	char **v = calloc(len + 1, sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; v != NULL && i < len; i++) {
+		v[i] = strdup(config_list_item(cfg, key, i));
+		if (v[i] == NULL)
+			return v;
+		*n = i + 1;
+	}
+	return v;
+}
+
+static int partition_of(struct sqsrc *s, struct sqtable *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *json = NULL;
+
+	if (o != NULL && t->name == NULL)
+		cJSON_AddStringToObject(o, "query", "query");
+	else if (o != NULL && s->mode == SQ_BULK)
+		cJSON_AddStringToObject(o, "table", t->name);
+	else if (o != NULL && cJSON_AddStringToObject(o, "protocol", "1") != NULL)
+		cJSON_AddStringToObject(o, "table", t->name);
+	if (o != NULL)
+		json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (json != NULL)
+		t->part = s->env->partition(s->env, json);
+	free(json);
+	return t->part != NULL ? 0 : -1;
+}
+
+/* Sets up the tables (or the query) of the configuration. */
+static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *errbuf,
+		      size_t errlen)
+{
+	const char *key = config_list_len(cfg, "table.include.list") ? "table.include.list"
+								      : "table.whitelist";
+	const char *prefix = config_str(cfg, "topic.prefix");
+	size_t n = s->query ? 1 : config_list_len(cfg, key);
+
+	s->tables = calloc(n, sizeof(*s->tables));
+	if (s->tables == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct sqtable *t = &s->tables[i];
+		size_t plen = strlen(prefix);
+		const char *name = s->query ? "" : config_list_item(cfg, key, i);
+
+		s->ntables++;
+		t->name = s->query ? NULL : strdup(name);
+		t->topic = malloc(plen + strlen(name) + 1);
+		if ((s->query == NULL && t->name == NULL) || t->topic == NULL)
+			return -1;
+		memcpy(t->topic, prefix, plen);
+		memcpy(t->topic + plen, name, strlen(name) + 1);
+		if (!topic_ok(t->topic)) {
+			snprintf(errbuf, errlen, "%s: topic '%s' (topic.prefix%s) is not a valid "
+				 "Kafka topic name (letters, digits, '.', '_', '-'; at most 249)",
+				 config_where(cfg, "topic.prefix"), t->topic,
+				 s->query ? "" : " + table name");
+			return -2;
+		}
+		if (partition_of(s, t) != 0)
+			return -1;
+		if (resume(s, t, errbuf, errlen) != 0)
+			return -2;
+	}
+	return 0;
+}
+
+/* The checks the loader cannot make: which keys go together. */
+static int check_config(const struct config_section *cfg, enum sqmode mode, char *errbuf,
+			size_t errlen)
+{
+	bool tables = config_list_len(cfg, "table.whitelist") > 0 ||
+		      config_list_len(cfg, "table.include.list") > 0;
+	bool query = config_str(cfg, "query")[0] != '\0';
+	const char *tz = config_str(cfg, "db.timezone");
+	const char *why = NULL;
+
+	if (config_list_len(cfg, "table.whitelist") && config_list_len(cfg, "table.include.list"))
+		why = "set table.include.list or table.whitelist, not both";
+	else if (tables && query)
+		why = "set table.whitelist (or table.include.list) or query, not both";
+	else if (!tables && !query)
+		why = "set table.whitelist (or table.include.list) or query";
+	else if (config_str(cfg, "topic.prefix") == NULL)
+		why = "topic.prefix is required (with tables it may be empty: the topic is then "
+		      "the table name)";
+	else if (query && config_str(cfg, "topic.prefix")[0] == '\0')
+		why = "topic.prefix is the topic of a query: it must not be empty";
+	else if ((mode == SQ_INCREMENTING || mode == SQ_TS_INC) && query &&
+		 config_str(cfg, "incrementing.column.name")[0] == '\0')
+		why = "a query has no rowid: set incrementing.column.name";
+	else if ((mode == SQ_TIMESTAMP || mode == SQ_TS_INC) &&
+		 config_list_len(cfg, "timestamp.column.name") == 0)
+		why = "mode timestamp needs timestamp.column.name";
+	else if (strcasecmp(tz, "UTC") != 0 && strcasecmp(tz, "Etc/UTC") != 0 &&
+		 strcasecmp(tz, "GMT") != 0 && strcasecmp(tz, "Z") != 0)
+		why = "db.timezone: only UTC is supported (store timestamps with a zone, or in "
+		      "UTC)";
+	if (why == NULL)
+		return 0;
+	snprintf(errbuf, errlen, "%s: %s", config_where(cfg, "mode"), why);
+	return -1;
+}
+
+static char *trimmed_query(const char *q)
+{
+	size_t len = strlen(q);
+
+	while (len > 0 && (q[len - 1] == ';' || q[len - 1] == ' ' || q[len - 1] == '\t' ||
+			   q[len - 1] == '\n' || q[len - 1] == '\r'))
+		len--;
+	return strndup(q, len);
+}
+
+static int sqlite_open(const struct config_section *cfg, struct source_env *env, void **ctx,
+		       char *errbuf, size_t errlen)
+{
+	struct sqsrc *s = calloc(1, sizeof(*s));
+	const char *mode = config_str(cfg, "mode");
+	int rc;
+
+	*ctx = NULL;
+	if (s == NULL)
+		goto nomem;
+	s->env = env;
+	s->mode = strcmp(mode, "bulk") == 0		  ? SQ_BULK
+		  : strcmp(mode, "incrementing") == 0 ? SQ_INCREMENTING
+		  : strcmp(mode, "timestamp") == 0	  ? SQ_TIMESTAMP
+							  : SQ_TS_INC;
+	if (check_config(cfg, s->mode, errbuf, errlen) != 0 ||
+	    parse_url(s, config_str(cfg, "connection.url"), errbuf, errlen) != 0)
+		goto fail;
+	if (config_str(cfg, "query")[0] != '\0' &&
+	    (s->query = trimmed_query(config_str(cfg, "query"))) == NULL)
+		goto nomem;
+	s->inc_name = strdup(config_str(cfg, "incrementing.column.name"));
+	s->ts_names = copy_list(cfg, "timestamp.column.name", &s->nts);
+	s->key_names = copy_list(cfg, "key.column.name", &s->nkeys);
+	if (s->inc_name == NULL || s->ts_names == NULL || s->key_names == NULL ||
+	    s->nts != config_list_len(cfg, "timestamp.column.name") ||
+	    s->nkeys != config_list_len(cfg, "key.column.name"))
+		goto nomem;
+	s->validate_non_null = config_bool(cfg, "validate.non.null");
+	s->has_initial = config_is_set(cfg, "timestamp.initial");
+	s->initial_ms = s->has_initial ? config_int(cfg, "timestamp.initial") : 0;
+	s->delay_ms = config_int(cfg, "timestamp.delay.interval.ms");
+	s->poll_ms = config_int(cfg, "poll.interval.ms");
+	s->batch_max = (size_t)config_int(cfg, "batch.max.rows");
+	rc = add_tables(s, cfg, errbuf, errlen);
+	if (rc == -1)
+		goto nomem;
+	if (rc != 0)
+		goto fail;
+	*ctx = s;
+	return 0;
+nomem:
+	snprintf(errbuf, errlen, "sqlite source: out of memory");
+fail:
+	sqlite_close(s);
+	return -1;
+}
+
+const struct source_ops source_sqlite_ops = {
+	.kind = "sqlite",
+	.classes = sqlite_classes,
+	.config_keys = sqlite_keys,
+	.open = sqlite_open,
+	.poll = sqlite_poll,
+	.pollfds = sqlite_pollfds,
+	.timeout_ms = sqlite_timeout,
+	.offset_json = sqlite_offset_json,
+	.close = sqlite_close,
+};

@@ -1,0 +1,231 @@
+/* source_sqlite: the polling connector (Confluent's JdbcSourceConnector on a
+ * SQLite database). Internal header shared by its files:
+ *
+ *   source_sqlite.c        config, lifecycle, scheduling, offsets (the ops table)
+ *   source_sqlite_layout.c a table's columns and the SQL that reads it
+ *   source_sqlite_query.c  running one bounded batch
+ *   source_sqlite_value.c  row values to Connect payloads and schemas
+ *   source_sqlite_ts.c     timestamps: parsing and the skiff_ts() SQL function
+ *
+ * Everything here runs on the main loop. */
+#ifndef SKIFF_SOURCE_SQLITE_H
+#define SKIFF_SOURCE_SQLITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+struct source_env;
+struct source_batch;
+struct partition;
+
+/* ---- timestamps (source_sqlite_ts.c) ------------------------------------ */
+
+/* Nanoseconds since 1970-01-01T00:00:00Z; int64 covers 1677-09-21 to
+ * 2262-04-11. */
+#define SQLTS_NONE INT64_MIN
+
+/* Parses an ISO-8601 text timestamp:
+ *   YYYY-MM-DD
+ *   YYYY-MM-DD[T ]HH:MM[:SS[.fraction]][zone]
+ * zone: Z | z | [+-]HH | [+-]HHMM | [+-]HH:MM, optionally after spaces;
+ * no zone means UTC. Up to 9 fraction digits count, more are ignored.
+ * Surrounding spaces are allowed. Returns 0 and *ns, or -1 with why (a
+ * static string). */
+int sqlts_parse_text(const char *s, size_t len, int64_t *ns, const char **why);
+
+/* Converts an epoch number to ns. The unit follows the magnitude:
+ * |v| < 1e11 seconds, < 1e14 milliseconds, < 1e17 microseconds, else
+ * nanoseconds. Returns 0, or -1 when out of range. */
+int sqlts_from_int(int64_t v, int64_t *ns);
+int sqlts_from_real(double v, int64_t *ns);
+
+/* Converts one SQLite value (INTEGER, REAL or TEXT; not NULL) to ns.
+ * Returns 0, or -1 with a message in errbuf naming the value. */
+int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen);
+
+/* Registers skiff_ts(x) on db: x as ns since the epoch, NULL for NULL, an
+ * SQL error for anything else. Returns an SQLite result code. */
+int sqlts_register(sqlite3 *db);
+
+/* Java's Timestamp split: getTime() (ms, floored) and getNanos(). */
+int64_t sqlts_ms(int64_t ns);
+int64_t sqlts_nanos(int64_t ns);
+/* The reverse: ms + nanos-of-second to ns; -1 when out of range. */
+int sqlts_join(int64_t ms, int64_t nanos, int64_t *ns);
+
+/* Renders ns as "YYYY-MM-DDTHH:MM:SS.fffffffffZ" into buf (>= 40 bytes). */
+void sqlts_format(int64_t ns, char *buf, size_t len);
+
+/* ---- values (source_sqlite_value.c) ------------------------------------- */
+
+/* What a declared column type says, by SQLite's affinity rules, plus the
+ * Connect logical type it asks for. */
+enum sqcol_kind {
+	SQCOL_INTEGER, /* INT affinity */
+	SQCOL_TEXT,    /* CHAR, CLOB, TEXT */
+	SQCOL_BLOB,    /* BLOB, or no declared type */
+	SQCOL_REAL,    /* REAL, FLOA, DOUB */
+	SQCOL_NUMERIC, /* everything else */
+};
+
+enum sqcol_logical {
+	SQLOG_NONE,
+	SQLOG_TIMESTAMP, /* DATETIME, TIMESTAMP */
+	SQLOG_DATE,      /* DATE */
+	SQLOG_BOOLEAN,   /* BOOL, BOOLEAN */
+};
+
+struct sqcol {
+	char *name;
+	enum sqcol_kind kind;
+	enum sqcol_logical logical;
+	bool declared; /* has a declared type */
+	bool optional;
+};
+
+/* Classifies a declared type (NULL or "" for none). */
+void sqcol_classify(const char *decltype, enum sqcol_kind *kind, enum sqcol_logical *logical);
+
+/* The Connect struct schemas one table produced, one per distinct set of
+ * field types (SQLite typing is per value, so a column may carry an integer
+ * in one row and text in the next). Owned by the table; a schema stays valid
+ * until sqschemas_clear(). */
+struct sqschemas {
+	struct sqschema_entry *v;
+	size_t n, cap;
+};
+
+/* Counters the value code bumps, reported through env->count by the caller. */
+struct sqvalue_stats {
+	uint64_t utf8_replaced;
+	uint64_t nonfinite;
+	uint64_t ts_unparsed;
+};
+
+/* Builds the payload object of one row: fields idx[0..n-1] of stmt (column
+ * indexes), described by cols[idx[i]]. *schema is a schema from cache
+ * (struct name: name, or none when NULL). Returns the payload (caller frees
+ * with cJSON_Delete) or NULL on allocation failure. */
+cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
+		   const char *name, struct sqschemas *cache, const cJSON **schema,
+		   struct sqvalue_stats *st);
+
+void sqschemas_clear(struct sqschemas *c);
+/* True when the cache holds so many variants it should be cleared (between
+ * polls only: records point to its schemas). */
+bool sqschemas_full(const struct sqschemas *c);
+
+/* Java's Double.toString(d) (shortest round-trip digits, Java's layout) into
+ * buf (>= 32 bytes). Returns false for NaN and infinities. */
+bool sqvalue_java_double(double d, char *buf, size_t len);
+
+/* Standard base64 with padding; returns a malloc'd NUL-terminated string. */
+char *sqvalue_base64(const unsigned char *p, size_t n);
+
+/* ---- tables and queries (source_sqlite_layout.c, source_sqlite_query.c) --- */
+
+enum sqmode { SQ_BULK, SQ_INCREMENTING, SQ_TIMESTAMP, SQ_TS_INC };
+
+/* One polled table or the query: a source partition. */
+struct sqtable {
+	char *name;  /* the table as configured; NULL for the query */
+	char *topic;
+	struct partition *part;
+
+	/* Layout, rebuilt when the database schema changes. */
+	bool laid_out;
+	int schema_version;
+	struct sqcol *cols; /* output columns, [0, ncols) of stmt */
+	size_t ncols;
+	size_t *val_idx; /* 0..ncols-1 */
+	size_t *key_idx;
+	size_t nkeys;
+	int inc_col; /* stmt column of the incrementing value, -1 none */
+	int ts_col;  /* stmt column of skiff_ts(...), -1 none */
+	int rid_col; /* stmt column of the rowid, -1 none */
+	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by OFFSET) */
+	sqlite3_stmt *stmt;
+	char *max_sql; /* incrementing: SELECT max(id), for the replaced-database check */
+
+	/* Position: what this process has read (not what Kafka acknowledged). */
+	bool started; /* position initialised from the committed offset */
+	int64_t inc;  /* incrementing: last id read; timestamp+incrementing: its id */
+	int64_t ts;   /* last timestamp read (ns) */
+	int64_t rid;  /* timestamp: rowid of the last row read, or rows of group ts read */
+	int64_t done_ts; /* timestamp: every row with a timestamp <= done_ts was read */
+	int64_t bulk_ms; /* bulk: wall-clock ms the current pass started; 0 between passes */
+	int64_t bulk_pos;
+	int64_t next_due; /* monotonic ms */
+	bool warned_missing, warned_ahead;
+
+	struct sqschemas vschemas, kschemas;
+};
+
+/* The connector. */
+struct sqsrc {
+	struct source_env *env;
+	enum sqmode mode;
+	char *path; /* database file (or URI when uri) */
+	bool uri;
+	char *query; /* NULL in table mode */
+	char *inc_name; /* "" for the rowid */
+	size_t nts;
+	char **ts_names;
+	size_t nkeys;
+	char **key_names;
+	bool validate_non_null;
+	bool has_initial;
+	int64_t initial_ms;
+	int64_t delay_ms, poll_ms;
+	size_t batch_max;
+
+	struct sqtable *tables;
+	size_t ntables;
+	size_t rr; /* next table to consider first */
+
+	sqlite3 *db;
+	sqlite3_stmt *begin, *commit, *rollback, *schema_version;
+	uint64_t dev, ino;
+	bool missing_warned;
+	int64_t retry_at;   /* monotonic ms; 0 none */
+	int64_t backoff_ms; /* while the database is busy */
+	int64_t busy_since; /* monotonic ms of the first busy answer; 0 none */
+	bool busy_warned;
+
+	cJSON **owned; /* payloads and keys of the last poll */
+	size_t nowned, capowned;
+	struct sqvalue_stats stats;
+	char *pending; /* an error to report at the next poll */
+};
+
+/* Results of sqtable_batch besides a count >= 0. */
+enum { SQ_ERR = -1, SQ_BUSY = -2, SQ_MISSING = -3 };
+
+/* Runs one bounded batch of t inside a short read transaction and appends
+ * its records to b (at most room). now_ns is the wall clock. Returns the
+ * number of records, SQ_BUSY (nothing read: retry later), SQ_MISSING (the
+ * table does not exist: warned, retry later) or SQ_ERR with errbuf. The read
+ * transaction is over when this returns. */
+int sqtable_batch(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room,
+		  int64_t now_ns, bool *more, char *errbuf, size_t errlen);
+
+/* Reads t's columns, checks the mode's columns and prepares its batch
+ * statement (source_sqlite_layout.c). Runs inside a read transaction.
+ * Returns 0, SQ_MISSING, SQ_BUSY or SQ_ERR with errbuf. */
+int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf,
+		    size_t errlen);
+
+/* True for the answers of a locked database. */
+bool sqbusy(int rc);
+
+/* Forgets t's layout and statement (schema change, reconnect, close). */
+void sqtable_unlay(struct sqtable *t);
+
+/* Appends "name" with embedded quotes doubled to a malloc'd buffer. */
+char *sqquote(const char *name);
+
+#endif

@@ -1,0 +1,643 @@
+/* source_sqlite_layout: what a table (or the query) looks like, and the SQL
+ * that reads it.
+ *
+ * The columns come from the statement itself (SELECT *), their NOT NULL and
+ * primary key flags from pragma table_info. The mode's columns are checked
+ * here: they exist, have a fitting declared type, and are NOT NULL when
+ * validate.non.null says so.
+ *
+ * Configuration values become SQL only as quoted identifiers (table and
+ * column names, quotes doubled); the user's query is SQL by definition and is
+ * wrapped as a subquery. Positions are bound as parameters. */
+#include "source_sqlite.h"
+
+#include "log.h"
+#include "source.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const rowid_names[] = {"rowid", "_rowid_", "oid"};
+
+/* ---- a small string builder ---------------------------------------------- */
+
+struct sb {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_add(struct sb *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *g = realloc(b->s, cap);
+
+		if (g == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->s = g;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void sb_str(struct sb *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+static void sb_ident(struct sb *b, const char *name)
+{
+	sb_add(b, "\"", 1);
+	for (const char *p = name; *p != '\0'; p++) {
+		if (*p == '"')
+			sb_add(b, "\"\"", 2);
+		else
+			sb_add(b, p, 1);
+	}
+	sb_add(b, "\"", 1);
+}
+
+char *sqquote(const char *name)
+{
+	struct sb b = {0};
+
+	sb_ident(&b, name);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* ---- layout ---------------------------------------------------------------- */
+
+struct tinfo {
+	char *name;
+	bool notnull, pk, alias;
+};
+
+struct lay {
+	struct sqsrc *s;
+	struct sqtable *t;
+	bool is_view;
+	struct tinfo *ti;
+	size_t nti;
+	const char *rowid; /* usable rowid name, NULL when none */
+	const char *alias; /* INTEGER PRIMARY KEY column, NULL when none */
+	char *inc_expr;    /* quoted column or rowid name */
+	bool inc_declared; /* inc is a declared column (may hold non-integers) */
+	char *ts_expr;
+	char *errbuf;
+	size_t errlen;
+};
+
+static void sb_src(struct sb *b, struct lay *l)
+{
+	if (l->t->name != NULL) {
+		sb_ident(b, l->t->name);
+	} else {
+		sb_str(b, "(");
+		sb_str(b, l->s->query);
+		sb_str(b, ")");
+	}
+}
+
+static int fail(struct lay *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct lay *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n = l->t->name ? snprintf(l->errbuf, l->errlen, "table %s: ", l->t->name)
+			   : snprintf(l->errbuf, l->errlen, "query: ");
+
+	va_start(ap, fmt);
+	if (n >= 0 && (size_t)n < l->errlen)
+		vsnprintf(l->errbuf + n, l->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+	return SQ_ERR;
+}
+
+static int sql_fail(struct lay *l, const char *what)
+{
+	return fail(l, "%s: %s", what, sqlite3_errmsg(l->s->db));
+}
+
+static bool busy(int rc)
+{
+	return sqbusy(rc);
+}
+
+/* Lists the database's tables for a message. */
+static void list_tables(sqlite3 *db, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (sqlite3_prepare_v2(db,
+			       "SELECT name FROM sqlite_master WHERE type IN ('table','view') AND "
+			       "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 20",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW && o + 1 < len) {
+		int n = snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
+				 (const char *)sqlite3_column_text(st, 0));
+
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+	sqlite3_finalize(st);
+	if (o == 0)
+		snprintf(buf, len, "none");
+}
+
+/* Finds the table. Returns 0, SQ_MISSING or SQ_BUSY/SQ_ERR. */
+static int find_table(struct lay *l)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	rc = sqlite3_prepare_v2(l->s->db,
+				"SELECT type FROM sqlite_master WHERE type IN ('table','view') AND "
+				"name = ?1 COLLATE NOCASE",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
+	sqlite3_bind_text(st, 1, l->t->name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		l->is_view = strcmp((const char *)sqlite3_column_text(st, 0), "view") == 0;
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE) {
+		if (!l->t->warned_missing) {
+			char tables[512];
+
+			list_tables(l->s->db, tables, sizeof(tables));
+			l->s->env->log(l->s->env, LOG_WARN,
+				       "table %s does not exist in %s (tables there: %s); "
+				       "waiting for it",
+				       l->t->name, l->s->path, tables);
+			l->s->env->count(l->s->env, "tables_missing", 1);
+		}
+		l->t->warned_missing = true;
+		return SQ_MISSING;
+	}
+	return busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
+}
+
+/* Reads pragma table_info: not-null and primary key flags by column. */
+static int table_info(struct lay *l)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, npk = 0;
+
+	rc = sqlite3_prepare_v2(l->s->db,
+				"SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1)", -1,
+				&st, NULL);
+	if (rc != SQLITE_OK)
+		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
+	sqlite3_bind_text(st, 1, l->t->name, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tinfo *g = realloc(l->ti, (l->nti + 1) * sizeof(*g));
+		const char *type = (const char *)sqlite3_column_text(st, 1);
+
+		if (g == NULL)
+			break;
+		l->ti = g;
+		g = &l->ti[l->nti];
+		g->name = strdup((const char *)sqlite3_column_text(st, 0));
+		if (g->name == NULL)
+			break;
+		l->nti++;
+		g->notnull = sqlite3_column_int(st, 2) != 0;
+		g->pk = sqlite3_column_int(st, 3) != 0;
+		g->alias = g->pk && type != NULL && strcasecmp(type, "INTEGER") == 0;
+		npk += g->pk;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
+	for (size_t i = 0; i < l->nti; i++)
+		l->ti[i].alias = l->ti[i].alias && npk == 1;
+	return 0;
+}
+
+static struct tinfo *tinfo_find(struct lay *l, const char *name)
+{
+	for (size_t i = 0; i < l->nti; i++)
+		if (strcasecmp(l->ti[i].name, name) == 0)
+			return &l->ti[i];
+	return NULL;
+}
+
+/* Picks a name for the rowid that no column shadows, and checks the table
+ * has one (not WITHOUT ROWID, not a view). */
+static void find_rowid(struct lay *l)
+{
+	if (l->is_view)
+		return;
+	for (size_t i = 0; i < sizeof(rowid_names) / sizeof(rowid_names[0]); i++) {
+		struct sb b = {0};
+		sqlite3_stmt *st = NULL;
+
+		if (tinfo_find(l, rowid_names[i]) != NULL)
+			continue;
+		sb_str(&b, "SELECT ");
+		sb_str(&b, rowid_names[i]);
+		sb_str(&b, " FROM ");
+		sb_ident(&b, l->t->name);
+		if (!b.oom && sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL) == SQLITE_OK)
+			l->rowid = rowid_names[i];
+		sqlite3_finalize(st);
+		free(b.s);
+		break;
+	}
+	for (size_t i = 0; i < l->nti && l->rowid != NULL; i++)
+		if (l->ti[i].alias)
+			l->alias = l->ti[i].name;
+}
+
+/* Prepares "SELECT * FROM src LIMIT 0" and fills t->cols from it. */
+static int read_columns(struct lay *l)
+{
+	struct sqtable *t = l->t;
+	struct sb b = {0};
+	sqlite3_stmt *st = NULL;
+	int rc, n;
+
+	sb_str(&b, "SELECT * FROM ");
+	sb_src(&b, l);
+	sb_str(&b, " LIMIT 0");
+	if (b.oom)
+		return fail(l, "out of memory");
+	rc = sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL);
+	free(b.s);
+	if (rc != SQLITE_OK)
+		return busy(rc) ? SQ_BUSY : sql_fail(l, "preparing it");
+	n = sqlite3_column_count(st);
+	t->cols = calloc((size_t)n + 1, sizeof(*t->cols));
+	t->val_idx = calloc((size_t)n + 1, sizeof(*t->val_idx));
+	if (t->cols == NULL || t->val_idx == NULL) {
+		sqlite3_finalize(st);
+		return fail(l, "out of memory");
+	}
+	for (int i = 0; i < n; i++) {
+		struct sqcol *c = &t->cols[i];
+		struct tinfo *ti;
+
+		c->name = strdup(sqlite3_column_name(st, i));
+		if (c->name == NULL)
+			break;
+		t->ncols++;
+		t->val_idx[i] = (size_t)i;
+		sqcol_classify(sqlite3_column_decltype(st, i), &c->kind, &c->logical);
+		c->declared = sqlite3_column_decltype(st, i) != NULL &&
+			      *sqlite3_column_decltype(st, i) != '\0';
+		ti = t->name ? tinfo_find(l, c->name) : NULL;
+		c->optional = ti == NULL || !(ti->notnull || (ti->alias && l->rowid != NULL));
+	}
+	sqlite3_finalize(st);
+	if (t->ncols < (size_t)n)
+		return fail(l, "out of memory");
+	for (size_t i = 0; i < t->ncols; i++) {
+		if (strncmp(t->cols[i].name, "__skiff_", 8) == 0)
+			return fail(l, "column %s: names starting __skiff_ are skiff's own",
+				    t->cols[i].name);
+		for (size_t j = 0; j < i; j++)
+			if (strcasecmp(t->cols[i].name, t->cols[j].name) == 0)
+				return fail(l, "two columns are named %s: give them distinct "
+					       "names (AS) so each becomes one field",
+					    t->cols[i].name);
+	}
+	return 0;
+}
+
+static int col_find(const struct sqtable *t, const char *name)
+{
+	for (size_t i = 0; i < t->ncols; i++)
+		if (strcasecmp(t->cols[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int no_column(struct lay *l, const char *what, const char *name)
+{
+	char have[512];
+	size_t o = 0;
+
+	have[0] = '\0';
+	for (size_t i = 0; i < l->t->ncols && o + 1 < sizeof(have); i++) {
+		int n = snprintf(have + o, sizeof(have) - o, "%s%s", i ? ", " : "",
+				 l->t->cols[i].name);
+
+		if (n < 0)
+			break;
+		o += (size_t)n;
+	}
+	return fail(l, "%s %s is not one of its columns (%s)", what, name, have);
+}
+
+static bool nullable(struct lay *l, const char *name)
+{
+	struct tinfo *ti = tinfo_find(l, name);
+
+	if (l->t->name == NULL)
+		return false; /* a query's columns cannot be checked */
+	return ti != NULL && !ti->notnull && !(ti->alias && l->rowid != NULL);
+}
+
+static int resolve_inc(struct lay *l)
+{
+	struct sqsrc *s = l->s;
+	const char *name = s->inc_name;
+	int ci;
+
+	if (name[0] == '\0' || (col_find(l->t, name) < 0 && l->rowid != NULL &&
+				(strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+				 strcasecmp(name, "_rowid_") == 0))) {
+		if (l->alias != NULL) {
+			name = l->alias;
+		} else if (l->rowid != NULL) {
+			l->inc_expr = strdup(l->rowid);
+			return l->inc_expr ? 0 : fail(l, "out of memory");
+		} else {
+			return fail(l, "%s has no rowid (WITHOUT ROWID or a view): set "
+				       "incrementing.column.name",
+				    l->is_view ? "a view" : "it");
+		}
+	}
+	ci = col_find(l->t, name);
+	if (ci < 0)
+		return no_column(l, "incrementing.column.name", name);
+	if (l->t->cols[ci].kind != SQCOL_INTEGER &&
+	    !(l->t->name == NULL && l->t->cols[ci].kind == SQCOL_BLOB))
+		return fail(l, "incrementing column %s is not declared as an integer", name);
+	if (s->validate_non_null && nullable(l, name))
+		return fail(l, "incrementing column %s is nullable: declare it NOT NULL (or "
+			       "INTEGER PRIMARY KEY), or set validate.non.null=false",
+			    name);
+	l->inc_declared = !(l->alias != NULL && strcasecmp(name, l->alias) == 0);
+	l->inc_expr = sqquote(l->t->cols[ci].name);
+	return l->inc_expr ? 0 : fail(l, "out of memory");
+}
+
+static int resolve_ts(struct lay *l)
+{
+	struct sqsrc *s = l->s;
+	struct sb b = {0}, names = {0};
+	bool all_nullable = true;
+
+	sb_str(&b, s->nts > 1 ? "skiff_ts(COALESCE(" : "skiff_ts(");
+	for (size_t i = 0; i < s->nts; i++) {
+		int ci = col_find(l->t, s->ts_names[i]);
+
+		if (ci < 0) {
+			free(b.s);
+			free(names.s);
+			return no_column(l, "timestamp.column.name", s->ts_names[i]);
+		}
+		if (l->t->cols[ci].kind == SQCOL_BLOB && l->t->cols[ci].declared) {
+			free(b.s);
+			free(names.s);
+			return fail(l, "timestamp column %s is declared BLOB, not a timestamp",
+				    s->ts_names[i]);
+		}
+		all_nullable = all_nullable && nullable(l, s->ts_names[i]);
+		if (i > 0) {
+			sb_str(&b, ", ");
+			sb_str(&names, ", ");
+		}
+		sb_ident(&b, l->t->cols[ci].name);
+		sb_str(&names, l->t->cols[ci].name);
+	}
+	sb_str(&b, s->nts > 1 ? "))" : ")");
+	l->ts_expr = b.s;
+	if (b.oom || names.oom) {
+		free(names.s);
+		return fail(l, "out of memory");
+	}
+	if (s->validate_non_null && l->t->name != NULL && all_nullable) {
+		fail(l, "timestamp column%s %s %s nullable: declare %s NOT NULL, or set "
+			"validate.non.null=false",
+		     s->nts > 1 ? "s" : "", names.s, s->nts > 1 ? "are all" : "is",
+		     s->nts > 1 ? "one" : "it");
+		free(names.s);
+		return SQ_ERR;
+	}
+	free(names.s);
+	return 0;
+}
+
+static int resolve_keys(struct lay *l)
+{
+	struct sqtable *t = l->t;
+
+	t->nkeys = l->s->nkeys;
+	t->key_idx = calloc(t->nkeys + 1, sizeof(*t->key_idx));
+	if (t->key_idx == NULL)
+		return fail(l, "out of memory");
+	for (size_t i = 0; i < t->nkeys; i++) {
+		int ci = col_find(t, l->s->key_names[i]);
+
+		if (ci < 0)
+			return no_column(l, "key.column.name", l->s->key_names[i]);
+		t->key_idx[i] = (size_t)ci;
+	}
+	return 0;
+}
+
+static int build_max(struct lay *l)
+{
+	struct sb b = {0};
+
+	sb_str(&b, "SELECT max(");
+	sb_str(&b, l->inc_expr);
+	sb_str(&b, ") FROM ");
+	sb_src(&b, l);
+	if (b.oom) {
+		free(b.s);
+		return -1;
+	}
+	l->t->max_sql = b.s;
+	return 0;
+}
+
+/* The batch statement of each mode. Parameters: ?1 ?2 the position, ?3 the
+ * upper timestamp bound, ?4 the row limit. */
+static int build_sql(struct lay *l, struct sb *b)
+{
+	struct sqsrc *s = l->s;
+	struct sqtable *t = l->t;
+	int next = (int)t->ncols;
+	const char *r = l->rowid;
+
+	t->inc_col = t->ts_col = t->rid_col = -1;
+	t->keyset = r != NULL;
+	sb_str(b, "SELECT *");
+	if (s->mode == SQ_INCREMENTING || s->mode == SQ_TS_INC) {
+		sb_str(b, ", ");
+		sb_str(b, l->inc_expr);
+		t->inc_col = next++;
+	}
+	if (s->mode == SQ_TIMESTAMP || s->mode == SQ_TS_INC) {
+		sb_str(b, ", ");
+		sb_str(b, l->ts_expr);
+		t->ts_col = next++;
+	}
+	if ((s->mode == SQ_TIMESTAMP || s->mode == SQ_BULK) && r != NULL) {
+		sb_str(b, ", ");
+		sb_str(b, r);
+		t->rid_col = next++;
+	}
+	sb_str(b, " FROM ");
+	sb_src(b, l);
+	switch (s->mode) {
+	case SQ_BULK:
+		if (r != NULL) {
+			sb_str(b, " WHERE ");
+			sb_str(b, r);
+			sb_str(b, " > ?1 ORDER BY ");
+			sb_str(b, r);
+			sb_str(b, " LIMIT ?4");
+		} else {
+			sb_str(b, " LIMIT ?4 OFFSET ?2");
+		}
+		break;
+	case SQ_INCREMENTING:
+		if (build_max(l) != 0)
+			return fail(l, "out of memory");
+		sb_str(b, " WHERE ");
+		sb_str(b, l->inc_expr);
+		sb_str(b, " > ?1 ORDER BY ");
+		sb_str(b, l->inc_expr);
+		sb_str(b, " LIMIT ?4");
+		break;
+	case SQ_TIMESTAMP:
+		sb_str(b, " WHERE ");
+		sb_str(b, l->ts_expr);
+		sb_str(b, " < ?3 AND ");
+		if (r != NULL) {
+			/* (ts, rowid) > (?1, ?2): equal timestamps page by rowid. */
+			sb_str(b, "((");
+			sb_str(b, l->ts_expr);
+			sb_str(b, " = ?1 AND ");
+			sb_str(b, r);
+			sb_str(b, " > ?2) OR ");
+			sb_str(b, l->ts_expr);
+			sb_str(b, " > ?1) ORDER BY ");
+			sb_str(b, l->ts_expr);
+			sb_str(b, ", ");
+			sb_str(b, r);
+			sb_str(b, " LIMIT ?4");
+		} else {
+			/* No rowid: skip the ?2 rows of group ?1 already read, in
+			 * an order made total by every column. */
+			sb_str(b, l->ts_expr);
+			sb_str(b, " >= ?1 ORDER BY ");
+			sb_str(b, l->ts_expr);
+			for (size_t i = 0; i < t->ncols; i++) {
+				char num[24];
+
+				snprintf(num, sizeof(num), ", %zu", i + 1);
+				sb_str(b, num);
+			}
+			sb_str(b, " LIMIT ?4 OFFSET ?2");
+		}
+		break;
+	case SQ_TS_INC:
+		sb_str(b, " WHERE ");
+		sb_str(b, l->ts_expr);
+		sb_str(b, " < ?3 AND ((");
+		sb_str(b, l->ts_expr);
+		sb_str(b, " = ?1 AND ");
+		sb_str(b, l->inc_expr);
+		sb_str(b, " > ?2) OR ");
+		sb_str(b, l->ts_expr);
+		sb_str(b, " > ?1) ORDER BY ");
+		sb_str(b, l->ts_expr);
+		sb_str(b, ", ");
+		sb_str(b, l->inc_expr);
+		sb_str(b, " LIMIT ?4");
+		break;
+	}
+	return b->oom ? fail(l, "out of memory") : 0;
+}
+
+void sqtable_unlay(struct sqtable *t)
+{
+	sqlite3_finalize(t->stmt);
+	t->stmt = NULL;
+	for (size_t i = 0; i < t->ncols; i++)
+		free(t->cols[i].name);
+	free(t->cols);
+	free(t->val_idx);
+	free(t->key_idx);
+	free(t->max_sql);
+	t->max_sql = NULL;
+	t->cols = NULL;
+	t->val_idx = t->key_idx = NULL;
+	t->ncols = t->nkeys = 0;
+	sqschemas_clear(&t->vschemas);
+	sqschemas_clear(&t->kschemas);
+	t->laid_out = false;
+}
+
+static void lay_free(struct lay *l)
+{
+	for (size_t i = 0; i < l->nti; i++)
+		free(l->ti[i].name);
+	free(l->ti);
+	free(l->inc_expr);
+	free(l->ts_expr);
+}
+
+int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen)
+{
+	struct lay l = {.s = s, .t = t, .errbuf = errbuf, .errlen = errlen};
+	struct sb b = {0};
+	int rc;
+
+	sqtable_unlay(t);
+	if (t->name != NULL && ((rc = find_table(&l)) != 0 || (rc = table_info(&l)) != 0))
+		goto out;
+	if (t->name != NULL)
+		find_rowid(&l);
+	if ((rc = read_columns(&l)) != 0 || (rc = resolve_keys(&l)) != 0)
+		goto out;
+	if ((s->mode == SQ_INCREMENTING || s->mode == SQ_TS_INC) && (rc = resolve_inc(&l)) != 0)
+		goto out;
+	if ((s->mode == SQ_TIMESTAMP || s->mode == SQ_TS_INC) && (rc = resolve_ts(&l)) != 0)
+		goto out;
+	if ((rc = build_sql(&l, &b)) != 0)
+		goto out;
+	rc = sqlite3_prepare_v3(s->db, b.s, -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
+	if (rc != SQLITE_OK) {
+		rc = busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");
+		goto out;
+	}
+	s->env->log(s->env, LOG_DEBUG, "%s: %s", t->name ? t->name : "query", b.s);
+	t->schema_version = version;
+	t->laid_out = true;
+	t->warned_missing = false;
+	t->warned_ahead = false;
+out:
+	free(b.s);
+	lay_free(&l);
+	if (rc != 0)
+		sqtable_unlay(t);
+	return rc;
+}
+

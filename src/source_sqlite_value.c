@@ -1,0 +1,482 @@
+/* source_sqlite_value: one row as Connect would carry it.
+ *
+ * SQLite types values, not columns: a column declared INTEGER may hold text.
+ * A field's Connect type therefore follows the value's storage class (INTEGER
+ * int64, REAL float64, TEXT string, BLOB bytes), and the declared type only
+ * decides the type of a NULL and the logical types the JDBC connector gives
+ * (DATETIME/TIMESTAMP Timestamp, DATE Date, BOOLEAN boolean). Each distinct
+ * set of field types gets its own struct schema, built once and cached.
+ *
+ * Integers are exact: the payload carries their digits as raw JSON, never a
+ * double. Doubles are written as Java's Double.toString writes them, so the
+ * bytes match what Connect's JsonConverter produces. */
+#include "source_sqlite.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_SCHEMAS 64
+
+struct sqschema_entry {
+	char *sig; /* one type letter per field */
+	cJSON *schema;
+};
+
+/* Field type letters. */
+enum {
+	F_INT64 = 'l',
+	F_FLOAT64 = 'd',
+	F_STRING = 's',
+	F_BYTES = 'y',
+	F_BOOLEAN = 'o',
+	F_TIMESTAMP = 'T',
+	F_DATE = 'D',
+};
+
+static bool has(const char *s, const char *word)
+{
+	return strcasestr(s, word) != NULL;
+}
+
+void sqcol_classify(const char *t, enum sqcol_kind *kind, enum sqcol_logical *logical)
+{
+	if (t == NULL)
+		t = "";
+	if (has(t, "INT"))
+		*kind = SQCOL_INTEGER;
+	else if (has(t, "CHAR") || has(t, "CLOB") || has(t, "TEXT"))
+		*kind = SQCOL_TEXT;
+	else if (has(t, "BLOB") || *t == '\0')
+		*kind = SQCOL_BLOB;
+	else if (has(t, "REAL") || has(t, "FLOA") || has(t, "DOUB"))
+		*kind = SQCOL_REAL;
+	else
+		*kind = SQCOL_NUMERIC;
+	if (has(t, "DATETIME") || has(t, "TIMESTAMP"))
+		*logical = SQLOG_TIMESTAMP;
+	else if (has(t, "DATE"))
+		*logical = SQLOG_DATE;
+	else if (has(t, "BOOL"))
+		*logical = SQLOG_BOOLEAN;
+	else
+		*logical = SQLOG_NONE;
+}
+
+/* The field type of a NULL in column c. */
+static char null_type(const struct sqcol *c)
+{
+	switch (c->logical) {
+	case SQLOG_TIMESTAMP: return F_TIMESTAMP;
+	case SQLOG_DATE: return F_DATE;
+	case SQLOG_BOOLEAN: return F_BOOLEAN;
+	case SQLOG_NONE: break;
+	}
+	switch (c->kind) {
+	case SQCOL_INTEGER: return F_INT64;
+	case SQCOL_TEXT: return F_STRING;
+	case SQCOL_BLOB: return F_BYTES;
+	case SQCOL_REAL:
+	case SQCOL_NUMERIC: return F_FLOAT64;
+	}
+	return F_STRING;
+}
+
+/* ---- schemas --------------------------------------------------------------- */
+
+static cJSON *field_schema(const struct sqcol *c, char type)
+{
+	cJSON *f = cJSON_CreateObject();
+	const char *t = type == F_INT64 || type == F_TIMESTAMP ? "int64"
+			: type == F_DATE			 ? "int32"
+			: type == F_FLOAT64			 ? "float64"
+			: type == F_BYTES			 ? "bytes"
+			: type == F_BOOLEAN			 ? "boolean"
+								 : "string";
+	bool ok;
+
+	/* Connect's JsonConverter.asJsonSchema order: type, optional, name,
+	 * version, then the struct field's name. */
+	ok = f != NULL && cJSON_AddStringToObject(f, "type", t) != NULL &&
+	     cJSON_AddBoolToObject(f, "optional", c->optional) != NULL;
+	if (ok && type == F_TIMESTAMP)
+		ok = cJSON_AddStringToObject(f, "name", "org.apache.kafka.connect.data.Timestamp") &&
+		     cJSON_AddNumberToObject(f, "version", 1);
+	if (ok && type == F_DATE)
+		ok = cJSON_AddStringToObject(f, "name", "org.apache.kafka.connect.data.Date") &&
+		     cJSON_AddNumberToObject(f, "version", 1);
+	if (ok && cJSON_AddStringToObject(f, "field", c->name) != NULL)
+		return f;
+	cJSON_Delete(f);
+	return NULL;
+}
+
+static cJSON *struct_schema(const struct sqcol *cols, const size_t *idx, size_t n,
+			    const char *sig, const char *name)
+{
+	cJSON *s = cJSON_CreateObject(), *fields = NULL;
+
+	if (s == NULL || cJSON_AddStringToObject(s, "type", "struct") == NULL ||
+	    (fields = cJSON_AddArrayToObject(s, "fields")) == NULL)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *f = field_schema(&cols[idx[i]], sig[i]);
+
+		if (f == NULL)
+			goto fail;
+		cJSON_AddItemToArray(fields, f);
+	}
+	if (cJSON_AddBoolToObject(s, "optional", false) == NULL)
+		goto fail;
+	if (name != NULL && cJSON_AddStringToObject(s, "name", name) == NULL)
+		goto fail;
+	return s;
+fail:
+	cJSON_Delete(s);
+	return NULL;
+}
+
+static const cJSON *schema_for(struct sqschemas *c, const struct sqcol *cols, const size_t *idx,
+			       size_t n, const char *sig, const char *name)
+{
+	struct sqschema_entry *e;
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (memcmp(c->v[i].sig, sig, n) == 0)
+			return c->v[i].schema;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 4;
+		struct sqschema_entry *grown = realloc(c->v, cap * sizeof(*grown));
+
+		if (grown == NULL)
+			return NULL;
+		c->v = grown;
+		c->cap = cap;
+	}
+	e = &c->v[c->n];
+	e->sig = malloc(n + 1);
+	e->schema = struct_schema(cols, idx, n, sig, name);
+	if (e->sig == NULL || e->schema == NULL) {
+		free(e->sig);
+		cJSON_Delete(e->schema);
+		return NULL;
+	}
+	memcpy(e->sig, sig, n);
+	e->sig[n] = '\0';
+	c->n++;
+	return e->schema;
+}
+
+void sqschemas_clear(struct sqschemas *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].sig);
+		cJSON_Delete(c->v[i].schema);
+	}
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+bool sqschemas_full(const struct sqschemas *c)
+{
+	return c->n >= MAX_SCHEMAS;
+}
+
+/* ---- values ---------------------------------------------------------------- */
+
+bool sqvalue_java_double(double d, char *buf, size_t len)
+{
+	char tmp[40], dig[24], *p, *e;
+	int prec, exp10, nd = 0;
+	double a = fabs(d);
+	size_t o = 0;
+
+	if (!isfinite(d))
+		return false;
+	if (d == 0) {
+		snprintf(buf, len, "%s", signbit(d) ? "-0.0" : "0.0");
+		return true;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	/* Java picks, when one digit would do, the closest of the one- and
+	 * two-digit decimals (Double.MIN_VALUE is 4.9E-324, not 5.0E-324). */
+	if (prec == 1) {
+		char two[40];
+
+		snprintf(two, sizeof(two), "%.1e", d);
+		if (strtod(two, NULL) == d)
+			memcpy(tmp, two, sizeof(two));
+	}
+	/* tmp is [-]D[.DDD]e[+-]XX */
+	for (p = tmp; *p != 'e'; p++) {
+		if (*p >= '0' && *p <= '9')
+			dig[nd++] = *p;
+	}
+	exp10 = (int)strtol(p + 1, &e, 10);
+	while (nd > 1 && dig[nd - 1] == '0')
+		nd--;
+	if (d < 0)
+		buf[o++] = '-';
+	if (a >= 1e-3 && a < 1e7) {
+		if (exp10 >= 0) {
+			for (int i = 0; i <= exp10; i++)
+				buf[o++] = i < nd ? dig[i] : '0';
+			buf[o++] = '.';
+			if (nd > exp10 + 1)
+				for (int i = exp10 + 1; i < nd; i++)
+					buf[o++] = dig[i];
+			else
+				buf[o++] = '0';
+		} else {
+			buf[o++] = '0';
+			buf[o++] = '.';
+			for (int i = 0; i < -exp10 - 1; i++)
+				buf[o++] = '0';
+			for (int i = 0; i < nd; i++)
+				buf[o++] = dig[i];
+		}
+		buf[o] = '\0';
+	} else {
+		buf[o++] = dig[0];
+		buf[o++] = '.';
+		if (nd > 1)
+			for (int i = 1; i < nd; i++)
+				buf[o++] = dig[i];
+		else
+			buf[o++] = '0';
+		snprintf(buf + o, len - o, "E%d", exp10);
+	}
+	return true;
+}
+
+char *sqvalue_base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i = 0;
+
+	if (out == NULL)
+		return NULL;
+	for (; i + 2 < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		*o++ = tab[v >> 18];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = tab[(v >> 6) & 63];
+		*o++ = tab[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+
+		*o++ = tab[v >> 18];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t avail)
+{
+	unsigned char b = s[0], lo = 0x80, hi = 0xBF;
+	size_t need;
+
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xC2 && b <= 0xDF)
+		need = 2;
+	else if (b >= 0xE0 && b <= 0xEF)
+		need = 3;
+	else if (b >= 0xF0 && b <= 0xF4)
+		need = 4;
+	else
+		return 0;
+	if (b == 0xE0)
+		lo = 0xA0;
+	else if (b == 0xED)
+		hi = 0x9F;
+	else if (b == 0xF0)
+		lo = 0x90;
+	else if (b == 0xF4)
+		hi = 0x8F;
+	for (size_t i = 1; i < need; i++) {
+		if (i >= avail || s[i] < lo || s[i] > hi)
+			return 0;
+		lo = 0x80;
+		hi = 0xBF;
+	}
+	return need;
+}
+
+/* A JSON string for len bytes of text: invalid UTF-8 becomes U+FFFD (as
+ * Java's decoder reading the column would make it), and NUL bytes, which a
+ * C string cannot hold, are written as \u0000 in a raw JSON literal. */
+static cJSON *text_item(const char *text, size_t len, struct sqvalue_stats *st)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	bool clean = memchr(text, '\0', len) == NULL;
+	char *buf, *o;
+	cJSON *item;
+
+	for (size_t i = 0; i < len && clean;) {
+		size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i, len - i);
+
+		clean = n > 0;
+		i += n;
+	}
+	if (clean)
+		return cJSON_CreateString(text);
+	buf = malloc(len * 6 + 3);
+	if (buf == NULL)
+		return NULL;
+	o = buf;
+	*o++ = '"';
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len(s + i, len - i);
+
+		if (n == 0) {
+			memcpy(o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			st->utf8_replaced++;
+			i++;
+		} else if (s[i] < 0x20 || s[i] == '"' || s[i] == '\\') {
+			o += snprintf(o, 7, "\\u%04X", s[i]);
+			i++;
+		} else {
+			memcpy(o, s + i, n);
+			o += n;
+			i += n;
+		}
+	}
+	*o++ = '"';
+	*o = '\0';
+	item = cJSON_CreateRaw(buf);
+	free(buf);
+	return item;
+}
+
+static cJSON *raw_int(int64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%lld", (long long)v);
+	return cJSON_CreateRaw(num);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* A timestamp-ish value in column c: Timestamp (ms) or Date (days). */
+static cJSON *time_item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type)
+{
+	char err[256];
+	int64_t ns;
+
+	if (sqlts_from_value(sqlite3_column_value(stmt, i), &ns, err, sizeof(err)) != 0)
+		return NULL;
+	*type = c->logical == SQLOG_DATE ? F_DATE : F_TIMESTAMP;
+	return raw_int(c->logical == SQLOG_DATE ? floor_div(ns, 86400000000000LL)
+						: sqlts_ms(ns));
+}
+
+static cJSON *real_item(double d, struct sqvalue_stats *st)
+{
+	char num[40];
+
+	if (!sqvalue_java_double(d, num, sizeof(num))) {
+		st->nonfinite++;
+		return cJSON_CreateNull();
+	}
+	return cJSON_CreateRaw(num);
+}
+
+/* The item for column i of the current row and its field type letter. */
+static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
+		   struct sqvalue_stats *st)
+{
+	int t = sqlite3_column_type(stmt, i);
+	cJSON *it;
+	char *b64;
+
+	if (t == SQLITE_NULL) {
+		*type = null_type(c);
+		return cJSON_CreateNull();
+	}
+	if ((c->logical == SQLOG_TIMESTAMP || c->logical == SQLOG_DATE) && t != SQLITE_BLOB) {
+		it = time_item(stmt, i, c, type);
+		if (it != NULL)
+			return it;
+		st->ts_unparsed++;
+	}
+	switch (t) {
+	case SQLITE_INTEGER:
+		if (c->logical == SQLOG_BOOLEAN) {
+			*type = F_BOOLEAN;
+			return cJSON_CreateBool(sqlite3_column_int64(stmt, i) != 0);
+		}
+		*type = F_INT64;
+		return raw_int(sqlite3_column_int64(stmt, i));
+	case SQLITE_FLOAT:
+		*type = F_FLOAT64;
+		return real_item(sqlite3_column_double(stmt, i), st);
+	case SQLITE_TEXT:
+		*type = F_STRING;
+		return text_item((const char *)sqlite3_column_text(stmt, i),
+				 (size_t)sqlite3_column_bytes(stmt, i), st);
+	default:
+		*type = F_BYTES;
+		b64 = sqvalue_base64(sqlite3_column_blob(stmt, i),
+				     (size_t)sqlite3_column_bytes(stmt, i));
+		if (b64 == NULL)
+			return NULL;
+		it = cJSON_CreateString(b64);
+		free(b64);
+		return it;
+	}
+}
+
+cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
+		   const char *name, struct sqschemas *cache, const cJSON **schema,
+		   struct sqvalue_stats *st)
+{
+	char sigbuf[256], *sig = n < sizeof(sigbuf) ? sigbuf : malloc(n + 1);
+	cJSON *obj = cJSON_CreateObject();
+
+	if (sig == NULL || obj == NULL)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const struct sqcol *c = &cols[idx[i]];
+		cJSON *it = item(stmt, (int)idx[i], c, &sig[i], st);
+
+		if (it == NULL)
+			goto fail;
+		/* The key is the column name, owned by the table layout, which
+		 * outlives the payload (both are rebuilt only between polls). */
+		cJSON_AddItemToObjectCS(obj, c->name, it);
+	}
+	*schema = schema_for(cache, cols, idx, n, sig, name);
+	if (*schema == NULL)
+		goto fail;
+	if (sig != sigbuf)
+		free(sig);
+	return obj;
+fail:
+	if (sig != sigbuf)
+		free(sig);
+	cJSON_Delete(obj);
+	return NULL;
+}
