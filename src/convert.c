@@ -97,11 +97,15 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 	*d++ = '"';
 	while (i < len) {
 		unsigned char c = s[i];
-		size_t n, skip;
+		size_t n, skip, run = i;
 
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*d++ = (char)c;
-			i++;
+		/* The common case: a run of printable ASCII, copied at once. */
+		while (run < len && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			memcpy(d, s + i, run - i);
+			d += run - i;
+			i = run;
 			continue;
 		}
 		if (c < 0x80) {
@@ -146,7 +150,7 @@ static int json_string(const struct converter *c, const struct record_value *v, 
 		       size_t *len, uint64_t *replaced)
 {
 	size_t pre = c->schemas_enable ? sizeof(string_envelope) - 1 : 0;
-	char *buf = malloc(pre + convert_json_string_max(v->len) + 1);
+	char *buf = malloc(pre + convert_json_string_max(v->len) + 1), *shrunk;
 
 	if (buf == NULL)
 		return -1;
@@ -154,7 +158,10 @@ static int json_string(const struct converter *c, const struct record_value *v, 
 	*len = pre + convert_json_string(buf + pre, v->bytes, v->len, replaced);
 	if (c->schemas_enable)
 		buf[(*len)++] = '}';
-	*out = buf;
+	/* The buffer sits in the producer queue until acknowledged: give back
+	 * the worst-case room escaping did not use. */
+	shrunk = realloc(buf, *len);
+	*out = shrunk ? shrunk : buf;
 	return 0;
 }
 
