@@ -63,11 +63,16 @@ echo "== skiff connect-standalone.properties connect-file-source.properties"
 skiff_pid=$!
 pids+=($skiff_pid)
 
+# The topic is created by the first records skiff produces.
+for _ in $(seq 120); do
+	kcat -L -b "$bootstrap" -t connect-test 2>/dev/null | grep -q "partition 0" && break
+	sleep 0.5
+done
 echo "== records arriving in topic connect-test (kcat -C):"
 if [ $follow = 1 ]; then
-	kcat -C -b "$bootstrap" -t connect-test -o beginning -f 'partition %p offset %o: %s\n' || true
+	kcat -q -C -b "$bootstrap" -t connect-test -o beginning -f 'partition %p offset %o: %s\n' || true
 else
-	timeout 15 kcat -C -b "$bootstrap" -t connect-test -o beginning -f 'partition %p offset %o: %s\n' || true
+	timeout 15 kcat -q -C -b "$bootstrap" -t connect-test -o beginning -f 'partition %p offset %o: %s\n' || true
 fi
 
 echo "== stopping skiff (SIGTERM): it commits what Kafka acknowledged"
