@@ -1,6 +1,7 @@
 /* skiff: arguments, signals and wiring; no logic of its own. */
 #include "log.h"
 #include "config.h"
+#include "lockfile.h"
 #include "offsets.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
 	struct offsets *offsets = NULL;
 	struct worker *w = NULL;
 	char errbuf[2048];
-	int code, rc, sigfd = -1;
+	int code, rc, sigfd = -1, lockfd = -1;
 
 	memset(&s, 0, sizeof(s));
 	code = parse_args(argc, argv, &o);
@@ -149,6 +150,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	settings_log_notices(&s);
+	if (!o.check) {
+		/* Before loading: no other skiff may write the store after we read it. */
+		lockfd = lockfile_acquire(config_str(s.worker, "offset.storage.file.filename"), errbuf,
+					  sizeof(errbuf));
+		if (lockfd < 0) {
+			log_error("%s", errbuf);
+			code = WORKER_EXIT_TEMPFAIL;
+			goto out;
+		}
+	}
 	rc = offsets_open_file(config_str(s.worker, "offset.storage.file.filename"), &offsets,
 			       errbuf, sizeof(errbuf));
 	if (rc != 0) {
@@ -187,6 +198,8 @@ out:
 	worker_destroy(w);
 	offsets_destroy(offsets);
 	settings_destroy(&s);
+	if (lockfd >= 0)
+		close(lockfd);
 	if (code == WORKER_EXIT_CONFIG)
 		log_error("exit 78: configuration or offset store unusable; not restarting helps "
 			  "nothing until it is fixed");

@@ -131,3 +131,21 @@ def test_sigterm_with_broker_down_exits_within_timeout(tmp_path, kafka_private, 
     recs = consume(kafka_private.bootstrap, topic, n=100, timeout=60)
     assert sk.stop() == 0
     assert [r["value"].decode() for r in consume(kafka_private.bootstrap, topic)] == [f"l{i}" for i in range(100)]
+
+
+def test_second_skiff_on_same_offset_file_refuses(tmp_path, kafka, topic):
+    src = tmp_path / "one.log"
+    src.write_text("x\n")
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "value.converter": "StringConverter"}
+    conn = {"name": "one", "connector.class": "FileStreamSource", "file": str(src), "topic": topic}
+    first = Skiff(tmp_path, worker, [conn], name="first").start()
+    first.wait_log(r"reading .*one\.log")
+    second = Skiff(tmp_path, worker, [conn], name="second").start()
+    assert second.wait(timeout=30) == EX_TEMPFAIL
+    assert "another skiff is running with this offset file" in second.log_text()
+    # --check reads the store without the lock.
+    rc, out, err = run(["--check", first.worker_file])
+    assert rc == 0, err
+    assert first.stop() == 0
