@@ -1,11 +1,17 @@
-/* convert: Connect's JsonConverter, StringConverter and ByteArrayConverter. */
+/* convert: Connect's JsonConverter, StringConverter and ByteArrayConverter.
+ *
+ * What Connect writes was settled against the real converters (Kafka 3.9.1,
+ * Jackson 2.16, JDK 17) by tests/convert/compare.sh; the rules below are the
+ * ones it found. */
 #include "convert.h"
 
 #include "source.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -43,53 +49,108 @@ const char *convert_class_name(const struct converter *c)
 	return "?";
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid; on
- * invalid, *skip is the length of the maximal subpart to replace with one
- * U+FFFD (Unicode's recommended practice, which Java's decoder follows). */
+/* ---- UTF-8 as Java decodes it ------------------------------------------ */
+
+static bool cont(unsigned char b)
+{
+	return (b & 0xC0) == 0x80;
+}
+
+/* Java's UTF-8 decoder (sun.nio.cs.UTF_8, JDK 8 to 21), which Connect's
+ * FileStreamSourceTask reads through. Returns the length of the valid
+ * sequence at s (1..4), or 0 when it is malformed, and then *skip is the
+ * number of bytes that one U+FFFD replaces. That is Unicode's "maximal
+ * subpart" except for encoded surrogates: Java takes ED A0..BF as a prefix and
+ * replaces ED A0 80 as a whole. s holds avail bytes, the rest of the value:
+ * an incomplete sequence at its end is one U+FFFD, as at the end of Java's
+ * input (a line ends in \n or \r, never a continuation byte, so the value
+ * alone decodes as the file does). */
 static size_t utf8_seq(const unsigned char *s, size_t avail, size_t *skip)
 {
-	unsigned char b = s[0], lo = 0x80, hi = 0xBF;
-	size_t need;
+	unsigned char b = s[0];
 
 	*skip = 1;
 	if (b < 0x80)
 		return 1;
-	if (b >= 0xC2 && b <= 0xDF)
-		need = 2;
-	else if (b >= 0xE0 && b <= 0xEF)
-		need = 3;
-	else if (b >= 0xF0 && b <= 0xF4)
-		need = 4;
-	else
-		return 0;
-	if (b == 0xE0)
-		lo = 0xA0;
-	else if (b == 0xED)
-		hi = 0x9F;
-	else if (b == 0xF0)
-		lo = 0x90;
-	else if (b == 0xF4)
-		hi = 0x8F;
-	for (size_t i = 1; i < need; i++) {
-		if (i >= avail || s[i] < lo || s[i] > hi) {
-			*skip = i;
+	if (b >= 0xC2 && b <= 0xDF) {
+		if (avail < 2)
+			return 0;
+		return cont(s[1]) ? 2 : 0;
+	}
+	if (b >= 0xE0 && b <= 0xEF) {
+		if (avail > 1 && ((b == 0xE0 && (s[1] & 0xE0) == 0x80) || !cont(s[1])))
+			return 0;
+		if (avail < 3 || !cont(s[2])) {
+			*skip = avail < 3 ? avail : 2;
 			return 0;
 		}
-		lo = 0x80;
-		hi = 0xBF;
+		if (b == 0xED && s[1] >= 0xA0) { /* a surrogate */
+			*skip = 3;
+			return 0;
+		}
+		return 3;
 	}
-	return need;
+	if (b >= 0xF0 && b <= 0xF4) {
+		if (avail > 1 && ((b == 0xF0 && (s[1] < 0x90 || s[1] > 0xBF)) ||
+				  (b == 0xF4 && (s[1] & 0xF0) != 0x80) || !cont(s[1])))
+			return 0;
+		if (avail > 2 && !cont(s[2])) {
+			*skip = 2;
+			return 0;
+		}
+		if (avail < 4 || !cont(s[3])) {
+			*skip = avail < 4 ? avail : 3;
+			return 0;
+		}
+		return 4;
+	}
+	return 0;
+}
+
+/* ---- JSON strings as Jackson writes them ------------------------------- */
+
+static const char hex[] = "0123456789ABCDEF";
+
+static char *put_unit(char *d, unsigned u)
+{
+	d[0] = '\\';
+	d[1] = 'u';
+	d[2] = hex[u >> 12 & 15];
+	d[3] = hex[u >> 8 & 15];
+	d[4] = hex[u >> 4 & 15];
+	d[5] = hex[u & 15];
+	return d + 6;
 }
 
 size_t convert_json_string_max(size_t len)
 {
-	/* Worst case: every byte becomes \u00XX (6) or U+FFFD (3). */
+	/* Worst case: every byte becomes \u00XX (6); a 4-byte sequence becomes
+	 * a surrogate pair (12), an invalid byte U+FFFD (3). */
 	return len * 6 + 2;
+}
+
+/* An ASCII character Jackson escapes: " \ and the controls; DEL is not. */
+static char *json_escape(char *d, unsigned char c)
+{
+	char e;
+
+	switch (c) {
+	case '"': e = '"'; break;
+	case '\\': e = '\\'; break;
+	case '\b': e = 'b'; break;
+	case '\f': e = 'f'; break;
+	case '\n': e = 'n'; break;
+	case '\r': e = 'r'; break;
+	case '\t': e = 't'; break;
+	default: return put_unit(d, c);
+	}
+	d[0] = '\\';
+	d[1] = e;
+	return d + 2;
 }
 
 size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *replaced)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *s = (const unsigned char *)src;
 	char *d = dst;
 	size_t i = 0;
@@ -97,33 +158,15 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 	*d++ = '"';
 	while (i < len) {
 		unsigned char c = s[i];
-		size_t n, skip, run = i;
+		size_t n, skip;
 
-		/* The common case: a run of printable ASCII, copied at once. */
-		while (run < len && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\')
-			run++;
-		if (run > i) {
-			memcpy(d, s + i, run - i);
-			d += run - i;
-			i = run;
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			*d++ = (char)c;
+			i++;
 			continue;
 		}
 		if (c < 0x80) {
-			*d++ = '\\';
-			switch (c) {
-			case '"': *d++ = '"'; break;
-			case '\\': *d++ = '\\'; break;
-			case '\b': *d++ = 'b'; break;
-			case '\f': *d++ = 'f'; break;
-			case '\n': *d++ = 'n'; break;
-			case '\r': *d++ = 'r'; break;
-			case '\t': *d++ = 't'; break;
-			default:
-				memcpy(d, "u00", 3);
-				d[3] = hex[c >> 4];
-				d[4] = hex[c & 15];
-				d += 5;
-			}
+			d = json_escape(d, c);
 			i++;
 			continue;
 		}
@@ -133,103 +176,609 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 			d += 3;
 			i += skip;
 			(*replaced)++;
-			continue;
+		} else if (n == 4) {
+			/* Jackson writes a Java string's UTF-16 units: outside the
+			 * BMP, a surrogate pair, which it escapes. */
+			unsigned long cp = (unsigned long)(c & 0x07) << 18 |
+					   (unsigned long)(s[i + 1] & 0x3F) << 12 |
+					   (unsigned long)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
+
+			cp -= 0x10000;
+			d = put_unit(d, 0xD800 + (unsigned)(cp >> 10));
+			d = put_unit(d, 0xDC00 + (unsigned)(cp & 0x3FF));
+			i += 4;
+		} else {
+			memcpy(d, s + i, n);
+			d += n;
+			i += n;
 		}
-		memcpy(d, s + i, n);
-		d += n;
-		i += n;
 	}
 	*d++ = '"';
 	return (size_t)(d - dst);
 }
 
+/* ---- a growable output buffer ------------------------------------------ */
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool failed; /* an allocation failed; later writes are dropped */
+};
+
+/* Returns room for n more bytes at o->p + o->len, or NULL. */
+static char *room(struct out *o, size_t n)
+{
+	char *grown;
+	size_t cap;
+
+	if (o->failed)
+		return NULL;
+	if (o->cap - o->len >= n)
+		return o->p + o->len;
+	cap = o->cap ? o->cap : 64;
+	while (cap - o->len < n)
+		cap *= 2;
+	grown = realloc(o->p, cap);
+	if (grown == NULL) {
+		o->failed = true;
+		return NULL;
+	}
+	o->p = grown;
+	o->cap = cap;
+	return o->p + o->len;
+}
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	char *d = room(o, n);
+
+	if (d != NULL) {
+		memcpy(d, s, n);
+		o->len += n;
+	}
+}
+
+static void putz(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void put_json_string(struct out *o, const char *s, size_t n, uint64_t *replaced)
+{
+	char *d = room(o, convert_json_string_max(n));
+
+	if (d != NULL)
+		o->len += convert_json_string(d, s, n, replaced);
+}
+
+/* The text of a Java String made from n bytes of s: invalid UTF-8 replaced. */
+static void put_java_text(struct out *o, const char *s, size_t n, uint64_t *replaced)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, len, skip;
+
+	while (i < n) {
+		len = utf8_seq(u + i, n - i, &skip);
+		if (len == 0) {
+			put(o, "\xEF\xBF\xBD", 3);
+			(*replaced)++;
+			i += skip;
+		} else {
+			put(o, s + i, len);
+			i += len;
+		}
+	}
+}
+
+/* Hands o's bytes over as a convert_value() result: a buffer much larger than
+ * its content is shrunk, since librdkafka may hold it queued for long. */
+static int finish(struct out *o, char **out, size_t *len)
+{
+	char *shrunk;
+
+	if (o->failed) {
+		free(o->p);
+		return -1;
+	}
+	if (o->p == NULL && room(o, 1) == NULL)
+		return -1;
+	if (o->cap - o->len > o->len / 4 + 64) {
+		shrunk = realloc(o->p, o->len ? o->len : 1);
+		if (shrunk != NULL)
+			o->p = shrunk;
+	}
+	*out = o->p;
+	*len = o->len;
+	return 0;
+}
+
+/* ---- numbers and dates as Java prints them ----------------------------- */
+
+static bool reads_back(const char *s, double d, bool is_float)
+{
+	return is_float ? strtof(s, NULL) == (float)d : strtod(s, NULL) == d;
+}
+
+/* The decimal digits Java 19+ prints for d > 0 (Double.toString,
+ * Float.toString): the shortest that read back as d, the closest to d among
+ * them, and two digits when one would do but two are closer (4.9E-324).
+ * Fills dig (no dot, no trailing zero) and *exp, the power of ten of the
+ * first digit; returns the number of digits. */
+static int java_digits(double d, bool is_float, char dig[24], int *exp)
+{
+	char buf[40], two[40];
+	int p, max = is_float ? 9 : 17, n = 0;
+	const char *s;
+
+	for (p = 1; p < max; p++) {
+		snprintf(buf, sizeof(buf), "%.*e", p - 1, d);
+		if (reads_back(buf, d, is_float))
+			break;
+	}
+	if (p == max)
+		snprintf(buf, sizeof(buf), "%.*e", p - 1, d);
+	if (p == 1) {
+		snprintf(two, sizeof(two), "%.1e", d);
+		if (reads_back(two, d, is_float))
+			memcpy(buf, two, sizeof(buf));
+	}
+	for (s = buf; *s != 'e' && *s != '\0'; s++) {
+		if (*s != '.')
+			dig[n++] = *s;
+	}
+	while (n > 1 && dig[n - 1] == '0')
+		n--;
+	*exp = *s == 'e' ? (int)strtol(s + 1, NULL, 10) : 0;
+	return n;
+}
+
+/* Double.toString(d), or Float.toString((float)d) when is_float: plain from
+ * 10^-3 up to 10^7 ("100.0", "0.001"), otherwise "1.0E7", "9.9E-4". */
+static void put_java_number(struct out *o, double d, bool is_float)
+{
+	char dig[24], buf[64];
+	int n, e, i, k = 0;
+
+	if (isnan(d) || isinf(d)) {
+		putz(o, isnan(d) ? "NaN" : d < 0 ? "-Infinity" : "Infinity");
+		return;
+	}
+	if (d == 0) {
+		putz(o, signbit(d) ? "-0.0" : "0.0");
+		return;
+	}
+	if (d < 0)
+		buf[k++] = '-';
+	n = java_digits(fabs(d), is_float, dig, &e);
+	if (e >= 0 && e < 7) {
+		for (i = 0; i <= e; i++)
+			buf[k++] = i < n ? dig[i] : '0';
+		buf[k++] = '.';
+		for (i = e + 1; i < n || i == e + 1; i++)
+			buf[k++] = i < n ? dig[i] : '0';
+	} else if (e < 0 && e >= -3) {
+		buf[k++] = '0';
+		buf[k++] = '.';
+		for (i = -1; i > e; i--)
+			buf[k++] = '0';
+		for (i = 0; i < n; i++)
+			buf[k++] = dig[i];
+	} else {
+		buf[k++] = dig[0];
+		buf[k++] = '.';
+		for (i = 1; i < n || i == 1; i++)
+			buf[k++] = i < n ? dig[i] : '0';
+		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "E%d", e);
+	}
+	put(o, buf, (size_t)k);
+}
+
+/* An integer member: raw JSON text is exact; a cJSON number only below 2^53.
+ * Returns 0 and *v, or -1 when v holds no integer. */
+static int int_value(const cJSON *j, long long *v)
+{
+	char *end;
+
+	if (cJSON_IsRaw(j) && j->valuestring != NULL) {
+		*v = strtoll(j->valuestring, &end, 10);
+		return end != j->valuestring && *end == '\0' ? 0 : -1;
+	}
+	if (cJSON_IsNumber(j) && j->valuedouble == floor(j->valuedouble) &&
+	    j->valuedouble >= -9223372036854775808.0 && j->valuedouble < 9223372036854775808.0) {
+		*v = (long long)j->valuedouble;
+		return 0;
+	}
+	return -1;
+}
+
+/* The zone's present name for standard (isdst 0) or daylight time (1), as
+ * Java names a zone whatever the date; the historical name when the zone
+ * has no such time now. */
+static const char *zone_name(const struct tm *tm)
+{
+	time_t now = time(NULL);
+	struct tm cur;
+
+	for (int half = 0; half < 2; half++) {
+		time_t t = now + (time_t)half * 182 * 86400;
+
+		if (localtime_r(&t, &cur) != NULL && (cur.tm_isdst > 0) == (tm->tm_isdst > 0))
+			return cur.tm_zone;
+	}
+	return tm->tm_zone;
+}
+
+/* java.util.Date.toString() of ms since the epoch, in the local time zone
+ * (the JVM's default zone is the system's): "Thu Jan 01 00:00:00 UTC 1970".
+ * Called from the main loop only (tzset). */
+static void put_java_date(struct out *o, long long ms)
+{
+	time_t t = (time_t)(ms / 1000 - (ms % 1000 < 0 ? 1 : 0));
+	struct tm tm;
+	char day[40], year[24];
+
+	tzset();
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(day, sizeof(day), "%a %b %d %H:%M:%S ", &tm) == 0 ||
+	    strftime(year, sizeof(year), " %Y", &tm) == 0) {
+		put(o, day, (size_t)snprintf(day, sizeof(day), "%lld", ms));
+		return;
+	}
+	putz(o, day);
+	putz(o, zone_name(&tm));
+	putz(o, year);
+}
+
+/* ---- Connect schemas --------------------------------------------------- */
+
+static const char *member_str(const cJSON *schema, const char *key)
+{
+	const cJSON *j = cJSON_GetObjectItemCaseSensitive(schema, key);
+
+	return cJSON_IsString(j) ? j->valuestring : "";
+}
+
+static bool is_type(const cJSON *schema, const char *type)
+{
+	return strcmp(member_str(schema, "type"), type) == 0;
+}
+
+static bool is_int_type(const cJSON *schema)
+{
+	return is_type(schema, "int8") || is_type(schema, "int16") || is_type(schema, "int32") ||
+	       is_type(schema, "int64");
+}
+
+/* Timestamp, Date or Time: a java.util.Date in a Struct. Returns ms or -1. */
+static int date_ms(const cJSON *schema, const cJSON *v, long long *ms)
+{
+	const char *name = member_str(schema, "name");
+	const char *pkg = "org.apache.kafka.connect.data.";
+
+	if (strncmp(name, pkg, strlen(pkg)) != 0 || int_value(v, ms) != 0)
+		return -1;
+	name += strlen(pkg);
+	if (strcmp(name, "Date") == 0 && *ms >= -106751991167LL && *ms <= 106751991167LL)
+		*ms *= 86400000;
+	else if (strcmp(name, "Timestamp") != 0 && strcmp(name, "Time") != 0)
+		return -1;
+	return 0;
+}
+
+/* A double in JSON: Jackson writes what JSON cannot carry as a string. */
+static void put_json_double(struct out *o, double d, bool is_float)
+{
+	bool quote = isnan(d) || isinf(d);
+
+	putz(o, quote ? "\"" : "");
+	put_java_number(o, is_float ? (double)(float)d : d, is_float);
+	putz(o, quote ? "\"" : "");
+}
+
+static void put_any(struct out *o, const cJSON *v, uint64_t *replaced);
+
+static void put_members(struct out *o, const cJSON *v, bool names, uint64_t *replaced)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, v)
+	{
+		if (c != v->child)
+			putz(o, ",");
+		if (names) {
+			put_json_string(o, c->string, strlen(c->string), replaced);
+			putz(o, ":");
+		}
+		put_any(o, c, replaced);
+	}
+}
+
+/* Plain JSON, as Jackson writes it, for values without a schema. */
+static void put_any(struct out *o, const cJSON *v, uint64_t *replaced)
+{
+	long long i;
+	char buf[32];
+
+	if (cJSON_IsRaw(v)) {
+		putz(o, v->valuestring);
+	} else if (cJSON_IsString(v)) {
+		put_json_string(o, v->valuestring, strlen(v->valuestring), replaced);
+	} else if (cJSON_IsNumber(v) && fabs(v->valuedouble) < 9007199254740992.0 &&
+		   int_value(v, &i) == 0) {
+		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
+	} else if (cJSON_IsNumber(v)) {
+		put_json_double(o, v->valuedouble, false);
+	} else if (cJSON_IsArray(v)) {
+		putz(o, "[");
+		put_members(o, v, false, replaced);
+		putz(o, "]");
+	} else if (cJSON_IsObject(v)) {
+		putz(o, "{");
+		put_members(o, v, true, replaced);
+		putz(o, "}");
+	} else {
+		putz(o, cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : "null");
+	}
+}
+
+static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
+
+/* Connect's schema members, in the order asJsonSchema() puts them. */
+static const char *const schema_order[] = {
+	"type", "items", "keys", "values", "fields", "optional",
+	"name", "version", "doc", "parameters", "default", "field",
+};
+#define NORDER (sizeof(schema_order) / sizeof(schema_order[0]))
+
+static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced);
+
+static void put_schema_member(struct out *o, const cJSON *s, const cJSON *m, uint64_t *replaced)
+{
+	const char *k = m->string;
+	const cJSON *f;
+
+	put_json_string(o, k, strlen(k), replaced);
+	putz(o, ":");
+	if (strcmp(k, "items") == 0 || strcmp(k, "keys") == 0 || strcmp(k, "values") == 0) {
+		put_schema(o, m, replaced);
+	} else if (strcmp(k, "default") == 0) {
+		put_json(o, s, m, replaced);
+	} else if (strcmp(k, "fields") == 0 && cJSON_IsArray(m)) {
+		putz(o, "[");
+		cJSON_ArrayForEach(f, m)
+		{
+			putz(o, f == m->child ? "" : ",");
+			put_schema(o, f, replaced);
+		}
+		putz(o, "]");
+	} else {
+		put_any(o, m, replaced);
+	}
+}
+
+/* A schema as JsonConverter.asJsonSchema() writes it: its members in
+ * Connect's order, whatever the order the source built them in; "optional"
+ * always present; members Connect does not know last, as given. */
+static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced)
+{
+	const cJSON *m;
+	bool first = true;
+
+	if (!cJSON_IsObject(s)) {
+		put_any(o, s, replaced);
+		return;
+	}
+	putz(o, "{");
+	for (size_t k = 0; k <= NORDER; k++) {
+		if (k < NORDER && strcmp(schema_order[k], "optional") == 0 &&
+		    cJSON_GetObjectItemCaseSensitive(s, "optional") == NULL) {
+			putz(o, first ? "\"optional\":false" : ",\"optional\":false");
+			first = false;
+		}
+		cJSON_ArrayForEach(m, s)
+		{
+			size_t at = 0;
+
+			while (at < NORDER && strcmp(m->string, schema_order[at]) != 0)
+				at++;
+			if (at != k)
+				continue;
+			putz(o, first ? "" : ",");
+			first = false;
+			put_schema_member(o, s, m, replaced);
+		}
+	}
+	putz(o, "}");
+}
+
+/* ---- values: JsonConverter's payload ----------------------------------- */
+
+static void put_json_struct(struct out *o, const cJSON *schema, const cJSON *v,
+			    uint64_t *replaced)
+{
+	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
+
+	putz(o, "{");
+	cJSON_ArrayForEach(f, fields)
+	{
+		const char *name = member_str(f, "field");
+
+		putz(o, f == fields->child ? "" : ",");
+		put_json_string(o, name, strlen(name), replaced);
+		putz(o, ":");
+		put_json(o, f, cJSON_GetObjectItemCaseSensitive(v, name), replaced);
+	}
+	putz(o, "}");
+}
+
+/* An array, or a map: an object when its keys are strings, else an array of
+ * [key, value] pairs (the payload's shape says which). */
+static void put_json_list(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(schema, "items");
+	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(schema, "keys");
+	const cJSON *values = cJSON_GetObjectItemCaseSensitive(schema, "values");
+	const cJSON *c;
+
+	putz(o, cJSON_IsObject(v) ? "{" : "[");
+	cJSON_ArrayForEach(c, v)
+	{
+		putz(o, c == v->child ? "" : ",");
+		if (cJSON_IsObject(v)) {
+			put_json_string(o, c->string, strlen(c->string), replaced);
+			putz(o, ":");
+			put_json(o, values, c, replaced);
+		} else if (items == NULL && cJSON_GetArraySize(c) == 2) {
+			putz(o, "[");
+			put_json(o, keys, cJSON_GetArrayItem(c, 0), replaced);
+			putz(o, ",");
+			put_json(o, values, cJSON_GetArrayItem(c, 1), replaced);
+			putz(o, "]");
+		} else {
+			put_json(o, items, c, replaced);
+		}
+	}
+	putz(o, cJSON_IsObject(v) ? "}" : "]");
+}
+
+/* v (NULL when absent) as JsonConverter.convertToJson() writes it for schema:
+ * a null takes the schema's default (replace.null.with.default=true). */
+static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+{
+	const cJSON *def = cJSON_GetObjectItemCaseSensitive(schema, "default");
+	long long i;
+	char buf[32];
+
+	if (v == NULL || cJSON_IsNull(v)) {
+		if (def != NULL && !cJSON_IsNull(def))
+			put_json(o, schema, def, replaced);
+		else
+			putz(o, "null");
+	} else if (is_int_type(schema) && int_value(v, &i) == 0) {
+		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
+	} else if ((is_type(schema, "float") || is_type(schema, "double")) && cJSON_IsNumber(v)) {
+		put_json_double(o, v->valuedouble, is_type(schema, "float"));
+	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
+		put_json_struct(o, schema, v, replaced);
+	} else if ((is_type(schema, "array") || is_type(schema, "map")) &&
+		   (cJSON_IsArray(v) || cJSON_IsObject(v))) {
+		put_json_list(o, schema, v, replaced);
+	} else {
+		put_any(o, v, replaced);
+	}
+}
+
+/* ---- values: Struct.toString() for StringConverter --------------------- */
+
+static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
+
+/* Struct{a=1,b=x}: fields in schema order, null fields left out. */
+static void put_text_struct(struct out *o, const cJSON *schema, const cJSON *v,
+			    uint64_t *replaced)
+{
+	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
+	bool first = true;
+
+	putz(o, "Struct{");
+	cJSON_ArrayForEach(f, fields)
+	{
+		const char *name = member_str(f, "field");
+		const cJSON *fv = cJSON_GetObjectItemCaseSensitive(v, name);
+
+		if (fv == NULL || cJSON_IsNull(fv))
+			continue;
+		putz(o, first ? "" : ",");
+		first = false;
+		putz(o, name);
+		putz(o, "=");
+		put_text(o, f, fv, replaced);
+	}
+	putz(o, "}");
+}
+
+/* A List's or Map's toString(): [a, b] and {k=v, k=v}. */
+static void put_text_list(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(schema, "items");
+	const cJSON *values = cJSON_GetObjectItemCaseSensitive(schema, "values");
+	const cJSON *c;
+
+	putz(o, cJSON_IsObject(v) ? "{" : "[");
+	cJSON_ArrayForEach(c, v)
+	{
+		putz(o, c == v->child ? "" : ", ");
+		if (cJSON_IsObject(v)) {
+			put_java_text(o, c->string, strlen(c->string), replaced);
+			putz(o, "=");
+		}
+		put_text(o, cJSON_IsObject(v) ? values : items, c, replaced);
+	}
+	putz(o, cJSON_IsObject(v) ? "}" : "]");
+}
+
+/* v as String.valueOf() prints the Java object Connect holds for it. */
+static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+{
+	long long i;
+	char buf[32];
+
+	if (date_ms(schema, v, &i) == 0) {
+		put_java_date(o, i);
+	} else if (is_int_type(schema) && int_value(v, &i) == 0) {
+		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
+	} else if ((is_type(schema, "float") || is_type(schema, "double")) && cJSON_IsNumber(v)) {
+		put_java_number(o, v->valuedouble, is_type(schema, "float"));
+	} else if (cJSON_IsString(v)) {
+		/* For bytes, the base64 text: Connect prints a byte[]'s
+		 * identity hash ("[B@1b6d3586"), which nobody can reproduce. */
+		put_java_text(o, v->valuestring, strlen(v->valuestring), replaced);
+	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
+		put_text_struct(o, schema, v, replaced);
+	} else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+		put_text_list(o, schema, v, replaced);
+	} else {
+		put_any(o, v, replaced);
+	}
+}
+
+/* ---- converters -------------------------------------------------------- */
+
 static const char string_envelope[] = "{\"schema\":{\"type\":\"string\",\"optional\":false},"
 				      "\"payload\":";
 
-static int json_string(const struct converter *c, const struct record_value *v, char **out,
-		       size_t *len, uint64_t *replaced)
+static int json_value(const struct converter *c, const struct record_value *v, char **out,
+		      size_t *len, uint64_t *replaced)
 {
-	size_t pre = c->schemas_enable ? sizeof(string_envelope) - 1 : 0;
-	char *buf = malloc(pre + convert_json_string_max(v->len) + 1), *shrunk;
+	struct out o = {0};
 
-	if (buf == NULL)
-		return -1;
-	memcpy(buf, string_envelope, pre);
-	*len = pre + convert_json_string(buf + pre, v->bytes, v->len, replaced);
+	if (c->schemas_enable && v->kind == VALUE_STRING) {
+		putz(&o, string_envelope);
+	} else if (c->schemas_enable) {
+		putz(&o, "{\"schema\":");
+		put_schema(&o, v->schema, replaced);
+		putz(&o, ",\"payload\":");
+	}
+	if (v->kind == VALUE_STRING)
+		put_json_string(&o, v->bytes, v->len, replaced);
+	else
+		put_json(&o, v->schema, v->payload, replaced);
 	if (c->schemas_enable)
-		buf[(*len)++] = '}';
-	/* The buffer sits in the producer queue until acknowledged: give back
-	 * the worst-case room escaping did not use. */
-	shrunk = realloc(buf, *len);
-	*out = shrunk ? shrunk : buf;
-	return 0;
+		putz(&o, "}");
+	return finish(&o, out, len);
 }
 
-static int json_struct(const struct converter *c, const struct record_value *v, char **out,
-		       size_t *len)
+/* StringConverter: the UTF-8 of the Java String, which for a line is the
+ * line itself unless it held invalid UTF-8. */
+static int string_value(const struct record_value *v, char **out, size_t *len,
+			uint64_t *replaced)
 {
-	char *text = NULL;
+	struct out o = {0};
 
-	if (c->schemas_enable) {
-		cJSON *env = cJSON_CreateObject();
-
-		/* Borrow the source's schema and payload: references, not copies. */
-		if (env == NULL ||
-		    !cJSON_AddItemToObject(env, "schema", cJSON_CreateObjectReference(v->schema->child)) ||
-		    !cJSON_AddItemToObject(env, "payload", cJSON_CreateObjectReference(v->payload->child))) {
-			cJSON_Delete(env);
-			return -1;
-		}
-		text = cJSON_PrintUnformatted(env);
-		cJSON_Delete(env);
-	} else {
-		text = cJSON_PrintUnformatted(v->payload);
-	}
-	if (text == NULL)
-		return -1;
-	*out = text;
-	*len = strlen(text);
-	return 0;
-}
-
-/* Connect's Struct.toString(): Struct{a=1,b=x}, null fields left out. */
-static int string_struct(const struct record_value *v, char **out, size_t *len)
-{
-	size_t cap = 64, n = 0;
-	char *buf = malloc(cap);
-	const cJSON *f;
-
-	if (buf == NULL)
-		return -1;
-	n = (size_t)snprintf(buf, cap, "Struct{");
-	cJSON_ArrayForEach(f, v->payload)
-	{
-		char *txt = cJSON_IsString(f) ? NULL : cJSON_PrintUnformatted(f);
-		const char *val = cJSON_IsString(f) ? f->valuestring : txt;
-		size_t need = strlen(f->string) + (val ? strlen(val) : 0) + 4;
-		char *grown;
-
-		if (cJSON_IsNull(f) || val == NULL) {
-			free(txt);
-			continue;
-		}
-		if (n + need >= cap) {
-			cap = (n + need) * 2;
-			grown = realloc(buf, cap);
-			if (grown == NULL) {
-				free(txt);
-				free(buf);
-				return -1;
-			}
-			buf = grown;
-		}
-		n += (size_t)snprintf(buf + n, cap - n, "%s%s=%s", n > 7 ? "," : "", f->string, val);
-		free(txt);
-	}
-	buf[n++] = '}';
-	*out = buf;
-	*len = n;
-	return 0;
+	if (v->kind == VALUE_STRING)
+		put_java_text(&o, v->bytes, v->len, replaced);
+	else
+		put_text(&o, v->schema, v->payload, replaced);
+	return finish(&o, out, len);
 }
 
 static int copy_bytes(const struct record_value *v, char **out, size_t *len)
@@ -253,14 +802,12 @@ int convert_value(const struct converter *c, const struct record_value *v, char 
 		return 0;
 	switch (c->kind) {
 	case CONV_JSON:
-		if (v->kind == VALUE_STRING)
-			return json_string(c, v, out, len, replaced);
-		return json_struct(c, v, out, len);
+		return json_value(c, v, out, len, replaced);
 	case CONV_STRING:
-		if (v->kind == VALUE_STRING)
-			return copy_bytes(v, out, len);
-		return string_struct(v, out, len);
+		return string_value(v, out, len, replaced);
 	case CONV_BYTEARRAY:
+		/* Connect rejects a STRING value here (DataException); skiff
+		 * passes a line's bytes through unchanged, on purpose. */
 		if (v->kind == VALUE_STRING)
 			return copy_bytes(v, out, len);
 		return -1;

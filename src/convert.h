@@ -28,19 +28,39 @@ const char *convert_class_name(const struct converter *c);
 
 /* Serialises v as c does. On success returns 0 and *out is a malloc'd buffer
  * of *len bytes that the caller owns (handed to librdkafka with
- * RD_KAFKA_MSG_F_FREE), or NULL for a null value. *replaced counts invalid
- * UTF-8 sequences that JsonConverter replaced with U+FFFD, as Java's decoder
- * does for Connect (String and ByteArray converters pass bytes unchanged).
+ * RD_KAFKA_MSG_F_FREE), or NULL for a null value (Connect's converters all
+ * return null for a null key or value). *replaced counts the invalid UTF-8
+ * sequences replaced with U+FFFD, as Java's decoder replaces them before
+ * Connect sees a line (JsonConverter and StringConverter).
+ *
+ * A VALUE_STRING is a line: JsonConverter writes it as a JSON string (with
+ * the STRING schema envelope when schemas_enable), StringConverter as its
+ * UTF-8, ByteArrayConverter as the bytes unchanged (Connect rejects a STRING
+ * value there; skiff passes raw lines on purpose).
+ *
+ * A VALUE_STRUCT is a schema and a payload in Connect's JSON form: the
+ * schema as JsonConverter writes it (members in any order: they are written
+ * in Connect's order), the payload an object with a member per field (absent
+ * or null: null, or the field's "default"). Integer types (and the logical
+ * Timestamp, Date, Time) as raw JSON text (cJSON_CreateRaw, exact) or cJSON
+ * numbers (exact below 2^53); float and double as cJSON numbers (NaN and
+ * infinities allowed); bytes as the base64 string. JsonConverter writes it as
+ * Connect does; StringConverter as Struct.toString(), except that Connect
+ * prints a bytes field as the identity hash of a Java array, skiff as its
+ * base64 text, and dates before 1582 in the Julian calendar.
+ *
  * Returns -1 when c cannot represent v (ByteArrayConverter and a struct) or
- * on allocation failure. */
+ * on allocation failure. Called from the main loop (reads the time zone). */
 int convert_value(const struct converter *c, const struct record_value *v, char **out,
 		  size_t *len, uint64_t *replaced);
 
 /* Appends the JSON string literal for len bytes of s (quotes included) to
- * dst, as Jackson escapes it: \" \\ \b \f \n \r \t, other control characters
- * as \u00XX (upper-case hex), invalid UTF-8 as U+FFFD. dst must have room for
- * convert_json_string_max(len) bytes. Returns bytes written; adds the number
- * of replaced sequences to *replaced. */
+ * dst, as Jackson writes a Java String: \" \\ \b \f \n \r \t, other control
+ * characters as \u00XX (upper-case hex), DEL and U+2028 as they are,
+ * characters outside the BMP as an escaped surrogate pair (\uD83D\uDE00),
+ * invalid UTF-8 replaced with U+FFFD as Java's UTF-8 decoder does. dst must
+ * have room for convert_json_string_max(len) bytes. Returns bytes written;
+ * adds the number of replaced sequences to *replaced. */
 size_t convert_json_string(char *dst, const char *s, size_t len, uint64_t *replaced);
 size_t convert_json_string_max(size_t len);
 

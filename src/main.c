@@ -201,8 +201,8 @@ out:
 	if (lockfd >= 0)
 		close(lockfd);
 	if (code == WORKER_EXIT_CONFIG)
-		log_error("exit 78: configuration or offset store unusable; not restarting helps "
-			  "nothing until it is fixed");
+		log_error("exit 78: configuration or offset store unusable; restarting will not "
+			  "help until it is fixed");
 	else if (code == WORKER_EXIT_TEMPFAIL)
 		log_error("exit 75: transient failure; a restart may succeed");
 	return code;

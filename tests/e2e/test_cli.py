@@ -146,6 +146,6 @@ def test_second_skiff_on_same_offset_file_refuses(tmp_path, kafka, topic):
     assert second.wait(timeout=30) == EX_TEMPFAIL
     assert "another skiff is running with this offset file" in second.log_text()
     # --check reads the store without the lock.
-    rc, out, err = run(["--check", first.worker_file])
+    rc, out, err = run(["--check", first.worker_file, *first.connector_files])
     assert rc == 0, err
     assert first.stop() == 0
