@@ -153,8 +153,15 @@ static size_t row_bytes(sqlite3_stmt *st, size_t ncols)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < ncols; i++)
-		n += (size_t)sqlite3_column_bytes(st, (int)i) + 8;
+	/* Only text and blobs: asking a number its size in bytes makes SQLite
+	 * render it as text. */
+	for (size_t i = 0; i < ncols; i++) {
+		int t = sqlite3_column_type(st, (int)i);
+
+		n += 8 + (t == SQLITE_TEXT || t == SQLITE_BLOB
+				  ? (size_t)sqlite3_column_bytes(st, (int)i)
+				  : 0);
+	}
 	return n;
 }
 
