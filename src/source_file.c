@@ -1,67 +1,71 @@
-/* source_file: the tailing connector (Kafka Connect's FileStreamSource).
+/* source_file: the tailing connector (Kafka Connect's FileStreamSource, grown
+ * into a log shipper).
  *
- * Reads complete lines of one file and follows it as it grows. A line ends at
- * "\n", "\r\n" or a lone "\r" (FileStreamSourceTask's rule); the terminator is
- * not part of the record, every other byte passes through unchanged. A
- * trailing partial line waits for its terminator.
+ * Follows one file (`file`, Connect's key) or every file that glob patterns
+ * match (`files`, minus `files.exclude`); files that appear later are picked
+ * up without a restart. Each path is a stream (tailstream.c) and its own
+ * source partition {"filename": <path as configured or matched>}, with the
+ * offset {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B}: Connect
+ * reads "position" alone; the rest tells the file it belongs to, so a
+ * rotated, truncated, replaced or reused-inode file is recognised
+ * (tailstream.c has the rotation algorithm and the offset-safety argument).
  *
- * Source partition {"filename": <file as configured>}; offset
- * {"position": <byte offset of the next unread line>, "dev": D, "ino": I}.
- * Connect reads "position" alone; dev and ino let a restart tell the same file
- * from a replaced one, so a position is never applied to another file.
+ * Change detection: one inotify descriptor watching the directories of the
+ * streams (names appearing, disappearing, renamed) and the file each stream
+ * reads (growth, rename, deletion), plus a slow rescan (globs, and a look at
+ * every file in case an event was missed or inotify is silent, as on NFS);
+ * with watch.mode=poll, stat polling every poll.interval.ms instead. An idle
+ * connector wakes only for the rescan.
  *
- * Growth is waited for with inotify on the file and its directory, plus a slow
- * rescan timer (for file systems where inotify is silent): an idle file costs
- * no reads and no wake-ups beyond the rescan. */
+ * Memory is bounded: one poll arena (max.line.bytes plus 256 KiB) shared by
+ * every file, at most max.open.files descriptors for files followed at once
+ * (idle ones are closed and reopened by identity on their next event), and
+ * a stream holds at most 8 files of a rotation chain. */
 #include "config.h"
 #include "log.h"
-#include "jsonint.h"
 #include "source.h"
+#include "tailscan.h"
+#include "tailstream.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
+#define ARENA_EXTRA (256 * 1024)
+#define MAX_LINES 1024
+#define OFFSET_TEXT 24
+#define DIR_MASK (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR)
 
-#define READ_CHUNK (64 * 1024)
+enum key_mode { KEY_NONE, KEY_PATH };
 
-enum long_policy { LONG_SPLIT, LONG_TRUNCATE, LONG_SKIP };
+struct dirwatch {
+	int wd;
+	char *dir;
+};
 
 struct filesrc {
 	struct source_env *env;
-	struct partition *part;
-	char *path;
+	struct tailctx ctx;
 	char *topic;
 	size_t batch_max;
-	size_t max_line;
-	enum long_policy policy;
-	int64_t rescan_ms;
-	int64_t next_rescan;
-
-	int ifd;      /* inotify */
-	int wd_file;  /* watch on the open file, -1 when none */
-	int fd;       /* the open file, -1 while waiting for it */
-	dev_t dev;
-	ino_t ino;
-	bool missing_logged;
-
-	char *buf;    /* bytes read, from file offset base */
-	size_t cap;
-	size_t len;   /* bytes in buf */
-	size_t scan;  /* bytes of buf consumed by records */
-	int64_t base; /* file offset of buf[0] */
-	bool discarding;   /* dropping the rest of an over-long line */
-	bool in_long_line; /* inside a line already counted as too long */
-	bool resumed;      /* the committed offset was applied once */
-	bool eof;        /* last read returned 0 and nothing woke us since */
+	bool poll_mode, started, globbing;
+	int64_t rescan_ms, poll_ms, next_rescan, next_poll;
+	char **patterns, **excludes;
+	size_t npat, nex;
+	struct tailstream **streams;
+	size_t nstreams, cap, rr;
+	struct dirwatch *dirs;
+	size_t ndirs;
+	bool check_all, glob_due;
+	struct tailbuf buf;
+	struct tailline *lines;
+	char *offtext;
+	enum key_mode key;
+	char *hdr_path, *hdr_offset;
+	bool partitions_full_logged;
 };
 
 static const char *const file_classes[] = {
@@ -72,345 +76,91 @@ static const char *const file_classes[] = {
 };
 
 static const struct config_key file_keys[] = {
-	{"file", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The file to tail."},
+	{"file", CFG_STRING, NULL, 0, 0, NULL, 0,
+	 "The file to tail (Connect's key). Exactly one of file and files is required."},
+	{"files", CFG_LIST, NULL, 0, 0, NULL, 0,
+	 "Comma-separated glob patterns (* ? [..] {a,b}) of files to tail; each file is its own "
+	 "source partition. New matches are picked up without a restart. A match that is the "
+	 "rotated copy of another match (app.log.1 beside app.log) is read as that file's "
+	 "history, not on its own."},
+	{"files.exclude", CFG_LIST, NULL, 0, 0, NULL, 0,
+	 "Comma-separated glob patterns of files not to tail: matched against the whole path "
+	 "when they hold a '/', else against the file name (e.g. *.gz)."},
 	{"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to."},
 	{"batch.size", CFG_INT, "2000", 1, 100000, NULL, 0,
-	 "Most lines read in one poll of the file (Connect's batch.size)."},
+	 "Most lines read in one poll (Connect's batch.size)."},
+	{"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
+	 "Where a file without a stored offset that exists at start-up is read from: its "
+	 "beginning (as Connect does) or its end (only lines written from now on). Files that "
+	 "appear later are always read from their beginning."},
+	{"max.open.files", CFG_INT, "256", 1, 65536, NULL, 0,
+	 "Most files held open at once. Beyond it, idle files are closed (their place is kept) "
+	 "and reopened, by identity, when they change. A stream finishing a rotation may hold "
+	 "up to 7 more."},
 	{"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
 	 "Longest line shipped as one record; keep it below the producer's message.max.bytes."},
 	{"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
-	 "What a longer line becomes: split into records of max.line.bytes, truncated, or skipped "
-	 "(counted either way)."},
+	 "What a longer line becomes: split into records of max.line.bytes, truncated to "
+	 "max.line.bytes, or skipped. Counted either way (lines_split, lines_truncated, "
+	 "lines_skipped)."},
+	{"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
+	 "How long a file that was rotated away or deleted is still read after it was last seen "
+	 "growing, when its successor stays empty (a writer that has not reopened yet). Then "
+	 "its partial last line, if any, ships as a line (partial_lines_shipped)."},
+	{"watch.mode", CFG_ENUM, "inotify", 0, 0, "inotify|poll", 0,
+	 "How changes are noticed: inotify (local file systems), or stat polling every "
+	 "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems)."},
+	{"poll.interval.ms", CFG_INT, "1000", 10, 3600000, NULL, 0,
+	 "With watch.mode=poll: how often every file is checked for growth and rotation."},
 	{"rescan.interval.ms", CFG_INT, "10000", 100, 3600000, NULL, 0,
-	 "How often the file is checked without an inotify event (rotation, NFS)."},
+	 "How often globs are expanded again and every file is checked without an event (a "
+	 "safety net for missed inotify events)."},
+	{"record.key", CFG_ENUM, "none", 0, 0, "none|path", 0,
+	 "The record key: none (null, as Connect), or the path of the stream (keeps each file "
+	 "in one Kafka partition of a multi-partition topic)."},
+	{"header.path", CFG_STRING, "", 0, 0, NULL, 0,
+	 "Name of a record header carrying the path of the stream (e.g. log.file.path); empty: "
+	 "no header."},
+	{"header.offset", CFG_STRING, "", 0, 0, NULL, 0,
+	 "Name of a record header carrying the byte offset of the line in its file, as decimal "
+	 "text (e.g. log.offset); empty: no header."},
 	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
-static void close_file(struct filesrc *f)
+/* ---- streams and watches ----------------------------------------------- */
+
+static void watch_dir(struct filesrc *f, const char *dir)
 {
-	if (f->wd_file >= 0)
-		inotify_rm_watch(f->ifd, f->wd_file);
-	f->wd_file = -1;
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
-	f->len = f->scan = 0;
-	f->discarding = f->in_long_line = false;
-}
+	struct dirwatch *grown;
+	int wd;
 
-/* Parses the committed offset; returns the position to resume from for a file
- * with identity (dev, ino) and size, or 0 when the offset is for another file
- * or beyond the end (the file was truncated or replaced while skiff was
- * stopped). */
-static int64_t resume_position(struct filesrc *f, const struct stat *st)
-{
-	const char *json = f->env->committed(f->env, f->part);
-	int64_t p = 0, dev, ino;
-
-	if (json == NULL || jsonint_get(json, "position", &p) != 0 || p < 0)
-		return 0;
-	if (jsonint_get(json, "dev", &dev) == 0 && jsonint_get(json, "ino", &ino) == 0 &&
-	    ((dev_t)dev != st->st_dev || (ino_t)ino != st->st_ino)) {
-		f->env->log(f->env, LOG_WARN,
-			    "%s is another file than the one the stored offset is for "
-			    "(replaced while skiff was stopped): reading it from the start",
-			    f->path);
-		f->env->count(f->env, "files_replaced_while_stopped", 1);
-		return 0;
-	}
-	if (p > st->st_size) {
-		f->env->log(f->env, LOG_WARN,
-			    "%s is shorter (%lld bytes) than the stored position %lld "
-			    "(truncated while skiff was stopped): reading it from the start",
-			    f->path, (long long)st->st_size, (long long)p);
-		f->env->count(f->env, "truncations", 1);
-		return 0;
-	}
-	return p;
-}
-
-/* Opens the file at f->path. Returns 1 when open, 0 when it does not exist
- * (yet), -1 on an error worth stopping for (errbuf). */
-static int open_file(struct filesrc *f, bool resume, char *errbuf, size_t errlen)
-{
-	struct stat st;
-	int fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			if (!f->missing_logged)
-				f->env->log(f->env, LOG_WARN, "%s does not exist (yet): waiting for it",
-					    f->path);
-			f->missing_logged = true;
-			return 0;
-		}
-		f->env->log(f->env, LOG_WARN, "%s: %s; retrying", f->path, strerror(errno));
-		return 0;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(errbuf, errlen, "%s: not a regular file", f->path);
-		close(fd);
-		return -1;
-	}
-	f->missing_logged = false;
-	f->resumed = true;
-	f->fd = fd;
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->base = resume ? resume_position(f, &st) : 0;
-	f->len = f->scan = 0;
-	f->eof = false;
-	if (f->base > 0 && lseek(fd, f->base, SEEK_SET) != f->base) {
-		snprintf(errbuf, errlen, "%s: seek to %lld: %s", f->path, (long long)f->base,
-			 strerror(errno));
-		close_file(f);
-		return -1;
-	}
-	f->wd_file = inotify_add_watch(f->ifd, f->path,
-				       IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF);
-	f->env->log(f->env, LOG_INFO, "reading %s from byte %lld", f->path, (long long)f->base);
-	return 1;
-}
-
-static void emit(struct filesrc *f, struct source_batch *b, const char *line, size_t len,
-		 size_t end)
-{
-	struct record *r = &b->records[b->n++];
-
-	memset(r, 0, sizeof(*r));
-	r->part = f->part;
-	r->topic = f->topic;
-	r->key.kind = VALUE_NULL;
-	r->value.kind = VALUE_STRING;
-	r->value.bytes = line;
-	r->value.len = len;
-	r->offset.v[0] = f->base + (int64_t)end;
-	r->offset.v[1] = (int64_t)f->dev;
-	r->offset.v[2] = (int64_t)f->ino;
-}
-
-/* Finds the end of the line starting at buf[from]: returns 1 with *eol (first
- * terminator byte) and *next (first byte after it), or 0 when incomplete. */
-static int find_eol(const struct filesrc *f, size_t from, size_t *eol, size_t *next)
-{
-	for (size_t i = from; i < f->len; i++) {
-		char c = f->buf[i];
-
-		if (c == '\n') {
-			*eol = i;
-			*next = i + 1;
-			return 1;
-		}
-		if (c == '\r') {
-			if (i + 1 >= f->len)
-				return 0; /* "\r\n" or a lone "\r"? wait for the next byte */
-			*eol = i;
-			*next = f->buf[i + 1] == '\n' ? i + 2 : i + 1;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Handles a line longer than max_line at buf[scan]; complete says whether its
- * terminator is in the buffer (then next is the byte after it). */
-static void long_line(struct filesrc *f, struct source_batch *b, bool complete, size_t next)
-{
-	size_t end = f->scan + f->max_line;
-
-	if (!f->in_long_line)
-		f->env->count(f->env,
-			      f->policy == LONG_SPLIT  ? "lines_split"
-			      : f->policy == LONG_SKIP ? "lines_skipped"
-						       : "lines_truncated",
-			      1);
-	f->in_long_line = true;
-	if (f->policy == LONG_SPLIT) {
-		emit(f, b, f->buf + f->scan, f->max_line, end);
-		f->scan = end;
+	if (f->ctx.ifd < 0)
+		return;
+	for (size_t i = 0; i < f->ndirs; i++)
+		if (strcmp(f->dirs[i].dir, dir) == 0)
+			return;
+	wd = inotify_add_watch(f->ctx.ifd, dir, DIR_MASK);
+	if (wd < 0) {
+		if (errno != ENOENT)
+			f->env->log(f->env, LOG_WARN, "%s: cannot watch this directory (%s): relying "
+				    "on the %lld ms rescan", dir, strerror(errno), (long long)f->rescan_ms);
 		return;
 	}
-	if (f->policy == LONG_TRUNCATE)
-		emit(f, b, f->buf + f->scan, f->max_line, complete ? next : end);
-	if (complete) {
-		f->scan = next;
-		f->in_long_line = false;
-	} else {
-		f->scan = f->len;
-		f->discarding = true;
-	}
-}
-
-/* Moves complete lines of buf into the batch. */
-static void extract(struct filesrc *f, struct source_batch *b)
-{
-	while (b->n < b->max) {
-		size_t eol = 0, next = 0;
-		bool complete = find_eol(f, f->scan, &eol, &next);
-		size_t len = (complete ? eol : f->len) - f->scan;
-
-		if (f->discarding) {
-			/* The rest of a line already truncated or skipped. */
-			if (!complete) {
-				f->scan = f->len;
-				return;
-			}
-			f->discarding = f->in_long_line = false;
-			f->scan = next;
-		} else if (len > f->max_line) {
-			long_line(f, b, complete, next);
-		} else if (complete) {
-			emit(f, b, f->buf + f->scan, len, next);
-			f->scan = next;
-			f->in_long_line = false;
-		} else {
-			return; /* a partial line: wait for its terminator */
-		}
-	}
-}
-
-/* Drops consumed bytes so the buffer has room; records of the previous poll
- * are no longer referenced when this runs. */
-static void compact(struct filesrc *f)
-{
-	if (f->scan == 0)
+	grown = realloc(f->dirs, (f->ndirs + 1) * sizeof(*grown));
+	if (grown == NULL)
 		return;
-	memmove(f->buf, f->buf + f->scan, f->len - f->scan);
-	f->base += (int64_t)f->scan;
-	f->len -= f->scan;
-	f->scan = 0;
+	f->dirs = grown;
+	f->dirs[f->ndirs].wd = wd;
+	if ((f->dirs[f->ndirs].dir = strdup(dir)) != NULL)
+		f->ndirs++;
 }
 
-/* Checks, at end of file, whether the path now names another file or the
- * file shrank. Returns 1 when the reader was reset to a new file or offset. */
-static int check_replaced(struct filesrc *f, char *errbuf, size_t errlen)
+static struct tailstream *find_stream(const struct filesrc *f, const char *path)
 {
-	struct stat path_st, fd_st;
-
-	if (fstat(f->fd, &fd_st) == 0 && fd_st.st_size < f->base + (int64_t)f->len) {
-		f->env->log(f->env, LOG_WARN, "%s was truncated to %lld bytes: reading it again from the start",
-			    f->path, (long long)fd_st.st_size);
-		f->env->count(f->env, "truncations", 1);
-		if (lseek(f->fd, 0, SEEK_SET) != 0)
-			return -1;
-		f->base = 0;
-		f->len = f->scan = 0;
-		f->discarding = false;
-		return 1;
-	}
-	if (stat(f->path, &path_st) == 0 && path_st.st_dev == f->dev && path_st.st_ino == f->ino)
-		return 0;
-	/* Rotated or deleted: everything up to EOF of the old file was read. */
-	if (f->len > f->scan) {
-		f->env->log(f->env, LOG_WARN, "%s was rotated or deleted with a partial last line of %zu bytes: it is not shipped",
-			    f->path, f->len - f->scan);
-		f->env->count(f->env, "partial_lines_dropped", 1);
-	}
-	f->env->log(f->env, LOG_INFO, "%s was rotated or deleted: following the new file", f->path);
-	close_file(f);
-	return open_file(f, false, errbuf, errlen) < 0 ? -1 : 1;
-}
-
-static void drain_inotify(struct filesrc *f)
-{
-	char evbuf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-
-	while (read(f->ifd, evbuf, sizeof(evbuf)) > 0)
-		f->eof = false;
-}
-
-static int file_poll(void *ctx, struct source_batch *b, int64_t now_ms, char *errbuf,
-		     size_t errlen)
-{
-	struct filesrc *f = ctx;
-	int rc;
-
-	b->n = 0;
-	b->more = false;
-	drain_inotify(f);
-	if (now_ms >= f->next_rescan) {
-		f->next_rescan = now_ms + f->rescan_ms;
-		f->eof = false;
-	}
-	if (b->max > f->batch_max)
-		b->max = f->batch_max;
-	if (f->fd < 0) {
-		rc = open_file(f, !f->resumed, errbuf, errlen);
-		if (rc <= 0)
-			return rc < 0 ? SOURCE_ERR : 0;
-	}
-	compact(f);
-	while (b->n < b->max) {
-		ssize_t got;
-
-		extract(f, b);
-		if (b->n == b->max)
-			break;
-		if (f->eof)
-			return 0;
-		got = read(f->fd, f->buf + f->len, f->cap - f->len);
-		if (got < 0 && errno != EINTR && errno != EAGAIN) {
-			snprintf(errbuf, errlen, "%s: read: %s", f->path, strerror(errno));
-			return SOURCE_ERR;
-		}
-		if (got > 0) {
-			f->len += (size_t)got;
-			continue;
-		}
-		if (got == 0) {
-			rc = check_replaced(f, errbuf, errlen);
-			if (rc < 0)
-				return SOURCE_ERR;
-			if (rc == 0 || f->fd < 0)
-				f->eof = true;
-			if (b->n > 0 && rc > 0)
-				break; /* records point into the old buffer contents */
-		}
-	}
-	b->more = b->n == b->max || !f->eof;
-	return 0;
-}
-
-static int file_pollfds(void *ctx, struct pollfd *fds, int max)
-{
-	struct filesrc *f = ctx;
-
-	if (max < 1)
-		return 0;
-	fds[0] = (struct pollfd){.fd = f->ifd, .events = POLLIN};
-	return 1;
-}
-
-static int64_t file_timeout(void *ctx, int64_t now_ms)
-{
-	struct filesrc *f = ctx;
-
-	return f->next_rescan > now_ms ? f->next_rescan - now_ms : 0;
-}
-
-static char *file_offset_json(void *ctx, const struct src_offset *off)
-{
-	char buf[128];
-
-	(void)ctx;
-	snprintf(buf, sizeof(buf), "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld}",
-		 (long long)off->v[0], (long long)off->v[1], (long long)off->v[2]);
-	return strdup(buf);
-}
-
-static void file_close(void *ctx)
-{
-	struct filesrc *f = ctx;
-
-	if (f == NULL)
-		return;
-	close_file(f);
-	if (f->ifd >= 0)
-		close(f->ifd);
-	free(f->buf);
-	free(f->path);
-	free(f->topic);
-	free(f);
+	for (size_t i = 0; i < f->nstreams; i++)
+		if (strcmp(tailstream_path(f->streams[i]), path) == 0)
+			return f->streams[i];
+	return NULL;
 }
 
 static char *partition_json(const char *path)
@@ -424,19 +174,431 @@ static char *partition_json(const char *path)
 	return s;
 }
 
-static int watch_dir(struct filesrc *f, char *errbuf, size_t errlen)
+/* Adds a stream for path. Returns 0, or -1 when out of memory or
+ * partitions. */
+static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 {
-	char *copy = strdup(f->path);
-	int wd = -1;
+	char *pjson = partition_json(path);
+	struct partition *part = pjson ? f->env->partition(f->env, pjson) : NULL;
+	struct tailstream *s;
 
-	if (copy != NULL)
-		wd = inotify_add_watch(f->ifd, dirname(copy), IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR);
-	if (wd < 0)
-		f->env->log(f->env, LOG_WARN, "%s: cannot watch its directory (%s): relying on the %lld ms rescan",
-			    f->path, copy ? strerror(errno) : "out of memory", (long long)f->rescan_ms);
-	free(copy);
-	(void)errbuf;
-	(void)errlen;
+	free(pjson);
+	if (part == NULL) {
+		if (!f->partitions_full_logged)
+			f->env->log(f->env, LOG_ERROR, "%s: no source partition for it (out of memory "
+				    "or the partition limit): not tailed", path);
+		f->partitions_full_logged = true;
+		return -1;
+	}
+	if (f->nstreams == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 16;
+		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
+
+		if (grown == NULL)
+			return -1;
+		f->streams = grown;
+		f->cap = ncap;
+	}
+	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL)
+		return -1;
+	f->streams[f->nstreams++] = s;
+	watch_dir(f, tailstream_dir(s));
+	tailstream_set_ready(s);
+	return 0;
+}
+
+static unsigned stream_flags(const struct filesrc *f, const char *path, bool quiet,
+			     bool from_end)
+{
+	char probe[4096];
+	unsigned flags = quiet ? TAILSTREAM_QUIET : 0;
+
+	if (from_end && !f->started)
+		flags |= TAILSTREAM_FROM_END;
+	/* Do the patterns match this file's rotated names? Then they are its
+	 * history, read first when the file is new. */
+	if (f->globbing && snprintf(probe, sizeof(probe), "%s.1", path) < (int)sizeof(probe) &&
+	    tailscan_matches(probe, (const char *const *)f->patterns, f->npat))
+		flags |= TAILSTREAM_HISTORY;
+	return flags;
+}
+
+struct glob_ctx {
+	struct filesrc *f;
+	bool from_end;
+};
+
+static void on_match(void *opaque, const char *path)
+{
+	struct glob_ctx *g = opaque;
+	struct filesrc *f = g->f;
+
+	if (find_stream(f, path) != NULL ||
+	    tailscan_is_history(path, (const char *const *)f->patterns, f->npat))
+		return;
+	add_stream(f, path, stream_flags(f, path, true, g->from_end));
+}
+
+static void expand_globs(struct filesrc *f, bool from_end)
+{
+	struct glob_ctx g = {.f = f, .from_end = from_end};
+
+	f->glob_due = false;
+	if (!f->globbing)
+		return;
+	if (tailscan_glob((const char *const *)f->patterns, f->npat,
+			  (const char *const *)f->excludes, f->nex, on_match, &g) < 0)
+		f->env->log(f->env, LOG_WARN, "files: a pattern could not be expanded (%s); "
+			    "retrying at the next rescan", strerror(errno));
+}
+
+/* ---- callbacks for the streams ------------------------------------------ */
+
+static int make_room(void *opaque, const struct tailstream *except)
+{
+	struct filesrc *f = opaque;
+	struct tailstream *victim = NULL;
+
+	for (size_t i = 0; i < f->nstreams; i++) {
+		struct tailstream *s = f->streams[i];
+
+		if (s != except && tailstream_idle(s) &&
+		    (victim == NULL || tailstream_last_active(s) < tailstream_last_active(victim)))
+			victim = s;
+	}
+	if (victim == NULL)
+		return -1;
+	return tailstream_suspend(victim) ? 0 : -1;
+}
+
+static bool wd_shared(void *opaque, int wd, const struct tailstream *except)
+{
+	struct filesrc *f = opaque;
+
+	for (size_t i = 0; i < f->nstreams; i++)
+		if (f->streams[i] != except && tailstream_wd(f->streams[i]) == wd)
+			return true;
+	return false;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static void check(struct filesrc *f, struct tailstream *s, int64_t now)
+{
+	char errbuf[256];
+
+	tailstream_check(s, now, errbuf, sizeof(errbuf));
+}
+
+static void on_dir_event(struct filesrc *f, const char *dir, const struct inotify_event *ev,
+			 int64_t now)
+{
+	if (ev->len == 0)
+		return;
+	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+		f->glob_due = true;
+	for (size_t i = 0; i < f->nstreams; i++) {
+		struct tailstream *s = f->streams[i];
+
+		if (strcmp(tailstream_base(s), ev->name) == 0 && strcmp(tailstream_dir(s), dir) == 0)
+			check(f, s, now);
+	}
+}
+
+static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t now)
+{
+	if (ev->mask & IN_Q_OVERFLOW) {
+		f->env->count(f->env, "inotify_overflows", 1);
+		f->check_all = f->glob_due = true;
+		return;
+	}
+	for (size_t i = 0; i < f->ndirs; i++) {
+		if (f->dirs[i].wd == ev->wd) {
+			on_dir_event(f, f->dirs[i].dir, ev, now);
+			return;
+		}
+	}
+	for (size_t i = 0; i < f->nstreams; i++) {
+		struct tailstream *s = f->streams[i];
+
+		if (tailstream_wd(s) != ev->wd)
+			continue;
+		if (tailstream_open_files(s) == 0 || (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
+			check(f, s, now);
+		tailstream_set_ready(s);
+	}
+}
+
+static void drain_inotify(struct filesrc *f, int64_t now)
+{
+	char evbuf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t got;
+
+	if (f->ctx.ifd < 0)
+		return;
+	while ((got = read(f->ctx.ifd, evbuf, sizeof(evbuf))) > 0) {
+		for (char *p = evbuf; p < evbuf + got;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			on_event(f, ev, now);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+/* Rescans and timers: what is due at now. */
+static void housekeeping(struct filesrc *f, int64_t now)
+{
+	if (now >= f->next_rescan) {
+		f->next_rescan = now + f->rescan_ms;
+		f->check_all = f->glob_due = true;
+	}
+	if (f->poll_mode && now >= f->next_poll) {
+		f->next_poll = now + f->poll_ms;
+		f->check_all = true;
+	}
+	if (f->glob_due)
+		expand_globs(f, false);
+	for (size_t i = 0; i < f->nstreams; i++) {
+		struct tailstream *s = f->streams[i];
+		int64_t d = tailstream_deadline(s);
+
+		if (f->check_all || (tailstream_ready(s) && tailstream_open_files(s) == 0))
+			check(f, s, now);
+		else if (d >= 0 && now >= d)
+			tailstream_set_ready(s);
+	}
+	f->check_all = false;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+static void emit(struct filesrc *f, struct tailstream *s, const struct tailline *l,
+		 struct source_batch *b)
+{
+	struct record *r = &b->records[b->n];
+	const char *path = tailstream_path(s);
+
+	memset(r, 0, sizeof(*r));
+	r->part = tailstream_partition(s);
+	r->topic = f->topic;
+	r->key.kind = VALUE_NULL;
+	if (f->key == KEY_PATH)
+		r->key = (struct record_value){.kind = VALUE_STRING, .bytes = path, .len = strlen(path)};
+	r->value = (struct record_value){.kind = VALUE_STRING, .bytes = l->bytes, .len = l->len};
+	r->offset = l->after;
+	if (f->hdr_path != NULL)
+		r->headers[r->nheaders++] = (struct record_header){f->hdr_path, path, strlen(path)};
+	if (f->hdr_offset != NULL) {
+		char *t = f->offtext + b->n * OFFSET_TEXT;
+		int len = snprintf(t, OFFSET_TEXT, "%lld", (long long)l->start);
+
+		r->headers[r->nheaders++] = (struct record_header){f->hdr_offset, t, (size_t)len};
+	}
+	b->n++;
+}
+
+/* Reads stream s into the batch. Returns 1 when it has more now, 0, or
+ * SOURCE_ERR. */
+static int read_stream(struct filesrc *f, struct tailstream *s, struct source_batch *b,
+		       int64_t now, char *errbuf, size_t errlen)
+{
+	size_t n = 0;
+	int rc;
+
+	if (tailstream_open_files(s) == 0)
+		check(f, s, now);
+	if (!tailstream_ready(s))
+		return 0;
+	rc = tailstream_read(s, &f->buf, f->lines, b->max - b->n, &n, now, errbuf, errlen);
+	for (size_t i = 0; i < n; i++)
+		emit(f, s, &f->lines[i], b);
+	return rc < 0 ? SOURCE_ERR : rc;
+}
+
+static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf,
+		     size_t errlen)
+{
+	struct filesrc *f = ctx;
+	bool more = false;
+	size_t i;
+
+	b->n = 0;
+	if (b->max > f->batch_max)
+		b->max = f->batch_max;
+	if (b->max > MAX_LINES)
+		b->max = MAX_LINES;
+	drain_inotify(f, now);
+	housekeeping(f, now);
+	f->started = true;
+	f->buf.used = 0; /* the previous batch's lines are no longer referenced */
+	for (i = 0; i < f->nstreams && b->n < b->max; i++) {
+		size_t k = (f->rr + i) % f->nstreams;
+		int rc = read_stream(f, f->streams[k], b, now, errbuf, errlen);
+
+		if (rc == SOURCE_ERR)
+			return SOURCE_ERR;
+		if (rc == 1) {
+			more = true;
+			if (f->buf.cap - f->buf.used < f->ctx.max_line + 2)
+				break; /* the arena is full: the rest next time */
+		}
+	}
+	if (f->nstreams > 0)
+		f->rr = (f->rr + i) % f->nstreams;
+	for (i = 0; i < f->nstreams && !more; i++)
+		more = tailstream_ready(f->streams[i]);
+	b->more = more || b->n == b->max;
+	return 0;
+}
+
+static int file_pollfds(void *ctx, struct pollfd *fds, int max)
+{
+	struct filesrc *f = ctx;
+
+	if (max < 1 || f->ctx.ifd < 0)
+		return 0;
+	fds[0] = (struct pollfd){.fd = f->ctx.ifd, .events = POLLIN};
+	return 1;
+}
+
+static int64_t file_timeout(void *ctx, int64_t now_ms)
+{
+	struct filesrc *f = ctx;
+	int64_t t = f->next_rescan;
+
+	if (f->poll_mode && f->next_poll < t)
+		t = f->next_poll;
+	for (size_t i = 0; i < f->nstreams; i++) {
+		int64_t d = tailstream_deadline(f->streams[i]);
+
+		if (d >= 0 && d < t)
+			t = d;
+	}
+	return t > now_ms ? t - now_ms : 0;
+}
+
+static char *file_offset_json(void *ctx, const struct src_offset *off)
+{
+	struct filesrc *f = ctx;
+	char buf[256];
+
+	if (tailpos_format(off, tailctx_born(&f->ctx, off->v[1], off->v[2]), buf, sizeof(buf)) < 0)
+		return NULL;
+	return strdup(buf);
+}
+
+/* ---- set-up ----------------------------------------------------------------- */
+
+static void file_close(void *ctx)
+{
+	struct filesrc *f = ctx;
+
+	if (f == NULL)
+		return;
+	for (size_t i = 0; i < f->nstreams; i++)
+		tailstream_free(f->streams[i]);
+	free(f->streams);
+	for (size_t i = 0; i < f->ndirs; i++)
+		free(f->dirs[i].dir);
+	free(f->dirs);
+	for (size_t i = 0; i < f->npat; i++)
+		free(f->patterns[i]);
+	for (size_t i = 0; i < f->nex; i++)
+		free(f->excludes[i]);
+	free(f->patterns);
+	free(f->excludes);
+	if (f->ctx.ifd >= 0)
+		close(f->ctx.ifd);
+	free(f->buf.mem);
+	free(f->lines);
+	free(f->offtext);
+	free(f->topic);
+	free(f->hdr_path);
+	free(f->hdr_offset);
+	free(f);
+}
+
+static char **copy_list(const struct config_section *cfg, const char *key, size_t *n)
+{
+	size_t len = config_list_len(cfg, key);
+	char **v = calloc(len + 1, sizeof(*v));
+
+	*n = 0;
+	if (v == NULL)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if ((v[i] = strdup(config_list_item(cfg, key, i))) == NULL)
+			return v; /* *n stays short: the caller sees a NULL */
+		*n = i + 1;
+	}
+	return v;
+}
+
+static char *opt_string(const struct config_section *cfg, const char *key)
+{
+	const char *v = config_str(cfg, key);
+
+	return v != NULL && v[0] != '\0' ? strdup(v) : NULL;
+}
+
+/* Reads the configuration into f. Returns 0, -1 with errbuf (a
+ * configuration error), or -2 when out of memory. */
+static int configure(struct filesrc *f, const struct config_section *cfg, char *errbuf,
+		     size_t errlen)
+{
+	const char *pol = config_str(cfg, "max.line.policy");
+	const char *file = config_str(cfg, "file");
+
+	f->topic = strdup(config_str(cfg, "topic"));
+	f->batch_max = (size_t)config_int(cfg, "batch.size");
+	f->ctx.max_line = (size_t)config_int(cfg, "max.line.bytes");
+	f->ctx.policy = strcmp(pol, "skip") == 0 ? TAILFILE_SKIP : strcmp(pol, "truncate") == 0 ? TAILFILE_TRUNCATE : TAILFILE_SPLIT;
+	f->ctx.rotate_wait_ms = config_int(cfg, "rotate.wait.ms");
+	f->ctx.max_open = (size_t)config_int(cfg, "max.open.files");
+	f->poll_mode = strcmp(config_str(cfg, "watch.mode"), "poll") == 0;
+	f->poll_ms = config_int(cfg, "poll.interval.ms");
+	f->rescan_ms = config_int(cfg, "rescan.interval.ms");
+	f->key = strcmp(config_str(cfg, "record.key"), "path") == 0 ? KEY_PATH : KEY_NONE;
+	f->hdr_path = opt_string(cfg, "header.path");
+	f->hdr_offset = opt_string(cfg, "header.offset");
+	f->patterns = copy_list(cfg, "files", &f->npat);
+	f->excludes = copy_list(cfg, "files.exclude", &f->nex);
+	if (f->topic == NULL || f->patterns == NULL || f->excludes == NULL ||
+	    f->npat < config_list_len(cfg, "files") || f->nex < config_list_len(cfg, "files.exclude"))
+		return -2;
+	if ((file != NULL && file[0] != '\0') == (f->npat > 0)) {
+		snprintf(errbuf, errlen, "%s: set exactly one of file (one file) and files (glob "
+			 "patterns)", config_where(cfg, file != NULL ? "file" : "topic"));
+		return -1;
+	}
+	f->globbing = f->npat > 0;
+	return 0;
+}
+
+/* Creates the streams named literally (file, or patterns without wildcards)
+ * and expands the globs. */
+static int initial_streams(struct filesrc *f, const struct config_section *cfg, bool from_end)
+{
+	const char *file = config_str(cfg, "file");
+
+	if (!f->globbing)
+		return add_stream(f, file, stream_flags(f, file, false, from_end));
+	for (size_t i = 0; i < f->npat; i++) {
+		const char *p = f->patterns[i];
+
+		if (strpbrk(p, "*?[{") == NULL && find_stream(f, p) == NULL &&
+		    add_stream(f, p, stream_flags(f, p, false, from_end)) != 0)
+			return -1;
+		if (strpbrk(p, "*?[{") != NULL) {
+			char *dir = tailscan_dirname(p);
+
+			if (dir != NULL && strpbrk(dir, "*?[{") == NULL)
+				watch_dir(f, dir); /* new matches are seen at once */
+			free(dir);
+		}
+	}
+	expand_globs(f, from_end);
 	return 0;
 }
 
@@ -444,40 +606,39 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		     char *errbuf, size_t errlen)
 {
 	struct filesrc *f = calloc(1, sizeof(*f));
-	const char *pol = config_str(cfg, "max.line.policy");
-	char *pjson = NULL;
+	int rc;
 
 	*ctx = NULL;
 	if (f == NULL)
 		goto nomem;
 	f->env = env;
-	f->fd = f->ifd = f->wd_file = -1;
-	f->path = strdup(config_str(cfg, "file"));
-	f->topic = strdup(config_str(cfg, "topic"));
-	f->batch_max = (size_t)config_int(cfg, "batch.size");
-	f->max_line = (size_t)config_int(cfg, "max.line.bytes");
-	f->policy = strcmp(pol, "skip") == 0 ? LONG_SKIP : strcmp(pol, "truncate") == 0 ? LONG_TRUNCATE : LONG_SPLIT;
-	f->rescan_ms = config_int(cfg, "rescan.interval.ms");
-	f->cap = f->max_line + READ_CHUNK;
-	f->buf = malloc(f->cap);
-	if (f->path == NULL || f->topic == NULL || f->buf == NULL)
+	f->ctx.env = env;
+	f->ctx.ifd = -1;
+	f->ctx.opaque = f;
+	f->ctx.make_room = make_room;
+	f->ctx.wd_shared = wd_shared;
+	rc = configure(f, cfg, errbuf, errlen);
+	if (rc == -1)
+		goto fail;
+	if (rc != 0)
 		goto nomem;
-	f->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (f->ifd < 0) {
-		snprintf(errbuf, errlen, "%s: inotify: %s", f->path, strerror(errno));
+	f->buf.cap = f->ctx.max_line + 2 + ARENA_EXTRA;
+	f->buf.mem = malloc(f->buf.cap);
+	f->lines = calloc(MAX_LINES, sizeof(*f->lines));
+	f->offtext = malloc((size_t)MAX_LINES * OFFSET_TEXT);
+	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL)
+		goto nomem;
+	if (!f->poll_mode && (f->ctx.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
+		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)", strerror(errno));
 		goto fail;
 	}
-	watch_dir(f, errbuf, errlen);
-	pjson = partition_json(f->path);
-	if (pjson == NULL || (f->part = env->partition(env, pjson)) == NULL)
+	if (initial_streams(f, cfg, strcmp(config_str(cfg, "read.from"), "end") == 0) != 0)
 		goto nomem;
-	free(pjson);
 	*ctx = f;
 	return 0;
 nomem:
 	snprintf(errbuf, errlen, "file source: out of memory");
 fail:
-	free(pjson);
 	file_close(f);
 	return -1;
 }

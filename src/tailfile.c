@@ -1,0 +1,306 @@
+/* tailfile: reading one open file line by line. */
+#include "tailfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct tailfile {
+	int fd;
+	char *path;
+	struct tailid id;
+	size_t max_line;
+	enum tailfile_policy policy;
+	int64_t pos;      /* first byte not consumed */
+	int64_t fp_len;   /* = min(pos, TAILID_FP_MAX) */
+	uint64_t fp;      /* hash of the first fp_len bytes */
+	bool discarding;  /* dropping the rest of a truncated or skipped line */
+	bool in_long;     /* inside a line already counted as too long */
+};
+
+/* One pread's worth of bytes: region[0..got) holds the file from base. */
+struct chunk {
+	const char *region;
+	size_t got, scan;
+	int64_t base;
+	bool at_eof, final;
+};
+
+int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
+		  struct tailfile **out)
+{
+	struct tailfile *tf = NULL;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int err;
+
+	*out = NULL;
+	if (fd < 0)
+		return -errno;
+	tf = calloc(1, sizeof(*tf));
+	if (tf == NULL || (tf->path = strdup(path)) == NULL) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (tailid_of_fd(fd, &tf->id) != 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (!tf->id.regular) {
+		err = -EINVAL;
+		goto fail;
+	}
+	tf->fd = fd;
+	tf->max_line = max_line;
+	tf->policy = policy;
+	tf->fp = TAILID_FP_EMPTY;
+	*out = tf;
+	return 0;
+fail:
+	if (tf != NULL)
+		free(tf->path);
+	free(tf);
+	close(fd);
+	return err;
+}
+
+int tailfile_start(struct tailfile *tf, int64_t pos)
+{
+	int64_t n = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+	uint64_t fp;
+
+	if (pos < 0 || tailid_fp_file(tf->fd, n, &fp) != 0)
+		return -1;
+	tf->pos = pos;
+	tf->fp_len = n;
+	tf->fp = fp;
+	tf->discarding = tf->in_long = false;
+	return 0;
+}
+
+int tailfile_start_at_end(struct tailfile *tf)
+{
+	char tail[4096];
+	int64_t size = tailfile_size(tf), from;
+	ssize_t got;
+
+	if (size <= 0)
+		return tailfile_start(tf, 0);
+	from = size > (int64_t)sizeof(tail) ? size - (int64_t)sizeof(tail) : 0;
+	got = pread(tf->fd, tail, (size_t)(size - from), from);
+	if (got <= 0)
+		return -1;
+	for (ssize_t i = got; i > 0; i--)
+		if (tail[i - 1] == '\n' || tail[i - 1] == '\r')
+			return tailfile_start(tf, from + i);
+	/* No terminator in the last 4 KiB: a line longer than that is being
+	 * written; start at the end rather than ship old bytes. */
+	return tailfile_start(tf, size);
+}
+
+bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen)
+{
+	uint64_t h;
+
+	return tailid_fp_file(tf->fd, fplen, &h) == 0 && h == fp;
+}
+
+void tailfile_rewind(struct tailfile *tf)
+{
+	tf->pos = 0;
+	tf->fp_len = 0;
+	tf->fp = TAILID_FP_EMPTY;
+	tf->discarding = tf->in_long = false;
+}
+
+/* Consumes c->region up to `to`, keeping the fingerprint current. */
+static void advance(struct tailfile *tf, struct chunk *c, size_t to)
+{
+	int64_t end = c->base + (int64_t)to;
+
+	if (tf->fp_len < TAILID_FP_MAX && tf->fp_len < end) {
+		int64_t upto = end < TAILID_FP_MAX ? end : TAILID_FP_MAX;
+
+		tf->fp = tailid_fp_update(tf->fp, c->region + (tf->fp_len - c->base),
+					  (size_t)(upto - tf->fp_len));
+		tf->fp_len = upto;
+	}
+	c->scan = to;
+	tf->pos = end;
+}
+
+static void emit(struct tailfile *tf, const struct chunk *c, struct tailline *l, size_t from,
+		 size_t len)
+{
+	l->bytes = c->region + from;
+	l->len = len;
+	l->start = c->base + (int64_t)from;
+	l->after.v[0] = tf->pos;
+	l->after.v[1] = tf->id.dev;
+	l->after.v[2] = tf->id.ino;
+	l->after.v[3] = (int64_t)tf->fp;
+}
+
+/* Finds the end of the line at region[from]: 1 with *eol and *next, or 0
+ * when incomplete. A trailing "\r" waits for the next byte ("\r\n"?) unless
+ * the file is final. */
+static int find_eol(const struct chunk *c, size_t from, size_t *eol, size_t *next)
+{
+	const char *p = c->region + from;
+	size_t left = c->got - from;
+	const char *nl = memchr(p, '\n', left), *cr = memchr(p, '\r', nl ? (size_t)(nl - p) : left);
+
+	if (cr != NULL) {
+		size_t i = (size_t)(cr - c->region);
+
+		if (i + 1 >= c->got && !(c->at_eof && c->final))
+			return 0;
+		*eol = i;
+		*next = i + 1 < c->got && c->region[i + 1] == '\n' ? i + 2 : i + 1;
+		return 1;
+	}
+	if (nl == NULL)
+		return 0;
+	*eol = (size_t)(nl - c->region);
+	*next = *eol + 1;
+	return 1;
+}
+
+/* A line longer than max_line starts at c->scan. Returns 1 when a line was
+ * written to *l. */
+static int long_line(struct tailfile *tf, struct chunk *c, struct tailline *l, bool complete,
+		     size_t next, struct tailfile_stats *st)
+{
+	size_t from = c->scan;
+
+	if (!tf->in_long) {
+		if (tf->policy == TAILFILE_SPLIT)
+			st->split++;
+		else if (tf->policy == TAILFILE_SKIP)
+			st->skipped++;
+		else
+			st->truncated++;
+	}
+	tf->in_long = true;
+	if (tf->policy == TAILFILE_SPLIT) {
+		advance(tf, c, from + tf->max_line);
+		emit(tf, c, l, from, tf->max_line);
+		return 1;
+	}
+	/* truncate or skip: drop the rest of the line, here and in later reads */
+	advance(tf, c, complete ? next : c->got);
+	tf->discarding = !complete;
+	if (complete)
+		tf->in_long = false;
+	if (tf->policy == TAILFILE_SKIP)
+		return 0;
+	emit(tf, c, l, from, tf->max_line);
+	return 1;
+}
+
+/* Moves the lines of c into out; returns how many. */
+static size_t extract(struct tailfile *tf, struct chunk *c, struct tailline *out, size_t max,
+		      struct tailfile_stats *st)
+{
+	size_t n = 0;
+
+	while (n < max && c->scan < c->got) {
+		size_t eol = 0, next = 0;
+		bool complete = find_eol(c, c->scan, &eol, &next);
+		size_t from = c->scan, len = (complete ? eol : c->got) - from;
+
+		if (tf->discarding) {
+			advance(tf, c, complete ? next : c->got);
+			tf->discarding = !complete;
+			tf->in_long = !complete;
+		} else if (len > tf->max_line) {
+			n += (size_t)long_line(tf, c, &out[n], complete, next, st);
+		} else if (complete) {
+			advance(tf, c, next);
+			emit(tf, c, &out[n++], from, len);
+			tf->in_long = false;
+		} else if (c->at_eof && c->final) {
+			/* the file will not grow: its partial last line is a line */
+			advance(tf, c, c->got);
+			emit(tf, c, &out[n++], from, len);
+			tf->in_long = false;
+			st->partial++;
+		} else {
+			break; /* a partial line: wait for its terminator */
+		}
+	}
+	return n;
+}
+
+int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
+		  size_t *n, bool final, struct tailfile_stats *st)
+{
+	*n = 0;
+	for (;;) {
+		size_t room = buf->cap - buf->used;
+		struct chunk c = {.region = buf->mem + buf->used, .base = tf->pos, .final = final};
+		ssize_t got;
+
+		if (*n >= max || room < tf->max_line + 2)
+			return TAILFILE_MORE;
+		got = pread(tf->fd, buf->mem + buf->used, room, tf->pos);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			return TAILFILE_EOF;
+		c.got = (size_t)got;
+		c.at_eof = c.got < room;
+		*n += extract(tf, &c, out + *n, max - *n, st);
+		buf->used += c.scan; /* bytes after scan are read again next time */
+		if (c.scan < c.got && (*n >= max || c.at_eof))
+			return *n >= max ? TAILFILE_MORE : TAILFILE_EOF;
+		if (c.at_eof)
+			return TAILFILE_EOF;
+	}
+}
+
+const char *tailfile_path(const struct tailfile *tf)
+{
+	return tf->path;
+}
+
+const struct tailid *tailfile_id(const struct tailfile *tf)
+{
+	return &tf->id;
+}
+
+int tailfile_fd(const struct tailfile *tf)
+{
+	return tf->fd;
+}
+
+int64_t tailfile_pos(const struct tailfile *tf)
+{
+	return tf->pos;
+}
+
+uint64_t tailfile_fp(const struct tailfile *tf)
+{
+	return tf->fp;
+}
+
+int64_t tailfile_size(const struct tailfile *tf)
+{
+	struct stat st;
+
+	return fstat(tf->fd, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+void tailfile_close(struct tailfile *tf)
+{
+	if (tf == NULL)
+		return;
+	if (tf->fd >= 0)
+		close(tf->fd);
+	free(tf->path);
+	free(tf);
+}

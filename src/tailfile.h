@@ -1,0 +1,92 @@
+/* tailfile: one open file being read line by line.
+ *
+ * A line ends at "\n", "\r\n" or a lone "\r" (FileStreamSourceTask's rule);
+ * the terminator is not part of the line, every other byte passes through
+ * unchanged (NUL, invalid UTF-8). The reader keeps no bytes between reads:
+ * its state is the position of the first byte not yet consumed, so a
+ * trailing partial line is simply read again next time (bounded by
+ * max_line), and an idle open file costs a descriptor and ~100 bytes.
+ *
+ * Lines are read into a caller-owned arena (struct tailbuf) that lives for one
+ * poll of the source: the lines handed out point into it. Each line comes with
+ * the offset after it: position, dev, ino and the fingerprint of the first
+ * min(position, TAILID_FP_MAX) bytes (tailid.h), kept up to date as lines are
+ * consumed. Leaf module: no logging; events worth counting come back in
+ * struct tailfile_stats. Main loop only. */
+#ifndef SKIFF_TAILFILE_H
+#define SKIFF_TAILFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source.h"
+#include "tailid.h"
+
+enum tailfile_policy { TAILFILE_SPLIT, TAILFILE_TRUNCATE, TAILFILE_SKIP };
+
+/* The poll arena: lines point into mem[0..used). */
+struct tailbuf {
+	char *mem;
+	size_t cap, used;
+};
+
+struct tailline {
+	const char *bytes;
+	size_t len;
+	int64_t start;           /* file offset of the line's first byte */
+	struct src_offset after; /* {position after it, dev, ino, fingerprint} */
+};
+
+struct tailfile_stats {
+	uint64_t split, truncated, skipped, partial;
+};
+
+/* Results of tailfile_read besides a negative errno. */
+enum {
+	TAILFILE_EOF = 0,  /* everything there was read (a partial line may wait) */
+	TAILFILE_MORE = 1, /* stopped early: out[] or the arena is full */
+};
+
+struct tailfile;
+
+/* Opens path read-only (following symlinks). Returns 0 and *out (caller owns:
+ * tailfile_close), or a negative errno; -EISDIR-like -EINVAL when it is not a
+ * regular file. The position is 0 until tailfile_start. */
+int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
+		  struct tailfile **out);
+
+/* Starts reading at pos (<= size), recomputing the fingerprint from the file.
+ * Returns 0, or -1 when the file is shorter than pos. */
+int tailfile_start(struct tailfile *tf, int64_t pos);
+
+/* Starts after the last line terminator of the file (read.from=end): a line
+ * being written is shipped whole. Returns 0 or -1. */
+int tailfile_start_at_end(struct tailfile *tf);
+
+/* True when the first fplen bytes of the file hash to fp. */
+bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen);
+
+/* Reads from the position into buf (from buf->used on), fills out[0..max-1]
+ * and sets *n. final: the file will not grow any more (rotated away and
+ * quiet): a trailing partial line is shipped as a line (counted in
+ * st->partial). Returns TAILFILE_EOF, TAILFILE_MORE or -errno. */
+int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
+		  size_t *n, bool final, struct tailfile_stats *st);
+
+/* Restarts at 0 after a truncation (the fingerprint starts over). */
+void tailfile_rewind(struct tailfile *tf);
+
+/* Accessors. path: as opened, owned by tf. */
+const char *tailfile_path(const struct tailfile *tf);
+const struct tailid *tailfile_id(const struct tailfile *tf);
+int tailfile_fd(const struct tailfile *tf);
+int64_t tailfile_pos(const struct tailfile *tf);
+uint64_t tailfile_fp(const struct tailfile *tf);
+/* Current size from fstat, or -1. */
+int64_t tailfile_size(const struct tailfile *tf);
+
+/* Closes the descriptor and frees. Accepts NULL. */
+void tailfile_close(struct tailfile *tf);
+
+#endif

@@ -1,0 +1,202 @@
+/* tailscan: globs, rotated siblings, files by inode. */
+#include "tailscan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *tailscan_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool excluded(const char *path, const char *const *excludes, size_t nex)
+{
+	for (size_t i = 0; i < nex; i++) {
+		const char *subject = strchr(excludes[i], '/') ? path : base_of(path);
+
+		if (fnmatch(excludes[i], subject, strchr(excludes[i], '/') ? FNM_PATHNAME : 0) == 0)
+			return true;
+	}
+	return false;
+}
+
+int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes,
+		  size_t nex, void (*fn)(void *opaque, const char *path), void *opaque)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		glob_t g;
+		int rc = glob(patterns[i], GLOB_BRACE | GLOB_MARK, NULL, &g);
+
+		if (rc == GLOB_NOMATCH)
+			continue;
+		if (rc != 0) {
+			globfree(&g);
+			return -1;
+		}
+		for (size_t j = 0; j < g.gl_pathc && found < TAILSCAN_MAX_ENTRIES; j++) {
+			const char *p = g.gl_pathv[j];
+			size_t len = strlen(p);
+
+			if (len == 0 || p[len - 1] == '/' || excluded(p, excludes, nex))
+				continue; /* GLOB_MARK: a directory */
+			fn(opaque, p);
+			found++;
+		}
+		globfree(&g);
+	}
+	return found;
+}
+
+bool tailscan_matches(const char *path, const char *const *patterns, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(patterns[i], path, FNM_PATHNAME) == 0 || strcmp(patterns[i], path) == 0)
+			return true;
+	return false;
+}
+
+bool tailscan_is_history(const char *path, const char *const *patterns, size_t n)
+{
+	const char *base = base_of(path);
+	size_t dirlen = (size_t)(base - path), blen = strlen(base);
+	char stem[4096];
+
+	for (size_t i = 1; i + 1 < blen; i++) {
+		if (base[i] != '.' && base[i] != '-' && base[i] != '_')
+			continue;
+		if (dirlen + i >= sizeof(stem))
+			return false;
+		memcpy(stem, path, dirlen + i);
+		stem[dirlen + i] = '\0';
+		if (tailid_rotated_name(stem + dirlen, base) != TAILID_NOT_ROTATED &&
+		    tailscan_matches(stem, patterns, n))
+			return true;
+	}
+	return false;
+}
+
+static int older_first(const void *a, const void *b)
+{
+	const struct tailscan_entry *x = a, *y = b;
+	int c = tailid_cmp_age(&x->id, &y->id);
+
+	return c != 0 ? c : strcmp(x->path, y->path);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	char *p = NULL;
+
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* Appends dir/name to the list when it is a regular file. */
+static int add_entry(struct tailscan_entry **list, size_t *n, size_t *cap, const char *dir,
+		     const char *name, enum tailid_rotated kind)
+{
+	struct tailscan_entry e = {.kind = kind};
+
+	if ((e.path = join(dir, name)) == NULL)
+		return -1;
+	if (tailid_of_path(e.path, &e.id) != 0 || !e.id.regular) {
+		free(e.path);
+		return 0; /* gone since readdir, or not a file */
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		struct tailscan_entry *grown = realloc(*list, ncap * sizeof(*grown));
+
+		if (grown == NULL) {
+			free(e.path);
+			return -1;
+		}
+		*list = grown;
+		*cap = ncap;
+	}
+	(*list)[(*n)++] = e;
+	return 0;
+}
+
+int tailscan_family(const char *path, struct tailscan_entry **out, size_t *n)
+{
+	char *dir = tailscan_dirname(path);
+	const char *base = base_of(path);
+	struct tailscan_entry *list = NULL;
+	size_t cap = 0, count = 0;
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *de;
+	int rc = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (d == NULL)
+		goto out;
+	while ((de = readdir(d)) != NULL && count < TAILSCAN_MAX_ENTRIES) {
+		enum tailid_rotated kind = tailid_rotated_name(base, de->d_name);
+
+		if (kind != TAILID_NOT_ROTATED && add_entry(&list, &count, &cap, dir, de->d_name, kind) != 0)
+			goto out;
+	}
+	if (count > 1)
+		qsort(list, count, sizeof(*list), older_first);
+	*out = list;
+	*n = count;
+	list = NULL;
+	rc = 0;
+out:
+	if (d != NULL)
+		closedir(d);
+	tailscan_free(list, count);
+	free(dir);
+	return rc;
+}
+
+void tailscan_free(struct tailscan_entry *e, size_t n)
+{
+	for (size_t i = 0; e != NULL && i < n; i++)
+		free(e[i].path);
+	free(e);
+}
+
+char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *found = NULL;
+
+	if (d == NULL)
+		return NULL;
+	while (found == NULL && (de = readdir(d)) != NULL) {
+		struct tailid id;
+		char *p;
+
+		if ((int64_t)de->d_ino != ino || (p = join(dir, de->d_name)) == NULL)
+			continue;
+		if (tailid_of_path(p, &id) == 0 && id.regular && id.dev == dev && id.ino == ino)
+			found = p;
+		else
+			free(p);
+	}
+	closedir(d);
+	return found;
+}

@@ -1,0 +1,55 @@
+/* tailscan: finding files on disk for the file source.
+ *
+ * Glob expansion with excludes, the rotated siblings ("family") of a stream's
+ * path, and the search for a file by inode in a directory (a file rotated
+ * away under a name skiff may not know). Every listing is bounded
+ * (TAILSCAN_MAX_ENTRIES). Leaf module: no logging. Main loop only. */
+#ifndef SKIFF_TAILSCAN_H
+#define SKIFF_TAILSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tailid.h"
+
+/* Most paths one glob expansion or one family listing returns. */
+#define TAILSCAN_MAX_ENTRIES 65536
+
+struct tailscan_entry {
+	char *path; /* malloc'd */
+	struct tailid id;
+	enum tailid_rotated kind;
+};
+
+/* Expands each pattern of patterns[0..n) with glob(3) (braces allowed) and
+ * calls fn(opaque, path) for every match that is not excluded: an exclude
+ * with a '/' is matched against the whole path, one without against the
+ * file name (fnmatch). Directories and other non-regular files (after
+ * following symlinks) are left out. Returns the number of matches, or -1 when
+ * a pattern could not be read (out of memory or a read error). */
+int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes,
+		  size_t nex, void (*fn)(void *opaque, const char *path), void *opaque);
+
+/* True when path matches one of patterns (fnmatch, FNM_PATHNAME). */
+bool tailscan_matches(const char *path, const char *const *patterns, size_t n);
+
+/* True when path is the rotated copy of another path that patterns match
+ * (app.log.1 when app.log matches): such a file is history of that stream,
+ * not a stream of its own. */
+bool tailscan_is_history(const char *path, const char *const *patterns, size_t n);
+
+/* Lists the rotated siblings of path in its directory (tailid_rotated_name),
+ * regular files only, oldest first (tailid_cmp_age). Returns 0 with *out
+ * (free with tailscan_free) and *n, or -1 (errno). */
+int tailscan_family(const char *path, struct tailscan_entry **out, size_t *n);
+
+void tailscan_free(struct tailscan_entry *e, size_t n);
+
+/* Finds a regular file with inode ino on device dev among the entries of
+ * dir. Returns its path (malloc'd, caller frees) or NULL. */
+char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino);
+
+/* dirname(path) as a malloc'd string, or NULL. */
+char *tailscan_dirname(const char *path);
+
+#endif

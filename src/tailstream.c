@@ -1,0 +1,690 @@
+/* tailstream: a path and the succession of files it names.
+ *
+ * Offset safety. Every record of a stream goes to the stream's one source
+ * partition, and records are produced in chain order: all of chain[0] before
+ * anything of chain[1]. The worker commits the offset of the last record of
+ * the contiguous acknowledged prefix, so the committed offset (F, p) - file
+ * identity F = dev+ino+fingerprint, position p - always means: every byte of
+ * every file before F in the stream's order, and F's bytes before p, are in
+ * Kafka; nothing after it is known to be. While a rotated file is being
+ * finished, records of it and of its successor may both be in flight; the
+ * committed offset then names the rotated file until its last record is
+ * acknowledged, and the successor only after that.
+ *
+ * A restart (or a reopen) with (F, p) therefore does exactly this:
+ *   - F is still at the path (same inode, same fingerprint, size >= p):
+ *     resume at p.
+ *   - F is at the path but shorter than p or with other first bytes
+ *     (copytruncate, truncation, inode reuse): look among the path's rotated
+ *     siblings for a copy with F's fingerprint and read it from p, then the
+ *     newer copies, then the path's file from 0. No copy: count the loss,
+ *     read the path's file from 0.
+ *   - The path names another file or nothing: find F by inode in the path's
+ *     directory (and its target's), verify its fingerprint, read it from p;
+ *     then the rotated siblings born after F, oldest first (several rotations
+ *     while stopped); then the path's file from 0. F not found (deleted while
+ *     stopped): count it, and continue with the siblings born after the birth
+ *     time stored in the offset.
+ * Files before F are never read again and F's first p bytes are never read
+ * again, so duplicates are bounded by the records in flight at a crash. A
+ * file is lost only when it was deleted (or compressed) before skiff could
+ * finish it while skiff was not holding it open, which is counted. */
+#include "tailstream.h"
+
+#include "jsonint.h"
+#include "log.h"
+#include "tailscan.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#define CHAIN_MAX 8
+#define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
+
+struct link {
+	struct tailfile *tf;
+	int64_t seen_size;   /* size at the last look, -1 before */
+	int64_t quiet_since; /* ms when it was last seen growing */
+	bool copy;           /* a copytruncate copy: complete, done at its end */
+	bool final;          /* let go at the next end: the partial line ships */
+};
+
+struct tailstream {
+	struct tailctx *c;
+	char *path, *dir;
+	const char *base;
+	struct partition *part;
+	struct link chain[CHAIN_MAX];
+	size_t n;
+	struct tailpos saved; /* where to go on when n == 0 */
+	bool resolved;        /* the committed offset was read */
+	unsigned flags;
+	bool ready;
+	bool moved; /* the path no longer names chain[n-1] */
+	bool missing_logged;
+	int wd;
+	int64_t last_active;
+	int64_t deadline;
+};
+
+/* ---- offsets ------------------------------------------------------------ */
+
+int tailpos_parse(const char *json, struct tailpos *out)
+{
+	int64_t fp = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (json == NULL || jsonint_get(json, "position", &out->pos) != 0 || out->pos < 0)
+		return -1;
+	out->known = true;
+	out->has_id = jsonint_get(json, "dev", &out->dev) == 0 &&
+		      jsonint_get(json, "ino", &out->ino) == 0;
+	out->has_fp = jsonint_get(json, "fp", &fp) == 0 &&
+		      jsonint_get(json, "fplen", &out->fplen) == 0 && out->fplen >= 0 &&
+		      out->fplen <= TAILID_FP_MAX && out->fplen <= out->pos;
+	out->fp = (uint64_t)fp;
+	out->has_born = jsonint_get(json, "born", &out->born) == 0;
+	return 0;
+}
+
+int tailpos_format(const struct src_offset *off, int64_t born, char *buf, size_t len)
+{
+	int64_t fplen = off->v[0] < TAILID_FP_MAX ? off->v[0] : TAILID_FP_MAX;
+	int n = snprintf(buf, len,
+			 "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,\"fplen\":%lld",
+			 (long long)off->v[0], (long long)off->v[1], (long long)off->v[2],
+			 (long long)off->v[3], (long long)fplen);
+
+	if (n > 0 && born >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ",\"born\":%lld", (long long)born);
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "}");
+	return n > 0 && (size_t)n < len ? n : -1;
+}
+
+static size_t born_slot(int64_t dev, int64_t ino)
+{
+	uint64_t h = (uint64_t)ino * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)dev;
+
+	return (size_t)(h >> 32) % TAILSTREAM_BORN_SLOTS;
+}
+
+int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino)
+{
+	size_t i = born_slot(dev, ino);
+
+	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0
+		       ? c->born[i].born
+		       : -1;
+}
+
+/* ---- the chain ---------------------------------------------------------- */
+
+static void watch(struct tailstream *s)
+{
+	struct tailctx *c = s->c;
+	char proc[64];
+	int wd;
+
+	if (c->ifd < 0 || s->n == 0)
+		return;
+	/* By descriptor: the file may no longer have its old name. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
+	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
+	if (wd != s->wd && s->wd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
+		inotify_rm_watch(c->ifd, s->wd);
+	s->wd = wd;
+}
+
+static bool in_chain(const struct tailstream *s, const struct tailid *id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (tailid_same(tailfile_id(s->chain[i].tf), id))
+			return true;
+	return false;
+}
+
+/* Opens path into the chain at index at, starting at pos. Returns 0, or -1
+ * (logged) when it cannot be opened or is shorter than pos. */
+static int add_file(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		    bool need_room)
+{
+	struct tailctx *c = s->c;
+	struct tailfile *tf = NULL;
+	const struct tailid *id;
+	int rc;
+
+	if (s->n == CHAIN_MAX || at > s->n)
+		return -1;
+	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room)
+		return -1;
+	rc = tailfile_open(path, c->max_line, c->policy, &tf);
+	if (rc == 0 && tailfile_start(tf, pos) != 0)
+		rc = -ERANGE;
+	if (rc != 0) {
+		if (rc != -ENOENT)
+			c->env->log(c->env, LOG_WARN, "%s: %s", path,
+				    rc == -EINVAL ? "not a regular file" : strerror(-rc));
+		tailfile_close(tf);
+		return -1;
+	}
+	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
+	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy};
+	s->n++;
+	c->nopen++;
+	id = tailfile_id(tf);
+	c->born[born_slot(id->dev, id->ino)].dev = id->dev;
+	c->born[born_slot(id->dev, id->ino)].ino = id->ino;
+	c->born[born_slot(id->dev, id->ino)].born = id->born;
+	if (at == 0)
+		watch(s);
+	if (strcmp(path, s->path) == 0)
+		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld", path, (long long)pos);
+	else
+		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
+			    (long long)pos, copy ? "copy" : "rotated", s->path);
+	return 0;
+}
+
+/* Appends the rotated siblings of the path born after `after` (all when
+ * NULL), oldest first, then the file now at the path, skipping files already
+ * in the chain. Nothing when the chain's last file is still at the path. */
+static void extend(struct tailstream *s, const struct tailid *after)
+{
+	struct tailscan_entry *fam = NULL;
+	struct tailid live;
+	bool has_live = tailid_of_path(s->path, &live) == 0 && live.regular;
+	size_t nfam = 0;
+
+	s->moved = false;
+	if (s->n > 0 && has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live))
+		return;
+	if (s->n > 0)
+		after = tailfile_id(s->chain[s->n - 1].tf);
+	if (after != NULL && tailscan_family(s->path, &fam, &nfam) == 0) {
+		for (size_t i = 0; i < nfam && s->n < CHAIN_MAX - 1; i++) {
+			if (fam[i].kind != TAILID_ROTATED || in_chain(s, &fam[i].id) ||
+			    (has_live && tailid_same(&fam[i].id, &live)) ||
+			    tailid_cmp_age(&fam[i].id, after) <= 0)
+				continue;
+			add_file(s, s->n, fam[i].path, 0, false, false);
+		}
+	}
+	tailscan_free(fam, nfam);
+	if (has_live && !in_chain(s, &live) && s->n < CHAIN_MAX)
+		add_file(s, s->n, s->path, 0, false, s->n == 0);
+	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
+		s->moved = true; /* more to find later, or the path is gone */
+}
+
+/* Lets go of chain[0], which was read to its end. */
+static void pop(struct tailstream *s)
+{
+	struct link *l = &s->chain[0];
+	const struct tailid *id = tailfile_id(l->tf);
+
+	if (s->n == 1)
+		extend(s, NULL); /* whatever came after it, before it is gone */
+	s->saved = (struct tailpos){.known = true, .has_id = true, .has_born = true,
+				    .finished = true, .pos = tailfile_pos(l->tf),
+				    .dev = id->dev, .ino = id->ino, .born = id->born};
+	if (!l->copy)
+		s->c->env->count(s->c->env, "files_rotated", 1);
+	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
+		       tailfile_path(l->tf), (long long)tailfile_pos(l->tf));
+	tailfile_close(l->tf);
+	s->c->nopen--;
+	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
+	s->n--;
+	if (s->n > 0)
+		watch(s);
+	else if (s->wd >= 0 && s->c->ifd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {
+		inotify_rm_watch(s->c->ifd, s->wd);
+		s->wd = -1;
+	}
+}
+
+/* ---- resuming ----------------------------------------------------------- */
+
+/* The newest rotated sibling whose first fplen bytes hash to fp and that
+ * holds at least min_size bytes: a copy of the file (copytruncate). Returns
+ * its path (caller frees) or NULL. */
+static char *find_copy(const struct tailstream *s, uint64_t fp, int64_t fplen, int64_t min_size,
+		       int64_t *size)
+{
+	struct tailscan_entry *fam = NULL;
+	size_t nfam = 0;
+	char *found = NULL;
+
+	if (tailscan_family(s->path, &fam, &nfam) != 0)
+		return NULL;
+	for (size_t i = nfam; i-- > 0 && found == NULL;) {
+		struct tailfile *tf = NULL;
+
+		if (fam[i].kind != TAILID_ROTATED || fam[i].id.size < min_size ||
+		    fam[i].id.size < fplen || tailfile_open(fam[i].path, 1, 0, &tf) != 0)
+			continue;
+		if (tailfile_matches(tf, fp, fplen)) {
+			found = fam[i].path;
+			fam[i].path = NULL;
+			*size = fam[i].id.size;
+		}
+		tailfile_close(tf);
+	}
+	tailscan_free(fam, nfam);
+	return found;
+}
+
+/* Finds the file of p by inode in the path's directory or its target's. */
+static char *find_moved(const struct tailstream *s, const struct tailpos *p)
+{
+	char *found = tailscan_find_inode(s->dir, p->dev, p->ino), *real, *rdir;
+
+	if (found != NULL || (real = realpath(s->path, NULL)) == NULL)
+		return found;
+	rdir = tailscan_dirname(real);
+	if (rdir != NULL && strcmp(rdir, s->dir) != 0)
+		found = tailscan_find_inode(rdir, p->dev, p->ino);
+	free(rdir);
+	free(real);
+	return found;
+}
+
+static bool place_matches(struct tailfile *tf, const struct tailpos *p)
+{
+	return tailfile_size(tf) >= p->pos && (!p->has_fp || tailfile_matches(tf, p->fp, p->fplen));
+}
+
+static void lost(struct tailstream *s, const char *what, int64_t bytes)
+{
+	struct source_env *env = s->c->env;
+
+	env->log(env, LOG_WARN, "%s: %s", s->path, what);
+	if (bytes > 0)
+		env->count(env, "bytes_unread_lost", (uint64_t)bytes);
+	else
+		env->count(env, "files_gone_unread", 1);
+}
+
+/* The file at the path is the file of p, but it shrank or has other first
+ * bytes: read its copy from p if one exists, then the path's file from 0. */
+static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
+{
+	int64_t csize = 0;
+	char *copy = p->has_fp ? find_copy(s, p->fp, p->fplen, p->pos, &csize) : NULL;
+
+	s->c->env->count(s->c->env, strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
+	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s",
+		       s->path, why, copy ? "finishing its rotated copy first" : "reading it from the start");
+	if (copy != NULL && add_file(s, 0, copy, p->pos, true, false) == 0) {
+		extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
+		if (!in_chain(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
+			add_file(s, s->n, s->path, 0, false, false);
+	} else if (!p->finished) {
+		lost(s, "the rest of the file it replaced is gone: counted in files_gone_unread", 0);
+	}
+	free(copy);
+	if (s->n == 0)
+		add_file(s, 0, s->path, 0, false, true);
+}
+
+/* The path names another file, or nothing: find p's file where rotation put
+ * it, then what came after it. */
+static void resume_moved(struct tailstream *s, const struct tailpos *p)
+{
+	char *moved = p->has_id ? find_moved(s, p) : NULL;
+	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
+
+	if (moved != NULL && add_file(s, 0, moved, p->pos, false, false) == 0 &&
+	    !place_matches(s->chain[0].tf, p)) {
+		s->c->env->count(s->c->env, "fingerprint_resets", 1);
+		tailfile_close(s->chain[0].tf);
+		s->c->nopen--;
+		s->n = 0;
+	}
+	free(moved);
+	if (s->n == 0 && !p->finished)
+		lost(s, "the file of the stored offset was deleted before it was finished "
+			"(lines after the stored position are lost)", 0);
+	extend(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL));
+}
+
+static void load_committed(struct tailstream *s)
+{
+	const char *json = s->c->env->committed(s->c->env, s->part);
+
+	s->resolved = true;
+	if (json != NULL && tailpos_parse(json, &s->saved) != 0)
+		s->c->env->log(s->c->env, LOG_WARN, "%s: stored offset %s has no position: "
+			       "treating the file as new", s->path, json);
+}
+
+/* First sight of a path with no stored place. */
+static void resume_new(struct tailstream *s)
+{
+	struct tailfile *tf;
+
+	if ((s->flags & TAILSTREAM_HISTORY) && !(s->flags & TAILSTREAM_FROM_END))
+		extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
+	else
+		add_file(s, 0, s->path, 0, false, true);
+	if (s->n == 0 || !(s->flags & TAILSTREAM_FROM_END))
+		return;
+	tf = s->chain[0].tf;
+	if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
+		s->c->env->log(s->c->env, LOG_INFO, "%s: read.from=end: starting at byte %lld",
+			       s->path, (long long)tailfile_pos(tf));
+}
+
+/* Gives a stream without files its files (see the top of this file). */
+static void resume(struct tailstream *s)
+{
+	struct tailpos p;
+	struct tailfile *live = NULL;
+	bool first = !s->resolved;
+
+	if (first)
+		load_committed(s);
+	p = s->saved;
+	if (!p.known) {
+		resume_new(s);
+		s->flags &= ~(unsigned)TAILSTREAM_FROM_END;
+		return;
+	}
+	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)
+		return; /* nothing new at the path yet */
+	if (live != NULL && (!p.has_id || (tailfile_id(live)->dev == p.dev &&
+					   tailfile_id(live)->ino == p.ino))) {
+		bool shrank = tailfile_size(live) < p.pos, same = place_matches(live, &p);
+
+		tailfile_close(live);
+		if (same)
+			add_file(s, 0, s->path, p.pos, false, true);
+		else
+			resume_replaced(s, &p, shrank ? "truncated" : "replaced");
+	} else {
+		tailfile_close(live);
+		resume_moved(s, &p);
+	}
+	if (s->n > 0 || !p.finished)
+		s->saved = (struct tailpos){.known = true, .finished = true, .pos = p.pos,
+					    .has_id = p.has_id, .dev = p.dev, .ino = p.ino,
+					    .has_born = p.has_born, .born = p.born};
+	if (s->n > 0)
+		s->saved.known = false; /* the chain holds the place now */
+}
+
+/* ---- following ---------------------------------------------------------- */
+
+/* Notices a rotation: the path names another file than the chain's last. */
+static void refresh(struct tailstream *s)
+{
+	struct tailid live;
+
+	if (s->n == 0)
+		return;
+	if (tailid_of_path(s->path, &live) != 0 ||
+	    !tailid_same(&live, tailfile_id(s->chain[s->n - 1].tf)) || s->moved)
+		extend(s, NULL);
+}
+
+/* chain[0] shrank below its position or its first bytes changed while open:
+ * finish its copy, if logrotate made one, then read it again from 0. */
+static void truncated(struct tailstream *s, int64_t size)
+{
+	struct link *l = &s->chain[0];
+	struct tailfile *tf = l->tf;
+	int64_t pos = tailfile_pos(tf), fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+	int64_t csize = 0, before = l->seen_size > pos ? l->seen_size : pos;
+	char *copy = find_copy(s, tailfile_fp(tf), fplen, 0, &csize);
+
+	s->c->env->count(s->c->env, "truncations", 1);
+	tailfile_rewind(tf);
+	l->seen_size = size;
+	if (copy != NULL && csize > pos && add_file(s, 0, copy, pos, true, false) == 0) {
+		s->c->env->log(s->c->env, LOG_INFO, "%s was truncated at byte %lld: finishing "
+			       "its copy %s, then reading it from the start", s->path,
+			       (long long)pos, copy);
+		before = before > csize ? before - csize : 0;
+	} else {
+		s->c->env->log(s->c->env, LOG_WARN, "%s was truncated at byte %lld: reading it "
+			       "from the start", s->path, (long long)pos);
+		before -= pos;
+	}
+	if (before > 0)
+		lost(s, "bytes written just before a truncation were not read (the copytruncate window)",
+		     before);
+	free(copy);
+}
+
+/* At the end of chain[0]: decides whether it is done. Returns 1 to read on
+ * (a final read, or the next file), 0 to wait. */
+static int at_end(struct tailstream *s, int64_t now)
+{
+	struct link *l = &s->chain[0];
+	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf);
+	int64_t fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+
+	if (size >= 0 && (size < pos || (fplen > 0 && !l->copy &&
+					  !tailfile_matches(l->tf, tailfile_fp(l->tf), fplen)))) {
+		truncated(s, size);
+		return 1;
+	}
+	if (size != l->seen_size) {
+		l->seen_size = size;
+		l->quiet_since = now;
+	}
+	if (l->final || l->copy) {
+		if (!l->final) {
+			l->final = true; /* a copy is complete: its partial line ships */
+			return 1;
+		}
+		pop(s);
+		return s->n > 0;
+	}
+	if (s->n == 1)
+		refresh(s);
+	if (s->n == 1 && !s->moved)
+		return 0;
+	/* Rotated away or deleted. The writer has moved on once the next file
+	 * has bytes; else wait until it has been quiet for rotate.wait.ms. */
+	if ((s->n > 1 && tailfile_size(s->chain[1].tf) > 0) ||
+	    now - l->quiet_since >= s->c->rotate_wait_ms) {
+		l->final = true;
+		return 1;
+	}
+	s->deadline = l->quiet_since + s->c->rotate_wait_ms;
+	return 0;
+}
+
+static void count_stats(struct tailstream *s, const struct tailfile_stats *st)
+{
+	struct source_env *env = s->c->env;
+
+	if (st->split)
+		env->count(env, "lines_split", st->split);
+	if (st->truncated)
+		env->count(env, "lines_truncated", st->truncated);
+	if (st->skipped)
+		env->count(env, "lines_skipped", st->skipped);
+	if (st->partial)
+		env->count(env, "partial_lines_shipped", st->partial);
+}
+
+int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *out, size_t max,
+		    size_t *n, int64_t now, char *errbuf, size_t errlen)
+{
+	struct tailfile_stats st = {0};
+	int rc = 0;
+
+	*n = 0;
+	s->ready = false;
+	s->deadline = -1;
+	while (s->n > 0 && *n < max) {
+		size_t got = 0;
+
+		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final, &st);
+		*n += got;
+		if (got > 0)
+			s->last_active = now;
+		if (rc < 0) {
+			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf), strerror(-rc));
+			count_stats(s, &st);
+			return -1;
+		}
+		if (rc == TAILFILE_MORE)
+			break;
+		/* At the end of chain[0]: done with it, or wait. Lines of the next
+		 * file may follow in the same batch: they come after it in order. */
+		if (!at_end(s, now)) {
+			rc = 0;
+			break;
+		}
+		rc = TAILFILE_MORE;
+	}
+	count_stats(s, &st);
+	s->ready = rc == TAILFILE_MORE && s->n > 0;
+	return s->ready ? 1 : 0;
+}
+
+int tailstream_check(struct tailstream *s, int64_t now, char *errbuf, size_t errlen)
+{
+	(void)errbuf;
+	(void)errlen;
+	if (s->n == 0) {
+		resume(s);
+		if (s->n == 0 && !s->missing_logged && !(s->flags & TAILSTREAM_QUIET) && !s->saved.known) {
+			s->c->env->log(s->c->env, LOG_WARN, "%s does not exist (yet): waiting for it", s->path);
+			s->missing_logged = true;
+		}
+		if (s->n > 0)
+			s->missing_logged = false;
+	} else {
+		refresh(s);
+	}
+	if (s->n > 0)
+		s->ready = true;
+	return 0;
+}
+
+/* ---- the rest ------------------------------------------------------------ */
+
+struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
+				  unsigned flags)
+{
+	struct tailstream *s = calloc(1, sizeof(*s));
+	const char *slash;
+
+	if (s == NULL)
+		return NULL;
+	s->c = c;
+	s->part = part;
+	s->flags = flags;
+	s->wd = -1;
+	s->deadline = -1;
+	s->path = strdup(path);
+	s->dir = tailscan_dirname(path);
+	if (s->path == NULL || s->dir == NULL) {
+		tailstream_free(s);
+		return NULL;
+	}
+	slash = strrchr(s->path, '/');
+	s->base = slash ? slash + 1 : s->path;
+	return s;
+}
+
+bool tailstream_idle(const struct tailstream *s)
+{
+	const struct link *l = &s->chain[0];
+
+	return s->n == 1 && !s->moved && !l->copy && !l->final && l->seen_size >= 0 &&
+	       l->seen_size <= tailfile_pos(l->tf) + (int64_t)s->c->max_line && !s->ready;
+}
+
+bool tailstream_suspend(struct tailstream *s)
+{
+	struct tailfile *tf;
+	const struct tailid *id;
+
+	if (!tailstream_idle(s))
+		return false;
+	tf = s->chain[0].tf;
+	id = tailfile_id(tf);
+	s->saved = (struct tailpos){.known = true, .has_id = true, .has_fp = true, .has_born = true,
+				    .pos = tailfile_pos(tf), .dev = id->dev, .ino = id->ino,
+				    .fp = tailfile_fp(tf), .born = id->born};
+	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
+	/* The inotify watch stays: growth wakes the stream, which reopens. */
+	tailfile_close(tf);
+	s->c->nopen--;
+	s->n = 0;
+	return true;
+}
+
+int64_t tailstream_deadline(const struct tailstream *s)
+{
+	return s->deadline;
+}
+
+int64_t tailstream_last_active(const struct tailstream *s)
+{
+	return s->last_active;
+}
+
+bool tailstream_ready(const struct tailstream *s)
+{
+	return s->ready;
+}
+
+void tailstream_set_ready(struct tailstream *s)
+{
+	s->ready = true;
+}
+
+int tailstream_wd(const struct tailstream *s)
+{
+	return s->wd;
+}
+
+const char *tailstream_path(const struct tailstream *s)
+{
+	return s->path;
+}
+
+const char *tailstream_dir(const struct tailstream *s)
+{
+	return s->dir;
+}
+
+const char *tailstream_base(const struct tailstream *s)
+{
+	return s->base;
+}
+
+struct partition *tailstream_partition(const struct tailstream *s)
+{
+	return s->part;
+}
+
+size_t tailstream_open_files(const struct tailstream *s)
+{
+	return s->n;
+}
+
+void tailstream_free(struct tailstream *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		tailfile_close(s->chain[i].tf);
+		s->c->nopen--;
+	}
+	free(s->path);
+	free(s->dir);
+	free(s);
+}
