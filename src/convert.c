@@ -56,8 +56,8 @@ static bool cont(unsigned char b)
 	return (b & 0xC0) == 0x80;
 }
 
-/* Java's UTF-8 decoder (sun.nio.cs.UTF_8, JDK 8 to 21), which Connect's
- * FileStreamSourceTask reads through. Returns the length of the valid
+/* Java's UTF-8 decoder (sun.nio.cs.UTF_8, as of JDK 17 and 25), which
+ * Connect's FileStreamSourceTask reads through. Returns the length of the valid
  * sequence at s (1..4), or 0 when it is malformed, and then *skip is the
  * number of bytes that one U+FFFD replaces. That is Unicode's "maximal
  * subpart" except for encoded surrogates: Java takes ED A0..BF as a prefix and
@@ -132,20 +132,13 @@ size_t convert_json_string_max(size_t len)
 /* An ASCII character Jackson escapes: " \ and the controls; DEL is not. */
 static char *json_escape(char *d, unsigned char c)
 {
-	char e;
+	static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";
+	const char *at = c != '\0' ? strchr(from, c) : NULL;
 
-	switch (c) {
-	case '"': e = '"'; break;
-	case '\\': e = '\\'; break;
-	case '\b': e = 'b'; break;
-	case '\f': e = 'f'; break;
-	case '\n': e = 'n'; break;
-	case '\r': e = 'r'; break;
-	case '\t': e = 't'; break;
-	default: return put_unit(d, c);
-	}
+	if (at == NULL)
+		return put_unit(d, c);
 	d[0] = '\\';
-	d[1] = e;
+	d[1] = to[at - from];
 	return d + 2;
 }
 
@@ -181,7 +174,8 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 			 * BMP, a surrogate pair, which it escapes. */
 			unsigned long cp = (unsigned long)(c & 0x07) << 18 |
 					   (unsigned long)(s[i + 1] & 0x3F) << 12 |
-					   (unsigned long)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
+					   (unsigned long)(s[i + 2] & 0x3F) << 6 |
+					   (s[i + 3] & 0x3F);
 
 			cp -= 0x10000;
 			d = put_unit(d, 0xD800 + (unsigned)(cp >> 10));
@@ -438,9 +432,22 @@ static const char *member_str(const cJSON *schema, const char *key)
 	return cJSON_IsString(j) ? j->valuestring : "";
 }
 
+/* The schema's type as JsonConverter names it; Schema.Type's own names for
+ * the floating types (float32, float64) are taken for "float", "double". */
+static const char *type_of(const cJSON *schema)
+{
+	const char *t = member_str(schema, "type");
+
+	if (strcmp(t, "float64") == 0)
+		return "double";
+	if (strcmp(t, "float32") == 0)
+		return "float";
+	return t;
+}
+
 static bool is_type(const cJSON *schema, const char *type)
 {
-	return strcmp(member_str(schema, "type"), type) == 0;
+	return strcmp(type_of(schema), type) == 0;
 }
 
 static bool is_int_type(const cJSON *schema)
@@ -449,7 +456,8 @@ static bool is_int_type(const cJSON *schema)
 	       is_type(schema, "int64");
 }
 
-/* Timestamp, Date or Time: a java.util.Date in a Struct. Returns ms or -1. */
+/* Timestamp, Date or Time: a java.util.Date in a Struct. Returns 0 and *ms
+ * since the epoch, or -1 for other schemas. */
 static int date_ms(const cJSON *schema, const cJSON *v, long long *ms)
 {
 	const char *name = member_str(schema, "name");
@@ -525,8 +533,8 @@ static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 
 /* Connect's schema members, in the order asJsonSchema() puts them. */
 static const char *const schema_order[] = {
-	"type", "items", "keys", "values", "fields", "optional",
-	"name", "version", "doc", "parameters", "default", "field",
+	"type", "items",   "keys", "values",     "fields",  "optional",
+	"name", "version", "doc",  "parameters", "default", "field",
 };
 #define NORDER (sizeof(schema_order) / sizeof(schema_order[0]))
 
@@ -539,7 +547,9 @@ static void put_schema_member(struct out *o, const cJSON *s, const cJSON *m, uin
 
 	put_json_string(o, k, strlen(k), replaced);
 	putz(o, ":");
-	if (strcmp(k, "items") == 0 || strcmp(k, "keys") == 0 || strcmp(k, "values") == 0) {
+	if (strcmp(k, "type") == 0 && cJSON_IsString(m)) {
+		put_json_string(o, type_of(s), strlen(type_of(s)), replaced);
+	} else if (strcmp(k, "items") == 0 || strcmp(k, "keys") == 0 || strcmp(k, "values") == 0) {
 		put_schema(o, m, replaced);
 	} else if (strcmp(k, "default") == 0) {
 		put_json(o, s, m, replaced);
@@ -593,8 +603,7 @@ static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced)
 
 /* ---- values: JsonConverter's payload ----------------------------------- */
 
-static void put_json_struct(struct out *o, const cJSON *schema, const cJSON *v,
-			    uint64_t *replaced)
+static void put_json_struct(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
 
@@ -673,8 +682,7 @@ static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
 
 /* Struct{a=1,b=x}: fields in schema order, null fields left out. */
-static void put_text_struct(struct out *o, const cJSON *schema, const cJSON *v,
-			    uint64_t *replaced)
+static void put_text_struct(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
 	bool first = true;
@@ -769,8 +777,7 @@ static int json_value(const struct converter *c, const struct record_value *v, c
 
 /* StringConverter: the UTF-8 of the Java String, which for a line is the
  * line itself unless it held invalid UTF-8. */
-static int string_value(const struct record_value *v, char **out, size_t *len,
-			uint64_t *replaced)
+static int string_value(const struct record_value *v, char **out, size_t *len, uint64_t *replaced)
 {
 	struct out o = {0};
 
@@ -793,8 +800,8 @@ static int copy_bytes(const struct record_value *v, char **out, size_t *len)
 	return 0;
 }
 
-int convert_value(const struct converter *c, const struct record_value *v, char **out,
-		  size_t *len, uint64_t *replaced)
+int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
+		  uint64_t *replaced)
 {
 	*out = NULL;
 	*len = 0;

@@ -38,16 +38,20 @@ const char *convert_class_name(const struct converter *c);
  * UTF-8, ByteArrayConverter as the bytes unchanged (Connect rejects a STRING
  * value there; skiff passes raw lines on purpose).
  *
- * A VALUE_STRUCT is a schema and a payload in Connect's JSON form: the
- * schema as JsonConverter writes it (members in any order: they are written
- * in Connect's order), the payload an object with a member per field (absent
- * or null: null, or the field's "default"). Integer types (and the logical
- * Timestamp, Date, Time) as raw JSON text (cJSON_CreateRaw, exact) or cJSON
- * numbers (exact below 2^53); float and double as cJSON numbers (NaN and
- * infinities allowed); bytes as the base64 string. JsonConverter writes it as
- * Connect does; StringConverter as Struct.toString(), except that Connect
- * prints a bytes field as the identity hash of a Java array, skiff as its
- * base64 text, and dates before 1582 in the Julian calendar.
+ * A VALUE_STRUCT is a schema and a payload in Connect's JSON form. The
+ * schema as JsonConverter writes it; its members may come in any order (they
+ * are written in Connect's), "optional" defaults to false, and the types
+ * float32 and float64 are written as Connect's "float" and "double". The
+ * payload an object with a member per field (absent or null: null, or the
+ * field's "default"): integer types (and the logical Timestamp, Date, Time)
+ * as raw JSON text (cJSON_CreateRaw, exact) or cJSON numbers (exact below
+ * 2^53); float and double as cJSON numbers (NaN and infinities allowed) or
+ * raw text; bytes as the base64 string. JsonConverter writes it as Connect
+ * does; StringConverter as Struct.toString(), except where Connect prints
+ * what skiff cannot know: a bytes field (the identity hash of a Java array;
+ * skiff writes the base64), a Decimal (skiff writes the base64), a date
+ * before 1582 (Julian calendar in Java), a zone Java names differently.
+ * Strings are C strings: a NUL ends them.
  *
  * Returns -1 when c cannot represent v (ByteArrayConverter and a struct) or
  * on allocation failure. Called from the main loop (reads the time zone). */
