@@ -261,8 +261,11 @@ int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char
 				RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE(value, vlen),
 				RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
 				RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
-	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		/* MSG_F_FREE hands over the value only: librdkafka copied the key. */
+		free(key);
 		return 0;
+	}
 	if (hdrs != NULL)
 		rd_kafka_headers_destroy(hdrs);
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)

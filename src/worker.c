@@ -467,7 +467,8 @@ static int shut_down(struct worker *w, int code)
 			 "will be read again at the next start",
 			 left, (long long)w->flush_timeout);
 	if (w->utf8_replaced > 0)
-		log_notice("JsonConverter replaced %llu invalid UTF-8 sequences with U+FFFD",
+		log_notice("converters replaced %llu invalid UTF-8 sequences with U+FFFD (as Connect "
+			   "does; ByteArrayConverter passes bytes unchanged)",
 			   (unsigned long long)w->utf8_replaced);
 	if (flush_offsets(w) != 0 && code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;

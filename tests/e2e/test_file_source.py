@@ -125,7 +125,7 @@ def test_json_replaces_invalid_utf8_as_connect_does(tmp_path, kafka, topic):
     recs = consume(kafka.bootstrap, topic, n=2, timeout=60)
     assert [r["value"] for r in recs] == [b'"ok \xc3\xa9"', b'"bad \xef\xbf\xbd end"']
     assert sk.stop() == 0
-    assert "replaced 1 invalid UTF-8" in sk.log_text()
+    assert "replaced 1 invalid UTF-8 sequences" in sk.log_text()
 
 
 @pytest.mark.skiff_timeout(600)
