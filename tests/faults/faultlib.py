@@ -301,22 +301,15 @@ def proc_status(pid, field):
     return None
 
 
-def read_position(pid, path):
-    """The file offset of the descriptor pid holds open on path (how far skiff
-    has read), or None when it has none open."""
-    path = os.path.realpath(path)
+def proc_io(pid, field):
+    """A /proc/PID/io counter (rchar: bytes the process got from read(2) and
+    pread(2) of any descriptor), or None."""
     try:
-        fds = os.listdir(f"/proc/{pid}/fd")
+        for line in open(f"/proc/{pid}/io"):
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
     except OSError:
         return None
-    for fd in fds:
-        try:
-            if os.readlink(f"/proc/{pid}/fd/{fd}") == path:
-                for line in open(f"/proc/{pid}/fdinfo/{fd}"):
-                    if line.startswith("pos:"):
-                        return int(line.split()[1])
-        except OSError:
-            continue
     return None
 
 
