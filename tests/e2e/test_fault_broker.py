@@ -24,18 +24,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
-import offsetfile  # noqa: E402
 
 REQUEST_TIMEOUT_MS = 2000
 QUEUE = 2000  # producer.queue.buffering.max.messages: records in flight at most
-
-
-def running_durable_line(store, connector, src):
-    """The durable line, read without touching the directory (skiff runs)."""
-    if not Path(store).exists():
-        return 0
-    value = offsetfile.load(store).get(fl.file_key(connector, src.path))
-    return fl.SeqSource.line_at(value["position"]) if value else 0
 
 
 def make(tmp_path, broker, topic, name, **extra):

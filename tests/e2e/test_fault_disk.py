@@ -207,7 +207,7 @@ def test_fault_full_disk_then_space_returns(tmp_path, kafka, topic):
             mark = sk.log_mark()
             fl.wait_for(lambda: count(sk, r"No space left on device", mark) >= 1, 30,
                         "a failing flush")
-            durable = running_durable_line(state, "fd", src)
+            durable = fl.peek_line(state / "offsets", "fd", src.path)
             rc = sk.stop()
             assert rc == 75, f"stop with a full disk: exit {rc}, want 75 (restart me)"
             assert re.search(r"exit 75", sk.log_text())
@@ -224,10 +224,3 @@ def test_fault_full_disk_then_space_returns(tmp_path, kafka, topic):
         fl.figure("disk.full_tmpfs", f"{stats['dups']} duplicates (lines acked while full)")
     finally:
         subprocess.run(["umount", "-l", str(state)], stderr=subprocess.DEVNULL)
-
-
-def running_durable_line(state, connector, src):
-    """The durable line, read without touching the directory (skiff runs)."""
-    doc = offsetfile.load(state / "offsets")
-    value = doc.get(fl.file_key(connector, src.path))
-    return fl.SeqSource.line_at(value["position"]) if value else 0

@@ -214,6 +214,24 @@ def durable_line(store_path, connector, source_path):
     return res["generation"], SeqSource.line_at(value["position"]) if value else 0
 
 
+def peek_line(store_path, connector, source_path):
+    """The line the store at store_path resumes from, read with the Python
+    reader without removing anything: safe while skiff runs. 0 when there is
+    no store or no entry."""
+    import offsetfile
+    if not Path(store_path).exists():
+        return 0
+    value = offsetfile.load(store_path).get(file_key(connector, source_path))
+    return SeqSource.line_at(value["position"]) if value else 0
+
+
+def log_since(sk, mark):
+    """What sk logged from byte mark on."""
+    with open(sk.log_file, "rb") as f:
+        f.seek(mark)
+        return f.read().decode(errors="replace")
+
+
 # --- skiff under a wrapper (strace, eatmydata, valgrind) ------------------------
 
 
