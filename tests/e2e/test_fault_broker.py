@@ -1,8 +1,9 @@
 """Fault suite, 5: broker outages with the real broker.
 
 - SIGSTOP: the broker holds its connections and answers nothing for twice the
-  producer's request timeout, so requests it may already have appended time
-  out and are retried. Bound: no loss, zero duplicates (idempotence, and no
+  producer's request timeout (request.timeout.ms and socket.timeout.ms, which
+  librdkafka applies to a ProduceRequest locally), so requests it may already
+  have appended time out and are retried. Bound: no loss, zero duplicates (idempotence, and no
   restart of skiff), order kept.
 - kill -9 and restart of the broker, with kill -9 of skiff during the outage
   and a second skiff started while the broker is still down. Bound: no loss;
@@ -15,6 +16,7 @@
   without sanitizers, whose RSS means something) is used when set."""
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -35,6 +37,7 @@ def make(tmp_path, broker, topic, name, **extra):
     src = fl.SeqSource(tmp_path / f"{name}.log")
     props = fl.worker_props(broker.bootstrap, state,
                             producer__request__timeout__ms=REQUEST_TIMEOUT_MS,
+                            producer__socket__timeout__ms=REQUEST_TIMEOUT_MS,
                             producer__queue__buffering__max__messages=QUEUE, **extra)
     sk = fl.FaultSkiff(tmp_path, props, [fl.file_connector(name, src.path, topic,
                                                              max__line__bytes=4096)])
@@ -50,8 +53,9 @@ def test_fault_broker_sigstop_twice_the_request_timeout(tmp_path, kafka_private,
     writer = fl.Writer(src, rate=800)
     writer.start()
     try:
-        sk.start()
+        sk.start(["--log-level", "debug"])
         fl.read_topic(kafka_private.bootstrap, topic, 1000, timeout=60)
+        mark = sk.log_mark()
         kafka_private.pause()
         try:
             time.sleep(2 * REQUEST_TIMEOUT_MS / 1000)
@@ -61,6 +65,8 @@ def test_fault_broker_sigstop_twice_the_request_timeout(tmp_path, kafka_private,
         time.sleep(2)
     finally:
         n = writer.stop()
+    assert re.search(r"[Tt]imed out", fl.log_since(sk, mark)), \
+        "no request timed out: the pause did not test retries"
     fl.read_topic(kafka_private.bootstrap, topic, n, timeout=120)
     assert sk.stop() == 0
     stats = fl.check_delivery(fl.seqs_of(harness.consume(kafka_private.bootstrap, topic)), n,
