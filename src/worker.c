@@ -63,7 +63,8 @@ struct worker {
 	size_t nparts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
-	bool advanced; /* an offset moved since the last flush */
+	bool advanced;   /* an offset moved since the last flush */
+	bool queue_full; /* the producer refused a record; wait for a delivery report */
 	uint64_t utf8_replaced;
 };
 
@@ -196,6 +197,7 @@ static void on_delivery(void *ctx, void *token, bool ok, const char *reason)
 	struct acks_fifo *f = acks_done(w->acks, token, ok);
 	struct partition *p;
 
+	w->queue_full = false; /* a report frees room in the producer queue */
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
@@ -214,6 +216,12 @@ static void on_delivery(void *ctx, void *token, bool ok, const char *reason)
 
 /* ---- the path of a record ----------------------------------------------- */
 
+/* True while records cannot go to the producer: its queue or the ack slots are full. */
+static bool blocked(const struct worker *w)
+{
+	return w->queue_full || acks_available(w->acks) == 0;
+}
+
 /* Converts and produces c's batch from c->next on. Returns when the batch is
  * done, or the producer queue or the ack slots are full. */
 static void produce_batch(struct conn *c)
@@ -228,7 +236,7 @@ static void produce_batch(struct conn *c)
 		void *token;
 		int rc;
 
-		if (acks_available(w->acks) == 0)
+		if (blocked(w))
 			return;
 		if (convert_value(&c->cs->key_conv, &r->key, &key, &klen, &w->utf8_replaced) ||
 		    convert_value(&c->cs->value_conv, &r->value, &val, &vlen, &w->utf8_replaced)) {
@@ -249,8 +257,11 @@ static void produce_batch(struct conn *c)
 		acks_cancel(w->acks, token);
 		free(key);
 		free(val);
-		if (rc == SINK_QUEUE_FULL)
-			return; /* backpressure: resumes after delivery reports */
+		if (rc == SINK_QUEUE_FULL) {
+			/* Backpressure: no reading, no spinning, until a delivery report. */
+			w->queue_full = true;
+			return;
+		}
 		conn_fail(c, errbuf);
 	}
 }
@@ -261,7 +272,7 @@ static void poll_source(struct conn *c, int64_t now)
 	char errbuf[1024];
 	uint32_t room = acks_available(c->w->acks);
 
-	if (c->stopped || c->next < c->batch.n || room == 0)
+	if (c->stopped || c->next < c->batch.n || blocked(c->w))
 		return;
 	c->batch.records = c->records;
 	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
@@ -332,11 +343,6 @@ static void read_signals(struct worker *w, int sigfd)
 			}
 		}
 	}
-}
-
-static bool blocked(const struct worker *w)
-{
-	return acks_available(w->acks) == 0;
 }
 
 /* Builds the poll set; fills base[i] with the first index of conn i's fds. */

@@ -281,3 +281,32 @@ def cpu_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
+
+
+@pytest.mark.skiff_timeout(300)
+def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_private, topic):
+    """Broker down, a producer queue of 500 records and a 60,000-line file:
+    skiff fills the queue, then waits in poll(2) (near zero CPU) instead of
+    reading on or spinning; once the broker is up everything arrives once, in
+    order."""
+    src = tmp_path / "bp.log"
+    lines = [f"bp {i:06d}" for i in range(60_000)]
+    src.write_text("".join(l + "\n" for l in lines))
+    worker = {"bootstrap.servers": kafka_private.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "offset.flush.interval.ms": "500",
+              "value.converter": "StringConverter",
+              "producer.queue.buffering.max.messages": "500",
+              "producer.queue.buffering.max.kbytes": "16"}
+    conn = {"name": "bp", "connector.class": "FileStreamSource", "file": str(src), "topic": topic}
+    sk = Skiff(tmp_path, worker, [conn]).start()
+    sk.wait_log(r"reading .*bp\.log from byte 0")
+    time.sleep(2)
+    before = cpu_ticks(sk.pid)
+    time.sleep(3)
+    spent = cpu_ticks(sk.pid) - before
+    assert spent <= 30, f"{spent} clock ticks in 3 s while blocked: spinning"
+    kafka_private.start()
+    consume(kafka_private.bootstrap, topic, n=len(lines), timeout=180)
+    assert sk.stop() == 0
+    assert [r["value"].decode() for r in consume(kafka_private.bootstrap, topic)] == lines
