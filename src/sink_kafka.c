@@ -30,7 +30,7 @@ struct sink {
 	} topics[MAX_TOPICS];
 	size_t ntopics;
 	bool destroying;
-	char last_error[512];
+	int last_err;
 	time_t last_error_at;
 	unsigned suppressed;
 };
@@ -87,43 +87,39 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	s->cb(s->cb_ctx, m->_private, false, rd_kafka_err2str(m->err));
 }
 
-/* Repeats of one message are folded: a broker down for hours must not fill
- * the journal. */
-static void log_folded(struct sink *s, enum log_level level, const char *text)
-{
-	time_t now = time(NULL);
-
-	if (strcmp(text, s->last_error) == 0 && now - s->last_error_at < 60) {
-		s->suppressed++;
-		return;
-	}
-	if (s->suppressed > 0)
-		log_msg(level, "kafka: (last message repeated %u times)", s->suppressed);
-	s->suppressed = 0;
-	snprintf(s->last_error, sizeof(s->last_error), "%s", text);
-	s->last_error_at = now;
-	log_msg(level, "kafka: %s", text);
-}
-
+/* Broker errors are folded by error code: a broker down for hours must not
+ * fill the journal with one line per reconnect. The first of a kind is logged
+ * at once, repeats once a minute with their count. */
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct sink *s = opaque;
+	time_t now = time(NULL);
 
 	(void)rk;
 	if (s->destroying)
 		return;
-	log_folded(s, err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, reason);
+	if (err == s->last_err && now - s->last_error_at < 60) {
+		s->suppressed++;
+		return;
+	}
+	if (err == s->last_err && s->suppressed > 0)
+		log_warn("kafka: %s (and %u more like it in the last minute)", reason,
+			 s->suppressed);
+	else
+		log_msg(err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, "kafka: %s", reason);
+	s->last_err = err;
+	s->last_error_at = now;
+	s->suppressed = 0;
 }
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	struct sink *s = rd_kafka_opaque(rk);
-	char text[768];
 
-	if (s->destroying)
+	/* Connection failures reach on_error too, where they are folded. */
+	if (s->destroying || strcmp(fac, "FAIL") == 0)
 		return;
-	snprintf(text, sizeof(text), "%s: %s", fac, buf);
-	log_folded(s, level <= 3 ? LOG_ERROR : level <= 4 ? LOG_WARN : LOG_DEBUG, text);
+	log_msg(level <= 3 ? LOG_ERROR : level <= 4 ? LOG_WARN : LOG_DEBUG, "kafka: %s: %s", fac, buf);
 }
 
 static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,

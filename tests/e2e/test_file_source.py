@@ -285,7 +285,7 @@ def cpu_ticks(pid):
 
 @pytest.mark.skiff_timeout(300)
 def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_private, topic):
-    """Broker down, a producer queue of 500 records and a 60,000-line file:
+    """Broker down, a producer queue of 16 KiB (5,000 records) and a 60,000-line file:
     skiff fills the queue, then waits in poll(2) (near zero CPU) instead of
     reading on or spinning; once the broker is up everything arrives once, in
     order."""
@@ -296,7 +296,7 @@ def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_private, t
               "offset.storage.file.filename": str(tmp_path / "offsets"),
               "offset.flush.interval.ms": "500",
               "value.converter": "StringConverter",
-              "producer.queue.buffering.max.messages": "500",
+              "producer.queue.buffering.max.messages": "5000",
               "producer.queue.buffering.max.kbytes": "16"}
     conn = {"name": "bp", "connector.class": "FileStreamSource", "file": str(src), "topic": topic}
     sk = Skiff(tmp_path, worker, [conn]).start()
