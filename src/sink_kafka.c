@@ -30,9 +30,11 @@ struct sink {
 	} topics[MAX_TOPICS];
 	size_t ntopics;
 	bool destroying;
-	int last_err;
-	time_t last_error_at;
-	unsigned suppressed;
+	struct {
+		int err;
+		time_t at;
+		unsigned suppressed;
+	} folds[8]; /* the last error codes seen, for folding repeats */
 };
 
 /* skiff's defaults, applied before the user's properties. */
@@ -94,22 +96,31 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct sink *s = opaque;
 	time_t now = time(NULL);
+	size_t i, oldest = 0;
 
 	(void)rk;
 	if (s->destroying)
 		return;
-	if (err == s->last_err && now - s->last_error_at < 60) {
-		s->suppressed++;
+	for (i = 0; i < 8 && s->folds[i].err != err; i++)
+		if (s->folds[i].at < s->folds[oldest].at)
+			oldest = i;
+	if (i == 8) {
+		i = oldest;
+		s->folds[i].err = err;
+		s->folds[i].at = 0;
+		s->folds[i].suppressed = 0;
+	}
+	if (now - s->folds[i].at < 60) {
+		s->folds[i].suppressed++;
 		return;
 	}
-	if (err == s->last_err && s->suppressed > 0)
+	if (s->folds[i].suppressed > 0)
 		log_warn("kafka: %s (and %u more like it in the last minute)", reason,
-			 s->suppressed);
+			 s->folds[i].suppressed);
 	else
 		log_msg(err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, "kafka: %s", reason);
-	s->last_err = err;
-	s->last_error_at = now;
-	s->suppressed = 0;
+	s->folds[i].at = now;
+	s->folds[i].suppressed = 0;
 }
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
