@@ -163,13 +163,16 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 
 /* Opens the database when needed and notices when the file was replaced or
  * deleted. Returns 0 when open, 1 when waiting for it, -1 on error. */
-static int ensure_db(struct sqsrc *s, int64_t now, char *errbuf, size_t errlen)
+static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf,
+		     size_t errlen)
 {
 	struct stat st;
 
 	if (s->uri)
 		return s->db != NULL ? 0 : open_db(s, NULL, errbuf, errlen);
 	if (stat(s->path, &st) != 0) {
+		if (s->db != NULL && !may_close)
+			return 0;
 		if (s->db != NULL) {
 			s->env->log(s->env, LOG_WARN, "%s was deleted: waiting for it", s->path);
 			close_db(s);
@@ -182,7 +185,8 @@ static int ensure_db(struct sqsrc *s, int64_t now, char *errbuf, size_t errlen)
 		s->retry_at = now + s->poll_ms;
 		return 1;
 	}
-	if (s->db != NULL && ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
+	if (s->db != NULL && may_close &&
+	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
 		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
 			    s->path);
 		s->env->count(s->env, "database_reopened", 1);
@@ -322,20 +326,21 @@ static void on_answer(struct sqsrc *s, int64_t now)
 	s->busy_warned = false;
 }
 
-/* Runs one batch of t. Returns 0, 1 when the database is busy, -1 on error. */
-static int poll_table(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t limit,
-		      int64_t now, char *errbuf, size_t errlen)
+/* Queries t for new rows. Returns 0, 1 when the database is busy, -1 on
+ * error. */
+static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *errbuf,
+		      size_t errlen)
 {
-	bool more = false;
 	int rc;
 
 	if (s->mode == SQ_BULK && t->bulk_ms == 0) {
 		t->bulk_ms = wall_ns() / 1000000;
 		t->bulk_pos = INT64_MIN;
 	}
+	/* No record of an earlier poll points to a schema any more. */
 	if (t->laid_out && (sqschemas_full(&t->vschemas) || sqschemas_full(&t->kschemas)))
-		sqtable_unlay(t); /* no record of an earlier poll points to them now */
-	rc = sqtable_batch(s, t, b, limit - b->n, wall_ns(), &more, errbuf, errlen);
+		sqtable_unlay(t);
+	rc = sqtable_fill(s, t, wall_ns(), errbuf, errlen);
 	if (rc == SQ_BUSY) {
 		on_busy(s, now);
 		return 1;
@@ -343,9 +348,54 @@ static int poll_table(struct sqsrc *s, struct sqtable *t, struct source_batch *b
 	if (rc == SQ_ERR)
 		return -1;
 	on_answer(s, now);
-	t->next_due = rc == SQ_MISSING || !more ? now + s->poll_ms : now;
-	if (s->mode == SQ_BULK && rc != SQ_MISSING && !more)
+	if (rc == SQ_MISSING)
+		t->more = false;
+	else if (s->mode == SQ_BULK && !t->more)
 		t->bulk_ms = 0; /* the pass is complete */
+	return 0;
+}
+
+static bool any_buffered(const struct sqsrc *s)
+{
+	for (size_t i = 0; i < s->ntables; i++)
+		if (sqtable_buffered(&s->tables[i]))
+			return true;
+	return false;
+}
+
+/* Hands out buffered rows first; queries due tables while there is room.
+ * Returns 0 or SOURCE_ERR. */
+static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int64_t now,
+		      char *errbuf, size_t errlen)
+{
+	bool opened = false, may_query = s->retry_at == 0 || now >= s->retry_at;
+
+	if (may_query)
+		s->retry_at = 0;
+	for (size_t k = 0; k < s->ntables && b->n < limit; k++) {
+		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
+		int rc;
+
+		if (!sqtable_buffered(t)) {
+			if (!may_query || t->next_due > now)
+				continue;
+			if (!opened) {
+				/* Re-opening a replaced database must wait until no
+				 * buffered row points into the old layouts. */
+				rc = ensure_db(s, now, !any_buffered(s), errbuf, errlen);
+				if (rc != 0)
+					return rc < 0 ? SOURCE_ERR : 0;
+				opened = true;
+			}
+			rc = fill_table(s, t, now, errbuf, errlen);
+			if (rc < 0)
+				return SOURCE_ERR;
+			if (rc > 0)
+				return 0; /* busy: back off */
+		}
+		sqtable_emit(s, t, b, limit - b->n);
+		t->next_due = sqtable_buffered(t) || t->more ? now : now + s->poll_ms;
+	}
 	return 0;
 }
 
@@ -354,36 +404,22 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 {
 	struct sqsrc *s = ctx;
 	size_t limit = b->max < s->batch_max ? b->max : s->batch_max;
-	int rc;
+	int rc = 0;
 
 	release(s);
 	b->n = 0;
 	b->more = false;
-	if (s->pending != NULL) {
+	if (s->pending != NULL && !any_buffered(s)) {
 		snprintf(errbuf, errlen, "%s", s->pending);
 		return SOURCE_ERR;
 	}
-	if (s->retry_at != 0 && now < s->retry_at)
-		return 0;
-	s->retry_at = 0;
-	rc = ensure_db(s, now, errbuf, errlen);
-	if (rc != 0)
-		return rc < 0 ? SOURCE_ERR : 0;
-	for (size_t k = 0; k < s->ntables && b->n < limit && s->retry_at == 0; k++) {
-		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
-
-		if (t->next_due > now)
-			continue;
-		if (poll_table(s, t, b, limit, now, errbuf, errlen) < 0) {
-			report_stats(s);
-			return SOURCE_ERR;
-		}
-	}
+	rc = fill_batch(s, b, limit, now, errbuf, errlen);
 	s->rr = (s->rr + 1) % s->ntables;
 	report_stats(s);
-	for (size_t i = 0; i < s->ntables && s->retry_at == 0; i++)
-		b->more = b->more || s->tables[i].next_due <= now;
-	return 0;
+	for (size_t i = 0; i < s->ntables && rc == 0; i++)
+		b->more = b->more || sqtable_buffered(&s->tables[i]) ||
+			  (s->retry_at == 0 && s->tables[i].next_due <= now);
+	return rc;
 }
 
 static int sqlite_pollfds(void *ctx, struct pollfd *fds, int max)
@@ -399,6 +435,8 @@ static int64_t sqlite_timeout(void *ctx, int64_t now)
 	struct sqsrc *s = ctx;
 	int64_t due = INT64_MAX;
 
+	if (any_buffered(s))
+		return 0;
 	if (s->retry_at != 0)
 		return s->retry_at > now ? s->retry_at - now : 0;
 	for (size_t i = 0; i < s->ntables; i++)
@@ -416,8 +454,11 @@ static void sqlite_close(void *ctx)
 	if (s == NULL)
 		return;
 	release(s);
+	for (size_t i = 0; i < s->ntables; i++)
+		sqtable_drop_rows(&s->tables[i]);
 	close_db(s);
 	for (size_t i = 0; i < s->ntables; i++) {
+		free(s->tables[i].rows);
 		free(s->tables[i].name);
 		free(s->tables[i].topic);
 	}

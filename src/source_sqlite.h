@@ -18,6 +18,8 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "source.h"
+
 struct source_env;
 struct source_batch;
 struct partition;
@@ -130,6 +132,13 @@ char *sqvalue_base64(const unsigned char *p, size_t n);
 
 enum sqmode { SQ_BULK, SQ_INCREMENTING, SQ_TIMESTAMP, SQ_TS_INC };
 
+/* A row read and converted, waiting to be handed to the worker. */
+struct sqrow {
+	cJSON *value, *key; /* owned until emitted */
+	const cJSON *vschema, *kschema;
+	struct src_offset off;
+};
+
 /* One polled table or the query: a source partition. */
 struct sqtable {
 	char *name;  /* the table as configured; NULL for the query */
@@ -160,7 +169,13 @@ struct sqtable {
 	int64_t bulk_ms; /* bulk: wall-clock ms the current pass started; 0 between passes */
 	int64_t bulk_pos;
 	int64_t next_due; /* monotonic ms */
-	bool warned_missing, warned_ahead;
+	bool warned_missing, warned_ahead, warned_slow;
+
+	/* The rows of the last query (at most batch.max.rows), handed out over
+	 * as many polls as the worker's batches need. */
+	struct sqrow *rows;
+	size_t nrows, head, caprows;
+	bool more; /* the last query stopped at its limit: more rows wait */
 
 	struct sqschemas vschemas, kschemas;
 };
@@ -202,16 +217,26 @@ struct sqsrc {
 	char *pending; /* an error to report at the next poll */
 };
 
-/* Results of sqtable_batch besides a count >= 0. */
+/* Results of sqtable_fill besides a count >= 0. */
 enum { SQ_ERR = -1, SQ_BUSY = -2, SQ_MISSING = -3 };
 
-/* Runs one bounded batch of t inside a short read transaction and appends
- * its records to b (at most room). now_ns is the wall clock. Returns the
- * number of records, SQ_BUSY (nothing read: retry later), SQ_MISSING (the
- * table does not exist: warned, retry later) or SQ_ERR with errbuf. The read
- * transaction is over when this returns. */
-int sqtable_batch(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room,
-		  int64_t now_ns, bool *more, char *errbuf, size_t errlen);
+/* Runs t's query in one short read transaction and buffers its rows (at most
+ * batch.max.rows, and a few MB), with their offsets; t's buffer must be
+ * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
+ * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
+ * or SQ_ERR with errbuf. The read transaction is over when this returns. */
+int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf,
+		 size_t errlen);
+
+/* Hands up to room buffered rows of t to b as records (their payloads are
+ * then s's until the next poll). Returns how many. */
+size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room);
+
+/* True while t has buffered rows not yet handed out. */
+bool sqtable_buffered(const struct sqtable *t);
+
+/* Frees t's buffered rows (close). */
+void sqtable_drop_rows(struct sqtable *t);
 
 /* Reads t's columns, checks the mode's columns and prepares its batch
  * statement (source_sqlite_layout.c). Runs inside a read transaction.

@@ -475,102 +475,95 @@ static int build_max(struct lay *l)
 	return 0;
 }
 
+/* Appends each string up to a NULL. */
+static void sb_all(struct sb *b, ...)
+{
+	va_list ap;
+	const char *p;
+
+	va_start(ap, b);
+	while ((p = va_arg(ap, const char *)) != NULL)
+		sb_str(b, p);
+	va_end(ap);
+}
+
+/* The timestamp modes read from a subquery that computes skiff_ts() once per
+ * row (LIMIT -1 keeps SQLite from flattening it into the outer query, where
+ * every mention would call it again). */
+static void ts_source(struct lay *l, struct sb *b, const char *inc, const char *rid)
+{
+	sb_all(b, "SELECT * FROM (SELECT *", NULL);
+	if (inc != NULL)
+		sb_all(b, ", ", inc, " AS \"__skiff_inc\"", NULL);
+	sb_all(b, ", ", l->ts_expr, " AS \"__skiff_ts\"", NULL);
+	if (rid != NULL)
+		sb_all(b, ", ", rid, " AS \"__skiff_rid\"", NULL);
+	sb_str(b, " FROM ");
+	sb_src(b, l);
+	sb_str(b, " LIMIT -1)");
+}
+
 /* The batch statement of each mode. Parameters: ?1 ?2 the position, ?3 the
  * upper timestamp bound, ?4 the row limit. */
 static int build_sql(struct lay *l, struct sb *b)
 {
-	struct sqsrc *s = l->s;
 	struct sqtable *t = l->t;
+	const char *r = l->rowid, *i = l->inc_expr;
 	int next = (int)t->ncols;
-	const char *r = l->rowid;
 
 	t->inc_col = t->ts_col = t->rid_col = -1;
 	t->keyset = r != NULL;
-	sb_str(b, "SELECT *");
-	if (s->mode == SQ_INCREMENTING || s->mode == SQ_TS_INC) {
-		sb_str(b, ", ");
-		sb_str(b, l->inc_expr);
-		t->inc_col = next++;
-	}
-	if (s->mode == SQ_TIMESTAMP || s->mode == SQ_TS_INC) {
-		sb_str(b, ", ");
-		sb_str(b, l->ts_expr);
-		t->ts_col = next++;
-	}
-	if ((s->mode == SQ_TIMESTAMP || s->mode == SQ_BULK) && r != NULL) {
-		sb_str(b, ", ");
-		sb_str(b, r);
-		t->rid_col = next++;
-	}
-	sb_str(b, " FROM ");
-	sb_src(b, l);
-	switch (s->mode) {
+	switch (l->s->mode) {
 	case SQ_BULK:
-		if (r != NULL) {
-			sb_str(b, " WHERE ");
-			sb_str(b, r);
-			sb_str(b, " > ?1 ORDER BY ");
-			sb_str(b, r);
-			sb_str(b, " LIMIT ?4");
-		} else {
+		if (r == NULL) {
+			sb_str(b, "SELECT * FROM ");
+			sb_src(b, l);
 			sb_str(b, " LIMIT ?4 OFFSET ?2");
+			break;
 		}
+		t->rid_col = next;
+		sb_all(b, "SELECT *, ", r, " FROM ", NULL);
+		sb_src(b, l);
+		sb_all(b, " WHERE ", r, " > ?1 ORDER BY ", r, " LIMIT ?4", NULL);
 		break;
 	case SQ_INCREMENTING:
 		if (build_max(l) != 0)
 			return fail(l, "out of memory");
-		sb_str(b, " WHERE ");
-		sb_str(b, l->inc_expr);
-		sb_str(b, " > ?1 ORDER BY ");
-		sb_str(b, l->inc_expr);
-		sb_str(b, " LIMIT ?4");
+		t->inc_col = next;
+		sb_all(b, "SELECT *, ", i, " FROM ", NULL);
+		sb_src(b, l);
+		sb_all(b, " WHERE ", i, " > ?1 ORDER BY ", i, " LIMIT ?4", NULL);
 		break;
 	case SQ_TIMESTAMP:
-		sb_str(b, " WHERE ");
-		sb_str(b, l->ts_expr);
-		sb_str(b, " < ?3 AND ");
+		t->ts_col = next++;
+		ts_source(l, b, NULL, r);
 		if (r != NULL) {
 			/* (ts, rowid) > (?1, ?2): equal timestamps page by rowid. */
-			sb_str(b, "((");
-			sb_str(b, l->ts_expr);
-			sb_str(b, " = ?1 AND ");
-			sb_str(b, r);
-			sb_str(b, " > ?2) OR ");
-			sb_str(b, l->ts_expr);
-			sb_str(b, " > ?1) ORDER BY ");
-			sb_str(b, l->ts_expr);
-			sb_str(b, ", ");
-			sb_str(b, r);
-			sb_str(b, " LIMIT ?4");
-		} else {
-			/* No rowid: skip the ?2 rows of group ?1 already read, in
-			 * an order made total by every column. */
-			sb_str(b, l->ts_expr);
-			sb_str(b, " >= ?1 ORDER BY ");
-			sb_str(b, l->ts_expr);
-			for (size_t i = 0; i < t->ncols; i++) {
-				char num[24];
-
-				snprintf(num, sizeof(num), ", %zu", i + 1);
-				sb_str(b, num);
-			}
-			sb_str(b, " LIMIT ?4 OFFSET ?2");
+			t->rid_col = next;
+			sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND ((\"__skiff_ts\" = ?1 AND "
+				  "\"__skiff_rid\" > ?2) OR \"__skiff_ts\" > ?1) "
+				  "ORDER BY \"__skiff_ts\", \"__skiff_rid\" LIMIT ?4");
+			break;
 		}
+		/* No rowid: skip the ?2 rows of group ?1 already read, in an order
+		 * made total by every column. */
+		sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND \"__skiff_ts\" >= ?1 "
+			  "ORDER BY \"__skiff_ts\"");
+		for (size_t k = 0; k < t->ncols; k++) {
+			char num[24];
+
+			snprintf(num, sizeof(num), ", %zu", k + 1);
+			sb_str(b, num);
+		}
+		sb_str(b, " LIMIT ?4 OFFSET ?2");
 		break;
 	case SQ_TS_INC:
-		sb_str(b, " WHERE ");
-		sb_str(b, l->ts_expr);
-		sb_str(b, " < ?3 AND ((");
-		sb_str(b, l->ts_expr);
-		sb_str(b, " = ?1 AND ");
-		sb_str(b, l->inc_expr);
-		sb_str(b, " > ?2) OR ");
-		sb_str(b, l->ts_expr);
-		sb_str(b, " > ?1) ORDER BY ");
-		sb_str(b, l->ts_expr);
-		sb_str(b, ", ");
-		sb_str(b, l->inc_expr);
-		sb_str(b, " LIMIT ?4");
+		t->inc_col = next++;
+		t->ts_col = next;
+		ts_source(l, b, i, NULL);
+		sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND ((\"__skiff_ts\" = ?1 AND "
+			  "\"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
+			  "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;
 	}
 	return b->oom ? fail(l, "out of memory") : 0;

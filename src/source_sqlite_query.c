@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Stop adding rows to a batch once their values reach this many bytes. */
 #define BATCH_BYTES (8u << 20)
@@ -116,51 +117,50 @@ static void check_ahead(struct sqsrc *s, struct sqtable *t)
 	sqlite3_finalize(st);
 }
 
-/* Appends a record for the current row of t->stmt. */
-static int add_record(struct sqsrc *s, struct sqtable *t, struct source_batch *b)
+/* Appends the current row of t->stmt to t's buffer. */
+static struct sqrow *add_row(struct sqsrc *s, struct sqtable *t)
 {
-	struct record *r = &b->records[b->n];
-	const cJSON *vs = NULL, *ks = NULL;
-	cJSON *v, *k = NULL;
+	struct sqrow *r;
 
-	v = sqvalue_row(t->stmt, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas, &vs,
-			&s->stats);
-	if (v == NULL || !own(s, v)) {
-		cJSON_Delete(v);
-		return -1;
+	if (t->nrows == t->caprows) {
+		size_t cap = t->caprows ? t->caprows * 2 : 64;
+		struct sqrow *g = realloc(t->rows, cap * sizeof(*g));
+
+		if (g == NULL)
+			return NULL;
+		t->rows = g;
+		t->caprows = cap;
 	}
+	r = &t->rows[t->nrows];
+	memset(r, 0, sizeof(*r));
+	r->value = sqvalue_row(t->stmt, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
+			       &r->vschema, &s->stats);
+	if (r->value == NULL)
+		return NULL;
 	if (t->nkeys > 0) {
-		k = sqvalue_row(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas, &ks,
-				&s->stats);
-		if (k == NULL || !own(s, k)) {
-			cJSON_Delete(k);
-			return -1;
+		r->key = sqvalue_row(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
+				     &r->kschema, &s->stats);
+		if (r->key == NULL) {
+			cJSON_Delete(r->value);
+			return NULL;
 		}
 	}
-	memset(r, 0, sizeof(*r));
-	r->part = t->part;
-	r->topic = t->topic;
-	r->value = (struct record_value){.kind = VALUE_STRUCT, .payload = v, .schema = vs};
-	if (k != NULL)
-		r->key = (struct record_value){.kind = VALUE_STRUCT, .payload = k, .schema = ks};
-	else
-		r->key.kind = VALUE_NULL;
-	b->n++;
-	return 0;
+	t->nrows++;
+	return r;
 }
 
+/* What a row costs in memory, roughly: its text and blob bytes (asking a
+ * number its size would make SQLite render it as text) plus cJSON's nodes. */
 static size_t row_bytes(sqlite3_stmt *st, size_t ncols)
 {
 	size_t n = 0;
 
-	/* Only text and blobs: asking a number its size in bytes makes SQLite
-	 * render it as text. */
 	for (size_t i = 0; i < ncols; i++) {
 		int t = sqlite3_column_type(st, (int)i);
 
-		n += 8 + (t == SQLITE_TEXT || t == SQLITE_BLOB
-				  ? (size_t)sqlite3_column_bytes(st, (int)i)
-				  : 0);
+		n += 96 + (t == SQLITE_TEXT || t == SQLITE_BLOB
+				   ? (size_t)sqlite3_column_bytes(st, (int)i) * 2
+				   : 0);
 	}
 	return n;
 }
@@ -168,20 +168,23 @@ static size_t row_bytes(sqlite3_stmt *st, size_t ncols)
 /* Timestamp mode: a record's offset is its timestamp only when no later row
  * shares it; otherwise the last timestamp read completely, so a restart from
  * any acknowledged record re-reads the rest of its group and loses nothing. */
-static void ts_offsets(struct sqtable *t, struct record *r, size_t n, bool peek, int64_t peek_ts)
+static void ts_offsets(struct sqtable *t, bool peek, int64_t peek_ts)
 {
+	struct sqrow *r = t->rows;
+	size_t n = t->nrows;
+
 	for (size_t i = 0; i < n; i++) {
-		int64_t ts = r[i].offset.v[1];
-		bool split = i + 1 < n ? r[i + 1].offset.v[1] == ts : peek && peek_ts == ts;
+		int64_t ts = r[i].off.v[1];
+		bool split = i + 1 < n ? r[i + 1].off.v[1] == ts : peek && peek_ts == ts;
 
 		if (!split)
 			t->done_ts = ts;
-		r[i].offset.v[1] = t->done_ts;
+		r[i].off.v[1] = t->done_ts;
 	}
 }
 
 struct run {
-	size_t first, n, limit;
+	size_t limit;
 	bool peek;
 	int64_t peek_ts;
 	size_t bytes;
@@ -189,14 +192,14 @@ struct run {
 	char bad[160]; /* a row that stops the batch */
 };
 
-/* Steps the statement, adding up to run->limit records; one more row, when
+/* Steps the statement, buffering up to run->limit rows; one more row, when
  * there is one, is only peeked at. */
-static int read_rows(struct sqsrc *s, struct sqtable *t, struct source_batch *b, struct run *u)
+static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 {
 	while ((u->rc = sqlite3_step(t->stmt)) == SQLITE_ROW) {
-		struct record *r;
+		struct sqrow *r;
 
-		if (u->n == u->limit) {
+		if (t->nrows == u->limit) {
 			u->peek = true;
 			if (t->ts_col >= 0)
 				u->peek_ts = sqlite3_column_int64(t->stmt, t->ts_col);
@@ -210,80 +213,110 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct source_batch *b,
 											 : "a non-integer");
 			break;
 		}
-		if (add_record(s, t, b) != 0)
+		if ((r = add_row(s, t)) == NULL)
 			return -1;
-		r = &b->records[b->n - 1];
 		if (t->inc_col >= 0)
-			r->offset.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
+			r->off.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
 		if (t->ts_col >= 0)
-			r->offset.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
+			r->off.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
 		if (s->mode == SQ_BULK)
-			r->offset.v[2] = t->bulk_ms;
+			r->off.v[2] = t->bulk_ms;
 		if (t->rid_col >= 0)
 			t->rid = t->bulk_pos = sqlite3_column_int64(t->stmt, t->rid_col);
-		u->n++;
 		u->bytes += row_bytes(t->stmt, t->ncols);
-		if (u->bytes >= BATCH_BYTES && u->n < u->limit)
-			u->limit = u->n; /* the next row is only peeked at */
+		if (u->bytes >= BATCH_BYTES && t->nrows < u->limit)
+			u->limit = t->nrows; /* the next row is only peeked at */
 	}
 	return 0;
 }
 
-/* Moves t's position past the rows of this batch. */
-static void advance(struct sqsrc *s, struct sqtable *t, struct source_batch *b, struct run *u)
+/* Moves t's position past the rows just buffered. */
+static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
 {
-	struct record *r = &b->records[u->first];
-	const struct record *last = &r[u->n - 1];
+	const struct sqrow *r = t->rows, *last = &t->rows[t->nrows - 1];
+	size_t n = t->nrows;
 
 	switch (s->mode) {
 	case SQ_BULK:
 		if (t->rid_col < 0)
-			t->bulk_pos = (t->bulk_pos == INT64_MIN ? 0 : t->bulk_pos) + (int64_t)u->n;
+			t->bulk_pos = (t->bulk_pos == INT64_MIN ? 0 : t->bulk_pos) + (int64_t)n;
 		break;
 	case SQ_INCREMENTING:
-		t->inc = last->offset.v[0];
+		t->inc = last->off.v[0];
 		break;
 	case SQ_TS_INC:
-		t->inc = last->offset.v[0];
-		t->ts = last->offset.v[1];
+		t->inc = last->off.v[0];
+		t->ts = last->off.v[1];
 		break;
 	case SQ_TIMESTAMP:
 		if (!t->keyset) {
 			/* rid counts the rows of group ts already read. */
 			size_t same = 0;
 
-			while (same < u->n && r[u->n - 1 - same].offset.v[1] == last->offset.v[1])
+			while (same < n && r[n - 1 - same].off.v[1] == last->off.v[1])
 				same++;
-			if (last->offset.v[1] == t->ts && t->rid != INT64_MAX)
-				t->rid += (int64_t)u->n;
+			if (last->off.v[1] == t->ts && t->rid != INT64_MAX)
+				t->rid += (int64_t)n;
 			else
 				t->rid = (int64_t)same;
 		}
-		t->ts = last->offset.v[1];
-		ts_offsets(t, r, u->n, u->peek, u->peek_ts);
+		t->ts = last->off.v[1];
+		ts_offsets(t, u->peek, u->peek_ts);
 		break;
 	}
 }
 
-int sqtable_batch(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room,
-		  int64_t now_ns, bool *more, char *errbuf, size_t errlen)
+static int64_t mono_ms(void)
 {
-	struct run u = {.first = b->n, .limit = room};
-	int rc, version;
+	struct timespec ts;
 
-	*more = false;
-	rc = step_simple(s->begin);
-	if (rc != SQLITE_DONE)
-		return busy(rc) ? SQ_BUSY : (snprintf(errbuf, errlen, "BEGIN: %s",
-						      sqlite3_errmsg(s->db)), SQ_ERR);
-	rc = sqlite3_step(s->schema_version);
-	version = sqlite3_column_int(s->schema_version, 0);
-	sqlite3_reset(s->schema_version);
-	if (rc != SQLITE_ROW) {
-		rc = busy(rc) ? SQ_BUSY : (snprintf(errbuf, errlen, "%s: %s", s->path,
-						    sqlite3_errmsg(s->db)), SQ_ERR);
-		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The timestamp modes order rows by an instant SQLite cannot index, so each
+ * query reads the whole table: say so once when that is slow and the table
+ * has a backlog, with what helps. */
+static void slow_hint(struct sqsrc *s, struct sqtable *t, int64_t ms)
+{
+	if (t->ts_col < 0 || !t->more || ms < 100 || t->warned_slow)
+		return;
+	t->warned_slow = true;
+	s->env->log(s->env, LOG_NOTICE,
+		    "%s: a query took %lld ms for %zu rows: timestamp modes read the whole "
+		    "table on every query; to catch up faster raise batch.max.rows, or use "
+		    "mode=incrementing where rows are only inserted",
+		    t->name ? t->name : "query", (long long)ms, t->nrows);
+}
+
+static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf, size_t errlen)
+{
+	int rc = step_simple(s->begin);
+
+	if (rc == SQLITE_DONE) {
+		rc = sqlite3_step(s->schema_version);
+		*version = sqlite3_column_int(s->schema_version, 0);
+		sqlite3_reset(s->schema_version);
+		if (rc == SQLITE_ROW)
+			return 0;
 	}
+	if (busy(rc))
+		return SQ_BUSY;
+	snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
+	return SQ_ERR;
+}
+
+int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf,
+		 size_t errlen)
+{
+	struct run u = {.limit = s->batch_max};
+	int rc, version = 0;
+	int64_t t0;
+
+	sqtable_drop_rows(t);
+	t->more = false;
+	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
+		goto out;
 	if (t->laid_out && version != t->schema_version) {
 		s->env->log(s->env, LOG_INFO, "%s: the database schema changed: reading its "
 			    "columns again", t->name ? t->name : "query");
@@ -293,14 +326,15 @@ int sqtable_batch(struct sqsrc *s, struct sqtable *t, struct source_batch *b, si
 	    (rc = sqtable_lay_out(s, t, version, errbuf, errlen)) != 0)
 		goto out;
 	check_ahead(s, t);
-	bind_position(s, t, s->mode == SQ_TIMESTAMP ? room + 1 : room, now_ns);
-	if (read_rows(s, t, b, &u) != 0) {
+	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
+	t0 = mono_ms();
+	if (read_rows(s, t, &u) != 0) {
 		snprintf(errbuf, errlen, "out of memory");
 		rc = SQ_ERR;
 		goto out;
 	}
 	if (u.rc != SQLITE_ROW && u.rc != SQLITE_DONE) {
-		if (u.n == 0) {
+		if (t->nrows == 0) {
 			rc = busy(u.rc) ? SQ_BUSY : SQ_ERR;
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 				 sqlite3_errmsg(s->db));
@@ -314,14 +348,62 @@ int sqtable_batch(struct sqsrc *s, struct sqtable *t, struct source_batch *b, si
 		snprintf(msg, sizeof(msg), "%s: %s", t->name ? t->name : "query", u.bad);
 		s->pending = strdup(msg);
 	}
-	if (u.n > 0)
-		advance(s, t, b, &u);
-	*more = u.peek || (s->mode != SQ_TIMESTAMP && u.n == u.limit && u.bad[0] == '\0');
-	rc = (int)u.n;
+	if (t->nrows > 0)
+		advance(s, t, &u);
+	t->more = u.peek ||
+		  (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
+	slow_hint(s, t, mono_ms() - t0);
+	rc = (int)t->nrows;
 out:
 	if (t->stmt != NULL)
 		sqlite3_reset(t->stmt);
 	if (step_simple(s->commit) != SQLITE_DONE)
 		step_simple(s->rollback);
+	if (rc < 0)
+		sqtable_drop_rows(t);
 	return rc;
+}
+
+size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room)
+{
+	size_t n = 0;
+
+	while (n < room && t->head < t->nrows && b->n < b->max) {
+		struct sqrow *w = &t->rows[t->head];
+		struct record *r = &b->records[b->n];
+
+		/* The record's payloads are freed at the next poll. */
+		if (!own(s, w->value) || (w->key != NULL && !own(s, w->key)))
+			break;
+		memset(r, 0, sizeof(*r));
+		r->part = t->part;
+		r->topic = t->topic;
+		r->offset = w->off;
+		r->value = (struct record_value){
+			.kind = VALUE_STRUCT, .payload = w->value, .schema = w->vschema};
+		if (w->key != NULL)
+			r->key = (struct record_value){
+				.kind = VALUE_STRUCT, .payload = w->key, .schema = w->kschema};
+		else
+			r->key.kind = VALUE_NULL;
+		w->value = w->key = NULL;
+		t->head++;
+		b->n++;
+		n++;
+	}
+	return n;
+}
+
+bool sqtable_buffered(const struct sqtable *t)
+{
+	return t->head < t->nrows;
+}
+
+void sqtable_drop_rows(struct sqtable *t)
+{
+	for (size_t i = t->head; i < t->nrows; i++) {
+		cJSON_Delete(t->rows[i].value);
+		cJSON_Delete(t->rows[i].key);
+	}
+	t->head = t->nrows = 0;
 }

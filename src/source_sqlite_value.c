@@ -92,14 +92,15 @@ static cJSON *field_schema(const struct sqcol *c, char type)
 	cJSON *f = cJSON_CreateObject();
 	const char *t = type == F_INT64 || type == F_TIMESTAMP ? "int64"
 			: type == F_DATE			 ? "int32"
-			: type == F_FLOAT64			 ? "float64"
+			: type == F_FLOAT64			 ? "double"
 			: type == F_BYTES			 ? "bytes"
 			: type == F_BOOLEAN			 ? "boolean"
 								 : "string";
 	bool ok;
 
-	/* Connect's JsonConverter.asJsonSchema order: type, optional, name,
-	 * version, then the struct field's name. */
+	/* Connect's JsonConverter.asJsonSchema: its type names (FLOAT64 is
+	 * "double" there) and order: type, optional, name, version, then the
+	 * struct field's name. */
 	ok = f != NULL && cJSON_AddStringToObject(f, "type", t) != NULL &&
 	     cJSON_AddBoolToObject(f, "optional", c->optional) != NULL;
 	if (ok && type == F_TIMESTAMP)

@@ -408,7 +408,7 @@ def test_values_big_ints_blobs_and_schema(tmp_path, kafka, topic):
         b'{"schema":{"type":"struct","fields":['
         b'{"type":"int64","optional":false,"field":"id"},'
         b'{"type":"int64","optional":true,"field":"big"},'
-        b'{"type":"float64","optional":true,"field":"r"},'
+        b'{"type":"double","optional":true,"field":"r"},'
         b'{"type":"string","optional":false,"field":"s"},'
         b'{"type":"bytes","optional":true,"field":"b"},'
         b'{"type":"int64","optional":true,"name":"org.apache.kafka.connect.data.Timestamp",'

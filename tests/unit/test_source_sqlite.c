@@ -447,7 +447,7 @@ static const char expect_schema[] =
 	"{\"type\":\"struct\",\"fields\":["
 	"{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
 	"{\"type\":\"int64\",\"optional\":true,\"field\":\"big\"},"
-	"{\"type\":\"float64\",\"optional\":true,\"field\":\"r\"},"
+	"{\"type\":\"double\",\"optional\":true,\"field\":\"r\"},"
 	"{\"type\":\"string\",\"optional\":false,\"field\":\"s\"},"
 	"{\"type\":\"bytes\",\"optional\":true,\"field\":\"b\"},"
 	"{\"type\":\"int64\",\"optional\":true,\"name\":\"org.apache.kafka.connect.data.Timestamp\","
@@ -531,7 +531,7 @@ static void test_values_and_schema(void)
 
 /* Timestamp mode with 3-row batches over groups of equal timestamps: every
  * record's offset, taken as the last acknowledged one, must lose no row. */
-static void test_timestamp_groups(const char *create)
+static void test_timestamp_groups(const char *create, const char *rows, size_t worker_max)
 {
 	struct fake f;
 	struct source_batch b;
@@ -539,6 +539,7 @@ static void test_timestamp_groups(const char *create)
 	char err[512];
 	static char *offs[64];
 	static int64_t seen[64];
+	char props[512];
 	size_t n = 0;
 
 	new_db("ts.db");
@@ -550,12 +551,13 @@ static void test_timestamp_groups(const char *create)
 		    "(6,1704067202),(7,'2024-01-01 00:00:03'),(8,'2024-01-01 00:00:04'),"
 		    "(9,'2024-01-01 00:00:04'),(10,1704067204000),(11,'2024-01-01 00:00:04')");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-			       "timestamp.column.name=ts\nbatch.max.rows=3\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	snprintf(props, sizeof(props),
+		 "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
+		 "timestamp.column.name=ts\nbatch.max.rows=%s\n",
+		 rows);
+	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	for (int round = 0; round < 20; round++) {
-		CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+		CHECK_INT(poll_once(ctx, &b, worker_max, err, sizeof(err)), 0);
 		for (size_t i = 0; i < b.n && n < 64; i++, n++) {
 			offs[n] = source_sqlite_ops.offset_json(ctx, &recs[i].offset);
 			seen[n] = int_field(&recs[i], "id");
@@ -566,8 +568,11 @@ static void test_timestamp_groups(const char *create)
 	CHECK_INT(n, 11);
 	/* Record 2 (ts 2, the group goes on) carries ts 1, the last complete one. */
 	CHECK_STR(offs[0], "{\"timestamp_nanos\":0,\"timestamp\":1704067201000}");
-	CHECK_STR(offs[1], "{\"timestamp_nanos\":0,\"timestamp\":1704067201000}");
-	CHECK_STR(offs[5], "{\"timestamp_nanos\":0,\"timestamp\":1704067202000}");
+	if (strcmp(rows, "3") == 0) {
+		CHECK_STR(offs[1], "{\"timestamp_nanos\":0,\"timestamp\":1704067201000}");
+		CHECK_STR(offs[5], "{\"timestamp_nanos\":0,\"timestamp\":1704067202000}");
+	}
+	CHECK_STR(offs[10], "{\"timestamp_nanos\":0,\"timestamp\":1704067204000}");
 	source_sqlite_ops.close(ctx);
 
 	/* Restart after every possible last-acknowledged record: the rows after it
@@ -579,11 +584,8 @@ static void test_timestamp_groups(const char *create)
 
 		free(f.committed[0]);
 		f.committed[0] = strdup(offs[k]);
-		CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-				       "timestamp.column.name=ts\nbatch.max.rows=3\n",
-				   &ctx, err, sizeof(err)),
-			  0);
-		m = drain(&f, ctx, 100, ids, 64);
+		CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
+		m = drain(&f, ctx, worker_max, ids, 64);
 		for (size_t j = k + 1; j < n; j++) {
 			bool found = false;
 
@@ -779,7 +781,10 @@ static void test_query_mode(void)
 
 static void test_without_rowid(void)
 {
-	test_timestamp_groups("CREATE TABLE t(id INT PRIMARY KEY, ts NOT NULL) WITHOUT ROWID");
+	test_timestamp_groups("CREATE TABLE t(id INT PRIMARY KEY, ts NOT NULL) WITHOUT ROWID", "3",
+			      100);
+	test_timestamp_groups("CREATE TABLE t(id INT PRIMARY KEY, ts NOT NULL) WITHOUT ROWID", "4",
+			      3);
 }
 
 static void test_quoted_identifiers(void)
@@ -962,6 +967,20 @@ static void test_bad_rows(void)
 	CHECK(strstr(err, "not an integer") != NULL);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
+	/* The same with worker batches of 2: the good rows still come first. */
+	fake_init(&f);
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+			       "incrementing.column.name=k\nvalidate.non.null=false\n",
+			   &ctx, err, sizeof(err)),
+		  0);
+	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 2);
+	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(int_field(&recs[0], "k"), 4);
+	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), SOURCE_ERR);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
 }
 
 static void test_schema_change_and_replaced_db(void)
@@ -1127,7 +1146,9 @@ int main(void)
 	test_incrementing();
 	test_hidden_rowid_and_worker_max();
 	test_values_and_schema();
-	test_timestamp_groups("CREATE TABLE t(id INTEGER PRIMARY KEY, ts NOT NULL)");
+	test_timestamp_groups("CREATE TABLE t(id INTEGER PRIMARY KEY, ts NOT NULL)", "3", 100);
+	/* batch.max.rows above the worker's batch: rows wait in the source. */
+	test_timestamp_groups("CREATE TABLE t(id INTEGER PRIMARY KEY, ts NOT NULL)", "5", 2);
 	test_without_rowid();
 	test_timestamp_incrementing();
 	test_delay_and_initial();
