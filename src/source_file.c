@@ -406,10 +406,10 @@ static int read_stream(struct filesrc *f, struct tailstream *s, struct source_ba
 	size_t n = 0;
 	int rc;
 
-	if (tailstream_open_files(s) == 0)
-		check(f, s, now);
 	if (!tailstream_ready(s))
 		return 0;
+	if (tailstream_open_files(s) == 0)
+		check(f, s, now); /* closed while idle, or waiting for its file */
 	rc = tailstream_read(s, &f->buf, f->lines, b->max - b->n, &n, now, errbuf, errlen);
 	for (size_t i = 0; i < n; i++)
 		emit(f, s, &f->lines[i], b);

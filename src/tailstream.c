@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHAIN_MAX 8
@@ -50,6 +51,7 @@ struct link {
 	struct tailfile *tf;
 	int64_t seen_size;   /* size at the last look, -1 before */
 	int64_t quiet_since; /* ms when it was last seen growing */
+	int64_t moved_at;    /* ms when it was seen not to be at the path, -1 */
 	bool copy;           /* a copytruncate copy: complete, done at its end */
 	bool final;          /* let go at the next end: the partial line ships */
 };
@@ -67,6 +69,7 @@ struct tailstream {
 	bool ready;
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
+	bool no_room; /* could not open for max.open.files */
 	int wd;
 	int64_t last_active;
 	int64_t deadline;
@@ -161,8 +164,10 @@ static int add_file(struct tailstream *s, size_t at, const char *path, int64_t p
 
 	if (s->n == CHAIN_MAX || at > s->n)
 		return -1;
-	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room)
+	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
+		s->no_room = true; /* tailstream_check retries soon */
 		return -1;
+	}
 	rc = tailfile_open(path, c->max_line, c->policy, &tf);
 	if (rc == 0 && tailfile_start(tf, pos) != 0)
 		rc = -ERANGE;
@@ -174,7 +179,7 @@ static int add_file(struct tailstream *s, size_t at, const char *path, int64_t p
 		return -1;
 	}
 	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
-	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy};
+	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy, .moved_at = -1};
 	s->n++;
 	c->nopen++;
 	id = tailfile_id(tf);
@@ -189,6 +194,14 @@ static int add_file(struct tailstream *s, size_t at, const char *path, int64_t p
 		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
 			    (long long)pos, copy ? "copy" : "rotated", s->path);
 	return 0;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Appends the rotated siblings of the path born after `after` (all when
@@ -217,9 +230,12 @@ static void extend(struct tailstream *s, const struct tailid *after)
 	}
 	tailscan_free(fam, nfam);
 	if (has_live && !in_chain(s, &live) && s->n < CHAIN_MAX)
-		add_file(s, s->n, s->path, 0, false, s->n == 0);
+		add_file(s, s->n, s->path, 0, false, false);
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
 		s->moved = true; /* more to find later, or the path is gone */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
+			s->chain[i].moved_at = mono_ms();
 }
 
 /* Lets go of chain[0], which was read to its end. */
@@ -330,7 +346,7 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 	}
 	free(copy);
 	if (s->n == 0)
-		add_file(s, 0, s->path, 0, false, true);
+		add_file(s, 0, s->path, 0, false, false);
 }
 
 /* The path names another file, or nothing: find p's file where rotation put
@@ -411,6 +427,8 @@ static void resume(struct tailstream *s)
 		tailfile_close(live);
 		resume_moved(s, &p);
 	}
+	if (s->n == 0 && s->no_room)
+		return; /* the same place, once a descriptor is free */
 	if (s->n > 0 || !p.finished)
 		s->saved = (struct tailpos){.known = true, .finished = true, .pos = p.pos,
 					    .has_id = p.has_id, .dev = p.dev, .ino = p.ino,
@@ -462,12 +480,25 @@ static void truncated(struct tailstream *s, int64_t size)
 	free(copy);
 }
 
+/* For how long l's file has not been written to, in ms: by its mtime, or
+ * since skiff last saw it grow, whichever is longer. */
+static int64_t quiet_ms(const struct link *l, int64_t now)
+{
+	struct tailid id;
+	struct timespec ts;
+	int64_t seen = now - l->quiet_since, by_mtime = 0;
+
+	if (tailid_of_fd(tailfile_fd(l->tf), &id) == 0 && clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		by_mtime = ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - id.mtime) / 1000000;
+	return by_mtime > seen ? by_mtime : seen;
+}
+
 /* At the end of chain[0]: decides whether it is done. Returns 1 to read on
  * (a final read, or the next file), 0 to wait. */
 static int at_end(struct tailstream *s, int64_t now)
 {
 	struct link *l = &s->chain[0];
-	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf);
+	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf), wait;
 	int64_t fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
 
 	if (size >= 0 && (size < pos || (fplen > 0 && !l->copy &&
@@ -491,14 +522,21 @@ static int at_end(struct tailstream *s, int64_t now)
 		refresh(s);
 	if (s->n == 1 && !s->moved)
 		return 0;
-	/* Rotated away or deleted. The writer has moved on once the next file
-	 * has bytes; else wait until it has been quiet for rotate.wait.ms. */
-	if ((s->n > 1 && tailfile_size(s->chain[1].tf) > 0) ||
-	    now - l->quiet_since >= s->c->rotate_wait_ms) {
+	/* Rotated away or deleted: let go once rotate.wait.ms have passed since
+	 * skiff noticed, and nobody has written to it for as long, by its mtime
+	 * (so files queued behind a busy one do not each wait in turn) or, when
+	 * the clocks disagree, as seen from here. A writer that has not reopened
+	 * yet, or one of several, may still add lines to it until then. */
+	if (l->moved_at < 0)
+		l->moved_at = now;
+	wait = s->c->rotate_wait_ms - quiet_ms(l, now);
+	if (wait < s->c->rotate_wait_ms - (now - l->moved_at))
+		wait = s->c->rotate_wait_ms - (now - l->moved_at);
+	if (wait <= 0) {
 		l->final = true;
 		return 1;
 	}
-	s->deadline = l->quiet_since + s->c->rotate_wait_ms;
+	s->deadline = now + wait;
 	return 0;
 }
 
@@ -524,6 +562,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 
 	*n = 0;
 	s->ready = false;
+	if (s->n == 0)
+		return 0;
 	s->deadline = -1;
 	while (s->n > 0 && *n < max) {
 		size_t got = 0;
@@ -557,7 +597,10 @@ int tailstream_check(struct tailstream *s, int64_t now, char *errbuf, size_t err
 	(void)errbuf;
 	(void)errlen;
 	if (s->n == 0) {
+		s->no_room = false;
 		resume(s);
+		if (s->no_room)
+			s->deadline = now + 200;
 		if (s->n == 0 && !s->missing_logged && !(s->flags & TAILSTREAM_QUIET) && !s->saved.known) {
 			s->c->env->log(s->c->env, LOG_WARN, "%s does not exist (yet): waiting for it", s->path);
 			s->missing_logged = true;
@@ -602,8 +645,11 @@ bool tailstream_idle(const struct tailstream *s)
 {
 	const struct link *l = &s->chain[0];
 
-	return s->n == 1 && !s->moved && !l->copy && !l->final && l->seen_size >= 0 &&
-	       l->seen_size <= tailfile_pos(l->tf) + (int64_t)s->c->max_line && !s->ready;
+	if (s->n != 1 || s->moved || l->copy || l->final || l->seen_size < 0 ||
+	    l->seen_size > tailfile_pos(l->tf) + (int64_t)s->c->max_line)
+		return false;
+	/* Marked ready (an event, a rescan) but nothing new: idle all the same. */
+	return !s->ready || tailfile_size(l->tf) == l->seen_size;
 }
 
 bool tailstream_suspend(struct tailstream *s)
