@@ -35,6 +35,7 @@
 
 static const char *const sqlite_classes[] = {
 	"JdbcSourceConnector",
+	"JdbcSource",
 	"io.confluent.connect.jdbc.JdbcSourceConnector",
 	"sqlite",
 	NULL,

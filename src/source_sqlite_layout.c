@@ -97,6 +97,7 @@ struct lay {
 	char *inc_expr;    /* quoted column or rowid name */
 	bool inc_declared; /* inc is a declared column (may hold non-integers) */
 	char *ts_expr;
+	char *ts_raw; /* the column, or COALESCE of the columns */
 	char *errbuf;
 	size_t errlen;
 };
@@ -425,7 +426,8 @@ static int resolve_ts(struct lay *l)
 	}
 	sb_str(&b, s->nts > 1 ? "))" : ")");
 	l->ts_expr = b.s;
-	if (b.oom || names.oom) {
+	l->ts_raw = b.s ? strndup(b.s + 9, strlen(b.s) - 10) : NULL; /* inside skiff_ts() */
+	if (b.oom || names.oom || l->ts_raw == NULL) {
 		free(names.s);
 		return fail(l, "out of memory");
 	}
@@ -485,6 +487,39 @@ static void sb_all(struct sb *b, ...)
 	while ((p = va_arg(ap, const char *)) != NULL)
 		sb_str(b, p);
 	va_end(ap);
+}
+
+/* Without validate.non.null (or for a query, which cannot be checked), says
+ * how many rows have no position: NULL ids or timestamps are never read. */
+static void check_nulls(struct lay *l)
+{
+	const char *what[2] = {l->inc_expr, l->ts_raw};
+	const char *name[2] = {"incrementing column", "timestamp column(s)"};
+
+	if (l->s->validate_non_null && l->t->name != NULL)
+		return;
+	for (int i = 0; i < 2; i++) {
+		struct sb b = {0};
+		sqlite3_stmt *st = NULL;
+
+		if (what[i] == NULL)
+			continue;
+		sb_all(&b, "SELECT count(*) FROM ", NULL);
+		sb_src(&b, l);
+		sb_all(&b, " WHERE ", what[i], " IS NULL", NULL);
+		if (!b.oom && sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+			l->s->env->log(l->s->env, LOG_WARN,
+				       "%s: %lld rows have NULL in the %s %s: they are never read",
+				       l->t->name ? l->t->name : "query",
+				       (long long)sqlite3_column_int64(st, 0), name[i],
+				       i == 0 ? what[0] : what[1]);
+			l->s->env->count(l->s->env, "rows_without_position",
+					 (uint64_t)sqlite3_column_int64(st, 0));
+		}
+		sqlite3_finalize(st);
+		free(b.s);
+	}
 }
 
 /* The timestamp modes read from a subquery that computes skiff_ts() once per
@@ -595,6 +630,7 @@ static void lay_free(struct lay *l)
 	free(l->ti);
 	free(l->inc_expr);
 	free(l->ts_expr);
+	free(l->ts_raw);
 }
 
 int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen)
@@ -616,6 +652,7 @@ int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbu
 		goto out;
 	if ((rc = build_sql(&l, &b)) != 0)
 		goto out;
+	check_nulls(&l);
 	rc = sqlite3_prepare_v3(s->db, b.s, -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
 	if (rc != SQLITE_OK) {
 		rc = busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");

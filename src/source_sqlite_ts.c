@@ -10,14 +10,17 @@
  * holds, which is why its timestamp modes fail on SQLite.) */
 #include "source_sqlite.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NS_PER_S 1000000000LL
 
 static const char iso_forms[] = "ISO-8601 text (YYYY-MM-DD, YYYY-MM-DD[T ]HH:MM[:SS[.fraction]] "
-				"with an optional Z or +HH:MM zone) or an epoch number";
+				"with an optional Z or +HH:MM zone) or an epoch number (as a "
+				"number or as text)";
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -256,6 +259,33 @@ int sqlts_from_real(double v, int64_t *ns)
 	return 0;
 }
 
+/* An epoch number stored as text (strftime('%s') returns text, and a TEXT
+ * column keeps it so): [spaces][-]digits[.digits][spaces]. */
+static int number_text(const char *s, int64_t *ns)
+{
+	const char *p = s + strspn(s, " "), *q = p + (*p == '-' || *p == '+');
+	size_t ndig = strspn(q, "0123456789"), nfrac = 0;
+	const char *end;
+
+	if (ndig == 0 || ndig > 19)
+		return -1;
+	if (q[ndig] == '.')
+		nfrac = strspn(q + ndig + 1, "0123456789");
+	end = q + ndig + (q[ndig] == '.' ? 1 + nfrac : 0);
+	if (end[strspn(end, " ")] != '\0')
+		return -1;
+	if (q[ndig] == '.')
+		return sqlts_from_real(strtod(p, NULL), ns);
+	errno = 0;
+	{
+		long long v = strtoll(p, NULL, 10);
+
+		if (errno != 0)
+			return -1;
+		return sqlts_from_int((int64_t)v, ns);
+	}
+}
+
 int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen)
 {
 	const char *why = NULL;
@@ -278,6 +308,8 @@ int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen)
 		int n = sqlite3_value_bytes(v);
 
 		if (s != NULL && sqlts_parse_text(s, (size_t)n, ns, &why) == 0)
+			return 0;
+		if (s != NULL && number_text(s, ns) == 0)
 			return 0;
 		snprintf(errbuf, errlen, "'%.64s%s' is not a timestamp skiff understands (%s); "
 			 "it reads %s", s ? s : "", n > 64 ? "..." : "", why ? why : "?", iso_forms);

@@ -313,16 +313,17 @@ def test_timestamp_forms_and_bad_timestamp(tmp_path, kafka, topic):
     c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, ts NOT NULL)")
     rows = [(1, "2024-01-01 10:00:05"), (2, "2024-01-01T09:00:00.5-01:00"),
             (3, 1704103203), (4, 1704103202000), (5, "2024-01-01T10:00:01.25Z"),
-            (6, "2024-01-01 12:00:00+02:00"), (7, "2024-01-01")]
+            (6, "2024-01-01 12:00:00+02:00"), (7, "2024-01-01"), (8, "1704103201")]
     c.executemany("INSERT INTO t VALUES (?, ?)", rows)
     c.close()
     conn = connector(db, "timestamp", topic)
     sk = Skiff(tmp_path, worker_props(tmp_path, kafka), [conn]).start()
-    recs = wait_ids(kafka, topic + "t", range(1, 8))
-    # 7: midnight; 6: 10:00:00; 5: 10:00:01.25; 4: 10:00:02; 3: 10:00:03; 1: 10:00:05; 2: 10:00:00.5
-    assert ids(recs) == [7, 6, 2, 5, 4, 3, 1]
+    recs = wait_ids(kafka, topic + "t", range(1, 9))
+    # 7: midnight; 6: 10:00:00; 2: 10:00:00.5; 8: 10:00:01 (epoch seconds as
+    # text); 5: 10:00:01.25; 4: 10:00:02 (epoch ms); 3: 10:00:03; 1: 10:00:05
+    assert ids(recs) == [7, 6, 2, 8, 5, 4, 3, 1]
     sqlite3.connect(db, isolation_level=None).execute(
-        "INSERT INTO t VALUES (8, '03/01/2024 10:00')")
+        "INSERT INTO t VALUES (9, '03/01/2024 10:00')")
     m = sk.wait_log(r"not a timestamp skiff understands", timeout=30)
     assert "ISO-8601" in m.string
     sk.stop()

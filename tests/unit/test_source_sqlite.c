@@ -787,6 +787,87 @@ static void test_without_rowid(void)
 			      3);
 }
 
+/* skiff_ts() on values as an application might store them. */
+static void test_ts_function(void)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	const char *sqls[] = {
+		"SELECT skiff_ts('1704067203')", "SELECT skiff_ts(' 1704067203000 ')",
+		"SELECT skiff_ts('1704067203.5')", "SELECT skiff_ts(1704067203.5)",
+		"SELECT skiff_ts('2024-01-01 00:00:03')", "SELECT skiff_ts(NULL)",
+		"SELECT skiff_ts('12/31/2023')", "SELECT skiff_ts(x'00')", "SELECT skiff_ts('1e5')",
+	};
+	const int64_t want[] = {1704067203000000000LL, 1704067203000000000LL,
+				1704067203500000000LL, 1704067203500000000LL,
+				1704067203000000000LL, -1, -2, -2, -2};
+
+	CHECK_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+	CHECK_INT(sqlts_register(db), SQLITE_OK);
+	for (size_t i = 0; i < sizeof(sqls) / sizeof(sqls[0]); i++) {
+		int rc;
+
+		CHECK_INT(sqlite3_prepare_v2(db, sqls[i], -1, &st, NULL), SQLITE_OK);
+		rc = sqlite3_step(st);
+		if (want[i] == -2) {
+			CHECK_INT(rc, SQLITE_ERROR);
+			CHECK(strstr(sqlite3_errmsg(db), "not a timestamp") != NULL);
+		} else if (want[i] == -1) {
+			CHECK(rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL);
+		} else {
+			CHECK(rc == SQLITE_ROW && sqlite3_column_int64(st, 0) == want[i]);
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+}
+
+/* Two tables: a partition and a topic each; COALESCE of two timestamp
+ * columns; NULL positions are counted when not refused. */
+static void test_two_tables_and_coalesce(void)
+{
+	struct fake f;
+	void *ctx = NULL;
+	char err[512];
+	static int64_t ids[16];
+	size_t n;
+
+	new_db("two.db");
+	sql(dbpath, "CREATE TABLE a(id INTEGER PRIMARY KEY, created TEXT NOT NULL, updated TEXT);"
+		    "CREATE TABLE b(id INTEGER PRIMARY KEY, created TEXT, updated TEXT);"
+		    "INSERT INTO a VALUES (1, '2024-01-01 00:00:05', NULL),"
+		    "(2, '2024-01-01 00:00:01', '2024-01-01 00:00:09'), (3, '2024-01-01 00:00:07', NULL);"
+		    "INSERT INTO b VALUES (1, '2024-01-01', NULL), (2, NULL, NULL)");
+	fake_init(&f);
+	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=a, b\ntopic.prefix=two.\n"
+			       "timestamp.column.name=updated,created\nvalidate.non.null=false\n",
+			   &ctx, err, sizeof(err)),
+		  0);
+	CHECK_INT(f.nparts, 2);
+	CHECK_STR(f.parts[1], "{\"protocol\":\"1\",\"table\":\"b\"}");
+	{
+		struct source_batch bt;
+
+		CHECK_INT(poll_once(ctx, &bt, 100, err, sizeof(err)), 0);
+		CHECK_INT(bt.n, 4);
+		/* a by COALESCE(updated, created): 1 (05), 3 (07), 2 (09); then b. */
+		CHECK_STR(recs[0].topic, "two.a");
+		CHECK_INT(int_field(&recs[0], "id"), 1);
+		CHECK_INT(int_field(&recs[1], "id"), 3);
+		CHECK_INT(int_field(&recs[2], "id"), 2);
+		CHECK_STR(recs[3].topic, "two.b");
+		for (size_t i = 0; i < bt.n; i++)
+			commit(&f, ctx, &recs[i]);
+	}
+	n = drain(&f, ctx, 100, ids, 16);
+	CHECK_INT(n, 0);
+	CHECK(counted(&f, "rows_without_position") == 1); /* b's row 2 */
+	CHECK_STR(f.committed[0], "{\"timestamp_nanos\":0,\"timestamp\":1704067209000}");
+	CHECK_STR(f.committed[1], "{\"timestamp_nanos\":0,\"timestamp\":1704067200000}");
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
 static void test_quoted_identifiers(void)
 {
 	struct fake f;
@@ -1153,6 +1234,8 @@ int main(void)
 	test_timestamp_incrementing();
 	test_delay_and_initial();
 	test_query_mode();
+	test_ts_function();
+	test_two_tables_and_coalesce();
 	test_quoted_identifiers();
 	test_config_errors();
 	test_missing_db_and_table();
