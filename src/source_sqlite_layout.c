@@ -288,6 +288,10 @@ static int read_columns(struct lay *l)
 	free(b.s);
 	if (rc != SQLITE_OK)
 		return busy(rc) ? SQ_BUSY : sql_fail(l, "preparing it");
+	if (sqlite3_bind_parameter_count(st) > 0) {
+		sqlite3_finalize(st);
+		return fail(l, "it has parameters (?, :name): skiff binds only its own");
+	}
 	n = sqlite3_column_count(st);
 	t->cols = calloc((size_t)n + 1, sizeof(*t->cols));
 	t->val_idx = calloc((size_t)n + 1, sizeof(*t->val_idx));

@@ -986,6 +986,8 @@ static void test_config_errors(void)
 			  "key.column.name k is not one of");
 	expect_poll_error("mode=bulk\nquery=SELECT FROM nothing\ntopic.prefix=p\n",
 			  "query: preparing it");
+	expect_poll_error("mode=bulk\nquery=SELECT * FROM t WHERE id > ?\ntopic.prefix=p\n",
+			  "it has parameters");
 	expect_open_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\nquery.suffix=LIMIT 1\n",
 			  "query.suffix");
 }
