@@ -152,10 +152,13 @@ static bool in_chain(const struct tailstream *s, const struct tailid *id)
 	return false;
 }
 
-/* Opens path into the chain at index at, starting at pos. Returns 0, or -1
- * (logged) when it cannot be opened or is shorter than pos. */
-static int add_file(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		    bool need_room)
+/* Opens path into the chain at index at, starting at pos. expect: the file
+ * a listing found there (NULL: any), since a rotation may rename files
+ * between a listing and the open. Returns 0, -2 when the path names another
+ * file than expect by now, or -1 (logged) when it cannot be opened or is
+ * shorter than pos. */
+static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		       bool need_room, const struct tailid *expect)
 {
 	struct tailctx *c = s->c;
 	struct tailfile *tf = NULL;
@@ -169,6 +172,10 @@ static int add_file(struct tailstream *s, size_t at, const char *path, int64_t p
 		return -1;
 	}
 	rc = tailfile_open(path, c->max_line, c->policy, &tf);
+	if (rc == 0 && expect != NULL && !tailid_same(tailfile_id(tf), expect)) {
+		tailfile_close(tf);
+		return -2;
+	}
 	if (rc == 0 && tailfile_start(tf, pos) != 0)
 		rc = -ERANGE;
 	if (rc != 0) {
@@ -196,6 +203,12 @@ static int add_file(struct tailstream *s, size_t at, const char *path, int64_t p
 	return 0;
 }
 
+static int add_file(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		    bool need_room)
+{
+	return add_file_as(s, at, path, pos, copy, need_room, NULL);
+}
+
 static int64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -204,35 +217,47 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Appends the rotated siblings of the path born after `after` (all when
- * NULL), oldest first, then the file now at the path, skipping files already
- * in the chain. Nothing when the chain's last file is still at the path. */
-static void extend(struct tailstream *s, const struct tailid *after)
+/* One listing's worth of extend(). Returns 0, or -1 when a file was renamed
+ * between the listing and its open (the caller lists again). */
+static int extend_once(struct tailstream *s, const struct tailid *after)
 {
 	struct tailscan_entry *fam = NULL;
 	struct tailid live;
 	bool has_live = tailid_of_path(s->path, &live) == 0 && live.regular;
 	size_t nfam = 0;
+	int rc = 0;
 
 	s->moved = false;
 	if (s->n > 0 && has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live))
-		return;
+		return 0;
 	if (s->n > 0)
 		after = tailfile_id(s->chain[s->n - 1].tf);
 	if (after != NULL && tailscan_family(s->path, &fam, &nfam) == 0) {
-		for (size_t i = 0; i < nfam && s->n < CHAIN_MAX - 1; i++) {
+		for (size_t i = 0; i < nfam && s->n < CHAIN_MAX - 1 && rc == 0; i++) {
 			if (fam[i].kind != TAILID_ROTATED || in_chain(s, &fam[i].id) ||
 			    (has_live && tailid_same(&fam[i].id, &live)) ||
 			    tailid_cmp_age(&fam[i].id, after) <= 0)
 				continue;
-			add_file(s, s->n, fam[i].path, 0, false, false);
+			if (add_file_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
+				rc = -1;
 		}
 	}
 	tailscan_free(fam, nfam);
-	if (has_live && !in_chain(s, &live) && s->n < CHAIN_MAX)
-		add_file(s, s->n, s->path, 0, false, false);
+	if (rc == 0 && has_live && !in_chain(s, &live) && s->n < CHAIN_MAX &&
+	    add_file_as(s, s->n, s->path, 0, false, false, &live) == -2)
+		rc = -1;
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
 		s->moved = true; /* more to find later, or the path is gone */
+	return rc;
+}
+
+/* Appends the rotated siblings of the path born after `after` (all when
+ * NULL), oldest first, then the file now at the path, skipping files already
+ * in the chain. Nothing when the chain's last file is still at the path. */
+static void extend(struct tailstream *s, const struct tailid *after)
+{
+	for (int tries = 0; tries < 5 && extend_once(s, after) != 0; tries++)
+		; /* renamed under us: list again */
 	for (size_t i = 0; i < s->n; i++)
 		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
 			s->chain[i].moved_at = mono_ms();
@@ -356,8 +381,15 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p)
 	char *moved = p->has_id ? find_moved(s, p) : NULL;
 	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
 
-	if (moved != NULL && add_file(s, 0, moved, p->pos, false, false) == 0 &&
-	    !place_matches(s->chain[0].tf, p)) {
+	struct tailid want = {.dev = p->dev, .ino = p->ino};
+
+	if (moved != NULL && add_file_as(s, 0, moved, p->pos, false, false, &want) == -2) {
+		free(moved); /* renamed again meanwhile */
+		moved = find_moved(s, p);
+		if (moved != NULL)
+			add_file_as(s, 0, moved, p->pos, false, false, &want);
+	}
+	if (s->n > 0 && !place_matches(s->chain[0].tf, p)) {
 		s->c->env->count(s->c->env, "fingerprint_resets", 1);
 		tailfile_close(s->chain[0].tf);
 		s->c->nopen--;

@@ -41,7 +41,7 @@ class Writer(threading.Thread):
         self.limit = limit
         self.count = 0
         self.reopens = 0
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self.error = None
 
     def _open(self):
@@ -56,7 +56,7 @@ class Writer(threading.Thread):
     def _run(self):
         fd = self._open()
         start = time.monotonic()
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             due = int((time.monotonic() - start) * self.rate)
             if self.limit is not None:
                 due = min(due, self.limit)
@@ -80,7 +80,7 @@ class Writer(threading.Thread):
         os.close(fd)
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(10)
         if self.error:
             raise self.error
