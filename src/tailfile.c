@@ -71,7 +71,7 @@ int tailfile_start(struct tailfile *tf, int64_t pos)
 	int64_t n = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
 	uint64_t fp;
 
-	if (pos < 0 || tailid_fp_file(tf->fd, n, &fp) != 0)
+	if (pos < 0 || tailfile_size(tf) < pos || tailid_fp_file(tf->fd, n, &fp) != 0)
 		return -1;
 	tf->pos = pos;
 	tf->fp_len = n;

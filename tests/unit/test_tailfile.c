@@ -1,0 +1,208 @@
+/* tailfile: line ends, partial lines, long-line policies, fingerprints. */
+#include "tailfile.h"
+#include "testlib.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[512];
+static char arena[4096];
+
+/* Reads everything available; lines joined as "a|b|" into out. */
+static int read_all(struct tailfile *tf, bool final, char *out, size_t outlen, size_t *nlines,
+		    struct tailfile_stats *st)
+{
+	struct tailline lines[64];
+	struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
+	size_t n = 0, used = 0;
+	int rc;
+
+	out[0] = '\0';
+	*nlines = 0;
+	do {
+		buf.used = 0;
+		rc = tailfile_read(tf, &buf, lines, 64, &n, final, st);
+		for (size_t i = 0; i < n; i++) {
+			CHECK(used + lines[i].len + 1 < outlen);
+			memcpy(out + used, lines[i].bytes, lines[i].len);
+			used += lines[i].len;
+			out[used++] = '|';
+			out[used] = '\0';
+		}
+		*nlines += n;
+	} while (rc == TAILFILE_MORE);
+	return rc;
+}
+
+static struct tailfile *open_with(const char *data, size_t max_line, enum tailfile_policy pol)
+{
+	struct tailfile *tf = NULL;
+
+	testlib_write_file(path, data, strlen(data));
+	CHECK_INT(tailfile_open(path, max_line, pol, &tf), 0);
+	CHECK_INT(tailfile_start(tf, 0), 0);
+	return tf;
+}
+
+static void append(const char *data)
+{
+	int fd = open(path, O_WRONLY | O_APPEND);
+
+	CHECK(fd >= 0 && write(fd, data, strlen(data)) == (ssize_t)strlen(data));
+	close(fd);
+}
+
+static void test_line_ends(void)
+{
+	struct tailfile_stats st = {0};
+	char out[1024];
+	size_t n;
+	struct tailfile *tf = open_with("a\nb\r\nc\rd\n\npart", 100, TAILFILE_SPLIT);
+
+	CHECK_INT(read_all(tf, false, out, sizeof(out), &n, &st), TAILFILE_EOF);
+	CHECK_STR(out, "a|b|c|d||");
+	CHECK_INT(tailfile_pos(tf), 10); /* the partial line waits */
+	append("ial\r");
+	CHECK_INT(read_all(tf, false, out, sizeof(out), &n, &st), TAILFILE_EOF);
+	CHECK_STR(out, ""); /* "\r" at the end: "\r\n" or a lone "\r"? */
+	append("\nnext\n");
+	CHECK_INT(read_all(tf, false, out, sizeof(out), &n, &st), TAILFILE_EOF);
+	CHECK_STR(out, "partial|next|");
+	append("last\r");
+	CHECK_INT(read_all(tf, true, out, sizeof(out), &n, &st), TAILFILE_EOF);
+	CHECK_STR(out, "last|"); /* final: the lone "\r" ends it */
+	CHECK_INT(st.partial, 0);
+	tailfile_close(tf);
+}
+
+static void test_partial_final(void)
+{
+	struct tailfile_stats st = {0};
+	char out[1024];
+	size_t n;
+	struct tailfile *tf = open_with("x\nno newline", 100, TAILFILE_SPLIT);
+
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "x|");
+	read_all(tf, true, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "no newline|");
+	CHECK_INT(st.partial, 1);
+	CHECK_INT(tailfile_pos(tf), 12);
+	tailfile_close(tf);
+}
+
+static void test_policies(void)
+{
+	const char *data = "short\n0123456789abcdef\nok\n0123456789ABCDEFGHIJ";
+	struct tailfile_stats st = {0};
+	char out[1024];
+	size_t n;
+	struct tailfile *tf = open_with(data, 8, TAILFILE_SPLIT);
+
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "short|01234567|89abcdef|ok|01234567|89ABCDEF|");
+	CHECK_INT(st.split, 2);
+	tailfile_close(tf);
+
+	memset(&st, 0, sizeof(st));
+	tf = open_with(data, 8, TAILFILE_TRUNCATE);
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "short|01234567|ok|01234567|");
+	append("KLMN\nafter\n"); /* the rest of the cut line is dropped */
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "after|");
+	CHECK_INT(st.truncated, 2);
+	tailfile_close(tf);
+
+	memset(&st, 0, sizeof(st));
+	tf = open_with(data, 8, TAILFILE_SKIP);
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "short|ok|");
+	append("\nafter\n");
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "after|");
+	CHECK_INT(st.skipped, 2);
+	tailfile_close(tf);
+}
+
+/* A long file read through a small arena: the fingerprint of each record's
+ * offset is the hash of the file's first min(position, 1024) bytes. */
+static void test_fingerprint(void)
+{
+	static char data[8192];
+	struct tailline lines[16];
+	struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
+	struct tailfile_stats st = {0};
+	struct tailfile *tf;
+	size_t len = 0, n = 0, total = 0;
+	int rc;
+
+	for (int i = 0; len + 40 < sizeof(data); i++)
+		len += (size_t)snprintf(data + len, sizeof(data) - len, "line %d with some text\n", i);
+	tf = open_with(data, 100, TAILFILE_SPLIT);
+	do {
+		buf.used = 0;
+		rc = tailfile_read(tf, &buf, lines, 16, &n, false, &st);
+		for (size_t i = 0; i < n; i++) {
+			int64_t end = lines[i].after.v[0];
+			size_t fl = end < TAILID_FP_MAX ? (size_t)end : TAILID_FP_MAX;
+
+			CHECK((uint64_t)lines[i].after.v[3] == tailid_fp_update(TAILID_FP_EMPTY, data, fl));
+			CHECK(lines[i].start + (int64_t)lines[i].len + 1 == end);
+		}
+		total += n;
+	} while (rc == TAILFILE_MORE);
+	CHECK(total > 300);
+	CHECK_INT(tailfile_pos(tf), (int64_t)len);
+	CHECK(tailfile_matches(tf, tailfile_fp(tf), TAILID_FP_MAX));
+	CHECK(!tailfile_matches(tf, tailfile_fp(tf), 10));
+	/* A restart at a position recomputes the same fingerprint. */
+	CHECK_INT(tailfile_start(tf, 2000), 0);
+	CHECK(tailfile_fp(tf) == tailid_fp_update(TAILID_FP_EMPTY, data, TAILID_FP_MAX));
+	CHECK_INT(tailfile_start(tf, (int64_t)len + 1), -1); /* beyond the end */
+	tailfile_rewind(tf);
+	CHECK_INT(tailfile_pos(tf), 0);
+	CHECK(tailfile_fp(tf) == TAILID_FP_EMPTY);
+	tailfile_close(tf);
+}
+
+static void test_start_at_end(void)
+{
+	struct tailfile_stats st = {0};
+	char out[1024];
+	size_t n;
+	struct tailfile *tf = open_with("old\nolder\nhalf", 100, TAILFILE_SPLIT);
+
+	CHECK_INT(tailfile_start_at_end(tf), 0);
+	CHECK_INT(tailfile_pos(tf), 10);
+	append(" done\n");
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "half done|");
+	tailfile_close(tf);
+}
+
+static void test_not_regular(void)
+{
+	struct tailfile *tf = (struct tailfile *)1;
+
+	CHECK_INT(tailfile_open("/", 100, TAILFILE_SPLIT, &tf), -EINVAL);
+	CHECK(tf == NULL);
+	CHECK(tailfile_open("/nonexistent/file", 100, TAILFILE_SPLIT, &tf) < 0);
+	tailfile_close(NULL);
+}
+
+int main(void)
+{
+	snprintf(path, sizeof(path), "%s/f.log", testlib_tmpdir());
+	test_line_ends();
+	test_partial_final();
+	test_policies();
+	test_fingerprint();
+	test_start_at_end();
+	test_not_regular();
+	unlink(path);
+	return testlib_done("test_tailfile");
+}
