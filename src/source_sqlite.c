@@ -566,6 +566,13 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 		size_t plen = strlen(prefix);
 		const char *name = s->query ? "" : config_list_item(cfg, key, i);
 
+		for (size_t j = 0; j < i; j++) {
+			if (strcasecmp(s->tables[j].name, name) == 0) {
+				snprintf(errbuf, errlen, "%s: %s: table %s is listed twice",
+					 config_where(cfg, key), key, name);
+				return -2;
+			}
+		}
 		s->ntables++;
 		t->name = s->query ? NULL : strdup(name);
 		t->topic = malloc(plen + strlen(name) + 1);
@@ -596,19 +603,20 @@ static int check_config(const struct config_section *cfg, enum sqmode mode, char
 		      config_list_len(cfg, "table.include.list") > 0;
 	bool query = config_str(cfg, "query")[0] != '\0';
 	const char *tz = config_str(cfg, "db.timezone");
-	const char *why = NULL;
+	const char *why = NULL, *key = "mode";
 
 	if (config_list_len(cfg, "table.whitelist") && config_list_len(cfg, "table.include.list"))
-		why = "set table.include.list or table.whitelist, not both";
+		why = "set table.include.list or table.whitelist, not both", key = "table.whitelist";
 	else if (tables && query)
-		why = "set table.whitelist (or table.include.list) or query, not both";
+		why = "set table.whitelist (or table.include.list) or query, not both", key = "query";
 	else if (!tables && !query)
 		why = "set table.whitelist (or table.include.list) or query";
 	else if (config_str(cfg, "topic.prefix") == NULL)
 		why = "topic.prefix is required (with tables it may be empty: the topic is then "
 		      "the table name)";
 	else if (query && config_str(cfg, "topic.prefix")[0] == '\0')
-		why = "topic.prefix is the topic of a query: it must not be empty";
+		why = "topic.prefix is the topic of a query: it must not be empty",
+		key = "topic.prefix";
 	else if ((mode == SQ_INCREMENTING || mode == SQ_TS_INC) && query &&
 		 config_str(cfg, "incrementing.column.name")[0] == '\0')
 		why = "a query has no rowid: set incrementing.column.name";
@@ -618,10 +626,11 @@ static int check_config(const struct config_section *cfg, enum sqmode mode, char
 	else if (strcasecmp(tz, "UTC") != 0 && strcasecmp(tz, "Etc/UTC") != 0 &&
 		 strcasecmp(tz, "GMT") != 0 && strcasecmp(tz, "Z") != 0)
 		why = "db.timezone: only UTC is supported (store timestamps with a zone, or in "
-		      "UTC)";
+		      "UTC)",
+		key = "db.timezone";
 	if (why == NULL)
 		return 0;
-	snprintf(errbuf, errlen, "%s: %s", config_where(cfg, "mode"), why);
+	snprintf(errbuf, errlen, "%s: %s", config_where(cfg, key), why);
 	return -1;
 }
 

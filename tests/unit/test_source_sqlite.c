@@ -955,6 +955,7 @@ static void test_config_errors(void)
 			  "set incrementing.column.name");
 	expect_open_error("mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n",
 			  "needs timestamp.column.name");
+	expect_open_error("mode=bulk\ntable.whitelist=t,x,T\ntopic.prefix=p\n", "listed twice");
 	expect_open_error("mode=bulk\ntable.whitelist=a b\ntopic.prefix=p\n",
 			  "not a valid Kafka topic name");
 	expect_open_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\ndb.timezone=Europe/Berlin\n",
