@@ -34,76 +34,76 @@
 #define BUSY_WARN_MS 5000
 
 static const char *const sqlite_classes[] = {
-	"JdbcSourceConnector",
-	"JdbcSource",
-	"io.confluent.connect.jdbc.JdbcSourceConnector",
-	"sqlite",
-	NULL,
+    "JdbcSourceConnector",
+    "JdbcSource",
+    "io.confluent.connect.jdbc.JdbcSourceConnector",
+    "sqlite",
+    NULL,
 };
 
 static const struct config_key sqlite_keys[] = {
-	{"connection.url", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
-	 "The database: jdbc:sqlite:/path/to/file.db, jdbc:sqlite:file:...?... (an SQLite URI) "
-	 "or a plain path. Opened read-only."},
-	{"mode", CFG_ENUM, NULL, 0, 0, "bulk|incrementing|timestamp|timestamp+incrementing",
-	 CFG_REQUIRED,
-	 "bulk: the whole table each poll; incrementing: new rows by a strictly increasing "
-	 "id; timestamp: new and changed rows by a timestamp column; timestamp+incrementing: "
-	 "by (timestamp, id)."},
-	{"table.whitelist", CFG_LIST, "", 0, 0, NULL, 0,
-	 "Tables to copy, comma-separated; one source partition and one topic each."},
-	{"table.include.list", CFG_LIST, "", 0, 0, NULL, 0, "The newer name of table.whitelist."},
-	{"query", CFG_STRING, "", 0, 0, NULL, 0,
-	 "A SELECT to copy instead of tables; skiff wraps it as a subquery, so it may have its "
-	 "own WHERE."},
-	{"topic.prefix", CFG_STRING, NULL, 0, 0, NULL, 0,
-	 "Topic = prefix + table name; for a query, the topic itself. Required (may be empty "
-	 "with tables)."},
-	{"incrementing.column.name", CFG_STRING, "", 0, 0, NULL, 0,
-	 "The strictly increasing integer column; empty: the INTEGER PRIMARY KEY, or the rowid."},
-	{"timestamp.column.name", CFG_LIST, "", 0, 0, NULL, 0,
-	 "Timestamp column(s); several are combined with COALESCE. ISO-8601 text or epoch "
-	 "numbers."},
-	{"timestamp.initial", CFG_INT, NULL, -1, INT64_MAX, NULL, 0,
-	 "Epoch ms to start timestamp modes from when there is no offset; -1: now. Unset: "
-	 "everything."},
-	{"timestamp.delay.interval.ms", CFG_INT, "0", 0, 1000000000000LL, NULL, 0,
-	 "Rows are read only once their timestamp is this much older than now, so late "
-	 "commits with earlier timestamps are not skipped."},
-	{"poll.interval.ms", CFG_INT, "5000", 1, INT32_MAX, NULL, 0,
-	 "How often each table is queried for new rows."},
-	{"batch.max.rows", CFG_INT, "1000", 1, INT32_MAX, NULL, 0,
-	 "Most rows read in one query (one short read transaction)."},
-	{"validate.non.null", CFG_BOOL, "true", 0, 0, NULL, 0,
-	 "Refuse nullable incrementing/timestamp columns (a NULL row is never read)."},
-	{"key.column.name", CFG_LIST, "", 0, 0, NULL, 0,
-	 "Columns that form the record key, as a struct (what transforms=ValueToKey with "
-	 "fields=... makes); empty: null keys."},
-	{"db.timezone", CFG_STRING, "UTC", 0, 0, NULL, 0,
-	 "Zone of timestamps stored without one. Only UTC is supported."},
-	{"connection.user", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used by SQLite."},
-	{"connection.password", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT | CFG_SECRET,
-	 "Not used by SQLite."},
-	{"connection.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "Not used: skiff waits for a missing or locked database."},
-	{"connection.backoff.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "Not used: skiff backs off on its own."},
-	{"dialect.name", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Always SQLite."},
-	{"numeric.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "Not used: SQLite values carry their own type."},
-	{"numeric.precision.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
-	{"catalog.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
-	{"schema.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
-	{"table.types", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Tables and views are read."},
-	{"table.poll.interval.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "Not used: the table list is fixed."},
-	{"quote.sql.identifiers", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "Identifiers are always quoted."},
-	{"transaction.isolation.mode", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "SQLite reads are serializable."},
-	{"query.retry.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-	 "Not used: a busy database is retried until it answers."},
-	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    {"connection.url", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+     "The database: jdbc:sqlite:/path/to/file.db, jdbc:sqlite:file:...?... (an SQLite URI) "
+     "or a plain path. Opened read-only."},
+    {"mode", CFG_ENUM, NULL, 0, 0, "bulk|incrementing|timestamp|timestamp+incrementing",
+     CFG_REQUIRED,
+     "bulk: the whole table each poll; incrementing: new rows by a strictly increasing "
+     "id; timestamp: new and changed rows by a timestamp column; timestamp+incrementing: "
+     "by (timestamp, id)."},
+    {"table.whitelist", CFG_LIST, "", 0, 0, NULL, 0,
+     "Tables to copy, comma-separated; one source partition and one topic each."},
+    {"table.include.list", CFG_LIST, "", 0, 0, NULL, 0, "The newer name of table.whitelist."},
+    {"query", CFG_STRING, "", 0, 0, NULL, 0,
+     "A SELECT to copy instead of tables; skiff wraps it as a subquery, so it may have its "
+     "own WHERE."},
+    {"topic.prefix", CFG_STRING, NULL, 0, 0, NULL, 0,
+     "Topic = prefix + table name; for a query, the topic itself. Required (may be empty "
+     "with tables)."},
+    {"incrementing.column.name", CFG_STRING, "", 0, 0, NULL, 0,
+     "The strictly increasing integer column; empty: the INTEGER PRIMARY KEY, or the rowid."},
+    {"timestamp.column.name", CFG_LIST, "", 0, 0, NULL, 0,
+     "Timestamp column(s); several are combined with COALESCE. ISO-8601 text or epoch "
+     "numbers."},
+    {"timestamp.initial", CFG_INT, NULL, -1, INT64_MAX, NULL, 0,
+     "Epoch ms to start timestamp modes from when there is no offset; -1: now. Unset: "
+     "everything."},
+    {"timestamp.delay.interval.ms", CFG_INT, "0", 0, 1000000000000LL, NULL, 0,
+     "Rows are read only once their timestamp is this much older than now, so late "
+     "commits with earlier timestamps are not skipped."},
+    {"poll.interval.ms", CFG_INT, "5000", 1, INT32_MAX, NULL, 0,
+     "How often each table is queried for new rows."},
+    {"batch.max.rows", CFG_INT, "1000", 1, INT32_MAX, NULL, 0,
+     "Most rows read in one query (one short read transaction)."},
+    {"validate.non.null", CFG_BOOL, "true", 0, 0, NULL, 0,
+     "Refuse nullable incrementing/timestamp columns (a NULL row is never read)."},
+    {"key.column.name", CFG_LIST, "", 0, 0, NULL, 0,
+     "Columns that form the record key, as a struct (what transforms=ValueToKey with "
+     "fields=... makes); empty: null keys."},
+    {"db.timezone", CFG_STRING, "UTC", 0, 0, NULL, 0,
+     "Zone of timestamps stored without one. Only UTC is supported."},
+    {"connection.user", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used by SQLite."},
+    {"connection.password", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT | CFG_SECRET,
+     "Not used by SQLite."},
+    {"connection.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "Not used: skiff waits for a missing or locked database."},
+    {"connection.backoff.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "Not used: skiff backs off on its own."},
+    {"dialect.name", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Always SQLite."},
+    {"numeric.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "Not used: SQLite values carry their own type."},
+    {"numeric.precision.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
+    {"catalog.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
+    {"schema.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
+    {"table.types", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Tables and views are read."},
+    {"table.poll.interval.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "Not used: the table list is fixed."},
+    {"quote.sql.identifiers", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "Identifiers are always quoted."},
+    {"transaction.isolation.mode", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "SQLite reads are serializable."},
+    {"query.retry.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
+     "Not used: a busy database is retried until it answers."},
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
 static int64_t wall_ns(void)
@@ -152,7 +152,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
 	if (rc != SQLITE_OK) {
 		snprintf(errbuf, errlen, "%s: %s", s->path,
-			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 		close_db(s);
 		return -1;
 	}
@@ -164,8 +164,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 
 /* Opens the database when needed and notices when the file was replaced or
  * deleted. Returns 0 when open, 1 when waiting for it, -1 on error. */
-static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf,
-		     size_t errlen)
+static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size_t errlen)
 {
 	struct stat st;
 
@@ -179,7 +178,7 @@ static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf,
 			close_db(s);
 		} else if (!s->missing_warned) {
 			s->env->log(s->env, LOG_WARN, "%s: %s; waiting for it", s->path,
-				    strerror(errno));
+			            strerror(errno));
 			s->env->count(s->env, "database_missing", 1);
 		}
 		s->missing_warned = true;
@@ -189,7 +188,7 @@ static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf,
 	if (s->db != NULL && may_close &&
 	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
 		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
-			    s->path);
+		            s->path);
 		s->env->count(s->env, "database_reopened", 1);
 		close_db(s);
 	}
@@ -208,7 +207,7 @@ static void initial_position(struct sqsrc *s, struct sqtable *t)
 	if (s->has_initial && s->initial_ms == -1)
 		t->ts = t->done_ts = wall_ns() - s->delay_ms * 1000000;
 	else if (s->has_initial &&
-		 __builtin_mul_overflow(s->initial_ms, (int64_t)1000000, &t->ts) == 0)
+	         __builtin_mul_overflow(s->initial_ms, (int64_t)1000000, &t->ts) == 0)
 		t->done_ts = t->ts;
 }
 
@@ -229,15 +228,15 @@ static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errle
 		nanos = ((ms % 1000) + 1000) % 1000 * 1000000;
 	if (has_ts && sqlts_join(ms, nanos, &ns) != 0) {
 		snprintf(errbuf, errlen, "%s: stored offset %s: timestamp out of range",
-			 t->name ? t->name : "query", json);
+		         t->name ? t->name : "query", json);
 		return -1;
 	}
 	if ((s->mode == SQ_INCREMENTING && !has_inc) || (s->mode != SQ_INCREMENTING && !has_ts)) {
 		s->env->log(s->env, LOG_WARN,
-			    "%s: the stored offset %s does not fit mode %s: starting as if there "
-			    "were none",
-			    t->name ? t->name : "query", json,
-			    s->mode == SQ_INCREMENTING ? "incrementing" : "timestamp");
+		            "%s: the stored offset %s does not fit mode %s: starting as if there "
+		            "were none",
+		            t->name ? t->name : "query", json,
+		            s->mode == SQ_INCREMENTING ? "incrementing" : "timestamp");
 		s->env->count(s->env, "offsets_ignored", 1);
 		return 0;
 	}
@@ -264,13 +263,12 @@ static char *sqlite_offset_json(void *ctx, const struct src_offset *off)
 		break;
 	case SQ_TIMESTAMP:
 		snprintf(buf, sizeof(buf), "{\"timestamp_nanos\":%lld,\"timestamp\":%lld}",
-			 (long long)sqlts_nanos(ns), (long long)sqlts_ms(ns));
+		         (long long)sqlts_nanos(ns), (long long)sqlts_ms(ns));
 		break;
 	case SQ_TS_INC:
 		snprintf(buf, sizeof(buf),
-			 "{\"timestamp_nanos\":%lld,\"incrementing\":%lld,\"timestamp\":%lld}",
-			 (long long)sqlts_nanos(ns), (long long)off->v[0],
-			 (long long)sqlts_ms(ns));
+		         "{\"timestamp_nanos\":%lld,\"incrementing\":%lld,\"timestamp\":%lld}",
+		         (long long)sqlts_nanos(ns), (long long)off->v[0], (long long)sqlts_ms(ns));
 		break;
 	}
 	return strdup(buf);
@@ -312,8 +310,8 @@ static void on_busy(struct sqsrc *s, int64_t now)
 	s->env->count(s->env, "database_busy", 1);
 	if (!s->busy_warned && now - s->busy_since >= BUSY_WARN_MS) {
 		s->env->log(s->env, LOG_WARN,
-			    "%s has been locked by a writer for %lld ms; retrying every %lld ms",
-			    s->path, (long long)(now - s->busy_since), (long long)cap);
+		            "%s has been locked by a writer for %lld ms; retrying every %lld ms",
+		            s->path, (long long)(now - s->busy_since), (long long)cap);
 		s->busy_warned = true;
 	}
 }
@@ -322,15 +320,14 @@ static void on_answer(struct sqsrc *s, int64_t now)
 {
 	if (s->busy_since != 0 && s->busy_warned)
 		s->env->log(s->env, LOG_INFO, "%s readable again after %lld ms", s->path,
-			    (long long)(now - s->busy_since));
+		            (long long)(now - s->busy_since));
 	s->busy_since = 0;
 	s->busy_warned = false;
 }
 
 /* Queries t for new rows. Returns 0, 1 when the database is busy, -1 on
  * error. */
-static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *errbuf,
-		      size_t errlen)
+static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *errbuf, size_t errlen)
 {
 	int rc;
 
@@ -367,7 +364,7 @@ static bool any_buffered(const struct sqsrc *s)
 /* Hands out buffered rows first; queries due tables while there is room.
  * Returns 0 or SOURCE_ERR. */
 static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int64_t now,
-		      char *errbuf, size_t errlen)
+                      char *errbuf, size_t errlen)
 {
 	bool opened = false, may_query = s->retry_at == 0 || now >= s->retry_at;
 
@@ -400,8 +397,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 	return 0;
 }
 
-static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf,
-		       size_t errlen)
+static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf, size_t errlen)
 {
 	struct sqsrc *s = ctx;
 	size_t limit = b->max < s->batch_max ? b->max : s->batch_max;
@@ -419,7 +415,7 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 	report_stats(s);
 	for (size_t i = 0; i < s->ntables && rc == 0; i++)
 		b->more = b->more || sqtable_buffered(&s->tables[i]) ||
-			  (s->retry_at == 0 && s->tables[i].next_due <= now);
+		          (s->retry_at == 0 && s->tables[i].next_due <= now);
 	return rc;
 }
 
@@ -487,8 +483,10 @@ static int parse_url(struct sqsrc *s, const char *url, char *errbuf, size_t errl
 	if (strncmp(p, "jdbc:sqlite:", 12) == 0)
 		p += 12;
 	else if (strncmp(p, "jdbc:", 5) == 0) {
-		snprintf(errbuf, errlen, "connection.url: %s: skiff reads SQLite databases only "
-			 "(jdbc:sqlite:/path/to/file.db)", url);
+		snprintf(errbuf, errlen,
+		         "connection.url: %s: skiff reads SQLite databases only "
+		         "(jdbc:sqlite:/path/to/file.db)",
+		         url);
 		return -1;
 	}
 	if (*p == '\0' || strcmp(p, ":memory:") == 0 || strncmp(p, ":resource:", 10) == 0) {
@@ -551,10 +549,10 @@ static int partition_of(struct sqsrc *s, struct sqtable *t)
 
 /* Sets up the tables (or the query) of the configuration. */
 static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *errbuf,
-		      size_t errlen)
+                      size_t errlen)
 {
-	const char *key = config_list_len(cfg, "table.include.list") ? "table.include.list"
-								      : "table.whitelist";
+	const char *key =
+	    config_list_len(cfg, "table.include.list") ? "table.include.list" : "table.whitelist";
 	const char *prefix = config_str(cfg, "topic.prefix");
 	size_t n = s->query ? 1 : config_list_len(cfg, key);
 
@@ -569,7 +567,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 		for (size_t j = 0; j < i; j++) {
 			if (strcasecmp(s->tables[j].name, name) == 0) {
 				snprintf(errbuf, errlen, "%s: %s: table %s is listed twice",
-					 config_where(cfg, key), key, name);
+				         config_where(cfg, key), key, name);
 				return -2;
 			}
 		}
@@ -581,10 +579,11 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 		memcpy(t->topic, prefix, plen);
 		memcpy(t->topic + plen, name, strlen(name) + 1);
 		if (!topic_ok(t->topic)) {
-			snprintf(errbuf, errlen, "%s: topic '%s' (topic.prefix%s) is not a valid "
-				 "Kafka topic name (letters, digits, '.', '_', '-'; at most 249)",
-				 config_where(cfg, "topic.prefix"), t->topic,
-				 s->query ? "" : " + table name");
+			snprintf(errbuf, errlen,
+			         "%s: topic '%s' (topic.prefix%s) is not a valid "
+			         "Kafka topic name (letters, digits, '.', '_', '-'; at most 249)",
+			         config_where(cfg, "topic.prefix"), t->topic,
+			         s->query ? "" : " + table name");
 			return -2;
 		}
 		if (partition_of(s, t) != 0)
@@ -597,18 +596,20 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 
 /* The checks the loader cannot make: which keys go together. */
 static int check_config(const struct config_section *cfg, enum sqmode mode, char *errbuf,
-			size_t errlen)
+                        size_t errlen)
 {
 	bool tables = config_list_len(cfg, "table.whitelist") > 0 ||
-		      config_list_len(cfg, "table.include.list") > 0;
+	              config_list_len(cfg, "table.include.list") > 0;
 	bool query = config_str(cfg, "query")[0] != '\0';
 	const char *tz = config_str(cfg, "db.timezone");
 	const char *why = NULL, *key = "mode";
 
 	if (config_list_len(cfg, "table.whitelist") && config_list_len(cfg, "table.include.list"))
-		why = "set table.include.list or table.whitelist, not both", key = "table.whitelist";
+		why = "set table.include.list or table.whitelist, not both",
+		key = "table.whitelist";
 	else if (tables && query)
-		why = "set table.whitelist (or table.include.list) or query, not both", key = "query";
+		why = "set table.whitelist (or table.include.list) or query, not both",
+		key = "query";
 	else if (!tables && !query)
 		why = "set table.whitelist (or table.include.list) or query";
 	else if (config_str(cfg, "topic.prefix") == NULL)
@@ -618,13 +619,13 @@ static int check_config(const struct config_section *cfg, enum sqmode mode, char
 		why = "topic.prefix is the topic of a query: it must not be empty",
 		key = "topic.prefix";
 	else if ((mode == SQ_INCREMENTING || mode == SQ_TS_INC) && query &&
-		 config_str(cfg, "incrementing.column.name")[0] == '\0')
+	         config_str(cfg, "incrementing.column.name")[0] == '\0')
 		why = "a query has no rowid: set incrementing.column.name";
 	else if ((mode == SQ_TIMESTAMP || mode == SQ_TS_INC) &&
-		 config_list_len(cfg, "timestamp.column.name") == 0)
+	         config_list_len(cfg, "timestamp.column.name") == 0)
 		why = "mode timestamp needs timestamp.column.name";
 	else if (strcasecmp(tz, "UTC") != 0 && strcasecmp(tz, "Etc/UTC") != 0 &&
-		 strcasecmp(tz, "GMT") != 0 && strcasecmp(tz, "Z") != 0)
+	         strcasecmp(tz, "GMT") != 0 && strcasecmp(tz, "Z") != 0)
 		why = "db.timezone: only UTC is supported (store timestamps with a zone, or in "
 		      "UTC)",
 		key = "db.timezone";
@@ -639,13 +640,13 @@ static char *trimmed_query(const char *q)
 	size_t len = strlen(q);
 
 	while (len > 0 && (q[len - 1] == ';' || q[len - 1] == ' ' || q[len - 1] == '\t' ||
-			   q[len - 1] == '\n' || q[len - 1] == '\r'))
+	                   q[len - 1] == '\n' || q[len - 1] == '\r'))
 		len--;
 	return strndup(q, len);
 }
 
 static int sqlite_open(const struct config_section *cfg, struct source_env *env, void **ctx,
-		       char *errbuf, size_t errlen)
+                       char *errbuf, size_t errlen)
 {
 	struct sqsrc *s = calloc(1, sizeof(*s));
 	const char *mode = config_str(cfg, "mode");
@@ -655,10 +656,10 @@ static int sqlite_open(const struct config_section *cfg, struct source_env *env,
 	if (s == NULL)
 		goto nomem;
 	s->env = env;
-	s->mode = strcmp(mode, "bulk") == 0		  ? SQ_BULK
-		  : strcmp(mode, "incrementing") == 0 ? SQ_INCREMENTING
-		  : strcmp(mode, "timestamp") == 0	  ? SQ_TIMESTAMP
-							  : SQ_TS_INC;
+	s->mode = strcmp(mode, "bulk") == 0           ? SQ_BULK
+	          : strcmp(mode, "incrementing") == 0 ? SQ_INCREMENTING
+	          : strcmp(mode, "timestamp") == 0    ? SQ_TIMESTAMP
+	                                              : SQ_TS_INC;
 	if (check_config(cfg, s->mode, errbuf, errlen) != 0 ||
 	    parse_url(s, config_str(cfg, "connection.url"), errbuf, errlen) != 0)
 		goto fail;
@@ -693,13 +694,13 @@ fail:
 }
 
 const struct source_ops source_sqlite_ops = {
-	.kind = "sqlite",
-	.classes = sqlite_classes,
-	.config_keys = sqlite_keys,
-	.open = sqlite_open,
-	.poll = sqlite_poll,
-	.pollfds = sqlite_pollfds,
-	.timeout_ms = sqlite_timeout,
-	.offset_json = sqlite_offset_json,
-	.close = sqlite_close,
+    .kind = "sqlite",
+    .classes = sqlite_classes,
+    .config_keys = sqlite_keys,
+    .open = sqlite_open,
+    .poll = sqlite_poll,
+    .pollfds = sqlite_pollfds,
+    .timeout_ms = sqlite_timeout,
+    .offset_json = sqlite_offset_json,
+    .close = sqlite_close,
 };

@@ -113,8 +113,8 @@ struct sqvalue_stats {
  * (struct name: name, or none when NULL). Returns the payload (caller frees
  * with cJSON_Delete) or NULL on allocation failure. */
 cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
-		   const char *name, struct sqschemas *cache, const cJSON **schema,
-		   struct sqvalue_stats *st);
+                   const char *name, struct sqschemas *cache, const cJSON **schema,
+                   struct sqvalue_stats *st);
 
 void sqschemas_clear(struct sqschemas *c);
 /* True when the cache holds so many variants it should be cleared (between
@@ -141,7 +141,7 @@ struct sqrow {
 
 /* One polled table or the query: a source partition. */
 struct sqtable {
-	char *name;  /* the table as configured; NULL for the query */
+	char *name; /* the table as configured; NULL for the query */
 	char *topic;
 	struct partition *part;
 
@@ -161,10 +161,10 @@ struct sqtable {
 	char *max_sql; /* incrementing: SELECT max(id), for the replaced-database check */
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
-	bool started; /* position initialised from the committed offset */
-	int64_t inc;  /* incrementing: last id read; timestamp+incrementing: its id */
-	int64_t ts;   /* last timestamp read (ns) */
-	int64_t rid;  /* timestamp: rowid of the last row read, or rows of group ts read */
+	bool started;    /* position initialised from the committed offset */
+	int64_t inc;     /* incrementing: last id read; timestamp+incrementing: its id */
+	int64_t ts;      /* last timestamp read (ns) */
+	int64_t rid;     /* timestamp: rowid of the last row read, or rows of group ts read */
 	int64_t done_ts; /* timestamp: every row with a timestamp <= done_ts was read */
 	int64_t bulk_ms; /* bulk: wall-clock ms the current pass started; 0 between passes */
 	int64_t bulk_pos;
@@ -186,7 +186,7 @@ struct sqsrc {
 	enum sqmode mode;
 	char *path; /* database file (or URI when uri) */
 	bool uri;
-	char *query; /* NULL in table mode */
+	char *query;    /* NULL in table mode */
 	char *inc_name; /* "" for the rowid */
 	size_t nts;
 	char **ts_names;
@@ -225,8 +225,7 @@ enum { SQ_ERR = -1, SQ_BUSY = -2, SQ_MISSING = -3 };
  * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
  * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
  * or SQ_ERR with errbuf. The read transaction is over when this returns. */
-int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf,
-		 size_t errlen);
+int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
  * then s's until the next poll). Returns how many. */
@@ -241,8 +240,7 @@ void sqtable_drop_rows(struct sqtable *t);
 /* Reads t's columns, checks the mode's columns and prepares its batch
  * statement (source_sqlite_layout.c). Runs inside a read transaction.
  * Returns 0, SQ_MISSING, SQ_BUSY or SQ_ERR with errbuf. */
-int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf,
-		    size_t errlen);
+int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen);
 
 /* True for the answers of a locked database. */
 bool sqbusy(int rc);

@@ -119,7 +119,7 @@ static int fail(struct lay *l, const char *fmt, ...)
 {
 	va_list ap;
 	int n = l->t->name ? snprintf(l->errbuf, l->errlen, "table %s: ", l->t->name)
-			   : snprintf(l->errbuf, l->errlen, "query: ");
+	                   : snprintf(l->errbuf, l->errlen, "query: ");
 
 	va_start(ap, fmt);
 	if (n >= 0 && (size_t)n < l->errlen)
@@ -146,13 +146,13 @@ static void list_tables(sqlite3 *db, char *buf, size_t len)
 
 	buf[0] = '\0';
 	if (sqlite3_prepare_v2(db,
-			       "SELECT name FROM sqlite_master WHERE type IN ('table','view') AND "
-			       "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 20",
-			       -1, &st, NULL) != SQLITE_OK)
+	                       "SELECT name FROM sqlite_master WHERE type IN ('table','view') AND "
+	                       "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name LIMIT 20",
+	                       -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW && o + 1 < len) {
 		int n = snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
-				 (const char *)sqlite3_column_text(st, 0));
+		                 (const char *)sqlite3_column_text(st, 0));
 
 		if (n < 0)
 			break;
@@ -170,9 +170,9 @@ static int find_table(struct lay *l)
 	int rc;
 
 	rc = sqlite3_prepare_v2(l->s->db,
-				"SELECT type FROM sqlite_master WHERE type IN ('table','view') AND "
-				"name = ?1 COLLATE NOCASE",
-				-1, &st, NULL);
+	                        "SELECT type FROM sqlite_master WHERE type IN ('table','view') AND "
+	                        "name = ?1 COLLATE NOCASE",
+	                        -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
 	sqlite3_bind_text(st, 1, l->t->name, -1, SQLITE_STATIC);
@@ -188,9 +188,9 @@ static int find_table(struct lay *l)
 
 			list_tables(l->s->db, tables, sizeof(tables));
 			l->s->env->log(l->s->env, LOG_WARN,
-				       "table %s does not exist in %s (tables there: %s); "
-				       "waiting for it",
-				       l->t->name, l->s->path, tables);
+			               "table %s does not exist in %s (tables there: %s); "
+			               "waiting for it",
+			               l->t->name, l->s->path, tables);
 			l->s->env->count(l->s->env, "tables_missing", 1);
 		}
 		l->t->warned_missing = true;
@@ -206,8 +206,8 @@ static int table_info(struct lay *l)
 	int rc, npk = 0;
 
 	rc = sqlite3_prepare_v2(l->s->db,
-				"SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1)", -1,
-				&st, NULL);
+	                        "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1)", -1,
+	                        &st, NULL);
 	if (rc != SQLITE_OK)
 		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
 	sqlite3_bind_text(st, 1, l->t->name, -1, SQLITE_STATIC);
@@ -310,7 +310,7 @@ static int read_columns(struct lay *l)
 		t->val_idx[i] = (size_t)i;
 		sqcol_classify(sqlite3_column_decltype(st, i), &c->kind, &c->logical);
 		c->declared = sqlite3_column_decltype(st, i) != NULL &&
-			      *sqlite3_column_decltype(st, i) != '\0';
+		              *sqlite3_column_decltype(st, i) != '\0';
 		ti = t->name ? tinfo_find(l, c->name) : NULL;
 		c->optional = ti == NULL || !(ti->notnull || (ti->alias && l->rowid != NULL));
 	}
@@ -320,12 +320,13 @@ static int read_columns(struct lay *l)
 	for (size_t i = 0; i < t->ncols; i++) {
 		if (strncmp(t->cols[i].name, "__skiff_", 8) == 0)
 			return fail(l, "column %s: names starting __skiff_ are skiff's own",
-				    t->cols[i].name);
+			            t->cols[i].name);
 		for (size_t j = 0; j < i; j++)
 			if (strcasecmp(t->cols[i].name, t->cols[j].name) == 0)
-				return fail(l, "two columns are named %s: give them distinct "
-					       "names (AS) so each becomes one field",
-					    t->cols[i].name);
+				return fail(l,
+				            "two columns are named %s: give them distinct "
+				            "names (AS) so each becomes one field",
+				            t->cols[i].name);
 	}
 	return 0;
 }
@@ -345,8 +346,8 @@ static int no_column(struct lay *l, const char *what, const char *name)
 
 	have[0] = '\0';
 	for (size_t i = 0; i < l->t->ncols && o + 1 < sizeof(have); i++) {
-		int n = snprintf(have + o, sizeof(have) - o, "%s%s", i ? ", " : "",
-				 l->t->cols[i].name);
+		int n =
+		    snprintf(have + o, sizeof(have) - o, "%s%s", i ? ", " : "", l->t->cols[i].name);
 
 		if (n < 0)
 			break;
@@ -371,17 +372,18 @@ static int resolve_inc(struct lay *l)
 	int ci;
 
 	if (name[0] == '\0' || (col_find(l->t, name) < 0 && l->rowid != NULL &&
-				(strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
-				 strcasecmp(name, "_rowid_") == 0))) {
+	                        (strcasecmp(name, "rowid") == 0 || strcasecmp(name, "oid") == 0 ||
+	                         strcasecmp(name, "_rowid_") == 0))) {
 		if (l->alias != NULL) {
 			name = l->alias;
 		} else if (l->rowid != NULL) {
 			l->inc_expr = strdup(l->rowid);
 			return l->inc_expr ? 0 : fail(l, "out of memory");
 		} else {
-			return fail(l, "%s has no rowid (WITHOUT ROWID or a view): set "
-				       "incrementing.column.name",
-				    l->is_view ? "a view" : "it");
+			return fail(l,
+			            "%s has no rowid (WITHOUT ROWID or a view): set "
+			            "incrementing.column.name",
+			            l->is_view ? "a view" : "it");
 		}
 	}
 	ci = col_find(l->t, name);
@@ -391,9 +393,10 @@ static int resolve_inc(struct lay *l)
 	    !(l->t->name == NULL && l->t->cols[ci].kind == SQCOL_BLOB))
 		return fail(l, "incrementing column %s is not declared as an integer", name);
 	if (s->validate_non_null && nullable(l, name))
-		return fail(l, "incrementing column %s is nullable: declare it NOT NULL (or "
-			       "INTEGER PRIMARY KEY), or set validate.non.null=false",
-			    name);
+		return fail(l,
+		            "incrementing column %s is nullable: declare it NOT NULL (or "
+		            "INTEGER PRIMARY KEY), or set validate.non.null=false",
+		            name);
 	l->inc_declared = !(l->alias != NULL && strcasecmp(name, l->alias) == 0);
 	l->inc_expr = sqquote(l->t->cols[ci].name);
 	return l->inc_expr ? 0 : fail(l, "out of memory");
@@ -418,7 +421,7 @@ static int resolve_ts(struct lay *l)
 			free(b.s);
 			free(names.s);
 			return fail(l, "timestamp column %s is declared BLOB, not a timestamp",
-				    s->ts_names[i]);
+			            s->ts_names[i]);
 		}
 		all_nullable = all_nullable && nullable(l, s->ts_names[i]);
 		if (i > 0) {
@@ -436,8 +439,9 @@ static int resolve_ts(struct lay *l)
 		return fail(l, "out of memory");
 	}
 	if (s->validate_non_null && l->t->name != NULL && all_nullable) {
-		fail(l, "timestamp column%s %s %s nullable: declare %s NOT NULL, or set "
-			"validate.non.null=false",
+		fail(l,
+		     "timestamp column%s %s %s nullable: declare %s NOT NULL, or set "
+		     "validate.non.null=false",
 		     s->nts > 1 ? "s" : "", names.s, s->nts > 1 ? "are all" : "is",
 		     s->nts > 1 ? "one" : "it");
 		free(names.s);
@@ -514,12 +518,12 @@ static void check_nulls(struct lay *l)
 		if (!b.oom && sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL) == SQLITE_OK &&
 		    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 			l->s->env->log(l->s->env, LOG_WARN,
-				       "%s: %lld rows have NULL in the %s %s: they are never read",
-				       l->t->name ? l->t->name : "query",
-				       (long long)sqlite3_column_int64(st, 0), name[i],
-				       i == 0 ? what[0] : what[1]);
+			               "%s: %lld rows have NULL in the %s %s: they are never read",
+			               l->t->name ? l->t->name : "query",
+			               (long long)sqlite3_column_int64(st, 0), name[i],
+			               i == 0 ? what[0] : what[1]);
 			l->s->env->count(l->s->env, "rows_without_position",
-					 (uint64_t)sqlite3_column_int64(st, 0));
+			                 (uint64_t)sqlite3_column_int64(st, 0));
 		}
 		sqlite3_finalize(st);
 		free(b.s);
@@ -580,14 +584,14 @@ static int build_sql(struct lay *l, struct sb *b)
 			/* (ts, rowid) > (?1, ?2): equal timestamps page by rowid. */
 			t->rid_col = next;
 			sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND ((\"__skiff_ts\" = ?1 AND "
-				  "\"__skiff_rid\" > ?2) OR \"__skiff_ts\" > ?1) "
-				  "ORDER BY \"__skiff_ts\", \"__skiff_rid\" LIMIT ?4");
+			          "\"__skiff_rid\" > ?2) OR \"__skiff_ts\" > ?1) "
+			          "ORDER BY \"__skiff_ts\", \"__skiff_rid\" LIMIT ?4");
 			break;
 		}
 		/* No rowid: skip the ?2 rows of group ?1 already read, in an order
 		 * made total by every column. */
 		sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND \"__skiff_ts\" >= ?1 "
-			  "ORDER BY \"__skiff_ts\"");
+		          "ORDER BY \"__skiff_ts\"");
 		for (size_t k = 0; k < t->ncols; k++) {
 			char num[24];
 
@@ -601,8 +605,8 @@ static int build_sql(struct lay *l, struct sb *b)
 		t->ts_col = next;
 		ts_source(l, b, i, NULL);
 		sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND ((\"__skiff_ts\" = ?1 AND "
-			  "\"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
-			  "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
+		          "\"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
+		          "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;
 	}
 	return b->oom ? fail(l, "out of memory") : 0;
@@ -674,4 +678,3 @@ out:
 		sqtable_unlay(t);
 	return rc;
 }
-

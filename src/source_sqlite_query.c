@@ -106,12 +106,12 @@ static void check_ahead(struct sqsrc *s, struct sqtable *t)
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
 	    (max = sqlite3_column_int64(st, 0)) < t->inc) {
 		s->env->log(s->env, LOG_WARN,
-			    "%s: the largest id is %lld but the stored offset is %lld: rows with "
-			    "ids up to %lld will not be read (the database was replaced, or rows "
-			    "were deleted and their ids reused; remove this connector's offset to "
-			    "read the table again)",
-			    t->name ? t->name : "query", (long long)max, (long long)t->inc,
-			    (long long)t->inc);
+		            "%s: the largest id is %lld but the stored offset is %lld: rows with "
+		            "ids up to %lld will not be read (the database was replaced, or rows "
+		            "were deleted and their ids reused; remove this connector's offset to "
+		            "read the table again)",
+		            t->name ? t->name : "query", (long long)max, (long long)t->inc,
+		            (long long)t->inc);
 		s->env->count(s->env, "offset_ahead_of_table", 1);
 	}
 	sqlite3_finalize(st);
@@ -134,12 +134,12 @@ static struct sqrow *add_row(struct sqsrc *s, struct sqtable *t)
 	r = &t->rows[t->nrows];
 	memset(r, 0, sizeof(*r));
 	r->value = sqvalue_row(t->stmt, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
-			       &r->vschema, &s->stats);
+	                       &r->vschema, &s->stats);
 	if (r->value == NULL)
 		return NULL;
 	if (t->nkeys > 0) {
 		r->key = sqvalue_row(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
-				     &r->kschema, &s->stats);
+		                     &r->kschema, &s->stats);
 		if (r->key == NULL) {
 			cJSON_Delete(r->value);
 			return NULL;
@@ -159,8 +159,8 @@ static size_t row_bytes(sqlite3_stmt *st, size_t ncols)
 		int t = sqlite3_column_type(st, (int)i);
 
 		n += 96 + (t == SQLITE_TEXT || t == SQLITE_BLOB
-				   ? (size_t)sqlite3_column_bytes(st, (int)i) * 2
-				   : 0);
+		               ? (size_t)sqlite3_column_bytes(st, (int)i) * 2
+		               : 0);
 	}
 	return n;
 }
@@ -207,10 +207,11 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 		}
 		if (t->inc_col >= 0 && sqlite3_column_type(t->stmt, t->inc_col) != SQLITE_INTEGER) {
 			snprintf(u->bad, sizeof(u->bad),
-				 "a row's incrementing column holds %s, not an integer: "
-				 "skiff cannot order it; fix the row or the column",
-				 sqlite3_column_type(t->stmt, t->inc_col) == SQLITE_NULL ? "NULL"
-											 : "a non-integer");
+			         "a row's incrementing column holds %s, not an integer: "
+			         "skiff cannot order it; fix the row or the column",
+			         sqlite3_column_type(t->stmt, t->inc_col) == SQLITE_NULL
+			             ? "NULL"
+			             : "a non-integer");
 			break;
 		}
 		if ((r = add_row(s, t)) == NULL)
@@ -283,10 +284,10 @@ static void slow_hint(struct sqsrc *s, struct sqtable *t, int64_t ms)
 		return;
 	t->warned_slow = true;
 	s->env->log(s->env, LOG_NOTICE,
-		    "%s: a query took %lld ms for %zu rows: timestamp modes read the whole "
-		    "table on every query; to catch up faster raise batch.max.rows, or use "
-		    "mode=incrementing where rows are only inserted",
-		    t->name ? t->name : "query", (long long)ms, t->nrows);
+	            "%s: a query took %lld ms for %zu rows: timestamp modes read the whole "
+	            "table on every query; to catch up faster raise batch.max.rows, or use "
+	            "mode=incrementing where rows are only inserted",
+	            t->name ? t->name : "query", (long long)ms, t->nrows);
 }
 
 static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf, size_t errlen)
@@ -306,8 +307,7 @@ static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf,
 	return SQ_ERR;
 }
 
-int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf,
-		 size_t errlen)
+int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
 {
 	struct run u = {.limit = s->batch_max};
 	int rc, version = 0;
@@ -318,8 +318,10 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
 		goto out;
 	if (t->laid_out && version != t->schema_version) {
-		s->env->log(s->env, LOG_INFO, "%s: the database schema changed: reading its "
-			    "columns again", t->name ? t->name : "query");
+		s->env->log(s->env, LOG_INFO,
+		            "%s: the database schema changed: reading its "
+		            "columns again",
+		            t->name ? t->name : "query");
 		s->env->count(s->env, "schema_changes", 1);
 	}
 	if ((!t->laid_out || version != t->schema_version) &&
@@ -337,7 +339,7 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 		if (t->nrows == 0) {
 			rc = busy(u.rc) ? SQ_BUSY : SQ_ERR;
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
-				 sqlite3_errmsg(s->db));
+			         sqlite3_errmsg(s->db));
 			goto out;
 		}
 		snprintf(u.bad, sizeof(u.bad), "%s", sqlite3_errmsg(s->db));
@@ -350,8 +352,7 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	}
 	if (t->nrows > 0)
 		advance(s, t, &u);
-	t->more = u.peek ||
-		  (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
+	t->more = u.peek || (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
 	slow_hint(s, t, mono_ms() - t0);
 	rc = (int)t->nrows;
 out:
@@ -380,10 +381,10 @@ size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, 
 		r->topic = t->topic;
 		r->offset = w->off;
 		r->value = (struct record_value){
-			.kind = VALUE_STRUCT, .payload = w->value, .schema = w->vschema};
+		    .kind = VALUE_STRUCT, .payload = w->value, .schema = w->vschema};
 		if (w->key != NULL)
 			r->key = (struct record_value){
-				.kind = VALUE_STRUCT, .payload = w->key, .schema = w->kschema};
+			    .kind = VALUE_STRUCT, .payload = w->key, .schema = w->kschema};
 		else
 			r->key.kind = VALUE_NULL;
 		w->value = w->key = NULL;

@@ -19,8 +19,8 @@
 #define NS_PER_S 1000000000LL
 
 static const char iso_forms[] = "ISO-8601 text (YYYY-MM-DD, YYYY-MM-DD[T ]HH:MM[:SS[.fraction]] "
-				"with an optional Z or +HH:MM zone) or an epoch number (as a "
-				"number or as text)";
+                                "with an optional Z or +HH:MM zone) or an epoch number (as a "
+                                "number or as text)";
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -161,7 +161,7 @@ static bool zone(const char **p, const char *end, int64_t *off, const char **why
 
 /* HH:MM[:SS[.f]] into seconds of the day and ns. */
 static bool clock_time(const char **p, const char *end, int64_t *secs, int64_t *ns,
-		       const char **why)
+                       const char **why)
 {
 	int hh, mi, ss = 0;
 
@@ -232,10 +232,10 @@ int sqlts_parse_text(const char *s, size_t len, int64_t *out, const char **why)
 static int scale_int(int64_t v, int64_t *ns)
 {
 	int64_t a = v < 0 ? -(v + 1) : v; /* no overflow for INT64_MIN */
-	int64_t mul = a < 100000000000LL		 ? NS_PER_S
-		      : a < 100000000000000LL	 ? 1000000
-		      : a < 100000000000000000LL ? 1000
-						 : 1;
+	int64_t mul = a < 100000000000LL         ? NS_PER_S
+	              : a < 100000000000000LL    ? 1000000
+	              : a < 100000000000000000LL ? 1000
+	                                         : 1;
 
 	return __builtin_mul_overflow(v, mul, ns) ? -1 : 0;
 }
@@ -295,13 +295,13 @@ int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen)
 		if (sqlts_from_int(sqlite3_value_int64(v), ns) == 0)
 			return 0;
 		snprintf(errbuf, errlen, "%lld is outside the years 1677 to 2262 as an epoch",
-			 (long long)sqlite3_value_int64(v));
+		         (long long)sqlite3_value_int64(v));
 		return -1;
 	case SQLITE_FLOAT:
 		if (sqlts_from_real(sqlite3_value_double(v), ns) == 0)
 			return 0;
 		snprintf(errbuf, errlen, "%g is outside the years 1677 to 2262 as an epoch",
-			 sqlite3_value_double(v));
+		         sqlite3_value_double(v));
 		return -1;
 	case SQLITE_TEXT: {
 		const char *s = (const char *)sqlite3_value_text(v);
@@ -311,8 +311,10 @@ int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen)
 			return 0;
 		if (s != NULL && number_text(s, ns) == 0)
 			return 0;
-		snprintf(errbuf, errlen, "'%.64s%s' is not a timestamp skiff understands (%s); "
-			 "it reads %s", s ? s : "", n > 64 ? "..." : "", why ? why : "?", iso_forms);
+		snprintf(errbuf, errlen,
+		         "'%.64s%s' is not a timestamp skiff understands (%s); "
+		         "it reads %s",
+		         s ? s : "", n > 64 ? "..." : "", why ? why : "?", iso_forms);
 		return -1;
 	}
 	default:
@@ -341,8 +343,8 @@ static void ts_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int sqlts_register(sqlite3 *db)
 {
 	return sqlite3_create_function(db, "skiff_ts", 1,
-				       SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
-				       ts_func, NULL, NULL);
+	                               SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+	                               ts_func, NULL, NULL);
 }
 
 int64_t sqlts_ms(int64_t ns)
@@ -383,6 +385,6 @@ void sqlts_format(int64_t ns, char *buf, size_t len)
 	}
 	civil_from_days(days, &y, &m, &d);
 	snprintf(buf, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%09lldZ", (long long)y, m, d,
-		 (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60),
-		 (long long)floor_mod(ns, NS_PER_S));
+	         (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60),
+	         (long long)floor_mod(ns, NS_PER_S));
 }

@@ -70,17 +70,25 @@ void sqcol_classify(const char *t, enum sqcol_kind *kind, enum sqcol_logical *lo
 static char null_type(const struct sqcol *c)
 {
 	switch (c->logical) {
-	case SQLOG_TIMESTAMP: return F_TIMESTAMP;
-	case SQLOG_DATE: return F_DATE;
-	case SQLOG_BOOLEAN: return F_BOOLEAN;
-	case SQLOG_NONE: break;
+	case SQLOG_TIMESTAMP:
+		return F_TIMESTAMP;
+	case SQLOG_DATE:
+		return F_DATE;
+	case SQLOG_BOOLEAN:
+		return F_BOOLEAN;
+	case SQLOG_NONE:
+		break;
 	}
 	switch (c->kind) {
-	case SQCOL_INTEGER: return F_INT64;
-	case SQCOL_TEXT: return F_STRING;
-	case SQCOL_BLOB: return F_BYTES;
+	case SQCOL_INTEGER:
+		return F_INT64;
+	case SQCOL_TEXT:
+		return F_STRING;
+	case SQCOL_BLOB:
+		return F_BYTES;
 	case SQCOL_REAL:
-	case SQCOL_NUMERIC: return F_FLOAT64;
+	case SQCOL_NUMERIC:
+		return F_FLOAT64;
 	}
 	return F_STRING;
 }
@@ -91,11 +99,11 @@ static cJSON *field_schema(const struct sqcol *c, char type)
 {
 	cJSON *f = cJSON_CreateObject();
 	const char *t = type == F_INT64 || type == F_TIMESTAMP ? "int64"
-			: type == F_DATE			 ? "int32"
-			: type == F_FLOAT64			 ? "double"
-			: type == F_BYTES			 ? "bytes"
-			: type == F_BOOLEAN			 ? "boolean"
-								 : "string";
+	                : type == F_DATE                       ? "int32"
+	                : type == F_FLOAT64                    ? "double"
+	                : type == F_BYTES                      ? "bytes"
+	                : type == F_BOOLEAN                    ? "boolean"
+	                                                       : "string";
 	bool ok;
 
 	/* Connect's JsonConverter.asJsonSchema: its type names (FLOAT64 is
@@ -104,8 +112,9 @@ static cJSON *field_schema(const struct sqcol *c, char type)
 	ok = f != NULL && cJSON_AddStringToObject(f, "type", t) != NULL &&
 	     cJSON_AddBoolToObject(f, "optional", c->optional) != NULL;
 	if (ok && type == F_TIMESTAMP)
-		ok = cJSON_AddStringToObject(f, "name", "org.apache.kafka.connect.data.Timestamp") &&
-		     cJSON_AddNumberToObject(f, "version", 1);
+		ok =
+		    cJSON_AddStringToObject(f, "name", "org.apache.kafka.connect.data.Timestamp") &&
+		    cJSON_AddNumberToObject(f, "version", 1);
 	if (ok && type == F_DATE)
 		ok = cJSON_AddStringToObject(f, "name", "org.apache.kafka.connect.data.Date") &&
 		     cJSON_AddNumberToObject(f, "version", 1);
@@ -115,8 +124,8 @@ static cJSON *field_schema(const struct sqcol *c, char type)
 	return NULL;
 }
 
-static cJSON *struct_schema(const struct sqcol *cols, const size_t *idx, size_t n,
-			    const char *sig, const char *name)
+static cJSON *struct_schema(const struct sqcol *cols, const size_t *idx, size_t n, const char *sig,
+                            const char *name)
 {
 	cJSON *s = cJSON_CreateObject(), *fields = NULL;
 
@@ -141,7 +150,7 @@ fail:
 }
 
 static const cJSON *schema_for(struct sqschemas *c, const struct sqcol *cols, const size_t *idx,
-			       size_t n, const char *sig, const char *name)
+                               size_t n, const char *sig, const char *name)
 {
 	struct sqschema_entry *e;
 
@@ -300,7 +309,7 @@ layout:
 char *sqvalue_base64(const unsigned char *p, size_t n)
 {
 	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
 	size_t i = 0;
 
@@ -430,8 +439,7 @@ static cJSON *time_item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *
 	if (sqlts_from_value(sqlite3_column_value(stmt, i), &ns, err, sizeof(err)) != 0)
 		return NULL;
 	*type = c->logical == SQLOG_DATE ? F_DATE : F_TIMESTAMP;
-	return raw_int(c->logical == SQLOG_DATE ? floor_div(ns, 86400000000000LL)
-						: sqlts_ms(ns));
+	return raw_int(c->logical == SQLOG_DATE ? floor_div(ns, 86400000000000LL) : sqlts_ms(ns));
 }
 
 static cJSON *real_item(double d, struct sqvalue_stats *st)
@@ -447,7 +455,7 @@ static cJSON *real_item(double d, struct sqvalue_stats *st)
 
 /* The item for column i of the current row and its field type letter. */
 static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
-		   struct sqvalue_stats *st)
+                   struct sqvalue_stats *st)
 {
 	int t = sqlite3_column_type(stmt, i);
 	cJSON *it;
@@ -477,11 +485,11 @@ static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
 	case SQLITE_TEXT:
 		*type = F_STRING;
 		return text_item((const char *)sqlite3_column_text(stmt, i),
-				 (size_t)sqlite3_column_bytes(stmt, i), st);
+		                 (size_t)sqlite3_column_bytes(stmt, i), st);
 	default:
 		*type = F_BYTES;
 		b64 = sqvalue_base64(sqlite3_column_blob(stmt, i),
-				     (size_t)sqlite3_column_bytes(stmt, i));
+		                     (size_t)sqlite3_column_bytes(stmt, i));
 		if (b64 == NULL)
 			return NULL;
 		it = cJSON_CreateString(b64);
@@ -491,8 +499,8 @@ static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
 }
 
 cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
-		   const char *name, struct sqschemas *cache, const cJSON **schema,
-		   struct sqvalue_stats *st)
+                   const char *name, struct sqschemas *cache, const cJSON **schema,
+                   struct sqvalue_stats *st)
 {
 	char sigbuf[256], *sig = n < sizeof(sigbuf) ? sigbuf : malloc(n + 1);
 	cJSON *obj = cJSON_CreateObject();

@@ -99,11 +99,11 @@ static void fake_init(struct fake *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->env = (struct source_env){.opaque = f,
-				     .connector = "test",
-				     .partition = f_partition,
-				     .committed = f_committed,
-				     .count = f_count,
-				     .log = f_log};
+	                             .connector = "test",
+	                             .partition = f_partition,
+	                             .committed = f_committed,
+	                             .count = f_count,
+	                             .log = f_log};
 }
 
 static void fake_free(struct fake *f)
@@ -369,9 +369,9 @@ static void fill(int from, int to)
 	char buf[256];
 
 	snprintf(buf, sizeof(buf),
-		 "WITH RECURSIVE c(x) AS (SELECT %d UNION ALL SELECT x+1 FROM c WHERE x<%d) "
-		 "INSERT INTO t(id, v) SELECT x, 'row ' || x FROM c",
-		 from, to);
+	         "WITH RECURSIVE c(x) AS (SELECT %d UNION ALL SELECT x+1 FROM c WHERE x<%d) "
+	         "INSERT INTO t(id, v) SELECT x, 'row ' || x FROM c",
+	         from, to);
 	sql(dbpath, buf);
 }
 
@@ -388,10 +388,11 @@ static void test_incrementing(void)
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
 	fill(1, 2500);
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=db-\n"
-			       "batch.max.rows=1000\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=db-\n"
+	                   "batch.max.rows=1000\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_STR(f.parts[0], "{\"protocol\":\"1\",\"table\":\"t\"}");
 	n = drain(&f, ctx, 1024, ids, 4000);
 	CHECK_INT(n, 2500);
@@ -405,8 +406,8 @@ static void test_incrementing(void)
 	/* Restart from the committed offset: only new rows. */
 	fill(2501, 2600);
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=db-\n", &ctx,
-			   err, sizeof(err)),
-		  0);
+	                   err, sizeof(err)),
+	          0);
 	n = drain(&f, ctx, 1024, ids, 4000);
 	CHECK_INT(n, 100);
 	CHECK_INT(ids[0], 2501);
@@ -423,11 +424,12 @@ static void test_hidden_rowid_and_worker_max(void)
 	char err[512];
 
 	new_db("rowid.db");
-	sql(dbpath, "CREATE TABLE t(id INT, v TEXT); INSERT INTO t VALUES (10,'a'),(5,'b'),(7,'c')");
+	sql(dbpath,
+	    "CREATE TABLE t(id INT, v TEXT); INSERT INTO t VALUES (10,'a'),(5,'b'),(7,'c')");
 	fake_init(&f);
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=\n", &ctx, err,
-			   sizeof(err)),
-		  0);
+	                   sizeof(err)),
+	          0);
 	/* The worker may lower batch->max below batch.max.rows. */
 	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
@@ -444,18 +446,18 @@ static void test_hidden_rowid_and_worker_max(void)
 }
 
 static const char expect_schema[] =
-	"{\"type\":\"struct\",\"fields\":["
-	"{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
-	"{\"type\":\"int64\",\"optional\":true,\"field\":\"big\"},"
-	"{\"type\":\"double\",\"optional\":true,\"field\":\"r\"},"
-	"{\"type\":\"string\",\"optional\":false,\"field\":\"s\"},"
-	"{\"type\":\"bytes\",\"optional\":true,\"field\":\"b\"},"
-	"{\"type\":\"int64\",\"optional\":true,\"name\":\"org.apache.kafka.connect.data.Timestamp\","
-	"\"version\":1,\"field\":\"ts\"},"
-	"{\"type\":\"int32\",\"optional\":true,\"name\":\"org.apache.kafka.connect.data.Date\","
-	"\"version\":1,\"field\":\"d\"},"
-	"{\"type\":\"boolean\",\"optional\":true,\"field\":\"flag\"}"
-	"],\"optional\":false,\"name\":\"vals\"}";
+    "{\"type\":\"struct\",\"fields\":["
+    "{\"type\":\"int64\",\"optional\":false,\"field\":\"id\"},"
+    "{\"type\":\"int64\",\"optional\":true,\"field\":\"big\"},"
+    "{\"type\":\"double\",\"optional\":true,\"field\":\"r\"},"
+    "{\"type\":\"string\",\"optional\":false,\"field\":\"s\"},"
+    "{\"type\":\"bytes\",\"optional\":true,\"field\":\"b\"},"
+    "{\"type\":\"int64\",\"optional\":true,\"name\":\"org.apache.kafka.connect.data.Timestamp\","
+    "\"version\":1,\"field\":\"ts\"},"
+    "{\"type\":\"int32\",\"optional\":true,\"name\":\"org.apache.kafka.connect.data.Date\","
+    "\"version\":1,\"field\":\"d\"},"
+    "{\"type\":\"boolean\",\"optional\":true,\"field\":\"flag\"}"
+    "],\"optional\":false,\"name\":\"vals\"}";
 
 static void test_values_and_schema(void)
 {
@@ -465,47 +467,50 @@ static void test_values_and_schema(void)
 	char err[512], *p, *sc;
 
 	new_db("vals.db");
-	sql(dbpath, "CREATE TABLE vals(id INTEGER PRIMARY KEY, big INTEGER, r REAL, s TEXT NOT NULL, "
-		    "b BLOB, ts DATETIME, d DATE, flag BOOLEAN);"
-		    "INSERT INTO vals VALUES (1, 9007199254740993, 0.1, 'a\"b', x'00ff10', "
-		    "'2024-03-01 12:34:56.789', '2024-03-01', 1);"
-		    "INSERT INTO vals VALUES (2, NULL, NULL, '', NULL, NULL, NULL, NULL);"
-		    "INSERT INTO vals VALUES (3, -9223372036854775808, 1e20, 'x', x'', 1709296496, "
-		    "'2024-03-02', 0);"
-		    "INSERT INTO vals VALUES (4, 'text in int', 5, 'y', 'not blob', 'garbage', "
-		    "NULL, NULL);");
+	sql(dbpath,
+	    "CREATE TABLE vals(id INTEGER PRIMARY KEY, big INTEGER, r REAL, s TEXT NOT NULL, "
+	    "b BLOB, ts DATETIME, d DATE, flag BOOLEAN);"
+	    "INSERT INTO vals VALUES (1, 9007199254740993, 0.1, 'a\"b', x'00ff10', "
+	    "'2024-03-01 12:34:56.789', '2024-03-01', 1);"
+	    "INSERT INTO vals VALUES (2, NULL, NULL, '', NULL, NULL, NULL, NULL);"
+	    "INSERT INTO vals VALUES (3, -9223372036854775808, 1e20, 'x', x'', 1709296496, "
+	    "'2024-03-02', 0);"
+	    "INSERT INTO vals VALUES (4, 'text in int', 5, 'y', 'not blob', 'garbage', "
+	    "NULL, NULL);");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=bulk\ntable.whitelist=vals\ntopic.prefix=x.\nkey.column.name=id\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=bulk\ntable.whitelist=vals\ntopic.prefix=x.\nkey.column.name=id\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_STR(f.parts[0], "{\"table\":\"vals\"}");
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 4);
 	p = payload_text(&recs[0]);
 	CHECK_STR(p, "{\"id\":1,\"big\":9007199254740993,\"r\":0.1,\"s\":\"a\\\"b\",\"b\":\"AP8Q\","
-		     "\"ts\":1709296496789,\"d\":19783,\"flag\":true}");
+	             "\"ts\":1709296496789,\"d\":19783,\"flag\":true}");
 	free(p);
 	sc = cJSON_PrintUnformatted(recs[0].value.schema);
 	CHECK_STR(sc, expect_schema);
 	free(sc);
 	p = payload_text(&recs[1]);
-	CHECK_STR(p, "{\"id\":2,\"big\":null,\"r\":null,\"s\":\"\",\"b\":null,\"ts\":null,\"d\":null,"
-		     "\"flag\":null}");
+	CHECK_STR(p,
+	          "{\"id\":2,\"big\":null,\"r\":null,\"s\":\"\",\"b\":null,\"ts\":null,\"d\":null,"
+	          "\"flag\":null}");
 	free(p);
 	/* Same field types, so the very same schema object. */
 	CHECK(recs[1].value.schema == recs[0].value.schema);
 	p = payload_text(&recs[2]);
 	CHECK_STR(p, "{\"id\":3,\"big\":-9223372036854775808,\"r\":1.0E20,\"s\":\"x\",\"b\":\"\","
-		     "\"ts\":1709296496000,\"d\":19784,\"flag\":false}");
+	             "\"ts\":1709296496000,\"d\":19784,\"flag\":false}");
 	free(p);
 	/* SQLite types values: text in an INTEGER column is a string field. */
 	p = payload_text(&recs[3]);
 	CHECK_STR(p, "{\"id\":4,\"big\":\"text in int\",\"r\":5.0,\"s\":\"y\",\"b\":\"not blob\","
-		     "\"ts\":\"garbage\",\"d\":null,\"flag\":null}");
+	             "\"ts\":\"garbage\",\"d\":null,\"flag\":null}");
 	free(p);
 	CHECK(recs[3].value.schema != recs[0].value.schema);
-	sc = cJSON_PrintUnformatted(cJSON_GetArrayItem(
-		cJSON_GetObjectItem(recs[3].value.schema, "fields"), 1));
+	sc = cJSON_PrintUnformatted(
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(recs[3].value.schema, "fields"), 1));
 	CHECK_STR(sc, "{\"type\":\"string\",\"optional\":true,\"field\":\"big\"}");
 	free(sc);
 	/* The key: a struct of the key columns, without a name (ValueToKey). */
@@ -515,7 +520,7 @@ static void test_values_and_schema(void)
 	free(p);
 	sc = cJSON_PrintUnformatted(recs[0].key.schema);
 	CHECK_STR(sc, "{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\",\"optional\":false,"
-		      "\"field\":\"id\"}],\"optional\":false}");
+	              "\"field\":\"id\"}],\"optional\":false}");
 	free(sc);
 	CHECK(counted(&f, "timestamps_unparsed") == 1);
 	p = source_sqlite_ops.offset_json(ctx, &recs[0].offset);
@@ -545,16 +550,17 @@ static void test_timestamp_groups(const char *create, const char *rows, size_t w
 	new_db("ts.db");
 	sql(dbpath, create);
 	/* ts: 1 x1, 2 x5, 3 x1, 4 x4 (seconds since 2024-01-01, as text). */
-	sql(dbpath, "INSERT INTO t(id, ts) VALUES "
-		    "(1,'2024-01-01 00:00:01'),(2,'2024-01-01T00:00:02Z'),(3,'2024-01-01 00:00:02'),"
-		    "(4,'2024-01-01 02:00:02+02:00'),(5,'2024-01-01 00:00:02.000'),"
-		    "(6,1704067202),(7,'2024-01-01 00:00:03'),(8,'2024-01-01 00:00:04'),"
-		    "(9,'2024-01-01 00:00:04'),(10,1704067204000),(11,'2024-01-01 00:00:04')");
+	sql(dbpath,
+	    "INSERT INTO t(id, ts) VALUES "
+	    "(1,'2024-01-01 00:00:01'),(2,'2024-01-01T00:00:02Z'),(3,'2024-01-01 00:00:02'),"
+	    "(4,'2024-01-01 02:00:02+02:00'),(5,'2024-01-01 00:00:02.000'),"
+	    "(6,1704067202),(7,'2024-01-01 00:00:03'),(8,'2024-01-01 00:00:04'),"
+	    "(9,'2024-01-01 00:00:04'),(10,1704067204000),(11,'2024-01-01 00:00:04')");
 	fake_init(&f);
 	snprintf(props, sizeof(props),
-		 "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-		 "timestamp.column.name=ts\nbatch.max.rows=%s\n",
-		 rows);
+	         "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
+	         "timestamp.column.name=ts\nbatch.max.rows=%s\n",
+	         rows);
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	for (int round = 0; round < 20; round++) {
 		CHECK_INT(poll_once(ctx, &b, worker_max, err, sizeof(err)), 0);
@@ -610,15 +616,17 @@ static void test_timestamp_incrementing(void)
 	size_t n;
 
 	new_db("tsi.db");
-	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, v);"
-		    "INSERT INTO t(ts, v) VALUES ('2024-01-01 00:00:02', 1), ('2024-01-01 00:00:01', 2),"
-		    "('2024-01-01 00:00:02', 3), ('2024-01-01 00:00:02', 4), ('2024-01-01 00:00:03', 5)");
+	sql(dbpath,
+	    "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, v);"
+	    "INSERT INTO t(ts, v) VALUES ('2024-01-01 00:00:02', 1), ('2024-01-01 00:00:01', 2),"
+	    "('2024-01-01 00:00:02', 3), ('2024-01-01 00:00:02', 4), ('2024-01-01 00:00:03', 5)");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp+incrementing\ntable.whitelist=t\ntopic.prefix=p.\n"
-			       "timestamp.column.name=ts\nincrementing.column.name=id\n"
-			       "batch.max.rows=2\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp+incrementing\ntable.whitelist=t\ntopic.prefix=p.\n"
+	                   "timestamp.column.name=ts\nincrementing.column.name=id\n"
+	                   "batch.max.rows=2\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	n = drain(&f, ctx, 100, ids, 64);
 	CHECK_INT(n, 5);
 	CHECK_INT(ids[0], 2);
@@ -627,18 +635,19 @@ static void test_timestamp_incrementing(void)
 	CHECK_INT(ids[3], 4);
 	CHECK_INT(ids[4], 5);
 	CHECK_STR(f.committed[0],
-		  "{\"timestamp_nanos\":0,\"incrementing\":5,\"timestamp\":1704067203000}");
+	          "{\"timestamp_nanos\":0,\"incrementing\":5,\"timestamp\":1704067203000}");
 	source_sqlite_ops.close(ctx);
 	/* Restart in the middle of the ts=2 group: (ts = 2 AND id > 3) OR ts > 2. */
 	free(f.committed[0]);
 	f.committed[0] =
-		strdup("{\"timestamp_nanos\":0,\"incrementing\":3,\"timestamp\":1704067202000}");
+	    strdup("{\"timestamp_nanos\":0,\"incrementing\":3,\"timestamp\":1704067202000}");
 	/* An update moves row 1 forward: timestamp modes see changed rows. */
 	sql(dbpath, "UPDATE t SET ts = '2024-01-01 00:00:09' WHERE id = 1");
-	CHECK_INT(open_src(&f, "mode=timestamp+incrementing\ntable.whitelist=t\ntopic.prefix=p.\n"
-			       "timestamp.column.name=ts\nincrementing.column.name=id\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp+incrementing\ntable.whitelist=t\ntopic.prefix=p.\n"
+	                   "timestamp.column.name=ts\nincrementing.column.name=id\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	n = drain(&f, ctx, 100, ids, 64);
 	CHECK_INT(n, 3);
 	CHECK_INT(ids[0], 4);
@@ -660,13 +669,14 @@ static void test_delay_and_initial(void)
 	new_db("delay.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, ts INTEGER NOT NULL)");
 	snprintf(buf, sizeof(buf), "INSERT INTO t VALUES (1, %lld), (2, %lld), (3, %lld)",
-		 (long long)(now - 100), (long long)(now - 2) * 1000, (long long)(now + 1000));
+	         (long long)(now - 100), (long long)(now - 2) * 1000, (long long)(now + 1000));
 	sql(dbpath, buf);
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-			       "timestamp.column.name=ts\ntimestamp.delay.interval.ms=30000\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
+	                   "timestamp.column.name=ts\ntimestamp.delay.interval.ms=30000\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 1); /* row 2 is within the delay, row 3 in the future */
 	CHECK_INT(ids[0], 1);
@@ -675,10 +685,11 @@ static void test_delay_and_initial(void)
 	snprintf(buf, sizeof(buf), "INSERT INTO t VALUES (4, %lld)", (long long)(now - 50));
 	sql(dbpath, buf);
 	source_sqlite_ops.close(ctx);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-			       "timestamp.column.name=ts\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
+	                   "timestamp.column.name=ts\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 2);
 	CHECK_INT(ids[0], 4);
@@ -688,19 +699,20 @@ static void test_delay_and_initial(void)
 
 	/* timestamp.initial=-1: only rows from now on. */
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-			       "timestamp.column.name=ts\ntimestamp.initial=-1\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
+	                   "timestamp.column.name=ts\ntimestamp.initial=-1\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 0);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
 	fake_init(&f);
 	snprintf(buf, sizeof(buf),
-		 "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
-		 "timestamp.column.name=ts\ntimestamp.initial=%lld\n",
-		 (long long)(now - 60) * 1000);
+	         "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
+	         "timestamp.column.name=ts\ntimestamp.initial=%lld\n",
+	         (long long)(now - 60) * 1000);
 	CHECK_INT(open_src(&f, buf, &ctx, err, sizeof(err)), 0);
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 2);
@@ -717,15 +729,16 @@ static void test_query_mode(void)
 
 	new_db("query.db");
 	sql(dbpath, "CREATE TABLE a(id INTEGER PRIMARY KEY, v INT NOT NULL);"
-		    "CREATE TABLE n(id INTEGER PRIMARY KEY, name TEXT);"
-		    "INSERT INTO a VALUES (1, 5), (2, -1), (3, 7);"
-		    "INSERT INTO n VALUES (1, 'one'), (2, 'two'), (3, 'three')");
+	            "CREATE TABLE n(id INTEGER PRIMARY KEY, name TEXT);"
+	            "INSERT INTO a VALUES (1, 5), (2, -1), (3, 7);"
+	            "INSERT INTO n VALUES (1, 'one'), (2, 'two'), (3, 'three')");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntopic.prefix=joined\nincrementing.column.name=id\n"
-			       "query=SELECT a.id, a.v, n.name FROM a JOIN n ON n.id = a.id "
-			       "WHERE a.v > 0;\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntopic.prefix=joined\nincrementing.column.name=id\n"
+	                   "query=SELECT a.id, a.v, n.name FROM a JOIN n ON n.id = a.id "
+	                   "WHERE a.v > 0;\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_STR(f.parts[0], "{\"query\":\"query\"}");
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
@@ -733,18 +746,19 @@ static void test_query_mode(void)
 	CHECK_STR(field(&recs[1], "name"), "\"three\"");
 	sc = cJSON_PrintUnformatted(recs[0].value.schema);
 	CHECK_STR(sc, "{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\",\"optional\":true,"
-		      "\"field\":\"id\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"v\"},"
-		      "{\"type\":\"string\",\"optional\":true,\"field\":\"name\"}],"
-		      "\"optional\":false}");
+	              "\"field\":\"id\"},{\"type\":\"int64\",\"optional\":true,\"field\":\"v\"},"
+	              "{\"type\":\"string\",\"optional\":true,\"field\":\"name\"}],"
+	              "\"optional\":false}");
 	free(sc);
 	commit(&f, ctx, &recs[1]);
 	source_sqlite_ops.close(ctx);
 	sql(dbpath, "INSERT INTO a VALUES (4, 9); INSERT INTO n VALUES (4, 'four')");
-	CHECK_INT(open_src(&f, "mode=incrementing\ntopic.prefix=joined\nincrementing.column.name=id\n"
-			       "query=SELECT a.id, a.v, n.name FROM a JOIN n ON n.id = a.id "
-			       "WHERE a.v > 0\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntopic.prefix=joined\nincrementing.column.name=id\n"
+	                   "query=SELECT a.id, a.v, n.name FROM a JOIN n ON n.id = a.id "
+	                   "WHERE a.v > 0\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	CHECK_STR(field(&recs[0], "name"), "\"four\"");
@@ -753,13 +767,14 @@ static void test_query_mode(void)
 
 	/* Timestamp mode over a query: no rowid, equal timestamps page by OFFSET. */
 	sql(dbpath, "CREATE TABLE e(id INT, ts TEXT);"
-		    "INSERT INTO e VALUES (1,'2024-01-01'),(2,'2024-01-02'),(3,'2024-01-02'),"
-		    "(4,'2024-01-02'),(5,'2024-01-02'),(6,'2024-01-03')");
+	            "INSERT INTO e VALUES (1,'2024-01-01'),(2,'2024-01-02'),(3,'2024-01-02'),"
+	            "(4,'2024-01-02'),(5,'2024-01-02'),(6,'2024-01-03')");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntopic.prefix=e\ntimestamp.column.name=ts\n"
-			       "batch.max.rows=2\nquery=SELECT * FROM e\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp\ntopic.prefix=e\ntimestamp.column.name=ts\n"
+	                   "batch.max.rows=2\nquery=SELECT * FROM e\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	{
 		static int64_t ids[16];
 		size_t n = drain(&f, ctx, 100, ids, 16);
@@ -782,9 +797,9 @@ static void test_query_mode(void)
 static void test_without_rowid(void)
 {
 	test_timestamp_groups("CREATE TABLE t(id INT PRIMARY KEY, ts NOT NULL) WITHOUT ROWID", "3",
-			      100);
+	                      100);
 	test_timestamp_groups("CREATE TABLE t(id INT PRIMARY KEY, ts NOT NULL) WITHOUT ROWID", "4",
-			      3);
+	                      3);
 }
 
 /* skiff_ts() on values as an application might store them. */
@@ -793,14 +808,25 @@ static void test_ts_function(void)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	const char *sqls[] = {
-		"SELECT skiff_ts('1704067203')", "SELECT skiff_ts(' 1704067203000 ')",
-		"SELECT skiff_ts('1704067203.5')", "SELECT skiff_ts(1704067203.5)",
-		"SELECT skiff_ts('2024-01-01 00:00:03')", "SELECT skiff_ts(NULL)",
-		"SELECT skiff_ts('12/31/2023')", "SELECT skiff_ts(x'00')", "SELECT skiff_ts('1e5')",
+	    "SELECT skiff_ts('1704067203')",
+	    "SELECT skiff_ts(' 1704067203000 ')",
+	    "SELECT skiff_ts('1704067203.5')",
+	    "SELECT skiff_ts(1704067203.5)",
+	    "SELECT skiff_ts('2024-01-01 00:00:03')",
+	    "SELECT skiff_ts(NULL)",
+	    "SELECT skiff_ts('12/31/2023')",
+	    "SELECT skiff_ts(x'00')",
+	    "SELECT skiff_ts('1e5')",
 	};
-	const int64_t want[] = {1704067203000000000LL, 1704067203000000000LL,
-				1704067203500000000LL, 1704067203500000000LL,
-				1704067203000000000LL, -1, -2, -2, -2};
+	const int64_t want[] = {1704067203000000000LL,
+	                        1704067203000000000LL,
+	                        1704067203500000000LL,
+	                        1704067203500000000LL,
+	                        1704067203000000000LL,
+	                        -1,
+	                        -2,
+	                        -2,
+	                        -2};
 
 	CHECK_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
 	CHECK_INT(sqlts_register(db), SQLITE_OK);
@@ -833,16 +859,18 @@ static void test_two_tables_and_coalesce(void)
 	size_t n;
 
 	new_db("two.db");
-	sql(dbpath, "CREATE TABLE a(id INTEGER PRIMARY KEY, created TEXT NOT NULL, updated TEXT);"
-		    "CREATE TABLE b(id INTEGER PRIMARY KEY, created TEXT, updated TEXT);"
-		    "INSERT INTO a VALUES (1, '2024-01-01 00:00:05', NULL),"
-		    "(2, '2024-01-01 00:00:01', '2024-01-01 00:00:09'), (3, '2024-01-01 00:00:07', NULL);"
-		    "INSERT INTO b VALUES (1, '2024-01-01', NULL), (2, NULL, NULL)");
+	sql(dbpath,
+	    "CREATE TABLE a(id INTEGER PRIMARY KEY, created TEXT NOT NULL, updated TEXT);"
+	    "CREATE TABLE b(id INTEGER PRIMARY KEY, created TEXT, updated TEXT);"
+	    "INSERT INTO a VALUES (1, '2024-01-01 00:00:05', NULL),"
+	    "(2, '2024-01-01 00:00:01', '2024-01-01 00:00:09'), (3, '2024-01-01 00:00:07', NULL);"
+	    "INSERT INTO b VALUES (1, '2024-01-01', NULL), (2, NULL, NULL)");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=a, b\ntopic.prefix=two.\n"
-			       "timestamp.column.name=updated,created\nvalidate.non.null=false\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp\ntable.whitelist=a, b\ntopic.prefix=two.\n"
+	                   "timestamp.column.name=updated,created\nvalidate.non.null=false\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(f.nparts, 2);
 	CHECK_STR(f.parts[1], "{\"protocol\":\"1\",\"table\":\"b\"}");
 	{
@@ -877,25 +905,28 @@ static void test_quoted_identifiers(void)
 
 	new_db("quoted.db");
 	sql(dbpath, "CREATE TABLE \"my.table-1\"(\"select\" INTEGER PRIMARY KEY, "
-		    "\"we\"\"ird col\" TEXT NOT NULL);"
-		    "INSERT INTO \"my.table-1\" VALUES (1, 'a'), (2, 'b')");
+	            "\"we\"\"ird col\" TEXT NOT NULL);"
+	            "INSERT INTO \"my.table-1\" VALUES (1, 'a'), (2, 'b')");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp+incrementing\ntable.whitelist=my.table-1\n"
-			       "topic.prefix=\nincrementing.column.name=select\n"
-			       "timestamp.column.name=we\"ird col\nvalidate.non.null=true\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp+incrementing\ntable.whitelist=my.table-1\n"
+	                   "topic.prefix=\nincrementing.column.name=select\n"
+	                   "timestamp.column.name=we\"ird col\nvalidate.non.null=true\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	/* 'a' is not a timestamp: a clear error, not a silent skip. */
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), SOURCE_ERR);
 	CHECK(strstr(err, "'a' is not a timestamp") != NULL);
 	CHECK(strstr(err, "ISO-8601") != NULL);
 	source_sqlite_ops.close(ctx);
-	sql(dbpath, "UPDATE \"my.table-1\" SET \"we\"\"ird col\" = '2024-01-01 00:00:0' || \"select\"");
-	CHECK_INT(open_src(&f, "mode=timestamp+incrementing\ntable.whitelist=my.table-1\n"
-			       "topic.prefix=\nincrementing.column.name=select\n"
-			       "timestamp.column.name=we\"ird col\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	sql(dbpath,
+	    "UPDATE \"my.table-1\" SET \"we\"\"ird col\" = '2024-01-01 00:00:0' || \"select\"");
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp+incrementing\ntable.whitelist=my.table-1\n"
+	                   "topic.prefix=\nincrementing.column.name=select\n"
+	                   "timestamp.column.name=we\"ird col\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
 	CHECK_STR(recs[0].topic, "my.table-1");
@@ -946,51 +977,53 @@ static void test_config_errors(void)
 	expect_open_error("mode=increment\ntable.whitelist=t\ntopic.prefix=p\n", "is not one of");
 	expect_open_error("mode=bulk\ntopic.prefix=p\n", "set table.whitelist");
 	expect_open_error("mode=bulk\ntable.whitelist=t\nquery=SELECT 1\ntopic.prefix=p\n",
-			  "not both");
+	                  "not both");
 	expect_open_error("mode=bulk\ntable.whitelist=t\ntable.include.list=t\ntopic.prefix=p\n",
-			  "not both");
+	                  "not both");
 	expect_open_error("mode=bulk\ntable.whitelist=t\n", "topic.prefix is required");
 	expect_open_error("mode=bulk\nquery=SELECT 1\ntopic.prefix=\n", "must not be empty");
 	expect_open_error("mode=incrementing\nquery=SELECT 1\ntopic.prefix=q\n",
-			  "set incrementing.column.name");
+	                  "set incrementing.column.name");
 	expect_open_error("mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n",
-			  "needs timestamp.column.name");
+	                  "needs timestamp.column.name");
 	expect_open_error("mode=bulk\ntable.whitelist=t,x,T\ntopic.prefix=p\n", "listed twice");
 	expect_open_error("mode=bulk\ntable.whitelist=a b\ntopic.prefix=p\n",
-			  "not a valid Kafka topic name");
-	expect_open_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\ndb.timezone=Europe/Berlin\n",
-			  "only UTC");
+	                  "not a valid Kafka topic name");
+	expect_open_error(
+	    "mode=bulk\ntable.whitelist=t\ntopic.prefix=p\ndb.timezone=Europe/Berlin\n",
+	    "only UTC");
 	expect_open_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\nbatch.max.rows=0\n",
-			  "out of range");
+	                  "out of range");
 	expect_open_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\nunknown.key=1\n",
-			  "unknown.key");
+	                  "unknown.key");
 
+	expect_poll_error(
+	    "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+	    "incrementing.column.name=nope\n",
+	    "incrementing.column.name nope is not one of its columns (id, n, ts, b, s)");
 	expect_poll_error("mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			  "incrementing.column.name=nope\n",
-			  "incrementing.column.name nope is not one of its columns (id, n, ts, b, s)");
+	                  "incrementing.column.name=s\n",
+	                  "not declared as an integer");
 	expect_poll_error("mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			  "incrementing.column.name=s\n",
-			  "not declared as an integer");
-	expect_poll_error("mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			  "incrementing.column.name=n\n",
-			  "incrementing column n is nullable");
+	                  "incrementing.column.name=n\n",
+	                  "incrementing column n is nullable");
 	expect_poll_error("mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n"
-			  "timestamp.column.name=ts\n",
-			  "timestamp column ts is nullable");
+	                  "timestamp.column.name=ts\n",
+	                  "timestamp column ts is nullable");
 	expect_poll_error("mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n"
-			  "timestamp.column.name=ts,nope\nvalidate.non.null=false\n",
-			  "timestamp.column.name nope is not one of");
+	                  "timestamp.column.name=ts,nope\nvalidate.non.null=false\n",
+	                  "timestamp.column.name nope is not one of");
 	expect_poll_error("mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n"
-			  "timestamp.column.name=b\nvalidate.non.null=false\n",
-			  "declared BLOB");
+	                  "timestamp.column.name=b\nvalidate.non.null=false\n",
+	                  "declared BLOB");
 	expect_poll_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\nkey.column.name=k\n",
-			  "key.column.name k is not one of");
+	                  "key.column.name k is not one of");
 	expect_poll_error("mode=bulk\nquery=SELECT FROM nothing\ntopic.prefix=p\n",
-			  "query: preparing it");
+	                  "query: preparing it");
 	expect_poll_error("mode=bulk\nquery=SELECT * FROM t WHERE id > ?\ntopic.prefix=p\n",
-			  "it has parameters");
+	                  "it has parameters");
 	expect_open_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\nquery.suffix=LIMIT 1\n",
-			  "query.suffix");
+	                  "query.suffix");
 }
 
 static void test_missing_db_and_table(void)
@@ -1003,8 +1036,8 @@ static void test_missing_db_and_table(void)
 	new_db("later.db");
 	fake_init(&f);
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
-			   sizeof(err)),
-		  0);
+	                   sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 0);
 	CHECK(counted(&f, "database_missing") == 1);
@@ -1036,12 +1069,13 @@ static void test_bad_rows(void)
 
 	new_db("badrows.db");
 	sql(dbpath, "CREATE TABLE t(k INTEGER, v); INSERT INTO t VALUES (1,'a'),(2,'b'),"
-		    "('three','c'),(4,'d'),(NULL,'e')");
+	            "('three','c'),(4,'d'),(NULL,'e')");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			       "incrementing.column.name=k\nvalidate.non.null=false\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+	                   "incrementing.column.name=k\nvalidate.non.null=false\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	/* The rows before the bad one are delivered; the connector then stops
 	 * with the reason, and its offset stays before the bad row. */
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
@@ -1053,10 +1087,11 @@ static void test_bad_rows(void)
 	fake_free(&f);
 	/* The same with worker batches of 2: the good rows still come first. */
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			       "incrementing.column.name=k\nvalidate.non.null=false\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+	                   "incrementing.column.name=k\nvalidate.non.null=false\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
 	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), 0);
@@ -1078,8 +1113,8 @@ static void test_schema_change_and_replaced_db(void)
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 'x')");
 	fake_init(&f);
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
-			   sizeof(err)),
-		  0);
+	                   sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	sql(dbpath, "ALTER TABLE t ADD COLUMN extra TEXT; INSERT INTO t VALUES (2, 'y', 'new')");
@@ -1109,12 +1144,13 @@ static void test_schema_change_and_replaced_db(void)
 	/* Dropping the mode's column stops the connector with the reason. */
 	new_db("drop.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, ts TEXT NOT NULL, v);"
-		    "INSERT INTO t VALUES (1, '2024-01-01', 'x')");
+	            "INSERT INTO t VALUES (1, '2024-01-01', 'x')");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n"
-			       "timestamp.column.name=ts\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n"
+	                   "timestamp.column.name=ts\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	sql(dbpath, "ALTER TABLE t DROP COLUMN ts");
@@ -1140,10 +1176,11 @@ static void test_locks(void)
 	sql(dbpath, "PRAGMA journal_mode=DELETE; CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
 	fill(1, 50);
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			       "batch.max.rows=10\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+	                   "batch.max.rows=10\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 10);
 	/* Rollback journal: an exclusive lock is only possible with no reader. */
@@ -1175,21 +1212,24 @@ static void test_locks(void)
 	CHECK_INT(sqlite3_open(dbpath, &w), SQLITE_OK);
 	sqlite3_exec(w, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL);
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			       "batch.max.rows=10\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+	                   "batch.max.rows=10\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	for (int i = 0; i < 5; i++) {
 		int log = -1, ckpt = -1;
 
-		CHECK_INT(sqlite3_exec(w, "INSERT INTO t(v) SELECT randomblob(1000) FROM "
-					  "(SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)",
-				       NULL, NULL, NULL),
-			  SQLITE_OK);
+		CHECK_INT(sqlite3_exec(w,
+		                       "INSERT INTO t(v) SELECT randomblob(1000) FROM "
+		                       "(SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)",
+		                       NULL, NULL, NULL),
+		          SQLITE_OK);
 		CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 		CHECK_INT(b.n, 3);
-		CHECK_INT(sqlite3_wal_checkpoint_v2(w, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &ckpt),
-			  SQLITE_OK);
+		CHECK_INT(
+		    sqlite3_wal_checkpoint_v2(w, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &ckpt),
+		    SQLITE_OK);
 		CHECK_INT(log, 0);
 	}
 	sqlite3_close(w);
@@ -1207,10 +1247,11 @@ static void test_timeouts(void)
 	new_db("timer.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
 	fake_init(&f);
-	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
-			       "poll.interval.ms=700\n",
-			   &ctx, err, sizeof(err)),
-		  0);
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
+	                   "poll.interval.ms=700\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
 	CHECK_INT(source_sqlite_ops.timeout_ms(ctx, 5), 0);
 	b.records = recs;
 	b.max = 10;
