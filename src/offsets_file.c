@@ -492,6 +492,15 @@ static int file_store(void *vctx, const struct offsets *o, uint64_t generation, 
 	size_t len = 0;
 	int done = 0, rc;
 
+	/* Never write what load refuses: a generation past 2^53 would be read as
+	 * damage, and the restart would fall back to the older file. */
+	if (generation > (UINT64_C(1) << 53)) {
+		snprintf(errbuf, errlen,
+		         "offset store %s: generation %" PRIu64 " is past the format's limit of "
+		         "2^53 (only a hand-made or damaged file gets there)",
+		         ctx->path, generation);
+		return OFFSETS_ERR_IO;
+	}
 	if (build(o, generation, &doc, &len) != 0) {
 		snprintf(errbuf, errlen, "offset store %s: out of memory", ctx->path);
 		return OFFSETS_ERR_NOMEM;
