@@ -32,9 +32,13 @@ cmake --build build-asan -j"$(nproc)"
 echo "== unit tests"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)")
 
+echo "== fuzz (tests/fuzz/run.sh)"
+tests/fuzz/run.sh $([ "$profile" = long ] && echo --long)
+
 echo "== end-to-end tests (real Kafka ${KAFKA_VERSION:-3.9.1})"
 tests/kafka/kafka.sh fetch
 export SKIFF_BIN=$PWD/build-asan/skiff SKIFF_TOOLS=$PWD/build-asan
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+[ "$profile" = short ] || { tests/faults/long.sh && export SKIFF_PLAIN_BIN=$PWD/build-plain/skiff; }
 cd tests/e2e
 exec python3 -m pytest -q "${pytest_args[@]}"
