@@ -104,9 +104,9 @@ static const struct config_key file_keys[] = {
 	 "max.line.bytes, or skipped. Counted either way (lines_split, lines_truncated, "
 	 "lines_skipped)."},
 	{"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
-	 "How long a file that was rotated away or deleted is still read after it was last seen "
-	 "growing, when its successor stays empty (a writer that has not reopened yet). Then "
-	 "its partial last line, if any, ships as a line (partial_lines_shipped)."},
+	 "A file rotated away or deleted is still read until this long has passed since skiff "
+	 "noticed and since its last write (writers that have not reopened yet); then it is "
+	 "closed and its partial last line, if any, ships as a line (partial_lines_shipped)."},
 	{"watch.mode", CFG_ENUM, "inotify", 0, 0, "inotify|poll", 0,
 	 "How changes are noticed: inotify (local file systems), or stat polling every "
 	 "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems)."},

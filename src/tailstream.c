@@ -50,6 +50,11 @@
 struct link {
 	struct tailfile *tf;
 	int64_t seen_size;   /* size at the last look, -1 before */
+	int64_t max_size;    /* largest size seen since it was opened */
+	uint64_t peek_fp;    /* fingerprint of its first peek_len bytes at open, */
+	int64_t peek_len;    /* to find its copy if it is truncated before it is read */
+	int64_t added_ns;    /* wall clock when it was opened */
+	bool started;        /* read at least once */
 	int64_t quiet_since; /* ms when it was last seen growing */
 	int64_t moved_at;    /* ms when it was seen not to be at the path, -1 */
 	bool copy;           /* a copytruncate copy: complete, done at its end */
@@ -152,6 +157,21 @@ static bool in_chain(const struct tailstream *s, const struct tailid *id)
 	return false;
 }
 
+/* Notes what an opened file holds, so that a copytruncate that empties it
+ * before skiff gets to read it can still be told from the copy. */
+static void peek(struct link *l)
+{
+	struct timespec ts;
+	int64_t size = tailfile_size(l->tf);
+
+	l->max_size = size;
+	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+	if (l->peek_len < 0 || tailid_fp_file(tailfile_fd(l->tf), l->peek_len, &l->peek_fp) != 0)
+		l->peek_len = 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	l->added_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Opens path into the chain at index at, starting at pos. expect: the file
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. Returns 0, -2 when the path names another
@@ -187,6 +207,7 @@ static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_
 	}
 	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
 	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy, .moved_at = -1};
+	peek(&s->chain[at]);
 	s->n++;
 	c->nopen++;
 	id = tailfile_id(tf);
@@ -274,8 +295,6 @@ static void pop(struct tailstream *s)
 	s->saved = (struct tailpos){.known = true, .has_id = true, .has_born = true,
 				    .finished = true, .pos = tailfile_pos(l->tf),
 				    .dev = id->dev, .ino = id->ino, .born = id->born};
-	if (!l->copy)
-		s->c->env->count(s->c->env, "files_rotated", 1);
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
 		       tailfile_path(l->tf), (long long)tailfile_pos(l->tf));
 	tailfile_close(l->tf);
@@ -296,7 +315,7 @@ static void pop(struct tailstream *s)
  * holds at least min_size bytes: a copy of the file (copytruncate). Returns
  * its path (caller frees) or NULL. */
 static char *find_copy(const struct tailstream *s, uint64_t fp, int64_t fplen, int64_t min_size,
-		       int64_t *size)
+		       int64_t born_after, int64_t *size)
 {
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
@@ -308,7 +327,8 @@ static char *find_copy(const struct tailstream *s, uint64_t fp, int64_t fplen, i
 		struct tailfile *tf = NULL;
 
 		if (fam[i].kind != TAILID_ROTATED || fam[i].id.size < min_size ||
-		    fam[i].id.size < fplen || tailfile_open(fam[i].path, 1, 0, &tf) != 0)
+		    fam[i].id.size < fplen || fam[i].id.born < born_after ||
+		    tailfile_open(fam[i].path, 1, 0, &tf) != 0)
 			continue;
 		if (tailfile_matches(tf, fp, fplen)) {
 			found = fam[i].path;
@@ -357,7 +377,7 @@ static void lost(struct tailstream *s, const char *what, int64_t bytes)
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
 {
 	int64_t csize = 0;
-	char *copy = p->has_fp ? find_copy(s, p->fp, p->fplen, p->pos, &csize) : NULL;
+	char *copy = p->has_fp ? find_copy(s, p->fp, p->fplen, p->pos, INT64_MIN, &csize) : NULL;
 
 	s->c->env->count(s->c->env, strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s",
@@ -490,12 +510,21 @@ static void truncated(struct tailstream *s, int64_t size)
 	struct link *l = &s->chain[0];
 	struct tailfile *tf = l->tf;
 	int64_t pos = tailfile_pos(tf), fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
-	int64_t csize = 0, before = l->seen_size > pos ? l->seen_size : pos;
-	char *copy = find_copy(s, tailfile_fp(tf), fplen, 0, &csize);
+	int64_t csize = 0, before = l->max_size > pos ? l->max_size : pos;
+	uint64_t fp = tailfile_fp(tf);
+	char *copy;
 
+	if (l->peek_len > fplen) {
+		fp = l->peek_fp; /* it held more than skiff had read when it was opened */
+		fplen = l->peek_len;
+	}
+	/* With nothing to recognise the copy by (the file was empty when it was
+	 * opened), only a copy made since then will do. */
+	copy = find_copy(s, fp, fplen, 0, fplen > 0 ? INT64_MIN : l->added_ns, &csize);
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
-	l->seen_size = size;
+	l->seen_size = l->max_size = size;
+	l->peek_len = 0;
 	if (copy != NULL && csize > pos && add_file(s, 0, copy, pos, true, false) == 0) {
 		s->c->env->log(s->c->env, LOG_INFO, "%s was truncated at byte %lld: finishing "
 			       "its copy %s, then reading it from the start", s->path,
@@ -525,19 +554,34 @@ static int64_t quiet_ms(const struct link *l, int64_t now)
 	return by_mtime > seen ? by_mtime : seen;
 }
 
+/* True when l's file shrank, or its first bytes are no longer those skiff
+ * read or saw when it opened it: truncated (copytruncate) or rewritten. */
+static bool replaced(const struct link *l, int64_t size)
+{
+	int64_t pos = tailfile_pos(l->tf), fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+
+	if (l->copy)
+		return false;
+	if (size < pos || size < l->max_size)
+		return true;
+	if (fplen > 0 && !tailfile_matches(l->tf, tailfile_fp(l->tf), fplen))
+		return true;
+	return l->peek_len > fplen && !tailfile_matches(l->tf, l->peek_fp, l->peek_len);
+}
+
 /* At the end of chain[0]: decides whether it is done. Returns 1 to read on
  * (a final read, or the next file), 0 to wait. */
 static int at_end(struct tailstream *s, int64_t now)
 {
 	struct link *l = &s->chain[0];
-	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf), wait;
-	int64_t fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+	int64_t size = tailfile_size(l->tf), wait;
 
-	if (size >= 0 && (size < pos || (fplen > 0 && !l->copy &&
-					  !tailfile_matches(l->tf, tailfile_fp(l->tf), fplen)))) {
+	if (size >= 0 && replaced(l, size)) {
 		truncated(s, size);
 		return 1;
 	}
+	if (size > l->max_size)
+		l->max_size = size;
 	if (size != l->seen_size) {
 		l->seen_size = size;
 		l->quiet_since = now;
@@ -599,6 +643,15 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 	s->deadline = -1;
 	while (s->n > 0 && *n < max) {
 		size_t got = 0;
+
+		if (!s->chain[0].started) {
+			/* Its first read: was it emptied while it waited in the chain? */
+			int64_t size = tailfile_size(s->chain[0].tf);
+
+			s->chain[0].started = true;
+			if (size >= 0 && replaced(&s->chain[0], size))
+				truncated(s, size);
+		}
 
 		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final, &st);
 		*n += got;

@@ -345,16 +345,25 @@ def test_read_from_end_and_new_files(tmp_path, kafka, topic):
 
 def test_poll_mode_follows_rotation(tmp_path, kafka, topic):
     """watch.mode=poll (no inotify): growth and a rotation are noticed by
-    stat polling. Bound: exact."""
+    stat polling; the key is the path and a header the line's byte offset.
+    Bound: exact."""
     log = tmp_path / "app.log"
     write_lines(log, range(100))
-    c = conn(topic, file=str(log), watch_mode="poll", poll_interval_ms="100")
-    sk = Skiff(tmp_path, worker(tmp_path, kafka), [c]).start()
+    c = conn(topic, file=str(log), watch_mode="poll", poll_interval_ms="100",
+             record_key="path", header_offset="log.offset")
+    sk = Skiff(tmp_path, worker(tmp_path, kafka, **{"key.converter": "StringConverter"}),
+               [c]).start()
     consume(kafka.bootstrap, topic, n=100, timeout=60)
     write_lines(log, range(100, 150))
     log.rename(tmp_path / "app.log.1")
     write_lines(log, range(150, 200), mode="w")
     assert_exact(settle(kafka, topic, sk, 200), 200)
+    recs = consume(kafka.bootstrap, topic)
+    assert all(r["key"] == str(log).encode() for r in recs)
+    # log.offset: the byte offset of the line in the file it was read from
+    offsets = [int(dict(r["headers"])["log.offset"]) for r in recs]
+    assert offsets[:150] == [61 * i for i in range(150)]
+    assert offsets[150:] == [61 * i for i in range(50)]
 
 
 # --- cost -------------------------------------------------------------------------
