@@ -761,6 +761,10 @@ static int json_value(const struct converter *c, const struct record_value *v, c
 
 	if (c->schemas_enable && v->kind == VALUE_STRING) {
 		putz(&o, string_envelope);
+	} else if (c->schemas_enable && v->schema_json != NULL) {
+		putz(&o, "{\"schema\":");
+		putz(&o, v->schema_json);
+		putz(&o, ",\"payload\":");
 	} else if (c->schemas_enable) {
 		putz(&o, "{\"schema\":");
 		put_schema(&o, v->schema, replaced);
@@ -773,6 +777,30 @@ static int json_value(const struct converter *c, const struct record_value *v, c
 	if (c->schemas_enable)
 		putz(&o, "}");
 	return finish(&o, out, len);
+}
+
+char *convert_schema_json(const cJSON *schema)
+{
+	struct out o = {0};
+	uint64_t replaced = 0;
+	char *text = NULL;
+	size_t len = 0;
+
+	put_schema(&o, schema, &replaced);
+	putz(&o, "");
+	if (finish(&o, &text, &len) != 0)
+		return NULL;
+	/* finish() hands back exactly len bytes: make it a C string. */
+	{
+		char *z = realloc(text, len + 1);
+
+		if (z == NULL) {
+			free(text);
+			return NULL;
+		}
+		z[len] = '\0';
+		return z;
+	}
 }
 
 /* StringConverter: the UTF-8 of the Java String, which for a line is the

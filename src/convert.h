@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 struct record_value;
 
 enum converter_kind { CONV_JSON, CONV_STRING, CONV_BYTEARRAY };
@@ -65,6 +67,10 @@ int convert_value(const struct converter *c, const struct record_value *v, char 
  * invalid UTF-8 replaced with U+FFFD as Java's UTF-8 decoder does. dst must
  * have room for convert_json_string_max(len) bytes. Returns bytes written;
  * adds the number of replaced sequences to *replaced. */
+/* Connect's JSON for a schema (JsonConverter.asJsonSchema), malloc'd (caller
+ * frees), or NULL on allocation failure. */
+char *convert_schema_json(const cJSON *schema);
+
 size_t convert_json_string(char *dst, const char *s, size_t len, uint64_t *replaced);
 size_t convert_json_string_max(size_t len);
 

@@ -44,6 +44,10 @@ struct record_value {
 	size_t len;
 	const cJSON *payload;
 	const cJSON *schema;
+	/* Optional: schema as convert_schema_json() renders it, owned like
+	 * schema. A source that reuses one schema object for many records
+	 * renders it once and saves the converter that work per record. */
+	const char *schema_json;
 };
 
 struct record_header {

@@ -117,6 +117,8 @@ cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *i
                    struct sqvalue_stats *st);
 
 void sqschemas_clear(struct sqschemas *c);
+/* The converter's rendering of schema, a schema of c (NULL if not one). */
+const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema);
 /* True when the cache holds so many variants it should be cleared (between
  * polls only: records point to its schemas). */
 bool sqschemas_full(const struct sqschemas *c);

@@ -10,6 +10,7 @@
  * Integers are exact: the payload carries their digits as raw JSON, never a
  * double. Doubles are written as Java's Double.toString writes them, so the
  * bytes match what Connect's JsonConverter produces. */
+#include "convert.h"
 #include "source_sqlite.h"
 
 #include <float.h>
@@ -24,6 +25,7 @@
 struct sqschema_entry {
 	char *sig; /* one type letter per field */
 	cJSON *schema;
+	char *json; /* schema rendered once for the converter */
 };
 
 /* Field type letters. */
@@ -170,8 +172,10 @@ static const cJSON *schema_for(struct sqschemas *c, const struct sqcol *cols, co
 	e = &c->v[c->n];
 	e->sig = malloc(n + 1);
 	e->schema = struct_schema(cols, idx, n, sig, name);
-	if (e->sig == NULL || e->schema == NULL) {
+	e->json = e->schema ? convert_schema_json(e->schema) : NULL;
+	if (e->sig == NULL || e->schema == NULL || e->json == NULL) {
 		free(e->sig);
+		free(e->json);
 		cJSON_Delete(e->schema);
 		return NULL;
 	}
@@ -185,10 +189,19 @@ void sqschemas_clear(struct sqschemas *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].sig);
+		free(c->v[i].json);
 		cJSON_Delete(c->v[i].schema);
 	}
 	free(c->v);
 	memset(c, 0, sizeof(*c));
+}
+
+const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].schema == schema)
+			return c->v[i].json;
+	return NULL;
 }
 
 bool sqschemas_full(const struct sqschemas *c)
