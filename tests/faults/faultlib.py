@@ -279,16 +279,20 @@ class FaultSkiff(Skiff):
     def skiff_pid(self, timeout=10):
         """The pid of skiff itself (the wrapper's child when wrapped)."""
         deadline = time.monotonic() + timeout
-        binary = str(harness.skiff_bin())
-        while time.monotonic() < deadline:
+        binary = os.path.realpath(harness.skiff_bin())
+        seen = {}
+        while time.monotonic() < deadline and self.proc.poll() is None:
             for pid in _group_pids(self.proc.pid):
                 try:
-                    if os.readlink(f"/proc/{pid}/exe") == binary:
-                        return pid
+                    seen[pid] = os.readlink(f"/proc/{pid}/exe")
                 except OSError:
-                    pass
+                    continue
+                if seen[pid] == binary:
+                    return pid
             time.sleep(0.02)
-        raise harness.HarnessError("skiff did not show up under its wrapper")
+        raise harness.HarnessError(
+            f"skiff did not show up under its wrapper (wrapper exit {self.proc.poll()}, "
+            f"processes of its group: {seen}); log tail:\n{self._tail()}")
 
     def term(self, timeout=30):
         """SIGTERM to skiff itself (not the wrapper); waits for the exit."""
