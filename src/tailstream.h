@@ -22,25 +22,7 @@
 
 #include "source.h"
 #include "tailfile.h"
-
-/* A place in a file: a committed offset, or where a closed stream stopped. */
-struct tailpos {
-	int64_t pos, dev, ino, fplen, born;
-	uint64_t fp;
-	bool known;    /* there is a place at all */
-	bool has_id;   /* dev and ino */
-	bool has_fp;   /* fp and fplen */
-	bool has_born;
-	bool finished; /* read to its end and let go: not finding it loses nothing */
-};
-
-/* Parses an offset value ({"position":N,"dev":..}; Connect's {"position":N}
- * alone too). Returns 0, or -1 when json has no usable position. */
-int tailpos_parse(const char *json, struct tailpos *out);
-
-/* Renders off (and born when >= 0) as the offset value JSON into buf.
- * Returns the length, or -1 when buf is too small. */
-int tailpos_format(const struct src_offset *off, int64_t born, char *buf, size_t len);
+#include "tailpos.h"
 
 #define TAILSTREAM_BORN_SLOTS 4096
 

@@ -1,0 +1,40 @@
+/* tailpos: the file source's offset value, parsed and rendered.
+ *
+ *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B}
+ *
+ * position: the byte after the last line Kafka acknowledged (Connect reads it
+ * alone); dev, ino: the file's identity; fp: FNV-1a 64 of its first fplen =
+ * min(position, 1024) bytes, as a signed integer; born: the file's birth time
+ * in ns (statx btime, or its mtime when opened where the file system keeps
+ * no birth time), to order rotated files when the file itself is gone.
+ * Integers are written with snprintf and read with jsonint, exactly. Leaf
+ * module. */
+#ifndef SKIFF_TAILPOS_H
+#define SKIFF_TAILPOS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source.h"
+
+/* A place in a file: a committed offset, or where a closed stream stopped. */
+struct tailpos {
+	int64_t pos, dev, ino, fplen, born;
+	uint64_t fp;
+	bool known;    /* there is a place at all */
+	bool has_id;   /* dev and ino */
+	bool has_fp;   /* fp and fplen */
+	bool has_born;
+	bool finished; /* read to its end and let go: not finding it loses nothing */
+};
+
+/* Parses an offset value ({"position":N,"dev":..}; Connect's {"position":N}
+ * alone too). Returns 0, or -1 when json has no usable position. */
+int tailpos_parse(const char *json, struct tailpos *out);
+
+/* Renders off (and born when >= 0) as the offset value JSON into buf.
+ * Returns the length, or -1 when buf is too small. */
+int tailpos_format(const struct src_offset *off, int64_t born, char *buf, size_t len);
+
+#endif
