@@ -79,6 +79,17 @@ static void usage(FILE *fp)
 		"78 configuration or offset store unusable (a person must act).\n");
 }
 
+/* The newest offset generation was missing or damaged: records are about to
+ * be sent again, and a person should know why. */
+static void warn_fallback(const struct offsets *offsets, const char *why)
+{
+	struct offsets_stats st;
+
+	offsets_stats(offsets, &st);
+	if (st.loaded_from_prev)
+		log_warn("%s", why);
+}
+
 struct options {
 	bool check;
 	int first_file;
@@ -169,6 +180,7 @@ int main(int argc, char **argv)
 			code = WORKER_EXIT_TEMPFAIL;
 		goto out;
 	}
+	warn_fallback(offsets, errbuf);
 	if (o.check) {
 		/* librdkafka validates producer.* itself: build a producer and drop it. */
 		struct sink *probe = NULL;

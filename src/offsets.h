@@ -58,7 +58,9 @@ struct offsets_stats {
  * OFFSETS_ERR_CORRUPT, even when the other generation is valid: falling back
  * silently would rewind and then overwrite it. A file that cannot be read
  * (EACCES, EIO, a directory in its place), a missing directory: OFFSETS_ERR_IO.
- * On success *out is owned by the caller (offsets_destroy). */
+ * On success *out is owned by the caller (offsets_destroy); when the load fell
+ * back to "path.prev" (offsets_stats: loaded_from_prev), errbuf says why, for
+ * the caller to log as a warning. */
 int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen);
 
 /* The stored value for key, or NULL. Owned by the store; valid until the next

@@ -428,6 +428,11 @@ static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *f
 	}
 	*generation = pick >= 0 ? c[pick].generation : 0;
 	*from_prev = pick == 1;
+	if (pick == 1)
+		snprintf(errbuf, errlen,
+		         "offset store %s: %s; resumed from %s (generation %" PRIu64
+		         "): what was acknowledged after it is sent again",
+		         c[0].name, c[0].why, c[1].name, c[1].generation);
 	ctx->path_current = pick == 0;
 out:
 	for (int i = 0; i < 2; i++) {

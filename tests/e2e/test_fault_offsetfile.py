@@ -227,7 +227,11 @@ def damaged(store, what):
                                            ["empty", "truncated", "bit flip", "zero-filled",
                                             "garbage", "version 0"]))
 def test_fault_offset_file_e2e_damaged_newest_resumes_from_prev(kafka, store, tmp_path, what):
-    e2e(kafka, store, tmp_path, {"offsets": damaged(store, what)}, expect_line=100)
+    sk = e2e(kafka, store, tmp_path, {"offsets": damaged(store, what)}, expect_line=100)
+    # The fallback re-sends lines 100-199: a person must be told, and why.
+    warned = [l for l in sk.log_text().splitlines()
+              if "offsets.prev" in l and l.startswith("skiff warn")]
+    assert warned, f"resumed from offsets.prev without a warning:\n{sk.log_text()}"
 
 
 def test_fault_offset_file_e2e_damaged_prev_and_missing_newest(kafka, store, tmp_path):
