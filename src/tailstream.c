@@ -212,6 +212,7 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 	struct tailid live;
 	bool has_live = tailid_of_path(s->path, &live) == 0 && live.regular;
 	size_t nfam = 0;
+	bool full = false;
 	int rc = 0;
 
 	s->moved = false;
@@ -220,17 +221,21 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 	if (s->n > 0)
 		after = tailfile_id(s->chain[s->n - 1].tf);
 	if (after != NULL && tailscan_family(s->path, &fam, &nfam) == 0) {
-		for (size_t i = 0; i < nfam && s->n < CHAIN_MAX - 1 && rc == 0; i++) {
+		for (size_t i = 0; i < nfam && rc == 0; i++) {
 			if (fam[i].kind != TAILID_ROTATED || in_chain(s, &fam[i].id) ||
 			    (has_live && tailid_same(&fam[i].id, &live)) ||
 			    tailid_cmp_age(&fam[i].id, after) <= 0)
 				continue;
-			if (add_file_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
+			if (s->n >= CHAIN_MAX - 1)
+				full = true; /* the rest once the chain has room */
+			else if (add_file_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
 				rc = -1;
 		}
 	}
 	tailscan_free(fam, nfam);
-	if (rc == 0 && has_live && !in_chain(s, &live) && s->n < CHAIN_MAX &&
+	/* The file at the path comes after every rotated file: never before
+	 * one that did not fit. */
+	if (rc == 0 && !full && has_live && !in_chain(s, &live) && s->n < CHAIN_MAX &&
 	    add_file_as(s, s->n, s->path, 0, false, false, &live) == -2)
 		rc = -1;
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))

@@ -73,11 +73,13 @@ def counter(sk, name):
 # --- rotation while stopped -----------------------------------------------------
 
 
-def test_three_rotations_while_stopped(tmp_path, kafka, topic):
+@pytest.mark.parametrize("rotations", [3, 12])
+def test_rotations_while_stopped(tmp_path, kafka, topic, rotations):
     """app.log is read to line 150 of 200; while skiff is stopped it is
-    rotated three times (app.log -> .1 -> .2 -> .3, each time a new app.log
-    with 100 lines). Bound: exact - the rest of the first file, the two
-    files in between and the new file, nothing read twice."""
+    rotated 3 (or 12: more than a stream holds open at once) times
+    (app.log -> .1 -> .2 -> .3 ..., each time a new app.log with 100 lines).
+    Bound: exact - the rest of the first file, the files in between and the
+    new file, in order, nothing read twice."""
     log = tmp_path / "app.log"
     write_lines(log, range(150))
     sk = Skiff(tmp_path, worker(tmp_path, kafka), [conn(topic, file=str(log))])
@@ -87,8 +89,8 @@ def test_three_rotations_while_stopped(tmp_path, kafka, topic):
     assert sk.stop() == 0
     write_lines(log, range(150, 200))
     n = 200
-    for _ in range(3):
-        for k in (2, 1):
+    for _ in range(rotations):
+        for k in range(rotations, 0, -1):
             src = tmp_path / f"app.log.{k}"
             if src.exists():
                 src.rename(tmp_path / f"app.log.{k + 1}")
@@ -97,7 +99,9 @@ def test_three_rotations_while_stopped(tmp_path, kafka, topic):
         n += 100
         time.sleep(0.02)  # distinct birth times, as with real rotations
     sk.start()
-    assert_exact(settle(kafka, topic, sk, n), n)
+    vals = settle(kafka, topic, sk, n)
+    assert_exact(vals, n)
+    assert [number(v) for v in vals] == list(range(n)), "out of order"
     offs = offsetfile.load(tmp_path / "offsets")
     value = offs[offsetfile.key("tail", {"filename": str(log)})]
     assert value["position"] == log.stat().st_size
