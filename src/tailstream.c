@@ -28,7 +28,15 @@
  * Files before F are never read again and F's first p bytes are never read
  * again, so duplicates are bounded by the records in flight at a crash. A
  * file is lost only when it was deleted (or compressed) before skiff could
- * finish it while skiff was not holding it open, which is counted. */
+ * finish it while skiff was not holding it open, which is counted.
+ *
+ * While running, the chain holds every file from F on open, so a rotated
+ * file deleted right away is still read to its end. A file that shrinks, or
+ * whose first bytes change, under skiff (copytruncate) is followed by its
+ * copy: the rotated sibling with its fingerprint (of the bytes read, or of
+ * the bytes it held when it was opened) is read from the position, then the
+ * file again from 0. What the writer added between logrotate's copy and its
+ * truncation exists nowhere any more: counted in bytes_unread_lost. */
 #include "tailstream.h"
 
 #include "log.h"
