@@ -256,11 +256,16 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
  * in the chain. Nothing when the chain's last file is still at the path. */
 static void extend(struct tailstream *s, const struct tailid *after)
 {
+	size_t had = s->n;
+
 	for (int tries = 0; tries < 5 && extend_once(s, after) != 0; tries++)
 		; /* renamed under us: list again */
+	/* The file that was at the path until now may still be written to by
+	 * a writer that has not reopened yet: rotate.wait.ms from now. Rotated
+	 * files found by listing were moved earlier: their mtime alone says. */
 	for (size_t i = 0; i < s->n; i++)
 		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
-			s->chain[i].moved_at = mono_ms();
+			s->chain[i].moved_at = i < had ? mono_ms() : 0;
 }
 
 /* Lets go of chain[0], which was read to its end. */
