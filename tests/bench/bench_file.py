@@ -22,31 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "e2e"))
+from benchlib import REPO, run_measured, local_broker  # noqa: E402
 import offsetfile  # noqa: E402
-
-
-def run_measured(cmd, until, cwd=None, stop_signal=None):
-    """Runs cmd; calls until() every 50 ms until it is true (then sends
-    stop_signal if given) or the process exits. Returns (wall, cpu, rss_mb, rc)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=open(os.path.join(cwd or ".", "bench.stderr"), "ab"))
-    wall = None
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid != 0:
-            break
-        if wall is None and until is not None and until():
-            wall = time.monotonic() - t0
-            if stop_signal:
-                os.kill(p.pid, stop_signal)
-        time.sleep(0.05)
-    p.returncode = 0  # reaped above
-    if wall is None:
-        wall = time.monotonic() - t0
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
 
 
 def main():
@@ -57,9 +34,7 @@ def main():
     if not os.access(args.skiff, os.X_OK):
         sys.exit(f"bench: {args.skiff} not built (cmake -S . -B build && cmake --build build)")
     work = Path(tempfile.mkdtemp(prefix="skiff-bench-"))
-    kafka_sh = REPO / "tests" / "kafka" / "kafka.sh"
-    bootstrap = subprocess.check_output([str(kafka_sh), "start", str(work / "kafka")]).decode().strip()
-    try:
+    with local_broker(work / "kafka") as bootstrap:
         src = work / "lines.log"
         with open(src, "w") as f:
             for i in range(args.lines):
@@ -99,9 +74,7 @@ def main():
                   + ("" if rc == 0 else f"  (exit {rc})"))
         print("skiff wall time counts until its offset file says the last line was "
               "acknowledged (flush interval 200 ms).")
-    finally:
-        subprocess.run([str(kafka_sh), "stop", str(work / "kafka")], stdout=subprocess.DEVNULL)
-        shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -25,33 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "e2e"))
+from benchlib import REPO, run_measured, local_broker  # noqa: E402
 import offsetfile  # noqa: E402
-
-
-def run_measured(cmd, until, cwd, stop_signal=None, shell=False):
-    """Runs cmd; calls until() every 20 ms until it is true (then sends
-    stop_signal if given) or the process exits. Returns (wall, cpu, rss_mb, rc);
-    CPU and RSS include the children a shell pipeline waited for."""
-    t0 = time.monotonic()
-    with open(os.path.join(cwd, "bench.stderr"), "ab") as err:
-        p = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=err, shell=shell)
-    wall = None
-    while True:
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid != 0:
-            break
-        if wall is None and until is not None and until():
-            wall = time.monotonic() - t0
-            if stop_signal:
-                os.kill(p.pid, stop_signal)
-        time.sleep(0.02)
-    p.returncode = 0  # reaped above
-    if wall is None:
-        wall = time.monotonic() - t0
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, os.waitstatus_to_exitcode(status)
 
 
 def make_table(db, rows):
@@ -76,10 +51,7 @@ def main():
     if not os.access(args.skiff, os.X_OK):
         sys.exit(f"bench: {args.skiff} not built (cmake -S . -B build && cmake --build build)")
     work = Path(tempfile.mkdtemp(prefix="skiff-bench-sqlite-"))
-    kafka_sh = REPO / "tests" / "kafka" / "kafka.sh"
-    bootstrap = subprocess.check_output([str(kafka_sh), "start", str(work / "kafka")]).decode()
-    bootstrap = bootstrap.strip().splitlines()[-1]
-    try:
+    with local_broker(work / "kafka") as bootstrap:
         db = work / "app.db"
         make_table(db, args.rows)
         print(f"input: {args.rows} rows, {db.stat().st_size / 1e6:.1f} MB of SQLite")
@@ -126,9 +98,7 @@ def main():
               "acknowledged (flush interval 100 ms); the reference's until kcat exits "
               "(all delivered). The reference's CPU and RSS are sqlite3's and kcat's "
               "together (RSS: the larger).")
-    finally:
-        subprocess.run([str(kafka_sh), "stop", str(work / "kafka")], stdout=subprocess.DEVNULL)
-        shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
