@@ -81,7 +81,8 @@ struct tailstream {
 	bool ready;
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
-	bool no_room; /* could not open for max.open.files */
+	bool no_room;   /* could not open for max.open.files */
+	bool suspended; /* closed while idle (tailstream_suspend) */
 	int wd;
 	int64_t last_active;
 	int64_t deadline;
@@ -191,7 +192,9 @@ static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_
 	if (at == 0)
 		watch(s);
 	if (strcmp(path, s->path) == 0)
-		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld", path, (long long)pos);
+		/* reopening after an idle close is routine beyond max.open.files */
+		c->env->log(c->env, s->suspended ? LOG_DEBUG : LOG_INFO, "reading %s from byte %lld",
+			    path, (long long)pos);
 	else
 		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
 			    (long long)pos, copy ? "copy" : "rotated", s->path);
@@ -465,6 +468,7 @@ static void resume(struct tailstream *s)
 	}
 	if (s->n == 0 && s->no_room)
 		return; /* the same place, once a descriptor is free */
+	s->suspended = false;
 	if (s->n > 0 || !p.finished)
 		s->saved = (struct tailpos){.known = true, .finished = true, .pos = p.pos,
 					    .has_id = p.has_id, .dev = p.dev, .ino = p.ino,
@@ -738,6 +742,7 @@ bool tailstream_suspend(struct tailstream *s)
 	tailfile_close(tf);
 	s->c->nopen--;
 	s->n = 0;
+	s->suspended = true;
 	return true;
 }
 
