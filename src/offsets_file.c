@@ -62,18 +62,6 @@ struct cand {
 	char why[WHY_LEN];
 };
 
-static char *concat(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *s = malloc(la + lb + 1);
-
-	if (s != NULL) {
-		memcpy(s, a, la);
-		memcpy(s + la, b, lb + 1);
-	}
-	return s;
-}
-
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -557,8 +545,10 @@ int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size
 		return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
 	}
 	ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL || (ctx->path = concat(path, "")) == NULL ||
-	    (ctx->prev = concat(path, ".prev")) == NULL) {
+	if (ctx == NULL || (ctx->path = strdup(path)) == NULL ||
+	    asprintf(&ctx->prev, "%s.prev", path) < 0) {
+		if (ctx != NULL)
+			ctx->prev = NULL; /* asprintf leaves it undefined on failure */
 		file_close(ctx);
 		snprintf(errbuf, errlen, "offset store %s: out of memory", path);
 		return OFFSETS_ERR_NOMEM;
