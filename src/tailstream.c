@@ -385,9 +385,9 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
  * it, then what came after it. */
 static void resume_moved(struct tailstream *s, const struct tailpos *p)
 {
-	char *moved = p->has_id ? find_moved(s, p) : NULL;
+	/* A file already finished needs no finding: it only orders the rest. */
+	char *moved = p->has_id && !p->finished ? find_moved(s, p) : NULL;
 	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
-
 	struct tailid want = {.dev = p->dev, .ino = p->ino};
 
 	if (moved != NULL && add_file_as(s, 0, moved, p->pos, false, false, &want) == -2) {
