@@ -25,10 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 import offsetfile  # noqa: E402
-try:
-    from benchlib import run_measured  # noqa: E402
-except ImportError:
-    from bench_file import run_measured  # noqa: E402
+from benchlib import run_measured  # noqa: E402
 
 LINE = "{:09d} " + "x" * 140 + "\n"
 
