@@ -1,0 +1,237 @@
+/* tailstream: where a stream resumes and what it reads next, without Kafka:
+ * a fake environment hands out one partition and a committed offset. */
+#include "tailstream.h"
+#include "testlib.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *committed_json;
+static char counted[512];
+
+static struct partition *fake_partition(struct source_env *env, const char *json)
+{
+	(void)env;
+	(void)json;
+	return (struct partition *)&committed_json;
+}
+
+static const char *fake_committed(struct source_env *env, struct partition *p)
+{
+	(void)env;
+	(void)p;
+	return committed_json;
+}
+
+static void fake_count(struct source_env *env, const char *name, uint64_t n)
+{
+	(void)env;
+	snprintf(counted + strlen(counted), sizeof(counted) - strlen(counted), "%s+%llu ", name,
+		 (unsigned long long)n);
+}
+
+static void fake_log(struct source_env *env, int level, const char *fmt, ...)
+{
+	(void)env;
+	(void)level;
+	(void)fmt;
+}
+
+static struct source_env env = {.connector = "t",
+				.partition = fake_partition,
+				.committed = fake_committed,
+				.count = fake_count,
+				.log = fake_log};
+
+static int no_room(void *opaque, const struct tailstream *except)
+{
+	(void)opaque;
+	(void)except;
+	return -1;
+}
+
+static bool not_shared(void *opaque, int wd, const struct tailstream *except)
+{
+	(void)opaque;
+	(void)wd;
+	(void)except;
+	return false;
+}
+
+static struct tailctx ctx = {.env = &env, .max_line = 1000, .policy = TAILFILE_SPLIT,
+			     .rotate_wait_ms = 0, .ifd = -1, .max_open = 64,
+			     .make_room = no_room, .wd_shared = not_shared};
+static char dir[256], logpath[512];
+static char arena[1 << 16];
+static struct src_offset last;
+
+static void put(const char *name, const char *text, const char *mode)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, mode);
+	CHECK(f != NULL && fputs(text, f) >= 0 && fclose(f) == 0);
+	/* distinct birth times, as real rotations a moment apart have */
+	nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+}
+
+static void mv(const char *from, const char *to)
+{
+	char a[600], b[600];
+
+	snprintf(a, sizeof(a), "%s/%s", dir, from);
+	snprintf(b, sizeof(b), "%s/%s", dir, to);
+	CHECK(rename(a, b) == 0);
+}
+
+/* Checks and reads until the stream is caught up; returns the lines as
+ * "a|b|" (static storage). */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the worker's clock */
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *drain(struct tailstream *s)
+{
+	static char out[4096];
+	struct tailline lines[64];
+	char errbuf[128];
+	size_t used = 0;
+
+	out[0] = '\0';
+	CHECK_INT(tailstream_check(s, mono_ms(), errbuf, sizeof(errbuf)), 0);
+	for (int rounds = 0; rounds < 50; rounds++) {
+		struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
+		size_t n = 0;
+		int rc = tailstream_read(s, &buf, lines, 64, &n, mono_ms(), errbuf, sizeof(errbuf));
+
+		for (size_t i = 0; i < n && used + lines[i].len + 2 < sizeof(out); i++) {
+			memcpy(out + used, lines[i].bytes, lines[i].len);
+			used += lines[i].len;
+			out[used++] = '|';
+			out[used] = '\0';
+			last = lines[i].after;
+		}
+		CHECK(rc >= 0);
+		if (rc == 0 && n == 0 && tailstream_deadline(s) < 0)
+			break;
+		tailstream_check(s, mono_ms(), errbuf, sizeof(errbuf));
+	}
+	return out;
+}
+
+static char *offset_of_last(void)
+{
+	static char json[256];
+
+	tailpos_format(&last, tailctx_born(&ctx, last.v[1], last.v[2]), json, sizeof(json));
+	return json;
+}
+
+static void test_new_then_rotations_while_stopped(void)
+{
+	struct tailstream *s;
+	char *saved;
+
+	put("app.log", "a1\na2\n", "w");
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a1|a2|");
+	saved = strdup(offset_of_last());
+	tailstream_free(s);
+	/* stopped: a3 lands in A, then A -> .2, B -> .1, C at the path */
+	put("app.log", "a3\n", "a");
+	mv("app.log", "app.log.1");
+	put("app.log", "b1\n", "w");
+	mv("app.log.1", "app.log.2");
+	mv("app.log", "app.log.1");
+	put("app.log", "c1\n", "w");
+	committed_json = saved;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a3|b1|c1|");
+	CHECK_INT(ctx.nopen, 1);
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	free(saved);
+	committed_json = NULL;
+}
+
+static void test_copytruncate_while_running(void)
+{
+	struct tailstream *s;
+
+	put("ct.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/ct.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	/* logrotate copytruncate: the copy holds a line skiff had not read */
+	put("ct.log", "x3\n", "a");
+	put("ct.log.1", "x1\nx2\nx3\n", "w");
+	put("ct.log", "", "w");
+	put("ct.log", "y1\n", "a");
+	counted[0] = '\0';
+	CHECK_STR(drain(s), "x3|y1|");
+	CHECK(strstr(counted, "truncations+1") != NULL);
+	tailstream_free(s);
+}
+
+static void test_partial_line_at_rotation(void)
+{
+	struct tailstream *s;
+
+	put("p.log", "p1\nno-newline", "w");
+	snprintf(logpath, sizeof(logpath), "%s/p.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "p1|");
+	mv("p.log", "p.log.1");
+	put("p.log", "q1\n", "w");
+	counted[0] = '\0';
+	CHECK_STR(drain(s), "no-newline|q1|");
+	CHECK(strstr(counted, "partial_lines_shipped+1") != NULL);
+	tailstream_free(s);
+}
+
+static void test_replaced_while_stopped(void)
+{
+	struct tailstream *s;
+	char *saved;
+
+	put("r.log", "old1\nold2\nold3\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/r.log", dir);
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "old1|old2|old3|");
+	saved = strdup(offset_of_last());
+	tailstream_free(s);
+	/* rewritten in place (same inode), longer than the position */
+	put("r.log", "new-1\nnew-2\nnew-3\nnew-4\n", "w");
+	committed_json = saved;
+	counted[0] = '\0';
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "new-1|new-2|new-3|new-4|");
+	CHECK(strstr(counted, "fingerprint_resets+1") != NULL);
+	tailstream_free(s);
+	free(saved);
+	committed_json = NULL;
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
+	snprintf(logpath, sizeof(logpath), "%s/app.log", dir);
+	test_new_then_rotations_while_stopped();
+	test_copytruncate_while_running();
+	test_partial_line_at_rotation();
+	test_replaced_while_stopped();
+	return testlib_done("test_tailstream");
+}
