@@ -3,11 +3,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 char *tailscan_dirname(const char *path)
 {
@@ -198,5 +200,57 @@ char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino)
 			free(p);
 	}
 	closedir(d);
+	return found;
+}
+
+char *tailscan_find_moved(const char *path, int64_t dev, int64_t ino)
+{
+	char *dir = tailscan_dirname(path), *found = NULL, *real = NULL, *rdir = NULL;
+
+	if (dir == NULL)
+		return NULL;
+	found = tailscan_find_inode(dir, dev, ino);
+	if (found == NULL && (real = realpath(path, NULL)) != NULL &&
+	    (rdir = tailscan_dirname(real)) != NULL && strcmp(rdir, dir) != 0)
+		found = tailscan_find_inode(rdir, dev, ino);
+	free(rdir);
+	free(real);
+	free(dir);
+	return found;
+}
+
+/* True when the first fplen bytes of the file at path hash to fp. */
+static bool starts_with(const char *path, uint64_t fp, int64_t fplen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	uint64_t h;
+	bool same;
+
+	if (fd < 0)
+		return false;
+	same = tailid_fp_file(fd, fplen, &h) == 0 && h == fp;
+	close(fd);
+	return same;
+}
+
+char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t min_size,
+			 int64_t born_after, int64_t *size)
+{
+	struct tailscan_entry *fam = NULL;
+	size_t nfam = 0;
+	char *found = NULL;
+
+	if (tailscan_family(path, &fam, &nfam) != 0)
+		return NULL;
+	for (size_t i = nfam; i-- > 0 && found == NULL;) {
+		if (fam[i].kind != TAILID_ROTATED || fam[i].id.size < min_size ||
+		    fam[i].id.size < fplen || fam[i].id.born < born_after ||
+		    !starts_with(fam[i].path, fp, fplen))
+			continue;
+		found = fam[i].path;
+		fam[i].path = NULL;
+		*size = fam[i].id.size;
+	}
+	tailscan_free(fam, nfam);
 	return found;
 }

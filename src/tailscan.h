@@ -1,8 +1,9 @@
 /* tailscan: finding files on disk for the file source.
  *
  * Glob expansion with excludes, the rotated siblings ("family") of a stream's
- * path, and the search for a file by inode in a directory (a file rotated
- * away under a name skiff may not know). Every listing is bounded
+ * path, the search for a file by inode in a directory (a file rotated away
+ * under a name skiff may not know), and for a copytruncate copy by
+ * fingerprint. Every listing is bounded
  * (TAILSCAN_MAX_ENTRIES). Leaf module: no logging. Main loop only. */
 #ifndef SKIFF_TAILSCAN_H
 #define SKIFF_TAILSCAN_H
@@ -48,6 +49,18 @@ void tailscan_free(struct tailscan_entry *e, size_t n);
 /* Finds a regular file with inode ino on device dev among the entries of
  * dir. Returns its path (malloc'd, caller frees) or NULL. */
 char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino);
+
+/* Finds the file with inode ino on dev in path's directory or, when path is
+ * a symlink, in its target's: where a rotation moved it. Returns its path
+ * (malloc'd) or NULL. */
+char *tailscan_find_moved(const char *path, int64_t dev, int64_t ino);
+
+/* The newest rotated sibling of path (tailscan_family) whose first fplen
+ * bytes hash to fp, that holds at least min_size bytes and was born at or
+ * after born_after (ns): a copy of the file made by copytruncate. Returns its
+ * path (malloc'd) and *size, or NULL. */
+char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t min_size,
+			 int64_t born_after, int64_t *size);
 
 /* dirname(path) as a malloc'd string, or NULL. */
 char *tailscan_dirname(const char *path);

@@ -298,51 +298,6 @@ static void pop(struct tailstream *s)
 
 /* ---- resuming ----------------------------------------------------------- */
 
-/* The newest rotated sibling whose first fplen bytes hash to fp and that
- * holds at least min_size bytes: a copy of the file (copytruncate). Returns
- * its path (caller frees) or NULL. */
-static char *find_copy(const struct tailstream *s, uint64_t fp, int64_t fplen, int64_t min_size,
-		       int64_t born_after, int64_t *size)
-{
-	struct tailscan_entry *fam = NULL;
-	size_t nfam = 0;
-	char *found = NULL;
-
-	if (tailscan_family(s->path, &fam, &nfam) != 0)
-		return NULL;
-	for (size_t i = nfam; i-- > 0 && found == NULL;) {
-		struct tailfile *tf = NULL;
-
-		if (fam[i].kind != TAILID_ROTATED || fam[i].id.size < min_size ||
-		    fam[i].id.size < fplen || fam[i].id.born < born_after ||
-		    tailfile_open(fam[i].path, 1, 0, &tf) != 0)
-			continue;
-		if (tailfile_matches(tf, fp, fplen)) {
-			found = fam[i].path;
-			fam[i].path = NULL;
-			*size = fam[i].id.size;
-		}
-		tailfile_close(tf);
-	}
-	tailscan_free(fam, nfam);
-	return found;
-}
-
-/* Finds the file of p by inode in the path's directory or its target's. */
-static char *find_moved(const struct tailstream *s, const struct tailpos *p)
-{
-	char *found = tailscan_find_inode(s->dir, p->dev, p->ino), *real, *rdir;
-
-	if (found != NULL || (real = realpath(s->path, NULL)) == NULL)
-		return found;
-	rdir = tailscan_dirname(real);
-	if (rdir != NULL && strcmp(rdir, s->dir) != 0)
-		found = tailscan_find_inode(rdir, p->dev, p->ino);
-	free(rdir);
-	free(real);
-	return found;
-}
-
 static bool place_matches(struct tailfile *tf, const struct tailpos *p)
 {
 	return tailfile_size(tf) >= p->pos && (!p->has_fp || tailfile_matches(tf, p->fp, p->fplen));
@@ -364,7 +319,7 @@ static void lost(struct tailstream *s, const char *what, int64_t bytes)
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
 {
 	int64_t csize = 0;
-	char *copy = p->has_fp ? find_copy(s, p->fp, p->fplen, p->pos, INT64_MIN, &csize) : NULL;
+	char *copy = p->has_fp ? tailscan_find_copy(s->path, p->fp, p->fplen, p->pos, INT64_MIN, &csize) : NULL;
 
 	s->c->env->count(s->c->env, strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s",
@@ -386,13 +341,13 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 static void resume_moved(struct tailstream *s, const struct tailpos *p)
 {
 	/* A file already finished needs no finding: it only orders the rest. */
-	char *moved = p->has_id && !p->finished ? find_moved(s, p) : NULL;
+	char *moved = p->has_id && !p->finished ? tailscan_find_moved(s->path, p->dev, p->ino) : NULL;
 	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
 	struct tailid want = {.dev = p->dev, .ino = p->ino};
 
 	if (moved != NULL && add_file_as(s, 0, moved, p->pos, false, false, &want) == -2) {
 		free(moved); /* renamed again meanwhile */
-		moved = find_moved(s, p);
+		moved = tailscan_find_moved(s->path, p->dev, p->ino);
 		if (moved != NULL)
 			add_file_as(s, 0, moved, p->pos, false, false, &want);
 	}
@@ -508,7 +463,7 @@ static void truncated(struct tailstream *s, int64_t size)
 	}
 	/* With nothing to recognise the copy by (the file was empty when it was
 	 * opened), only a copy made since then will do. */
-	copy = find_copy(s, fp, fplen, 0, fplen > 0 ? INT64_MIN : l->added_ns, &csize);
+	copy = tailscan_find_copy(s->path, fp, fplen, 0, fplen > 0 ? INT64_MIN : l->added_ns, &csize);
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
 	l->seen_size = l->max_size = size;
