@@ -81,6 +81,7 @@ struct tailstream {
 	bool ready;
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
+	bool irregular_logged; /* the path names a FIFO, directory or device */
 	bool no_room;   /* could not open for max.open.files */
 	bool suspended; /* closed while idle (tailstream_suspend) */
 	int wd;
@@ -215,18 +216,33 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Says once, while it lasts, that the path names something that is not a
+ * regular file: it is skipped until a regular file is there again. */
+static void note_irregular(struct tailstream *s, bool irregular)
+{
+	if (irregular && !s->irregular_logged) {
+		s->c->env->log(s->c->env, LOG_WARN,
+			       "%s is not a regular file (a FIFO, directory or device): skipped "
+			       "until a regular file appears there",
+			       s->path);
+		s->c->env->count(s->c->env, "paths_not_regular", 1);
+	}
+	s->irregular_logged = irregular;
+}
+
 /* One listing's worth of extend(). Returns 0, or -1 when a file was renamed
  * between the listing and its open (the caller lists again). */
 static int extend_once(struct tailstream *s, const struct tailid *after)
 {
 	struct tailscan_entry *fam = NULL;
 	struct tailid live;
-	bool has_live = tailid_of_path(s->path, &live) == 0 && live.regular;
+	bool exists = tailid_of_path(s->path, &live) == 0, has_live = exists && live.regular;
 	size_t nfam = 0;
 	bool full = false;
 	int rc = 0;
 
 	s->moved = false;
+	note_irregular(s, exists && !live.regular);
 	if (s->n > 0 && has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live))
 		return 0;
 	if (s->n > 0)
