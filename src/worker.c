@@ -25,6 +25,9 @@
 #define BATCH_RECORDS 1024
 #define MAX_POLLFDS 256
 #define MAX_COUNTERS 16
+/* Offset flushes that may fail in a row before reading pauses: past them, a
+ * crash would replay ever more, so duplicates would no longer be bounded. */
+#define FLUSH_FAILURES_BEFORE_PAUSE 3
 
 struct partition {
 	char *key; /* ["connector",{partition map}] */
@@ -65,6 +68,7 @@ struct worker {
 	bool stop;
 	bool advanced;   /* an offset moved since the last flush */
 	bool queue_full; /* the producer refused a record; wait for a delivery report */
+	unsigned failed_flushes; /* in a row */
 	uint64_t utf8_replaced;
 };
 
@@ -219,7 +223,8 @@ static void on_delivery(void *ctx, void *token, bool ok, const char *reason)
 /* True while records cannot go to the producer: its queue or the ack slots are full. */
 static bool blocked(const struct worker *w)
 {
-	return w->queue_full || acks_available(w->acks) == 0;
+	return w->queue_full || acks_available(w->acks) == 0 ||
+	       w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE;
 }
 
 /* Converts and produces c's batch from c->next on. Returns when the batch is
@@ -323,6 +328,21 @@ static int flush_offsets(struct worker *w)
 	}
 	log_debug("offsets: flushed");
 	return 0;
+}
+
+/* Pauses reading while offsets cannot be saved, and resumes when they can. */
+static void note_flush(struct worker *w, int rc)
+{
+	if (rc == 0) {
+		if (w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE)
+			log_notice("offsets: saved again; reading resumes");
+		w->failed_flushes = 0;
+		return;
+	}
+	if (++w->failed_flushes == FLUSH_FAILURES_BEFORE_PAUSE)
+		log_warn("offsets: %d flushes in a row failed: reading pauses until offsets can be "
+			 "saved, so that a crash cannot replay more than was acknowledged since",
+			 FLUSH_FAILURES_BEFORE_PAUSE);
 }
 
 /* ---- the loop ------------------------------------------------------------ */
@@ -444,7 +464,7 @@ static int turn(struct worker *w, int sigfd)
 			poll_source(c, now);
 	}
 	if ((w->advanced || offsets_dirty(w->offsets)) && now >= w->next_flush) {
-		flush_offsets(w);
+		note_flush(w, flush_offsets(w));
 		w->next_flush = now + w->flush_interval;
 	}
 	if (all_stopped(w)) {

@@ -232,3 +232,40 @@ def test_fault_full_disk_then_space_returns(tmp_path, kafka, topic):
         fl.figure("disk.full_tmpfs", f"{stats['dups']} duplicates (lines acked while full)")
     finally:
         subprocess.run(["umount", "-l", str(state)], stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.skiff_timeout(180)
+def test_fault_full_disk_pauses_reading_and_bounds_the_replay(tmp_path, kafka, topic):
+    """While offsets cannot be saved, a crash would replay everything
+    acknowledged since the last good flush: after three failed flushes in a row
+    skiff stops reading (the replay stays bounded), and resumes by itself once
+    a flush succeeds. Bound: lines shipped while the disk is full stop growing;
+    nothing lost at the end."""
+    state = tmp_path / "state"
+    mount_tmpfs(state, "256k")
+    try:
+        src = fl.SeqSource(tmp_path / "app.log")
+        src.append(100)
+        sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
+                           [fl.file_connector("fp", src.path, topic)])
+        sk.start()
+        fl.wait_for(lambda: len(harness.consume(kafka.bootstrap, topic)) >= 100, 60,
+                    "the first lines")
+        filler = fill(state)
+        src.append(100)  # acknowledged, but its offsets cannot be saved
+        fl.wait_for(lambda: "reading pauses until offsets can be saved" in sk.log_text(), 30,
+                    "the pause after three failed flushes")
+        shipped = len(harness.consume(kafka.bootstrap, topic))
+        src.append(300)  # must wait: not read while paused
+        time.sleep(2)
+        assert len(harness.consume(kafka.bootstrap, topic)) == shipped
+        filler.unlink()
+        fl.wait_for(lambda: "saved again; reading resumes" in sk.log_text(), 30, "the resume")
+        fl.read_topic(kafka.bootstrap, topic, 500)
+        assert sk.stop() == 0
+        stats = fl.check_delivery(fl.seqs_of(harness.consume(kafka.bootstrap, topic)), 500,
+                                  max_dups=0)
+        fl.figure("disk.full_pause", f"shipped {shipped} of 500 while full, "
+                                     f"{stats['dups']} duplicates")
+    finally:
+        subprocess.run(["umount", "-l", str(state)], stderr=subprocess.DEVNULL)
