@@ -5,6 +5,7 @@
  * ones it found. */
 #include "convert.h"
 
+#include "javafmt.h"
 #include "source.h"
 
 #include <math.h>
@@ -286,87 +287,6 @@ static int finish(struct out *o, char **out, size_t *len)
 	return 0;
 }
 
-/* ---- numbers and dates as Java prints them ----------------------------- */
-
-static bool reads_back(const char *s, double d, bool is_float)
-{
-	return is_float ? strtof(s, NULL) == (float)d : strtod(s, NULL) == d;
-}
-
-/* The decimal digits Java 19+ prints for d > 0 (Double.toString,
- * Float.toString): the shortest that read back as d, the closest to d among
- * them, and two digits when one would do but two are closer (4.9E-324).
- * Fills dig (no dot, no trailing zero) and *exp, the power of ten of the
- * first digit; returns the number of digits. */
-static int java_digits(double d, bool is_float, char dig[24], int *exp)
-{
-	char buf[40], two[40];
-	int p, max = is_float ? 9 : 17, n = 0;
-	const char *s;
-
-	for (p = 1; p < max; p++) {
-		snprintf(buf, sizeof(buf), "%.*e", p - 1, d);
-		if (reads_back(buf, d, is_float))
-			break;
-	}
-	if (p == max)
-		snprintf(buf, sizeof(buf), "%.*e", p - 1, d);
-	if (p == 1) {
-		snprintf(two, sizeof(two), "%.1e", d);
-		if (reads_back(two, d, is_float))
-			memcpy(buf, two, sizeof(buf));
-	}
-	for (s = buf; *s != 'e' && *s != '\0'; s++) {
-		if (*s != '.')
-			dig[n++] = *s;
-	}
-	while (n > 1 && dig[n - 1] == '0')
-		n--;
-	*exp = *s == 'e' ? (int)strtol(s + 1, NULL, 10) : 0;
-	return n;
-}
-
-/* Double.toString(d), or Float.toString((float)d) when is_float: plain from
- * 10^-3 up to 10^7 ("100.0", "0.001"), otherwise "1.0E7", "9.9E-4". */
-static void put_java_number(struct out *o, double d, bool is_float)
-{
-	char dig[24], buf[64];
-	int n, e, i, k = 0;
-
-	if (isnan(d) || isinf(d)) {
-		putz(o, isnan(d) ? "NaN" : d < 0 ? "-Infinity" : "Infinity");
-		return;
-	}
-	if (d == 0) {
-		putz(o, signbit(d) ? "-0.0" : "0.0");
-		return;
-	}
-	if (d < 0)
-		buf[k++] = '-';
-	n = java_digits(fabs(d), is_float, dig, &e);
-	if (e >= 0 && e < 7) {
-		for (i = 0; i <= e; i++)
-			buf[k++] = i < n ? dig[i] : '0';
-		buf[k++] = '.';
-		for (i = e + 1; i < n || i == e + 1; i++)
-			buf[k++] = i < n ? dig[i] : '0';
-	} else if (e < 0 && e >= -3) {
-		buf[k++] = '0';
-		buf[k++] = '.';
-		for (i = -1; i > e; i--)
-			buf[k++] = '0';
-		for (i = 0; i < n; i++)
-			buf[k++] = dig[i];
-	} else {
-		buf[k++] = dig[0];
-		buf[k++] = '.';
-		for (i = 1; i < n || i == 1; i++)
-			buf[k++] = i < n ? dig[i] : '0';
-		k += snprintf(buf + k, sizeof(buf) - (size_t)k, "E%d", e);
-	}
-	put(o, buf, (size_t)k);
-}
-
 /* An integer member: raw JSON text is exact; a cJSON number only below 2^53.
  * Returns 0 and *v, or -1 when v holds no integer. */
 static int int_value(const cJSON *j, long long *v)
@@ -385,42 +305,19 @@ static int int_value(const cJSON *j, long long *v)
 	return -1;
 }
 
-/* The zone's present name for standard (isdst 0) or daylight time (1), as
- * Java names a zone whatever the date; the historical name when the zone
- * has no such time now. */
-static const char *zone_name(const struct tm *tm)
+/* Double.toString / Float.toString and Date.toString, from javafmt. */
+static void put_java_number(struct out *o, double d, bool is_float)
 {
-	time_t now = time(NULL);
-	struct tm cur;
+	char buf[JAVAFMT_NUMBER_MAX];
 
-	for (int half = 0; half < 2; half++) {
-		time_t t = now + (time_t)half * 182 * 86400;
-
-		if (localtime_r(&t, &cur) != NULL && (cur.tm_isdst > 0) == (tm->tm_isdst > 0))
-			return cur.tm_zone;
-	}
-	return tm->tm_zone;
+	put(o, buf, javafmt_number(d, is_float, buf, sizeof(buf)));
 }
 
-/* java.util.Date.toString() of ms since the epoch, in the local time zone
- * (the JVM's default zone is the system's): "Thu Jan 01 00:00:00 UTC 1970".
- * Called from the main loop only (tzset). */
 static void put_java_date(struct out *o, long long ms)
 {
-	time_t t = (time_t)(ms / 1000 - (ms % 1000 < 0 ? 1 : 0));
-	struct tm tm;
-	char day[40], year[24];
+	char buf[JAVAFMT_DATE_MAX];
 
-	tzset();
-	if (localtime_r(&t, &tm) == NULL ||
-	    strftime(day, sizeof(day), "%a %b %d %H:%M:%S ", &tm) == 0 ||
-	    strftime(year, sizeof(year), " %Y", &tm) == 0) {
-		put(o, day, (size_t)snprintf(day, sizeof(day), "%lld", ms));
-		return;
-	}
-	putz(o, day);
-	putz(o, zone_name(&tm));
-	putz(o, year);
+	put(o, buf, javafmt_date(ms, buf, sizeof(buf)));
 }
 
 /* ---- Connect schemas --------------------------------------------------- */
