@@ -314,6 +314,18 @@ static void pop(struct tailstream *s)
 
 /* ---- resuming ----------------------------------------------------------- */
 
+/* True when id may be the file p names: the same dev and inode and, where
+ * both know it, the same birth time. dev+ino alone is not enough: ext4 hands
+ * a deleted file's inode to the next file created. */
+static bool same_file(const struct tailid *id, const struct tailpos *p)
+{
+	if (!p->has_id)
+		return true;
+	if (id->dev != p->dev || id->ino != p->ino)
+		return false;
+	return !p->has_born || !id->has_btime || id->born == p->born;
+}
+
 static bool place_matches(struct tailfile *tf, const struct tailpos *p)
 {
 	return tailfile_size(tf) >= p->pos && (!p->has_fp || tailfile_matches(tf, p->fp, p->fplen));
@@ -354,10 +366,13 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 
 /* The path names another file, or nothing: find p's file where rotation put
  * it, then what came after it. */
-static void resume_moved(struct tailstream *s, const struct tailpos *p)
+static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reused)
 {
-	/* A file already finished needs no finding: it only orders the rest. */
-	char *moved = p->has_id && !p->finished ? tailscan_find_moved(s->path, p->dev, p->ino) : NULL;
+	/* A file already finished needs no finding: it only orders the rest.
+	 * Its inode given to the file now at the path: it is gone. */
+	char *moved = p->has_id && !p->finished && !reused
+			      ? tailscan_find_moved(s->path, p->dev, p->ino)
+			      : NULL;
 	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
 	struct tailid want = {.dev = p->dev, .ino = p->ino};
 
@@ -367,7 +382,8 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p)
 		if (moved != NULL)
 			add_file_as(s, 0, moved, p->pos, false, false, &want);
 	}
-	if (s->n > 0 && !place_matches(s->chain[0].tf, p)) {
+	if (s->n > 0 &&
+	    !(same_file(tailfile_id(s->chain[0].tf), p) && place_matches(s->chain[0].tf, p))) {
 		s->c->env->count(s->c->env, "fingerprint_resets", 1);
 		tailfile_close(s->chain[0].tf);
 		s->c->nopen--;
@@ -412,7 +428,7 @@ static void resume(struct tailstream *s)
 {
 	struct tailpos p;
 	struct tailfile *live = NULL;
-	bool first = !s->resolved;
+	bool first = !s->resolved, reused;
 
 	if (first)
 		load_committed(s);
@@ -424,8 +440,14 @@ static void resume(struct tailstream *s)
 	}
 	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)
 		return; /* nothing new at the path yet */
-	if (live != NULL && (!p.has_id || (tailfile_id(live)->dev == p.dev &&
-					   tailfile_id(live)->ino == p.ino))) {
+	reused = live != NULL && p.has_id && tailfile_id(live)->dev == p.dev &&
+		 tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);
+	if (reused) {
+		s->c->env->count(s->c->env, "fingerprint_resets", 1);
+		s->c->env->log(s->c->env, LOG_WARN, "%s: the stored offset's inode now belongs to a "
+			       "newer file: looking for its rotated files", s->path);
+	}
+	if (live != NULL && !reused && same_file(tailfile_id(live), &p)) {
 		bool shrank = tailfile_size(live) < p.pos, same = place_matches(live, &p);
 
 		tailfile_close(live);
@@ -435,7 +457,7 @@ static void resume(struct tailstream *s)
 			resume_replaced(s, &p, shrank ? "truncated" : "replaced");
 	} else {
 		tailfile_close(live);
-		resume_moved(s, &p);
+		resume_moved(s, &p, reused);
 	}
 	if (s->n == 0 && s->no_room)
 		return; /* the same place, once a descriptor is free */
