@@ -289,8 +289,6 @@ static void report_stats(struct sqsrc *s)
 
 	if (st->utf8_replaced)
 		s->env->count(s->env, "utf8_replaced", st->utf8_replaced);
-	if (st->nonfinite)
-		s->env->count(s->env, "reals_not_finite", st->nonfinite);
 	if (st->ts_unparsed)
 		s->env->count(s->env, "timestamps_unparsed", st->ts_unparsed);
 	memset(st, 0, sizeof(*st));

@@ -104,7 +104,6 @@ struct sqschemas {
 /* Counters the value code bumps, reported through env->count by the caller. */
 struct sqvalue_stats {
 	uint64_t utf8_replaced;
-	uint64_t nonfinite;
 	uint64_t ts_unparsed;
 };
 

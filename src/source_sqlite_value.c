@@ -455,15 +455,21 @@ static cJSON *time_item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *
 	return raw_int(c->logical == SQLOG_DATE ? floor_div(ns, 86400000000000LL) : sqlts_ms(ns));
 }
 
-static cJSON *real_item(double d, struct sqvalue_stats *st)
+/* A REAL. SQLite keeps +-Infinity (NaN becomes NULL on the way in): they stay
+ * doubles, which the converter writes as Connect does ("Infinity"), so a
+ * required field never turns null. */
+static cJSON *real_item(double d)
 {
 	char num[40];
+	cJSON *it;
 
-	if (!sqvalue_java_double(d, num, sizeof(num))) {
-		st->nonfinite++;
-		return cJSON_CreateNull();
-	}
-	return cJSON_CreateRaw(num);
+	if (sqvalue_java_double(d, num, sizeof(num)))
+		return cJSON_CreateRaw(num);
+	/* Not cJSON_CreateNumber: it casts the double to int. */
+	it = cJSON_CreateNumber(0);
+	if (it != NULL)
+		it->valuedouble = d;
+	return it;
 }
 
 /* The item for column i of the current row and its field type letter. */
@@ -494,7 +500,7 @@ static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
 		return raw_int(sqlite3_column_int64(stmt, i));
 	case SQLITE_FLOAT:
 		*type = F_FLOAT64;
-		return real_item(sqlite3_column_double(stmt, i), st);
+		return real_item(sqlite3_column_double(stmt, i));
 	case SQLITE_TEXT:
 		*type = F_STRING;
 		return text_item((const char *)sqlite3_column_text(stmt, i),
