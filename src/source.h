@@ -90,9 +90,12 @@ struct source_env {
 		__attribute__((format(printf, 3, 4)));
 };
 
-/* Return values of poll() besides a count >= 0. */
+/* Return values of poll() and check() besides 0. Both stop the connector with
+ * its offset before the record that could not be read; they differ in what
+ * skiff's exit code tells a supervisor once no connector runs. */
 enum {
-	SOURCE_ERR = -1, /* the connector cannot go on; errbuf says why */
+	SOURCE_ERR = -1,        /* may pass (I/O error, lock): a restart may succeed (75) */
+	SOURCE_ERR_CONFIG = -2, /* a person must act (bad column, bad query): exit 78 */
 };
 
 struct source_batch {
@@ -114,7 +117,7 @@ struct source_ops {
 		    char *errbuf, size_t errlen);
 
 	/* Fills batch->records[0..max-1]; returns 0 on success (batch->n may be
-	 * 0) or SOURCE_ERR. now_ms is the monotonic clock. */
+	 * 0), SOURCE_ERR or SOURCE_ERR_CONFIG. now_ms is the monotonic clock. */
 	int (*poll)(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
 		    size_t errlen);
 

@@ -406,7 +406,7 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 	b->more = false;
 	if (s->pending != NULL && !any_buffered(s)) {
 		snprintf(errbuf, errlen, "%s", s->pending);
-		return SOURCE_ERR;
+		return s->pending_config ? SOURCE_ERR_CONFIG : SOURCE_ERR;
 	}
 	rc = fill_batch(s, b, limit, now, errbuf, errlen);
 	s->rr = (s->rr + 1) % s->ntables;

@@ -29,6 +29,10 @@ struct partition;
 /* Nanoseconds since 1970-01-01T00:00:00Z; int64 covers 1677-09-21 to
  * 2262-04-11. */
 #define SQLTS_NONE INT64_MIN
+/* What skiff_ts() returns for a value it cannot read: after every instant
+ * (no conversion yields it), so the rows before it are read first. */
+#define SQLTS_BAD INT64_MAX
+#define SQLTS_BAD_SQL "9223372036854775807"
 
 /* Parses an ISO-8601 text timestamp:
  *   YYYY-MM-DD
@@ -39,9 +43,11 @@ struct partition;
  * static string). */
 int sqlts_parse_text(const char *s, size_t len, int64_t *ns, const char **why);
 
-/* Converts an epoch number to ns. The unit follows the magnitude:
- * |v| < 1e11 seconds, < 1e14 milliseconds, < 1e17 microseconds, else
- * nanoseconds. Returns 0, or -1 when out of range. */
+/* Converts a number to ns. A Julian day (2299160.5 to 2816787.5, what
+ * julianday() returns) is one; an integer YYYYMMDDhhmmss or YYYYMMDD (from
+ * 19000101) is that UTC time; else an epoch number whose unit follows the
+ * magnitude: |v| < 1e11 seconds, < 1e14 milliseconds, < 1e17 microseconds,
+ * else nanoseconds. Returns 0, or -1 when out of range. */
 int sqlts_from_int(int64_t v, int64_t *ns);
 int sqlts_from_real(double v, int64_t *ns);
 
@@ -49,9 +55,15 @@ int sqlts_from_real(double v, int64_t *ns);
  * Returns 0, or -1 with a message in errbuf naming the value. */
 int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen);
 
-/* Registers skiff_ts(x) on db: x as ns since the epoch, NULL for NULL, an
- * SQL error for anything else. Returns an SQLite result code. */
+/* Registers skiff_ts(x) on db: x as ns since the epoch, NULL for NULL,
+ * SQLTS_BAD for anything else. Returns an SQLite result code. */
 int sqlts_register(sqlite3 *db);
+
+struct sqsrc;
+struct sqtable;
+/* Describes the current row of t->stmt, whose timestamp is SQLTS_BAD: its
+ * rowid (or id), the column and the value, with why skiff cannot read it. */
+void sqts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len);
 
 /* Java's Timestamp split: getTime() (ms, floored) and getNanos(). */
 int64_t sqlts_ms(int64_t ns);
@@ -216,6 +228,7 @@ struct sqsrc {
 	size_t nowned, capowned;
 	struct sqvalue_stats stats;
 	char *pending; /* an error to report at the next poll */
+	bool pending_config; /* it is the data's or the configuration's: exit 78 */
 };
 
 /* Results of sqtable_fill besides a count >= 0. */

@@ -546,6 +546,11 @@ static void ts_source(struct lay *l, struct sb *b, const char *inc, const char *
 	sb_str(b, " LIMIT -1)");
 }
 
+/* Rows whose timestamp is below the bound ?3, and rows whose timestamp
+ * skiff_ts() cannot read (SQLTS_BAD, ordered after every instant): reaching
+ * one stops the connector there, after the rows before it. */
+#define TS_BELOW "(\"__skiff_ts\" < ?3 OR \"__skiff_ts\" = " SQLTS_BAD_SQL ")"
+
 /* The batch statement of each mode. Parameters: ?1 ?2 the position, ?3 the
  * upper timestamp bound, ?4 the row limit. */
 static int build_sql(struct lay *l, struct sb *b)
@@ -583,14 +588,14 @@ static int build_sql(struct lay *l, struct sb *b)
 		if (r != NULL) {
 			/* (ts, rowid) > (?1, ?2): equal timestamps page by rowid. */
 			t->rid_col = next;
-			sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND ((\"__skiff_ts\" = ?1 AND "
+			sb_str(b, " WHERE " TS_BELOW " AND ((\"__skiff_ts\" = ?1 AND "
 			          "\"__skiff_rid\" > ?2) OR \"__skiff_ts\" > ?1) "
 			          "ORDER BY \"__skiff_ts\", \"__skiff_rid\" LIMIT ?4");
 			break;
 		}
 		/* No rowid: skip the ?2 rows of group ?1 already read, in an order
 		 * made total by every column. */
-		sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND \"__skiff_ts\" >= ?1 "
+		sb_str(b, " WHERE " TS_BELOW " AND \"__skiff_ts\" >= ?1 "
 		          "ORDER BY \"__skiff_ts\"");
 		for (size_t k = 0; k < t->ncols; k++) {
 			char num[24];
@@ -604,7 +609,7 @@ static int build_sql(struct lay *l, struct sb *b)
 		t->inc_col = next++;
 		t->ts_col = next;
 		ts_source(l, b, i, NULL);
-		sb_str(b, " WHERE \"__skiff_ts\" < ?3 AND ((\"__skiff_ts\" = ?1 AND "
+		sb_str(b, " WHERE " TS_BELOW " AND ((\"__skiff_ts\" = ?1 AND "
 		          "\"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
 		          "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;

@@ -189,7 +189,8 @@ struct run {
 	int64_t peek_ts;
 	size_t bytes;
 	int rc;
-	char bad[160]; /* a row that stops the batch */
+	char bad[400]; /* a row that stops the batch */
+	bool config;   /* ... which a person must fix (not a passing error) */
 };
 
 /* Steps the statement, buffering up to run->limit rows; one more row, when
@@ -199,6 +200,12 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 	while ((u->rc = sqlite3_step(t->stmt)) == SQLITE_ROW) {
 		struct sqrow *r;
 
+		if (t->nrows < u->limit && t->ts_col >= 0 &&
+		    sqlite3_column_int64(t->stmt, t->ts_col) == SQLTS_BAD) {
+			sqts_bad_row(s, t, u->bad, sizeof(u->bad));
+			u->config = true;
+			break;
+		}
 		if (t->nrows == u->limit) {
 			u->peek = true;
 			if (t->ts_col >= 0)
@@ -212,6 +219,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			         sqlite3_column_type(t->stmt, t->inc_col) == SQLITE_NULL
 			             ? "NULL"
 			             : "a non-integer");
+			u->config = true;
 			break;
 		}
 		if ((r = add_row(s, t)) == NULL)
@@ -345,10 +353,12 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 		snprintf(u.bad, sizeof(u.bad), "%s", sqlite3_errmsg(s->db));
 	}
 	if (u.bad[0] != '\0' && s->pending == NULL) {
-		char msg[512];
+		char msg[640];
 
-		snprintf(msg, sizeof(msg), "%s: %s", t->name ? t->name : "query", u.bad);
+		snprintf(msg, sizeof(msg), "%s%s: %s", t->name ? "table " : "",
+		         t->name ? t->name : "query", u.bad);
 		s->pending = strdup(msg);
+		s->pending_config = u.config;
 	}
 	if (t->nrows > 0)
 		advance(s, t, &u);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define NS_PER_S 1000000000LL
 
@@ -240,9 +241,65 @@ static int scale_int(int64_t v, int64_t *ns)
 	return __builtin_mul_overflow(v, mul, ns) ? -1 : 0;
 }
 
+/* Julian day numbers of 1582-10-15 and 3000-01-01: what julianday() returns.
+ * As epoch seconds this range is 1970-01-27 to 1970-02-02, which no
+ * application means. */
+#define JD_MIN 2299160.5
+#define JD_MAX 2816787.5
+#define JD_EPOCH 2440587.5
+
+static bool julian(double v)
+{
+	return v >= JD_MIN && v <= JD_MAX;
+}
+
+/* A Julian day to ns, rounded to the millisecond as SQLite's own date
+ * functions do. */
+static int from_julian(double jd, int64_t *ns)
+{
+	double ms = round((jd - JD_EPOCH) * 86400000.0);
+
+	if (ms < -9.2e12 || ms > 9.2e12)
+		return -1;
+	*ns = (int64_t)ms * 1000000;
+	return 0;
+}
+
+/* YYYYMMDDhhmmss (14 digits) or YYYYMMDD (8 digits, years 1900 on), as
+ * strftime('%Y%m%d%H%M%S') writes them. As epoch numbers the first would be
+ * milliseconds after 2262 (out of range), the second seconds in 1970. Returns
+ * 1 and *ns for such a date, 0 when v is not one. */
+static int calendar_int(int64_t v, int64_t *ns)
+{
+	int64_t date = v, secs = 0, y;
+	int mo, d;
+
+	if (v >= 10000000000000LL && v <= 99999999999999LL) {
+		int64_t hms = v % 1000000;
+
+		if (hms / 10000 > 23 || hms / 100 % 100 > 59 || hms % 100 > 59)
+			return 0;
+		secs = hms / 10000 * 3600 + hms / 100 % 100 * 60 + hms % 100;
+		date = v / 1000000;
+	} else if (v < 19000101 || v > 99991231) {
+		return 0;
+	}
+	y = date / 10000;
+	mo = (int)(date / 100 % 100);
+	d = (int)(date % 100);
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+		return 0;
+	secs += days_from_civil(y, mo, d) * 86400;
+	return __builtin_mul_overflow(secs, NS_PER_S, ns) ? 0 : 1;
+}
+
 int sqlts_from_int(int64_t v, int64_t *ns)
 {
-	return scale_int(v, ns);
+	if (calendar_int(v, ns))
+		return 0;
+	if (julian((double)v))
+		return from_julian((double)v, ns);
+	return scale_int(v, ns) == 0 && *ns != SQLTS_BAD ? 0 : -1;
 }
 
 int sqlts_from_real(double v, int64_t *ns)
@@ -251,6 +308,8 @@ int sqlts_from_real(double v, int64_t *ns)
 
 	if (!isfinite(v))
 		return -1;
+	if (julian(v))
+		return from_julian(v, ns);
 	mul = a < 1e11 ? 1e9 : a < 1e14 ? 1e6 : a < 1e17 ? 1e3 : 1;
 	r = floor(v * mul);
 	if (r < -9.2e18 || r > 9.2e18)
@@ -333,10 +392,11 @@ static void ts_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_result_null(ctx);
 		return;
 	}
-	if (sqlts_from_value(argv[0], &ns, err, sizeof(err)) != 0) {
-		sqlite3_result_error(ctx, err, -1);
-		return;
-	}
+	/* A value it cannot read gets a place after every instant, not an SQL
+	 * error: that would fail the whole query, for one row anywhere in the
+	 * table. The reader stops when it reaches that row. */
+	if (sqlts_from_value(argv[0], &ns, err, sizeof(err)) != 0)
+		ns = SQLTS_BAD;
 	sqlite3_result_int64(ctx, ns);
 }
 
@@ -387,4 +447,39 @@ void sqlts_format(int64_t ns, char *buf, size_t len)
 	snprintf(buf, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%09lldZ", (long long)y, m, d,
 	         (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60),
 	         (long long)floor_mod(ns, NS_PER_S));
+}
+
+/* The row that skiff_ts() could not read, for the message that stops the
+ * connector: its rowid (or id) and the value with why. */
+void sqts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len)
+{
+	sqlite3_stmt *st = t->stmt;
+	char err[400] = "no readable value";
+	char id[64] = "a row without a rowid";
+	const char *col = s->ts_names[0];
+
+	if (t->rid_col >= 0)
+		snprintf(id, sizeof(id), "rowid %lld",
+		         (long long)sqlite3_column_int64(st, t->rid_col));
+	else if (t->inc_col >= 0)
+		snprintf(id, sizeof(id), "%s %lld", s->inc_name[0] ? s->inc_name : "id",
+		         (long long)sqlite3_column_int64(st, t->inc_col));
+	/* The first non-NULL of the timestamp columns is what COALESCE took. */
+	for (size_t i = 0; i < s->nts; i++) {
+		int64_t ns;
+		size_t c = 0;
+
+		while (c < t->ncols && strcasecmp(t->cols[c].name, s->ts_names[i]) != 0)
+			c++;
+		if (c == t->ncols || sqlite3_column_type(st, (int)c) == SQLITE_NULL)
+			continue;
+		col = t->cols[c].name;
+		if (sqlts_from_value(sqlite3_column_value(st, (int)c), &ns, err, sizeof(err)) == 0)
+			snprintf(err, sizeof(err), "?"); /* changed since skiff_ts() ran: cannot be */
+		break;
+	}
+	snprintf(buf, len,
+	         "%s: timestamp column %s: %s. Rows are read in timestamp order and this one "
+	         "has no place in it: fix the value",
+	         id, col, err);
 }
