@@ -483,7 +483,7 @@ static char *file_offset_json(void *ctx, const struct src_offset *off)
 	struct filesrc *f = ctx;
 	char buf[256];
 
-	if (tailpos_format(off, tailctx_born(&f->ctx, off->v[1], off->v[2]), buf, sizeof(buf)) < 0)
+	if (tailctx_offset_json(&f->ctx, off, buf, sizeof(buf)) < 0)
 		return NULL;
 	return strdup(buf);
 }

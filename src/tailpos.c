@@ -22,6 +22,7 @@ int tailpos_parse(const char *json, struct tailpos *out)
 		      out->fplen <= TAILID_FP_MAX && out->fplen <= out->pos;
 	out->fp = (uint64_t)fp;
 	out->has_born = jsonint_get(json, "born", &out->born) == 0;
+	out->finished = jsonint_get(json, "finished", &fp) == 0 && fp == 1;
 	return 0;
 }
 

@@ -1,12 +1,14 @@
 /* tailpos: the file source's offset value, parsed and rendered.
  *
- *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B}
+ *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B,"finished":1}
  *
  * position: the byte after the last line Kafka acknowledged (Connect reads it
  * alone); dev, ino: the file's identity; fp: FNV-1a 64 of its first fplen =
  * min(position, 1024) bytes, as a signed integer; born: the file's birth time
  * in ns (statx btime, or its mtime when opened where the file system keeps
- * no birth time), to order rotated files when the file itself is gone.
+ * no birth time), to order rotated files when the file itself is gone;
+ * finished (only when 1): skiff had read the file to its end and let go of
+ * it at position (tailstream), so not finding it loses nothing.
  * Integers are written with snprintf and read with jsonint, exactly. Leaf
  * module. */
 #ifndef SKIFF_TAILPOS_H

@@ -2,9 +2,10 @@
  *
  * Offset safety. Every record of a stream goes to the stream's one source
  * partition, and records are produced in chain order: all of chain[0] before
- * anything of chain[1]. The worker commits the offset of the last record of
- * the contiguous acknowledged prefix, so the committed offset (F, p) - file
- * identity F = dev+ino+fingerprint, position p - always means: every byte of
+ * anything of chain[1] (one exception, late writes, below). The worker
+ * commits the offset of the last record of the contiguous acknowledged
+ * prefix, so the committed offset (F, p) - file identity F =
+ * dev+ino+birth time+fingerprint, position p - always means: every byte of
  * every file before F in the stream's order, and F's bytes before p, are in
  * Kafka; nothing after it is known to be. While a rotated file is being
  * finished, records of it and of its successor may both be in flight; the
@@ -12,31 +13,51 @@
  * acknowledged, and the successor only after that.
  *
  * A restart (or a reopen) with (F, p) therefore does exactly this:
- *   - F is still at the path (same inode, same fingerprint, size >= p):
- *     resume at p.
+ *   - F is still at the path (same inode and birth time, same fingerprint,
+ *     size >= p): resume at p.
  *   - F is at the path but shorter than p or with other first bytes
- *     (copytruncate, truncation, inode reuse): look among the path's rotated
- *     siblings for a copy with F's fingerprint and read it from p, then the
- *     newer copies, then the path's file from 0. No copy: count the loss,
- *     read the path's file from 0.
- *   - The path names another file or nothing: find F by inode in the path's
- *     directory (and its target's), verify its fingerprint, read it from p;
- *     then the rotated siblings born after F, oldest first (several rotations
- *     while stopped); then the path's file from 0. F not found (deleted while
- *     stopped): count it, and continue with the siblings born after the birth
- *     time stored in the offset.
+ *     (copytruncate, truncation): look among the path's rotated siblings
+ *     for a copy with F's fingerprint and read it from p, then the newer
+ *     copies, then the path's file from 0. No copy: count the loss, read the
+ *     path's file from 0.
+ *   - The path names another file (or a newer file got F's inode: its birth
+ *     time differs) or nothing: find F by inode in the path's directory (and
+ *     its target's), verify its birth time and fingerprint, read it from p;
+ *     then the rotated siblings born after F, oldest first (several
+ *     rotations while stopped); then the path's file from 0. F not found
+ *     (deleted while stopped): count it, and continue with the siblings born
+ *     after the birth time stored in the offset. An offset that skiff wrote
+ *     after letting go of F at p says so ("finished"): F is then not looked
+ *     for, and its absence loses nothing and is not reported.
  * Files before F are never read again and F's first p bytes are never read
  * again, so duplicates are bounded by the records in flight at a crash. A
  * file is lost only when it was deleted (or compressed) before skiff could
  * finish it while skiff was not holding it open, which is counted.
  *
- * While running, the chain holds every file from F on open, so a rotated
- * file deleted right away is still read to its end. A file that shrinks, or
- * whose first bytes change, under skiff (copytruncate) is followed by its
- * copy: the rotated sibling with its fingerprint (of the bytes read, or of
- * the bytes it held when it was opened) is read from the position, then the
- * file again from 0. What the writer added between logrotate's copy and its
- * truncation exists nowhere any more: counted in bytes_unread_lost. */
+ * While running, the chain holds every file from F on open (up to
+ * CHAIN_MAX), so a rotated file deleted right away is still read to its
+ * end. Files beyond CHAIN_MAX wait unopened and are listed at every look:
+ * one deleted before skiff could open it is named in a warning and counted
+ * (files_gone_unread). A file renamed between a listing and its open is
+ * looked for again in a new listing.
+ *
+ * A rotated file at its end is let go as soon as a later file has bytes
+ * (the writer moved on), else once it has been quiet for rotate.wait.ms.
+ * Let go early, it stays open ("lingers") until it has been quiet for
+ * rotate.wait.ms: lines written to it meanwhile (a writer that has not
+ * reopened yet, or one of several) are the one exception to chain order.
+ * They ship after what the chain handed out so far, carrying the chain's
+ * current offset (late_lines): that offset already covers them, so a crash
+ * - not a clean stop - while they are in flight loses them, as a stop
+ * before they are written does (as for any write to a file skiff let go).
+ * The files of the chain stay in order and are never affected.
+ *
+ * A file that shrinks, or whose first bytes change, under skiff
+ * (copytruncate) is followed by its copy: the rotated sibling with its
+ * fingerprint (of the bytes read, or of the bytes it held when it was
+ * opened) is read from the position, then the file again from 0. What the
+ * writer added between logrotate's copy and its truncation exists nowhere
+ * any more: counted in bytes_unread_lost. */
 #include "tailstream.h"
 
 #include "log.h"
@@ -51,7 +72,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHAIN_MAX 8
+#define CHAIN_MAX 64 /* files held open per stream, grown as needed */
+#define LINGER_MAX 8 /* let-go files watched for late writes */
+#define LINGER_POLL_MS 200
 #define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
 
 struct link {
@@ -66,6 +89,7 @@ struct link {
 	int64_t moved_at;    /* ms when it was seen not to be at the path, -1 */
 	bool copy;           /* a copytruncate copy: complete, done at its end */
 	bool final;          /* let go at the next end: the partial line ships */
+	bool linger;         /* let go early (its successor has bytes): late writes */
 };
 
 struct tailstream {
@@ -73,8 +97,13 @@ struct tailstream {
 	char *path, *dir;
 	const char *base;
 	struct partition *part;
-	struct link chain[CHAIN_MAX];
-	size_t n;
+	struct link *chain; /* [0, n) of cap, at most CHAIN_MAX */
+	size_t n, cap;
+	struct link linger[LINGER_MAX]; /* let go, watched for rotate.wait.ms */
+	size_t nlinger;
+	struct src_offset last_off;  /* after the last line of the chain */
+	struct tailscan_entry *pend; /* rotated files the chain had no room for */
+	size_t npend;
 	struct tailpos saved; /* where to go on when n == 0 */
 	bool resolved;        /* the committed offset was read */
 	unsigned flags;
@@ -105,6 +134,35 @@ int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino)
 	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0
 		       ? c->born[i].born
 		       : -1;
+}
+
+static bool c_is_done(const struct tailctx *c, int64_t dev, int64_t ino, int64_t pos)
+{
+	size_t i = born_slot(dev, ino);
+
+	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0 &&
+	       c->born[i].done == pos;
+}
+
+/* Notes that the file id was let go at byte end. */
+static void c_done(struct tailctx *c, const struct tailid *id, int64_t end)
+{
+	size_t i = born_slot(id->dev, id->ino);
+
+	if (c->born[i].dev == id->dev && c->born[i].ino == id->ino)
+		c->born[i].done = end;
+}
+
+int tailctx_offset_json(const struct tailctx *c, const struct src_offset *off, char *buf,
+			size_t len)
+{
+	int n = tailpos_format(off, tailctx_born(c, off->v[1], off->v[2]), buf, len);
+	int m;
+
+	if (n <= 0 || !c_is_done(c, off->v[1], off->v[2], off->v[0]))
+		return n;
+	m = snprintf(buf + n - 1, len - (size_t)n + 1, ",\"finished\":1}");
+	return m > 0 && (size_t)m < len - (size_t)n + 1 ? n - 1 + m : -1;
 }
 
 /* ---- the chain ---------------------------------------------------------- */
@@ -148,11 +206,31 @@ static void peek(struct link *l)
 	l->added_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Makes room for one more link in the chain: grows it up to CHAIN_MAX.
+ * Returns 0, or -1 when it is full (or out of memory). */
+static int chain_room(struct tailstream *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : 4;
+	struct link *grown;
+
+	if (s->n < s->cap)
+		return 0;
+	if (s->cap >= CHAIN_MAX)
+		return -1;
+	if (cap > CHAIN_MAX)
+		cap = CHAIN_MAX;
+	if ((grown = realloc(s->chain, cap * sizeof(*grown))) == NULL)
+		return -1;
+	s->chain = grown;
+	s->cap = cap;
+	return 0;
+}
+
 /* Opens path into the chain at index at, starting at pos. expect: the file
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. Returns 0, -2 when the path names another
- * file than expect by now, or -1 (logged) when it cannot be opened or is
- * shorter than pos. */
+ * file than expect, or nothing, by now (logrotate renaming it: list again),
+ * or -1 (logged) when it cannot be opened or is shorter than pos. */
 static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
 		       bool need_room, const struct tailid *expect)
 {
@@ -161,14 +239,14 @@ static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_
 	const struct tailid *id;
 	int rc;
 
-	if (s->n == CHAIN_MAX || at > s->n)
+	if (at > s->n || chain_room(s) != 0)
 		return -1;
 	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
 		s->no_room = true; /* tailstream_check retries soon */
 		return -1;
 	}
 	rc = tailfile_open(path, c->max_line, c->policy, &tf);
-	if (rc == 0 && expect != NULL && !tailid_same(tailfile_id(tf), expect)) {
+	if (expect != NULL && (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
 		tailfile_close(tf);
 		return -2;
 	}
@@ -190,6 +268,7 @@ static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_
 	c->born[born_slot(id->dev, id->ino)].dev = id->dev;
 	c->born[born_slot(id->dev, id->ino)].ino = id->ino;
 	c->born[born_slot(id->dev, id->ino)].born = id->born;
+	c->born[born_slot(id->dev, id->ino)].done = -1;
 	if (at == 0)
 		watch(s);
 	if (strcmp(path, s->path) == 0)
@@ -230,6 +309,48 @@ static void note_irregular(struct tailstream *s, bool irregular)
 	s->irregular_logged = irregular;
 }
 
+static bool listed(const struct tailscan_entry *fam, size_t nfam, const struct tailid *id)
+{
+	for (size_t i = 0; i < nfam; i++)
+		if (tailid_same(&fam[i].id, id) && tailid_cmp_age(&fam[i].id, id) == 0)
+			return true;
+	return false;
+}
+
+/* Rotated files the chain had no room for at the last listing and that are
+ * gone from this one (fam) without having been opened: deleted unread.
+ * Says so, naming each, counts them, and keeps the new waiting list. */
+static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_t nfam,
+			 size_t from)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < s->npend; i++) {
+		if (listed(fam, nfam, &s->pend[i].id) || in_chain(s, &s->pend[i].id))
+			continue;
+		s->c->env->log(s->c->env, LOG_WARN,
+			       "%s: rotated file %s was deleted before skiff could open it "
+			       "(more than %d files waiting): its lines are lost, counted in "
+			       "files_gone_unread",
+			       s->path, s->pend[i].path, CHAIN_MAX);
+		s->c->env->count(s->c->env, "files_gone_unread", 1);
+	}
+	tailscan_free(s->pend, s->npend);
+	s->pend = NULL;
+	s->npend = 0;
+	for (size_t i = from; i < nfam; i++)
+		if (fam[i].kind == TAILID_ROTATED && !in_chain(s, &fam[i].id))
+			keep++;
+	if (keep == 0 || (s->pend = calloc(keep, sizeof(*s->pend))) == NULL)
+		return;
+	for (size_t i = from; i < nfam; i++) {
+		if (fam[i].kind != TAILID_ROTATED || in_chain(s, &fam[i].id))
+			continue;
+		s->pend[s->npend++] = fam[i];
+		fam[i].path = NULL; /* owned by s->pend now */
+	}
+}
+
 /* One listing's worth of extend(). Returns 0, or -1 when a file was renamed
  * between the listing and its open (the caller lists again). */
 static int extend_once(struct tailstream *s, const struct tailid *after)
@@ -237,8 +358,7 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 	struct tailscan_entry *fam = NULL;
 	struct tailid live;
 	bool exists = tailid_of_path(s->path, &live) == 0, has_live = exists && live.regular;
-	size_t nfam = 0;
-	bool full = false;
+	size_t nfam = 0, first_out = SIZE_MAX;
 	int rc = 0;
 
 	s->moved = false;
@@ -253,16 +373,19 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 			    (has_live && tailid_same(&fam[i].id, &live)) ||
 			    tailid_cmp_age(&fam[i].id, after) <= 0)
 				continue;
-			if (s->n >= CHAIN_MAX - 1)
-				full = true; /* the rest once the chain has room */
-			else if (add_file_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
+			if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
+				first_out = i; /* the rest once the chain has room */
+			else if (first_out == SIZE_MAX &&
+				 add_file_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
 				rc = -1;
 		}
+		if (rc == 0)
+			note_pending(s, fam, nfam, first_out < nfam ? first_out : nfam);
 	}
 	tailscan_free(fam, nfam);
 	/* The file at the path comes after every rotated file: never before
 	 * one that did not fit. */
-	if (rc == 0 && !full && has_live && !in_chain(s, &live) && s->n < CHAIN_MAX &&
+	if (rc == 0 && first_out == SIZE_MAX && has_live && !in_chain(s, &live) && s->n < CHAIN_MAX &&
 	    add_file_as(s, s->n, s->path, 0, false, false, &live) == -2)
 		rc = -1;
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
@@ -287,11 +410,37 @@ static void extend(struct tailstream *s, const struct tailid *after)
 			s->chain[i].moved_at = i < had ? mono_ms() : 0;
 }
 
+/* The offset after everything the chain has handed out: chain[0]'s place,
+ * or the end of the last file let go. */
+static struct src_offset chain_offset(const struct tailstream *s)
+{
+	const struct tailfile *tf = s->n > 0 ? s->chain[0].tf : NULL;
+
+	if (tf == NULL)
+		return s->last_off;
+	return (struct src_offset){.v = {tailfile_pos(tf), tailfile_id(tf)->dev,
+					 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)}};
+}
+
+/* Keeps l, let go early, open for late writes (see tailstream_read); when
+ * all LINGER_MAX places are taken the oldest is closed. */
+static void keep_lingering(struct tailstream *s, const struct link *l)
+{
+	if (s->nlinger == LINGER_MAX) {
+		tailfile_close(s->linger[0].tf);
+		s->c->nopen--;
+		memmove(&s->linger[0], &s->linger[1], (LINGER_MAX - 1) * sizeof(s->linger[0]));
+		s->nlinger--;
+	}
+	s->linger[s->nlinger++] = *l;
+}
+
 /* Lets go of chain[0], which was read to its end. */
 static void pop(struct tailstream *s)
 {
 	struct link *l = &s->chain[0];
 	const struct tailid *id = tailfile_id(l->tf);
+	int64_t end = tailfile_pos(l->tf);
 
 	if (s->n == 1)
 		extend(s, NULL); /* whatever came after it, before it is gone */
@@ -299,9 +448,15 @@ static void pop(struct tailstream *s)
 				    .finished = true, .pos = tailfile_pos(l->tf),
 				    .dev = id->dev, .ino = id->ino, .born = id->born};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
-		       tailfile_path(l->tf), (long long)tailfile_pos(l->tf));
-	tailfile_close(l->tf);
-	s->c->nopen--;
+		       tailfile_path(l->tf), (long long)end);
+	s->last_off = chain_offset(s);
+	c_done(s->c, id, end);
+	if (l->linger && s->n > 1) {
+		keep_lingering(s, l);
+	} else {
+		tailfile_close(l->tf);
+		s->c->nopen--;
+	}
 	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
 	s->n--;
 	if (s->n > 0)
@@ -550,6 +705,30 @@ static bool replaced(const struct link *l, int64_t size)
 	return l->peek_len > fplen && !tailfile_matches(l->tf, l->peek_fp, l->peek_len);
 }
 
+/* How long l, rotated away or deleted, may still be written to, in ms (<= 0:
+ * no longer): rotate.wait.ms since skiff noticed, and since its last write
+ * by its mtime (so files queued behind a busy one do not each wait in turn)
+ * or, when the clocks disagree, as seen from here. A writer that has not
+ * reopened yet, or one of several, may still add lines to it until then. */
+static int64_t wait_left(const struct tailstream *s, const struct link *l, int64_t now)
+{
+	int64_t wait = s->c->rotate_wait_ms - quiet_ms(l, now);
+
+	if (wait < s->c->rotate_wait_ms - (now - l->moved_at))
+		wait = s->c->rotate_wait_ms - (now - l->moved_at);
+	return wait;
+}
+
+/* True when a file after chain[0] has bytes skiff has not read: the writer
+ * moved on to it. */
+static bool successor_has_bytes(const struct tailstream *s)
+{
+	for (size_t i = 1; i < s->n; i++)
+		if (tailfile_size(s->chain[i].tf) > tailfile_pos(s->chain[i].tf))
+			return true;
+	return false;
+}
+
 /* At the end of chain[0]: decides whether it is done. Returns 1 to read on
  * (a final read, or the next file), 0 to wait. */
 static int at_end(struct tailstream *s, int64_t now)
@@ -579,21 +758,21 @@ static int at_end(struct tailstream *s, int64_t now)
 		refresh(s);
 	if (s->n == 1 && !s->moved)
 		return 0;
-	/* Rotated away or deleted: let go once rotate.wait.ms have passed since
-	 * skiff noticed, and nobody has written to it for as long, by its mtime
-	 * (so files queued behind a busy one do not each wait in turn) or, when
-	 * the clocks disagree, as seen from here. A writer that has not reopened
-	 * yet, or one of several, may still add lines to it until then. */
+	/* Rotated away or deleted: let go once nobody writes to it any more
+	 * (wait_left), or at once when a later file has bytes: the writer moved
+	 * on, and waiting would only hold up the files behind it, which
+	 * rotations may delete meanwhile. It then lingers, open, for late
+	 * writes until wait_left says so (read_lingering). */
 	if (l->moved_at < 0)
 		l->moved_at = now;
-	wait = s->c->rotate_wait_ms - quiet_ms(l, now);
-	if (wait < s->c->rotate_wait_ms - (now - l->moved_at))
-		wait = s->c->rotate_wait_ms - (now - l->moved_at);
-	if (wait <= 0) {
+	wait = wait_left(s, l, now);
+	if (wait <= 0 || successor_has_bytes(s)) {
 		l->final = true;
+		l->linger = wait > 0;
 		return 1;
 	}
-	s->deadline = now + wait;
+	/* The files behind it are not watched: look at them again soon. */
+	s->deadline = now + (s->n > 1 && wait > LINGER_POLL_MS ? LINGER_POLL_MS : wait);
 	return 0;
 }
 
@@ -611,6 +790,57 @@ static void count_stats(struct tailstream *s, const struct tailfile_stats *st)
 		env->count(env, "partial_lines_shipped", st->partial);
 }
 
+/* Reads late writes to the files let go early into out[*n..max): they ship
+ * after everything the chain handed out so far, with the chain's offset (see
+ * the top of this file). Closes each once wait_left says it is quiet, after
+ * a final read. Returns 1 when out is full, else 0. */
+static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tailline *out,
+			  size_t max, size_t *n, int64_t now, struct tailfile_stats *st)
+{
+	struct src_offset at = chain_offset(s);
+	size_t i = 0;
+
+	while (i < s->nlinger) {
+		struct link *l = &s->linger[i];
+		int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf);
+		bool done = size < pos || wait_left(s, l, now) <= 0;
+		size_t got = 0;
+		int rc = TAILFILE_EOF;
+
+		if (size != l->seen_size) {
+			l->seen_size = size;
+			l->quiet_since = now;
+		}
+		if (*n >= max)
+			return 1;
+		if (size > pos || done)
+			rc = tailfile_read(l->tf, buf, out + *n, max - *n, &got, done, st);
+		for (size_t k = 0; k < got; k++)
+			out[*n + k].after = at;
+		if (got > 0)
+			s->c->env->count(s->c->env, "late_lines", got);
+		*n += got;
+		if (rc == TAILFILE_MORE)
+			return 1;
+		if (!done && rc >= 0) {
+			i++;
+			continue;
+		}
+		tailfile_close(l->tf);
+		s->c->nopen--;
+		memmove(&s->linger[i], &s->linger[i + 1], (s->nlinger - i - 1) * sizeof(*l));
+		s->nlinger--;
+	}
+	return 0;
+}
+
+/* The deadline at which lingering files want another look. */
+static void linger_deadline(struct tailstream *s, int64_t now)
+{
+	if (s->nlinger > 0 && (s->deadline < 0 || s->deadline > now + LINGER_POLL_MS))
+		s->deadline = now + LINGER_POLL_MS;
+}
+
 int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *out, size_t max,
 		    size_t *n, int64_t now, char *errbuf, size_t errlen)
 {
@@ -619,20 +849,30 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 
 	*n = 0;
 	s->ready = false;
-	if (s->n == 0)
-		return 0;
 	s->deadline = -1;
+	if (s->nlinger > 0 && read_lingering(s, buf, out, max, n, now, &st) == 1) {
+		count_stats(s, &st);
+		s->ready = true;
+		return 1;
+	}
+	if (s->n == 0) {
+		count_stats(s, &st);
+		linger_deadline(s, now);
+		return 0;
+	}
 	while (s->n > 0 && *n < max) {
 		size_t got = 0;
 
-		if (!s->chain[0].started) {
-			/* Its first read: was it emptied while it waited in the chain? */
-			int64_t size = tailfile_size(s->chain[0].tf);
+		/* Before reading on at its position: is it still the file read up
+		 * to there? Emptied while it waited in the chain, or truncated and
+		 * written past the position while skiff was not reading (a full
+		 * producer queue, a pause), it would ship a fragment and skip
+		 * what its copies hold. */
+		int64_t size = tailfile_size(s->chain[0].tf);
 
-			s->chain[0].started = true;
-			if (size >= 0 && replaced(&s->chain[0], size))
-				truncated(s, size);
-		}
+		s->chain[0].started = true;
+		if (size >= 0 && replaced(&s->chain[0], size))
+			truncated(s, size);
 
 		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final, &st);
 		*n += got;
@@ -654,6 +894,7 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 		rc = TAILFILE_MORE;
 	}
 	count_stats(s, &st);
+	linger_deadline(s, now);
 	s->ready = rc == TAILFILE_MORE && s->n > 0;
 	return s->ready ? 1 : 0;
 }
@@ -709,9 +950,9 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 
 bool tailstream_idle(const struct tailstream *s)
 {
-	const struct link *l = &s->chain[0];
+	const struct link *l = s->chain;
 
-	if (s->n != 1 || s->moved || l->copy || l->final || l->seen_size < 0 ||
+	if (s->n != 1 || s->nlinger > 0 || s->moved || l->copy || l->final || l->seen_size < 0 ||
 	    l->seen_size > tailfile_pos(l->tf) + (int64_t)s->c->max_line)
 		return false;
 	/* Marked ready (an event, a rescan) but nothing new: idle all the same. */
@@ -797,6 +1038,12 @@ void tailstream_free(struct tailstream *s)
 		tailfile_close(s->chain[i].tf);
 		s->c->nopen--;
 	}
+	for (size_t i = 0; i < s->nlinger; i++) {
+		tailfile_close(s->linger[i].tf);
+		s->c->nopen--;
+	}
+	tailscan_free(s->pend, s->npend);
+	free(s->chain);
 	free(s->path);
 	free(s->dir);
 	free(s);

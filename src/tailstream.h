@@ -8,6 +8,8 @@
  * let go only when it no longer is the file at the path, was read to its
  * end, and either its successor has bytes (the writer moved on) or it has
  * been quiet for rotate.wait.ms; then its partial last line, if any, ships.
+ * Let go because its successor has bytes, it stays open ("lingers") until
+ * quiet for rotate.wait.ms, and late writes to it still ship.
  *
  * Where a stream resumes (at start, after an idle close, after its last
  * file was let go) is decided by one function from a struct tailpos: the
@@ -42,14 +44,22 @@ struct tailctx {
 	/* True when a stream other than except watches wd. */
 	bool (*wd_shared)(void *opaque, int wd, const struct tailstream *except);
 	void *opaque;
-	/* Birth keys of recently opened files, for offset_json (direct-mapped). */
+	/* Birth keys of recently opened files, and where they were let go
+	 * (-1 while open), for offset_json (direct-mapped). */
 	struct {
-		int64_t dev, ino, born;
+		int64_t dev, ino, born, done;
 	} born[TAILSTREAM_BORN_SLOTS];
 };
 
 /* The birth key recorded for a file opened recently, or -1. */
 int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino);
+
+/* Renders off as the offset value JSON (tailpos_format) into buf, with the
+ * file's birth key and "finished":1 when the file was let go at exactly that
+ * position (then not finding it at a restart loses nothing). Returns the
+ * length, or -1 when buf is too small. */
+int tailctx_offset_json(const struct tailctx *c, const struct src_offset *off, char *buf,
+			size_t len);
 
 enum {
 	TAILSTREAM_FROM_END = 1 << 0, /* read.from=end applies (found at start-up) */

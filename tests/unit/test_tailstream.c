@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -225,6 +226,118 @@ static void test_replaced_while_stopped(void)
 	committed_json = NULL;
 }
 
+
+static void rm(const char *name)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	CHECK(unlink(p) == 0);
+}
+
+/* Stopped cleanly; three rotations with `rotate 2` delete A, and the new
+ * file at the path gets A's inode (ext4 does that routinely). The stored
+ * offset's birth time and fingerprint say it is not A: A's unread line is
+ * lost (counted), B and C (.2 and .1) are read, then D. */
+static void test_inode_reused_after_stop(void)
+{
+	struct tailstream *s;
+	struct tailpos p;
+	struct stat st;
+	char saved[256];
+
+	put("ir.log", "a1\na2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/ir.log", dir);
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a1|a2|");
+	CHECK(tailpos_parse(offset_of_last(), &p) == 0 && p.has_born);
+	tailstream_free(s);
+	put("ir.log", "a3\n", "a");
+	mv("ir.log", "ir.log.1");
+	put("ir.log", "b1\n", "w");
+	mv("ir.log.1", "ir.log.2");
+	mv("ir.log", "ir.log.1");
+	put("ir.log", "c1\n", "w");
+	rm("ir.log.2");
+	mv("ir.log.1", "ir.log.2");
+	mv("ir.log", "ir.log.1");
+	put("ir.log", "d1-and-more\n", "w");
+	/* the new file has A's dev and inode (simulated: the offset is
+	 * rewritten to name the new file's inode, keeping A's fp and born) */
+	CHECK(stat(logpath, &st) == 0);
+	snprintf(saved, sizeof(saved), "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,"
+		 "\"fplen\":%lld,\"born\":%lld}", (long long)p.pos, (long long)st.st_dev,
+		 (long long)st.st_ino, (long long)p.fp, (long long)p.fplen, (long long)p.born);
+	committed_json = saved;
+	counted[0] = '\0';
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "b1|c1|d1-and-more|");
+	CHECK(strstr(counted, "files_gone_unread+1") != NULL);
+	tailstream_free(s);
+	committed_json = NULL;
+}
+
+/* rotate.wait.ms is long (5 s): the new file is read as soon as the
+ * rotated one is at its end and the new one has bytes, not 5 s later; a
+ * late write to the rotated file still ships while it lingers. */
+static void test_successor_read_at_once(void)
+{
+	struct tailstream *s;
+
+	ctx.rotate_wait_ms = 5000;
+	put("w.log", "a1\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/w.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a1|");
+	mv("w.log", "w.log.1");
+	put("w.log", "b1\n", "w");
+	CHECK_STR(drain(s), "b1|");
+	put("w.log.1", "a2-late\n", "a");
+	put("w.log", "b2\n", "a");
+	CHECK_STR(drain(s), "a2-late|b2|");
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	ctx.rotate_wait_ms = 0;
+}
+
+/* RotatingFileHandler with 5 backups rotates 20 times while the stream
+ * is not read (the producer queue is full), each rotation noticed (a
+ * directory event): every file is held open as it appears, so none is
+ * lost when its backup slot is reused, whatever the chain's length. */
+static void test_many_rotations_while_behind(void)
+{
+	struct tailstream *s;
+	char errbuf[64], want[4096] = "", text[32];
+
+	ctx.rotate_wait_ms = 5000;
+	put("rf.log", "f0\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/rf.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "f0|");
+	for (int r = 1; r <= 20; r++) {
+		for (int k = 5; k >= 1; k--) {
+			char a[600], b[600];
+
+			snprintf(a, sizeof(a), "%s/rf.log.%d", dir, k);
+			snprintf(b, sizeof(b), "%s/rf.log.%d", dir, k + 1);
+			if (k == 5)
+				unlink(a); /* the oldest backup goes */
+			else
+				rename(a, b); /* absent in the first rounds */
+		}
+		mv("rf.log", "rf.log.1");
+		snprintf(text, sizeof(text), "f%d\n", r);
+		put("rf.log", text, "w");
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "f%d|", r);
+		CHECK_INT(tailstream_check(s, mono_ms(), errbuf, sizeof(errbuf)), 0);
+	}
+	CHECK_STR(drain(s), want);
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	ctx.rotate_wait_ms = 0;
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -233,5 +346,8 @@ int main(void)
 	test_copytruncate_while_running();
 	test_partial_line_at_rotation();
 	test_replaced_while_stopped();
+	test_inode_reused_after_stop();
+	test_successor_read_at_once();
+	test_many_rotations_while_behind();
 	return testlib_done("test_tailstream");
 }
