@@ -19,6 +19,10 @@ struct tailfile {
 	uint64_t fp;      /* hash of the first fp_len bytes */
 	bool discarding;  /* dropping the rest of a truncated or skipped line */
 	bool in_long;     /* inside a line already counted as too long */
+	/* The bytes just before pos, as read: tailfile_still_there compares
+	 * them with the file before reading on from pos. */
+	unsigned char last[TAILFILE_LAST];
+	size_t last_len;
 };
 
 /* One pread's worth of bytes: region[0..got) holds the file from base. */
@@ -69,13 +73,16 @@ fail:
 int tailfile_start(struct tailfile *tf, int64_t pos)
 {
 	int64_t n = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+	size_t k = pos < TAILFILE_LAST ? (size_t)pos : TAILFILE_LAST;
 	uint64_t fp;
 
-	if (pos < 0 || tailfile_size(tf) < pos || tailid_fp_file(tf->fd, n, &fp) != 0)
+	if (pos < 0 || tailfile_size(tf) < pos || tailid_fp_file(tf->fd, n, &fp) != 0 ||
+	    pread(tf->fd, tf->last, k, pos - (int64_t)k) != (ssize_t)k)
 		return -1;
 	tf->pos = pos;
 	tf->fp_len = n;
 	tf->fp = fp;
+	tf->last_len = k;
 	tf->discarding = tf->in_long = false;
 	return 0;
 }
@@ -107,11 +114,32 @@ bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen)
 	return tailid_fp_file(tf->fd, fplen, &h) == 0 && h == fp;
 }
 
+bool tailfile_still_there(const struct tailfile *tf)
+{
+	unsigned char now[TAILFILE_LAST];
+	ssize_t got;
+
+	if (tf->last_len == 0)
+		return true;
+	do
+		got = pread(tf->fd, now, tf->last_len, tf->pos - (int64_t)tf->last_len);
+	while (got < 0 && errno == EINTR);
+	/* A read error is not a truncation: the read that follows reports it. */
+	return got < 0 || ((size_t)got == tf->last_len && memcmp(now, tf->last, tf->last_len) == 0);
+}
+
+void tailfile_last(const struct tailfile *tf, const void **bytes, size_t *len)
+{
+	*bytes = tf->last;
+	*len = tf->last_len;
+}
+
 void tailfile_rewind(struct tailfile *tf)
 {
 	tf->pos = 0;
 	tf->fp_len = 0;
 	tf->fp = TAILID_FP_EMPTY;
+	tf->last_len = 0;
 	tf->discarding = tf->in_long = false;
 }
 
@@ -200,6 +228,23 @@ static int long_line(struct tailfile *tf, struct chunk *c, struct tailline *l, b
 	return 1;
 }
 
+/* Keeps the last TAILFILE_LAST bytes consumed: those of c up to c->scan after
+ * those kept before. */
+static void keep_last(struct tailfile *tf, const struct chunk *c)
+{
+	size_t k = c->scan, keep;
+
+	if (k >= TAILFILE_LAST) {
+		memcpy(tf->last, c->region + k - TAILFILE_LAST, TAILFILE_LAST);
+		tf->last_len = TAILFILE_LAST;
+		return;
+	}
+	keep = tf->last_len + k > TAILFILE_LAST ? TAILFILE_LAST - k : tf->last_len;
+	memmove(tf->last, tf->last + tf->last_len - keep, keep);
+	memcpy(tf->last + keep, c->region, k);
+	tf->last_len = keep + k;
+}
+
 /* Moves the lines of c into out; returns how many. */
 static size_t extract(struct tailfile *tf, struct chunk *c, struct tailline *out, size_t max,
 		      struct tailfile_stats *st)
@@ -255,6 +300,7 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		c.got = (size_t)got;
 		c.at_eof = c.got < room;
 		*n += extract(tf, &c, out + *n, max - *n, st);
+		keep_last(tf, &c);
 		buf->used += c.scan; /* bytes after scan are read again next time */
 		if (c.scan < c.got && (*n >= max || c.at_eof))
 			return *n >= max ? TAILFILE_MORE : TAILFILE_EOF;

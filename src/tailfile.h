@@ -23,6 +23,9 @@
 #include "source.h"
 #include "tailid.h"
 
+/* Bytes before the position a reader remembers (tailfile_still_there). */
+#define TAILFILE_LAST 64
+
 enum tailfile_policy { TAILFILE_SPLIT, TAILFILE_TRUNCATE, TAILFILE_SKIP };
 
 /* The poll arena: lines point into mem[0..used). */
@@ -66,6 +69,15 @@ int tailfile_start_at_end(struct tailfile *tf);
 
 /* True when the first fplen bytes of the file hash to fp. */
 bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen);
+
+/* True unless the TAILFILE_LAST bytes before the position (fewer near the
+ * start) are no longer those read there: the file was truncated and written
+ * again past the position. Costs one pread of those bytes. */
+bool tailfile_still_there(const struct tailfile *tf);
+
+/* The bytes before the position that tailfile_still_there compares
+ * (*bytes owned by tf, valid until its next read, start or rewind). */
+void tailfile_last(const struct tailfile *tf, const void **bytes, size_t *len);
 
 /* Reads from the position into buf (from buf->used on), fills out[0..max-1]
  * and sets *n. final: the file will not grow any more (rotated away and

@@ -219,22 +219,29 @@ char *tailscan_find_moved(const char *path, int64_t dev, int64_t ino)
 	return found;
 }
 
-/* True when the first fplen bytes of the file at path hash to fp. */
-static bool starts_with(const char *path, uint64_t fp, int64_t fplen)
+/* True when the file at path starts with fplen bytes that hash to fp and,
+ * when last_len > 0, holds last[0..last_len) just before byte at. */
+static bool holds(const char *path, uint64_t fp, int64_t fplen, const void *last, size_t last_len,
+		  int64_t at)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	unsigned char there[256];
 	uint64_t h;
 	bool same;
 
 	if (fd < 0)
 		return false;
 	same = tailid_fp_file(fd, fplen, &h) == 0 && h == fp;
+	if (same && last_len > 0)
+		same = last_len <= sizeof(there) && at >= (int64_t)last_len &&
+		       pread(fd, there, last_len, at - (int64_t)last_len) == (ssize_t)last_len &&
+		       memcmp(there, last, last_len) == 0;
 	close(fd);
 	return same;
 }
 
 char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t min_size,
-			 int64_t born_after, int64_t *size)
+			 const void *last, size_t last_len, int64_t born_after, int64_t *size)
 {
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
@@ -245,7 +252,7 @@ char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t m
 	for (size_t i = nfam; i-- > 0 && found == NULL;) {
 		if (fam[i].kind != TAILID_ROTATED || fam[i].id.size < min_size ||
 		    fam[i].id.size < fplen || fam[i].id.born < born_after ||
-		    !starts_with(fam[i].path, fp, fplen))
+		    !holds(fam[i].path, fp, fplen, last, last_len, min_size))
 			continue;
 		found = fam[i].path;
 		fam[i].path = NULL;

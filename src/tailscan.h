@@ -56,11 +56,12 @@ char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino);
 char *tailscan_find_moved(const char *path, int64_t dev, int64_t ino);
 
 /* The newest rotated sibling of path (tailscan_family) whose first fplen
- * bytes hash to fp, that holds at least min_size bytes and was born at or
+ * bytes hash to fp, that holds at least min_size bytes, the last_len (<= 256,
+ * 0: not checked) bytes before min_size equal to last, and was born at or
  * after born_after (ns): a copy of the file made by copytruncate. Returns its
  * path (malloc'd) and *size, or NULL. */
 char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t min_size,
-			 int64_t born_after, int64_t *size);
+			 const void *last, size_t last_len, int64_t born_after, int64_t *size);
 
 /* dirname(path) as a malloc'd string, or NULL. */
 char *tailscan_dirname(const char *path);

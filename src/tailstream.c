@@ -502,7 +502,9 @@ static void lost(struct tailstream *s, const char *what, int64_t bytes)
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
 {
 	int64_t csize = 0;
-	char *copy = p->has_fp ? tailscan_find_copy(s->path, p->fp, p->fplen, p->pos, INT64_MIN, &csize) : NULL;
+	char *copy = p->has_fp ? tailscan_find_copy(s->path, p->fp, p->fplen, p->pos, NULL, 0,
+						    INT64_MIN, &csize)
+			       : NULL;
 
 	s->c->env->count(s->c->env, strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s",
@@ -639,8 +641,28 @@ static void refresh(struct tailstream *s)
 		extend(s, NULL);
 }
 
-/* chain[0] shrank below its position or its first bytes changed while open:
- * finish its copy, if logrotate made one, then read it again from 0. */
+/* Puts the path's rotated siblings born after chain[0], a copy, before
+ * chain[at], the truncated file: the copies later copytruncates made while
+ * skiff was not reading, oldest first. */
+static void newer_copies(struct tailstream *s, size_t at)
+{
+	struct tailscan_entry *fam = NULL;
+	size_t nfam = 0;
+
+	if (tailscan_family(s->path, &fam, &nfam) != 0)
+		return;
+	for (size_t i = 0; i < nfam; i++)
+		if (fam[i].kind == TAILID_ROTATED && !in_chain(s, &fam[i].id) &&
+		    tailid_cmp_age(&fam[i].id, tailfile_id(s->chain[0].tf)) > 0 &&
+		    add_file_as(s, at, fam[i].path, 0, true, false, &fam[i].id) == 0)
+			at++;
+	tailscan_free(fam, nfam);
+}
+
+/* chain[0] shrank below its position, or its first bytes or those before
+ * its position changed (see replaced): finish its copy, if logrotate made
+ * one, and the copies made after it, then read it again from 0. The copy is
+ * the one that holds the bytes read up to the position. */
 static void truncated(struct tailstream *s, int64_t size)
 {
 	struct link *l = &s->chain[0];
@@ -648,24 +670,31 @@ static void truncated(struct tailstream *s, int64_t size)
 	int64_t pos = tailfile_pos(tf), fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
 	int64_t csize = 0, before = l->max_size > pos ? l->max_size : pos;
 	uint64_t fp = tailfile_fp(tf);
+	const void *last;
+	size_t last_len;
+	bool alone = s->n == 1;
 	char *copy;
 
 	if (l->peek_len > fplen) {
 		fp = l->peek_fp; /* it held more than skiff had read when it was opened */
 		fplen = l->peek_len;
 	}
+	tailfile_last(tf, &last, &last_len);
 	/* With nothing to recognise the copy by (the file was empty when it was
 	 * opened), only a copy made since then will do. */
-	copy = tailscan_find_copy(s->path, fp, fplen, 0, fplen > 0 ? INT64_MIN : l->added_ns, &csize);
+	copy = tailscan_find_copy(s->path, fp, fplen, pos, last, last_len,
+				  fplen > 0 ? INT64_MIN : l->added_ns, &csize);
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
-	if (copy != NULL && csize > pos && add_file(s, 0, copy, pos, true, false) == 0) {
+	if (copy != NULL && add_file(s, 0, copy, pos, true, false) == 0) {
 		s->c->env->log(s->c->env, LOG_INFO, "%s was truncated at byte %lld: finishing "
 			       "its copy %s, then reading it from the start", s->path,
 			       (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
+		if (alone)
+			newer_copies(s, 1);
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN, "%s was truncated at byte %lld: reading it "
 			       "from the start", s->path, (long long)pos);
@@ -690,8 +719,9 @@ static int64_t quiet_ms(const struct link *l, int64_t now)
 	return by_mtime > seen ? by_mtime : seen;
 }
 
-/* True when l's file shrank, or its first bytes are no longer those skiff
- * read or saw when it opened it: truncated (copytruncate) or rewritten. */
+/* True when l's file shrank, or its first bytes, or the bytes just before
+ * the position, are no longer those skiff read or saw when it opened it:
+ * truncated (copytruncate) or rewritten, possibly past the position. */
 static bool replaced(const struct link *l, int64_t size)
 {
 	int64_t pos = tailfile_pos(l->tf), fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
@@ -702,6 +732,8 @@ static bool replaced(const struct link *l, int64_t size)
 		return true;
 	if (fplen > 0 && !tailfile_matches(l->tf, tailfile_fp(l->tf), fplen))
 		return true;
+	if (!tailfile_still_there(l->tf))
+		return true; /* truncated, then written past the position again */
 	return l->peek_len > fplen && !tailfile_matches(l->tf, l->peek_fp, l->peek_len);
 }
 
