@@ -5,6 +5,7 @@
 #include "offsets.h"
 #include "settings.h"
 #include "sink_kafka.h"
+#include "source.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -88,6 +89,30 @@ static void warn_fallback(const struct offsets *offsets, const char *why)
 	offsets_stats(offsets, &st);
 	if (st.loaded_from_prev)
 		log_warn("%s", why);
+}
+
+/* --check: each source looks at what it can without Kafka (a database's
+ * tables and columns). Returns 0, or -1 when one found what a person must fix. */
+static int check_sources(const struct settings *s)
+{
+	char errbuf[1024];
+	int bad = 0;
+
+	for (size_t i = 0; i < s->nconnectors; i++) {
+		const struct connector_settings *c = &s->connectors[i];
+		int rc;
+
+		if (c->ops->check == NULL)
+			continue;
+		rc = c->ops->check(c->cfg, c->name, errbuf, sizeof(errbuf));
+		if (rc == SOURCE_ERR_CONFIG) {
+			log_error("connector %s: %s", c->name, errbuf);
+			bad = -1;
+		} else if (rc != 0) {
+			log_warn("connector %s: not checked: %s", c->name, errbuf);
+		}
+	}
+	return bad;
 }
 
 struct options {
@@ -190,6 +215,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		sink_destroy(probe);
+		if (check_sources(&s) != 0)
+			goto out;
 		settings_print(&s, stdout);
 		printf("# offsets: %zu stored\nconfiguration ok\n", offsets_count(offsets));
 		code = WORKER_EXIT_OK;

@@ -116,6 +116,14 @@ struct source_ops {
 	int (*open)(const struct config_section *cfg, struct source_env *env, void **ctx,
 		    char *errbuf, size_t errlen);
 
+	/* Optional (NULL: none). For --check, without Kafka: open()'s checks and
+	 * what else can be known now (a database's tables, columns, query). What
+	 * the source would wait for at run time is logged, not an error. Returns
+	 * 0, SOURCE_ERR_CONFIG (a person must act) or SOURCE_ERR (could not look),
+	 * with errbuf. name is the connector's, for its log lines. */
+	int (*check)(const struct config_section *cfg, const char *name, char *errbuf,
+		     size_t errlen);
+
 	/* Fills batch->records[0..max-1]; returns 0 on success (batch->n may be
 	 * 0), SOURCE_ERR or SOURCE_ERR_CONFIG. now_ms is the monotonic clock. */
 	int (*poll)(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,

@@ -137,7 +137,10 @@ static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
 static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t errlen)
 {
 	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (s->uri ? SQLITE_OPEN_URI : 0);
-	int rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
+	int rc;
+
+	sqguard_install();
+	rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
 
 	if (rc == SQLITE_OK) {
 		sqlite3_extended_result_codes(s->db, 0);
@@ -185,6 +188,15 @@ static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf,
 		s->retry_at = now + s->poll_ms;
 		return 1;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		/* Opening a FIFO would block the whole process. */
+		if (s->db != NULL && !may_close)
+			return 0;
+		close_db(s);
+		sqguard_irregular(s, now);
+		return 1;
+	}
+	s->irregular_warned = false;
 	if (s->db != NULL && may_close &&
 	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
 		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
@@ -324,7 +336,7 @@ static void on_answer(struct sqsrc *s, int64_t now)
 }
 
 /* Queries t for new rows. Returns 0, 1 when the database is busy, -1 on
- * error. */
+ * error, -2 on an error a person must fix. */
 static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *errbuf, size_t errlen)
 {
 	int rc;
@@ -341,8 +353,8 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		on_busy(s, now);
 		return 1;
 	}
-	if (rc == SQ_ERR)
-		return -1;
+	if (rc == SQ_ERR || rc == SQ_CONFIG)
+		return rc == SQ_CONFIG ? -2 : -1;
 	on_answer(s, now);
 	if (rc == SQ_MISSING)
 		t->more = false;
@@ -385,7 +397,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 			}
 			rc = fill_table(s, t, now, errbuf, errlen);
 			if (rc < 0)
-				return SOURCE_ERR;
+				return rc == -2 ? SOURCE_ERR_CONFIG : SOURCE_ERR;
 			if (rc > 0)
 				return 0; /* busy: back off */
 		}
@@ -691,11 +703,65 @@ fail:
 	return -1;
 }
 
+/* Lays out every table in its own read transaction, as the first poll
+ * would. Returns 0 or an SQ_ code; a missing table or a lock is logged. */
+static int check_tables(struct sqsrc *s, char *errbuf, size_t errlen)
+{
+	int rc = 0;
+
+	errbuf[0] = '\0';
+	for (size_t i = 0; rc == 0 && i < s->ntables; i++) {
+		rc = sqlite3_step(s->begin);
+		sqlite3_reset(s->begin);
+		if (rc == SQLITE_DONE)
+			rc = sqtable_lay_out(s, &s->tables[i], 0, errbuf, errlen);
+		else if (sqbusy(rc))
+			rc = SQ_BUSY;
+		else
+			rc = SQ_ERR;
+		if (rc == SQ_ERR && errbuf[0] == '\0')
+			snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
+		if (sqlite3_step(s->commit) != SQLITE_DONE)
+			sqlite3_step(s->rollback);
+		sqlite3_reset(s->commit);
+		sqlite3_reset(s->rollback);
+		if (rc == SQ_BUSY)
+			s->env->log(s->env, LOG_NOTICE, "%s is locked: its tables were not checked",
+			            s->path);
+		if (rc == SQ_MISSING || rc == SQ_BUSY)
+			rc = 0;
+	}
+	return rc;
+}
+
+/* --check: open()'s checks, then, when the database is there, each table's
+ * columns and statement. A database or table that is not there yet is
+ * waited for at run time: logged, not an error. */
+static int sqlite_check(const struct config_section *cfg, const char *name, char *errbuf,
+                        size_t errlen)
+{
+	struct source_env env;
+	struct sqsrc *s = NULL;
+	void *ctx = NULL;
+	int rc;
+
+	sqguard_check_env(&env, name);
+	if (sqlite_open(cfg, &env, &ctx, errbuf, errlen) != 0)
+		return SOURCE_ERR_CONFIG;
+	s = ctx;
+	rc = ensure_db(s, 0, true, errbuf, errlen);
+	if (rc == 0)
+		rc = check_tables(s, errbuf, errlen);
+	sqlite_close(s);
+	return rc == 0 || rc == 1 ? 0 : rc == SQ_CONFIG ? SOURCE_ERR_CONFIG : SOURCE_ERR;
+}
+
 const struct source_ops source_sqlite_ops = {
     .kind = "sqlite",
     .classes = sqlite_classes,
     .config_keys = sqlite_keys,
     .open = sqlite_open,
+    .check = sqlite_check,
     .poll = sqlite_poll,
     .pollfds = sqlite_pollfds,
     .timeout_ms = sqlite_timeout,

@@ -219,6 +219,7 @@ struct sqsrc {
 	sqlite3_stmt *begin, *commit, *rollback, *schema_version;
 	uint64_t dev, ino;
 	bool missing_warned;
+	bool irregular_warned; /* the path is a FIFO, directory or device */
 	int64_t retry_at;   /* monotonic ms; 0 none */
 	int64_t backoff_ms; /* while the database is busy */
 	int64_t busy_since; /* monotonic ms of the first busy answer; 0 none */
@@ -232,13 +233,13 @@ struct sqsrc {
 };
 
 /* Results of sqtable_fill besides a count >= 0. */
-enum { SQ_ERR = -1, SQ_BUSY = -2, SQ_MISSING = -3 };
+enum { SQ_ERR = -1, SQ_BUSY = -2, SQ_MISSING = -3, SQ_CONFIG = -4 /* a person must act */ };
 
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
  * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
  * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
- * or SQ_ERR with errbuf. The read transaction is over when this returns. */
+ * or SQ_ERR or SQ_CONFIG with errbuf. The read transaction is over when this returns. */
 int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
@@ -253,8 +254,22 @@ void sqtable_drop_rows(struct sqtable *t);
 
 /* Reads t's columns, checks the mode's columns and prepares its batch
  * statement (source_sqlite_layout.c). Runs inside a read transaction.
- * Returns 0, SQ_MISSING, SQ_BUSY or SQ_ERR with errbuf. */
+ * Returns 0, SQ_MISSING, SQ_BUSY, or SQ_ERR or SQ_CONFIG (the
+ * mode's columns or the query are wrong) with errbuf. */
 int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen);
+
+/* ---- guards (source_sqlite_guard.c) ------------------------------------- */
+
+/* Makes SQLite's open(2) of any file never block (a FIFO is refused). Once
+ * per process, before the first sqlite3_open. */
+void sqguard_install(void);
+
+/* The database path names a FIFO, directory or device: says so once while it
+ * lasts, counts it, and schedules the next look. */
+void sqguard_irregular(struct sqsrc *s, int64_t now);
+
+/* Fills env for --check: logs go to the log, nothing is stored. */
+void sqguard_check_env(struct source_env *env, const char *connector);
 
 /* True for the answers of a locked database. */
 bool sqbusy(int rc);

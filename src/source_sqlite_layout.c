@@ -125,12 +125,23 @@ static int fail(struct lay *l, const char *fmt, ...)
 	if (n >= 0 && (size_t)n < l->errlen)
 		vsnprintf(l->errbuf + n, l->errlen - (size_t)n, fmt, ap);
 	va_end(ap);
-	return SQ_ERR;
+	return SQ_CONFIG;
 }
 
+/* An SQL error (a syntax error, no such column) is the configuration's; others
+ * (corrupt, I/O, not a database) may pass. */
 static int sql_fail(struct lay *l, const char *what)
 {
-	return fail(l, "%s: %s", what, sqlite3_errmsg(l->s->db));
+	int rc = sqlite3_errcode(l->s->db) == SQLITE_ERROR ? SQ_CONFIG : SQ_ERR;
+
+	fail(l, "%s: %s", what, sqlite3_errmsg(l->s->db));
+	return rc;
+}
+
+static int oom(struct lay *l)
+{
+	fail(l, "out of memory");
+	return SQ_ERR;
 }
 
 static bool busy(int rc)
@@ -283,7 +294,7 @@ static int read_columns(struct lay *l)
 	sb_src(&b, l);
 	sb_str(&b, " LIMIT 0");
 	if (b.oom)
-		return fail(l, "out of memory");
+		return oom(l);
 	rc = sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL);
 	free(b.s);
 	if (rc != SQLITE_OK)
@@ -297,7 +308,7 @@ static int read_columns(struct lay *l)
 	t->val_idx = calloc((size_t)n + 1, sizeof(*t->val_idx));
 	if (t->cols == NULL || t->val_idx == NULL) {
 		sqlite3_finalize(st);
-		return fail(l, "out of memory");
+		return oom(l);
 	}
 	for (int i = 0; i < n; i++) {
 		struct sqcol *c = &t->cols[i];
@@ -316,7 +327,7 @@ static int read_columns(struct lay *l)
 	}
 	sqlite3_finalize(st);
 	if (t->ncols < (size_t)n)
-		return fail(l, "out of memory");
+		return oom(l);
 	for (size_t i = 0; i < t->ncols; i++) {
 		if (strncmp(t->cols[i].name, "__skiff_", 8) == 0)
 			return fail(l, "column %s: names starting __skiff_ are skiff's own",
@@ -378,7 +389,7 @@ static int resolve_inc(struct lay *l)
 			name = l->alias;
 		} else if (l->rowid != NULL) {
 			l->inc_expr = strdup(l->rowid);
-			return l->inc_expr ? 0 : fail(l, "out of memory");
+			return l->inc_expr ? 0 : oom(l);
 		} else {
 			return fail(l,
 			            "%s has no rowid (WITHOUT ROWID or a view): set "
@@ -399,7 +410,7 @@ static int resolve_inc(struct lay *l)
 		            name);
 	l->inc_declared = !(l->alias != NULL && strcasecmp(name, l->alias) == 0);
 	l->inc_expr = sqquote(l->t->cols[ci].name);
-	return l->inc_expr ? 0 : fail(l, "out of memory");
+	return l->inc_expr ? 0 : oom(l);
 }
 
 static int resolve_ts(struct lay *l)
@@ -436,7 +447,7 @@ static int resolve_ts(struct lay *l)
 	l->ts_raw = b.s ? strndup(b.s + 9, strlen(b.s) - 10) : NULL; /* inside skiff_ts() */
 	if (b.oom || names.oom || l->ts_raw == NULL) {
 		free(names.s);
-		return fail(l, "out of memory");
+		return oom(l);
 	}
 	if (s->validate_non_null && l->t->name != NULL && all_nullable) {
 		fail(l,
@@ -445,7 +456,7 @@ static int resolve_ts(struct lay *l)
 		     s->nts > 1 ? "s" : "", names.s, s->nts > 1 ? "are all" : "is",
 		     s->nts > 1 ? "one" : "it");
 		free(names.s);
-		return SQ_ERR;
+		return SQ_CONFIG;
 	}
 	free(names.s);
 	return 0;
@@ -458,7 +469,7 @@ static int resolve_keys(struct lay *l)
 	t->nkeys = l->s->nkeys;
 	t->key_idx = calloc(t->nkeys + 1, sizeof(*t->key_idx));
 	if (t->key_idx == NULL)
-		return fail(l, "out of memory");
+		return oom(l);
 	for (size_t i = 0; i < t->nkeys; i++) {
 		int ci = col_find(t, l->s->key_names[i]);
 
@@ -576,7 +587,7 @@ static int build_sql(struct lay *l, struct sb *b)
 		break;
 	case SQ_INCREMENTING:
 		if (build_max(l) != 0)
-			return fail(l, "out of memory");
+			return oom(l);
 		t->inc_col = next;
 		sb_all(b, "SELECT *, ", i, " FROM ", NULL);
 		sb_src(b, l);
@@ -614,7 +625,7 @@ static int build_sql(struct lay *l, struct sb *b)
 		          "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;
 	}
-	return b->oom ? fail(l, "out of memory") : 0;
+	return b->oom ? oom(l) : 0;
 }
 
 void sqtable_unlay(struct sqtable *t)

@@ -965,7 +965,7 @@ static void expect_open_error(const char *props, const char *needle)
 	fake_free(&f);
 }
 
-static void expect_poll_error(const char *props, const char *needle)
+static void expect_poll_code(const char *props, int code, const char *needle)
 {
 	struct fake f;
 	struct source_batch b;
@@ -974,12 +974,18 @@ static void expect_poll_error(const char *props, const char *needle)
 
 	fake_init(&f);
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
-	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), SOURCE_ERR);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), code);
 	if (strstr(err, needle) == NULL)
 		fprintf(stderr, "  error was: %s\n  expected: %s\n", err, needle);
 	CHECK(strstr(err, needle) != NULL);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
+}
+
+/* What a restart cannot fix: a person must act (exit 78). */
+static void expect_poll_error(const char *props, const char *needle)
+{
+	expect_poll_code(props, SOURCE_ERR_CONFIG, needle);
 }
 
 static void test_config_errors(void)
@@ -1070,7 +1076,9 @@ static void test_missing_db_and_table(void)
 	fake_free(&f);
 	new_db("notadb.db");
 	testlib_write_file(dbpath, "this is not an SQLite database, not at all....", 46);
-	expect_poll_error("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\n", "not a database");
+	/* ... may pass (the application writes its database there): 75. */
+	expect_poll_code("mode=bulk\ntable.whitelist=t\ntopic.prefix=p\n", SOURCE_ERR,
+	                 "not a database");
 }
 
 static void test_bad_rows(void)
@@ -1167,7 +1175,7 @@ static void test_schema_change_and_replaced_db(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	sql(dbpath, "ALTER TABLE t DROP COLUMN ts");
-	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), SOURCE_ERR);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), SOURCE_ERR_CONFIG);
 	CHECK(strstr(err, "timestamp.column.name ts is not one of its columns") != NULL);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
