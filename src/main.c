@@ -1,7 +1,6 @@
 /* skiff: arguments, signals and wiring; no logic of its own. */
 #include "log.h"
 #include "config.h"
-#include "lockfile.h"
 #include "offsets.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -53,11 +52,11 @@ static int setup_signals(int *readfd)
 	return 0;
 }
 
-static void no_delivery(void *ctx, void *token, bool ok, const char *reason)
+static void no_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	(void)ctx;
 	(void)token;
-	(void)ok;
+	(void)res;
 	(void)reason;
 }
 
@@ -173,7 +172,7 @@ int main(int argc, char **argv)
 	struct offsets *offsets = NULL;
 	struct worker *w = NULL;
 	char errbuf[2048];
-	int code, rc, sigfd = -1, lockfd = -1;
+	int code, rc, sigfd = -1;
 
 	memset(&s, 0, sizeof(s));
 	code = parse_args(argc, argv, &o);
@@ -186,22 +185,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	settings_log_notices(&s);
-	if (!o.check) {
-		/* Before loading: no other skiff may write the store after we read it. */
-		lockfd = lockfile_acquire(config_str(s.worker, "offset.storage.file.filename"), errbuf,
-					  sizeof(errbuf));
-		if (lockfd < 0) {
-			log_error("%s", errbuf);
-			code = WORKER_EXIT_TEMPFAIL;
-			goto out;
-		}
-	}
-	rc = offsets_open_file(config_str(s.worker, "offset.storage.file.filename"), &offsets,
-			       errbuf, sizeof(errbuf));
+	/* --check reads the store without taking it from a running skiff. */
+	rc = (o.check ? offsets_open_file : offsets_open_file_held)(
+		config_str(s.worker, "offset.storage.file.filename"), &offsets, errbuf,
+		sizeof(errbuf));
 	if (rc != 0) {
-		/* Corrupt: a person must look. An I/O error may pass: restart. */
-		log_error("%s", errbuf);
-		if (rc == OFFSETS_ERR_IO)
+		/* Corrupt or no directory: a person must look. I/O errors and
+		 * another skiff holding the store may pass: restart. */
+		log_error("%s: %s", config_where(s.worker, "offset.storage.file.filename"), errbuf);
+		if (rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_LOCKED || rc == OFFSETS_ERR_NOMEM)
 			code = WORKER_EXIT_TEMPFAIL;
 		goto out;
 	}
@@ -237,8 +229,6 @@ out:
 	worker_destroy(w);
 	offsets_destroy(offsets);
 	settings_destroy(&s);
-	if (lockfd >= 0)
-		close(lockfd);
 	if (code == WORKER_EXIT_CONFIG)
 		log_error("exit 78: configuration or offset store unusable; restarting will not "
 			  "help until it is fixed");

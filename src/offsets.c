@@ -342,6 +342,10 @@ const char *offsets_strerror(int err)
 		return "out of memory";
 	case OFFSETS_ERR_ARG:
 		return "offset key or value is not valid JSON of the expected shape";
+	case OFFSETS_ERR_LOCKED:
+		return "offset store in use by another process";
+	case OFFSETS_ERR_NODIR:
+		return "offset store directory missing";
 	default:
 		return "unknown offset store error";
 	}

@@ -37,6 +37,8 @@ enum {
 	OFFSETS_ERR_FULL = -3,    /* OFFSETS_MAX_ENTRIES reached */
 	OFFSETS_ERR_NOMEM = -4,
 	OFFSETS_ERR_ARG = -5, /* key or value is not valid compact JSON */
+	OFFSETS_ERR_LOCKED = -6, /* another process holds the store: transient */
+	OFFSETS_ERR_NODIR = -7,  /* the store's directory does not exist: a person must act */
 };
 
 struct offsets;
@@ -57,11 +59,21 @@ struct offsets_stats {
  * A file written by a newer skiff (higher format version) is also
  * OFFSETS_ERR_CORRUPT, even when the other generation is valid: falling back
  * silently would rewind and then overwrite it. A file that cannot be read
- * (EACCES, EIO, a directory in its place), a missing directory: OFFSETS_ERR_IO.
+ * (EACCES, EIO, a directory in its place): OFFSETS_ERR_IO; a missing
+ * directory: OFFSETS_ERR_NODIR (skiff does not create it: a typo would
+ * silently start from nothing).
  * On success *out is owned by the caller (offsets_destroy); when the load fell
  * back to "path.prev" (offsets_stats: loaded_from_prev), errbuf says why, for
  * the caller to log as a warning. */
 int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen);
+
+/* offsets_open_file for the one process that will write the store: first
+ * takes "path.lock" (flock), then, while loading, locks the files at path and
+ * "path.prev", and locks every new generation before it is renamed into
+ * place, so the store itself stays locked while this process lives: a second
+ * skiff is refused with OFFSETS_ERR_LOCKED even when the lock file was deleted.
+ * The locks go with offsets_destroy or the process (even after SIGKILL). */
+int offsets_open_file_held(const char *path, struct offsets **out, char *errbuf, size_t errlen);
 
 /* The stored value for key, or NULL. Owned by the store; valid until the next
  * offsets_put of that key or offsets_destroy. A key that is not stored as

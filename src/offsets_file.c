@@ -25,12 +25,17 @@
 
 #include "atomicfile.h"
 #include "crc32c.h"
+#include "lockfile.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -47,6 +52,11 @@ struct filectx {
 	char *path;
 	char *prev;
 	bool path_current; /* path holds the generation in memory: rotate it */
+	/* Held stores (offsets_open_file_held): "path.lock", and flocks on the
+	 * files at path and prev, so that another skiff is refused even when the
+	 * lock file was deleted. -1 when not held. */
+	bool hold;
+	int lockfd, held_cur, held_prev;
 };
 
 enum state { MISSING, BAD, NEWER, VALID };
@@ -384,6 +394,39 @@ static int refuse_newer(const struct cand *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* Locks the file at name if there is one; *fd stays -1 when there is none. */
+static int hold_one(const char *name, int *fd, char *errbuf, size_t errlen)
+{
+	*fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 && errno == ENOENT)
+		return 0;
+	if (*fd >= 0 && flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK) {
+		snprintf(errbuf, errlen, "offset store %s: another skiff is using it (its lock file "
+			 "%s.lock may have been removed); stop that skiff first", name, name);
+		close(*fd);
+		*fd = -1;
+		return OFFSETS_ERR_LOCKED;
+	}
+	snprintf(errbuf, errlen, "offset store %s: cannot lock: %s", name, strerror(errno));
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return OFFSETS_ERR_IO;
+}
+
+/* Holds both generations found at load, whatever their state: a second skiff
+ * must be refused even while the store is being replaced. */
+static int hold_existing(struct filectx *ctx, char *errbuf, size_t errlen)
+{
+	int rc = hold_one(ctx->path, &ctx->held_cur, errbuf, errlen);
+
+	if (rc == 0)
+		rc = hold_one(ctx->prev, &ctx->held_prev, errbuf, errlen);
+	return rc;
+}
+
 static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *from_prev,
                      char *errbuf, size_t errlen)
 {
@@ -414,6 +457,8 @@ static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *f
 		rc = OFFSETS_ERR_IO;
 		goto out;
 	}
+	if (ctx->hold && (rc = hold_existing(ctx, errbuf, errlen)) != 0)
+		goto out;
 	*generation = pick >= 0 ? c[pick].generation : 0;
 	*from_prev = pick == 1;
 	if (pick == 1)
@@ -483,7 +528,7 @@ static int file_store(void *vctx, const struct offsets *o, uint64_t generation, 
 	struct filectx *ctx = vctx;
 	char *doc = NULL;
 	size_t len = 0;
-	int done = 0, rc;
+	int done = 0, held = -1, rc;
 
 	/* Never write what load refuses: a generation past 2^53 would be read as
 	 * damage, and the restart would fall back to the older file. */
@@ -498,8 +543,16 @@ static int file_store(void *vctx, const struct offsets *o, uint64_t generation, 
 		snprintf(errbuf, errlen, "offset store %s: out of memory", ctx->path);
 		return OFFSETS_ERR_NOMEM;
 	}
-	rc = atomicfile_replace(ctx->path, ctx->path_current ? ctx->prev : NULL, doc, len, &done,
-	                        errbuf, errlen);
+	rc = atomicfile_replace_held(ctx->path, ctx->path_current ? ctx->prev : NULL, doc, len,
+	                             &done, ctx->hold ? &held : NULL, errbuf, errlen);
+	if (rc == 0 && ctx->hold) {
+		/* The old path file is prev now (or was dropped): keep it locked
+		 * until the next generation replaces it. */
+		if (ctx->held_prev >= 0)
+			close(ctx->held_prev);
+		ctx->held_prev = ctx->held_cur;
+		ctx->held_cur = held;
+	}
 	if (done & ATOMICFILE_ROTATED)
 		ctx->path_current = false;
 	if (done & ATOMICFILE_REPLACED)
@@ -516,6 +569,12 @@ static void file_close(void *vctx)
 
 	if (ctx == NULL)
 		return;
+	for (int i = 0; i < 3; i++) {
+		int fd = i == 0 ? ctx->lockfd : i == 1 ? ctx->held_cur : ctx->held_prev;
+
+		if (fd >= 0)
+			close(fd);
+	}
 	free(ctx->path);
 	free(ctx->prev);
 	free(ctx);
@@ -528,7 +587,8 @@ static const struct offset_backend_ops file_ops = {
     .close = file_close,
 };
 
-int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen)
+static int open_file(const char *path, bool hold, struct offsets **out, char *errbuf,
+                     size_t errlen)
 {
 	struct filectx *ctx = NULL;
 	char why[WHY_LEN];
@@ -542,7 +602,9 @@ int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size
 	rc = atomicfile_check_dir(path, why, sizeof(why));
 	if (rc != 0) {
 		snprintf(errbuf, errlen, "offset store: %s", why);
-		return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+		return rc == ATOMICFILE_ERR_NOMEM  ? OFFSETS_ERR_NOMEM
+		       : rc == ATOMICFILE_ERR_NOENT ? OFFSETS_ERR_NODIR
+		                                    : OFFSETS_ERR_IO;
 	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL || (ctx->path = strdup(path)) == NULL ||
@@ -553,5 +615,26 @@ int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size
 		snprintf(errbuf, errlen, "offset store %s: out of memory", path);
 		return OFFSETS_ERR_NOMEM;
 	}
+	ctx->hold = hold;
+	ctx->lockfd = ctx->held_cur = ctx->held_prev = -1;
+	if (hold) {
+		/* Before loading: no other skiff may write the store after we read it. */
+		ctx->lockfd = lockfile_acquire(path, errbuf, errlen);
+		if (ctx->lockfd < 0) {
+			rc = ctx->lockfd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+			file_close(ctx);
+			return rc;
+		}
+	}
 	return offsets_open(&file_ops, ctx, out, errbuf, errlen);
+}
+
+int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen)
+{
+	return open_file(path, false, out, errbuf, errlen);
+}
+
+int offsets_open_file_held(const char *path, struct offsets **out, char *errbuf, size_t errlen)
+{
+	return open_file(path, true, out, errbuf, errlen);
 }

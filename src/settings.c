@@ -143,6 +143,17 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 	if (resolve_converter(s->worker, c->cfg, "key", &c->key_conv, errbuf, errlen) ||
 	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen))
 		return -1;
+	if (c->ops->value_kind == VALUE_STRUCT && c->value_conv.kind == CONV_BYTEARRAY) {
+		/* Connect fails the task at the first record; found here, no
+		 * restart loop and --check says so. */
+		const struct config_section *from =
+			config_is_set(c->cfg, "value.converter") ? c->cfg : s->worker;
+
+		snprintf(errbuf, errlen, "%s: value.converter: ByteArrayConverter cannot write the "
+			 "rows of connector '%s' (they are structs); use JsonConverter or "
+			 "StringConverter", config_where(from, "value.converter"), c->name);
+		return -1;
+	}
 	s->nconnectors++;
 	return 0;
 }

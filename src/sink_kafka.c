@@ -75,6 +75,30 @@ static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value,
 	return 0;
 }
 
+/* Errors after which the cluster will not take the record however often it is
+ * sent: the user must change a limit, an ACL or the topic. Anything else (time
+ * outs, fencing, transport) may pass with a restart. */
+static bool refused(rd_kafka_resp_err_t err)
+{
+	switch (err) {
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+	case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+	case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+	case RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP:
+	case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+	case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+	case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS:
+	case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+	case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+	case RD_KAFKA_RESP_ERR__INVALID_ARG:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
 	struct sink *s = opaque;
@@ -83,10 +107,11 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	if (s->destroying)
 		return;
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		s->cb(s->cb_ctx, m->_private, true, NULL);
+		s->cb(s->cb_ctx, m->_private, SINK_DELIVERED, NULL);
 		return;
 	}
-	s->cb(s->cb_ctx, m->_private, false, rd_kafka_err2str(m->err));
+	s->cb(s->cb_ctx, m->_private, refused(m->err) ? SINK_REFUSED : SINK_FAILED,
+	      rd_kafka_err2str(m->err));
 }
 
 /* Broker errors are folded by error code: a broker down for hours must not
@@ -133,6 +158,54 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
 	log_msg(level <= 3 ? LOG_ERROR : level <= 4 ? LOG_WARN : LOG_DEBUG, "kafka: %s: %s", fac, buf);
 }
 
+static long long conf_ll(rd_kafka_conf_t *conf, const char *name)
+{
+	char val[64];
+	size_t vlen = sizeof(val);
+
+	if (rd_kafka_conf_get(conf, name, val, &vlen) != RD_KAFKA_CONF_OK)
+		return -1;
+	return strtoll(val, NULL, 10);
+}
+
+/* Where the user set librdkafka property name (producer.X or kafka.X), or
+ * NULL when it is librdkafka's default. */
+static const char *passthrough_where(const struct config_section *w, const char *name)
+{
+	for (size_t i = 0; i < config_passthrough_count(w); i++)
+		if (strcmp(librdkafka_name(config_passthrough_key(w, i)), name) == 0)
+			return config_passthrough_where(w, i);
+	return NULL;
+}
+
+/* A record that message.max.bytes allows but the producer queue cannot hold
+ * would be refused as "queue full" for ever, with nothing in flight to free
+ * room. Set so by the user: a contradiction, refused. Left at librdkafka's
+ * default (1 MB) beside a small queue: the limit becomes the queue's size, so
+ * such a record fails at once as too large (the connector stops before it). */
+static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, char *errbuf,
+			size_t errlen)
+{
+	long long max_msg = conf_ll(conf, "message.max.bytes");
+	long long queue_kb = conf_ll(conf, "queue.buffering.max.kbytes");
+	const char *where = passthrough_where(w, "message.max.bytes");
+	char val[32];
+
+	if (max_msg < 0 || queue_kb < 0 || max_msg <= queue_kb * 1024)
+		return 0;
+	if (where == NULL) {
+		snprintf(val, sizeof(val), "%lld", queue_kb * 1024 < 1000 ? 1000 : queue_kb * 1024);
+		return conf_set(conf, "message.max.bytes", val, "queue.buffering.max.kbytes",
+				errbuf, errlen);
+	}
+	snprintf(errbuf, errlen, "%s: producer.message.max.bytes=%lld is larger than the producer "
+		 "queue (producer.queue.buffering.max.kbytes=%lld, %lld bytes): a record that size "
+		 "could never be queued; raise queue.buffering.max.kbytes or lower "
+		 "message.max.bytes",
+		 where, max_msg, queue_kb, queue_kb * 1024);
+	return -1;
+}
+
 static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
 		      char *errbuf, size_t errlen)
 {
@@ -160,6 +233,8 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		s->queue_capacity = (uint32_t)strtoul(val, NULL, 10);
 	if (s->queue_capacity == 0)
 		s->queue_capacity = 20000;
+	if (check_limits(w, conf, errbuf, errlen) != 0)
+		goto fail;
 	rd_kafka_conf_set_opaque(conf, s);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	rd_kafka_conf_set_error_cb(conf, on_error);
@@ -258,11 +333,11 @@ int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char
 	if (rkt == NULL) {
 		snprintf(errbuf, errlen, "topic %s: cannot be used (more than %d topics, or no memory)",
 			 topic, MAX_TOPICS);
-		return SINK_ERR;
+		return s->ntopics == MAX_TOPICS ? SINK_ERR_CONFIG : SINK_ERR;
 	}
 	if (nheaders > 0 && (hdrs = make_headers(headers, nheaders)) == NULL) {
-		snprintf(errbuf, errlen, "topic %s: out of memory", topic);
-		return SINK_QUEUE_FULL;
+		snprintf(errbuf, errlen, "topic %s: out of memory for the record's headers", topic);
+		return SINK_ERR;
 	}
 	err = rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
 				RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE(value, vlen),
@@ -278,7 +353,7 @@ int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		return SINK_QUEUE_FULL;
 	snprintf(errbuf, errlen, "topic %s: %s", topic, rd_kafka_err2str(err));
-	return SINK_ERR;
+	return refused(err) ? SINK_ERR_CONFIG : SINK_ERR;
 }
 
 void sink_poll(struct sink *s)

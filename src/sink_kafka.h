@@ -20,19 +20,31 @@ struct record_header;
 
 struct sink;
 
-/* Called from sink_poll() for each delivery report: token as given to
- * sink_produce, ok false with a reason when the record failed for good. */
-typedef void (*sink_delivery_fn)(void *ctx, void *token, bool ok, const char *reason);
+/* The outcome of one record, in a delivery report. */
+enum sink_result {
+	SINK_DELIVERED, /* acknowledged by the broker */
+	SINK_FAILED,    /* not delivered; a restart may deliver it (timed out, fenced) */
+	SINK_REFUSED,   /* the cluster will never take it as configured (too large,
+			 * not authorised, invalid topic): a person must act */
+};
 
+/* Called from sink_poll() for each delivery report: token as given to
+ * sink_produce, and with a failure a reason (librdkafka's text). */
+typedef void (*sink_delivery_fn)(void *ctx, void *token, enum sink_result res,
+				 const char *reason);
+
+/* sink_produce's failures. */
 enum {
+	SINK_ERR = -1,        /* not taken, and a restart may help (out of memory, fatal) */
 	SINK_QUEUE_FULL = -2, /* nothing taken: retry after sink_poll freed room */
-	SINK_ERR = -1,        /* this record can never be produced; errbuf says why */
+	SINK_ERR_CONFIG = -3, /* this record can never be produced as configured */
 };
 
 /* Creates the producer from the worker section (bootstrap.servers, producer.*,
  * kafka.*, security keys). Does not wait for a broker: skiff starts and reads
  * with none reachable. Returns 0 and *out (sink_destroy), or -1 with
- * "file:line: why" for a bad property. */
+ * "file:line: why" for a bad property, or for limits that contradict each
+ * other (a record message.max.bytes allows that the queue could never hold). */
 int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
 	      struct sink **out, char *errbuf, size_t errlen);
 

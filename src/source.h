@@ -109,6 +109,9 @@ struct source_ops {
 	const char *kind;                     /* "file", "sqlite" */
 	const char *const *classes;           /* connector.class values, NULL-terminated */
 	const struct config_key *config_keys; /* this connector's table */
+	/* What poll() puts in record.value: VALUE_STRING (lines) or VALUE_STRUCT
+	 * (rows). Lets settings refuse a converter that cannot write it. */
+	enum value_kind value_kind;
 
 	/* Validates cfg and prepares the source without I/O that may block for
 	 * long. Returns 0 and *ctx, or -1 with errbuf "what: why". Configuration

@@ -647,6 +647,7 @@ const struct source_ops source_file_ops = {
 	.kind = "file",
 	.classes = file_classes,
 	.config_keys = file_keys,
+	.value_kind = VALUE_STRING,
 	.open = file_open,
 	.poll = file_poll,
 	.pollfds = file_pollfds,

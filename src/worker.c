@@ -46,6 +46,7 @@ struct conn {
 	void *ctx;
 	struct source_env env;
 	bool stopped;    /* failed for good: no more polls */
+	bool config_error; /* ... for a reason no restart fixes (exit 78) */
 	bool ready;      /* a descriptor fired, the deadline passed, or it has more */
 	int64_t due;     /* monotonic ms when poll() is due anyway; -1 none */
 	struct record *records;
@@ -184,8 +185,10 @@ static void log_counters(struct conn *c)
 /* ---- failure ------------------------------------------------------------- */
 
 /* Stops c for good. Its committed offsets stay short of the failed record:
- * acknowledgements of records before it still advance them. */
-static void conn_fail(struct conn *c, const char *why)
+ * acknowledgements of records before it still advance them. config: no
+ * restart can fix the cause (a person must act), which decides the exit code
+ * once no connector runs. */
+static void conn_fail(struct conn *c, bool config, const char *why)
 {
 	if (c->stopped)
 		return;
@@ -193,30 +196,27 @@ static void conn_fail(struct conn *c, const char *why)
 		  "fix the cause and restart skiff to resume from there",
 		  c->cs->name, why);
 	c->stopped = true;
+	c->config_error = config;
 	c->batch.n = c->next = 0;
 }
 
-static void on_delivery(void *ctx, void *token, bool ok, const char *reason)
+static void on_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct worker *w = ctx;
-	struct acks_fifo *f = acks_done(w->acks, token, ok);
+	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED);
 	struct partition *p;
+	char why[512];
 
 	w->queue_full = false; /* a report frees room in the producer queue */
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
-	if (ok) {
+	if (res == SINK_DELIVERED) {
 		w->advanced |= f->advanced;
 		return;
 	}
-	{
-		char why[512];
-
-		snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key,
-			 reason);
-		conn_fail(p->conn, why);
-	}
+	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
+	conn_fail(p->conn, res == SINK_REFUSED, why);
 }
 
 /* ---- the path of a record ----------------------------------------------- */
@@ -246,11 +246,14 @@ static void produce_batch(struct conn *c)
 			return;
 		if (convert_value(&c->cs->key_conv, &r->key, &key, &klen, &w->utf8_replaced) ||
 		    convert_value(&c->cs->value_conv, &r->value, &val, &vlen, &w->utf8_replaced)) {
+			const struct record_value *v = key ? &r->value : &r->key;
+			bool shape = v->kind == VALUE_STRUCT; /* else out of memory */
+
 			free(key);
 			snprintf(errbuf, sizeof(errbuf), "%s cannot serialise this record (%s)",
 				 convert_class_name(key ? &c->cs->value_conv : &c->cs->key_conv),
-				 r->value.kind == VALUE_STRUCT ? "a struct" : "out of memory");
-			conn_fail(c, errbuf);
+				 shape ? "a struct" : "out of memory");
+			conn_fail(c, shape, errbuf);
 			return;
 		}
 		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
@@ -263,12 +266,20 @@ static void produce_batch(struct conn *c)
 		acks_cancel(w->acks, token);
 		free(key);
 		free(val);
-		if (rc == SINK_QUEUE_FULL) {
+		if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
 			/* Backpressure: no reading, no spinning, until a delivery report. */
 			w->queue_full = true;
 			return;
 		}
-		conn_fail(c, errbuf);
+		if (rc == SINK_QUEUE_FULL) {
+			/* Nothing queued and still no room: it can never fit. */
+			snprintf(errbuf, sizeof(errbuf), "a record of %zu bytes is larger than the "
+				 "whole producer queue (producer.queue.buffering.max.kbytes)",
+				 klen + vlen);
+			conn_fail(c, true, errbuf);
+			return;
+		}
+		conn_fail(c, rc == SINK_ERR_CONFIG, errbuf);
 	}
 }
 
@@ -277,6 +288,7 @@ static void poll_source(struct conn *c, int64_t now)
 {
 	char errbuf[1024];
 	uint32_t room = acks_available(c->w->acks);
+	int rc;
 
 	if (c->stopped || c->next < c->batch.n || blocked(c->w))
 		return;
@@ -285,8 +297,9 @@ static void poll_source(struct conn *c, int64_t now)
 	c->batch.n = 0;
 	c->next = 0;
 	c->ready = false;
-	if (c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf)) != 0) {
-		conn_fail(c, errbuf);
+	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		conn_fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
 		return;
 	}
 	if (c->batch.more)
@@ -372,6 +385,8 @@ static nfds_t build_pollfds(struct worker *w, int sigfd, struct pollfd *fds, int
 {
 	nfds_t n = 0;
 
+	bool wait = blocked(w);
+
 	fds[n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
 	fds[n++] = (struct pollfd){.fd = sink_fd(w->sink), .events = POLLIN};
 	for (size_t i = 0; i < w->nconns; i++) {
@@ -379,7 +394,10 @@ static nfds_t build_pollfds(struct worker *w, int sigfd, struct pollfd *fds, int
 
 		base[i] = (int)n;
 		count[i] = 0;
-		if (c->stopped || w->stop)
+		/* While blocked a readable source could only wake the loop for
+		 * nothing, as often as the file is written: leave it out until a
+		 * delivery report or the flush timer unblocks. */
+		if (c->stopped || w->stop || wait)
 			continue;
 		count[i] = c->cs->ops->pollfds(c->ctx, fds + n, MAX_POLLFDS - (int)n);
 		n += (nfds_t)count[i];
@@ -390,14 +408,17 @@ static nfds_t build_pollfds(struct worker *w, int sigfd, struct pollfd *fds, int
 static int compute_timeout(struct worker *w, int64_t now)
 {
 	int64_t t = -1;
+	bool wait = blocked(w);
 
-	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
+	/* Blocked: no source deadline either (a source with rows buffered asks
+	 * for 0); only the sink's descriptor and the flush timer end the wait. */
+	for (size_t i = 0; i < w->nconns && !w->stop && !wait; i++) {
 		struct conn *c = &w->conns[i];
 		int64_t d;
 
 		if (c->stopped)
 			continue;
-		if ((c->ready || c->next < c->batch.n) && !blocked(w))
+		if (c->ready || c->next < c->batch.n)
 			return 0;
 		d = c->cs->ops->timeout_ms(c->ctx, now);
 		c->due = d >= 0 ? now + d : -1;
@@ -428,12 +449,18 @@ static void mark_ready(struct worker *w, const struct pollfd *fds, const int *ba
 	}
 }
 
-static bool all_stopped(const struct worker *w)
+/* 0 while a connector runs; once none does, 78 when each stopped for a
+ * reason no restart fixes, else 75. */
+static int all_stopped(const struct worker *w)
 {
-	for (size_t i = 0; i < w->nconns; i++)
+	bool config = true;
+
+	for (size_t i = 0; i < w->nconns; i++) {
 		if (!w->conns[i].stopped)
-			return false;
-	return true;
+			return 0;
+		config &= w->conns[i].config_error;
+	}
+	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
 /* One turn of the loop. Returns 0 to go on, or an exit code. */
@@ -444,6 +471,7 @@ static int turn(struct worker *w, int sigfd)
 	char errbuf[512];
 	nfds_t n = build_pollfds(w, sigfd, fds, base, count);
 	int64_t now = now_ms();
+	int code;
 
 	if (poll(fds, n, compute_timeout(w, now)) < 0 && errno != EINTR) {
 		log_error("poll: %s", strerror(errno));
@@ -468,11 +496,10 @@ static int turn(struct worker *w, int sigfd)
 		note_flush(w, flush_offsets(w));
 		w->next_flush = now + w->flush_interval;
 	}
-	if (all_stopped(w)) {
+	code = all_stopped(w);
+	if (code != 0)
 		log_error("no connector is running");
-		return WORKER_EXIT_TEMPFAIL;
-	}
-	return 0;
+	return code;
 }
 
 /* Waits up to offset.flush.timeout.ms for records in flight, then commits

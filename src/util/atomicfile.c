@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,11 +168,29 @@ fail:
 	return -1;
 }
 
+/* Opens tmp read-only and locks it, before it is renamed into place. */
+static int hold_tmp(const char *tmp, int *fd, char *errbuf, size_t errlen)
+{
+	*fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 || flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+		syserr(errbuf, errlen, "lock", tmp);
+		discard(tmp, errbuf, errlen);
+		return -1;
+	}
+	return 0;
+}
+
 int atomicfile_replace(const char *path, const char *prev, const void *data, size_t len, int *done,
                        char *errbuf, size_t errlen)
 {
+	return atomicfile_replace_held(path, prev, data, len, done, NULL, errbuf, errlen);
+}
+
+int atomicfile_replace_held(const char *path, const char *prev, const void *data, size_t len,
+                            int *done, int *held, char *errbuf, size_t errlen)
+{
 	char *tmp = concat(path, ".tmp"), *dir = dir_of(path);
-	int dirfd = -1, steps = 0, rc = ATOMICFILE_ERR_NOMEM;
+	int dirfd = -1, lockfd = -1, steps = 0, rc = ATOMICFILE_ERR_NOMEM;
 
 	if (tmp == NULL || dir == NULL) {
 		fmt(errbuf, errlen, "write %s: out of memory", path);
@@ -185,6 +204,8 @@ int atomicfile_replace(const char *path, const char *prev, const void *data, siz
 		goto out;
 	}
 	if (write_tmp(tmp, data, len, errbuf, errlen) != 0)
+		goto out;
+	if (held != NULL && hold_tmp(tmp, &lockfd, errbuf, errlen) != 0)
 		goto out;
 	if (swap_in(tmp, path, prev, &steps, errbuf, errlen) != 0)
 		goto out;
@@ -200,6 +221,10 @@ out:
 	}
 	if (done != NULL)
 		*done = steps;
+	if (held != NULL && rc == 0)
+		*held = lockfd;
+	else if (lockfd >= 0)
+		(void)close(lockfd);
 	free(tmp);
 	free(dir);
 	return rc;

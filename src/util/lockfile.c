@@ -14,19 +14,20 @@ int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 
 	if ((size_t)snprintf(lock, sizeof(lock), "%s.lock", path) >= sizeof(lock)) {
 		snprintf(errbuf, errlen, "%s: path too long", path);
-		return -1;
+		return LOCKFILE_ERR;
 	}
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		snprintf(errbuf, errlen, "%s: %s", lock, strerror(errno));
-		return -1;
+		return LOCKFILE_ERR;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int held = errno == EWOULDBLOCK;
+
 		snprintf(errbuf, errlen, "%s: %s", lock,
-			 errno == EWOULDBLOCK ? "another skiff is running with this offset file"
-					      : strerror(errno));
+			 held ? "another skiff is running with this offset file" : strerror(errno));
 		close(fd);
-		return -1;
+		return held ? LOCKFILE_HELD : LOCKFILE_ERR;
 	}
 	return fd;
 }

@@ -5,10 +5,15 @@
 
 #include <stddef.h>
 
+enum {
+	LOCKFILE_ERR = -1,  /* cannot be opened or locked */
+	LOCKFILE_HELD = -2, /* another process holds it */
+};
+
 /* Takes an exclusive, non-blocking flock(2) on "<path>.lock" (created if
  * missing) and returns its descriptor, to keep open for the life of the
- * process (the kernel drops the lock at exit, even after SIGKILL). Returns -1
- * with errbuf when the file cannot be opened or another process holds it. */
+ * process (the kernel drops the lock at exit, even after SIGKILL). Returns
+ * LOCKFILE_ERR or LOCKFILE_HELD with errbuf. */
 int lockfile_acquire(const char *path, char *errbuf, size_t errlen);
 
 #endif
