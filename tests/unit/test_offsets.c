@@ -849,7 +849,7 @@ static void test_too_large_and_no_dir(void)
 	/* The directory is missing. */
 	fresh();
 	snprintf(path, sizeof(path), "%s/no/such/dir/offsets.json", dir);
-	CHECK_INT(offsets_open_file(path, &o, err, sizeof(err)), OFFSETS_ERR_IO);
+	CHECK_INT(offsets_open_file(path, &o, err, sizeof(err)), OFFSETS_ERR_NODIR);
 	CHECK(strstr(err, "/no/such/dir") != NULL && strstr(err, strerror(ENOENT)) != NULL);
 	CHECK_INT(offsets_open_file("", &o, err, sizeof(err)), OFFSETS_ERR_ARG);
 }
