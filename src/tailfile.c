@@ -33,6 +33,17 @@ struct chunk {
 	bool at_eof, final;
 };
 
+/* True when fd, a regular file of size 0, reads a byte and still has size
+ * 0: its bytes are made up at each read. A writer appending meanwhile makes
+ * the second look see its bytes. */
+static bool reads_past_size(int fd)
+{
+	struct stat st;
+	char b;
+
+	return pread(fd, &b, 1, 0) == 1 && fstat(fd, &st) == 0 && st.st_size == 0;
+}
+
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
 		  struct tailfile **out)
 {
@@ -53,7 +64,11 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 		goto fail;
 	}
 	if (!tf->id.regular) {
-		err = -EINVAL;
+		err = tf->id.pseudo ? -ENODATA : -EINVAL;
+		goto fail;
+	}
+	if (tf->id.size == 0 && reads_past_size(fd)) {
+		err = -ENODATA; /* a pseudo file elsewhere (FUSE, ...) */
 		goto fail;
 	}
 	tf->fd = fd;

@@ -55,7 +55,9 @@ struct tailfile;
 
 /* Opens path read-only (following symlinks). Returns 0 and *out (caller owns:
  * tailfile_close), or a negative errno; -EISDIR-like -EINVAL when it is not a
- * regular file. The position is 0 until tailfile_start. */
+ * regular file, -ENODATA when it is a pseudo file whose bytes are made up at
+ * each read (/proc, /sys: tailid's pseudo, or size 0 yet it reads bytes): not
+ * a log. The position is 0 until tailfile_start. */
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
 		  struct tailfile **out);
 

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -44,6 +46,33 @@ static int64_t ns(const struct statx_timestamp *t)
 	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
+/* True when the file lives on a file system whose files are made up at
+ * each read (/proc, /sys, cgroups, debugfs, ...): they have no appended
+ * history, so a position in them means nothing. Such file systems sit on
+ * anonymous devices (major 0), as tmpfs and NFS do: only those are asked. */
+static bool on_pseudo_fs(int dirfd, const char *path, int flags)
+{
+	struct statfs sf;
+
+	if (((flags & AT_EMPTY_PATH) ? fstatfs(dirfd, &sf) : statfs(path, &sf)) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case 0x62656570: /* configfs, not in every linux/magic.h */
+	case BPF_FS_MAGIC:
+	case EFIVARFS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int fill(int dirfd, const char *path, int flags, struct tailid *id)
 {
 	struct statx sx;
@@ -57,7 +86,9 @@ static int fill(int dirfd, const char *path, int flags, struct tailid *id)
 	id->mtime = ns(&sx.stx_mtime);
 	id->has_btime = (sx.stx_mask & STATX_BTIME) != 0;
 	id->born = id->has_btime ? ns(&sx.stx_btime) : id->mtime;
-	id->regular = S_ISREG(sx.stx_mode);
+	id->pseudo = S_ISREG(sx.stx_mode) && sx.stx_dev_major == 0 &&
+		     on_pseudo_fs(dirfd, path, flags);
+	id->regular = S_ISREG(sx.stx_mode) && !id->pseudo;
 	return 0;
 }
 

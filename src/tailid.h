@@ -33,7 +33,8 @@ struct tailid {
 	int64_t born;  /* ns since the epoch: birth time, else mtime */
 	int64_t mtime; /* ns since the epoch */
 	bool has_btime;
-	bool regular;
+	bool regular; /* a regular file, and not a pseudo one */
+	bool pseudo;  /* a regular file of /proc, /sys or the like: not a log */
 };
 
 /* Extends fingerprint h by len bytes of p; returns the new hash. */

@@ -226,6 +226,8 @@ static int chain_room(struct tailstream *s)
 	return 0;
 }
 
+static void note_irregular(struct tailstream *s, bool pseudo);
+
 /* Opens path into the chain at index at, starting at pos. expect: the file
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. Returns 0, -2 when the path names another
@@ -253,12 +255,18 @@ static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_
 	if (rc == 0 && tailfile_start(tf, pos) != 0)
 		rc = -ERANGE;
 	if (rc != 0) {
-		if (rc != -ENOENT)
+		if ((rc == -EINVAL || rc == -ENODATA) && strcmp(path, s->path) == 0)
+			note_irregular(s, rc == -ENODATA);
+		else if (rc != -ENOENT)
 			c->env->log(c->env, LOG_WARN, "%s: %s", path,
-				    rc == -EINVAL ? "not a regular file" : strerror(-rc));
+				    rc == -EINVAL    ? "not a regular file"
+				    : rc == -ENODATA ? "not a log (a pseudo file)"
+						     : strerror(-rc));
 		tailfile_close(tf);
 		return -1;
 	}
+	if (strcmp(path, s->path) == 0)
+		s->irregular_logged = false; /* a log again: say it if that changes */
 	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
 	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy, .moved_at = -1};
 	peek(&s->chain[at]);
@@ -295,18 +303,27 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Says once, while it lasts, that the path names something that is not a
- * regular file: it is skipped until a regular file is there again. */
-static void note_irregular(struct tailstream *s, bool irregular)
+/* Says once, until a file is read at the path again, that the path names
+ * something that is not a log: a FIFO, directory or device, or a pseudo file
+ * (/proc, /sys: made up at each read, so it has no history to follow and a
+ * position in it means nothing; reading it again and again would ship the
+ * same lines for ever). It is skipped until a regular file is there. */
+static void note_irregular(struct tailstream *s, bool pseudo)
 {
-	if (irregular && !s->irregular_logged) {
+	if (s->irregular_logged)
+		return;
+	if (pseudo)
+		s->c->env->log(s->c->env, LOG_WARN,
+			       "%s is not a log: a file of /proc, /sys or the like, made up at "
+			       "each read (size 0 or fixed, yet it reads bytes): skipped",
+			       s->path);
+	else
 		s->c->env->log(s->c->env, LOG_WARN,
 			       "%s is not a regular file (a FIFO, directory or device): skipped "
 			       "until a regular file appears there",
 			       s->path);
-		s->c->env->count(s->c->env, "paths_not_regular", 1);
-	}
-	s->irregular_logged = irregular;
+	s->c->env->count(s->c->env, "paths_not_regular", 1);
+	s->irregular_logged = true;
 }
 
 static bool listed(const struct tailscan_entry *fam, size_t nfam, const struct tailid *id)
@@ -362,7 +379,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 	int rc = 0;
 
 	s->moved = false;
-	note_irregular(s, exists && !live.regular);
+	if (exists && !live.regular)
+		note_irregular(s, live.pseudo);
 	if (s->n > 0 && has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live))
 		return 0;
 	if (s->n > 0)
@@ -940,7 +958,8 @@ int tailstream_check(struct tailstream *s, int64_t now, char *errbuf, size_t err
 		resume(s);
 		if (s->no_room)
 			s->deadline = now + 200;
-		if (s->n == 0 && !s->missing_logged && !(s->flags & TAILSTREAM_QUIET) && !s->saved.known) {
+		if (s->n == 0 && !s->missing_logged && !(s->flags & TAILSTREAM_QUIET) &&
+		    !s->saved.known && !s->irregular_logged) {
 			s->c->env->log(s->c->env, LOG_WARN, "%s does not exist (yet): waiting for it", s->path);
 			s->missing_logged = true;
 		}

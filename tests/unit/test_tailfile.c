@@ -194,6 +194,43 @@ static void test_not_regular(void)
 	tailfile_close(NULL);
 }
 
+/* /proc files have size 0 yet read bytes: not logs. An empty log is one. */
+static void test_pseudo(void)
+{
+	struct tailfile *tf = (struct tailfile *)1;
+
+	CHECK_INT(tailfile_open("/proc/loadavg", 100, TAILFILE_SPLIT, &tf), -ENODATA);
+	CHECK(tf == NULL);
+	tf = open_with("", 100, TAILFILE_SPLIT);
+	CHECK(tf != NULL);
+	tailfile_close(tf);
+}
+
+/* Truncated and written again past the position with the same first bytes:
+ * only the bytes before the position tell. */
+static void test_still_there(void)
+{
+	struct tailfile *tf = open_with("same head 0123456789\nline one\n", 100, TAILFILE_SPLIT);
+	struct tailfile_stats st = {0};
+	char out[256];
+	size_t n = 0;
+	const void *last;
+	size_t last_len;
+
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK(n == 2 && tailfile_still_there(tf));
+	tailfile_last(tf, &last, &last_len);
+	CHECK(last_len == 30 && memcmp(last, "same head 0123456789\nline one\n", 30) == 0);
+	append("line two\n");
+	CHECK(tailfile_still_there(tf));
+	testlib_write_file(path, "same head 0123456789\nline ONE\nline three\n", 42);
+	CHECK(!tailfile_still_there(tf));
+	CHECK(tailfile_start(tf, 20) == 0 && tailfile_still_there(tf));
+	tailfile_rewind(tf);
+	CHECK(tailfile_still_there(tf));
+	tailfile_close(tf);
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "%s/f.log", testlib_tmpdir());
@@ -203,6 +240,8 @@ int main(void)
 	test_fingerprint();
 	test_start_at_end();
 	test_not_regular();
+	test_pseudo();
+	test_still_there();
 	unlink(path);
 	return testlib_done("test_tailfile");
 }
