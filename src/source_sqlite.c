@@ -171,9 +171,7 @@ static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf,
 {
 	struct stat st;
 
-	if (s->uri)
-		return s->db != NULL ? 0 : open_db(s, NULL, errbuf, errlen);
-	if (stat(s->path, &st) != 0) {
+	if (stat(s->file, &st) != 0) {
 		if (s->db != NULL && !may_close)
 			return 0;
 		if (s->db != NULL) {
@@ -465,6 +463,7 @@ static void sqlite_close(void *ctx)
 		sqtable_drop_rows(&s->tables[i]);
 	close_db(s);
 	for (size_t i = 0; i < s->ntables; i++) {
+		sqgroup_free(&s->tables[i].group);
 		free(s->tables[i].rows);
 		free(s->tables[i].name);
 		free(s->tables[i].topic);
@@ -478,6 +477,7 @@ static void sqlite_close(void *ctx)
 	free(s->tables);
 	free(s->owned);
 	free(s->path);
+	free(s->file);
 	free(s->inc_name);
 	free(s->query);
 	free(s->pending);
@@ -510,7 +510,14 @@ static int parse_url(struct sqsrc *s, const char *url, char *errbuf, size_t errl
 	if (p[len] == '?')
 		s->env->log(s->env, LOG_NOTICE, "connection.url: ignoring the settings after '?'");
 	s->path = strndup(p, len);
-	return s->path ? 0 : -1;
+	if (s->path == NULL || (!s->uri && (s->file = strdup(s->path)) == NULL)) {
+		snprintf(errbuf, errlen, "sqlite source: out of memory");
+		return -1;
+	}
+	/* A URI's file is watched like a plain path: deleted, replaced. */
+	if (s->uri && (s->file = squri_file(s->path, errbuf, errlen)) == NULL)
+		return -1;
+	return 0;
 }
 
 static bool topic_ok(const char *t)

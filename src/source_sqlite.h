@@ -6,6 +6,9 @@
  *   source_sqlite_query.c  running one bounded batch
  *   source_sqlite_value.c  row values to Connect payloads and schemas
  *   source_sqlite_ts.c     timestamps: parsing and the skiff_ts() SQL function
+ *   source_sqlite_seen.c   row fingerprints: the last timestamp's group, the last ids
+ *   source_sqlite_reuse.c  incrementing ids reused under skiff (checked each query)
+ *   source_sqlite_url.c    the file behind an SQLite URI
  *
  * Everything here runs on the main loop. */
 #ifndef SKIFF_SOURCE_SQLITE_H
@@ -141,6 +144,58 @@ bool sqvalue_java_double(double d, char *buf, size_t len);
 /* Standard base64 with padding; returns a malloc'd NUL-terminated string. */
 char *sqvalue_base64(const unsigned char *p, size_t n);
 
+/* ---- what was read (source_sqlite_seen.c) -------------------------------- */
+
+/* A row's fingerprint over the types and bytes of its columns. */
+struct sqprint {
+	uint64_t a, b;
+};
+
+/* Fingerprints columns [0, ncols) of st's current row. */
+void sqprint_row(sqlite3_stmt *st, size_t ncols, struct sqprint *p);
+
+/* Most rows of one timestamp the group remembers (~3 MB). */
+#define SQGROUP_MAX 100000
+
+/* The rows read so far with timestamp ts, as a multiset of fingerprints.
+ * Zero-initialised it is empty; owns its table (sqgroup_free). */
+struct sqgroup {
+	int64_t ts;
+	struct sqgroup_entry *v;
+	size_t cap, n; /* slots, distinct fingerprints */
+	size_t rows;   /* rows read of group ts */
+};
+
+/* Forgets every row, then tracks group ts. */
+void sqgroup_reset(struct sqgroup *g, int64_t ts);
+/* Starts a query that reads the group again. */
+void sqgroup_new_pass(struct sqgroup *g);
+/* True when a row with fingerprint p was read before and this query has not
+ * yet met that many of them: skip it. */
+bool sqgroup_seen(struct sqgroup *g, const struct sqprint *p);
+/* Records a row read. Returns 0, -1 out of memory, -2 when full. */
+int sqgroup_add(struct sqgroup *g, const struct sqprint *p);
+bool sqgroup_full(const struct sqgroup *g);
+void sqgroup_free(struct sqgroup *g);
+
+/* The last SQRING_N ids read with their rows' fingerprints (and how many
+ * columns those covered). Zero-initialised it is empty. */
+#define SQRING_N 32
+struct sqring {
+	int64_t id[SQRING_N];
+	struct sqprint p[SQRING_N];
+	size_t ncols[SQRING_N];
+	size_t n, head;
+};
+
+void sqring_push(struct sqring *r, int64_t id, const struct sqprint *p, size_t ncols);
+size_t sqring_len(const struct sqring *r);
+/* The k-th newest entry (0: the last id read). */
+void sqring_get(const struct sqring *r, size_t k, int64_t *id, const struct sqprint **p,
+                size_t *ncols);
+void sqring_drop_newest(struct sqring *r);
+void sqring_clear(struct sqring *r);
+
 /* ---- tables and queries (source_sqlite_layout.c, source_sqlite_query.c) --- */
 
 enum sqmode { SQ_BULK, SQ_INCREMENTING, SQ_TIMESTAMP, SQ_TS_INC };
@@ -169,7 +224,7 @@ struct sqtable {
 	int inc_col; /* stmt column of the incrementing value, -1 none */
 	int ts_col;  /* stmt column of skiff_ts(...), -1 none */
 	int rid_col; /* stmt column of the rowid, -1 none */
-	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by OFFSET) */
+	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by group) */
 	sqlite3_stmt *stmt;
 	char *max_sql; /* incrementing: SELECT max(id), for the replaced-database check */
 
@@ -182,7 +237,11 @@ struct sqtable {
 	int64_t bulk_ms; /* bulk: wall-clock ms the current pass started; 0 between passes */
 	int64_t bulk_pos;
 	int64_t next_due; /* monotonic ms */
-	bool warned_missing, warned_ahead, warned_slow;
+	bool warned_missing, warned_ahead, warned_slow, warned_reusable;
+	struct sqgroup group; /* timestamp without keyset: rows of group ts read */
+	struct sqring ring;   /* incrementing: the last ids read */
+	char *at_sql;         /* incrementing: SELECT * of the row at an id */
+	bool reusable;        /* incrementing: a rowid without AUTOINCREMENT */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */
@@ -198,6 +257,7 @@ struct sqsrc {
 	struct source_env *env;
 	enum sqmode mode;
 	char *path; /* database file (or URI when uri) */
+	char *file; /* the file to watch: path, or the URI's file */
 	bool uri;
 	char *query;    /* NULL in table mode */
 	char *inc_name; /* "" for the rowid */
@@ -273,6 +333,18 @@ void sqguard_check_env(struct source_env *env, const char *connector);
 
 /* True for the answers of a locked database. */
 bool sqbusy(int rc);
+
+/* Incrementing mode, inside the read transaction before t's query: when ids
+ * t read were reused (a row read changed or vanished, the largest id fell
+ * below the position), says so, counts it and moves t's position back to the
+ * newest id whose row is unchanged, or to the start of the new sequence
+ * (source_sqlite_reuse.c). Returns 0 or SQ_BUSY. */
+int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t);
+
+/* The file an SQLite URI ("file:...") names, malloc'd (caller frees); NULL
+ * with errbuf when it names none (in-memory) or is malformed
+ * (source_sqlite_url.c). */
+char *squri_file(const char *uri, char *errbuf, size_t errlen);
 
 /* Forgets t's layout and statement (schema change, reconnect, close). */
 void sqtable_unlay(struct sqtable *t);

@@ -67,6 +67,18 @@ static void sb_ident(struct sb *b, const char *name)
 	sb_add(b, "\"", 1);
 }
 
+/* Appends each string up to a NULL. */
+static void sb_all(struct sb *b, ...)
+{
+	va_list ap;
+	const char *p;
+
+	va_start(ap, b);
+	while ((p = va_arg(ap, const char *)) != NULL)
+		sb_str(b, p);
+	va_end(ap);
+}
+
 char *sqquote(const char *name)
 {
 	struct sb b = {0};
@@ -493,19 +505,49 @@ static int build_max(struct lay *l)
 		return -1;
 	}
 	l->t->max_sql = b.s;
+	b = (struct sb){0};
+	sb_str(&b, "SELECT * FROM ");
+	sb_src(&b, l);
+	sb_all(&b, " WHERE ", l->inc_expr, " = ?1", NULL);
+	if (b.oom) {
+		free(b.s);
+		return -1;
+	}
+	l->t->at_sql = b.s;
 	return 0;
 }
 
-/* Appends each string up to a NULL. */
-static void sb_all(struct sb *b, ...)
+/* Incrementing mode on the rowid, or on an INTEGER PRIMARY KEY without
+ * AUTOINCREMENT: SQLite hands its ids out again. Says so once per table. */
+static void warn_reusable(struct lay *l)
 {
-	va_list ap;
-	const char *p;
+	struct sqtable *t = l->t;
+	sqlite3_stmt *st = NULL;
+	bool autoinc = false;
 
-	va_start(ap, b);
-	while ((p = va_arg(ap, const char *)) != NULL)
-		sb_str(b, p);
-	va_end(ap);
+	if (t->name == NULL || l->inc_declared)
+		return;
+	if (l->alias != NULL &&
+	    sqlite3_prepare_v2(l->s->db,
+	                       "SELECT sql LIKE '%AUTOINCREMENT%' FROM sqlite_master WHERE type = "
+	                       "'table' AND name = ?1 COLLATE NOCASE",
+	                       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
+		autoinc = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+	}
+	sqlite3_finalize(st);
+	t->reusable = !autoinc;
+	if (autoinc || t->warned_reusable)
+		return;
+	t->warned_reusable = true;
+	l->s->env->log(l->s->env, LOG_WARN,
+	               "table %s: incrementing column %s is %s: its ids can be reused (after the "
+	               "newest rows are deleted%s); skiff notices while it runs and reads again, "
+	               "at the cost of duplicates, but not across a restart. Declare it INTEGER "
+	               "PRIMARY KEY AUTOINCREMENT, or use a column the application never reuses",
+	               t->name, l->alias ? l->alias : l->inc_expr,
+	               l->alias ? "an INTEGER PRIMARY KEY without AUTOINCREMENT" : "the rowid",
+	               l->alias ? "" : ", and VACUUM renumbers it");
 }
 
 /* Without validate.non.null (or for a query, which cannot be checked), says
@@ -604,17 +646,10 @@ static int build_sql(struct lay *l, struct sb *b)
 			          "ORDER BY \"__skiff_ts\", \"__skiff_rid\" LIMIT ?4");
 			break;
 		}
-		/* No rowid: skip the ?2 rows of group ?1 already read, in an order
-		 * made total by every column. */
+		/* No rowid: group ?1 is read again and the rows of it already
+		 * read are skipped by their fingerprints (source_sqlite_seen.c). */
 		sb_str(b, " WHERE " TS_BELOW " AND \"__skiff_ts\" >= ?1 "
-		          "ORDER BY \"__skiff_ts\"");
-		for (size_t k = 0; k < t->ncols; k++) {
-			char num[24];
-
-			snprintf(num, sizeof(num), ", %zu", k + 1);
-			sb_str(b, num);
-		}
-		sb_str(b, " LIMIT ?4 OFFSET ?2");
+		          "ORDER BY \"__skiff_ts\" LIMIT ?4");
 		break;
 	case SQ_TS_INC:
 		t->inc_col = next++;
@@ -638,7 +673,8 @@ void sqtable_unlay(struct sqtable *t)
 	free(t->val_idx);
 	free(t->key_idx);
 	free(t->max_sql);
-	t->max_sql = NULL;
+	free(t->at_sql);
+	t->max_sql = t->at_sql = NULL;
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
 	t->ncols = t->nkeys = 0;
@@ -676,6 +712,8 @@ int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbu
 		goto out;
 	if ((rc = build_sql(&l, &b)) != 0)
 		goto out;
+	if (s->mode == SQ_INCREMENTING)
+		warn_reusable(&l);
 	check_nulls(&l);
 	rc = sqlite3_prepare_v3(s->db, b.s, -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
 	if (rc != SQLITE_OK) {

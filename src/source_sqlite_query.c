@@ -68,10 +68,14 @@ static void bind_position(struct sqsrc *s, struct sqtable *t, size_t limit, int6
 	case SQ_TIMESTAMP:
 		a = t->ts;
 		b = t->rid;
-		if (!t->keyset && t->rid == INT64_MAX) {
-			/* The group of ts is complete: start after it. */
+		if (!t->keyset && (t->group.ts != t->ts || t->group.rows == 0)) {
+			/* Nothing of group ts is remembered (a restart): it was read
+			 * completely, start after it. */
 			a = t->ts == INT64_MAX ? t->ts : t->ts + 1;
-			b = 0;
+		} else if (!t->keyset) {
+			/* Read group ts again; the rows read before are skipped. */
+			limit += t->group.rows;
+			sqgroup_new_pass(&t->group);
 		}
 		break;
 	case SQ_TS_INC:
@@ -87,34 +91,6 @@ static void bind_position(struct sqsrc *s, struct sqtable *t, size_t limit, int6
 	if (sqlite3_bind_parameter_count(st) >= 3)
 		sqlite3_bind_int64(st, 3, now_ns - s->delay_ms * 1000000);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)limit);
-}
-
-/* Warns when the table's largest id is below the position: the database was
- * replaced, or rows were deleted and their ids are being reused (declare the
- * key INTEGER PRIMARY KEY AUTOINCREMENT to rule that out). Rows at or below
- * the position are not read; the offset does not move. */
-static void check_ahead(struct sqsrc *s, struct sqtable *t)
-{
-	sqlite3_stmt *st = NULL;
-	int64_t max;
-
-	if (t->max_sql == NULL || t->inc == INT64_MIN || t->warned_ahead)
-		return;
-	t->warned_ahead = true;
-	if (sqlite3_prepare_v2(s->db, t->max_sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
-	    (max = sqlite3_column_int64(st, 0)) < t->inc) {
-		s->env->log(s->env, LOG_WARN,
-		            "%s: the largest id is %lld but the stored offset is %lld: rows with "
-		            "ids up to %lld will not be read (the database was replaced, or rows "
-		            "were deleted and their ids reused; remove this connector's offset to "
-		            "read the table again)",
-		            t->name ? t->name : "query", (long long)max, (long long)t->inc,
-		            (long long)t->inc);
-		s->env->count(s->env, "offset_ahead_of_table", 1);
-	}
-	sqlite3_finalize(st);
 }
 
 /* Appends the current row of t->stmt to t's buffer. */
@@ -193,13 +169,52 @@ struct run {
 	bool config;   /* ... which a person must fix (not a passing error) */
 };
 
+/* Timestamp mode without a rowid: whether the current row was read before
+ * (skip it), and else remembers it in the group of its timestamp. Returns 1
+ * to skip, 0 to buffer the row, -1 out of memory, -2 with u->bad when the
+ * group is too large to remember. */
+static int in_group(struct sqtable *t, struct run *u, bool peek)
+{
+	int64_t ts = sqlite3_column_int64(t->stmt, t->ts_col);
+	struct sqprint p;
+	char when[40];
+	int rc;
+
+	sqprint_row(t->stmt, t->ncols, &p);
+	if (ts == t->group.ts && sqgroup_seen(&t->group, &p))
+		return 1;
+	if (peek)
+		return 0;
+	if (ts != t->group.ts)
+		sqgroup_reset(&t->group, ts);
+	if ((rc = sqgroup_add(&t->group, &p)) != -2)
+		return rc;
+	sqlts_format(ts, when, sizeof(when));
+	snprintf(u->bad, sizeof(u->bad),
+	         "more than %d rows share the timestamp %s: without a rowid (a view, a "
+	         "WITHOUT ROWID table, a query) skiff cannot tell more of them apart; use "
+	         "mode=timestamp+incrementing with a unique increasing column, or finer "
+	         "timestamps",
+	         SQGROUP_MAX, when);
+	return -2;
+}
+
 /* Steps the statement, buffering up to run->limit rows; one more row, when
  * there is one, is only peeked at. */
 static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 {
+	bool grouped = s->mode == SQ_TIMESTAMP && !t->keyset;
+
 	while ((u->rc = sqlite3_step(t->stmt)) == SQLITE_ROW) {
 		struct sqrow *r;
+		int g = grouped ? in_group(t, u, t->nrows == u->limit) : 0;
 
+		if (g == 1)
+			continue;
+		if (g == -2)
+			break;
+		if (g == -1)
+			return -1;
 		if (t->nrows < u->limit && t->ts_col >= 0 &&
 		    sqlite3_column_int64(t->stmt, t->ts_col) == SQLTS_BAD) {
 			sqts_bad_row(s, t, u->bad, sizeof(u->bad));
@@ -226,6 +241,12 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			return -1;
 		if (t->inc_col >= 0)
 			r->off.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
+		if (s->mode == SQ_INCREMENTING) {
+			struct sqprint p;
+
+			sqprint_row(t->stmt, t->ncols, &p);
+			sqring_push(&t->ring, r->off.v[0], &p, t->ncols);
+		}
 		if (t->ts_col >= 0)
 			r->off.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
 		if (s->mode == SQ_BULK)
@@ -242,7 +263,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 /* Moves t's position past the rows just buffered. */
 static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
 {
-	const struct sqrow *r = t->rows, *last = &t->rows[t->nrows - 1];
+	const struct sqrow *last = &t->rows[t->nrows - 1];
 	size_t n = t->nrows;
 
 	switch (s->mode) {
@@ -258,17 +279,6 @@ static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
 		t->ts = last->off.v[1];
 		break;
 	case SQ_TIMESTAMP:
-		if (!t->keyset) {
-			/* rid counts the rows of group ts already read. */
-			size_t same = 0;
-
-			while (same < n && r[n - 1 - same].off.v[1] == last->off.v[1])
-				same++;
-			if (last->off.v[1] == t->ts && t->rid != INT64_MAX)
-				t->rid += (int64_t)n;
-			else
-				t->rid = (int64_t)same;
-		}
 		t->ts = last->off.v[1];
 		ts_offsets(t, u->peek, u->peek_ts);
 		break;
@@ -335,7 +345,8 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	if ((!t->laid_out || version != t->schema_version) &&
 	    (rc = sqtable_lay_out(s, t, version, errbuf, errlen)) != 0)
 		goto out;
-	check_ahead(s, t);
+	if ((rc = sqtable_check_reuse(s, t)) != 0)
+		goto out;
 	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
 	t0 = mono_ms();
 	if (read_rows(s, t, &u) != 0) {

@@ -1,0 +1,165 @@
+/* source_sqlite_reuse: incrementing ids that come back.
+ *
+ * Incrementing mode reads rows with an id above the last one read. SQLite
+ * hands out an id again when it is not AUTOINCREMENT and the rows above it
+ * are gone (DELETE FROM t, deleting the newest rows), when the table is
+ * dropped and created, when VACUUM renumbers an implicit rowid, and any id
+ * starts again in a database file replaced under skiff. New rows would then
+ * sit at or below the position and never be read.
+ *
+ * So before each query, in the same read transaction, skiff checks the row it
+ * read last: still there, with the same fingerprint, and the largest id not
+ * below the position. When that fails it looks for the newest of the last
+ * SQRING_N ids read whose row is unchanged and reads again after it; when none
+ * is, the table was emptied or replaced and it reads the new sequence from its
+ * start. Rows at ids above that point are read again: a row that was only
+ * updated comes twice, nothing is skipped. After a restart nothing is
+ * remembered, and a largest id below the stored offset is only reported. */
+#include "source_sqlite.h"
+
+#include "log.h"
+#include "source.h"
+
+#include <stdio.h>
+
+static const char *tname(const struct sqtable *t)
+{
+	return t->name ? t->name : "query";
+}
+
+/* The largest id: 1 with *max, 0 when the table is empty, SQ_BUSY or SQ_ERR. */
+static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, t->max_sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*max = sqlite3_column_int64(st, 0);
+		rc = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : 1;
+	} else {
+		rc = sqbusy(rc) ? SQ_BUSY : SQ_ERR;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Whether the row at id still has fingerprint p over its first ncols
+ * columns (added columns do not count): 1 yes, 0 no (changed or gone),
+ * SQ_BUSY, SQ_ERR. */
+static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struct sqprint *p,
+                     size_t ncols)
+{
+	sqlite3_stmt *st = NULL;
+	struct sqprint now;
+	int rc = sqlite3_prepare_v2(s->db, t->at_sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = sqlite3_step(st);
+	}
+	if (rc == SQLITE_ROW && (size_t)sqlite3_column_count(st) < ncols) {
+		rc = 1; /* a column was dropped: cannot tell, assume unchanged */
+	} else if (rc == SQLITE_ROW) {
+		sqprint_row(st, ncols, &now);
+		rc = now.a == p->a && now.b == p->b;
+	} else {
+		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqbusy(rc) ? SQ_BUSY : SQ_ERR;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* The newest id read whose row is unchanged (*id), 1; 0 when none is. */
+static int newest_unchanged(struct sqsrc *s, struct sqtable *t, int64_t *id)
+{
+	for (size_t k = 0; k < sqring_len(&t->ring); k++) {
+		const struct sqprint *p;
+		size_t ncols;
+		int rc;
+
+		sqring_get(&t->ring, k, id, &p, &ncols);
+		if ((rc = unchanged(s, t, *id, p, ncols)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* After a restart: nothing remembered to compare, so only say it. */
+static void report_ahead(struct sqsrc *s, struct sqtable *t, int64_t max)
+{
+	if (max >= t->inc || t->warned_ahead)
+		return;
+	t->warned_ahead = true;
+	s->env->log(s->env, LOG_WARN,
+	            "%s: the largest id is %lld but the stored offset is %lld: rows with "
+	            "ids up to %lld will not be read (the database was replaced, or rows "
+	            "were deleted and their ids reused while skiff was stopped; remove this "
+	            "connector's offset to read the table again)",
+	            tname(t), (long long)max, (long long)t->inc, (long long)t->inc);
+	s->env->count(s->env, "offset_ahead_of_table", 1);
+}
+
+static void moved_back(struct sqsrc *s, struct sqtable *t, int64_t max, int found, int64_t to)
+{
+	char where[64];
+
+	if (found)
+		snprintf(where, sizeof(where), "reading again after id %lld", (long long)to);
+	else
+		snprintf(where, sizeof(where), "reading the new ids from their start");
+	s->env->log(s->env, LOG_WARN,
+	            "%s: ids already read are in use again (largest id now %lld, last read "
+	            "%lld, whose row %s): rows were deleted and their ids reused, the table "
+	            "was replaced, or VACUUM renumbered the rowid; %s",
+	            tname(t), (long long)max, (long long)t->inc,
+	            max < t->inc ? "is gone" : "changed", where);
+	s->env->count(s->env, "ids_reused", 1);
+	t->inc = found ? to : INT64_MIN;
+	while (sqring_len(&t->ring) > 0) {
+		const struct sqprint *p;
+		size_t ncols;
+		int64_t id;
+
+		sqring_get(&t->ring, 0, &id, &p, &ncols);
+		if (found && id <= to)
+			break;
+		sqring_drop_newest(&t->ring);
+	}
+}
+
+int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
+{
+	const struct sqprint *p;
+	size_t ncols;
+	int64_t max = INT64_MIN, last, to = INT64_MIN;
+	int rc;
+
+	if (s->mode != SQ_INCREMENTING || t->max_sql == NULL || t->inc == INT64_MIN)
+		return 0;
+	if ((rc = max_id(s, t, &max)) < 0)
+		return rc == SQ_BUSY ? SQ_BUSY : 0;
+	if (sqring_len(&t->ring) == 0) {
+		if (rc == 1)
+			report_ahead(s, t, max);
+		return 0;
+	}
+	if (rc == 0) {
+		s->env->log(s->env, LOG_WARN,
+		            "%s: the table is empty now, ids up to %lld were read: its ids may "
+		            "start again; reading the new ids from their start",
+		            tname(t), (long long)t->inc);
+		s->env->count(s->env, "ids_reused", 1);
+		t->inc = INT64_MIN;
+		sqring_clear(&t->ring);
+		return 0;
+	}
+	sqring_get(&t->ring, 0, &last, &p, &ncols);
+	if (max >= t->inc && (rc = unchanged(s, t, last, p, ncols)) != 0)
+		return rc == SQ_BUSY ? SQ_BUSY : 0;
+	if ((rc = newest_unchanged(s, t, &to)) < 0)
+		return rc == SQ_BUSY ? SQ_BUSY : 0;
+	moved_back(s, t, max, rc, to);
+	return 0;
+}
