@@ -24,6 +24,7 @@
 #include "config.h"
 #include "log.h"
 #include "source.h"
+#include "taildup.h"
 #include "tailscan.h"
 #include "tailstream.h"
 
@@ -57,6 +58,7 @@ struct filesrc {
 	size_t npat, nex;
 	struct tailstream **streams;
 	size_t nstreams, cap, rr;
+	struct taildup *dup; /* paths naming a file already tailed */
 	struct dirwatch *dirs;
 	size_t ndirs;
 	bool check_all, glob_due;
@@ -174,14 +176,18 @@ static char *partition_json(const char *path)
 	return s;
 }
 
-/* Adds a stream for path. Returns 0, or -1 when out of memory or
- * partitions. */
+/* Adds a stream for path, unless another path names the same file
+ * (taildup). Returns 0, or -1 when out of memory or partitions. */
 static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 {
-	char *pjson = partition_json(path);
-	struct partition *part = pjson ? f->env->partition(f->env, pjson) : NULL;
+	char *pjson;
+	struct partition *part;
 	struct tailstream *s;
 
+	if (taildup_skip(f->dup, path))
+		return 0;
+	pjson = partition_json(path);
+	part = pjson ? f->env->partition(f->env, pjson) : NULL;
 	free(pjson);
 	if (part == NULL) {
 		if (!f->partitions_full_logged)
@@ -499,6 +505,7 @@ static void file_close(void *ctx)
 	for (size_t i = 0; i < f->nstreams; i++)
 		tailstream_free(f->streams[i]);
 	free(f->streams);
+	taildup_free(f->dup);
 	for (size_t i = 0; i < f->ndirs; i++)
 		free(f->dirs[i].dir);
 	free(f->dirs);
@@ -626,7 +633,8 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->buf.mem = malloc(f->buf.cap);
 	f->lines = calloc(MAX_LINES, sizeof(*f->lines));
 	f->offtext = malloc((size_t)MAX_LINES * OFFSET_TEXT);
-	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL)
+	f->dup = taildup_new(env);
+	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL || f->dup == NULL)
 		goto nomem;
 	if (!f->poll_mode && (f->ctx.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
 		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)", strerror(errno));

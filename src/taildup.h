@@ -1,0 +1,38 @@
+/* taildup: the same file named twice, so that it is not shipped twice
+ * without a word.
+ *
+ * Within one connector, two paths may name one file (dev+inode): a symlink
+ * and its target, a hard link, overlapping glob patterns, "a/./x" and
+ * "a/x". Only the first path is tailed; the others are skipped, said once
+ * and counted (paths_duplicate), and looked at again at every rescan, since
+ * a symlink may be re-pointed. Across connectors (each ships to its own
+ * topic, as Connect would, twice) the file is tailed by both and a warning
+ * names the file and both connectors, at start or when the second one finds
+ * it. The paths are compared by what they name now (one statx each), so a
+ * rotation that gives a path a new file is followed.
+ *
+ * One struct taildup per file connector; they know each other through a list
+ * of this module's own (one thread: the main loop). */
+#ifndef SKIFF_TAILDUP_H
+#define SKIFF_TAILDUP_H
+
+#include "source.h"
+
+struct taildup;
+
+/* A connector's register, known to the others until taildup_free. env: the
+ * connector's (logs, counts, its name), borrowed. Returns NULL when out of
+ * memory. */
+struct taildup *taildup_new(struct source_env *env);
+
+/* Decides about path, not yet tailed by d's connector: returns true when
+ * another path of the same connector names the same file (skip it; said
+ * once per path and file), else records it as tailed and returns false
+ * (after warning when another connector tails the same file). Out of memory:
+ * false (tailed; a duplicate is worse than nothing). */
+bool taildup_skip(struct taildup *d, const char *path);
+
+/* Unregisters and frees. Accepts NULL. */
+void taildup_free(struct taildup *d);
+
+#endif

@@ -1,0 +1,81 @@
+/* Unit tests of taildup: one file named twice, in one connector or two. */
+#include "taildup.h"
+#include "testlib.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char logged[4096];
+static int dup_count;
+
+static void fake_count(struct source_env *env, const char *name, uint64_t n)
+{
+	(void)env;
+	if (strcmp(name, "paths_duplicate") == 0)
+		dup_count += (int)n;
+}
+
+static void fake_log(struct source_env *env, int level, const char *fmt, ...)
+{
+	size_t used = strlen(logged);
+	va_list ap;
+
+	(void)level;
+	used += (size_t)snprintf(logged + used, sizeof(logged) - used, "%s: ", env->connector);
+	va_start(ap, fmt);
+	vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
+	va_end(ap);
+	used = strlen(logged);
+	snprintf(logged + used, sizeof(logged) - used, "\n");
+}
+
+static struct source_env env_a = {.connector = "a", .count = fake_count, .log = fake_log};
+static struct source_env env_b = {.connector = "b", .count = fake_count, .log = fake_log};
+
+int main(void)
+{
+	char real[512], link[512], other[512], expect[2048];
+	struct taildup *a = taildup_new(&env_a), *b = taildup_new(&env_b);
+
+	snprintf(real, sizeof(real), "%s/real.log", testlib_tmpdir());
+	snprintf(link, sizeof(link), "%s/link.log", testlib_tmpdir());
+	snprintf(other, sizeof(other), "%s/other.log", testlib_tmpdir());
+	testlib_write_file(real, "x\n", 2);
+	testlib_write_file(other, "y\n", 2);
+	unlink(link);
+	CHECK(symlink(real, link) == 0);
+
+	/* One connector: the first path is tailed, the link skipped, said once. */
+	CHECK(!taildup_skip(a, real));
+	CHECK(taildup_skip(a, link));
+	CHECK(taildup_skip(a, link));
+	CHECK_INT(dup_count, 1);
+	snprintf(expect, sizeof(expect), "a: %s is the same file as %s", link, real);
+	CHECK(strstr(logged, expect) != NULL);
+	/* A path not there yet is tailed (compared once it exists). */
+	CHECK(!taildup_skip(a, "/nonexistent/x.log"));
+
+	/* Another connector: tailed too, with a warning naming both. */
+	logged[0] = '\0';
+	CHECK(!taildup_skip(b, link));
+	snprintf(expect, sizeof(expect), "b: %s is also tailed by connector a (as %s)", link, real);
+	CHECK(strstr(logged, expect) != NULL);
+
+	/* The link re-pointed to a file nobody tails: tailed. */
+	unlink(link);
+	CHECK(symlink(other, link) == 0);
+	CHECK(!taildup_skip(a, link));
+
+	taildup_free(a);
+	logged[0] = '\0';
+	CHECK(!taildup_skip(b, real));
+	CHECK(strstr(logged, "connector a") == NULL); /* a is gone */
+	taildup_free(b);
+	taildup_free(NULL);
+	unlink(link);
+	unlink(real);
+	unlink(other);
+	return testlib_done("test_taildup");
+}
