@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The long profile's extras (scripts/test.sh --long runs this before the
 # end-to-end suite, which then runs with SKIFF_PROFILE=long: 500 kills, the
-# 30-minute outage, every catalogue case end to end):
+# 30-minute outage, every catalogue case end to end, the rotation soak of
+# test_tail_fastrotate.py):
 #   - build-plain/skiff, without sanitizers: its RSS means something, so the
 #     30-minute outage measures it (SKIFF_PLAIN_BIN);
 #   - valgrind memcheck over an end-to-end run: the foundation's file tests,
