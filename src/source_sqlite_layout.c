@@ -383,8 +383,8 @@ static bool nullable(struct lay *l, const char *name)
 {
 	struct tinfo *ti = tinfo_find(l, name);
 
-	if (l->t->name == NULL)
-		return false; /* a query's columns cannot be checked */
+	if (l->t->name == NULL || l->is_view)
+		return false; /* a query's or a view's columns cannot be checked */
 	return ti != NULL && !ti->notnull && !(ti->alias && l->rowid != NULL);
 }
 
@@ -550,14 +550,15 @@ static void warn_reusable(struct lay *l)
 	               l->alias ? "" : ", and VACUUM renumbers it");
 }
 
-/* Without validate.non.null (or for a query, which cannot be checked), says
- * how many rows have no position: NULL ids or timestamps are never read. */
+/* Without validate.non.null (or for a query or a view, which cannot be
+ * checked), says how many rows have no position: NULL ids or timestamps are
+ * never read. */
 static void check_nulls(struct lay *l)
 {
 	const char *what[2] = {l->inc_expr, l->ts_raw};
 	const char *name[2] = {"incrementing column", "timestamp column(s)"};
 
-	if (l->s->validate_non_null && l->t->name != NULL)
+	if (l->s->validate_non_null && l->t->name != NULL && !l->is_view)
 		return;
 	for (int i = 0; i < 2; i++) {
 		struct sb b = {0};
