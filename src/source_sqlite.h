@@ -154,7 +154,7 @@ struct sqprint {
 /* Fingerprints columns [0, ncols) of st's current row. */
 void sqprint_row(sqlite3_stmt *st, size_t ncols, struct sqprint *p);
 
-/* Most rows of one timestamp the group remembers (~3 MB). */
+/* Most rows of one timestamp the group remembers (at most ~6 MB). */
 #define SQGROUP_MAX 100000
 
 /* The rows read so far with timestamp ts, as a multiset of fingerprints.

@@ -180,6 +180,8 @@ static int in_group(struct sqtable *t, struct run *u, bool peek)
 	char when[40];
 	int rc;
 
+	if (ts == SQLTS_BAD)
+		return 0; /* stops the batch below; never part of a group */
 	sqprint_row(t->stmt, t->ncols, &p);
 	if (ts == t->group.ts && sqgroup_seen(&t->group, &p))
 		return 1;
