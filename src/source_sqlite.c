@@ -162,6 +162,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 	s->dev = st ? (uint64_t)st->st_dev : 0;
 	s->ino = st ? (uint64_t)st->st_ino : 0;
 	s->env->log(s->env, LOG_INFO, "reading %s (read-only)", s->path);
+	sqguard_journal(s);
 	return 0;
 }
 

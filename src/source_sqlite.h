@@ -328,6 +328,10 @@ void sqguard_install(void);
  * lasts, counts it, and schedules the next look. */
 void sqguard_irregular(struct sqsrc *s, int64_t now);
 
+/* Timestamp modes on a database in rollback-journal mode: warns that each
+ * query holds the writers off while it reads the whole table (WAL does not). */
+void sqguard_journal(struct sqsrc *s);
+
 /* Fills env for --check: logs go to the log, nothing is stored. */
 void sqguard_check_env(struct source_env *env, const char *connector);
 

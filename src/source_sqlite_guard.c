@@ -120,3 +120,27 @@ void sqguard_check_env(struct source_env *env, const char *connector)
 	                           .count = check_count,
 	                           .log = check_log};
 }
+
+/* ---- a rollback journal under the timestamp modes ---------------------------- */
+
+void sqguard_journal(struct sqsrc *s)
+{
+	sqlite3_stmt *st = NULL;
+	const char *mode;
+
+	if (s->mode != SQ_TIMESTAMP && s->mode != SQ_TS_INC)
+		return;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && (mode = (const char *)sqlite3_column_text(st, 0)) &&
+	    strcmp(mode, "wal") != 0) {
+		s->env->log(s->env, LOG_WARN,
+		            "%s uses a rollback journal (journal_mode=%s): the timestamp modes "
+		            "compute every row's timestamp on each query, and while they do a "
+		            "writer cannot commit (with a busy timeout it waits, without one it "
+		            "gets 'database is locked'). Switch the database to WAL once (PRAGMA "
+		            "journal_mode=WAL): then readers never block writers",
+		            s->path, mode);
+		s->env->count(s->env, "database_not_wal", 1);
+	}
+	sqlite3_finalize(st);
+}

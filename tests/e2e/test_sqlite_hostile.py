@@ -62,7 +62,7 @@ def test_bad_timestamp_stops_at_its_row(tmp_path, kafka, topic):
     Julian-day REALs and YYYYMMDDhhmmss integers are read as the instants they
     are, not as 1970."""
     db = tmp_path / "ts.db"
-    jd = 2460311.0 + 10.0 / 24  # julianday('2024-01-01 10:00:00')
+    jd = 2460310.5 + 10.0 / 24  # julianday('2024-01-01 10:00:00')
     fill(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, ts NOT NULL)",
          [(1, "2024-01-01T10:00:03Z"), (2, jd), (3, "yesterday"), (4, 20240101100001),
           (5, "2024-01-01T10:00:02Z")])
@@ -151,3 +151,86 @@ def test_config_errors_found_by_check_and_exit_78(tmp_path, kafka, topic):
         code, out = check(tmp_path, kafka, conn, "check-" + name)
         assert code == 0 and "configuration ok" in out, (name, code, out)
         assert "waiting for it" in out or "does not exist" in out, (name, out)
+
+
+# --- item 12: a rollback journal under the timestamp modes ---------------------------
+
+
+LONG = os.environ.get("SKIFF_PROFILE") == "long"
+
+
+def locked_writer(db, seconds, rate=5000, batch=50):
+    """Inserts rate rows/s in transactions of batch rows with busy_timeout 0;
+    returns (rows written, 'database is locked' errors)."""
+    c = sqlite3.connect(db, timeout=0, isolation_level=None)
+    written = errors = 0
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        due = start + written / rate
+        if time.monotonic() < due:
+            time.sleep(due - time.monotonic())
+        try:
+            c.execute("BEGIN IMMEDIATE")
+            c.executemany("INSERT INTO t(ts, v) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ'), ?)",
+                          [(written + i,) for i in range(batch)])
+            c.execute("COMMIT")
+            written += batch
+        except sqlite3.OperationalError as e:
+            assert "locked" in str(e), e
+            errors += 1
+            if c.in_transaction:
+                c.execute("ROLLBACK")
+    c.close()
+    return written, errors
+
+
+def rollback_db(db, rows, journal="delete"):
+    c = sqlite3.connect(db, isolation_level=None)
+    c.execute(f"PRAGMA journal_mode={journal}")
+    c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, ts TEXT NOT NULL, v INTEGER)")
+    c.execute("BEGIN")
+    c.executemany("INSERT INTO t(ts, v) VALUES (strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute'), ?)",
+                  ((i,) for i in range(rows)))
+    c.execute("COMMIT")
+    c.close()
+
+
+def test_rollback_journal_warned_in_timestamp_modes(tmp_path, kafka, topic):
+    """Each timestamp-mode query reads the whole table under a SHARED lock,
+    which a rollback journal makes writers wait for: said at start, with what
+    to do. WAL databases are not warned about."""
+    for journal in ("delete", "wal"):
+        db = tmp_path / f"{journal}.db"
+        rollback_db(db, 10, journal)
+        sk = Skiff(tmp_path, worker_props(tmp_path, kafka),
+                   [connector(db, "timestamp", topic + journal)], name=journal).start()
+        wait_ids(kafka, topic + journal + "t", range(1, 11))
+        assert sk.stop() == 0
+        warned = "uses a rollback journal (journal_mode=delete)" in sk.log_text()
+        assert warned == (journal == "delete"), sk.log_text()
+
+
+@pytest.mark.skiff_timeout(300)
+def test_rollback_journal_writer_lock_errors(tmp_path, kafka, topic):
+    """The figure of item 12: a writer at 5,000 rows/s with busy_timeout 0
+    beside a timestamp-mode skiff on 200k rows, 15 s, rollback journal versus
+    WAL (and no reader at all)."""
+    if not LONG:
+        pytest.skip("long profile only (SKIFF_PROFILE=long): a measurement")
+    seen = {}
+    for journal, reader in (("delete", False), ("delete", True), ("wal", True)):
+        db = tmp_path / f"{journal}-{reader}.db"
+        rollback_db(db, 200000, journal)
+        sk = None
+        if reader:
+            sk = Skiff(tmp_path, worker_props(tmp_path, kafka),
+                       [connector(db, "timestamp", f"{topic}{journal}",
+                                  **{"poll.interval.ms": "200", "batch.max.rows": "1000"})],
+                       name=f"{journal}").start()
+            sk.wait_log(r"reading .* \(read-only\)", timeout=30)
+        seen[(journal, reader)] = locked_writer(db, 15)
+        if sk:
+            assert sk.stop() == 0
+    print("writer (rows, 'database is locked') in 15 s:", seen)
+    assert seen[("wal", True)][1] == 0
+
