@@ -417,12 +417,15 @@ static int hold_one(const char *name, int *fd, char *errbuf, size_t errlen)
 }
 
 /* Holds both generations found at load, whatever their state: a second skiff
- * must be refused even while the store is being replaced. */
-static int hold_existing(struct filectx *ctx, char *errbuf, size_t errlen)
+ * must be refused even while the store is being replaced. A file load found
+ * missing is not opened again (the fault suite counts the opens). */
+static int hold_existing(struct filectx *ctx, const struct cand *c, char *errbuf, size_t errlen)
 {
-	int rc = hold_one(ctx->path, &ctx->held_cur, errbuf, errlen);
+	int rc = 0;
 
-	if (rc == 0)
+	if (c[0].state != MISSING)
+		rc = hold_one(ctx->path, &ctx->held_cur, errbuf, errlen);
+	if (rc == 0 && c[1].state != MISSING)
 		rc = hold_one(ctx->prev, &ctx->held_prev, errbuf, errlen);
 	return rc;
 }
@@ -457,7 +460,7 @@ static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *f
 		rc = OFFSETS_ERR_IO;
 		goto out;
 	}
-	if (ctx->hold && (rc = hold_existing(ctx, errbuf, errlen)) != 0)
+	if (ctx->hold && (rc = hold_existing(ctx, c, errbuf, errlen)) != 0)
 		goto out;
 	*generation = pick >= 0 ? c[pick].generation : 0;
 	*from_prev = pick == 1;

@@ -39,8 +39,8 @@ enum {
 int atomicfile_replace(const char *path, const char *prev, const void *data, size_t len, int *done,
                        char *errbuf, size_t errlen);
 
-/* atomicfile_replace, and the file is held: PATH.tmp is opened read-only and
- * flock(LOCK_EX) taken before it is renamed over PATH, so the file at PATH is
+/* atomicfile_replace, and the file is held: PATH.tmp is flocked (LOCK_EX) as
+ * soon as it is created, before it is renamed over PATH, so the file at PATH is
  * locked by the caller at every instant (another process that opens PATH and
  * asks for the lock is refused). On success *held is that descriptor (the
  * caller closes it, normally once the next generation is held); on failure
