@@ -241,7 +241,7 @@ struct sqtable {
 	struct sqgroup group; /* timestamp without keyset: rows of group ts read */
 	struct sqring ring;   /* incrementing: the last ids read */
 	char *at_sql;         /* incrementing: SELECT * of the row at an id */
-	bool reusable;        /* incrementing: a rowid without AUTOINCREMENT */
+	bool autoinc;         /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */

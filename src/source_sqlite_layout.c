@@ -525,6 +525,7 @@ static void warn_reusable(struct lay *l)
 	sqlite3_stmt *st = NULL;
 	bool autoinc = false;
 
+	t->autoinc = false;
 	if (t->name == NULL || l->inc_declared)
 		return;
 	if (l->alias != NULL &&
@@ -536,7 +537,7 @@ static void warn_reusable(struct lay *l)
 		autoinc = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
 	}
 	sqlite3_finalize(st);
-	t->reusable = !autoinc;
+	t->autoinc = autoinc;
 	if (autoinc || t->warned_reusable)
 		return;
 	t->warned_reusable = true;

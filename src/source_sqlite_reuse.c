@@ -8,13 +8,18 @@
  * sit at or below the position and never be read.
  *
  * So before each query, in the same read transaction, skiff checks the row it
- * read last: still there, with the same fingerprint, and the largest id not
- * below the position. When that fails it looks for the newest of the last
- * SQRING_N ids read whose row is unchanged and reads again after it; when none
- * is, the table was emptied or replaced and it reads the new sequence from its
- * start. Rows at ids above that point are read again: a row that was only
- * updated comes twice, nothing is skipped. After a restart nothing is
- * remembered, and a largest id below the stored offset is only reported. */
+ * read last. An AUTOINCREMENT table whose sqlite_sequence is not below the
+ * position never reuses an id: nothing to do. Otherwise, an empty table may
+ * start its ids again: read it from the start. A largest id below the
+ * position, or the last row read changed under its id, means ids are handed
+ * out again: skiff reads again after the newest of the last SQRING_N ids read
+ * whose row is unchanged, or from the start when none is (the table was
+ * emptied and filled, or replaced). The last row read deleted while larger
+ * ids exist is no reuse: SQLite hands out ids above the largest. Rows above
+ * the point read again come twice (a row only updated under the last id
+ * read, the rows VACUUM renumbered); nothing new is skipped. After a restart
+ * nothing is remembered, and a largest id below the stored offset is only
+ * reported. */
 #include "source_sqlite.h"
 
 #include "log.h"
@@ -45,11 +50,29 @@ static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
 	return rc;
 }
 
+/* An AUTOINCREMENT table whose sequence (sqlite_sequence) is not below the
+ * position: SQLite never hands out an id at or below it, whatever was
+ * deleted. False when the sequence restarted (DROP/CREATE, another file). */
+static bool sequence_intact(struct sqsrc *s, struct sqtable *t)
+{
+	sqlite3_stmt *st = NULL;
+	bool ok = false;
+
+	if (!t->autoinc || t->name == NULL ||
+	    sqlite3_prepare_v2(s->db, "SELECT seq FROM sqlite_sequence WHERE name = ?1", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
+	ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) >= t->inc;
+	sqlite3_finalize(st);
+	return ok;
+}
+
 /* Whether the row at id still has fingerprint p over its first ncols
- * columns (added columns do not count): 1 yes, 0 no (changed or gone),
- * SQ_BUSY, SQ_ERR. */
+ * columns (added columns do not count): 1 yes, 0 no (changed, or gone when
+ * *gone), SQ_BUSY, SQ_ERR. */
 static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struct sqprint *p,
-                     size_t ncols)
+                     size_t ncols, bool *gone)
 {
 	sqlite3_stmt *st = NULL;
 	struct sqprint now;
@@ -67,6 +90,7 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
 	} else {
 		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqbusy(rc) ? SQ_BUSY : SQ_ERR;
 	}
+	*gone = rc == 0 && sqlite3_data_count(st) == 0;
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -77,10 +101,11 @@ static int newest_unchanged(struct sqsrc *s, struct sqtable *t, int64_t *id)
 	for (size_t k = 0; k < sqring_len(&t->ring); k++) {
 		const struct sqprint *p;
 		size_t ncols;
+		bool gone;
 		int rc;
 
 		sqring_get(&t->ring, k, id, &p, &ncols);
-		if ((rc = unchanged(s, t, *id, p, ncols)) != 0)
+		if ((rc = unchanged(s, t, *id, p, ncols, &gone)) != 0)
 			return rc;
 	}
 	return 0;
@@ -134,6 +159,7 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 	const struct sqprint *p;
 	size_t ncols;
 	int64_t max = INT64_MIN, last, to = INT64_MIN;
+	bool gone = false;
 	int rc;
 
 	if (s->mode != SQ_INCREMENTING || t->max_sql == NULL || t->inc == INT64_MIN)
@@ -145,6 +171,8 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 			report_ahead(s, t, max);
 		return 0;
 	}
+	if (sequence_intact(s, t))
+		return 0; /* rows deleted or updated, no id reused */
 	if (rc == 0) {
 		s->env->log(s->env, LOG_WARN,
 		            "%s: the table is empty now, ids up to %lld were read: its ids may "
@@ -155,8 +183,10 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 		sqring_clear(&t->ring);
 		return 0;
 	}
+	/* Below the largest id no new id is handed out: the last row read
+	 * unchanged, or deleted, means no reuse. */
 	sqring_get(&t->ring, 0, &last, &p, &ncols);
-	if (max >= t->inc && (rc = unchanged(s, t, last, p, ncols)) != 0)
+	if (max >= t->inc && ((rc = unchanged(s, t, last, p, ncols, &gone)) != 0 || gone))
 		return rc == SQ_BUSY ? SQ_BUSY : 0;
 	if ((rc = newest_unchanged(s, t, &to)) < 0)
 		return rc == SQ_BUSY ? SQ_BUSY : 0;

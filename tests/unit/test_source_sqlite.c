@@ -1287,6 +1287,59 @@ static void test_timeouts(void)
 	fake_free(&f);
 }
 
+/* Rows deleted without ids being reused: nothing is read again, nothing said. */
+static void test_deletes_without_reuse(void)
+{
+	struct fake f;
+	struct source_batch b;
+	void *ctx = NULL;
+	char err[512];
+
+	/* AUTOINCREMENT used as a queue: every row read is deleted. */
+	new_db("queue.db");
+	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, v);"
+	            "INSERT INTO t(v) VALUES ('a'), ('b')");
+	fake_init(&f);
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
+	                   sizeof(err)),
+	          0);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 2);
+	sql(dbpath, "DELETE FROM t");
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 0);
+	sql(dbpath, "INSERT INTO t(v) VALUES ('c')");
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(int_field(&recs[0], "id"), 3);
+	CHECK(counted(&f, "ids_reused") == 0);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+
+	/* Without AUTOINCREMENT: the last row read deleted, larger ids remain. */
+	new_db("del.db");
+	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v);"
+	            "INSERT INTO t(v) VALUES ('a'), ('b')");
+	fake_init(&f);
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
+	                   sizeof(err)),
+	          0);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 2);
+	sql(dbpath, "INSERT INTO t(v) VALUES ('c'); DELETE FROM t WHERE id = 2");
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(int_field(&recs[0], "id"), 3);
+	/* The last row read updated in place: read again, said. */
+	sql(dbpath, "UPDATE t SET v = 'changed' WHERE id = 3");
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 1);
+	CHECK_INT(int_field(&recs[0], "id"), 3);
+	CHECK(counted(&f, "ids_reused") == 1);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
 int main(void)
 {
 	test_ts_parse();
@@ -1308,6 +1361,7 @@ int main(void)
 	test_missing_db_and_table();
 	test_bad_rows();
 	test_schema_change_and_replaced_db();
+	test_deletes_without_reuse();
 	test_locks();
 	test_timeouts();
 	return testlib_done("test_source_sqlite");
