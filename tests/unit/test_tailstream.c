@@ -338,6 +338,38 @@ static void test_many_rotations_while_behind(void)
 	ctx.rotate_wait_ms = 0;
 }
 
+/* More rotated files than a stream holds open (64) pile up while it is not
+ * read; one that never got a place is deleted: it is named and counted,
+ * and every other file is read in order. */
+static void test_file_deleted_before_opened_is_counted(void)
+{
+	struct tailstream *s;
+	char errbuf[64], text[32], name[64], want[8192] = "";
+
+	ctx.rotate_wait_ms = 5000;
+	put("many.log", "m0\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/many.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "m0|");
+	for (int r = 1; r <= 70; r++) {
+		snprintf(name, sizeof(name), "many.log.%d", r);
+		mv("many.log", name);
+		snprintf(text, sizeof(text), "m%d\n", r);
+		put("many.log", text, "w");
+		if (r != 68) /* m68 is rotated to many.log.69 */
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "m%d|", r);
+		CHECK_INT(tailstream_check(s, mono_ms(), errbuf, sizeof(errbuf)), 0);
+	}
+	counted[0] = '\0';
+	rm("many.log.69");
+	CHECK_INT(tailstream_check(s, mono_ms(), errbuf, sizeof(errbuf)), 0);
+	CHECK(strstr(counted, "files_gone_unread+1") != NULL);
+	CHECK_STR(drain(s), want);
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	ctx.rotate_wait_ms = 0;
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -349,5 +381,6 @@ int main(void)
 	test_inode_reused_after_stop();
 	test_successor_read_at_once();
 	test_many_rotations_while_behind();
+	test_file_deleted_before_opened_is_counted();
 	return testlib_done("test_tailstream");
 }
