@@ -61,6 +61,7 @@
 #include "tailstream.h"
 
 #include "log.h"
+#include "tailchain.h"
 #include "tailscan.h"
 
 #include <errno.h>
@@ -71,419 +72,6 @@
 #include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CHAIN_MAX 64 /* files held open per stream, grown as needed */
-#define LINGER_MAX 8 /* let-go files watched for late writes */
-#define LINGER_POLL_MS 200
-#define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
-
-struct link {
-	struct tailfile *tf;
-	int64_t seen_size;   /* size at the last look, -1 before */
-	int64_t max_size;    /* largest size seen since it was opened */
-	uint64_t peek_fp;    /* fingerprint of its first peek_len bytes at open, */
-	int64_t peek_len;    /* to find its copy if it is truncated before it is read */
-	int64_t added_ns;    /* wall clock when it was opened */
-	bool started;        /* read at least once */
-	int64_t quiet_since; /* ms when it was last seen growing */
-	int64_t moved_at;    /* ms when it was seen not to be at the path, -1 */
-	bool copy;           /* a copytruncate copy: complete, done at its end */
-	bool final;          /* let go at the next end: the partial line ships */
-	bool linger;         /* let go early (its successor has bytes): late writes */
-};
-
-struct tailstream {
-	struct tailctx *c;
-	char *path, *dir;
-	const char *base;
-	struct partition *part;
-	struct link *chain; /* [0, n) of cap, at most CHAIN_MAX */
-	size_t n, cap;
-	struct link linger[LINGER_MAX]; /* let go, watched for rotate.wait.ms */
-	size_t nlinger;
-	struct src_offset last_off;  /* after the last line of the chain */
-	struct tailscan_entry *pend; /* rotated files the chain had no room for */
-	size_t npend;
-	struct tailpos saved; /* where to go on when n == 0 */
-	bool resolved;        /* the committed offset was read */
-	unsigned flags;
-	bool ready;
-	bool moved; /* the path no longer names chain[n-1] */
-	bool missing_logged;
-	bool irregular_logged; /* the path names a FIFO, directory or device */
-	bool no_room;   /* could not open for max.open.files */
-	bool suspended; /* closed while idle (tailstream_suspend) */
-	int wd;
-	int64_t last_active;
-	int64_t deadline;
-};
-
-/* ---- birth keys for offset_json ------------------------------------------ */
-
-static size_t born_slot(int64_t dev, int64_t ino)
-{
-	uint64_t h = (uint64_t)ino * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)dev;
-
-	return (size_t)(h >> 32) % TAILSTREAM_BORN_SLOTS;
-}
-
-int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino)
-{
-	size_t i = born_slot(dev, ino);
-
-	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0
-		       ? c->born[i].born
-		       : -1;
-}
-
-static bool c_is_done(const struct tailctx *c, int64_t dev, int64_t ino, int64_t pos)
-{
-	size_t i = born_slot(dev, ino);
-
-	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0 &&
-	       c->born[i].done == pos;
-}
-
-/* Notes that the file id was let go at byte end. */
-static void c_done(struct tailctx *c, const struct tailid *id, int64_t end)
-{
-	size_t i = born_slot(id->dev, id->ino);
-
-	if (c->born[i].dev == id->dev && c->born[i].ino == id->ino)
-		c->born[i].done = end;
-}
-
-int tailctx_offset_json(const struct tailctx *c, const struct src_offset *off, char *buf,
-			size_t len)
-{
-	int n = tailpos_format(off, tailctx_born(c, off->v[1], off->v[2]), buf, len);
-	int m;
-
-	if (n <= 0 || !c_is_done(c, off->v[1], off->v[2], off->v[0]))
-		return n;
-	m = snprintf(buf + n - 1, len - (size_t)n + 1, ",\"finished\":1}");
-	return m > 0 && (size_t)m < len - (size_t)n + 1 ? n - 1 + m : -1;
-}
-
-/* ---- the chain ---------------------------------------------------------- */
-
-static void watch(struct tailstream *s)
-{
-	struct tailctx *c = s->c;
-	char proc[64];
-	int wd;
-
-	if (c->ifd < 0 || s->n == 0)
-		return;
-	/* By descriptor: the file may no longer have its old name. */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
-	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
-	if (wd != s->wd && s->wd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
-		inotify_rm_watch(c->ifd, s->wd);
-	s->wd = wd;
-}
-
-static bool in_chain(const struct tailstream *s, const struct tailid *id)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (tailid_same(tailfile_id(s->chain[i].tf), id))
-			return true;
-	return false;
-}
-
-/* Notes what an opened file holds, so that a copytruncate that empties it
- * before skiff gets to read it can still be told from the copy. */
-static void peek(struct link *l)
-{
-	struct timespec ts;
-	int64_t size = tailfile_size(l->tf);
-
-	l->max_size = size;
-	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
-	if (l->peek_len < 0 || tailid_fp_file(tailfile_fd(l->tf), l->peek_len, &l->peek_fp) != 0)
-		l->peek_len = 0;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	l->added_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Makes room for one more link in the chain: grows it up to CHAIN_MAX.
- * Returns 0, or -1 when it is full (or out of memory). */
-static int chain_room(struct tailstream *s)
-{
-	size_t cap = s->cap ? s->cap * 2 : 4;
-	struct link *grown;
-
-	if (s->n < s->cap)
-		return 0;
-	if (s->cap >= CHAIN_MAX)
-		return -1;
-	if (cap > CHAIN_MAX)
-		cap = CHAIN_MAX;
-	if ((grown = realloc(s->chain, cap * sizeof(*grown))) == NULL)
-		return -1;
-	s->chain = grown;
-	s->cap = cap;
-	return 0;
-}
-
-static void note_irregular(struct tailstream *s, bool pseudo);
-
-/* Opens path into the chain at index at, starting at pos. expect: the file
- * a listing found there (NULL: any), since a rotation may rename files
- * between a listing and the open. Returns 0, -2 when the path names another
- * file than expect, or nothing, by now (logrotate renaming it: list again),
- * or -1 (logged) when it cannot be opened or is shorter than pos. */
-static int add_file_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		       bool need_room, const struct tailid *expect)
-{
-	struct tailctx *c = s->c;
-	struct tailfile *tf = NULL;
-	const struct tailid *id;
-	int rc;
-
-	if (at > s->n || chain_room(s) != 0)
-		return -1;
-	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
-		s->no_room = true; /* tailstream_check retries soon */
-		return -1;
-	}
-	rc = tailfile_open(path, c->max_line, c->policy, &tf);
-	if (expect != NULL && (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
-		tailfile_close(tf);
-		return -2;
-	}
-	if (rc == 0 && tailfile_start(tf, pos) != 0)
-		rc = -ERANGE;
-	if (rc != 0) {
-		if ((rc == -EINVAL || rc == -ENODATA) && strcmp(path, s->path) == 0)
-			note_irregular(s, rc == -ENODATA);
-		else if (rc != -ENOENT)
-			c->env->log(c->env, LOG_WARN, "%s: %s", path,
-				    rc == -EINVAL    ? "not a regular file"
-				    : rc == -ENODATA ? "not a log (a pseudo file)"
-						     : strerror(-rc));
-		tailfile_close(tf);
-		return -1;
-	}
-	if (strcmp(path, s->path) == 0)
-		s->irregular_logged = false; /* a log again: say it if that changes */
-	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
-	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy, .moved_at = -1};
-	peek(&s->chain[at]);
-	s->n++;
-	c->nopen++;
-	id = tailfile_id(tf);
-	c->born[born_slot(id->dev, id->ino)].dev = id->dev;
-	c->born[born_slot(id->dev, id->ino)].ino = id->ino;
-	c->born[born_slot(id->dev, id->ino)].born = id->born;
-	c->born[born_slot(id->dev, id->ino)].done = -1;
-	if (at == 0)
-		watch(s);
-	if (strcmp(path, s->path) == 0)
-		/* reopening after an idle close is routine beyond max.open.files */
-		c->env->log(c->env, s->suspended ? LOG_DEBUG : LOG_INFO, "reading %s from byte %lld",
-			    path, (long long)pos);
-	else
-		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
-			    (long long)pos, copy ? "copy" : "rotated", s->path);
-	return 0;
-}
-
-static int add_file(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		    bool need_room)
-{
-	return add_file_as(s, at, path, pos, copy, need_room, NULL);
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Says once, until a file is read at the path again, that the path names
- * something that is not a log: a FIFO, directory or device, or a pseudo file
- * (/proc, /sys: made up at each read, so it has no history to follow and a
- * position in it means nothing; reading it again and again would ship the
- * same lines for ever). It is skipped until a regular file is there. */
-static void note_irregular(struct tailstream *s, bool pseudo)
-{
-	if (s->irregular_logged)
-		return;
-	if (pseudo)
-		s->c->env->log(s->c->env, LOG_WARN,
-			       "%s is not a log: a file of /proc, /sys or the like, made up at "
-			       "each read (size 0 or fixed, yet it reads bytes): skipped",
-			       s->path);
-	else
-		s->c->env->log(s->c->env, LOG_WARN,
-			       "%s is not a regular file (a FIFO, directory or device): skipped "
-			       "until a regular file appears there",
-			       s->path);
-	s->c->env->count(s->c->env, "paths_not_regular", 1);
-	s->irregular_logged = true;
-}
-
-static bool listed(const struct tailscan_entry *fam, size_t nfam, const struct tailid *id)
-{
-	for (size_t i = 0; i < nfam; i++)
-		if (tailid_same(&fam[i].id, id) && tailid_cmp_age(&fam[i].id, id) == 0)
-			return true;
-	return false;
-}
-
-/* Rotated files the chain had no room for at the last listing and that are
- * gone from this one (fam) without having been opened: deleted unread.
- * Says so, naming each, counts them, and keeps the new waiting list. */
-static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_t nfam,
-			 size_t from)
-{
-	size_t keep = 0;
-
-	for (size_t i = 0; i < s->npend; i++) {
-		if (listed(fam, nfam, &s->pend[i].id) || in_chain(s, &s->pend[i].id))
-			continue;
-		s->c->env->log(s->c->env, LOG_WARN,
-			       "%s: rotated file %s was deleted before skiff could open it "
-			       "(more than %d files waiting): its lines are lost, counted in "
-			       "files_gone_unread",
-			       s->path, s->pend[i].path, CHAIN_MAX);
-		s->c->env->count(s->c->env, "files_gone_unread", 1);
-	}
-	tailscan_free(s->pend, s->npend);
-	s->pend = NULL;
-	s->npend = 0;
-	for (size_t i = from; i < nfam; i++)
-		if (fam[i].kind == TAILID_ROTATED && !in_chain(s, &fam[i].id))
-			keep++;
-	if (keep == 0 || (s->pend = calloc(keep, sizeof(*s->pend))) == NULL)
-		return;
-	for (size_t i = from; i < nfam; i++) {
-		if (fam[i].kind != TAILID_ROTATED || in_chain(s, &fam[i].id))
-			continue;
-		s->pend[s->npend++] = fam[i];
-		fam[i].path = NULL; /* owned by s->pend now */
-	}
-}
-
-/* One listing's worth of extend(). Returns 0, or -1 when a file was renamed
- * between the listing and its open (the caller lists again). */
-static int extend_once(struct tailstream *s, const struct tailid *after)
-{
-	struct tailscan_entry *fam = NULL;
-	struct tailid live;
-	bool exists = tailid_of_path(s->path, &live) == 0, has_live = exists && live.regular;
-	size_t nfam = 0, first_out = SIZE_MAX;
-	int rc = 0;
-
-	s->moved = false;
-	if (exists && !live.regular)
-		note_irregular(s, live.pseudo);
-	if (s->n > 0 && has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live))
-		return 0;
-	if (s->n > 0)
-		after = tailfile_id(s->chain[s->n - 1].tf);
-	if (after != NULL && tailscan_family(s->path, &fam, &nfam) == 0) {
-		for (size_t i = 0; i < nfam && rc == 0; i++) {
-			if (fam[i].kind != TAILID_ROTATED || in_chain(s, &fam[i].id) ||
-			    (has_live && tailid_same(&fam[i].id, &live)) ||
-			    tailid_cmp_age(&fam[i].id, after) <= 0)
-				continue;
-			if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
-				first_out = i; /* the rest once the chain has room */
-			else if (first_out == SIZE_MAX &&
-				 add_file_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
-				rc = -1;
-		}
-		if (rc == 0)
-			note_pending(s, fam, nfam, first_out < nfam ? first_out : nfam);
-	}
-	tailscan_free(fam, nfam);
-	/* The file at the path comes after every rotated file: never before
-	 * one that did not fit. */
-	if (rc == 0 && first_out == SIZE_MAX && has_live && !in_chain(s, &live) && s->n < CHAIN_MAX &&
-	    add_file_as(s, s->n, s->path, 0, false, false, &live) == -2)
-		rc = -1;
-	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
-		s->moved = true; /* more to find later, or the path is gone */
-	return rc;
-}
-
-/* Appends the rotated siblings of the path born after `after` (all when
- * NULL), oldest first, then the file now at the path, skipping files already
- * in the chain. Nothing when the chain's last file is still at the path. */
-static void extend(struct tailstream *s, const struct tailid *after)
-{
-	size_t had = s->n;
-
-	for (int tries = 0; tries < 5 && extend_once(s, after) != 0; tries++)
-		; /* renamed under us: list again */
-	/* The file that was at the path until now may still be written to by
-	 * a writer that has not reopened yet: rotate.wait.ms from now. Rotated
-	 * files found by listing were moved earlier: their mtime alone says. */
-	for (size_t i = 0; i < s->n; i++)
-		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
-			s->chain[i].moved_at = i < had ? mono_ms() : 0;
-}
-
-/* The offset after everything the chain has handed out: chain[0]'s place,
- * or the end of the last file let go. */
-static struct src_offset chain_offset(const struct tailstream *s)
-{
-	const struct tailfile *tf = s->n > 0 ? s->chain[0].tf : NULL;
-
-	if (tf == NULL)
-		return s->last_off;
-	return (struct src_offset){.v = {tailfile_pos(tf), tailfile_id(tf)->dev,
-					 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)}};
-}
-
-/* Keeps l, let go early, open for late writes (see tailstream_read); when
- * all LINGER_MAX places are taken the oldest is closed. */
-static void keep_lingering(struct tailstream *s, const struct link *l)
-{
-	if (s->nlinger == LINGER_MAX) {
-		tailfile_close(s->linger[0].tf);
-		s->c->nopen--;
-		memmove(&s->linger[0], &s->linger[1], (LINGER_MAX - 1) * sizeof(s->linger[0]));
-		s->nlinger--;
-	}
-	s->linger[s->nlinger++] = *l;
-}
-
-/* Lets go of chain[0], which was read to its end. */
-static void pop(struct tailstream *s)
-{
-	struct link *l = &s->chain[0];
-	const struct tailid *id = tailfile_id(l->tf);
-	int64_t end = tailfile_pos(l->tf);
-
-	if (s->n == 1)
-		extend(s, NULL); /* whatever came after it, before it is gone */
-	s->saved = (struct tailpos){.known = true, .has_id = true, .has_born = true,
-				    .finished = true, .pos = tailfile_pos(l->tf),
-				    .dev = id->dev, .ino = id->ino, .born = id->born};
-	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
-		       tailfile_path(l->tf), (long long)end);
-	s->last_off = chain_offset(s);
-	c_done(s->c, id, end);
-	if (l->linger && s->n > 1) {
-		keep_lingering(s, l);
-	} else {
-		tailfile_close(l->tf);
-		s->c->nopen--;
-	}
-	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
-	s->n--;
-	if (s->n > 0)
-		watch(s);
-	else if (s->wd >= 0 && s->c->ifd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {
-		inotify_rm_watch(s->c->ifd, s->wd);
-		s->wd = -1;
-	}
-}
 
 /* ---- resuming ----------------------------------------------------------- */
 
@@ -527,16 +115,16 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 	s->c->env->count(s->c->env, strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s",
 		       s->path, why, copy ? "finishing its rotated copy first" : "reading it from the start");
-	if (copy != NULL && add_file(s, 0, copy, p->pos, true, false) == 0) {
-		extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
-		if (!in_chain(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
-			add_file(s, s->n, s->path, 0, false, false);
+	if (copy != NULL && tailchain_add(s, 0, copy, p->pos, true, false) == 0) {
+		tailchain_extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
+		if (!tailchain_has(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
+			tailchain_add(s, s->n, s->path, 0, false, false);
 	} else if (!p->finished) {
 		lost(s, "the rest of the file it replaced is gone: counted in files_gone_unread", 0);
 	}
 	free(copy);
 	if (s->n == 0)
-		add_file(s, 0, s->path, 0, false, false);
+		tailchain_add(s, 0, s->path, 0, false, false);
 }
 
 /* The path names another file, or nothing: find p's file where rotation put
@@ -551,11 +139,11 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
 	struct tailid want = {.dev = p->dev, .ino = p->ino};
 
-	if (moved != NULL && add_file_as(s, 0, moved, p->pos, false, false, &want) == -2) {
+	if (moved != NULL && tailchain_add_as(s, 0, moved, p->pos, false, false, &want) == -2) {
 		free(moved); /* renamed again meanwhile */
 		moved = tailscan_find_moved(s->path, p->dev, p->ino);
 		if (moved != NULL)
-			add_file_as(s, 0, moved, p->pos, false, false, &want);
+			tailchain_add_as(s, 0, moved, p->pos, false, false, &want);
 	}
 	if (s->n > 0 &&
 	    !(same_file(tailfile_id(s->chain[0].tf), p) && place_matches(s->chain[0].tf, p))) {
@@ -568,7 +156,7 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	if (s->n == 0 && !p->finished)
 		lost(s, "the file of the stored offset was deleted before it was finished "
 			"(lines after the stored position are lost)", 0);
-	extend(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL));
+	tailchain_extend(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL));
 }
 
 static void load_committed(struct tailstream *s)
@@ -587,9 +175,9 @@ static void resume_new(struct tailstream *s)
 	struct tailfile *tf;
 
 	if ((s->flags & TAILSTREAM_HISTORY) && !(s->flags & TAILSTREAM_FROM_END))
-		extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
+		tailchain_extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
 	else
-		add_file(s, 0, s->path, 0, false, true);
+		tailchain_add(s, 0, s->path, 0, false, true);
 	if (s->n == 0 || !(s->flags & TAILSTREAM_FROM_END))
 		return;
 	tf = s->chain[0].tf;
@@ -627,7 +215,7 @@ static void resume(struct tailstream *s)
 
 		tailfile_close(live);
 		if (same)
-			add_file(s, 0, s->path, p.pos, false, true);
+			tailchain_add(s, 0, s->path, p.pos, false, true);
 		else
 			resume_replaced(s, &p, shrank ? "truncated" : "replaced");
 	} else {
@@ -656,7 +244,7 @@ static void refresh(struct tailstream *s)
 		return;
 	if (tailid_of_path(s->path, &live) != 0 ||
 	    !tailid_same(&live, tailfile_id(s->chain[s->n - 1].tf)) || s->moved)
-		extend(s, NULL);
+		tailchain_extend(s, NULL);
 }
 
 /* Puts the path's rotated siblings born after chain[0], a copy, before
@@ -670,9 +258,9 @@ static void newer_copies(struct tailstream *s, size_t at)
 	if (tailscan_family(s->path, &fam, &nfam) != 0)
 		return;
 	for (size_t i = 0; i < nfam; i++)
-		if (fam[i].kind == TAILID_ROTATED && !in_chain(s, &fam[i].id) &&
+		if (fam[i].kind == TAILID_ROTATED && !tailchain_has(s, &fam[i].id) &&
 		    tailid_cmp_age(&fam[i].id, tailfile_id(s->chain[0].tf)) > 0 &&
-		    add_file_as(s, at, fam[i].path, 0, true, false, &fam[i].id) == 0)
+		    tailchain_add_as(s, at, fam[i].path, 0, true, false, &fam[i].id) == 0)
 			at++;
 	tailscan_free(fam, nfam);
 }
@@ -706,7 +294,7 @@ static void truncated(struct tailstream *s, int64_t size)
 	tailfile_rewind(tf);
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
-	if (copy != NULL && add_file(s, 0, copy, pos, true, false) == 0) {
+	if (copy != NULL && tailchain_add(s, 0, copy, pos, true, false) == 0) {
 		s->c->env->log(s->c->env, LOG_INFO, "%s was truncated at byte %lld: finishing "
 			       "its copy %s, then reading it from the start", s->path,
 			       (long long)pos, copy);
@@ -801,7 +389,7 @@ static int at_end(struct tailstream *s, int64_t now)
 			l->final = true; /* a copy is complete: its partial line ships */
 			return 1;
 		}
-		pop(s);
+		tailchain_pop(s);
 		return s->n > 0;
 	}
 	if (s->n == 1)
@@ -847,7 +435,7 @@ static void count_stats(struct tailstream *s, const struct tailfile_stats *st)
 static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tailline *out,
 			  size_t max, size_t *n, int64_t now, struct tailfile_stats *st)
 {
-	struct src_offset at = chain_offset(s);
+	struct src_offset at = tailchain_offset(s);
 	size_t i = 0;
 
 	while (i < s->nlinger) {

@@ -1,0 +1,380 @@
+/* tailchain: opening files into a stream's chain, finding what comes next
+ * (rotated siblings, the file at the path), letting go; the birth keys that
+ * offsets carry. See tailchain.h, and tailstream.c for the safety argument. */
+#include "tailchain.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <time.h>
+
+/* ---- birth keys for offset_json ------------------------------------------ */
+
+static size_t born_slot(int64_t dev, int64_t ino)
+{
+	uint64_t h = (uint64_t)ino * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)dev;
+
+	return (size_t)(h >> 32) % TAILSTREAM_BORN_SLOTS;
+}
+
+int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino)
+{
+	size_t i = born_slot(dev, ino);
+
+	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0
+		       ? c->born[i].born
+		       : -1;
+}
+
+static bool c_is_done(const struct tailctx *c, int64_t dev, int64_t ino, int64_t pos)
+{
+	size_t i = born_slot(dev, ino);
+
+	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0 &&
+	       c->born[i].done == pos;
+}
+
+/* Notes that the file id was let go at byte end. */
+static void c_done(struct tailctx *c, const struct tailid *id, int64_t end)
+{
+	size_t i = born_slot(id->dev, id->ino);
+
+	if (c->born[i].dev == id->dev && c->born[i].ino == id->ino)
+		c->born[i].done = end;
+}
+
+int tailctx_offset_json(const struct tailctx *c, const struct src_offset *off, char *buf,
+			size_t len)
+{
+	int n = tailpos_format(off, tailctx_born(c, off->v[1], off->v[2]), buf, len);
+	int m;
+
+	if (n <= 0 || !c_is_done(c, off->v[1], off->v[2], off->v[0]))
+		return n;
+	m = snprintf(buf + n - 1, len - (size_t)n + 1, ",\"finished\":1}");
+	return m > 0 && (size_t)m < len - (size_t)n + 1 ? n - 1 + m : -1;
+}
+
+/* ---- the chain ---------------------------------------------------------- */
+
+static void watch(struct tailstream *s)
+{
+	struct tailctx *c = s->c;
+	char proc[64];
+	int wd;
+
+	if (c->ifd < 0 || s->n == 0)
+		return;
+	/* By descriptor: the file may no longer have its old name. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
+	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
+	if (wd != s->wd && s->wd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
+		inotify_rm_watch(c->ifd, s->wd);
+	s->wd = wd;
+}
+
+bool tailchain_has(const struct tailstream *s, const struct tailid *id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (tailid_same(tailfile_id(s->chain[i].tf), id))
+			return true;
+	return false;
+}
+
+/* Notes what an opened file holds, so that a copytruncate that empties it
+ * before skiff gets to read it can still be told from the copy. */
+static void peek(struct link *l)
+{
+	struct timespec ts;
+	int64_t size = tailfile_size(l->tf);
+
+	l->max_size = size;
+	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+	if (l->peek_len < 0 || tailid_fp_file(tailfile_fd(l->tf), l->peek_len, &l->peek_fp) != 0)
+		l->peek_len = 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	l->added_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Makes room for one more link in the chain: grows it up to CHAIN_MAX.
+ * Returns 0, or -1 when it is full (or out of memory). */
+static int chain_room(struct tailstream *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : 4;
+	struct link *grown;
+
+	if (s->n < s->cap)
+		return 0;
+	if (s->cap >= CHAIN_MAX)
+		return -1;
+	if (cap > CHAIN_MAX)
+		cap = CHAIN_MAX;
+	if ((grown = realloc(s->chain, cap * sizeof(*grown))) == NULL)
+		return -1;
+	s->chain = grown;
+	s->cap = cap;
+	return 0;
+}
+
+static void note_irregular(struct tailstream *s, bool pseudo);
+
+/* Opens path into the chain at index at, starting at pos. expect: the file
+ * a listing found there (NULL: any), since a rotation may rename files
+ * between a listing and the open. Returns 0, -2 when the path names another
+ * file than expect, or nothing, by now (logrotate renaming it: list again),
+ * or -1 (logged) when it cannot be opened or is shorter than pos. */
+int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		     bool need_room, const struct tailid *expect)
+{
+	struct tailctx *c = s->c;
+	struct tailfile *tf = NULL;
+	const struct tailid *id;
+	int rc;
+
+	if (at > s->n || chain_room(s) != 0)
+		return -1;
+	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
+		s->no_room = true; /* tailstream_check retries soon */
+		return -1;
+	}
+	rc = tailfile_open(path, c->max_line, c->policy, &tf);
+	if (expect != NULL && (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
+		tailfile_close(tf);
+		return -2;
+	}
+	if (rc == 0 && tailfile_start(tf, pos) != 0)
+		rc = -ERANGE;
+	if (rc != 0) {
+		if ((rc == -EINVAL || rc == -ENODATA) && strcmp(path, s->path) == 0)
+			note_irregular(s, rc == -ENODATA);
+		else if (rc != -ENOENT)
+			c->env->log(c->env, LOG_WARN, "%s: %s", path,
+				    rc == -EINVAL    ? "not a regular file"
+				    : rc == -ENODATA ? "not a log (a pseudo file)"
+						     : strerror(-rc));
+		tailfile_close(tf);
+		return -1;
+	}
+	if (strcmp(path, s->path) == 0)
+		s->irregular_logged = false; /* a log again: say it if that changes */
+	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
+	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy, .moved_at = -1};
+	peek(&s->chain[at]);
+	s->n++;
+	c->nopen++;
+	id = tailfile_id(tf);
+	c->born[born_slot(id->dev, id->ino)].dev = id->dev;
+	c->born[born_slot(id->dev, id->ino)].ino = id->ino;
+	c->born[born_slot(id->dev, id->ino)].born = id->born;
+	c->born[born_slot(id->dev, id->ino)].done = -1;
+	if (at == 0)
+		watch(s);
+	if (strcmp(path, s->path) == 0)
+		/* reopening after an idle close is routine beyond max.open.files */
+		c->env->log(c->env, s->suspended ? LOG_DEBUG : LOG_INFO, "reading %s from byte %lld",
+			    path, (long long)pos);
+	else
+		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
+			    (long long)pos, copy ? "copy" : "rotated", s->path);
+	return 0;
+}
+
+int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		  bool need_room)
+{
+	return tailchain_add_as(s, at, path, pos, copy, need_room, NULL);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Says once, until a file is read at the path again, that the path names
+ * something that is not a log: a FIFO, directory or device, or a pseudo file
+ * (/proc, /sys: made up at each read, so it has no history to follow and a
+ * position in it means nothing; reading it again and again would ship the
+ * same lines for ever). It is skipped until a regular file is there. */
+static void note_irregular(struct tailstream *s, bool pseudo)
+{
+	if (s->irregular_logged)
+		return;
+	if (pseudo)
+		s->c->env->log(s->c->env, LOG_WARN,
+			       "%s is not a log: a file of /proc, /sys or the like, made up at "
+			       "each read (size 0 or fixed, yet it reads bytes): skipped",
+			       s->path);
+	else
+		s->c->env->log(s->c->env, LOG_WARN,
+			       "%s is not a regular file (a FIFO, directory or device): skipped "
+			       "until a regular file appears there",
+			       s->path);
+	s->c->env->count(s->c->env, "paths_not_regular", 1);
+	s->irregular_logged = true;
+}
+
+static bool listed(const struct tailscan_entry *fam, size_t nfam, const struct tailid *id)
+{
+	for (size_t i = 0; i < nfam; i++)
+		if (tailid_same(&fam[i].id, id) && tailid_cmp_age(&fam[i].id, id) == 0)
+			return true;
+	return false;
+}
+
+/* Rotated files the chain had no room for at the last listing and that are
+ * gone from this one (fam) without having been opened: deleted unread.
+ * Says so, naming each, counts them, and keeps the new waiting list. */
+static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_t nfam,
+			 size_t from)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < s->npend; i++) {
+		if (listed(fam, nfam, &s->pend[i].id) || tailchain_has(s, &s->pend[i].id))
+			continue;
+		s->c->env->log(s->c->env, LOG_WARN,
+			       "%s: rotated file %s was deleted before skiff could open it "
+			       "(more than %d files waiting): its lines are lost, counted in "
+			       "files_gone_unread",
+			       s->path, s->pend[i].path, CHAIN_MAX);
+		s->c->env->count(s->c->env, "files_gone_unread", 1);
+	}
+	tailscan_free(s->pend, s->npend);
+	s->pend = NULL;
+	s->npend = 0;
+	for (size_t i = from; i < nfam; i++)
+		if (fam[i].kind == TAILID_ROTATED && !tailchain_has(s, &fam[i].id))
+			keep++;
+	if (keep == 0 || (s->pend = calloc(keep, sizeof(*s->pend))) == NULL)
+		return;
+	for (size_t i = from; i < nfam; i++) {
+		if (fam[i].kind != TAILID_ROTATED || tailchain_has(s, &fam[i].id))
+			continue;
+		s->pend[s->npend++] = fam[i];
+		fam[i].path = NULL; /* owned by s->pend now */
+	}
+}
+
+/* One listing's worth of tailchain_extend(). Returns 0, or -1 when a file was renamed
+ * between the listing and its open (the caller lists again). */
+static int extend_once(struct tailstream *s, const struct tailid *after)
+{
+	struct tailscan_entry *fam = NULL;
+	struct tailid live;
+	bool exists = tailid_of_path(s->path, &live) == 0, has_live = exists && live.regular;
+	size_t nfam = 0, first_out = SIZE_MAX;
+	int rc = 0;
+
+	s->moved = false;
+	if (exists && !live.regular)
+		note_irregular(s, live.pseudo);
+	if (s->n > 0 && has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live))
+		return 0;
+	if (s->n > 0)
+		after = tailfile_id(s->chain[s->n - 1].tf);
+	if (after != NULL && tailscan_family(s->path, &fam, &nfam) == 0) {
+		for (size_t i = 0; i < nfam && rc == 0; i++) {
+			if (fam[i].kind != TAILID_ROTATED || tailchain_has(s, &fam[i].id) ||
+			    (has_live && tailid_same(&fam[i].id, &live)) ||
+			    tailid_cmp_age(&fam[i].id, after) <= 0)
+				continue;
+			if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
+				first_out = i; /* the rest once the chain has room */
+			else if (first_out == SIZE_MAX &&
+				 tailchain_add_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
+				rc = -1;
+		}
+		if (rc == 0)
+			note_pending(s, fam, nfam, first_out < nfam ? first_out : nfam);
+	}
+	tailscan_free(fam, nfam);
+	/* The file at the path comes after every rotated file: never before
+	 * one that did not fit. */
+	if (rc == 0 && first_out == SIZE_MAX && has_live && !tailchain_has(s, &live) && s->n < CHAIN_MAX &&
+	    tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == -2)
+		rc = -1;
+	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
+		s->moved = true; /* more to find later, or the path is gone */
+	return rc;
+}
+
+/* Appends the rotated siblings of the path born after `after` (all when
+ * NULL), oldest first, then the file now at the path, skipping files already
+ * in the chain. Nothing when the chain's last file is still at the path. */
+void tailchain_extend(struct tailstream *s, const struct tailid *after)
+{
+	size_t had = s->n;
+
+	for (int tries = 0; tries < 5 && extend_once(s, after) != 0; tries++)
+		; /* renamed under us: list again */
+	/* The file that was at the path until now may still be written to by
+	 * a writer that has not reopened yet: rotate.wait.ms from now. Rotated
+	 * files found by listing were moved earlier: their mtime alone says. */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
+			s->chain[i].moved_at = i < had ? mono_ms() : 0;
+}
+
+/* The offset after everything the chain has handed out: chain[0]'s place,
+ * or the end of the last file let go. */
+struct src_offset tailchain_offset(const struct tailstream *s)
+{
+	const struct tailfile *tf = s->n > 0 ? s->chain[0].tf : NULL;
+
+	if (tf == NULL)
+		return s->last_off;
+	return (struct src_offset){.v = {tailfile_pos(tf), tailfile_id(tf)->dev,
+					 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)}};
+}
+
+/* Keeps l, let go early, open for late writes (see tailstream_read); when
+ * all LINGER_MAX places are taken the oldest is closed. */
+static void keep_lingering(struct tailstream *s, const struct link *l)
+{
+	if (s->nlinger == LINGER_MAX) {
+		tailfile_close(s->linger[0].tf);
+		s->c->nopen--;
+		memmove(&s->linger[0], &s->linger[1], (LINGER_MAX - 1) * sizeof(s->linger[0]));
+		s->nlinger--;
+	}
+	s->linger[s->nlinger++] = *l;
+}
+
+/* Lets go of chain[0], which was read to its end. */
+void tailchain_pop(struct tailstream *s)
+{
+	struct link *l = &s->chain[0];
+	const struct tailid *id = tailfile_id(l->tf);
+	int64_t end = tailfile_pos(l->tf);
+
+	if (s->n == 1)
+		tailchain_extend(s, NULL); /* whatever came after it, before it is gone */
+	s->saved = (struct tailpos){.known = true, .has_id = true, .has_born = true,
+				    .finished = true, .pos = tailfile_pos(l->tf),
+				    .dev = id->dev, .ino = id->ino, .born = id->born};
+	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
+		       tailfile_path(l->tf), (long long)end);
+	s->last_off = tailchain_offset(s);
+	c_done(s->c, id, end);
+	if (l->linger && s->n > 1) {
+		keep_lingering(s, l);
+	} else {
+		tailfile_close(l->tf);
+		s->c->nopen--;
+	}
+	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
+	s->n--;
+	if (s->n > 0)
+		watch(s);
+	else if (s->wd >= 0 && s->c->ifd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {
+		inotify_rm_watch(s->c->ifd, s->wd);
+		s->wd = -1;
+	}
+}

@@ -1,0 +1,87 @@
+/* tailchain: a stream's chain of open files - the internals of tailstream,
+ * shared by tailstream.c (resuming, following, reading) and tailchain.c
+ * (opening files into the chain, finding what comes next, letting go).
+ * Include only from those two files; the offset-safety argument is at the
+ * top of tailstream.c. Main loop only. */
+#ifndef SKIFF_TAILCHAIN_H
+#define SKIFF_TAILCHAIN_H
+
+#include "tailscan.h"
+#include "tailstream.h"
+
+#define CHAIN_MAX 64 /* files held open per stream, grown as needed */
+#define LINGER_MAX 8 /* let-go files watched for late writes */
+#define LINGER_POLL_MS 200
+#define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
+
+struct link {
+	struct tailfile *tf;
+	int64_t seen_size;   /* size at the last look, -1 before */
+	int64_t max_size;    /* largest size seen since it was opened */
+	uint64_t peek_fp;    /* fingerprint of its first peek_len bytes at open, */
+	int64_t peek_len;    /* to find its copy if it is truncated before it is read */
+	int64_t added_ns;    /* wall clock when it was opened */
+	bool started;        /* read at least once */
+	int64_t quiet_since; /* ms when it was last seen growing */
+	int64_t moved_at;    /* ms when it was seen not to be at the path, -1 */
+	bool copy;           /* a copytruncate copy: complete, done at its end */
+	bool final;          /* let go at the next end: the partial line ships */
+	bool linger;         /* let go early (its successor has bytes): late writes */
+};
+
+struct tailstream {
+	struct tailctx *c;
+	char *path, *dir;
+	const char *base;
+	struct partition *part;
+	struct link *chain; /* [0, n) of cap, at most CHAIN_MAX */
+	size_t n, cap;
+	struct link linger[LINGER_MAX]; /* let go, watched for rotate.wait.ms */
+	size_t nlinger;
+	struct src_offset last_off;  /* after the last line of the chain */
+	struct tailscan_entry *pend; /* rotated files the chain had no room for */
+	size_t npend;
+	struct tailpos saved; /* where to go on when n == 0 */
+	bool resolved;        /* the committed offset was read */
+	unsigned flags;
+	bool ready;
+	bool moved; /* the path no longer names chain[n-1] */
+	bool missing_logged;
+	bool irregular_logged; /* the path names a FIFO, directory or device */
+	bool no_room;   /* could not open for max.open.files */
+	bool suspended; /* closed while idle (tailstream_suspend) */
+	int wd;
+	int64_t last_active;
+	int64_t deadline;
+};
+
+/* True when a file of the chain is the inode id. */
+bool tailchain_has(const struct tailstream *s, const struct tailid *id);
+
+/* Opens path into the chain at index at, starting at pos. expect: the file
+ * a listing found there (NULL: any), since a rotation may rename files
+ * between a listing and the open. copy: a copytruncate copy (done at its
+ * end). need_room: fail rather than exceed max.open.files. Returns 0, -2
+ * when the path names another file than expect, or nothing, by now
+ * (logrotate renaming it: list again), or -1 (logged) when it cannot be
+ * opened or is shorter than pos. */
+int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		     bool need_room, const struct tailid *expect);
+/* tailchain_add_as with any file at path. */
+int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
+		  bool need_room);
+
+/* Appends the rotated siblings of the path born after `after` (all when
+ * NULL), oldest first, then the file now at the path, skipping files already
+ * in the chain. Nothing when the chain's last file is still at the path. */
+void tailchain_extend(struct tailstream *s, const struct tailid *after);
+
+/* The offset after everything the chain has handed out: chain[0]'s place,
+ * or the end of the last file let go. */
+struct src_offset tailchain_offset(const struct tailstream *s);
+
+/* Lets go of chain[0], which was read to its end: closes it, or keeps it
+ * lingering (link.linger) for late writes. */
+void tailchain_pop(struct tailstream *s);
+
+#endif
