@@ -238,10 +238,11 @@ struct sqtable {
 	int64_t bulk_pos;
 	int64_t next_due; /* monotonic ms */
 	bool warned_missing, warned_ahead, warned_slow, warned_reusable;
-	struct sqgroup group; /* timestamp without keyset: rows of group ts read */
-	struct sqring ring;   /* incrementing: the last ids read */
-	char *at_sql;         /* incrementing: SELECT * of the row at an id */
-	bool autoinc;         /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
+	struct sqgroup group;    /* timestamp without keyset: rows of group ts read */
+	struct sqring ring;      /* incrementing: the last ids read */
+	char *at_sql;            /* incrementing: SELECT * of the row at an id */
+	bool autoinc;            /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
+	int64_t reuse_warned_ms; /* monotonic ms of the last warning of reused ids */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */

@@ -25,7 +25,9 @@
 #include "log.h"
 #include "source.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 static const char *tname(const struct sqtable *t)
 {
@@ -126,6 +128,32 @@ static void report_ahead(struct sqsrc *s, struct sqtable *t, int64_t max)
 	s->env->count(s->env, "offset_ahead_of_table", 1);
 }
 
+/* Logs a reuse and counts it: a warning at most once a minute per table
+ * (a queue emptied on every read would say it each time), else a notice. */
+static void say(struct sqsrc *s, struct sqtable *t, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void say(struct sqsrc *s, struct sqtable *t, const char *fmt, ...)
+{
+	struct timespec ts;
+	char msg[512];
+	va_list ap;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->env->log(s->env,
+	            t->reuse_warned_ms == 0 || now - t->reuse_warned_ms >= 60000 ? LOG_WARN
+	                                                                         : LOG_NOTICE,
+	            "%s: %s", tname(t), msg);
+	if (t->reuse_warned_ms == 0 || now - t->reuse_warned_ms >= 60000)
+		t->reuse_warned_ms = now;
+	s->env->count(s->env, "ids_reused", 1);
+}
+
 static void moved_back(struct sqsrc *s, struct sqtable *t, int64_t max, int found, int64_t to)
 {
 	char where[64];
@@ -134,13 +162,11 @@ static void moved_back(struct sqsrc *s, struct sqtable *t, int64_t max, int foun
 		snprintf(where, sizeof(where), "reading again after id %lld", (long long)to);
 	else
 		snprintf(where, sizeof(where), "reading the new ids from their start");
-	s->env->log(s->env, LOG_WARN,
-	            "%s: ids already read are in use again (largest id now %lld, last read "
-	            "%lld, whose row %s): rows were deleted and their ids reused, the table "
-	            "was replaced, or VACUUM renumbered the rowid; %s",
-	            tname(t), (long long)max, (long long)t->inc,
-	            max < t->inc ? "is gone" : "changed", where);
-	s->env->count(s->env, "ids_reused", 1);
+	say(s, t,
+	    "ids already read are in use again (largest id now %lld, last read %lld, whose "
+	    "row %s): rows were deleted and their ids reused, the table was replaced, or "
+	    "VACUUM renumbered the rowid; %s",
+	    (long long)max, (long long)t->inc, max < t->inc ? "is gone" : "changed", where);
 	t->inc = found ? to : INT64_MIN;
 	while (sqring_len(&t->ring) > 0) {
 		const struct sqprint *p;
@@ -174,11 +200,10 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 	if (sequence_intact(s, t))
 		return 0; /* rows deleted or updated, no id reused */
 	if (rc == 0) {
-		s->env->log(s->env, LOG_WARN,
-		            "%s: the table is empty now, ids up to %lld were read: its ids may "
-		            "start again; reading the new ids from their start",
-		            tname(t), (long long)t->inc);
-		s->env->count(s->env, "ids_reused", 1);
+		say(s, t,
+		    "the table is empty now, ids up to %lld were read: its ids may start "
+		    "again; reading the new ids from their start",
+		    (long long)t->inc);
 		t->inc = INT64_MIN;
 		sqring_clear(&t->ring);
 		return 0;
