@@ -18,8 +18,9 @@
  * ids exist is no reuse: SQLite hands out ids above the largest. Rows above
  * the point read again come twice (a row only updated under the last id
  * read, the rows VACUUM renumbered); nothing new is skipped. After a restart
- * nothing is remembered, and a largest id below the stored offset is only
- * reported. */
+ * nothing is remembered: an AUTOINCREMENT sequence below the stored offset
+ * (dropped and created, another file) is read from its start; otherwise a
+ * largest id below the stored offset is only reported. */
 #include "source_sqlite.h"
 
 #include "log.h"
@@ -192,6 +193,16 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 		return 0;
 	if ((rc = max_id(s, t, &max)) < 0)
 		return rc == SQ_BUSY ? SQ_BUSY : 0;
+	if (sqring_len(&t->ring) == 0 && t->autoinc && !sequence_intact(s, t)) {
+		/* Nothing remembered (a restart), but the sequence tells. */
+		say(s, t,
+		    "its AUTOINCREMENT sequence is below the stored offset %lld: the table was "
+		    "dropped and created, or the database replaced; reading its ids from their "
+		    "start",
+		    (long long)t->inc);
+		t->inc = INT64_MIN;
+		return 0;
+	}
 	if (sqring_len(&t->ring) == 0) {
 		if (rc == 1)
 			report_ahead(s, t, max);

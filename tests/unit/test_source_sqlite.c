@@ -1338,6 +1338,23 @@ static void test_deletes_without_reuse(void)
 	CHECK(counted(&f, "ids_reused") == 1);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
+
+	/* After a restart: an AUTOINCREMENT sequence below the stored offset
+	 * (the table dropped and created while skiff was stopped). */
+	new_db("restart.db");
+	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, v);"
+	            "INSERT INTO t(v) VALUES ('new1'), ('new2')");
+	fake_init(&f);
+	f.committed[0] = strdup("{\"incrementing\":5}");
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
+	                   sizeof(err)),
+	          0);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 2);
+	CHECK(counted(&f, "ids_reused") == 1);
+	CHECK(strstr(f.lastlog, "AUTOINCREMENT sequence is below the stored offset 5") != NULL);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
 }
 
 int main(void)
