@@ -153,9 +153,15 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		s->n = 0;
 	}
 	free(moved);
-	if (s->n == 0 && !p->finished)
-		lost(s, "the file of the stored offset was deleted before it was finished "
-			"(lines after the stored position are lost)", 0);
+	if (s->n == 0 && !p->finished) {
+		char what[160];
+
+		/* Whether it held more than the position is unknowable now. */
+		snprintf(what, sizeof(what), "the file of the stored offset (inode %lld) is gone: "
+			 "whatever it held after byte %lld was not read",
+			 (long long)p->ino, (long long)p->pos);
+		lost(s, what, 0);
+	}
 	tailchain_extend(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL));
 }
 
