@@ -118,8 +118,15 @@ static struct sqgroup_entry *slot(const struct sqgroup *g, const struct sqprint 
 
 void sqgroup_reset(struct sqgroup *g, int64_t ts)
 {
-	if (g->v != NULL)
+	/* Called for each new timestamp, often each row: a table grown for a
+	 * large group is given back rather than cleared every time. */
+	if (g->cap > 1024) {
+		free(g->v);
+		g->v = NULL;
+		g->cap = 0;
+	} else if (g->n > 0) {
 		memset(g->v, 0, g->cap * sizeof(*g->v));
+	}
 	g->n = g->rows = 0;
 	g->ts = ts;
 }

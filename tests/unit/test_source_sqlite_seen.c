@@ -79,6 +79,12 @@ static void test_group(void)
 
 		CHECK(sqgroup_seen(&g, &p));
 	}
+	/* A new timestamp gives the large table back, and starts empty. */
+	sqgroup_reset(&g, 300);
+	CHECK_INT(g.cap, 0);
+	CHECK(!sqgroup_seen(&g, &c));
+	CHECK_INT(sqgroup_add(&g, &c), 0);
+	CHECK_INT(g.cap, 256);
 	sqgroup_free(&g);
 }
 
