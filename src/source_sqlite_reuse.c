@@ -193,7 +193,9 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 		return 0;
 	if ((rc = max_id(s, t, &max)) < 0)
 		return rc == SQ_BUSY ? SQ_BUSY : 0;
-	if (sqring_len(&t->ring) == 0 && t->autoinc && !sequence_intact(s, t)) {
+	if (t->autoinc && sequence_intact(s, t))
+		return 0; /* rows deleted or updated, no id reused */
+	if (t->autoinc && sqring_len(&t->ring) == 0) {
 		/* Nothing remembered (a restart), but the sequence tells. */
 		say(s, t,
 		    "its AUTOINCREMENT sequence is below the stored offset %lld: the table was "
@@ -208,8 +210,6 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 			report_ahead(s, t, max);
 		return 0;
 	}
-	if (sequence_intact(s, t))
-		return 0; /* rows deleted or updated, no id reused */
 	if (rc == 0) {
 		say(s, t,
 		    "the table is empty now, ids up to %lld were read: its ids may start "
