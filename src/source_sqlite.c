@@ -768,6 +768,7 @@ const struct source_ops source_sqlite_ops = {
     .kind = "sqlite",
     .classes = sqlite_classes,
     .config_keys = sqlite_keys,
+    .value_kind = VALUE_STRUCT,
     .open = sqlite_open,
     .check = sqlite_check,
     .poll = sqlite_poll,
