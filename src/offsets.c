@@ -13,6 +13,8 @@
  * (cJSON_PrintUnformatted keys, snprintf values) this is the identity. */
 #include "offsets.h"
 
+#include "stats.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +37,18 @@ struct offsets {
 	size_t nslots;   /* power of two, 2 * cap */
 	size_t bytes;    /* counted against OFFSETS_MAX_BYTES */
 	bool dirty;
+	uint64_t changes;   /* puts that changed something, ever */
 	uint64_t attempted; /* highest generation loaded or handed to the backend */
-	struct offsets_stats stats;
+	/* The write in flight: its generation (0: none), the changes it holds. */
+	uint64_t writing, writing_changes;
+	offsets_done_fn done;
+	void *done_arg;
+	/* Statistics: counted through these, which point into own until
+	 * offsets_register_stats moves them into the registry. */
+	struct {
+		uint64_t generation, flushes, flush_failures, skipped_clean, from_prev;
+	} own;
+	uint64_t *generation, *flushes, *flush_failures, *skipped_clean, *from_prev;
 	const struct offset_backend_ops *ops;
 	void *ctx;
 };
@@ -239,8 +251,10 @@ static int set(struct offsets *o, const char *key, const char *value, bool loadi
 		rc = insert(o, ckey, value);
 		changed = rc == 0;
 	}
-	if (changed && !loading)
+	if (changed && !loading) {
 		o->dirty = true;
+		o->changes++;
+	}
 	return rc;
 }
 
@@ -252,6 +266,44 @@ int offsets_put(struct offsets *o, const char *key, const char *value)
 int offsets_load_entry(struct offsets *o, const char *key, const char *value)
 {
 	return set(o, key, value, true);
+}
+
+/* Removes entry idx, keeping the order of the others. */
+static void remove_at(struct offsets *o, size_t idx)
+{
+	struct entry *e = &o->ents[idx];
+
+	o->bytes -= strlen(e->key) + strlen(e->value) + ENTRY_OVERHEAD;
+	free(e->key);
+	free(e->value);
+	memmove(e, e + 1, (o->n - idx - 1) * sizeof(*e));
+	o->n--;
+	memset(o->slots, 0, o->nslots * sizeof(*o->slots));
+	for (size_t i = 0; i < o->n; i++)
+		slot_add(o, i);
+}
+
+int offsets_load_record(struct offsets *o, const char *key, const char *value)
+{
+	char *ckey = NULL;
+	struct entry *e;
+	bool changed;
+	int rc = canonical(key, KEY, &ckey);
+
+	if (rc != 0)
+		return rc;
+	e = lookup(o, ckey);
+	if (e == NULL && value == NULL) {
+		free(ckey);
+		return 0;
+	}
+	if (e == NULL)
+		return insert(o, ckey, value);
+	free(ckey);
+	if (value != NULL)
+		return update(o, e, value, &changed);
+	remove_at(o, (size_t)(e - o->ents));
+	return 0;
 }
 
 void offsets_load_reset(struct offsets *o)
@@ -283,28 +335,88 @@ bool offsets_dirty(const struct offsets *o)
 	return o->dirty;
 }
 
-int offsets_flush(struct offsets *o, char *errbuf, size_t errlen)
+/* Marks a write of the map as it is now; returns its generation. */
+static uint64_t begin(struct offsets *o)
 {
-	uint64_t gen;
-	int rc;
-
-	if (!o->dirty) {
-		o->stats.skipped_clean++;
-		return 0;
-	}
 	/* A fresh number per attempt: a failed attempt may still have put its
 	 * file in place (directory fsync failure), and two different documents
 	 * must never share a generation. */
-	gen = ++o->attempted;
-	rc = o->ops->store(o->ctx, o, gen, errbuf, errlen);
+	o->writing = ++o->attempted;
+	o->writing_changes = o->changes;
+	return o->writing;
+}
+
+/* Ends the write in flight: counts it, and cleans the store when nothing
+ * changed since it began. */
+static void end(struct offsets *o, int rc)
+{
 	if (rc != 0) {
-		o->stats.flush_failures++;
-		return rc;
+		(*o->flush_failures)++;
+	} else {
+		if (o->changes == o->writing_changes)
+			o->dirty = false;
+		*o->generation = o->writing;
+		(*o->flushes)++;
 	}
-	o->dirty = false;
-	o->stats.generation = gen;
-	o->stats.flushes++;
+	o->writing = 0;
+}
+
+int offsets_flush(struct offsets *o, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (o->writing != 0) {
+		snprintf(errbuf, errlen, "offset store: %s", offsets_strerror(OFFSETS_ERR_BUSY));
+		return OFFSETS_ERR_BUSY;
+	}
+	if (!o->dirty) {
+		(*o->skipped_clean)++;
+		return 0;
+	}
+	o->done = NULL;
+	rc = o->ops->store(o->ctx, o, begin(o), errbuf, errlen);
+	if (rc != OFFSETS_INPROGRESS)
+		end(o, rc);
+	return rc;
+}
+
+int offsets_write(struct offsets *o, offsets_done_fn done, void *arg)
+{
+	char errbuf[1024];
+	uint64_t gen;
+	int rc;
+
+	if (o->writing != 0)
+		return OFFSETS_ERR_BUSY;
+	if (!o->dirty) {
+		(*o->skipped_clean)++;
+		done(arg, 0, NULL);
+		return 0;
+	}
+	gen = begin(o);
+	o->done = done;
+	o->done_arg = arg;
+	rc = o->ops->store(o->ctx, o, gen, errbuf, sizeof(errbuf));
+	if (rc != OFFSETS_INPROGRESS)
+		offsets_write_done(o, gen, rc, rc != 0 ? errbuf : NULL);
 	return 0;
+}
+
+void offsets_write_done(struct offsets *o, uint64_t generation, int rc, const char *why)
+{
+	offsets_done_fn done = o->done;
+
+	if (o->writing == 0 || generation != o->writing)
+		return; /* not the write in flight: a backend's late duplicate */
+	end(o, rc);
+	o->done = NULL;
+	if (done != NULL)
+		done(o->done_arg, rc, why);
+}
+
+bool offsets_writing(const struct offsets *o)
+{
+	return o->writing != 0;
 }
 
 size_t offsets_count(const struct offsets *o)
@@ -324,7 +436,37 @@ const char *offsets_value(const struct offsets *o, size_t i)
 
 void offsets_stats(const struct offsets *o, struct offsets_stats *out)
 {
-	*out = o->stats;
+	*out = (struct offsets_stats){.generation = *o->generation,
+	                              .flushes = *o->flushes,
+	                              .flush_failures = *o->flush_failures,
+	                              .skipped_clean = *o->skipped_clean,
+	                              .loaded_from_prev = *o->from_prev != 0};
+}
+
+static const struct stats_desc stat_descs[] = {
+    {"offsets_generation", STATS_GAUGE, "generation of the last durable offset write", 0},
+    {"offsets_flushes", STATS_COUNTER, "durable offset writes", 0},
+    {"offsets_flush_failures", STATS_COUNTER,
+     "offset writes that failed (the previous generation stayed in place)", 0},
+    {"offsets_flushes_skipped", STATS_COUNTER, "offset flushes skipped: nothing changed", 0},
+    {"offsets_loaded_from_prev", STATS_GAUGE,
+     "1 when the offsets were loaded from the previous generation", 0},
+};
+
+int offsets_register_stats(struct offsets *o, struct stats *st)
+{
+	uint64_t **ptr[] = {&o->generation, &o->flushes, &o->flush_failures, &o->skipped_clean,
+	                    &o->from_prev};
+	uint64_t *cell[5];
+
+	for (size_t i = 0; i < 5; i++)
+		if (stats_register(st, &stat_descs[i], NULL, &cell[i], NULL) != 0)
+			return OFFSETS_ERR_NOMEM;
+	for (size_t i = 0; i < 5; i++) {
+		*cell[i] += **ptr[i];
+		*ptr[i] = cell[i];
+	}
+	return 0;
 }
 
 const char *offsets_strerror(int err)
@@ -346,6 +488,10 @@ const char *offsets_strerror(int err)
 		return "offset store in use by another process";
 	case OFFSETS_ERR_NODIR:
 		return "offset store directory missing";
+	case OFFSETS_ERR_BUSY:
+		return "an offset write is in flight";
+	case OFFSETS_INPROGRESS:
+		return "offset write in progress";
 	default:
 		return "unknown offset store error";
 	}
@@ -366,14 +512,19 @@ int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets
 	}
 	o->ops = ops;
 	o->ctx = ctx;
+	o->generation = &o->own.generation;
+	o->flushes = &o->own.flushes;
+	o->flush_failures = &o->own.flush_failures;
+	o->skipped_clean = &o->own.skipped_clean;
+	o->from_prev = &o->own.from_prev;
 	rc = ops->load(ctx, o, &gen, &from_prev, errbuf, errlen);
 	if (rc != 0) {
 		offsets_destroy(o);
 		return rc;
 	}
 	o->attempted = gen;
-	o->stats.generation = gen;
-	o->stats.loaded_from_prev = from_prev;
+	o->own.generation = gen;
+	o->own.from_prev = from_prev != 0;
 	*out = o;
 	return 0;
 }

@@ -12,8 +12,14 @@
  * cJSON holds numbers as double and would round integers above 2^53 (SQLite
  * rowids, inode numbers) that the sources read back exactly (jsonint.h).
  *
- * Leaf module: it never logs; errors come back as "what: why" in errbuf.
- * Called from the main loop only. */
+ * Writes are asynchronous (offsets_write): a write starts with the map as it
+ * is and completes once, through a callback; the file backend completes
+ * before offsets_write returns (after its fsyncs), a Kafka topic backend will
+ * complete when the broker acknowledges the offset records. Puts go on while
+ * a write is in flight.
+ *
+ * Leaf module: it never logs; errors come back as "what: why" in errbuf or in
+ * the completion (util/err.h). Called from the main loop only. */
 #ifndef SKIFF_OFFSETS_H
 #define SKIFF_OFFSETS_H
 
@@ -36,12 +42,17 @@ enum {
 	OFFSETS_ERR_CORRUPT = -2, /* every stored generation is unreadable: refuse to start */
 	OFFSETS_ERR_FULL = -3,    /* OFFSETS_MAX_ENTRIES reached */
 	OFFSETS_ERR_NOMEM = -4,
-	OFFSETS_ERR_ARG = -5, /* key or value is not valid compact JSON */
+	OFFSETS_ERR_ARG = -5,    /* key or value is not valid compact JSON */
 	OFFSETS_ERR_LOCKED = -6, /* another process holds the store: transient */
 	OFFSETS_ERR_NODIR = -7,  /* the store's directory does not exist: a person must act */
+	OFFSETS_ERR_BUSY = -8,   /* a write is in flight: start the next one after it completes */
+	/* Not a failure (as EINPROGRESS from connect(2)): a backend's store
+	 * started the write, which completes later (offsets_write_done). */
+	OFFSETS_INPROGRESS = -9,
 };
 
 struct offsets;
+struct stats;
 
 /* Statistics for logs and the status report. */
 struct offsets_stats {
@@ -93,13 +104,39 @@ int offsets_put(struct offsets *o, const char *key, const char *value);
 /* True when a put changed something since the last successful flush. */
 bool offsets_dirty(const struct offsets *o);
 
-/* Writes the store durably when dirty (a no-op returning 0 when clean: an idle
+/* The completion of offsets_write: rc 0 (the generation is durable) or a
+ * negative OFFSETS_ERR_* with why ("what: why", valid during the call only).
+ * Called exactly once per started write, on the main loop. */
+typedef void (*offsets_done_fn)(void *arg, int rc, const char *why);
+
+/* Starts a durable write of the map as it is now and returns 0: done(arg, ..)
+ * follows exactly once (for the file backend, before offsets_write returns).
+ * A clean store writes nothing and completes at once with rc 0 (an idle skiff
+ * writes nothing). OFFSETS_ERR_BUSY while a write is in flight (done is not
+ * called). A put that changes a value while the write is in flight keeps the
+ * store dirty after it completes. Failures as offsets_flush. */
+int offsets_write(struct offsets *o, offsets_done_fn done, void *arg);
+
+/* True from offsets_write until its completion. */
+bool offsets_writing(const struct offsets *o);
+
+/* Moves the store's statistics into the registry st (offsets_generation,
+ * offsets_flushes, offsets_flush_failures, offsets_flushes_skipped,
+ * offsets_loaded_from_prev), where they are counted from now on;
+ * offsets_stats() keeps reading them. st must outlive the store. Returns 0 or
+ * OFFSETS_ERR_NOMEM (the store then keeps counting on its own). */
+int offsets_register_stats(struct offsets *o, struct stats *st);
+
+/* offsets_write for a backend that completes at once (the file): writes the
+ * store durably when dirty (a no-op returning 0 when clean: an idle
  * skiff writes nothing). On failure the previous durable generation stays in
  * place, the store stays dirty, and the next call writes a fresh temp file.
  * A failed directory fsync, after the new file was renamed into place, is
  * also a failure: the new generation may or may not survive a power cut, so
  * the store stays dirty and the next call writes (and fsyncs) it again. Every
- * attempt takes a new generation number, so stored numbers can skip. */
+ * attempt takes a new generation number, so stored numbers can skip. With a
+ * backend that completes later it returns OFFSETS_INPROGRESS: the write goes
+ * on without a completion callback (offsets_write has one). */
 int offsets_flush(struct offsets *o, char *errbuf, size_t errlen);
 
 /* Iteration, in insertion order: number of entries, i-th key and value. */
@@ -116,16 +153,33 @@ const char *offsets_strerror(int err);
 void offsets_destroy(struct offsets *o);
 
 /* ---- backends ----------------------------------------------------------
- * A backend persists the whole map. load fills the store with offsets_put
- * semantics (it calls offsets_load_entry); store writes every entry. */
+ * A backend persists the map and reads it back. Load is a walk over what the
+ * backend holds, entry by entry, in the order it stored them: a snapshot
+ * backend (the file: one generation holds each key once) hands each entry to
+ * offsets_load_entry; a log backend (a compacted topic read from its start to
+ * its end, where a key recurs and a tombstone deletes it) hands each record
+ * to offsets_load_record. A write completes in store (the file) or later
+ * (store returns OFFSETS_INPROGRESS, then the backend calls
+ * offsets_write_done: a topic). Every op is called on the main loop. */
 struct offset_backend_ops {
 	const char *name;
+	/* Fills o (see above); *generation: the highest stored, 0 for none;
+	 * *from_prev: 1 when an older copy had to be used (errbuf says why). */
 	int (*load)(void *ctx, struct offsets *o, uint64_t *generation, int *from_prev,
 		    char *errbuf, size_t errlen);
+	/* Writes every entry of o as generation: returns 0 once it is durable,
+	 * or a negative OFFSETS_ERR_* with errbuf; or, for a backend whose
+	 * writes are acknowledged later, takes from o now whatever it needs,
+	 * returns OFFSETS_INPROGRESS and calls offsets_write_done(o,
+	 * generation, ..) once when the write completes. */
 	int (*store)(void *ctx, const struct offsets *o, uint64_t generation, char *errbuf,
 		     size_t errlen);
 	void (*close)(void *ctx);
 };
+
+/* For backends whose store returned OFFSETS_INPROGRESS: the write of
+ * generation completed (rc and why as offsets_done_fn). */
+void offsets_write_done(struct offsets *o, uint64_t generation, int rc, const char *why);
 
 /* Creates a store persisted by ops and loads it (ops->load). Takes ctx in
  * every case: ops->close(ctx) runs in offsets_destroy, or before an error
@@ -138,6 +192,11 @@ int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets
  * Validates and canonicalises like offsets_put; a key already present is
  * OFFSETS_ERR_ARG (a stored generation never holds a key twice). */
 int offsets_load_entry(struct offsets *o, const char *key, const char *value);
+
+/* For log backends: applies one record read back, in the order written: a
+ * later value of a key replaces the earlier one, value NULL (a tombstone)
+ * removes the key. Validates and canonicalises like offsets_put. */
+int offsets_load_record(struct offsets *o, const char *key, const char *value);
 
 /* For backends: drops every entry, when a generation turns out bad halfway
  * through loading and the backend tries another. */
