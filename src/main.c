@@ -5,6 +5,7 @@
 #include "settings.h"
 #include "sink_kafka.h"
 #include "source.h"
+#include "stats.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -170,6 +171,7 @@ int main(int argc, char **argv)
 	struct options o = {0};
 	struct settings s;
 	struct offsets *offsets = NULL;
+	struct stats *stats = NULL;
 	struct worker *w = NULL;
 	char errbuf[2048];
 	int code, rc, sigfd = -1;
@@ -219,15 +221,22 @@ int main(int argc, char **argv)
 		code = WORKER_EXIT_TEMPFAIL;
 		goto out;
 	}
-	code = worker_new(&s, offsets, &w, errbuf, sizeof(errbuf));
-	if (code != 0) {
+	code = WORKER_EXIT_TEMPFAIL;
+	if (stats_new(&stats) != 0 || offsets_register_stats(offsets, stats) != 0) {
+		log_error("stats: out of memory");
+		goto out;
+	}
+	rc = worker_new(&s, offsets, stats, &w, errbuf, sizeof(errbuf));
+	if (rc != 0) {
 		log_error("%s", errbuf);
+		code = worker_exit_code(rc);
 		goto out;
 	}
 	code = worker_run(w, sigfd);
 out:
 	worker_destroy(w);
 	offsets_destroy(offsets);
+	stats_destroy(stats);
 	settings_destroy(&s);
 	if (code == WORKER_EXIT_CONFIG)
 		log_error("exit 78: configuration or offset store unusable; restarting will not "

@@ -253,10 +253,12 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	rd_kafka_conf_t *conf = NULL;
 	char why[512];
 
+	int rc = SINK_ERR_CONFIG;
+
 	*out = NULL;
 	if (s == NULL) {
 		snprintf(errbuf, errlen, "kafka: out of memory");
-		return -1;
+		return SINK_ERR_NOMEM;
 	}
 	s->pipefd[0] = s->pipefd[1] = -1;
 	s->cb = cb;
@@ -272,6 +274,7 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	}
 	if (pipe2(s->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
 		snprintf(errbuf, errlen, "kafka: pipe: %s", strerror(errno));
+		rc = SINK_ERR;
 		goto fail;
 	}
 	rd_kafka_set_log_queue(s->rk, NULL);
@@ -281,7 +284,7 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	return 0;
 fail:
 	sink_destroy(s);
-	return -1;
+	return rc;
 }
 
 uint32_t sink_queue_capacity(const struct sink *s)
@@ -379,6 +382,24 @@ int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
 		return 0;
 	snprintf(errbuf, errlen, "kafka fatal error: %s: %s", rd_kafka_err2name(err), why);
 	return -1;
+}
+
+const char *sink_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case SINK_ERR:
+		return "producer failure";
+	case SINK_QUEUE_FULL:
+		return "producer queue full";
+	case SINK_ERR_CONFIG:
+		return "not possible as configured";
+	case SINK_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown producer error";
+	}
 }
 
 void sink_destroy(struct sink *s)

@@ -33,18 +33,21 @@ enum sink_result {
 typedef void (*sink_delivery_fn)(void *ctx, void *token, enum sink_result res,
 				 const char *reason);
 
-/* sink_produce's failures. */
+/* Failures of sink_open and sink_produce (error convention: util/err.h). */
 enum {
-	SINK_ERR = -1,        /* not taken, and a restart may help (out of memory, fatal) */
+	SINK_ERR = -1,        /* not taken, and a restart may help (fatal, a pipe) */
 	SINK_QUEUE_FULL = -2, /* nothing taken: retry after sink_poll freed room */
-	SINK_ERR_CONFIG = -3, /* this record can never be produced as configured */
+	SINK_ERR_CONFIG = -3, /* this record can never be produced as configured; or,
+	                       * from sink_open, a bad property */
+	SINK_ERR_NOMEM = -4,  /* out of memory: a restart may help */
 };
 
 /* Creates the producer from the worker section (bootstrap.servers, producer.*,
  * kafka.*, security keys). Does not wait for a broker: skiff starts and reads
- * with none reachable. Returns 0 and *out (sink_destroy), or -1 with
- * "file:line: why" for a bad property, or for limits that contradict each
- * other (a record message.max.bytes allows that the queue could never hold). */
+ * with none reachable. Returns 0 and *out (sink_destroy), or SINK_ERR_CONFIG
+ * with "file:line: why" for a bad property, or for limits that contradict
+ * each other (a record message.max.bytes allows that the queue could never
+ * hold); SINK_ERR_NOMEM; SINK_ERR (no pipe). */
 int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
 	      struct sink **out, char *errbuf, size_t errlen);
 
@@ -71,8 +74,13 @@ int sink_in_flight(const struct sink *s);
  * producer's sequence was lost); errbuf says which. */
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen);
 
-/* Purges everything undelivered (no delivery is mistaken for an ack: purged
- * records are reported as failed) and destroys the producer. Accepts NULL. */
+/* Short text for a SINK_* error code. */
+const char *sink_strerror(int err);
+
+/* Purges everything undelivered and destroys the producer. Purged records get
+ * no delivery report (the callback is not called from here on), so none is
+ * mistaken for an ack: their offsets were never committed, and they are read
+ * again at the next start. Accepts NULL. */
 void sink_destroy(struct sink *s);
 
 #endif

@@ -90,9 +90,13 @@ struct source_env {
 		__attribute__((format(printf, 3, 4)));
 };
 
-/* Return values of poll() and check() besides 0. Both stop the connector with
- * its offset before the record that could not be read; they differ in what
- * skiff's exit code tells a supervisor once no connector runs. */
+/* Failures of poll() and check(); 0 is success, never a count (error
+ * convention: util/err.h). From poll() either stops the connector, its
+ * offset before the record that could not be read, and the code decides the
+ * exit code once no connector runs: 75 when any stopped with SOURCE_ERR, 78
+ * when all stopped with SOURCE_ERR_CONFIG. From check() (--check only, no
+ * connector runs) SOURCE_ERR_CONFIG fails the check and SOURCE_ERR is logged
+ * as "not checked". */
 enum {
 	SOURCE_ERR = -1,        /* may pass (I/O error, lock): a restart may succeed (75) */
 	SOURCE_ERR_CONFIG = -2, /* a person must act (bad column, bad query): exit 78 */

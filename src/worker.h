@@ -3,9 +3,19 @@
  * contiguous acknowledged prefix, and flushes them every
  * offset.flush.interval.ms when they changed.
  *
- * Everything is a descriptor or a timer around one poll(2): the sources'
- * descriptors (inotify) and deadlines, librdkafka's main queue (through a
- * pipe), the flush timer, and a self-pipe the signal handlers write to. */
+ * Everything is a descriptor or a timer registered with the loop (loop.h):
+ * the sources' descriptors (inotify) and deadlines, librdkafka's main queue
+ * (through a pipe), the flush timer, and a self-pipe the signal handlers
+ * write to. While records cannot go on (the producer queue or the ack slots
+ * are full, or three offset flushes in a row failed) the sources' descriptors
+ * and deadlines are left out: only a delivery report, the flush timer or a
+ * signal wakes the worker.
+ *
+ * Its counters (records produced, acknowledged and failed per connector, the
+ * events each source counts) live in the stats registry (stats.h), which the
+ * caller owns; the worker is their log exporter. Offsets are written through
+ * the asynchronous offsets_write (offsets.h). Main thread only; error
+ * convention: util/err.h. */
 #ifndef SKIFF_WORKER_H
 #define SKIFF_WORKER_H
 
@@ -13,6 +23,7 @@
 
 struct settings;
 struct offsets;
+struct stats;
 
 /* Exit codes for supervisors (sysexits.h). */
 enum {
@@ -21,20 +32,34 @@ enum {
 	WORKER_EXIT_CONFIG = 78,   /* configuration or offset store: a person must act */
 };
 
+/* worker_new's failures. */
+enum {
+	WORKER_ERR = -1,        /* may pass with a restart (a pipe, a descriptor limit) */
+	WORKER_ERR_CONFIG = -2, /* a person must act (a bad property, a source refused) */
+	WORKER_ERR_NOMEM = -3,  /* out of memory: a restart may pass */
+};
+
 struct worker;
 
-/* Creates the producer and opens every connector of s; offsets (borrowed,
- * must outlive the worker) is the loaded store. Returns 0 and *out
- * (worker_destroy), or a WORKER_EXIT_* code with errbuf. */
-int worker_new(const struct settings *s, struct offsets *offsets, struct worker **out,
-	       char *errbuf, size_t errlen);
+/* Creates the producer and opens every connector of s. offsets (the loaded
+ * store) and stats (the registry the worker counts in) are borrowed and must
+ * outlive the worker. Returns 0 and *out (worker_destroy), or a WORKER_ERR_*
+ * code with errbuf "what: why". */
+int worker_new(const struct settings *s, struct offsets *offsets, struct stats *stats,
+               struct worker **out, char *errbuf, size_t errlen);
+
+/* The exit code for a worker_new failure: 78 for WORKER_ERR_CONFIG, else 75. */
+int worker_exit_code(int err);
+
+/* Short text for a WORKER_ERR_* code. */
+const char *worker_strerror(int err);
 
 /* Runs until SIGTERM/SIGINT arrive on sigfd (the signal number as one byte),
  * or no connector can go on. Returns a WORKER_EXIT_* code. */
 int worker_run(struct worker *w, int sigfd);
 
-/* Closes the sources and the producer (nothing undelivered is committed).
- * Accepts NULL. */
+/* Closes the producer, then the sources (nothing undelivered is committed:
+ * the producer drops it without a delivery report). Accepts NULL. */
 void worker_destroy(struct worker *w);
 
 #endif

@@ -1,0 +1,102 @@
+/* worker_private: the worker's own structures, shared by worker.c (the loop,
+ * the path of a record, the offset flush) and worker_source.c (what the
+ * worker offers a source and how a source is watched by the loop). Not for
+ * any other module: they go through worker.h. Main thread only. */
+#ifndef SKIFF_WORKER_PRIVATE_H
+#define SKIFF_WORKER_PRIVATE_H
+
+#include "acks.h"
+#include "loop.h"
+#include "settings.h"
+#include "source.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_PARTITIONS 65536
+#define BATCH_RECORDS 1024
+/* Offset flushes that may fail in a row before reading pauses: past them, a
+ * crash would replay ever more, so duplicates would no longer be bounded. */
+#define FLUSH_FAILURES_BEFORE_PAUSE 3
+
+struct partition {
+	char *key; /* ["connector",{partition map}] */
+	struct conn *conn;
+	struct acks_fifo fifo;
+};
+
+/* A counter a source named through env->count, and its registry handle. */
+struct event {
+	const char *name;
+	uint64_t *value;
+	size_t index; /* in the registry */
+};
+
+struct conn {
+	struct worker *w;
+	const struct connector_settings *cs;
+	void *ctx;
+	struct source_env env;
+	bool stopped;      /* failed for good: no more polls */
+	bool config_error; /* ... for a reason no restart fixes (exit 78) */
+	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
+	struct record *records;
+	struct source_batch batch;
+	size_t next; /* first record of batch not yet produced */
+	/* The source in the loop: its descriptors as pollfds() gave them last,
+	 * one watch each, and its deadline. */
+	struct pollfd *pfds;
+	struct loop_fd **watches;
+	int cap, nwatches;
+	struct loop_timer *deadline;
+	struct event *events;
+	size_t nevents, capevents;
+	uint64_t *produced, *acked, *failed, *utf8_replaced;
+};
+
+struct worker {
+	const struct settings *settings;
+	struct offsets *offsets;
+	struct stats *stats;
+	struct loop *loop;
+	struct loop_fd *sink_watch, *sig_watch;
+	struct loop_timer *flush_timer, *tick;
+	struct sink *sink;
+	struct acks *acks;
+	struct conn conns[SETTINGS_MAX_CONNECTORS];
+	size_t nconns;
+	struct partition **parts;
+	size_t nparts;
+	int64_t flush_interval, flush_timeout, next_flush;
+	bool stop;
+	bool advanced;            /* an offset moved since the last flush */
+	bool queue_full;          /* the producer refused a record; wait for a delivery report */
+	int last_flush;           /* outcome of the last completed offset write */
+	uint64_t *failed_flushes; /* in a row (a gauge) */
+	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
+	size_t nlogged;
+};
+
+/* ---- worker_source.c ------------------------------------------------------ */
+
+/* Fills c->env, what the worker offers c's source (partition handles,
+ * committed offsets, counting, logging). */
+void worker_source_env(struct conn *c);
+
+/* Registers c's metrics (labelled with its name) and its deadline timer.
+ * Returns 0 or WORKER_ERR_NOMEM. */
+int worker_source_register(struct conn *c);
+
+/* Mirrors c's descriptors and deadline into the loop before it sleeps:
+ * watched while active, neither otherwise; a source that is ready or has
+ * records left is due at once. Returns 0 or WORKER_ERR_NOMEM. */
+int worker_source_watch(struct conn *c, bool active, int64_t now);
+
+/* The log exporter: logs the STATS_F_LOG metrics that moved since last
+ * logged ("connector X: name=N"). */
+void worker_source_log_counters(struct worker *w);
+
+/* Frees what worker_source_* allocated for c (not the source itself). */
+void worker_source_free(struct conn *c);
+
+#endif

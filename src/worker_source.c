@@ -1,0 +1,284 @@
+/* worker_source: the worker's side of a source. What it offers the source
+ * (struct source_env: partition handles, committed offsets, counting,
+ * logging), and how the source's descriptors and deadline are registered
+ * with the loop (the source's pollfds/timeout_ms ops, adapted each turn).
+ * Counted events go to the stats registry; this file is also their log
+ * exporter. Main thread only. */
+#include "worker.h"
+#include "worker_private.h"
+
+#include "log.h"
+#include "offsets.h"
+#include "stats.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* ---- what the worker offers sources -------------------------------------- */
+
+static char *offset_key(const char *connector, const char *partition_json)
+{
+	cJSON *arr = cJSON_CreateArray(), *map = cJSON_Parse(partition_json);
+	char *key = NULL;
+
+	if (arr != NULL && map != NULL && cJSON_IsObject(map)) {
+		cJSON_AddItemToArray(arr, cJSON_CreateString(connector));
+		cJSON_AddItemToArray(arr, map);
+		map = NULL;
+		key = cJSON_PrintUnformatted(arr);
+	}
+	cJSON_Delete(map);
+	cJSON_Delete(arr);
+	return key;
+}
+
+static struct partition *env_partition(struct source_env *env, const char *partition_json)
+{
+	struct conn *c = env->opaque;
+	struct worker *w = c->w;
+	char *key = offset_key(env->connector, partition_json);
+	struct partition *p = NULL, **grown;
+
+	if (key == NULL)
+		return NULL;
+	for (size_t i = 0; i < w->nparts; i++) {
+		if (strcmp(w->parts[i]->key, key) == 0) {
+			free(key);
+			return w->parts[i];
+		}
+	}
+	if (w->nparts == MAX_PARTITIONS || (p = calloc(1, sizeof(*p))) == NULL ||
+	    (grown = realloc(w->parts, (w->nparts + 1) * sizeof(*grown))) == NULL) {
+		free(p);
+		free(key);
+		return NULL;
+	}
+	w->parts = grown;
+	p->key = key;
+	p->conn = c;
+	acks_fifo_init(&p->fifo);
+	w->parts[w->nparts++] = p;
+	return p;
+}
+
+static const char *env_committed(struct source_env *env, struct partition *p)
+{
+	struct conn *c = env->opaque;
+
+	return offsets_get(c->w->offsets, p->key);
+}
+
+/* Makes room in w->logged for registry index i. */
+static int room_logged(struct worker *w, size_t i)
+{
+	size_t n = w->nlogged ? w->nlogged : 32;
+	uint64_t *grown;
+
+	if (i < w->nlogged)
+		return 0;
+	while (n <= i)
+		n *= 2;
+	grown = realloc(w->logged, n * sizeof(*grown));
+	if (grown == NULL)
+		return STATS_ERR_NOMEM;
+	memset(grown + w->nlogged, 0, (n - w->nlogged) * sizeof(*grown));
+	w->logged = grown;
+	w->nlogged = n;
+	return 0;
+}
+
+/* c's counter name, registered on first use (NULL: out of memory, or the
+ * name clashes with another metric; said in the log). */
+static struct event *event(struct conn *c, const char *name)
+{
+	struct stats_desc d = {name, STATS_COUNTER,
+	                       "an event the source counted (README: what each counter means)",
+	                       STATS_F_LOG};
+	struct stats_labels l = {.connector = c->cs->name};
+	struct event *e;
+	int rc = 0;
+
+	for (size_t i = 0; i < c->nevents; i++)
+		if (c->events[i].name == name || strcmp(c->events[i].name, name) == 0)
+			return &c->events[i];
+	if (c->nevents == c->capevents) {
+		size_t cap = c->capevents ? c->capevents * 2 : 8;
+
+		e = realloc(c->events, cap * sizeof(*e));
+		rc = e != NULL ? 0 : STATS_ERR_NOMEM;
+		if (e != NULL) {
+			c->events = e;
+			c->capevents = cap;
+		}
+	}
+	e = &c->events[c->nevents];
+	if (rc == 0)
+		rc = stats_register(c->w->stats, &d, &l, &e->value, &e->index);
+	if (rc == 0)
+		rc = room_logged(c->w, e->index);
+	if (rc != 0) {
+		log_error("connector %s: cannot count %s: %s", c->cs->name, name,
+		          stats_strerror(rc));
+		return NULL;
+	}
+	e->name = name;
+	c->nevents++;
+	return e;
+}
+
+/* The first time an event is counted it is logged at once; later moves at
+ * the next offset flush (log_counters). */
+static void env_count(struct source_env *env, const char *name, uint64_t n)
+{
+	struct conn *c = env->opaque;
+	struct event *e = event(c, name);
+
+	if (e == NULL)
+		return;
+	stats_add(e->value, n);
+	if (c->w->logged[e->index] == 0) {
+		log_warn("connector %s: %s=%llu", env->connector, name,
+		         (unsigned long long)*e->value);
+		c->w->logged[e->index] = *e->value;
+	}
+}
+
+__attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env, int level,
+                                                          const char *fmt, ...)
+{
+	char text[1536];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_msg((enum log_level)level, "connector %s: %s", env->connector, text);
+}
+
+void worker_source_log_counters(struct worker *w)
+{
+	struct stats_view v;
+	size_t cur = 0;
+
+	while (stats_next(w->stats, &cur, &v)) {
+		if (!(v.desc->flags & STATS_F_LOG) || v.index >= w->nlogged ||
+		    v.value == w->logged[v.index])
+			continue;
+		log_warn("connector %s: %s=%llu", v.connector ? v.connector : "-", v.desc->name,
+		         (unsigned long long)v.value);
+		w->logged[v.index] = v.value;
+	}
+}
+
+/* A source descriptor fired or its deadline passed: poll it this turn. */
+static void on_source_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	((struct conn *)arg)->ready = true;
+}
+
+static void on_source_due(struct loop *l, struct loop_timer *t, void *arg)
+{
+	((struct conn *)arg)->ready = true;
+}
+
+/* Asks c's source for its descriptors into c->pfds, growing it until they
+ * fit. Returns how many, or WORKER_ERR_NOMEM. */
+static int source_fds(struct conn *c)
+{
+	for (;;) {
+		int n = c->cap > 0 ? c->cs->ops->pollfds(c->ctx, c->pfds, c->cap) : 0;
+		int cap = c->cap ? c->cap * 2 : 4;
+		struct pollfd *p;
+
+		if (n < c->cap)
+			return n;
+		/* Full: there may be more than fit. */
+		p = realloc(c->pfds, (size_t)cap * sizeof(*p));
+		if (p == NULL)
+			return WORKER_ERR_NOMEM;
+		c->pfds = p;
+		c->cap = cap;
+	}
+}
+
+/* Mirrors c's descriptors into the loop: watched while active, else none. */
+static int watch_fds(struct conn *c, bool active)
+{
+	int n = active ? source_fds(c) : 0;
+
+	if (n < 0)
+		return n;
+	if (n > c->nwatches) {
+		struct loop_fd **ws = realloc(c->watches, (size_t)n * sizeof(*ws));
+
+		if (ws == NULL)
+			return WORKER_ERR_NOMEM;
+		c->watches = ws;
+		for (; c->nwatches < n; c->nwatches++)
+			if (loop_fd_add(c->w->loop, -1, 0, on_source_fd, c,
+			                &c->watches[c->nwatches]) != 0)
+				return WORKER_ERR_NOMEM;
+	}
+	for (int i = 0; i < c->nwatches; i++) {
+		if (i < n)
+			loop_fd_set(c->watches[i], c->pfds[i].fd, c->pfds[i].events);
+		else
+			loop_fd_set(c->watches[i], -1, 0);
+	}
+	return 0;
+}
+
+int worker_source_watch(struct conn *c, bool active, int64_t now)
+{
+	int64_t d = -1;
+
+	if (watch_fds(c, active) != 0)
+		return WORKER_ERR_NOMEM;
+	if (active && (c->ready || c->next < c->batch.n))
+		d = 0;
+	else if (active)
+		d = c->cs->ops->timeout_ms(c->ctx, now);
+	loop_timer_set(c->deadline, d >= 0 ? now + d : -1, 0);
+	return 0;
+}
+
+void worker_source_env(struct conn *c)
+{
+	c->env = (struct source_env){.opaque = c,
+	                             .connector = c->cs->name,
+	                             .partition = env_partition,
+	                             .committed = env_committed,
+	                             .count = env_count,
+	                             .log = env_log};
+}
+
+int worker_source_register(struct conn *c)
+{
+	static const struct stats_desc descs[] = {
+	    {"records_produced", STATS_COUNTER, "records handed to the producer", 0},
+	    {"records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
+	    {"records_failed", STATS_COUNTER, "records Kafka will not take (failed for good)", 0},
+	    {"converter_utf8_replaced", STATS_COUNTER,
+	     "invalid UTF-8 sequences a converter replaced with U+FFFD", 0},
+	};
+	uint64_t **cells[] = {&c->produced, &c->acked, &c->failed, &c->utf8_replaced};
+	struct stats_labels l = {.connector = c->cs->name};
+
+	for (size_t i = 0; i < sizeof(descs) / sizeof(descs[0]); i++)
+		if (stats_register(c->w->stats, &descs[i], &l, cells[i], NULL) != 0)
+			return WORKER_ERR_NOMEM;
+	if (loop_timer_add(c->w->loop, -1, 0, on_source_due, c, &c->deadline) != 0)
+		return WORKER_ERR_NOMEM;
+	return 0;
+}
+
+void worker_source_free(struct conn *c)
+{
+	free(c->pfds);
+	free(c->watches);
+	free(c->events);
+}

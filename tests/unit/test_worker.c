@@ -1,0 +1,92 @@
+/* Unit tests for worker.c's set-up: out of memory at any allocation of
+ * worker_new is WORKER_ERR_NOMEM (exit 75, restart me), never the
+ * configuration error (exit 78) it was reported as before. No broker is
+ * needed: the producer does not connect until a record is produced. */
+#include "offsets.h"
+#include "settings.h"
+#include "stats.h"
+#include "testlib.h"
+#include "worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+
+static int fail_at; /* the countdown: the call that makes it 0 fails; 0 off */
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (fail_at > 0 && --fail_at == 0)
+		return NULL;
+	return __real_calloc(n, size);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	testlib_write_file(path, text, strlen(text));
+}
+
+static void test_out_of_memory_is_transient(void)
+{
+	char dir[512], wpath[600], cpath[600], text[2048], errbuf[2048];
+	char *paths[2] = {wpath, cpath};
+	struct settings s;
+	struct offsets *o = NULL;
+	struct stats *st = NULL;
+	int nomem = 0, ok = 0;
+
+	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
+	snprintf(wpath, sizeof(wpath), "%s/worker.properties", dir);
+	snprintf(cpath, sizeof(cpath), "%s/fd.properties", dir);
+	snprintf(text, sizeof(text),
+	         "bootstrap.servers=127.0.0.1:1\noffset.storage.file.filename=%s/offsets\n", dir);
+	write_text(wpath, text);
+	snprintf(text, sizeof(text),
+	         "name=fd\nconnector.class=FileStreamSource\nfile=%s/app.log\ntopic=t\n", dir);
+	write_text(cpath, text);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(settings_load(paths, 2, &s, errbuf, sizeof(errbuf)), 0);
+	snprintf(text, sizeof(text), "%s/offsets", dir);
+	CHECK_INT(offsets_open_file(text, &o, errbuf, sizeof(errbuf)), 0);
+	CHECK_INT(stats_new(&st), 0);
+	/* Fail the 1st, 2nd, ... calloc until worker_new gets through. */
+	for (int k = 1; k < 200 && !ok; k++) {
+		struct worker *w = NULL;
+		int rc;
+
+		fail_at = k;
+		rc = worker_new(&s, o, st, &w, errbuf, sizeof(errbuf));
+		ok = fail_at > 0; /* nothing failed: it got through */
+		fail_at = 0;
+		if (rc == WORKER_ERR_NOMEM) {
+			nomem++;
+			CHECK_INT(worker_exit_code(rc), 75);
+			CHECK(strstr(errbuf, "out of memory") != NULL);
+		} else if (rc != 0) {
+			/* Only the source's own open may fail otherwise (it has no
+			 * code for out of memory): its text, not the worker's. */
+			CHECK_INT(rc, WORKER_ERR_CONFIG);
+			CHECK(strncmp(errbuf, "connector fd: ", 14) == 0 &&
+			      strcmp(errbuf, "connector fd: out of memory") != 0);
+			fprintf(stderr, "calloc %d: the source's open: %s\n", k, errbuf);
+		}
+		CHECK((rc == 0) == (w != NULL));
+		worker_destroy(w);
+	}
+	CHECK(ok);
+	CHECK(nomem >= 5); /* the worker, loop, timers, metrics, sink, acks, records */
+	CHECK_INT(worker_exit_code(WORKER_ERR_CONFIG), 78);
+	CHECK_INT(worker_exit_code(0), 0);
+	stats_destroy(st);
+	offsets_destroy(o);
+	settings_destroy(&s);
+}
+
+int main(void)
+{
+	test_out_of_memory_is_transient();
+	return testlib_done("test_worker");
+}
