@@ -289,13 +289,6 @@ static bool wd_shared(void *opaque, int wd, const struct tailstream *except)
 
 /* ---- events --------------------------------------------------------------- */
 
-static void check(struct filesrc *f, struct tailstream *s, int64_t now)
-{
-	char errbuf[256];
-
-	tailstream_check(s, now, errbuf, sizeof(errbuf));
-}
-
 static void on_dir_event(struct filesrc *f, const char *dir, const struct inotify_event *ev,
 			 int64_t now)
 {
@@ -307,7 +300,7 @@ static void on_dir_event(struct filesrc *f, const char *dir, const struct inotif
 		struct tailstream *s = f->streams[i];
 
 		if (strcmp(tailstream_base(s), ev->name) == 0 && strcmp(tailstream_dir(s), dir) == 0)
-			check(f, s, now);
+			tailstream_check(s, now);
 	}
 }
 
@@ -330,7 +323,7 @@ static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t 
 		if (tailstream_wd(s) != ev->wd)
 			continue;
 		if (tailstream_open_files(s) == 0 || (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
-			check(f, s, now);
+			tailstream_check(s, now);
 		tailstream_set_ready(s);
 	}
 }
@@ -370,7 +363,7 @@ static void housekeeping(struct filesrc *f, int64_t now)
 		int64_t d = tailstream_deadline(s);
 
 		if (f->check_all || (tailstream_ready(s) && tailstream_open_files(s) == 0))
-			check(f, s, now);
+			tailstream_check(s, now);
 		else if (d >= 0 && now >= d)
 			tailstream_set_ready(s);
 	}
@@ -415,7 +408,7 @@ static int read_stream(struct filesrc *f, struct tailstream *s, struct source_ba
 	if (!tailstream_ready(s))
 		return 0;
 	if (tailstream_open_files(s) == 0)
-		check(f, s, now); /* closed while idle, or waiting for its file */
+		tailstream_check(s, now); /* closed while idle, or waiting for its file */
 	rc = tailstream_read(s, &f->buf, f->lines, b->max - b->n, &n, now, errbuf, errlen);
 	for (size_t i = 0; i < n; i++)
 		emit(f, s, &f->lines[i], b);

@@ -543,10 +543,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 	return s->ready ? 1 : 0;
 }
 
-int tailstream_check(struct tailstream *s, int64_t now, char *errbuf, size_t errlen)
+void tailstream_check(struct tailstream *s, int64_t now)
 {
-	(void)errbuf;
-	(void)errlen;
 	if (s->n == 0) {
 		s->no_room = false;
 		resume(s);
@@ -564,7 +562,6 @@ int tailstream_check(struct tailstream *s, int64_t now, char *errbuf, size_t err
 	}
 	if (s->n > 0)
 		s->ready = true;
-	return 0;
 }
 
 /* ---- the rest ------------------------------------------------------------ */

@@ -74,8 +74,10 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 
 /* Looks at the disk: opens or resumes the stream when it has no file,
  * notices rotation and growth otherwise. Marks it ready when it should be
- * read. Returns 0, or -1 on an error that stops the connector (errbuf). */
-int tailstream_check(struct tailstream *s, int64_t now, char *errbuf, size_t errlen);
+ * read. Cannot fail: a file that cannot be opened or followed yet is logged
+ * once by the stream and looked at again (no room for another open file: in
+ * 200 ms), so nothing here stops the connector. */
+void tailstream_check(struct tailstream *s, int64_t now);
 
 /* Reads lines of the stream into out[0..max) (pointing into buf). Returns 1
  * when stopped early (more to read now), 0 when caught up, -1 on an error
