@@ -70,10 +70,12 @@ class Broker:
     it has a bootstrap address and nothing else.
     """
 
-    def __init__(self, directory=None, bootstrap=None):
+    def __init__(self, directory=None, bootstrap=None, security=False):
         self.dir = Path(directory) if directory else None
         self._bootstrap = bootstrap
         self.external = directory is None
+        # TLS and SASL listeners too (kafka.sh --security); see security().
+        self.with_security = security
 
     def _sh(self, cmd, timeout=180):
         if self.external:
@@ -81,7 +83,8 @@ class Broker:
                 f"kafka {cmd}: not possible on the external broker at {self._bootstrap} "
                 f"(SKIFF_BOOTSTRAP); use the kafka_private fixture for outage tests")
         try:
-            r = subprocess.run([str(KAFKA_SH), cmd, str(self.dir)], stdin=subprocess.DEVNULL,
+            flag = ["--security"] if self.with_security and cmd in ("prepare", "start") else []
+            r = subprocess.run([str(KAFKA_SH), cmd, *flag, str(self.dir)], stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                timeout=timeout)
         except subprocess.TimeoutExpired as e:
@@ -141,6 +144,16 @@ class Broker:
             return (self.dir / "logs" / "server.log").read_text(errors="replace")
         except FileNotFoundError:
             return ""
+
+    def security(self):
+        """What a client of the TLS and SASL listeners needs (security=True):
+        a dict of DIR/security, e.g. SSL, MTLS, SASL_SSL, BADHOST, EXPIRED
+        (host:port), SCRAM_USER/SCRAM_PASSWORD, PLAIN_USER/PLAIN_PASSWORD, CA,
+        OTHER_CA, CLIENT_CERT/CLIENT_KEY, EXPIRED_CLIENT_CERT/EXPIRED_CLIENT_KEY."""
+        if self.external or not self.with_security:
+            raise HarnessError("no TLS/SASL listeners: use Broker(dir, security=True)")
+        text = (self.dir / "security").read_text()
+        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
     def __repr__(self):
         return f"Broker({self.dir or 'external'}, {self._bootstrap})"
