@@ -7,6 +7,7 @@
 
 #include "javafmt.h"
 #include "source.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,11 +21,10 @@ static const struct {
 	enum converter_kind kind;
 	const char *full, *simple, *alias;
 } classes[] = {
-	{CONV_JSON, "org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "Json"},
-	{CONV_STRING, "org.apache.kafka.connect.storage.StringConverter", "StringConverter",
-	 "String"},
-	{CONV_BYTEARRAY, "org.apache.kafka.connect.converters.ByteArrayConverter",
-	 "ByteArrayConverter", "ByteArray"},
+    {CONV_JSON, "org.apache.kafka.connect.json.JsonConverter", "JsonConverter", "Json"},
+    {CONV_STRING, "org.apache.kafka.connect.storage.StringConverter", "StringConverter", "String"},
+    {CONV_BYTEARRAY, "org.apache.kafka.connect.converters.ByteArrayConverter", "ByteArrayConverter",
+     "ByteArray"},
 };
 
 int convert_resolve(const char *class_name, bool schemas_enable, struct converter *out)
@@ -48,64 +48,6 @@ const char *convert_class_name(const struct converter *c)
 			return classes[i].full;
 	}
 	return "?";
-}
-
-/* ---- UTF-8 as Java decodes it ------------------------------------------ */
-
-static bool cont(unsigned char b)
-{
-	return (b & 0xC0) == 0x80;
-}
-
-/* Java's UTF-8 decoder (sun.nio.cs.UTF_8, as of JDK 17 and 25), which
- * Connect's FileStreamSourceTask reads through. Returns the length of the valid
- * sequence at s (1..4), or 0 when it is malformed, and then *skip is the
- * number of bytes that one U+FFFD replaces. That is Unicode's "maximal
- * subpart" except for encoded surrogates: Java takes ED A0..BF as a prefix and
- * replaces ED A0 80 as a whole. s holds avail bytes, the rest of the value:
- * an incomplete sequence at its end is one U+FFFD, as at the end of Java's
- * input (a line ends in \n or \r, never a continuation byte, so the value
- * alone decodes as the file does). */
-static size_t utf8_seq(const unsigned char *s, size_t avail, size_t *skip)
-{
-	unsigned char b = s[0];
-
-	*skip = 1;
-	if (b < 0x80)
-		return 1;
-	if (b >= 0xC2 && b <= 0xDF) {
-		if (avail < 2)
-			return 0;
-		return cont(s[1]) ? 2 : 0;
-	}
-	if (b >= 0xE0 && b <= 0xEF) {
-		if (avail > 1 && ((b == 0xE0 && (s[1] & 0xE0) == 0x80) || !cont(s[1])))
-			return 0;
-		if (avail < 3 || !cont(s[2])) {
-			*skip = avail < 3 ? avail : 2;
-			return 0;
-		}
-		if (b == 0xED && s[1] >= 0xA0) { /* a surrogate */
-			*skip = 3;
-			return 0;
-		}
-		return 3;
-	}
-	if (b >= 0xF0 && b <= 0xF4) {
-		if (avail > 1 && ((b == 0xF0 && (s[1] < 0x90 || s[1] > 0xBF)) ||
-				  (b == 0xF4 && (s[1] & 0xF0) != 0x80) || !cont(s[1])))
-			return 0;
-		if (avail > 2 && !cont(s[2])) {
-			*skip = 2;
-			return 0;
-		}
-		if (avail < 4 || !cont(s[3])) {
-			*skip = avail < 4 ? avail : 3;
-			return 0;
-		}
-		return 4;
-	}
-	return 0;
 }
 
 /* ---- JSON strings as Jackson writes them ------------------------------- */
@@ -143,13 +85,12 @@ static char *json_escape(char *d, unsigned char c)
 	return d + 2;
 }
 
-size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *replaced)
+/* The characters of convert_json_string() without its quotes. */
+static char *json_chars(char *d, const char *src, size_t len, uint64_t *replaced)
 {
 	const unsigned char *s = (const unsigned char *)src;
-	char *d = dst;
 	size_t i = 0;
 
-	*d++ = '"';
 	while (i < len) {
 		unsigned char c = s[i];
 		size_t n, skip;
@@ -166,7 +107,7 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 		}
 		n = utf8_seq(s + i, len - i, &skip);
 		if (n == 0) {
-			memcpy(d, "\xEF\xBF\xBD", 3);
+			memcpy(d, UTF8_REPLACEMENT, 3);
 			d += 3;
 			i += skip;
 			(*replaced)++;
@@ -174,9 +115,9 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 			/* Jackson writes a Java string's UTF-16 units: outside the
 			 * BMP, a surrogate pair, which it escapes. */
 			unsigned long cp = (unsigned long)(c & 0x07) << 18 |
-					   (unsigned long)(s[i + 1] & 0x3F) << 12 |
-					   (unsigned long)(s[i + 2] & 0x3F) << 6 |
-					   (s[i + 3] & 0x3F);
+			                   (unsigned long)(s[i + 1] & 0x3F) << 12 |
+			                   (unsigned long)(s[i + 2] & 0x3F) << 6 |
+			                   (s[i + 3] & 0x3F);
 
 			cp -= 0x10000;
 			d = put_unit(d, 0xD800 + (unsigned)(cp >> 10));
@@ -188,8 +129,61 @@ size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *rep
 			i += n;
 		}
 	}
+	return d;
+}
+
+size_t convert_json_string(char *dst, const char *src, size_t len, uint64_t *replaced)
+{
+	char *d = dst;
+
+	*d++ = '"';
+	d = json_chars(d, src, len, replaced);
 	*d++ = '"';
 	return (size_t)(d - dst);
+}
+
+/* A payload string is a C string in which C0 80 stands for U+0000 (see
+ * convert_string_item). Returns the length of the run before the next one
+ * (all of s when none); *nul tells whether one follows it. */
+static size_t run_to_nul(const char *s, bool *nul)
+{
+	const char *at = strstr(s, "\xC0\x80");
+
+	*nul = at != NULL;
+	return at != NULL ? (size_t)(at - s) : strlen(s);
+}
+
+cJSON *convert_string_item(const char *text, size_t len, uint64_t *replaced)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	char *buf, *o;
+	size_t i = 0, n, skip;
+	cJSON *item;
+
+	if (memchr(text, '\0', len) == NULL && utf8_valid(text, len) && text[len] == '\0')
+		return cJSON_CreateString(text);
+	/* Each byte becomes at most three: U+FFFD for one invalid byte. */
+	if ((buf = malloc(len * 3 + 1)) == NULL)
+		return NULL;
+	for (o = buf; i < len; i += n) {
+		n = utf8_seq(s + i, len - i, &skip);
+		if (n == 0) {
+			memcpy(o, UTF8_REPLACEMENT, 3);
+			o += 3;
+			n = skip;
+			(*replaced)++;
+		} else if (s[i] == '\0') {
+			memcpy(o, "\xC0\x80", 2);
+			o += 2;
+		} else {
+			memcpy(o, s + i, n);
+			o += n;
+		}
+	}
+	*o = '\0';
+	item = cJSON_CreateString(buf);
+	free(buf);
+	return item;
 }
 
 /* ---- a growable output buffer ------------------------------------------ */
@@ -255,13 +249,44 @@ static void put_java_text(struct out *o, const char *s, size_t n, uint64_t *repl
 	while (i < n) {
 		len = utf8_seq(u + i, n - i, &skip);
 		if (len == 0) {
-			put(o, "\xEF\xBF\xBD", 3);
+			put(o, UTF8_REPLACEMENT, 3);
 			(*replaced)++;
 			i += skip;
 		} else {
 			put(o, s + i, len);
 			i += len;
 		}
+	}
+}
+
+/* A payload's C string as JSON: C0 80 is U+0000 (convert_string_item). */
+static void put_json_cstring(struct out *o, const char *s, uint64_t *replaced)
+{
+	size_t n;
+	bool nul = true;
+	char *d;
+
+	putz(o, "\"");
+	while (nul) {
+		n = run_to_nul(s, &nul);
+		if ((d = room(o, convert_json_string_max(n))) != NULL)
+			o->len += (size_t)(json_chars(d, s, n, replaced) - d);
+		putz(o, nul ? "\\u0000" : "\"");
+		s += n + (nul ? 2 : 0);
+	}
+}
+
+/* A payload's C string as the Java String's text: C0 80 is a NUL byte. */
+static void put_java_cstring(struct out *o, const char *s, uint64_t *replaced)
+{
+	size_t n;
+	bool nul = true;
+
+	while (nul) {
+		n = run_to_nul(s, &nul);
+		put_java_text(o, s, n, replaced);
+		put(o, "", nul ? 1 : 0);
+		s += n + (nul ? 2 : 0);
 	}
 }
 
@@ -407,9 +432,9 @@ static void put_any(struct out *o, const cJSON *v, uint64_t *replaced)
 	if (cJSON_IsRaw(v)) {
 		putz(o, v->valuestring);
 	} else if (cJSON_IsString(v)) {
-		put_json_string(o, v->valuestring, strlen(v->valuestring), replaced);
+		put_json_cstring(o, v->valuestring, replaced);
 	} else if (cJSON_IsNumber(v) && fabs(v->valuedouble) < 9007199254740992.0 &&
-		   int_value(v, &i) == 0) {
+	           int_value(v, &i) == 0) {
 		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
 	} else if (cJSON_IsNumber(v)) {
 		put_json_double(o, v->valuedouble, false);
@@ -430,8 +455,8 @@ static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 
 /* Connect's schema members, in the order asJsonSchema() puts them. */
 static const char *const schema_order[] = {
-	"type", "items",   "keys", "values",     "fields",  "optional",
-	"name", "version", "doc",  "parameters", "default", "field",
+    "type", "items",   "keys", "values",     "fields",  "optional",
+    "name", "version", "doc",  "parameters", "default", "field",
 };
 #define NORDER (sizeof(schema_order) / sizeof(schema_order[0]))
 
@@ -567,7 +592,7 @@ static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
 		put_json_struct(o, schema, v, replaced);
 	} else if ((is_type(schema, "array") || is_type(schema, "map")) &&
-		   (cJSON_IsArray(v) || cJSON_IsObject(v))) {
+	           (cJSON_IsArray(v) || cJSON_IsObject(v))) {
 		put_json_list(o, schema, v, replaced);
 	} else {
 		put_any(o, v, replaced);
@@ -636,7 +661,7 @@ static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 	} else if (cJSON_IsString(v)) {
 		/* For bytes, the base64 text: Connect prints a byte[]'s
 		 * identity hash ("[B@1b6d3586"), which nobody can reproduce. */
-		put_java_text(o, v->valuestring, strlen(v->valuestring), replaced);
+		put_java_cstring(o, v->valuestring, replaced);
 	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
 		put_text_struct(o, schema, v, replaced);
 	} else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
@@ -649,10 +674,10 @@ static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 /* ---- converters -------------------------------------------------------- */
 
 static const char string_envelope[] = "{\"schema\":{\"type\":\"string\",\"optional\":false},"
-				      "\"payload\":";
+                                      "\"payload\":";
 
 static int json_value(const struct converter *c, const struct record_value *v, char **out,
-		      size_t *len, uint64_t *replaced)
+                      size_t *len, uint64_t *replaced)
 {
 	struct out o = {0};
 
@@ -726,7 +751,7 @@ static int copy_bytes(const struct record_value *v, char **out, size_t *len)
 }
 
 int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
-		  uint64_t *replaced)
+                  uint64_t *replaced)
 {
 	*out = NULL;
 	*len = 0;

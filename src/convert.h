@@ -53,25 +53,36 @@ const char *convert_class_name(const struct converter *c);
  * what skiff cannot know: a bytes field (the identity hash of a Java array;
  * skiff writes the base64), a Decimal (skiff writes the base64), a date
  * before 1582 (Julian calendar in Java), a zone Java names differently.
- * Strings are C strings: a NUL ends them.
+ * Strings are C strings in which the bytes C0 80 stand for U+0000 (Java's
+ * "modified UTF-8"): build a payload string from bytes that may hold a NUL
+ * or invalid UTF-8 with convert_string_item().
  *
  * Returns -1 when c cannot represent v (ByteArrayConverter and a struct) or
  * on allocation failure. Called from the main loop (reads the time zone). */
-int convert_value(const struct converter *c, const struct record_value *v, char **out,
-		  size_t *len, uint64_t *replaced);
+int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
+                  uint64_t *replaced);
 
-/* Appends the JSON string literal for len bytes of s (quotes included) to
+/* Connect's JSON for a schema (JsonConverter.asJsonSchema), malloc'd (caller
+ * frees), or NULL on allocation failure. */
+char *convert_schema_json(const cJSON *schema);
+
+/* Writes the JSON string literal for len bytes of s (quotes included) to
  * dst, as Jackson writes a Java String: \" \\ \b \f \n \r \t, other control
  * characters as \u00XX (upper-case hex), DEL and U+2028 as they are,
  * characters outside the BMP as an escaped surrogate pair (\uD83D\uDE00),
  * invalid UTF-8 replaced with U+FFFD as Java's UTF-8 decoder does. dst must
  * have room for convert_json_string_max(len) bytes. Returns bytes written;
- * adds the number of replaced sequences to *replaced. */
-/* Connect's JSON for a schema (JsonConverter.asJsonSchema), malloc'd (caller
- * frees), or NULL on allocation failure. */
-char *convert_schema_json(const cJSON *schema);
-
+ * adds the number of replaced sequences to *replaced. The one JSON string
+ * escaper: struct payloads go through it too. */
 size_t convert_json_string(char *dst, const char *s, size_t len, uint64_t *replaced);
 size_t convert_json_string_max(size_t len);
+
+/* A payload string item for len bytes of text (text[len] must be readable,
+ * as sqlite3_column_text() gives it), holding what Java's decoder would make
+ * of them: invalid UTF-8 replaced with U+FFFD (counted in *replaced), a NUL
+ * byte kept as C0 80, which the converters write as \u0000 (JsonConverter)
+ * or a NUL byte (StringConverter). Returns the item (caller owns it) or NULL
+ * on allocation failure. */
+cJSON *convert_string_item(const char *text, size_t len, uint64_t *replaced);
 
 #endif

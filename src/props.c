@@ -7,6 +7,7 @@
  * multi-byte sequence, so once the input is known to be valid UTF-8 the Java
  * algorithms can run on bytes unchanged. */
 #include "props.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,8 +50,8 @@ struct mark {
 struct reader {
 	const char *name;
 	const unsigned char *p, *end;
-	int line;     /* natural line of *p */
-	bool prev_cr; /* the byte before *p was '\r' (a following '\n' ends no line) */
+	int line;      /* natural line of *p */
+	bool prev_cr;  /* the byte before *p was '\r' (a following '\n' ends no line) */
 	struct buf lb; /* the logical line, escapes still encoded (Java's lineBuf) */
 	struct mark *marks;
 	size_t nmarks, capmarks;
@@ -66,7 +67,7 @@ struct out {
 };
 
 static void errorf(char *errbuf, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void errorf(char *errbuf, size_t errlen, const char *fmt, ...)
 {
@@ -102,49 +103,16 @@ static int buf_put(struct buf *b, char c)
 
 /* ---- input validation ---- */
 
-/* Length of the well-formed UTF-8 sequence at s (n > 0 bytes available), or 0.
- * Same rules as Java's strict decoder: no overlong forms, no encoded
- * surrogates, nothing above U+10FFFF, no truncated sequence. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char lo = 0x80, hi = 0xBF;
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xC2 && s[0] <= 0xDF)
-		len = 2;
-	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-		len = 3;
-	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-		len = 4;
-	else
-		return 0;
-	if (s[0] == 0xE0)
-		lo = 0xA0;
-	else if (s[0] == 0xED)
-		hi = 0x9F;
-	else if (s[0] == 0xF0)
-		lo = 0x90;
-	else if (s[0] == 0xF4)
-		hi = 0x8F;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return len;
-}
-
 /* Java decodes the whole file, comments included, before parsing; so do we. */
 static int check_utf8(const char *name, const unsigned char *s, size_t n, char *errbuf,
-		      size_t errlen)
+                      size_t errlen)
 {
 	int line = 1;
-	size_t i = 0, len;
+	size_t i = 0, len, skip;
 
 	while (i < n) {
-		len = utf8_len(s + i, n - i);
+		/* Java's strict decoder: a malformed sequence is an error. */
+		len = utf8_seq(s + i, n - i, &skip);
 		if (len == 0) {
 			errorf(errbuf, errlen, "%s:%d: invalid UTF-8", name, line);
 			return -1;
@@ -566,8 +534,8 @@ out:
 
 /* ---- public ---- */
 
-int props_load_mem(const char *name, const char *data, size_t len, struct props **out,
-		   char *errbuf, size_t errlen)
+int props_load_mem(const char *name, const char *data, size_t len, struct props **out, char *errbuf,
+                   size_t errlen)
 {
 	struct reader r = {0};
 	struct props *p = NULL;
@@ -611,8 +579,7 @@ out:
 
 /* Reads at most PROPS_MAX_FILE_BYTES + 1 bytes, whatever st_size claims (a
  * pipe or /proc file has none). */
-static int read_all(int fd, const char *path, char **data, size_t *len, char *errbuf,
-		    size_t errlen)
+static int read_all(int fd, const char *path, char **data, size_t *len, char *errbuf, size_t errlen)
 {
 	size_t cap = 4096, n = 0;
 	char *p = NULL, *np;

@@ -348,86 +348,6 @@ char *sqvalue_base64(const unsigned char *p, size_t n)
 	return out;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t avail)
-{
-	unsigned char b = s[0], lo = 0x80, hi = 0xBF;
-	size_t need;
-
-	if (b < 0x80)
-		return 1;
-	if (b >= 0xC2 && b <= 0xDF)
-		need = 2;
-	else if (b >= 0xE0 && b <= 0xEF)
-		need = 3;
-	else if (b >= 0xF0 && b <= 0xF4)
-		need = 4;
-	else
-		return 0;
-	if (b == 0xE0)
-		lo = 0xA0;
-	else if (b == 0xED)
-		hi = 0x9F;
-	else if (b == 0xF0)
-		lo = 0x90;
-	else if (b == 0xF4)
-		hi = 0x8F;
-	for (size_t i = 1; i < need; i++) {
-		if (i >= avail || s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	return need;
-}
-
-/* A JSON string for len bytes of text: invalid UTF-8 becomes U+FFFD (as
- * Java's decoder reading the column would make it), and NUL bytes, which a
- * C string cannot hold, are written as \u0000 in a raw JSON literal. */
-static cJSON *text_item(const char *text, size_t len, struct sqvalue_stats *st)
-{
-	const unsigned char *s = (const unsigned char *)text;
-	bool clean = memchr(text, '\0', len) == NULL;
-	char *buf, *o;
-	cJSON *item;
-
-	for (size_t i = 0; i < len && clean;) {
-		size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i, len - i);
-
-		clean = n > 0;
-		i += n;
-	}
-	if (clean)
-		return cJSON_CreateString(text);
-	buf = malloc(len * 6 + 3);
-	if (buf == NULL)
-		return NULL;
-	o = buf;
-	*o++ = '"';
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_len(s + i, len - i);
-
-		if (n == 0) {
-			memcpy(o, "\xEF\xBF\xBD", 3);
-			o += 3;
-			st->utf8_replaced++;
-			i++;
-		} else if (s[i] < 0x20 || s[i] == '"' || s[i] == '\\') {
-			o += snprintf(o, 7, "\\u%04X", s[i]);
-			i++;
-		} else {
-			memcpy(o, s + i, n);
-			o += n;
-			i += n;
-		}
-	}
-	*o++ = '"';
-	*o = '\0';
-	item = cJSON_CreateRaw(buf);
-	free(buf);
-	return item;
-}
-
 static cJSON *raw_int(int64_t v)
 {
 	char num[24];
@@ -503,8 +423,11 @@ static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
 		return real_item(sqlite3_column_double(stmt, i));
 	case SQLITE_TEXT:
 		*type = F_STRING;
-		return text_item((const char *)sqlite3_column_text(stmt, i),
-		                 (size_t)sqlite3_column_bytes(stmt, i), st);
+		/* Text with a NUL or invalid UTF-8 too: as the JDBC driver's
+		 * String would hold it, written by the converter's one escaper. */
+		return convert_string_item((const char *)sqlite3_column_text(stmt, i),
+		                           (size_t)sqlite3_column_bytes(stmt, i),
+		                           &st->utf8_replaced);
 	default:
 		*type = F_BYTES;
 		b64 = sqvalue_base64(sqlite3_column_blob(stmt, i),

@@ -21,11 +21,16 @@
  * and without "optional" where it is false, float32 by its Schema.Type name
  * (Connect's JSON says "float"), and a cJSON payload with int64
  * and timestamps as raw text, other numbers as cJSON numbers, bytes as
- * base64, and null fields alternately null and absent. Exit status 1 on a
- * malformed input file or a conversion failure. */
+ * base64, and null fields alternately null and absent. A struct marked
+ * source=sqlite is built as the SQLite source builds a row instead: its
+ * values bound into "SELECT ?1, ?2, ..." on an in-memory database (text and
+ * blobs with their length, NUL bytes and invalid UTF-8 included) and read
+ * back through sqvalue_row(), schema and all. Exit status 1 on a malformed
+ * input file or a conversion failure. */
 #include "convert.h"
 #include "num.h"
 #include "source.h"
+#include "source_sqlite.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -177,7 +182,7 @@ static void emit(const char *label, const char *p, size_t len)
 
 /* Converts v with class cls; the caller frees *out. */
 static void convert(const char *label, const char *cls, bool schemas, const struct record_value *v,
-		    char **out, size_t *len, uint64_t *replaced)
+                    char **out, size_t *len, uint64_t *replaced)
 {
 	struct converter c;
 
@@ -186,7 +191,7 @@ static void convert(const char *label, const char *cls, bool schemas, const stru
 }
 
 static void run(const char *label, const char *cls, bool schemas, const struct record_value *v,
-		uint64_t *replaced)
+                uint64_t *replaced)
 {
 	char *out = NULL;
 	size_t len = 0;
@@ -244,7 +249,7 @@ static char *base64(const char *p, size_t n)
 		die("memory", "out of memory");
 	for (size_t i = 0; i < n; i += 3) {
 		unsigned long w = (unsigned long)u[i] << 16 | (i + 1 < n ? u[i + 1] << 8 : 0) |
-				  (i + 2 < n ? u[i + 2] : 0);
+		                  (i + 2 < n ? u[i + 2] : 0);
 
 		*o++ = tab[w >> 18 & 63];
 		*o++ = tab[w >> 12 & 63];
@@ -268,18 +273,18 @@ static struct bytes hex_text(char **tok, int ntok)
 static const struct {
 	const char *name, *type, *logical;
 } types[] = {
-	{"int8", "int8", NULL},
-	{"int16", "int16", NULL},
-	{"int32", "int32", NULL},
-	{"int64", "int64", NULL},
-	{"float32", "float32", NULL}, /* Schema.Type's name: convert.c writes "float" */
-	{"float64", "double", NULL},
-	{"boolean", "boolean", NULL},
-	{"string", "string", NULL},
-	{"bytes", "bytes", NULL},
-	{"timestamp", "int64", "org.apache.kafka.connect.data.Timestamp"},
-	{"date", "int32", "org.apache.kafka.connect.data.Date"},
-	{"time", "int32", "org.apache.kafka.connect.data.Time"},
+    {"int8", "int8", NULL},
+    {"int16", "int16", NULL},
+    {"int32", "int32", NULL},
+    {"int64", "int64", NULL},
+    {"float32", "float32", NULL}, /* Schema.Type's name: convert.c writes "float" */
+    {"float64", "double", NULL},
+    {"boolean", "boolean", NULL},
+    {"string", "string", NULL},
+    {"bytes", "bytes", NULL},
+    {"timestamp", "int64", "org.apache.kafka.connect.data.Timestamp"},
+    {"date", "int32", "org.apache.kafka.connect.data.Date"},
+    {"time", "int32", "org.apache.kafka.connect.data.Time"},
 };
 
 static cJSON *number(const char *s, bool is_float)
@@ -406,9 +411,105 @@ static void add_field(char *l, cJSON *fields, cJSON *payload, bool *has_bytes)
 	*has_bytes |= is_bytes;
 }
 
+/* ---- structs as the SQLite source builds them ---------------------------- */
+
+struct sqlrow {
+	sqlite3 *db;
+	sqlite3_stmt *stmt;
+	struct sqcol cols[MAX_TOKENS];
+	size_t idx[MAX_TOKENS], n;
+	struct sqschemas cache;
+};
+
+/* Binds one "field" line's value to parameter r->n + 1 and describes its
+ * column as a table declared with that type would. */
+static void sqlite_field(struct sqlrow *r, char *l, bool *has_bytes)
+{
+	char *tok[MAX_TOKENS], *opt[MAX_TOKENS];
+	int ntok = split(l, tok), nopt, nval = options(tok, ntok, 4, opt, &nopt), rc;
+	struct sqcol *c = &r->cols[r->n];
+	int at = (int)r->n + 1;
+	struct bytes text = {0};
+	int64_t i;
+
+	if (ntok < 5 || nval < 1 || strcmp(tok[0], "field") != 0 || r->n + 1 >= MAX_TOKENS)
+		die(tok[0], "bad field line");
+	c->name = tok[1];
+	c->declared = true;
+	c->optional = strcmp(tok[3], "optional") == 0;
+	c->logical = strcmp(tok[2], "boolean") == 0 ? SQLOG_BOOLEAN : SQLOG_NONE;
+	c->kind = strcmp(tok[2], "float64") == 0  ? SQCOL_REAL
+	          : strcmp(tok[2], "string") == 0 ? SQCOL_TEXT
+	          : strcmp(tok[2], "bytes") == 0  ? SQCOL_BLOB
+	                                          : SQCOL_INTEGER;
+	if (strcmp(tok[2], "int64") != 0 && strcmp(tok[2], "boolean") != 0 &&
+	    c->kind == SQCOL_INTEGER)
+		die(tok[2], "not a type a SQLite row carries here");
+	if (strcmp(tok[4], "null") == 0) {
+		rc = sqlite3_bind_null(r->stmt, at);
+	} else if (c->kind == SQCOL_REAL) {
+		rc = sqlite3_bind_double(r->stmt, at, strtod(tok[4], NULL));
+	} else if (c->logical == SQLOG_BOOLEAN) {
+		rc = sqlite3_bind_int(r->stmt, at, strcmp(tok[4], "true") == 0);
+	} else if (c->kind == SQCOL_INTEGER) {
+		if (num_parse_i64(tok[4], INT64_MIN, INT64_MAX, &i) != 0)
+			die(tok[4], "bad integer");
+		rc = sqlite3_bind_int64(r->stmt, at, i);
+	} else {
+		text = hex_text(tok + 4, nval);
+		*has_bytes |= c->kind == SQCOL_BLOB;
+		rc = c->kind == SQCOL_BLOB
+		         ? sqlite3_bind_blob(r->stmt, at, text.p, (int)text.len, SQLITE_TRANSIENT)
+		         : sqlite3_bind_text(r->stmt, at, text.p, (int)text.len, SQLITE_TRANSIENT);
+		free(text.p);
+	}
+	if (rc != SQLITE_OK)
+		die(tok[1], sqlite3_errmsg(r->db));
+	r->idx[r->n] = r->n;
+	r->n++;
+}
+
+/* Reads the field lines of a source=sqlite struct up to "end" and builds its
+ * payload and schema through sqvalue_row() (*schema a copy, *schema_json the
+ * source's own rendering, both the caller's). */
+static void sqlite_struct(char **text, const char *name, cJSON **schema, cJSON **payload,
+                          char **schema_json, bool *has_bytes)
+{
+	struct sqlrow r = {0};
+	struct sqvalue_stats st = {0};
+	char sql[16 + MAX_TOKENS * 8] = "SELECT ?1", *l;
+	const cJSON *s = NULL;
+
+	for (int i = 2; i < MAX_TOKENS; i++)
+		snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql), ", ?%d", i);
+	if (sqlite3_open(":memory:", &r.db) != SQLITE_OK ||
+	    sqlite3_prepare_v2(r.db, sql, -1, &r.stmt, NULL) != SQLITE_OK)
+		die("sqlite", sqlite3_errmsg(r.db));
+	while ((l = next_line(text)) != NULL && strcmp(l, "end") != 0) {
+		if (*l != '\0')
+			sqlite_field(&r, l, has_bytes);
+	}
+	if (l == NULL)
+		die("structs", "missing end");
+	if (sqlite3_step(r.stmt) != SQLITE_ROW)
+		die("sqlite", sqlite3_errmsg(r.db));
+	*payload = sqvalue_row(r.stmt, r.cols, r.idx, r.n, name, &r.cache, &s, &st);
+	if (*payload == NULL)
+		die("sqlite", "sqvalue_row failed");
+	*schema = cJSON_Duplicate(s, true);
+	*schema_json = strdup(sqschemas_json(&r.cache, s));
+	if (*schema == NULL || *schema_json == NULL)
+		die("memory", "out of memory");
+	sqschemas_clear(&r.cache);
+	sqlite3_finalize(r.stmt);
+	sqlite3_close(r.db);
+}
+
 /* Builds the struct described by head and the field lines after it, up to
- * "end"; returns false at the end of the text. */
-static bool next_struct(char **text, cJSON **schema, cJSON **payload, bool *has_bytes)
+ * "end"; returns false at the end of the text. *schema_json is NULL, or for
+ * a source=sqlite struct the source's rendering of the schema (caller's). */
+static bool next_struct(char **text, cJSON **schema, cJSON **payload, char **schema_json,
+                        bool *has_bytes)
 {
 	char *l, *tok[MAX_TOKENS], *opt[MAX_TOKENS];
 	int ntok, nopt;
@@ -422,9 +523,17 @@ static bool next_struct(char **text, cJSON **schema, cJSON **payload, bool *has_
 	ntok = split(l, tok);
 	if (strcmp(tok[0], "struct") != 0 || options(tok, ntok, 1, opt, &nopt) != 0)
 		die(tok[0], "bad struct line");
+	*has_bytes = false;
+	*schema_json = NULL;
+	if ((version = option(opt, nopt, "source")) != NULL) {
+		if (strcmp(version, "sqlite") != 0)
+			die(version, "unknown source");
+		sqlite_struct(text, option(opt, nopt, "name"), schema, payload, schema_json,
+		              has_bytes);
+		return true;
+	}
 	*schema = cJSON_CreateObject();
 	*payload = cJSON_CreateObject();
-	*has_bytes = false;
 	/* Not Connect's order either: name, version, doc, optional, fields, type;
 	 * "optional" only when true (Connect's default is false). */
 	if ((name = option(opt, nopt, "name")) != NULL)
@@ -448,14 +557,17 @@ static bool next_struct(char **text, cJSON **schema, cJSON **payload, bool *has_
 static void dump_structs(char *text, char **zones, int nzones)
 {
 	cJSON *schema, *payload;
+	char *schema_json;
 	bool has_bytes;
 	char label[128];
 	int n = 0;
 	uint64_t replaced = 0;
 
-	while (next_struct(&text, &schema, &payload, &has_bytes)) {
-		struct record_value v = {
-		    .kind = VALUE_STRUCT, .payload = payload, .schema = schema};
+	while (next_struct(&text, &schema, &payload, &schema_json, &has_bytes)) {
+		struct record_value v = {.kind = VALUE_STRUCT,
+		                         .payload = payload,
+		                         .schema = schema,
+		                         .schema_json = schema_json};
 
 		n++;
 		snprintf(label, sizeof(label), "struct %d json", n);
@@ -479,6 +591,7 @@ static void dump_structs(char *text, char **zones, int nzones)
 		}
 		cJSON_Delete(schema);
 		cJSON_Delete(payload);
+		free(schema_json);
 	}
 }
 

@@ -1,0 +1,77 @@
+/* utf8: Java's UTF-8 decoder, settled against the real one by
+ * tests/convert/compare.sh (lines.hex). */
+#include "utf8.h"
+
+static bool cont(unsigned char b)
+{
+	return (b & 0xC0) == 0x80;
+}
+
+static size_t three(const unsigned char *s, size_t avail, size_t *skip)
+{
+	unsigned char b = s[0];
+
+	if (avail > 1 && ((b == 0xE0 && (s[1] & 0xE0) == 0x80) || !cont(s[1])))
+		return 0;
+	if (avail < 3 || !cont(s[2])) {
+		*skip = avail < 3 ? avail : 2;
+		return 0;
+	}
+	if (b == 0xED && s[1] >= 0xA0) { /* a surrogate */
+		*skip = 3;
+		return 0;
+	}
+	return 3;
+}
+
+static size_t four(const unsigned char *s, size_t avail, size_t *skip)
+{
+	unsigned char b = s[0];
+
+	if (avail > 1 && ((b == 0xF0 && (s[1] < 0x90 || s[1] > 0xBF)) ||
+	                  (b == 0xF4 && (s[1] & 0xF0) != 0x80) || !cont(s[1])))
+		return 0;
+	if (avail > 2 && !cont(s[2])) {
+		*skip = 2;
+		return 0;
+	}
+	if (avail < 4 || !cont(s[3])) {
+		*skip = avail < 4 ? avail : 3;
+		return 0;
+	}
+	return 4;
+}
+
+size_t utf8_seq(const unsigned char *s, size_t avail, size_t *skip)
+{
+	unsigned char b = s[0];
+
+	*skip = 1;
+	if (b < 0x80)
+		return 1;
+	if (b >= 0xC2 && b <= 0xDF)
+		return avail >= 2 && cont(s[1]) ? 2 : 0;
+	if (b >= 0xE0 && b <= 0xEF)
+		return three(s, avail, skip);
+	if (b >= 0xF0 && b <= 0xF4)
+		return four(s, avail, skip);
+	return 0;
+}
+
+bool utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n, skip;
+
+	while (i < len) {
+		if (u[i] < 0x80) {
+			i++;
+			continue;
+		}
+		n = utf8_seq(u + i, len - i, &skip);
+		if (n == 0)
+			return false;
+		i += n;
+	}
+	return true;
+}

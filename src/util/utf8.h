@@ -1,0 +1,28 @@
+/* utf8: UTF-8 as Java reads it. One decoder for every place skiff must turn
+ * bytes into what a Java String would hold (a file line, a SQLite TEXT value,
+ * a .properties file), so they cannot drift apart. Pure functions, any
+ * thread. */
+#ifndef SKIFF_UTF8_H
+#define SKIFF_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The UTF-8 bytes of U+FFFD, what Java's decoder puts for a malformed
+ * sequence. */
+#define UTF8_REPLACEMENT "\xEF\xBF\xBD"
+
+/* Java's UTF-8 decoder (sun.nio.cs.UTF_8, JDK 17 to 25) at s, which holds
+ * avail > 0 bytes (the rest of the value). Returns the length of the
+ * well-formed sequence there (1..4: no overlong form, no encoded surrogate,
+ * nothing above U+10FFFF), or 0 when it is malformed, and then *skip is the
+ * number of bytes one U+FFFD replaces: Unicode's "maximal subpart", except
+ * that Java takes ED A0..BF as a prefix and replaces ED A0 80 as a whole. An
+ * incomplete sequence at the end of s is one U+FFFD, as at the end of Java's
+ * input. */
+size_t utf8_seq(const unsigned char *s, size_t avail, size_t *skip);
+
+/* True when len bytes of s are well-formed UTF-8 (NUL bytes allowed). */
+bool utf8_valid(const char *s, size_t len);
+
+#endif
