@@ -1,7 +1,9 @@
 /* javafmt: numbers and dates as Java prints them, for Connect's converters. */
 #include "javafmt.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,42 @@ static bool reads_back(const char *s, double d, bool is_float)
 	return is_float ? strtof(s, NULL) == (float)d : strtod(s, NULL) == d;
 }
 
+/* The digits of d > 0 when d is a decimal of at most 15 digits with at most
+ * six after the point (sensor readings mostly are), without printf or
+ * strtod: the fast path of the SQLite source's REAL values. N / 10^k
+ * correctly rounded equals d exactly when that decimal reads back as d, and
+ * a decimal of at most 15 digits that does is the shortest (two doubles are
+ * further apart than 15-digit decimals are). Returns the number of digits
+ * (no trailing zero) with *exp, or 0 when d is not such a decimal. */
+static int short_decimal(double d, char dig[24], int *exp)
+{
+	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
+	char tmp[24];
+	int k, len = 0, n = 0;
+	int64_t v;
+
+	if (!(d >= 1e-6 && d < 1e15))
+		return 0;
+	for (k = 0; k <= 6; k++) {
+		double m = d * p10[k];
+
+		if (m >= 1e15)
+			return 0;
+		if (m == floor(m) && (double)(int64_t)m / p10[k] == d)
+			break;
+	}
+	if (k > 6)
+		return 0;
+	for (v = (int64_t)(d * p10[k]); v > 0; v /= 10)
+		tmp[len++] = (char)('0' + v % 10);
+	*exp = len - 1 - k;
+	while (len > 0)
+		dig[n++] = tmp[--len];
+	while (n > 1 && dig[n - 1] == '0')
+		n--;
+	return n;
+}
+
 /* The decimal digits Java 19+ prints for d > 0 (Double.toString,
  * Float.toString): the shortest that read back as d, the closest to d among
  * them, and two digits when one would do but two are closer (4.9E-324).
@@ -37,7 +75,14 @@ static int java_digits(double d, bool is_float, char dig[24], int *exp)
 	int p, max = is_float ? 9 : 17, n = 0;
 	const char *s;
 
-	for (p = 1; p < max; p++) {
+	if (!is_float && (n = short_decimal(d, dig, exp)) > 0)
+		return n;
+	/* 15 significant digits identify a decimal of at most 15 digits
+	 * exactly, so when they read back, dropping their trailing zeros gives
+	 * the shortest: a normal double needs no shorter try. Subnormals have
+	 * fewer bits, and floats fewer digits: search from one. */
+	p = !is_float && d >= DBL_MIN ? 15 : 1;
+	for (; p < max; p++) {
 		snprintf(buf, sizeof(buf), "%.*e", p - 1, d);
 		if (reads_back(buf, d, is_float))
 			break;
@@ -133,4 +178,3 @@ size_t javafmt_date(long long ms, char *out, size_t outlen)
 	snprintf(all, sizeof(all), "%s%s%s", day, zone_name(&tm), year);
 	return copy_out(out, outlen, all);
 }
-

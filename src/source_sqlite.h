@@ -137,10 +137,6 @@ const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema);
  * polls only: records point to its schemas). */
 bool sqschemas_full(const struct sqschemas *c);
 
-/* Java's Double.toString(d) (shortest round-trip digits, Java's layout) into
- * buf (>= 32 bytes). Returns false for NaN and infinities. */
-bool sqvalue_java_double(double d, char *buf, size_t len);
-
 /* Standard base64 with padding; returns a malloc'd NUL-terminated string. */
 char *sqvalue_base64(const unsigned char *p, size_t n);
 
@@ -281,15 +277,15 @@ struct sqsrc {
 	uint64_t dev, ino;
 	bool missing_warned;
 	bool irregular_warned; /* the path is a FIFO, directory or device */
-	int64_t retry_at;   /* monotonic ms; 0 none */
-	int64_t backoff_ms; /* while the database is busy */
-	int64_t busy_since; /* monotonic ms of the first busy answer; 0 none */
+	int64_t retry_at;      /* monotonic ms; 0 none */
+	int64_t backoff_ms;    /* while the database is busy */
+	int64_t busy_since;    /* monotonic ms of the first busy answer; 0 none */
 	bool busy_warned;
 
 	cJSON **owned; /* payloads and keys of the last poll */
 	size_t nowned, capowned;
 	struct sqvalue_stats stats;
-	char *pending; /* an error to report at the next poll */
+	char *pending;       /* an error to report at the next poll */
 	bool pending_config; /* it is the data's or the configuration's: exit 78 */
 };
 

@@ -8,12 +8,13 @@
  * set of field types gets its own struct schema, built once and cached.
  *
  * Integers are exact: the payload carries their digits as raw JSON, never a
- * double. Doubles are written as Java's Double.toString writes them, so the
- * bytes match what Connect's JsonConverter produces. */
+ * double. Doubles are written as Java's Double.toString writes them
+ * (javafmt_number), so the bytes match what Connect's JsonConverter
+ * produces. */
 #include "convert.h"
+#include "javafmt.h"
 #include "source_sqlite.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,114 +212,6 @@ bool sqschemas_full(const struct sqschemas *c)
 
 /* ---- values ---------------------------------------------------------------- */
 
-/* The digits of d when d is a decimal of at most 15 digits with at most six
- * after the point (sensor readings mostly are): no printf, no strtod.
- * N / 10^k correctly rounded equals d exactly when that decimal reads back
- * as d, and a decimal of at most 15 digits that does is the shortest. */
-static bool short_decimal(double a, char *dig, int *nd, int *exp10)
-{
-	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};
-	char tmp[24];
-	int k, len = 0;
-	int64_t n;
-
-	if (!(a >= 1e-6 && a < 1e15))
-		return false;
-	for (k = 0; k <= 6; k++) {
-		double m = a * p10[k];
-
-		if (m >= 1e15)
-			return false;
-		if (m == floor(m) && (double)(int64_t)m / p10[k] == a)
-			break;
-	}
-	if (k > 6)
-		return false;
-	for (n = (int64_t)(a * p10[k]); n > 0; n /= 10)
-		tmp[len++] = (char)('0' + n % 10);
-	*exp10 = len - 1 - k;
-	*nd = 0;
-	while (len > 0)
-		dig[(*nd)++] = tmp[--len];
-	return true;
-}
-
-bool sqvalue_java_double(double d, char *buf, size_t len)
-{
-	char tmp[40], dig[24], *p, *e;
-	int prec, exp10, nd = 0;
-	double a = fabs(d);
-	size_t o = 0;
-
-	if (!isfinite(d))
-		return false;
-	if (d == 0) {
-		snprintf(buf, len, "%s", signbit(d) ? "-0.0" : "0.0");
-		return true;
-	}
-	if (short_decimal(a, dig, &nd, &exp10))
-		goto layout;
-	/* The shortest decimal that reads back as d: 15 significant digits
-	 * always identify a decimal of at most 15 digits exactly, so when they
-	 * round-trip, dropping their trailing zeros gives the shortest; else
-	 * 16 or 17 digits are needed. Subnormals have fewer bits: search. */
-	for (prec = a < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
-		if (strtod(tmp, NULL) == d)
-			break;
-	}
-	/* Java picks, when one digit would do, the closest of the one- and
-	 * two-digit decimals (Double.MIN_VALUE is 4.9E-324, not 5.0E-324). */
-	if (strspn(tmp + (d < 0) + 2, "0") == (size_t)prec - 1) {
-		char two[40];
-
-		snprintf(two, sizeof(two), "%.1e", d);
-		if (strtod(two, NULL) == d)
-			memcpy(tmp, two, sizeof(two));
-	}
-	/* tmp is [-]D[.DDD]e[+-]XX */
-	for (p = tmp; *p != 'e'; p++) {
-		if (*p >= '0' && *p <= '9')
-			dig[nd++] = *p;
-	}
-	exp10 = (int)strtol(p + 1, &e, 10);
-layout:
-	while (nd > 1 && dig[nd - 1] == '0')
-		nd--;
-	if (d < 0)
-		buf[o++] = '-';
-	if (a >= 1e-3 && a < 1e7) {
-		if (exp10 >= 0) {
-			for (int i = 0; i <= exp10; i++)
-				buf[o++] = i < nd ? dig[i] : '0';
-			buf[o++] = '.';
-			if (nd > exp10 + 1)
-				for (int i = exp10 + 1; i < nd; i++)
-					buf[o++] = dig[i];
-			else
-				buf[o++] = '0';
-		} else {
-			buf[o++] = '0';
-			buf[o++] = '.';
-			for (int i = 0; i < -exp10 - 1; i++)
-				buf[o++] = '0';
-			for (int i = 0; i < nd; i++)
-				buf[o++] = dig[i];
-		}
-		buf[o] = '\0';
-	} else {
-		buf[o++] = dig[0];
-		buf[o++] = '.';
-		if (nd > 1)
-			for (int i = 1; i < nd; i++)
-				buf[o++] = dig[i];
-		else
-			buf[o++] = '0';
-		snprintf(buf + o, len - o, "E%d", exp10);
-	}
-	return true;
-}
-
 char *sqvalue_base64(const unsigned char *p, size_t n)
 {
 	static const char tab[] =
@@ -380,11 +273,13 @@ static cJSON *time_item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *
  * required field never turns null. */
 static cJSON *real_item(double d)
 {
-	char num[40];
+	char num[JAVAFMT_NUMBER_MAX];
 	cJSON *it;
 
-	if (sqvalue_java_double(d, num, sizeof(num)))
+	if (isfinite(d)) {
+		javafmt_number(d, false, num, sizeof(num));
 		return cJSON_CreateRaw(num);
+	}
 	/* Not cJSON_CreateNumber: it casts the double to int. */
 	it = cJSON_CreateNumber(0);
 	if (it != NULL)

@@ -2,11 +2,13 @@
  * environment: batches, restarts from committed offsets, equal timestamps
  * across batch boundaries, values and schemas, and the bad-input cases. */
 #include "config.h"
+#include "javafmt.h"
 #include "props.h"
 #include "source.h"
 #include "source_sqlite.h"
 #include "testlib.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -322,12 +324,15 @@ static void test_ts_parse(void)
 	CHECK_STR(buf, "2024-03-01T12:34:56.123456789Z");
 }
 
+/* A REAL as the SQLite source writes it: javafmt_number, and no text for
+ * infinities (they stay numbers for the converter). */
 static const char *jd(double d)
 {
-	static char buf[40];
+	static char buf[JAVAFMT_NUMBER_MAX];
 
-	if (!sqvalue_java_double(d, buf, sizeof(buf)))
+	if (!isfinite(d))
 		return "(none)";
+	javafmt_number(d, false, buf, sizeof(buf));
 	return buf;
 }
 
