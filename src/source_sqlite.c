@@ -12,6 +12,7 @@
  * schedule of the tables, the busy back-off and the offsets. The SQL is in
  * source_sqlite_query.c. */
 #include "source_sqlite.h"
+#include "clock.h"
 
 #include "config.h"
 #include "jsonint.h"
@@ -105,14 +106,6 @@ static const struct config_key sqlite_keys[] = {
      "Not used: a busy database is retried until it answers."},
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
-
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ---- the database connection ---------------------------------------------- */
 
@@ -216,7 +209,7 @@ static void initial_position(struct sqsrc *s, struct sqtable *t)
 	t->ts = t->done_ts = SQLTS_NONE;
 	t->rid = INT64_MAX; /* the group of ts is complete */
 	if (s->has_initial && s->initial_ms == -1)
-		t->ts = t->done_ts = wall_ns() - s->delay_ms * 1000000;
+		t->ts = t->done_ts = clock_wall_ns() - s->delay_ms * 1000000;
 	else if (s->has_initial &&
 	         __builtin_mul_overflow(s->initial_ms, (int64_t)1000000, &t->ts) == 0)
 		t->done_ts = t->ts;
@@ -341,13 +334,13 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 	int rc;
 
 	if (s->mode == SQ_BULK && t->bulk_ms == 0) {
-		t->bulk_ms = wall_ns() / 1000000;
+		t->bulk_ms = clock_wall_ns() / 1000000;
 		t->bulk_pos = INT64_MIN;
 	}
 	/* No record of an earlier poll points to a schema any more. */
 	if (t->laid_out && (sqschemas_full(&t->vschemas) || sqschemas_full(&t->kschemas)))
 		sqtable_unlay(t);
-	rc = sqtable_fill(s, t, wall_ns(), errbuf, errlen);
+	rc = sqtable_fill(s, t, clock_wall_ns(), errbuf, errlen);
 	if (rc == SQ_BUSY) {
 		on_busy(s, now);
 		return 1;

@@ -5,6 +5,7 @@
  * COMMIT. Nothing stays open between polls, so writers are never held up by
  * a reader waiting on Kafka and the WAL can always be checkpointed. */
 #include "source_sqlite.h"
+#include "clock.h"
 
 #include "log.h"
 #include "source.h"
@@ -287,14 +288,6 @@ static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
 	}
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The timestamp modes order rows by an instant SQLite cannot index, so each
  * query reads the whole table: say so once when that is slow and the table
  * has a backlog, with what helps. */
@@ -350,7 +343,7 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	if ((rc = sqtable_check_reuse(s, t)) != 0)
 		goto out;
 	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
-	t0 = mono_ms();
+	t0 = clock_mono_ms();
 	if (read_rows(s, t, &u) != 0) {
 		snprintf(errbuf, errlen, "out of memory");
 		rc = SQ_ERR;
@@ -376,7 +369,7 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	if (t->nrows > 0)
 		advance(s, t, &u);
 	t->more = u.peek || (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
-	slow_hint(s, t, mono_ms() - t0);
+	slow_hint(s, t, clock_mono_ms() - t0);
 	rc = (int)t->nrows;
 out:
 	if (t->stmt != NULL)

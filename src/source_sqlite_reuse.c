@@ -22,6 +22,7 @@
  * (dropped and created, another file) is read from its start; otherwise a
  * largest id below the stored offset is only reported. */
 #include "source_sqlite.h"
+#include "clock.h"
 
 #include "log.h"
 #include "source.h"
@@ -136,13 +137,11 @@ static void say(struct sqsrc *s, struct sqtable *t, const char *fmt, ...)
 
 static void say(struct sqsrc *s, struct sqtable *t, const char *fmt, ...)
 {
-	struct timespec ts;
 	char msg[512];
 	va_list ap;
 	int64_t now;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	now = clock_mono_ms();
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

@@ -2,6 +2,7 @@
  * (rotated siblings, the file at the path), letting go; the birth keys that
  * offsets carry. See tailchain.h, and tailstream.c for the safety argument. */
 #include "tailchain.h"
+#include "clock.h"
 
 #include "log.h"
 
@@ -89,15 +90,13 @@ bool tailchain_has(const struct tailstream *s, const struct tailid *id)
  * before skiff gets to read it can still be told from the copy. */
 static void peek(struct link *l)
 {
-	struct timespec ts;
 	int64_t size = tailfile_size(l->tf);
 
 	l->max_size = size;
 	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
 	if (l->peek_len < 0 || tailid_fp_file(tailfile_fd(l->tf), l->peek_len, &l->peek_fp) != 0)
 		l->peek_len = 0;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	l->added_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	l->added_ns = clock_wall_ns();
 }
 
 /* Makes room for one more link in the chain: grows it up to CHAIN_MAX.
@@ -187,14 +186,6 @@ int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos
 		  bool need_room)
 {
 	return tailchain_add_as(s, at, path, pos, copy, need_room, NULL);
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Says once, until a file is read at the path again, that the path names
@@ -319,7 +310,7 @@ void tailchain_extend(struct tailstream *s, const struct tailid *after)
 	 * files found by listing were moved earlier: their mtime alone says. */
 	for (size_t i = 0; i < s->n; i++)
 		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
-			s->chain[i].moved_at = i < had ? mono_ms() : 0;
+			s->chain[i].moved_at = i < had ? clock_mono_ms() : 0;
 }
 
 /* The offset after everything the chain has handed out: chain[0]'s place,

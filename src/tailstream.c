@@ -59,6 +59,7 @@
  * writer added between logrotate's copy and its truncation exists nowhere
  * any more: counted in bytes_unread_lost. */
 #include "tailstream.h"
+#include "clock.h"
 
 #include "log.h"
 #include "tailchain.h"
@@ -323,11 +324,10 @@ static void truncated(struct tailstream *s, int64_t size)
 static int64_t quiet_ms(const struct link *l, int64_t now)
 {
 	struct tailid id;
-	struct timespec ts;
 	int64_t seen = now - l->quiet_since, by_mtime = 0;
 
-	if (tailid_of_fd(tailfile_fd(l->tf), &id) == 0 && clock_gettime(CLOCK_REALTIME, &ts) == 0)
-		by_mtime = ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - id.mtime) / 1000000;
+	if (tailid_of_fd(tailfile_fd(l->tf), &id) == 0)
+		by_mtime = (clock_wall_ns() - id.mtime) / 1000000;
 	return by_mtime > seen ? by_mtime : seen;
 }
 
