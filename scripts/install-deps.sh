@@ -10,8 +10,12 @@ set -euo pipefail
 PACKAGES=(
 	# the build
 	build-essential cmake pkg-config librdkafka-dev libcjson-dev libsqlite3-dev
+	# the journald source (optional at build time: SKIFF_JOURNALD)
+	libsystemd-dev
 	# the demo and the end-to-end tests
 	sqlite3 kcat logrotate python3 python3-pytest
+	# journal files written by systemd's own code for the journald tests
+	systemd-journal-remote
 	# the test broker (tests/kafka/kafka.sh)
 	openjdk-17-jre-headless maven
 	# fault, leak and sanitizer tests

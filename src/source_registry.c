@@ -6,10 +6,16 @@
 
 extern const struct source_ops source_file_ops;
 extern const struct source_ops source_sqlite_ops;
+#ifdef SKIFF_HAVE_JOURNALD /* built with libsystemd (CMake SKIFF_JOURNALD) */
+extern const struct source_ops source_journald_ops;
+#endif
 
 const struct source_ops *const source_registry[] = {
 	&source_file_ops,
 	&source_sqlite_ops,
+#ifdef SKIFF_HAVE_JOURNALD
+	&source_journald_ops,
+#endif
 	NULL,
 };
 

@@ -1,0 +1,576 @@
+/* source_journald: the systemd journal as a source connector
+ * (connector.class=journald), read through libsystemd's sd-journal.
+ *
+ * One source partition per connector: {"journal":"<machine id>"} for the
+ * system's journal, {"journal":"<journal.directory>"} for a directory. Its
+ * offset is {"cursor":"<sd-journal cursor of the last entry committed>"}
+ * ("" before the first entry); the cursors that records stand for live in a
+ * bounded ring (source_journald.h says how, and the bound).
+ *
+ * Why nothing is lost or repeated beyond a batch:
+ * - A record's offset names the cursor of an entry at or before it; the
+ *   worker commits the offset of the last record of the acked prefix, so a
+ *   restart seeks to a cursor whose entry, and every one before, Kafka has.
+ * - At start the committed cursor is sought and the first entry found is
+ *   tested against it: the same entry was shipped and is skipped; any other
+ *   entry means the committed one is gone (vacuumed while skiff was stopped
+ *   or behind, or no longer matching journal.matches): reading resumes at
+ *   the oldest entry still there after it, and the gap is counted
+ *   (entries_vacuumed_unread, by journal sequence numbers) and logged.
+ * - An entry becomes a record only once sd_journal_next() has moved onto it;
+ *   a batch's offsets are fixed before the worker sees it.
+ *
+ * Waking: sd-journal's descriptor (inotify on the journal files) is handed
+ * to the loop; poll() calls sd_journal_process() and reads what is new. An
+ * idle journal costs nothing. */
+#include "config.h"
+#include "log.h"
+#include "source.h"
+#include "source_journald.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <systemd/sd-id128.h>
+#include <systemd/sd-journal.h>
+
+#define FULL_RETRY_MS 100 /* ring full: look again soon, a flush frees it */
+#define BATCH_MAX 1024    /* entries per poll at most (the worker asks for as many) */
+
+struct jsrc {
+	struct source_env *env;
+	sd_journal *j;
+	int fd;
+	struct partition *part;
+	char *topic;
+	bool message_only;
+	struct jring *ring;
+	char *resume;  /* committed cursor, until the first entry is tested */
+	bool full;     /* the last poll found the ring full */
+	cJSON **built; /* this batch's payloads and schemas, freed next poll */
+	size_t nbuilt;
+	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
+	size_t ntexts;
+};
+
+static const char *const journald_classes[] = {
+    "journald",
+    "JournaldSource",
+    "skiff.journald.JournaldSourceConnector",
+    NULL,
+};
+
+static const struct config_key journald_keys[] = {
+    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic entries are sent to."},
+    {"journal.directory", CFG_STRING, NULL, 0, 0, NULL, 0,
+     "Read the journal files in this directory instead of the system's journal."},
+    {"journal.matches", CFG_LIST, NULL, 0, 0, NULL, 0,
+     "Comma-separated FIELD=value terms, as journalctl takes them: terms of different "
+     "fields must all hold, terms of one field any; a lone + between terms means OR "
+     "(e.g. _SYSTEMD_UNIT=a.service,PRIORITY=3,+,_SYSTEMD_UNIT=b.service). Values cannot "
+     "hold a comma."},
+    {"journal.priority.max", CFG_INT, "7", 0, 7, NULL, 0,
+     "Only entries with a PRIORITY of at most this (0 emerg .. 7 debug), ANDed with "
+     "journal.matches as journalctl -p does; 7 ships every entry, with or without "
+     "PRIORITY."},
+    {"journal.value", CFG_ENUM, "fields", 0, 0, "fields|message", 0,
+     "The record value: every field of the entry as a struct (text fields as strings, "
+     "others as bytes), or MESSAGE alone as a string (for StringConverter)."},
+    {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
+     "Where a first start (no stored cursor) reads from: the oldest entry of the journal, "
+     "or only entries written from now on."},
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+};
+
+/* "what: why" for an sd-journal error r (negative errno). */
+static void sderr(char *errbuf, size_t errlen, const char *what, int r)
+{
+	snprintf(errbuf, errlen, "journal: %s: %s", what, strerror(-r));
+}
+
+static void free_batch(struct jsrc *s)
+{
+	for (size_t i = 0; i < s->nbuilt; i++)
+		cJSON_Delete(s->built[i]);
+	for (size_t i = 0; i < s->ntexts; i++)
+		free(s->texts[i]);
+	s->nbuilt = s->ntexts = 0;
+}
+
+static void journald_close(void *ctx)
+{
+	struct jsrc *s = ctx;
+
+	if (s == NULL)
+		return;
+	free_batch(s);
+	free(s->built);
+	free(s->texts);
+	if (s->j != NULL)
+		sd_journal_close(s->j);
+	jring_free(s->ring);
+	free(s->resume);
+	free(s->topic);
+	free(s);
+}
+
+/* Adds journal.matches and journal.priority.max to j. Returns 0 or -1 with
+ * errbuf naming the term. */
+static int add_matches(sd_journal *j, const struct config_section *cfg, char *errbuf, size_t errlen)
+{
+	size_t n = config_list_len(cfg, "journal.matches");
+	int64_t prio = config_int(cfg, "journal.priority.max");
+	char term[16];
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *t = config_list_item(cfg, "journal.matches", i);
+
+		r = strcmp(t, "+") == 0 ? sd_journal_add_disjunction(j)
+		                        : sd_journal_add_match(j, t, 0);
+		if (r < 0) {
+			snprintf(errbuf, errlen,
+			         "%s: journal.matches: '%s' is not a FIELD=value "
+			         "term (upper-case field name) or +: %s",
+			         config_where(cfg, "journal.matches"), t, strerror(-r));
+			return -1;
+		}
+	}
+	if (prio == 7)
+		return 0;
+	/* As journalctl -p: (the matches) AND (PRIORITY=0 OR ... OR =max). */
+	if (n > 0 && (r = sd_journal_add_conjunction(j)) < 0)
+		goto fail;
+	for (int64_t p = 0; p <= prio; p++) {
+		snprintf(term, sizeof(term), "PRIORITY=%d", (int)p);
+		if ((r = sd_journal_add_match(j, term, 0)) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	sderr(errbuf, errlen, "adding the priority match", r);
+	return -1;
+}
+
+/* Opens the journal cfg names, with its matches. Returns 0, or -1 with
+ * errbuf. */
+static int open_journal(const struct config_section *cfg, sd_journal **out, char *errbuf,
+                        size_t errlen)
+{
+	const char *dir = config_str(cfg, "journal.directory");
+	sd_journal *j = NULL;
+	int r;
+
+	*out = NULL;
+	r = dir != NULL ? sd_journal_open_directory(&j, dir, 0)
+	                : sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "%s: journal%s%s: cannot open: %s",
+		         config_where(cfg, dir != NULL ? "journal.directory" : "topic"),
+		         dir != NULL ? " directory " : "", dir != NULL ? dir : "", strerror(-r));
+		return -1;
+	}
+	if (add_matches(j, cfg, errbuf, errlen) != 0) {
+		sd_journal_close(j);
+		return -1;
+	}
+	*out = j;
+	return 0;
+}
+
+/* The partition: the directory as configured, or the machine id. */
+static int find_partition(struct jsrc *s, const struct config_section *cfg, char *errbuf,
+                          size_t errlen)
+{
+	const char *dir = config_str(cfg, "journal.directory");
+	char id[SD_ID128_STRING_MAX];
+	cJSON *map = cJSON_CreateObject();
+	char *json = NULL;
+	sd_id128_t m;
+	int r;
+
+	if (dir == NULL) {
+		if ((r = sd_id128_get_machine(&m)) < 0) {
+			sderr(errbuf, errlen, "machine id (/etc/machine-id)", r);
+			cJSON_Delete(map);
+			return -1;
+		}
+		sd_id128_to_string(m, id);
+	}
+	if (map != NULL && cJSON_AddStringToObject(map, "journal", dir != NULL ? dir : id) != NULL)
+		json = cJSON_PrintUnformatted(map);
+	cJSON_Delete(map);
+	s->part = json != NULL ? s->env->partition(s->env, json) : NULL;
+	free(json);
+	if (s->part == NULL) {
+		snprintf(errbuf, errlen, "journal: out of memory or too many partitions");
+		return -1;
+	}
+	return 0;
+}
+
+/* The committed cursor: a malloc'd string ("" before the first entry), or
+ * NULL with *none when nothing was committed. -1 on a malformed offset. */
+static int committed_cursor(struct jsrc *s, char **out, char *errbuf, size_t errlen)
+{
+	const char *json = s->env->committed(s->env, s->part);
+	cJSON *o, *c;
+
+	*out = NULL;
+	if (json == NULL)
+		return 0;
+	o = cJSON_Parse(json);
+	c = cJSON_GetObjectItemCaseSensitive(o, "cursor");
+	if (cJSON_IsString(c))
+		*out = strdup(c->valuestring);
+	cJSON_Delete(o);
+	if (!cJSON_IsString(c)) {
+		snprintf(errbuf, errlen, "journal: stored offset %s has no \"cursor\"", json);
+		return -1;
+	}
+	return *out != NULL ? 0 : -2;
+}
+
+/* Positions the journal for a first start (read.from) and returns the
+ * ring's first cursor: the entry read.from=end starts after, or "". */
+static int first_position(struct jsrc *s, bool from_end, char **first)
+{
+	int r;
+
+	*first = NULL;
+	if (!from_end) {
+		r = sd_journal_seek_head(s->j);
+		*first = strdup("");
+		return r < 0 ? r : *first != NULL ? 0 : -ENOMEM;
+	}
+	if ((r = sd_journal_seek_tail(s->j)) < 0 || (r = sd_journal_previous(s->j)) < 0)
+		return r;
+	if (r == 0) /* empty: everything from now on is new */
+		*first = strdup("");
+	else if ((r = sd_journal_get_cursor(s->j, first)) < 0)
+		return r;
+	return *first != NULL ? 0 : -ENOMEM;
+}
+
+/* Seeks the committed cursor (or read.from on a first start) and starts
+ * the ring. */
+static int position(struct jsrc *s, const struct config_section *cfg, char *errbuf, size_t errlen)
+{
+	char *cur = NULL, *first = NULL;
+	int r = committed_cursor(s, &cur, errbuf, errlen);
+
+	if (r == -1)
+		return -1;
+	if (r == 0 && cur != NULL && cur[0] != '\0') {
+		if ((r = sd_journal_seek_cursor(s->j, cur)) < 0) {
+			snprintf(errbuf, errlen, "journal: stored cursor '%s': %s", cur,
+			         strerror(-r));
+			free(cur);
+			return -1;
+		}
+		s->resume = cur;
+		first = strdup(cur);
+	} else if (r == 0 && cur != NULL) {
+		free(cur);
+		r = sd_journal_seek_head(s->j);
+		first = strdup("");
+	} else if (r == 0) {
+		r = first_position(s, strcmp(config_str(cfg, "read.from"), "end") == 0, &first);
+	}
+	if (r < 0 || first == NULL) {
+		free(first);
+		sderr(errbuf, errlen, "positioning", r < 0 ? r : -ENOMEM);
+		return -1;
+	}
+	s->ring = jring_new(first);
+	free(first);
+	if (s->ring == NULL) {
+		snprintf(errbuf, errlen, "journal: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int journald_open(const struct config_section *cfg, struct source_env *env, void **ctx,
+                         char *errbuf, size_t errlen)
+{
+	struct jsrc *s = calloc(1, sizeof(*s));
+
+	*ctx = NULL;
+	if (s == NULL)
+		goto nomem;
+	s->env = env;
+	s->fd = -1;
+	s->message_only = strcmp(config_str(cfg, "journal.value"), "message") == 0;
+	s->topic = strdup(config_str(cfg, "topic"));
+	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
+	s->texts = calloc(BATCH_MAX, sizeof(*s->texts));
+	if (s->topic == NULL || s->built == NULL || s->texts == NULL)
+		goto nomem;
+	if (open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
+	    find_partition(s, cfg, errbuf, errlen) != 0 || position(s, cfg, errbuf, errlen) != 0)
+		goto fail;
+	s->fd = sd_journal_get_fd(s->j);
+	if (s->fd < 0) {
+		sderr(errbuf, errlen, "watching for new entries", s->fd);
+		goto fail;
+	}
+	*ctx = s;
+	return 0;
+nomem:
+	snprintf(errbuf, errlen, "journal: out of memory");
+fail:
+	journald_close(s);
+	return -1;
+}
+
+/* The stored cursor's entry is not the first one found: count and log the
+ * gap between them. */
+static void note_gap(struct jsrc *s)
+{
+	char *now = NULL, id_old[33], id_now[33];
+	uint64_t old = 0, cur = 0;
+
+	if (sd_journal_get_cursor(s->j, &now) < 0)
+		now = NULL;
+	if (now != NULL && jcursor_seqnum(s->resume, id_old, &old) == 0 &&
+	    jcursor_seqnum(now, id_now, &cur) == 0 && strcmp(id_old, id_now) == 0) {
+		if (cur > old + 1) {
+			s->env->count(s->env, "entries_vacuumed_unread", cur - old - 1);
+			s->env->log(s->env, LOG_WARN,
+			            "journal: the entry at the stored cursor is gone (vacuumed or "
+			            "rotated away while skiff was stopped or behind): %llu entries "
+			            "(sequence numbers %llu to %llu) were removed unread; resuming "
+			            "at the oldest entry still there (%s)",
+			            (unsigned long long)(cur - old - 1),
+			            (unsigned long long)old + 1, (unsigned long long)cur - 1, now);
+		}
+	} else {
+		s->env->count(s->env, "journal_cursor_lost", 1);
+		s->env->log(s->env, LOG_WARN,
+		            "journal: the entry at the stored cursor %s is gone and the journal "
+		            "now holds another sequence (%s): an unknown number of entries may "
+		            "have been removed unread; resuming at the oldest entry after it",
+		            s->resume, now != NULL ? now : "?");
+	}
+	free(now);
+}
+
+/* The current entry as rec's value. Returns 0, or -2 when memory is short. */
+static int build_value(struct jsrc *s, struct record *rec)
+{
+	cJSON *fields = NULL, *payload = cJSON_CreateObject(), *schema = jfields_schema(&fields);
+	uint64_t repeated = 0, bad = 0, t;
+	sd_id128_t boot;
+	const void *d;
+	size_t len;
+	int r;
+
+	if (payload == NULL || schema == NULL)
+		goto nomem;
+	s->built[s->nbuilt++] = payload;
+	s->built[s->nbuilt++] = schema;
+	SD_JOURNAL_FOREACH_DATA(s->j, d, len)
+	{
+		r = jfields_add(payload, fields, d, len);
+		if (r == -2)
+			return -2;
+		repeated += r == 1;
+		bad += r == -1;
+	}
+	if (sd_journal_get_realtime_usec(s->j, &t) >= 0 &&
+	    jfields_add_time(payload, fields, "__REALTIME_TIMESTAMP", t) != 0)
+		return -2;
+	if (sd_journal_get_monotonic_usec(s->j, &t, &boot) >= 0 &&
+	    jfields_add_time(payload, fields, "__MONOTONIC_TIMESTAMP", t) != 0)
+		return -2;
+	if (repeated > 0)
+		s->env->count(s->env, "journal_fields_repeated", repeated);
+	if (bad > 0)
+		s->env->count(s->env, "journal_data_malformed", bad);
+	rec->value =
+	    (struct record_value){.kind = VALUE_STRUCT, .payload = payload, .schema = schema};
+	return 0;
+nomem:
+	cJSON_Delete(payload);
+	cJSON_Delete(schema);
+	return -2;
+}
+
+/* MESSAGE alone as rec's value (null when the entry has none). */
+static int build_message(struct jsrc *s, struct record *rec)
+{
+	const void *d;
+	size_t len;
+	char *copy;
+
+	if (sd_journal_get_data(s->j, "MESSAGE", &d, &len) < 0 || len < 8) {
+		rec->value = (struct record_value){.kind = VALUE_NULL};
+		return 0;
+	}
+	if ((copy = malloc(len - 8 + 1)) == NULL)
+		return -2;
+	memcpy(copy, (const char *)d + 8, len - 8);
+	copy[len - 8] = '\0';
+	s->texts[s->ntexts++] = copy;
+	rec->value = (struct record_value){.kind = VALUE_STRING, .bytes = copy, .len = len - 8};
+	return 0;
+}
+
+/* The current entry as a record carrying the offset seq. */
+static int build_record(struct jsrc *s, struct record *rec, int64_t seq)
+{
+	uint64_t usec = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->part = s->part;
+	rec->topic = s->topic;
+	rec->offset.v[0] = seq;
+	rec->key = (struct record_value){.kind = VALUE_NULL};
+	if (sd_journal_get_realtime_usec(s->j, &usec) >= 0)
+		rec->timestamp_ms = (int64_t)(usec / 1000);
+	return s->message_only ? build_message(s, rec) : build_value(s, rec);
+}
+
+/* Moves to the next entry to ship: 1, 0 at the end, or a negative errno.
+ * Skips the entry at the stored cursor once. */
+static int next_entry(struct jsrc *s)
+{
+	int r = sd_journal_next(s->j);
+
+	if (r <= 0 || s->resume == NULL)
+		return r;
+	if (sd_journal_test_cursor(s->j, s->resume) > 0) {
+		r = sd_journal_next(s->j); /* shipped before the stop */
+	} else {
+		note_gap(s);
+	}
+	free(s->resume);
+	s->resume = NULL;
+	return r;
+}
+
+/* Fixes the batch's offsets: its last record stands for its own cursor. */
+static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, size_t errlen)
+{
+	char *cur = NULL;
+	int64_t seq;
+	int r = sd_journal_get_cursor(s->j, &cur);
+
+	if (r < 0) {
+		sderr(errbuf, errlen, "cursor", r);
+		return SOURCE_ERR;
+	}
+	seq = jring_push(s->ring, cur);
+	free(cur);
+	if (seq < 0) {
+		snprintf(errbuf, errlen, "journal: out of memory");
+		return SOURCE_ERR;
+	}
+	batch->records[batch->n - 1].offset.v[0] = seq;
+	return 0;
+}
+
+static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
+                         size_t errlen)
+{
+	struct jsrc *s = ctx;
+	size_t max = batch->max < BATCH_MAX ? batch->max : BATCH_MAX;
+	int64_t before = jring_head(s->ring);
+	int r;
+
+	free_batch(s);
+	batch->n = 0;
+	batch->more = false;
+	if ((s->full = jring_full(s->ring)))
+		return 0; /* the next offset flush frees a slot (source_journald.h) */
+	if ((r = sd_journal_process(s->j)) < 0) {
+		sderr(errbuf, errlen, "processing changes", r);
+		return SOURCE_ERR;
+	}
+	while (batch->n < max && (r = next_entry(s)) > 0) {
+		if (build_record(s, &batch->records[batch->n], before) != 0) {
+			snprintf(errbuf, errlen, "journal: out of memory");
+			return SOURCE_ERR;
+		}
+		batch->n++;
+	}
+	if (r < 0) {
+		sderr(errbuf, errlen, "reading the next entry", r);
+		return SOURCE_ERR;
+	}
+	if (batch->n == 0)
+		return 0;
+	batch->more = batch->n == max;
+	return seal_batch(s, batch, errbuf, errlen);
+}
+
+static int journald_pollfds(void *ctx, struct pollfd *fds, int max)
+{
+	struct jsrc *s = ctx;
+
+	if (max < 1 || s->full)
+		return 0;
+	fds[0] = (struct pollfd){.fd = s->fd, .events = (short)sd_journal_get_events(s->j)};
+	return 1;
+}
+
+static int64_t journald_timeout(void *ctx, int64_t now_ms)
+{
+	struct jsrc *s = ctx;
+	uint64_t t;
+	int64_t ms;
+
+	if (s->full)
+		return FULL_RETRY_MS;
+	/* Local files are watched by inotify: no deadline. On network file
+	 * systems sd-journal asks to be looked at every 250 ms. */
+	if (sd_journal_get_timeout(s->j, &t) < 0 || t == UINT64_MAX)
+		return -1;
+	ms = (int64_t)(t / 1000) - now_ms;
+	return ms < 0 ? 0 : ms;
+}
+
+static char *journald_offset_json(void *ctx, const struct src_offset *off)
+{
+	struct jsrc *s = ctx;
+	const char *cur = jring_get(s->ring, off->v[0]);
+	cJSON *o;
+	char *json = NULL;
+
+	if (cur == NULL)
+		return NULL;
+	o = cJSON_CreateObject();
+	if (o != NULL && cJSON_AddStringToObject(o, "cursor", cur) != NULL)
+		json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return json;
+}
+
+/* --check: the journal opens and the matches are accepted. */
+static int journald_check(const struct config_section *cfg, const char *name, char *errbuf,
+                          size_t errlen)
+{
+	sd_journal *j = NULL;
+
+	if (open_journal(cfg, &j, errbuf, errlen) != 0)
+		return SOURCE_ERR_CONFIG;
+	sd_journal_close(j);
+	return 0;
+}
+
+const struct source_ops source_journald_ops = {
+    .kind = "journald",
+    .classes = journald_classes,
+    .config_keys = journald_keys,
+    .value_kind = VALUE_STRUCT,
+    .open = journald_open,
+    .check = journald_check,
+    .poll = journald_poll,
+    .pollfds = journald_pollfds,
+    .timeout_ms = journald_timeout,
+    .offset_json = journald_offset_json,
+    .close = journald_close,
+};

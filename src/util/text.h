@@ -1,0 +1,19 @@
+/* text: small byte-string helpers shared by sources: is it UTF-8, its
+ * base64. Pure functions, any thread. */
+#ifndef SKIFF_TEXT_H
+#define SKIFF_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when len bytes of s are well-formed UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF) and hold no NUL byte: text that a C
+ * string and a Java String both carry unchanged. */
+bool text_is_utf8(const char *s, size_t len);
+
+/* Standard base64 with padding (RFC 4648), as Java's Base64 encoder and
+ * Connect's JsonConverter write bytes. Returns a malloc'd NUL-terminated
+ * string (caller frees), or NULL when memory is short. */
+char *text_base64(const void *p, size_t len);
+
+#endif

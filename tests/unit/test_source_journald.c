@@ -1,0 +1,118 @@
+/* Unit tests of the journald source's libsystemd-free parts: the cursor
+ * ring, the cursor reader, an entry's data as a struct, and util/text. */
+#include "source_journald.h"
+#include "testlib.h"
+#include "text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void test_ring(void)
+{
+	struct jring *r = jring_new("");
+	char cur[32];
+	int64_t seq = 0;
+
+	CHECK(r != NULL);
+	CHECK_STR(jring_get(r, 0), "");
+	CHECK(jring_get(r, 1) == NULL); /* not yet */
+	for (int i = 1; i < JRING_SLOTS; i++) {
+		snprintf(cur, sizeof(cur), "c%d", i);
+		seq = jring_push(r, cur);
+		CHECK_INT(seq, i);
+		if (seq != i)
+			break;
+	}
+	/* 0 is still asked for: full, nothing is overwritten. */
+	CHECK(jring_full(r));
+	CHECK_INT(jring_push(r, "x"), -1);
+	CHECK_STR(jring_get(r, 0), "");
+	/* Asking for 10 releases 0..9: room for ten more. */
+	CHECK_STR(jring_get(r, 10), "c10");
+	for (int i = 0; i < 10; i++)
+		CHECK_INT(jring_push(r, "y"), JRING_SLOTS + i);
+	CHECK(jring_full(r));
+	CHECK_STR(jring_get(r, 10), "c10"); /* the same one again (a retried flush) */
+	CHECK(jring_get(r, 9) == NULL);     /* overwritten */
+	CHECK(jring_get(r, -1) == NULL);
+	jring_free(r);
+	jring_free(NULL);
+}
+
+static void test_cursor(void)
+{
+	char id[33];
+	uint64_t n = 0;
+
+	CHECK_INT(
+	    jcursor_seqnum("s=4527ea4ba7c44d70b4495f1db81de976;i=aaaa;b=0123;m=1;t=2;x=3", id, &n),
+	    0);
+	CHECK_STR(id, "4527ea4ba7c44d70b4495f1db81de976");
+	CHECK_INT(n, 0xaaaa);
+	CHECK_INT(jcursor_seqnum("b=1;i=10;s=4527ea4ba7c44d70b4495f1db81de976", id, &n), 0);
+	CHECK_INT(n, 16);
+	CHECK_INT(jcursor_seqnum("s=4527;i=10", id, &n), -1);
+	CHECK_INT(jcursor_seqnum("s=4527ea4ba7c44d70b4495f1db81de976;i=", id, &n), -1);
+	CHECK_INT(jcursor_seqnum("s=4527ea4ba7c44d70b4495f1db81de976;i=1g", id, &n), -1);
+	CHECK_INT(jcursor_seqnum("", id, &n), -1);
+}
+
+static void test_fields(void)
+{
+	cJSON *fields = NULL, *schema = jfields_schema(&fields), *payload = cJSON_CreateObject();
+	char *s, *p;
+
+	CHECK(schema != NULL && payload != NULL);
+	CHECK_INT(jfields_add(payload, fields, "MESSAGE=héllo", 14), 0);
+	CHECK_INT(jfields_add(payload, fields, "BIN=a\0b", 7), 0);
+	CHECK_INT(jfields_add(payload, fields, "BAD=\xff", 5), 0);
+	CHECK_INT(jfields_add(payload, fields, "MESSAGE=again", 13), 1);
+	CHECK_INT(jfields_add(payload, fields, "noequals", 8), -1);
+	CHECK_INT(jfields_add(payload, fields, "=x", 2), -1);
+	CHECK_INT(jfields_add_time(payload, fields, "__REALTIME_TIMESTAMP", 1700000000000001ULL),
+	          0);
+	s = cJSON_PrintUnformatted(schema);
+	p = cJSON_PrintUnformatted(payload);
+	CHECK_STR(s, "{\"type\":\"struct\",\"fields\":["
+	             "{\"type\":\"string\",\"optional\":true,\"field\":\"MESSAGE\"},"
+	             "{\"type\":\"bytes\",\"optional\":true,\"field\":\"BIN\"},"
+	             "{\"type\":\"bytes\",\"optional\":true,\"field\":\"BAD\"},"
+	             "{\"type\":\"int64\",\"optional\":true,\"field\":\"__REALTIME_TIMESTAMP\"}],"
+	             "\"optional\":false,\"name\":\"skiff.journal.Entry\"}");
+	CHECK_STR(p, "{\"MESSAGE\":\"héllo\",\"BIN\":\"YQBi\",\"BAD\":\"/w==\","
+	             "\"__REALTIME_TIMESTAMP\":1700000000000001}");
+	free(s);
+	free(p);
+	cJSON_Delete(schema);
+	cJSON_Delete(payload);
+}
+
+static void test_text(void)
+{
+	char *b;
+
+	CHECK(text_is_utf8("", 0));
+	CHECK(text_is_utf8("a\tb\n€😀", 11));
+	CHECK(!text_is_utf8("a\0b", 3));
+	CHECK(!text_is_utf8("\xc0\x80", 2));     /* overlong NUL */
+	CHECK(!text_is_utf8("\xed\xa0\x80", 3)); /* a surrogate */
+	CHECK(!text_is_utf8("\xf4\x90\x80\x80", 4));
+	CHECK(!text_is_utf8("\xe2\x82", 2)); /* cut short */
+	CHECK_STR(b = text_base64("", 0), "");
+	free(b);
+	CHECK_STR(b = text_base64("f", 1), "Zg==");
+	free(b);
+	CHECK_STR(b = text_base64("fo", 2), "Zm8=");
+	free(b);
+	CHECK_STR(b = text_base64("foobar", 6), "Zm9vYmFy");
+	free(b);
+}
+
+int main(void)
+{
+	test_ring();
+	test_cursor();
+	test_fields();
+	test_text();
+	return testlib_done("source_journald");
+}
