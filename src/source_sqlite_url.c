@@ -4,22 +4,12 @@
  * SQLite's rules (https://sqlite.org/uri.html): "file:" then an optional
  * "//authority" (empty or "localhost"), the path up to '?' or '#', %XX
  * escapes decoded. An in-memory database has no file and is refused. */
+#include "num.h"
 #include "source_sqlite.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Decodes n bytes of p with %XX escapes into out (n + 1 bytes). Returns
  * false when an escape is malformed or NUL. */
@@ -32,8 +22,8 @@ static bool unescape(const char *p, size_t n, char *out)
 			*out++ = p[i];
 			continue;
 		}
-		if (i + 2 >= n || (hi = hexval(p[i + 1])) < 0 || (lo = hexval(p[i + 2])) < 0 ||
-		    (hi | lo) == 0)
+		if (i + 2 >= n || (hi = num_hex_digit(p[i + 1])) < 0 ||
+		    (lo = num_hex_digit(p[i + 2])) < 0 || (hi | lo) == 0)
 			return false;
 		*out++ = (char)(hi * 16 + lo);
 		i += 2;

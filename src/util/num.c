@@ -34,3 +34,14 @@ int num_parse_bool(const char *s, bool *out)
 	}
 	return -1;
 }
+
+int num_hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -14,4 +14,8 @@ int num_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
  * Connect's BOOLEAN type. Returns 0 or -1. */
 int num_parse_bool(const char *s, bool *out);
 
+/* The value of one hexadecimal digit (either case), or -1 for another
+ * character. */
+int num_hex_digit(char c);
+
 #endif

@@ -127,17 +127,6 @@ static int split(char *l, char **tok)
 	}
 }
 
-static int nibble(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Appends the bytes of a token: HEX, HEX*N or "-". */
 static void hex_token(struct bytes *b, const char *tok)
 {
@@ -153,7 +142,7 @@ static void hex_token(struct bytes *b, const char *tok)
 	if (hlen % 2 != 0 || hlen / 2 > sizeof(one))
 		die(tok, "bad hex token");
 	for (size_t i = 0; i < hlen / 2; i++) {
-		int hi = nibble(tok[2 * i]), lo = nibble(tok[2 * i + 1]);
+		int hi = num_hex_digit(tok[2 * i]), lo = num_hex_digit(tok[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			die(tok, "bad hex digit");
