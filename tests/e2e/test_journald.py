@@ -148,8 +148,9 @@ def test_journald_kill9_restart_loses_nothing(tmp_path, kafka, topic):
     sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
     kills = []
     for k in range(6):  # killed at different points of the reading
+        mark = sk.log_mark()
         sk.start()
-        sk.wait_log(r"running 1 connector", since=sk.log_mark())
+        sk.wait_log(r"running 1 connector", since=mark)
         time.sleep(0.05 * k)
         sk.kill9()
         kills.append(len(consume(kafka.bootstrap, topic)))
