@@ -12,6 +12,9 @@ struct slot {
 	uint8_t state;
 };
 
+/* The per-record cost of flight, stated in acks.h. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct slot) == 56, "acks.h states 56 bytes a slot");
+
 struct acks {
 	struct slot *slots;
 	uint32_t capacity;
@@ -67,6 +70,7 @@ void *acks_submit(struct acks *a, struct acks_fifo *f, const struct src_offset *
 	a->free_head = s->next;
 	a->available--;
 	*s = (struct slot){.fifo = f, .off = *off, .next = ACKS_NIL, .state = SLOT_INFLIGHT};
+	src_ref_hold(s->off.ref); /* the record's is the source's */
 	if (f->tail == ACKS_NIL)
 		f->head = i;
 	else
@@ -76,10 +80,13 @@ void *acks_submit(struct acks *a, struct acks_fifo *f, const struct src_offset *
 	return s;
 }
 
+/* Frees slot i, and its offset's reference unless it was moved out. */
 static void release(struct acks *a, uint32_t i)
 {
 	struct slot *s = &a->slots[i];
 
+	src_ref_drop(s->off.ref);
+	s->off.ref = NULL;
 	s->state = SLOT_FREE;
 	s->fifo = NULL;
 	s->next = a->free_head;
@@ -94,7 +101,9 @@ static void advance(struct acks *a, struct acks_fifo *f)
 		uint32_t i = f->head;
 		struct slot *s = &a->slots[i];
 
-		f->committable = s->off;
+		src_ref_drop(f->committable.ref);
+		f->committable = s->off; /* its reference moves with it */
+		s->off.ref = NULL;
 		f->advanced = true;
 		f->head = s->next;
 		if (f->head == ACKS_NIL)
@@ -177,10 +186,19 @@ bool acks_take(struct acks_fifo *f, struct src_offset *out)
 	return true;
 }
 
+void acks_fifo_fini(struct acks_fifo *f)
+{
+	src_ref_drop(f->committable.ref);
+	f->committable.ref = NULL;
+}
+
 void acks_destroy(struct acks *a)
 {
 	if (a == NULL)
 		return;
+	for (uint32_t i = 0; i < a->capacity; i++)
+		if (a->slots[i].state != SLOT_FREE)
+			src_ref_drop(a->slots[i].off.ref);
 	free(a->slots);
 	free(a);
 }

@@ -25,12 +25,51 @@ struct config_key;
 struct config_section;
 struct partition; /* worker-owned handle of one source partition */
 
-/* A source offset: up to four integers whose meaning is the source's (file:
- * position and file identity; sqlite: incrementing id, timestamp ms, nanos).
- * The source turns it into Connect's JSON with offset_json(). */
+/* The part of an offset that does not fit in four integers (a journald
+ * cursor; a file's birth time and where skiff let go of it): an object the
+ * source allocates, embedding struct src_ref at its start, and renders in
+ * offset_json(). It is reference-counted so that it lives exactly as long as
+ * some offset names it, and nothing is ever left out: the worker holds a
+ * reference for each copy it keeps (a record in flight, a partition's
+ * committable offset) and drops it when done. free must not need the
+ * source's context (the last reference may go after close()). Main loop
+ * only: the count is a plain integer. */
+struct src_ref {
+	uint32_t refs;
+	void (*free)(struct src_ref *ref);
+};
+
+/* A source offset, a value the source owns completely: four integers whose
+ * meaning is the source's (file: position and file identity; sqlite:
+ * incrementing id, timestamp ms, nanos), and optionally a reference to more.
+ * The source turns it into Connect's JSON with offset_json(). 40 bytes: the
+ * worker keeps one per record in flight. */
 struct src_offset {
 	int64_t v[4];
+	struct src_ref *ref; /* NULL: none */
 };
+
+/* Sets r's count to 1 (the creator's reference). */
+static inline void src_ref_init(struct src_ref *r, void (*free_fn)(struct src_ref *ref))
+{
+	r->refs = 1;
+	r->free = free_fn;
+}
+
+/* Takes a reference to r (NULL: none); returns r. */
+static inline struct src_ref *src_ref_hold(struct src_ref *r)
+{
+	if (r != NULL)
+		r->refs++;
+	return r;
+}
+
+/* Gives a reference back; the last one frees r. Accepts NULL. */
+static inline void src_ref_drop(struct src_ref *r)
+{
+	if (r != NULL && --r->refs == 0)
+		r->free(r);
+}
 
 enum value_kind {
 	VALUE_NULL,
@@ -60,7 +99,10 @@ struct record_header {
 
 struct record {
 	struct partition *part;   /* from source_env.partition() */
-	struct src_offset offset; /* the offset *after* this record */
+	/* The offset *after* this record. Its ref, if any, is the source's
+	 * (held until its next poll() or close(), like the bytes); the worker
+	 * holds its own while it keeps a copy. */
+	struct src_offset offset;
 	const char *topic;        /* the topic; set by the source, valid like the record */
 	struct record_value key;
 	struct record_value value;
@@ -90,16 +132,19 @@ struct source_env {
 		__attribute__((format(printf, 3, 4)));
 };
 
-/* Failures of poll() and check(); 0 is success, never a count (error
- * convention: util/err.h). From poll() either stops the connector, its
- * offset before the record that could not be read, and the code decides the
- * exit code once no connector runs: 75 when any stopped with SOURCE_ERR, 78
- * when all stopped with SOURCE_ERR_CONFIG. From check() (--check only, no
- * connector runs) SOURCE_ERR_CONFIG fails the check and SOURCE_ERR is logged
- * as "not checked". */
+/* Failures of open(), poll() and check(); 0 is success, never a count
+ * (error convention: util/err.h). From open() SOURCE_ERR_CONFIG (or
+ * SOURCE_ERR) makes skiff exit 78 and SOURCE_ERR_NOMEM 75. From poll() each
+ * stops the connector, its offset before the record that could not be read,
+ * and the code decides the exit code once no connector runs: 75 when any
+ * stopped with SOURCE_ERR or SOURCE_ERR_NOMEM, 78 when all stopped with
+ * SOURCE_ERR_CONFIG. From check() (--check only, no connector runs)
+ * SOURCE_ERR_CONFIG fails the check and SOURCE_ERR (or _NOMEM) is logged as
+ * "not checked". */
 enum {
 	SOURCE_ERR = -1,        /* may pass (I/O error, lock): a restart may succeed (75) */
 	SOURCE_ERR_CONFIG = -2, /* a person must act (bad column, bad query): exit 78 */
+	SOURCE_ERR_NOMEM = -3,  /* out of memory: a restart may succeed (75) */
 };
 
 struct source_batch {
@@ -118,8 +163,9 @@ struct source_ops {
 	enum value_kind value_kind;
 
 	/* Validates cfg and prepares the source without I/O that may block for
-	 * long. Returns 0 and *ctx, or -1 with errbuf "what: why". Configuration
-	 * errors found here make skiff exit with EX_CONFIG. */
+	 * long. Returns 0 and *ctx, or an error with errbuf "what: why":
+	 * SOURCE_ERR_NOMEM (exit 75); any other (-1) is a configuration error
+	 * (exit 78, EX_CONFIG). */
 	int (*open)(const struct config_section *cfg, struct source_env *env, void **ctx,
 		    char *errbuf, size_t errlen);
 

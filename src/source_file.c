@@ -397,8 +397,8 @@ static void emit(struct filesrc *f, struct tailstream *s, const struct tailline 
 	b->n++;
 }
 
-/* Reads stream s into the batch. Returns 1 when it has more now, 0, or
- * SOURCE_ERR. */
+/* Reads stream s into the batch. Returns 1 when it has more now, 0,
+ * SOURCE_ERR or SOURCE_ERR_NOMEM. */
 static int read_stream(struct filesrc *f, struct tailstream *s, struct source_batch *b,
 		       int64_t now, char *errbuf, size_t errlen)
 {
@@ -412,6 +412,8 @@ static int read_stream(struct filesrc *f, struct tailstream *s, struct source_ba
 	rc = tailstream_read(s, &f->buf, f->lines, b->max - b->n, &n, now, errbuf, errlen);
 	for (size_t i = 0; i < n; i++)
 		emit(f, s, &f->lines[i], b);
+	if (rc == TAILSTREAM_ERR_NOMEM)
+		return SOURCE_ERR_NOMEM;
 	return rc < 0 ? SOURCE_ERR : rc;
 }
 
@@ -427,16 +429,19 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 		b->max = f->batch_max;
 	if (b->max > MAX_LINES)
 		b->max = MAX_LINES;
+	/* The previous batch's lines are no longer referenced: the worker
+	 * holds the offsets it keeps. */
+	tailctx_release(&f->ctx);
+	f->buf.used = 0;
 	drain_inotify(f, now);
 	housekeeping(f, now);
 	f->started = true;
-	f->buf.used = 0; /* the previous batch's lines are no longer referenced */
 	for (i = 0; i < f->nstreams && b->n < b->max; i++) {
 		size_t k = (f->rr + i) % f->nstreams;
 		int rc = read_stream(f, f->streams[k], b, now, errbuf, errlen);
 
-		if (rc == SOURCE_ERR)
-			return SOURCE_ERR;
+		if (rc < 0)
+			return rc;
 		if (rc == 1) {
 			more = true;
 			if (f->buf.cap - f->buf.used < f->ctx.max_line + 2)
@@ -479,10 +484,9 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 
 static char *file_offset_json(void *ctx, const struct src_offset *off)
 {
-	struct filesrc *f = ctx;
 	char buf[256];
 
-	if (tailctx_offset_json(&f->ctx, off, buf, sizeof(buf)) < 0)
+	if (tailpos_format(off, buf, sizeof(buf)) < 0)
 		return NULL;
 	return strdup(buf);
 }
@@ -497,6 +501,7 @@ static void file_close(void *ctx)
 		return;
 	for (size_t i = 0; i < f->nstreams; i++)
 		tailstream_free(f->streams[i]);
+	tailctx_fini(&f->ctx);
 	free(f->streams);
 	taildup_free(f->dup);
 	for (size_t i = 0; i < f->ndirs; i++)
@@ -639,9 +644,11 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	return 0;
 nomem:
 	snprintf(errbuf, errlen, "file source: out of memory");
+	file_close(f);
+	return SOURCE_ERR_NOMEM;
 fail:
 	file_close(f);
-	return -1;
+	return -1; /* from open(): a configuration error */
 }
 
 const struct source_ops source_file_ops = {

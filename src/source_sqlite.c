@@ -327,8 +327,8 @@ static void on_answer(struct sqsrc *s, int64_t now)
 	s->busy_warned = false;
 }
 
-/* Queries t for new rows. Returns 0, 1 when the database is busy, -1 on
- * error, -2 on an error a person must fix. */
+/* Queries t for new rows. Returns 0, 1 when the database is busy, or
+ * SOURCE_ERR, SOURCE_ERR_CONFIG (a person must fix it), SOURCE_ERR_NOMEM. */
 static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *errbuf, size_t errlen)
 {
 	int rc;
@@ -345,8 +345,10 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		on_busy(s, now);
 		return 1;
 	}
-	if (rc == SQ_ERR || rc == SQ_CONFIG)
-		return rc == SQ_CONFIG ? -2 : -1;
+	if (rc == SQ_ERR || rc == SQ_CONFIG || rc == SQ_NOMEM)
+		return rc == SQ_CONFIG ? SOURCE_ERR_CONFIG
+		       : rc == SQ_NOMEM ? SOURCE_ERR_NOMEM
+		                        : SOURCE_ERR;
 	on_answer(s, now);
 	if (rc == SQ_MISSING)
 		t->more = false;
@@ -364,7 +366,7 @@ static bool any_buffered(const struct sqsrc *s)
 }
 
 /* Hands out buffered rows first; queries due tables while there is room.
- * Returns 0 or SOURCE_ERR. */
+ * Returns 0 or a SOURCE_ERR* code. */
 static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int64_t now,
                       char *errbuf, size_t errlen)
 {
@@ -389,7 +391,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 			}
 			rc = fill_table(s, t, now, errbuf, errlen);
 			if (rc < 0)
-				return rc == -2 ? SOURCE_ERR_CONFIG : SOURCE_ERR;
+				return rc;
 			if (rc > 0)
 				return 0; /* busy: back off */
 		}
@@ -699,9 +701,11 @@ static int sqlite_open(const struct config_section *cfg, struct source_env *env,
 	return 0;
 nomem:
 	snprintf(errbuf, errlen, "sqlite source: out of memory");
+	sqlite_close(s);
+	return SOURCE_ERR_NOMEM;
 fail:
 	sqlite_close(s);
-	return -1;
+	return -1; /* from open(): a configuration error */
 }
 
 /* Lays out every table in its own read transaction, as the first poll
@@ -747,14 +751,18 @@ static int sqlite_check(const struct config_section *cfg, const char *name, char
 	int rc;
 
 	sqguard_check_env(&env, name);
-	if (sqlite_open(cfg, &env, &ctx, errbuf, errlen) != 0)
-		return SOURCE_ERR_CONFIG;
+	rc = sqlite_open(cfg, &env, &ctx, errbuf, errlen);
+	if (rc != 0)
+		return rc == SOURCE_ERR_NOMEM ? rc : SOURCE_ERR_CONFIG;
 	s = ctx;
 	rc = ensure_db(s, 0, true, errbuf, errlen);
 	if (rc == 0)
 		rc = check_tables(s, errbuf, errlen);
 	sqlite_close(s);
-	return rc == 0 || rc == 1 ? 0 : rc == SQ_CONFIG ? SOURCE_ERR_CONFIG : SOURCE_ERR;
+	return rc == 0 || rc == 1 ? 0
+	       : rc == SQ_CONFIG  ? SOURCE_ERR_CONFIG
+	       : rc == SQ_NOMEM   ? SOURCE_ERR_NOMEM
+	                          : SOURCE_ERR;
 }
 
 const struct source_ops source_sqlite_ops = {

@@ -290,13 +290,19 @@ struct sqsrc {
 };
 
 /* Results of sqtable_fill besides a count >= 0. */
-enum { SQ_ERR = -1, SQ_BUSY = -2, SQ_MISSING = -3, SQ_CONFIG = -4 /* a person must act */ };
+enum {
+	SQ_ERR = -1,
+	SQ_BUSY = -2,
+	SQ_MISSING = -3,
+	SQ_CONFIG = -4, /* a person must act */
+	SQ_NOMEM = -5,  /* out of memory: a restart may pass */
+};
 
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
  * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
  * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
- * or SQ_ERR or SQ_CONFIG with errbuf. The read transaction is over when this returns. */
+ * or SQ_ERR, SQ_CONFIG or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
 int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
@@ -311,7 +317,7 @@ void sqtable_drop_rows(struct sqtable *t);
 
 /* Reads t's columns, checks the mode's columns and prepares its batch
  * statement (source_sqlite_layout.c). Runs inside a read transaction.
- * Returns 0, SQ_MISSING, SQ_BUSY, or SQ_ERR or SQ_CONFIG (the
+ * Returns 0, SQ_MISSING, SQ_BUSY, SQ_NOMEM, or SQ_ERR or SQ_CONFIG (the
  * mode's columns or the query are wrong) with errbuf. */
 int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen);
 

@@ -153,7 +153,7 @@ static int sql_fail(struct lay *l, const char *what)
 static int oom(struct lay *l)
 {
 	fail(l, "out of memory");
-	return SQ_ERR;
+	return SQ_NOMEM;
 }
 
 static bool busy(int rc)

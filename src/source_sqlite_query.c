@@ -345,8 +345,8 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
 	t0 = clock_mono_ms();
 	if (read_rows(s, t, &u) != 0) {
-		snprintf(errbuf, errlen, "out of memory");
-		rc = SQ_ERR;
+		snprintf(errbuf, errlen, "%s: out of memory", t->name ? t->name : "query");
+		rc = SQ_NOMEM;
 		goto out;
 	}
 	if (u.rc != SQLITE_ROW && u.rc != SQLITE_DONE) {

@@ -1,6 +1,7 @@
 /* tailchain: opening files into a stream's chain, finding what comes next
- * (rotated siblings, the file at the path), letting go; the birth keys that
- * offsets carry. See tailchain.h, and tailstream.c for the safety argument. */
+ * (rotated siblings, the file at the path), letting go; the marks (tailpos.h)
+ * of the lines handed out, held until the next poll. See tailchain.h, and
+ * tailstream.c for the safety argument. */
 #include "tailchain.h"
 #include "clock.h"
 
@@ -13,51 +14,38 @@
 #include <sys/inotify.h>
 #include <time.h>
 
-/* ---- birth keys for offset_json ------------------------------------------ */
+/* ---- the marks of lines handed out ------------------------------------- */
 
-static size_t born_slot(int64_t dev, int64_t ino)
+int tailchain_hold(struct tailctx *c, struct src_ref *r)
 {
-	uint64_t h = (uint64_t)ino * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)dev;
+	if (r == NULL || (c->nheld > 0 && c->held[c->nheld - 1] == r))
+		return 0; /* the lines of one read share their file's mark */
+	if (c->nheld == c->capheld) {
+		size_t cap = c->capheld ? c->capheld * 2 : 16;
+		struct src_ref **grown = realloc(c->held, cap * sizeof(*grown));
 
-	return (size_t)(h >> 32) % TAILSTREAM_BORN_SLOTS;
+		if (grown == NULL)
+			return TAILSTREAM_ERR_NOMEM;
+		c->held = grown;
+		c->capheld = cap;
+	}
+	c->held[c->nheld++] = src_ref_hold(r);
+	return 0;
 }
 
-int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino)
+void tailctx_release(struct tailctx *c)
 {
-	size_t i = born_slot(dev, ino);
-
-	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0
-		       ? c->born[i].born
-		       : -1;
+	for (size_t i = 0; i < c->nheld; i++)
+		src_ref_drop(c->held[i]);
+	c->nheld = 0;
 }
 
-static bool c_is_done(const struct tailctx *c, int64_t dev, int64_t ino, int64_t pos)
+void tailctx_fini(struct tailctx *c)
 {
-	size_t i = born_slot(dev, ino);
-
-	return c->born[i].dev == dev && c->born[i].ino == ino && c->born[i].born > 0 &&
-	       c->born[i].done == pos;
-}
-
-/* Notes that the file id was let go at byte end. */
-static void c_done(struct tailctx *c, const struct tailid *id, int64_t end)
-{
-	size_t i = born_slot(id->dev, id->ino);
-
-	if (c->born[i].dev == id->dev && c->born[i].ino == id->ino)
-		c->born[i].done = end;
-}
-
-int tailctx_offset_json(const struct tailctx *c, const struct src_offset *off, char *buf,
-			size_t len)
-{
-	int n = tailpos_format(off, tailctx_born(c, off->v[1], off->v[2]), buf, len);
-	int m;
-
-	if (n <= 0 || !c_is_done(c, off->v[1], off->v[2], off->v[0]))
-		return n;
-	m = snprintf(buf + n - 1, len - (size_t)n + 1, ",\"finished\":1}");
-	return m > 0 && (size_t)m < len - (size_t)n + 1 ? n - 1 + m : -1;
+	tailctx_release(c);
+	free(c->held);
+	c->held = NULL;
+	c->capheld = 0;
 }
 
 /* ---- the chain ---------------------------------------------------------- */
@@ -131,7 +119,6 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 {
 	struct tailctx *c = s->c;
 	struct tailfile *tf = NULL;
-	const struct tailid *id;
 	int rc;
 
 	if (at > s->n || chain_room(s) != 0)
@@ -165,11 +152,6 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	peek(&s->chain[at]);
 	s->n++;
 	c->nopen++;
-	id = tailfile_id(tf);
-	c->born[born_slot(id->dev, id->ino)].dev = id->dev;
-	c->born[born_slot(id->dev, id->ino)].ino = id->ino;
-	c->born[born_slot(id->dev, id->ino)].born = id->born;
-	c->born[born_slot(id->dev, id->ino)].done = -1;
 	if (at == 0)
 		watch(s);
 	if (strcmp(path, s->path) == 0)
@@ -322,7 +304,8 @@ struct src_offset tailchain_offset(const struct tailstream *s)
 	if (tf == NULL)
 		return s->last_off;
 	return (struct src_offset){.v = {tailfile_pos(tf), tailfile_id(tf)->dev,
-					 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)}};
+					 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)},
+				   .ref = &tailfile_mark(tf)->ref};
 }
 
 /* Keeps l, let go early, open for late writes (see tailstream_read); when
@@ -352,8 +335,10 @@ void tailchain_pop(struct tailstream *s)
 				    .dev = id->dev, .ino = id->ino, .born = id->born};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
 		       tailfile_path(l->tf), (long long)end);
+	src_ref_drop(s->last_off.ref);
 	s->last_off = tailchain_offset(s);
-	c_done(s->c, id, end);
+	src_ref_hold(s->last_off.ref); /* the mark outlives the file */
+	tailfile_mark(l->tf)->done = end;
 	if (l->linger && s->n > 1) {
 		keep_lingering(s, l);
 	} else {

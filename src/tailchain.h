@@ -38,7 +38,7 @@ struct tailstream {
 	size_t n, cap;
 	struct link linger[LINGER_MAX]; /* let go, watched for rotate.wait.ms */
 	size_t nlinger;
-	struct src_offset last_off;  /* after the last line of the chain */
+	struct src_offset last_off;  /* after the last line of the chain (holds its ref) */
 	struct tailscan_entry *pend; /* rotated files the chain had no room for */
 	size_t npend;
 	struct tailpos saved; /* where to go on when n == 0 */
@@ -77,8 +77,12 @@ int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos
 void tailchain_extend(struct tailstream *s, const struct tailid *after);
 
 /* The offset after everything the chain has handed out: chain[0]'s place,
- * or the end of the last file let go. */
+ * or the end of the last file let go. Its ref is borrowed from the chain. */
 struct src_offset tailchain_offset(const struct tailstream *s);
+
+/* Holds r until tailctx_release (the mark of lines handed out). Returns 0
+ * or TAILSTREAM_ERR_NOMEM. */
+int tailchain_hold(struct tailctx *c, struct src_ref *r);
 
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
  * lingering (link.linger) for late writes. */

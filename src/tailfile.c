@@ -12,6 +12,7 @@ struct tailfile {
 	int fd;
 	char *path;
 	struct tailid id;
+	struct tailmark *mark; /* what its offsets carry besides v[]: one reference */
 	size_t max_line;
 	enum tailfile_policy policy;
 	int64_t pos;      /* first byte not consumed */
@@ -69,6 +70,10 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 	}
 	if (tf->id.size == 0 && reads_past_size(fd)) {
 		err = -ENODATA; /* a pseudo file elsewhere (FUSE, ...) */
+		goto fail;
+	}
+	if (tailmark_new(tf->id.born, &tf->mark) != 0) {
+		err = -ENOMEM;
 		goto fail;
 	}
 	tf->fd = fd;
@@ -184,6 +189,7 @@ static void emit(struct tailfile *tf, const struct chunk *c, struct tailline *l,
 	l->after.v[1] = tf->id.dev;
 	l->after.v[2] = tf->id.ino;
 	l->after.v[3] = (int64_t)tf->fp;
+	l->after.ref = &tf->mark->ref;
 }
 
 /* Finds the end of the line at region[from]: 1 with *eol and *next, or 0
@@ -344,6 +350,11 @@ int64_t tailfile_pos(const struct tailfile *tf)
 	return tf->pos;
 }
 
+struct tailmark *tailfile_mark(const struct tailfile *tf)
+{
+	return tf->mark;
+}
+
 uint64_t tailfile_fp(const struct tailfile *tf)
 {
 	return tf->fp;
@@ -362,6 +373,7 @@ void tailfile_close(struct tailfile *tf)
 		return;
 	if (tf->fd >= 0)
 		close(tf->fd);
+	src_ref_drop(&tf->mark->ref);
 	free(tf->path);
 	free(tf);
 }

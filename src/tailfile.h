@@ -22,6 +22,7 @@
 
 #include "source.h"
 #include "tailid.h"
+#include "tailpos.h"
 
 /* Bytes before the position a reader remembers (tailfile_still_there). */
 #define TAILFILE_LAST 64
@@ -38,7 +39,9 @@ struct tailline {
 	const char *bytes;
 	size_t len;
 	int64_t start;           /* file offset of the line's first byte */
-	struct src_offset after; /* {position after it, dev, ino, fingerprint} */
+	/* {position after it, dev, ino, fingerprint} and the file's mark (a
+	 * reference the file holds: hold one to keep it past tailfile_close). */
+	struct src_offset after;
 };
 
 struct tailfile_stats {
@@ -97,6 +100,8 @@ const struct tailid *tailfile_id(const struct tailfile *tf);
 int tailfile_fd(const struct tailfile *tf);
 int64_t tailfile_pos(const struct tailfile *tf);
 uint64_t tailfile_fp(const struct tailfile *tf);
+/* The file's mark (born, where it was let go); tf holds it until closed. */
+struct tailmark *tailfile_mark(const struct tailfile *tf);
 /* Current size from fstat, or -1. */
 int64_t tailfile_size(const struct tailfile *tf);
 

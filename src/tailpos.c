@@ -4,8 +4,43 @@
 #include "jsonint.h"
 #include "tailid.h"
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ref is the mark's first member: the mark starts where it does. */
+static struct tailmark *mark_at(struct src_ref *ref)
+{
+	if (ref == NULL)
+		return NULL;
+	return (struct tailmark *)((char *)ref - offsetof(struct tailmark, ref));
+}
+
+static void mark_free(struct src_ref *ref)
+{
+	free(mark_at(ref));
+}
+
+int tailmark_new(int64_t born, struct tailmark **out)
+{
+	struct tailmark *m = malloc(sizeof(*m));
+
+	*out = NULL;
+	if (m == NULL)
+		return -ENOMEM;
+	src_ref_init(&m->ref, mark_free);
+	m->born = born;
+	m->done = -1;
+	*out = m;
+	return 0;
+}
+
+struct tailmark *tailmark_of(const struct src_offset *off)
+{
+	return mark_at(off->ref);
+}
 
 int tailpos_parse(const char *json, struct tailpos *out)
 {
@@ -26,8 +61,11 @@ int tailpos_parse(const char *json, struct tailpos *out)
 	return 0;
 }
 
-int tailpos_format(const struct src_offset *off, int64_t born, char *buf, size_t len)
+int tailpos_format(const struct src_offset *off, char *buf, size_t len)
 {
+	const struct tailmark *m = tailmark_of(off);
+	int64_t born = m != NULL && m->born > 0 ? m->born : -1;
+	bool finished = born > 0 && m->done == off->v[0];
 	int64_t fplen = off->v[0] < TAILID_FP_MAX ? off->v[0] : TAILID_FP_MAX;
 	int n = snprintf(buf, len,
 			 "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,\"fplen\":%lld",
@@ -36,6 +74,8 @@ int tailpos_format(const struct src_offset *off, int64_t born, char *buf, size_t
 
 	if (n > 0 && born >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ",\"born\":%lld", (long long)born);
+	if (n > 0 && finished && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ",\"finished\":1");
 	if (n > 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, "}");
 	return n > 0 && (size_t)n < len ? n : -1;

@@ -31,12 +31,32 @@ struct tailpos {
 	bool finished; /* read to its end and let go: not finding it loses nothing */
 };
 
+/* What a file's offsets carry beyond their four integers (src_offset.v =
+ * position, dev, ino, fp): the file's birth key, and where skiff let go of
+ * it. One per open of a file (tailfile), shared by the file and by every
+ * offset naming it through src_ref, so it lives while any offset does: 32
+ * bytes per file, not per record. */
+struct tailmark {
+	struct src_ref ref;
+	int64_t born; /* tailid.born: ns, > 0 */
+	int64_t done; /* the position skiff let go of the file at, -1 while read */
+};
+
+/* A mark for a file born at born (done -1), holding one reference. Returns 0
+ * and *out (src_ref_drop), or -ENOMEM. */
+int tailmark_new(int64_t born, struct tailmark **out);
+
+/* The mark off refers to (NULL: none). */
+struct tailmark *tailmark_of(const struct src_offset *off);
+
 /* Parses an offset value ({"position":N,"dev":..}; Connect's {"position":N}
  * alone too). Returns 0, or -1 when json has no usable position. */
 int tailpos_parse(const char *json, struct tailpos *out);
 
-/* Renders off (and born when >= 0) as the offset value JSON into buf.
- * Returns the length, or -1 when buf is too small. */
-int tailpos_format(const struct src_offset *off, int64_t born, char *buf, size_t len);
+/* Renders off as the offset value JSON into buf: its four integers, fplen,
+ * and from its mark (when it has one) born, and "finished":1 when the file
+ * was let go at exactly off's position. Returns the length, or -1 when buf
+ * is too small. */
+int tailpos_format(const struct src_offset *off, char *buf, size_t len);
 
 #endif

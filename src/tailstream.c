@@ -437,7 +437,7 @@ static void count_stats(struct tailstream *s, const struct tailfile_stats *st)
 /* Reads late writes to the files let go early into out[*n..max): they ship
  * after everything the chain handed out so far, with the chain's offset (see
  * the top of this file). Closes each once wait_left says it is quiet, after
- * a final read. Returns 1 when out is full, else 0. */
+ * a final read. Returns 1 when out is full, 0, or TAILSTREAM_ERR_NOMEM. */
 static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tailline *out,
 			  size_t max, size_t *n, int64_t now, struct tailfile_stats *st)
 {
@@ -461,6 +461,8 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 			rc = tailfile_read(l->tf, buf, out + *n, max - *n, &got, done, st);
 		for (size_t k = 0; k < got; k++)
 			out[*n + k].after = at;
+		if (got > 0 && tailchain_hold(s->c, at.ref) != 0)
+			return TAILSTREAM_ERR_NOMEM;
 		if (got > 0)
 			s->c->env->count(s->c->env, "late_lines", got);
 		*n += got;
@@ -494,10 +496,12 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 	*n = 0;
 	s->ready = false;
 	s->deadline = -1;
-	if (s->nlinger > 0 && read_lingering(s, buf, out, max, n, now, &st) == 1) {
+	if (s->nlinger > 0 && (rc = read_lingering(s, buf, out, max, n, now, &st)) != 0) {
 		count_stats(s, &st);
-		s->ready = true;
-		return 1;
+		s->ready = rc == 1;
+		if (rc < 0)
+			snprintf(errbuf, errlen, "%s: out of memory", s->path);
+		return rc;
 	}
 	if (s->n == 0) {
 		count_stats(s, &st);
@@ -519,13 +523,18 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 			truncated(s, size);
 
 		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final, &st);
+		if (got > 0 && tailchain_hold(s->c, out[*n].after.ref) != 0) {
+			snprintf(errbuf, errlen, "%s: out of memory", s->path);
+			count_stats(s, &st);
+			return TAILSTREAM_ERR_NOMEM;
+		}
 		*n += got;
 		if (got > 0)
 			s->last_active = now;
 		if (rc < 0) {
 			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf), strerror(-rc));
 			count_stats(s, &st);
-			return -1;
+			return rc == -ENOMEM ? TAILSTREAM_ERR_NOMEM : TAILSTREAM_ERR;
 		}
 		if (rc == TAILFILE_MORE)
 			break;
@@ -684,6 +693,7 @@ void tailstream_free(struct tailstream *s)
 		tailfile_close(s->linger[i].tf);
 		s->c->nopen--;
 	}
+	src_ref_drop(s->last_off.ref);
 	tailscan_free(s->pend, s->npend);
 	free(s->chain);
 	free(s->path);

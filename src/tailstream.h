@@ -26,8 +26,6 @@
 #include "tailfile.h"
 #include "tailpos.h"
 
-#define TAILSTREAM_BORN_SLOTS 4096
-
 struct tailstream;
 
 /* What the streams of one connector share. Filled by the connector. */
@@ -44,22 +42,20 @@ struct tailctx {
 	/* True when a stream other than except watches wd. */
 	bool (*wd_shared)(void *opaque, int wd, const struct tailstream *except);
 	void *opaque;
-	/* Birth keys of recently opened files, and where they were let go
-	 * (-1 while open), for offset_json (direct-mapped). */
-	struct {
-		int64_t dev, ino, born, done;
-	} born[TAILSTREAM_BORN_SLOTS];
+	/* The marks (tailpos.h) of the lines tailstream_read handed out since
+	 * tailctx_release: a line's offset must stay valid until the next poll
+	 * even when its file is closed meanwhile. At most one per read of a
+	 * file, so no more than the lines of one poll. */
+	struct src_ref **held;
+	size_t nheld, capheld;
 };
 
-/* The birth key recorded for a file opened recently, or -1. */
-int64_t tailctx_born(const struct tailctx *c, int64_t dev, int64_t ino);
+/* Gives back the marks held for the lines handed out so far (at the start
+ * of a poll: the worker holds what it keeps). */
+void tailctx_release(struct tailctx *c);
 
-/* Renders off as the offset value JSON (tailpos_format) into buf, with the
- * file's birth key and "finished":1 when the file was let go at exactly that
- * position (then not finding it at a restart loses nothing). Returns the
- * length, or -1 when buf is too small. */
-int tailctx_offset_json(const struct tailctx *c, const struct src_offset *off, char *buf,
-			size_t len);
+/* tailctx_release, and frees what c allocated (not c). */
+void tailctx_fini(struct tailctx *c);
 
 enum {
 	TAILSTREAM_FROM_END = 1 << 0, /* read.from=end applies (found at start-up) */
@@ -79,9 +75,15 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
  * 200 ms), so nothing here stops the connector. */
 void tailstream_check(struct tailstream *s, int64_t now);
 
-/* Reads lines of the stream into out[0..max) (pointing into buf). Returns 1
- * when stopped early (more to read now), 0 when caught up, -1 on an error
- * that stops the connector (errbuf). */
+enum {
+	TAILSTREAM_ERR = -1,       /* a read failed: stops the connector */
+	TAILSTREAM_ERR_NOMEM = -2, /* out of memory */
+};
+
+/* Reads lines of the stream into out[0..max) (pointing into buf; their
+ * offsets' marks held in the tailctx until tailctx_release). Returns 1 when
+ * stopped early (more to read now), 0 when caught up, or TAILSTREAM_ERR*
+ * with errbuf. */
 int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *out, size_t max,
 		    size_t *n, int64_t now, char *errbuf, size_t errlen);
 

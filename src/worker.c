@@ -409,6 +409,7 @@ static int open_conn(struct worker *w, const struct connector_settings *cs, char
 {
 	struct conn *c = &w->conns[w->nconns];
 	char why[1024];
+	int rc;
 
 	c->w = w;
 	c->cs = cs;
@@ -422,9 +423,11 @@ static int open_conn(struct worker *w, const struct connector_settings *cs, char
 		return WORKER_ERR_NOMEM;
 	}
 	w->nconns++;
-	if (cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why)) != 0) {
+	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
+	if (rc != 0) {
 		snprintf(errbuf, errlen, "connector %s: %s", cs->name, why);
-		return WORKER_ERR_CONFIG;
+		/* Out of memory may pass at a restart; anything else needs a person. */
+		return rc == SOURCE_ERR_NOMEM ? WORKER_ERR_NOMEM : WORKER_ERR_CONFIG;
 	}
 	return 0;
 }
@@ -536,6 +539,7 @@ void worker_destroy(struct worker *w)
 		worker_source_free(c);
 	}
 	for (size_t i = 0; i < w->nparts; i++) {
+		acks_fifo_fini(&w->parts[i]->fifo);
 		free(w->parts[i]->key);
 		free(w->parts[i]);
 	}

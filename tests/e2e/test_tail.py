@@ -327,6 +327,28 @@ def test_1000_files_under_one_glob(tmp_path, kafka, topic):
     assert f"{d}/skip.log" not in by_file
 
 
+@pytest.mark.skiff_timeout(300)
+def test_every_offset_of_1200_files_names_its_birth_time(tmp_path, kafka, topic):
+    """1,200 files under one glob, one line each: every stored offset carries
+    the file's birth time (a 4,096-slot side cache used to leave it out on a
+    collision, for about one file in five), and nothing else in it changes."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    for i in range(1200):
+        write_lines(d / f"f{i:04d}.log", [i], mode="w")
+    c = conn(topic, files=f"{d}/*.log", max_open_files="100")
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), [c]).start()
+    settle(kafka, topic, sk, 1200)
+    offs = offsetfile.load(tmp_path / "offsets")
+    for i in range(1200):
+        path = d / f"f{i:04d}.log"
+        st = os.stat(path)
+        value = offs[offsetfile.key("tail", {"filename": str(path)})]
+        assert value["position"] == st.st_size and value["ino"] == st.st_ino, (path, value)
+        assert isinstance(value.get("born"), int) and value["born"] > 0, (path, value)
+        assert list(value) == ["position", "dev", "ino", "fp", "fplen", "born"], (path, value)
+
+
 def test_read_from_end_and_new_files(tmp_path, kafka, topic):
     """read.from=end: a file present at start is read from its end (its
     partial last line included when it completes); a file created later is

@@ -4,7 +4,7 @@
 
 static struct src_offset off(int64_t v)
 {
-	struct src_offset o = {{v, 0, 0, 0}};
+	struct src_offset o = {.v = {v, 0, 0, 0}};
 	return o;
 }
 
@@ -17,7 +17,7 @@ static void test_in_order_and_out_of_order(void)
 
 	acks_fifo_init(&f);
 	for (int i = 0; i < 5; i++)
-		t[i] = acks_submit(a, &f, &(struct src_offset){{(i + 1) * 10, 0, 0, 0}});
+		t[i] = acks_submit(a, &f, &(struct src_offset){.v = {(i + 1) * 10, 0, 0, 0}});
 	CHECK_INT(acks_available(a), 3);
 	CHECK(!acks_take(&f, &got));
 	/* Acks for 2 and 3 arrive first: nothing is committable past 0. */
@@ -47,9 +47,9 @@ static void test_failure_blocks_prefix(void)
 	void *t1, *t2, *t3;
 
 	acks_fifo_init(&f);
-	t1 = acks_submit(a, &f, &(struct src_offset){{1, 0, 0, 0}});
-	t2 = acks_submit(a, &f, &(struct src_offset){{2, 0, 0, 0}});
-	t3 = acks_submit(a, &f, &(struct src_offset){{3, 0, 0, 0}});
+	t1 = acks_submit(a, &f, &(struct src_offset){.v = {1, 0, 0, 0}});
+	t2 = acks_submit(a, &f, &(struct src_offset){.v = {2, 0, 0, 0}});
+	t3 = acks_submit(a, &f, &(struct src_offset){.v = {3, 0, 0, 0}});
 	CHECK(acks_done(a, t2, false) == &f);
 	CHECK(f.failed);
 	acks_done(a, t3, true);
@@ -71,9 +71,9 @@ static void test_two_fifos_and_full(void)
 
 	acks_fifo_init(&f);
 	acks_fifo_init(&g);
-	t1 = acks_submit(a, &f, &(struct src_offset){{7, 0, 0, 0}});
-	t2 = acks_submit(a, &g, &(struct src_offset){{9, 0, 0, 0}});
-	CHECK(acks_submit(a, &f, &(struct src_offset){{8, 0, 0, 0}}) == NULL);
+	t1 = acks_submit(a, &f, &(struct src_offset){.v = {7, 0, 0, 0}});
+	t2 = acks_submit(a, &g, &(struct src_offset){.v = {9, 0, 0, 0}});
+	CHECK(acks_submit(a, &f, &(struct src_offset){.v = {8, 0, 0, 0}}) == NULL);
 	acks_done(a, t2, true);
 	CHECK(!acks_take(&f, &got));
 	CHECK(acks_take(&g, &got));
@@ -92,23 +92,23 @@ static void test_cancel_and_orphans(void)
 	void *t1, *t2, *t3;
 
 	acks_fifo_init(&f);
-	t1 = acks_submit(a, &f, &(struct src_offset){{1, 0, 0, 0}});
-	t2 = acks_submit(a, &f, &(struct src_offset){{2, 0, 0, 0}});
+	t1 = acks_submit(a, &f, &(struct src_offset){.v = {1, 0, 0, 0}});
+	t2 = acks_submit(a, &f, &(struct src_offset){.v = {2, 0, 0, 0}});
 	acks_cancel(a, t2);
 	CHECK_INT(f.inflight, 1);
 	CHECK_INT(acks_available(a), 2);
-	t3 = acks_submit(a, &f, &(struct src_offset){{3, 0, 0, 0}});
+	t3 = acks_submit(a, &f, &(struct src_offset){.v = {3, 0, 0, 0}});
 	acks_done(a, t1, true);
 	acks_done(a, t3, true);
 	CHECK(acks_take(&f, &got));
 	CHECK_INT(got.v[0], 3);
 	/* A single-entry FIFO cancelled empties it. */
-	t1 = acks_submit(a, &f, &(struct src_offset){{4, 0, 0, 0}});
+	t1 = acks_submit(a, &f, &(struct src_offset){.v = {4, 0, 0, 0}});
 	acks_cancel(a, t1);
 	CHECK_INT(f.head, ACKS_NIL);
 	CHECK_INT(f.tail, ACKS_NIL);
 	/* Orphans: abandoned while in flight, freed on their report. */
-	t1 = acks_submit(a, &f, &(struct src_offset){{5, 0, 0, 0}});
+	t1 = acks_submit(a, &f, &(struct src_offset){.v = {5, 0, 0, 0}});
 	acks_abandon(a, &f);
 	CHECK_INT(acks_available(a), 2);
 	CHECK(acks_done(a, t1, true) == NULL);
@@ -133,7 +133,8 @@ static void test_many(void)
 	acks_fifo_init(&f);
 	while (done < N) {
 		while (submitted < N && acks_available(a) > 0) {
-			tok[submitted] = acks_submit(a, &f, &(struct src_offset){{submitted + 1, 0, 0, 0}});
+			tok[submitted] =
+			    acks_submit(a, &f, &(struct src_offset){.v = {submitted + 1, 0, 0, 0}});
 			submitted++;
 		}
 		for (;;) {
@@ -158,8 +159,56 @@ static void test_many(void)
 	acks_destroy(a);
 }
 
+/* A source's reference (a journald cursor, a file's mark) lives exactly as
+ * long as an offset names it: in flight, committable, or the source's own. */
+static int freed;
+
+static void count_free(struct src_ref *r)
+{
+	(void)r;
+	freed++;
+}
+
+static void test_refs_live_while_named(void)
+{
+	struct src_ref a, b;
+	struct acks *k = acks_new(8);
+	struct acks_fifo f;
+	struct src_offset o;
+	void *t1, *t2, *t3;
+
+	acks_fifo_init(&f);
+	src_ref_init(&a, count_free);
+	src_ref_init(&b, count_free);
+	t1 = acks_submit(k, &f, &(struct src_offset){.v = {1}, .ref = &a});
+	t2 = acks_submit(k, &f, &(struct src_offset){.v = {2}, .ref = &a});
+	t3 = acks_submit(k, &f, &(struct src_offset){.v = {3}, .ref = &b});
+	CHECK_INT(a.refs, 3);
+	CHECK_INT(b.refs, 2);
+	acks_cancel(k, t3); /* could not be produced: its hold goes */
+	CHECK_INT(b.refs, 1);
+	src_ref_drop(&a); /* the source's next poll */
+	CHECK(acks_done(k, t2, true) == &f); /* out of order: nothing passes */
+	CHECK_INT(a.refs, 2);
+	CHECK(acks_done(k, t1, true) == &f); /* both pass; the last is committable */
+	CHECK_INT(a.refs, 1);
+	CHECK(acks_take(&f, &o) && o.v[0] == 2 && o.ref == &a);
+	CHECK_INT(freed, 0);
+	t3 = acks_submit(k, &f, &(struct src_offset){.v = {3}, .ref = &b});
+	src_ref_drop(&b); /* the source's next poll */
+	CHECK(acks_done(k, t3, true) == &f); /* a's last reference goes */
+	CHECK_INT(freed, 1);
+	t1 = acks_submit(k, &f, &(struct src_offset){.v = {4}, .ref = NULL});
+	acks_abandon(k, &f);
+	acks_fifo_fini(&f); /* b's */
+	CHECK_INT(freed, 2);
+	CHECK(acks_done(k, t1, true) == NULL);
+	acks_destroy(k);
+}
+
 int main(void)
 {
+	test_refs_live_while_named();
 	test_in_order_and_out_of_order();
 	test_failure_blocks_prefix();
 	test_two_fifos_and_full();

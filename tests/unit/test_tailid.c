@@ -90,21 +90,35 @@ static void test_family_and_inode(void)
 
 static void test_tailpos(void)
 {
-	struct src_offset off = {{5000, 2049, 9007199254740993LL, -6437437392128475113LL}};
+	struct src_offset off = {.v = {5000, 2049, 9007199254740993LL, -6437437392128475113LL}};
 	struct tailpos p;
+	struct tailmark *m;
 	char buf[256];
 
-	CHECK(tailpos_format(&off, 1700000000123456789LL, buf, sizeof(buf)) > 0);
+	CHECK(tailmark_new(1700000000123456789LL, &m) == 0);
+	off.ref = &m->ref; /* the file's mark: its birth time */
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "{\"position\":5000,\"dev\":2049,\"ino\":9007199254740993,"
 		       "\"fp\":-6437437392128475113,\"fplen\":1024,\"born\":1700000000123456789}");
 	CHECK_INT(tailpos_parse(buf, &p), 0);
 	CHECK(p.known && p.has_id && p.has_fp && p.has_born);
 	CHECK(p.ino == 9007199254740993LL && p.fp == (uint64_t)-6437437392128475113LL);
 	CHECK_INT(p.fplen, 1024);
+	/* Let go at 5000: that offset says so, others do not. */
+	m->done = 5000;
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"born\":1700000000123456789,\"finished\":1}") != NULL);
+	CHECK_INT(tailpos_parse(buf, &p), 0);
+	CHECK(p.finished && p.has_born);
+	off.v[0] = 4999;
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "finished") == NULL);
+	src_ref_drop(&m->ref);
+	off.ref = NULL;
 	off.v[0] = 10;
-	CHECK(tailpos_format(&off, -1, buf, sizeof(buf)) > 0);
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"fplen\":10}") != NULL);
-	CHECK_INT(tailpos_format(&off, -1, buf, 20), -1);
+	CHECK_INT(tailpos_format(&off, buf, 20), -1);
 	/* Connect's own offset: a position alone. */
 	CHECK_INT(tailpos_parse("{\"position\":42}", &p), 0);
 	CHECK(p.known && !p.has_id && !p.has_fp && p.pos == 42);

@@ -85,8 +85,70 @@ static void test_out_of_memory_is_transient(void)
 	settings_destroy(&s);
 }
 
+/* Fails each calloc of worker_new in turn with connector conn (a properties
+ * text) in dir; returns how many failures were reported as a configuration
+ * error (exit 78). */
+static int config_errors_when_out_of_memory(const char *dir, const char *conn)
+{
+	char wpath[600], cpath[600], text[2048], errbuf[2048];
+	char *paths[2] = {wpath, cpath};
+	struct settings s;
+	struct offsets *o = NULL;
+	struct stats *st = NULL;
+	int config = 0, ok = 0;
+
+	snprintf(wpath, sizeof(wpath), "%s/worker.properties", dir);
+	snprintf(cpath, sizeof(cpath), "%s/c.properties", dir);
+	snprintf(text, sizeof(text),
+	         "bootstrap.servers=127.0.0.1:1\noffset.storage.file.filename=%s/offsets\n", dir);
+	write_text(wpath, text);
+	write_text(cpath, conn);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(settings_load(paths, 2, &s, errbuf, sizeof(errbuf)), 0);
+	snprintf(text, sizeof(text), "%s/offsets", dir);
+	CHECK_INT(offsets_open_file(text, &o, errbuf, sizeof(errbuf)), 0);
+	CHECK_INT(stats_new(&st), 0);
+	for (int k = 1; k < 400 && !ok; k++) {
+		struct worker *w = NULL;
+		int rc;
+
+		fail_at = k;
+		rc = worker_new(&s, o, st, &w, errbuf, sizeof(errbuf));
+		ok = fail_at > 0;
+		fail_at = 0;
+		if (rc == WORKER_ERR_CONFIG) {
+			fprintf(stderr, "calloc %d: exit 78 for: %s\n", k, errbuf);
+			config++;
+		}
+		worker_destroy(w);
+	}
+	CHECK(ok);
+	stats_destroy(st);
+	offsets_destroy(o);
+	settings_destroy(&s);
+	return config;
+}
+
+/* Out of memory in a source's open() is SOURCE_ERR_NOMEM: exit 75 like the
+ * worker's own (it was 78, "a person must act", on 4247a90). */
+static void test_source_out_of_memory_is_transient(void)
+{
+	char dir[512], conn[1024];
+
+	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
+	snprintf(conn, sizeof(conn),
+	         "name=fd\nconnector.class=FileStreamSource\nfile=%s/app.log\ntopic=t\n", dir);
+	CHECK_INT(config_errors_when_out_of_memory(dir, conn), 0);
+	snprintf(conn, sizeof(conn),
+	         "name=db\nconnector.class=JdbcSourceConnector\nconnection.url=jdbc:sqlite:%s/"
+	         "db.sqlite\nmode=bulk\ntable.whitelist=a,b\ntopic.prefix=p-\n",
+	         dir);
+	CHECK_INT(config_errors_when_out_of_memory(dir, conn), 0);
+}
+
 int main(void)
 {
 	test_out_of_memory_is_transient();
+	test_source_out_of_memory_is_transient();
 	return testlib_done("test_worker");
 }
