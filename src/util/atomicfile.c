@@ -122,7 +122,7 @@ static int write_tmp(const char *tmp, const void *data, size_t len, int *held, c
 		syserr(errbuf, errlen, "remove stale", tmp);
 		return -1;
 	}
-	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		syserr(errbuf, errlen, "create", tmp);
 		return -1;

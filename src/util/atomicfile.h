@@ -35,7 +35,8 @@ enum {
  * everything, including the directory fsync, succeeded; otherwise a negative
  * ATOMICFILE_ERR_* with errbuf set, PATH.tmp removed, and *done (if not NULL)
  * telling which renames happened: nothing renamed means path and prev are
- * untouched. Called from the main loop; blocks on the disk. */
+ * untouched. The new file is created 0600 (less under the umask): offsets
+ * reveal paths and positions. Called from the main loop; blocks on the disk. */
 int atomicfile_replace(const char *path, const char *prev, const void *data, size_t len, int *done,
                        char *errbuf, size_t errlen);
 

@@ -16,7 +16,7 @@ int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "%s: path too long", path);
 		return LOCKFILE_ERR;
 	}
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(errbuf, errlen, "%s: %s", lock, strerror(errno));
 		return LOCKFILE_ERR;

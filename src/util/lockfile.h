@@ -11,7 +11,7 @@ enum {
 };
 
 /* Takes an exclusive, non-blocking flock(2) on "<path>.lock" (created if
- * missing) and returns its descriptor, to keep open for the life of the
+ * missing, 0600) and returns its descriptor, to keep open for the life of the
  * process (the kernel drops the lock at exit, even after SIGKILL). Returns
  * LOCKFILE_ERR or LOCKFILE_HELD with errbuf. */
 int lockfile_acquire(const char *path, char *errbuf, size_t errlen);

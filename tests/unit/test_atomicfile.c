@@ -58,7 +58,7 @@ static void test_write_and_read(void)
 	CHECK_INT(atomicfile_write(p, "hello\n", 6, err, sizeof(err)), 0);
 	CHECK_STR(slurp(p), "hello\n");
 	CHECK(!exists(in_dir("a.tmp")));
-	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0644);
+	CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0600); /* private: paths, positions */
 	CHECK_INT(atomicfile_write(p, "", 0, err, sizeof(err)), 0);
 	CHECK_INT(atomicfile_read(p, 10, &d, &len, err, sizeof(err)), 0);
 	CHECK(d != NULL && len == 0 && d[0] == '\0');
