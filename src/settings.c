@@ -6,6 +6,7 @@
 #include "log.h"
 #include "props.h"
 #include "source.h"
+#include "wireprops.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,8 @@ static const struct config_key connector_keys[] = {
 	{"name", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
 	 "Connector name: the first element of its offset keys."},
 	{"connector.class", CFG_CLASS, NULL, 0, 0, NULL, CFG_REQUIRED,
-	 "Which source: FileStreamSource (or its full class name), JdbcSourceConnector."},
+	 "Which source: a class name listed with each source below (Connect's short or full "
+	 "name)."},
 	{"tasks.max", CFG_INT, "1", 1, INT_MAX32, NULL, 0,
 	 "Accepted for Connect compatibility; skiff runs one task per connector."},
 	{"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter."},
@@ -187,8 +189,11 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 		cls++;
 	c->ops = source_find(cls);
 	if (c->ops == NULL) {
-		snprintf(errbuf, errlen, "%s: %s: unknown connector class '%s' (known: "
-			 "FileStreamSource, JdbcSourceConnector)", props_name(p), key, cls);
+		char known[256];
+
+		source_class_names(known, sizeof(known));
+		snprintf(errbuf, errlen, "%s: %s: unknown connector class '%s' (known: %s)",
+			 props_name(p), key, cls, known);
 		return -1;
 	}
 	tables[1] = c->ops->config_keys;
@@ -257,7 +262,8 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 			return -1;
 		out->nfiles++;
 	}
-	if (config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen) != 0)
+	if (config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen) != 0 ||
+	    wireprops_check(out->worker, errbuf, errlen) != 0)
 		return -1;
 	for (size_t i = 1; i < n; i++)
 		if (load_connector(out, out->files[i], "", NULL, errbuf, errlen) != 0)

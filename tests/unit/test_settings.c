@@ -181,7 +181,7 @@ static void test_secrets_masked(void)
 	char *w = write_tmp("sec.properties",
 			    "offset.storage.file.filename=/tmp/o\n"
 			    "producer.sasl.password=hunter2\n"
-			    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required password=\"hunter3\";\n"
+			    "sasl.oauthbearer.client.secret=hunter3\n"
 			    "producer.ssl.key.password=hunter4\n"
 			    "connectors.a.connector.class=FileStreamSource\n"
 			    "connectors.a.file=/tmp/f\n"
@@ -196,6 +196,17 @@ static void test_secrets_masked(void)
 	CHECK(strstr(out, "file=/tmp/f") != NULL);
 	free(out);
 	settings_destroy(&s);
+	/* A JAAS line librdkafka cannot read is refused, its secret not shown. */
+	w = write_tmp("jaas.properties",
+		      "offset.storage.file.filename=/tmp/o\n"
+		      "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+		      "required password=\"hunter5\";\n"
+		      "connectors.a.connector.class=FileStreamSource\n"
+		      "connectors.a.file=/tmp/f\n"
+		      "connectors.a.topic=t\n");
+	CHECK_INT(load(&s, err, sizeof(err), 1, w), -1);
+	CHECK(strstr(err, "jaas.properties:2: sasl.jaas.config: librdkafka reads no JAAS") != NULL);
+	CHECK(strstr(err, "hunter") == NULL);
 	CHECK_STR(config_display("producer.sasl.password", "x", 0), "[hidden]");
 	CHECK_STR(config_display("bootstrap.servers", "x", 0), "x");
 }
