@@ -154,6 +154,10 @@ struct source_batch {
 	bool more; /* set by poll: records are ready now, call again soon */
 };
 
+/* How often a source without timeout_ms is polled while it has no records
+ * ready. */
+#define SOURCE_DEFAULT_POLL_MS 1000
+
 struct source_ops {
 	const char *kind;                     /* "file", "sqlite" */
 	const char *const *classes;           /* connector.class values, NULL-terminated */
@@ -182,15 +186,18 @@ struct source_ops {
 	int (*poll)(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
 		    size_t errlen);
 
-	/* Descriptors the source wants watched (POLLIN); returns how many it
-	 * wrote, at most max. Readiness makes the worker call poll(). */
+	/* Optional (NULL: none). Descriptors the source wants watched (POLLIN);
+	 * returns how many it wrote, at most max. Readiness makes the worker
+	 * call poll(). */
 	int (*pollfds)(void *ctx, struct pollfd *fds, int max);
 
-	/* Milliseconds from now_ms until poll() should be called even without
-	 * descriptor activity; -1 for no deadline. */
+	/* Optional (NULL: every SOURCE_DEFAULT_POLL_MS). Milliseconds from
+	 * now_ms until poll() should be called even without descriptor
+	 * activity; -1 for no deadline. */
 	int64_t (*timeout_ms)(void *ctx, int64_t now_ms);
 
-	/* Connect's offset value for off as compact JSON, malloc'd (caller
+	/* Required (no default fits every source's integers and reference).
+	 * Connect's offset value for off as compact JSON, malloc'd (caller
 	 * frees), or NULL on allocation failure. */
 	char *(*offset_json)(void *ctx, const struct src_offset *off);
 
@@ -201,6 +208,12 @@ struct source_ops {
 /* The registry: finds the ops for a connector.class value (exact, case
  * sensitive, as Connect matches class names and aliases). NULL if none. */
 const struct source_ops *source_find(const char *connector_class);
+
+/* The first connector.class of each registered source, ", " between them
+ * ("FileStreamSource, JdbcSourceConnector"), for messages: written into buf
+ * (truncated to len, NUL-terminated when len > 0). Returns the length of the
+ * whole list, as snprintf does. */
+size_t source_class_names(char *buf, size_t len);
 
 /* All registered sources, NULL-terminated, for --help-config. */
 extern const struct source_ops *const source_registry[];

@@ -2,6 +2,7 @@
  * line here. */
 #include "source.h"
 
+#include <stdio.h>
 #include <string.h>
 
 extern const struct source_ops source_file_ops;
@@ -18,6 +19,21 @@ const struct source_ops *const source_registry[] = {
 #endif
 	NULL,
 };
+
+size_t source_class_names(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (size_t i = 0; source_registry[i] != NULL; i++) {
+		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s%s",
+		                 i > 0 ? ", " : "", source_registry[i]->classes[0]);
+
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
 
 const struct source_ops *source_find(const char *connector_class)
 {

@@ -190,7 +190,9 @@ static void on_source_due(struct loop *l, struct loop_timer *t, void *arg)
 static int source_fds(struct conn *c)
 {
 	for (;;) {
-		int n = c->cap > 0 ? c->cs->ops->pollfds(c->ctx, c->pfds, c->cap) : 0;
+		int n = c->cap > 0 && c->cs->ops->pollfds != NULL
+		            ? c->cs->ops->pollfds(c->ctx, c->pfds, c->cap)
+		            : 0;
 		int cap = c->cap ? c->cap * 2 : 4;
 		struct pollfd *p;
 
@@ -240,8 +242,10 @@ int worker_source_watch(struct conn *c, bool active, int64_t now)
 		return WORKER_ERR_NOMEM;
 	if (active && (c->ready || c->next < c->batch.n))
 		d = 0;
-	else if (active)
+	else if (active && c->cs->ops->timeout_ms != NULL)
 		d = c->cs->ops->timeout_ms(c->ctx, now);
+	else if (active)
+		d = SOURCE_DEFAULT_POLL_MS;
 	loop_timer_set(c->deadline, d >= 0 ? now + d : -1, 0);
 	return 0;
 }

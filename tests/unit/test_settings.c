@@ -147,6 +147,8 @@ static void test_errors(void)
 	expect_error(text, "an inline connector is named by its prefix");
 	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=Nope\n",
 		     "unknown connector class 'Nope'");
+	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=Nope\n",
+		     "(known: FileStreamSource, JdbcSourceConnector");
 	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=FileStreamSource\nconnectors.b.file=/f\n",
 		     "missing required property 'topic'");
 	expect_error("bootstrap.servers=x:1\n", "missing required property 'offset.storage.file.filename'");
@@ -228,8 +230,24 @@ static void test_help_lists_every_key(void)
 	free(out);
 }
 
+/* The list in messages is the registry's: each source's first class name. */
+static void test_class_names_from_registry(void)
+{
+	char want[512] = "", got[512], small[8];
+	size_t n = 0;
+
+	for (size_t i = 0; source_registry[i] != NULL; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%s%s", i ? ", " : "",
+		                      source_registry[i]->classes[0]);
+	CHECK_INT(source_class_names(got, sizeof(got)), n);
+	CHECK_STR(got, want);
+	CHECK_INT(source_class_names(small, sizeof(small)), n); /* the length, as snprintf */
+	CHECK_STR(small, "FileStr");
+}
+
 int main(void)
 {
+	test_class_names_from_registry();
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
 	test_connect_files_unchanged();
 	test_inline_and_overrides();
