@@ -25,6 +25,7 @@
 #include "log.h"
 #include "source.h"
 #include "taildup.h"
+#include "tailmulti.h"
 #include "tailscan.h"
 #include "tailstream.h"
 
@@ -57,6 +58,7 @@ struct filesrc {
 	char **patterns, **excludes;
 	size_t npat, nex;
 	struct tailstream **streams;
+	struct tailmulti **groups; /* streams[i]'s grouper; NULL: one line a record */
 	size_t nstreams, cap, rr;
 	struct taildup *dup; /* paths naming a file already tailed */
 	struct dirwatch *dirs;
@@ -68,6 +70,10 @@ struct filesrc {
 	enum key_mode key;
 	char *hdr_path, *hdr_offset;
 	bool partitions_full_logged;
+	struct tailmulti_rules *multi; /* NULL: no multiline.pattern */
+	size_t multi_max_bytes;
+	struct tailbuf recbuf; /* the poll's multi-line records */
+	struct tailline *recs;
 };
 
 static const char *const file_classes[] = {
@@ -126,6 +132,26 @@ static const struct config_key file_keys[] = {
 	{"header.offset", CFG_STRING, "", 0, 0, NULL, 0,
 	 "Name of a record header carrying the byte offset of the line in its file, as decimal "
 	 "text (e.g. log.offset); empty: no header."},
+	{"multiline.pattern", CFG_STRING, "", 0, 0, NULL, 0,
+	 "A POSIX extended regex that groups lines into multi-line records (stack traces, "
+	 "wrapped JSON), as Filebeat's multiline.pattern; empty: each line is a record. A "
+	 "record ships once complete, with the offset after its last line."},
+	{"multiline.negate", CFG_BOOL, "false", 0, 0, NULL, 0,
+	 "true: a line matches when the pattern does not find a match in it."},
+	{"multiline.match", CFG_ENUM, "after", 0, 0, "after|before", 0,
+	 "after: a matching line continues the record before it, any other line starts a "
+	 "record; before: a matching line is continued by the next line, any other line ends "
+	 "the record."},
+	{"multiline.max.lines", CFG_INT, "500", 1, 1000000, NULL, 0,
+	 "Most lines in one record; a longer group ships in records of this many lines "
+	 "(multiline_max_lines counts each cut)."},
+	{"multiline.max.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
+	 "Most bytes in one record (lines joined by \\n); a larger group ships in several "
+	 "records (multiline_max_bytes counts each cut). At least max.line.bytes; keep it below "
+	 "the producer's message.max.bytes."},
+	{"multiline.timeout.ms", CFG_INT, "5000", 10, 3600000, NULL, 0,
+	 "A record that no line was added to for this long ships as it stands (the last "
+	 "record of a quiet file; multiline_timeouts)."},
 	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
@@ -199,14 +225,23 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	if (f->nstreams == f->cap) {
 		size_t ncap = f->cap ? f->cap * 2 : 16;
 		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
+		struct tailmulti **groups;
 
 		if (grown == NULL)
 			return -1;
 		f->streams = grown;
+		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
+			return -1;
+		f->groups = groups;
 		f->cap = ncap;
 	}
-	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL)
+	f->groups[f->nstreams] = NULL;
+	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
+	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL) {
+		tailmulti_free(f->groups[f->nstreams]);
+		return -1;
+	}
 	f->streams[f->nstreams++] = s;
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
@@ -397,20 +432,61 @@ static void emit(struct filesrc *f, struct tailstream *s, const struct tailline 
 	b->n++;
 }
 
-/* Reads stream s into the batch. Returns 1 when it has more now, 0,
- * SOURCE_ERR or SOURCE_ERR_NOMEM. */
-static int read_stream(struct filesrc *f, struct tailstream *s, struct source_batch *b,
-		       int64_t now, char *errbuf, size_t errlen)
+/* True when the poll has room to read one more stream: with multi-line
+ * records, a record for each line it may read plus the one waiting, and
+ * their bytes (tailmulti_feed). */
+static bool room(const struct filesrc *f, const struct source_batch *b)
 {
-	size_t n = 0;
-	int rc;
+	if (f->multi == NULL)
+		return b->n < b->max;
+	return b->n + 1 < b->max && f->recbuf.cap - f->recbuf.used >=
+		f->multi_max_bytes + (f->buf.cap - f->buf.used) + (b->max - b->n);
+}
 
-	if (!tailstream_ready(s))
+/* Groups the n lines just read from streams[k] (none: a record may time
+ * out) into multi-line records and adds those complete to the batch. */
+static int group(struct filesrc *f, size_t k, size_t n, struct source_batch *b, int64_t now,
+		 char *errbuf, size_t errlen)
+{
+	struct tailmulti_stats st = {0};
+	size_t nrec = 0;
+	int rc = tailmulti_feed(f->groups[k], f->lines, n, now, &f->recbuf, f->recs, &nrec, &st);
+
+	for (size_t i = 0; i < nrec; i++)
+		emit(f, f->streams[k], &f->recs[i], b);
+	if (st.max_lines)
+		f->env->count(f->env, "multiline_max_lines", st.max_lines);
+	if (st.max_bytes)
+		f->env->count(f->env, "multiline_max_bytes", st.max_bytes);
+	if (st.timeouts)
+		f->env->count(f->env, "multiline_timeouts", st.timeouts);
+	if (rc == 0)
 		return 0;
+	snprintf(errbuf, errlen, "%s: out of memory", tailstream_path(f->streams[k]));
+	return SOURCE_ERR_NOMEM;
+}
+
+/* Reads stream k into the batch. Returns 1 when it has more now, 0,
+ * SOURCE_ERR or SOURCE_ERR_NOMEM. */
+static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int64_t now,
+		       char *errbuf, size_t errlen)
+{
+	struct tailstream *s = f->streams[k];
+	struct tailmulti *m = f->groups[k];
+	size_t n = 0, max = b->max - b->n - (m != NULL ? 1 : 0);
+	int rc = 0;
+
+	if (!tailstream_ready(s)) {
+		int64_t due = m != NULL ? tailmulti_deadline(m) : -1;
+
+		return due >= 0 && now >= due ? group(f, k, 0, b, now, errbuf, errlen) : 0;
+	}
 	if (tailstream_open_files(s) == 0)
 		tailstream_check(s, now); /* closed while idle, or waiting for its file */
-	rc = tailstream_read(s, &f->buf, f->lines, b->max - b->n, &n, now, errbuf, errlen);
-	for (size_t i = 0; i < n; i++)
+	rc = tailstream_read(s, &f->buf, f->lines, max, &n, now, errbuf, errlen);
+	if (m != NULL && group(f, k, n, b, now, errbuf, errlen) != 0)
+		return SOURCE_ERR_NOMEM;
+	for (size_t i = 0; m == NULL && i < n; i++)
 		emit(f, s, &f->lines[i], b);
 	if (rc == TAILSTREAM_ERR_NOMEM)
 		return SOURCE_ERR_NOMEM;
@@ -432,13 +508,19 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	/* The previous batch's lines are no longer referenced: the worker
 	 * holds the offsets it keeps. */
 	tailctx_release(&f->ctx);
-	f->buf.used = 0;
+	f->buf.used = f->recbuf.used = 0;
 	drain_inotify(f, now);
 	housekeeping(f, now);
 	f->started = true;
-	for (i = 0; i < f->nstreams && b->n < b->max; i++) {
+	for (i = 0; i < f->nstreams; i++) {
 		size_t k = (f->rr + i) % f->nstreams;
-		int rc = read_stream(f, f->streams[k], b, now, errbuf, errlen);
+		int rc;
+
+		if (!room(f, b)) {
+			more = true;
+			break;
+		}
+		rc = read_stream(f, k, b, now, errbuf, errlen);
 
 		if (rc < 0)
 			return rc;
@@ -475,9 +557,12 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 		t = f->next_poll;
 	for (size_t i = 0; i < f->nstreams; i++) {
 		int64_t d = tailstream_deadline(f->streams[i]);
+		int64_t g = f->groups[i] != NULL ? tailmulti_deadline(f->groups[i]) : -1;
 
 		if (d >= 0 && d < t)
 			t = d;
+		if (g >= 0 && g < t)
+			t = g;
 	}
 	return t > now_ms ? t - now_ms : 0;
 }
@@ -499,10 +584,16 @@ static void file_close(void *ctx)
 
 	if (f == NULL)
 		return;
-	for (size_t i = 0; i < f->nstreams; i++)
+	for (size_t i = 0; i < f->nstreams; i++) {
 		tailstream_free(f->streams[i]);
+		tailmulti_free(f->groups[i]);
+	}
 	tailctx_fini(&f->ctx);
+	tailmulti_rules_free(f->multi);
 	free(f->streams);
+	free(f->groups);
+	free(f->recbuf.mem);
+	free(f->recs);
 	taildup_free(f->dup);
 	for (size_t i = 0; i < f->ndirs; i++)
 		free(f->dirs[i].dir);
@@ -547,6 +638,20 @@ static char *opt_string(const struct config_section *cfg, const char *key)
 	return v != NULL && v[0] != '\0' ? strdup(v) : NULL;
 }
 
+/* --check: what open() would refuse in the multiline.* keys. */
+static int file_check(const struct config_section *cfg, const char *name, char *errbuf,
+		      size_t errlen)
+{
+	struct tailmulti_rules *r = NULL;
+	int rc = tailmulti_configure(cfg, &r, errbuf, errlen);
+
+	(void)name;
+	tailmulti_rules_free(r);
+	if (rc == -2)
+		snprintf(errbuf, errlen, "multiline.pattern: out of memory");
+	return rc == 0 ? 0 : rc == -1 ? SOURCE_ERR_CONFIG : SOURCE_ERR_NOMEM;
+}
+
 /* Reads the configuration into f. Returns 0, -1 with errbuf (a
  * configuration error), or -2 when out of memory. */
 static int configure(struct filesrc *f, const struct config_section *cfg, char *errbuf,
@@ -578,7 +683,8 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 		return -1;
 	}
 	f->globbing = f->npat > 0;
-	return 0;
+	f->multi_max_bytes = (size_t)config_int(cfg, "multiline.max.bytes");
+	return tailmulti_configure(cfg, &f->multi, errbuf, errlen);
 }
 
 /* Creates the streams named literally (file, or patterns without wildcards)
@@ -634,6 +740,15 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->dup = taildup_new(env);
 	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL || f->dup == NULL)
 		goto nomem;
+	if (f->multi != NULL) {
+		/* The records of one poll: one waiting per stream read (each at
+		 * most multiline.max.bytes), the lines read, a separator each. */
+		f->recbuf.cap = f->multi_max_bytes + f->buf.cap + MAX_LINES;
+		f->recbuf.mem = malloc(f->recbuf.cap);
+		f->recs = calloc(MAX_LINES, sizeof(*f->recs));
+		if (f->recbuf.mem == NULL || f->recs == NULL)
+			goto nomem;
+	}
 	if (!f->poll_mode && (f->ctx.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
 		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)", strerror(errno));
 		goto fail;
@@ -657,6 +772,7 @@ const struct source_ops source_file_ops = {
 	.config_keys = file_keys,
 	.value_kind = VALUE_STRING,
 	.open = file_open,
+	.check = file_check,
 	.poll = file_poll,
 	.pollfds = file_pollfds,
 	.timeout_ms = file_timeout,
