@@ -10,6 +10,8 @@ set -euo pipefail
 PACKAGES=(
 	# the build
 	build-essential cmake pkg-config librdkafka-dev libcjson-dev libsqlite3-dev
+	# compressed rotated logs: gzip (required), zstd and xz (used when present)
+	zlib1g-dev libzstd-dev liblzma-dev
 	# the journald source (optional at build time: SKIFF_JOURNALD)
 	libsystemd-dev
 	# the demo and the end-to-end tests

@@ -1,0 +1,204 @@
+"""Compressed and moved rotations (issue 14): logrotate with `compress` and
+without `delaycompress` compresses app.log.1 right after renaming it, so a
+file skiff had not finished (it was stopped, or behind) exists only as
+app.log.1.gz; with `olddir` the rotated files live in another directory.
+
+Default profile: 10 s per run, two kills. SKIFF_PROFILE=long: 60 s, a kill
+every 4-10 s.
+
+Bounds checked:
+  with kills      no line lost; every duplicate lies in a window [D, M] of
+                  some kill (as in test_tail_logrotate.py): D the first line
+                  after the offset durable at the kill, M the last line Kafka
+                  held then.
+  while stopped   a clean stop, three compressed rotations, a start: every
+                  line exactly once, nothing counted as lost.
+"""
+
+import gzip
+import lzma
+import os
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import Skiff, consume
+import offsetfile
+from test_tail_logrotate import Rotator, allowed, finish, fnv1a64
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+from tailwriter import Writer, check_lines, line, number  # noqa: E402
+
+LONG = os.environ.get("SKIFF_PROFILE") == "long"
+SECONDS = 60 if LONG else 10
+RATE = 2000
+
+
+def counter(sk, name):
+    vals = [int(m) for m in re.findall(rf"\b{name}=(\d+)", sk.log_text())]
+    return max(vals) if vals else 0
+
+
+def content(p):
+    """A rotated file's bytes, decompressed; None while it is being written
+    (a .gz logrotate has not finished)."""
+    try:
+        if p.name.endswith(".gz"):
+            return gzip.decompress(p.read_bytes())
+        if p.name.endswith(".xz"):
+            return lzma.decompress(p.read_bytes())
+        return p.read_bytes()
+    except (EOFError, OSError, lzma.LZMAError, FileNotFoundError):
+        return None
+
+
+def files(dirs):
+    return [p for d in dirs for p in d.iterdir() if p.is_file()]
+
+
+def durable_line(offsets_path, key, dirs):
+    """The number of the first line after the durable offset, found in the
+    (decompressed) file whose fingerprint the offset names."""
+    if not offsets_path.exists():
+        return 0
+    offs = offsetfile.load(offsets_path)
+    if key not in offs:
+        return 0
+    v = offs[key]
+    pos, fplen = v["position"], v.get("fplen", 0)
+    fp = v.get("fp", 0) & 0xFFFFFFFFFFFFFFFF
+    for p in sorted(files(dirs), key=lambda p: (p.stat().st_ino != v["ino"], p.name)):
+        data = content(p)
+        if data is None or len(data) < pos or fnv1a64(data[:fplen]) != fp:
+            continue
+        if pos < len(data):
+            return number(data[pos:pos + 8])
+        lines = data.rstrip(b"\n").split(b"\n")
+        return number(lines[-1]) + 1 if lines and lines[-1] else 0
+    raise AssertionError(f"no file in {dirs} matches the durable offset {v}")
+
+
+def setup(tmp_path, kafka, topic, olddir=False, compress="compress"):
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    dirs = [logdir]
+    log = logdir / "app.log"
+    extra = ""
+    c = {"name": "rot", "connector.class": "FileStreamSource", "topic": topic,
+         "file": str(log), "rotate.wait.ms": "1000"}
+    if olddir:
+        old = tmp_path / "old"
+        old.mkdir()
+        dirs.append(old)
+        extra = f"  olddir {old}\n"
+        c["rotated.dirs"] = str(old)
+    conf = tmp_path / "logrotate.conf"
+    conf.write_text(f"{log} {{\n  rotate 100000\n  create\n  {compress}\n"
+                    f"  missingok\n{extra}}}\n")
+    log.write_text("")
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "offset.flush.interval.ms": "300",
+              "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+    sk = Skiff(tmp_path, worker, [c])
+    return sk, log, conf, dirs
+
+
+def run_with_kills(tmp_path, kafka, topic, olddir):
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic, olddir)
+    key = offsetfile.key("rot", {"filename": str(log)})
+    sk.start()
+    writer = Writer(log, rate=RATE, reopen=True)
+    rot = Rotator(conf, tmp_path / "logrotate.state")
+    writer.start()
+    rot.start()
+    rng = random.Random(int(os.environ.get("SKIFF_SEED", "0")) or None)
+    windows = []
+    end = time.monotonic() + SECONDS
+    next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 3)
+    while time.monotonic() < end:
+        time.sleep(0.2)
+        if time.monotonic() < next_kill or time.monotonic() > end - 2:
+            continue
+        sk.kill9()
+        shipped = [number(v["value"]) for v in consume(kafka.bootstrap, topic)]
+        windows.append((durable_line(tmp_path / "offsets", key, dirs),
+                        max(shipped) if shipped else -1))
+        time.sleep(rng.uniform(1.2, 2.5))  # at least one compressed rotation while down
+        sk.start()
+        next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 3)
+    written = writer.stop()
+    rot.stop()
+    assert not rot.errors, rot.errors[:3]
+    vals = finish(kafka, topic, sk, written)
+    missing, dups, bad_dups, unexpected = check_lines(vals, written, allowed(windows))
+    gz = sum(1 for p in files(dirs) if p.name.endswith(".gz"))
+    print(f"{'olddir' if olddir else 'compress'}: {written} lines, {rot.runs} rotations, "
+          f"{gz} .gz files, kills {windows}, {len(dups)} duplicates, "
+          f"files_gone_unread={counter(sk, 'files_gone_unread')}")
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not bad_dups, f"{len(bad_dups)} duplicates outside the kill windows: {bad_dups[:10]}"
+    assert counter(sk, "files_gone_unread") == 0
+    assert rot.runs >= SECONDS - 3
+
+
+@pytest.mark.skiff_timeout(SECONDS * 2 + 240)
+def test_compress_with_kills(tmp_path, kafka, topic):
+    run_with_kills(tmp_path, kafka, topic, olddir=False)
+
+
+@pytest.mark.skiff_timeout(SECONDS * 2 + 240)
+def test_compress_olddir_with_kills(tmp_path, kafka, topic):
+    run_with_kills(tmp_path, kafka, topic, olddir=True)
+
+
+def write_lines(path, numbers):
+    with open(path, "a") as f:
+        for i in numbers:
+            f.write(line(i) + "\n")
+
+
+@pytest.mark.parametrize("olddir", [False, True], ids=["samedir", "olddir"])
+def test_compressed_rotations_while_stopped(tmp_path, kafka, topic, olddir):
+    """Lines 0-99 read; skiff stopped cleanly; 100-149 appended (unread),
+    then three rotations with compress, each followed by 50 new lines: the
+    file of the stored offset exists only as a .gz, so do the two after it.
+    Bound: every line once, nothing counted lost."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic, olddir)
+    write_lines(log, range(100))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=100, timeout=60)
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    n = 100
+    for _ in range(3):
+        write_lines(log, range(n, n + 50))
+        n += 50
+        subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    write_lines(log, range(n, n + 50))
+    n += 50
+    assert not os.path.exists(str(log) + ".1"), "logrotate did not compress"
+    sk.start()
+    consume(kafka.bootstrap, topic, n=n, timeout=60, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(vals, n)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    assert counter(sk, "files_gone_unread") == 0
+    assert counter(sk, "bytes_unread_lost") == 0
+
+
+def subprocess_logrotate(conf, state):
+    import subprocess
+    r = subprocess.run(["logrotate", "-f", "-s", str(state), str(conf)],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert r.returncode == 0, r.stdout.decode(errors="replace")
