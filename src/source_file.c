@@ -501,8 +501,11 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	size_t i;
 
 	b->n = 0;
-	if (b->max > f->batch_max)
-		b->max = f->batch_max;
+	/* With multi-line records, one more: a record waiting since an earlier
+	 * poll may complete beside batch.size lines (batch.size=1 would never
+	 * read a line while one waits). */
+	if (b->max > f->batch_max + (f->multi != NULL))
+		b->max = f->batch_max + (f->multi != NULL);
 	if (b->max > MAX_LINES)
 		b->max = MAX_LINES;
 	/* The previous batch's lines are no longer referenced: the worker
