@@ -57,6 +57,7 @@ struct filesrc {
 	int64_t rescan_ms, poll_ms, next_rescan, next_poll;
 	char **patterns, **excludes;
 	size_t npat, nex;
+	char **rotated_dirs; /* rotated.dirs: f->ctx points at them */
 	struct tailstream **streams;
 	struct tailmulti **groups; /* streams[i]'s grouper; NULL: one line a record */
 	size_t nstreams, cap, rr;
@@ -91,6 +92,10 @@ static const struct config_key file_keys[] = {
 	 "source partition. New matches are picked up without a restart. A match that is the "
 	 "rotated copy of another match (app.log.1 beside app.log) is read as that file's "
 	 "history, not on its own."},
+	{"rotated.dirs", CFG_LIST, NULL, 0, 0, NULL, 0,
+	 "Directories where rotated files are besides the log's own (logrotate's olddir): "
+	 "searched for the rotated and compressed files of every path, at a restart and while "
+	 "running."},
 	{"files.exclude", CFG_LIST, NULL, 0, 0, NULL, 0,
 	 "Comma-separated glob patterns of files not to tail: matched against the whole path "
 	 "when they hold a '/', else against the file name (e.g. *.gz)."},
@@ -605,6 +610,9 @@ static void file_close(void *ctx)
 		free(f->patterns[i]);
 	for (size_t i = 0; i < f->nex; i++)
 		free(f->excludes[i]);
+	for (size_t i = 0; i < f->ctx.nrotated_dirs; i++)
+		free(f->rotated_dirs[i]);
+	free(f->rotated_dirs);
 	free(f->patterns);
 	free(f->excludes);
 	if (f->ctx.ifd >= 0)
@@ -677,6 +685,11 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 	f->hdr_offset = opt_string(cfg, "header.offset");
 	f->patterns = copy_list(cfg, "files", &f->npat);
 	f->excludes = copy_list(cfg, "files.exclude", &f->nex);
+	f->rotated_dirs = copy_list(cfg, "rotated.dirs", &f->ctx.nrotated_dirs);
+	f->ctx.rotated_dirs = (const char *const *)f->rotated_dirs;
+	if (f->rotated_dirs == NULL ||
+	    f->ctx.nrotated_dirs < config_list_len(cfg, "rotated.dirs"))
+		return -2;
 	if (f->topic == NULL || f->patterns == NULL || f->excludes == NULL ||
 	    f->npat < config_list_len(cfg, "files") || f->nex < config_list_len(cfg, "files.exclude"))
 		return -2;

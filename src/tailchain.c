@@ -6,6 +6,7 @@
 #include "clock.h"
 
 #include "log.h"
+#include "tailz.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- the marks of lines handed out ------------------------------------- */
 
@@ -148,8 +150,11 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	if (strcmp(path, s->path) == 0)
 		s->irregular_logged = false; /* a log again: say it if that changes */
 	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
-	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .copy = copy, .moved_at = -1};
-	peek(&s->chain[at]);
+	/* A compressed file is complete, like a copy: done at its end. */
+	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .moved_at = -1,
+				     .copy = copy || tailfile_compressed(tf)};
+	if (!tailfile_compressed(tf))
+		peek(&s->chain[at]);
 	s->n++;
 	c->nopen++;
 	if (at == 0)
@@ -160,7 +165,8 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 			    path, (long long)pos);
 	else
 		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
-			    (long long)pos, copy ? "copy" : "rotated", s->path);
+			    (long long)pos,
+			    tailfile_compressed(tf) ? "compressed" : copy ? "copy" : "rotated", s->path);
 	return 0;
 }
 
@@ -235,6 +241,86 @@ static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_
 	}
 }
 
+/* ---- compressed rotations ------------------------------------------------
+ * logrotate compresses rotated files oldest first, each right after its
+ * rotation (or one rotation later: delaycompress), so every compressed
+ * sibling is older than every uncompressed one, and compressed siblings are
+ * born (compressed) in the order they were rotated. A file's compressed copy
+ * is recognised by its first uncompressed bytes. */
+
+/* True when fam[i], compressed, is a copy logrotate is still writing: an
+ * uncompressed sibling, or the file at the path, starts with its bytes. */
+static bool compressing(const struct tailstream *s, const struct tailscan_entry *fam,
+			size_t nfam, size_t i)
+{
+	unsigned char zh[TAILZ_HEAD], ph[TAILZ_HEAD];
+	ssize_t zl = tailscan_head(fam[i].path, zh), pl;
+
+	if (zl < 0)
+		return true; /* gone, or unreadable: nothing to read either way */
+	for (size_t j = 0; j <= nfam; j++) {
+		const char *p = j < nfam ? fam[j].path : s->path;
+
+		if (j < nfam && fam[j].kind != TAILID_ROTATED)
+			continue;
+		if ((pl = tailscan_head(p, ph)) >= zl && memcmp(zh, ph, (size_t)zl) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The birth time after which compressed siblings come after `after`, the
+ * last file of the chain (or, chain empty, the birth of the offset's file):
+ * INT64_MAX for none (it is still uncompressed on disk, so all compressed
+ * ones are older), else the birth of its compressed copy, found by its first
+ * bytes, or its own birth when it was deleted uncompressed. */
+static int64_t compressed_since(const struct tailstream *s, const struct tailscan_entry *fam,
+				size_t nfam, const struct tailid *after, const struct tailid *live)
+{
+	unsigned char h[TAILZ_HEAD], zh[TAILZ_HEAD];
+	const struct tailfile *last = s->n > 0 ? s->chain[s->n - 1].tf : NULL;
+	ssize_t len;
+
+	if (last != NULL && tailfile_compressed(last))
+		return after->born;
+	/* Held open, its inode is its own; else its birth tells it from a
+	 * newer file given the same inode. */
+	if (live != NULL && tailid_same(live, after) &&
+	    (last != NULL || tailid_cmp_age(live, after) == 0))
+		return INT64_MAX;
+	for (size_t i = 0; i < nfam; i++)
+		if (fam[i].kind == TAILID_ROTATED && tailid_same(&fam[i].id, after) &&
+		    (last != NULL || tailid_cmp_age(&fam[i].id, after) == 0))
+			return INT64_MAX;
+	if (last == NULL || (len = pread(tailfile_fd(last), h, sizeof(h), 0)) < 0)
+		return after->born; /* gone: the offset's copy was looked for at resume */
+	for (size_t i = 0; i < nfam; i++)
+		if (fam[i].kind == TAILID_COMPRESSED && fam[i].id.born >= after->born &&
+		    tailscan_head(fam[i].path, zh) == len && memcmp(h, zh, (size_t)len) == 0)
+			return fam[i].id.born;
+	return after->born;
+}
+
+/* Whether fam[i] goes into the chain after `after` in this pass (0: the
+ * compressed siblings, 1: the uncompressed ones). */
+static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry *fam, size_t nfam,
+			 size_t i, int pass, const struct tailid *after, int64_t zsince,
+			 const struct tailid *live)
+{
+	const struct tailscan_entry *e = &fam[i];
+
+	if (tailchain_has(s, &e->id) || (live != NULL && tailid_same(&e->id, live)))
+		return false;
+	if (pass == 0)
+		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) && e->id.born > zsince &&
+		       !compressing(s, fam, nfam, i);
+	if (e->kind != TAILID_ROTATED)
+		return false;
+	/* After a compressed file, every uncompressed sibling is newer. */
+	return (s->n > 0 && tailfile_compressed(s->chain[s->n - 1].tf)) ||
+	       tailid_cmp_age(&e->id, after) > 0;
+}
+
 /* One listing's worth of tailchain_extend(). Returns 0, or -1 when a file was renamed
  * between the listing and its open (the caller lists again). */
 static int extend_once(struct tailstream *s, const struct tailid *after)
@@ -252,18 +338,27 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 		return 0;
 	if (s->n > 0)
 		after = tailfile_id(s->chain[s->n - 1].tf);
-	if (after != NULL && tailscan_family(s->path, &fam, &nfam) == 0) {
-		for (size_t i = 0; i < nfam && rc == 0; i++) {
-			if (fam[i].kind != TAILID_ROTATED || tailchain_has(s, &fam[i].id) ||
-			    (has_live && tailid_same(&fam[i].id, &live)) ||
-			    tailid_cmp_age(&fam[i].id, after) <= 0)
-				continue;
-			if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
-				first_out = i; /* the rest once the chain has room */
-			else if (first_out == SIZE_MAX &&
-				 tailchain_add_as(s, s->n, fam[i].path, 0, false, false, &fam[i].id) == -2)
-				rc = -1;
-		}
+	if (after != NULL && tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) == 0) {
+		const struct tailid *lv = has_live ? &live : NULL;
+		int64_t zsince = compressed_since(s, fam, nfam, after, lv);
+		bool z_out = false;
+		struct tailid from = *after; /* the chain grows: its last file changes */
+
+		for (int pass = 0; pass < 2 && !z_out; pass++)
+			for (size_t i = 0; i < nfam && rc == 0; i++) {
+				if (!next_in_pass(s, fam, nfam, i, pass, &from, zsince, lv))
+					continue;
+				if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
+					first_out = i; /* the rest once the chain has room */
+				else if (first_out == SIZE_MAX &&
+					 tailchain_add_as(s, s->n, fam[i].path, 0, false, false,
+							  &fam[i].id) == -2)
+					rc = -1;
+				if (pass == 0 && first_out != SIZE_MAX)
+					z_out = true; /* compressed ones first: the rest later */
+			}
+		if (z_out)
+			first_out = nfam;
 		if (rc == 0)
 			note_pending(s, fam, nfam, first_out < nfam ? first_out : nfam);
 	}
@@ -335,6 +430,12 @@ void tailchain_pop(struct tailstream *s)
 				    .dev = id->dev, .ino = id->ino, .born = id->born};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
 		       tailfile_path(l->tf), (long long)end);
+	if (tailfile_broken(l->tf) != NULL) {
+		s->c->env->log(s->c->env, LOG_WARN, "%s: %s: %s: nothing after byte %lld could be "
+			       "read (counted in compressed_cut_short)", s->path,
+			       tailfile_path(l->tf), tailfile_broken(l->tf), (long long)end);
+		s->c->env->count(s->c->env, "compressed_cut_short", 1);
+	}
 	src_ref_drop(s->last_off.ref);
 	s->last_off = tailchain_offset(s);
 	src_ref_hold(s->last_off.ref); /* the mark outlives the file */

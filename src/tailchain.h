@@ -12,6 +12,8 @@
 #define CHAIN_MAX 64 /* files held open per stream, grown as needed */
 #define LINGER_MAX 8 /* let-go files watched for late writes */
 #define LINGER_POLL_MS 200
+/* The arguments naming a stream's rotated.dirs for tailscan_*. */
+#define ROTATED_DIRS(s) (s)->c->rotated_dirs, (s)->c->nrotated_dirs
 #define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
 
 struct link {

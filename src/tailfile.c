@@ -1,6 +1,8 @@
 /* tailfile: reading one open file line by line. */
 #include "tailfile.h"
 
+#include "tailz.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@ struct tailfile {
 	char *path;
 	struct tailid id;
 	struct tailmark *mark; /* what its offsets carry besides v[]: one reference */
+	struct tailz *z;       /* a compressed file: read through it, NULL else */
 	size_t max_line;
 	enum tailfile_policy policy;
 	int64_t pos;      /* first byte not consumed */
@@ -45,6 +48,54 @@ static bool reads_past_size(int fd)
 	return pread(fd, &b, 1, 0) == 1 && fstat(fd, &st) == 0 && st.st_size == 0;
 }
 
+/* A file named and made like a compressed one (app.log.1.gz) is read
+ * through tailz: its positions count uncompressed bytes. Returns 0 or a
+ * negative errno. */
+static int open_compressed(struct tailfile *tf, int fd, const char *path, size_t max_line)
+{
+	enum tailz_format f = tailz_named(path) ? tailz_detect(fd) : TAILZ_NONE;
+	int rc;
+
+	if (f == TAILZ_NONE)
+		return 0;
+	/* Room for a whole line and its terminator in one read. */
+	rc = tailz_open(fd, f, max_line + 2 + 65536, &tf->z);
+	return rc == 0 ? 0 : rc == TAILZ_ERR_NOMEM ? -ENOMEM : -EIO;
+}
+
+/* pread, or the uncompressed bytes of a compressed file: len bytes, fewer
+ * at the end (*at_end) or for a compressed file's window. */
+static ssize_t read_at(const struct tailfile *tf, void *dst, size_t len, int64_t off, bool *at_end)
+{
+	size_t got = 0;
+	ssize_t n;
+	int rc;
+
+	if (tf->z == NULL) {
+		n = pread(tf->fd, dst, len, off);
+		*at_end = n >= 0 && (size_t)n < len;
+		return n;
+	}
+	rc = tailz_read(tf->z, off, dst, len, &got, at_end);
+	if (rc != 0)
+		errno = rc == TAILZ_ERR_NOMEM ? ENOMEM : EIO;
+	return rc == 0 ? (ssize_t)got : -1;
+}
+
+/* tailfile_start for a compressed file: the fingerprint from its head, the
+ * bytes before pos by decoding up to there. */
+static int start_compressed(struct tailfile *tf, int64_t pos, int64_t n, size_t k)
+{
+	size_t hlen;
+	const void *head = tailz_head(tf->z, &hlen);
+	bool end;
+
+	if ((int64_t)hlen < n || read_at(tf, tf->last, k, pos - (int64_t)k, &end) != (ssize_t)k)
+		return -1;
+	tf->fp = tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)n);
+	return 0;
+}
+
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
 		  struct tailfile **out)
 {
@@ -72,6 +123,8 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 		err = -ENODATA; /* a pseudo file elsewhere (FUSE, ...) */
 		goto fail;
 	}
+	if ((err = open_compressed(tf, fd, path, max_line)) != 0)
+		goto fail;
 	if (tailmark_new(tf->id.born, &tf->mark) != 0) {
 		err = -ENOMEM;
 		goto fail;
@@ -83,8 +136,10 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 	*out = tf;
 	return 0;
 fail:
-	if (tf != NULL)
+	if (tf != NULL) {
+		tailz_free(tf->z);
 		free(tf->path);
+	}
 	free(tf);
 	close(fd);
 	return err;
@@ -96,7 +151,11 @@ int tailfile_start(struct tailfile *tf, int64_t pos)
 	size_t k = pos < TAILFILE_LAST ? (size_t)pos : TAILFILE_LAST;
 	uint64_t fp;
 
-	if (pos < 0 || tailfile_size(tf) < pos || tailid_fp_file(tf->fd, n, &fp) != 0 ||
+	if (tf->z != NULL) {
+		if (pos < 0 || start_compressed(tf, pos, n, k) != 0)
+			return -1;
+		fp = tf->fp;
+	} else if (pos < 0 || tailfile_size(tf) < pos || tailid_fp_file(tf->fd, n, &fp) != 0 ||
 	    pread(tf->fd, tf->last, k, pos - (int64_t)k) != (ssize_t)k)
 		return -1;
 	tf->pos = pos;
@@ -130,7 +189,14 @@ int tailfile_start_at_end(struct tailfile *tf)
 bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen)
 {
 	uint64_t h;
+	size_t hlen;
+	const void *head;
 
+	if (tf->z != NULL) {
+		head = tailz_head(tf->z, &hlen);
+		return fplen >= 0 && (int64_t)hlen >= fplen &&
+		       tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)fplen) == fp;
+	}
 	return tailid_fp_file(tf->fd, fplen, &h) == 0 && h == fp;
 }
 
@@ -139,8 +205,8 @@ bool tailfile_still_there(const struct tailfile *tf)
 	unsigned char now[TAILFILE_LAST];
 	ssize_t got;
 
-	if (tf->last_len == 0)
-		return true;
+	if (tf->last_len == 0 || tf->z != NULL)
+		return true; /* a compressed file is not written to */
 	do
 		got = pread(tf->fd, now, tf->last_len, tf->pos - (int64_t)tf->last_len);
 	while (got < 0 && errno == EINTR);
@@ -308,10 +374,11 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		size_t room = buf->cap - buf->used;
 		struct chunk c = {.region = buf->mem + buf->used, .base = tf->pos, .final = final};
 		ssize_t got;
+		bool at_eof;
 
 		if (*n >= max || room < tf->max_line + 2)
 			return TAILFILE_MORE;
-		got = pread(tf->fd, buf->mem + buf->used, room, tf->pos);
+		got = read_at(tf, buf->mem + buf->used, room, tf->pos, &at_eof);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
@@ -319,7 +386,7 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		if (got == 0)
 			return TAILFILE_EOF;
 		c.got = (size_t)got;
-		c.at_eof = c.got < room;
+		c.at_eof = at_eof;
 		*n += extract(tf, &c, out + *n, max - *n, st);
 		keep_last(tf, &c);
 		buf->used += c.scan; /* bytes after scan are read again next time */
@@ -364,13 +431,26 @@ int64_t tailfile_size(const struct tailfile *tf)
 {
 	struct stat st;
 
+	if (tf->z != NULL) /* uncompressed: unknown (more) until read to the end */
+		return tailz_size(tf->z) >= 0 ? tailz_size(tf->z) : INT64_MAX;
 	return fstat(tf->fd, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+bool tailfile_compressed(const struct tailfile *tf)
+{
+	return tf->z != NULL;
+}
+
+const char *tailfile_broken(const struct tailfile *tf)
+{
+	return tf->z != NULL && tailz_error(tf->z) != 0 ? tailz_strerror(tailz_error(tf->z)) : NULL;
 }
 
 void tailfile_close(struct tailfile *tf)
 {
 	if (tf == NULL)
 		return;
+	tailz_free(tf->z);
 	if (tf->fd >= 0)
 		close(tf->fd);
 	src_ref_drop(&tf->mark->ref);

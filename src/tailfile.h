@@ -102,8 +102,14 @@ int64_t tailfile_pos(const struct tailfile *tf);
 uint64_t tailfile_fp(const struct tailfile *tf);
 /* The file's mark (born, where it was let go); tf holds it until closed. */
 struct tailmark *tailfile_mark(const struct tailfile *tf);
-/* Current size from fstat, or -1. */
+/* Current size from fstat, or -1. A compressed file's: its uncompressed
+ * size once read to the end, INT64_MAX before. */
 int64_t tailfile_size(const struct tailfile *tf);
+/* True when the file is compressed (app.log.1.gz: tailz.h), read as its
+ * uncompressed bytes; it is complete, never written to. */
+bool tailfile_compressed(const struct tailfile *tf);
+/* Why a compressed file's data ended early (tailz_strerror), or NULL. */
+const char *tailfile_broken(const struct tailfile *tf);
 
 /* Closes the descriptor and frees. Accepts NULL. */
 void tailfile_close(struct tailfile *tf);

@@ -1,6 +1,8 @@
 /* tailscan: globs, rotated siblings, files by inode. */
 #include "tailscan.h"
 
+#include "tailz.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -139,26 +141,43 @@ static int add_entry(struct tailscan_entry **list, size_t *n, size_t *cap, const
 	return 0;
 }
 
-int tailscan_family(const char *path, struct tailscan_entry **out, size_t *n)
+/* Adds the rotated names of base in dir to list. Returns 0, or -1 when dir
+ * cannot be read (must: the path's own) or out of memory. */
+static int list_dir(const char *dir, const char *base, bool must, struct tailscan_entry **list,
+		    size_t *count, size_t *cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL)
+		return must ? -1 : 0; /* an olddir not made yet holds nothing */
+	while (rc == 0 && (de = readdir(d)) != NULL && *count < TAILSCAN_MAX_ENTRIES) {
+		enum tailid_rotated kind = tailid_rotated_name(base, de->d_name);
+
+		if (kind != TAILID_NOT_ROTATED)
+			rc = add_entry(list, count, cap, dir, de->d_name, kind);
+	}
+	closedir(d);
+	return rc;
+}
+
+int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
+		    struct tailscan_entry **out, size_t *n)
 {
 	char *dir = tailscan_dirname(path);
 	const char *base = base_of(path);
 	struct tailscan_entry *list = NULL;
 	size_t cap = 0, count = 0;
-	DIR *d = dir ? opendir(dir) : NULL;
-	struct dirent *de;
 	int rc = -1;
 
 	*out = NULL;
 	*n = 0;
-	if (d == NULL)
+	if (dir == NULL || list_dir(dir, base, true, &list, &count, &cap) != 0)
 		goto out;
-	while ((de = readdir(d)) != NULL && count < TAILSCAN_MAX_ENTRIES) {
-		enum tailid_rotated kind = tailid_rotated_name(base, de->d_name);
-
-		if (kind != TAILID_NOT_ROTATED && add_entry(&list, &count, &cap, dir, de->d_name, kind) != 0)
+	for (size_t i = 0; i < ndirs; i++)
+		if (strcmp(dirs[i], dir) != 0 && list_dir(dirs[i], base, false, &list, &count, &cap) != 0)
 			goto out;
-	}
 	if (count > 1)
 		qsort(list, count, sizeof(*list), older_first);
 	*out = list;
@@ -166,11 +185,32 @@ int tailscan_family(const char *path, struct tailscan_entry **out, size_t *n)
 	list = NULL;
 	rc = 0;
 out:
-	if (d != NULL)
-		closedir(d);
 	tailscan_free(list, count);
 	free(dir);
 	return rc;
+}
+
+ssize_t tailscan_head(const char *path, unsigned char *buf)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	enum tailz_format f = fd >= 0 && tailz_named(path) ? tailz_detect(fd) : TAILZ_NONE;
+	struct tailz *z = NULL;
+	const void *head;
+	size_t len = 0;
+	ssize_t got = -1;
+
+	if (fd < 0)
+		return -1;
+	if (f == TAILZ_NONE) {
+		got = pread(fd, buf, TAILZ_HEAD, 0);
+	} else if (tailz_open(fd, f, 4096, &z) == 0) {
+		head = tailz_head(z, &len);
+		memcpy(buf, head, len);
+		got = (ssize_t)len;
+	}
+	tailz_free(z);
+	close(fd);
+	return got;
 }
 
 void tailscan_free(struct tailscan_entry *e, size_t n)
@@ -203,13 +243,16 @@ char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino)
 	return found;
 }
 
-char *tailscan_find_moved(const char *path, int64_t dev, int64_t ino)
+char *tailscan_find_moved(const char *path, const char *const *dirs, size_t ndirs, int64_t dev,
+			  int64_t ino)
 {
 	char *dir = tailscan_dirname(path), *found = NULL, *real = NULL, *rdir = NULL;
 
 	if (dir == NULL)
 		return NULL;
 	found = tailscan_find_inode(dir, dev, ino);
+	for (size_t i = 0; found == NULL && i < ndirs; i++)
+		found = tailscan_find_inode(dirs[i], dev, ino);
 	if (found == NULL && (real = realpath(path, NULL)) != NULL &&
 	    (rdir = tailscan_dirname(real)) != NULL && strcmp(rdir, dir) != 0)
 		found = tailscan_find_inode(rdir, dev, ino);
@@ -240,14 +283,15 @@ static bool holds(const char *path, uint64_t fp, int64_t fplen, const void *last
 	return same;
 }
 
-char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t min_size,
-			 const void *last, size_t last_len, int64_t born_after, int64_t *size)
+char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
+			 int64_t fplen, int64_t min_size, const void *last, size_t last_len,
+			 int64_t born_after, int64_t *size)
 {
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
 	char *found = NULL;
 
-	if (tailscan_family(path, &fam, &nfam) != 0)
+	if (tailscan_family(path, dirs, ndirs, &fam, &nfam) != 0)
 		return NULL;
 	for (size_t i = nfam; i-- > 0 && found == NULL;) {
 		if (fam[i].kind != TAILID_ROTATED || fam[i].id.size < min_size ||
@@ -257,6 +301,29 @@ char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t m
 		found = fam[i].path;
 		fam[i].path = NULL;
 		*size = fam[i].id.size;
+	}
+	tailscan_free(fam, nfam);
+	return found;
+}
+
+char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs,
+			       uint64_t fp, int64_t fplen, int64_t born_after)
+{
+	struct tailscan_entry *fam = NULL;
+	unsigned char head[TAILZ_HEAD];
+	size_t nfam = 0;
+	char *found = NULL;
+	ssize_t len;
+
+	if (fplen < 0 || fplen > TAILZ_HEAD || tailscan_family(path, dirs, ndirs, &fam, &nfam) != 0)
+		return NULL;
+	for (size_t i = 0; i < nfam && found == NULL; i++) {
+		if (fam[i].kind != TAILID_COMPRESSED || fam[i].id.born < born_after ||
+		    (len = tailscan_head(fam[i].path, head)) < fplen ||
+		    tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)fplen) != fp)
+			continue;
+		found = fam[i].path;
+		fam[i].path = NULL;
 	}
 	tailscan_free(fam, nfam);
 	return found;

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "tailid.h"
 
@@ -39,10 +40,24 @@ bool tailscan_matches(const char *path, const char *const *patterns, size_t n);
  * not a stream of its own. */
 bool tailscan_is_history(const char *path, const char *const *patterns, size_t n);
 
-/* Lists the rotated siblings of path in its directory (tailid_rotated_name),
- * regular files only, oldest first (tailid_cmp_age). Returns 0 with *out
- * (free with tailscan_free) and *n, or -1 (errno). */
-int tailscan_family(const char *path, struct tailscan_entry **out, size_t *n);
+/* Lists the rotated siblings of path (tailid_rotated_name) in its directory
+ * and in dirs[0..ndirs) (rotated.dirs: logrotate's olddir; one that does not
+ * exist holds none), regular files only, oldest first (tailid_cmp_age).
+ * Returns 0 with *out (free with tailscan_free) and *n, or -1 (errno). */
+int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
+		    struct tailscan_entry **out, size_t *n);
+
+/* Reads the first min(size, TAILZ_HEAD) bytes of path into buf (TAILZ_HEAD
+ * bytes): uncompressed when it is a compressed file (tailz.h). Returns the
+ * length, or -1. */
+ssize_t tailscan_head(const char *path, unsigned char *buf);
+
+/* The oldest compressed rotated sibling of path (tailscan_family) born at
+ * or after born_after (ns) whose first fplen uncompressed bytes hash to fp:
+ * the file of an offset, compressed since. Returns its path (malloc'd) or
+ * NULL. */
+char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs,
+			       uint64_t fp, int64_t fplen, int64_t born_after);
 
 void tailscan_free(struct tailscan_entry *e, size_t n);
 
@@ -50,18 +65,20 @@ void tailscan_free(struct tailscan_entry *e, size_t n);
  * dir. Returns its path (malloc'd, caller frees) or NULL. */
 char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino);
 
-/* Finds the file with inode ino on dev in path's directory or, when path is
- * a symlink, in its target's: where a rotation moved it. Returns its path
- * (malloc'd) or NULL. */
-char *tailscan_find_moved(const char *path, int64_t dev, int64_t ino);
+/* Finds the file with inode ino on dev in path's directory, in dirs[0..ndirs)
+ * or, when path is a symlink, in its target's: where a rotation moved it.
+ * Returns its path (malloc'd) or NULL. */
+char *tailscan_find_moved(const char *path, const char *const *dirs, size_t ndirs, int64_t dev,
+			  int64_t ino);
 
-/* The newest rotated sibling of path (tailscan_family) whose first fplen
+/* The newest uncompressed rotated sibling of path (tailscan_family) whose first fplen
  * bytes hash to fp, that holds at least min_size bytes, the last_len (<= 256,
  * 0: not checked) bytes before min_size equal to last, and was born at or
  * after born_after (ns): a copy of the file made by copytruncate. Returns its
  * path (malloc'd) and *size, or NULL. */
-char *tailscan_find_copy(const char *path, uint64_t fp, int64_t fplen, int64_t min_size,
-			 const void *last, size_t last_len, int64_t born_after, int64_t *size);
+char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
+			 int64_t fplen, int64_t min_size, const void *last, size_t last_len,
+			 int64_t born_after, int64_t *size);
 
 /* dirname(path) as a malloc'd string, or NULL. */
 char *tailscan_dirname(const char *path);

@@ -31,8 +31,25 @@
  *     for, and its absence loses nothing and is not reported.
  * Files before F are never read again and F's first p bytes are never read
  * again, so duplicates are bounded by the records in flight at a crash. A
- * file is lost only when it was deleted (or compressed) before skiff could
- * finish it while skiff was not holding it open, which is counted.
+ * file is lost only when it was deleted before skiff could finish it while
+ * skiff was not holding it open, which is counted.
+ *
+ * Compressed and moved rotations. The siblings are those in the path's
+ * directory and in rotated.dirs (olddir). A compressed sibling (.gz, .zst,
+ * .xz: tailz.h) is read as its uncompressed bytes, and positions and
+ * fingerprints count those, so F compressed since (another inode) is found
+ * by its fingerprint and read from p; it is complete (done at its end).
+ * logrotate compresses oldest first, so every compressed sibling is older
+ * than every uncompressed one, and compressed siblings are born (made) in
+ * rotation order: after a compressed F come the compressed siblings born
+ * after it, then all uncompressed ones; after an uncompressed F, compressed
+ * siblings only when F itself is gone: those born after F's compressed copy
+ * (found by its first bytes), else after F's birth. A compressed file whose
+ * first bytes begin an uncompressed sibling (or the file at the path) is
+ * still being written by logrotate and is skipped: the original is read. F
+ * held open while it is compressed and deleted is read to its end through
+ * its descriptor, as any deleted file. A compressed file cut short or corrupt
+ * ends where its data ends (counted: compressed_cut_short).
  *
  * While running, the chain holds every file from F on open (up to
  * CHAIN_MAX), so a rotated file deleted right away is still read to its
@@ -109,7 +126,7 @@ static void lost(struct tailstream *s, const char *what, int64_t bytes)
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
 {
 	int64_t csize = 0;
-	char *copy = p->has_fp ? tailscan_find_copy(s->path, p->fp, p->fplen, p->pos, NULL, 0,
+	char *copy = p->has_fp ? tailscan_find_copy(s->path, ROTATED_DIRS(s), p->fp, p->fplen, p->pos, NULL, 0,
 						    INT64_MIN, &csize)
 			       : NULL;
 
@@ -128,6 +145,30 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 		tailchain_add(s, 0, s->path, 0, false, false);
 }
 
+/* p's file is not where rotation put it: compressed since (app.log.1.gz,
+ * another inode)? Found by its first bytes, it is read from p's position
+ * (uncompressed bytes), then what came after it. Also when p says it was
+ * finished: the compressed siblings after it are those compressed after it.
+ * Not while it is still there uncompressed (logrotate writing the copy). */
+static void resume_compressed(struct tailstream *s, const struct tailpos *p)
+{
+	char *plain = p->has_id ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
+				: NULL;
+	struct tailid id;
+	char *z = NULL;
+
+	/* Its inode given to a newer file does not make it still there. */
+	if (plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p))
+		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen,
+					     p->has_born ? p->born : INT64_MIN);
+	free(plain);
+
+	if (z != NULL && tailchain_add(s, 0, z, p->pos, true, false) == 0)
+		s->c->env->log(s->c->env, LOG_INFO, "%s: the file of the stored offset was compressed "
+			       "since: finishing %s", s->path, z);
+	free(z);
+}
+
 /* The path names another file, or nothing: find p's file where rotation put
  * it, then what came after it. */
 static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reused)
@@ -135,14 +176,15 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	/* A file already finished needs no finding: it only orders the rest.
 	 * Its inode given to the file now at the path: it is gone. */
 	char *moved = p->has_id && !p->finished && !reused
-			      ? tailscan_find_moved(s->path, p->dev, p->ino)
+			      ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
 			      : NULL;
-	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true};
+	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true,
+			       .dev = p->dev, .ino = p->ino};
 	struct tailid want = {.dev = p->dev, .ino = p->ino};
 
 	if (moved != NULL && tailchain_add_as(s, 0, moved, p->pos, false, false, &want) == -2) {
 		free(moved); /* renamed again meanwhile */
-		moved = tailscan_find_moved(s->path, p->dev, p->ino);
+		moved = tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino);
 		if (moved != NULL)
 			tailchain_add_as(s, 0, moved, p->pos, false, false, &want);
 	}
@@ -154,6 +196,8 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		s->n = 0;
 	}
 	free(moved);
+	if (s->n == 0 && p->has_fp)
+		resume_compressed(s, p);
 	if (s->n == 0 && !p->finished) {
 		char what[160];
 
@@ -176,6 +220,18 @@ static void load_committed(struct tailstream *s)
 			       "treating the file as new", s->path, json);
 }
 
+/* Stores where reading starts as the partition's offset, when none was
+ * ever committed (the anchor: see the top of this file). */
+static void anchor(struct tailstream *s)
+{
+	struct src_offset at;
+
+	if (s->n == 0 || s->c->env->anchor == NULL)
+		return;
+	at = tailchain_offset(s);
+	s->c->env->anchor(s->c->env, s->part, &at);
+}
+
 /* First sight of a path with no stored place. */
 static void resume_new(struct tailstream *s)
 {
@@ -185,12 +241,13 @@ static void resume_new(struct tailstream *s)
 		tailchain_extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
 	else
 		tailchain_add(s, 0, s->path, 0, false, true);
-	if (s->n == 0 || !(s->flags & TAILSTREAM_FROM_END))
-		return;
-	tf = s->chain[0].tf;
-	if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
-		s->c->env->log(s->c->env, LOG_INFO, "%s: read.from=end: starting at byte %lld",
-			       s->path, (long long)tailfile_pos(tf));
+	if (s->n > 0 && (s->flags & TAILSTREAM_FROM_END)) {
+		tf = s->chain[0].tf;
+		if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
+			s->c->env->log(s->c->env, LOG_INFO, "%s: read.from=end: starting at byte %lld",
+				       s->path, (long long)tailfile_pos(tf));
+	}
+	anchor(s);
 }
 
 /* Gives a stream without files its files (see the top of this file). */
@@ -262,7 +319,7 @@ static void newer_copies(struct tailstream *s, size_t at)
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
 
-	if (tailscan_family(s->path, &fam, &nfam) != 0)
+	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
 		return;
 	for (size_t i = 0; i < nfam; i++)
 		if (fam[i].kind == TAILID_ROTATED && !tailchain_has(s, &fam[i].id) &&
@@ -295,7 +352,7 @@ static void truncated(struct tailstream *s, int64_t size)
 	tailfile_last(tf, &last, &last_len);
 	/* With nothing to recognise the copy by (the file was empty when it was
 	 * opened), only a copy made since then will do. */
-	copy = tailscan_find_copy(s->path, fp, fplen, pos, last, last_len,
+	copy = tailscan_find_copy(s->path, ROTATED_DIRS(s), fp, fplen, pos, last, last_len,
 				  fplen > 0 ? INT64_MIN : l->added_ns, &csize);
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);

@@ -34,6 +34,10 @@ struct tailctx {
 	size_t max_line;
 	enum tailfile_policy policy;
 	int64_t rotate_wait_ms;
+	/* rotated.dirs: where else rotated files are (logrotate's olddir),
+	 * owned by the connector. */
+	const char *const *rotated_dirs;
+	size_t nrotated_dirs;
 	int ifd; /* inotify descriptor, -1 in poll mode */
 	size_t nopen, max_open;
 	/* Closes some idle stream other than except to free a descriptor;

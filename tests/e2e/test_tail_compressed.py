@@ -120,7 +120,7 @@ def run_with_kills(tmp_path, kafka, topic, olddir):
     rng = random.Random(int(os.environ.get("SKIFF_SEED", "0")) or None)
     windows = []
     end = time.monotonic() + SECONDS
-    next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 3)
+    next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 4)
     while time.monotonic() < end:
         time.sleep(0.2)
         if time.monotonic() < next_kill or time.monotonic() > end - 2:
@@ -131,7 +131,7 @@ def run_with_kills(tmp_path, kafka, topic, olddir):
                         max(shipped) if shipped else -1))
         time.sleep(rng.uniform(1.2, 2.5))  # at least one compressed rotation while down
         sk.start()
-        next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 3)
+        next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 4)
     written = writer.stop()
     rot.stop()
     assert not rot.errors, rot.errors[:3]

@@ -67,7 +67,7 @@ static void test_family_and_inode(void)
 		sleep_ms(15);
 	}
 	testlib_write_file(live, "y\n", 2);
-	CHECK_INT(tailscan_family(live, &fam, &n), 0);
+	CHECK_INT(tailscan_family(live, NULL, 0, &fam, &n), 0);
 	CHECK_INT(n, 4);
 	if (n == 4) {
 		CHECK_STR(fam[0].path, p[0]);
