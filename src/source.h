@@ -123,6 +123,14 @@ struct source_env {
 	/* The committed offset of partition p as compact JSON, or NULL when none
 	 * was ever committed. Owned by the worker, valid until the next call. */
 	const char *(*committed)(struct source_env *env, struct partition *p);
+	/* Optional (NULL: none). Stores *off as p's committed offset when p has
+	 * none yet (never over one), and has it written promptly, together with
+	 * every other anchor of the same turn: where reading of a partition
+	 * starts, before anything of it was read, so that a restart starts
+	 * there too (the file source: the file and position it began at). It
+	 * names no record, so it never passes an unacknowledged one. off->ref
+	 * is only read. */
+	void (*anchor)(struct source_env *env, struct partition *p, const struct src_offset *off);
 	/* Counts an event the user should see in the status report (e.g.
 	 * "lines_truncated"); name must be a static string. */
 	void (*count)(struct source_env *env, const char *name, uint64_t n);

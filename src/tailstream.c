@@ -30,8 +30,25 @@
  *     after letting go of F at p says so ("finished"): F is then not looked
  *     for, and its absence loses nothing and is not reported.
  * Files before F are never read again and F's first p bytes are never read
- * again, so duplicates are bounded by the records in flight at a crash. A
- * file is lost only when it was deleted before skiff could finish it while
+ * again, so duplicates are bounded by the records in flight at a crash.
+ *
+ * Anchors. A stream that starts reading a file while its partition has no
+ * committed offset (a new path, a new file under a glob, read.from=end)
+ * first stores where it starts, (F, 0) or (F, the end), through
+ * env->anchor; the worker writes it at once, the anchors of one turn in one
+ * write. It is the position before any record of the partition, so it
+ * passes no unacknowledged record and the invariant holds; it is stored
+ * only where no offset is, so it never moves one back, and an idle skiff
+ * with stored offsets writes nothing. Without it, lines read but never
+ * acknowledged (a broker down, then a stop or a crash before the first
+ * flush) were lost when the file was rotated before the next start: with
+ * no offset the restart read the path's new file from 0 and never looked
+ * at the rotated one. With it the restart is one of the cases above: F is
+ * found by identity among the rotated siblings and read from its start,
+ * and read.from=end is not taken again (lines written while skiff was
+ * stopped are read).
+ *
+ * A file is lost only when it was deleted before skiff could finish it while
  * skiff was not holding it open, which is counted.
  *
  * Compressed and moved rotations. The siblings are those in the path's

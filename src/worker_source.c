@@ -72,6 +72,29 @@ static const char *env_committed(struct source_env *env, struct partition *p)
 	return offsets_get(c->w->offsets, p->key);
 }
 
+/* Where reading of p starts, stored when p has nothing stored and nothing
+ * in flight (source.h): it names no record, so it passes none. The flush
+ * is due at once; every anchor of this turn goes into the same write. */
+static void env_anchor(struct source_env *env, struct partition *p, const struct src_offset *off)
+{
+	struct conn *c = env->opaque;
+	struct worker *w = c->w;
+	char *json;
+
+	if (c->ctx == NULL || offsets_get(w->offsets, p->key) != NULL || p->fifo.inflight > 0 ||
+	    p->fifo.advanced)
+		return;
+	json = c->cs->ops->offset_json(c->ctx, off);
+	if (json == NULL || offsets_put(w->offsets, p->key, json) != 0)
+		log_warn("offsets: cannot record where %s starts (out of memory or too many "
+		         "partitions): a restart before its first acknowledgement reads it again "
+		         "from the file then at its path",
+		         p->key);
+	else
+		w->next_flush = loop_now_ms();
+	free(json);
+}
+
 /* Makes room in w->logged for registry index i. */
 static int room_logged(struct worker *w, size_t i)
 {
@@ -256,6 +279,7 @@ void worker_source_env(struct conn *c)
 	                             .connector = c->cs->name,
 	                             .partition = env_partition,
 	                             .committed = env_committed,
+	                             .anchor = env_anchor,
 	                             .count = env_count,
 	                             .log = env_log};
 }

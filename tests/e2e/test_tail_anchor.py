@@ -1,0 +1,162 @@
+"""Where a file source starts reading is stored before anything is acknowledged.
+
+A stream that starts reading a file for which no offset was ever committed
+stores an anchor at once - the file's identity and the position reading
+starts at (0, or the end with read.from=end) - and flushes it promptly. Lines
+read but never acknowledged (a dead broker, then SIGTERM or kill -9 before
+the first offset flush) are therefore read again at the next start even when
+the file was rotated meanwhile: the restart finds the anchored file among
+the rotated siblings by identity. Without the anchor the restart read the
+path's new file from byte 0 and the rotated file was never looked at.
+"""
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import offsetfile
+from harness import Skiff, consume
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+from tailwriter import check_lines, line  # noqa: E402
+
+DEAD = "127.0.0.1:1"
+
+
+def worker(tmp_path, bootstrap, **extra):
+    w = {"bootstrap.servers": bootstrap,
+         "offset.storage.file.filename": str(tmp_path / "offsets"),
+         "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+    w.update(extra)
+    return w
+
+
+def write(path, numbers):
+    with open(path, "a") as f:
+        f.write("".join(line(i) + "\n" for i in numbers))
+
+
+def wait_entries(tmp_path, n, timeout=20):
+    """Waits until the offsets file holds n entries; returns them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            offs = offsetfile.load(tmp_path / "offsets")
+            if len(offs) >= n:
+                return offs
+        except (FileNotFoundError, ValueError):
+            pass
+        assert time.monotonic() < deadline, f"no {n} offsets stored within {timeout}s"
+        time.sleep(0.05)
+
+
+def exact(kafka, topic, sk, want):
+    consume(kafka.bootstrap, topic, n=len(want), timeout=60, allow_timeout=True)
+    time.sleep(1.0)  # duplicates, if any, arrive too
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(vals, max(want) + 1,
+                                               lost_ok=set(range(max(want) + 1)) - set(want))
+    assert not unexpected, f"unexpected records: {unexpected[:3]}"
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates, first {dups[:10]}"
+    return sk
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_unacked_lines_survive_a_rotation_before_the_restart(tmp_path, kafka, topic, sig):
+    """Lines 0-999 read while the broker is unreachable, never acknowledged;
+    skiff stopped (SIGTERM, or kill -9 long before offset.flush.interval.ms);
+    app.log renamed to app.log.1 and 1000-1999 written to a new app.log.
+    Bound: the restart ships 0-1999 exactly once."""
+    log = tmp_path / "app.log"
+    write(log, range(1000))
+    conn = {"name": "anchor", "connector.class": "FileStreamSource", "topic": topic,
+            "file": str(log)}
+    dead = Skiff(tmp_path, worker(tmp_path, DEAD), [conn], name="dead").start()
+    dead.wait_log(r"reading .*app\.log from byte 0")
+    offs = wait_entries(tmp_path, 1)
+    assert offs[offsetfile.key("anchor", {"filename": str(log)})]["position"] == 0
+    if sig == signal.SIGKILL:
+        dead.kill9()
+    else:
+        assert dead.stop(sig) == 0
+    log.rename(tmp_path / "app.log.1")
+    write(log, range(1000, 2000))
+    live = Skiff(tmp_path, worker(tmp_path, kafka.bootstrap), [conn], name="live").start()
+    exact(kafka, topic, live, range(2000))
+
+
+def test_read_from_end_is_not_evaluated_again_at_a_restart(tmp_path, kafka, topic):
+    """read.from=end on a file holding 0-999: reading starts at its end.
+    skiff stops before anything is acknowledged; 1000-1999 are written
+    meanwhile. Bound: the restart ships exactly 1000-1999 (it must not take
+    "the end" again and skip them)."""
+    log = tmp_path / "app.log"
+    write(log, range(1000))
+    size = log.stat().st_size
+    conn = {"name": "end", "connector.class": "FileStreamSource", "topic": topic,
+            "file": str(log), "read.from": "end"}
+    dead = Skiff(tmp_path, worker(tmp_path, DEAD), [conn], name="dead").start()
+    offs = wait_entries(tmp_path, 1)
+    assert offs[offsetfile.key("end", {"filename": str(log)})]["position"] == size
+    dead.kill9()
+    write(log, range(1000, 2000))
+    live = Skiff(tmp_path, worker(tmp_path, kafka.bootstrap), [conn], name="live").start()
+    exact(kafka, topic, live, range(1000, 2000))
+
+
+def test_new_files_under_a_glob_are_anchored_in_one_flush(tmp_path, kafka, topic):
+    """Twenty files appear under a glob while skiff runs against a dead
+    broker; each is read, nothing is acknowledged; kill -9; every file is
+    rotated. Bound: the restart ships every line exactly once, and the
+    anchors of the files present at the start took one write, not one per
+    file."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    conn = {"name": "glob", "connector.class": "FileStreamSource", "topic": topic,
+            "files": str(logs / "*.log"), "rescan.interval.ms": "200"}
+    for k in range(20):
+        write(logs / f"f{k:02d}.log", range(k * 100, k * 100 + 50))
+    dead = Skiff(tmp_path, worker(tmp_path, DEAD), [conn], name="dead").start()
+    wait_entries(tmp_path, 20)
+    assert offsetfile.generation(tmp_path / "offsets") <= 2, "one write per file"
+    for k in range(5):  # new files while running
+        write(logs / f"g{k:02d}.log", range(2000 + k * 100, 2000 + k * 100 + 50))
+    wait_entries(tmp_path, 25)
+    dead.kill9()
+    want = []
+    for p in sorted(logs.iterdir()):
+        p.rename(p.with_name(p.name + ".1"))
+        base = 2000 if p.name.startswith("g") else 0
+        k = int(p.name[1:3])
+        write(p, range(base + k * 100 + 50, base + k * 100 + 100))
+        want += range(base + k * 100, base + k * 100 + 100)
+    live = Skiff(tmp_path, worker(tmp_path, kafka.bootstrap), [conn], name="live").start()
+    exact(kafka, topic, live, sorted(want))
+
+
+def test_restarted_idle_skiff_writes_nothing(tmp_path, kafka, topic):
+    """Offsets stored, nothing new: a restarted skiff anchors nothing and
+    writes no offsets."""
+    log = tmp_path / "app.log"
+    write(log, range(10))
+    conn = {"name": "idle", "connector.class": "FileStreamSource", "topic": topic,
+            "file": str(log)}
+    w = worker(tmp_path, kafka.bootstrap, **{"offset.flush.interval.ms": "100"})
+    sk = Skiff(tmp_path, w, [conn]).start()
+    consume(kafka.bootstrap, topic, n=10, timeout=60)
+    assert sk.stop() == 0
+    st = os.stat(tmp_path / "offsets")
+    m = sk.log_mark()
+    sk.start()
+    sk.wait_log(r"reading .*app\.log from byte", since=m)
+    time.sleep(2.0)
+    st2 = os.stat(tmp_path / "offsets")
+    assert (st.st_ino, st.st_mtime_ns) == (st2.st_ino, st2.st_mtime_ns)
+    assert sk.stop() == 0
