@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include "source.h"
+#include "tlserr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,48 +115,89 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	      rd_kafka_err2str(m->err));
 }
 
-/* Broker errors are folded by error code: a broker down for hours must not
- * fill the journal with one line per reconnect. The first of a kind is logged
- * at once, repeats once a minute with their count. */
-static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+/* Broker errors are folded by kind: a broker down for hours must not fill the
+ * journal with one line per reconnect. Whether a message of kind key is logged
+ * now: the first of a kind at once, repeats once a minute, with *repeats the
+ * number folded since. Main loop only (librdkafka's logs come through the
+ * main queue). */
+static bool fold_due(struct sink *s, int key, unsigned *repeats)
 {
-	struct sink *s = opaque;
 	time_t now = time(NULL);
 	size_t i, oldest = 0;
 
-	(void)rk;
-	if (s->destroying)
-		return;
-	for (i = 0; i < 8 && s->folds[i].err != err; i++)
+	for (i = 0; i < 8 && s->folds[i].err != key; i++)
 		if (s->folds[i].at < s->folds[oldest].at)
 			oldest = i;
 	if (i == 8) {
 		i = oldest;
-		s->folds[i].err = err;
+		s->folds[i].err = key;
 		s->folds[i].at = 0;
 		s->folds[i].suppressed = 0;
 	}
 	if (now - s->folds[i].at < 60) {
 		s->folds[i].suppressed++;
-		return;
+		return false;
 	}
-	if (s->folds[i].suppressed > 0)
-		log_warn("kafka: %s (and %u more like it in the last minute)", reason,
-			 s->folds[i].suppressed);
-	else
-		log_msg(err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, "kafka: %s", reason);
+	*repeats = s->folds[i].suppressed;
 	s->folds[i].at = now;
 	s->folds[i].suppressed = 0;
+	return true;
 }
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	struct sink *s = opaque;
+	unsigned repeats;
+
+	(void)rk;
+	if (s->destroying || !fold_due(s, err, &repeats))
+		return;
+	if (repeats > 0)
+		log_warn("kafka: %s (and %u more like it in the last minute)", reason, repeats);
+	else
+		log_msg(err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, "kafka: %s", reason);
+}
+
+/* The fold key of certificate-check lines: no librdkafka error code. */
+#define FOLD_CERT_VERIFY (-100000)
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	struct sink *s = rd_kafka_opaque(rk);
+	unsigned repeats;
 
 	/* Connection failures reach on_error too, where they are folded. */
 	if (s->destroying || strcmp(fac, "FAIL") == 0)
 		return;
+	if (strcmp(fac, "SSLCERTVRFY") == 0) {
+		/* One per handshake, several a second: folded like on_error's. */
+		if (!fold_due(s, FOLD_CERT_VERIFY, &repeats))
+			return;
+		if (repeats > 0)
+			log_error("kafka: %s (and %u more like it in the last minute)", buf,
+				  repeats);
+		else
+			log_error("kafka: %s", buf);
+		return;
+	}
 	log_msg(level <= 3 ? LOG_ERROR : level <= 4 ? LOG_WARN : LOG_DEBUG, "kafka: %s: %s", fac, buf);
+}
+
+/* librdkafka 2.0.2 reports every failed certificate check as "certificate
+ * verify failed": this names the cause (expired, wrong host, unknown CA) in its
+ * SSLCERTVRFY log line. Returning 0 fails the handshake as OpenSSL would have.
+ * Runs on a broker thread: touches nothing of skiff's. */
+static int on_cert_verify(rd_kafka_t *rk, const char *broker, int32_t broker_id, int *x509_error,
+			  int depth, const char *buf, size_t size, char *errstr, size_t errlen,
+			  void *opaque)
+{
+	(void)rk, (void)broker_id, (void)buf, (void)size, (void)opaque;
+	if (*x509_error == 0)
+		return 1;
+	snprintf(errstr, errlen, "%s (X509 error %d, %s certificate, broker %s)",
+		 tlserr_reason(*x509_error), *x509_error, depth == 0 ? "the broker's" : "a CA",
+		 broker);
+	return 0;
 }
 
 static long long conf_ll(rd_kafka_conf_t *conf, const char *name)
@@ -239,6 +281,8 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	rd_kafka_conf_set_error_cb(conf, on_error);
 	rd_kafka_conf_set_log_cb(conf, on_log);
+	/* Fails only in a librdkafka without TLS, where no certificate is checked. */
+	(void)rd_kafka_conf_set_ssl_cert_verify_cb(conf, on_cert_verify);
 	*out = conf;
 	return 0;
 fail:
