@@ -134,8 +134,16 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		tailfile_close(tf);
 		return -2;
 	}
-	if (rc == 0 && tailfile_start(tf, pos) != 0)
-		rc = -ERANGE;
+	if (rc == 0 && tailfile_start(tf, pos) != 0) {
+		/* Not the file the position was taken in: a newer file that got
+		 * its inode (ext4 reuses them at once), or it was truncated. */
+		c->env->log(c->env, LOG_WARN, "%s: holds %lld bytes, fewer than the position %lld "
+			    "to read it from: not the file expected (its inode reused by a newer "
+			    "file, or truncated): skipped",
+			    path, (long long)tailfile_size(tf), (long long)pos);
+		tailfile_close(tf);
+		return -1;
+	}
 	if (rc != 0) {
 		if ((rc == -EINVAL || rc == -ENODATA) && strcmp(path, s->path) == 0)
 			note_irregular(s, rc == -ENODATA);

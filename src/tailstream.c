@@ -197,8 +197,15 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 			      : NULL;
 	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true,
 			       .dev = p->dev, .ino = p->ino};
-	struct tailid want = {.dev = p->dev, .ino = p->ino};
+	struct tailid want = {.dev = p->dev, .ino = p->ino}, id;
 
+	if (moved != NULL && tailid_of_path(moved, &id) == 0 && !same_file(&id, p)) {
+		/* ext4 gave the deleted file's inode to a newer one. */
+		s->c->env->log(s->c->env, LOG_INFO, "%s: %s has the stored offset's inode but was "
+			       "born later: a newer file, not the one of the offset", s->path, moved);
+		free(moved);
+		moved = NULL;
+	}
 	if (moved != NULL && tailchain_add_as(s, 0, moved, p->pos, false, false, &want) == -2) {
 		free(moved); /* renamed again meanwhile */
 		moved = tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino);

@@ -249,6 +249,46 @@ def test_inode_reused_after_stop_finds_rotated_files(tmp_path, kafka, topic, sma
     assert counter(sk, "files_gone_unread") == 1
 
 
+def test_reused_inode_smaller_than_the_position_is_said_plainly(tmp_path, kafka, topic, small_ext4):
+    """Stopped cleanly at line 100 of A (200 lines); five rotations keeping
+    2, each new file 50 lines, so a newer file that gets A's inode (ext4) is
+    smaller than the stored position. Bound: the three files still on disk
+    arrive exactly, A counted gone (files_gone_unread=1), and no errno text
+    ("Numerical result out of range") stands for what happened."""
+    log = small_ext4 / "app.log"
+    write_lines(log, range(100), mode="w")
+    ino = log.stat().st_ino
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), [conn(topic, log)]).start()
+    consume(kafka.bootstrap, topic, n=100, timeout=60)
+    time.sleep(0.8)
+    assert sk.stop() == 0
+    write_lines(log, range(100, 200))
+    n = 200
+    for _ in range(5):
+        if (small_ext4 / "app.log.2").exists():
+            (small_ext4 / "app.log.2").unlink()
+        if (small_ext4 / "app.log.1").exists():
+            (small_ext4 / "app.log.1").rename(small_ext4 / "app.log.2")
+        log.rename(small_ext4 / "app.log.1")
+        write_lines(log, range(n, n + 50), mode="w")
+        n += 50
+        time.sleep(0.02)
+    if not any(p.stat().st_ino == ino for p in small_ext4.glob("app.log*")):
+        pytest.skip("ext4 did not hand the deleted file's inode to a newer file")
+    mark = sk.log_mark()
+    sk.start()
+    consume(kafka.bootstrap, topic, n=250, timeout=60)
+    time.sleep(0.8)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(vals, n, lost_ok=set(range(100, n - 150)))
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups and not unexpected
+    after = sk.log_text()[mark:]
+    assert "out of range" not in after, after[-2000:]
+    assert counter(sk, "files_gone_unread") == 1
+
+
 # --- the long profile's soak -----------------------------------------------------------
 
 
