@@ -375,11 +375,18 @@ static void truncated(struct tailstream *s, int64_t size)
 	}
 	tailfile_last(tf, &last, &last_len);
 	/* With nothing to recognise the copy by (the file was empty when it was
-	 * opened), only a copy made since then will do. */
+	 * opened, or nothing was read since the last truncation), only a copy
+	 * made since then will do: an older one was read already. */
 	copy = tailscan_find_copy(s->path, ROTATED_DIRS(s), fp, fplen, pos, last, last_len,
 				  fplen > 0 ? INT64_MIN : l->added_ns, &csize);
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
+	l->added_ns = clock_wall_ns();
+	/* size may predate the truncation (measured before its bytes were found
+	 * changed): taken as the new size, it would make the file seem truncated
+	 * again at 0, and its copy be read twice. */
+	if ((size = tailfile_size(tf)) < 0)
+		size = 0;
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
 	if (copy != NULL && tailchain_add(s, 0, copy, pos, true, false) == 0) {
