@@ -4,6 +4,7 @@
  * Jackson 2.16, JDK 17) by tests/convert/compare.sh; the rules below are the
  * ones it found. */
 #include "convert.h"
+#include "buf.h"
 
 #include "javafmt.h"
 #include "source.h"
@@ -186,62 +187,19 @@ cJSON *convert_string_item(const char *text, size_t len, uint64_t *replaced)
 	return item;
 }
 
-/* ---- a growable output buffer ------------------------------------------ */
+/* ---- output -------------------------------------------------------------
+ * Every converter writes into a util/buf capped at CONVERT_MAX_BYTES. */
 
-struct out {
-	char *p;
-	size_t len, cap;
-	bool failed; /* an allocation failed; later writes are dropped */
-};
-
-/* Returns room for n more bytes at o->p + o->len, or NULL. */
-static char *room(struct out *o, size_t n)
+static void put_json_string(struct buf *o, const char *s, size_t n, uint64_t *replaced)
 {
-	char *grown;
-	size_t cap;
-
-	if (o->failed)
-		return NULL;
-	if (o->cap - o->len >= n)
-		return o->p + o->len;
-	cap = o->cap ? o->cap : 64;
-	while (cap - o->len < n)
-		cap *= 2;
-	grown = realloc(o->p, cap);
-	if (grown == NULL) {
-		o->failed = true;
-		return NULL;
-	}
-	o->p = grown;
-	o->cap = cap;
-	return o->p + o->len;
-}
-
-static void put(struct out *o, const char *s, size_t n)
-{
-	char *d = room(o, n);
-
-	if (d != NULL) {
-		memcpy(d, s, n);
-		o->len += n;
-	}
-}
-
-static void putz(struct out *o, const char *s)
-{
-	put(o, s, strlen(s));
-}
-
-static void put_json_string(struct out *o, const char *s, size_t n, uint64_t *replaced)
-{
-	char *d = room(o, convert_json_string_max(n));
+	char *d = buf_room(o, convert_json_string_max(n));
 
 	if (d != NULL)
-		o->len += convert_json_string(d, s, n, replaced);
+		buf_commit(o, convert_json_string(d, s, n, replaced));
 }
 
 /* The text of a Java String made from n bytes of s: invalid UTF-8 replaced. */
-static void put_java_text(struct out *o, const char *s, size_t n, uint64_t *replaced)
+static void put_java_text(struct buf *o, const char *s, size_t n, uint64_t *replaced)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, len, skip;
@@ -249,35 +207,35 @@ static void put_java_text(struct out *o, const char *s, size_t n, uint64_t *repl
 	while (i < n) {
 		len = utf8_seq(u + i, n - i, &skip);
 		if (len == 0) {
-			put(o, UTF8_REPLACEMENT, 3);
+			buf_add(o, UTF8_REPLACEMENT, 3);
 			(*replaced)++;
 			i += skip;
 		} else {
-			put(o, s + i, len);
+			buf_add(o, s + i, len);
 			i += len;
 		}
 	}
 }
 
 /* A payload's C string as JSON: C0 80 is U+0000 (convert_string_item). */
-static void put_json_cstring(struct out *o, const char *s, uint64_t *replaced)
+static void put_json_cstring(struct buf *o, const char *s, uint64_t *replaced)
 {
 	size_t n;
 	bool nul = true;
 	char *d;
 
-	putz(o, "\"");
+	buf_addz(o, "\"");
 	while (nul) {
 		n = run_to_nul(s, &nul);
-		if ((d = room(o, convert_json_string_max(n))) != NULL)
-			o->len += (size_t)(json_chars(d, s, n, replaced) - d);
-		putz(o, nul ? "\\u0000" : "\"");
+		if ((d = buf_room(o, convert_json_string_max(n))) != NULL)
+			buf_commit(o, (size_t)(json_chars(d, s, n, replaced) - d));
+		buf_addz(o, nul ? "\\u0000" : "\"");
 		s += n + (nul ? 2 : 0);
 	}
 }
 
 /* A payload's C string as the Java String's text: C0 80 is a NUL byte. */
-static void put_java_cstring(struct out *o, const char *s, uint64_t *replaced)
+static void put_java_cstring(struct buf *o, const char *s, uint64_t *replaced)
 {
 	size_t n;
 	bool nul = true;
@@ -285,31 +243,17 @@ static void put_java_cstring(struct out *o, const char *s, uint64_t *replaced)
 	while (nul) {
 		n = run_to_nul(s, &nul);
 		put_java_text(o, s, n, replaced);
-		put(o, "", nul ? 1 : 0);
+		buf_add(o, "", nul ? 1 : 0);
 		s += n + (nul ? 2 : 0);
 	}
 }
 
-/* Hands o's bytes over as a convert_value() result: a buffer much larger than
- * its content is shrunk, since librdkafka may hold it queued for long. */
-static int finish(struct out *o, char **out, size_t *len)
+/* Hands o's bytes over as a convert_value() result (buf_take shrinks a
+ * buffer much larger than its content: librdkafka may hold it queued for
+ * long). */
+static int finish(struct buf *o, char **out, size_t *len)
 {
-	char *shrunk;
-
-	if (o->failed) {
-		free(o->p);
-		return -1;
-	}
-	if (o->p == NULL && room(o, 1) == NULL)
-		return -1;
-	if (o->cap - o->len > o->len / 4 + 64) {
-		shrunk = realloc(o->p, o->len ? o->len : 1);
-		if (shrunk != NULL)
-			o->p = shrunk;
-	}
-	*out = o->p;
-	*len = o->len;
-	return 0;
+	return buf_take(o, out, len) == 0 ? 0 : -1;
 }
 
 /* An integer member: raw JSON text is exact; a cJSON number only below 2^53.
@@ -331,18 +275,18 @@ static int int_value(const cJSON *j, long long *v)
 }
 
 /* Double.toString / Float.toString and Date.toString, from javafmt. */
-static void put_java_number(struct out *o, double d, bool is_float)
+static void put_java_number(struct buf *o, double d, bool is_float)
 {
 	char buf[JAVAFMT_NUMBER_MAX];
 
-	put(o, buf, javafmt_number(d, is_float, buf, sizeof(buf)));
+	buf_add(o, buf, javafmt_number(d, is_float, buf, sizeof(buf)));
 }
 
-static void put_java_date(struct out *o, long long ms)
+static void put_java_date(struct buf *o, long long ms)
 {
 	char buf[JAVAFMT_DATE_MAX];
 
-	put(o, buf, javafmt_date(ms, buf, sizeof(buf)));
+	buf_add(o, buf, javafmt_date(ms, buf, sizeof(buf)));
 }
 
 /* ---- Connect schemas --------------------------------------------------- */
@@ -396,62 +340,62 @@ static int date_ms(const cJSON *schema, const cJSON *v, long long *ms)
 }
 
 /* A double in JSON: Jackson writes what JSON cannot carry as a string. */
-static void put_json_double(struct out *o, double d, bool is_float)
+static void put_json_double(struct buf *o, double d, bool is_float)
 {
 	bool quote = isnan(d) || isinf(d);
 
-	putz(o, quote ? "\"" : "");
+	buf_addz(o, quote ? "\"" : "");
 	put_java_number(o, is_float ? (double)(float)d : d, is_float);
-	putz(o, quote ? "\"" : "");
+	buf_addz(o, quote ? "\"" : "");
 }
 
-static void put_any(struct out *o, const cJSON *v, uint64_t *replaced);
+static void put_any(struct buf *o, const cJSON *v, uint64_t *replaced);
 
-static void put_members(struct out *o, const cJSON *v, bool names, uint64_t *replaced)
+static void put_members(struct buf *o, const cJSON *v, bool names, uint64_t *replaced)
 {
 	const cJSON *c;
 
 	cJSON_ArrayForEach(c, v)
 	{
 		if (c != v->child)
-			putz(o, ",");
+			buf_addz(o, ",");
 		if (names) {
 			put_json_string(o, c->string, strlen(c->string), replaced);
-			putz(o, ":");
+			buf_addz(o, ":");
 		}
 		put_any(o, c, replaced);
 	}
 }
 
 /* Plain JSON, as Jackson writes it, for values without a schema. */
-static void put_any(struct out *o, const cJSON *v, uint64_t *replaced)
+static void put_any(struct buf *o, const cJSON *v, uint64_t *replaced)
 {
 	long long i;
 	char buf[32];
 
 	if (cJSON_IsRaw(v)) {
-		putz(o, v->valuestring);
+		buf_addz(o, v->valuestring);
 	} else if (cJSON_IsString(v)) {
 		put_json_cstring(o, v->valuestring, replaced);
 	} else if (cJSON_IsNumber(v) && fabs(v->valuedouble) < 9007199254740992.0 &&
 	           int_value(v, &i) == 0) {
-		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
+		buf_add(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
 	} else if (cJSON_IsNumber(v)) {
 		put_json_double(o, v->valuedouble, false);
 	} else if (cJSON_IsArray(v)) {
-		putz(o, "[");
+		buf_addz(o, "[");
 		put_members(o, v, false, replaced);
-		putz(o, "]");
+		buf_addz(o, "]");
 	} else if (cJSON_IsObject(v)) {
-		putz(o, "{");
+		buf_addz(o, "{");
 		put_members(o, v, true, replaced);
-		putz(o, "}");
+		buf_addz(o, "}");
 	} else {
-		putz(o, cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : "null");
+		buf_addz(o, cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : "null");
 	}
 }
 
-static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
+static void put_json(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
 
 /* Connect's schema members, in the order asJsonSchema() puts them. */
 static const char *const schema_order[] = {
@@ -460,15 +404,15 @@ static const char *const schema_order[] = {
 };
 #define NORDER (sizeof(schema_order) / sizeof(schema_order[0]))
 
-static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced);
+static void put_schema(struct buf *o, const cJSON *s, uint64_t *replaced);
 
-static void put_schema_member(struct out *o, const cJSON *s, const cJSON *m, uint64_t *replaced)
+static void put_schema_member(struct buf *o, const cJSON *s, const cJSON *m, uint64_t *replaced)
 {
 	const char *k = m->string;
 	const cJSON *f;
 
 	put_json_string(o, k, strlen(k), replaced);
-	putz(o, ":");
+	buf_addz(o, ":");
 	if (strcmp(k, "type") == 0 && cJSON_IsString(m)) {
 		put_json_string(o, type_of(s), strlen(type_of(s)), replaced);
 	} else if (strcmp(k, "items") == 0 || strcmp(k, "keys") == 0 || strcmp(k, "values") == 0) {
@@ -476,13 +420,13 @@ static void put_schema_member(struct out *o, const cJSON *s, const cJSON *m, uin
 	} else if (strcmp(k, "default") == 0) {
 		put_json(o, s, m, replaced);
 	} else if (strcmp(k, "fields") == 0 && cJSON_IsArray(m)) {
-		putz(o, "[");
+		buf_addz(o, "[");
 		cJSON_ArrayForEach(f, m)
 		{
-			putz(o, f == m->child ? "" : ",");
+			buf_addz(o, f == m->child ? "" : ",");
 			put_schema(o, f, replaced);
 		}
-		putz(o, "]");
+		buf_addz(o, "]");
 	} else {
 		put_any(o, m, replaced);
 	}
@@ -491,7 +435,7 @@ static void put_schema_member(struct out *o, const cJSON *s, const cJSON *m, uin
 /* A schema as JsonConverter.asJsonSchema() writes it: its members in
  * Connect's order, whatever the order the source built them in; "optional"
  * always present; members Connect does not know last, as given. */
-static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced)
+static void put_schema(struct buf *o, const cJSON *s, uint64_t *replaced)
 {
 	const cJSON *m;
 	bool first = true;
@@ -500,11 +444,11 @@ static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced)
 		put_any(o, s, replaced);
 		return;
 	}
-	putz(o, "{");
+	buf_addz(o, "{");
 	for (size_t k = 0; k <= NORDER; k++) {
 		if (k < NORDER && strcmp(schema_order[k], "optional") == 0 &&
 		    cJSON_GetObjectItemCaseSensitive(s, "optional") == NULL) {
-			putz(o, first ? "\"optional\":false" : ",\"optional\":false");
+			buf_addz(o, first ? "\"optional\":false" : ",\"optional\":false");
 			first = false;
 		}
 		cJSON_ArrayForEach(m, s)
@@ -515,66 +459,66 @@ static void put_schema(struct out *o, const cJSON *s, uint64_t *replaced)
 				at++;
 			if (at != k)
 				continue;
-			putz(o, first ? "" : ",");
+			buf_addz(o, first ? "" : ",");
 			first = false;
 			put_schema_member(o, s, m, replaced);
 		}
 	}
-	putz(o, "}");
+	buf_addz(o, "}");
 }
 
 /* ---- values: JsonConverter's payload ----------------------------------- */
 
-static void put_json_struct(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+static void put_json_struct(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
 
-	putz(o, "{");
+	buf_addz(o, "{");
 	cJSON_ArrayForEach(f, fields)
 	{
 		const char *name = member_str(f, "field");
 
-		putz(o, f == fields->child ? "" : ",");
+		buf_addz(o, f == fields->child ? "" : ",");
 		put_json_string(o, name, strlen(name), replaced);
-		putz(o, ":");
+		buf_addz(o, ":");
 		put_json(o, f, cJSON_GetObjectItemCaseSensitive(v, name), replaced);
 	}
-	putz(o, "}");
+	buf_addz(o, "}");
 }
 
 /* An array, or a map: an object when its keys are strings, else an array of
  * [key, value] pairs (the payload's shape says which). */
-static void put_json_list(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+static void put_json_list(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(schema, "items");
 	const cJSON *keys = cJSON_GetObjectItemCaseSensitive(schema, "keys");
 	const cJSON *values = cJSON_GetObjectItemCaseSensitive(schema, "values");
 	const cJSON *c;
 
-	putz(o, cJSON_IsObject(v) ? "{" : "[");
+	buf_addz(o, cJSON_IsObject(v) ? "{" : "[");
 	cJSON_ArrayForEach(c, v)
 	{
-		putz(o, c == v->child ? "" : ",");
+		buf_addz(o, c == v->child ? "" : ",");
 		if (cJSON_IsObject(v)) {
 			put_json_string(o, c->string, strlen(c->string), replaced);
-			putz(o, ":");
+			buf_addz(o, ":");
 			put_json(o, values, c, replaced);
 		} else if (items == NULL && cJSON_GetArraySize(c) == 2) {
-			putz(o, "[");
+			buf_addz(o, "[");
 			put_json(o, keys, cJSON_GetArrayItem(c, 0), replaced);
-			putz(o, ",");
+			buf_addz(o, ",");
 			put_json(o, values, cJSON_GetArrayItem(c, 1), replaced);
-			putz(o, "]");
+			buf_addz(o, "]");
 		} else {
 			put_json(o, items, c, replaced);
 		}
 	}
-	putz(o, cJSON_IsObject(v) ? "}" : "]");
+	buf_addz(o, cJSON_IsObject(v) ? "}" : "]");
 }
 
 /* v (NULL when absent) as JsonConverter.convertToJson() writes it for schema:
  * a null takes the schema's default (replace.null.with.default=true). */
-static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+static void put_json(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *def = cJSON_GetObjectItemCaseSensitive(schema, "default");
 	long long i;
@@ -584,9 +528,9 @@ static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 		if (def != NULL && !cJSON_IsNull(def))
 			put_json(o, schema, def, replaced);
 		else
-			putz(o, "null");
+			buf_addz(o, "null");
 	} else if (is_int_type(schema) && int_value(v, &i) == 0) {
-		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
+		buf_add(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
 	} else if ((is_type(schema, "float") || is_type(schema, "double")) && cJSON_IsNumber(v)) {
 		put_json_double(o, v->valuedouble, is_type(schema, "float"));
 	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
@@ -601,15 +545,15 @@ static void put_json(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 
 /* ---- values: Struct.toString() for StringConverter --------------------- */
 
-static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
+static void put_text(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced);
 
 /* Struct{a=1,b=x}: fields in schema order, null fields left out. */
-static void put_text_struct(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+static void put_text_struct(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
 	bool first = true;
 
-	putz(o, "Struct{");
+	buf_addz(o, "Struct{");
 	cJSON_ArrayForEach(f, fields)
 	{
 		const char *name = member_str(f, "field");
@@ -617,37 +561,37 @@ static void put_text_struct(struct out *o, const cJSON *schema, const cJSON *v, 
 
 		if (fv == NULL || cJSON_IsNull(fv))
 			continue;
-		putz(o, first ? "" : ",");
+		buf_addz(o, first ? "" : ",");
 		first = false;
-		putz(o, name);
-		putz(o, "=");
+		buf_addz(o, name);
+		buf_addz(o, "=");
 		put_text(o, f, fv, replaced);
 	}
-	putz(o, "}");
+	buf_addz(o, "}");
 }
 
 /* A List's or Map's toString(): [a, b] and {k=v, k=v}. */
-static void put_text_list(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+static void put_text_list(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *items = cJSON_GetObjectItemCaseSensitive(schema, "items");
 	const cJSON *values = cJSON_GetObjectItemCaseSensitive(schema, "values");
 	const cJSON *c;
 
-	putz(o, cJSON_IsObject(v) ? "{" : "[");
+	buf_addz(o, cJSON_IsObject(v) ? "{" : "[");
 	cJSON_ArrayForEach(c, v)
 	{
-		putz(o, c == v->child ? "" : ", ");
+		buf_addz(o, c == v->child ? "" : ", ");
 		if (cJSON_IsObject(v)) {
 			put_java_text(o, c->string, strlen(c->string), replaced);
-			putz(o, "=");
+			buf_addz(o, "=");
 		}
 		put_text(o, cJSON_IsObject(v) ? values : items, c, replaced);
 	}
-	putz(o, cJSON_IsObject(v) ? "}" : "]");
+	buf_addz(o, cJSON_IsObject(v) ? "}" : "]");
 }
 
 /* v as String.valueOf() prints the Java object Connect holds for it. */
-static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
+static void put_text(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	long long i;
 	char buf[32];
@@ -655,7 +599,7 @@ static void put_text(struct out *o, const cJSON *schema, const cJSON *v, uint64_
 	if (date_ms(schema, v, &i) == 0) {
 		put_java_date(o, i);
 	} else if (is_int_type(schema) && int_value(v, &i) == 0) {
-		put(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
+		buf_add(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
 	} else if ((is_type(schema, "float") || is_type(schema, "double")) && cJSON_IsNumber(v)) {
 		put_java_number(o, v->valuedouble, is_type(schema, "float"));
 	} else if (cJSON_IsString(v)) {
@@ -679,58 +623,47 @@ static const char string_envelope[] = "{\"schema\":{\"type\":\"string\",\"option
 static int json_value(const struct converter *c, const struct record_value *v, char **out,
                       size_t *len, uint64_t *replaced)
 {
-	struct out o = {0};
+	struct buf o;
 
+	buf_init(&o, CONVERT_MAX_BYTES);
 	if (c->schemas_enable && v->kind == VALUE_STRING) {
-		putz(&o, string_envelope);
+		buf_addz(&o, string_envelope);
 	} else if (c->schemas_enable && v->schema_json != NULL) {
-		putz(&o, "{\"schema\":");
-		putz(&o, v->schema_json);
-		putz(&o, ",\"payload\":");
+		buf_addz(&o, "{\"schema\":");
+		buf_addz(&o, v->schema_json);
+		buf_addz(&o, ",\"payload\":");
 	} else if (c->schemas_enable) {
-		putz(&o, "{\"schema\":");
+		buf_addz(&o, "{\"schema\":");
 		put_schema(&o, v->schema, replaced);
-		putz(&o, ",\"payload\":");
+		buf_addz(&o, ",\"payload\":");
 	}
 	if (v->kind == VALUE_STRING)
 		put_json_string(&o, v->bytes, v->len, replaced);
 	else
 		put_json(&o, v->schema, v->payload, replaced);
 	if (c->schemas_enable)
-		putz(&o, "}");
+		buf_addz(&o, "}");
 	return finish(&o, out, len);
 }
 
 char *convert_schema_json(const cJSON *schema)
 {
-	struct out o = {0};
+	struct buf o;
 	uint64_t replaced = 0;
 	char *text = NULL;
-	size_t len = 0;
 
+	buf_init(&o, CONVERT_MAX_BYTES);
 	put_schema(&o, schema, &replaced);
-	putz(&o, "");
-	if (finish(&o, &text, &len) != 0)
-		return NULL;
-	/* finish() hands back exactly len bytes: make it a C string. */
-	{
-		char *z = realloc(text, len + 1);
-
-		if (z == NULL) {
-			free(text);
-			return NULL;
-		}
-		z[len] = '\0';
-		return z;
-	}
+	return buf_take(&o, &text, NULL) == 0 ? text : NULL; /* NUL-terminated */
 }
 
 /* StringConverter: the UTF-8 of the Java String, which for a line is the
  * line itself unless it held invalid UTF-8. */
 static int string_value(const struct record_value *v, char **out, size_t *len, uint64_t *replaced)
 {
-	struct out o = {0};
+	struct buf o;
 
+	buf_init(&o, CONVERT_MAX_BYTES);
 	if (v->kind == VALUE_STRING)
 		put_java_text(&o, v->bytes, v->len, replaced);
 	else

@@ -13,6 +13,10 @@
 
 struct record_value;
 
+/* The largest value a converter writes: librdkafka's largest
+ * message.max.bytes, so nothing larger could be produced anyway. */
+#define CONVERT_MAX_BYTES 1000000000
+
 enum converter_kind { CONV_JSON, CONV_STRING, CONV_BYTEARRAY };
 
 struct converter {
@@ -57,8 +61,8 @@ const char *convert_class_name(const struct converter *c);
  * "modified UTF-8"): build a payload string from bytes that may hold a NUL
  * or invalid UTF-8 with convert_string_item().
  *
- * Returns -1 when c cannot represent v (ByteArrayConverter and a struct) or
- * on allocation failure. Called from the main loop (reads the time zone). */
+ * Returns -1 when c cannot represent v (ByteArrayConverter and a struct), on
+ * allocation failure, or when the result would pass CONVERT_MAX_BYTES. Called from the main loop (reads the time zone). */
 int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
                   uint64_t *replaced);
 

@@ -1,9 +1,9 @@
 /* offsets: the in-memory offset map, dirty tracking and the flush; see
  * offsets.h. Persistence is the backend's (offsets_file.c).
  *
- * Entries live in an insertion-ordered array; an open-addressing table of
- * entry indexes (linear probing, no deletions) makes a lookup O(1), since the
- * worker puts every partition's offset on every flush.
+ * Entries live in an insertion-ordered array; util/hash indexes them by key
+ * so that a lookup is O(1), since the worker puts every partition's offset on
+ * every flush.
  *
  * Canonical text: cJSON validates the JSON and its shape, but the stored text
  * is the input with the whitespace between tokens removed, every token kept
@@ -13,6 +13,7 @@
  * (cJSON_PrintUnformatted keys, snprintf values) this is the identity. */
 #include "offsets.h"
 
+#include "hash.h"
 #include "stats.h"
 
 #include <stdio.h>
@@ -27,14 +28,12 @@
 struct entry {
 	char *key;
 	char *value;
-	uint64_t hash;
 };
 
 struct offsets {
 	struct entry *ents; /* insertion order */
 	size_t n, cap;
-	uint32_t *slots; /* entry index + 1; 0 is empty */
-	size_t nslots;   /* power of two, 2 * cap */
+	struct hash index; /* key -> position in ents */
 	size_t bytes;    /* counted against OFFSETS_MAX_BYTES */
 	bool dirty;
 	uint64_t changes;   /* puts that changed something, ever */
@@ -55,49 +54,18 @@ struct offsets {
 
 enum kind { KEY, VALUE };
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 14695981039346656037ull; /* FNV-1a */
-
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static struct entry *lookup(const struct offsets *o, const char *key)
 {
-	uint64_t h;
 	size_t i;
 
-	if (o->n == 0)
-		return NULL;
-	h = hash(key);
-	for (i = h & (o->nslots - 1); o->slots[i] != 0; i = (i + 1) & (o->nslots - 1)) {
-		struct entry *e = &o->ents[o->slots[i] - 1];
-
-		if (e->hash == h && strcmp(e->key, key) == 0)
-			return e;
-	}
-	return NULL;
+	return hash_get(&o->index, key, &i) ? &o->ents[i] : NULL;
 }
 
-static void slot_add(struct offsets *o, size_t idx)
-{
-	size_t i = o->ents[idx].hash & (o->nslots - 1);
-
-	while (o->slots[i] != 0)
-		i = (i + 1) & (o->nslots - 1);
-	o->slots[i] = (uint32_t)(idx + 1);
-}
-
-/* Makes room for one more entry, keeping the table at most half full. */
+/* Makes room for one more entry. */
 static int grow(struct offsets *o)
 {
 	size_t cap = o->cap ? o->cap * 2 : MIN_CAP;
 	struct entry *ents;
-	uint32_t *slots;
 
 	if (o->n < o->cap)
 		return 0;
@@ -105,15 +73,7 @@ static int grow(struct offsets *o)
 	if (ents == NULL)
 		return OFFSETS_ERR_NOMEM;
 	o->ents = ents;
-	slots = calloc(cap * 2, sizeof(*slots));
-	if (slots == NULL)
-		return OFFSETS_ERR_NOMEM;
-	free(o->slots);
-	o->slots = slots;
-	o->nslots = cap * 2;
 	o->cap = cap;
-	for (size_t i = 0; i < o->n; i++)
-		slot_add(o, i);
 	return 0;
 }
 
@@ -214,11 +174,11 @@ static int insert(struct offsets *o, char *key, const char *value)
 	if (!fits(o, 0, need))
 		goto out;
 	rc = grow(o);
+	if (rc == 0 && hash_put(&o->index, key, o->n) != 0)
+		rc = OFFSETS_ERR_NOMEM;
 	if (rc != 0)
 		goto out;
-	o->ents[o->n] = (struct entry){.key = key, .value = v, .hash = hash(key)};
-	slot_add(o, o->n);
-	o->n++;
+	o->ents[o->n++] = (struct entry){.key = key, .value = v};
 	o->bytes += need;
 	return 0;
 out:
@@ -278,9 +238,10 @@ static void remove_at(struct offsets *o, size_t idx)
 	free(e->value);
 	memmove(e, e + 1, (o->n - idx - 1) * sizeof(*e));
 	o->n--;
-	memset(o->slots, 0, o->nslots * sizeof(*o->slots));
+	/* Fewer keys than before: putting them back never allocates. */
+	hash_clear(&o->index);
 	for (size_t i = 0; i < o->n; i++)
-		slot_add(o, i);
+		(void)hash_put(&o->index, o->ents[i].key, i);
 }
 
 int offsets_load_record(struct offsets *o, const char *key, const char *value)
@@ -312,8 +273,7 @@ void offsets_load_reset(struct offsets *o)
 		free(o->ents[i].key);
 		free(o->ents[i].value);
 	}
-	if (o->slots != NULL)
-		memset(o->slots, 0, o->nslots * sizeof(*o->slots));
+	hash_clear(&o->index);
 	o->n = 0;
 	o->bytes = 0;
 }

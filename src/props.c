@@ -7,6 +7,9 @@
  * multi-byte sequence, so once the input is known to be valid UTF-8 the Java
  * algorithms can run on bytes unchanged. */
 #include "props.h"
+#include "buf.h"
+#include "hash.h"
+#include "num.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -30,15 +33,7 @@ struct props {
 	char *name;
 	struct entry *ents; /* in order of first appearance */
 	size_t n, cap;
-	size_t *slots; /* open addressing: index + 1 into ents, 0 when empty */
-	size_t nslots; /* 0 or a power of two, at least twice n */
-};
-
-/* A growable byte string. Never larger than the input, which is bounded by
- * PROPS_MAX_FILE_BYTES. */
-struct buf {
-	char *p;
-	size_t len, cap;
+	struct hash index; /* key -> position in ents */
 };
 
 /* Where a natural line starts inside the logical line, for error messages. */
@@ -52,7 +47,9 @@ struct reader {
 	const unsigned char *p, *end;
 	int line;      /* natural line of *p */
 	bool prev_cr;  /* the byte before *p was '\r' (a following '\n' ends no line) */
-	struct buf lb; /* the logical line, escapes still encoded (Java's lineBuf) */
+	/* The logical line, escapes still encoded (Java's lineBuf); never
+	 * larger than the input, which is at most PROPS_MAX_FILE_BYTES. */
+	struct buf lb;
 	struct mark *marks;
 	size_t nmarks, capmarks;
 	char *errbuf;
@@ -84,21 +81,6 @@ static int oom(struct reader *r)
 {
 	errorf(r->errbuf, r->errlen, "%s: out of memory", r->name);
 	return -1;
-}
-
-static int buf_put(struct buf *b, char c)
-{
-	if (b->len == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		char *p = realloc(b->p, cap);
-
-		if (p == NULL)
-			return -1;
-		b->p = p;
-		b->cap = cap;
-	}
-	b->p[b->len++] = c;
-	return 0;
 }
 
 /* ---- input validation ---- */
@@ -159,7 +141,7 @@ static bool skip_comment(struct reader *r)
 static int append(struct reader *r, unsigned char c, int line)
 {
 	/* Content dropped by a bare "\" line or a comment restarts the line. */
-	if (r->lb.len == 0)
+	if (buf_len(&r->lb) == 0)
 		r->nmarks = 0;
 	if (r->nmarks == 0 || r->marks[r->nmarks - 1].line != line) {
 		if (r->nmarks == r->capmarks) {
@@ -171,10 +153,10 @@ static int append(struct reader *r, unsigned char c, int line)
 			r->marks = m;
 			r->capmarks = cap;
 		}
-		r->marks[r->nmarks].off = r->lb.len;
+		r->marks[r->nmarks].off = buf_len(&r->lb);
 		r->marks[r->nmarks++].line = line;
 	}
-	if (buf_put(&r->lb, (char)c) != 0)
+	if (buf_addc(&r->lb, (char)c) != 0)
 		return oom(r);
 	return 0;
 }
@@ -197,7 +179,7 @@ static int read_line(struct reader *r)
 {
 	bool skip_ws = true, appended = false, bs = false, skip_lf = false;
 
-	r->lb.len = 0;
+	buf_reset(&r->lb);
 	for (;;) {
 		int line = r->line;
 		unsigned char c;
@@ -216,7 +198,7 @@ static int read_line(struct reader *r)
 			skip_ws = false;
 			appended = false;
 		}
-		if (r->lb.len == 0 && (c == '#' || c == '!')) {
+		if (buf_len(&r->lb) == 0 && (c == '#' || c == '!')) {
 			if (!skip_comment(r))
 				return 0;
 			skip_ws = true;
@@ -228,7 +210,7 @@ static int read_line(struct reader *r)
 			bs = c == '\\' ? !bs : false;
 			continue;
 		}
-		if (r->lb.len == 0) {
+		if (buf_len(&r->lb) == 0) {
 			skip_ws = true;
 			continue;
 		}
@@ -236,15 +218,15 @@ static int read_line(struct reader *r)
 		 * "\\\n" at the very end is an entry with an empty key. */
 		if (!bs || r->p == r->end)
 			break;
-		r->lb.len--;
+		buf_truncate(&r->lb, buf_len(&r->lb) - 1);
 		skip_ws = appended = true;
 		bs = false;
 		skip_lf = c == '\r';
 	}
-	if (r->lb.len == 0)
+	if (buf_len(&r->lb) == 0)
 		return 0;
 	if (bs)
-		r->lb.len--;
+		buf_truncate(&r->lb, buf_len(&r->lb) - 1);
 	return 1;
 }
 
@@ -314,7 +296,7 @@ static int put_utf8(struct reader *r, struct out *o, uint32_t cp)
 	for (i = n - 1; i > 0; i--, cp >>= 6)
 		s[i] = (char)(0x80 | (cp & 0x3F));
 	for (i = 0; i < n; i++)
-		if (buf_put(&o->b, s[i]) != 0)
+		if (buf_addc(&o->b, s[i]) != 0)
 			return oom(r);
 	return 0;
 }
@@ -353,7 +335,7 @@ static int put_byte(struct reader *r, struct out *o, char c, size_t at)
 		return fail_at(r, o->high_at, "unpaired surrogate", o->high);
 	if (c == '\0')
 		return fail_at(r, at, "NUL character not supported", 0);
-	if (buf_put(&o->b, c) != 0)
+	if (buf_addc(&o->b, c) != 0)
 		return oom(r);
 	return 0;
 }
@@ -361,19 +343,11 @@ static int put_byte(struct reader *r, struct out *o, char c, size_t at)
 static int hex4(const char *s, unsigned *out)
 {
 	unsigned v = 0;
-	int i;
 
-	for (i = 0; i < 4; i++) {
-		char c = s[i];
-
-		if (c >= '0' && c <= '9')
-			v = v << 4 | (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v << 4 | (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v = v << 4 | (unsigned)(c - 'A' + 10);
-		else
+	for (int i = 0, d; i < 4; i++) {
+		if ((d = num_hex_digit(s[i])) < 0)
 			return -1;
+		v = v << 4 | (unsigned)d;
 	}
 	*out = v;
 	return 0;
@@ -399,12 +373,13 @@ static char unescape(char c)
  * (caller frees). Returns 0 or -1 with errbuf set. */
 static int convert(struct reader *r, size_t off, size_t n, char **res)
 {
-	struct out o = {{NULL, 0, 0}, 0, 0};
-	const char *s = r->lb.p;
+	struct out o = {.high = 0};
+	const char *s = buf_ptr(&r->lb);
 	size_t i = off, end = off + n, at;
 	unsigned u;
 	int rc = -1;
 
+	buf_init(&o.b, PROPS_MAX_FILE_BYTES);
 	while (i < end) {
 		at = i;
 		if (s[i] != '\\') {
@@ -433,57 +408,31 @@ static int convert(struct reader *r, size_t off, size_t n, char **res)
 		fail_at(r, o.high_at, "unpaired surrogate", o.high);
 		goto out;
 	}
-	if (buf_put(&o.b, '\0') != 0) {
+	if (buf_take(&o.b, res, NULL) != 0) {
 		oom(r);
 		goto out;
 	}
-	*res = o.b.p;
-	o.b.p = NULL;
 	rc = 0;
 out:
-	free(o.b.p);
+	buf_free(&o.b);
 	return rc;
 }
 
 /* ---- the table ---- */
 
-static size_t hash(const char *s)
-{
-	uint64_t h = 14695981039346656037u;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211u;
-	return (size_t)h;
-}
-
-/* The slot holding key, or the empty slot where it would go. p->nslots > 0. */
-static size_t *find_slot(const struct props *p, const char *key)
-{
-	size_t mask = p->nslots - 1, i = hash(key) & mask;
-
-	while (p->slots[i] != 0 && strcmp(p->ents[p->slots[i] - 1].key, key) != 0)
-		i = (i + 1) & mask;
-	return &p->slots[i];
-}
-
+/* Makes room for one more entry. */
 static int grow(struct props *p)
 {
-	size_t nslots = p->nslots ? p->nslots * 2 : 16, i;
-	size_t *slots = calloc(nslots, sizeof(*slots));
-	struct entry *ents = realloc(p->ents, nslots / 2 * sizeof(*ents));
+	size_t cap = p->cap ? p->cap * 2 : 16;
+	struct entry *ents;
 
-	if (ents != NULL)
-		p->ents = ents;
-	if (slots == NULL || ents == NULL) {
-		free(slots);
+	if (p->n < p->cap)
+		return 0;
+	ents = realloc(p->ents, cap * sizeof(*ents));
+	if (ents == NULL)
 		return -1;
-	}
-	free(p->slots);
-	p->slots = slots;
-	p->nslots = nslots;
-	p->cap = nslots / 2;
-	for (i = 0; i < p->n; i++)
-		*find_slot(p, p->ents[i].key) = i + 1;
+	p->ents = ents;
+	p->cap = cap;
 	return 0;
 }
 
@@ -491,20 +440,18 @@ static int grow(struct props *p)
  * present). On failure (out of memory) takes nothing. */
 static int put(struct props *p, char *key, char *value, int line)
 {
-	size_t *slot;
+	size_t i;
 	struct entry *e;
 
-	if (p->n == p->cap && grow(p) != 0)
-		return -1;
-	slot = find_slot(p, key);
-	if (*slot != 0) {
-		e = &p->ents[*slot - 1];
+	if (hash_get(&p->index, key, &i)) {
+		e = &p->ents[i];
 		free(key);
 		free(e->value);
 	} else {
+		if (grow(p) != 0 || hash_put(&p->index, key, p->n) != 0)
+			return -1;
 		e = &p->ents[p->n++];
 		e->key = key;
-		*slot = p->n;
 	}
 	e->value = value;
 	e->line = line;
@@ -517,8 +464,8 @@ static int parse_line(struct reader *r, struct props *p)
 	char *key = NULL, *value = NULL;
 	int rc = -1;
 
-	split(r->lb.p, r->lb.len, &klen, &vstart);
-	if (convert(r, 0, klen, &key) != 0 || convert(r, vstart, r->lb.len - vstart, &value) != 0)
+	split(buf_ptr(&r->lb), buf_len(&r->lb), &klen, &vstart);
+	if (convert(r, 0, klen, &key) != 0 || convert(r, vstart, buf_len(&r->lb) - vstart, &value) != 0)
 		goto out;
 	if (put(p, key, value, r->marks[0].line) != 0) {
 		oom(r);
@@ -556,6 +503,7 @@ int props_load_mem(const char *name, const char *data, size_t len, struct props 
 	}
 	if (check_utf8(name, (const unsigned char *)data, len, errbuf, errlen) != 0)
 		goto out;
+	buf_init(&r.lb, PROPS_MAX_FILE_BYTES);
 	r.name = name;
 	r.p = (const unsigned char *)data;
 	r.end = r.p + len;
@@ -571,7 +519,7 @@ int props_load_mem(const char *name, const char *data, size_t len, struct props 
 	p = NULL;
 	rc = 0;
 out:
-	free(r.lb.p);
+	buf_free(&r.lb);
 	free(r.marks);
 	props_destroy(p);
 	return rc;
@@ -662,12 +610,9 @@ int props_line(const struct props *p, size_t i)
 
 const char *props_get(const struct props *p, const char *key)
 {
-	size_t slot;
+	size_t i;
 
-	if (p->nslots == 0)
-		return NULL;
-	slot = *find_slot(p, key);
-	return slot != 0 ? p->ents[slot - 1].value : NULL;
+	return hash_get(&p->index, key, &i) ? p->ents[i].value : NULL;
 }
 
 const char *props_name(const struct props *p)
@@ -686,7 +631,7 @@ void props_destroy(struct props *p)
 		free(p->ents[i].value);
 	}
 	free(p->ents);
-	free(p->slots);
+	hash_free(&p->index);
 	free(p->name);
 	free(p);
 }

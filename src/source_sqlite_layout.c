@@ -11,6 +11,7 @@
  * wrapped as a subquery. Positions are bound as parameters. */
 #include "source_sqlite.h"
 
+#include "buf.h"
 #include "log.h"
 #include "source.h"
 
@@ -22,53 +23,35 @@
 
 static const char *const rowid_names[] = {"rowid", "_rowid_", "oid"};
 
-/* ---- a small string builder ---------------------------------------------- */
+/* ---- building SQL: a util/buf, capped at SQL_MAX_BYTES ------------------ */
 
-struct sb {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
+/* SQLite's own default SQLITE_MAX_SQL_LENGTH: longer text it refuses. */
+#define SQL_MAX_BYTES 1000000
 
-static void sb_add(struct sb *b, const char *s, size_t n)
+static void sql_init(struct buf *b)
 {
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-		char *g = realloc(b->s, cap);
-
-		if (g == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->s = g;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
+	buf_init(b, SQL_MAX_BYTES);
 }
 
-static void sb_str(struct sb *b, const char *s)
+static void sb_str(struct buf *b, const char *s)
 {
-	sb_add(b, s, strlen(s));
+	buf_add(b, s, strlen(s));
 }
 
-static void sb_ident(struct sb *b, const char *name)
+static void sb_ident(struct buf *b, const char *name)
 {
-	sb_add(b, "\"", 1);
+	buf_add(b, "\"", 1);
 	for (const char *p = name; *p != '\0'; p++) {
 		if (*p == '"')
-			sb_add(b, "\"\"", 2);
+			buf_add(b, "\"\"", 2);
 		else
-			sb_add(b, p, 1);
+			buf_add(b, p, 1);
 	}
-	sb_add(b, "\"", 1);
+	buf_add(b, "\"", 1);
 }
 
 /* Appends each string up to a NULL. */
-static void sb_all(struct sb *b, ...)
+static void sb_all(struct buf *b, ...)
 {
 	va_list ap;
 	const char *p;
@@ -81,14 +64,12 @@ static void sb_all(struct sb *b, ...)
 
 char *sqquote(const char *name)
 {
-	struct sb b = {0};
+	struct buf b;
+	char *q;
 
+	sql_init(&b);
 	sb_ident(&b, name);
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
+	return buf_take(&b, &q, NULL) == 0 ? q : NULL;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
@@ -114,7 +95,7 @@ struct lay {
 	size_t errlen;
 };
 
-static void sb_src(struct sb *b, struct lay *l)
+static void sb_src(struct buf *b, struct lay *l)
 {
 	if (l->t->name != NULL) {
 		sb_ident(b, l->t->name);
@@ -274,19 +255,21 @@ static void find_rowid(struct lay *l)
 	if (l->is_view)
 		return;
 	for (size_t i = 0; i < sizeof(rowid_names) / sizeof(rowid_names[0]); i++) {
-		struct sb b = {0};
+		struct buf b;
 		sqlite3_stmt *st = NULL;
 
 		if (tinfo_find(l, rowid_names[i]) != NULL)
 			continue;
+		sql_init(&b);
 		sb_str(&b, "SELECT ");
 		sb_str(&b, rowid_names[i]);
 		sb_str(&b, " FROM ");
 		sb_ident(&b, l->t->name);
-		if (!b.oom && sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL) == SQLITE_OK)
+		if (buf_cstr(&b) != NULL &&
+		    sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL) == SQLITE_OK)
 			l->rowid = rowid_names[i];
 		sqlite3_finalize(st);
-		free(b.s);
+		buf_free(&b);
 		break;
 	}
 	for (size_t i = 0; i < l->nti && l->rowid != NULL; i++)
@@ -298,17 +281,20 @@ static void find_rowid(struct lay *l)
 static int read_columns(struct lay *l)
 {
 	struct sqtable *t = l->t;
-	struct sb b = {0};
+	struct buf b;
 	sqlite3_stmt *st = NULL;
 	int rc, n;
 
+	sql_init(&b);
 	sb_str(&b, "SELECT * FROM ");
 	sb_src(&b, l);
 	sb_str(&b, " LIMIT 0");
-	if (b.oom)
+	if (buf_cstr(&b) == NULL) {
+		buf_free(&b);
 		return oom(l);
-	rc = sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL);
-	free(b.s);
+	}
+	rc = sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL);
+	buf_free(&b);
 	if (rc != SQLITE_OK)
 		return busy(rc) ? SQ_BUSY : sql_fail(l, "preparing it");
 	if (sqlite3_bind_parameter_count(st) > 0) {
@@ -428,23 +414,24 @@ static int resolve_inc(struct lay *l)
 static int resolve_ts(struct lay *l)
 {
 	struct sqsrc *s = l->s;
-	struct sb b = {0}, names = {0};
+	struct buf b, names;
 	bool all_nullable = true;
+	int rc = 0;
 
+	sql_init(&b);
+	sql_init(&names);
 	sb_str(&b, s->nts > 1 ? "skiff_ts(COALESCE(" : "skiff_ts(");
 	for (size_t i = 0; i < s->nts; i++) {
 		int ci = col_find(l->t, s->ts_names[i]);
 
 		if (ci < 0) {
-			free(b.s);
-			free(names.s);
-			return no_column(l, "timestamp.column.name", s->ts_names[i]);
+			rc = no_column(l, "timestamp.column.name", s->ts_names[i]);
+			goto out;
 		}
 		if (l->t->cols[ci].kind == SQCOL_BLOB && l->t->cols[ci].declared) {
-			free(b.s);
-			free(names.s);
-			return fail(l, "timestamp column %s is declared BLOB, not a timestamp",
-			            s->ts_names[i]);
+			rc = fail(l, "timestamp column %s is declared BLOB, not a timestamp",
+			          s->ts_names[i]);
+			goto out;
 		}
 		all_nullable = all_nullable && nullable(l, s->ts_names[i]);
 		if (i > 0) {
@@ -455,23 +442,23 @@ static int resolve_ts(struct lay *l)
 		sb_str(&names, l->t->cols[ci].name);
 	}
 	sb_str(&b, s->nts > 1 ? "))" : ")");
-	l->ts_expr = b.s;
-	l->ts_raw = b.s ? strndup(b.s + 9, strlen(b.s) - 10) : NULL; /* inside skiff_ts() */
-	if (b.oom || names.oom || l->ts_raw == NULL) {
-		free(names.s);
-		return oom(l);
+	if (buf_cstr(&names) == NULL || buf_take(&b, &l->ts_expr, NULL) != 0 ||
+	    (l->ts_raw = strndup(l->ts_expr + 9, strlen(l->ts_expr) - 10)) == NULL) {
+		rc = oom(l); /* ts_raw: inside skiff_ts() */
+		goto out;
 	}
 	if (s->validate_non_null && l->t->name != NULL && all_nullable) {
 		fail(l,
 		     "timestamp column%s %s %s nullable: declare %s NOT NULL, or set "
 		     "validate.non.null=false",
-		     s->nts > 1 ? "s" : "", names.s, s->nts > 1 ? "are all" : "is",
+		     s->nts > 1 ? "s" : "", buf_cstr(&names), s->nts > 1 ? "are all" : "is",
 		     s->nts > 1 ? "one" : "it");
-		free(names.s);
-		return SQ_CONFIG;
+		rc = SQ_CONFIG;
 	}
-	free(names.s);
-	return 0;
+out:
+	buf_free(&b);
+	buf_free(&names);
+	return rc;
 }
 
 static int resolve_keys(struct lay *l)
@@ -494,27 +481,19 @@ static int resolve_keys(struct lay *l)
 
 static int build_max(struct lay *l)
 {
-	struct sb b = {0};
+	struct buf b;
 
+	sql_init(&b);
 	sb_str(&b, "SELECT max(");
 	sb_str(&b, l->inc_expr);
 	sb_str(&b, ") FROM ");
 	sb_src(&b, l);
-	if (b.oom) {
-		free(b.s);
+	if (buf_take(&b, &l->t->max_sql, NULL) != 0)
 		return -1;
-	}
-	l->t->max_sql = b.s;
-	b = (struct sb){0};
 	sb_str(&b, "SELECT * FROM ");
 	sb_src(&b, l);
 	sb_all(&b, " WHERE ", l->inc_expr, " = ?1", NULL);
-	if (b.oom) {
-		free(b.s);
-		return -1;
-	}
-	l->t->at_sql = b.s;
-	return 0;
+	return buf_take(&b, &l->t->at_sql, NULL) != 0 ? -1 : 0;
 }
 
 /* Incrementing mode on the rowid, or on an INTEGER PRIMARY KEY without
@@ -562,15 +541,17 @@ static void check_nulls(struct lay *l)
 	if (l->s->validate_non_null && l->t->name != NULL && !l->is_view)
 		return;
 	for (int i = 0; i < 2; i++) {
-		struct sb b = {0};
+		struct buf b;
 		sqlite3_stmt *st = NULL;
 
 		if (what[i] == NULL)
 			continue;
+		sql_init(&b);
 		sb_all(&b, "SELECT count(*) FROM ", NULL);
 		sb_src(&b, l);
 		sb_all(&b, " WHERE ", what[i], " IS NULL", NULL);
-		if (!b.oom && sqlite3_prepare_v2(l->s->db, b.s, -1, &st, NULL) == SQLITE_OK &&
+		if (buf_cstr(&b) != NULL &&
+		    sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL) == SQLITE_OK &&
 		    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 			l->s->env->log(l->s->env, LOG_WARN,
 			               "%s: %lld rows have NULL in the %s %s: they are never read",
@@ -581,14 +562,14 @@ static void check_nulls(struct lay *l)
 			                 (uint64_t)sqlite3_column_int64(st, 0));
 		}
 		sqlite3_finalize(st);
-		free(b.s);
+		buf_free(&b);
 	}
 }
 
 /* The timestamp modes read from a subquery that computes skiff_ts() once per
  * row (LIMIT -1 keeps SQLite from flattening it into the outer query, where
  * every mention would call it again). */
-static void ts_source(struct lay *l, struct sb *b, const char *inc, const char *rid)
+static void ts_source(struct lay *l, struct buf *b, const char *inc, const char *rid)
 {
 	sb_all(b, "SELECT * FROM (SELECT *", NULL);
 	if (inc != NULL)
@@ -608,7 +589,7 @@ static void ts_source(struct lay *l, struct sb *b, const char *inc, const char *
 
 /* The batch statement of each mode. Parameters: ?1 ?2 the position, ?3 the
  * upper timestamp bound, ?4 the row limit. */
-static int build_sql(struct lay *l, struct sb *b)
+static int build_sql(struct lay *l, struct buf *b)
 {
 	struct sqtable *t = l->t;
 	const char *r = l->rowid, *i = l->inc_expr;
@@ -662,7 +643,7 @@ static int build_sql(struct lay *l, struct sb *b)
 		          "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;
 	}
-	return b->oom ? oom(l) : 0;
+	return buf_cstr(b) == NULL ? oom(l) : 0;
 }
 
 void sqtable_unlay(struct sqtable *t)
@@ -698,9 +679,10 @@ static void lay_free(struct lay *l)
 int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen)
 {
 	struct lay l = {.s = s, .t = t, .errbuf = errbuf, .errlen = errlen};
-	struct sb b = {0};
+	struct buf b;
 	int rc;
 
+	sql_init(&b);
 	sqtable_unlay(t);
 	if (t->name != NULL && ((rc = find_table(&l)) != 0 || (rc = table_info(&l)) != 0))
 		goto out;
@@ -717,18 +699,18 @@ int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbu
 	if (s->mode == SQ_INCREMENTING)
 		warn_reusable(&l);
 	check_nulls(&l);
-	rc = sqlite3_prepare_v3(s->db, b.s, -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
+	rc = sqlite3_prepare_v3(s->db, buf_cstr(&b), -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
 	if (rc != SQLITE_OK) {
 		rc = busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");
 		goto out;
 	}
-	s->env->log(s->env, LOG_DEBUG, "%s: %s", t->name ? t->name : "query", b.s);
+	s->env->log(s->env, LOG_DEBUG, "%s: %s", t->name ? t->name : "query", buf_cstr(&b));
 	t->schema_version = version;
 	t->laid_out = true;
 	t->warned_missing = false;
 	t->warned_ahead = false;
 out:
-	free(b.s);
+	buf_free(&b);
 	lay_free(&l);
 	if (rc != 0)
 		sqtable_unlay(t);

@@ -1,0 +1,118 @@
+/* hash: see hash.h. A slot keeps the key's hash beside the pointer, so a
+ * probe compares strings only when the hashes match and growing never
+ * hashes a key again. */
+#include "hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FIRST_SLOTS 16
+
+struct hash_slot {
+	const char *key; /* NULL: empty */
+	uint64_t h;
+	size_t idx;
+};
+
+uint64_t hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+void hash_init(struct hash *h)
+{
+	*h = (struct hash){0};
+}
+
+void hash_free(struct hash *h)
+{
+	free(h->slots);
+	hash_init(h);
+}
+
+void hash_clear(struct hash *h)
+{
+	if (h->slots != NULL)
+		memset(h->slots, 0, h->nslots * sizeof(*h->slots));
+	h->n = 0;
+}
+
+static void place(struct hash_slot *slots, size_t nslots, const struct hash_slot *s)
+{
+	size_t mask = nslots - 1, i = s->h & mask;
+
+	while (slots[i].key != NULL)
+		i = (i + 1) & mask;
+	slots[i] = *s;
+}
+
+static int grow(struct hash *h)
+{
+	size_t nslots = h->nslots ? h->nslots * 2 : FIRST_SLOTS;
+	struct hash_slot *slots;
+
+	if (nslots < h->nslots || nslots > SIZE_MAX / sizeof(*slots))
+		return HASH_ERR_NOMEM;
+	slots = calloc(nslots, sizeof(*slots));
+	if (slots == NULL)
+		return HASH_ERR_NOMEM;
+	for (size_t i = 0; i < h->nslots; i++)
+		if (h->slots[i].key != NULL)
+			place(slots, nslots, &h->slots[i]);
+	free(h->slots);
+	h->slots = slots;
+	h->nslots = nslots;
+	return 0;
+}
+
+int hash_put(struct hash *h, const char *key, size_t idx)
+{
+	struct hash_slot s = {key, hash_str(key), idx};
+
+	if ((h->n + 1) * 2 > h->nslots && grow(h) != 0)
+		return HASH_ERR_NOMEM;
+	place(h->slots, h->nslots, &s);
+	h->n++;
+	return 0;
+}
+
+bool hash_get(const struct hash *h, const char *key, size_t *idx)
+{
+	uint64_t hv;
+	size_t mask, i;
+
+	if (h->n == 0)
+		return false;
+	hv = hash_str(key);
+	mask = h->nslots - 1;
+	for (i = hv & mask; h->slots[i].key != NULL; i = (i + 1) & mask) {
+		if (h->slots[i].h == hv && strcmp(h->slots[i].key, key) == 0) {
+			*idx = h->slots[i].idx;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t hash_count(const struct hash *h)
+{
+	return h->n;
+}
+
+const char *hash_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "no error";
+	case HASH_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
+}
