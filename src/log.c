@@ -46,3 +46,13 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	/* One fputs per line so lines from one process never interleave. */
 	fprintf(stderr, "skiff %s: %s\n", names[level], line);
 }
+
+void log_vconnector(enum log_level level, const char *connector, const char *fmt, va_list ap)
+{
+	char text[1536];
+
+	if (level > max_level)
+		return;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	log_msg(level, "connector %s: %s", connector, text);
+}

@@ -6,6 +6,8 @@
 #ifndef SKIFF_LOG_H
 #define SKIFF_LOG_H
 
+#include <stdarg.h>
+
 enum log_level { LOG_ERROR, LOG_WARN, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
 
 /* Sets the most verbose level printed. Default LOG_INFO. */
@@ -17,6 +19,11 @@ int log_level_parse(const char *s, enum log_level *out);
 
 /* Prints one line "LEVEL message" to stderr (a supervisor adds timestamps). */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Logs one line "connector NAME: message" (what a source's env->log writes,
+ * at run time and under --check). */
+void log_vconnector(enum log_level level, const char *connector, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

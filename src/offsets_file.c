@@ -26,6 +26,7 @@
 #include "atomicfile.h"
 #include "crc32c.h"
 #include "lockfile.h"
+#include "num.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,15 +73,6 @@ struct cand {
 	char why[WHY_LEN];
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1; /* upper case too: the writer never produces it */
-}
-
 /* Checks the trailer and the CRC of the bytes before it. */
 static int check_crc(const char *d, size_t len, char *why, size_t whylen)
 {
@@ -94,7 +86,9 @@ static int check_crc(const char *d, size_t len, char *why, size_t whylen)
 	    memcmp(t + TRAILER_KEY_LEN + 8, "\"}\n", 3) != 0)
 		goto torn;
 	for (size_t i = 0; i < 8; i++) {
-		int v = hexval(t[TRAILER_KEY_LEN + i]);
+		char c = t[TRAILER_KEY_LEN + i];
+		/* Lower case only: the writer never produces upper case. */
+		int v = c >= 'A' && c <= 'F' ? -1 : num_hex_digit(c);
 
 		if (v < 0) {
 			snprintf(why, whylen, "malformed checksum");

@@ -2,6 +2,8 @@
  * source_journald.h. */
 #include "source_journald.h"
 
+#include "num.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,17 +84,6 @@ static const char *cursor_item(const char *c, char key, size_t *len)
 	return NULL;
 }
 
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
 int jcursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum)
 {
 	size_t slen = 0, ilen = 0;
@@ -103,10 +94,10 @@ int jcursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum)
 	if (s == NULL || i == NULL || slen != 32 || ilen == 0 || ilen > 16)
 		return -1;
 	for (size_t k = 0; k < 32; k++)
-		if (hexval(s[k]) < 0)
+		if (num_hex_digit(s[k]) < 0)
 			return -1;
 	for (size_t k = 0; k < ilen; k++) {
-		int h = hexval(i[k]);
+		int h = num_hex_digit(i[k]);
 
 		if (h < 0)
 			return -1;

@@ -137,9 +137,6 @@ const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema);
  * polls only: records point to its schemas). */
 bool sqschemas_full(const struct sqschemas *c);
 
-/* Standard base64 with padding; returns a malloc'd NUL-terminated string. */
-char *sqvalue_base64(const unsigned char *p, size_t n);
-
 /* ---- what was read (source_sqlite_seen.c) -------------------------------- */
 
 /* A row's fingerprint over the types and bytes of its columns. */

@@ -103,13 +103,11 @@ static void check_count(struct source_env *env, const char *name, uint64_t n)
 __attribute__((format(printf, 3, 4))) static void check_log(struct source_env *env, int level,
                                                              const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	log_vconnector((enum log_level)level, env->connector, fmt, ap);
 	va_end(ap);
-	log_msg((enum log_level)level, "connector %s: %s", env->connector, line);
 }
 
 void sqguard_check_env(struct source_env *env, const char *connector)

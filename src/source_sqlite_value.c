@@ -14,6 +14,7 @@
 #include "convert.h"
 #include "javafmt.h"
 #include "source_sqlite.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -212,35 +213,6 @@ bool sqschemas_full(const struct sqschemas *c)
 
 /* ---- values ---------------------------------------------------------------- */
 
-char *sqvalue_base64(const unsigned char *p, size_t n)
-{
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-	size_t i = 0;
-
-	if (out == NULL)
-		return NULL;
-	for (; i + 2 < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-
-		*o++ = tab[v >> 18];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = tab[(v >> 6) & 63];
-		*o++ = tab[v & 63];
-	}
-	if (i < n) {
-		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-
-		*o++ = tab[v >> 18];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-		*o++ = '=';
-	}
-	*o = '\0';
-	return out;
-}
-
 static cJSON *raw_int(int64_t v)
 {
 	char num[24];
@@ -325,8 +297,8 @@ static cJSON *item(sqlite3_stmt *stmt, int i, const struct sqcol *c, char *type,
 		                           &st->utf8_replaced);
 	default:
 		*type = F_BYTES;
-		b64 = sqvalue_base64(sqlite3_column_blob(stmt, i),
-		                     (size_t)sqlite3_column_bytes(stmt, i));
+		b64 = text_base64(sqlite3_column_blob(stmt, i),
+		                  (size_t)sqlite3_column_bytes(stmt, i));
 		if (b64 == NULL)
 			return NULL;
 		it = cJSON_CreateString(b64);

@@ -177,9 +177,8 @@ __attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	log_vconnector((enum log_level)level, env->connector, fmt, ap);
 	va_end(ap);
-	log_msg((enum log_level)level, "connector %s: %s", env->connector, text);
 }
 
 void worker_source_log_counters(struct worker *w)

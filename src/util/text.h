@@ -1,5 +1,6 @@
-/* text: small byte-string helpers shared by sources: is it UTF-8, its
- * base64. Pure functions, any thread. */
+/* text: small byte-string helpers shared by sources and converters: is it
+ * text (UTF-8 by utf8.h's one decoder, without NUL), its base64. Pure
+ * functions, any thread. */
 #ifndef SKIFF_TEXT_H
 #define SKIFF_TEXT_H
 

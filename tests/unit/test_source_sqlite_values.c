@@ -7,6 +7,7 @@
 #include "source_sqlite.h"
 #include "sqlitefake.h"
 #include "testlib.h"
+#include "text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -126,19 +127,19 @@ static void test_values(void)
 	CHECK_STR(jd(4.9e-324), "4.9E-324");
 	CHECK_STR(jd(1.0 / 3), "0.3333333333333333");
 	CHECK_STR(jd(1e308 * 10), "(none)");
-	b = sqvalue_base64((const unsigned char *)"", 0);
+	b = text_base64("", 0);
 	CHECK_STR(b, "");
 	free(b);
-	b = sqvalue_base64((const unsigned char *)"f", 1);
+	b = text_base64("f", 1);
 	CHECK_STR(b, "Zg==");
 	free(b);
-	b = sqvalue_base64((const unsigned char *)"fo", 2);
+	b = text_base64("fo", 2);
 	CHECK_STR(b, "Zm8=");
 	free(b);
-	b = sqvalue_base64((const unsigned char *)"foobar", 6);
+	b = text_base64("foobar", 6);
 	CHECK_STR(b, "Zm9vYmFy");
 	free(b);
-	b = sqvalue_base64((const unsigned char *)"\x00\xff\x10", 3);
+	b = text_base64("\x00\xff\x10", 3);
 	CHECK_STR(b, "AP8Q");
 	free(b);
 }
