@@ -517,3 +517,55 @@ void config_section_destroy(struct config_section *s)
 	free(s->file);
 	free(s);
 }
+
+static bool same_text(const char *x, const char *y)
+{
+	return (x == NULL && y == NULL) || (x != NULL && y != NULL && strcmp(x, y) == 0);
+}
+
+/* The first table key of a that b lacks or holds with another value. */
+static const char *diff_slots(const struct config_section *a, const struct config_section *b,
+                              const char *const *ignore)
+{
+	for (size_t i = 0; i < a->nslots; i++) {
+		const struct slot *sa = &a->slots[i], *sb = find_slot(b, sa->key->name);
+
+		if (any_prefix(sa->key->name, ignore))
+			continue;
+		if (sb == NULL || !same_text(sa->value, sb->value))
+			return sa->key->name;
+	}
+	return NULL;
+}
+
+/* The first pass-through key of a that b lacks or holds with another value. */
+static const char *diff_pass(const struct config_section *a, const struct config_section *b,
+                             const char *const *ignore)
+{
+	for (size_t i = 0; i < a->npass; i++) {
+		const char *v = NULL;
+
+		if (any_prefix(a->pass[i].key, ignore))
+			continue;
+		for (size_t j = 0; j < b->npass && v == NULL; j++)
+			if (strcmp(a->pass[i].key, b->pass[j].key) == 0)
+				v = b->pass[j].value;
+		if (!same_text(a->pass[i].value, v))
+			return a->pass[i].key;
+	}
+	return NULL;
+}
+
+const char *config_section_diff(const struct config_section *a, const struct config_section *b,
+                                const char *const *ignore)
+{
+	const char *k = diff_slots(a, b, ignore);
+
+	if (k == NULL)
+		k = diff_slots(b, a, ignore);
+	if (k == NULL)
+		k = diff_pass(a, b, ignore);
+	if (k == NULL)
+		k = diff_pass(b, a, ignore);
+	return k;
+}

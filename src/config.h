@@ -112,6 +112,14 @@ bool config_key_is_secret(const char *key);
 /* Prints a table as documentation: name, type, default, range, doc. */
 void config_print_table(const struct config_key *table, const char *heading, FILE *fp);
 
+/* The first key whose value differs between a and b (a table key's value,
+ * set or defaulted, or a pass-through entry present in one only or with
+ * another value), skipping keys matching a prefix in ignore (NULL-terminated;
+ * may be NULL). Returns that key's name (owned by a or b), or NULL when they
+ * are equal. For a reload: which settings changed. */
+const char *config_section_diff(const struct config_section *a, const struct config_section *b,
+                                const char *const *ignore);
+
 void config_section_destroy(struct config_section *s);
 
 #endif

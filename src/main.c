@@ -117,6 +117,7 @@ static int check_sources(const struct settings *s)
 
 struct options {
 	bool check;
+	bool log_level; /* --log-level given: it wins over log.level */
 	int first_file;
 };
 
@@ -146,6 +147,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return WORKER_EXIT_CONFIG;
 			}
 			log_set_level(level);
+			o->log_level = true;
 			break;
 		case 'V':
 			printf("skiff %s (librdkafka %s)\n", SKIFF_VERSION, rd_kafka_version_str());
@@ -187,6 +189,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	settings_log_notices(&s);
+	if (!o.log_level && config_str(s.worker, "log.level") != NULL) {
+		enum log_level level;
+
+		if (log_level_parse(config_str(s.worker, "log.level"), &level) == 0)
+			log_set_level(level);
+	}
 	/* --check reads the store without taking it from a running skiff. */
 	rc = (o.check ? offsets_open_file : offsets_open_file_held)(
 		config_str(s.worker, "offset.storage.file.filename"), &offsets, errbuf,
@@ -232,6 +240,7 @@ int main(int argc, char **argv)
 		code = worker_exit_code(rc);
 		goto out;
 	}
+	worker_reload_setup(w, &s, argv + o.first_file, (size_t)(argc - o.first_file), o.log_level);
 	code = worker_run(w, sigfd);
 out:
 	worker_destroy(w);

@@ -32,6 +32,9 @@ static const struct config_key worker_keys[] = {
 	 "How often acknowledged offsets are written, when they changed."},
 	{"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
 	 "On shutdown, how long to wait for records in flight to be acknowledged."},
+	{"log.level", CFG_ENUM, NULL, 0, 0, "error|warn|notice|info|debug", 0,
+	 "skiff's own: the most verbose level logged (default info; --log-level overrides "
+	 "it). A reload (SIGHUP) applies a change at once."},
 	INERT("plugin.path"),
 	INERT("listeners"),
 	INERT("rest.host.name"),

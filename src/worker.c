@@ -59,6 +59,7 @@ static void on_delivery(void *ctx, void *token, enum sink_result res, const char
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
+		p->conn->last_ack_ms = w->last_ack_ms = now_ms();
 		w->advanced |= f->advanced;
 		return;
 	}
@@ -186,6 +187,7 @@ static void on_flushed(void *arg, int rc, const char *why)
 		          why != NULL ? why : offsets_strerror(rc));
 	else
 		log_debug("offsets: flushed");
+	w->last_flush_ms = now_ms();
 	note_flush(w, rc);
 }
 
@@ -238,8 +240,7 @@ static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int reve
 	while ((n = read(fd, sig, sizeof(sig))) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			if (sig[i] == SIGHUP) {
-				log_notice("SIGHUP: reloading is not supported; restart skiff to "
-					   "apply configuration changes");
+				w->reload_asked = true; /* at the end of the turn */
 			} else if (!w->stop) {
 				log_info("signal %d: stopping", sig[i]);
 				w->stop = true;
@@ -266,7 +267,8 @@ static int prepare(struct worker *w, int64_t now)
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = &w->conns[i];
 
-		if (worker_source_watch(c, !c->stopped && !w->stop && !wait, now) != 0)
+		if (worker_source_watch(c, !c->stopped && !w->stop && !w->reloading && !wait,
+		                        now) != 0)
 			return WORKER_ERR_NOMEM;
 	}
 	/* An idle skiff has nothing to flush and sets no flush timer. */
@@ -282,6 +284,8 @@ static int all_stopped(const struct worker *w)
 	bool config = true;
 
 	for (size_t i = 0; i < w->nconns; i++) {
+		if (w->conns[i].removed)
+			continue;
 		if (!w->conns[i].stopped)
 			return 0;
 		config &= w->conns[i].config_error;
@@ -310,6 +314,10 @@ static int turn(struct worker *w)
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
 		return WORKER_EXIT_TEMPFAIL;
+	}
+	if (w->reload_asked && !w->stop) {
+		w->reload_asked = false;
+		worker_reload(w);
 	}
 	now = now_ms();
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
@@ -365,6 +373,7 @@ static int shut_down(struct worker *w, int code)
 	int left;
 
 	w->stop = true;
+	worker_notify(w, "STOPPING=1");
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
 	left = sink_in_flight(w->sink);
 	if (left > 0)
@@ -386,15 +395,65 @@ static int shut_down(struct worker *w, int code)
 	return code;
 }
 
+int worker_drain_and_flush(struct worker *w)
+{
+	bool reloading = w->reloading;
+	int left;
+
+	w->reloading = true; /* no source is watched while it drains */
+	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
+	left = sink_in_flight(w->sink);
+	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	flush_offsets(w);
+	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	w->reloading = reloading;
+	w->next_flush = now_ms() + w->flush_interval;
+	return left;
+}
+
+void worker_conn_close(struct worker *w, struct conn *c)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+
+		if (p->conn != c) {
+			w->parts[kept++] = p;
+			continue;
+		}
+		/* Still in flight: its acknowledgement finds nobody and
+		 * advances nothing; the record is read again from the
+		 * stored offset. */
+		acks_abandon(w->acks, &p->fifo);
+		acks_fifo_fini(&p->fifo);
+		free(p->key);
+		free(p);
+	}
+	w->nparts = kept;
+	c->cs->ops->close(c->ctx);
+	c->ctx = NULL;
+	for (int i = 0; i < c->nwatches; i++)
+		loop_fd_del(w->loop, c->watches[i]);
+	loop_timer_del(w->loop, c->deadline);
+	free(c->records);
+	worker_source_free(c);
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->stopped = c->removed = true;
+}
+
 int worker_run(struct worker *w, int sigfd)
 {
 	int code = 0;
 
-	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0) {
+	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
+	    worker_notify_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
 	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
+	worker_notify(w, "READY=1");
 	while (!w->stop && code == 0)
 		code = turn(w);
 	code = shut_down(w, code);
@@ -404,13 +463,13 @@ int worker_run(struct worker *w, int sigfd)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-static int open_conn(struct worker *w, const struct connector_settings *cs, char *errbuf,
-		     size_t errlen)
+int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
+                     char *errbuf, size_t errlen)
 {
-	struct conn *c = &w->conns[w->nconns];
 	char why[1024];
 	int rc;
 
+	memset(c, 0, sizeof(*c));
 	c->w = w;
 	c->cs = cs;
 	c->ready = true; /* read what is there at start */
@@ -422,7 +481,6 @@ static int open_conn(struct worker *w, const struct connector_settings *cs, char
 		c->records = NULL;
 		return WORKER_ERR_NOMEM;
 	}
-	w->nconns++;
 	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
 	if (rc != 0) {
 		snprintf(errbuf, errlen, "connector %s: %s", cs->name, why);
@@ -492,7 +550,8 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0)
 		goto fail;
 	for (size_t i = 0; i < s->nconnectors; i++)
-		if ((rc = open_conn(w, &s->connectors[i], errbuf, errlen)) != 0)
+		if ((rc = worker_conn_open(w, &w->conns[w->nconns++], &s->connectors[i], errbuf,
+		                           errlen)) != 0)
 			goto fail;
 	*out = w;
 	return 0;
@@ -534,10 +593,13 @@ void worker_destroy(struct worker *w)
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = &w->conns[i];
 
+		if (c->removed)
+			continue;
 		c->cs->ops->close(c->ctx);
 		free(c->records);
 		worker_source_free(c);
 	}
+	worker_notify_close(w);
 	for (size_t i = 0; i < w->nparts; i++) {
 		acks_fifo_fini(&w->parts[i]->fifo);
 		free(w->parts[i]->key);

@@ -19,6 +19,7 @@
 #ifndef SKIFF_WORKER_H
 #define SKIFF_WORKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct settings;
@@ -57,6 +58,14 @@ const char *worker_strerror(int err);
 /* Runs until SIGTERM/SIGINT arrive on sigfd (the signal number as one byte),
  * or no connector can go on. Returns a WORKER_EXIT_* code. */
 int worker_run(struct worker *w, int sigfd);
+
+/* Lets SIGHUP reload the configuration (worker_reload.c, README "Reload"):
+ * s is the settings w was created from, which a reload replaces in place;
+ * paths (n of them) the files it was loaded from. Both borrowed: they must
+ * outlive w. cli_log_level: --log-level was given, and wins over log.level.
+ * Without this call SIGHUP is logged and ignored. */
+void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
+                         bool cli_log_level);
 
 /* Closes the producer, then the sources (nothing undelivered is committed:
  * the producer drops it without a delivery report). Accepts NULL. */

@@ -52,6 +52,9 @@ struct conn {
 	struct event *events;
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
+	/* notify: */
+	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
+	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
 };
 
 struct worker {
@@ -75,6 +78,20 @@ struct worker {
 	uint64_t *failed_flushes; /* in a row (a gauge) */
 	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
+	/* notify: systemd (worker_notify.c), reload (worker_reload.c), status
+	 * (worker_status.c). */
+	struct sdnotify *notify;
+	struct loop_timer *watchdog, *status_timer;
+	char *status_sent;      /* the last STATUS= text sent */
+	struct settings *live;  /* the settings a reload may replace; NULL: no reload */
+	char *const *paths;     /* the configuration files, for a reload */
+	size_t npaths;
+	bool reloading;         /* a reload drains: no source is watched */
+	bool reload_asked;      /* SIGHUP arrived: reload at the end of this turn */
+	bool cli_log_level;     /* --log-level was given: it wins over log.level */
+	int64_t last_ack_ms;    /* loop_now_ms() of the last acknowledgement, 0: none */
+	int64_t last_flush_ms;  /* ... of the last completed offset write, 0: none */
+	struct statusd *statusd;
 };
 
 /* ---- worker_source.c ------------------------------------------------------ */
@@ -98,5 +115,42 @@ void worker_source_log_counters(struct worker *w);
 
 /* Frees what worker_source_* allocated for c (not the source itself). */
 void worker_source_free(struct conn *c);
+
+/* ---- worker.c, for the reload -------------------------------------------- */
+
+/* Opens c's source from cs in slot c (counters, deadline, source). Returns 0
+ * or a WORKER_ERR_* code with errbuf "connector X: why". */
+int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
+                     char *errbuf, size_t errlen);
+
+/* Closes c's source and lets go of its partitions (records still in flight
+ * are abandoned: their acknowledgements advance nothing). */
+void worker_conn_close(struct worker *w, struct conn *c);
+
+/* Runs the loop with sources unwatched until nothing is in flight (or
+ * offset.flush.timeout.ms), then writes the offsets (waiting as long).
+ * Returns the records still in flight. */
+int worker_drain_and_flush(struct worker *w);
+
+/* ---- worker_notify.c: systemd's notifications ---------------------------- */
+
+/* Opens $NOTIFY_SOCKET (if any) and registers the watchdog (at half of
+ * $WATCHDOG_USEC) and STATUS= (every second, sent when it changed) timers.
+ * Returns 0 or WORKER_ERR_NOMEM; a socket that cannot be used is logged. */
+int worker_notify_open(struct worker *w);
+
+/* Sends "READY=1", "STOPPING=1", "RELOADING=1" (with MONOTONIC_USEC) and
+ * the current STATUS=; no-ops without $NOTIFY_SOCKET. */
+void worker_notify(struct worker *w, const char *what);
+
+/* The one-line summary STATUS= carries, into buf. */
+void worker_notify_summary(const struct worker *w, char *buf, size_t len);
+
+void worker_notify_close(struct worker *w);
+
+/* ---- worker_reload.c ----------------------------------------------------- */
+
+/* Re-reads the configuration files and applies what changed (see README). */
+void worker_reload(struct worker *w);
 
 #endif

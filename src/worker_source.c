@@ -173,7 +173,6 @@ static void env_count(struct source_env *env, const char *name, uint64_t n)
 __attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env, int level,
                                                           const char *fmt, ...)
 {
-	char text[1536];
 	va_list ap;
 
 	va_start(ap, fmt);

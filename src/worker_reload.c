@@ -1,0 +1,284 @@
+/* worker_reload: SIGHUP re-reads the configuration files given on the
+ * command line and applies what changed, without giving up the promise that
+ * an offset advances only past records Kafka acknowledged.
+ *
+ * - A configuration that does not load (settings_load) or that a source's
+ *   check refuses is refused as a whole: the error is logged and the running
+ *   configuration stays.
+ * - Worker keys that would need a new producer or store (bootstrap.servers,
+ *   producer.*, kafka.*, security, offset.storage.file.filename, listeners)
+ *   are refused too, naming the key: "restart skiff". Rebuilding the producer
+ *   would mean draining everything anyway; a restart does exactly that and
+ *   is tested (SIGTERM: drain, flush, exit 0).
+ * - log.level and offset.flush.*.ms apply at once.
+ * - A connector whose settings are equal is not touched. A changed or
+ *   removed one stops reading; every record in flight is waited for (at most
+ *   offset.flush.timeout.ms), the offsets are written, and its source is
+ *   closed: what was acknowledged is stored, what was not is read again. A
+ *   changed one then opens with its new settings from the stored offsets, an
+ *   added one opens. A changed one whose new settings cannot be opened is
+ *   reopened with its previous ones.
+ *
+ * The settings a source was opened from stay alive as long as the source:
+ * an unchanged connector keeps its section objects (they are moved into the
+ * new settings). Main thread only. */
+#include "worker.h"
+#include "worker_private.h"
+
+#include "config.h"
+#include "log.h"
+#include "settings.h"
+#include "source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Worker keys a reload may change (the rest need a restart). Converters are
+ * here because they reach connectors through their resolved converters. */
+static const char *const reloadable[] = {
+    "log.level",
+    "offset.flush.interval.ms",
+    "offset.flush.timeout.ms",
+    "key.converter",
+    "value.converter",
+    "health.",
+    NULL,
+};
+
+enum plan { KEEP, CHANGE, REMOVE };
+
+static int find_connector(const struct settings *s, const char *name)
+{
+	for (size_t j = 0; j < s->nconnectors; j++)
+		if (strcmp(s->connectors[j].name, name) == 0)
+			return (int)j;
+	return -1;
+}
+
+static bool same_connector(const struct connector_settings *a, const struct connector_settings *b)
+{
+	return a->ops == b->ops && a->key_conv.kind == b->key_conv.kind &&
+	       a->key_conv.schemas_enable == b->key_conv.schemas_enable &&
+	       a->value_conv.kind == b->value_conv.kind &&
+	       a->value_conv.schemas_enable == b->value_conv.schemas_enable &&
+	       config_section_diff(a->cfg, b->cfg, NULL) == NULL;
+}
+
+static void swap_cs(struct connector_settings *a, struct connector_settings *b)
+{
+	struct connector_settings t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* The sources' own checks (a database's tables) for the connectors that
+ * will open. Returns 0, or -1 after logging why the reload is refused. */
+static int check_new(const struct worker *w, const struct settings *next)
+{
+	char why[1024];
+
+	for (size_t j = 0; j < next->nconnectors; j++) {
+		const struct connector_settings *n = &next->connectors[j];
+		int i = find_connector(w->live, n->name);
+
+		if (n->ops->check == NULL || (i >= 0 && same_connector(&w->live->connectors[i], n)))
+			continue;
+		if (n->ops->check(n->cfg, n->name, why, sizeof(why)) == SOURCE_ERR_CONFIG) {
+			log_error("reload refused: connector %s: %s; the running configuration "
+			          "stays",
+			          n->name, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Which connector each running slot becomes: KEEP (same settings), CHANGE
+ * or REMOVE; target[k] its index in next. Returns whether any stops. */
+static bool plan_conns(const struct worker *w, const struct settings *next, enum plan *plan,
+                       int *target)
+{
+	bool stops = false;
+
+	for (size_t k = 0; k < w->nconns; k++) {
+		const struct conn *c = &w->conns[k];
+
+		target[k] = c->removed ? -1 : find_connector(next, c->cs->name);
+		plan[k] = target[k] < 0                                         ? REMOVE
+		          : same_connector(c->cs, &next->connectors[target[k]]) ? KEEP
+		                                                                : CHANGE;
+		stops |= !c->removed && plan[k] != KEEP;
+	}
+	return stops;
+}
+
+/* Opens connector j of the live settings in slot c; when that fails and
+ * old (its previous settings) is given, reopens with those (moved back into
+ * the live settings). */
+static void start_conn(struct worker *w, struct conn *c, int j, struct connector_settings *old)
+{
+	struct connector_settings *cs = &w->live->connectors[j];
+	char why[1024];
+
+	if (worker_conn_open(w, c, cs, why, sizeof(why)) == 0) {
+		log_notice("connector %s: %s", cs->name,
+		           old ? "restarted with its new settings" : "started");
+		return;
+	}
+	log_error("connector %s: cannot start with the new settings: %s", cs->name, why);
+	worker_conn_close(w, c);
+	if (old == NULL)
+		return;
+	swap_cs(cs, old);
+	if (worker_conn_open(w, c, cs, why, sizeof(why)) == 0) {
+		log_notice("connector %s: runs on with its previous settings", cs->name);
+		return;
+	}
+	log_error("connector %s: cannot reopen with its previous settings either: %s", cs->name,
+	          why);
+	c->stopped = true;
+}
+
+/* A free slot for an added connector: a tombstone, or one past the last. */
+static struct conn *free_slot(struct worker *w, const bool *taken)
+{
+	for (size_t k = 0; k < w->nconns; k++)
+		if (w->conns[k].removed && !taken[k])
+			return &w->conns[k];
+	return w->nconns < SETTINGS_MAX_CONNECTORS ? &w->conns[w->nconns++] : NULL;
+}
+
+/* log.level (unless --log-level was given) and the flush timings. */
+static void apply_worker_keys(struct worker *w, const struct config_section *nw)
+{
+	const char *lv = config_str(nw, "log.level");
+	enum log_level level = LOG_INFO;
+
+	if (!w->cli_log_level && (lv == NULL || log_level_parse(lv, &level) == 0) &&
+	    level != log_get_level()) {
+		log_notice("log level: %s", lv != NULL ? lv : "info (log.level unset)");
+		log_set_level(level);
+	}
+	w->flush_interval = config_int(nw, "offset.flush.interval.ms");
+	w->flush_timeout = config_int(nw, "offset.flush.timeout.ms");
+	w->next_flush = loop_now_ms() + w->flush_interval;
+}
+
+/* Stops the connectors that change or go (after the drain), and moves the
+ * settings of those that stay into next. cs_idx[k]: slot k's index in the
+ * live settings. */
+static void stop_conns(struct worker *w, struct settings *next, const enum plan *plan,
+                       const int *target, int *cs_idx, bool *taken)
+{
+	for (size_t k = 0; k < w->nconns; k++) {
+		struct conn *c = &w->conns[k];
+
+		if (c->removed)
+			continue;
+		cs_idx[k] = (int)(c->cs - w->live->connectors);
+		if (plan[k] != REMOVE)
+			taken[k] = true;
+		if (plan[k] == KEEP) {
+			swap_cs(&next->connectors[target[k]], &w->live->connectors[cs_idx[k]]);
+			continue;
+		}
+		log_notice("connector %s: %s", c->cs->name,
+		           plan[k] == REMOVE ? "removed" : "stopped to restart with new settings");
+		worker_conn_close(w, c);
+	}
+}
+
+static void apply(struct worker *w, struct settings *next)
+{
+	enum plan plan[SETTINGS_MAX_CONNECTORS];
+	int target[SETTINGS_MAX_CONNECTORS], cs_idx[SETTINGS_MAX_CONNECTORS];
+	bool taken[SETTINGS_MAX_CONNECTORS] = {false}, placed[SETTINGS_MAX_CONNECTORS] = {false};
+	size_t nconns = w->nconns;
+	struct config_section *ws;
+	struct settings t;
+	int left;
+
+	if (plan_conns(w, next, plan, target) && (left = worker_drain_and_flush(w)) > 0)
+		log_warn(
+		    "reload: %d records still unacknowledged after offset.flush.timeout.ms=%lld; "
+		    "those of connectors that stop are read again from the stored offset",
+		    left, (long long)w->flush_timeout);
+	stop_conns(w, next, plan, target, cs_idx, taken);
+	apply_worker_keys(w, next->worker);
+	/* The new settings go live; the producer keeps the worker section it
+	 * was built from (equal but for the reloadable keys). */
+	t = *w->live;
+	*w->live = *next;
+	*next = t;
+	ws = w->live->worker;
+	w->live->worker = next->worker;
+	next->worker = ws;
+	for (size_t k = 0; k < nconns; k++) {
+		if (target[k] < 0 || (w->conns[k].removed && plan[k] != CHANGE))
+			continue;
+		placed[target[k]] = true;
+		if (plan[k] == KEEP)
+			w->conns[k].cs = &w->live->connectors[target[k]];
+		else
+			start_conn(w, &w->conns[k], target[k], &next->connectors[cs_idx[k]]);
+	}
+	for (size_t j = 0; j < w->live->nconnectors; j++) {
+		struct conn *c = placed[j] ? NULL : free_slot(w, taken);
+
+		if (c != NULL) {
+			taken[c - w->conns] = true;
+			start_conn(w, c, (int)j, NULL);
+		}
+	}
+}
+
+void worker_reload(struct worker *w)
+{
+	struct settings *next;
+	char why[2048];
+	const char *key;
+
+	if (w->live == NULL) {
+		log_notice("SIGHUP: no configuration files to reload; ignored");
+		return;
+	}
+	log_notice("SIGHUP: reloading the configuration");
+	worker_notify(w, "RELOADING=1");
+	next = calloc(1, sizeof(*next));
+	if (next == NULL) {
+		log_error("reload refused: out of memory; the running configuration stays");
+		goto out;
+	}
+	if (settings_load(w->paths, w->npaths, next, why, sizeof(why)) != 0) {
+		log_error("reload refused: %s; the running configuration stays", why);
+		goto out;
+	}
+	key = config_section_diff(w->live->worker, next->worker, reloadable);
+	if (key != NULL) {
+		log_error("reload refused: %s changed, which needs a new producer or offset store: "
+		          "restart skiff to apply it (systemctl restart skiff); the running "
+		          "configuration stays",
+		          key);
+		goto out;
+	}
+	if (check_new(w, next) != 0)
+		goto out;
+	settings_log_notices(next);
+	apply(w, next);
+	log_notice("reload done");
+out:
+	if (next != NULL)
+		settings_destroy(next);
+	free(next);
+	worker_notify(w, "READY=1");
+}
+
+void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
+                         bool cli_log_level)
+{
+	w->live = s;
+	w->paths = paths;
+	w->npaths = n;
+	w->cli_log_level = cli_log_level;
+}
