@@ -24,6 +24,7 @@
 struct config_key;
 struct config_section;
 struct partition; /* worker-owned handle of one source partition */
+struct stats_desc;
 
 /* The part of an offset that does not fit in four integers (a journald
  * cursor; a file's birth time and where skiff let go of it): an object the
@@ -131,14 +132,27 @@ struct source_env {
 	 * names no record, so it never passes an unacknowledged one. off->ref
 	 * is only read. */
 	void (*anchor)(struct source_env *env, struct partition *p, const struct src_offset *off);
+	/* Optional (NULL: none; use source_counters()). Registers the
+	 * counter d (static: name, help, STATS_F_LOG for an event a person
+	 * should see) in the stats registry, labelled with the connector, so
+	 * that exporters list it with its help from the start. Returns 0 or
+	 * SOURCE_ERR_NOMEM (also for a name registered with another help:
+	 * said in the log). */
+	int (*counter)(struct source_env *env, const struct stats_desc *d);
 	/* Counts an event the user should see in the status report (e.g.
-	 * "lines_truncated"); name must be a static string. */
+	 * "lines_truncated"); name must be a static string, registered with
+	 * counter() (else it gets a generic help text). */
 	void (*count)(struct source_env *env, const char *name, uint64_t n);
 	/* Logs one line prefixed with the connector's name; level is a
 	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
 	void (*log)(struct source_env *env, int level, const char *fmt, ...)
 		__attribute__((format(printf, 3, 4)));
 };
+
+/* Registers n counters d[] through env->counter when the env offers it
+ * (source.h's slot; unit tests' envs may not). Returns 0 or
+ * SOURCE_ERR_NOMEM. For open(). */
+int source_counters(struct source_env *env, const struct stats_desc *d, size_t n);
 
 /* Failures of open(), poll() and check(); 0 is success, never a count
  * (error convention: util/err.h). From open() SOURCE_ERR_CONFIG (or

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "log.h"
 #include "source.h"
+#include "stats.h"
 #include "taildup.h"
 #include "tailmulti.h"
 #include "tailscan.h"
@@ -729,6 +730,42 @@ static int initial_streams(struct filesrc *f, const struct config_section *cfg, 
 	return 0;
 }
 
+/* Every counter this source keeps, registered at open (source_counters). */
+static const struct stats_desc file_counters[] = {
+	{.name = "files_gone_unread", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "files deleted before skiff finished reading them"},
+	{.name = "bytes_unread_lost", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "bytes of files deleted before skiff could read them"},
+	{.name = "truncations", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "files truncated in place (read again from the start)"},
+	{.name = "fingerprint_resets", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "files whose first bytes changed: read as a new file"},
+	{.name = "partial_lines_shipped", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "lines shipped without a newline (the file ended there)"},
+	{.name = "lines_split", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "lines longer than max.line.bytes split into records"},
+	{.name = "lines_truncated", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "lines longer than max.line.bytes truncated"},
+	{.name = "lines_skipped", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "lines longer than max.line.bytes skipped"},
+	{.name = "late_lines", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "lines written to a rotated file after rotate.wait.ms"},
+	{.name = "inotify_overflows", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "inotify queue overflows (every file scanned again)"},
+	{.name = "paths_not_regular", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "matched paths that are not regular files (ignored)"},
+	{.name = "paths_duplicate", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "paths naming a file another path already reads (ignored)"},
+	{.name = "compressed_cut_short", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "compressed rotations cut short or corrupt (read to where they end)"},
+	{.name = "multiline_max_lines", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "multiline records cut at multiline.max.lines"},
+	{.name = "multiline_max_bytes", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "multiline records cut at multiline.max.bytes"},
+	{.name = "multiline_timeouts", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "multiline records ended by multiline.timeout.ms"},
+};
+
 static int file_open(const struct config_section *cfg, struct source_env *env, void **ctx,
 		     char *errbuf, size_t errlen)
 {
@@ -744,6 +781,8 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->ctx.opaque = f;
 	f->ctx.make_room = make_room;
 	f->ctx.wd_shared = wd_shared;
+	if (source_counters(env, file_counters, sizeof(file_counters) / sizeof(file_counters[0])))
+		goto nomem;
 	rc = configure(f, cfg, errbuf, errlen);
 	if (rc == -1)
 		goto fail;

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "source.h"
 #include "source_journald.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -293,6 +294,18 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 	return 0;
 }
 
+/* Every counter this source keeps, registered at open (source_counters). */
+static const struct stats_desc journald_counters[] = {
+	{.name = "entries_vacuumed_unread", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "journal entries vacuumed before skiff read them"},
+	{.name = "journal_cursor_lost", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "stored cursors of another journal sequence (the journal was recreated)"},
+	{.name = "journal_fields_repeated", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "fields repeated within an entry (the first value kept)"},
+	{.name = "journal_data_malformed", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "journal fields without a name=value form (skipped)"},
+};
+
 static int journald_open(const struct config_section *cfg, struct source_env *env, void **ctx,
                          char *errbuf, size_t errlen)
 {
@@ -303,6 +316,9 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 		goto nomem;
 	s->env = env;
 	s->fd = -1;
+	if (source_counters(env, journald_counters,
+	                    sizeof(journald_counters) / sizeof(journald_counters[0])))
+		goto nomem;
 	s->message_only = strcmp(config_str(cfg, "journal.value"), "message") == 0;
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));

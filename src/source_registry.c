@@ -1,6 +1,7 @@
 /* The list of source connectors. Adding a source is adding its file and one
  * line here. */
 #include "source.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -46,4 +47,12 @@ const struct source_ops *source_find(const char *connector_class)
 		}
 	}
 	return NULL;
+}
+
+int source_counters(struct source_env *env, const struct stats_desc *d, size_t n)
+{
+	for (size_t i = 0; i < n && env->counter != NULL; i++)
+		if (env->counter(env, &d[i]) != 0)
+			return SOURCE_ERR_NOMEM;
+	return 0;
 }

@@ -18,6 +18,7 @@
 #include "jsonint.h"
 #include "log.h"
 #include "source.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -658,6 +659,36 @@ static char *trimmed_query(const char *q)
 	return strndup(q, len);
 }
 
+/* Every counter this source keeps, registered at open (source_counters). */
+static const struct stats_desc sqlite_counters[] = {
+	{.name = "database_missing", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "times the database file was found missing (waiting for it)"},
+	{.name = "database_reopened", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "times the database file was replaced and opened again"},
+	{.name = "database_busy", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "polls that found the database locked"},
+	{.name = "database_not_wal", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "polls of a database in rollback-journal mode under a timestamp mode"},
+	{.name = "paths_not_regular", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "database paths that are not regular files"},
+	{.name = "offsets_ignored", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "stored offsets that did not fit the mode (started as if none)"},
+	{.name = "utf8_replaced", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "invalid UTF-8 sequences in TEXT values replaced with U+FFFD"},
+	{.name = "timestamps_unparsed", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "timestamp values that could not be read as a time"},
+	{.name = "tables_missing", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "polls that found a configured table missing"},
+	{.name = "rows_without_position", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "rows with NULL in the incrementing or timestamp column: never read"},
+	{.name = "schema_changes", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "schema changes seen (columns read again)"},
+	{.name = "offset_ahead_of_table", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "stored ids ahead of the table's largest id"},
+	{.name = "ids_reused", .type = STATS_COUNTER, .flags = STATS_F_LOG,
+	 .help = "ids SQLite handed out again after the rows were deleted"},
+};
+
 static int sqlite_open(const struct config_section *cfg, struct source_env *env, void **ctx,
                        char *errbuf, size_t errlen)
 {
@@ -669,6 +700,9 @@ static int sqlite_open(const struct config_section *cfg, struct source_env *env,
 	if (s == NULL)
 		goto nomem;
 	s->env = env;
+	if (source_counters(env, sqlite_counters,
+	                    sizeof(sqlite_counters) / sizeof(sqlite_counters[0])))
+		goto nomem;
 	s->mode = strcmp(mode, "bulk") == 0           ? SQ_BULK
 	          : strcmp(mode, "incrementing") == 0 ? SQ_INCREMENTING
 	          : strcmp(mode, "timestamp") == 0    ? SQ_TIMESTAMP

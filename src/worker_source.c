@@ -114,13 +114,15 @@ static int room_logged(struct worker *w, size_t i)
 	return 0;
 }
 
-/* c's counter name, registered on first use (NULL: out of memory, or the
- * name clashes with another metric; said in the log). */
-static struct event *event(struct conn *c, const char *name)
+/* c's counter name, registered on first use with d, or with a generic help
+ * when d is NULL. NULL: out of memory, or the name clashes with another
+ * metric (said in the log). */
+static struct event *event(struct conn *c, const char *name, const struct stats_desc *d)
 {
-	struct stats_desc d = {name, STATS_COUNTER,
-	                       "an event the source counted (README: what each counter means)",
-	                       STATS_F_LOG};
+	static const char generic[] = "an event the source counted (README: what each counter "
+	                              "means)";
+	struct stats_desc own = {
+	    .name = name, .type = STATS_COUNTER, .help = generic, .flags = STATS_F_LOG};
 	struct stats_labels l = {.connector = c->cs->name};
 	struct event *e;
 	int rc = 0;
@@ -128,6 +130,8 @@ static struct event *event(struct conn *c, const char *name)
 	for (size_t i = 0; i < c->nevents; i++)
 		if (c->events[i].name == name || strcmp(c->events[i].name, name) == 0)
 			return &c->events[i];
+	if (d == NULL)
+		d = &own;
 	if (c->nevents == c->capevents) {
 		size_t cap = c->capevents ? c->capevents * 2 : 8;
 
@@ -140,7 +144,7 @@ static struct event *event(struct conn *c, const char *name)
 	}
 	e = &c->events[c->nevents];
 	if (rc == 0)
-		rc = stats_register(c->w->stats, &d, &l, &e->value, &e->index);
+		rc = stats_register(c->w->stats, d, &l, &e->value, &e->index);
 	if (rc == 0)
 		rc = room_logged(c->w, e->index);
 	if (rc != 0) {
@@ -158,7 +162,7 @@ static struct event *event(struct conn *c, const char *name)
 static void env_count(struct source_env *env, const char *name, uint64_t n)
 {
 	struct conn *c = env->opaque;
-	struct event *e = event(c, name);
+	struct event *e = event(c, name, NULL);
 
 	if (e == NULL)
 		return;
@@ -168,6 +172,12 @@ static void env_count(struct source_env *env, const char *name, uint64_t n)
 		         (unsigned long long)*e->value);
 		c->w->logged[e->index] = *e->value;
 	}
+}
+
+/* Registered now, counted through env_count by name. */
+static int env_counter(struct source_env *env, const struct stats_desc *d)
+{
+	return event(env->opaque, d->name, d) != NULL ? 0 : SOURCE_ERR_NOMEM;
 }
 
 __attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env, int level,
@@ -278,6 +288,7 @@ void worker_source_env(struct conn *c)
 	                             .partition = env_partition,
 	                             .committed = env_committed,
 	                             .anchor = env_anchor,
+	                             .counter = env_counter,
 	                             .count = env_count,
 	                             .log = env_log};
 }

@@ -146,9 +146,55 @@ static void test_source_out_of_memory_is_transient(void)
 	CHECK_INT(config_errors_when_out_of_memory(dir, conn), 0);
 }
 
+/* A source registers its counters with their own help at open
+ * (env->counter), before any is counted: an exporter lists them at 0. */
+static void test_source_counters_registered(void)
+{
+	char dir[512], wpath[600], cpath[600], text[2048], errbuf[2048];
+	char *paths[2] = {wpath, cpath};
+	struct settings s;
+	struct offsets *o = NULL;
+	struct stats *st = NULL;
+	struct worker *w = NULL;
+	struct stats_view v;
+	size_t cur = 0;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
+	snprintf(wpath, sizeof(wpath), "%s/worker.properties", dir);
+	snprintf(cpath, sizeof(cpath), "%s/fd.properties", dir);
+	snprintf(text, sizeof(text),
+	         "bootstrap.servers=127.0.0.1:1\noffset.storage.file.filename=%s/offsets\n", dir);
+	write_text(wpath, text);
+	snprintf(text, sizeof(text),
+	         "name=fd\nconnector.class=FileStreamSource\nfile=%s/app.log\ntopic=t\n", dir);
+	write_text(cpath, text);
+	memset(&s, 0, sizeof(s));
+	CHECK_INT(settings_load(paths, 2, &s, errbuf, sizeof(errbuf)), 0);
+	snprintf(text, sizeof(text), "%s/offsets", dir);
+	CHECK_INT(offsets_open_file(text, &o, errbuf, sizeof(errbuf)), 0);
+	CHECK_INT(stats_new(&st), 0);
+	CHECK_INT(worker_new(&s, o, st, &w, errbuf, sizeof(errbuf)), 0);
+	while (stats_next(st, &cur, &v)) {
+		if (strcmp(v.desc->name, "lines_truncated") != 0)
+			continue;
+		found++;
+		CHECK_STR(v.connector, "fd");
+		CHECK_STR(v.desc->help, "lines longer than max.line.bytes truncated");
+		CHECK(v.desc->flags & STATS_F_LOG);
+		CHECK_INT(v.value, 0);
+	}
+	CHECK_INT(found, 1);
+	worker_destroy(w);
+	stats_destroy(st);
+	offsets_destroy(o);
+	settings_destroy(&s);
+}
+
 int main(void)
 {
 	test_out_of_memory_is_transient();
 	test_source_out_of_memory_is_transient();
+	test_source_counters_registered();
 	return testlib_done("test_worker");
 }
