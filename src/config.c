@@ -405,6 +405,30 @@ const char *config_passthrough_where(const struct config_section *s, size_t i)
 	return s->pass[i].where;
 }
 
+bool config_next_set(const struct config_section *s, size_t *cursor, const char **key,
+                     const char **shown)
+{
+	for (; *cursor < s->nslots; (*cursor)++) {
+		const struct slot *sl = &s->slots[*cursor];
+
+		if (sl->set && sl->value != NULL) {
+			*key = sl->key->name;
+			*shown = config_display(sl->key->name, sl->value, sl->key->flags);
+			(*cursor)++;
+			return true;
+		}
+	}
+	if (*cursor - s->nslots < s->npass) {
+		const struct entry *e = &s->pass[*cursor - s->nslots];
+
+		*key = e->key;
+		*shown = config_display(e->key, e->value, 0);
+		(*cursor)++;
+		return true;
+	}
+	return false;
+}
+
 size_t config_notice_count(const struct config_section *s)
 {
 	return s->nnotices;

@@ -98,6 +98,14 @@ const char *config_passthrough_key(const struct config_section *s, size_t i);
 const char *config_passthrough_value(const struct config_section *s, size_t i);
 const char *config_passthrough_where(const struct config_section *s, size_t i);
 
+/* The keys set in the files, as a person may see them: table keys in table
+ * order (inert ones included), then pass-through entries. Fills *key and
+ * *shown (the value through config_display: secrets "[hidden]"; both owned by
+ * s), advances *cursor (start at 0) and returns true; false past the last.
+ * For Connect's GET /connectors/{name}/config. */
+bool config_next_set(const struct config_section *s, size_t *cursor, const char **key,
+                     const char **shown);
+
 /* Inert keys that were set: "file:line: key" lines to log as notices. */
 size_t config_notice_count(const struct config_section *s);
 const char *config_notice(const struct config_section *s, size_t i);

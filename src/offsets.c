@@ -500,3 +500,17 @@ void offsets_destroy(struct offsets *o)
 		o->ops->close(o->ctx);
 	free(o);
 }
+
+int offsets_remove(struct offsets *o, const char *key)
+{
+	int rc;
+
+	if (offsets_get(o, key) == NULL)
+		return 0;
+	rc = offsets_load_record(o, key, NULL);
+	if (rc == 0) {
+		o->dirty = true;
+		o->changes++;
+	}
+	return rc;
+}

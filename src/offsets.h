@@ -101,6 +101,11 @@ const char *offsets_get(const struct offsets *o, const char *key);
  * changed value is parsed. */
 int offsets_put(struct offsets *o, const char *key, const char *value);
 
+/* Removes key (Connect's offset reset, KIP-875) and marks the store dirty
+ * when it was there. Returns 0 (also when it was not) or OFFSETS_ERR_ARG
+ * for a key that is not valid JSON. */
+int offsets_remove(struct offsets *o, const char *key);
+
 /* True when a put changed something since the last successful flush. */
 bool offsets_dirty(const struct offsets *o);
 

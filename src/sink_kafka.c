@@ -31,6 +31,7 @@ struct sink {
 	} topics[MAX_TOPICS];
 	size_t ntopics;
 	bool destroying;
+	struct sink_stats stats; /* from the last statistics callback */
 	struct {
 		int err;
 		time_t at;
@@ -50,6 +51,8 @@ static const char *const defaults[][2] = {
 	{"client.id", "skiff"},
 	{"log.queue", "true"},
 	{"log.connection.close", "false"},
+	/* Bytes sent and broker states for /metrics (sink_stats). */
+	{"statistics.interval.ms", "5000"},
 };
 
 /* Passes worker properties to librdkafka: producer.X and kafka.X as X, and
@@ -248,6 +251,38 @@ static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, c
 	return -1;
 }
 
+/* librdkafka's statistics (served by sink_poll, on the main loop): the
+ * bytes of message batches sent, after compression (txmsg_bytes), and how
+ * many of the brokers it knows are up. Returns 0: librdkafka frees json. */
+static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
+{
+	struct sink *s = opaque;
+	cJSON *root = cJSON_ParseWithLength(json, len), *b;
+	const cJSON *tx = cJSON_GetObjectItemCaseSensitive(root, "txmsg_bytes");
+	int n = 0, up = 0;
+
+	if (root == NULL)
+		return 0;
+	if (cJSON_IsNumber(tx) && tx->valuedouble >= 0)
+		s->stats.tx_bytes = (uint64_t)tx->valuedouble;
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root, "brokers"))
+	{
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "nodeid");
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(b, "state");
+
+		/* The bootstrap entries (nodeid -1) are not brokers of the cluster. */
+		if (!cJSON_IsNumber(id) || id->valuedouble < 0)
+			continue;
+		n++;
+		up += cJSON_IsString(st) && strcmp(st->valuestring, "UP") == 0;
+	}
+	s->stats.brokers = n;
+	s->stats.brokers_up = up;
+	s->stats.updates++;
+	cJSON_Delete(root);
+	return 0;
+}
+
 static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
 		      char *errbuf, size_t errlen)
 {
@@ -283,6 +318,7 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	rd_kafka_conf_set_log_cb(conf, on_log);
 	/* Fails only in a librdkafka without TLS, where no certificate is checked. */
 	(void)rd_kafka_conf_set_ssl_cert_verify_cb(conf, on_cert_verify);
+	rd_kafka_conf_set_stats_cb(conf, on_stats);
 	*out = conf;
 	return 0;
 fail:
@@ -415,6 +451,23 @@ void sink_poll(struct sink *s)
 int sink_in_flight(const struct sink *s)
 {
 	return rd_kafka_outq_len(s->rk);
+}
+
+void sink_stats(const struct sink *s, struct sink_stats *out)
+{
+	*out = s->stats;
+	out->queue_depth = (uint64_t)rd_kafka_outq_len(s->rk);
+}
+
+char *sink_cluster_id(struct sink *s)
+{
+	char *id = rd_kafka_clusterid(s->rk, 0), *copy;
+
+	if (id == NULL)
+		return NULL;
+	copy = strdup(id);
+	rd_kafka_mem_free(s->rk, id);
+	return copy;
 }
 
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen)

@@ -70,6 +70,24 @@ void sink_poll(struct sink *s);
 /* Records not yet acknowledged or failed. */
 int sink_in_flight(const struct sink *s);
 
+/* What the producer says of itself, for /metrics. */
+struct sink_stats {
+	uint64_t tx_bytes;    /* message batches sent to brokers, after compression */
+	uint64_t queue_depth; /* records and requests in the producer queue now */
+	uint64_t brokers;     /* brokers of the cluster librdkafka knows */
+	uint64_t brokers_up;  /* ... with a connection up */
+	uint64_t updates;     /* statistics received (statistics.interval.ms) */
+};
+
+/* Fills *out: the counts of librdkafka's last statistics (every
+ * statistics.interval.ms, skiff's default 5000; 0 before the first) and the
+ * queue depth now. Main loop. */
+void sink_stats(const struct sink *s, struct sink_stats *out);
+
+/* The cluster id from the metadata librdkafka has, without waiting: a
+ * malloc'd string (caller frees), or NULL when not known yet. Main loop. */
+char *sink_cluster_id(struct sink *s);
+
 /* Non-zero when librdkafka raised a fatal error (e.g. the idempotent
  * producer's sequence was lost); errbuf says which. */
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen);

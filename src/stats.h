@@ -41,6 +41,11 @@ enum {
 	/* An event a person should see in the log (a loss, a skipped file):
 	 * the log exporter writes "connector X: name=N" when it moves. */
 	STATS_F_LOG = 1u << 0,
+	/* The unit, for exporters to name and scale the value (Prometheus:
+	 * _bytes, _seconds, _timestamp_seconds); none: records, events, a state. */
+	STATS_F_BYTES = 1u << 1,
+	STATS_F_MS = 1u << 2,       /* a duration in milliseconds */
+	STATS_F_EPOCH_MS = 1u << 3, /* a wall-clock time, ms since 1970 (0: never) */
 };
 
 /* What a metric is. Every string is static. */
