@@ -2,6 +2,7 @@
 #include "log.h"
 #include "config.h"
 #include "offsets.h"
+#include "rest.h"
 #include "settings.h"
 #include "sink_kafka.h"
 #include "source.h"
@@ -175,6 +176,7 @@ int main(int argc, char **argv)
 	struct offsets *offsets = NULL;
 	struct stats *stats = NULL;
 	struct worker *w = NULL;
+	struct rest *rest = NULL;
 	char errbuf[2048];
 	int code, rc, sigfd = -1;
 
@@ -241,8 +243,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	worker_reload_setup(w, &s, argv + o.first_file, (size_t)(argc - o.first_file), o.log_level);
+	/* The REST API (listeners): after the worker, whose state it serves. */
+	rc = rest_open(s.worker, worker_loop(w), &worker_rest_ops, w, &rest, errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		log_error("%s", errbuf);
+		code = rc == REST_ERR_CONFIG ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
+		goto out;
+	}
 	code = worker_run(w, sigfd);
 out:
+	rest_destroy(rest);
 	worker_destroy(w);
 	offsets_destroy(offsets);
 	stats_destroy(stats);

@@ -36,7 +36,11 @@ static const struct config_key worker_keys[] = {
 	 "skiff's own: the most verbose level logged (default info; --log-level overrides "
 	 "it). A reload (SIGHUP) applies a change at once."},
 	INERT("plugin.path"),
-	INERT("listeners"),
+	{"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
+	 "REST API, /metrics and /health (Connect's paths), e.g. http://127.0.0.1:8083; "
+	 "unset: off. Only loopback unless you mean it: nothing asks for a password."},
+	{"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
+	 "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
 	INERT("rest.host.name"),
 	INERT("rest.port"),
 	INERT("rest.advertised.host.name"),

@@ -67,6 +67,31 @@ int worker_run(struct worker *w, int sigfd);
 void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
                          bool cli_log_level);
 
+/* ---- the REST API's view (worker_control.c) ------------------------------ */
+
+struct loop;
+struct rest_ops;
+
+/* The loop the worker runs, for other servers to register with (rest.h). */
+struct loop *worker_loop(struct worker *w);
+
+/* The worker as the REST API sees it (rest.h), ctx: the worker. Connectors
+ * paused or stopped there stop reading (records in flight still
+ * acknowledge); a stop also waits for them, puts the offsets in the store
+ * and closes the source; resume opens it again from the stored offsets,
+ * which KIP-875's PATCH and DELETE may have changed while it was stopped. */
+extern const struct rest_ops worker_rest_ops;
+
+/* 0 when healthy, -1 when not: a connector failed, the last offset write
+ * failed, or a record has waited for Kafka's acknowledgement longer than
+ * health.ack.timeout.ms. msg gets one line either way. */
+int worker_health(struct worker *w, char *msg, size_t len);
+
+/* Sets the gauges that are computed, not counted (records in flight and the
+ * oldest one's age per partition, connector states, the producer's figures,
+ * the process's memory and CPU): before an export of the registry. */
+void worker_stats_refresh(struct worker *w);
+
 /* Closes the producer, then the sources (nothing undelivered is committed:
  * the producer drops it without a delivery report). Accepts NULL. */
 void worker_destroy(struct worker *w);

@@ -23,6 +23,20 @@ struct partition {
 	char *key; /* ["connector",{partition map}] */
 	struct conn *conn;
 	struct acks_fifo fifo;
+	/* Partition-labelled registry handles (worker_control_partition). */
+	uint64_t *produced, *acked, *read_bytes, *in_flight, *oldest_age, *last_ack;
+	/* The oldest unacknowledged record: the FIFO head, and since when (loop
+	 * time) it has been the head: a lower bound of how long it waited. */
+	uint32_t head_seen;
+	int64_t head_since;
+};
+
+/* What a person asked of a connector through the REST API. */
+enum conn_run {
+	CONN_RUNNING,
+	CONN_PAUSED,   /* no reading; records in flight still acknowledge */
+	CONN_STOPPING, /* as paused, until its records in flight are acknowledged */
+	CONN_STOPPED,  /* its source closed, its offsets in the store */
 };
 
 /* A counter a source named through env->count, and its registry handle. */
@@ -40,6 +54,8 @@ struct conn {
 	bool stopped;      /* failed for good: no more polls */
 	bool config_error; /* ... for a reason no restart fixes (exit 78) */
 	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
+	enum conn_run run; /* worker_control.c */
+	char *trace;       /* why it stopped for good (conn_fail), for /status */
 	struct record *records;
 	struct source_batch batch;
 	size_t next; /* first record of batch not yet produced */
@@ -92,7 +108,49 @@ struct worker {
 	int64_t last_ack_ms;    /* loop_now_ms() of the last acknowledgement, 0: none */
 	int64_t last_flush_ms;  /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
+	/* rest: worker_control.c */
+	int64_t health_ack_ms;           /* health.ack.timeout.ms */
+	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
+	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 };
+
+/* True while c reads: neither failed nor paused or stopped by a person. */
+static inline bool conn_reading(const struct conn *c)
+{
+	return !c->stopped && c->run == CONN_RUNNING;
+}
+
+/* Notes that p's FIFO head (its oldest unacknowledged record) may have
+ * changed, at loop time now. */
+static inline void partition_head(struct partition *p, int64_t now)
+{
+	if (p->fifo.inflight == 0) {
+		p->head_seen = ACKS_NIL;
+	} else if (p->fifo.head != p->head_seen) {
+		p->head_seen = p->fifo.head;
+		p->head_since = now;
+	}
+}
+
+/* ---- worker_control.c: the REST API's side of the worker ------------------ */
+
+/* Registers the worker's own gauges (offset flush time and result, the
+ * producer's, the process's). Returns 0 or WORKER_ERR_NOMEM. */
+int worker_control_register(struct worker *w);
+
+/* Registers the metrics of a new partition p (labelled with its connector
+ * and source partition). Returns 0 or WORKER_ERR_NOMEM. */
+int worker_control_partition(struct partition *p, const char *partition_json);
+
+/* From the delivery report of a record of p (ok: acknowledged): counts
+ * it, and completes a stop once p's connector has nothing in flight. */
+void worker_control_acked(struct partition *p, bool ok);
+
+/* r went to the producer (vlen: its value's bytes as converted). */
+void worker_control_produced(const struct record *r, size_t vlen);
+
+/* The wall clock in ms, for timestamps a person reads. */
+int64_t worker_epoch_ms(void);
 
 /* ---- worker_source.c ------------------------------------------------------ */
 

@@ -61,6 +61,11 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 	p->key = key;
 	p->conn = c;
 	acks_fifo_init(&p->fifo);
+	if (worker_control_partition(p, partition_json) != 0) {
+		free(p);
+		free(key);
+		return NULL;
+	}
 	w->parts[w->nparts++] = p;
 	return p;
 }
@@ -269,6 +274,7 @@ int worker_source_watch(struct conn *c, bool active, int64_t now)
 {
 	int64_t d = -1;
 
+	active = active && conn_reading(c); /* paused or stopped through the REST API */
 	if (watch_fds(c, active) != 0)
 		return WORKER_ERR_NOMEM;
 	if (active && (c->ready || c->next < c->batch.n))

@@ -1,0 +1,556 @@
+/* worker_control: the worker as the REST API sees and steers it (rest.h,
+ * worker.h): connector states, pause/resume/stop, KIP-875 offsets, health,
+ * and the metrics computed at export time.
+ *
+ * The promise under pause and stop: a paused connector polls nothing and
+ * produces nothing more, and its records in flight still acknowledge and
+ * advance its offsets as ever. A stop first does the same, dropping the
+ * part of the last batch not yet handed to the producer (never submitted,
+ * so no offset passes it); once nothing of the connector is in flight its
+ * acknowledged offsets go into the store and the source is closed. A
+ * resume opens the source again, which reads on from the stored offsets:
+ * exactly the records after the last acknowledged one, unless KIP-875's
+ * PATCH or DELETE changed the stored offsets while it was stopped. Main
+ * loop only. */
+#include "worker.h"
+#include "worker_private.h"
+
+#include "config.h"
+#include "log.h"
+#include "metrics.h"
+#include "offsets.h"
+#include "rest.h"
+#include "sink_kafka.h"
+#include "stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t worker_epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct loop *worker_loop(struct worker *w)
+{
+	return w->loop;
+}
+
+/* ---- metrics --------------------------------------------------------------- */
+
+int worker_control_register(struct worker *w)
+{
+	static const struct stats_desc d[] = {
+	    {"offsets_last_flush", STATS_GAUGE, "when the last offset write completed",
+	     STATS_F_EPOCH_MS},
+	    {"offsets_last_flush_ok", STATS_GAUGE, "1 when the last offset write succeeded", 0},
+	    {"producer_sent", STATS_COUNTER,
+	     "message batches sent to Kafka, after compression (librdkafka txmsg_bytes)",
+	     STATS_F_BYTES},
+	    {"producer_queue_depth", STATS_GAUGE, "records and requests in the producer queue", 0},
+	    {"kafka_brokers", STATS_GAUGE, "brokers of the cluster the producer knows", 0},
+	    {"kafka_brokers_up", STATS_GAUGE, "brokers the producer has a connection up to", 0},
+	    {"process_resident_memory", STATS_GAUGE, "resident memory of the process",
+	     STATS_F_BYTES},
+	    {"process_cpu", STATS_COUNTER, "CPU time of the process, user and system", STATS_F_MS},
+	};
+	uint64_t **cells[] = {&w->flush_time, &w->flush_ok,   &w->sent_bytes, &w->queue_depth,
+	                      &w->brokers,    &w->brokers_up, &w->rss,        &w->cpu};
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		if (stats_register(w->stats, &d[i], NULL, cells[i], NULL) != 0)
+			return WORKER_ERR_NOMEM;
+	return 0;
+}
+
+int worker_control_partition(struct partition *p, const char *partition_json)
+{
+	static const struct stats_desc d[] = {
+	    {"partition_records_produced", STATS_COUNTER, "records handed to the producer", 0},
+	    {"partition_records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
+	    {"partition_read", STATS_COUNTER,
+	     "bytes of the records read (a line's bytes; a row's as converted)", STATS_F_BYTES},
+	    {"partition_records_in_flight", STATS_GAUGE,
+	     "records waiting for Kafka's "
+	     "acknowledgement",
+	     0},
+	    {"partition_oldest_unacked_age", STATS_GAUGE,
+	     "how long the oldest unacknowledged record has waited (since it became the oldest)",
+	     STATS_F_MS},
+	    {"partition_last_ack", STATS_GAUGE, "when Kafka last acknowledged a record",
+	     STATS_F_EPOCH_MS},
+	};
+	uint64_t **cells[] = {&p->produced,  &p->acked,      &p->read_bytes,
+	                      &p->in_flight, &p->oldest_age, &p->last_ack};
+	struct stats_labels l = {.connector = p->conn->cs->name, .partition = partition_json};
+
+	p->head_seen = ACKS_NIL;
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		if (stats_register(p->conn->w->stats, &d[i], &l, cells[i], NULL) != 0)
+			return WORKER_ERR_NOMEM;
+	return 0;
+}
+
+void worker_control_produced(const struct record *r, size_t vlen)
+{
+	struct partition *p = r->part;
+
+	stats_add(p->produced, 1);
+	stats_add(p->read_bytes, r->value.kind == VALUE_STRING ? r->value.len : vlen);
+	partition_head(p, loop_now_ms());
+}
+
+static const char *state_name(const struct conn *c)
+{
+	if (c->stopped)
+		return "FAILED";
+	switch (c->run) {
+	case CONN_PAUSED:
+		return "PAUSED";
+	case CONN_STOPPING: /* Connect says STOPPED at once too */
+	case CONN_STOPPED:
+		return "STOPPED";
+	case CONN_RUNNING:
+		break;
+	}
+	return "RUNNING";
+}
+
+static void refresh_process(struct worker *w)
+{
+	struct rusage ru;
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) == 2 && rss > 0)
+			*w->rss = (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		*w->cpu = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+		          (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+void worker_stats_refresh(struct worker *w)
+{
+	static const struct stats_desc state = {"connector_state", STATS_GAUGE,
+	                                        "0 running, 1 paused, 2 stopped, 3 failed", 0};
+	int64_t now = loop_now_ms();
+	struct sink_stats ss;
+
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+
+		partition_head(p, now);
+		*p->in_flight = p->fifo.inflight;
+		*p->oldest_age = p->fifo.inflight > 0 ? (uint64_t)(now - p->head_since) : 0;
+	}
+	for (size_t i = 0; i < w->nconns; i++) {
+		struct conn *c = &w->conns[i];
+		struct stats_labels l = {.connector = c->cs->name};
+		const char *s = state_name(c);
+		uint64_t *h;
+
+		if (stats_register(w->stats, &state, &l, &h, NULL) == 0)
+			*h = s[0] == 'R' ? 0 : s[0] == 'P' ? 1 : s[0] == 'S' ? 2 : 3;
+	}
+	sink_stats(w->sink, &ss);
+	*w->sent_bytes = ss.tx_bytes;
+	*w->queue_depth = ss.queue_depth;
+	*w->brokers = ss.brokers;
+	*w->brokers_up = ss.brokers_up;
+	refresh_process(w);
+}
+
+/* ---- health ---------------------------------------------------------------- */
+
+int worker_health(struct worker *w, char *msg, size_t len)
+{
+	int64_t now = loop_now_ms(), oldest = 0;
+	const struct partition *op = NULL;
+
+	for (size_t i = 0; i < w->nconns; i++) {
+		const struct conn *c = &w->conns[i];
+
+		if (c->stopped) {
+			snprintf(msg, len, "connector %s FAILED: %s", c->cs->name,
+			         c->trace ? c->trace : "(no reason kept)");
+			return -1;
+		}
+	}
+	if (w->last_flush != 0) {
+		snprintf(msg, len, "the last offset write failed: %s (the log says more)",
+		         offsets_strerror(w->last_flush));
+		return -1;
+	}
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+
+		partition_head(p, now);
+		if (p->fifo.inflight > 0 && now - p->head_since > oldest) {
+			oldest = now - p->head_since;
+			op = p;
+		}
+	}
+	if (op != NULL && oldest > w->health_ack_ms) {
+		snprintf(msg, len,
+		         "a record of %s has waited %lld ms for Kafka's acknowledgement "
+		         "(health.ack.timeout.ms=%lld)",
+		         op->key, (long long)oldest, (long long)w->health_ack_ms);
+		return -1;
+	}
+	snprintf(msg, len, "%zu connector%s; %d records in flight, the oldest waiting %lld ms",
+	         w->nconns, w->nconns == 1 ? "" : "s", sink_in_flight(w->sink), (long long)oldest);
+	return 0;
+}
+
+/* ---- pause, resume, stop --------------------------------------------------- */
+
+static uint32_t conn_in_flight(const struct conn *c)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < c->w->nparts; i++)
+		if (c->w->parts[i]->conn == c)
+			n += c->w->parts[i]->fifo.inflight;
+	return n;
+}
+
+/* A stopping connector with nothing in flight: its acknowledged offsets
+ * into the store (written at the next flush, due at once), then its source
+ * closed. */
+static void finish_stop(struct conn *c)
+{
+	struct worker *w = c->w;
+	struct src_offset off;
+
+	if (c->run != CONN_STOPPING || conn_in_flight(c) > 0)
+		return;
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+		char *json;
+
+		if (p->conn != c || !acks_take(&p->fifo, &off))
+			continue;
+		json = c->cs->ops->offset_json(c->ctx, &off);
+		if (json == NULL || offsets_put(w->offsets, p->key, json) != 0)
+			log_error(
+			    "offsets: cannot record %s (out of memory or too many partitions): "
+			    "its last records will be read again after a resume",
+			    p->key);
+		free(json);
+	}
+	c->cs->ops->close(c->ctx);
+	c->ctx = NULL;
+	c->run = CONN_STOPPED;
+	w->next_flush = loop_now_ms();
+	log_notice("connector %s: stopped (REST API); its offsets are in the store", c->cs->name);
+}
+
+void worker_control_acked(struct partition *p, bool ok)
+{
+	if (ok) {
+		stats_add(p->acked, 1);
+		*p->last_ack = (uint64_t)worker_epoch_ms();
+	}
+	/* acks_done has counted this one out already. */
+	if (p->conn->run == CONN_STOPPING && p->fifo.inflight == 0)
+		finish_stop(p->conn);
+}
+
+/* Opens c's source again from the stored offsets. */
+static int reopen(struct conn *c, char *errbuf, size_t errlen)
+{
+	char why[1024];
+	int rc = c->cs->ops->open(c->cs->cfg, &c->env, &c->ctx, why, sizeof(why));
+
+	if (rc != 0) {
+		snprintf(errbuf, errlen, "connector %s: %s", c->cs->name, why);
+		log_error("%s", errbuf);
+		c->ctx = NULL;
+		return REST_ERR;
+	}
+	c->batch.n = c->next = 0;
+	c->ready = true;
+	return 0;
+}
+
+static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen)
+{
+	struct worker *w = ctx;
+	struct conn *c = &w->conns[i];
+	static const char *const names[] = {"paused", "resumed", "stopping"};
+
+	if (c->stopped) {
+		snprintf(errbuf, errlen,
+		         "connector %s FAILED: restart skiff to resume it from its "
+		         "stored offsets",
+		         c->cs->name);
+		return REST_ERR_STATE;
+	}
+	if (c->run == CONN_STOPPED && a != REST_STOP && reopen(c, errbuf, errlen) != 0)
+		return REST_ERR;
+	if (a == REST_STOP && c->run != CONN_STOPPED) {
+		/* Never submitted: no offset passes them, the reopened source
+		 * reads them again. */
+		c->batch.n = c->next = 0;
+		c->run = CONN_STOPPING;
+		finish_stop(c);
+	} else if (a != REST_STOP) {
+		if (a == REST_RESUME)
+			c->ready = true;
+		c->run = a == REST_PAUSE ? CONN_PAUSED : CONN_RUNNING;
+	}
+	log_info("connector %s: %s (REST API)", c->cs->name, names[a]);
+	return 0;
+}
+
+/* ---- offsets (KIP-875) ----------------------------------------------------- */
+
+/* The length of the JSON string token at s (from its opening quote to its
+ * closing one, inclusive), or 0. */
+static size_t string_token(const char *s)
+{
+	size_t i = 1;
+
+	if (s[0] != '"')
+		return 0;
+	for (; s[i] != '\0' && s[i] != '"'; i++)
+		if (s[i] == '\\' && s[i + 1] != '\0')
+			i++;
+	return s[i] == '"' ? i + 1 : 0;
+}
+
+/* For a stored key ["name",{partition}]: the partition's text (into
+ * *part, *plen) when the key is connector c's. */
+static bool own_key(const char *key, const char *name, const char **part, size_t *plen)
+{
+	size_t n = key[0] == '[' ? string_token(key + 1) : 0, klen = strlen(key);
+	char *tok;
+	cJSON *j;
+	bool mine;
+
+	if (n == 0 || key[1 + n] != ',' || key[klen - 1] != ']')
+		return false;
+	tok = strndup(key + 1, n);
+	j = tok != NULL ? cJSON_Parse(tok) : NULL;
+	mine = cJSON_IsString(j) && strcmp(j->valuestring, name) == 0;
+	cJSON_Delete(j);
+	free(tok);
+	*part = key + 2 + n;
+	*plen = klen - 3 - n;
+	return mine;
+}
+
+/* Built as text from the stored text: integers beyond 2^53 (rowids, inode
+ * numbers) stay exact, as offsets.h promises. */
+static int get_offsets(void *ctx, size_t i, char **json)
+{
+	struct worker *w = ctx;
+	const char *name = w->conns[i].cs->name;
+	size_t cap = 64, len = 0;
+	char *out = malloc(cap);
+
+	if (out == NULL)
+		return REST_ERR_NOMEM;
+	len = (size_t)snprintf(out, cap, "{\"offsets\":[");
+	for (size_t k = 0; k < offsets_count(w->offsets); k++) {
+		const char *part, *val = offsets_value(w->offsets, k);
+		size_t plen, need;
+		char *grown;
+
+		if (!own_key(offsets_key(w->offsets, k), name, &part, &plen))
+			continue;
+		need = len + plen + strlen(val) + 40;
+		if (need > cap) {
+			grown = realloc(out, cap = need * 2);
+			if (grown == NULL) {
+				free(out);
+				return REST_ERR_NOMEM;
+			}
+			out = grown;
+		}
+		len +=
+		    (size_t)snprintf(out + len, cap - len, "%s{\"partition\":%.*s,\"offset\":%s}",
+		                     out[len - 1] == '[' ? "" : ",", (int)plen, part, val);
+	}
+	snprintf(out + len, cap - len, "]}");
+	*json = out;
+	return 0;
+}
+
+/* ["name",partition] as the worker writes keys. */
+static char *key_of(const char *name, const cJSON *partition)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char *key = NULL;
+
+	if (arr != NULL && cJSON_AddItemToArray(arr, cJSON_CreateString(name)) &&
+	    cJSON_AddItemToArray(arr, cJSON_Duplicate(partition, true)))
+		key = cJSON_PrintUnformatted(arr);
+	cJSON_Delete(arr);
+	return key;
+}
+
+/* Applies one PATCH entry: an offset object is stored, null removes. */
+static int alter_one(struct worker *w, const char *name, const cJSON *e, char *errbuf,
+                     size_t errlen)
+{
+	const cJSON *part = cJSON_GetObjectItemCaseSensitive(e, "partition");
+	const cJSON *off = cJSON_GetObjectItemCaseSensitive(e, "offset");
+	char *key = NULL, *val = NULL;
+	int rc = REST_ERR_ARG;
+
+	if (!cJSON_IsObject(part) || !(cJSON_IsObject(off) || cJSON_IsNull(off))) {
+		snprintf(errbuf, errlen,
+		         "each entry needs a \"partition\" object and an \"offset\" "
+		         "object (or null to reset it)");
+		return REST_ERR_ARG;
+	}
+	key = key_of(name, part);
+	val = cJSON_IsObject(off) ? cJSON_PrintUnformatted(off) : NULL;
+	if (key == NULL || (cJSON_IsObject(off) && val == NULL))
+		rc = REST_ERR_NOMEM;
+	else if ((val ? offsets_put(w->offsets, key, val) : offsets_remove(w->offsets, key)) == 0)
+		rc = 0;
+	if (rc == REST_ERR_ARG)
+		snprintf(errbuf, errlen,
+		         "the offset store refuses %s (too many partitions or too "
+		         "large)",
+		         key);
+	free(key);
+	free(val);
+	return rc;
+}
+
+static void on_written(void *arg, int rc, const char *why)
+{
+	int *out = arg;
+
+	*out = rc;
+}
+
+/* Writes the store now; the file backend completes before returning. */
+static int write_now(struct worker *w, char *errbuf, size_t errlen)
+{
+	int done = 1; /* not completed yet */
+
+	if (offsets_writing(w->offsets) || offsets_write(w->offsets, on_written, &done) != 0) {
+		w->next_flush = loop_now_ms(); /* the flush timer writes it */
+		return 0;
+	}
+	if (done < 0) {
+		snprintf(errbuf, errlen,
+		         "the offsets were changed in memory but could not be "
+		         "written: %s",
+		         offsets_strerror(done));
+		return REST_ERR;
+	}
+	return 0;
+}
+
+static int alter_offsets(void *ctx, size_t i, const cJSON *arr, char *errbuf, size_t errlen)
+{
+	struct worker *w = ctx;
+	struct conn *c = &w->conns[i];
+	const char *name = c->cs->name, *part;
+	const cJSON *e;
+	size_t plen;
+	int rc = 0;
+
+	if (c->run != CONN_STOPPED || c->stopped) {
+		snprintf(errbuf, errlen,
+		         "Connectors must be in the STOPPED state before their "
+		         "offsets can be modified. This can be done for the specified connector by "
+		         "issuing a 'PUT' request to the '/connectors/%s/stop' endpoint",
+		         name);
+		return REST_ERR_STATE;
+	}
+	if (arr == NULL) {
+		/* DELETE: every stored partition of this connector. */
+		for (size_t k = offsets_count(w->offsets); k-- > 0 && rc == 0;)
+			if (own_key(offsets_key(w->offsets, k), name, &part, &plen))
+				rc = offsets_remove(w->offsets, offsets_key(w->offsets, k));
+	} else {
+		cJSON_ArrayForEach(e, arr) if ((rc = alter_one(w, name, e, errbuf, errlen)) !=
+		                               0) break;
+	}
+	if (rc == REST_ERR_NOMEM)
+		snprintf(errbuf, errlen, "out of memory");
+	if (rc != 0)
+		return rc == REST_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_ARG;
+	log_notice("connector %s: offsets %s (REST API)", name, arr ? "altered" : "reset");
+	return write_now(w, errbuf, errlen);
+}
+
+/* ---- the ops table ------------------------------------------------------------ */
+
+static size_t count(void *ctx)
+{
+	return ((struct worker *)ctx)->nconns;
+}
+
+static void connector(void *ctx, size_t i, struct rest_connector *out)
+{
+	const struct conn *c = &((struct worker *)ctx)->conns[i];
+
+	out->name = c->cs->name;
+	out->state = state_name(c);
+	out->trace = c->stopped ? (c->trace ? c->trace : "") : NULL;
+	/* Connect's pairs: a.b.XConnector runs a.b.XTask. */
+	snprintf(out->task_class, sizeof(out->task_class), "%s", c->cs->ops->classes[0]);
+	for (const char *const *k = c->cs->ops->classes; *k != NULL; k++) {
+		size_t n = strlen(*k);
+
+		if (strchr(*k, '.') != NULL && n > 9 && strcmp(*k + n - 9, "Connector") == 0) {
+			snprintf(out->task_class, sizeof(out->task_class), "%.*sTask", (int)(n - 9),
+			         *k);
+			break;
+		}
+	}
+}
+
+static bool config_next(void *ctx, size_t i, size_t *cursor, const char **key, const char **shown)
+{
+	return config_next_set(((struct worker *)ctx)->conns[i].cs->cfg, cursor, key, shown);
+}
+
+static int health(void *ctx, char *msg, size_t len)
+{
+	return worker_health(ctx, msg, len);
+}
+
+static char *metrics(void *ctx)
+{
+	struct worker *w = ctx;
+	char *text = NULL;
+	size_t len;
+
+	worker_stats_refresh(w);
+	return metrics_render(w->stats, &text, &len) == 0 ? text : NULL;
+}
+
+static char *cluster_id(void *ctx)
+{
+	return sink_cluster_id(((struct worker *)ctx)->sink);
+}
+
+const struct rest_ops worker_rest_ops = {
+    .count = count,
+    .connector = connector,
+    .config_next = config_next,
+    .control = control,
+    .offsets = get_offsets,
+    .alter_offsets = alter_offsets,
+    .health = health,
+    .metrics = metrics,
+    .cluster_id = cluster_id,
+};

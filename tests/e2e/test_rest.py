@@ -1,0 +1,422 @@
+"""The REST API, /metrics and /health (issue 11), end to end against a real
+broker: Connect's paths and JSON shapes (compared with a real Connect 3.9.1
+standalone worker on the same files), pause/resume/stop and KIP-875 offsets
+with exact record sets after the resume, Prometheus metrics that count what
+is in the topic, health that turns unhealthy while Kafka cannot acknowledge,
+and hostile clients that cost a slot each and nothing more."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import harness
+from harness import Skiff, consume
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(port, method, path, body=None, timeout=10):
+    """(status, parsed JSON or text or None) of one request."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            status, raw, ctype = r.status, r.read(), r.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as e:
+        status, raw, ctype = e.code, e.read(), e.headers.get("Content-Type", "")
+    if not raw:
+        return status, None
+    return status, json.loads(raw) if "json" in ctype else raw.decode()
+
+
+def wait_for(pred, timeout=30, step=0.1, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def wait_http(port, timeout=30):
+    def up():
+        try:
+            return http(port, "GET", "/", timeout=2)[0] == 200
+        except OSError:
+            return False
+    wait_for(up, timeout, 0.2, f"the REST API on {port}")
+
+
+def lines_of(records):
+    return [json.loads(r["value"])["payload"] for r in records]
+
+
+def write_lines(path, lo, hi):
+    with open(path, "a") as f:
+        f.write("".join(f"line {i}\n" for i in range(lo, hi + 1)))
+
+
+def start_skiff(tmp_path, bootstrap, topic, extra=None, name="skiff"):
+    port = free_port()
+    worker = {"bootstrap.servers": bootstrap,
+              "offset.storage.file.filename": str(tmp_path / f"{name}.offsets"),
+              "offset.flush.interval.ms": 500,
+              "listeners": f"http://127.0.0.1:{port}"}
+    worker.update(extra or {})
+    src = tmp_path / f"{name}-app.log"
+    src.touch()
+    conn = {"name": "local-file-source", "connector.class": "FileStreamSource",
+            "tasks.max": 1, "file": str(src), "topic": topic}
+    sk = Skiff(tmp_path, worker, [conn], name=name).start()
+    wait_http(port)
+    return sk, port, src
+
+
+# ---- shapes against a real Connect -------------------------------------------
+
+
+def shape(v):
+    """Keys and types, recursively; a list by its first element."""
+    if isinstance(v, dict):
+        return {k: shape(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [shape(v[0])] if v else []
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return type(v).__name__
+
+
+def connect_libs():
+    if shutil.which("java") is None:
+        pytest.skip("no java: cannot run a Connect worker to compare with")
+    r = subprocess.run([str(REPO / "tests" / "rest" / "connect.sh"), "fetch"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    if r.returncode == 77:
+        pytest.skip("Connect's jars are not cached and mvn is missing")
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout.decode().strip()
+
+
+def start_connect(tmp_path, bootstrap, topic, src):
+    libs = connect_libs()
+    port = free_port()
+    d = tmp_path / "connect"
+    d.mkdir()
+    (d / "worker.properties").write_text(
+        f"bootstrap.servers={bootstrap}\n"
+        "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+        "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+        f"offset.storage.file.filename={d}/connect.offsets\n"
+        "offset.flush.interval.ms=500\n"
+        f"listeners=http://127.0.0.1:{port}\n")
+    (d / "connector.properties").write_text(
+        "name=local-file-source\nconnector.class=FileStreamSource\ntasks.max=1\n"
+        f"file={src}\ntopic={topic}\n")
+    (d / "log4j.properties").write_text(
+        "log4j.rootLogger=WARN, stdout\n"
+        "log4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
+        "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
+        "log4j.appender.stdout.layout.ConversionPattern=%d %p %m%n\n")
+    log = open(d / "connect.log", "wb")
+    proc = subprocess.Popen(
+        ["java", "-Xmx256m", f"-Dlog4j.configuration=file:{d}/log4j.properties", "-cp",
+         f"{libs}/*", "org.apache.kafka.connect.cli.ConnectStandalone",
+         str(d / "worker.properties"), str(d / "connector.properties")],
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    return proc, port
+
+
+def test_shapes_equal_connects(tmp_path, kafka, topic):
+    sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic)
+    write_lines(src, 1, 5)
+    proc, cport = start_connect(tmp_path, kafka.bootstrap, topic + "-connect", src)
+    try:
+        wait_http(cport, timeout=90)
+        name = "local-file-source"
+        wait_for(lambda: http(cport, "GET", f"/connectors/{name}/status")[0] == 200 and
+                 http(cport, "GET", f"/connectors/{name}/status")[1]["tasks"], 60,
+                 what="Connect's task")
+        consume(kafka.bootstrap, topic, n=5)
+        consume(kafka.bootstrap, topic + "-connect", n=5)
+        wait_for(lambda: http(cport, "GET", f"/connectors/{name}/offsets")[1]["offsets"], 30,
+                 what="Connect's offsets")
+        wait_for(lambda: http(port, "GET", f"/connectors/{name}/offsets")[1]["offsets"], 30,
+                 what="skiff's offsets")
+        for path in ["/", "/connectors", "/connectors?expand=status", "/connectors?expand=info",
+                     "/connectors?expand=status&expand=info", f"/connectors/{name}",
+                     f"/connectors/{name}/status", f"/connectors/{name}/config",
+                     f"/connectors/{name}/tasks", f"/connectors/{name}/offsets", "/health",
+                     "/connectors/nope", "/connectors/nope/status"]:
+            cs, cj = http(cport, "GET", path)
+            ss, sj = http(port, "GET", path)
+            assert ss == cs, (path, ss, cs, sj, cj)
+            if path.endswith("/offsets"):
+                # skiff's file offset says more than "position" (which file).
+                assert shape(sj)["offsets"][0]["partition"] == shape(cj)["offsets"][0]["partition"]
+                assert "position" in sj["offsets"][0]["offset"]
+                continue
+            assert shape(sj) == shape(cj), (path, sj, cj)
+        assert http(port, "GET", f"/connectors/{name}/config")[1] == \
+            http(cport, "GET", f"/connectors/{name}/config")[1] | {"file": str(src),
+                                                                     "topic": topic}
+        # The same refusal of an offsets change while running.
+        body = {"offsets": [{"partition": {"filename": str(src)}, "offset": {"position": 0}}]}
+        cs, cj = http(cport, "PATCH", f"/connectors/{name}/offsets", body)
+        ss, sj = http(port, "PATCH", f"/connectors/{name}/offsets", body)
+        assert (ss, shape(sj)) == (cs, shape(cj)), (sj, cj)
+        assert sj["message"] == cj["message"]
+        # Pause, resume, stop: the same statuses and states.
+        for op, state in [("pause", "PAUSED"), ("resume", "RUNNING"), ("stop", "STOPPED")]:
+            cs, _ = http(cport, "PUT", f"/connectors/{name}/{op}")
+            ss, _ = http(port, "PUT", f"/connectors/{name}/{op}")
+            assert ss == cs, (op, ss, cs)
+            wait_for(lambda: http(cport, "GET", f"/connectors/{name}/status")[1]["connector"]
+                     ["state"] == state, 30, what=f"Connect {state}")
+            cj = http(cport, "GET", f"/connectors/{name}/status")[1]
+            sj = http(port, "GET", f"/connectors/{name}/status")[1]
+            assert sj["connector"]["state"] == state
+            assert shape(sj) == shape(cj), (op, sj, cj)
+        # While stopped: PATCH and DELETE, the same replies.
+        body = {"offsets": [{"partition": {"filename": str(src)}, "offset": {"position": 7}}]}
+        for method, b in [("PATCH", body), ("DELETE", None)]:
+            cs, cj = http(cport, method, f"/connectors/{name}/offsets", b)
+            ss, sj = http(port, method, f"/connectors/{name}/offsets", b)
+            assert (ss, sj) == (cs, cj), (method, sj, cj)
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+    assert sk.stop() == 0
+
+
+# ---- steering ------------------------------------------------------------------
+
+
+def state(port):
+    return http(port, "GET", "/connectors/local-file-source/status")[1]["connector"]["state"]
+
+
+def test_pause_resume_stop_and_offsets_exact(tmp_path, kafka, topic):
+    sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic)
+    base = "/connectors/local-file-source"
+    write_lines(src, 1, 100)
+    assert lines_of(consume(kafka.bootstrap, topic, n=100)) == [f"line {i}" for i in range(1, 101)]
+
+    assert http(port, "PUT", base + "/pause")[0] == 202
+    assert state(port) == "PAUSED"
+    write_lines(src, 101, 150)
+    time.sleep(1.5)
+    assert len(consume(kafka.bootstrap, topic)) == 100  # paused: nothing read
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    assert lines_of(consume(kafka.bootstrap, topic, n=150)) == \
+        [f"line {i}" for i in range(1, 151)]
+
+    # Offsets cannot change while it runs.
+    st, j = http(port, "DELETE", base + "/offsets")
+    assert st == 400 and "STOPPED" in j["message"]
+
+    assert http(port, "PUT", base + "/stop")[0] == 204
+    wait_for(lambda: state(port) == "STOPPED", what="STOPPED")
+    assert http(port, "GET", base + "/status")[1]["tasks"] == []
+    offs = http(port, "GET", base + "/offsets")[1]["offsets"]
+    assert len(offs) == 1 and offs[0]["partition"] == {"filename": str(src)}
+    size150 = src.stat().st_size
+    assert offs[0]["offset"]["position"] == size150
+    write_lines(src, 151, 200)
+    time.sleep(1)
+    assert len(consume(kafka.bootstrap, topic)) == 150  # stopped: nothing read
+
+    # KIP-875 PATCH: skip to line 181; the resume reads exactly 181..200.
+    skip = size150 + sum(len(f"line {i}\n") for i in range(151, 181))
+    body = {"offsets": [{"partition": {"filename": str(src)}, "offset": {"position": skip}}]}
+    st, j = http(port, "PATCH", base + "/offsets", body)
+    assert st == 200, j
+    assert http(port, "GET", base + "/offsets")[1]["offsets"][0]["offset"] == {"position": skip}
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    got = lines_of(consume(kafka.bootstrap, topic, n=170))
+    assert got[150:] == [f"line {i}" for i in range(181, 201)]
+    time.sleep(1)
+    assert len(consume(kafka.bootstrap, topic)) == 170
+
+    # DELETE: no offset, so the file is read from its start again.
+    assert http(port, "PUT", base + "/stop")[0] == 204
+    wait_for(lambda: state(port) == "STOPPED", what="STOPPED")
+    st, j = http(port, "DELETE", base + "/offsets")
+    assert st == 200, j
+    assert http(port, "GET", base + "/offsets")[1] == {"offsets": []}
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    got = lines_of(consume(kafka.bootstrap, topic, n=370))
+    assert got[170:] == [f"line {i}" for i in range(1, 201)]
+    assert sk.stop() == 0
+    # What the resume left in the store holds across a restart: nothing again.
+    sk.start()
+    wait_http(port)
+    write_lines(src, 201, 210)
+    got = lines_of(consume(kafka.bootstrap, topic, n=380))
+    assert got[370:] == [f"line {i}" for i in range(201, 211)]
+    time.sleep(1)
+    assert len(consume(kafka.bootstrap, topic)) == 380
+    assert sk.stop() == 0
+
+
+# ---- metrics and health ------------------------------------------------------------
+
+
+def metric_values(port, name):
+    from prometheus_client.parser import text_string_to_metric_families
+    st, text = http(port, "GET", "/metrics")
+    assert st == 200
+    out = []
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == name:
+                out.append((s.labels, s.value))
+    return out
+
+
+def health(port):
+    return http(port, "GET", "/health")
+
+
+def test_metrics_match_topic_and_health_follows_the_broker(tmp_path, kafka_private, topic):
+    pytest.importorskip("prometheus_client")
+    kafka_private.start()
+    sk, port, src = start_skiff(tmp_path, kafka_private.bootstrap, topic,
+                                {"health.ack.timeout.ms": 3000})
+    write_lines(src, 1, 500)
+    consume(kafka_private.bootstrap, topic, n=500)
+    in_topic = len(consume(kafka_private.bootstrap, topic))
+
+    def acked():
+        v = metric_values(port, "skiff_records_acked_total")
+        return v and v[0][1] == in_topic and v
+    v = wait_for(acked, what="acked == records in the topic")
+    assert v[0][0] == {"connector": "local-file-source"}
+    part = metric_values(port, "skiff_partition_records_acked_total")
+    assert part == [({"connector": "local-file-source",
+                      "partition": json.dumps({"filename": str(src)}, separators=(",", ":"))},
+                     float(in_topic))]
+    assert metric_values(port, "skiff_partition_read_bytes_total")[0][1] == src.stat().st_size
+    assert metric_values(port, "skiff_records_produced_total")[0][1] == in_topic
+    assert metric_values(port, "skiff_records_failed_total")[0][1] == 0
+    assert metric_values(port, "skiff_process_resident_memory_bytes")[0][1] > 1e6
+    wait_for(lambda: metric_values(port, "skiff_producer_sent_bytes_total")[0][1] > 0, 15,
+             what="librdkafka's statistics")
+    assert metric_values(port, "skiff_kafka_brokers_up")[0][1] == 1
+    wait_for(lambda: metric_values(port, "skiff_offsets_last_flush_ok")[0][1] == 1, 10,
+             what="an offset flush")
+    assert metric_values(port, "skiff_offsets_last_flush_timestamp_seconds")[0][1] > 1.6e9
+    st, j = health(port)
+    assert (st, j["status"]) == (200, "healthy"), j
+
+    # The broker stops answering: unhealthy within the bound (3 s).
+    kafka_private.pause()
+    try:
+        write_lines(src, 501, 510)
+        t0 = time.monotonic()
+        wait_for(lambda: health(port)[0] == 503, 20, what="unhealthy")
+        waited = time.monotonic() - t0
+        st, j = health(port)
+        assert j["status"] == "unhealthy" and "health.ack.timeout.ms=3000" in j["message"], j
+        print(f"FIGURE rest.health_unhealthy_after: {waited:.1f} s (bound 3 s)")
+        age = metric_values(port, "skiff_partition_oldest_unacked_age_seconds")[0][1]
+        assert age >= 3
+    finally:
+        kafka_private.resume()
+    wait_for(lambda: health(port)[0] == 200, 60, what="healthy again")
+    got = lines_of(consume(kafka_private.bootstrap, topic, n=510))
+    assert sorted(set(got), key=lambda s: int(s.split()[1])) == \
+        [f"line {i}" for i in range(1, 511)]
+    wait_for(lambda: metric_values(port, "skiff_records_acked_total")[0][1] ==
+             len(consume(kafka_private.bootstrap, topic)), what="acked == topic")
+    assert sk.stop() == 0
+
+
+# ---- hostile clients -----------------------------------------------------------------
+
+
+def raw(port, data, timeout=5):
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                out += b
+        except (socket.timeout, ConnectionResetError):
+            pass
+        return out
+
+
+def rss_kb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_hostile_clients(tmp_path, kafka, topic):
+    sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic)
+    write_lines(src, 1, 50)
+    consume(kafka.bootstrap, topic, n=50)
+    # Bad paths and methods: Connect's error shapes.
+    assert http(port, "GET", "/nope")[0] == 404
+    assert http(port, "GET", "/connectors/x/y/z")[0] == 404
+    assert http(port, "POST", "/connectors", {"name": "x"})[0] == 405
+    assert http(port, "DELETE", "/connectors/local-file-source")[0] == 405
+    assert http(port, "PUT", "/connectors/local-file-source/restart")[0] == 404
+    st, j = http(port, "PATCH", "/connectors/local-file-source/offsets", {"offsets": 3})
+    assert st == 400
+    r = raw(port, b"GARBAGE\r\n\r\n")
+    assert r == b"" or r.startswith(b"HTTP/1.1 4")
+    before = rss_kb(sk.pid)
+    # Oversized headers: refused, the connection closed.
+    r = raw(port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n")
+    assert r == b"" or r.split(b" ")[1] in (b"413", b"431", b"400"), r[:100]
+    # An oversized body.
+    r = raw(port, b"PATCH /connectors/local-file-source/offsets HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 1000000\r\n\r\n" + b"{" * 1000000, timeout=10)
+    assert r == b"" or r.split(b" ")[1] in (b"413", b"400"), r[:100]
+    # Slowloris and many connections: each holds one slot for at most the
+    # timeout; skiff answers again afterwards and ships meanwhile.
+    socks = []
+    for _ in range(100):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=2)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        except OSError:
+            pass
+    write_lines(src, 51, 100)
+    assert lines_of(consume(kafka.bootstrap, topic, n=100)) == \
+        [f"line {i}" for i in range(1, 101)]
+    for s in socks:
+        s.close()
+    wait_for(lambda: http(port, "GET", "/health", timeout=3)[0] == 200, 30, 0.5,
+             what="answering again")
+    for _ in range(200):
+        http(port, "GET", "/metrics")
+    grown = rss_kb(sk.pid) - before
+    print(f"FIGURE rest.hostile_rss_growth: {grown} kB")
+    assert grown < 20000
+    assert sk.running
+    assert sk.stop() == 0
