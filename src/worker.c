@@ -43,8 +43,6 @@ static void conn_fail(struct conn *c, bool config, const char *why)
 		  c->cs->name, why);
 	c->stopped = true;
 	c->config_error = config;
-	free(c->trace);
-	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
 	c->batch.n = c->next = 0;
 }
 
@@ -59,8 +57,6 @@ static void on_delivery(void *ctx, void *token, enum sink_result res, const char
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
-	partition_head(p, now_ms());
-	worker_control_acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
 		p->conn->last_ack_ms = w->last_ack_ms = now_ms();
@@ -88,7 +84,7 @@ static void produce_batch(struct conn *c)
 	struct worker *w = c->w;
 	char errbuf[512];
 
-	while (conn_reading(c) && c->next < c->batch.n) {
+	while (!c->stopped && c->next < c->batch.n) {
 		struct record *r = &c->records[c->next];
 		char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
@@ -114,7 +110,6 @@ static void produce_batch(struct conn *c)
 				  r->timestamp_ms, token, errbuf, sizeof(errbuf));
 		if (rc == 0) {
 			stats_add(c->produced, 1);
-			worker_control_produced(r, vlen);
 			c->next++;
 			continue;
 		}
@@ -145,7 +140,7 @@ static void poll_source(struct conn *c, int64_t now)
 	uint32_t room = acks_available(c->w->acks);
 	int rc;
 
-	if (!conn_reading(c) || c->next < c->batch.n || blocked(c->w))
+	if (c->stopped || c->next < c->batch.n || blocked(c->w))
 		return;
 	c->batch.records = c->records;
 	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
@@ -168,8 +163,6 @@ static void poll_source(struct conn *c, int64_t now)
 static void note_flush(struct worker *w, int rc)
 {
 	w->last_flush = rc;
-	*w->flush_time = (uint64_t)worker_epoch_ms();
-	*w->flush_ok = rc == 0;
 	if (rc == 0) {
 		if (*w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE && !w->stop)
 			log_notice("offsets: saved again; reading resumes");
@@ -274,6 +267,8 @@ static int prepare(struct worker *w, int64_t now)
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = &w->conns[i];
 
+		if (c->removed)
+			continue;
 		if (worker_source_watch(c, !c->stopped && !w->stop && !w->reloading && !wait,
 		                        now) != 0)
 			return WORKER_ERR_NOMEM;
@@ -388,7 +383,7 @@ static int shut_down(struct worker *w, int code)
 			 "will be read again at the next start",
 			 left, (long long)w->flush_timeout);
 	for (size_t i = 0; i < w->nconns; i++)
-		replaced += *w->conns[i].utf8_replaced;
+		replaced += w->conns[i].removed ? 0 : *w->conns[i].utf8_replaced;
 	if (replaced > 0)
 		log_notice(
 		    "converters replaced %llu invalid UTF-8 sequences with U+FFFD (as Connect "
@@ -507,8 +502,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	if (loop_new(&w->loop) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
-	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0 ||
-	    worker_control_register(w) != 0) {
+	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
@@ -554,7 +548,6 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 	w->stats = stats;
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
-	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0)
 		goto fail;
@@ -606,7 +599,6 @@ void worker_destroy(struct worker *w)
 			continue;
 		c->cs->ops->close(c->ctx);
 		free(c->records);
-		free(c->trace);
 		worker_source_free(c);
 	}
 	worker_notify_close(w);

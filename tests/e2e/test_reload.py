@@ -1,0 +1,141 @@
+"""Reload (SIGHUP) without losing the promise (issue 11).
+
+- Under load (2,000 lines/s into each of two files): connector "a" has its
+  topic changed three times by reloads, connector "b" stays the same. Every
+  line reaches Kafka exactly once (exact sets over a's topics, and b's), a's
+  lines after each reload go to the new topic, and b is never restarted.
+- A bad reload (a broken connector file, then a changed bootstrap.servers) is
+  refused with the reason logged, and the running configuration still ships.
+- Inline connectors: one added by a reload starts, one removed stops."""
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
+import faultlib as fl  # noqa: E402
+import harness  # noqa: E402
+
+
+def reload(sk, expect):
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(expect, timeout=30, since=mark)
+    return fl.log_since(sk, mark)
+
+
+@pytest.mark.skiff_timeout(240)
+def test_reload_under_load_exactly_once(tmp_path, kafka):
+    topics = [harness.unique_topic(f"reload{i}") for i in range(4)]
+    tb = harness.unique_topic("reloadb")
+    for t in topics + [tb]:
+        harness.create_topic(kafka.bootstrap, t, partitions=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    sa, sb = fl.SeqSource(tmp_path / "a.log"), fl.SeqSource(tmp_path / "b.log")
+    sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
+                       [fl.file_connector("a", sa.path, topics[0]),
+                        fl.file_connector("b", sb.path, tb)])
+    sk.start()
+    sk.wait_log("running 2 connectors")
+    wa, wb = fl.Writer(sa, 2000), fl.Writer(sb, 2000)
+    wa.start()
+    wb.start()
+    cuts = []
+    for t in topics[1:]:
+        time.sleep(2)
+        sk.connector_files[0].write_text(harness.props_text(fl.file_connector("a", sa.path, t)))
+        text = reload(sk, r"reload done")
+        assert "connector a: stopped to restart with new settings" in text
+        assert "connector a: restarted with its new settings" in text
+        assert "connector b:" not in text, text  # untouched
+        assert "still unacknowledged" not in text
+        cuts.append(sa.next)
+    time.sleep(2)
+    na, nb = wa.stop(), wb.stop()
+    per_topic = []
+    deadline = time.monotonic() + 90
+    while True:
+        per_topic = [fl.seqs_of(harness.consume(kafka.bootstrap, t)) for t in topics]
+        if sum(map(len, per_topic)) >= na or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    held_b = fl.read_topic(kafka.bootstrap, tb, nb)
+    assert sk.stop() == 0
+    seqs_a = [s for p in per_topic for s in p]
+    fl.check_delivery(seqs_a, na, max_dups=0, what="a's topics")
+    fl.check_delivery(held_b, nb, max_dups=0, what="b's topic")
+    # Each topic holds one run: a reload moves the rest to the new topic.
+    for i, p in enumerate(per_topic):
+        assert p == sorted(p) and (not p or p == list(range(p[0], p[-1] + 1))), i
+        assert p, f"topic {i} got nothing"
+    fl.figure("reload.under_load", f"2x2000 lines/s, 3 reloads changing a's topic: "
+                                   f"{na}+{nb} lines, 0 lost, 0 duplicates, a's split "
+                                   f"{[len(p) for p in per_topic]}")
+
+
+def test_reload_bad_config_refused_old_ships(tmp_path, kafka, topic):
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    good = fl.file_connector("c", src.path, topic)
+    sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state), [good])
+    sk.start()
+    fl.read_topic(kafka.bootstrap, topic, 100)
+    bad = dict(good, **{"topic": "elsewhere", "no.such.key": "1"})
+    sk.connector_files[0].write_text(harness.props_text(bad))
+    text = reload(sk, r"reload refused")
+    assert "no.such.key" in text and "the running configuration stays" in text
+    src.append(100)
+    fl.read_topic(kafka.bootstrap, topic, 200)
+    sk.connector_files[0].write_text(harness.props_text(good))
+    sk.worker_file.write_text(harness.props_text(
+        fl.worker_props("127.0.0.1:1", state)))
+    text = reload(sk, r"reload refused")
+    assert "bootstrap.servers changed" in text and "restart skiff" in text
+    src.append(100)
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 300), 300, max_dups=0)
+    assert sk.stop() == 0
+
+
+def test_reload_inline_add_remove_and_log_level(tmp_path, kafka):
+    t1, t2 = harness.unique_topic("inl1"), harness.unique_topic("inl2")
+    for t in (t1, t2):
+        harness.create_topic(kafka.bootstrap, t, partitions=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    s1, s2 = fl.SeqSource(tmp_path / "one.log"), fl.SeqSource(tmp_path / "two.log")
+    s1.append(50)
+    s2.append(70)
+
+    def worker(*conns, level=None):
+        p = fl.worker_props(kafka.bootstrap, state)
+        for name, src, t in conns:
+            p.update({f"connectors.{name}.{k}": v
+                      for k, v in fl.file_connector(name, src.path, t).items() if k != "name"})
+        if level:
+            p["log.level"] = level
+        return p
+
+    sk = fl.FaultSkiff(tmp_path, worker(("one", s1, t1)), [])
+    sk.start()
+    fl.read_topic(kafka.bootstrap, t1, 50)
+    sk.worker_file.write_text(harness.props_text(worker(("one", s1, t1), ("two", s2, t2),
+                                                        level="debug")))
+    text = reload(sk, r"reload done")
+    assert "connector two: started" in text and "connector one:" not in text
+    assert "log level: debug" in text
+    fl.read_topic(kafka.bootstrap, t2, 70)
+    sk.worker_file.write_text(harness.props_text(worker(("two", s2, t2))))
+    text = reload(sk, r"reload done")
+    assert "connector one: removed" in text
+    s1.append(10)  # no longer read
+    s2.append(10)
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, t2, 80), 80, max_dups=0)
+    assert sk.stop() == 0
+    assert fl.seqs_of(harness.consume(kafka.bootstrap, t1)) == list(range(50))
