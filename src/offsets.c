@@ -34,7 +34,7 @@ struct offsets {
 	struct entry *ents; /* insertion order */
 	size_t n, cap;
 	struct hash index; /* key -> position in ents */
-	size_t bytes;    /* counted against OFFSETS_MAX_BYTES */
+	size_t bytes;      /* counted against OFFSETS_MAX_BYTES */
 	bool dirty;
 	uint64_t changes;   /* puts that changed something, ever */
 	uint64_t attempted; /* highest generation loaded or handed to the backend */
@@ -495,7 +495,7 @@ void offsets_destroy(struct offsets *o)
 		return;
 	offsets_load_reset(o);
 	free(o->ents);
-	free(o->slots);
+	hash_free(&o->index);
 	if (o->ops != NULL && o->ops->close != NULL)
 		o->ops->close(o->ctx);
 	free(o);
