@@ -43,6 +43,8 @@ static void conn_fail(struct conn *c, bool config, const char *why)
 		  c->cs->name, why);
 	c->stopped = true;
 	c->config_error = config;
+	free(c->trace);
+	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
 	c->batch.n = c->next = 0;
 }
 
@@ -57,6 +59,8 @@ static void on_delivery(void *ctx, void *token, enum sink_result res, const char
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
+	partition_head(p, now_ms());
+	worker_control_acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
 		p->conn->last_ack_ms = w->last_ack_ms = now_ms();
@@ -84,7 +88,7 @@ static void produce_batch(struct conn *c)
 	struct worker *w = c->w;
 	char errbuf[512];
 
-	while (!c->stopped && c->next < c->batch.n) {
+	while (conn_reading(c) && c->next < c->batch.n) {
 		struct record *r = &c->records[c->next];
 		char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
@@ -110,6 +114,7 @@ static void produce_batch(struct conn *c)
 				  r->timestamp_ms, token, errbuf, sizeof(errbuf));
 		if (rc == 0) {
 			stats_add(c->produced, 1);
+			worker_control_produced(r, vlen);
 			c->next++;
 			continue;
 		}
@@ -140,7 +145,7 @@ static void poll_source(struct conn *c, int64_t now)
 	uint32_t room = acks_available(c->w->acks);
 	int rc;
 
-	if (c->stopped || c->next < c->batch.n || blocked(c->w))
+	if (!conn_reading(c) || c->next < c->batch.n || blocked(c->w))
 		return;
 	c->batch.records = c->records;
 	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
@@ -163,6 +168,8 @@ static void poll_source(struct conn *c, int64_t now)
 static void note_flush(struct worker *w, int rc)
 {
 	w->last_flush = rc;
+	*w->flush_time = (uint64_t)worker_epoch_ms();
+	*w->flush_ok = rc == 0;
 	if (rc == 0) {
 		if (*w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE && !w->stop)
 			log_notice("offsets: saved again; reading resumes");
@@ -502,7 +509,8 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	if (loop_new(&w->loop) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
-	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0) {
+	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0 ||
+	    worker_control_register(w) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
@@ -548,6 +556,7 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 	w->stats = stats;
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
+	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0)
 		goto fail;
@@ -599,6 +608,7 @@ void worker_destroy(struct worker *w)
 			continue;
 		c->cs->ops->close(c->ctx);
 		free(c->records);
+		free(c->trace);
 		worker_source_free(c);
 	}
 	worker_notify_close(w);
