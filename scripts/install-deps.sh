@@ -22,6 +22,8 @@ PACKAGES=(
 	openjdk-17-jre-headless maven
 	# fault, leak and sanitizer tests
 	strace eatmydata fiu-utils valgrind clang libclang-rt-14-dev
+	# scripts/check-format.sh (version 14, as .clang-format is written for)
+	clang-format
 	# ps, kill, flock, setsid
 	procps util-linux
 )

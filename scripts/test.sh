@@ -32,6 +32,9 @@ cmake --build build-asan -j"$(nproc)"
 echo "== unit tests"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)")
 
+echo "== format (the files in .clang-format-enforced)"
+scripts/check-format.sh
+
 echo "== fuzz (tests/fuzz/run.sh)"
 tests/fuzz/run.sh $([ "$profile" = long ] && echo --long)
 

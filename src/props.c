@@ -45,8 +45,8 @@ struct mark {
 struct reader {
 	const char *name;
 	const unsigned char *p, *end;
-	int line;      /* natural line of *p */
-	bool prev_cr;  /* the byte before *p was '\r' (a following '\n' ends no line) */
+	int line;     /* natural line of *p */
+	bool prev_cr; /* the byte before *p was '\r' (a following '\n' ends no line) */
 	/* The logical line, escapes still encoded (Java's lineBuf); never
 	 * larger than the input, which is at most PROPS_MAX_FILE_BYTES. */
 	struct buf lb;
@@ -465,7 +465,8 @@ static int parse_line(struct reader *r, struct props *p)
 	int rc = -1;
 
 	split(buf_ptr(&r->lb), buf_len(&r->lb), &klen, &vstart);
-	if (convert(r, 0, klen, &key) != 0 || convert(r, vstart, buf_len(&r->lb) - vstart, &value) != 0)
+	if (convert(r, 0, klen, &key) != 0 ||
+	    convert(r, vstart, buf_len(&r->lb) - vstart, &value) != 0)
 		goto out;
 	if (put(p, key, value, r->marks[0].line) != 0) {
 		oom(r);

@@ -237,4 +237,3 @@ char *make_big(size_t size)
 	memcpy(big + size - 2, "\"}", 3);
 	return big;
 }
-

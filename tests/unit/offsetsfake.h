@@ -20,7 +20,6 @@ int __wrap_close(int fd);
 int __real_rename(const char *from, const char *to);
 int __wrap_rename(const char *from, const char *to);
 
-
 struct wrapstate {
 	int opens, creates, writes, fsyncs, renames; /* calls seen */
 	const char *eacces;                          /* open of this path fails with EACCES */
@@ -41,7 +40,6 @@ extern struct wrapstate w;
 #define VAL_A "{\"position\":1}"
 #define VAL_B "{\"position\":2}"
 #define VAL_C "{\"position\":3}"
-
 
 /* The file a first flush of KEY = VAL_A writes (its CRC computed apart). */
 #define DOC_GEN1                                                                                   \
