@@ -7,6 +7,7 @@
 #include "sink_kafka.h"
 #include "source.h"
 #include "stats.h"
+#include "status_cli.h"
 #include "worker.h"
 
 #include <errno.h>
@@ -66,6 +67,7 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: skiff [options] WORKER.properties [CONNECTOR.properties ...]\n"
+		"       skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
 		"\n"
 		"Ships lines of files and rows of SQLite databases to Apache Kafka, with Kafka\n"
 		"Connect's configuration files and offset formats.\n"
@@ -181,6 +183,8 @@ int main(int argc, char **argv)
 	int code, rc, sigfd = -1;
 
 	memset(&s, 0, sizeof(s));
+	if (argc > 1 && strcmp(argv[1], "status") == 0)
+		return status_main(argc - 1, argv + 1);
 	code = parse_args(argc, argv, &o);
 	if (code >= 0)
 		return code;

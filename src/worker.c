@@ -457,7 +457,7 @@ int worker_run(struct worker *w, int sigfd)
 	int code = 0;
 
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
-	    worker_notify_open(w) != 0) {
+	    worker_notify_open(w) != 0 || worker_status_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
@@ -612,6 +612,7 @@ void worker_destroy(struct worker *w)
 		worker_source_free(c);
 	}
 	worker_notify_close(w);
+	worker_status_close(w);
 	for (size_t i = 0; i < w->nparts; i++) {
 		acks_fifo_fini(&w->parts[i]->fifo);
 		free(w->parts[i]->key);

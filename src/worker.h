@@ -92,6 +92,10 @@ int worker_health(struct worker *w, char *msg, size_t len);
  * the process's memory and CPU): before an export of the registry. */
 void worker_stats_refresh(struct worker *w);
 
+/* `skiff status`'s socket for the offsets file offsets_file: skiff.sock in
+ * its directory, into out. Returns 0, or -1 when it does not fit. */
+int worker_status_path(const char *offsets_file, char *out, size_t len);
+
 /* Closes the producer, then the sources (nothing undelivered is committed:
  * the producer drops it without a delivery report). Accepts NULL. */
 void worker_destroy(struct worker *w);

@@ -206,6 +206,15 @@ void worker_notify_summary(const struct worker *w, char *buf, size_t len);
 
 void worker_notify_close(struct worker *w);
 
+/* ---- worker_status.c: the socket `skiff status` reads ------------------ */
+
+/* Serves the summary on skiff.sock in the state directory (a failure is
+ * logged, not fatal). Returns 0 or WORKER_ERR_NOMEM. */
+int worker_status_open(struct worker *w);
+
+/* Closes and removes the socket. */
+void worker_status_close(struct worker *w);
+
 /* ---- worker_reload.c ----------------------------------------------------- */
 
 /* Re-reads the configuration files and applies what changed (see README). */

@@ -1,0 +1,91 @@
+/* status_cli: `skiff status` (see status_cli.h). */
+#include "status_cli.h"
+
+#include "config.h"
+#include "settings.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define STATUS_UNREACHABLE 2
+
+/* Connects to the socket at path, with a 5 s receive timeout. Returns the
+ * descriptor or -1 (errno set). */
+static int dial(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = 5};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* Copies what the server says to stdout; 0 healthy, 1 not, 2 nothing read. */
+static int relay(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+	size_t total = 0;
+	int verdict = STATUS_UNREACHABLE;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (total == 0)
+			verdict = memmem(buf, (size_t)n, ": healthy", 9) != NULL ? 0 : 1;
+		fwrite(buf, 1, (size_t)n, stdout);
+		total += (size_t)n;
+	}
+	if (n < 0 || total == 0) {
+		fprintf(stderr, "skiff status: no answer: %s\n",
+		        n < 0 ? strerror(errno) : "closed");
+		return STATUS_UNREACHABLE;
+	}
+	return verdict;
+}
+
+int status_main(int argc, char **argv)
+{
+	static char *const fallback[] = {"/etc/skiff/skiff.properties"};
+	char *const *files = argc > 1 ? argv + 1 : fallback;
+	size_t n = argc > 1 ? (size_t)(argc - 1) : 1;
+	struct settings s;
+	char errbuf[2048], path[128];
+	int fd, code = STATUS_UNREACHABLE;
+
+	if (settings_load(files, n, &s, errbuf, sizeof(errbuf)) != 0) {
+		fprintf(stderr, "skiff status: %s\n", errbuf);
+		goto out;
+	}
+	if (worker_status_path(config_str(s.worker, "offset.storage.file.filename"), path,
+	                       sizeof(path)) != 0) {
+		fprintf(stderr, "skiff status: the state directory's path is too long\n");
+		goto out;
+	}
+	fd = dial(path);
+	if (fd < 0) {
+		fprintf(stderr, "skiff status: %s: %s (is skiff running, and are you its user?)\n",
+		        path, strerror(errno));
+		goto out;
+	}
+	code = relay(fd);
+	close(fd);
+out:
+	settings_destroy(&s);
+	return code;
+}

@@ -1,0 +1,205 @@
+/* worker_status: `skiff status` is served from the loop through a unix
+ * socket, skiff.sock in the state directory (the offsets file's directory).
+ * It is created 0600 (umask 0177 around bind): only the service user (and
+ * root) can connect. Whoever connects gets a short human summary and the
+ * connection is closed; the first line says "healthy" or "UNHEALTHY: why"
+ * (worker_health), which the client turns into its exit code. The summary
+ * is at most STATUS_MAX bytes and written at once (non-blocking; a client
+ * that does not read gets what fitted). A stale socket of a dead skiff is
+ * replaced: the offsets lock is held, so no other skiff serves this
+ * directory. Main thread only. */
+#include "worker.h"
+#include "worker_private.h"
+
+#include "config.h"
+#include "log.h"
+#include "loop.h"
+#include "offsets.h"
+#include "sink_kafka.h"
+#include "stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define STATUS_MAX 16384
+
+struct statusd {
+	int fd;
+	struct loop_fd *watch;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+struct out {
+	char buf[STATUS_MAX];
+	size_t len;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->len >= sizeof(o->buf))
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len +=
+		    (size_t)n < sizeof(o->buf) - o->len ? (size_t)n : sizeof(o->buf) - o->len - 1;
+}
+
+static void put_ago(struct out *o, const char *what, int64_t when_ms, int64_t now)
+{
+	if (when_ms <= 0)
+		put(o, "%s never", what);
+	else
+		put(o, "%s %.1f s ago", what, (double)(now - when_ms) / 1000.0);
+}
+
+static const char *conn_state(const struct conn *c)
+{
+	if (c->stopped)
+		return "FAILED";
+	return c->run == CONN_PAUSED ? "PAUSED" : c->run == CONN_RUNNING ? "RUNNING" : "STOPPED";
+}
+
+/* One line per connector, and its loss and event counters under it. */
+static void put_conns(struct worker *w, struct out *o, int64_t now)
+{
+	for (size_t i = 0; i < w->nconns; i++) {
+		const struct conn *c = &w->conns[i];
+		struct stats_view v;
+		size_t cur = 0;
+
+		if (c->removed)
+			continue;
+		put(o, "connector %s: %s; records produced %llu, acked %llu, failed %llu; ",
+		    c->cs->name, conn_state(c), (unsigned long long)*c->produced,
+		    (unsigned long long)*c->acked, (unsigned long long)*c->failed);
+		put_ago(o, "last ack", c->last_ack_ms, now);
+		put(o, "\n");
+		if (c->stopped && c->trace != NULL)
+			put(o, "  failed: %s\n", c->trace);
+		while (stats_next(w->stats, &cur, &v))
+			if ((v.desc->flags & STATS_F_LOG) && v.connector != NULL && v.value > 0 &&
+			    strcmp(v.connector, c->cs->name) == 0)
+				put(o, "  %s=%llu\n", v.desc->name, (unsigned long long)v.value);
+	}
+}
+
+static void summary(struct worker *w, struct out *o)
+{
+	char msg[1024];
+	int64_t now = loop_now_ms();
+	struct sink_stats ss;
+	int healthy = worker_health(w, msg, sizeof(msg));
+
+	put(o, "skiff %s (pid %ld): %s%s\n", SKIFF_VERSION, (long)getpid(),
+	    healthy == 0 ? "healthy: " : "UNHEALTHY: ", msg);
+	put_conns(w, o, now);
+	put_ago(o, "offsets: last flush", w->last_flush_ms, now);
+	put(o, ", %s\n", w->last_flush == 0 ? "ok" : offsets_strerror(w->last_flush));
+	sink_stats(w->sink, &ss);
+	put(o, "kafka: %d records in flight; ", sink_in_flight(w->sink));
+	put_ago(o, "last ack", w->last_ack_ms, now);
+	if (ss.updates > 0)
+		put(o, "; brokers up %llu of %llu", (unsigned long long)ss.brokers_up,
+		    (unsigned long long)ss.brokers);
+	put(o, "\n");
+}
+
+static void on_accept(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	struct worker *w = arg;
+	struct out *o;
+	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (c < 0)
+		return;
+	o = malloc(sizeof(*o));
+	if (o != NULL) {
+		o->len = 0;
+		summary(w, o);
+		if (send(c, o->buf, o->len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			log_debug("status: %s", strerror(errno));
+	}
+	free(o);
+	close(c);
+}
+
+/* The socket's path: skiff.sock next to the offsets file. */
+int worker_status_path(const char *offsets_file, char *out, size_t len)
+{
+	const char *slash = strrchr(offsets_file, '/');
+	int dirlen = slash == NULL ? 1 : (int)(slash - offsets_file);
+	int n = snprintf(out, len, "%.*s/skiff.sock", slash == NULL ? 1 : dirlen,
+	                 slash == NULL ? "."
+	                 : dirlen == 0 ? "/"
+	                               : offsets_file);
+
+	return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* Binds the socket 0600 and registers it with the loop. */
+static int bind_status(struct statusd *d, struct loop *l, struct worker *w)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	mode_t old;
+	int rc;
+
+	memcpy(a.sun_path, d->path, strlen(d->path) + 1);
+	d->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (d->fd < 0)
+		return -1;
+	(void)unlink(d->path);
+	old = umask(0177); /* 0600: the service user alone */
+	rc = bind(d->fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (rc != 0 || listen(d->fd, 8) != 0)
+		return -1;
+	return loop_fd_add(l, d->fd, POLLIN, on_accept, w, &d->watch);
+}
+
+int worker_status_open(struct worker *w)
+{
+	const char *file = config_str(w->settings->worker, "offset.storage.file.filename");
+	struct statusd *d = calloc(1, sizeof(*d));
+
+	if (d == NULL)
+		return WORKER_ERR_NOMEM;
+	d->fd = -1;
+	w->statusd = d;
+	if (worker_status_path(file, d->path, sizeof(d->path)) != 0) {
+		log_warn("skiff status: no socket: the path next to %s is too long", file);
+		d->path[0] = '\0';
+		return 0;
+	}
+	if (bind_status(d, w->loop, w) != 0) {
+		log_warn("skiff status: no socket at %s: %s", d->path, strerror(errno));
+		d->path[0] = '\0';
+	}
+	return 0;
+}
+
+void worker_status_close(struct worker *w)
+{
+	struct statusd *d = w->statusd;
+
+	if (d == NULL)
+		return;
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->path[0] != '\0')
+		(void)unlink(d->path);
+	free(d);
+	w->statusd = NULL;
+}
