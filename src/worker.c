@@ -446,6 +446,7 @@ void worker_conn_close(struct worker *w, struct conn *c)
 		loop_fd_del(w->loop, c->watches[i]);
 	loop_timer_del(w->loop, c->deadline);
 	free(c->records);
+	free(c->trace);
 	worker_source_free(c);
 	memset(c, 0, sizeof(*c));
 	c->w = w;

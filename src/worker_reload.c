@@ -149,7 +149,8 @@ static struct conn *free_slot(struct worker *w, const bool *taken)
 	return w->nconns < SETTINGS_MAX_CONNECTORS ? &w->conns[w->nconns++] : NULL;
 }
 
-/* log.level (unless --log-level was given) and the flush timings. */
+/* log.level (unless --log-level was given), the flush timings and the
+ * health bound. */
 static void apply_worker_keys(struct worker *w, const struct config_section *nw)
 {
 	const char *lv = config_str(nw, "log.level");
@@ -162,6 +163,7 @@ static void apply_worker_keys(struct worker *w, const struct config_section *nw)
 	}
 	w->flush_interval = config_int(nw, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(nw, "offset.flush.timeout.ms");
+	w->health_ack_ms = config_int(nw, "health.ack.timeout.ms");
 	w->next_flush = loop_now_ms() + w->flush_interval;
 }
 
