@@ -33,6 +33,7 @@
 #define REST_CONNECTIONS 32
 #define REST_CONN_MEMORY (32u * 1024)
 #define REST_TIMEOUT_S 10
+#define REST_IDLE_RUN_MS 1000
 
 struct rest {
 	struct MHD_Daemon *d;
@@ -51,31 +52,47 @@ struct pending {
 	bool toobig;
 };
 
-/* Re-arms the timer at libmicrohttpd's next deadline (none: disarmed). */
-static void rearm(struct rest *r)
+static unsigned connections(struct rest *r)
+{
+	const union MHD_DaemonInfo *i =
+	    MHD_get_daemon_info(r->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	return i != NULL ? i->num_connections : 0;
+}
+
+/* Runs libmicrohttpd, then re-arms the timer at its next deadline. At the
+ * connection limit it takes the listening socket out of its epoll set and
+ * puts it back only in a run after a connection was freed: so it runs again
+ * while connections come and go, and while any is open a timer ensures a
+ * run at least every REST_IDLE_RUN_MS. An idle server sets no timer. */
+static void run(struct rest *r)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
+	unsigned before;
+	int64_t due = -1;
 
+	/* A closed connection is freed in the run after the one that saw it
+	 * close: stop once two runs in a row changed nothing. */
+	for (int i = 0, still = 0; i < 64 && still < 2; i++) {
+		before = connections(r);
+		MHD_run(r->d);
+		still = connections(r) == before ? still + 1 : 0;
+	}
 	if (MHD_get_timeout(r->d, &ms) == MHD_YES)
-		loop_timer_set(r->timer, loop_now_ms() + (int64_t)(ms > 60000 ? 60000 : ms), 0);
-	else
-		loop_timer_set(r->timer, -1, 0);
+		due = ms < REST_IDLE_RUN_MS ? (int64_t)ms : REST_IDLE_RUN_MS;
+	else if (connections(r) > 0)
+		due = REST_IDLE_RUN_MS;
+	loop_timer_set(r->timer, due >= 0 ? loop_now_ms() + due : -1, 0);
 }
 
 static void on_ready(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
 {
-	struct rest *r = arg;
-
-	MHD_run(r->d);
-	rearm(r);
+	run(arg);
 }
 
 static void on_due(struct loop *l, struct loop_timer *t, void *arg)
 {
-	struct rest *r = arg;
-
-	MHD_run(r->d);
-	rearm(r);
+	run(arg);
 }
 
 static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -284,7 +301,7 @@ int rest_open(const struct config_section *worker, struct loop *l, const struct 
 		snprintf(errbuf, errlen, "rest: out of memory");
 		goto out;
 	}
-	rearm(r);
+	run(r);
 	*out = r;
 	r = NULL;
 	rc = 0;
