@@ -10,9 +10,10 @@
 # Targets: fuzz_props (the .properties reader), fuzz_offsets (the offset-file
 # parser, with a write/reload round trip), fuzz_config (the configuration
 # loader), fuzz_rest (the REST API's request handling); see each file's
-# header. Seeds: tests/fuzz/corpus/<target>/ (and the props reader's JVM-checked corpus in tests/props/). Inputs the fuzzer finds
-# go to tests/fuzz/out/<target>/ (ignored by git; add the interesting ones to
-# the corpus by hand); a crashing input to tests/fuzz/out/<target>-crash-*, and
+# header. Seeds: tests/fuzz/corpus/<target>/ (and the props reader's
+# JVM-checked corpus in tests/props/). Inputs the fuzzer finds go to
+# tests/fuzz/out/<target>/ (ignored by git; add the interesting ones to the
+# corpus by hand); a crashing input to tests/fuzz/out/<target>-crash-*, and
 # the script exits 1 naming it. Replay one with build-fuzz/<target> FILE.
 # Prints "FIGURE fuzz.<target>: ..." lines with the executions and time.
 set -euo pipefail
