@@ -140,6 +140,11 @@ enum tailid_rotated tailid_rotated_name(const char *base, const char *name)
 			continue;
 		if (*s == '.' && s[1] >= '0' && s[1] <= '9')
 			continue;
+		/* logrotate's name for a file it found at the path when about to
+		 * create one (a writer recreated it in between): it holds lines
+		 * no other file has. */
+		if (strcmp(s, ".backup") == 0)
+			return TAILID_ROTATED;
 		return compressed_ext(s) ? TAILID_COMPRESSED : TAILID_NOT_ROTATED;
 	}
 	return TAILID_ROTATED;

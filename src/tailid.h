@@ -67,7 +67,8 @@ enum tailid_rotated {
  * in the same directory: base followed by '.', '-' or '_' and a suffix that
  * starts with a digit and holds only digits and ".-_T:" (app.log.1,
  * app.log-20240131, app.log.2024-01-31T10:00), optionally followed by a
- * compression extension (.gz .bz2 .xz .zst .lz4 .Z .zip). */
+ * compression extension (.gz .bz2 .xz .zst .lz4 .Z .zip), or by ".backup"
+ * (logrotate's app.log-2026120100.backup: a file it moved aside). */
 enum tailid_rotated tailid_rotated_name(const char *base, const char *name);
 
 #endif

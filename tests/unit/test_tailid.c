@@ -17,6 +17,8 @@ static void test_rotated_names(void)
 	CHECK_INT(tailid_rotated_name("app.log", "app.log-20240131"), TAILID_ROTATED);
 	CHECK_INT(tailid_rotated_name("app.log", "app.log.2024-01-31T10:00"), TAILID_ROTATED);
 	CHECK_INT(tailid_rotated_name("app.log", "app.log_3"), TAILID_ROTATED);
+	CHECK_INT(tailid_rotated_name("app.log", "app.log-2026120100.backup"), TAILID_ROTATED);
+	CHECK_INT(tailid_rotated_name("app.log", "app.log.backup"), TAILID_NOT_ROTATED);
 	CHECK_INT(tailid_rotated_name("app.log", "app.log.2.gz"), TAILID_COMPRESSED);
 	CHECK_INT(tailid_rotated_name("app.log", "app.log-20240131.zst"), TAILID_COMPRESSED);
 	CHECK_INT(tailid_rotated_name("app.log", "app.log"), TAILID_NOT_ROTATED);
