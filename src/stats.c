@@ -13,6 +13,7 @@ struct metric {
 	struct stats_desc desc;
 	char *connector;
 	char *partition;
+	bool retired; /* its connector was closed: not listed until registered again */
 };
 
 struct stats {
@@ -129,6 +130,7 @@ int stats_register(struct stats *s, const struct stats_desc *d, const struct sta
 			return rc;
 		i = (long)s->n - 1;
 	}
+	s->m[i]->retired = false;
 	*value = &s->m[i]->value;
 	if (index != NULL)
 		*index = (size_t)i;
@@ -139,6 +141,8 @@ bool stats_next(const struct stats *s, size_t *cursor, struct stats_view *v)
 {
 	const struct metric *m;
 
+	while (*cursor < s->n && s->m[*cursor]->retired)
+		(*cursor)++;
 	if (*cursor >= s->n)
 		return false;
 	m = s->m[*cursor];
@@ -149,6 +153,13 @@ bool stats_next(const struct stats *s, size_t *cursor, struct stats_view *v)
 	                         .value = m->value};
 	(*cursor)++;
 	return true;
+}
+
+void stats_retire(struct stats *s, const char *connector)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->m[i]->connector != NULL && strcmp(s->m[i]->connector, connector) == 0)
+			s->m[i]->retired = true;
 }
 
 size_t stats_count(const struct stats *s)

@@ -94,6 +94,11 @@ bool stats_next(const struct stats *s, size_t *cursor, struct stats_view *v);
 /* Number of metrics registered. */
 size_t stats_count(const struct stats *s);
 
+/* Hides every metric labelled with connector (closed by a reload, or
+ * restarted with new settings) from stats_next until it is registered again;
+ * its value is kept (a counter never goes back). Handles stay valid. */
+void stats_retire(struct stats *s, const char *connector);
+
 /* Short text for a STATS_ERR_* code. */
 const char *stats_strerror(int err);
 

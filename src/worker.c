@@ -440,6 +440,7 @@ void worker_conn_close(struct worker *w, struct conn *c)
 		free(p);
 	}
 	w->nparts = kept;
+	stats_retire(w->stats, c->cs->name);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
 	for (int i = 0; i < c->nwatches; i++)

@@ -107,6 +107,26 @@ void worker_control_produced(const struct record *r, size_t vlen)
 	partition_head(p, loop_now_ms());
 }
 
+/* A reload leaves a removed connector's slot as a tombstone (the loop holds
+ * pointers into the array): everything here counts and indexes live ones. */
+static size_t live_count(const struct worker *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->nconns; i++)
+		n += !w->conns[i].removed;
+	return n;
+}
+
+/* The i-th live connector; i < live_count(w). */
+static struct conn *live(struct worker *w, size_t i)
+{
+	for (size_t k = 0; k < w->nconns; k++)
+		if (!w->conns[k].removed && i-- == 0)
+			return &w->conns[k];
+	return NULL;
+}
+
 static const char *state_name(const struct conn *c)
 {
 	if (c->stopped)
@@ -153,8 +173,8 @@ void worker_stats_refresh(struct worker *w)
 		*p->in_flight = p->fifo.inflight;
 		*p->oldest_age = p->fifo.inflight > 0 ? (uint64_t)(now - p->head_since) : 0;
 	}
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = &w->conns[i];
+	for (size_t i = 0; i < live_count(w); i++) {
+		struct conn *c = live(w, i);
 		struct stats_labels l = {.connector = c->cs->name};
 		const char *s = state_name(c);
 		uint64_t *h;
@@ -177,8 +197,8 @@ int worker_health(struct worker *w, char *msg, size_t len)
 	int64_t now = loop_now_ms(), oldest = 0;
 	const struct partition *op = NULL;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = &w->conns[i];
+	for (size_t i = 0; i < live_count(w); i++) {
+		const struct conn *c = live(w, i);
 
 		if (c->stopped) {
 			snprintf(msg, len, "connector %s FAILED: %s", c->cs->name,
@@ -208,7 +228,8 @@ int worker_health(struct worker *w, char *msg, size_t len)
 		return -1;
 	}
 	snprintf(msg, len, "%zu connector%s; %d records in flight, the oldest waiting %lld ms",
-	         w->nconns, w->nconns == 1 ? "" : "s", sink_in_flight(w->sink), (long long)oldest);
+	         live_count(w), live_count(w) == 1 ? "" : "s", sink_in_flight(w->sink),
+	         (long long)oldest);
 	return 0;
 }
 
@@ -286,7 +307,7 @@ static int reopen(struct conn *c, char *errbuf, size_t errlen)
 static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen)
 {
 	struct worker *w = ctx;
-	struct conn *c = &w->conns[i];
+	struct conn *c = live(w, i);
 	static const char *const names[] = {"paused", "resumed", "stopping"};
 
 	if (c->stopped) {
@@ -355,7 +376,7 @@ static bool own_key(const char *key, const char *name, const char **part, size_t
 static int get_offsets(void *ctx, size_t i, char **json)
 {
 	struct worker *w = ctx;
-	const char *name = w->conns[i].cs->name;
+	const char *name = live(w, i)->cs->name;
 	size_t cap = 64, len = 0;
 	char *out = malloc(cap);
 
@@ -460,7 +481,7 @@ static int write_now(struct worker *w, char *errbuf, size_t errlen)
 static int alter_offsets(void *ctx, size_t i, const cJSON *arr, char *errbuf, size_t errlen)
 {
 	struct worker *w = ctx;
-	struct conn *c = &w->conns[i];
+	struct conn *c = live(w, i);
 	const char *name = c->cs->name, *part;
 	const cJSON *e;
 	size_t plen;
@@ -495,12 +516,12 @@ static int alter_offsets(void *ctx, size_t i, const cJSON *arr, char *errbuf, si
 
 static size_t count(void *ctx)
 {
-	return ((struct worker *)ctx)->nconns;
+	return live_count(ctx);
 }
 
 static void connector(void *ctx, size_t i, struct rest_connector *out)
 {
-	const struct conn *c = &((struct worker *)ctx)->conns[i];
+	const struct conn *c = live(ctx, i);
 
 	out->name = c->cs->name;
 	out->state = state_name(c);
@@ -520,7 +541,7 @@ static void connector(void *ctx, size_t i, struct rest_connector *out)
 
 static bool config_next(void *ctx, size_t i, size_t *cursor, const char **key, const char **shown)
 {
-	return config_next_set(((struct worker *)ctx)->conns[i].cs->cfg, cursor, key, shown);
+	return config_next_set(live(ctx, i)->cs->cfg, cursor, key, shown);
 }
 
 static int health(void *ctx, char *msg, size_t len)

@@ -8,9 +8,13 @@
   refused with the reason logged, and the running configuration still ships.
 - Inline connectors: one added by a reload starts, one removed stops."""
 
+import json
 import signal
+import socket
+import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,21 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_text(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+        return r.read().decode()
+
+
+def get_json(port, path):
+    return json.loads(get_text(port, path))
 
 
 def reload(sk, expect):
@@ -120,7 +139,10 @@ def test_reload_inline_add_remove_and_log_level(tmp_path, kafka):
                       for k, v in fl.file_connector(name, src.path, t).items() if k != "name"})
         if level:
             p["log.level"] = level
+        p["listeners"] = f"http://127.0.0.1:{port}"
         return p
+
+    port = free_port()
 
     sk = fl.FaultSkiff(tmp_path, worker(("one", s1, t1)), [])
     sk.start()
@@ -137,5 +159,14 @@ def test_reload_inline_add_remove_and_log_level(tmp_path, kafka):
     s1.append(10)  # no longer read
     s2.append(10)
     fl.check_delivery(fl.read_topic(kafka.bootstrap, t2, 80), 80, max_dups=0)
+    # The removed connector is gone from the REST API, /health, /metrics and
+    # `skiff status` (its slot used to be read as a live connector: a crash).
+    assert get_json(port, "/connectors") == ["two"]
+    assert get_json(port, "/health")["status"] == "healthy"
+    assert "connector=\"one\"" not in get_text(port, "/metrics")
+    st = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file)],
+                        capture_output=True, text=True, timeout=30)
+    assert st.returncode == 0, st.stdout + st.stderr
+    assert "two" in st.stdout and "one" not in st.stdout.replace("done", "")
     assert sk.stop() == 0
     assert fl.seqs_of(harness.consume(kafka.bootstrap, t1)) == list(range(50))

@@ -81,6 +81,35 @@ static void test_iterate(void)
 	stats_destroy(s);
 }
 
+/* A connector closed by a reload leaves the listing; registered again, it is
+ * back with its value (a counter never goes back). */
+static void test_retire(void)
+{
+	struct stats *s = NULL;
+	struct stats_labels a = {.connector = "a"}, b = {.connector = "b"};
+	struct stats_view v;
+	uint64_t *ha, *hb, *again;
+	size_t cur = 0, n = 0;
+
+	CHECK_INT(stats_new(&s), 0);
+	CHECK_INT(stats_register(s, &lines, &a, &ha, NULL), 0);
+	CHECK_INT(stats_register(s, &lines, &b, &hb, NULL), 0);
+	*ha = 3;
+	stats_retire(s, "a");
+	while (stats_next(s, &cur, &v)) {
+		CHECK_STR(v.connector, "b");
+		n++;
+	}
+	CHECK_INT(n, 1);
+	CHECK_INT(stats_register(s, &lines, &a, &again, NULL), 0);
+	CHECK(again == ha && *again == 3);
+	cur = n = 0;
+	while (stats_next(s, &cur, &v))
+		n++;
+	CHECK_INT(n, 2);
+	stats_destroy(s);
+}
+
 /* No cap: the seventeenth counter of a connector (the old limit dropped it)
  * and thousands more are registered, each its own, and all iterate. */
 static void test_no_cap(void)
@@ -149,6 +178,7 @@ int main(void)
 {
 	test_register_and_labels();
 	test_iterate();
+	test_retire();
 	test_no_cap();
 	test_offsets_stats();
 	return testlib_done("test_stats");
