@@ -73,6 +73,10 @@ macro(skiff_cross_toolchain processor triplet march abi)
   endif()
 
   # Lets ctest run the unit tests under qemu-user when it is installed.
+  # Multiarch: no -L, so the target's multiarch loader (/lib/ld-linux-*) loads
+  # the multiarch glibc the libraries were built with; -L /usr/<triplet> would
+  # mix in the cross toolchain's glibc (librdkafka then spins). A sysroot
+  # holds its own loader and glibc: -L SYSROOT.
   if("${processor}" STREQUAL "aarch64")
     set(_skiff_qemu qemu-aarch64)
   else()
@@ -80,7 +84,7 @@ macro(skiff_cross_toolchain processor triplet march abi)
   endif()
   find_program(SKIFF_QEMU ${_skiff_qemu})
   if(SKIFF_QEMU AND NOT SKIFF_SYSROOT)
-    set(CMAKE_CROSSCOMPILING_EMULATOR ${SKIFF_QEMU} -L /usr/${triplet})
+    set(CMAKE_CROSSCOMPILING_EMULATOR ${SKIFF_QEMU})
   elseif(SKIFF_QEMU)
     set(CMAKE_CROSSCOMPILING_EMULATOR ${SKIFF_QEMU} -L ${SKIFF_SYSROOT})
   endif()
