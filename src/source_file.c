@@ -753,7 +753,7 @@ static const struct stats_desc file_counters[] = {
 	{.name = "inotify_overflows", .type = STATS_COUNTER, .flags = STATS_F_LOG,
 	 .help = "inotify queue overflows (every file scanned again)"},
 	{.name = "paths_not_regular", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "matched paths that are not regular files (ignored)"},
+	 .help = "paths that name no regular file (a FIFO, directory or device)"},
 	{.name = "paths_duplicate", .type = STATS_COUNTER, .flags = STATS_F_LOG,
 	 .help = "paths naming a file another path already reads (ignored)"},
 	{.name = "compressed_cut_short", .type = STATS_COUNTER, .flags = STATS_F_LOG,

@@ -670,7 +670,7 @@ static const struct stats_desc sqlite_counters[] = {
 	{.name = "database_not_wal", .type = STATS_COUNTER, .flags = STATS_F_LOG,
 	 .help = "polls of a database in rollback-journal mode under a timestamp mode"},
 	{.name = "paths_not_regular", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "database paths that are not regular files"},
+	 .help = "paths that name no regular file (a FIFO, directory or device)"},
 	{.name = "offsets_ignored", .type = STATS_COUNTER, .flags = STATS_F_LOG,
 	 .help = "stored offsets that did not fit the mode (started as if none)"},
 	{.name = "utf8_replaced", .type = STATS_COUNTER, .flags = STATS_F_LOG,
