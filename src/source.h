@@ -176,6 +176,12 @@ struct source_batch {
 	bool more; /* set by poll: records are ready now, call again soon */
 };
 
+/* What a backlog counts (source_ops.backlog). */
+enum source_unit {
+	SOURCE_UNIT_BYTES, /* bytes of a file after the read position */
+	SOURCE_UNIT_ROWS,  /* rows of a table after the last one read */
+};
+
 /* How often a source without timeout_ms is polled while it has no records
  * ready. */
 #define SOURCE_DEFAULT_POLL_MS 1000
@@ -222,6 +228,18 @@ struct source_ops {
 	 * Connect's offset value for off as compact JSON, malloc'd (caller
 	 * frees), or NULL on allocation failure. */
 	char *(*offset_json)(void *ctx, const struct src_offset *off);
+
+	/* Optional (NULL: unknown). The backlog: what the source knows is still
+	 * unread, past its read position (not the committed offset). Calls
+	 * put(arg, p, unit, n) for each partition p whose backlog it can tell
+	 * cheaply and exactly now; a partition not put is unknown (not
+	 * exported). Called from the main loop only when metrics or the status
+	 * are read, never on the record path; it must be bounded (no opening or
+	 * reading of files, a database query only within a small budget). */
+	void (*backlog)(void *ctx,
+	                void (*put)(void *arg, struct partition *p, enum source_unit unit,
+	                            uint64_t n),
+	                void *arg);
 
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);

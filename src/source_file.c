@@ -576,6 +576,18 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 	return t > now_ms ? t - now_ms : 0;
 }
 
+static void file_backlog(void *ctx,
+			 void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
+			 void *arg)
+{
+	struct filesrc *f = ctx;
+	uint64_t bytes;
+
+	for (size_t i = 0; i < f->nstreams; i++)
+		if (tailstream_backlog(f->streams[i], &bytes))
+			put(arg, tailstream_partition(f->streams[i]), SOURCE_UNIT_BYTES, bytes);
+}
+
 static char *file_offset_json(void *ctx, const struct src_offset *off)
 {
 	char buf[256];
@@ -832,5 +844,6 @@ const struct source_ops source_file_ops = {
 	.pollfds = file_pollfds,
 	.timeout_ms = file_timeout,
 	.offset_json = file_offset_json,
+	.backlog = file_backlog,
 	.close = file_close,
 };

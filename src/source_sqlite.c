@@ -28,10 +28,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* How long one attempt waits for a lock inside SQLite (it sleeps with its
- * own growing steps), and the most skiff then waits before trying again. The
+/* How long one attempt waits for a lock inside SQLite (SQ_BUSY_TIMEOUT_MS:
+ * it sleeps with its own growing steps), and the most skiff then waits
+ * before trying again. The
  * main loop must not stall: Kafka's delivery reports are served there. */
-#define BUSY_TIMEOUT_MS 100
 #define BUSY_BACKOFF_MAX_MS 2000
 #define BUSY_WARN_MS 5000
 
@@ -138,7 +138,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 
 	if (rc == SQLITE_OK) {
 		sqlite3_extended_result_codes(s->db, 0);
-		sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+		sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
 		rc = sqlts_register(s->db);
 	}
 	if (rc == SQLITE_OK)
@@ -305,7 +305,7 @@ static void on_busy(struct sqsrc *s, int64_t now)
 
 	if (s->busy_since == 0) {
 		s->busy_since = now;
-		s->backoff_ms = BUSY_TIMEOUT_MS;
+		s->backoff_ms = SQ_BUSY_TIMEOUT_MS;
 	} else {
 		s->backoff_ms = s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
 	}
@@ -810,5 +810,6 @@ const struct source_ops source_sqlite_ops = {
     .pollfds = sqlite_pollfds,
     .timeout_ms = sqlite_timeout,
     .offset_json = sqlite_offset_json,
+    .backlog = sqsrc_backlog,
     .close = sqlite_close,
 };

@@ -9,6 +9,7 @@
  *   source_sqlite_seen.c   row fingerprints: the last timestamp's group, the last ids
  *   source_sqlite_reuse.c  incrementing ids reused under skiff (checked each query)
  *   source_sqlite_url.c    the file behind an SQLite URI
+ *   source_sqlite_backlog.c the rows still unread (incrementing mode)
  *
  * Everything here runs on the main loop. */
 #ifndef SKIFF_SOURCE_SQLITE_H
@@ -220,6 +221,7 @@ struct sqtable {
 	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by group) */
 	sqlite3_stmt *stmt;
 	char *max_sql; /* incrementing: SELECT max(id), for the replaced-database check */
+	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
 	bool started;    /* position initialised from the committed offset */
@@ -285,6 +287,15 @@ struct sqsrc {
 	char *pending;       /* an error to report at the next poll */
 	bool pending_config; /* it is the data's or the configuration's: exit 78 */
 };
+
+/* How long one attempt waits for a lock inside SQLite (source_sqlite.c). */
+#define SQ_BUSY_TIMEOUT_MS 100
+
+/* source_ops.backlog (source_sqlite_backlog.c): in incrementing mode, the
+ * rows of each table above the last id read, counted within a budget. */
+void sqsrc_backlog(void *ctx,
+                   void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
+                   void *arg);
 
 /* Results of sqtable_fill besides a count >= 0. */
 enum {

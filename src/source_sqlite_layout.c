@@ -490,6 +490,11 @@ static int build_max(struct lay *l)
 	sb_src(&b, l);
 	if (buf_take(&b, &l->t->max_sql, NULL) != 0)
 		return -1;
+	sb_str(&b, "SELECT count(*) FROM ");
+	sb_src(&b, l);
+	sb_all(&b, " WHERE ", l->inc_expr, " > ?1", NULL);
+	if (buf_take(&b, &l->t->count_sql, NULL) != 0)
+		return -1;
 	sb_str(&b, "SELECT * FROM ");
 	sb_src(&b, l);
 	sb_all(&b, " WHERE ", l->inc_expr, " = ?1", NULL);
@@ -657,7 +662,8 @@ void sqtable_unlay(struct sqtable *t)
 	free(t->key_idx);
 	free(t->max_sql);
 	free(t->at_sql);
-	t->max_sql = t->at_sql = NULL;
+	free(t->count_sql);
+	t->max_sql = t->at_sql = t->count_sql = NULL;
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
 	t->ncols = t->nkeys = 0;

@@ -162,6 +162,14 @@ void stats_retire(struct stats *s, const char *connector)
 			s->m[i]->retired = true;
 }
 
+void stats_hide(uint64_t *h)
+{
+	/* The handle points at the metric's first member. */
+	struct metric *m = (struct metric *)(void *)h;
+
+	m->retired = true;
+}
+
 size_t stats_count(const struct stats *s)
 {
 	return s->n;

@@ -99,6 +99,10 @@ size_t stats_count(const struct stats *s);
  * its value is kept (a counter never goes back). Handles stay valid. */
 void stats_retire(struct stats *s, const char *connector);
 
+/* Hides the one metric of handle h in the same way (a gauge whose value
+ * is unknown now) until it is registered again. */
+void stats_hide(uint64_t *h);
+
 /* Short text for a STATS_ERR_* code. */
 const char *stats_strerror(int err);
 

@@ -463,3 +463,42 @@ void tailchain_pop(struct tailstream *s)
 		s->wd = -1;
 	}
 }
+
+/* ---- the backlog --------------------------------------------------------- */
+
+/* The bytes of l after its position; false when not known (a compressed
+ * file not read to its end: its uncompressed size is not known yet). */
+static bool link_left(const struct link *l, uint64_t *left)
+{
+	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf);
+
+	if (size == INT64_MAX)
+		return false;
+	if (size < 0)
+		size = l->seen_size; /* fstat failed: the size last seen */
+	*left += size > pos ? (uint64_t)(size - pos) : 0;
+	return true;
+}
+
+bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes)
+{
+	*bytes = 0;
+	if (!s->resolved || (s->n == 0 && s->no_room))
+		return false;
+	if (s->n == 0 && s->suspended) {
+		*bytes = (uint64_t)s->idle_left;
+		return true;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (!link_left(&s->chain[i], bytes))
+			return false;
+	for (size_t i = 0; i < s->nlinger; i++)
+		if (!link_left(&s->linger[i], bytes))
+			return false;
+	for (size_t i = 0; i < s->npend; i++) {
+		if (tailz_named(s->pend[i].path))
+			return false;
+		*bytes += s->pend[i].id.size > 0 ? (uint64_t)s->pend[i].id.size : 0;
+	}
+	return true;
+}

@@ -52,6 +52,7 @@ struct tailstream {
 	bool irregular_logged; /* the path names a FIFO, directory or device */
 	bool no_room;   /* could not open for max.open.files */
 	bool suspended; /* closed while idle (tailstream_suspend) */
+	int64_t idle_left; /* ... with this many bytes after its position */
 	int wd;
 	int64_t last_active;
 	int64_t deadline;

@@ -711,6 +711,7 @@ bool tailstream_suspend(struct tailstream *s)
 				    .pos = tailfile_pos(tf), .dev = id->dev, .ino = id->ino,
 				    .fp = tailfile_fp(tf), .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
+	s->idle_left = s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
 	/* The inotify watch stays: growth wakes the stream, which reopens. */
 	tailfile_close(tf);
 	s->c->nopen--;

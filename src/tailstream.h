@@ -109,6 +109,16 @@ const char *tailstream_path(const struct tailstream *s);
 const char *tailstream_dir(const struct tailstream *s);
 const char *tailstream_base(const struct tailstream *s);
 struct partition *tailstream_partition(const struct tailstream *s);
+/* The backlog (source_ops.backlog): the bytes after the read position in
+ * the file being read, the files after it and those lingering (their sizes
+ * by fstat of the open descriptors), and the rotated files waiting unopened
+ * (their sizes at the last listing); nothing is opened or read for it. A
+ * file suspended while idle counts what was after its position then.
+ * False when unknown: a compressed file not read to its end (its
+ * uncompressed size is not known before), no descriptor free for the
+ * stream, or the stream not started yet. */
+bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes);
+
 /* Open descriptors held (the chain's length). */
 size_t tailstream_open_files(const struct tailstream *s);
 

@@ -159,6 +159,8 @@ static void refresh_process(struct worker *w)
 		          (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 }
 
+static void refresh_backlog(struct worker *w);
+
 void worker_stats_refresh(struct worker *w)
 {
 	static const struct stats_desc state = {"connector_state", STATS_GAUGE,
@@ -188,6 +190,7 @@ void worker_stats_refresh(struct worker *w)
 	*w->brokers = ss.brokers;
 	*w->brokers_up = ss.brokers_up;
 	refresh_process(w);
+	refresh_backlog(w);
 }
 
 /* ---- health ---------------------------------------------------------------- */
@@ -510,6 +513,98 @@ static int alter_offsets(void *ctx, size_t i, const cJSON *arr, char *errbuf, si
 		return rc == REST_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_ARG;
 	log_notice("connector %s: offsets %s (REST API)", name, arr ? "altered" : "reset");
 	return write_now(w, errbuf, errlen);
+}
+
+/* ---- backlog --------------------------------------------------------------- */
+
+static const struct stats_desc backlog_desc[] = {
+    [SOURCE_UNIT_BYTES] = {"partition_backlog", STATS_GAUGE,
+                           "bytes the source knows are still unread (after its read position)",
+                           STATS_F_BYTES},
+    [SOURCE_UNIT_ROWS] = {"partition_backlog_rows", STATS_GAUGE,
+                          "rows the source knows are still unread (after the last one read)", 0},
+};
+
+/* Registers p's backlog gauge in unit u, or shows it again; hides the
+ * gauge of another unit. Labelled like p's other metrics: the partition's
+ * JSON is the second element of its key. Returns 0 or WORKER_ERR_NOMEM. */
+static int backlog_gauge(struct partition *p, enum source_unit u)
+{
+	struct stats_labels l = {.connector = p->conn->cs->name};
+	const char *part;
+	size_t plen;
+	char *json;
+	int rc;
+
+	if (p->backlog != NULL && p->backlog_unit != u && !p->backlog_hidden)
+		stats_hide(p->backlog);
+	(void)own_key(p->key, l.connector, &part, &plen);
+	if ((json = strndup(part, plen)) == NULL)
+		return WORKER_ERR_NOMEM;
+	l.partition = json;
+	rc = stats_register(p->conn->w->stats, &backlog_desc[u], &l, &p->backlog, NULL);
+	free(json);
+	if (rc != 0) {
+		p->backlog = NULL;
+		return WORKER_ERR_NOMEM;
+	}
+	p->backlog_unit = u;
+	p->backlog_hidden = false;
+	return 0;
+}
+
+/* source_ops.backlog's put. */
+static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint64_t n)
+{
+	(void)arg;
+	if (p == NULL || (unsigned)u >= sizeof(backlog_desc) / sizeof(backlog_desc[0]))
+		return;
+	if ((p->backlog == NULL || p->backlog_hidden || p->backlog_unit != u) &&
+	    backlog_gauge(p, u) != 0)
+		return; /* unknown: the registry is out of memory */
+	*p->backlog = n;
+	p->backlog_put = true;
+}
+
+/* Asks every open source for its backlog; a partition it did not tell is
+ * unknown now and its gauge is hidden (a value of another time would
+ * mislead). */
+static void refresh_backlog(struct worker *w)
+{
+	for (size_t i = 0; i < w->nparts; i++)
+		w->parts[i]->backlog_put = false;
+	for (size_t i = 0; i < w->nconns; i++) {
+		struct conn *c = &w->conns[i];
+
+		if (!c->removed && c->ctx != NULL && c->cs->ops->backlog != NULL)
+			c->cs->ops->backlog(c->ctx, put_backlog, w);
+	}
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+
+		if (p->backlog != NULL && !p->backlog_put && !p->backlog_hidden) {
+			stats_hide(p->backlog);
+			p->backlog_hidden = true;
+		}
+	}
+}
+
+int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
+                   uint64_t *n)
+{
+	int known = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < w->nparts; i++) {
+		const struct partition *p = w->parts[i];
+
+		if (p->conn != c || p->backlog == NULL || p->backlog_hidden)
+			continue;
+		*unit = p->backlog_unit;
+		*n += *p->backlog;
+		known++;
+	}
+	return known;
 }
 
 /* ---- the ops table ------------------------------------------------------------ */

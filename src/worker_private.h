@@ -29,6 +29,11 @@ struct partition {
 	 * time) it has been the head: a lower bound of how long it waited. */
 	uint32_t head_seen;
 	int64_t head_since;
+	/* The backlog gauge (worker_control.c), registered when the source
+	 * first tells it, in unit backlog_unit; hidden while unknown. */
+	uint64_t *backlog;
+	enum source_unit backlog_unit;
+	bool backlog_put, backlog_hidden;
 };
 
 /* What a person asked of a connector through the REST API. */
@@ -148,6 +153,12 @@ void worker_control_acked(struct partition *p, bool ok);
 
 /* r went to the producer (vlen: its value's bytes as converted). */
 void worker_control_produced(const struct record *r, size_t vlen);
+
+/* The backlog of c's partitions as worker_stats_refresh last learnt it:
+ * the sum of those it knows into *n (in *unit). Returns how many
+ * partitions it knows (0: unknown). */
+int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
+                   uint64_t *n);
 
 /* The wall clock in ms, for timestamps a person reads. */
 int64_t worker_epoch_ms(void);

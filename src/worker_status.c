@@ -79,6 +79,8 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 		const struct conn *c = &w->conns[i];
 		struct stats_view v;
 		size_t cur = 0;
+		enum source_unit unit;
+		uint64_t backlog;
 
 		if (c->removed)
 			continue;
@@ -86,6 +88,9 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 		    c->cs->name, conn_state(c), (unsigned long long)*c->produced,
 		    (unsigned long long)*c->acked, (unsigned long long)*c->failed);
 		put_ago(o, "last ack", c->last_ack_ms, now);
+		if (worker_backlog(w, c, &unit, &backlog) > 0)
+			put(o, "; backlog %llu %s", (unsigned long long)backlog,
+			    unit == SOURCE_UNIT_ROWS ? "rows" : "bytes");
 		put(o, "\n");
 		if (c->stopped && c->trace != NULL)
 			put(o, "  failed: %s\n", c->trace);
@@ -102,6 +107,8 @@ static void summary(struct worker *w, struct out *o)
 	int64_t now = loop_now_ms();
 	struct sink_stats ss;
 	int healthy = worker_health(w, msg, sizeof(msg));
+
+	worker_stats_refresh(w); /* the backlog */
 
 	put(o, "skiff %s (pid %ld): %s%s\n", SKIFF_VERSION, (long)getpid(),
 	    healthy == 0 ? "healthy: " : "UNHEALTHY: ", msg);

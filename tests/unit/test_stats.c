@@ -110,6 +110,35 @@ static void test_retire(void)
 	stats_destroy(s);
 }
 
+/* One gauge whose value is unknown now leaves the listing alone, and comes
+ * back when registered again. */
+static void test_hide(void)
+{
+	struct stats *s = NULL;
+	struct stats_labels a = {.connector = "a", .partition = "{\"p\":1}"},
+	                    b = {.connector = "a", .partition = "{\"p\":2}"};
+	struct stats_view v;
+	uint64_t *ha, *hb, *again;
+	size_t cur = 0, n = 0;
+
+	CHECK_INT(stats_new(&s), 0);
+	CHECK_INT(stats_register(s, &lines, &a, &ha, NULL), 0);
+	CHECK_INT(stats_register(s, &lines, &b, &hb, NULL), 0);
+	stats_hide(ha);
+	while (stats_next(s, &cur, &v)) {
+		CHECK_STR(v.partition, "{\"p\":2}");
+		n++;
+	}
+	CHECK_INT(n, 1);
+	CHECK_INT(stats_register(s, &lines, &a, &again, NULL), 0);
+	CHECK(again == ha);
+	cur = n = 0;
+	while (stats_next(s, &cur, &v))
+		n++;
+	CHECK_INT(n, 2);
+	stats_destroy(s);
+}
+
 /* No cap: the seventeenth counter of a connector (the old limit dropped it)
  * and thousands more are registered, each its own, and all iterate. */
 static void test_no_cap(void)
@@ -179,6 +208,7 @@ int main(void)
 	test_register_and_labels();
 	test_iterate();
 	test_retire();
+	test_hide();
 	test_no_cap();
 	test_offsets_stats();
 	return testlib_done("test_stats");

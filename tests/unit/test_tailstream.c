@@ -370,6 +370,50 @@ static void test_file_deleted_before_opened_is_counted(void)
 	ctx.rotate_wait_ms = 0;
 }
 
+/* The backlog: the bytes after the read position in every file of the
+ * chain, found at a restart after two rotations; a partial last line
+ * counts until it is read. */
+static void test_backlog_over_the_chain(void)
+{
+	struct tailstream *s;
+	char *saved;
+	uint64_t bytes = 99;
+
+	snprintf(logpath, sizeof(logpath), "%s/bl.log", dir);
+	put("bl.log", "a1\na2\n", "w");
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK(!tailstream_backlog(s, &bytes)); /* not looked at yet */
+	tailstream_check(s, mono_ms());
+	CHECK(tailstream_backlog(s, &bytes));
+	CHECK_INT(bytes, 6);
+	CHECK_STR(drain(s), "a1|a2|");
+	CHECK(tailstream_backlog(s, &bytes));
+	CHECK_INT(bytes, 0);
+	saved = strdup(offset_of_last());
+	tailstream_free(s);
+	put("bl.log", "a3\n", "a");
+	mv("bl.log", "bl.log.1");
+	put("bl.log", "b1-\n", "w");
+	mv("bl.log.1", "bl.log.2");
+	mv("bl.log", "bl.log.1");
+	put("bl.log", "c1--\npart", "w");
+	committed_json = saved;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	tailstream_check(s, mono_ms());
+	CHECK(tailstream_backlog(s, &bytes));
+	CHECK_INT(bytes, 3 + 4 + 9);
+	CHECK_STR(drain(s), "a3|b1-|c1--|");
+	CHECK(tailstream_backlog(s, &bytes));
+	CHECK_INT(bytes, 4); /* "part": no newline yet */
+	put("bl.log", "\n", "a");
+	CHECK(tailstream_backlog(s, &bytes)); /* fstat: no event needed */
+	CHECK_INT(bytes, 5);
+	tailstream_free(s);
+	free(saved);
+	committed_json = NULL;
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -382,6 +426,7 @@ int main(void)
 	test_successor_read_at_once();
 	test_many_rotations_while_behind();
 	test_file_deleted_before_opened_is_counted();
+	test_backlog_over_the_chain();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }
