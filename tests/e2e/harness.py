@@ -331,14 +331,19 @@ class Skiff:
         self.args = None
         _all_skiffs.append(self)
 
-    def start(self, extra_args=()):
-        """Starts skiff and returns at once (see wait_log)."""
+    def start(self, extra_args=(), wrap=(), asan_options=None):
+        """Starts skiff and returns at once (see wait_log). wrap: a command
+        skiff runs under (strace, eatmydata: tests/faults/faultlib.py);
+        asan_options replaces ASAN_OPTIONS (a traced skiff wants other ones).
+        The one launcher of the end-to-end and fault tests."""
         if self.proc is not None and self.proc.poll() is None:
             raise HarnessError(f"skiff pid {self.proc.pid} is still running")
-        self.args = [str(skiff_bin()), *map(str, extra_args), str(self.worker_file),
-                     *map(str, self.connector_files)]
+        self.args = [*map(str, wrap), str(skiff_bin()), *map(str, extra_args),
+                     str(self.worker_file), *map(str, self.connector_files)]
         env = dict(os.environ)
         env.setdefault("ASAN_OPTIONS", "abort_on_error=0:detect_leaks=1")
+        if asan_options is not None:
+            env["ASAN_OPTIONS"] = asan_options
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
         env.update(self.env)
         with open(self.log_file, "ab") as err, open(self.stdout_file, "ab") as out:

@@ -259,22 +259,9 @@ class FaultSkiff(Skiff):
     with the process group killed as one."""
 
     def start(self, extra_args=(), wrap=()):
-        if not wrap:
-            return super().start(extra_args)
-        if self.proc is not None and self.proc.poll() is None:
-            raise harness.HarnessError(f"skiff pid {self.proc.pid} is still running")
-        self.args = [*map(str, wrap), str(harness.skiff_bin()), *map(str, extra_args),
-                     str(self.worker_file), *map(str, self.connector_files)]
-        env = dict(os.environ)
-        env["ASAN_OPTIONS"] = ASAN_TRACED
-        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
-        env.update(self.env)
-        with open(self.log_file, "ab") as err, open(self.stdout_file, "ab") as out:
-            self.proc = subprocess.Popen(self.args, cwd=self.dir, stdin=subprocess.DEVNULL,
-                                         stdout=out, stderr=err, env=env,
-                                         start_new_session=True)
-        harness._live_skiffs.add(self)
-        return self
+        # harness.Skiff launches; a wrapped skiff is traced: other ASan options.
+        return super().start(extra_args, wrap=wrap,
+                             asan_options=ASAN_TRACED if wrap else None)
 
     def skiff_pid(self, timeout=10):
         """The pid of skiff itself (the wrapper's child when wrapped)."""
