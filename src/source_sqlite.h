@@ -220,7 +220,7 @@ struct sqtable {
 	int rid_col; /* stmt column of the rowid, -1 none */
 	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by group) */
 	sqlite3_stmt *stmt;
-	char *max_sql; /* incrementing: SELECT max(id), for the replaced-database check */
+	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
