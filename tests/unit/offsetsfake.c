@@ -55,6 +55,20 @@ int __wrap_open(const char *file, int flags, ...)
 	return fd;
 }
 
+/* With _FILE_OFFSET_BITS=64 on a 32-bit target (armhf), <fcntl.h> makes
+ * open() a call of open64(): the same wrapper sees both. */
+int __wrap_open64(const char *file, int flags, ...)
+{
+	unsigned int mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & O_CREAT)
+		mode = va_arg(ap, unsigned int);
+	va_end(ap);
+	return __wrap_open(file, flags | O_LARGEFILE, mode);
+}
+
 ssize_t __wrap_write(int fd, const void *buf, size_t n)
 {
 	int e = take(&w.write_errno);

@@ -11,6 +11,7 @@
 
 int __real_open(const char *path, int flags, ...);
 int __wrap_open(const char *path, int flags, ...);
+int __wrap_open64(const char *path, int flags, ...);
 ssize_t __real_write(int fd, const void *buf, size_t n);
 ssize_t __wrap_write(int fd, const void *buf, size_t n);
 int __real_fsync(int fd);
