@@ -22,10 +22,10 @@
 struct acks;
 
 struct acks_fifo {
-	uint32_t head, tail;          /* slot indices; ACKS_NIL when empty */
-	uint32_t inflight;            /* slots in this FIFO */
-	bool failed;                  /* a record of this partition failed for good */
-	bool advanced;                /* committable moved since acks_take() */
+	uint32_t head, tail;           /* slot indices; ACKS_NIL when empty */
+	uint32_t inflight;             /* slots in this FIFO */
+	bool failed;                   /* a record of this partition failed for good */
+	bool advanced;                 /* committable moved since acks_take() */
 	struct src_offset committable; /* offset after the last record of the prefix */
 };
 

@@ -154,26 +154,26 @@ static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
 	case CFG_INT:
 		if (num_parse_i64(v, INT64_MIN, INT64_MAX, &sl->ival) != 0) {
 			snprintf(errbuf, errlen, "%s: %s: '%s' is not an integer", sl->where,
-				 k->name, v);
+			         k->name, v);
 			return -1;
 		}
 		if (sl->ival < k->min || sl->ival > k->max) {
-			snprintf(errbuf, errlen, "%s: %s: %s is out of range [%lld, %lld]", sl->where,
-				 k->name, v, (long long)k->min, (long long)k->max);
+			snprintf(errbuf, errlen, "%s: %s: %s is out of range [%lld, %lld]",
+			         sl->where, k->name, v, (long long)k->min, (long long)k->max);
 			return -1;
 		}
 		return 0;
 	case CFG_BOOL:
 		if (num_parse_bool(v, &sl->bval) != 0) {
 			snprintf(errbuf, errlen, "%s: %s: '%s' is not true or false", sl->where,
-				 k->name, v);
+			         k->name, v);
 			return -1;
 		}
 		return 0;
 	case CFG_ENUM:
 		if (!choice_ok(k->choices, v)) {
-			snprintf(errbuf, errlen, "%s: %s: '%s' is not one of %s", sl->where, k->name,
-				 config_display(k->name, v, k->flags), k->choices);
+			snprintf(errbuf, errlen, "%s: %s: '%s' is not one of %s", sl->where,
+			         k->name, config_display(k->name, v, k->flags), k->choices);
 			return -1;
 		}
 		return 0;
@@ -191,7 +191,7 @@ static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
 }
 
 static int assign(struct slot *sl, const char *raw, const char *where, bool set, char *errbuf,
-		  size_t errlen)
+                  size_t errlen)
 {
 	char *v = raw ? trimmed(raw) : NULL;
 	char *w = dupstr(where);
@@ -211,7 +211,7 @@ static int assign(struct slot *sl, const char *raw, const char *where, bool set,
 }
 
 static int add_entry(struct entry **arr, size_t *n, const char *key, const char *value,
-		     const char *where)
+                     const char *where)
 {
 	struct entry *grown = realloc(*arr, (*n + 1) * sizeof(**arr));
 
@@ -235,14 +235,15 @@ static int add_notice(struct config_section *s, const char *where, const char *k
 	if (grown == NULL)
 		return -1;
 	s->notices = grown;
-	snprintf(line, sizeof(line), "%s: %s is a Kafka Connect setting with no meaning for skiff; ignored",
-		 where, key);
+	snprintf(line, sizeof(line),
+	         "%s: %s is a Kafka Connect setting with no meaning for skiff; ignored", where,
+	         key);
 	grown[s->nnotices] = strdup(line);
 	return grown[s->nnotices++] ? 0 : -1;
 }
 
 static int init_slots(struct config_section *s, const struct config_spec *spec, char *errbuf,
-		      size_t errlen)
+                      size_t errlen)
 {
 	size_t n = 0;
 
@@ -269,8 +270,8 @@ nomem:
 
 /* Applies one file entry (key already stripped of the section prefix). */
 static int apply(struct config_section *s, const struct config_spec *spec, const char *key,
-		 const char *fullkey, const char *value, const char *where, char *errbuf,
-		 size_t errlen)
+                 const char *fullkey, const char *value, const char *where, char *errbuf,
+                 size_t errlen)
 {
 	struct slot *sl = find_slot(s, key);
 
@@ -287,7 +288,7 @@ static int apply(struct config_section *s, const struct config_spec *spec, const
 		return 0;
 	}
 	snprintf(errbuf, errlen, "%s: unknown property '%s' (skiff --help-config lists them all)",
-		 where, fullkey);
+	         where, fullkey);
 	return -1;
 }
 
@@ -298,7 +299,7 @@ static int check_required(const struct config_section *s, char *errbuf, size_t e
 
 		if ((sl->key->flags & CFG_REQUIRED) && (sl->value == NULL || *sl->value == '\0')) {
 			snprintf(errbuf, errlen, "%s: missing required property '%s' (%s)", s->file,
-				 sl->key->name, sl->key->doc);
+			         sl->key->name, sl->key->doc);
 			return -1;
 		}
 	}
@@ -306,7 +307,7 @@ static int check_required(const struct config_section *s, char *errbuf, size_t e
 }
 
 int config_section_load(const struct props *p, const struct config_spec *spec,
-			struct config_section **out, char *errbuf, size_t errlen)
+                        struct config_section **out, char *errbuf, size_t errlen)
 {
 	struct config_section *s = calloc(1, sizeof(*s));
 	size_t plen = strlen(spec->prefix);
@@ -343,7 +344,7 @@ out:
 }
 
 int config_section_set(struct config_section *s, const char *name, const char *value,
-		       const char *where, char *errbuf, size_t errlen)
+                       const char *where, char *errbuf, size_t errlen)
 {
 	return assign(must_slot(s, name), value, where, true, errbuf, errlen);
 }
@@ -441,8 +442,14 @@ const char *config_notice(const struct config_section *s, size_t i)
 
 bool config_key_is_secret(const char *key)
 {
-	static const char *const parts[] = {"password", "secret", "jaas", "ssl.key.", "token",
-					    "credential", "sasl.oauthbearer.config", NULL};
+	static const char *const parts[] = {"password",
+	                                    "secret",
+	                                    "jaas",
+	                                    "ssl.key.",
+	                                    "token",
+	                                    "credential",
+	                                    "sasl.oauthbearer.config",
+	                                    NULL};
 
 	for (const char *const *p = parts; *p != NULL; p++) {
 		if (strstr(key, *p) != NULL)

@@ -22,10 +22,10 @@ struct props;
 
 enum config_type {
 	CFG_STRING,
-	CFG_INT,  /* 64-bit, checked against [min, max] */
-	CFG_BOOL, /* true | false, any case */
-	CFG_LIST, /* comma-separated, items trimmed, empty items dropped */
-	CFG_ENUM, /* one of the '|'-separated words in choices */
+	CFG_INT,   /* 64-bit, checked against [min, max] */
+	CFG_BOOL,  /* true | false, any case */
+	CFG_LIST,  /* comma-separated, items trimmed, empty items dropped */
+	CFG_ENUM,  /* one of the '|'-separated words in choices */
 	CFG_CLASS, /* a Java class name or alias; kept as text */
 };
 
@@ -56,7 +56,7 @@ struct config_spec {
 	const char *const *passthrough; /* NULL-terminated key prefixes kept verbatim */
 	const char *const *skip;        /* NULL-terminated key prefixes ignored here */
 	const char *const *presets;     /* NULL-terminated key, value pairs set before the
-					 * file is read (e.g. an inline connector's name) */
+	                                 * file is read (e.g. an inline connector's name) */
 	const char *presets_where;      /* shown as their origin in messages */
 };
 
@@ -67,13 +67,13 @@ struct config_spec {
  * 0 and *out (owned by the caller, config_section_destroy), or -1 with
  * "file:line: why" in errbuf. */
 int config_section_load(const struct props *p, const struct config_spec *spec,
-			struct config_section **out, char *errbuf, size_t errlen);
+                        struct config_section **out, char *errbuf, size_t errlen);
 
 /* Sets a key that did not come from a file (e.g. a connector's name taken
  * from its inline prefix). The key must be in the tables; value is validated.
  * Returns 0 or -1 with errbuf. */
 int config_section_set(struct config_section *s, const char *name, const char *value,
-		       const char *where, char *errbuf, size_t errlen);
+                       const char *where, char *errbuf, size_t errlen);
 
 /* Typed accessors. name must be a key of one of the section's tables (an
  * unknown name is a programming error and aborts). Strings are owned by the

@@ -62,7 +62,8 @@ const char *convert_class_name(const struct converter *c);
  * or invalid UTF-8 with convert_string_item().
  *
  * Returns -1 when c cannot represent v (ByteArrayConverter and a struct), on
- * allocation failure, or when the result would pass CONVERT_MAX_BYTES. Called from the main loop (reads the time zone). */
+ * allocation failure, or when the result would pass CONVERT_MAX_BYTES. Called from the main loop
+ * (reads the time zone). */
 int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
                   uint64_t *replaced);
 

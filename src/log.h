@@ -23,7 +23,7 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 /* Logs one line "connector NAME: message" (what a source's env->log writes,
  * at run time and under --check). */
 void log_vconnector(enum log_level level, const char *connector, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
+    __attribute__((format(printf, 3, 0)));
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

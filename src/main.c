@@ -66,21 +66,21 @@ static void no_delivery(void *ctx, void *token, enum sink_result res, const char
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: skiff [options] WORKER.properties [CONNECTOR.properties ...]\n"
-		"       skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
-		"\n"
-		"Ships lines of files and rows of SQLite databases to Apache Kafka, with Kafka\n"
-		"Connect's configuration files and offset formats.\n"
-		"\n"
-		"  --check            validate the configuration and the offset file, print the\n"
-		"                     effective settings (secrets masked), and exit\n"
-		"  --help-config      print every property with type, default and meaning\n"
-		"  --log-level LEVEL  error, warn, notice, info (default) or debug\n"
-		"  --version          print versions and exit\n"
-		"  --help             this text\n"
-		"\n"
-		"Exit codes: 0 stopped cleanly; 75 transient failure (restart me);\n"
-		"78 configuration or offset store unusable (a person must act).\n");
+	        "usage: skiff [options] WORKER.properties [CONNECTOR.properties ...]\n"
+	        "       skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
+	        "\n"
+	        "Ships lines of files and rows of SQLite databases to Apache Kafka, with Kafka\n"
+	        "Connect's configuration files and offset formats.\n"
+	        "\n"
+	        "  --check            validate the configuration and the offset file, print the\n"
+	        "                     effective settings (secrets masked), and exit\n"
+	        "  --help-config      print every property with type, default and meaning\n"
+	        "  --log-level LEVEL  error, warn, notice, info (default) or debug\n"
+	        "  --version          print versions and exit\n"
+	        "  --help             this text\n"
+	        "\n"
+	        "Exit codes: 0 stopped cleanly; 75 transient failure (restart me);\n"
+	        "78 configuration or offset store unusable (a person must act).\n");
 }
 
 /* The newest offset generation was missing or damaged: records are about to
@@ -128,9 +128,12 @@ struct options {
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
-		{"check", no_argument, NULL, 'c'},   {"help-config", no_argument, NULL, 'H'},
-		{"log-level", required_argument, NULL, 'l'}, {"version", no_argument, NULL, 'V'},
-		{"help", no_argument, NULL, 'h'},    {NULL, 0, NULL, 0},
+	    {"check", no_argument, NULL, 'c'},
+	    {"help-config", no_argument, NULL, 'H'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	enum log_level level;
 	int opt;
@@ -145,8 +148,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return 0;
 		case 'l':
 			if (log_level_parse(optarg, &level) != 0) {
-				fprintf(stderr, "skiff: --log-level: '%s' is not error, warn, notice, "
-						"info or debug\n", optarg);
+				fprintf(stderr,
+				        "skiff: --log-level: '%s' is not error, warn, notice, "
+				        "info or debug\n",
+				        optarg);
 				return WORKER_EXIT_CONFIG;
 			}
 			log_set_level(level);
@@ -190,7 +195,7 @@ int main(int argc, char **argv)
 		return code;
 	code = WORKER_EXIT_CONFIG;
 	if (settings_load(argv + o.first_file, (size_t)(argc - o.first_file), &s, errbuf,
-			  sizeof(errbuf)) != 0) {
+	                  sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
 		goto out;
 	}
@@ -203,8 +208,7 @@ int main(int argc, char **argv)
 	}
 	/* --check reads the store without taking it from a running skiff. */
 	rc = (o.check ? offsets_open_file : offsets_open_file_held)(
-		config_str(s.worker, "offset.storage.file.filename"), &offsets, errbuf,
-		sizeof(errbuf));
+	    config_str(s.worker, "offset.storage.file.filename"), &offsets, errbuf, sizeof(errbuf));
 	if (rc != 0) {
 		/* Corrupt or no directory: a person must look. I/O errors and
 		 * another skiff holding the store may pass: restart. */
@@ -248,7 +252,8 @@ int main(int argc, char **argv)
 	}
 	worker_reload_setup(w, &s, argv + o.first_file, (size_t)(argc - o.first_file), o.log_level);
 	/* The REST API (listeners): after the worker, whose state it serves. */
-	rc = rest_open(s.worker, worker_loop(w), &worker_rest_ops, w, &rest, errbuf, sizeof(errbuf));
+	rc =
+	    rest_open(s.worker, worker_loop(w), &worker_rest_ops, w, &rest, errbuf, sizeof(errbuf));
 	if (rc != 0) {
 		log_error("%s", errbuf);
 		code = rc == REST_ERR_CONFIG ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
@@ -263,7 +268,7 @@ out:
 	settings_destroy(&s);
 	if (code == WORKER_EXIT_CONFIG)
 		log_error("exit 78: configuration or offset store unusable; restarting will not "
-			  "help until it is fixed");
+		          "help until it is fixed");
 	else if (code == WORKER_EXIT_TEMPFAIL)
 		log_error("exit 75: transient failure; a restart may succeed");
 	return code;

@@ -171,14 +171,14 @@ struct offset_backend_ops {
 	/* Fills o (see above); *generation: the highest stored, 0 for none;
 	 * *from_prev: 1 when an older copy had to be used (errbuf says why). */
 	int (*load)(void *ctx, struct offsets *o, uint64_t *generation, int *from_prev,
-		    char *errbuf, size_t errlen);
+	            char *errbuf, size_t errlen);
 	/* Writes every entry of o as generation: returns 0 once it is durable,
 	 * or a negative OFFSETS_ERR_* with errbuf; or, for a backend whose
 	 * writes are acknowledged later, takes from o now whatever it needs,
 	 * returns OFFSETS_INPROGRESS and calls offsets_write_done(o,
 	 * generation, ..) once when the write completes. */
 	int (*store)(void *ctx, const struct offsets *o, uint64_t generation, char *errbuf,
-		     size_t errlen);
+	             size_t errlen);
 	void (*close)(void *ctx);
 };
 
@@ -191,7 +191,7 @@ void offsets_write_done(struct offsets *o, uint64_t generation, int rc, const ch
  * return. On success *out is owned by the caller (offsets_destroy); on failure
  * *out is NULL and errbuf says why. Called from the main loop at start-up. */
 int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets **out,
-		 char *errbuf, size_t errlen);
+                 char *errbuf, size_t errlen);
 
 /* For backends: adds an entry during load without marking the store dirty.
  * Validates and canonicalises like offsets_put; a key already present is

@@ -397,8 +397,10 @@ static int hold_one(const char *name, int *fd, char *errbuf, size_t errlen)
 	if (*fd >= 0 && flock(*fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK) {
-		snprintf(errbuf, errlen, "offset store %s: another skiff is using it (its lock file "
-			 "%s.lock may have been removed); stop that skiff first", name, name);
+		snprintf(errbuf, errlen,
+		         "offset store %s: another skiff is using it (its lock file "
+		         "%s.lock may have been removed); stop that skiff first",
+		         name, name);
 		close(*fd);
 		*fd = -1;
 		return OFFSETS_ERR_LOCKED;
@@ -584,8 +586,7 @@ static const struct offset_backend_ops file_ops = {
     .close = file_close,
 };
 
-static int open_file(const char *path, bool hold, struct offsets **out, char *errbuf,
-                     size_t errlen)
+static int open_file(const char *path, bool hold, struct offsets **out, char *errbuf, size_t errlen)
 {
 	struct filectx *ctx = NULL;
 	char why[WHY_LEN];
@@ -599,7 +600,7 @@ static int open_file(const char *path, bool hold, struct offsets **out, char *er
 	rc = atomicfile_check_dir(path, why, sizeof(why));
 	if (rc != 0) {
 		snprintf(errbuf, errlen, "offset store: %s", why);
-		return rc == ATOMICFILE_ERR_NOMEM  ? OFFSETS_ERR_NOMEM
+		return rc == ATOMICFILE_ERR_NOMEM   ? OFFSETS_ERR_NOMEM
 		       : rc == ATOMICFILE_ERR_NOENT ? OFFSETS_ERR_NODIR
 		                                    : OFFSETS_ERR_IO;
 	}

@@ -30,8 +30,8 @@ int props_load_file(const char *path, struct props **out, char *errbuf, size_t e
 
 /* Parses len bytes of data; name is used in error messages and kept as
  * props_name(). Same contract as props_load_file. */
-int props_load_mem(const char *name, const char *data, size_t len, struct props **out,
-		   char *errbuf, size_t errlen);
+int props_load_mem(const char *name, const char *data, size_t len, struct props **out, char *errbuf,
+                   size_t errlen);
 
 /* Number of distinct keys. */
 size_t props_count(const struct props *p);

@@ -11,115 +11,118 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INERT(k) {k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Kafka Connect setting; no meaning here."}
+#define INERT(k)                                                                                   \
+	{                                                                                          \
+		k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,                                        \
+		    "Kafka Connect setting; no meaning here."                                      \
+	}
 #define INT_MAX32 2147483647
 
 static const struct config_key worker_keys[] = {
-	{"bootstrap.servers", CFG_LIST, "localhost:9092", 0, 0, NULL, 0,
-	 "Kafka brokers to connect to first (host:port, comma-separated)."},
-	{"key.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
-	 "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter."},
-	{"value.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
-	 "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter."},
-	{"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-	 "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope."},
-	{"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-	 "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope."},
-	{"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
-	 "File the source offsets are stored in (crash-safe; the previous generation is kept "
-	 "as FILE.prev)."},
-	{"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
-	 "How often acknowledged offsets are written, when they changed."},
-	{"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
-	 "On shutdown, how long to wait for records in flight to be acknowledged."},
-	{"log.level", CFG_ENUM, NULL, 0, 0, "error|warn|notice|info|debug", 0,
-	 "skiff's own: the most verbose level logged (default info; --log-level overrides "
-	 "it). A reload (SIGHUP) applies a change at once."},
-	INERT("plugin.path"),
-	{"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
-	 "REST API, /metrics and /health (Connect's paths), e.g. http://127.0.0.1:8083; "
-	 "unset: off. Only loopback unless you mean it: nothing asks for a password."},
-	{"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
-	 "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
-	INERT("rest.host.name"),
-	INERT("rest.port"),
-	INERT("rest.advertised.host.name"),
-	INERT("rest.advertised.port"),
-	INERT("rest.advertised.listener"),
-	INERT("admin.listeners"),
-	INERT("group.id"),
-	INERT("config.storage.topic"),
-	INERT("status.storage.topic"),
-	INERT("config.storage.replication.factor"),
-	INERT("offset.storage.replication.factor"),
-	INERT("status.storage.replication.factor"),
-	INERT("offset.storage.partitions"),
-	INERT("status.storage.partitions"),
-	INERT("offset.storage.topic"),
-	INERT("header.converter"),
-	INERT("task.shutdown.graceful.timeout.ms"),
-	INERT("config.providers"),
-	INERT("metrics.sample.window.ms"),
-	INERT("metrics.num.samples"),
-	INERT("metrics.recording.level"),
-	INERT("metric.reporters"),
-	INERT("connector.client.config.override.policy"),
-	INERT("response.http.headers.config"),
-	INERT("access.control.allow.origin"),
-	INERT("access.control.allow.methods"),
-	INERT("internal.key.converter"),
-	INERT("internal.value.converter"),
-	INERT("internal.key.converter.schemas.enable"),
-	INERT("internal.value.converter.schemas.enable"),
-	INERT("key.converter.schemas.cache.size"),
-	INERT("value.converter.schemas.cache.size"),
-	INERT("key.converter.decimal.format"),
-	INERT("value.converter.decimal.format"),
-	INERT("key.converter.replace.null.with.default"),
-	INERT("value.converter.replace.null.with.default"),
-	INERT("topic.creation.enable"),
-	INERT("exactly.once.source.support"),
-	INERT("scheduled.rebalance.max.delay.ms"),
-	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    {"bootstrap.servers", CFG_LIST, "localhost:9092", 0, 0, NULL, 0,
+     "Kafka brokers to connect to first (host:port, comma-separated)."},
+    {"key.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
+     "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter."},
+    {"value.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
+     "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter."},
+    {"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+     "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope."},
+    {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+     "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope."},
+    {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+     "File the source offsets are stored in (crash-safe; the previous generation is kept "
+     "as FILE.prev)."},
+    {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
+     "How often acknowledged offsets are written, when they changed."},
+    {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
+     "On shutdown, how long to wait for records in flight to be acknowledged."},
+    {"log.level", CFG_ENUM, NULL, 0, 0, "error|warn|notice|info|debug", 0,
+     "skiff's own: the most verbose level logged (default info; --log-level overrides "
+     "it). A reload (SIGHUP) applies a change at once."},
+    INERT("plugin.path"),
+    {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
+     "REST API, /metrics and /health (Connect's paths), e.g. http://127.0.0.1:8083; "
+     "unset: off. Only loopback unless you mean it: nothing asks for a password."},
+    {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
+     "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
+    INERT("rest.host.name"),
+    INERT("rest.port"),
+    INERT("rest.advertised.host.name"),
+    INERT("rest.advertised.port"),
+    INERT("rest.advertised.listener"),
+    INERT("admin.listeners"),
+    INERT("group.id"),
+    INERT("config.storage.topic"),
+    INERT("status.storage.topic"),
+    INERT("config.storage.replication.factor"),
+    INERT("offset.storage.replication.factor"),
+    INERT("status.storage.replication.factor"),
+    INERT("offset.storage.partitions"),
+    INERT("status.storage.partitions"),
+    INERT("offset.storage.topic"),
+    INERT("header.converter"),
+    INERT("task.shutdown.graceful.timeout.ms"),
+    INERT("config.providers"),
+    INERT("metrics.sample.window.ms"),
+    INERT("metrics.num.samples"),
+    INERT("metrics.recording.level"),
+    INERT("metric.reporters"),
+    INERT("connector.client.config.override.policy"),
+    INERT("response.http.headers.config"),
+    INERT("access.control.allow.origin"),
+    INERT("access.control.allow.methods"),
+    INERT("internal.key.converter"),
+    INERT("internal.value.converter"),
+    INERT("internal.key.converter.schemas.enable"),
+    INERT("internal.value.converter.schemas.enable"),
+    INERT("key.converter.schemas.cache.size"),
+    INERT("value.converter.schemas.cache.size"),
+    INERT("key.converter.decimal.format"),
+    INERT("value.converter.decimal.format"),
+    INERT("key.converter.replace.null.with.default"),
+    INERT("value.converter.replace.null.with.default"),
+    INERT("topic.creation.enable"),
+    INERT("exactly.once.source.support"),
+    INERT("scheduled.rebalance.max.delay.ms"),
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
 static const struct config_key connector_keys[] = {
-	{"name", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
-	 "Connector name: the first element of its offset keys."},
-	{"connector.class", CFG_CLASS, NULL, 0, 0, NULL, CFG_REQUIRED,
-	 "Which source: a class name listed with each source below (Connect's short or full "
-	 "name)."},
-	{"tasks.max", CFG_INT, "1", 1, INT_MAX32, NULL, 0,
-	 "Accepted for Connect compatibility; skiff runs one task per connector."},
-	{"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter."},
-	{"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter."},
-	{"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-	 "With a connector key.converter: JsonConverter envelope on or off."},
-	{"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-	 "With a connector value.converter: JsonConverter envelope on or off."},
-	INERT("header.converter"),
-	INERT("config.action.reload"),
-	INERT("errors.log.enable"),
-	INERT("errors.log.include.messages"),
-	INERT("errors.retry.timeout"),
-	INERT("errors.retry.delay.max.ms"),
-	INERT("exactly.once.support"),
-	INERT("transaction.boundary"),
-	INERT("offsets.storage.topic"),
-	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    {"name", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+     "Connector name: the first element of its offset keys."},
+    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, CFG_REQUIRED,
+     "Which source: a class name listed with each source below (Connect's short or full "
+     "name)."},
+    {"tasks.max", CFG_INT, "1", 1, INT_MAX32, NULL, 0,
+     "Accepted for Connect compatibility; skiff runs one task per connector."},
+    {"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter."},
+    {"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter."},
+    {"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+     "With a connector key.converter: JsonConverter envelope on or off."},
+    {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
+     "With a connector value.converter: JsonConverter envelope on or off."},
+    INERT("header.converter"),
+    INERT("config.action.reload"),
+    INERT("errors.log.enable"),
+    INERT("errors.log.include.messages"),
+    INERT("errors.retry.timeout"),
+    INERT("errors.retry.delay.max.ms"),
+    INERT("exactly.once.support"),
+    INERT("transaction.boundary"),
+    INERT("offsets.storage.topic"),
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
 /* Worker keys handed to librdkafka (checked there), and Connect's per-client
  * prefixes that have no client here (accepted, ignored by the sink). */
 static const char *const worker_passthrough[] = {
-	"producer.", "kafka.", "security.protocol", "sasl.", "ssl.", "consumer.", "admin.", NULL,
+    "producer.", "kafka.", "security.protocol", "sasl.", "ssl.", "consumer.", "admin.", NULL,
 };
 
 static const char *const inline_prefix = "connectors.";
 
 static int resolve_converter(const struct config_section *w, const struct config_section *c,
-			     const char *which, struct converter *out, char *errbuf,
-			     size_t errlen)
+                             const char *which, struct converter *out, char *errbuf, size_t errlen)
 {
 	char conv_key[64], schemas_key[64];
 	const struct config_section *from;
@@ -129,9 +132,10 @@ static int resolve_converter(const struct config_section *w, const struct config
 	/* Connect: a connector that sets its own converter configures it fully. */
 	from = config_is_set(c, conv_key) ? c : w;
 	if (convert_resolve(config_str(from, conv_key), config_bool(from, schemas_key), out) != 0) {
-		snprintf(errbuf, errlen, "%s: %s: unknown converter '%s' (JsonConverter, "
-			 "StringConverter or ByteArrayConverter)",
-			 config_where(from, conv_key), conv_key, config_str(from, conv_key));
+		snprintf(errbuf, errlen,
+		         "%s: %s: unknown converter '%s' (JsonConverter, "
+		         "StringConverter or ByteArrayConverter)",
+		         config_where(from, conv_key), conv_key, config_str(from, conv_key));
 		return -1;
 	}
 	return 0;
@@ -145,7 +149,7 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		if (strcmp(s->connectors[i].name, c->name) == 0) {
 			snprintf(errbuf, errlen, "%s: connector name '%s' is used twice",
-				 config_where(c->cfg, "name"), c->name);
+			         config_where(c->cfg, "name"), c->name);
 			return -1;
 		}
 	}
@@ -156,11 +160,13 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 		/* Connect fails the task at the first record; found here, no
 		 * restart loop and --check says so. */
 		const struct config_section *from =
-			config_is_set(c->cfg, "value.converter") ? c->cfg : s->worker;
+		    config_is_set(c->cfg, "value.converter") ? c->cfg : s->worker;
 
-		snprintf(errbuf, errlen, "%s: value.converter: ByteArrayConverter cannot write the "
-			 "rows of connector '%s' (they are structs); use JsonConverter or "
-			 "StringConverter", config_where(from, "value.converter"), c->name);
+		snprintf(errbuf, errlen,
+		         "%s: value.converter: ByteArrayConverter cannot write the "
+		         "rows of connector '%s' (they are structs); use JsonConverter or "
+		         "StringConverter",
+		         config_where(from, "value.converter"), c->name);
 		return -1;
 	}
 	s->nconnectors++;
@@ -170,20 +176,22 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 /* Loads one connector from p: keys under prefix (inline) or all keys (its own
  * file). name_from_prefix is the inline name, or NULL. */
 static int load_connector(struct settings *s, const struct props *p, const char *prefix,
-			  const char *name_from_prefix, char *errbuf, size_t errlen)
+                          const char *name_from_prefix, char *errbuf, size_t errlen)
 {
 	struct connector_settings *c = &s->connectors[s->nconnectors];
 	char key[256];
 	const char *cls;
 	const struct config_key *tables[2] = {connector_keys, NULL};
 	const char *presets[] = {"name", name_from_prefix, NULL};
-	struct config_spec spec = {.prefix = prefix, .tables = tables, .ntables = 2,
-				   .presets = name_from_prefix ? presets : NULL,
-				   .presets_where = props_name(p)};
+	struct config_spec spec = {.prefix = prefix,
+	                           .tables = tables,
+	                           .ntables = 2,
+	                           .presets = name_from_prefix ? presets : NULL,
+	                           .presets_where = props_name(p)};
 
 	if (s->nconnectors == SETTINGS_MAX_CONNECTORS) {
 		snprintf(errbuf, errlen, "%s: more than %d connectors", props_name(p),
-			 SETTINGS_MAX_CONNECTORS);
+		         SETTINGS_MAX_CONNECTORS);
 		return -1;
 	}
 	snprintf(key, sizeof(key), "%sconnector.class", prefix);
@@ -200,7 +208,7 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 
 		source_class_names(known, sizeof(known));
 		snprintf(errbuf, errlen, "%s: %s: unknown connector class '%s' (known: %s)",
-			 props_name(p), key, cls, known);
+		         props_name(p), key, cls, known);
 		return -1;
 	}
 	tables[1] = c->ops->config_keys;
@@ -208,8 +216,10 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 		/* The inline form names the connector by its prefix. */
 		snprintf(key, sizeof(key), "%sname", prefix);
 		if (props_get(p, key) != NULL) {
-			snprintf(errbuf, errlen, "%s: %s: an inline connector is named by its "
-				 "prefix; remove this key", props_name(p), key);
+			snprintf(errbuf, errlen,
+			         "%s: %s: an inline connector is named by its "
+			         "prefix; remove this key",
+			         props_name(p), key);
 			return -1;
 		}
 	}
@@ -217,7 +227,6 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 		return -1;
 	return finish_connector(s, errbuf, errlen);
 }
-
 
 /* Collects the distinct inline connector names of the worker file, in order
  * of first appearance, and loads each. */
@@ -233,9 +242,10 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 		if (strncmp(key, inline_prefix, plen) != 0)
 			continue;
 		dot = strchr(key + plen, '.');
-		if (dot == NULL || dot == key + plen || (size_t)(dot - key - plen) >= sizeof(name)) {
+		if (dot == NULL || dot == key + plen ||
+		    (size_t)(dot - key - plen) >= sizeof(name)) {
 			snprintf(errbuf, errlen, "%s:%d: '%s' is not connectors.<name>.<property>",
-				 props_name(w), props_line(w, i), key);
+			         props_name(w), props_line(w, i), key);
 			return -1;
 		}
 		snprintf(name, sizeof(name), "%.*s", (int)(dot - key - plen), key + plen);
@@ -250,18 +260,20 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 	return 0;
 }
 
-int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf,
-		  size_t errlen)
+int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
 	const struct config_key *tables[] = {worker_keys};
 	const char *const skip[] = {inline_prefix, NULL};
-	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 1,
-				   .passthrough = worker_passthrough, .skip = skip};
+	struct config_spec spec = {.prefix = "",
+	                           .tables = tables,
+	                           .ntables = 1,
+	                           .passthrough = worker_passthrough,
+	                           .skip = skip};
 
 	memset(out, 0, sizeof(*out));
 	if (n == 0 || n > SETTINGS_MAX_CONNECTORS + 1) {
 		snprintf(errbuf, errlen, "give one worker file and up to %d connector files",
-			 SETTINGS_MAX_CONNECTORS);
+		         SETTINGS_MAX_CONNECTORS);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -278,8 +290,10 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	if (load_inline(out, out->files[0], errbuf, errlen) != 0)
 		return -1;
 	if (out->nconnectors == 0) {
-		snprintf(errbuf, errlen, "%s: no connector: give connector files after the worker "
-			 "file, or declare connectors.<name>.connector.class=... in it", paths[0]);
+		snprintf(errbuf, errlen,
+		         "%s: no connector: give connector files after the worker "
+		         "file, or declare connectors.<name>.connector.class=... in it",
+		         paths[0]);
 		return -1;
 	}
 	return 0;
@@ -298,19 +312,20 @@ void settings_log_notices(const struct settings *s)
 		const char *k = config_passthrough_key(s->worker, i);
 
 		if (strncmp(k, "consumer.", 9) == 0 || strncmp(k, "admin.", 6) == 0)
-			log_notice("%s: %s configures a Connect client skiff does not have; ignored",
-				   config_passthrough_where(s->worker, i), k);
+			log_notice(
+			    "%s: %s configures a Connect client skiff does not have; ignored",
+			    config_passthrough_where(s->worker, i), k);
 	}
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		log_section_notices(s->connectors[i].cfg);
 		if (config_int(s->connectors[i].cfg, "tasks.max") > 1)
 			log_notice("%s: tasks.max > 1: skiff runs one task per connector",
-				   config_where(s->connectors[i].cfg, "tasks.max"));
+			           config_where(s->connectors[i].cfg, "tasks.max"));
 	}
 }
 
 static void print_table_values(const struct config_section *c, const struct config_key *t,
-			       const char *indent, bool only_set, FILE *fp)
+                               const char *indent, bool only_set, FILE *fp)
 {
 	for (; t->name != NULL; t++) {
 		const char *v;
@@ -319,7 +334,8 @@ static void print_table_values(const struct config_section *c, const struct conf
 			continue;
 		v = config_str(c, t->name);
 		if (v != NULL)
-			fprintf(fp, "%s%s=%s\n", indent, t->name, config_display(t->name, v, t->flags));
+			fprintf(fp, "%s%s=%s\n", indent, t->name,
+			        config_display(t->name, v, t->flags));
 	}
 }
 
@@ -330,16 +346,21 @@ void settings_print(const struct settings *s, FILE *fp)
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
 		const char *k = config_passthrough_key(s->worker, i);
 
-		fprintf(fp, "%s=%s\n", k, config_display(k, config_passthrough_value(s->worker, i), 0));
+		fprintf(fp, "%s=%s\n", k,
+		        config_display(k, config_passthrough_value(s->worker, i), 0));
 	}
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		const struct connector_settings *c = &s->connectors[i];
 
 		fprintf(fp, "# connector %s (%s source; key %s%s, value %s%s)\n", c->name,
-			c->ops->kind, convert_class_name(&c->key_conv),
-			c->key_conv.kind == CONV_JSON && !c->key_conv.schemas_enable ? " without schemas" : "",
-			convert_class_name(&c->value_conv),
-			c->value_conv.kind == CONV_JSON && !c->value_conv.schemas_enable ? " without schemas" : "");
+		        c->ops->kind, convert_class_name(&c->key_conv),
+		        c->key_conv.kind == CONV_JSON && !c->key_conv.schemas_enable
+		            ? " without schemas"
+		            : "",
+		        convert_class_name(&c->value_conv),
+		        c->value_conv.kind == CONV_JSON && !c->value_conv.schemas_enable
+		            ? " without schemas"
+		            : "");
 		print_table_values(c->cfg, connector_keys, "  ", true, fp);
 		print_table_values(c->cfg, c->ops->config_keys, "  ", false, fp);
 	}
@@ -348,18 +369,20 @@ void settings_print(const struct settings *s, FILE *fp)
 void settings_print_help(FILE *fp)
 {
 	config_print_table(worker_keys, "Worker properties (connect-standalone.properties):", fp);
-	fprintf(fp, "  producer.*, kafka.*  (librdkafka properties, passed through)\n"
-		    "      skiff's defaults: enable.idempotence=true acks=all message.timeout.ms=0\n"
-		    "      partitioner=murmur2_random queue.buffering.max.messages=20000\n"
-		    "      queue.buffering.max.kbytes=8192 linger.ms=5\n"
-		    "  security.protocol, sasl.*, ssl.*  (passed to librdkafka as they are)\n"
-		    "  connectors.<name>.<property>  (a connector declared inline)\n\n");
+	fprintf(fp,
+	        "  producer.*, kafka.*  (librdkafka properties, passed through)\n"
+	        "      skiff's defaults: enable.idempotence=true acks=all message.timeout.ms=0\n"
+	        "      partitioner=murmur2_random queue.buffering.max.messages=20000\n"
+	        "      queue.buffering.max.kbytes=8192 linger.ms=5\n"
+	        "  security.protocol, sasl.*, ssl.*  (passed to librdkafka as they are)\n"
+	        "  connectors.<name>.<property>  (a connector declared inline)\n\n");
 	config_print_table(connector_keys, "Every connector:", fp);
 	for (size_t i = 0; source_registry[i] != NULL; i++) {
 		char heading[256];
 
-		snprintf(heading, sizeof(heading), "Connector %s (connector.class=%s):",
-			 source_registry[i]->kind, source_registry[i]->classes[0]);
+		snprintf(heading, sizeof(heading),
+		         "Connector %s (connector.class=%s):", source_registry[i]->kind,
+		         source_registry[i]->classes[0]);
 		config_print_table(source_registry[i]->config_keys, heading, fp);
 	}
 }

@@ -19,10 +19,10 @@ struct source_ops;
 #define SETTINGS_MAX_CONNECTORS 64
 
 struct connector_settings {
-	const char *name;              /* owned by settings */
-	const struct source_ops *ops;  /* the source for connector.class */
-	struct config_section *cfg;    /* common connector keys + the source's keys */
-	struct converter key_conv;     /* resolved: connector override or worker */
+	const char *name;             /* owned by settings */
+	const struct source_ops *ops; /* the source for connector.class */
+	struct config_section *cfg;   /* common connector keys + the source's keys */
+	struct converter key_conv;    /* resolved: connector override or worker */
 	struct converter value_conv;
 };
 
@@ -37,8 +37,7 @@ struct settings {
 /* Loads paths[0] as the worker file and paths[1..n-1] as connector files.
  * Returns 0 and a filled *out (release with settings_destroy), or -1 with
  * "file:line: why" in errbuf. */
-int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf,
-		  size_t errlen);
+int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
 
 /* Logs the notices (inert keys) of every section. */
 void settings_log_notices(const struct settings *s);

@@ -41,18 +41,18 @@ struct sink {
 
 /* skiff's defaults, applied before the user's properties. */
 static const char *const defaults[][2] = {
-	{"enable.idempotence", "true"},
-	{"acks", "all"},
-	{"message.timeout.ms", "0"},
-	{"partitioner", "murmur2_random"},
-	{"queue.buffering.max.messages", "20000"},
-	{"queue.buffering.max.kbytes", "8192"},
-	{"linger.ms", "5"},
-	{"client.id", "skiff"},
-	{"log.queue", "true"},
-	{"log.connection.close", "false"},
-	/* Bytes sent and broker states for /metrics (sink_stats). */
-	{"statistics.interval.ms", "5000"},
+    {"enable.idempotence", "true"},
+    {"acks", "all"},
+    {"message.timeout.ms", "0"},
+    {"partitioner", "murmur2_random"},
+    {"queue.buffering.max.messages", "20000"},
+    {"queue.buffering.max.kbytes", "8192"},
+    {"linger.ms", "5"},
+    {"client.id", "skiff"},
+    {"log.queue", "true"},
+    {"log.connection.close", "false"},
+    /* Bytes sent and broker states for /metrics (sink_stats). */
+    {"statistics.interval.ms", "5000"},
 };
 
 /* Passes worker properties to librdkafka: producer.X and kafka.X as X, and
@@ -66,14 +66,14 @@ static const char *librdkafka_name(const char *key)
 	return key;
 }
 
-static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value,
-		    const char *where, char *errbuf, size_t errlen)
+static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const char *where,
+                    char *errbuf, size_t errlen)
 {
 	char why[512];
 
 	if (rd_kafka_conf_set(conf, name, value, why, sizeof(why)) != RD_KAFKA_CONF_OK) {
 		snprintf(errbuf, errlen, "%s: %s = %s: %s", where, name,
-			 config_display(name, value, 0), why);
+		         config_display(name, value, 0), why);
 		return -1;
 	}
 	return 0;
@@ -158,7 +158,8 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	if (repeats > 0)
 		log_warn("kafka: %s (and %u more like it in the last minute)", reason, repeats);
 	else
-		log_msg(err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, "kafka: %s", reason);
+		log_msg(err == RD_KAFKA_RESP_ERR__FATAL ? LOG_ERROR : LOG_WARN, "kafka: %s",
+		        reason);
 }
 
 /* The fold key of certificate-check lines: no librdkafka error code. */
@@ -178,12 +179,15 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
 			return;
 		if (repeats > 0)
 			log_error("kafka: %s (and %u more like it in the last minute)", buf,
-				  repeats);
+			          repeats);
 		else
 			log_error("kafka: %s", buf);
 		return;
 	}
-	log_msg(level <= 3 ? LOG_ERROR : level <= 4 ? LOG_WARN : LOG_DEBUG, "kafka: %s: %s", fac, buf);
+	log_msg(level <= 3   ? LOG_ERROR
+	        : level <= 4 ? LOG_WARN
+	                     : LOG_DEBUG,
+	        "kafka: %s: %s", fac, buf);
 }
 
 /* librdkafka 2.0.2 reports every failed certificate check as "certificate
@@ -191,15 +195,15 @@ static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char 
  * SSLCERTVRFY log line. Returning 0 fails the handshake as OpenSSL would have.
  * Runs on a broker thread: touches nothing of skiff's. */
 static int on_cert_verify(rd_kafka_t *rk, const char *broker, int32_t broker_id, int *x509_error,
-			  int depth, const char *buf, size_t size, char *errstr, size_t errlen,
-			  void *opaque)
+                          int depth, const char *buf, size_t size, char *errstr, size_t errlen,
+                          void *opaque)
 {
 	(void)rk, (void)broker_id, (void)buf, (void)size, (void)opaque;
 	if (*x509_error == 0)
 		return 1;
 	snprintf(errstr, errlen, "%s (X509 error %d, %s certificate, broker %s)",
-		 tlserr_reason(*x509_error), *x509_error, depth == 0 ? "the broker's" : "a CA",
-		 broker);
+	         tlserr_reason(*x509_error), *x509_error, depth == 0 ? "the broker's" : "a CA",
+	         broker);
 	return 0;
 }
 
@@ -229,7 +233,7 @@ static const char *passthrough_where(const struct config_section *w, const char 
  * default (1 MB) beside a small queue: the limit becomes the queue's size, so
  * such a record fails at once as too large (the connector stops before it). */
 static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, char *errbuf,
-			size_t errlen)
+                        size_t errlen)
 {
 	long long max_msg = conf_ll(conf, "message.max.bytes");
 	long long queue_kb = conf_ll(conf, "queue.buffering.max.kbytes");
@@ -241,13 +245,14 @@ static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, c
 	if (where == NULL) {
 		snprintf(val, sizeof(val), "%lld", queue_kb * 1024 < 1000 ? 1000 : queue_kb * 1024);
 		return conf_set(conf, "message.max.bytes", val, "queue.buffering.max.kbytes",
-				errbuf, errlen);
+		                errbuf, errlen);
 	}
-	snprintf(errbuf, errlen, "%s: producer.message.max.bytes=%lld is larger than the producer "
-		 "queue (producer.queue.buffering.max.kbytes=%lld, %lld bytes): a record that size "
-		 "could never be queued; raise queue.buffering.max.kbytes or lower "
-		 "message.max.bytes",
-		 where, max_msg, queue_kb, queue_kb * 1024);
+	snprintf(errbuf, errlen,
+	         "%s: producer.message.max.bytes=%lld is larger than the producer "
+	         "queue (producer.queue.buffering.max.kbytes=%lld, %lld bytes): a record that size "
+	         "could never be queued; raise queue.buffering.max.kbytes or lower "
+	         "message.max.bytes",
+	         where, max_msg, queue_kb, queue_kb * 1024);
 	return -1;
 }
 
@@ -284,7 +289,7 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 }
 
 static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
-		      char *errbuf, size_t errlen)
+                      char *errbuf, size_t errlen)
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	char val[64];
@@ -294,7 +299,7 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		if (conf_set(conf, defaults[i][0], defaults[i][1], "defaults", errbuf, errlen))
 			goto fail;
 	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
-		     config_where(w, "bootstrap.servers"), errbuf, errlen))
+	             config_where(w, "bootstrap.servers"), errbuf, errlen))
 		goto fail;
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
 		const char *key = config_passthrough_key(w, i);
@@ -302,11 +307,10 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		if (strncmp(key, "consumer.", 9) == 0 || strncmp(key, "admin.", 6) == 0)
 			continue; /* Connect's other clients: none here */
 		if (conf_set(conf, librdkafka_name(key), config_passthrough_value(w, i),
-			     config_passthrough_where(w, i), errbuf, errlen))
+		             config_passthrough_where(w, i), errbuf, errlen))
 			goto fail;
 	}
-	if (rd_kafka_conf_get(conf, "queue.buffering.max.messages", val, &vlen) ==
-	    RD_KAFKA_CONF_OK)
+	if (rd_kafka_conf_get(conf, "queue.buffering.max.messages", val, &vlen) == RD_KAFKA_CONF_OK)
 		s->queue_capacity = (uint32_t)strtoul(val, NULL, 10);
 	if (s->queue_capacity == 0)
 		s->queue_capacity = 20000;
@@ -327,7 +331,7 @@ fail:
 }
 
 int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
-	      struct sink **out, char *errbuf, size_t errlen)
+              struct sink **out, char *errbuf, size_t errlen)
 {
 	struct sink *s = calloc(1, sizeof(*s));
 	rd_kafka_conf_t *conf = NULL;
@@ -349,7 +353,7 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	if (s->rk == NULL) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "%s: kafka producer: %s",
-			 config_where(worker, "bootstrap.servers"), why);
+		         config_where(worker, "bootstrap.servers"), why);
 		goto fail;
 	}
 	if (pipe2(s->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -406,26 +410,27 @@ static rd_kafka_headers_t *make_headers(const struct record_header *h, size_t n)
 }
 
 int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char *value,
-		 size_t vlen, const struct record_header *headers, size_t nheaders,
-		 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen)
+                 size_t vlen, const struct record_header *headers, size_t nheaders,
+                 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen)
 {
 	rd_kafka_topic_t *rkt = topic_handle(s, topic);
 	rd_kafka_headers_t *hdrs = NULL;
 	rd_kafka_resp_err_t err;
 
 	if (rkt == NULL) {
-		snprintf(errbuf, errlen, "topic %s: cannot be used (more than %d topics, or no memory)",
-			 topic, MAX_TOPICS);
+		snprintf(errbuf, errlen,
+		         "topic %s: cannot be used (more than %d topics, or no memory)", topic,
+		         MAX_TOPICS);
 		return s->ntopics == MAX_TOPICS ? SINK_ERR_CONFIG : SINK_ERR;
 	}
 	if (nheaders > 0 && (hdrs = make_headers(headers, nheaders)) == NULL) {
 		snprintf(errbuf, errlen, "topic %s: out of memory for the record's headers", topic);
 		return SINK_ERR;
 	}
-	err = rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
-				RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE(value, vlen),
-				RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
-				RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
+	err = rd_kafka_producev(
+	    s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
+	    RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE(value, vlen), RD_KAFKA_V_HEADERS(hdrs),
+	    RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		/* MSG_F_FREE hands over the value only: librdkafka copied the key. */
 		free(key);

@@ -25,13 +25,12 @@ enum sink_result {
 	SINK_DELIVERED, /* acknowledged by the broker */
 	SINK_FAILED,    /* not delivered; a restart may deliver it (timed out, fenced) */
 	SINK_REFUSED,   /* the cluster will never take it as configured (too large,
-			 * not authorised, invalid topic): a person must act */
+	                 * not authorised, invalid topic): a person must act */
 };
 
 /* Called from sink_poll() for each delivery report: token as given to
  * sink_produce, and with a failure a reason (librdkafka's text). */
-typedef void (*sink_delivery_fn)(void *ctx, void *token, enum sink_result res,
-				 const char *reason);
+typedef void (*sink_delivery_fn)(void *ctx, void *token, enum sink_result res, const char *reason);
 
 /* Failures of sink_open and sink_produce (error convention: util/err.h). */
 enum {
@@ -49,7 +48,7 @@ enum {
  * each other (a record message.max.bytes allows that the queue could never
  * hold); SINK_ERR_NOMEM; SINK_ERR (no pipe). */
 int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
-	      struct sink **out, char *errbuf, size_t errlen);
+              struct sink **out, char *errbuf, size_t errlen);
 
 /* The most records the producer queue holds (queue.buffering.max.messages). */
 uint32_t sink_queue_capacity(const struct sink *s);
@@ -61,8 +60,8 @@ int sink_fd(const struct sink *s);
  * librdkafka after delivery); on any other return the caller still owns
  * them. headers may be NULL with nheaders 0 (copied). */
 int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char *value,
-		 size_t vlen, const struct record_header *headers, size_t nheaders,
-		 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen);
+                 size_t vlen, const struct record_header *headers, size_t nheaders,
+                 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen);
 
 /* Serves delivery reports, logs and errors; non-blocking. */
 void sink_poll(struct sink *s);

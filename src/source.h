@@ -99,12 +99,12 @@ struct record_header {
 #define RECORD_MAX_HEADERS 4
 
 struct record {
-	struct partition *part;   /* from source_env.partition() */
+	struct partition *part; /* from source_env.partition() */
 	/* The offset *after* this record. Its ref, if any, is the source's
 	 * (held until its next poll() or close(), like the bytes); the worker
 	 * holds its own while it keeps a copy. */
 	struct src_offset offset;
-	const char *topic;        /* the topic; set by the source, valid like the record */
+	const char *topic; /* the topic; set by the source, valid like the record */
 	struct record_value key;
 	struct record_value value;
 	int64_t timestamp_ms; /* 0: now */
@@ -146,7 +146,7 @@ struct source_env {
 	/* Logs one line prefixed with the connector's name; level is a
 	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
 	void (*log)(struct source_env *env, int level, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+	    __attribute__((format(printf, 3, 4)));
 };
 
 /* Registers n counters d[] through env->counter when the env offers it
@@ -199,7 +199,7 @@ struct source_ops {
 	 * SOURCE_ERR_NOMEM (exit 75); any other (-1) is a configuration error
 	 * (exit 78, EX_CONFIG). */
 	int (*open)(const struct config_section *cfg, struct source_env *env, void **ctx,
-		    char *errbuf, size_t errlen);
+	            char *errbuf, size_t errlen);
 
 	/* Optional (NULL: none). For --check, without Kafka: open()'s checks and
 	 * what else can be known now (a database's tables, columns, query). What
@@ -207,12 +207,12 @@ struct source_ops {
 	 * 0, SOURCE_ERR_CONFIG (a person must act) or SOURCE_ERR (could not look),
 	 * with errbuf. name is the connector's, for its log lines. */
 	int (*check)(const struct config_section *cfg, const char *name, char *errbuf,
-		     size_t errlen);
+	             size_t errlen);
 
 	/* Fills batch->records[0..max-1]; returns 0 on success (batch->n may be
 	 * 0), SOURCE_ERR or SOURCE_ERR_CONFIG. now_ms is the monotonic clock. */
 	int (*poll)(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
-		    size_t errlen);
+	            size_t errlen);
 
 	/* Optional (NULL: none). Descriptors the source wants watched (POLLIN);
 	 * returns how many it wrote, at most max. Readiness makes the worker

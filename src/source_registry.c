@@ -13,12 +13,12 @@ extern const struct source_ops source_journald_ops;
 #endif
 
 const struct source_ops *const source_registry[] = {
-	&source_file_ops,
-	&source_sqlite_ops,
+    &source_file_ops,
+    &source_sqlite_ops,
 #ifdef SKIFF_HAVE_JOURNALD
-	&source_journald_ops,
+    &source_journald_ops,
 #endif
-	NULL,
+    NULL,
 };
 
 size_t source_class_names(char *buf, size_t len)

@@ -39,8 +39,8 @@ static void conn_fail(struct conn *c, bool config, const char *why)
 	if (c->stopped)
 		return;
 	log_error("connector %s stopped: %s. Its offset stays before the record that failed; "
-		  "fix the cause and restart skiff to resume from there",
-		  c->cs->name, why);
+	          "fix the cause and restart skiff to resume from there",
+	          c->cs->name, why);
 	c->stopped = true;
 	c->config_error = config;
 	free(c->trace);
@@ -104,14 +104,14 @@ static void produce_batch(struct conn *c)
 
 			free(key);
 			snprintf(errbuf, sizeof(errbuf), "%s cannot serialise this record (%s)",
-				 convert_class_name(key ? &c->cs->value_conv : &c->cs->key_conv),
-				 shape ? "a struct" : "out of memory");
+			         convert_class_name(key ? &c->cs->value_conv : &c->cs->key_conv),
+			         shape ? "a struct" : "out of memory");
 			conn_fail(c, shape, errbuf);
 			return;
 		}
 		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
 		rc = sink_produce(w->sink, r->topic, key, klen, val, vlen, r->headers, r->nheaders,
-				  r->timestamp_ms, token, errbuf, sizeof(errbuf));
+		                  r->timestamp_ms, token, errbuf, sizeof(errbuf));
 		if (rc == 0) {
 			stats_add(c->produced, 1);
 			worker_control_produced(r, vlen);
@@ -128,9 +128,10 @@ static void produce_batch(struct conn *c)
 		}
 		if (rc == SINK_QUEUE_FULL) {
 			/* Nothing queued and still no room: it can never fit. */
-			snprintf(errbuf, sizeof(errbuf), "a record of %zu bytes is larger than the "
-				 "whole producer queue (producer.queue.buffering.max.kbytes)",
-				 klen + vlen);
+			snprintf(errbuf, sizeof(errbuf),
+			         "a record of %zu bytes is larger than the "
+			         "whole producer queue (producer.queue.buffering.max.kbytes)",
+			         klen + vlen);
 			conn_fail(c, true, errbuf);
 			return;
 		}
@@ -212,8 +213,9 @@ static void flush_offsets(struct worker *w)
 			continue;
 		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
 		if (json == NULL || offsets_put(w->offsets, p->key, json) != 0) {
-			log_error("offsets: cannot record %s (out of memory or too many partitions)",
-				  p->key);
+			log_error(
+			    "offsets: cannot record %s (out of memory or too many partitions)",
+			    p->key);
 			p->fifo.advanced = true; /* try again next flush */
 		}
 		free(json);
@@ -387,8 +389,8 @@ static int shut_down(struct worker *w, int code)
 	left = sink_in_flight(w->sink);
 	if (left > 0)
 		log_warn("%d records still unacknowledged after offset.flush.timeout.ms=%lld: they "
-			 "will be read again at the next start",
-			 left, (long long)w->flush_timeout);
+		         "will be read again at the next start",
+		         left, (long long)w->flush_timeout);
 	for (size_t i = 0; i < w->nconns; i++)
 		replaced += w->conns[i].removed ? 0 : *w->conns[i].utf8_replaced;
 	if (replaced > 0)

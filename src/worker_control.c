@@ -76,7 +76,8 @@ int worker_control_partition(struct partition *p, const char *partition_json)
 	    {"partition_records_produced", STATS_COUNTER, "records handed to the producer", 0},
 	    {"partition_records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
 	    {"partition_read", STATS_COUNTER,
-	     "bytes of the values read (a line without its newline; a row as converted)", STATS_F_BYTES},
+	     "bytes of the values read (a line without its newline; a row as converted)",
+	     STATS_F_BYTES},
 	    {"partition_records_in_flight", STATS_GAUGE,
 	     "records waiting for Kafka's "
 	     "acknowledgement",

@@ -103,15 +103,15 @@ struct worker {
 	 * (worker_status.c). */
 	struct sdnotify *notify;
 	struct loop_timer *watchdog, *status_timer;
-	char *status_sent;      /* the last STATUS= text sent */
-	struct settings *live;  /* the settings a reload may replace; NULL: no reload */
-	char *const *paths;     /* the configuration files, for a reload */
+	char *status_sent;     /* the last STATUS= text sent */
+	struct settings *live; /* the settings a reload may replace; NULL: no reload */
+	char *const *paths;    /* the configuration files, for a reload */
 	size_t npaths;
-	bool reloading;         /* a reload drains: no source is watched */
-	bool reload_asked;      /* SIGHUP arrived: reload at the end of this turn */
-	bool cli_log_level;     /* --log-level was given: it wins over log.level */
-	int64_t last_ack_ms;    /* loop_now_ms() of the last acknowledgement, 0: none */
-	int64_t last_flush_ms;  /* ... of the last completed offset write, 0: none */
+	bool reloading;        /* a reload drains: no source is watched */
+	bool reload_asked;     /* SIGHUP arrived: reload at the end of this turn */
+	bool cli_log_level;    /* --log-level was given: it wins over log.level */
+	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
+	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
 	/* rest: worker_control.c */
 	int64_t health_ack_ms;           /* health.ack.timeout.ms */

@@ -127,8 +127,8 @@ static int write_tmp(const char *tmp, const void *data, size_t len, int *held, c
 		syserr(errbuf, errlen, "create", tmp);
 		return -1;
 	}
-	if (held != NULL && (flock(fd, LOCK_EX | LOCK_NB) != 0 ||
-	                     (*held = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)) {
+	if (held != NULL &&
+	    (flock(fd, LOCK_EX | LOCK_NB) != 0 || (*held = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)) {
 		syserr(errbuf, errlen, "lock", tmp);
 		goto fail;
 	}

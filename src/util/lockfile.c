@@ -25,7 +25,7 @@ int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 		int held = errno == EWOULDBLOCK;
 
 		snprintf(errbuf, errlen, "%s: %s", lock,
-			 held ? "another skiff is running with this offset file" : strerror(errno));
+		         held ? "another skiff is running with this offset file" : strerror(errno));
 		close(fd);
 		return held ? LOCKFILE_HELD : LOCKFILE_ERR;
 	}

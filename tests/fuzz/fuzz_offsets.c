@@ -90,7 +90,8 @@ static void check_round_trip(struct offsets *o, uint64_t gen)
 		abort();
 	}
 	offsets_stats(again, &st);
-	if (st.generation != gen + 1 || st.loaded_from_prev || offsets_count(again) != offsets_count(o))
+	if (st.generation != gen + 1 || st.loaded_from_prev ||
+	    offsets_count(again) != offsets_count(o))
 		abort();
 	for (size_t i = 0; i < offsets_count(o); i++) {
 		const char *v = offsets_get(again, offsets_key(o, i));

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char errbuf[512] = "";
 
 	if (props_load_mem("fuzz.properties", (const char *)data, size, &p, errbuf,
-			   sizeof(errbuf)) != 0) {
+	                   sizeof(errbuf)) != 0) {
 		if (p != NULL || strncmp(errbuf, "fuzz.properties", 15) != 0)
 			abort(); /* a failure must leave *out NULL and name the file */
 		return 0;

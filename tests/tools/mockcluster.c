@@ -79,7 +79,8 @@ static const char *run(rd_kafka_mock_cluster_t *mc, char **w, int n)
 	int bad = 0;
 
 	if (strcmp(w[0], "errors") == 0 && n >= 4) {
-		int32_t b = int_word(w[1], 1, 1000, &bad), cnt = int_word(w[2], 1, MAX_ERRORS, &bad);
+		int32_t b = int_word(w[1], 1, 1000, &bad),
+		        cnt = int_word(w[2], 1, MAX_ERRORS, &bad);
 
 		if (bad)
 			return "errors BROKER N ERR...";
@@ -87,8 +88,8 @@ static const char *run(rd_kafka_mock_cluster_t *mc, char **w, int n)
 			if (parse_err(w[3 + i % (n - 3)], &errs[i]) != 0)
 				return "unknown error name";
 		for (int32_t i = 0; i < cnt && !err; i++)
-			err = rd_kafka_mock_broker_push_request_error_rtts(mc, b, 0 /* Produce */, 1,
-									   errs[i], 0);
+			err = rd_kafka_mock_broker_push_request_error_rtts(mc, b, 0 /* Produce */,
+			                                                   1, errs[i], 0);
 	} else if (strcmp(w[0], "pending") == 0 && n == 2) {
 		int32_t b = int_word(w[1], 1, 1000, &bad);
 		size_t cnt = 0;
@@ -118,7 +119,7 @@ static const char *run(rd_kafka_mock_cluster_t *mc, char **w, int n)
 		if (bad)
 			return "down|up BROKER";
 		err = w[0][0] == 'd' ? rd_kafka_mock_broker_set_down(mc, b)
-				     : rd_kafka_mock_broker_set_up(mc, b);
+		                     : rd_kafka_mock_broker_set_up(mc, b);
 	} else {
 		return "unknown command";
 	}

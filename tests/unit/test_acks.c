@@ -187,7 +187,7 @@ static void test_refs_live_while_named(void)
 	CHECK_INT(b.refs, 2);
 	acks_cancel(k, t3); /* could not be produced: its hold goes */
 	CHECK_INT(b.refs, 1);
-	src_ref_drop(&a); /* the source's next poll */
+	src_ref_drop(&a);                    /* the source's next poll */
 	CHECK(acks_done(k, t2, true) == &f); /* out of order: nothing passes */
 	CHECK_INT(a.refs, 2);
 	CHECK(acks_done(k, t1, true) == &f); /* both pass; the last is committable */
@@ -195,7 +195,7 @@ static void test_refs_live_while_named(void)
 	CHECK(acks_take(&f, &o) && o.v[0] == 2 && o.ref == &a);
 	CHECK_INT(freed, 0);
 	t3 = acks_submit(k, &f, &(struct src_offset){.v = {3}, .ref = &b});
-	src_ref_drop(&b); /* the source's next poll */
+	src_ref_drop(&b);                    /* the source's next poll */
 	CHECK(acks_done(k, t3, true) == &f); /* a's last reference goes */
 	CHECK_INT(freed, 1);
 	t1 = acks_submit(k, &f, &(struct src_offset){.v = {4}, .ref = NULL});

@@ -55,7 +55,7 @@ static void test_json_escapes(void)
 	/* BMP characters as UTF-8, U+2028 too; beyond the BMP a Java string
 	 * holds a surrogate pair, which Jackson escapes. */
 	check_json("h\xc3\xa9 \xe2\x82\xac \xe2\x80\xa8", 11,
-		   "\"h\xc3\xa9 \xe2\x82\xac \xe2\x80\xa8\"", 0);
+	           "\"h\xc3\xa9 \xe2\x82\xac \xe2\x80\xa8\"", 0);
 	check_json("\xf0\x9f\x98\x80", 4, "\"\\uD83D\\uDE00\"", 0);
 	check_json("\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", 8, "\"\\uD800\\uDC00\\uDBFF\\uDFFF\"", 0);
 	check_json("\xef\xbf\xbf", 3, "\"\xef\xbf\xbf\"", 0);
@@ -69,14 +69,14 @@ static void test_json_escapes(void)
 static void test_java_decoder(void)
 {
 	check_json("a\xff"
-		   "b",
-		   3, "\"a" FFFD "b\"", 1);
+	           "b",
+	           3, "\"a" FFFD "b\"", 1);
 	check_json("\x80\x80", 2, "\"" FFFD FFFD "\"", 2);
 	check_json("\xe2\x82", 2, "\"" FFFD "\"", 1);
 	check_json("\xe2\x82z", 3, "\"" FFFD "z\"", 1);
 	check_json("\xf0\x9f\x98"
-		   "a",
-		   4, "\"" FFFD "a\"", 1);
+	           "a",
+	           4, "\"" FFFD "a\"", 1);
 	check_json("\xc0\xaf", 2, "\"" FFFD FFFD "\"", 2);
 	check_json("\xe0\x80\x80", 3, "\"" FFFD FFFD FFFD "\"", 3);
 	check_json("\xf0\x80\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\"", 4);
@@ -84,16 +84,16 @@ static void test_java_decoder(void)
 	check_json("\xed\xa0\xbd\xed\xb8\x80", 6, "\"" FFFD FFFD "\"", 2);
 	check_json("\xed\xa0", 2, "\"" FFFD "\"", 1);
 	check_json("\xed\xa0"
-		   "A",
-		   3, "\"" FFFD "A\"", 1);
+	           "A",
+	           3, "\"" FFFD "A\"", 1);
 	check_json("\xf4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\"", 4);
 	check_json("\xf4\x90", 2, "\"" FFFD FFFD "\"", 2);
 	check_json("\xf0\x90"
-		   "A",
-		   3, "\"" FFFD "A\"", 1);
+	           "A",
+	           3, "\"" FFFD "A\"", 1);
 	check_json("\xe0\xa0"
-		   "A",
-		   3, "\"" FFFD "A\"", 1);
+	           "A",
+	           3, "\"" FFFD "A\"", 1);
 	check_json("\xf8\x88\x80\x80\x80", 5, "\"" FFFD FFFD FFFD FFFD FFFD "\"", 5);
 	check_json("\xc2\xc2\xa9", 3, "\"" FFFD "\xc2\xa9\"", 1);
 }
@@ -118,7 +118,7 @@ static void test_envelopes(void)
 	/* ByteArrayConverter: raw bytes, on purpose (Connect rejects a STRING). */
 	repl = 0;
 	got = conv("org.apache.kafka.connect.converters.ByteArrayConverter", false, "\x80x", 2,
-		   &repl);
+	           &repl);
 	CHECK(memcmp(got, "\x80x", 2) == 0);
 	free(got);
 	CHECK_INT(repl, 0);
@@ -160,7 +160,7 @@ static char *conv_struct(const char *cls, bool schemas, const cJSON *schema, con
 }
 
 static void check_struct(const char *cls, bool schemas, const char *schema_text,
-			 const cJSON *payload, const char *want)
+                         const cJSON *payload, const char *want)
 {
 	cJSON *schema = cJSON_Parse(schema_text);
 	char *got;
@@ -206,15 +206,15 @@ static void test_struct(void)
 	    "\"payload\":{\"id\":9007199254740993,\"ts\":1700000000123,\"t\":21.0,"
 	    "\"s\":null,\"gone\":\"d\",\"b\":\"AP8=\"}}");
 	check_struct("JsonConverter", false, schema, p,
-		     "{\"id\":9007199254740993,\"ts\":1700000000123,\"t\":21.0,\"s\":null,"
-		     "\"gone\":\"d\",\"b\":\"AP8=\"}");
+	             "{\"id\":9007199254740993,\"ts\":1700000000123,\"t\":21.0,\"s\":null,"
+	             "\"gone\":\"d\",\"b\":\"AP8=\"}");
 	/* Struct.toString(): nulls left out (defaults are not applied); bytes
 	 * as base64 where Connect prints "[B@<identity hash>". */
 	setenv("TZ", "UTC", 1);
 	check_struct("StringConverter", false, schema, p,
-		     "Struct{id=9007199254740993,ts=Tue Nov 14 22:13:20 UTC 2023,t=21.0,b=AP8=}");
+	             "Struct{id=9007199254740993,ts=Tue Nov 14 22:13:20 UTC 2023,t=21.0,b=AP8=}");
 	check_struct("StringConverter", false, "{\"type\":\"struct\",\"fields\":[]}", p,
-		     "Struct{}");
+	             "Struct{}");
 	cJSON_Delete(p);
 }
 
@@ -225,7 +225,7 @@ static void check_number(double d, const char *type, const char *want_json, cons
 
 	cJSON_AddItemToObject(p, "x", cJSON_CreateNumber(d));
 	snprintf(schema, sizeof(schema),
-		 "{\"type\":\"struct\",\"fields\":[{\"type\":\"%s\",\"field\":\"x\"}]}", type);
+	         "{\"type\":\"struct\",\"fields\":[{\"type\":\"%s\",\"field\":\"x\"}]}", type);
 	snprintf(want, sizeof(want), "{\"x\":%s}", want_json);
 	check_struct("Json", false, schema, p, want);
 	snprintf(want, sizeof(want), "Struct{x=%s}", want_text);
@@ -246,13 +246,13 @@ static void test_numbers(void)
 	check_number(0.00099, "double", "9.9E-4", "9.9E-4");
 	check_number(123456789.123, "double", "1.23456789123E8", "1.23456789123E8");
 	check_number(1.7976931348623157e308, "double", "1.7976931348623157E308",
-		     "1.7976931348623157E308");
+	             "1.7976931348623157E308");
 	check_number(4.9e-324, "double", "4.9E-324", "4.9E-324");
 	check_number(1e-7, "double", "1.0E-7", "1.0E-7");
 	check_number(-273.15, "double", "-273.15", "-273.15");
 	check_number(2e23, "double", "2.0E23", "2.0E23");
 	check_number(-2.681447534367114e18, "double", "-2.681447534367114E18",
-		     "-2.681447534367114E18");
+	             "-2.681447534367114E18");
 	check_number(NAN, "double", "\"NaN\"", "NaN");
 	check_number(-INFINITY, "double", "\"-Infinity\"", "-Infinity");
 	check_number((double)1.1f, "float", "1.1", "1.1");
@@ -265,7 +265,7 @@ static void test_numbers(void)
 static void test_struct_other(void)
 {
 	cJSON *p = cJSON_Parse("{\"in\":{\"a\":\"x\\u001fy\"},\"l\":[1.5,null],\"d\":19675,"
-			       "\"e\":\"\xf0\x9f\x98\x80\"}");
+	                       "\"e\":\"\xf0\x9f\x98\x80\"}");
 	const char *schema =
 	    "{\"type\":\"struct\",\"fields\":["
 	    "{\"type\":\"struct\",\"fields\":[{\"type\":\"string\",\"field\":\"a\"}],\"field\":"
@@ -280,8 +280,8 @@ static void test_struct_other(void)
 	    "{\"in\":{\"a\":\"x\\u001Fy\"},\"l\":[1.5,null],\"d\":19675,\"e\":\"\\uD83D\\uDE00\"}");
 	setenv("TZ", "UTC", 1);
 	check_struct("String", false, schema, p,
-		     "Struct{in=Struct{a=x\x1fy},l=[1.5, null],d=Tue Nov 14 00:00:00 UTC 2023,"
-		     "e=\xf0\x9f\x98\x80}");
+	             "Struct{in=Struct{a=x\x1fy},l=[1.5, null],d=Tue Nov 14 00:00:00 UTC 2023,"
+	             "e=\xf0\x9f\x98\x80}");
 	check_struct(
 	    "Json", true, "{\"type\":\"array\",\"items\":{\"type\":\"int8\"}}", p,
 	    "{\"schema\":{\"type\":\"array\",\"items\":{\"type\":\"int8\",\"optional\":false},"
@@ -313,7 +313,7 @@ static void test_struct_roundtrip(void)
 	    "\"int32\",\"optional\":false},\"optional\":true,\"field\":\"m\"}],\"optional\":false,"
 	    "\"name\":\"t\",\"version\":2}";
 	const char *payload = "{\"gone\":\"d\",\"dec\":\"BNI=\",\"in\":{\"a\":\"x\\u001Fy\"},"
-			      "\"l\":[1.5,null],\"d\":19675,\"m\":{\"k\":1}}";
+	                      "\"l\":[1.5,null],\"d\":19675,\"m\":{\"k\":1}}";
 	char want[2048];
 	cJSON *p = cJSON_Parse(payload);
 
@@ -323,8 +323,8 @@ static void test_struct_roundtrip(void)
 	check_struct("Json", true, schema, p, want);
 	setenv("TZ", "UTC", 1);
 	check_struct("String", false, schema, p,
-		     "Struct{dec=BNI=,in=Struct{a=x\x1fy},l=[1.5, null],"
-		     "d=Tue Nov 14 00:00:00 UTC 2023,m={k=1}}");
+	             "Struct{dec=BNI=,in=Struct{a=x\x1fy},l=[1.5, null],"
+	             "d=Tue Nov 14 00:00:00 UTC 2023,m={k=1}}");
 	cJSON_Delete(p);
 }
 
@@ -348,7 +348,7 @@ static void test_resolve(void)
 	struct converter c;
 
 	CHECK_INT(convert_resolve("org.apache.kafka.connect.storage.StringConverter", false, &c),
-		  0);
+	          0);
 	CHECK(c.kind == CONV_STRING);
 	CHECK_INT(convert_resolve("ByteArray", false, &c), 0);
 	CHECK(c.kind == CONV_BYTEARRAY);

@@ -15,7 +15,7 @@ static void write_sealed(const char *path, const char *body)
 {
 	char doc[1024];
 	int n = snprintf(doc, sizeof(doc), "%s,\"crc32c\":\"%08" PRIx32 "\"}\n", body,
-			 crc32c(0, body, strlen(body)));
+	                 crc32c(0, body, strlen(body)));
 
 	testlib_write_file(path, doc, (size_t)n);
 }
@@ -31,8 +31,8 @@ int main(void)
 	snprintf(prev, sizeof(prev), "%s/offsets.prev", dir);
 	snprintf(tmp, sizeof(tmp), "%s/offsets.tmp", dir);
 	write_sealed(path, "{\"format\":\"skiff-offsets\",\"version\":1,"
-			   "\"generation\":9007199254740992,\"offsets\":[{\"key\":[\"a\",{}],"
-			   "\"value\":{\"position\":1}}]");
+	                   "\"generation\":9007199254740992,\"offsets\":[{\"key\":[\"a\",{}],"
+	                   "\"value\":{\"position\":1}}]");
 	CHECK_INT(offsets_open_file(path, &o, errbuf, sizeof(errbuf)), 0);
 	if (o == NULL)
 		return testlib_done("test_offsets_generation");

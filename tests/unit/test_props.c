@@ -179,7 +179,11 @@ static void test_unicode(void)
 	CHECK_STR(get("k=\\uD800\\uDC00\n", "k"), "\xF0\x90\x80\x80");
 	CHECK_STR(get("k=\\uD83D\\\n   \\uDE00\n", "k"), "\xF0\x9F\x98\x80");
 	/* U+00A0 and U+3000 are not separators */
-	CHECK_STR(get("a\xC2\xA0" "b=1\n", "a\xC2\xA0" "b"), "1");
+	CHECK_STR(get("a\xC2\xA0"
+	              "b=1\n",
+	              "a\xC2\xA0"
+	              "b"),
+	          "1");
 }
 
 static void test_duplicates_and_order(void)
@@ -270,7 +274,7 @@ static void test_errors(void)
 	CHECK_STR(ERR("a=\\uD83Dx\n"), "t.properties:1: unpaired surrogate \\uD83D");
 	CHECK_STR(ERR("a=\\uDE00\\uD83D\n"), "t.properties:1: unpaired surrogate \\uDE00");
 	CHECK_STR(ERR("a=\\uD83D\\\n\\uD83D\\\n\\uDE00\n"),
-		  "t.properties:1: unpaired surrogate \\uD83D");
+	          "t.properties:1: unpaired surrogate \\uD83D");
 	/* replaced by a later line or not, a bad entry is an error */
 	CHECK_STR(ERR("a=\\uDE00\na=ok\n"), "t.properties:1: unpaired surrogate \\uDE00");
 	CHECK_STR(ERR("a=x\\u0000\n"), "t.properties:1: NUL character (\\u0000) not supported");

@@ -58,7 +58,8 @@ static void test_connect_files_unchanged(void)
 	CHECK_INT(config_int(s.worker, "offset.flush.interval.ms"), 10000);
 	CHECK_INT(config_int(s.worker, "offset.flush.timeout.ms"), 5000);
 	CHECK_STR(config_str(s.worker, "offset.storage.file.filename"), "/tmp/connect.offsets");
-	CHECK(s.connectors[0].value_conv.kind == CONV_JSON && s.connectors[0].value_conv.schemas_enable);
+	CHECK(s.connectors[0].value_conv.kind == CONV_JSON &&
+	      s.connectors[0].value_conv.schemas_enable);
 	settings_destroy(&s);
 }
 
@@ -67,20 +68,21 @@ static void test_inline_and_overrides(void)
 	struct settings s;
 	char err[1024];
 	char *w = write_tmp("device.properties",
-			    "bootstrap.servers = 127.0.0.1:9092\n"
-			    "offset.storage.file.filename=/var/lib/skiff/offsets\n"
-			    "value.converter=StringConverter\n"
-			    "plugin.path=/usr/share/java\n"
-			    "internal.key.converter.schemas.enable=false\n"
-			    "producer.linger.ms=20\n"
-			    "connectors.syslog.connector.class=org.apache.kafka.connect.file.FileStreamSourceConnector\n"
-			    "connectors.syslog.file=/var/log/syslog\n"
-			    "connectors.syslog.topic=logs\n"
-			    "connectors.app.connector.class=FileStreamSourceConnector\n"
-			    "connectors.app.file=/var/log/app.log\n"
-			    "connectors.app.topic=app\n"
-			    "connectors.app.value.converter=JsonConverter\n"
-			    "connectors.app.value.converter.schemas.enable=false\n");
+	                    "bootstrap.servers = 127.0.0.1:9092\n"
+	                    "offset.storage.file.filename=/var/lib/skiff/offsets\n"
+	                    "value.converter=StringConverter\n"
+	                    "plugin.path=/usr/share/java\n"
+	                    "internal.key.converter.schemas.enable=false\n"
+	                    "producer.linger.ms=20\n"
+	                    "connectors.syslog.connector.class=org.apache.kafka.connect.file."
+	                    "FileStreamSourceConnector\n"
+	                    "connectors.syslog.file=/var/log/syslog\n"
+	                    "connectors.syslog.topic=logs\n"
+	                    "connectors.app.connector.class=FileStreamSourceConnector\n"
+	                    "connectors.app.file=/var/log/app.log\n"
+	                    "connectors.app.topic=app\n"
+	                    "connectors.app.value.converter=JsonConverter\n"
+	                    "connectors.app.value.converter.schemas.enable=false\n");
 
 	CHECK_INT(load(&s, err, sizeof(err), 1, w), 0);
 	if (err[0])
@@ -120,9 +122,9 @@ static void expect_error(const char *text, const char *want_substring)
 static void test_errors(void)
 {
 	const char *base = "offset.storage.file.filename=/tmp/o\n"
-			   "connectors.a.connector.class=FileStreamSource\n"
-			   "connectors.a.file=/tmp/f\n"
-			   "connectors.a.topic=t\n";
+	                   "connectors.a.connector.class=FileStreamSource\n"
+	                   "connectors.a.file=/tmp/f\n"
+	                   "connectors.a.topic=t\n";
 	char text[1024];
 
 	snprintf(text, sizeof(text), "%sofset.flush.interval.ms=5\n", base);
@@ -132,7 +134,8 @@ static void test_errors(void)
 	snprintf(text, sizeof(text), "%soffset.flush.interval.ms=-1\n", base);
 	expect_error(text, "bad.properties:5: offset.flush.interval.ms: -1 is out of range");
 	snprintf(text, sizeof(text), "%svalue.converter.schemas.enable=yes\n", base);
-	expect_error(text, "bad.properties:5: value.converter.schemas.enable: 'yes' is not true or false");
+	expect_error(
+	    text, "bad.properties:5: value.converter.schemas.enable: 'yes' is not true or false");
 	snprintf(text, sizeof(text), "%svalue.converter.schema.enable=false\n", base);
 	expect_error(text, "bad.properties:5: unknown property 'value.converter.schema.enable'");
 	snprintf(text, sizeof(text), "%sconnectors.a.batch.size=0\n", base);
@@ -141,19 +144,24 @@ static void test_errors(void)
 	expect_error(text, "bad.properties:5: unknown property 'connectors.a.fille'");
 	snprintf(text, sizeof(text), "%sconnectors.a.max.line.policy=drop\n", base);
 	expect_error(text, "max.line.policy: 'drop' is not one of split|truncate|skip");
-	snprintf(text, sizeof(text), "%svalue.converter=io.confluent.connect.avro.AvroConverter\n", base);
-	expect_error(text, "bad.properties:5: value.converter: unknown converter 'io.confluent.connect.avro.AvroConverter'");
+	snprintf(text, sizeof(text), "%svalue.converter=io.confluent.connect.avro.AvroConverter\n",
+	         base);
+	expect_error(text, "bad.properties:5: value.converter: unknown converter "
+	                   "'io.confluent.connect.avro.AvroConverter'");
 	snprintf(text, sizeof(text), "%sconnectors.a.name=x\n", base);
 	expect_error(text, "an inline connector is named by its prefix");
 	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=Nope\n",
-		     "unknown connector class 'Nope'");
+	             "unknown connector class 'Nope'");
 	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=Nope\n",
-		     "(known: FileStreamSource, JdbcSourceConnector");
-	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.b.connector.class=FileStreamSource\nconnectors.b.file=/f\n",
-		     "missing required property 'topic'");
-	expect_error("bootstrap.servers=x:1\n", "missing required property 'offset.storage.file.filename'");
+	             "(known: FileStreamSource, JdbcSourceConnector");
+	expect_error("offset.storage.file.filename=/tmp/"
+	             "o\nconnectors.b.connector.class=FileStreamSource\nconnectors.b.file=/f\n",
+	             "missing required property 'topic'");
+	expect_error("bootstrap.servers=x:1\n",
+	             "missing required property 'offset.storage.file.filename'");
 	expect_error("offset.storage.file.filename=/tmp/o\n", "no connector");
-	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.=x\n", "is not connectors.<name>.<property>");
+	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.=x\n",
+	             "is not connectors.<name>.<property>");
 	expect_error("offset.storage.file.filename=/tmp/o\nkey=\\u12\n", "bad.properties:2");
 }
 
@@ -162,9 +170,12 @@ static void test_separate_files_errors(void)
 	struct settings s;
 	char err[1024];
 	char *w = write_tmp("w.properties", "offset.storage.file.filename=/tmp/o\n");
-	char *c1 = write_tmp("c1.properties", "name=x\nconnector.class=FileStreamSource\nfile=/a\ntopic=t\n");
-	char *c2 = write_tmp("c2.properties", "name=x\nconnector.class=FileStreamSource\nfile=/b\ntopic=t\n");
-	char *c3 = write_tmp("c3.properties", "connector.class=FileStreamSource\nfile=/b\ntopic=t\n");
+	char *c1 = write_tmp("c1.properties",
+	                     "name=x\nconnector.class=FileStreamSource\nfile=/a\ntopic=t\n");
+	char *c2 = write_tmp("c2.properties",
+	                     "name=x\nconnector.class=FileStreamSource\nfile=/b\ntopic=t\n");
+	char *c3 =
+	    write_tmp("c3.properties", "connector.class=FileStreamSource\nfile=/b\ntopic=t\n");
 
 	CHECK_INT(load(&s, err, sizeof(err), 3, w, c1, c2), -1);
 	CHECK(strstr(err, "connector name 'x' is used twice") != NULL);
@@ -180,14 +191,13 @@ static void test_secrets_masked(void)
 	char err[1024], *out = NULL;
 	size_t len = 0;
 	FILE *fp;
-	char *w = write_tmp("sec.properties",
-			    "offset.storage.file.filename=/tmp/o\n"
-			    "producer.sasl.password=hunter2\n"
-			    "sasl.oauthbearer.client.secret=hunter3\n"
-			    "producer.ssl.key.password=hunter4\n"
-			    "connectors.a.connector.class=FileStreamSource\n"
-			    "connectors.a.file=/tmp/f\n"
-			    "connectors.a.topic=t\n");
+	char *w = write_tmp("sec.properties", "offset.storage.file.filename=/tmp/o\n"
+	                                      "producer.sasl.password=hunter2\n"
+	                                      "sasl.oauthbearer.client.secret=hunter3\n"
+	                                      "producer.ssl.key.password=hunter4\n"
+	                                      "connectors.a.connector.class=FileStreamSource\n"
+	                                      "connectors.a.file=/tmp/f\n"
+	                                      "connectors.a.topic=t\n");
 
 	CHECK_INT(load(&s, err, sizeof(err), 1, w), 0);
 	fp = open_memstream(&out, &len);
@@ -200,12 +210,12 @@ static void test_secrets_masked(void)
 	settings_destroy(&s);
 	/* A JAAS line librdkafka cannot read is refused, its secret not shown. */
 	w = write_tmp("jaas.properties",
-		      "offset.storage.file.filename=/tmp/o\n"
-		      "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
-		      "required password=\"hunter5\";\n"
-		      "connectors.a.connector.class=FileStreamSource\n"
-		      "connectors.a.file=/tmp/f\n"
-		      "connectors.a.topic=t\n");
+	              "offset.storage.file.filename=/tmp/o\n"
+	              "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule "
+	              "required password=\"hunter5\";\n"
+	              "connectors.a.connector.class=FileStreamSource\n"
+	              "connectors.a.file=/tmp/f\n"
+	              "connectors.a.topic=t\n");
 	CHECK_INT(load(&s, err, sizeof(err), 1, w), -1);
 	CHECK(strstr(err, "jaas.properties:2: sasl.jaas.config: librdkafka reads no JAAS") != NULL);
 	CHECK(strstr(err, "hunter") == NULL);

@@ -13,7 +13,7 @@ static char arena[4096];
 
 /* Reads everything available; lines joined as "a|b|" into out. */
 static int read_all(struct tailfile *tf, bool final, char *out, size_t outlen, size_t *nlines,
-		    struct tailfile_stats *st)
+                    struct tailfile_stats *st)
 {
 	struct tailline lines[64];
 	struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
@@ -141,7 +141,8 @@ static void test_fingerprint(void)
 	int rc;
 
 	for (int i = 0; len + 40 < sizeof(data); i++)
-		len += (size_t)snprintf(data + len, sizeof(data) - len, "line %d with some text\n", i);
+		len +=
+		    (size_t)snprintf(data + len, sizeof(data) - len, "line %d with some text\n", i);
 	tf = open_with(data, 100, TAILFILE_SPLIT);
 	do {
 		buf.used = 0;
@@ -150,7 +151,8 @@ static void test_fingerprint(void)
 			int64_t end = lines[i].after.v[0];
 			size_t fl = end < TAILID_FP_MAX ? (size_t)end : TAILID_FP_MAX;
 
-			CHECK((uint64_t)lines[i].after.v[3] == tailid_fp_update(TAILID_FP_EMPTY, data, fl));
+			CHECK((uint64_t)lines[i].after.v[3] ==
+			      tailid_fp_update(TAILID_FP_EMPTY, data, fl));
 			CHECK(lines[i].start + (int64_t)lines[i].len + 1 == end);
 		}
 		total += n;

@@ -101,7 +101,7 @@ static void test_tailpos(void)
 	off.ref = &m->ref; /* the file's mark: its birth time */
 	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "{\"position\":5000,\"dev\":2049,\"ino\":9007199254740993,"
-		       "\"fp\":-6437437392128475113,\"fplen\":1024,\"born\":1700000000123456789}");
+	               "\"fp\":-6437437392128475113,\"fplen\":1024,\"born\":1700000000123456789}");
 	CHECK_INT(tailpos_parse(buf, &p), 0);
 	CHECK(p.known && p.has_id && p.has_fp && p.has_born);
 	CHECK(p.ino == 9007199254740993LL && p.fp == (uint64_t)-6437437392128475113LL);

@@ -33,7 +33,7 @@ static void fake_count(struct source_env *env, const char *name, uint64_t n)
 {
 	(void)env;
 	snprintf(counted + strlen(counted), sizeof(counted) - strlen(counted), "%s+%llu ", name,
-		 (unsigned long long)n);
+	         (unsigned long long)n);
 }
 
 static void fake_log(struct source_env *env, int level, const char *fmt, ...)
@@ -44,10 +44,10 @@ static void fake_log(struct source_env *env, int level, const char *fmt, ...)
 }
 
 static struct source_env env = {.connector = "t",
-				.partition = fake_partition,
-				.committed = fake_committed,
-				.count = fake_count,
-				.log = fake_log};
+                                .partition = fake_partition,
+                                .committed = fake_committed,
+                                .count = fake_count,
+                                .log = fake_log};
 
 static int no_room(void *opaque, const struct tailstream *except)
 {
@@ -64,9 +64,14 @@ static bool not_shared(void *opaque, int wd, const struct tailstream *except)
 	return false;
 }
 
-static struct tailctx ctx = {.env = &env, .max_line = 1000, .policy = TAILFILE_SPLIT,
-			     .rotate_wait_ms = 0, .ifd = -1, .max_open = 64,
-			     .make_room = no_room, .wd_shared = not_shared};
+static struct tailctx ctx = {.env = &env,
+                             .max_line = 1000,
+                             .policy = TAILFILE_SPLIT,
+                             .rotate_wait_ms = 0,
+                             .ifd = -1,
+                             .max_open = 64,
+                             .make_room = no_room,
+                             .wd_shared = not_shared};
 static char dir[256], logpath[512];
 static char arena[1 << 16];
 static struct src_offset last;
@@ -226,7 +231,6 @@ static void test_replaced_while_stopped(void)
 	committed_json = NULL;
 }
 
-
 static void rm(const char *name)
 {
 	char p[600];
@@ -266,9 +270,11 @@ static void test_inode_reused_after_stop(void)
 	/* the new file has A's dev and inode (simulated: the offset is
 	 * rewritten to name the new file's inode, keeping A's fp and born) */
 	CHECK(stat(logpath, &st) == 0);
-	snprintf(saved, sizeof(saved), "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,"
-		 "\"fplen\":%lld,\"born\":%lld}", (long long)p.pos, (long long)st.st_dev,
-		 (long long)st.st_ino, (long long)p.fp, (long long)p.fplen, (long long)p.born);
+	snprintf(saved, sizeof(saved),
+	         "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,"
+	         "\"fplen\":%lld,\"born\":%lld}",
+	         (long long)p.pos, (long long)st.st_dev, (long long)st.st_ino, (long long)p.fp,
+	         (long long)p.fplen, (long long)p.born);
 	committed_json = saved;
 	counted[0] = '\0';
 	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);

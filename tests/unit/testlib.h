@@ -10,35 +10,36 @@
 extern int testlib_failures;
 extern int testlib_checks;
 
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		testlib_checks++;                                                          \
-		if (!(cond)) {                                                             \
-			testlib_failures++;                                                \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                                          \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		testlib_checks++;                                                                  \
+		if (!(cond)) {                                                                     \
+			testlib_failures++;                                                        \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                                    \
-	do {                                                                               \
-		const char *a_ = (a), *b_ = (b);                                           \
-		testlib_checks++;                                                          \
-		if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) {                     \
-			testlib_failures++;                                                \
-			fprintf(stderr, "%s:%d: CHECK_STR failed: %s == %s\n  got:  %s\n  want: %s\n", \
-				__FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
-		}                                                                          \
+#define CHECK_STR(a, b)                                                                            \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		testlib_checks++;                                                                  \
+		if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0) {                             \
+			testlib_failures++;                                                        \
+			fprintf(                                                                   \
+			    stderr, "%s:%d: CHECK_STR failed: %s == %s\n  got:  %s\n  want: %s\n", \
+			    __FILE__, __LINE__, #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)");   \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_INT(a, b)                                                                    \
-	do {                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                        \
-		testlib_checks++;                                                          \
-		if (a_ != b_) {                                                            \
-			testlib_failures++;                                                \
-			fprintf(stderr, "%s:%d: CHECK_INT failed: %s == %s (%lld != %lld)\n",     \
-				__FILE__, __LINE__, #a, #b, a_, b_);                       \
-		}                                                                          \
+#define CHECK_INT(a, b)                                                                            \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		testlib_checks++;                                                                  \
+		if (a_ != b_) {                                                                    \
+			testlib_failures++;                                                        \
+			fprintf(stderr, "%s:%d: CHECK_INT failed: %s == %s (%lld != %lld)\n",      \
+			        __FILE__, __LINE__, #a, #b, a_, b_);                               \
+		}                                                                                  \
 	} while (0)
 
 /* Makes a fresh temporary directory; returns its path (static storage). */

@@ -79,86 +79,86 @@ struct filesrc {
 };
 
 static const char *const file_classes[] = {
-	"FileStreamSource",
-	"FileStreamSourceConnector",
-	"org.apache.kafka.connect.file.FileStreamSourceConnector",
-	NULL,
+    "FileStreamSource",
+    "FileStreamSourceConnector",
+    "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    NULL,
 };
 
 static const struct config_key file_keys[] = {
-	{"file", CFG_STRING, NULL, 0, 0, NULL, 0,
-	 "The file to tail (Connect's key). Exactly one of file and files is required."},
-	{"files", CFG_LIST, NULL, 0, 0, NULL, 0,
-	 "Comma-separated glob patterns (* ? [..] {a,b}) of files to tail; each file is its own "
-	 "source partition. New matches are picked up without a restart. A match that is the "
-	 "rotated copy of another match (app.log.1 beside app.log) is read as that file's "
-	 "history, not on its own."},
-	{"rotated.dirs", CFG_LIST, NULL, 0, 0, NULL, 0,
-	 "Directories where rotated files are besides the log's own (logrotate's olddir): "
-	 "searched for the rotated and compressed files of every path, at a restart and while "
-	 "running."},
-	{"files.exclude", CFG_LIST, NULL, 0, 0, NULL, 0,
-	 "Comma-separated glob patterns of files not to tail: matched against the whole path "
-	 "when they hold a '/', else against the file name (e.g. *.gz)."},
-	{"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to."},
-	{"batch.size", CFG_INT, "2000", 1, 100000, NULL, 0,
-	 "Most lines read in one poll (Connect's batch.size)."},
-	{"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
-	 "Where a file without a stored offset that exists at start-up is read from: its "
-	 "beginning (as Connect does) or its end (only lines written from now on). Files that "
-	 "appear later are always read from their beginning."},
-	{"max.open.files", CFG_INT, "256", 1, 65536, NULL, 0,
-	 "Most files held open at once. Beyond it, idle files are closed (their place is kept) "
-	 "and reopened, by identity, when they change. A stream finishing a rotation may hold "
-	 "up to 7 more."},
-	{"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
-	 "Longest line shipped as one record; keep it below the producer's message.max.bytes."},
-	{"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
-	 "What a longer line becomes: split into records of max.line.bytes, truncated to "
-	 "max.line.bytes, or skipped. Counted either way (lines_split, lines_truncated, "
-	 "lines_skipped)."},
-	{"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
-	 "A file rotated away or deleted is still read until this long has passed since skiff "
-	 "noticed and since its last write (writers that have not reopened yet); then it is "
-	 "closed and its partial last line, if any, ships as a line (partial_lines_shipped)."},
-	{"watch.mode", CFG_ENUM, "inotify", 0, 0, "inotify|poll", 0,
-	 "How changes are noticed: inotify (local file systems), or stat polling every "
-	 "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems)."},
-	{"poll.interval.ms", CFG_INT, "1000", 10, 3600000, NULL, 0,
-	 "With watch.mode=poll: how often every file is checked for growth and rotation."},
-	{"rescan.interval.ms", CFG_INT, "10000", 100, 3600000, NULL, 0,
-	 "How often globs are expanded again and every file is checked without an event (a "
-	 "safety net for missed inotify events)."},
-	{"record.key", CFG_ENUM, "none", 0, 0, "none|path", 0,
-	 "The record key: none (null, as Connect), or the path of the stream (keeps each file "
-	 "in one Kafka partition of a multi-partition topic)."},
-	{"header.path", CFG_STRING, "", 0, 0, NULL, 0,
-	 "Name of a record header carrying the path of the stream (e.g. log.file.path); empty: "
-	 "no header."},
-	{"header.offset", CFG_STRING, "", 0, 0, NULL, 0,
-	 "Name of a record header carrying the byte offset of the line in its file, as decimal "
-	 "text (e.g. log.offset); empty: no header."},
-	{"multiline.pattern", CFG_STRING, "", 0, 0, NULL, 0,
-	 "A POSIX extended regex that groups lines into multi-line records (stack traces, "
-	 "wrapped JSON), as Filebeat's multiline.pattern; empty: each line is a record. A "
-	 "record ships once complete, with the offset after its last line."},
-	{"multiline.negate", CFG_BOOL, "false", 0, 0, NULL, 0,
-	 "true: a line matches when the pattern does not find a match in it."},
-	{"multiline.match", CFG_ENUM, "after", 0, 0, "after|before", 0,
-	 "after: a matching line continues the record before it, any other line starts a "
-	 "record; before: a matching line is continued by the next line, any other line ends "
-	 "the record."},
-	{"multiline.max.lines", CFG_INT, "500", 1, 1000000, NULL, 0,
-	 "Most lines in one record; a longer group ships in records of this many lines "
-	 "(multiline_max_lines counts each cut)."},
-	{"multiline.max.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
-	 "Most bytes in one record (lines joined by \\n); a larger group ships in several "
-	 "records (multiline_max_bytes counts each cut). At least max.line.bytes; keep it below "
-	 "the producer's message.max.bytes."},
-	{"multiline.timeout.ms", CFG_INT, "5000", 10, 3600000, NULL, 0,
-	 "A record that no line was added to for this long ships as it stands (the last "
-	 "record of a quiet file; multiline_timeouts)."},
-	{NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    {"file", CFG_STRING, NULL, 0, 0, NULL, 0,
+     "The file to tail (Connect's key). Exactly one of file and files is required."},
+    {"files", CFG_LIST, NULL, 0, 0, NULL, 0,
+     "Comma-separated glob patterns (* ? [..] {a,b}) of files to tail; each file is its own "
+     "source partition. New matches are picked up without a restart. A match that is the "
+     "rotated copy of another match (app.log.1 beside app.log) is read as that file's "
+     "history, not on its own."},
+    {"rotated.dirs", CFG_LIST, NULL, 0, 0, NULL, 0,
+     "Directories where rotated files are besides the log's own (logrotate's olddir): "
+     "searched for the rotated and compressed files of every path, at a restart and while "
+     "running."},
+    {"files.exclude", CFG_LIST, NULL, 0, 0, NULL, 0,
+     "Comma-separated glob patterns of files not to tail: matched against the whole path "
+     "when they hold a '/', else against the file name (e.g. *.gz)."},
+    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to."},
+    {"batch.size", CFG_INT, "2000", 1, 100000, NULL, 0,
+     "Most lines read in one poll (Connect's batch.size)."},
+    {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
+     "Where a file without a stored offset that exists at start-up is read from: its "
+     "beginning (as Connect does) or its end (only lines written from now on). Files that "
+     "appear later are always read from their beginning."},
+    {"max.open.files", CFG_INT, "256", 1, 65536, NULL, 0,
+     "Most files held open at once. Beyond it, idle files are closed (their place is kept) "
+     "and reopened, by identity, when they change. A stream finishing a rotation may hold "
+     "up to 7 more."},
+    {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
+     "Longest line shipped as one record; keep it below the producer's message.max.bytes."},
+    {"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
+     "What a longer line becomes: split into records of max.line.bytes, truncated to "
+     "max.line.bytes, or skipped. Counted either way (lines_split, lines_truncated, "
+     "lines_skipped)."},
+    {"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
+     "A file rotated away or deleted is still read until this long has passed since skiff "
+     "noticed and since its last write (writers that have not reopened yet); then it is "
+     "closed and its partial last line, if any, ships as a line (partial_lines_shipped)."},
+    {"watch.mode", CFG_ENUM, "inotify", 0, 0, "inotify|poll", 0,
+     "How changes are noticed: inotify (local file systems), or stat polling every "
+     "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems)."},
+    {"poll.interval.ms", CFG_INT, "1000", 10, 3600000, NULL, 0,
+     "With watch.mode=poll: how often every file is checked for growth and rotation."},
+    {"rescan.interval.ms", CFG_INT, "10000", 100, 3600000, NULL, 0,
+     "How often globs are expanded again and every file is checked without an event (a "
+     "safety net for missed inotify events)."},
+    {"record.key", CFG_ENUM, "none", 0, 0, "none|path", 0,
+     "The record key: none (null, as Connect), or the path of the stream (keeps each file "
+     "in one Kafka partition of a multi-partition topic)."},
+    {"header.path", CFG_STRING, "", 0, 0, NULL, 0,
+     "Name of a record header carrying the path of the stream (e.g. log.file.path); empty: "
+     "no header."},
+    {"header.offset", CFG_STRING, "", 0, 0, NULL, 0,
+     "Name of a record header carrying the byte offset of the line in its file, as decimal "
+     "text (e.g. log.offset); empty: no header."},
+    {"multiline.pattern", CFG_STRING, "", 0, 0, NULL, 0,
+     "A POSIX extended regex that groups lines into multi-line records (stack traces, "
+     "wrapped JSON), as Filebeat's multiline.pattern; empty: each line is a record. A "
+     "record ships once complete, with the offset after its last line."},
+    {"multiline.negate", CFG_BOOL, "false", 0, 0, NULL, 0,
+     "true: a line matches when the pattern does not find a match in it."},
+    {"multiline.match", CFG_ENUM, "after", 0, 0, "after|before", 0,
+     "after: a matching line continues the record before it, any other line starts a "
+     "record; before: a matching line is continued by the next line, any other line ends "
+     "the record."},
+    {"multiline.max.lines", CFG_INT, "500", 1, 1000000, NULL, 0,
+     "Most lines in one record; a longer group ships in records of this many lines "
+     "(multiline_max_lines counts each cut)."},
+    {"multiline.max.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
+     "Most bytes in one record (lines joined by \\n); a larger group ships in several "
+     "records (multiline_max_bytes counts each cut). At least max.line.bytes; keep it below "
+     "the producer's message.max.bytes."},
+    {"multiline.timeout.ms", CFG_INT, "5000", 10, 3600000, NULL, 0,
+     "A record that no line was added to for this long ships as it stands (the last "
+     "record of a quiet file; multiline_timeouts)."},
+    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
 /* ---- streams and watches ----------------------------------------------- */
@@ -176,8 +176,10 @@ static void watch_dir(struct filesrc *f, const char *dir)
 	wd = inotify_add_watch(f->ctx.ifd, dir, DIR_MASK);
 	if (wd < 0) {
 		if (errno != ENOENT)
-			f->env->log(f->env, LOG_WARN, "%s: cannot watch this directory (%s): relying "
-				    "on the %lld ms rescan", dir, strerror(errno), (long long)f->rescan_ms);
+			f->env->log(f->env, LOG_WARN,
+			            "%s: cannot watch this directory (%s): relying "
+			            "on the %lld ms rescan",
+			            dir, strerror(errno), (long long)f->rescan_ms);
 		return;
 	}
 	grown = realloc(f->dirs, (f->ndirs + 1) * sizeof(*grown));
@@ -223,8 +225,10 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	free(pjson);
 	if (part == NULL) {
 		if (!f->partitions_full_logged)
-			f->env->log(f->env, LOG_ERROR, "%s: no source partition for it (out of memory "
-				    "or the partition limit): not tailed", path);
+			f->env->log(f->env, LOG_ERROR,
+			            "%s: no source partition for it (out of memory "
+			            "or the partition limit): not tailed",
+			            path);
 		f->partitions_full_logged = true;
 		return -1;
 	}
@@ -254,8 +258,7 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	return 0;
 }
 
-static unsigned stream_flags(const struct filesrc *f, const char *path, bool quiet,
-			     bool from_end)
+static unsigned stream_flags(const struct filesrc *f, const char *path, bool quiet, bool from_end)
 {
 	char probe[4096];
 	unsigned flags = quiet ? TAILSTREAM_QUIET : 0;
@@ -294,9 +297,11 @@ static void expand_globs(struct filesrc *f, bool from_end)
 	if (!f->globbing)
 		return;
 	if (tailscan_glob((const char *const *)f->patterns, f->npat,
-			  (const char *const *)f->excludes, f->nex, on_match, &g) < 0)
-		f->env->log(f->env, LOG_WARN, "files: a pattern could not be expanded (%s); "
-			    "retrying at the next rescan", strerror(errno));
+	                  (const char *const *)f->excludes, f->nex, on_match, &g) < 0)
+		f->env->log(f->env, LOG_WARN,
+		            "files: a pattern could not be expanded (%s); "
+		            "retrying at the next rescan",
+		            strerror(errno));
 }
 
 /* ---- callbacks for the streams ------------------------------------------ */
@@ -331,7 +336,7 @@ static bool wd_shared(void *opaque, int wd, const struct tailstream *except)
 /* ---- events --------------------------------------------------------------- */
 
 static void on_dir_event(struct filesrc *f, const char *dir, const struct inotify_event *ev,
-			 int64_t now)
+                         int64_t now)
 {
 	if (ev->len == 0)
 		return;
@@ -340,7 +345,8 @@ static void on_dir_event(struct filesrc *f, const char *dir, const struct inotif
 	for (size_t i = 0; i < f->nstreams; i++) {
 		struct tailstream *s = f->streams[i];
 
-		if (strcmp(tailstream_base(s), ev->name) == 0 && strcmp(tailstream_dir(s), dir) == 0)
+		if (strcmp(tailstream_base(s), ev->name) == 0 &&
+		    strcmp(tailstream_dir(s), dir) == 0)
 			tailstream_check(s, now);
 	}
 }
@@ -363,7 +369,8 @@ static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t 
 
 		if (tailstream_wd(s) != ev->wd)
 			continue;
-		if (tailstream_open_files(s) == 0 || (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
+		if (tailstream_open_files(s) == 0 ||
+		    (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
 			tailstream_check(s, now);
 		tailstream_set_ready(s);
 	}
@@ -414,7 +421,7 @@ static void housekeeping(struct filesrc *f, int64_t now)
 /* ---- records -------------------------------------------------------------- */
 
 static void emit(struct filesrc *f, struct tailstream *s, const struct tailline *l,
-		 struct source_batch *b)
+                 struct source_batch *b)
 {
 	struct record *r = &b->records[b->n];
 	const char *path = tailstream_path(s);
@@ -424,7 +431,8 @@ static void emit(struct filesrc *f, struct tailstream *s, const struct tailline 
 	r->topic = f->topic;
 	r->key.kind = VALUE_NULL;
 	if (f->key == KEY_PATH)
-		r->key = (struct record_value){.kind = VALUE_STRING, .bytes = path, .len = strlen(path)};
+		r->key =
+		    (struct record_value){.kind = VALUE_STRING, .bytes = path, .len = strlen(path)};
 	r->value = (struct record_value){.kind = VALUE_STRING, .bytes = l->bytes, .len = l->len};
 	r->offset = l->after;
 	if (f->hdr_path != NULL)
@@ -445,14 +453,15 @@ static bool room(const struct filesrc *f, const struct source_batch *b)
 {
 	if (f->multi == NULL)
 		return b->n < b->max;
-	return b->n + 1 < b->max && f->recbuf.cap - f->recbuf.used >=
-		f->multi_max_bytes + (f->buf.cap - f->buf.used) + (b->max - b->n);
+	return b->n + 1 < b->max &&
+	       f->recbuf.cap - f->recbuf.used >=
+	           f->multi_max_bytes + (f->buf.cap - f->buf.used) + (b->max - b->n);
 }
 
 /* Groups the n lines just read from streams[k] (none: a record may time
  * out) into multi-line records and adds those complete to the batch. */
 static int group(struct filesrc *f, size_t k, size_t n, struct source_batch *b, int64_t now,
-		 char *errbuf, size_t errlen)
+                 char *errbuf, size_t errlen)
 {
 	struct tailmulti_stats st = {0};
 	size_t nrec = 0;
@@ -475,7 +484,7 @@ static int group(struct filesrc *f, size_t k, size_t n, struct source_batch *b, 
 /* Reads stream k into the batch. Returns 1 when it has more now, 0,
  * SOURCE_ERR or SOURCE_ERR_NOMEM. */
 static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int64_t now,
-		       char *errbuf, size_t errlen)
+                       char *errbuf, size_t errlen)
 {
 	struct tailstream *s = f->streams[k];
 	struct tailmulti *m = f->groups[k];
@@ -499,8 +508,7 @@ static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int6
 	return rc < 0 ? SOURCE_ERR : rc;
 }
 
-static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf,
-		     size_t errlen)
+static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf, size_t errlen)
 {
 	struct filesrc *f = ctx;
 	bool more = false;
@@ -576,9 +584,9 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 	return t > now_ms ? t - now_ms : 0;
 }
 
-static void file_backlog(void *ctx,
-			 void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
-			 void *arg)
+static void
+file_backlog(void *ctx, void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
+             void *arg)
 {
 	struct filesrc *f = ctx;
 	uint64_t bytes;
@@ -664,7 +672,7 @@ static char *opt_string(const struct config_section *cfg, const char *key)
 
 /* --check: what open() would refuse in the multiline.* keys. */
 static int file_check(const struct config_section *cfg, const char *name, char *errbuf,
-		      size_t errlen)
+                      size_t errlen)
 {
 	struct tailmulti_rules *r = NULL;
 	int rc = tailmulti_configure(cfg, &r, errbuf, errlen);
@@ -679,7 +687,7 @@ static int file_check(const struct config_section *cfg, const char *name, char *
 /* Reads the configuration into f. Returns 0, -1 with errbuf (a
  * configuration error), or -2 when out of memory. */
 static int configure(struct filesrc *f, const struct config_section *cfg, char *errbuf,
-		     size_t errlen)
+                     size_t errlen)
 {
 	const char *pol = config_str(cfg, "max.line.policy");
 	const char *file = config_str(cfg, "file");
@@ -687,7 +695,9 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 	f->topic = strdup(config_str(cfg, "topic"));
 	f->batch_max = (size_t)config_int(cfg, "batch.size");
 	f->ctx.max_line = (size_t)config_int(cfg, "max.line.bytes");
-	f->ctx.policy = strcmp(pol, "skip") == 0 ? TAILFILE_SKIP : strcmp(pol, "truncate") == 0 ? TAILFILE_TRUNCATE : TAILFILE_SPLIT;
+	f->ctx.policy = strcmp(pol, "skip") == 0       ? TAILFILE_SKIP
+	                : strcmp(pol, "truncate") == 0 ? TAILFILE_TRUNCATE
+	                                               : TAILFILE_SPLIT;
 	f->ctx.rotate_wait_ms = config_int(cfg, "rotate.wait.ms");
 	f->ctx.max_open = (size_t)config_int(cfg, "max.open.files");
 	f->poll_mode = strcmp(config_str(cfg, "watch.mode"), "poll") == 0;
@@ -700,15 +710,17 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 	f->excludes = copy_list(cfg, "files.exclude", &f->nex);
 	f->rotated_dirs = copy_list(cfg, "rotated.dirs", &f->ctx.nrotated_dirs);
 	f->ctx.rotated_dirs = (const char *const *)f->rotated_dirs;
-	if (f->rotated_dirs == NULL ||
-	    f->ctx.nrotated_dirs < config_list_len(cfg, "rotated.dirs"))
+	if (f->rotated_dirs == NULL || f->ctx.nrotated_dirs < config_list_len(cfg, "rotated.dirs"))
 		return -2;
 	if (f->topic == NULL || f->patterns == NULL || f->excludes == NULL ||
-	    f->npat < config_list_len(cfg, "files") || f->nex < config_list_len(cfg, "files.exclude"))
+	    f->npat < config_list_len(cfg, "files") ||
+	    f->nex < config_list_len(cfg, "files.exclude"))
 		return -2;
 	if ((file != NULL && file[0] != '\0') == (f->npat > 0)) {
-		snprintf(errbuf, errlen, "%s: set exactly one of file (one file) and files (glob "
-			 "patterns)", config_where(cfg, file != NULL ? "file" : "topic"));
+		snprintf(errbuf, errlen,
+		         "%s: set exactly one of file (one file) and files (glob "
+		         "patterns)",
+		         config_where(cfg, file != NULL ? "file" : "topic"));
 		return -1;
 	}
 	f->globbing = f->npat > 0;
@@ -744,42 +756,74 @@ static int initial_streams(struct filesrc *f, const struct config_section *cfg, 
 
 /* Every counter this source keeps, registered at open (source_counters). */
 static const struct stats_desc file_counters[] = {
-	{.name = "files_gone_unread", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "files deleted before skiff finished reading them"},
-	{.name = "bytes_unread_lost", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "bytes of files deleted before skiff could read them"},
-	{.name = "truncations", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "files truncated in place (read again from the start)"},
-	{.name = "fingerprint_resets", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "files whose first bytes changed: read as a new file"},
-	{.name = "partial_lines_shipped", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "lines shipped without a newline (the file ended there)"},
-	{.name = "lines_split", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "lines longer than max.line.bytes split into records"},
-	{.name = "lines_truncated", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "lines longer than max.line.bytes truncated"},
-	{.name = "lines_skipped", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "lines longer than max.line.bytes skipped"},
-	{.name = "late_lines", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "lines written to a rotated file after rotate.wait.ms"},
-	{.name = "inotify_overflows", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "inotify queue overflows (every file scanned again)"},
-	{.name = "paths_not_regular", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "paths that name no regular file (a FIFO, directory or device)"},
-	{.name = "paths_duplicate", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "paths naming a file another path already reads (ignored)"},
-	{.name = "compressed_cut_short", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "compressed rotations cut short or corrupt (read to where they end)"},
-	{.name = "multiline_max_lines", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "multiline records cut at multiline.max.lines"},
-	{.name = "multiline_max_bytes", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "multiline records cut at multiline.max.bytes"},
-	{.name = "multiline_timeouts", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "multiline records ended by multiline.timeout.ms"},
+    {.name = "files_gone_unread",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "files deleted before skiff finished reading them"},
+    {.name = "bytes_unread_lost",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "bytes of files deleted before skiff could read them"},
+    {.name = "truncations",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "files truncated in place (read again from the start)"},
+    {.name = "fingerprint_resets",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "files whose first bytes changed: read as a new file"},
+    {.name = "partial_lines_shipped",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "lines shipped without a newline (the file ended there)"},
+    {.name = "lines_split",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "lines longer than max.line.bytes split into records"},
+    {.name = "lines_truncated",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "lines longer than max.line.bytes truncated"},
+    {.name = "lines_skipped",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "lines longer than max.line.bytes skipped"},
+    {.name = "late_lines",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "lines written to a rotated file after rotate.wait.ms"},
+    {.name = "inotify_overflows",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "inotify queue overflows (every file scanned again)"},
+    {.name = "paths_not_regular",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "paths that name no regular file (a FIFO, directory or device)"},
+    {.name = "paths_duplicate",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "paths naming a file another path already reads (ignored)"},
+    {.name = "compressed_cut_short",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "compressed rotations cut short or corrupt (read to where they end)"},
+    {.name = "multiline_max_lines",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "multiline records cut at multiline.max.lines"},
+    {.name = "multiline_max_bytes",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "multiline records cut at multiline.max.bytes"},
+    {.name = "multiline_timeouts",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "multiline records ended by multiline.timeout.ms"},
 };
 
 static int file_open(const struct config_section *cfg, struct source_env *env, void **ctx,
-		     char *errbuf, size_t errlen)
+                     char *errbuf, size_t errlen)
 {
 	struct filesrc *f = calloc(1, sizeof(*f));
 	int rc;
@@ -817,7 +861,8 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 			goto nomem;
 	}
 	if (!f->poll_mode && (f->ctx.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
-		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)", strerror(errno));
+		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)",
+		         strerror(errno));
 		goto fail;
 	}
 	if (initial_streams(f, cfg, strcmp(config_str(cfg, "read.from"), "end") == 0) != 0)
@@ -834,16 +879,16 @@ fail:
 }
 
 const struct source_ops source_file_ops = {
-	.kind = "file",
-	.classes = file_classes,
-	.config_keys = file_keys,
-	.value_kind = VALUE_STRING,
-	.open = file_open,
-	.check = file_check,
-	.poll = file_poll,
-	.pollfds = file_pollfds,
-	.timeout_ms = file_timeout,
-	.offset_json = file_offset_json,
-	.backlog = file_backlog,
-	.close = file_close,
+    .kind = "file",
+    .classes = file_classes,
+    .config_keys = file_keys,
+    .value_kind = VALUE_STRING,
+    .open = file_open,
+    .check = file_check,
+    .poll = file_poll,
+    .pollfds = file_pollfds,
+    .timeout_ms = file_timeout,
+    .offset_json = file_offset_json,
+    .backlog = file_backlog,
+    .close = file_close,
 };

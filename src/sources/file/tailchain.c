@@ -117,7 +117,7 @@ static void note_irregular(struct tailstream *s, bool pseudo);
  * file than expect, or nothing, by now (logrotate renaming it: list again),
  * or -1 (logged) when it cannot be opened or is shorter than pos. */
 int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		     bool need_room, const struct tailid *expect)
+                     bool need_room, const struct tailid *expect)
 {
 	struct tailctx *c = s->c;
 	struct tailfile *tf = NULL;
@@ -130,17 +130,19 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		return -1;
 	}
 	rc = tailfile_open(path, c->max_line, c->policy, &tf);
-	if (expect != NULL && (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
+	if (expect != NULL &&
+	    (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
 		tailfile_close(tf);
 		return -2;
 	}
 	if (rc == 0 && tailfile_start(tf, pos) != 0) {
 		/* Not the file the position was taken in: a newer file that got
 		 * its inode (ext4 reuses them at once), or it was truncated. */
-		c->env->log(c->env, LOG_WARN, "%s: holds %lld bytes, fewer than the position %lld "
-			    "to read it from: not the file expected (its inode reused by a newer "
-			    "file, or truncated): skipped",
-			    path, (long long)tailfile_size(tf), (long long)pos);
+		c->env->log(c->env, LOG_WARN,
+		            "%s: holds %lld bytes, fewer than the position %lld "
+		            "to read it from: not the file expected (its inode reused by a newer "
+		            "file, or truncated): skipped",
+		            path, (long long)tailfile_size(tf), (long long)pos);
 		tailfile_close(tf);
 		return -1;
 	}
@@ -149,9 +151,9 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 			note_irregular(s, rc == -ENODATA);
 		else if (rc != -ENOENT)
 			c->env->log(c->env, LOG_WARN, "%s: %s", path,
-				    rc == -EINVAL    ? "not a regular file"
-				    : rc == -ENODATA ? "not a log (a pseudo file)"
-						     : strerror(-rc));
+			            rc == -EINVAL    ? "not a regular file"
+			            : rc == -ENODATA ? "not a log (a pseudo file)"
+			                             : strerror(-rc));
 		tailfile_close(tf);
 		return -1;
 	}
@@ -159,8 +161,8 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		s->irregular_logged = false; /* a log again: say it if that changes */
 	memmove(&s->chain[at + 1], &s->chain[at], (s->n - at) * sizeof(s->chain[0]));
 	/* A compressed file is complete, like a copy: done at its end. */
-	s->chain[at] = (struct link){.tf = tf, .seen_size = -1, .moved_at = -1,
-				     .copy = copy || tailfile_compressed(tf)};
+	s->chain[at] = (struct link){
+	    .tf = tf, .seen_size = -1, .moved_at = -1, .copy = copy || tailfile_compressed(tf)};
 	if (!tailfile_compressed(tf))
 		peek(&s->chain[at]);
 	s->n++;
@@ -169,17 +171,20 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		watch(s);
 	if (strcmp(path, s->path) == 0)
 		/* reopening after an idle close is routine beyond max.open.files */
-		c->env->log(c->env, s->suspended ? LOG_DEBUG : LOG_INFO, "reading %s from byte %lld",
-			    path, (long long)pos);
+		c->env->log(c->env, s->suspended ? LOG_DEBUG : LOG_INFO,
+		            "reading %s from byte %lld", path, (long long)pos);
 	else
 		c->env->log(c->env, LOG_INFO, "reading %s from byte %lld (%s of %s)", path,
-			    (long long)pos,
-			    tailfile_compressed(tf) ? "compressed" : copy ? "copy" : "rotated", s->path);
+		            (long long)pos,
+		            tailfile_compressed(tf) ? "compressed"
+		            : copy                  ? "copy"
+		                                    : "rotated",
+		            s->path);
 	return 0;
 }
 
 int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		  bool need_room)
+                  bool need_room)
 {
 	return tailchain_add_as(s, at, path, pos, copy, need_room, NULL);
 }
@@ -195,14 +200,14 @@ static void note_irregular(struct tailstream *s, bool pseudo)
 		return;
 	if (pseudo)
 		s->c->env->log(s->c->env, LOG_WARN,
-			       "%s is not a log: a file of /proc, /sys or the like, made up at "
-			       "each read (size 0 or fixed, yet it reads bytes): skipped",
-			       s->path);
+		               "%s is not a log: a file of /proc, /sys or the like, made up at "
+		               "each read (size 0 or fixed, yet it reads bytes): skipped",
+		               s->path);
 	else
 		s->c->env->log(s->c->env, LOG_WARN,
-			       "%s is not a regular file (a FIFO, directory or device): skipped "
-			       "until a regular file appears there",
-			       s->path);
+		               "%s is not a regular file (a FIFO, directory or device): skipped "
+		               "until a regular file appears there",
+		               s->path);
 	s->c->env->count(s->c->env, "paths_not_regular", 1);
 	s->irregular_logged = true;
 }
@@ -218,8 +223,7 @@ static bool listed(const struct tailscan_entry *fam, size_t nfam, const struct t
 /* Rotated files the chain had no room for at the last listing and that are
  * gone from this one (fam) without having been opened: deleted unread.
  * Says so, naming each, counts them, and keeps the new waiting list. */
-static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_t nfam,
-			 size_t from)
+static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_t nfam, size_t from)
 {
 	size_t keep = 0;
 
@@ -227,10 +231,10 @@ static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_
 		if (listed(fam, nfam, &s->pend[i].id) || tailchain_has(s, &s->pend[i].id))
 			continue;
 		s->c->env->log(s->c->env, LOG_WARN,
-			       "%s: rotated file %s was deleted before skiff could open it "
-			       "(more than %d files waiting): its lines are lost, counted in "
-			       "files_gone_unread",
-			       s->path, s->pend[i].path, CHAIN_MAX);
+		               "%s: rotated file %s was deleted before skiff could open it "
+		               "(more than %d files waiting): its lines are lost, counted in "
+		               "files_gone_unread",
+		               s->path, s->pend[i].path, CHAIN_MAX);
 		s->c->env->count(s->c->env, "files_gone_unread", 1);
 	}
 	tailscan_free(s->pend, s->npend);
@@ -258,8 +262,8 @@ static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_
 
 /* True when fam[i], compressed, is a copy logrotate is still writing: an
  * uncompressed sibling, or the file at the path, starts with its bytes. */
-static bool compressing(const struct tailstream *s, const struct tailscan_entry *fam,
-			size_t nfam, size_t i)
+static bool compressing(const struct tailstream *s, const struct tailscan_entry *fam, size_t nfam,
+                        size_t i)
 {
 	unsigned char zh[TAILZ_HEAD], ph[TAILZ_HEAD];
 	ssize_t zl = tailscan_head(fam[i].path, zh), pl;
@@ -283,7 +287,7 @@ static bool compressing(const struct tailstream *s, const struct tailscan_entry 
  * ones are older), else the birth of its compressed copy, found by its first
  * bytes, or its own birth when it was deleted uncompressed. */
 static int64_t compressed_since(const struct tailstream *s, const struct tailscan_entry *fam,
-				size_t nfam, const struct tailid *after, const struct tailid *live)
+                                size_t nfam, const struct tailid *after, const struct tailid *live)
 {
 	unsigned char h[TAILZ_HEAD], zh[TAILZ_HEAD];
 	const struct tailfile *last = s->n > 0 ? s->chain[s->n - 1].tf : NULL;
@@ -312,16 +316,16 @@ static int64_t compressed_since(const struct tailstream *s, const struct tailsca
 /* Whether fam[i] goes into the chain after `after` in this pass (0: the
  * compressed siblings, 1: the uncompressed ones). */
 static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry *fam, size_t nfam,
-			 size_t i, int pass, const struct tailid *after, int64_t zsince,
-			 const struct tailid *live)
+                         size_t i, int pass, const struct tailid *after, int64_t zsince,
+                         const struct tailid *live)
 {
 	const struct tailscan_entry *e = &fam[i];
 
 	if (tailchain_has(s, &e->id) || (live != NULL && tailid_same(&e->id, live)))
 		return false;
 	if (pass == 0)
-		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) && e->id.born > zsince &&
-		       !compressing(s, fam, nfam, i);
+		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) &&
+		       e->id.born > zsince && !compressing(s, fam, nfam, i);
 	if (e->kind != TAILID_ROTATED)
 		return false;
 	/* After a compressed file, every uncompressed sibling is newer. */
@@ -359,8 +363,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 				if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
 					first_out = i; /* the rest once the chain has room */
 				else if (first_out == SIZE_MAX &&
-					 tailchain_add_as(s, s->n, fam[i].path, 0, false, false,
-							  &fam[i].id) == -2)
+				         tailchain_add_as(s, s->n, fam[i].path, 0, false, false,
+				                          &fam[i].id) == -2)
 					rc = -1;
 				if (pass == 0 && first_out != SIZE_MAX)
 					z_out = true; /* compressed ones first: the rest later */
@@ -373,8 +377,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 	tailscan_free(fam, nfam);
 	/* The file at the path comes after every rotated file: never before
 	 * one that did not fit. */
-	if (rc == 0 && first_out == SIZE_MAX && has_live && !tailchain_has(s, &live) && s->n < CHAIN_MAX &&
-	    tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == -2)
+	if (rc == 0 && first_out == SIZE_MAX && has_live && !tailchain_has(s, &live) &&
+	    s->n < CHAIN_MAX && tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == -2)
 		rc = -1;
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
 		s->moved = true; /* more to find later, or the path is gone */
@@ -407,8 +411,8 @@ struct src_offset tailchain_offset(const struct tailstream *s)
 	if (tf == NULL)
 		return s->last_off;
 	return (struct src_offset){.v = {tailfile_pos(tf), tailfile_id(tf)->dev,
-					 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)},
-				   .ref = &tailfile_mark(tf)->ref};
+	                                 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)},
+	                           .ref = &tailfile_mark(tf)->ref};
 }
 
 /* Keeps l, let go early, open for late writes (see tailstream_read); when
@@ -433,15 +437,22 @@ void tailchain_pop(struct tailstream *s)
 
 	if (s->n == 1)
 		tailchain_extend(s, NULL); /* whatever came after it, before it is gone */
-	s->saved = (struct tailpos){.known = true, .has_id = true, .has_born = true,
-				    .finished = true, .pos = tailfile_pos(l->tf),
-				    .dev = id->dev, .ino = id->ino, .born = id->born};
+	s->saved = (struct tailpos){.known = true,
+	                            .has_id = true,
+	                            .has_born = true,
+	                            .finished = true,
+	                            .pos = tailfile_pos(l->tf),
+	                            .dev = id->dev,
+	                            .ino = id->ino,
+	                            .born = id->born};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
-		       tailfile_path(l->tf), (long long)end);
+	               tailfile_path(l->tf), (long long)end);
 	if (tailfile_broken(l->tf) != NULL) {
-		s->c->env->log(s->c->env, LOG_WARN, "%s: %s: %s: nothing after byte %lld could be "
-			       "read (counted in compressed_cut_short)", s->path,
-			       tailfile_path(l->tf), tailfile_broken(l->tf), (long long)end);
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: %s: %s: nothing after byte %lld could be "
+		               "read (counted in compressed_cut_short)",
+		               s->path, tailfile_path(l->tf), tailfile_broken(l->tf),
+		               (long long)end);
 		s->c->env->count(s->c->env, "compressed_cut_short", 1);
 	}
 	src_ref_drop(s->last_off.ref);

@@ -50,9 +50,9 @@ struct tailstream {
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
 	bool irregular_logged; /* the path names a FIFO, directory or device */
-	bool no_room;   /* could not open for max.open.files */
-	bool suspended; /* closed while idle (tailstream_suspend) */
-	int64_t idle_left; /* ... with this many bytes after its position */
+	bool no_room;          /* could not open for max.open.files */
+	bool suspended;        /* closed while idle (tailstream_suspend) */
+	int64_t idle_left;     /* ... with this many bytes after its position */
 	int wd;
 	int64_t last_active;
 	int64_t deadline;
@@ -69,10 +69,10 @@ bool tailchain_has(const struct tailstream *s, const struct tailid *id);
  * (logrotate renaming it: list again), or -1 (logged) when it cannot be
  * opened or is shorter than pos. */
 int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		     bool need_room, const struct tailid *expect);
+                     bool need_room, const struct tailid *expect);
 /* tailchain_add_as with any file at path. */
 int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
-		  bool need_room);
+                  bool need_room);
 
 /* Appends the rotated siblings of the path born after `after` (all when
  * NULL), oldest first, then the file now at the path, skipping files already

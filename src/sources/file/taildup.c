@@ -56,16 +56,16 @@ static struct alias *find_alias(struct taildup *d, const char *path)
 
 /* Says once per path and file that path is skipped for first. */
 static void note_alias(struct taildup *d, const char *path, const char *first,
-		       const struct tailid *id)
+                       const struct tailid *id)
 {
 	struct alias *a = find_alias(d, path), *grown;
 
 	if (a != NULL && a->dev == id->dev && a->ino == id->ino)
 		return;
 	d->env->log(d->env, LOG_WARN,
-		    "%s is the same file as %s (a symlink, hard link or "
-		    "overlapping patterns): read once, as %s",
-		    path, first, first);
+	            "%s is the same file as %s (a symlink, hard link or "
+	            "overlapping patterns): read once, as %s",
+	            path, first, first);
 	d->env->count(d->env, "paths_duplicate", 1);
 	if (a == NULL) {
 		grown = realloc(d->aliases, (d->naliases + 1) * sizeof(*grown));
@@ -89,9 +89,9 @@ static void note_shared(struct taildup *d, const char *path, const struct tailid
 
 		if (theirs != NULL)
 			d->env->log(d->env, LOG_WARN,
-				    "%s is also tailed by connector %s (as %s): "
-				    "each connector ships its lines, so they reach Kafka twice",
-				    path, o->env->connector, theirs);
+			            "%s is also tailed by connector %s (as %s): "
+			            "each connector ships its lines, so they reach Kafka twice",
+			            path, o->env->connector, theirs);
 	}
 }
 

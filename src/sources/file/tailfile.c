@@ -18,11 +18,11 @@ struct tailfile {
 	struct tailz *z;       /* a compressed file: read through it, NULL else */
 	size_t max_line;
 	enum tailfile_policy policy;
-	int64_t pos;      /* first byte not consumed */
-	int64_t fp_len;   /* = min(pos, TAILID_FP_MAX) */
-	uint64_t fp;      /* hash of the first fp_len bytes */
-	bool discarding;  /* dropping the rest of a truncated or skipped line */
-	bool in_long;     /* inside a line already counted as too long */
+	int64_t pos;     /* first byte not consumed */
+	int64_t fp_len;  /* = min(pos, TAILID_FP_MAX) */
+	uint64_t fp;     /* hash of the first fp_len bytes */
+	bool discarding; /* dropping the rest of a truncated or skipped line */
+	bool in_long;    /* inside a line already counted as too long */
 	/* The bytes just before pos, as read: tailfile_still_there compares
 	 * them with the file before reading on from pos. */
 	unsigned char last[TAILFILE_LAST];
@@ -97,7 +97,7 @@ static int start_compressed(struct tailfile *tf, int64_t pos, int64_t n, size_t 
 }
 
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
-		  struct tailfile **out)
+                  struct tailfile **out)
 {
 	struct tailfile *tf = NULL;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -156,7 +156,7 @@ int tailfile_start(struct tailfile *tf, int64_t pos)
 			return -1;
 		fp = tf->fp;
 	} else if (pos < 0 || tailfile_size(tf) < pos || tailid_fp_file(tf->fd, n, &fp) != 0 ||
-	    pread(tf->fd, tf->last, k, pos - (int64_t)k) != (ssize_t)k)
+	           pread(tf->fd, tf->last, k, pos - (int64_t)k) != (ssize_t)k)
 		return -1;
 	tf->pos = pos;
 	tf->fp_len = n;
@@ -238,7 +238,7 @@ static void advance(struct tailfile *tf, struct chunk *c, size_t to)
 		int64_t upto = end < TAILID_FP_MAX ? end : TAILID_FP_MAX;
 
 		tf->fp = tailid_fp_update(tf->fp, c->region + (tf->fp_len - c->base),
-					  (size_t)(upto - tf->fp_len));
+		                          (size_t)(upto - tf->fp_len));
 		tf->fp_len = upto;
 	}
 	c->scan = to;
@@ -246,7 +246,7 @@ static void advance(struct tailfile *tf, struct chunk *c, size_t to)
 }
 
 static void emit(struct tailfile *tf, const struct chunk *c, struct tailline *l, size_t from,
-		 size_t len)
+                 size_t len)
 {
 	l->bytes = c->region + from;
 	l->len = len;
@@ -286,7 +286,7 @@ static int find_eol(const struct chunk *c, size_t from, size_t *eol, size_t *nex
 /* A line longer than max_line starts at c->scan. Returns 1 when a line was
  * written to *l. */
 static int long_line(struct tailfile *tf, struct chunk *c, struct tailline *l, bool complete,
-		     size_t next, struct tailfile_stats *st)
+                     size_t next, struct tailfile_stats *st)
 {
 	size_t from = c->scan;
 
@@ -334,7 +334,7 @@ static void keep_last(struct tailfile *tf, const struct chunk *c)
 
 /* Moves the lines of c into out; returns how many. */
 static size_t extract(struct tailfile *tf, struct chunk *c, struct tailline *out, size_t max,
-		      struct tailfile_stats *st)
+                      struct tailfile_stats *st)
 {
 	size_t n = 0;
 
@@ -367,7 +367,7 @@ static size_t extract(struct tailfile *tf, struct chunk *c, struct tailline *out
 }
 
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
-		  size_t *n, bool final, struct tailfile_stats *st)
+                  size_t *n, bool final, struct tailfile_stats *st)
 {
 	*n = 0;
 	for (;;) {

@@ -38,7 +38,7 @@ struct tailbuf {
 struct tailline {
 	const char *bytes;
 	size_t len;
-	int64_t start;           /* file offset of the line's first byte */
+	int64_t start; /* file offset of the line's first byte */
 	/* {position after it, dev, ino, fingerprint} and the file's mark (a
 	 * reference the file holds: hold one to keep it past tailfile_close). */
 	struct src_offset after;
@@ -62,7 +62,7 @@ struct tailfile;
  * each read (/proc, /sys: tailid's pseudo, or size 0 yet it reads bytes): not
  * a log. The position is 0 until tailfile_start. */
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
-		  struct tailfile **out);
+                  struct tailfile **out);
 
 /* Starts reading at pos (<= size), recomputing the fingerprint from the file.
  * Returns 0, or -1 when the file is shorter than pos. */
@@ -89,7 +89,7 @@ void tailfile_last(const struct tailfile *tf, const void **bytes, size_t *len);
  * quiet): a trailing partial line is shipped as a line (counted in
  * st->partial). Returns TAILFILE_EOF, TAILFILE_MORE or -errno. */
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
-		  size_t *n, bool final, struct tailfile_stats *st);
+                  size_t *n, bool final, struct tailfile_stats *st);
 
 /* Restarts at 0 after a truncation (the fingerprint starts over). */
 void tailfile_rewind(struct tailfile *tf);

@@ -86,8 +86,8 @@ static int fill(int dirfd, const char *path, int flags, struct tailid *id)
 	id->mtime = ns(&sx.stx_mtime);
 	id->has_btime = (sx.stx_mask & STATX_BTIME) != 0;
 	id->born = id->has_btime ? ns(&sx.stx_btime) : id->mtime;
-	id->pseudo = S_ISREG(sx.stx_mode) && sx.stx_dev_major == 0 &&
-		     on_pseudo_fs(dirfd, path, flags);
+	id->pseudo =
+	    S_ISREG(sx.stx_mode) && sx.stx_dev_major == 0 && on_pseudo_fs(dirfd, path, flags);
 	id->regular = S_ISREG(sx.stx_mode) && !id->pseudo;
 	return 0;
 }
@@ -117,7 +117,8 @@ int tailid_cmp_age(const struct tailid *a, const struct tailid *b)
 
 static bool compressed_ext(const char *s)
 {
-	static const char *const exts[] = {".gz", ".bz2", ".xz", ".zst", ".lz4", ".Z", ".zip", NULL};
+	static const char *const exts[] = {".gz",  ".bz2", ".xz",  ".zst",
+	                                   ".lz4", ".Z",   ".zip", NULL};
 
 	for (size_t i = 0; exts[i] != NULL; i++)
 		if (strcmp(s, exts[i]) == 0)

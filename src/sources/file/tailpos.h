@@ -24,9 +24,9 @@
 struct tailpos {
 	int64_t pos, dev, ino, fplen, born;
 	uint64_t fp;
-	bool known;    /* there is a place at all */
-	bool has_id;   /* dev and ino */
-	bool has_fp;   /* fp and fplen */
+	bool known;  /* there is a place at all */
+	bool has_id; /* dev and ino */
+	bool has_fp; /* fp and fplen */
 	bool has_born;
 	bool finished; /* read to its end and let go: not finding it loses nothing */
 };

@@ -42,8 +42,8 @@ static bool excluded(const char *path, const char *const *excludes, size_t nex)
 	return false;
 }
 
-int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes,
-		  size_t nex, void (*fn)(void *opaque, const char *path), void *opaque)
+int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes, size_t nex,
+                  void (*fn)(void *opaque, const char *path), void *opaque)
 {
 	int found = 0;
 
@@ -116,7 +116,7 @@ static char *join(const char *dir, const char *name)
 
 /* Appends dir/name to the list when it is a regular file. */
 static int add_entry(struct tailscan_entry **list, size_t *n, size_t *cap, const char *dir,
-		     const char *name, enum tailid_rotated kind)
+                     const char *name, enum tailid_rotated kind)
 {
 	struct tailscan_entry e = {.kind = kind};
 
@@ -144,7 +144,7 @@ static int add_entry(struct tailscan_entry **list, size_t *n, size_t *cap, const
 /* Adds the rotated names of base in dir to list. Returns 0, or -1 when dir
  * cannot be read (must: the path's own) or out of memory. */
 static int list_dir(const char *dir, const char *base, bool must, struct tailscan_entry **list,
-		    size_t *count, size_t *cap)
+                    size_t *count, size_t *cap)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -163,7 +163,7 @@ static int list_dir(const char *dir, const char *base, bool must, struct tailsca
 }
 
 int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
-		    struct tailscan_entry **out, size_t *n)
+                    struct tailscan_entry **out, size_t *n)
 {
 	char *dir = tailscan_dirname(path);
 	const char *base = base_of(path);
@@ -176,7 +176,8 @@ int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
 	if (dir == NULL || list_dir(dir, base, true, &list, &count, &cap) != 0)
 		goto out;
 	for (size_t i = 0; i < ndirs; i++)
-		if (strcmp(dirs[i], dir) != 0 && list_dir(dirs[i], base, false, &list, &count, &cap) != 0)
+		if (strcmp(dirs[i], dir) != 0 &&
+		    list_dir(dirs[i], base, false, &list, &count, &cap) != 0)
 			goto out;
 	if (count > 1)
 		qsort(list, count, sizeof(*list), older_first);
@@ -244,7 +245,7 @@ char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino)
 }
 
 char *tailscan_find_moved(const char *path, const char *const *dirs, size_t ndirs, int64_t dev,
-			  int64_t ino)
+                          int64_t ino)
 {
 	char *dir = tailscan_dirname(path), *found = NULL, *real = NULL, *rdir = NULL;
 
@@ -265,7 +266,7 @@ char *tailscan_find_moved(const char *path, const char *const *dirs, size_t ndir
 /* True when the file at path starts with fplen bytes that hash to fp and,
  * when last_len > 0, holds last[0..last_len) just before byte at. */
 static bool holds(const char *path, uint64_t fp, int64_t fplen, const void *last, size_t last_len,
-		  int64_t at)
+                  int64_t at)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	unsigned char there[256];
@@ -284,8 +285,8 @@ static bool holds(const char *path, uint64_t fp, int64_t fplen, const void *last
 }
 
 char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
-			 int64_t fplen, int64_t min_size, const void *last, size_t last_len,
-			 int64_t born_after, int64_t *size)
+                         int64_t fplen, int64_t min_size, const void *last, size_t last_len,
+                         int64_t born_after, int64_t *size)
 {
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
@@ -306,8 +307,8 @@ char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs
 	return found;
 }
 
-char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs,
-			       uint64_t fp, int64_t fplen, int64_t born_after)
+char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
+                               int64_t fplen, int64_t born_after)
 {
 	struct tailscan_entry *fam = NULL;
 	unsigned char head[TAILZ_HEAD];

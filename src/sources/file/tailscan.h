@@ -29,8 +29,8 @@ struct tailscan_entry {
  * file name (fnmatch). Directories and other non-regular files (after
  * following symlinks) are left out. Returns the number of matches, or -1 when
  * a pattern could not be read (out of memory or a read error). */
-int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes,
-		  size_t nex, void (*fn)(void *opaque, const char *path), void *opaque);
+int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes, size_t nex,
+                  void (*fn)(void *opaque, const char *path), void *opaque);
 
 /* True when path matches one of patterns (fnmatch, FNM_PATHNAME). */
 bool tailscan_matches(const char *path, const char *const *patterns, size_t n);
@@ -45,7 +45,7 @@ bool tailscan_is_history(const char *path, const char *const *patterns, size_t n
  * exist holds none), regular files only, oldest first (tailid_cmp_age).
  * Returns 0 with *out (free with tailscan_free) and *n, or -1 (errno). */
 int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
-		    struct tailscan_entry **out, size_t *n);
+                    struct tailscan_entry **out, size_t *n);
 
 /* Reads the first min(size, TAILZ_HEAD) bytes of path into buf (TAILZ_HEAD
  * bytes): uncompressed when it is a compressed file (tailz.h). Returns the
@@ -56,8 +56,8 @@ ssize_t tailscan_head(const char *path, unsigned char *buf);
  * or after born_after (ns) whose first fplen uncompressed bytes hash to fp:
  * the file of an offset, compressed since. Returns its path (malloc'd) or
  * NULL. */
-char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs,
-			       uint64_t fp, int64_t fplen, int64_t born_after);
+char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
+                               int64_t fplen, int64_t born_after);
 
 void tailscan_free(struct tailscan_entry *e, size_t n);
 
@@ -69,7 +69,7 @@ char *tailscan_find_inode(const char *dir, int64_t dev, int64_t ino);
  * or, when path is a symlink, in its target's: where a rotation moved it.
  * Returns its path (malloc'd) or NULL. */
 char *tailscan_find_moved(const char *path, const char *const *dirs, size_t ndirs, int64_t dev,
-			  int64_t ino);
+                          int64_t ino);
 
 /* The newest uncompressed rotated sibling of path (tailscan_family) whose first fplen
  * bytes hash to fp, that holds at least min_size bytes, the last_len (<= 256,
@@ -77,8 +77,8 @@ char *tailscan_find_moved(const char *path, const char *const *dirs, size_t ndir
  * after born_after (ns): a copy of the file made by copytruncate. Returns its
  * path (malloc'd) and *size, or NULL. */
 char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
-			 int64_t fplen, int64_t min_size, const void *last, size_t last_len,
-			 int64_t born_after, int64_t *size);
+                         int64_t fplen, int64_t min_size, const void *last, size_t last_len,
+                         int64_t born_after, int64_t *size);
 
 /* dirname(path) as a malloc'd string, or NULL. */
 char *tailscan_dirname(const char *path);

@@ -143,19 +143,22 @@ static void lost(struct tailstream *s, const char *what, int64_t bytes)
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
 {
 	int64_t csize = 0;
-	char *copy = p->has_fp ? tailscan_find_copy(s->path, ROTATED_DIRS(s), p->fp, p->fplen, p->pos, NULL, 0,
-						    INT64_MIN, &csize)
-			       : NULL;
+	char *copy = p->has_fp ? tailscan_find_copy(s->path, ROTATED_DIRS(s), p->fp, p->fplen,
+	                                            p->pos, NULL, 0, INT64_MIN, &csize)
+	                       : NULL;
 
-	s->c->env->count(s->c->env, strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
-	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s",
-		       s->path, why, copy ? "finishing its rotated copy first" : "reading it from the start");
+	s->c->env->count(s->c->env,
+	                 strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
+	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s", s->path,
+	               why,
+	               copy ? "finishing its rotated copy first" : "reading it from the start");
 	if (copy != NULL && tailchain_add(s, 0, copy, p->pos, true, false) == 0) {
 		tailchain_extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
 		if (!tailchain_has(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
 			tailchain_add(s, s->n, s->path, 0, false, false);
 	} else if (!p->finished) {
-		lost(s, "the rest of the file it replaced is gone: counted in files_gone_unread", 0);
+		lost(s, "the rest of the file it replaced is gone: counted in files_gone_unread",
+		     0);
 	}
 	free(copy);
 	if (s->n == 0)
@@ -169,20 +172,22 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
  * Not while it is still there uncompressed (logrotate writing the copy). */
 static void resume_compressed(struct tailstream *s, const struct tailpos *p)
 {
-	char *plain = p->has_id ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
-				: NULL;
+	char *plain =
+	    p->has_id ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino) : NULL;
 	struct tailid id;
 	char *z = NULL;
 
 	/* Its inode given to a newer file does not make it still there. */
 	if (plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p))
 		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen,
-					     p->has_born ? p->born : INT64_MIN);
+		                             p->has_born ? p->born : INT64_MIN);
 	free(plain);
 
 	if (z != NULL && tailchain_add(s, 0, z, p->pos, true, false) == 0)
-		s->c->env->log(s->c->env, LOG_INFO, "%s: the file of the stored offset was compressed "
-			       "since: finishing %s", s->path, z);
+		s->c->env->log(s->c->env, LOG_INFO,
+		               "%s: the file of the stored offset was compressed "
+		               "since: finishing %s",
+		               s->path, z);
 	free(z);
 }
 
@@ -193,16 +198,18 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	/* A file already finished needs no finding: it only orders the rest.
 	 * Its inode given to the file now at the path: it is gone. */
 	char *moved = p->has_id && !p->finished && !reused
-			      ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
-			      : NULL;
-	struct tailid after = {.born = p->born, .mtime = p->born, .has_btime = true,
-			       .dev = p->dev, .ino = p->ino};
+	                  ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
+	                  : NULL;
+	struct tailid after = {
+	    .born = p->born, .mtime = p->born, .has_btime = true, .dev = p->dev, .ino = p->ino};
 	struct tailid want = {.dev = p->dev, .ino = p->ino}, id;
 
 	if (moved != NULL && tailid_of_path(moved, &id) == 0 && !same_file(&id, p)) {
 		/* ext4 gave the deleted file's inode to a newer one. */
-		s->c->env->log(s->c->env, LOG_INFO, "%s: %s has the stored offset's inode but was "
-			       "born later: a newer file, not the one of the offset", s->path, moved);
+		s->c->env->log(s->c->env, LOG_INFO,
+		               "%s: %s has the stored offset's inode but was "
+		               "born later: a newer file, not the one of the offset",
+		               s->path, moved);
 		free(moved);
 		moved = NULL;
 	}
@@ -226,9 +233,10 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		char what[160];
 
 		/* Whether it held more than the position is unknowable now. */
-		snprintf(what, sizeof(what), "the file of the stored offset (inode %lld) is gone: "
-			 "whatever it held after byte %lld was not read",
-			 (long long)p->ino, (long long)p->pos);
+		snprintf(what, sizeof(what),
+		         "the file of the stored offset (inode %lld) is gone: "
+		         "whatever it held after byte %lld was not read",
+		         (long long)p->ino, (long long)p->pos);
 		lost(s, what, 0);
 	}
 	tailchain_extend(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL));
@@ -240,8 +248,10 @@ static void load_committed(struct tailstream *s)
 
 	s->resolved = true;
 	if (json != NULL && tailpos_parse(json, &s->saved) != 0)
-		s->c->env->log(s->c->env, LOG_WARN, "%s: stored offset %s has no position: "
-			       "treating the file as new", s->path, json);
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: stored offset %s has no position: "
+		               "treating the file as new",
+		               s->path, json);
 }
 
 /* Stores where reading starts as the partition's offset, when none was
@@ -268,8 +278,9 @@ static void resume_new(struct tailstream *s)
 	if (s->n > 0 && (s->flags & TAILSTREAM_FROM_END)) {
 		tf = s->chain[0].tf;
 		if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
-			s->c->env->log(s->c->env, LOG_INFO, "%s: read.from=end: starting at byte %lld",
-				       s->path, (long long)tailfile_pos(tf));
+			s->c->env->log(s->c->env, LOG_INFO,
+			               "%s: read.from=end: starting at byte %lld", s->path,
+			               (long long)tailfile_pos(tf));
 	}
 	anchor(s);
 }
@@ -292,11 +303,13 @@ static void resume(struct tailstream *s)
 	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)
 		return; /* nothing new at the path yet */
 	reused = live != NULL && p.has_id && tailfile_id(live)->dev == p.dev &&
-		 tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);
+	         tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);
 	if (reused) {
 		s->c->env->count(s->c->env, "fingerprint_resets", 1);
-		s->c->env->log(s->c->env, LOG_WARN, "%s: the stored offset's inode now belongs to a "
-			       "newer file: looking for its rotated files", s->path);
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: the stored offset's inode now belongs to a "
+		               "newer file: looking for its rotated files",
+		               s->path);
 	}
 	if (live != NULL && !reused && same_file(tailfile_id(live), &p)) {
 		bool shrank = tailfile_size(live) < p.pos, same = place_matches(live, &p);
@@ -314,9 +327,14 @@ static void resume(struct tailstream *s)
 		return; /* the same place, once a descriptor is free */
 	s->suspended = false;
 	if (s->n > 0 || !p.finished)
-		s->saved = (struct tailpos){.known = true, .finished = true, .pos = p.pos,
-					    .has_id = p.has_id, .dev = p.dev, .ino = p.ino,
-					    .has_born = p.has_born, .born = p.born};
+		s->saved = (struct tailpos){.known = true,
+		                            .finished = true,
+		                            .pos = p.pos,
+		                            .has_id = p.has_id,
+		                            .dev = p.dev,
+		                            .ino = p.ino,
+		                            .has_born = p.has_born,
+		                            .born = p.born};
 	if (s->n > 0)
 		s->saved.known = false; /* the chain holds the place now */
 }
@@ -378,7 +396,7 @@ static void truncated(struct tailstream *s, int64_t size)
 	 * opened, or nothing was read since the last truncation), only a copy
 	 * made since then will do: an older one was read already. */
 	copy = tailscan_find_copy(s->path, ROTATED_DIRS(s), fp, fplen, pos, last, last_len,
-				  fplen > 0 ? INT64_MIN : l->added_ns, &csize);
+	                          fplen > 0 ? INT64_MIN : l->added_ns, &csize);
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
 	l->added_ns = clock_wall_ns();
@@ -390,19 +408,24 @@ static void truncated(struct tailstream *s, int64_t size)
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
 	if (copy != NULL && tailchain_add(s, 0, copy, pos, true, false) == 0) {
-		s->c->env->log(s->c->env, LOG_INFO, "%s was truncated at byte %lld: finishing "
-			       "its copy %s, then reading it from the start", s->path,
-			       (long long)pos, copy);
+		s->c->env->log(s->c->env, LOG_INFO,
+		               "%s was truncated at byte %lld: finishing "
+		               "its copy %s, then reading it from the start",
+		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
 		if (alone)
 			newer_copies(s, 1);
 	} else {
-		s->c->env->log(s->c->env, LOG_WARN, "%s was truncated at byte %lld: reading it "
-			       "from the start", s->path, (long long)pos);
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s was truncated at byte %lld: reading it "
+		               "from the start",
+		               s->path, (long long)pos);
 		before -= pos;
 	}
 	if (before > 0)
-		lost(s, "bytes written just before a truncation were not read (the copytruncate window)",
+		lost(s,
+		     "bytes written just before a truncation were not read (the copytruncate "
+		     "window)",
 		     before);
 	free(copy);
 }
@@ -527,7 +550,7 @@ static void count_stats(struct tailstream *s, const struct tailfile_stats *st)
  * the top of this file). Closes each once wait_left says it is quiet, after
  * a final read. Returns 1 when out is full, 0, or TAILSTREAM_ERR_NOMEM. */
 static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tailline *out,
-			  size_t max, size_t *n, int64_t now, struct tailfile_stats *st)
+                          size_t max, size_t *n, int64_t now, struct tailfile_stats *st)
 {
 	struct src_offset at = tailchain_offset(s);
 	size_t i = 0;
@@ -576,7 +599,7 @@ static void linger_deadline(struct tailstream *s, int64_t now)
 }
 
 int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *out, size_t max,
-		    size_t *n, int64_t now, char *errbuf, size_t errlen)
+                    size_t *n, int64_t now, char *errbuf, size_t errlen)
 {
 	struct tailfile_stats st = {0};
 	int rc = 0;
@@ -610,7 +633,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 		if (size >= 0 && replaced(&s->chain[0], size))
 			truncated(s, size);
 
-		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final, &st);
+		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final,
+		                   &st);
 		if (got > 0 && tailchain_hold(s->c, out[*n].after.ref) != 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", s->path);
 			count_stats(s, &st);
@@ -620,7 +644,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 		if (got > 0)
 			s->last_active = now;
 		if (rc < 0) {
-			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf), strerror(-rc));
+			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf),
+			         strerror(-rc));
 			count_stats(s, &st);
 			return rc == -ENOMEM ? TAILSTREAM_ERR_NOMEM : TAILSTREAM_ERR;
 		}
@@ -649,7 +674,8 @@ void tailstream_check(struct tailstream *s, int64_t now)
 			s->deadline = now + 200;
 		if (s->n == 0 && !s->missing_logged && !(s->flags & TAILSTREAM_QUIET) &&
 		    !s->saved.known && !s->irregular_logged) {
-			s->c->env->log(s->c->env, LOG_WARN, "%s does not exist (yet): waiting for it", s->path);
+			s->c->env->log(s->c->env, LOG_WARN,
+			               "%s does not exist (yet): waiting for it", s->path);
 			s->missing_logged = true;
 		}
 		if (s->n > 0)
@@ -664,7 +690,7 @@ void tailstream_check(struct tailstream *s, int64_t now)
 /* ---- the rest ------------------------------------------------------------ */
 
 struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
-				  unsigned flags)
+                                  unsigned flags)
 {
 	struct tailstream *s = calloc(1, sizeof(*s));
 	const char *slash;
@@ -707,11 +733,18 @@ bool tailstream_suspend(struct tailstream *s)
 		return false;
 	tf = s->chain[0].tf;
 	id = tailfile_id(tf);
-	s->saved = (struct tailpos){.known = true, .has_id = true, .has_fp = true, .has_born = true,
-				    .pos = tailfile_pos(tf), .dev = id->dev, .ino = id->ino,
-				    .fp = tailfile_fp(tf), .born = id->born};
+	s->saved = (struct tailpos){.known = true,
+	                            .has_id = true,
+	                            .has_fp = true,
+	                            .has_born = true,
+	                            .pos = tailfile_pos(tf),
+	                            .dev = id->dev,
+	                            .ino = id->ino,
+	                            .fp = tailfile_fp(tf),
+	                            .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
-	s->idle_left = s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
+	s->idle_left =
+	    s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
 	/* The inotify watch stays: growth wakes the stream, which reopens. */
 	tailfile_close(tf);
 	s->c->nopen--;

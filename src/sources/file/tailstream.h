@@ -70,7 +70,7 @@ enum {
 /* Creates a stream for path (copied) and partition part. Returns NULL when
  * out of memory. Nothing is opened until tailstream_check. */
 struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
-				  unsigned flags);
+                                  unsigned flags);
 
 /* Looks at the disk: opens or resumes the stream when it has no file,
  * notices rotation and growth otherwise. Marks it ready when it should be
@@ -89,7 +89,7 @@ enum {
  * stopped early (more to read now), 0 when caught up, or TAILSTREAM_ERR*
  * with errbuf. */
 int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *out, size_t max,
-		    size_t *n, int64_t now, char *errbuf, size_t errlen);
+                    size_t *n, int64_t now, char *errbuf, size_t errlen);
 
 /* Monotonic ms when the stream wants a check without any event (waiting for
  * a rotated file to go quiet), or -1. */

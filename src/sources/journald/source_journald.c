@@ -296,14 +296,22 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 
 /* Every counter this source keeps, registered at open (source_counters). */
 static const struct stats_desc journald_counters[] = {
-	{.name = "entries_vacuumed_unread", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "journal entries vacuumed before skiff read them"},
-	{.name = "journal_cursor_lost", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "stored cursors of another journal sequence (the journal was recreated)"},
-	{.name = "journal_fields_repeated", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "fields repeated within an entry (the first value kept)"},
-	{.name = "journal_data_malformed", .type = STATS_COUNTER, .flags = STATS_F_LOG,
-	 .help = "journal fields without a name=value form (skipped)"},
+    {.name = "entries_vacuumed_unread",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "journal entries vacuumed before skiff read them"},
+    {.name = "journal_cursor_lost",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "stored cursors of another journal sequence (the journal was recreated)"},
+    {.name = "journal_fields_repeated",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "fields repeated within an entry (the first value kept)"},
+    {.name = "journal_data_malformed",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "journal fields without a name=value form (skipped)"},
 };
 
 static int journald_open(const struct config_section *cfg, struct source_env *env, void **ctx,

@@ -101,7 +101,7 @@ static void check_count(struct source_env *env, const char *name, uint64_t n)
 }
 
 __attribute__((format(printf, 3, 4))) static void check_log(struct source_env *env, int level,
-                                                             const char *fmt, ...)
+                                                            const char *fmt, ...)
 {
 	va_list ap;
 

@@ -396,12 +396,16 @@ size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, 
 		r->part = t->part;
 		r->topic = t->topic;
 		r->offset = w->off;
-		r->value = (struct record_value){
-		    .kind = VALUE_STRUCT, .payload = w->value, .schema = w->vschema,
-		    .schema_json = sqschemas_json(&t->vschemas, w->vschema)};
+		r->value =
+		    (struct record_value){.kind = VALUE_STRUCT,
+		                          .payload = w->value,
+		                          .schema = w->vschema,
+		                          .schema_json = sqschemas_json(&t->vschemas, w->vschema)};
 		if (w->key != NULL)
 			r->key = (struct record_value){
-			    .kind = VALUE_STRUCT, .payload = w->key, .schema = w->kschema,
+			    .kind = VALUE_STRUCT,
+			    .payload = w->key,
+			    .schema = w->kschema,
 			    .schema_json = sqschemas_json(&t->kschemas, w->kschema)};
 		else
 			r->key.kind = VALUE_NULL;

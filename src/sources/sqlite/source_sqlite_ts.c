@@ -475,7 +475,8 @@ void sqts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, siz
 			continue;
 		col = t->cols[c].name;
 		if (sqlts_from_value(sqlite3_column_value(st, (int)c), &ns, err, sizeof(err)) == 0)
-			snprintf(err, sizeof(err), "?"); /* changed since skiff_ts() ran: cannot be */
+			snprintf(err, sizeof(err),
+			         "?"); /* changed since skiff_ts() ran: cannot be */
 		break;
 	}
 	snprintf(buf, len,
