@@ -700,7 +700,7 @@ int convert_value(const struct converter *c, const struct record_value *v, char 
 		 * passes a line's bytes through unchanged, on purpose. */
 		if (v->kind == VALUE_STRING)
 			return copy_bytes(v, out, len);
-		return -1;
+		return CONVERT_ERR_SHAPE;
 	}
-	return -1;
+	return CONVERT_ERR_SHAPE;
 }

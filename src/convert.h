@@ -61,9 +61,15 @@ const char *convert_class_name(const struct converter *c);
  * "modified UTF-8"): build a payload string from bytes that may hold a NUL
  * or invalid UTF-8 with convert_string_item().
  *
- * Returns -1 when c cannot represent v (ByteArrayConverter and a struct), on
- * allocation failure, or when the result would pass CONVERT_MAX_BYTES. Called from the main loop
- * (reads the time zone). */
+ * Returns 0; CONVERT_ERR_SHAPE when c cannot represent v (ByteArrayConverter
+ * and a struct: no restart changes that); CONVERT_ERR_NOMEM on allocation
+ * failure or when the result would pass CONVERT_MAX_BYTES. Called from the
+ * main loop (reads the time zone). */
+enum {
+	CONVERT_ERR_NOMEM = -1,
+	CONVERT_ERR_SHAPE = -2,
+};
+
 int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
                   uint64_t *replaced);
 

@@ -93,19 +93,25 @@ static void produce_batch(struct conn *c)
 		char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
 		void *token;
-		int rc;
+		int rc, krc, vrc;
 
 		if (blocked(w))
 			return;
-		if (convert_value(&c->cs->key_conv, &r->key, &key, &klen, c->utf8_replaced) ||
-		    convert_value(&c->cs->value_conv, &r->value, &val, &vlen, c->utf8_replaced)) {
-			const struct record_value *v = key ? &r->value : &r->key;
-			bool shape = v->kind == VALUE_STRUCT; /* else out of memory */
+		krc = convert_value(&c->cs->key_conv, &r->key, &key, &klen, c->utf8_replaced);
+		vrc = krc != 0 ? 0
+		               : convert_value(&c->cs->value_conv, &r->value, &val, &vlen,
+		                               c->utf8_replaced);
+		if (krc != 0 || vrc != 0) {
+			/* A shape no restart changes is the user's to fix (78); out of
+			 * memory may pass (75). */
+			bool shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
 
 			free(key);
-			snprintf(errbuf, sizeof(errbuf), "%s cannot serialise this record (%s)",
-			         convert_class_name(key ? &c->cs->value_conv : &c->cs->key_conv),
-			         shape ? "a struct" : "out of memory");
+			snprintf(
+			    errbuf, sizeof(errbuf), "%s cannot serialise this record's %s (%s)",
+			    convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
+			    krc != 0 ? "key" : "value",
+			    shape ? "a struct" : "out of memory, or larger than 1 GB");
 			conn_fail(c, shape, errbuf);
 			return;
 		}

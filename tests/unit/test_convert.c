@@ -338,7 +338,7 @@ static void test_struct_bytearray(void)
 	uint64_t repl = 0;
 
 	CHECK_INT(convert_resolve("ByteArrayConverter", false, &c), 0);
-	CHECK_INT(convert_value(&c, &st, &out, &len, &repl), -1);
+	CHECK_INT(convert_value(&c, &st, &out, &len, &repl), CONVERT_ERR_SHAPE);
 	cJSON_Delete(s);
 	cJSON_Delete(p);
 }
