@@ -32,7 +32,7 @@ cmake --build build-asan -j"$(nproc)"
 echo "== unit tests"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)")
 
-echo "== format (the files in .clang-format-enforced)"
+echo "== format (clang-format 14, every C file: scripts/check-format.sh)"
 scripts/check-format.sh
 
 echo "== fuzz (tests/fuzz/run.sh)"
