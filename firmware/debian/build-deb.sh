@@ -131,7 +131,26 @@ if command -v dpkg-shlibdeps >/dev/null && command -v dpkg-architecture >/dev/nu
 	fi
 fi
 if [ -z "$depends" ]; then
-	depends="libc6, librdkafka1 (>= 1.9), libcjson1 (>= 1.7.10), libsqlite3-0 (>= 3.22)"
+	# A cross build against a sysroot (board/sysroot.sh) has no dpkg database
+	# of the target's libraries. The binary's NEEDED entries, each mapped to
+	# its Debian 12 package with the bound dpkg-shlibdeps computes for amd64
+	# from the same symbols files.
+	for soname in $(readelf -d "$root/usr/bin/skiff" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		case $soname in
+		libc.so.6 | libm.so.6 | libpthread.so.0 | libdl.so.2) d="libc6 (>= 2.34)" ;;
+		librdkafka.so.1) d="librdkafka1 (>= 1.2.1)" ;;
+		libcjson.so.1) d="libcjson1 (>= 1.7.13)" ;;
+		libsqlite3.so.0) d="libsqlite3-0 (>= 3.20.0)" ;;
+		libmicrohttpd.so.12) d="libmicrohttpd12 (>= 0.9.50)" ;;
+		libsystemd.so.0) d="libsystemd0 (>= 246)" ;;
+		libzstd.so.1) d="libzstd1 (>= 1.5.2)" ;;
+		liblzma.so.5) d="liblzma5 (>= 5.1.1alpha+20120614)" ;;
+		libz.so.1) d="zlib1g (>= 1:1.1.4)" ;;
+		*) die "no package known for $soname (NEEDED by skiff); add it here" ;;
+		esac
+		case ", $depends, " in *", $d, "*) ;; *) depends=${depends:+$depends, }$d ;; esac
+	done
+	echo "build-deb: Depends from NEEDED: $depends" >&2
 fi
 
 # 4. Control files.
