@@ -53,6 +53,12 @@ present() { # package
 
 main() {
 	local sudo=() missing=() pkg log
+	# --boards: also what board/test-boards.sh needs (cross compilers, qemu,
+	# mmdebstrap for the target sysroots and the install roots).
+	if [ "${1:-}" = --boards ]; then
+		PACKAGES+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
+			qemu-user-static mmdebstrap file)
+	fi
 	if [ "$(id -u)" -ne 0 ]; then
 		command -v sudo >/dev/null || {
 			echo "install-deps: not root and no sudo" >&2

@@ -6,6 +6,10 @@
 #   scripts/test.sh --long     also the long soak and fuzz profile (nightly; hours)
 #   scripts/test.sh --kafka4   the end-to-end tests against the newest Kafka 4.x
 #   scripts/test.sh -k EXPR    only the end-to-end tests matching EXPR (pytest -k)
+#   scripts/test.sh --boards   only the board profile (board/test-boards.sh): arm64 and
+#                              armhf cross builds, their unit tests and a kill -9
+#                              end-to-end run under qemu-user, the .debs installed into
+#                              fresh roots (~5 min; not in CI's default run)
 # .ci/run calls this with no arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +19,7 @@ pytest_args=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--long) profile=long ;;
+	--boards) scripts/install-deps.sh --boards && exec board/test-boards.sh ;;
 	--kafka4) export KAFKA_VERSION=${KAFKA4_VERSION:-4.4.0} ;;
 	-k) pytest_args+=(-k "$2"); shift ;;
 	*) echo "test.sh: unknown argument $1 (see the comment at the top)" >&2; exit 2 ;;
