@@ -486,10 +486,10 @@ static void sqlite_struct(char **text, const char *name, cJSON **schema, cJSON *
 	if (*payload == NULL)
 		die("sqlite", "sqvalue_row failed");
 	*schema = cJSON_Duplicate(s, true);
-	*schema_json = strdup(sqschemas_json(&r.cache, s));
+	*schema_json = strdup(sqvalue_schemas_json(&r.cache, s));
 	if (*schema == NULL || *schema_json == NULL)
 		die("memory", "out of memory");
-	sqschemas_clear(&r.cache);
+	sqvalue_schemas_clear(&r.cache);
 	sqlite3_finalize(r.stmt);
 	sqlite3_close(r.db);
 }

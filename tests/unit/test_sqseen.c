@@ -1,4 +1,4 @@
-/* source_sqlite_seen: row fingerprints, the multiset of the last timestamp's
+/* sqseen: row fingerprints, the multiset of the last timestamp's
  * group (identical rows counted, a new pass, the bound) and the ring of the
  * last ids read. */
 #include "source_sqlite.h"
@@ -15,7 +15,7 @@ static struct sqprint print_of(sqlite3 *db, const char *select)
 
 	CHECK_INT(sqlite3_prepare_v2(db, select, -1, &st, NULL), SQLITE_OK);
 	CHECK_INT(sqlite3_step(st), SQLITE_ROW);
-	sqprint_row(st, (size_t)sqlite3_column_count(st), &p);
+	sqseen_print(st, (size_t)sqlite3_column_count(st), &p);
 	sqlite3_finalize(st);
 	return p;
 }
@@ -45,47 +45,47 @@ static void test_group(void)
 	struct sqgroup g = {0};
 	struct sqprint a = {1, 2}, b = {3, 4}, c = {5, 6};
 
-	sqgroup_reset(&g, 100);
-	CHECK(!sqgroup_seen(&g, &a));
-	CHECK_INT(sqgroup_add(&g, &a), 0);
-	CHECK_INT(sqgroup_add(&g, &a), 0); /* two identical rows */
-	CHECK_INT(sqgroup_add(&g, &b), 0);
+	sqseen_group_reset(&g, 100);
+	CHECK(!sqseen_group_seen(&g, &a));
+	CHECK_INT(sqseen_group_add(&g, &a), 0);
+	CHECK_INT(sqseen_group_add(&g, &a), 0); /* two identical rows */
+	CHECK_INT(sqseen_group_add(&g, &b), 0);
 	/* The next query meets a twice and b once: all skipped, a third a and
 	 * any c are new. */
-	sqgroup_new_pass(&g);
-	CHECK(sqgroup_seen(&g, &a));
-	CHECK(sqgroup_seen(&g, &b));
-	CHECK(sqgroup_seen(&g, &a));
-	CHECK(!sqgroup_seen(&g, &a));
-	CHECK(!sqgroup_seen(&g, &c));
+	sqseen_group_new_pass(&g);
+	CHECK(sqseen_group_seen(&g, &a));
+	CHECK(sqseen_group_seen(&g, &b));
+	CHECK(sqseen_group_seen(&g, &a));
+	CHECK(!sqseen_group_seen(&g, &a));
+	CHECK(!sqseen_group_seen(&g, &c));
 	CHECK_INT(g.rows, 3);
-	sqgroup_reset(&g, 200);
-	CHECK(!sqgroup_seen(&g, &a));
+	sqseen_group_reset(&g, 200);
+	CHECK(!sqseen_group_seen(&g, &a));
 	CHECK_INT(g.ts, 200);
 	/* Bounded: the row after SQGROUP_MAX is refused. */
 	for (uint64_t i = 0; i < SQGROUP_MAX; i++) {
 		struct sqprint p = {i * 0x9e3779b97f4a7c15ULL, i};
 
-		if (sqgroup_add(&g, &p) != 0) {
+		if (sqseen_group_add(&g, &p) != 0) {
 			CHECK(0);
 			break;
 		}
 	}
-	CHECK(sqgroup_full(&g));
-	CHECK_INT(sqgroup_add(&g, &c), -2);
-	sqgroup_new_pass(&g);
+	CHECK(sqseen_group_full(&g));
+	CHECK_INT(sqseen_group_add(&g, &c), -2);
+	sqseen_group_new_pass(&g);
 	{
 		struct sqprint p = {77 * 0x9e3779b97f4a7c15ULL, 77};
 
-		CHECK(sqgroup_seen(&g, &p));
+		CHECK(sqseen_group_seen(&g, &p));
 	}
 	/* A new timestamp gives the large table back, and starts empty. */
-	sqgroup_reset(&g, 300);
+	sqseen_group_reset(&g, 300);
 	CHECK_INT(g.cap, 0);
-	CHECK(!sqgroup_seen(&g, &c));
-	CHECK_INT(sqgroup_add(&g, &c), 0);
+	CHECK(!sqseen_group_seen(&g, &c));
+	CHECK_INT(sqseen_group_add(&g, &c), 0);
 	CHECK_INT(g.cap, 256);
-	sqgroup_free(&g);
+	sqseen_group_free(&g);
 }
 
 static void test_ring(void)
@@ -97,21 +97,21 @@ static void test_ring(void)
 	int64_t id;
 
 	for (int64_t i = 1; i <= SQRING_N + 5; i++)
-		sqring_push(&r, i, &p, 3);
-	CHECK_INT(sqring_len(&r), SQRING_N);
-	sqring_get(&r, 0, &id, &q, &n);
+		sqseen_ring_push(&r, i, &p, 3);
+	CHECK_INT(sqseen_ring_len(&r), SQRING_N);
+	sqseen_ring_get(&r, 0, &id, &q, &n);
 	CHECK_INT(id, SQRING_N + 5);
 	CHECK_INT(n, 3);
-	sqring_get(&r, SQRING_N - 1, &id, &q, &n);
+	sqseen_ring_get(&r, SQRING_N - 1, &id, &q, &n);
 	CHECK_INT(id, 6);
-	sqring_drop_newest(&r);
-	sqring_get(&r, 0, &id, &q, &n);
+	sqseen_ring_drop_newest(&r);
+	sqseen_ring_get(&r, 0, &id, &q, &n);
 	CHECK_INT(id, SQRING_N + 4);
-	sqring_push(&r, 100, &p, 3);
-	sqring_get(&r, 0, &id, &q, &n);
+	sqseen_ring_push(&r, 100, &p, 3);
+	sqseen_ring_get(&r, 0, &id, &q, &n);
 	CHECK_INT(id, 100);
-	sqring_clear(&r);
-	CHECK_INT(sqring_len(&r), 0);
+	sqseen_ring_clear(&r);
+	CHECK_INT(sqseen_ring_len(&r), 0);
 }
 
 int main(void)
@@ -119,5 +119,5 @@ int main(void)
 	test_prints();
 	test_group();
 	test_ring();
-	return testlib_done("test_source_sqlite_seen");
+	return testlib_done("test_sqseen");
 }

@@ -1,4 +1,4 @@
-/* source_sqlite_url: the file behind an SQLite URI, as SQLite reads it. */
+/* squri: the file behind an SQLite URI, as SQLite reads it. */
 #include "source_sqlite.h"
 #include "testlib.h"
 
@@ -39,5 +39,5 @@ int main(void)
 	bad("file:?mode=ro", "name a database file");
 	bad("file:/a%2.db", "escape");
 	bad("file:/a%00.db", "escape");
-	return testlib_done("test_source_sqlite_url");
+	return testlib_done("test_squri");
 }

@@ -10,7 +10,7 @@
  *
  * This file: the config table, opening and re-opening the database, the
  * schedule of the tables, the busy back-off and the offsets. The SQL is in
- * source_sqlite_query.c. */
+ * sqquery.c. */
 #include "source_sqlite.h"
 #include "clock.h"
 
@@ -113,7 +113,7 @@ static const struct config_key sqlite_keys[] = {
 static void close_db(struct sqsrc *s)
 {
 	for (size_t i = 0; i < s->ntables; i++)
-		sqtable_unlay(&s->tables[i]);
+		sqlayout_drop(&s->tables[i]);
 	sqlite3_finalize(s->begin);
 	sqlite3_finalize(s->commit);
 	sqlite3_finalize(s->rollback);
@@ -339,9 +339,10 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		t->bulk_pos = INT64_MIN;
 	}
 	/* No record of an earlier poll points to a schema any more. */
-	if (t->laid_out && (sqschemas_full(&t->vschemas) || sqschemas_full(&t->kschemas)))
-		sqtable_unlay(t);
-	rc = sqtable_fill(s, t, clock_wall_ns(), errbuf, errlen);
+	if (t->laid_out &&
+	    (sqvalue_schemas_full(&t->vschemas) || sqvalue_schemas_full(&t->kschemas)))
+		sqlayout_drop(t);
+	rc = sqquery_fill(s, t, clock_wall_ns(), errbuf, errlen);
 	if (rc == SQ_BUSY) {
 		on_busy(s, now);
 		return 1;
@@ -361,7 +362,7 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 static bool any_buffered(const struct sqsrc *s)
 {
 	for (size_t i = 0; i < s->ntables; i++)
-		if (sqtable_buffered(&s->tables[i]))
+		if (sqquery_buffered(&s->tables[i]))
 			return true;
 	return false;
 }
@@ -379,7 +380,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
 		int rc;
 
-		if (!sqtable_buffered(t)) {
+		if (!sqquery_buffered(t)) {
 			if (!may_query || t->next_due > now)
 				continue;
 			if (!opened) {
@@ -396,8 +397,8 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 			if (rc > 0)
 				return 0; /* busy: back off */
 		}
-		sqtable_emit(s, t, b, limit - b->n);
-		t->next_due = sqtable_buffered(t) || t->more ? now : now + s->poll_ms;
+		sqquery_emit(s, t, b, limit - b->n);
+		t->next_due = sqquery_buffered(t) || t->more ? now : now + s->poll_ms;
 	}
 	return 0;
 }
@@ -419,7 +420,7 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 	s->rr = (s->rr + 1) % s->ntables;
 	report_stats(s);
 	for (size_t i = 0; i < s->ntables && rc == 0; i++)
-		b->more = b->more || sqtable_buffered(&s->tables[i]) ||
+		b->more = b->more || sqquery_buffered(&s->tables[i]) ||
 		          (s->retry_at == 0 && s->tables[i].next_due <= now);
 	return rc;
 }
@@ -457,10 +458,10 @@ static void sqlite_close(void *ctx)
 		return;
 	release(s);
 	for (size_t i = 0; i < s->ntables; i++)
-		sqtable_drop_rows(&s->tables[i]);
+		sqquery_drop_rows(&s->tables[i]);
 	close_db(s);
 	for (size_t i = 0; i < s->ntables; i++) {
-		sqgroup_free(&s->tables[i].group);
+		sqseen_group_free(&s->tables[i].group);
 		free(s->tables[i].rows);
 		free(s->tables[i].name);
 		free(s->tables[i].topic);
@@ -779,8 +780,8 @@ static int check_tables(struct sqsrc *s, char *errbuf, size_t errlen)
 		rc = sqlite3_step(s->begin);
 		sqlite3_reset(s->begin);
 		if (rc == SQLITE_DONE)
-			rc = sqtable_lay_out(s, &s->tables[i], 0, errbuf, errlen);
-		else if (sqbusy(rc))
+			rc = sqlayout_build(s, &s->tables[i], 0, errbuf, errlen);
+		else if (sqquery_busy(rc))
 			rc = SQ_BUSY;
 		else
 			rc = SQ_ERR;
@@ -836,6 +837,6 @@ const struct source_ops source_sqlite_ops = {
     .pollfds = sqlite_pollfds,
     .timeout_ms = sqlite_timeout,
     .offset_json = sqlite_offset_json,
-    .backlog = sqsrc_backlog,
+    .backlog = sqbacklog_count,
     .close = sqlite_close,
 };

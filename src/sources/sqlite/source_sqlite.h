@@ -1,15 +1,22 @@
 /* source_sqlite: the polling connector (Confluent's JdbcSourceConnector on a
  * SQLite database). Internal header shared by its files:
  *
- *   source_sqlite.c        config, lifecycle, scheduling, offsets (the ops table)
- *   source_sqlite_layout.c a table's columns and the SQL that reads it
- *   source_sqlite_query.c  running one bounded batch
- *   source_sqlite_value.c  row values to Connect payloads and schemas
- *   source_sqlite_ts.c     timestamps: parsing and the skiff_ts() SQL function
- *   source_sqlite_seen.c   row fingerprints: the last timestamp's group, the last ids
- *   source_sqlite_reuse.c  incrementing ids reused under skiff (checked each query)
- *   source_sqlite_url.c    the file behind an SQLite URI
- *   source_sqlite_backlog.c the rows still unread (incrementing mode)
+ *   source_sqlite.c  config, lifecycle, scheduling, offsets (the ops table)
+ *   sqlts.c          timestamps: parsing and the skiff_ts() SQL function
+ *   sqvalue.c        row values to Connect payloads and schemas
+ *   sqseen.c         row fingerprints: the last timestamp's group, the last ids
+ *   sqlayout.c       a table's columns and the SQL that reads it
+ *   sqquery.c        running one bounded batch
+ *   sqreuse.c        incrementing ids reused under skiff (checked each query)
+ *   sqguard.c        paths that are not files, journal mode, --check's env
+ *   squri.c          the file behind an SQLite URI
+ *   sqbacklog.c      the rows still unread (incrementing mode)
+ *
+ * Each file exports only functions named after it (sqlts.c: sqlts_*); below,
+ * one section per file. The types they share keep short names (struct
+ * sqtable, struct sqcol, SQ_*) and sit in the section of the file that
+ * defines their meaning; the connector's section holds the table and its
+ * state, which every later section uses.
  *
  * Everything here runs on the main loop. */
 #ifndef SKIFF_SOURCE_SQLITE_H
@@ -28,7 +35,7 @@ struct source_env;
 struct source_batch;
 struct partition;
 
-/* ---- timestamps (source_sqlite_ts.c) ------------------------------------ */
+/* ---- timestamps (sqlts.c) ------------------------------------------------ */
 
 /* Nanoseconds since 1970-01-01T00:00:00Z; int64 covers 1677-09-21 to
  * 2262-04-11. */
@@ -67,7 +74,7 @@ struct sqsrc;
 struct sqtable;
 /* Describes the current row of t->stmt, whose timestamp is SQLTS_BAD: its
  * rowid (or id), the column and the value, with why skiff cannot read it. */
-void sqts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len);
+void sqlts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len);
 
 /* Java's Timestamp split: getTime() (ms, floored) and getNanos(). */
 int64_t sqlts_ms(int64_t ns);
@@ -78,7 +85,7 @@ int sqlts_join(int64_t ms, int64_t nanos, int64_t *ns);
 /* Renders ns as "YYYY-MM-DDTHH:MM:SS.fffffffffZ" into buf (>= 40 bytes). */
 void sqlts_format(int64_t ns, char *buf, size_t len);
 
-/* ---- values (source_sqlite_value.c) ------------------------------------- */
+/* ---- values (sqvalue.c) -------------------------------------------------- */
 
 /* What a declared column type says, by SQLite's affinity rules, plus the
  * Connect logical type it asks for. */
@@ -106,12 +113,12 @@ struct sqcol {
 };
 
 /* Classifies a declared type (NULL or "" for none). */
-void sqcol_classify(const char *decltype, enum sqcol_kind *kind, enum sqcol_logical *logical);
+void sqvalue_classify(const char *decltype, enum sqcol_kind *kind, enum sqcol_logical *logical);
 
 /* The Connect struct schemas one table produced, one per distinct set of
  * field types (SQLite typing is per value, so a column may carry an integer
  * in one row and text in the next). Owned by the table; a schema stays valid
- * until sqschemas_clear(). */
+ * until sqvalue_schemas_clear(). */
 struct sqschemas {
 	struct sqschema_entry *v;
 	size_t n, cap;
@@ -131,14 +138,14 @@ cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *i
                    const char *name, struct sqschemas *cache, const cJSON **schema,
                    struct sqvalue_stats *st);
 
-void sqschemas_clear(struct sqschemas *c);
+void sqvalue_schemas_clear(struct sqschemas *c);
 /* The converter's rendering of schema, a schema of c (NULL if not one). */
-const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema);
+const char *sqvalue_schemas_json(const struct sqschemas *c, const cJSON *schema);
 /* True when the cache holds so many variants it should be cleared (between
  * polls only: records point to its schemas). */
-bool sqschemas_full(const struct sqschemas *c);
+bool sqvalue_schemas_full(const struct sqschemas *c);
 
-/* ---- what was read (source_sqlite_seen.c) -------------------------------- */
+/* ---- what was read (sqseen.c) -------------------------------------------- */
 
 /* A row's fingerprint over the types and bytes of its columns. */
 struct sqprint {
@@ -146,13 +153,13 @@ struct sqprint {
 };
 
 /* Fingerprints columns [0, ncols) of st's current row. */
-void sqprint_row(sqlite3_stmt *st, size_t ncols, struct sqprint *p);
+void sqseen_print(sqlite3_stmt *st, size_t ncols, struct sqprint *p);
 
 /* Most rows of one timestamp the group remembers (at most ~6 MB). */
 #define SQGROUP_MAX 100000
 
 /* The rows read so far with timestamp ts, as a multiset of fingerprints.
- * Zero-initialised it is empty; owns its table (sqgroup_free). */
+ * Zero-initialised it is empty; owns its table (sqseen_group_free). */
 struct sqgroup {
 	int64_t ts;
 	struct sqgroup_entry *v;
@@ -161,16 +168,16 @@ struct sqgroup {
 };
 
 /* Forgets every row, then tracks group ts. */
-void sqgroup_reset(struct sqgroup *g, int64_t ts);
+void sqseen_group_reset(struct sqgroup *g, int64_t ts);
 /* Starts a query that reads the group again. */
-void sqgroup_new_pass(struct sqgroup *g);
+void sqseen_group_new_pass(struct sqgroup *g);
 /* True when a row with fingerprint p was read before and this query has not
  * yet met that many of them: skip it. */
-bool sqgroup_seen(struct sqgroup *g, const struct sqprint *p);
+bool sqseen_group_seen(struct sqgroup *g, const struct sqprint *p);
 /* Records a row read. Returns 0, -1 out of memory, -2 when full. */
-int sqgroup_add(struct sqgroup *g, const struct sqprint *p);
-bool sqgroup_full(const struct sqgroup *g);
-void sqgroup_free(struct sqgroup *g);
+int sqseen_group_add(struct sqgroup *g, const struct sqprint *p);
+bool sqseen_group_full(const struct sqgroup *g);
+void sqseen_group_free(struct sqgroup *g);
 
 /* The last SQRING_N ids read with their rows' fingerprints (and how many
  * columns those covered). Zero-initialised it is empty. */
@@ -182,15 +189,15 @@ struct sqring {
 	size_t n, head;
 };
 
-void sqring_push(struct sqring *r, int64_t id, const struct sqprint *p, size_t ncols);
-size_t sqring_len(const struct sqring *r);
+void sqseen_ring_push(struct sqring *r, int64_t id, const struct sqprint *p, size_t ncols);
+size_t sqseen_ring_len(const struct sqring *r);
 /* The k-th newest entry (0: the last id read). */
-void sqring_get(const struct sqring *r, size_t k, int64_t *id, const struct sqprint **p,
-                size_t *ncols);
-void sqring_drop_newest(struct sqring *r);
-void sqring_clear(struct sqring *r);
+void sqseen_ring_get(const struct sqring *r, size_t k, int64_t *id, const struct sqprint **p,
+                     size_t *ncols);
+void sqseen_ring_drop_newest(struct sqring *r);
+void sqseen_ring_clear(struct sqring *r);
 
-/* ---- tables and queries (source_sqlite_layout.c, source_sqlite_query.c) --- */
+/* ---- the connector (source_sqlite.c) ------------------------------------- */
 
 enum sqmode { SQ_BULK, SQ_INCREMENTING, SQ_TIMESTAMP, SQ_TS_INC };
 
@@ -291,13 +298,7 @@ struct sqsrc {
 /* How long one attempt waits for a lock inside SQLite (source_sqlite.c). */
 #define SQ_BUSY_TIMEOUT_MS 100
 
-/* source_ops.backlog (source_sqlite_backlog.c): in incrementing mode, the
- * rows of each table above the last id read, counted within a budget. */
-void sqsrc_backlog(void *ctx,
-                   void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
-                   void *arg);
-
-/* Results of sqtable_fill besides a count >= 0. */
+/* Results of sqquery_fill besides a count >= 0. */
 enum {
 	SQ_ERR = -1,
 	SQ_BUSY = -2,
@@ -306,30 +307,52 @@ enum {
 	SQ_NOMEM = -5,  /* out of memory: a restart may pass */
 };
 
+/* ---- layout (sqlayout.c) ------------------------------------------------- */
+
+/* Reads t's columns, checks the mode's columns and prepares its batch
+ * statement. Runs inside a read transaction.
+ * Returns 0, SQ_MISSING, SQ_BUSY, SQ_NOMEM, or SQ_ERR or SQ_CONFIG (the
+ * mode's columns or the query are wrong) with errbuf. */
+int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen);
+
+/* Forgets t's layout and statement (schema change, reconnect, close). */
+void sqlayout_drop(struct sqtable *t);
+
+/* Appends "name" with embedded quotes doubled to a malloc'd buffer. */
+char *sqlayout_quote(const char *name);
+
+/* ---- queries (sqquery.c) ------------------------------------------------- */
+
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
  * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
  * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
  * or SQ_ERR, SQ_CONFIG or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
-int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
  * then s's until the next poll). Returns how many. */
-size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room);
+size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room);
 
 /* True while t has buffered rows not yet handed out. */
-bool sqtable_buffered(const struct sqtable *t);
+bool sqquery_buffered(const struct sqtable *t);
 
 /* Frees t's buffered rows (close). */
-void sqtable_drop_rows(struct sqtable *t);
+void sqquery_drop_rows(struct sqtable *t);
 
-/* Reads t's columns, checks the mode's columns and prepares its batch
- * statement (source_sqlite_layout.c). Runs inside a read transaction.
- * Returns 0, SQ_MISSING, SQ_BUSY, SQ_NOMEM, or SQ_ERR or SQ_CONFIG (the
- * mode's columns or the query are wrong) with errbuf. */
-int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen);
+/* True for the answers of a locked database. */
+bool sqquery_busy(int rc);
 
-/* ---- guards (source_sqlite_guard.c) ------------------------------------- */
+/* ---- reused ids (sqreuse.c) ---------------------------------------------- */
+
+/* Incrementing mode, inside the read transaction before t's query: when ids
+ * t read were reused (a row read changed or vanished, the largest id fell
+ * below the position), says so, counts it and moves t's position back to the
+ * newest id whose row is unchanged, or to the start of the new sequence.
+ * Returns 0 or SQ_BUSY. */
+int sqreuse_check(struct sqsrc *s, struct sqtable *t);
+
+/* ---- guards (sqguard.c) -------------------------------------------------- */
 
 /* Makes SQLite's open(2) of any file never block (a FIFO is refused). Once
  * per process, before the first sqlite3_open. */
@@ -346,25 +369,18 @@ void sqguard_journal(struct sqsrc *s);
 /* Fills env for --check: logs go to the log, nothing is stored. */
 void sqguard_check_env(struct source_env *env, const char *connector);
 
-/* True for the answers of a locked database. */
-bool sqbusy(int rc);
-
-/* Incrementing mode, inside the read transaction before t's query: when ids
- * t read were reused (a row read changed or vanished, the largest id fell
- * below the position), says so, counts it and moves t's position back to the
- * newest id whose row is unchanged, or to the start of the new sequence
- * (source_sqlite_reuse.c). Returns 0 or SQ_BUSY. */
-int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t);
+/* ---- URIs (squri.c) ------------------------------------------------------ */
 
 /* The file an SQLite URI ("file:...") names, malloc'd (caller frees); NULL
- * with errbuf when it names none (in-memory) or is malformed
- * (source_sqlite_url.c). */
+ * with errbuf when it names none (in-memory) or is malformed. */
 char *squri_file(const char *uri, char *errbuf, size_t errlen);
 
-/* Forgets t's layout and statement (schema change, reconnect, close). */
-void sqtable_unlay(struct sqtable *t);
+/* ---- backlog (sqbacklog.c) ----------------------------------------------- */
 
-/* Appends "name" with embedded quotes doubled to a malloc'd buffer. */
-char *sqquote(const char *name);
+/* source_ops.backlog: in incrementing mode, the
+ * rows of each table above the last id read, counted within a budget. */
+void sqbacklog_count(void *ctx,
+                     void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
+                     void *arg);
 
 #endif

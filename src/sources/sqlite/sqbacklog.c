@@ -1,4 +1,4 @@
-/* source_sqlite_backlog: how many rows of each table are still unread
+/* sqbacklog: how many rows of each table are still unread
  * (source_ops.backlog), in incrementing mode: SELECT count(*) of the rows
  * whose id is above the last id read. On the rowid, an INTEGER PRIMARY KEY
  * or an indexed column that is a range scan of the rows counted, about two
@@ -42,9 +42,9 @@ static int count_rows(struct sqsrc *s, struct sqtable *t, uint64_t *n)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-void sqsrc_backlog(void *ctx,
-                   void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
-                   void *arg)
+void sqbacklog_count(void *ctx,
+                     void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
+                     void *arg)
 {
 	struct sqsrc *s = ctx;
 	uint64_t n;

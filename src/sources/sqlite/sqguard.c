@@ -1,4 +1,4 @@
-/* source_sqlite_guard: what stands between the SQLite source and a path or a
+/* sqguard: what stands between the SQLite source and a path or a
  * configuration it cannot trust.
  *
  * - A FIFO (or a directory, a device) at the database path: open(2) of a FIFO

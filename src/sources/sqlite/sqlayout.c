@@ -1,4 +1,4 @@
-/* source_sqlite_layout: what a table (or the query) looks like, and the SQL
+/* sqlayout: what a table (or the query) looks like, and the SQL
  * that reads it.
  *
  * The columns come from the statement itself (SELECT *), their NOT NULL and
@@ -62,7 +62,7 @@ static void sb_all(struct buf *b, ...)
 	va_end(ap);
 }
 
-char *sqquote(const char *name)
+char *sqlayout_quote(const char *name)
 {
 	struct buf b;
 	char *q;
@@ -139,7 +139,7 @@ static int oom(struct lay *l)
 
 static bool busy(int rc)
 {
-	return sqbusy(rc);
+	return sqquery_busy(rc);
 }
 
 /* Lists the database's tables for a message. */
@@ -317,7 +317,7 @@ static int read_columns(struct lay *l)
 			break;
 		t->ncols++;
 		t->val_idx[i] = (size_t)i;
-		sqcol_classify(sqlite3_column_decltype(st, i), &c->kind, &c->logical);
+		sqvalue_classify(sqlite3_column_decltype(st, i), &c->kind, &c->logical);
 		c->declared = sqlite3_column_decltype(st, i) != NULL &&
 		              *sqlite3_column_decltype(st, i) != '\0';
 		ti = t->name ? tinfo_find(l, c->name) : NULL;
@@ -407,7 +407,7 @@ static int resolve_inc(struct lay *l)
 		            "INTEGER PRIMARY KEY), or set validate.non.null=false",
 		            name);
 	l->inc_declared = !(l->alias != NULL && strcasecmp(name, l->alias) == 0);
-	l->inc_expr = sqquote(l->t->cols[ci].name);
+	l->inc_expr = sqlayout_quote(l->t->cols[ci].name);
 	return l->inc_expr ? 0 : oom(l);
 }
 
@@ -635,7 +635,7 @@ static int build_sql(struct lay *l, struct buf *b)
 			break;
 		}
 		/* No rowid: group ?1 is read again and the rows of it already
-		 * read are skipped by their fingerprints (source_sqlite_seen.c). */
+		 * read are skipped by their fingerprints (sqseen.c). */
 		sb_str(b, " WHERE " TS_BELOW " AND \"__skiff_ts\" >= ?1 "
 		          "ORDER BY \"__skiff_ts\" LIMIT ?4");
 		break;
@@ -651,7 +651,7 @@ static int build_sql(struct lay *l, struct buf *b)
 	return buf_cstr(b) == NULL ? oom(l) : 0;
 }
 
-void sqtable_unlay(struct sqtable *t)
+void sqlayout_drop(struct sqtable *t)
 {
 	sqlite3_finalize(t->stmt);
 	t->stmt = NULL;
@@ -667,8 +667,8 @@ void sqtable_unlay(struct sqtable *t)
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
 	t->ncols = t->nkeys = 0;
-	sqschemas_clear(&t->vschemas);
-	sqschemas_clear(&t->kschemas);
+	sqvalue_schemas_clear(&t->vschemas);
+	sqvalue_schemas_clear(&t->kschemas);
 	t->laid_out = false;
 }
 
@@ -682,14 +682,14 @@ static void lay_free(struct lay *l)
 	free(l->ts_raw);
 }
 
-int sqtable_lay_out(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen)
+int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf, size_t errlen)
 {
 	struct lay l = {.s = s, .t = t, .errbuf = errbuf, .errlen = errlen};
 	struct buf b;
 	int rc;
 
 	sql_init(&b);
-	sqtable_unlay(t);
+	sqlayout_drop(t);
 	if (t->name != NULL && ((rc = find_table(&l)) != 0 || (rc = table_info(&l)) != 0))
 		goto out;
 	if (t->name != NULL)
@@ -719,6 +719,6 @@ out:
 	buf_free(&b);
 	lay_free(&l);
 	if (rc != 0)
-		sqtable_unlay(t);
+		sqlayout_drop(t);
 	return rc;
 }

@@ -1,4 +1,4 @@
-/* source_sqlite_ts: timestamps as SQLite databases hold them.
+/* sqlts: timestamps as SQLite databases hold them.
  *
  * SQLite has no timestamp type: applications store ISO-8601 text
  * (datetime('now'), Python's str(datetime), JavaScript's toISOString()) or an
@@ -451,7 +451,7 @@ void sqlts_format(int64_t ns, char *buf, size_t len)
 
 /* The row that skiff_ts() could not read, for the message that stops the
  * connector: its rowid (or id) and the value with why. */
-void sqts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len)
+void sqlts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len)
 {
 	sqlite3_stmt *st = t->stmt;
 	char err[400] = "no readable value";

@@ -1,4 +1,4 @@
-/* source_sqlite_query: one bounded batch of a table.
+/* sqquery: one bounded batch of a table.
  *
  * Every batch is one short read transaction: BEGIN, check the schema
  * version, step at most room (+1) rows of a LIMITed statement, reset it,
@@ -18,14 +18,14 @@
 /* Stop adding rows to a batch once their values reach this many bytes. */
 #define BATCH_BYTES (8u << 20)
 
-bool sqbusy(int rc)
+bool sqquery_busy(int rc)
 {
 	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
 }
 
 static bool busy(int rc)
 {
-	return sqbusy(rc);
+	return sqquery_busy(rc);
 }
 
 /* ---- one batch ------------------------------------------------------------- */
@@ -76,7 +76,7 @@ static void bind_position(struct sqsrc *s, struct sqtable *t, size_t limit, int6
 		} else if (!t->keyset) {
 			/* Read group ts again; the rows read before are skipped. */
 			limit += t->group.rows;
-			sqgroup_new_pass(&t->group);
+			sqseen_group_new_pass(&t->group);
 		}
 		break;
 	case SQ_TS_INC:
@@ -183,14 +183,14 @@ static int in_group(struct sqtable *t, struct run *u, bool peek)
 
 	if (ts == SQLTS_BAD)
 		return 0; /* stops the batch below; never part of a group */
-	sqprint_row(t->stmt, t->ncols, &p);
-	if (ts == t->group.ts && sqgroup_seen(&t->group, &p))
+	sqseen_print(t->stmt, t->ncols, &p);
+	if (ts == t->group.ts && sqseen_group_seen(&t->group, &p))
 		return 1;
 	if (peek)
 		return 0;
 	if (ts != t->group.ts)
-		sqgroup_reset(&t->group, ts);
-	if ((rc = sqgroup_add(&t->group, &p)) != -2)
+		sqseen_group_reset(&t->group, ts);
+	if ((rc = sqseen_group_add(&t->group, &p)) != -2)
 		return rc;
 	sqlts_format(ts, when, sizeof(when));
 	snprintf(u->bad, sizeof(u->bad),
@@ -220,7 +220,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			return -1;
 		if (t->nrows < u->limit && t->ts_col >= 0 &&
 		    sqlite3_column_int64(t->stmt, t->ts_col) == SQLTS_BAD) {
-			sqts_bad_row(s, t, u->bad, sizeof(u->bad));
+			sqlts_bad_row(s, t, u->bad, sizeof(u->bad));
 			u->config = true;
 			break;
 		}
@@ -247,8 +247,8 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 		if (s->mode == SQ_INCREMENTING) {
 			struct sqprint p;
 
-			sqprint_row(t->stmt, t->ncols, &p);
-			sqring_push(&t->ring, r->off.v[0], &p, t->ncols);
+			sqseen_print(t->stmt, t->ncols, &p);
+			sqseen_ring_push(&t->ring, r->off.v[0], &p, t->ncols);
 		}
 		if (t->ts_col >= 0)
 			r->off.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
@@ -320,13 +320,13 @@ static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf,
 	return SQ_ERR;
 }
 
-int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
 {
 	struct run u = {.limit = s->batch_max};
 	int rc, version = 0;
 	int64_t t0;
 
-	sqtable_drop_rows(t);
+	sqquery_drop_rows(t);
 	t->more = false;
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
 		goto out;
@@ -338,9 +338,9 @@ int sqtable_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 		s->env->count(s->env, "schema_changes", 1);
 	}
 	if ((!t->laid_out || version != t->schema_version) &&
-	    (rc = sqtable_lay_out(s, t, version, errbuf, errlen)) != 0)
+	    (rc = sqlayout_build(s, t, version, errbuf, errlen)) != 0)
 		goto out;
-	if ((rc = sqtable_check_reuse(s, t)) != 0)
+	if ((rc = sqreuse_check(s, t)) != 0)
 		goto out;
 	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
 	t0 = clock_mono_ms();
@@ -377,11 +377,11 @@ out:
 	if (step_simple(s->commit) != SQLITE_DONE)
 		step_simple(s->rollback);
 	if (rc < 0)
-		sqtable_drop_rows(t);
+		sqquery_drop_rows(t);
 	return rc;
 }
 
-size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room)
+size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room)
 {
 	size_t n = 0;
 
@@ -396,17 +396,17 @@ size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, 
 		r->part = t->part;
 		r->topic = t->topic;
 		r->offset = w->off;
-		r->value =
-		    (struct record_value){.kind = VALUE_STRUCT,
-		                          .payload = w->value,
-		                          .schema = w->vschema,
-		                          .schema_json = sqschemas_json(&t->vschemas, w->vschema)};
+		r->value = (struct record_value){
+		    .kind = VALUE_STRUCT,
+		    .payload = w->value,
+		    .schema = w->vschema,
+		    .schema_json = sqvalue_schemas_json(&t->vschemas, w->vschema)};
 		if (w->key != NULL)
 			r->key = (struct record_value){
 			    .kind = VALUE_STRUCT,
 			    .payload = w->key,
 			    .schema = w->kschema,
-			    .schema_json = sqschemas_json(&t->kschemas, w->kschema)};
+			    .schema_json = sqvalue_schemas_json(&t->kschemas, w->kschema)};
 		else
 			r->key.kind = VALUE_NULL;
 		w->value = w->key = NULL;
@@ -417,12 +417,12 @@ size_t sqtable_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, 
 	return n;
 }
 
-bool sqtable_buffered(const struct sqtable *t)
+bool sqquery_buffered(const struct sqtable *t)
 {
 	return t->head < t->nrows;
 }
 
-void sqtable_drop_rows(struct sqtable *t)
+void sqquery_drop_rows(struct sqtable *t)
 {
 	for (size_t i = t->head; i < t->nrows; i++) {
 		cJSON_Delete(t->rows[i].value);

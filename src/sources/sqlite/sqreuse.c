@@ -1,4 +1,4 @@
-/* source_sqlite_reuse: incrementing ids that come back.
+/* sqreuse: incrementing ids that come back.
  *
  * Incrementing mode reads rows with an id above the last one read. SQLite
  * hands out an id again when it is not AUTOINCREMENT and the rows above it
@@ -48,7 +48,7 @@ static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
 		*max = sqlite3_column_int64(st, 0);
 		rc = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : 1;
 	} else {
-		rc = sqbusy(rc) ? SQ_BUSY : SQ_ERR;
+		rc = sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -89,10 +89,12 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
 	if (rc == SQLITE_ROW && (size_t)sqlite3_column_count(st) < ncols) {
 		rc = 1; /* a column was dropped: cannot tell, assume unchanged */
 	} else if (rc == SQLITE_ROW) {
-		sqprint_row(st, ncols, &now);
+		sqseen_print(st, ncols, &now);
 		rc = now.a == p->a && now.b == p->b;
 	} else {
-		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqbusy(rc) ? SQ_BUSY : SQ_ERR;
+		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
+		     : sqquery_busy(rc)                    ? SQ_BUSY
+		                                           : SQ_ERR;
 	}
 	*gone = rc == 0 && sqlite3_data_count(st) == 0;
 	sqlite3_finalize(st);
@@ -102,13 +104,13 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
 /* The newest id read whose row is unchanged (*id), 1; 0 when none is. */
 static int newest_unchanged(struct sqsrc *s, struct sqtable *t, int64_t *id)
 {
-	for (size_t k = 0; k < sqring_len(&t->ring); k++) {
+	for (size_t k = 0; k < sqseen_ring_len(&t->ring); k++) {
 		const struct sqprint *p;
 		size_t ncols;
 		bool gone;
 		int rc;
 
-		sqring_get(&t->ring, k, id, &p, &ncols);
+		sqseen_ring_get(&t->ring, k, id, &p, &ncols);
 		if ((rc = unchanged(s, t, *id, p, ncols, &gone)) != 0)
 			return rc;
 	}
@@ -168,19 +170,19 @@ static void moved_back(struct sqsrc *s, struct sqtable *t, int64_t max, int foun
 	    "VACUUM renumbered the rowid; %s",
 	    (long long)max, (long long)t->inc, max < t->inc ? "is gone" : "changed", where);
 	t->inc = found ? to : INT64_MIN;
-	while (sqring_len(&t->ring) > 0) {
+	while (sqseen_ring_len(&t->ring) > 0) {
 		const struct sqprint *p;
 		size_t ncols;
 		int64_t id;
 
-		sqring_get(&t->ring, 0, &id, &p, &ncols);
+		sqseen_ring_get(&t->ring, 0, &id, &p, &ncols);
 		if (found && id <= to)
 			break;
-		sqring_drop_newest(&t->ring);
+		sqseen_ring_drop_newest(&t->ring);
 	}
 }
 
-int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
+int sqreuse_check(struct sqsrc *s, struct sqtable *t)
 {
 	const struct sqprint *p;
 	size_t ncols;
@@ -194,7 +196,7 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 		return rc == SQ_BUSY ? SQ_BUSY : 0;
 	if (t->autoinc && sequence_intact(s, t))
 		return 0; /* rows deleted or updated, no id reused */
-	if (t->autoinc && sqring_len(&t->ring) == 0) {
+	if (t->autoinc && sqseen_ring_len(&t->ring) == 0) {
 		/* Nothing remembered (a restart), but the sequence tells. */
 		say(s, t,
 		    "its AUTOINCREMENT sequence is below the stored offset %lld: the table was "
@@ -204,7 +206,7 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 		t->inc = INT64_MIN;
 		return 0;
 	}
-	if (sqring_len(&t->ring) == 0) {
+	if (sqseen_ring_len(&t->ring) == 0) {
 		if (rc == 1)
 			report_ahead(s, t, max);
 		return 0;
@@ -215,12 +217,12 @@ int sqtable_check_reuse(struct sqsrc *s, struct sqtable *t)
 		    "again; reading the new ids from their start",
 		    (long long)t->inc);
 		t->inc = INT64_MIN;
-		sqring_clear(&t->ring);
+		sqseen_ring_clear(&t->ring);
 		return 0;
 	}
 	/* Below the largest id no new id is handed out: the last row read
 	 * unchanged, or deleted, means no reuse. */
-	sqring_get(&t->ring, 0, &last, &p, &ncols);
+	sqseen_ring_get(&t->ring, 0, &last, &p, &ncols);
 	if (max >= t->inc && ((rc = unchanged(s, t, last, p, ncols, &gone)) != 0 || gone))
 		return rc == SQ_BUSY ? SQ_BUSY : 0;
 	if ((rc = newest_unchanged(s, t, &to)) < 0)

@@ -1,4 +1,4 @@
-/* source_sqlite_seen: what this process already read, where a position alone
+/* sqseen: what this process already read, where a position alone
  * cannot say it.
  *
  * Rows are told apart by a fingerprint: 128 bits over the type and bytes of
@@ -63,7 +63,7 @@ static void feed_bytes(struct sqprint *p, const unsigned char *s, size_t n)
 	}
 }
 
-void sqprint_row(sqlite3_stmt *st, size_t ncols, struct sqprint *p)
+void sqseen_print(sqlite3_stmt *st, size_t ncols, struct sqprint *p)
 {
 	p->a = 0x9368e53c2f6af274ULL;
 	p->b = 0x586dcd208f7cd3fdULL;
@@ -116,7 +116,7 @@ static struct sqgroup_entry *slot(const struct sqgroup *g, const struct sqprint 
 	return &g->v[i];
 }
 
-void sqgroup_reset(struct sqgroup *g, int64_t ts)
+void sqseen_group_reset(struct sqgroup *g, int64_t ts)
 {
 	/* Called for each new timestamp, often each row: a table grown for a
 	 * large group is given back rather than cleared every time. */
@@ -131,13 +131,13 @@ void sqgroup_reset(struct sqgroup *g, int64_t ts)
 	g->ts = ts;
 }
 
-void sqgroup_new_pass(struct sqgroup *g)
+void sqseen_group_new_pass(struct sqgroup *g)
 {
 	for (size_t i = 0; i < g->cap && g->n > 0; i++)
 		g->v[i].seen = 0;
 }
 
-bool sqgroup_seen(struct sqgroup *g, const struct sqprint *p)
+bool sqseen_group_seen(struct sqgroup *g, const struct sqprint *p)
 {
 	struct sqgroup_entry *e;
 
@@ -167,7 +167,7 @@ static int grow(struct sqgroup *g)
 	return 0;
 }
 
-int sqgroup_add(struct sqgroup *g, const struct sqprint *p)
+int sqseen_group_add(struct sqgroup *g, const struct sqprint *p)
 {
 	struct sqgroup_entry *e;
 
@@ -186,12 +186,12 @@ int sqgroup_add(struct sqgroup *g, const struct sqprint *p)
 	return 0;
 }
 
-bool sqgroup_full(const struct sqgroup *g)
+bool sqseen_group_full(const struct sqgroup *g)
 {
 	return g->rows >= SQGROUP_MAX;
 }
 
-void sqgroup_free(struct sqgroup *g)
+void sqseen_group_free(struct sqgroup *g)
 {
 	free(g->v);
 	g->v = NULL;
@@ -200,7 +200,7 @@ void sqgroup_free(struct sqgroup *g)
 
 /* ---- the last ids read ------------------------------------------------------- */
 
-void sqring_push(struct sqring *r, int64_t id, const struct sqprint *p, size_t ncols)
+void sqseen_ring_push(struct sqring *r, int64_t id, const struct sqprint *p, size_t ncols)
 {
 	size_t i = (r->head + r->n) % SQRING_N;
 
@@ -213,13 +213,13 @@ void sqring_push(struct sqring *r, int64_t id, const struct sqprint *p, size_t n
 	r->ncols[i] = ncols;
 }
 
-size_t sqring_len(const struct sqring *r)
+size_t sqseen_ring_len(const struct sqring *r)
 {
 	return r->n;
 }
 
-void sqring_get(const struct sqring *r, size_t k, int64_t *id, const struct sqprint **p,
-                size_t *ncols)
+void sqseen_ring_get(const struct sqring *r, size_t k, int64_t *id, const struct sqprint **p,
+                     size_t *ncols)
 {
 	size_t i = (r->head + r->n - 1 - k) % SQRING_N;
 
@@ -228,13 +228,13 @@ void sqring_get(const struct sqring *r, size_t k, int64_t *id, const struct sqpr
 	*ncols = r->ncols[i];
 }
 
-void sqring_drop_newest(struct sqring *r)
+void sqseen_ring_drop_newest(struct sqring *r)
 {
 	if (r->n > 0)
 		r->n--;
 }
 
-void sqring_clear(struct sqring *r)
+void sqseen_ring_clear(struct sqring *r)
 {
 	r->n = r->head = 0;
 }

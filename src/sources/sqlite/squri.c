@@ -1,4 +1,4 @@
-/* source_sqlite_url: the file behind an SQLite URI (jdbc:sqlite:file:...),
+/* squri: the file behind an SQLite URI (jdbc:sqlite:file:...),
  * so that a URI is watched for deletion and replacement like a plain path.
  *
  * SQLite's rules (https://sqlite.org/uri.html): "file:" then an optional

@@ -1,4 +1,4 @@
-/* source_sqlite_value: one row as Connect would carry it.
+/* sqvalue: one row as Connect would carry it.
  *
  * SQLite types values, not columns: a column declared INTEGER may hold text.
  * A field's Connect type therefore follows the value's storage class (INTEGER
@@ -46,7 +46,7 @@ static bool has(const char *s, const char *word)
 	return strcasestr(s, word) != NULL;
 }
 
-void sqcol_classify(const char *t, enum sqcol_kind *kind, enum sqcol_logical *logical)
+void sqvalue_classify(const char *t, enum sqcol_kind *kind, enum sqcol_logical *logical)
 {
 	if (t == NULL)
 		t = "";
@@ -187,7 +187,7 @@ static const cJSON *schema_for(struct sqschemas *c, const struct sqcol *cols, co
 	return e->schema;
 }
 
-void sqschemas_clear(struct sqschemas *c)
+void sqvalue_schemas_clear(struct sqschemas *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].sig);
@@ -198,7 +198,7 @@ void sqschemas_clear(struct sqschemas *c)
 	memset(c, 0, sizeof(*c));
 }
 
-const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema)
+const char *sqvalue_schemas_json(const struct sqschemas *c, const cJSON *schema)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].schema == schema)
@@ -206,7 +206,7 @@ const char *sqschemas_json(const struct sqschemas *c, const cJSON *schema)
 	return NULL;
 }
 
-bool sqschemas_full(const struct sqschemas *c)
+bool sqvalue_schemas_full(const struct sqschemas *c)
 {
 	return c->n >= MAX_SCHEMAS;
 }
