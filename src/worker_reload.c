@@ -113,6 +113,22 @@ static bool plan_conns(const struct worker *w, const struct settings *next, enum
 	return stops;
 }
 
+/* Slot c, whose source did not open, stays as connector cs FAILED with why
+ * as its trace: listed by /connectors, /health and `skiff status` unhealthy,
+ * polling nothing until a reload that changes it or a restart. Only out of
+ * memory before its counters existed (no records array) leaves the slot
+ * free. */
+static void failed(struct worker *w, struct conn *c, const char *why)
+{
+	if (c->records == NULL) {
+		worker_conn_close(w, c);
+		return;
+	}
+	c->stopped = true;
+	c->config_error = true;
+	c->trace = strdup(why); /* NULL: FAILED without the text */
+}
+
 /* Opens connector j of the live settings in slot c; when that fails and
  * old (its previous settings) is given, reopens with those (moved back into
  * the live settings). */
@@ -127,9 +143,11 @@ static void start_conn(struct worker *w, struct conn *c, int j, struct connector
 		return;
 	}
 	log_error("connector %s: cannot start with the new settings: %s", cs->name, why);
-	worker_conn_close(w, c);
-	if (old == NULL)
+	if (old == NULL) {
+		failed(w, c, why);
 		return;
+	}
+	worker_conn_close(w, c);
 	swap_cs(cs, old);
 	if (worker_conn_open(w, c, cs, why, sizeof(why)) == 0) {
 		log_notice("connector %s: runs on with its previous settings", cs->name);
@@ -137,7 +155,7 @@ static void start_conn(struct worker *w, struct conn *c, int j, struct connector
 	}
 	log_error("connector %s: cannot reopen with its previous settings either: %s", cs->name,
 	          why);
-	c->stopped = true;
+	failed(w, c, why);
 }
 
 /* A free slot for an added connector: a tombstone, or one past the last. */

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -170,3 +171,51 @@ def test_reload_inline_add_remove_and_log_level(tmp_path, kafka):
     assert "two" in st.stdout and "one" not in st.stdout.replace("done", "")
     assert sk.stop() == 0
     assert fl.seqs_of(harness.consume(kafka.bootstrap, t1)) == list(range(50))
+
+
+def test_reload_added_connector_that_cannot_open_is_failed(tmp_path, kafka):
+    # Issue 11 #5: it used to be logged, then missing from /connectors with
+    # /health healthy and `skiff status` exit 0.
+    t1 = harness.unique_topic("okc")
+    harness.create_topic(kafka.bootstrap, t1, partitions=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    s1 = fl.SeqSource(tmp_path / "one.log")
+    s1.append(20)
+    port = free_port()
+
+    def worker(bad):
+        p = fl.worker_props(kafka.bootstrap, state)
+        p.update({f"connectors.one.{k}": v
+                  for k, v in fl.file_connector("one", s1.path, t1).items() if k != "name"})
+        if bad:  # both file and files: open() refuses it, the check does not
+            p.update({f"connectors.bad.{k}": v for k, v in fl.file_connector(
+                "bad", tmp_path / "b.log", t1, files=str(tmp_path / "*.x")).items()
+                if k != "name"})
+        p["listeners"] = f"http://127.0.0.1:{port}"
+        return p
+
+    sk = fl.FaultSkiff(tmp_path, worker(False), [])
+    sk.start()
+    fl.read_topic(kafka.bootstrap, t1, 20)
+    sk.worker_file.write_text(harness.props_text(worker(True)))
+    reload(sk, r"reload done")
+    assert get_json(port, "/connectors") == ["one", "bad"]
+    st = get_json(port, "/connectors/bad/status")["connector"]
+    assert st["state"] == "FAILED" and "set exactly one of file" in st["trace"], st
+    try:
+        get_text(port, "/health")
+        raise AssertionError("/health answered 200")
+    except urllib.error.HTTPError as e:
+        assert e.code == 503 and b"bad FAILED" in e.read()
+    r = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "bad: FAILED" in r.stdout, r.stdout + r.stderr
+    s1.append(10)  # the other one ships on
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, t1, 30), 30, max_dups=0)
+    # A reload without it removes it.
+    sk.worker_file.write_text(harness.props_text(worker(False)))
+    reload(sk, r"reload done")
+    assert get_json(port, "/connectors") == ["one"]
+    assert get_json(port, "/health")["status"] == "healthy"
+    assert sk.stop() == 0
