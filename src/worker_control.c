@@ -135,7 +135,11 @@ static const char *state_name(const struct conn *c)
 	switch (c->run) {
 	case CONN_PAUSED:
 		return "PAUSED";
-	case CONN_STOPPING: /* Connect says STOPPED at once too */
+	case CONN_STOPPING:
+		/* Not STOPPED before it is: offsets can be changed only then,
+		 * and a script polls the status for it (Connect too shows the
+		 * old state until the stop completes). */
+		return c->stop_paused ? "PAUSED" : "RUNNING";
 	case CONN_STOPPED:
 		return "STOPPED";
 	case CONN_RUNNING:
@@ -327,6 +331,8 @@ static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t
 		/* Never submitted: no offset passes them, the reopened source
 		 * reads them again. */
 		c->batch.n = c->next = 0;
+		if (c->run != CONN_STOPPING)
+			c->stop_paused = c->run == CONN_PAUSED;
 		c->run = CONN_STOPPING;
 		finish_stop(c);
 	} else if (a != REST_STOP) {

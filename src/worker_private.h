@@ -60,6 +60,7 @@ struct conn {
 	bool config_error; /* ... for a reason no restart fixes (exit 78) */
 	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
 	enum conn_run run; /* worker_control.c */
+	bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
 	char *trace;       /* why it stopped for good (conn_fail), for /status */
 	struct record *records;
 	struct source_batch batch;

@@ -69,7 +69,17 @@ static const char *conn_state(const struct conn *c)
 {
 	if (c->stopped)
 		return "FAILED";
-	return c->run == CONN_PAUSED ? "PAUSED" : c->run == CONN_RUNNING ? "RUNNING" : "STOPPED";
+	switch (c->run) {
+	case CONN_PAUSED:
+		return "PAUSED";
+	case CONN_STOPPING: /* its records in flight still acknowledge */
+		return "STOPPING";
+	case CONN_STOPPED:
+		return "STOPPED";
+	case CONN_RUNNING:
+		break;
+	}
+	return "RUNNING";
 }
 
 /* One line per connector, and its loss and event counters under it. */
