@@ -47,6 +47,15 @@ struct rest_connector {
 	char task_class[160]; /* its task's Java class, as Connect's task config shows it */
 };
 
+/* One entry of a KIP-875 PATCH. The offset is its text exactly as sent
+ * (not through cJSON, whose doubles round integers above 2^53); the
+ * partition is parsed (its strings compared as the sources print them). */
+struct rest_offset {
+	const cJSON *partition; /* an object */
+	const char *offset;     /* an object's text, not NUL-terminated; NULL: null (reset) */
+	size_t olen;
+};
+
 /* What the API serves, filled by the worker (worker_rest_ops). Every
  * function is called on the main loop, from inside rest_route. i is a
  * connector index below count(). */
@@ -63,12 +72,13 @@ struct rest_ops {
 	 * "offset":{..}},..]}: 0 and *json (malloc'd, caller frees) or
 	 * REST_ERR_NOMEM. */
 	int (*offsets)(void *ctx, size_t i, char **json);
-	/* KIP-875: offsets is the "offsets" array of a PATCH (an entry whose
-	 * offset is null resets that partition), NULL for DELETE (resets all).
-	 * Only while STOPPED: else REST_ERR_STATE. REST_ERR_ARG for an entry
-	 * the store refuses; REST_ERR when the write failed; errbuf says why. */
-	int (*alter_offsets)(void *ctx, size_t i, const cJSON *offsets, char *errbuf,
-	                     size_t errlen);
+	/* KIP-875: e[0..n-1] are the entries of a PATCH's "offsets" array,
+	 * NULL for DELETE (resets all). Only while STOPPED: else
+	 * REST_ERR_STATE. REST_ERR_ARG for an entry the source or the store
+	 * refuses (then none is applied); REST_ERR when the write failed;
+	 * errbuf says why. */
+	int (*alter_offsets)(void *ctx, size_t i, const struct rest_offset *e, size_t n,
+	                     char *errbuf, size_t errlen);
 	/* 0 healthy or -1, with a one-line message either way. */
 	int (*health)(void *ctx, char *msg, size_t len);
 	/* Prometheus text, malloc'd (caller frees), or NULL: out of memory. */

@@ -241,6 +241,16 @@ struct source_ops {
 	                            uint64_t n),
 	                void *arg);
 
+	/* Optional (NULL: every pair is accepted). KIP-875: whether the
+	 * connector configured by cfg would use offset (compact JSON object
+	 * text, as a person sent it) for partition (a JSON object as cJSON
+	 * prints it) instead of treating it as no offset or as another
+	 * partition. Called while the connector is stopped (no ctx), before
+	 * anything is stored. Returns 0, or SOURCE_ERR_CONFIG with errbuf
+	 * saying why in Connect's words (the REST API replies 400). */
+	int (*check_offset)(const struct config_section *cfg, const char *partition,
+	                    const char *offset, char *errbuf, size_t errlen);
+
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);
 };

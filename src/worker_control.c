@@ -431,24 +431,40 @@ static char *key_of(const char *name, const cJSON *partition)
 	return key;
 }
 
-/* Applies one PATCH entry: an offset object is stored, null removes. */
-static int alter_one(struct worker *w, const char *name, const cJSON *e, char *errbuf,
+/* Whether c's source would use entry e (a reset always passes: junk stored
+ * earlier must stay removable, as Connect allows). Returns 0, REST_ERR_ARG
+ * with errbuf, or REST_ERR_NOMEM. */
+static int check_one(const struct conn *c, const struct rest_offset *e, char *errbuf, size_t errlen)
+{
+	char why[512], *part, *off;
+	int rc = 0;
+
+	if (e->offset == NULL || c->cs->ops->check_offset == NULL)
+		return 0;
+	part = cJSON_PrintUnformatted(e->partition);
+	off = strndup(e->offset, e->olen);
+	if (part == NULL || off == NULL)
+		rc = REST_ERR_NOMEM;
+	else if (c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why)) != 0) {
+		snprintf(errbuf, errlen, "Failed to alter offsets for connector %s: %s",
+		         c->cs->name, why);
+		rc = REST_ERR_ARG;
+	}
+	free(part);
+	free(off);
+	return rc;
+}
+
+/* Applies one PATCH entry: an offset is stored as sent, null removes. */
+static int alter_one(struct worker *w, const char *name, const struct rest_offset *e, char *errbuf,
                      size_t errlen)
 {
-	const cJSON *part = cJSON_GetObjectItemCaseSensitive(e, "partition");
-	const cJSON *off = cJSON_GetObjectItemCaseSensitive(e, "offset");
-	char *key = NULL, *val = NULL;
+	char *key = key_of(name, e->partition), *val = NULL;
 	int rc = REST_ERR_ARG;
 
-	if (!cJSON_IsObject(part) || !(cJSON_IsObject(off) || cJSON_IsNull(off))) {
-		snprintf(errbuf, errlen,
-		         "each entry needs a \"partition\" object and an \"offset\" "
-		         "object (or null to reset it)");
-		return REST_ERR_ARG;
-	}
-	key = key_of(name, part);
-	val = cJSON_IsObject(off) ? cJSON_PrintUnformatted(off) : NULL;
-	if (key == NULL || (cJSON_IsObject(off) && val == NULL))
+	if (e->offset != NULL)
+		val = strndup(e->offset, e->olen);
+	if (key == NULL || (e->offset != NULL && val == NULL))
 		rc = REST_ERR_NOMEM;
 	else if ((val ? offsets_put(w->offsets, key, val) : offsets_remove(w->offsets, key)) == 0)
 		rc = 0;
@@ -488,12 +504,12 @@ static int write_now(struct worker *w, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static int alter_offsets(void *ctx, size_t i, const cJSON *arr, char *errbuf, size_t errlen)
+static int alter_offsets(void *ctx, size_t i, const struct rest_offset *e, size_t n, char *errbuf,
+                         size_t errlen)
 {
 	struct worker *w = ctx;
 	struct conn *c = live(w, i);
 	const char *name = c->cs->name, *part;
-	const cJSON *e;
 	size_t plen;
 	int rc = 0;
 
@@ -505,20 +521,24 @@ static int alter_offsets(void *ctx, size_t i, const cJSON *arr, char *errbuf, si
 		         name);
 		return REST_ERR_STATE;
 	}
-	if (arr == NULL) {
+	if (e == NULL) {
 		/* DELETE: every stored partition of this connector. */
 		for (size_t k = offsets_count(w->offsets); k-- > 0 && rc == 0;)
 			if (own_key(offsets_key(w->offsets, k), name, &part, &plen))
 				rc = offsets_remove(w->offsets, offsets_key(w->offsets, k));
 	} else {
-		cJSON_ArrayForEach(e, arr) if ((rc = alter_one(w, name, e, errbuf, errlen)) !=
-		                               0) break;
+		/* All checked before any is stored: a refused PATCH changes
+		 * nothing. */
+		for (size_t k = 0; k < n && rc == 0; k++)
+			rc = check_one(c, &e[k], errbuf, errlen);
+		for (size_t k = 0; k < n && rc == 0; k++)
+			rc = alter_one(w, name, &e[k], errbuf, errlen);
 	}
 	if (rc == REST_ERR_NOMEM)
 		snprintf(errbuf, errlen, "out of memory");
 	if (rc != 0)
 		return rc == REST_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_ARG;
-	log_notice("connector %s: offsets %s (REST API)", name, arr ? "altered" : "reset");
+	log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
 	return write_now(w, errbuf, errlen);
 }
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -273,6 +274,73 @@ def test_pause_resume_stop_and_offsets_exact(tmp_path, kafka, topic):
     assert got[370:] == [f"line {i}" for i in range(201, 211)]
     time.sleep(1)
     assert len(consume(kafka.bootstrap, topic)) == 380
+    assert sk.stop() == 0
+
+
+def raw_get(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+        return r.read()
+
+
+def test_patch_refuses_what_the_source_would_drop(tmp_path, kafka, topic):
+    # Issue 11 #1: each of these used to be stored (200), then read back as
+    # "no position" and the file read again from 0.
+    sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic)
+    base = "/connectors/local-file-source"
+    write_lines(src, 1, 100)
+    consume(kafka.bootstrap, topic, n=100)
+    assert http(port, "PUT", base + "/stop")[0] == 204
+    wait_for(lambda: state(port) == "STOPPED", what="STOPPED")
+    before = raw_get(port, base + "/offsets")
+    good = {"filename": str(src)}
+    for part, off in [(good, 1e300), (good, 1e29), (good, -61), (good, 30.5), (good, "610"),
+                      (good, True), ({"filename": 5}, 0), ({"filename": "\u0000x"}, 0),
+                      ({"filename": str(tmp_path / "other.log")}, 0)]:
+        body = {"offsets": [{"partition": part, "offset": {"position": off}}]}
+        st, j = http(port, "PATCH", base + "/offsets", body)
+        assert st == 400 and j["message"].startswith("Failed to alter offsets"), (off, st, j)
+    assert raw_get(port, base + "/offsets") == before  # nothing stored
+    # A reset of junk stays possible; a good position still goes through.
+    junk = {"offsets": [{"partition": {"filename": 5}, "offset": None}]}
+    assert http(port, "PATCH", base + "/offsets", junk)[0] == 200
+    body = {"offsets": [{"partition": good, "offset": {"position": len("line 1\n")}}]}
+    assert http(port, "PATCH", base + "/offsets", body)[0] == 200
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    got = lines_of(consume(kafka.bootstrap, topic, n=199))
+    assert got[100:] == [f"line {i}" for i in range(2, 101)]
+    assert sk.stop() == 0
+
+
+def test_stopped_status_means_offsets_patch_exactly(tmp_path, kafka, topic):
+    # Issue 11 #3: STOPPED was shown while records were in flight and the
+    # PATCH then refused; #2: the GET -> PATCH round trip rounded "fp".
+    sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic)
+    base = "/connectors/local-file-source"
+    done, written = threading.Event(), [0]
+
+    def writer():  # about 2,000 lines/s
+        while not done.is_set():
+            write_lines(src, written[0] + 1, written[0] + 100)
+            written[0] += 100
+            time.sleep(0.05)
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        for _ in range(8):
+            time.sleep(0.4)
+            assert http(port, "PUT", base + "/stop")[0] == 204
+            wait_for(lambda: state(port) == "STOPPED", what="STOPPED")
+            before = raw_get(port, base + "/offsets")
+            assert b'"fp":' in before
+            st, j = http(port, "PATCH", base + "/offsets", json.loads(before))
+            assert st == 200, j
+            assert raw_get(port, base + "/offsets") == before
+            assert http(port, "PUT", base + "/resume")[0] == 202
+    finally:
+        done.set()
+        t.join()
+    got = lines_of(consume(kafka.bootstrap, topic, n=written[0]))
+    assert got == [f"line {i}" for i in range(1, written[0] + 1)]
     assert sk.stop() == 0
 
 

@@ -60,19 +60,18 @@ static int f_offsets(void *ctx, size_t i, char **json)
 	return *json ? 0 : REST_ERR_NOMEM;
 }
 
-static int f_alter(void *ctx, size_t i, const cJSON *offsets, char *errbuf, size_t errlen)
+static int f_alter(void *ctx, size_t i, const struct rest_offset *e, size_t n, char *errbuf,
+                   size_t errlen)
 {
-	const cJSON *e;
-
 	if (i != 1) {
 		snprintf(errbuf, errlen, "not stopped");
 		return REST_ERR_STATE;
 	}
-	cJSON_ArrayForEach(e, offsets)
-	{
-		if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "partition"))) {
-			snprintf(errbuf, errlen, "bad entry");
-			return REST_ERR_ARG;
+	for (size_t k = 0; k < n; k++) {
+		if (!cJSON_IsObject(e[k].partition) ||
+		    (e[k].offset != NULL && (e[k].olen < 2 || e[k].offset[0] != '{' ||
+		                             e[k].offset[e[k].olen - 1] != '}'))) {
+			abort(); /* rest_api hands on objects only */
 		}
 	}
 	stopped_ok++;

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "source.h"
 #include "stats.h"
+#include "tailcheck.h"
 #include "taildup.h"
 #include "tailmulti.h"
 #include "tailscan.h"
@@ -890,5 +891,6 @@ const struct source_ops source_file_ops = {
     .timeout_ms = file_timeout,
     .offset_json = file_offset_json,
     .backlog = file_backlog,
+    .check_offset = tailcheck_offset,
     .close = file_close,
 };

@@ -573,6 +573,24 @@ static char *journald_offset_json(void *ctx, const struct src_offset *off)
 	return json;
 }
 
+/* KIP-875: {"cursor": <string>} is what open() reads back. */
+static int journald_check_offset(const struct config_section *cfg, const char *partition,
+                                 const char *offset, char *errbuf, size_t errlen)
+{
+	cJSON *o = cJSON_Parse(offset);
+	bool ok = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
+	          cJSON_GetArraySize(o) == 1;
+
+	(void)cfg;
+	(void)partition;
+	cJSON_Delete(o);
+	if (ok)
+		return 0;
+	snprintf(errbuf, errlen,
+	         "the journald source's offset is {\"cursor\": <a journal cursor string>}");
+	return SOURCE_ERR_CONFIG;
+}
+
 /* --check: the journal opens and the matches are accepted. */
 static int journald_check(const struct config_section *cfg, const char *name, char *errbuf,
                           size_t errlen)
@@ -596,5 +614,6 @@ const struct source_ops source_journald_ops = {
     .pollfds = journald_pollfds,
     .timeout_ms = journald_timeout,
     .offset_json = journald_offset_json,
+    .check_offset = journald_check_offset,
     .close = journald_close,
 };
