@@ -11,8 +11,13 @@
  * the pipeline: REST_CONNECTIONS connections at once (more are refused at
  * accept), REST_CONN_MEMORY bytes per connection for the request line and
  * headers (more: 431/413 from libmicrohttpd), REST_MAX_BODY for a body
- * (more: 413), and REST_TIMEOUT_S of silence before a connection is closed
- * (a slowloris client holds one slot for that long, no more). */
+ * (more: 413), REST_TIMEOUT_S of silence before a connection is closed, and
+ * REST_REQUEST_MS for a whole request and its reply, counted from the
+ * accept or the end of the connection's previous request: a slowloris
+ * client sending a byte a second is never silent, so the silence timeout
+ * alone let 32 of them hold every slot for as long as they liked. And at
+ * most REST_PER_IP connections from one address, so that one client
+ * cannot take every slot even for that long. */
 #include "rest.h"
 
 #include "config.h"
@@ -34,6 +39,8 @@
 #define REST_CONN_MEMORY (32u * 1024)
 #define REST_TIMEOUT_S 10
 #define REST_IDLE_RUN_MS 1000
+#define REST_REQUEST_MS 4000
+#define REST_PER_IP 8
 
 struct rest {
 	struct MHD_Daemon *d;
@@ -43,6 +50,14 @@ struct rest {
 	const struct rest_ops *ops;
 	void *ctx;
 	char worker_id[320];
+	/* The open connections: since when each has been on its current
+	 * request (loop time), and whether it was cut. */
+	struct {
+		struct MHD_Connection *conn;
+		int fd;
+		int64_t since;
+		bool cut;
+	} open[REST_CONNECTIONS];
 };
 
 /* One request while its body arrives. */
@@ -60,6 +75,56 @@ static unsigned connections(struct rest *r)
 	return i != NULL ? i->num_connections : 0;
 }
 
+/* Cuts each connection that has spent REST_REQUEST_MS on one request:
+ * shutdown(2) on its socket, which libmicrohttpd then sees end and closes
+ * (the descriptor stays its own). */
+static void cut_slow(struct rest *r)
+{
+	int64_t now = loop_now_ms();
+
+	for (size_t i = 0; i < REST_CONNECTIONS; i++) {
+		if (r->open[i].conn == NULL || r->open[i].cut ||
+		    now - r->open[i].since < REST_REQUEST_MS)
+			continue;
+		log_debug("rest: a connection took over %d ms for one request: closed",
+		          REST_REQUEST_MS);
+		shutdown(r->open[i].fd, SHUT_RDWR);
+		r->open[i].cut = true;
+	}
+}
+
+/* The slot of conn, or of a free one when conn is NULL; -1 if none. */
+static int slot_of(struct rest *r, const struct MHD_Connection *conn)
+{
+	for (int i = 0; i < REST_CONNECTIONS; i++)
+		if (r->open[i].conn == conn)
+			return i;
+	return -1;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+	struct rest *r = cls;
+	const union MHD_ConnectionInfo *ci;
+	int i;
+
+	(void)socket_context;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if ((i = slot_of(r, conn)) >= 0)
+			r->open[i].conn = NULL;
+		return;
+	}
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	/* No free slot cannot happen (the connection limit is the same). */
+	if (ci == NULL || (i = slot_of(r, NULL)) < 0)
+		return;
+	r->open[i].conn = conn;
+	r->open[i].fd = ci->connect_fd;
+	r->open[i].since = loop_now_ms();
+	r->open[i].cut = false;
+}
+
 /* Runs libmicrohttpd, then re-arms the timer at its next deadline. At the
  * connection limit it takes the listening socket out of its epoll set and
  * puts it back only in a run after a connection was freed: so it runs again
@@ -73,6 +138,7 @@ static void run(struct rest *r)
 
 	/* A closed connection is freed in the run after the one that saw it
 	 * close: stop once two runs in a row changed nothing. */
+	cut_slow(r);
 	for (int i = 0, still = 0; i < 64 && still < 2; i++) {
 		before = connections(r);
 		MHD_run(r->d);
@@ -183,8 +249,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode why)
 {
+	struct rest *r = cls;
 	struct pending *p = *state;
+	int i = slot_of(r, conn);
 
+	/* The next request on this connection has its own time. */
+	if (i >= 0)
+		r->open[i].since = loop_now_ms();
 	if (p != NULL) {
 		free(p->body);
 		free(p);
@@ -242,13 +313,14 @@ static int start(struct rest *r, const struct addrinfo *ai, char *errbuf, size_t
 
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	r->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, r, MHD_OPTION_SOCK_ADDR,
-	                        ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
-	                        (unsigned)REST_CONNECTIONS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	                        (size_t)REST_CONN_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
-	                        (unsigned)REST_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-	                        r, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, r,
-	                        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
+	r->d = MHD_start_daemon(
+	    flags, 0, NULL, NULL, on_request, r, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REST_CONN_MEMORY,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, r, MHD_OPTION_NOTIFY_CONNECTION, on_connection, r,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_IP, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, r, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
 	return r->d != NULL ? 0 : REST_ERR;
 }
 

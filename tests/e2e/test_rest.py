@@ -498,3 +498,45 @@ def test_hostile_clients(tmp_path, kafka, topic):
     assert grown < 20000
     assert sk.running
     assert sk.stop() == 0
+
+
+def test_slowloris_cannot_hold_the_api(tmp_path, kafka, topic):
+    # Issue 11 #4: 32 connections sending a header byte a second were never
+    # silent for 10 s, so they held every slot and /health went unanswered
+    # for as long as they ran.
+    sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic)
+    socks, done = [], threading.Event()
+    for _ in range(32):
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=2)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        except OSError:
+            pass
+
+    def drip():
+        while not done.wait(1):
+            for s in socks:
+                try:
+                    s.sendall(b"X")
+                except OSError:
+                    pass
+    t = threading.Thread(target=drip)
+    t.start()
+    try:
+        t0 = time.monotonic()
+
+        def answers():
+            try:
+                return http(port, "GET", "/health", timeout=1)[0] == 200
+            except OSError:
+                return False
+        wait_for(answers, 15, 0.5, what="/health while 32 slow clients drip")
+        print(f"FIGURE rest.slowloris_health_after: {time.monotonic() - t0:.1f} s")
+        assert t.is_alive()  # answered while they still drip
+    finally:
+        done.set()
+        t.join()
+        for s in socks:
+            s.close()
+    assert sk.stop() == 0
