@@ -17,14 +17,16 @@ debs=("$(SKIFF_DEB_OUT=build-boards-amd64/deb firmware/debian/build-deb.sh build
 for board in raspberrypi-arm64 raspberrypi-armhf; do
 	arch=${board#raspberrypi-}
 	echo "== boards: $board (unit tests, end-to-end under qemu, .deb)"
+	log=build-boards-$arch/cross-build.log
+	mkdir -p "build-boards-$arch"
 	SKIFF_TOOLS=$src/build-boards-amd64 SKIFF_DEB_OUT=$src/build-boards-$arch/deb \
 		board/cross-build.sh --sysroot --test --e2e --deb -B "build-boards-$arch" "$board" \
-		>"build-boards-$arch.log" 2>&1 || {
-		tail -n 40 "build-boards-$arch.log" >&2
-		echo "test-boards: $board failed (log: build-boards-$arch.log)" >&2
+		>"$log" 2>&1 || {
+		tail -n 40 "$log" >&2
+		echo "test-boards: $board failed (log: $log)" >&2
 		exit 1
 	}
-	grep -E '^cross-build: size|tests passed|passed|failed' "build-boards-$arch.log" || true
+	grep -E '^cross-build: size|tests passed|passed|failed' "$log" || true
 	debs+=("$(ls "build-boards-$arch/deb/"skiff_*_"$arch".deb)")
 done
 

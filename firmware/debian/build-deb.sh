@@ -126,7 +126,7 @@ if command -v dpkg-shlibdeps >/dev/null && command -v dpkg-architecture >/dev/nu
 		dpkg-shlibdeps -O -e"$root/usr/bin/skiff" 2>"$work/shlibdeps.err") >"$work/substvars"; then
 		depends=$(sed -n 's/^shlibs:Depends=//p' "$work/substvars")
 	else
-		echo "build-deb: dpkg-shlibdeps failed, using a fixed Depends:" >&2
+		echo "build-deb: dpkg-shlibdeps failed, Depends from the binary's NEEDED:" >&2
 		sed 's/^/  /' "$work/shlibdeps.err" >&2
 	fi
 fi
