@@ -259,3 +259,46 @@ def test_journald_binary_fields_round_trip(tmp_path, kafka, topic):
         assert types["BLOB"] == want_type
         got = p["BLOB"].encode() if want_type == "string" else base64.b64decode(p["BLOB"])
         assert got == b
+
+
+@pytest.mark.parametrize("how", ["kill9", "sigterm"])
+def test_journald_read_from_end_stop_before_any_ack_skips_nothing(tmp_path, kafka, topic, how):
+    # Issue 14: read.from=end, stopped before anything was acknowledged; the
+    # entries written while skiff was stopped must arrive at the next start.
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    write_journal(jdir / "j.journal", [entry(i) for i in range(1, 1001)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic, read__from="end")])
+    sk.start()
+    sk.wait_log(r"running 1 connector")
+    time.sleep(1)  # the tester's 3 s: several flush intervals, nothing to ack
+    assert (sk.kill9() if how == "kill9" else sk.stop()) in (-9, 0)
+    write_journal(jdir / "j.journal", [entry(i) for i in range(1001, 1101)])
+    sk.start()
+    consume(kafka.bootstrap, topic, n=100, timeout=30)
+    time.sleep(0.5)
+    recs = consume(kafka.bootstrap, topic)
+    assert sk.stop() == 0
+    assert seqs(recs) == list(range(1001, 1101))
+
+
+def test_journald_oversized_entry_is_truncated_and_counted(tmp_path, kafka, topic):
+    # Issue 14: a 2 MB MESSAGE made the broker refuse the record (exit 78),
+    # again at every restart. Now it is cut to journal.max.entry.bytes.
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    big = "x" * (2 * 1024 * 1024)
+    write_journal(jdir / "j.journal", [entry(1), export_entry(2, [("MESSAGE", big), ("SEQ", "2"),
+                                                                  ("_SYSTEMD_UNIT", "big.service")]),
+                                       entry(3)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
+    sk.start()
+    recs = consume(kafka.bootstrap, topic, n=3, timeout=30)
+    assert sk.stop() == 0
+    assert seqs(recs) == [1, 2, 3]
+    cut = payloads(recs)[1]
+    assert cut["_SKIFF_TRUNCATED"] == "1" and cut["_SYSTEMD_UNIT"] == "big.service"
+    assert 256 * 1024 < len(cut["MESSAGE"]) <= 512 * 1024 and big.startswith(cut["MESSAGE"])
+    assert ("skiff.truncated", b"1") in recs[1]["headers"]
+    assert "_SKIFF_TRUNCATED" not in payloads(recs)[0]
+    assert counter(sk, "entries_truncated") == 1

@@ -87,6 +87,17 @@ static void test_fields(void)
 	cJSON_Delete(payload);
 }
 
+/* Cutting a value keeps text text: never inside a UTF-8 character. */
+static void test_cut(void)
+{
+	CHECK_INT((int)jfields_cut("abc", 3, 3), 3);
+	CHECK_INT((int)jfields_cut("abcdef", 6, 4), 4);
+	CHECK_INT((int)jfields_cut("ab\xe2\x82\xac", 5, 3), 2);       /* inside the euro sign */
+	CHECK_INT((int)jfields_cut("ab\xe2\x82\xacx", 6, 5), 5);      /* just after it */
+	CHECK_INT((int)jfields_cut("\x80\x80\x80\x80\x80", 5, 4), 4); /* binary: no start byte */
+	CHECK_INT((int)jfields_cut("abc", 3, 0), 0);
+}
+
 static void test_text(void)
 {
 	char *b;
@@ -113,6 +124,7 @@ int main(void)
 	test_ring();
 	test_cursor();
 	test_fields();
+	test_cut();
 	test_text();
 	return testlib_done("source_journald");
 }

@@ -39,6 +39,7 @@
 
 #define FULL_RETRY_MS 100 /* ring full: look again soon, a flush frees it */
 #define BATCH_MAX 1024    /* entries per poll at most (the worker asks for as many) */
+#define TRUNC_FIELD "_SKIFF_TRUNCATED=1" /* marks an entry cut to journal.max.entry.bytes */
 
 struct jsrc {
 	struct source_env *env;
@@ -48,9 +49,12 @@ struct jsrc {
 	char *topic;
 	bool message_only;
 	struct jring *ring;
-	char *resume;  /* committed cursor, until the first entry is tested */
-	bool full;     /* the last poll found the ring full */
-	cJSON **built; /* this batch's payloads and schemas, freed next poll */
+	char *resume;     /* committed cursor, until the first entry is tested */
+	bool full;        /* the last poll found the ring full */
+	bool anchor_due;  /* read.from=end on a first start: store where it begins */
+	size_t max_entry; /* journal.max.entry.bytes */
+	bool skip_big;    /* journal.max.entry.policy=skip */
+	cJSON **built;    /* this batch's payloads and schemas, freed next poll */
 	size_t nbuilt;
 	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
 	size_t ntexts;
@@ -82,6 +86,13 @@ static const struct config_key journald_keys[] = {
     {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
      "Where a first start (no stored cursor) reads from: the oldest entry of the journal, "
      "or only entries written from now on."},
+    {"journal.max.entry.bytes", CFG_INT, "524288", 1024, 64 * 1024 * 1024, NULL, 0,
+     "Most bytes of field data (names, '=' and values) one entry ships; keep it well below "
+     "the producer's message.max.bytes (base64 and JSON escaping make the record larger)."},
+    {"journal.max.entry.policy", CFG_ENUM, "truncate", 0, 0, "truncate|skip", 0,
+     "What a larger entry becomes: its longest values cut until it fits, marked with the "
+     "field _SKIFF_TRUNCATED=1 and the header skiff.truncated=1 (entries_truncated), or "
+     "skipped (entries_skipped)."},
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
@@ -278,7 +289,11 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 		r = sd_journal_seek_head(s->j);
 		first = strdup("");
 	} else if (r == 0) {
-		r = first_position(s, strcmp(config_str(cfg, "read.from"), "end") == 0, &first);
+		s->anchor_due = strcmp(config_str(cfg, "read.from"), "end") == 0;
+		r = first_position(s, s->anchor_due, &first);
+		if (r == 0 && first != NULL && s->anchor_due)
+			s->env->log(s->env, LOG_INFO, "journal: read.from=end: starting after %s",
+			            first[0] != '\0' ? first : "nothing (the journal is empty)");
 	}
 	if (r < 0 || first == NULL) {
 		free(first);
@@ -312,12 +327,21 @@ static const struct stats_desc journald_counters[] = {
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
      .help = "journal fields without a name=value form (skipped)"},
+    {.name = "entries_truncated",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "entries larger than journal.max.entry.bytes, shipped cut to it"},
+    {.name = "entries_skipped",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "entries larger than journal.max.entry.bytes, not shipped (policy skip)"},
 };
 
 static int journald_open(const struct config_section *cfg, struct source_env *env, void **ctx,
                          char *errbuf, size_t errlen)
 {
 	struct jsrc *s = calloc(1, sizeof(*s));
+	int r;
 
 	*ctx = NULL;
 	if (s == NULL)
@@ -328,6 +352,8 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	                    sizeof(journald_counters) / sizeof(journald_counters[0])))
 		goto nomem;
 	s->message_only = strcmp(config_str(cfg, "journal.value"), "message") == 0;
+	s->max_entry = (size_t)config_int(cfg, "journal.max.entry.bytes");
+	s->skip_big = strcmp(config_str(cfg, "journal.max.entry.policy"), "skip") == 0;
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
 	s->texts = calloc(BATCH_MAX, sizeof(*s->texts));
@@ -336,6 +362,12 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	if (open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
 	    find_partition(s, cfg, errbuf, errlen) != 0 || position(s, cfg, errbuf, errlen) != 0)
 		goto fail;
+	/* sd-journal decompresses a field only up to this (64 KiB by default,
+	 * silently short): one byte more than the bound shows what exceeds it. */
+	if ((r = sd_journal_set_data_threshold(s->j, s->max_entry + 1)) < 0) {
+		sderr(errbuf, errlen, "setting the data threshold", r);
+		goto fail;
+	}
 	s->fd = sd_journal_get_fd(s->j);
 	if (s->fd < 0) {
 		sderr(errbuf, errlen, "watching for new entries", s->fd);
@@ -382,8 +414,67 @@ static void note_gap(struct jsrc *s)
 	free(now);
 }
 
-/* The current entry as rec's value. Returns 0, or -2 when memory is short. */
-static int build_value(struct jsrc *s, struct record *rec)
+/* The current entry's field data with every value cut to cap bytes. */
+static size_t entry_size(struct jsrc *s, size_t cap)
+{
+	size_t len, name, total = 0;
+	const void *d;
+	const char *eq;
+
+	SD_JOURNAL_FOREACH_DATA(s->j, d, len)
+	{
+		eq = memchr(d, '=', len);
+		name = eq != NULL ? (size_t)(eq - (const char *)d) + 1 : len;
+		total += name + (len - name < cap ? len - name : cap);
+	}
+	return total;
+}
+
+/* The longest value the current entry may keep so that its field data fit
+ * journal.max.entry.bytes: SIZE_MAX when it fits whole. Short fields (the
+ * unit, the pid) stay whole; only the longest are cut. */
+static size_t entry_cap(struct jsrc *s)
+{
+	size_t lo = 0, hi = s->max_entry, mid;
+
+	if (s->message_only) {
+		const void *d;
+		size_t len;
+
+		return sd_journal_get_data(s->j, "MESSAGE", &d, &len) >= 0 && len >= 8 &&
+		               len - 8 > s->max_entry
+		           ? s->max_entry
+		           : SIZE_MAX;
+	}
+	if (entry_size(s, SIZE_MAX) <= s->max_entry)
+		return SIZE_MAX;
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (entry_size(s, mid) <= s->max_entry)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* One datum with its value cut to cap (jfields_cut), into the struct. */
+static int add_datum(cJSON *payload, cJSON *fields, const char *d, size_t len, size_t cap)
+{
+	const char *eq = memchr(d, '=', len);
+	size_t name;
+
+	if (cap != SIZE_MAX && eq != NULL) {
+		name = (size_t)(eq - d) + 1;
+		len = name + jfields_cut(eq + 1, len - name, cap);
+	}
+	return jfields_add(payload, fields, d, len);
+}
+
+/* The current entry as rec's value, values cut to cap and marked
+ * _SKIFF_TRUNCATED=1 unless cap is SIZE_MAX. Returns 0, or -2 when memory
+ * is short. */
+static int build_value(struct jsrc *s, struct record *rec, size_t cap)
 {
 	cJSON *fields = NULL, *payload = cJSON_CreateObject(), *schema = jfields_schema(&fields);
 	uint64_t repeated = 0, bad = 0, t;
@@ -398,12 +489,14 @@ static int build_value(struct jsrc *s, struct record *rec)
 	s->built[s->nbuilt++] = schema;
 	SD_JOURNAL_FOREACH_DATA(s->j, d, len)
 	{
-		r = jfields_add(payload, fields, d, len);
+		r = add_datum(payload, fields, d, len, cap);
 		if (r == -2)
 			return -2;
 		repeated += r == 1;
 		bad += r == -1;
 	}
+	if (cap != SIZE_MAX && jfields_add(payload, fields, TRUNC_FIELD, strlen(TRUNC_FIELD)) == -2)
+		return -2;
 	if (sd_journal_get_realtime_usec(s->j, &t) >= 0 &&
 	    jfields_add_time(payload, fields, "__REALTIME_TIMESTAMP", t) != 0)
 		return -2;
@@ -423,8 +516,9 @@ nomem:
 	return -2;
 }
 
-/* MESSAGE alone as rec's value (null when the entry has none). */
-static int build_message(struct jsrc *s, struct record *rec)
+/* MESSAGE alone as rec's value (null when the entry has none), cut to
+ * cap. */
+static int build_message(struct jsrc *s, struct record *rec, size_t cap)
 {
 	const void *d;
 	size_t len;
@@ -434,6 +528,7 @@ static int build_message(struct jsrc *s, struct record *rec)
 		rec->value = (struct record_value){.kind = VALUE_NULL};
 		return 0;
 	}
+	len = 8 + jfields_cut((const char *)d + 8, len - 8, cap);
 	if ((copy = malloc(len - 8 + 1)) == NULL)
 		return -2;
 	memcpy(copy, (const char *)d + 8, len - 8);
@@ -443,19 +538,30 @@ static int build_message(struct jsrc *s, struct record *rec)
 	return 0;
 }
 
-/* The current entry as a record carrying the offset seq. */
+/* The current entry as a record carrying the offset seq. Returns 0, 1 when
+ * the entry exceeds journal.max.entry.bytes and the policy skips it, or -2
+ * when memory is short. */
 static int build_record(struct jsrc *s, struct record *rec, int64_t seq)
 {
+	size_t cap = entry_cap(s);
 	uint64_t usec = 0;
 
+	if (cap != SIZE_MAX && s->skip_big) {
+		s->env->count(s->env, "entries_skipped", 1);
+		return 1;
+	}
 	memset(rec, 0, sizeof(*rec));
+	if (cap != SIZE_MAX) {
+		s->env->count(s->env, "entries_truncated", 1);
+		rec->headers[rec->nheaders++] = (struct record_header){"skiff.truncated", "1", 1};
+	}
 	rec->part = s->part;
 	rec->topic = s->topic;
 	rec->offset.v[0] = seq;
 	rec->key = (struct record_value){.kind = VALUE_NULL};
 	if (sd_journal_get_realtime_usec(s->j, &usec) >= 0)
 		rec->timestamp_ms = (int64_t)(usec / 1000);
-	return s->message_only ? build_message(s, rec) : build_value(s, rec);
+	return s->message_only ? build_message(s, rec, cap) : build_value(s, rec, cap);
 }
 
 /* Moves to the next entry to ship: 1, 0 at the end, or a negative errno.
@@ -503,31 +609,44 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 	struct jsrc *s = ctx;
 	size_t max = batch->max < BATCH_MAX ? batch->max : BATCH_MAX;
 	int64_t before = jring_head(s->ring);
-	int r;
+	size_t seen = 0;
+	int r = 0, b;
 
 	free_batch(s);
 	batch->n = 0;
 	batch->more = false;
+	if (s->anchor_due) {
+		/* read.from=end starts after the tail entry of this moment; with
+		 * nothing stored a restart would seek the tail of its own moment
+		 * and skip what came in between. beginning needs no anchor: a
+		 * restart reads from the head again. */
+		s->anchor_due = false;
+		if (s->env->anchor != NULL)
+			s->env->anchor(s->env, s->part, &(struct src_offset){.v = {0}});
+	}
 	if ((s->full = jring_full(s->ring)))
 		return 0; /* the next offset flush frees a slot (source_journald.h) */
 	if ((r = sd_journal_process(s->j)) < 0) {
 		sderr(errbuf, errlen, "processing changes", r);
 		return SOURCE_ERR;
 	}
-	while (batch->n < max && (r = next_entry(s)) > 0) {
-		if (build_record(s, &batch->records[batch->n], before) != 0) {
+	/* seen bounds a poll also when every entry is skipped. */
+	while (seen < max && (r = next_entry(s)) > 0) {
+		seen++;
+		b = build_record(s, &batch->records[batch->n], before);
+		if (b < 0) {
 			snprintf(errbuf, errlen, "journal: out of memory");
 			return SOURCE_ERR;
 		}
-		batch->n++;
+		batch->n += b == 0;
 	}
 	if (r < 0) {
 		sderr(errbuf, errlen, "reading the next entry", r);
 		return SOURCE_ERR;
 	}
+	batch->more = seen == max;
 	if (batch->n == 0)
 		return 0;
-	batch->more = batch->n == max;
 	return seal_batch(s, batch, errbuf, errlen);
 }
 

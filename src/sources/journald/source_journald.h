@@ -69,6 +69,11 @@ int jcursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum);
  * for a datum without '=' (malformed) or when memory is short (-2). */
 int jfields_add(cJSON *payload, cJSON *fields, const void *data, size_t len);
 
+/* How many bytes of a field value v (len bytes) to keep under a cap: len
+ * when it fits, else cap moved back (by at most 3 bytes) to the start of a
+ * UTF-8 character, so that cutting text keeps it text. */
+size_t jfields_cut(const char *v, size_t len, size_t cap);
+
 /* The optional int64 fields __REALTIME_TIMESTAMP and __MONOTONIC_TIMESTAMP
  * (microseconds), which sd-journal keeps outside the entry's data. Returns
  * 0 or -2 when memory is short. */

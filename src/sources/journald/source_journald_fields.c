@@ -96,3 +96,16 @@ int jfields_add_time(cJSON *payload, cJSON *fields, const char *name, uint64_t u
 	cJSON_AddItemToObject(payload, name, item);
 	return 0;
 }
+
+size_t jfields_cut(const char *v, size_t len, size_t cap)
+{
+	size_t n = cap;
+
+	if (len <= cap)
+		return len;
+	/* v[n] is the first byte dropped: a continuation byte means the cut
+	 * falls inside a character. Binary data may have no start byte near. */
+	while (n > 0 && cap - n < 3 && ((unsigned char)v[n] & 0xC0) == 0x80)
+		n--;
+	return ((unsigned char)v[n] & 0xC0) == 0x80 ? cap : n;
+}
