@@ -210,8 +210,8 @@ def test_shapes_equal_connects(tmp_path, kafka, topic):
 # ---- steering ------------------------------------------------------------------
 
 
-def state(port):
-    return http(port, "GET", "/connectors/local-file-source/status")[1]["connector"]["state"]
+def state(port, name="local-file-source"):
+    return http(port, "GET", f"/connectors/{name}/status")[1]["connector"]["state"]
 
 
 def test_pause_resume_stop_and_offsets_exact(tmp_path, kafka, topic):
@@ -308,6 +308,51 @@ def test_patch_refuses_what_the_source_would_drop(tmp_path, kafka, topic):
     assert http(port, "PUT", base + "/resume")[0] == 202
     got = lines_of(consume(kafka.bootstrap, topic, n=199))
     assert got[100:] == [f"line {i}" for i in range(2, 101)]
+    assert sk.stop() == 0
+
+
+def test_patch_sqlite_offsets_only_in_the_jdbc_shapes(tmp_path, kafka, topic):
+    """The SQLite source checks a PATCH too: its partition shape and table, the
+    mode's members as exact non-negative integers, nothing else."""
+    import sqlite3
+    db = tmp_path / "t.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)")
+    con.executemany("INSERT INTO t(v) VALUES (?)", [(f"row {i}",) for i in range(1, 21)])
+    con.commit()
+    con.close()
+    port = free_port()
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "offset.flush.interval.ms": 200, "listeners": f"http://127.0.0.1:{port}",
+              "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+              "value.converter.schemas.enable": "false"}
+    conn = {"name": "rows", "connector.class": "JdbcSourceConnector",
+            "connection.url": f"jdbc:sqlite:{db}", "mode": "incrementing",
+            "table.whitelist": "t", "topic.prefix": topic + "-", "poll.interval.ms": 200}
+    sk = Skiff(tmp_path, worker, [conn]).start()
+    wait_http(port)
+    consume(kafka.bootstrap, topic + "-t", n=20)
+    base = "/connectors/rows"
+    assert http(port, "PUT", base + "/stop")[0] == 204
+    wait_for(lambda: state(port, "rows") == "STOPPED", what="STOPPED")
+    before = raw_get(port, base + "/offsets")
+    good = {"protocol": "1", "table": "t"}
+    for part, off in [(good, {"incrementing": 1e300}), (good, {"incrementing": -1}),
+                      (good, {"incrementing": "5"}), (good, {"incrementing": 5, "x": 1}),
+                      (good, {"timestamp": 5}), ({"protocol": "1", "table": "u"},
+                                                 {"incrementing": 5}),
+                      ({"table": "t"}, {"incrementing": 5})]:
+        st, j = http(port, "PATCH", base + "/offsets",
+                     {"offsets": [{"partition": part, "offset": off}]})
+        assert st == 400 and j["message"].startswith("Failed to alter offsets"), (part, off, j)
+    assert raw_get(port, base + "/offsets") == before
+    body = {"offsets": [{"partition": good, "offset": {"incrementing": 15}}]}
+    assert http(port, "PATCH", base + "/offsets", body)[0] == 200
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    recs = consume(kafka.bootstrap, topic + "-t", n=25)
+    ids = [json.loads(r["value"])["id"] for r in recs]
+    assert ids == list(range(1, 21)) + list(range(16, 21))
     assert sk.stop() == 0
 
 

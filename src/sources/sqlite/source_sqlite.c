@@ -833,6 +833,7 @@ const struct source_ops source_sqlite_ops = {
     .value_kind = VALUE_STRUCT,
     .open = sqlite_open,
     .check = sqlite_check,
+    .check_offset = sqcheck_offset,
     .poll = sqlite_poll,
     .pollfds = sqlite_pollfds,
     .timeout_ms = sqlite_timeout,

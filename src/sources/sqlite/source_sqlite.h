@@ -383,4 +383,13 @@ void sqbacklog_count(void *ctx,
                      void (*put)(void *arg, struct partition *p, enum source_unit u, uint64_t n),
                      void *arg);
 
+/* ---- sqcheck.c --------------------------------------------------------------
+ * KIP-875: 0 when offset (text as sent) for partition (cJSON's compact text) is
+ * one this connector would use — its partition shape and table or query, the
+ * mode's members as non-negative exact integers and nothing else — else
+ * SOURCE_ERR_CONFIG with errbuf in Connect's manner. No ctx: the connector is
+ * stopped. */
+int sqcheck_offset(const struct config_section *cfg, const char *partition, const char *offset,
+                   char *errbuf, size_t errlen);
+
 #endif
