@@ -49,4 +49,4 @@ export SKIFF_BIN=$PWD/build-asan/skiff SKIFF_TOOLS=$PWD/build-asan
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 [ "$profile" = short ] || { tests/faults/long.sh && export SKIFF_PLAIN_BIN=$PWD/build-plain/skiff; }
 cd tests/e2e
-exec python3 -m pytest -q "${pytest_args[@]}"
+exec python3 -m pytest -q --durations=25 "${pytest_args[@]}"
