@@ -91,17 +91,19 @@ int sqcheck_offset(const struct config_section *cfg, const char *partition, cons
 		return SOURCE_ERR_CONFIG;
 	}
 	if (bulk) {
-		snprintf(errbuf, errlen, "mode=bulk keeps no offset: only null (a reset) can be stored");
+		snprintf(errbuf, errlen,
+		         "mode=bulk keeps no offset: only null (a reset) can be stored");
 		return SOURCE_ERR_CONFIG;
 	}
 	if (!offset_ok(mode, offset)) {
-		snprintf(errbuf, errlen,
-		         "the offset for mode=%s holds %s as non-negative integers (and nothing else)",
-		         mode,
-		         strcmp(mode, "incrementing") == 0 ? "\"incrementing\""
-		         : strcmp(mode, "timestamp") == 0
-		             ? "\"timestamp\" (ms) and optionally \"timestamp_nanos\""
-		             : "\"incrementing\", \"timestamp\" and optionally \"timestamp_nanos\"");
+		snprintf(
+		    errbuf, errlen,
+		    "the offset for mode=%s holds %s as non-negative integers (and nothing else)",
+		    mode,
+		    strcmp(mode, "incrementing") == 0 ? "\"incrementing\""
+		    : strcmp(mode, "timestamp") == 0
+		        ? "\"timestamp\" (ms) and optionally \"timestamp_nanos\""
+		        : "\"incrementing\", \"timestamp\" and optionally \"timestamp_nanos\"");
 		return SOURCE_ERR_CONFIG;
 	}
 	return 0;
