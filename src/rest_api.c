@@ -124,27 +124,37 @@ static bool add(cJSON *obj, const char *key, cJSON *item)
 	return cJSON_AddItemToObject(obj, key, item);
 }
 
-static cJSON *status_json(const struct ctx *c, size_t i)
+/* Connect's shape of a connector's status and info: {"name", key: val,
+ * "tasks": [task], "type": "source"}, with no task for a stopped connector
+ * (KIP-875). Takes val and task in every case (NULL: out of memory). */
+static cJSON *connector_doc(const struct rest_connector *rc, const char *key, cJSON *val,
+                            cJSON *task)
 {
-	struct rest_connector rc;
 	cJSON *j = cJSON_CreateObject(), *tasks = cJSON_CreateArray();
-	bool ok;
+	bool ok =
+	    j != NULL && tasks != NULL && cJSON_AddStringToObject(j, "name", rc->name) != NULL;
 
-	c->ops->connector(c->pctx, i, &rc);
-	ok = j != NULL && cJSON_AddStringToObject(j, "name", rc.name) != NULL &&
-	     add(j, "connector", state_json(c, &rc, false));
-	/* A stopped connector has no tasks (Connect, KIP-875). */
-	if (ok && !stopped(&rc))
-		ok = add(tasks, NULL, state_json(c, &rc, true));
-	ok = ok && add(j, "tasks", tasks);
-	tasks = NULL;
+	ok = add(ok ? j : NULL, key, val);
+	if (stopped(rc))
+		cJSON_Delete(task);
+	else
+		ok = add(ok ? tasks : NULL, NULL, task);
+	ok = add(ok ? j : NULL, "tasks", tasks);
 	ok = ok && cJSON_AddStringToObject(j, "type", "source") != NULL;
-	cJSON_Delete(tasks);
 	if (!ok) {
 		cJSON_Delete(j);
 		return NULL;
 	}
 	return j;
+}
+
+static cJSON *status_json(const struct ctx *c, size_t i)
+{
+	struct rest_connector rc;
+
+	c->ops->connector(c->pctx, i, &rc);
+	return connector_doc(&rc, "connector", state_json(c, &rc, false),
+	                     stopped(&rc) ? NULL : state_json(c, &rc, true));
 }
 
 static cJSON *task_id(const char *name)
@@ -162,23 +172,10 @@ static cJSON *task_id(const char *name)
 static cJSON *info_json(const struct ctx *c, size_t i)
 {
 	struct rest_connector rc;
-	cJSON *j = cJSON_CreateObject(), *tasks = cJSON_CreateArray();
-	bool ok;
 
 	c->ops->connector(c->pctx, i, &rc);
-	ok = j != NULL && cJSON_AddStringToObject(j, "name", rc.name) != NULL &&
-	     add(j, "config", config_json(c, i));
-	if (ok && !stopped(&rc))
-		ok = add(tasks, NULL, task_id(rc.name));
-	ok = ok && add(j, "tasks", tasks);
-	tasks = NULL;
-	ok = ok && cJSON_AddStringToObject(j, "type", "source") != NULL;
-	cJSON_Delete(tasks);
-	if (!ok) {
-		cJSON_Delete(j);
-		return NULL;
-	}
-	return j;
+	return connector_doc(&rc, "config", config_json(c, i),
+	                     stopped(&rc) ? NULL : task_id(rc.name));
 }
 
 static cJSON *tasks_json(const struct ctx *c, size_t i)
