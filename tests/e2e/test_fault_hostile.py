@@ -188,8 +188,6 @@ def test_fault_low_open_file_limit(tmp_path, kafka, topic):
 
 @pytest.mark.skiff_timeout(120)
 def test_fault_sqlite_file_that_is_not_a_database(tmp_path, kafka, topic):
-    if not any(s.startswith("source_sqlite") for s in os.listdir(fl.REPO / "src")):
-        pytest.skip("the SQLite source (issue 4) has not landed")
     db = tmp_path / "app.db"
     db.write_bytes(b"this is a log file, not a database\n" * 200)
     state = tmp_path / "state"
