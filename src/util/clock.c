@@ -4,6 +4,12 @@
 
 #include <time.h>
 
+/* CMakeLists.txt sets _TIME_BITS=64: on 32-bit glibc 2.34+ (Debian 12's armhf)
+ * a time_t of 32 bits would wrap in 2038. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+_Static_assert(sizeof(time_t) == 8, "time_t is 64 bits (_TIME_BITS=64)");
+#endif
+
 int64_t clock_mono_ms(void)
 {
 	struct timespec ts;
