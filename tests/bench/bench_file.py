@@ -1,79 +1,178 @@
 #!/usr/bin/env python3
-"""Benchmark (not a test): ships 1,000,000 lines of ~150 bytes from a file to a
-local Kafka broker with skiff, and the same file with `kcat -P -l` as the
-reference, in the same run and against the same broker, and prints CPU seconds,
-wall time and peak RSS of both and their ratios.
+"""Benchmark (not a test): one file of N numbered lines of ~150 bytes shipped
+to one local Kafka 3.9.1 broker by each of
 
-  python3 tests/bench/bench_file.py [--lines N] [--skiff build/skiff]
+  kcat -P -l                 librdkafka's defaults
+  kcat same settings         kcat -P -l with skiff's producer defaults
+                             (src/sink_kafka.c: enable.idempotence=true,
+                             acks=all, linger.ms=5, queue.buffering.max.
+                             messages=20000, queue.buffering.max.kbytes=8192,
+                             message.timeout.ms=0): the reference of the ratios
+  skiff StringConverter      FileStreamSource, raw lines
+  skiff JsonConverter        FileStreamSource, Connect's default converter
+  Fluent Bit                 tail -> kafka, from PATH or FLUENT_BIT=...
+  Kafka Connect              3.9.1 standalone FileStreamSource (jars from Maven
+                             Central by tests/rest/connect.sh), StringConverter
 
-skiff runs with StringConverter (kcat sends raw lines too) and then with
-Connect's default JsonConverter envelope. Both producers use the same delivery
-settings (idempotence, acks=all, linger.ms=5). Targets (issue 2): CPU <= 1.5x
-kcat, peak RSS <= 32 MB.
+after one throw-away warm-up run of both kcats (the broker's JIT), tools
+interleaved (the order rotates each repetition) across --reps repetitions, a
+fresh topic per run. Each run's topic is read back and must hold each line
+number exactly once. Prints, per tool, the median and min-max of CPU seconds
+(utime+stime of the process and its threads), wall seconds and peak RSS, the
+ratios of the medians against kcat-same-settings, and for skiff the share of
+its CPU spent outside librdkafka's rdk:* threads (/proc/PID/task/*/stat when
+the last record is in).
+
+  python3 tests/bench/bench_file.py [--lines N] [--reps 5] [--skiff PATH]
+          [--tools kcat,kcat-same,skiff-string,skiff-json,fluent-bit,connect]
+
+Use a release build (cmake -S . -B build -DCMAKE_BUILD_TYPE=Release). Wall
+time: to exit for kcat (it exits once all is delivered); for the daemons, to
+the moment the topic's high watermark reaches N (polled every 0.2 s with
+kcat -Q), after which they get SIGTERM; their CPU includes that shutdown.
 """
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchlib import REPO, run_measured, local_broker  # noqa: E402
-import offsetfile  # noqa: E402
+from benchlib import (REPO, check_delivered, local_broker, run_tool,  # noqa: E402
+                      summarize, until_watermark)
+
+NUMBER_RE = rb"(\d{9}) 2026-11-30T02"
+SAME = ["enable.idempotence=true", "acks=all", "linger.ms=5",
+        "queue.buffering.max.messages=20000", "queue.buffering.max.kbytes=8192",
+        "message.timeout.ms=0"]
+TOOLS = ["kcat", "kcat-same", "skiff-string", "skiff-json", "fluent-bit", "connect"]
+NAMES = {"kcat": "kcat -P -l", "kcat-same": "kcat -P -l, skiff's settings",
+         "skiff-string": "skiff StringConverter", "skiff-json": "skiff JsonConverter",
+         "fluent-bit": "Fluent Bit tail -> kafka", "connect": "Connect 3.9.1 FileStreamSource"}
+
+
+def write_input(src, n):
+    with open(src, "w") as f:
+        for i in range(n):
+            f.write(f"{i:09d} 2026-11-30T02:00:00.000Z gateway-7 sensor=temp value={i % 997}.5 "
+                    f"unit=C status=ok site=edge-07 note=the-quick-brown-fox-jumps-over-the-lazy-dog\n")
+
+
+def connect_libs():
+    if not shutil.which("java"):
+        return None, "no java"
+    r = subprocess.run([str(REPO / "tests" / "rest" / "connect.sh"), "fetch"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        return None, "connect.sh fetch failed: " + r.stderr.decode(errors="replace")[-200:]
+    return r.stdout.decode().strip(), ""
+
+
+def command(tool, d, src, topic, bootstrap, args):
+    """(argv, daemon?) for one run of tool in directory d."""
+    if tool in ("kcat", "kcat-same"):
+        xs = [a for s in (SAME if tool == "kcat-same" else []) for a in ("-X", s)]
+        return ["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", *xs, str(src)], False
+    if tool.startswith("skiff"):
+        conv = ("org.apache.kafka.connect.json.JsonConverter" if tool == "skiff-json"
+                else "org.apache.kafka.connect.storage.StringConverter")
+        (d / "w.properties").write_text(
+            f"bootstrap.servers={bootstrap}\noffset.storage.file.filename={d}/offsets\n"
+            f"value.converter={conv}\nconnectors.bench.connector.class=FileStreamSource\n"
+            f"connectors.bench.file={src}\nconnectors.bench.topic={topic}\n")
+        return [args.skiff, str(d / "w.properties")], True
+    if tool == "fluent-bit":
+        (d / "fb.conf").write_text(
+            "[SERVICE]\n    flush 1\n    log_level warn\n"
+            f"[INPUT]\n    name tail\n    path {src}\n    read_from_head true\n"
+            f"[OUTPUT]\n    name kafka\n    match *\n    brokers {bootstrap}\n"
+            f"    topics {topic}\n"
+            + "".join(f"    rdkafka.{s.replace('=', ' ')}\n" for s in SAME))
+        return [args.fluent_bit, "-c", str(d / "fb.conf")], True
+    (d / "worker.properties").write_text(
+        f"bootstrap.servers={bootstrap}\n"
+        "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+        "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+        f"offset.storage.file.filename={d}/connect.offsets\nlisteners=http://127.0.0.1:0\n")
+    (d / "connector.properties").write_text(
+        "name=bench\nconnector.class=FileStreamSource\ntasks.max=1\n"
+        f"file={src}\ntopic={topic}\n")
+    (d / "log4j.properties").write_text(
+        "log4j.rootLogger=WARN, stderr\n"
+        "log4j.appender.stderr=org.apache.log4j.ConsoleAppender\n"
+        "log4j.appender.stderr.Target=System.err\n"
+        "log4j.appender.stderr.layout=org.apache.log4j.PatternLayout\n")
+    return ["java", "-Xmx512m", f"-Dlog4j.configuration=file:{d}/log4j.properties", "-cp",
+            f"{args.connect_libs}/*", "org.apache.kafka.connect.cli.ConnectStandalone",
+            str(d / "worker.properties"), str(d / "connector.properties")], True
+
+
+def one_run(tool, work, run_id, src, n, bootstrap, args):
+    d = work / f"{tool}-{run_id}"
+    d.mkdir()
+    topic = f"bench-{tool}-{run_id}"
+    argv, daemon = command(tool, d, src, topic, bootstrap, args)
+    r = run_tool(argv, str(d), until=until_watermark(bootstrap, topic, n) if daemon else None)
+    r["bad"] = check_delivered(bootstrap, topic, n, NUMBER_RE)
+    if r["bad"] or (r["rc"] != 0 and not daemon):
+        sys.exit(f"bench: {NAMES[tool]} run {run_id}: exit {r['rc']}; {r['bad']} "
+                 f"(see {d}/bench.stderr)")
+    shutil.rmtree(d, ignore_errors=True)
+    return r
+
+
+def own_share(name, runs):
+    shares = sorted(r["own"] for r in runs if r.get("own") is not None)
+    if not name.startswith("skiff") or not shares:
+        return ""
+    return f"own thread {100 * shares[len(shares) // 2]:.0f}% of CPU"
+
+
+def pick_tools(args):
+    tools = [t for t in args.tools.split(",") if t]
+    if "fluent-bit" in tools and not (args.fluent_bit and shutil.which(args.fluent_bit)):
+        print("Fluent Bit: absent (not on PATH, FLUENT_BIT unset): skipped")
+        tools.remove("fluent-bit")
+    if "connect" in tools:
+        args.connect_libs, why = connect_libs()
+        if not args.connect_libs:
+            print(f"Kafka Connect: {why}: skipped")
+            tools.remove("connect")
+    return tools
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--skiff", default=str(REPO / "build" / "skiff"))
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--fluent-bit", default=os.environ.get("FLUENT_BIT", "fluent-bit"))
     args = ap.parse_args()
     if not os.access(args.skiff, os.X_OK):
         sys.exit(f"bench: {args.skiff} not built (cmake -S . -B build && cmake --build build)")
+    args.skiff = os.path.abspath(args.skiff)
+    tools = pick_tools(args)
     work = Path(tempfile.mkdtemp(prefix="skiff-bench-"))
     with local_broker(work / "kafka") as bootstrap:
         src = work / "lines.log"
-        with open(src, "w") as f:
-            for i in range(args.lines):
-                f.write(f"{i:09d} 2026-11-30T02:00:00.000Z gateway-7 sensor=temp value={i % 997}.5 "
-                        f"unit=C status=ok note=the-quick-brown-fox-jumps-over-the-lazy-dog\n")
+        write_input(src, args.lines)
         size = src.stat().st_size
-        print(f"input: {args.lines} lines, {size / args.lines:.0f} bytes/line, {size / 1e6:.1f} MB")
-        common = ["-X", "enable.idempotence=true", "-X", "acks=all", "-X", "linger.ms=5"]
-        kcat = run_measured(["kcat", "-P", "-b", bootstrap, "-t", "bench-kcat", "-l", *common,
-                             str(src)], None, cwd=str(work))
-        results = {"kcat -P -l": kcat}
-        for conv in ("StringConverter", "JsonConverter"):
-            d = work / conv
-            d.mkdir()
-            (d / "w.properties").write_text(
-                f"bootstrap.servers={bootstrap}\n"
-                f"offset.storage.file.filename={d}/offsets\n"
-                f"offset.flush.interval.ms=200\n"
-                f"value.converter=org.apache.kafka.connect.{'json' if conv == 'JsonConverter' else 'storage'}.{conv}\n"
-                f"connectors.bench.connector.class=FileStreamSource\n"
-                f"connectors.bench.file={src}\n"
-                f"connectors.bench.topic=bench-{conv}\n")
-
-            def done(d=d):
-                try:
-                    offs = offsetfile.load(d / "offsets")
-                except (FileNotFoundError, ValueError):
-                    return False
-                return any(v.get("position") == size for v in offs.values())
-            import signal
-            results[f"skiff {conv}"] = run_measured([args.skiff, str(d / "w.properties")], done,
-                                                    cwd=str(d), stop_signal=signal.SIGTERM)
-        ref = results["kcat -P -l"]
-        print(f"{'':24} {'wall s':>8} {'cpu s':>8} {'peak RSS MB':>12} {'cpu ratio':>10} {'rss ratio':>10}")
-        for name, (wall, cpu, rss, rc) in results.items():
-            print(f"{name:24} {wall:8.2f} {cpu:8.2f} {rss:12.1f} {cpu / ref[1]:10.2f} {rss / ref[2]:10.2f}"
-                  + ("" if rc == 0 else f"  (exit {rc})"))
-        print("skiff wall time counts until its offset file says the last line was "
-              "acknowledged (flush interval 200 ms).")
+        print(f"input: {args.lines} lines, {size / args.lines:.0f} bytes/line, "
+              f"{size / 1e6:.1f} MB; {args.reps} repetitions; {os.cpu_count()} CPUs; "
+              f"load average {os.getloadavg()[0]:.2f} at start")
+        for t in ("kcat", "kcat-same"):
+            one_run(t, work, "warmup", src, args.lines, bootstrap, args)
+        results = {NAMES[t]: [] for t in tools}
+        for rep in range(args.reps):
+            k = rep % len(tools)
+            for t in tools[k:] + tools[:k]:
+                results[NAMES[t]].append(one_run(t, work, rep, src, args.lines, bootstrap, args))
+        print(f"load average {os.getloadavg()[0]:.2f} at the end; every run delivered "
+              f"each of the {args.lines} lines exactly once")
+        summarize(results, NAMES["kcat-same"], own_share)
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -3,6 +3,9 @@ condition holds, and a local broker for the run."""
 
 import contextlib
 import os
+import re
+import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -47,3 +50,150 @@ def local_broker(directory):
         yield bootstrap
     finally:
         subprocess.run([str(KAFKA_SH), "stop", str(directory)], stdout=subprocess.DEVNULL)
+
+
+# --- Side-by-side comparisons (bench_file.py, bench_sqlite.py) ---------------
+
+def _tree_cpu(pid):
+    """utime+stime (s) of pid's threads by name: {comm: seconds}."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                s = f.read()
+        except FileNotFoundError:
+            continue
+        comm = s[s.index("(") + 1:s.rindex(")")]
+        fields = s[s.rindex(")") + 2:].split()
+        out[comm] = out.get(comm, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def own_thread_share(pid):
+    """The share of a live process's CPU spent outside librdkafka's threads
+    (those librdkafka names rdk:*), from /proc/PID/task/*/stat."""
+    cpu = _tree_cpu(pid)
+    total = sum(cpu.values())
+    own = sum(v for k, v in cpu.items() if not k.startswith("rdk:"))
+    return own / total if total else None
+
+
+def _child(pid):
+    """The first child of pid (the process /usr/bin/time runs), or pid."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except FileNotFoundError:
+        kids = []
+    return int(kids[0]) if kids else pid
+
+
+def run_tool(cmd, cwd, until=None, stop_signal=signal.SIGTERM, shell=False, env=None):
+    """Runs cmd under /usr/bin/time to its exit, or until until() holds
+    (polled every 50 ms), then measures its threads and sends stop_signal to
+    it. Returns a dict: wall (s, to exit or to until()), cpu (utime + stime
+    of the process and the children it waited for), rss (peak, MiB, of it or
+    its largest child, as GNU time reports it), rc, own (share of CPU outside
+    rdk:* threads when until() ended the run).
+    Why time: a child forked from this Python starts with Python's resident
+    set, which its own ru_maxrss then counts."""
+    t0 = time.monotonic()
+    rssf = os.path.join(cwd, "bench.maxrss")
+    argv = ["sh", "-c", cmd] if shell else list(cmd)
+    with open(os.path.join(cwd, "bench.stderr"), "ab") as err:
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rssf, *argv], cwd=cwd,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=err, env=env, start_new_session=True)
+    wall = own = None
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid != 0:
+            break
+        if wall is None and until is not None and until():
+            wall = time.monotonic() - t0
+            child = _child(p.pid)
+            own = own_thread_share(child)
+            os.kill(child, stop_signal)
+        time.sleep(0.05)
+    p.returncode = 0  # reaped above
+    if wall is None:
+        wall = time.monotonic() - t0
+    with open(rssf) as f:
+        rss = int(f.read().split()[-1]) / 1024.0
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss": rss,
+            "rc": os.waitstatus_to_exitcode(status), "own": own}
+
+
+def high_watermark(bootstrap, topic):
+    """The end offset of topic's partition 0 (-1 when it does not exist yet)."""
+    r = subprocess.run(["kcat", "-Q", "-b", bootstrap, "-t", f"{topic}:0:-1"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    m = re.search(rb"\[0\] offset (-?\d+)", r.stdout)
+    return int(m.group(1)) if r.returncode == 0 and m else -1
+
+
+def until_watermark(bootstrap, topic, n, every=0.2):
+    """An until() for run_tool: true once topic holds n records (checked
+    every `every` s: each check runs kcat -Q)."""
+    last = [0.0]
+
+    def done():
+        now = time.monotonic()
+        if now - last[0] < every:
+            return False
+        last[0] = now
+        return high_watermark(bootstrap, topic) >= n
+    return done
+
+
+def check_delivered(bootstrap, topic, n, number_re, base=0):
+    """Reads topic back with kcat and checks that it holds each number
+    base..base+n-1 (found by number_re's first group in each value) exactly
+    once. Returns "" or what is wrong."""
+    r = subprocess.run(["kcat", "-C", "-q", "-e", "-b", bootstrap, "-t", topic, "-f", "%s\n"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        return f"kcat -C exited {r.returncode}: {r.stderr.decode(errors='replace')[-200:]}"
+    nums = [int(x) - base for x in re.findall(number_re, r.stdout)]
+    seen = bytearray(n)
+    dup = bad = 0
+    for x in nums:
+        if not 0 <= x < n:
+            bad += 1
+        elif seen[x]:
+            dup += 1
+        else:
+            seen[x] = 1
+    missing = n - sum(seen)
+    if dup or bad or missing:
+        return f"read {len(nums)}: {missing} missing, {dup} duplicates, {bad} out of range"
+    return ""
+
+
+def summarize(results, ref, extra=None):
+    """Prints, per tool, the median and min-max of CPU s, wall s and peak RSS
+    over its runs, and the ratios of the medians to ref's. results: {name:
+    [run dicts]}; extra(name, runs) may return a string for the last column."""
+    med = {k: {m: statistics.median(r[m] for r in v) for m in ("cpu", "wall", "rss")}
+           for k, v in results.items() if v}
+    print(f"{'':34} {'CPU s':>17} {'wall s':>17} {'peak RSS MiB':>19} {'CPU x':>6} "
+          f"{'wall x':>6}")
+    for name, runs in results.items():
+        if not runs:
+            continue
+        cells = []
+        for m, fmt in (("cpu", "{:.2f}"), ("wall", "{:.2f}"), ("rss", "{:.1f}")):
+            xs = [r[m] for r in runs]
+            cells.append(f"{fmt.format(med[name][m])} ({fmt.format(min(xs))}-"
+                         f"{fmt.format(max(xs))})")
+        ratio = (f"{med[name]['cpu'] / med[ref]['cpu']:6.2f} "
+                 f"{med[name]['wall'] / med[ref]['wall']:6.2f}" if ref in med else "")
+        tail = extra(name, runs) if extra else ""
+        print(f"{name:34} {cells[0]:>17} {cells[1]:>17} {cells[2]:>19} {ratio} {tail}")
+    print(f"medians over the runs (min-max in brackets); ratios of medians against '{ref}'.")
