@@ -202,3 +202,49 @@ def subprocess_logrotate(conf, state):
     r = subprocess.run(["logrotate", "-f", "-s", str(state), str(conf)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert r.returncode == 0, r.stdout.decode(errors="replace")
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "truncated"])
+def test_damaged_gz_sibling_ships_none_of_its_lines(tmp_path, kafka, topic, damage):
+    """Issue 14: a rotated .gz with a corrupted middle byte shipped 32,494
+    garbage lines before its trailer showed the damage. Now a gzip member's
+    lines ship only once its CRC32 and length have verified: none of the
+    damaged file's lines (corrupt, or cut short), one warning naming it,
+    compressed_cut_short=1; its siblings and the live file arrive whole, once."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
+    write_lines(log, range(100))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=100, timeout=60)
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    n, per = 100, 5000
+    for _ in range(3):  # app.log.3.gz holds the stored offset; .2.gz is damaged
+        write_lines(log, range(n, n + per))
+        n += per
+        subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    write_lines(log, range(n, n + 100))
+    n += 100
+    bad = log.parent / "app.log.2.gz"
+    data = bytearray(bad.read_bytes())
+    if damage == "corrupt":
+        data[len(data) // 2] ^= 0xFF
+    else:
+        del data[len(data) // 2:]
+    bad.write_bytes(bytes(data))
+    bad_lines = set(range(100 + per, 100 + 2 * per))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=n - per, timeout=60, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(vals, n, lost_ok=bad_lines)
+    shipped_bad = [v for v in vals if v[:8].isdigit() and number(v) in bad_lines]
+    print(f"{damage}: {len(shipped_bad)} lines of the damaged file shipped, "
+          f"{len(unexpected)} garbage lines, {len(missing)} others missing")
+    assert not unexpected, f"{len(unexpected)} garbage lines, first {unexpected[:3]}"
+    assert not shipped_bad, f"{len(shipped_bad)} lines of {bad.name} shipped"
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    assert counter(sk, "compressed_cut_short") == 1
+    assert re.search(rf"{re.escape(str(bad))}: (not valid compressed data|the compressed "
+                     rf"data ends early)", sk.log_text()), sk.log_text()[-2000:]

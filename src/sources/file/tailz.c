@@ -14,9 +14,11 @@
 struct tailz {
 	int fd;
 	const struct tailz_codec *codec;
-	void *st;         /* codec state, NULL when not reading */
-	bool stream_done; /* the codec's stream ended: another may follow */
-	uint8_t *in;      /* IN_CAP bytes of compressed input */
+	bool checking;      /* verify each stream before decoding it for the reader */
+	int64_t checked_to; /* the compressed bytes before this are verified streams */
+	void *st;           /* codec state, NULL when not reading */
+	bool stream_done;   /* the codec's stream ended: another may follow */
+	uint8_t *in;        /* IN_CAP bytes of compressed input */
 	const uint8_t *inp;
 	size_t inlen;
 	int64_t inpos; /* the next compressed byte to read */
@@ -82,6 +84,8 @@ enum tailz_format tailz_detect(int fd)
 	return TAILZ_NONE;
 }
 
+static int begin_stream(struct tailz *z);
+
 /* Back to the first byte: the codec state and buffers are allocated here,
  * at the first read, not at open. Returns 0 or TAILZ_ERR_NOMEM. */
 static int restart(struct tailz *z)
@@ -98,23 +102,7 @@ static int restart(struct tailz *z)
 	z->err = 0;
 	z->wstart = 0;
 	z->wlen = 0;
-	return z->codec->init(&z->st);
-}
-
-static int refill(struct tailz *z)
-{
-	ssize_t got;
-
-	do
-		got = pread(z->fd, z->in, IN_CAP, z->inpos);
-	while (got < 0 && errno == EINTR);
-	if (got < 0)
-		return TAILZ_ERR;
-	z->inp = z->in;
-	z->inlen = (size_t)got;
-	z->inpos += got;
-	z->in_eof = got == 0;
-	return 0;
+	return begin_stream(z);
 }
 
 /* The end of the data: clean (err 0) or early. */
@@ -125,6 +113,91 @@ static void ended(struct tailz *z, int err)
 	z->size = z->wstart + (int64_t)z->wlen;
 	z->codec->end(z->st); /* what it held is no longer needed */
 	z->st = NULL;
+}
+
+/* Reads the next compressed bytes at *pos into buf; *got 0 at the end. */
+static int pread_in(int fd, uint8_t *buf, int64_t *pos, size_t *got)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, IN_CAP, *pos);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return TAILZ_ERR;
+	*pos += n;
+	*got = (size_t)n;
+	return 0;
+}
+
+static int refill(struct tailz *z)
+{
+	int rc = pread_in(z->fd, z->in, &z->inpos, &z->inlen);
+
+	z->inp = z->in;
+	z->in_eof = rc == 0 && z->inlen == 0;
+	return rc;
+}
+
+/* Decodes the stream that starts at compressed byte from to its end,
+ * output discarded, with its own input buffer: the codec checks what the
+ * stream carries (gzip CRC32 and length, xz's check, zstd's frame checksum
+ * when written). Returns 0 and *to (just after the stream), TAILZ_ERR_DATA
+ * / _SHORT / _LIMIT when it does not verify, or TAILZ_ERR / _NOMEM. */
+static int verify(const struct tailz *z, int64_t from, int64_t *to)
+{
+	uint8_t *in = malloc(IN_CAP), *out = malloc(IN_CAP);
+	const uint8_t *p = in, *before;
+	size_t len = 0, made;
+	int64_t pos = from;
+	void *st = NULL;
+	bool eof = false;
+	int rc = in != NULL && out != NULL ? z->codec->init(&st) : TAILZ_ERR_NOMEM;
+
+	while (rc == 0) {
+		if (len == 0 && !eof) {
+			if ((rc = pread_in(z->fd, in, &pos, &len)) != 0)
+				break;
+			p = in;
+			eof = len == 0;
+		}
+		before = p;
+		made = 0;
+		rc = z->codec->step(st, &p, &len, out, IN_CAP, &made);
+		if (rc == 1) {
+			*to = pos - (int64_t)len;
+			rc = 0;
+			break;
+		}
+		if (rc == 0 && made == 0 && p == before && (eof || len > 0))
+			rc = eof ? TAILZ_ERR_SHORT : TAILZ_ERR_DATA; /* no progress */
+	}
+	z->codec->end(st);
+	free(in);
+	free(out);
+	return rc;
+}
+
+/* Starts decoding the stream at the current compressed position, once it
+ * has verified: a stream that does not is not decoded at all, so none of
+ * its bytes reach the reader (the data ends before it). Returns 0 or
+ * TAILZ_ERR / TAILZ_ERR_NOMEM. */
+static int begin_stream(struct tailz *z)
+{
+	int64_t at = z->inpos - (int64_t)z->inlen, to = 0;
+	int rc;
+
+	if (z->checking && at >= z->checked_to) {
+		rc = verify(z, at, &to);
+		if (rc == TAILZ_ERR || rc == TAILZ_ERR_NOMEM)
+			return rc;
+		if (rc != 0) {
+			ended(z, rc);
+			return 0;
+		}
+		z->checked_to = to;
+	}
+	return z->codec->init(&z->st);
 }
 
 /* One codec step into the free part of the window. Returns 0 or TAILZ_ERR
@@ -145,7 +218,7 @@ static int step(struct tailz *z)
 		z->codec->end(z->st); /* concatenated streams (gzip members) */
 		z->st = NULL;
 		z->stream_done = false;
-		if ((rc = z->codec->init(&z->st)) != 0)
+		if ((rc = begin_stream(z)) != 0 || z->end)
 			return rc;
 	}
 	before = z->inp;
@@ -228,6 +301,9 @@ int tailz_open(int fd, enum tailz_format f, size_t window, struct tailz **out)
 	}
 	if ((rc = tailz_read(z, 0, z->head, TAILZ_HEAD, &z->head_len, &at_end)) != 0)
 		goto fail;
+	/* The head only names the file; from now on a stream is verified
+	 * before any of its bytes are read out. */
+	z->checking = true;
 	/* Until it is read, it holds only its head: a chain may hold many. */
 	z->codec->end(z->st);
 	z->st = NULL;

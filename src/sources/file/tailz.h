@@ -13,7 +13,11 @@
  * capped: TAILZ_DICT_MAX), one input buffer, and one output window of a size
  * set at open, allocated at the first read and freed by tailz_free. The
  * first TAILZ_HEAD bytes are decoded at open and kept (to recognise the
- * file). Formats: gzip (always), zstd and xz when built with them
+ * file). Each compressed stream is decoded once, output discarded, before
+ * any of its bytes are read out, so that a stream that fails its check
+ * (gzip CRC32 and length, xz's check, zstd's frame checksum when written)
+ * or is cut short yields none of its bytes: tailz_read's data ends before
+ * it, tailz_error says why. Formats: gzip (always), zstd and xz when built with them
  * (SKIFF_HAVE_ZSTD, SKIFF_HAVE_LZMA). Leaf module: no logging. Main loop. */
 #ifndef SKIFF_TAILZ_H
 #define SKIFF_TAILZ_H
@@ -69,7 +73,8 @@ int tailz_read(struct tailz *z, int64_t off, void *dst, size_t len, size_t *got,
 /* The uncompressed size once the end was read, else -1. */
 int64_t tailz_size(const struct tailz *z);
 
-/* Why the data ended early (TAILZ_ERR_DATA, _SHORT, _LIMIT), or 0. */
+/* Why the data ended early (TAILZ_ERR_DATA, _SHORT, _LIMIT), or 0: the
+ * stream that failed was not read out at all. */
 int tailz_error(const struct tailz *z);
 
 /* Frees z (not its fd). Accepts NULL. */
