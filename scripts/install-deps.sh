@@ -16,6 +16,8 @@ PACKAGES=(
 	libsystemd-dev
 	# the demo and the end-to-end tests
 	sqlite3 kcat logrotate python3 python3-pytest
+	# short-lived client certificates for the TLS rotation tests (test_wire.py)
+	python3-cryptography
 	# journal files written by systemd's own code for the journald tests
 	systemd-journal-remote
 	# the test broker (tests/kafka/kafka.sh)

@@ -486,6 +486,25 @@ int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
 	return -1;
 }
 
+size_t sink_tls_files(const struct config_section *w, const char **out, size_t max)
+{
+	static const char *const keys[] = {"ssl.certificate.location", "ssl.key.location",
+	                                   "ssl.ca.location", "ssl.keystore.location",
+	                                   "ssl.crl.location"};
+	size_t n = 0;
+
+	for (size_t i = 0; i < config_passthrough_count(w) && n < max; i++) {
+		const char *name = librdkafka_name(config_passthrough_key(w, i));
+		const char *val = config_passthrough_value(w, i);
+
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (strcmp(name, keys[k]) == 0 && val[0] != '\0' &&
+			    strcmp(val, "probe") != 0)
+				out[n++] = val;
+	}
+	return n;
+}
+
 const char *sink_strerror(int err)
 {
 	switch (err) {

@@ -91,6 +91,13 @@ char *sink_cluster_id(struct sink *s);
  * producer's sequence was lost); errbuf says which. */
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen);
 
+/* The files librdkafka reads once, when the producer is made, that worker
+ * section w names (ssl.certificate.location, ssl.key.location,
+ * ssl.ca.location but "probe", ssl.keystore.location, ssl.crl.location,
+ * bare or as producer.X / kafka.X): at most max of them into out (borrowed
+ * from w). Returns how many. A change to any needs a new producer. */
+size_t sink_tls_files(const struct config_section *w, const char **out, size_t max);
+
 /* Short text for a SINK_* error code. */
 const char *sink_strerror(int err);
 

@@ -48,7 +48,7 @@ static void conn_fail(struct conn *c, bool config, const char *why)
 	c->batch.n = c->next = 0;
 }
 
-static void on_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
+void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct worker *w = ctx;
 	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED);
@@ -467,7 +467,8 @@ int worker_run(struct worker *w, int sigfd)
 	int code = 0;
 
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
-	    worker_notify_open(w) != 0 || worker_status_open(w) != 0) {
+	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 ||
+	    worker_sink_watch(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
@@ -531,7 +532,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
  * holds records: memory for in-flight records is bounded by construction. */
 static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 {
-	int rc = sink_open(w->settings->worker, on_delivery, w, &w->sink, errbuf, errlen);
+	int rc = sink_open(w->settings->worker, worker_delivery, w, &w->sink, errbuf, errlen);
 
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
@@ -623,6 +624,7 @@ void worker_destroy(struct worker *w)
 	}
 	worker_notify_close(w);
 	worker_status_close(w);
+	worker_sink_close(w);
 	for (size_t i = 0; i < w->nparts; i++) {
 		acks_fifo_fini(&w->parts[i]->fifo);
 		free(w->parts[i]->key);

@@ -8,6 +8,7 @@
 #include "acks.h"
 #include "loop.h"
 #include "settings.h"
+#include "sink_kafka.h"
 #include "source.h"
 
 #include <stdbool.h>
@@ -87,6 +88,11 @@ struct worker {
 	struct loop_fd *sink_watch, *sig_watch;
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
+	/* The TLS files the producer read, watched for a new certificate
+	 * (worker_sink.c). */
+	struct filewatch *tls;
+	struct loop_fd *tls_watch;
+	struct loop_timer *tls_settle;
 	struct acks *acks;
 	struct conn conns[SETTINGS_MAX_CONNECTORS];
 	size_t nconns;
@@ -201,6 +207,23 @@ void worker_conn_close(struct worker *w, struct conn *c);
  * offset.flush.timeout.ms), then writes the offsets (waiting as long).
  * Returns the records still in flight. */
 int worker_drain_and_flush(struct worker *w);
+
+/* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
+void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason);
+
+/* ---- worker_sink.c: a new producer when its TLS files change -------------- */
+
+/* Watches the TLS files the worker section names (none: nothing). Returns 0
+ * or WORKER_ERR_NOMEM; a directory that cannot be watched is logged. */
+int worker_sink_watch(struct worker *w);
+
+/* Makes a new producer from ws (why: for the log), drains and flushes the
+ * old one, restarts connectors whose records it still held, and swaps. On
+ * failure to make it, logs and keeps the running one: returns its
+ * WORKER_ERR_* code. */
+int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const char *why);
+
+void worker_sink_close(struct worker *w);
 
 /* ---- worker_notify.c: systemd's notifications ---------------------------- */
 

@@ -233,3 +233,150 @@ def test_java_keystore_refused_by_check(tmp_path):
     assert re.search(r"w\.properties:\d+: ssl\.keystore\.location: a Java KeyStore; librdkafka "
                      r"reads PKCS#12 only", err), err
     assert "ks-secret-1" not in err
+
+
+# ---- certificate rotation (sink_kafka.c cannot reload; worker_sink.c rebuilds) ----
+
+def device_cert(tls, lifetime_s, ca="ca", cn="skiff-device-rotated"):
+    """A client certificate and key (PEM bytes) signed by tls/CA.pem, valid
+    from a minute ago for lifetime_s seconds: the short-lived kind a device
+    gets from its fleet's CA."""
+    import datetime
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    ca_key = serialization.load_pem_private_key((tls / f"{ca}.key").read_bytes(), None)
+    ca_cert = x509.load_pem_x509_certificate((tls / f"{ca}.pem").read_bytes())
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+            .issuer_name(ca_cert.subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=1))
+            .not_valid_after(now + datetime.timedelta(seconds=lifetime_s))
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+            .sign(ca_key, hashes.SHA256()))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))
+
+
+def install_cert(certs, cert_key):
+    """As certificate tools do: each file written beside and renamed into
+    place, the key first (for a moment the pair does not match)."""
+    cert, key = cert_key
+    for name, data in (("device.key", key), ("device.pem", cert)):
+        tmp = certs / f".{name}.tmp"
+        tmp.write_bytes(data)
+        os.rename(tmp, certs / name)
+
+
+class Writer:
+    """Appends numbered lines to path at about rate lines/s in a thread."""
+
+    def __init__(self, path, start, n, rate=2000):
+        import threading
+        self.lines = [f"line {i:06d}" for i in range(start, start + n)]
+        self.path, self.rate = path, rate
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        step = self.rate // 10
+        with open(self.path, "a") as f:
+            for i in range(0, len(self.lines), step):
+                f.write("".join(l + "\n" for l in self.lines[i:i + step]))
+                f.flush()
+                time.sleep(0.1)
+
+    def join(self):
+        self.thread.join(60)
+        return [l.encode() for l in self.lines]
+
+
+def rotation_setup(tmp_path, wire, topic, first):
+    sec = wire.security()
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    install_cert(certs, first)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "in.log").write_text("")
+    props = {"security.protocol": "SSL", "ssl.ca.location": sec["CA"],
+             "ssl.certificate.location": str(certs / "device.pem"),
+             "ssl.key.location": str(certs / "device.key")}
+    conn = {"name": "wire", "connector.class": "FileStreamSource", "topic": topic,
+            "file": str(tmp_path / "in.log")}
+    return Skiff(tmp_path, worker(tmp_path, sec["MTLS"], props), [conn]), certs
+
+
+def delivered_exactly(wire, topic, want, sk, timeout=60):
+    """Waits until every value of want is in the topic; asserts nothing else
+    is, and that duplicates stay within the records skiff keeps in flight."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = [r["value"] for r in consume(wire.bootstrap, topic)]
+        if set(got) >= set(want) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    missing = sorted(set(want) - set(got))
+    assert not missing, (f"{len(missing)} lost, first {missing[:3]}; log:\n" +
+                         "\n".join(sk.log_text().splitlines()[-30:]))
+    assert set(got) == set(want)
+    assert len(got) - len(set(got)) <= 20000  # queue.buffering.max.messages
+    return len(got) - len(set(got))
+
+
+def test_client_certificate_rotated_under_load(tmp_path, wire, topic):
+    tls = wire.dir / "tls"
+    expires = time.monotonic() + 14
+    sk, certs = rotation_setup(tmp_path, wire, topic, device_cert(tls, 14))
+    sk.start()
+    writer = Writer(tmp_path / "in.log", 0, 16000)  # 2,000 lines/s for 8 s
+    time.sleep(3)
+    install_cert(certs, device_cert(tls, 3600))
+    sk.wait_log(r"producer: .*device\.(pem|key) changed on disk", timeout=10)
+    sk.wait_log(r"producer: a new producer after .*device\.(pem|key) changed", timeout=30)
+    want = writer.join()
+    # The first certificate expires; a broker restart makes every connection
+    # anew: only a producer that reads the new certificate gets back in.
+    time.sleep(max(0, expires + 1 - time.monotonic()))
+    wire.stop()
+    wire.start()
+    more = Writer(tmp_path / "in.log", 16000, 1000).join()
+    dups = delivered_exactly(wire, topic, want + more, sk)
+    assert sk.stop() == 0
+    assert sk.running() is False
+    print(f"rotation under load: {len(want + more)} lines, 0 lost, {dups} duplicates")
+
+
+@pytest.mark.parametrize("broken", ["garbage", "unknown_ca"])
+def test_rotation_to_a_broken_certificate_logged_and_nothing_lost_once_fixed(tmp_path, wire,
+                                                                              topic, broken):
+    tls = wire.dir / "tls"
+    sk, certs = rotation_setup(tmp_path, wire, topic, device_cert(tls, 3600))
+    sk.start()
+    want = Writer(tmp_path / "in.log", 0, 2000).join()
+    if broken == "garbage":
+        # Truncated mid-write, as a failed download leaves it.
+        cert, key = device_cert(tls, 3600)
+        install_cert(certs, (cert[:200], key))
+        sk.wait_log(r"producer: no new producer after .*device\.pem changed: .*"
+                    r"ssl\.certificate\.location", timeout=30)
+    else:
+        # A well-formed certificate the broker does not trust: the producer
+        # is made, but cannot get in; what it holds must not be lost.
+        install_cert(certs, device_cert(tls, 3600, ca="other-ca"))
+        sk.wait_log(r"producer: a new producer after", timeout=30)
+    want += Writer(tmp_path / "in.log", 2000, 2000).join()
+    if broken == "unknown_ca":
+        sk.wait_log(HANDSHAKE, timeout=30)
+    mark = sk.log_mark()
+    install_cert(certs, device_cert(tls, 3600))
+    sk.wait_log(r"producer: a new producer after .*device\.(pem|key) changed", timeout=30,
+                since=mark)
+    want += Writer(tmp_path / "in.log", 4000, 500).join()
+    delivered_exactly(wire, topic, want, sk)
+    assert sk.stop() == 0

@@ -1,0 +1,193 @@
+/* worker_sink: the producer's life after start. librdkafka reads its TLS
+ * files (certificate, key, CA, keystore, CRL) once, when the producer is
+ * made, and cannot read them again; short-lived device certificates are
+ * replaced on disk while skiff runs. So the worker watches those files
+ * (filewatch.h: inotify on their directories, nothing while idle) and, once
+ * a change has settled, makes a new producer:
+ *
+ * 1. The new producer is made first. When that fails (a half-written or
+ *    mismatched certificate and key, which librdkafka checks when it is
+ *    made) the reason is logged and the running producer goes on: its
+ *    connections were made with the old certificate and still work. The
+ *    next change is tried again.
+ * 2. Reading stops and the records in flight are waited for (at most
+ *    offset.flush.timeout.ms), then the acknowledged offsets are written.
+ * 3. A connector that still has records in flight (the old producer cannot
+ *    reach the broker: say its certificate was the broken one) is closed and
+ *    opened again from its stored offsets, so those records are read again
+ *    (duplicates bounded by the records in flight, as at a restart).
+ * 4. The old producer is destroyed (purged without delivery reports, so no
+ *    late report is mistaken for an ack), the ack slots are made anew for
+ *    the new producer's queue, and reading resumes.
+ *
+ * Main thread only. */
+#include "worker.h"
+#include "worker_private.h"
+
+#include "acks.h"
+#include "filewatch.h"
+#include "log.h"
+#include "loop.h"
+#include "sink_kafka.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Quiet time after the last event before the files are compared: a tool
+ * renames a certificate and its key one after the other. */
+#define SETTLE_MS 1000
+#define MAX_TLS_FILES 16
+
+static void on_settled(struct loop *l, struct loop_timer *t, void *arg)
+{
+	struct worker *w = arg;
+	const char *path = filewatch_changed(w->tls);
+	char why[1024];
+
+	if (path == NULL)
+		return;
+	snprintf(why, sizeof(why), "%s changed", path);
+	log_notice("producer: %s changed on disk; librdkafka reads it only when a producer is "
+	           "made: draining, flushing offsets and making a new one",
+	           path);
+	(void)worker_sink_rebuild(w, w->settings->worker, why);
+}
+
+static void on_tls_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	struct worker *w = arg;
+
+	if (filewatch_drain(w->tls))
+		loop_timer_set(w->tls_settle, loop_now_ms() + SETTLE_MS, 0);
+}
+
+int worker_sink_watch(struct worker *w)
+{
+	const char *files[MAX_TLS_FILES];
+	size_t n = sink_tls_files(w->settings->worker, files, MAX_TLS_FILES);
+	char why[1024];
+	int rc;
+
+	if (n == 0)
+		return 0;
+	rc = filewatch_new(files, n, &w->tls, why, sizeof(why));
+	if (rc == FILEWATCH_ERR_NOMEM)
+		return WORKER_ERR_NOMEM;
+	if (rc != 0) {
+		log_warn("producer: %s: a new certificate will not be seen until skiff restarts",
+		         why);
+		return 0;
+	}
+	if (loop_fd_add(w->loop, filewatch_fd(w->tls), POLLIN, on_tls_fd, w, &w->tls_watch) != 0 ||
+	    loop_timer_add(w->loop, -1, 0, on_settled, w, &w->tls_settle) != 0)
+		return WORKER_ERR_NOMEM;
+	log_info("producer: watching %zu TLS file%s for changes", n, n == 1 ? "" : "s");
+	return 0;
+}
+
+/* Closes c and opens it again from its stored offsets, paused if it was;
+ * failing that, c stays FAILED with the reason. */
+static void restart_conn(struct worker *w, struct conn *c)
+{
+	const struct connector_settings *cs = c->cs;
+	bool paused = c->run == CONN_PAUSED || c->run == CONN_STOPPING;
+	char why[1024];
+	int rc;
+
+	log_notice("connector %s: records still in flight on the old producer: reading again "
+	           "from the stored offsets",
+	           cs->name);
+	worker_conn_close(w, c);
+	rc = worker_conn_open(w, c, cs, why, sizeof(why));
+	if (rc == 0) {
+		c->run = paused ? CONN_PAUSED : CONN_RUNNING;
+		return;
+	}
+	log_error("connector %s: cannot reopen: %s", cs->name, why);
+	if (c->records == NULL) {
+		worker_conn_close(w, c);
+		return;
+	}
+	c->stopped = true;
+	c->config_error = rc == WORKER_ERR_CONFIG;
+	c->trace = strdup(why); /* NULL: FAILED without the text */
+}
+
+/* After the drain: no slot of the old slab may outlive it. A connector
+ * that reads (or may read again) with records in flight is restarted; one
+ * that failed for good only has its partitions' slots dropped. */
+static void let_go_of_old_slots(struct worker *w)
+{
+	for (size_t k = 0; k < w->nconns; k++) {
+		struct conn *c = &w->conns[k];
+		bool busy = false;
+
+		if (c->removed)
+			continue;
+		for (size_t i = 0; i < w->nparts; i++)
+			busy |= w->parts[i]->conn == c && w->parts[i]->fifo.inflight > 0;
+		if (!busy)
+			continue;
+		if (!c->stopped) {
+			restart_conn(w, c);
+			continue;
+		}
+		for (size_t i = 0; i < w->nparts; i++) {
+			struct acks_fifo *f = &w->parts[i]->fifo;
+
+			if (w->parts[i]->conn != c || f->inflight == 0)
+				continue;
+			acks_abandon(w->acks, f);
+			acks_fifo_fini(f);
+			acks_fifo_init(f);
+		}
+	}
+}
+
+int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const char *why)
+{
+	struct sink *next = NULL;
+	struct acks *slab;
+	char err[1024];
+	int rc, left;
+
+	rc = sink_open(ws, worker_delivery, w, &next, err, sizeof(err));
+	if (rc != 0) {
+		log_error("producer: no new producer after %s: %s; the running one goes on, and "
+		          "the next change is tried again",
+		          why, err);
+		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG
+		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
+		                              : WORKER_ERR;
+	}
+	slab = acks_new(sink_queue_capacity(next));
+	if (slab == NULL) {
+		sink_destroy(next);
+		log_error("producer: no new producer after %s: out of memory; the running one "
+		          "goes on",
+		          why);
+		return WORKER_ERR_NOMEM;
+	}
+	left = worker_drain_and_flush(w);
+	if (left > 0)
+		log_warn("producer: %d records unacknowledged after offset.flush.timeout.ms=%lld",
+		         left, (long long)w->flush_timeout);
+	let_go_of_old_slots(w);
+	sink_destroy(w->sink);
+	acks_destroy(w->acks);
+	w->acks = slab;
+	w->sink = next;
+	w->queue_full = false;
+	loop_fd_set(w->sink_watch, sink_fd(next), POLLIN);
+	log_notice("producer: a new producer after %s (%d records were still in flight); "
+	           "reading resumes",
+	           why, left);
+	return 0;
+}
+
+void worker_sink_close(struct worker *w)
+{
+	filewatch_destroy(w->tls);
+	w->tls = NULL;
+}
