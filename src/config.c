@@ -15,6 +15,7 @@ struct slot {
 	char *value; /* trimmed, or the default, or NULL */
 	char *where; /* "file:line" or "file" */
 	bool set;
+	bool secret; /* the value came from a config provider */
 	int64_t ival;
 	bool bval;
 	char **items; /* CFG_LIST */
@@ -23,6 +24,7 @@ struct slot {
 
 struct entry {
 	char *key, *value, *where;
+	bool secret;
 };
 
 struct config_section {
@@ -142,6 +144,13 @@ static int split_list(struct slot *sl)
 	return 0;
 }
 
+/* The slot's value as a person may see it. */
+static const char *slot_shown(const struct slot *sl)
+{
+	return config_display(sl->key->name, sl->value,
+	                      sl->key->flags | (sl->secret ? CFG_SECRET : 0));
+}
+
 /* Parses sl->value by the key's type into the slot's typed fields. */
 static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
 {
@@ -154,26 +163,27 @@ static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
 	case CFG_INT:
 		if (num_parse_i64(v, INT64_MIN, INT64_MAX, &sl->ival) != 0) {
 			snprintf(errbuf, errlen, "%s: %s: '%s' is not an integer", sl->where,
-			         k->name, v);
+			         k->name, slot_shown(sl));
 			return -1;
 		}
 		if (sl->ival < k->min || sl->ival > k->max) {
 			snprintf(errbuf, errlen, "%s: %s: %s is out of range [%lld, %lld]",
-			         sl->where, k->name, v, (long long)k->min, (long long)k->max);
+			         sl->where, k->name, slot_shown(sl), (long long)k->min,
+			         (long long)k->max);
 			return -1;
 		}
 		return 0;
 	case CFG_BOOL:
 		if (num_parse_bool(v, &sl->bval) != 0) {
 			snprintf(errbuf, errlen, "%s: %s: '%s' is not true or false", sl->where,
-			         k->name, v);
+			         k->name, slot_shown(sl));
 			return -1;
 		}
 		return 0;
 	case CFG_ENUM:
 		if (!choice_ok(k->choices, v)) {
 			snprintf(errbuf, errlen, "%s: %s: '%s' is not one of %s", sl->where,
-			         k->name, config_display(k->name, v, k->flags), k->choices);
+			         k->name, slot_shown(sl), k->choices);
 			return -1;
 		}
 		return 0;
@@ -190,8 +200,8 @@ static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static int assign(struct slot *sl, const char *raw, const char *where, bool set, char *errbuf,
-                  size_t errlen)
+static int assign(struct slot *sl, const char *raw, const char *where, bool set, bool secret,
+                  char *errbuf, size_t errlen)
 {
 	char *v = raw ? trimmed(raw) : NULL;
 	char *w = dupstr(where);
@@ -207,11 +217,12 @@ static int assign(struct slot *sl, const char *raw, const char *where, bool set,
 	sl->value = v;
 	sl->where = w;
 	sl->set = set;
+	sl->secret = secret;
 	return parse_value(sl, errbuf, errlen);
 }
 
 static int add_entry(struct entry **arr, size_t *n, const char *key, const char *value,
-                     const char *where)
+                     const char *where, bool secret)
 {
 	struct entry *grown = realloc(*arr, (*n + 1) * sizeof(**arr));
 
@@ -221,6 +232,7 @@ static int add_entry(struct entry **arr, size_t *n, const char *key, const char 
 	grown[*n].key = dupstr(key);
 	grown[*n].value = dupstr(value);
 	grown[*n].where = dupstr(where);
+	grown[*n].secret = secret;
 	(*n)++;
 	if (grown[*n - 1].key == NULL || grown[*n - 1].value == NULL || grown[*n - 1].where == NULL)
 		return -1;
@@ -258,7 +270,7 @@ static int init_slots(struct config_section *s, const struct config_spec *spec, 
 			struct slot *sl = &s->slots[s->nslots++];
 
 			sl->key = k;
-			if (assign(sl, k->def, s->file, false, errbuf, errlen) != 0)
+			if (assign(sl, k->def, s->file, false, false, errbuf, errlen) != 0)
 				return -1;
 		}
 	}
@@ -270,18 +282,18 @@ nomem:
 
 /* Applies one file entry (key already stripped of the section prefix). */
 static int apply(struct config_section *s, const struct config_spec *spec, const char *key,
-                 const char *fullkey, const char *value, const char *where, char *errbuf,
-                 size_t errlen)
+                 const char *fullkey, const char *value, bool secret, const char *where,
+                 char *errbuf, size_t errlen)
 {
 	struct slot *sl = find_slot(s, key);
 
 	if (sl != NULL) {
 		if (sl->key->flags & CFG_INERT)
 			return add_notice(s, where, fullkey);
-		return assign(sl, value, where, true, errbuf, errlen);
+		return assign(sl, value, where, true, secret, errbuf, errlen);
 	}
 	if (any_prefix(key, spec->passthrough)) {
-		if (add_entry(&s->pass, &s->npass, key, value, where) != 0) {
+		if (add_entry(&s->pass, &s->npass, key, value, where, secret) != 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", where);
 			return -1;
 		}
@@ -321,7 +333,8 @@ int config_section_load(const struct props *p, const struct config_spec *spec,
 	if (init_slots(s, spec, errbuf, errlen) != 0)
 		goto out;
 	for (const char *const *kv = spec->presets; kv != NULL && kv[0] != NULL; kv += 2)
-		if (assign(must_slot(s, kv[0]), kv[1], spec->presets_where, true, errbuf, errlen))
+		if (assign(must_slot(s, kv[0]), kv[1], spec->presets_where, true, false, errbuf,
+		           errlen))
 			goto out;
 	for (size_t i = 0; i < props_count(p); i++) {
 		const char *key = props_key(p, i);
@@ -330,7 +343,8 @@ int config_section_load(const struct props *p, const struct config_spec *spec,
 		if (!has_prefix(key, spec->prefix) || any_prefix(key, spec->skip))
 			continue;
 		snprintf(where, sizeof(where), "%s:%d", props_name(p), props_line(p, i));
-		if (apply(s, spec, key + plen, key, props_value(p, i), where, errbuf, errlen) != 0)
+		if (apply(s, spec, key + plen, key, props_value(p, i), props_secret(p, i), where,
+		          errbuf, errlen) != 0)
 			goto out;
 	}
 	if (check_required(s, errbuf, errlen) != 0)
@@ -346,7 +360,7 @@ out:
 int config_section_set(struct config_section *s, const char *name, const char *value,
                        const char *where, char *errbuf, size_t errlen)
 {
-	return assign(must_slot(s, name), value, where, true, errbuf, errlen);
+	return assign(must_slot(s, name), value, where, true, false, errbuf, errlen);
 }
 
 const char *config_str(const struct config_section *s, const char *name)
@@ -406,6 +420,18 @@ const char *config_passthrough_where(const struct config_section *s, size_t i)
 	return s->pass[i].where;
 }
 
+const char *config_shown(const struct config_section *s, const char *name)
+{
+	return slot_shown(must_slot(s, name));
+}
+
+const char *config_passthrough_shown(const struct config_section *s, size_t i)
+{
+	const struct entry *e = &s->pass[i];
+
+	return config_display(e->key, e->value, e->secret ? CFG_SECRET : 0);
+}
+
 bool config_next_set(const struct config_section *s, size_t *cursor, const char **key,
                      const char **shown)
 {
@@ -414,7 +440,7 @@ bool config_next_set(const struct config_section *s, size_t *cursor, const char 
 
 		if (sl->set && sl->value != NULL) {
 			*key = sl->key->name;
-			*shown = config_display(sl->key->name, sl->value, sl->key->flags);
+			*shown = config_shown(s, sl->key->name);
 			(*cursor)++;
 			return true;
 		}
@@ -423,7 +449,7 @@ bool config_next_set(const struct config_section *s, size_t *cursor, const char 
 		const struct entry *e = &s->pass[*cursor - s->nslots];
 
 		*key = e->key;
-		*shown = config_display(e->key, e->value, 0);
+		*shown = config_passthrough_shown(s, *cursor - s->nslots);
 		(*cursor)++;
 		return true;
 	}

@@ -92,11 +92,18 @@ bool config_is_set(const struct config_section *s, const char *name);
  * Points to storage in s (valid until destroy) */
 const char *config_where(const struct config_section *s, const char *name);
 
+/* The value of a table key as a person may see it: "[hidden]" for a secret
+ * (by its flag, its name, or because a config provider gave it), NULL when
+ * absent. Owned by s. */
+const char *config_shown(const struct config_section *s, const char *name);
+
 /* Pass-through entries (key as written, including its prefix). */
 size_t config_passthrough_count(const struct config_section *s);
 const char *config_passthrough_key(const struct config_section *s, size_t i);
 const char *config_passthrough_value(const struct config_section *s, size_t i);
 const char *config_passthrough_where(const struct config_section *s, size_t i);
+/* Its value as config_shown shows it. */
+const char *config_passthrough_shown(const struct config_section *s, size_t i);
 
 /* The keys set in the files, as a person may see them: table keys in table
  * order (inert ones included), then pass-through entries. Fills *key and

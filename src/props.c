@@ -27,6 +27,7 @@ struct entry {
 	char *key;
 	char *value;
 	int line;
+	bool secret; /* props_set_value: from a config provider */
 };
 
 struct props {
@@ -455,6 +456,7 @@ static int put(struct props *p, char *key, char *value, int line)
 	}
 	e->value = value;
 	e->line = line;
+	e->secret = false;
 	return 0;
 }
 
@@ -607,6 +609,23 @@ const char *props_value(const struct props *p, size_t i)
 int props_line(const struct props *p, size_t i)
 {
 	return i < p->n ? p->ents[i].line : 0;
+}
+
+int props_set_value(struct props *p, size_t i, const char *value, bool secret)
+{
+	char *v = i < p->n ? strdup(value) : NULL;
+
+	if (v == NULL)
+		return -1;
+	free(p->ents[i].value);
+	p->ents[i].value = v;
+	p->ents[i].secret = secret;
+	return 0;
+}
+
+bool props_secret(const struct props *p, size_t i)
+{
+	return i < p->n && p->ents[i].secret;
 }
 
 const char *props_get(const struct props *p, const char *key)

@@ -17,6 +17,7 @@
 #ifndef SKIFF_PROPS_H
 #define SKIFF_PROPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PROPS_MAX_FILE_BYTES (1024 * 1024)
@@ -42,6 +43,14 @@ size_t props_count(const struct props *p);
 const char *props_key(const struct props *p, size_t i);
 const char *props_value(const struct props *p, size_t i);
 int props_line(const struct props *p, size_t i);
+
+/* Replaces the i-th value with a copy of value (a config provider resolved
+ * it: src/provider.h); secret marks it as never to be shown. Returns 0, or
+ * -1 (out of memory, or no such entry) with p unchanged. */
+int props_set_value(struct props *p, size_t i, const char *value, bool secret);
+
+/* True when the i-th value came from props_set_value(..., true). */
+bool props_secret(const struct props *p, size_t i);
 
 /* The value of key, or NULL when absent. Owned by p. */
 const char *props_get(const struct props *p, const char *key);

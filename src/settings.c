@@ -5,9 +5,11 @@
 #include "config.h"
 #include "log.h"
 #include "props.h"
+#include "provider.h"
 #include "source.h"
 #include "wireprops.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +64,13 @@ static const struct config_key worker_keys[] = {
     INERT("offset.storage.topic"),
     INERT("header.converter"),
     INERT("task.shutdown.graceful.timeout.ms"),
-    INERT("config.providers"),
+    {"config.providers", CFG_LIST, NULL, 0, 0, NULL, 0,
+     "Connect's config providers, by name; each needs config.providers.<name>.class "
+     "(EnvVarConfigProvider, FileConfigProvider or DirectoryConfigProvider, in "
+     "org.apache.kafka.common.config.provider) and may take "
+     "config.providers.<name>.param.* (allowlist.pattern; allowed.paths). Values of the "
+     "worker and connector files then use ${env:VAR}, ${file:/path:key}, "
+     "${dir:/path:file}; what they give is a secret, never printed."},
     INERT("metrics.sample.window.ms"),
     INERT("metrics.num.samples"),
     INERT("metrics.recording.level"),
@@ -103,10 +111,21 @@ static const struct config_key connector_keys[] = {
      "With a connector value.converter: JsonConverter envelope on or off."},
     INERT("header.converter"),
     INERT("config.action.reload"),
-    INERT("errors.log.enable"),
-    INERT("errors.log.include.messages"),
-    INERT("errors.retry.timeout"),
-    INERT("errors.retry.delay.max.ms"),
+    {"errors.tolerance", CFG_ENUM, "none", 0, 0, "none|all", 0,
+     "A record a transform or converter fails on: none stops the connector before it "
+     "(its offset stays); all skips it (counted in records_skipped; its offset may move "
+     "past it)."},
+    {"errors.log.enable", CFG_BOOL, "false", 0, 0, NULL, 0,
+     "With errors.tolerance=all: log each skipped record's failure (without the record)."},
+    {"errors.log.include.messages", CFG_BOOL, "false", 0, 0, NULL, 0,
+     "With errors.log.enable: include the record (topic, source partition and offset, "
+     "key, value, headers) in that line."},
+    {"errors.retry.timeout", CFG_INT, "0", INT64_MIN, INT64_MAX, NULL, 0,
+     "Connect retries retriable failures this long (-1: for ever). No transform or "
+     "converter failure is retriable (as Connect's DataException is not): accepted, "
+     "nothing is retried."},
+    {"errors.retry.delay.max.ms", CFG_INT, "60000", INT64_MIN, INT64_MAX, NULL, 0,
+     "Connect's longest wait between those retries; accepted, see errors.retry.timeout."},
     INERT("exactly.once.support"),
     INERT("transaction.boundary"),
     INERT("offsets.storage.topic"),
@@ -263,7 +282,7 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
 	const struct config_key *tables[] = {worker_keys};
-	const char *const skip[] = {inline_prefix, NULL};
+	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
 	struct config_spec spec = {.prefix = "",
 	                           .tables = tables,
 	                           .ntables = 1,
@@ -281,6 +300,12 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 			return -1;
 		out->nfiles++;
 	}
+	/* Connect: the worker declares the providers; every file's values use them. */
+	if (providers_new(out->files[0], &out->providers, errbuf, errlen) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (providers_resolve(out->providers, out->files[i], errbuf, errlen) != 0)
+			return -1;
 	if (config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen) != 0 ||
 	    wireprops_check(out->worker, errbuf, errlen) != 0)
 		return -1;
@@ -307,6 +332,8 @@ static void log_section_notices(const struct config_section *c)
 
 void settings_log_notices(const struct settings *s)
 {
+	for (size_t i = 0; i < providers_notice_count(s->providers); i++)
+		log_notice("%s", providers_notice(s->providers, i));
 	log_section_notices(s->worker);
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
 		const char *k = config_passthrough_key(s->worker, i);
@@ -332,23 +359,20 @@ static void print_table_values(const struct config_section *c, const struct conf
 
 		if ((t->flags & CFG_INERT) || (only_set && !config_is_set(c, t->name)))
 			continue;
-		v = config_str(c, t->name);
+		v = config_shown(c, t->name);
 		if (v != NULL)
-			fprintf(fp, "%s%s=%s\n", indent, t->name,
-			        config_display(t->name, v, t->flags));
+			fprintf(fp, "%s%s=%s\n", indent, t->name, v);
 	}
 }
 
 void settings_print(const struct settings *s, FILE *fp)
 {
+	providers_print(s->providers, fp);
 	fprintf(fp, "# worker (%s)\n", props_name(s->files[0]));
 	print_table_values(s->worker, worker_keys, "", false, fp);
-	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
-		const char *k = config_passthrough_key(s->worker, i);
-
-		fprintf(fp, "%s=%s\n", k,
-		        config_display(k, config_passthrough_value(s->worker, i), 0));
-	}
+	for (size_t i = 0; i < config_passthrough_count(s->worker); i++)
+		fprintf(fp, "%s=%s\n", config_passthrough_key(s->worker, i),
+		        config_passthrough_shown(s->worker, i));
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		const struct connector_settings *c = &s->connectors[i];
 
@@ -375,7 +399,12 @@ void settings_print_help(FILE *fp)
 	        "      partitioner=murmur2_random queue.buffering.max.messages=20000\n"
 	        "      queue.buffering.max.kbytes=8192 linger.ms=5\n"
 	        "  security.protocol, sasl.*, ssl.*  (passed to librdkafka as they are)\n"
-	        "  connectors.<name>.<property>  (a connector declared inline)\n\n");
+	        "  connectors.<name>.<property>  (a connector declared inline)\n"
+	        "  config.providers.<name>.class  (class of a provider named in config.providers)\n"
+	        "  config.providers.<name>.param.allowlist.pattern  (EnvVarConfigProvider: only\n"
+	        "      variables whose name this regular expression matches)\n"
+	        "  config.providers.<name>.param.allowed.paths  (File-, DirectoryConfigProvider:\n"
+	        "      comma-separated absolute paths outside which nothing is read)\n\n");
 	config_print_table(connector_keys, "Every connector:", fp);
 	for (size_t i = 0; source_registry[i] != NULL; i++) {
 		char heading[256];
@@ -394,6 +423,7 @@ void settings_destroy(struct settings *s)
 	if (s->nconnectors < SETTINGS_MAX_CONNECTORS)
 		config_section_destroy(s->connectors[s->nconnectors].cfg); /* half-loaded */
 	config_section_destroy(s->worker);
+	providers_destroy(s->providers);
 	for (size_t i = 0; i < s->nfiles; i++)
 		props_destroy(s->files[i]);
 	memset(s, 0, sizeof(*s));

@@ -13,6 +13,7 @@
 #include "convert.h"
 
 struct config_section;
+struct providers;
 struct source_ops;
 
 /* Most connectors one skiff runs. */
@@ -32,6 +33,7 @@ struct settings {
 	struct connector_settings connectors[SETTINGS_MAX_CONNECTORS];
 	struct props *files[SETTINGS_MAX_CONNECTORS + 1];
 	size_t nfiles;
+	struct providers *providers; /* config.providers of the worker file */
 };
 
 /* Loads paths[0] as the worker file and paths[1..n-1] as connector files.
