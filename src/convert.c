@@ -11,6 +11,7 @@
 #include "utf8.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,48 +87,77 @@ static char *json_escape(char *d, unsigned char c)
 	return d + 2;
 }
 
-/* The characters of convert_json_string() without its quotes. */
+/* The number of bytes at the start of s (len bytes) that JSON takes as
+ * they are: ASCII other than the controls, " and \. Eight bytes a word (the
+ * zero-byte tests of "Bit Twiddling Hacks"; a word with any byte to look at
+ * goes byte by byte). */
+static size_t plain_run(const unsigned char *s, size_t len)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	size_t i = 0;
+	uint64_t w, q, b;
+
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, s + i, 8);
+		q = w ^ (ones * '"');
+		b = w ^ (ones * '\\');
+		if (((w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b)) &
+		     high) != 0)
+			break;
+	}
+	while (i < len && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+		i++;
+	return i;
+}
+
+/* One character of s that plain_run() stopped at, as JSON at d. Returns the
+ * end of what it wrote; *used is the number of bytes of s it took. */
+static char *json_char(char *d, const unsigned char *s, size_t len, size_t *used,
+                       uint64_t *replaced)
+{
+	size_t n, skip;
+
+	*used = 1;
+	if (s[0] < 0x80)
+		return json_escape(d, s[0]);
+	n = utf8_seq(s, len, &skip);
+	if (n == 0) {
+		memcpy(d, UTF8_REPLACEMENT, 3);
+		*used = skip;
+		(*replaced)++;
+		return d + 3;
+	}
+	*used = n;
+	if (n == 4) {
+		/* Jackson writes a Java string's UTF-16 units: outside the BMP, a
+		 * surrogate pair, which it escapes. */
+		unsigned long cp = (unsigned long)(s[0] & 0x07) << 18 |
+		                   (unsigned long)(s[1] & 0x3F) << 12 |
+		                   (unsigned long)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
+
+		cp -= 0x10000;
+		d = put_unit(d, 0xD800 + (unsigned)(cp >> 10));
+		return put_unit(d, 0xDC00 + (unsigned)(cp & 0x3FF));
+	}
+	memcpy(d, s, n);
+	return d + n;
+}
+
+/* The characters of convert_json_string() without its quotes: runs of plain
+ * bytes copied whole. */
 static char *json_chars(char *d, const char *src, size_t len, uint64_t *replaced)
 {
 	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0;
+	size_t i = 0, run, used;
 
 	while (i < len) {
-		unsigned char c = s[i];
-		size_t n, skip;
-
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*d++ = (char)c;
-			i++;
-			continue;
-		}
-		if (c < 0x80) {
-			d = json_escape(d, c);
-			i++;
-			continue;
-		}
-		n = utf8_seq(s + i, len - i, &skip);
-		if (n == 0) {
-			memcpy(d, UTF8_REPLACEMENT, 3);
-			d += 3;
-			i += skip;
-			(*replaced)++;
-		} else if (n == 4) {
-			/* Jackson writes a Java string's UTF-16 units: outside the
-			 * BMP, a surrogate pair, which it escapes. */
-			unsigned long cp = (unsigned long)(c & 0x07) << 18 |
-			                   (unsigned long)(s[i + 1] & 0x3F) << 12 |
-			                   (unsigned long)(s[i + 2] & 0x3F) << 6 |
-			                   (s[i + 3] & 0x3F);
-
-			cp -= 0x10000;
-			d = put_unit(d, 0xD800 + (unsigned)(cp >> 10));
-			d = put_unit(d, 0xDC00 + (unsigned)(cp & 0x3FF));
-			i += 4;
-		} else {
-			memcpy(d, s + i, n);
-			d += n;
-			i += n;
+		run = plain_run(s + i, len - i);
+		memcpy(d, s + i, run);
+		d += run;
+		i += run;
+		if (i < len) {
+			d = json_char(d, s + i, len - i, &used, replaced);
+			i += used;
 		}
 	}
 	return d;
@@ -198,21 +228,22 @@ static void put_json_string(struct buf *o, const char *s, size_t n, uint64_t *re
 		buf_commit(o, convert_json_string(d, s, n, replaced));
 }
 
-/* The text of a Java String made from n bytes of s: invalid UTF-8 replaced. */
+/* The text of a Java String made from n bytes of s: invalid UTF-8 replaced;
+ * well-formed runs copied whole. */
 static void put_java_text(struct buf *o, const char *s, size_t n, uint64_t *replaced)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, len, skip;
+	size_t i = 0, ok, skip;
 
 	while (i < n) {
-		len = utf8_seq(u + i, n - i, &skip);
-		if (len == 0) {
+		ok = utf8_valid_prefix(s + i, n - i);
+		buf_add(o, s + i, ok);
+		i += ok;
+		if (i < n) {
+			(void)utf8_seq(u + i, n - i, &skip);
 			buf_add(o, UTF8_REPLACEMENT, 3);
 			(*replaced)++;
 			i += skip;
-		} else {
-			buf_add(o, s + i, len);
-			i += len;
 		}
 	}
 }
@@ -617,14 +648,39 @@ static void put_text(struct buf *o, const cJSON *schema, const cJSON *v, uint64_
 
 /* ---- converters -------------------------------------------------------- */
 
-static const char string_envelope[] = "{\"schema\":{\"type\":\"string\",\"optional\":false},"
-                                      "\"payload\":";
+#define STRING_ENVELOPE "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":"
+static const char string_envelope[] = STRING_ENVELOPE;
+
+/* head, the n bytes of s and tail in one allocation of their exact size, for
+ * a value whose bytes need no change (the common case, and no buffer growing
+ * and shrinking per record). Returns 0, or -1 when out of memory. */
+static int exact(const char *head, const char *s, size_t n, const char *tail, char **out,
+                 size_t *len)
+{
+	size_t h = strlen(head), t = strlen(tail);
+	char *p = malloc(h + n + t + 1);
+
+	if (p == NULL)
+		return -1;
+	memcpy(p, head, h);
+	memcpy(p + h, s, n);
+	memcpy(p + h + n, tail, t + 1);
+	*out = p;
+	*len = h + n + t;
+	return 0;
+}
 
 static int json_value(const struct converter *c, const struct record_value *v, char **out,
                       size_t *len, uint64_t *replaced)
 {
 	struct buf o;
 
+	if (v->kind == VALUE_STRING && v->len < CONVERT_MAX_BYTES - sizeof(string_envelope) - 4 &&
+	    plain_run((const unsigned char *)v->bytes, v->len) == v->len) {
+		if (c->schemas_enable)
+			return exact(STRING_ENVELOPE "\"", v->bytes, v->len, "\"}", out, len);
+		return exact("\"", v->bytes, v->len, "\"", out, len);
+	}
 	buf_init(&o, CONVERT_MAX_BYTES);
 	if (c->schemas_enable && v->kind == VALUE_STRING) {
 		buf_addz(&o, string_envelope);
@@ -663,6 +719,9 @@ static int string_value(const struct record_value *v, char **out, size_t *len, u
 {
 	struct buf o;
 
+	if (v->kind == VALUE_STRING && v->len <= CONVERT_MAX_BYTES &&
+	    utf8_valid_prefix(v->bytes, v->len) == v->len)
+		return exact("", v->bytes, v->len, "", out, len);
 	buf_init(&o, CONVERT_MAX_BYTES);
 	if (v->kind == VALUE_STRING)
 		put_java_text(&o, v->bytes, v->len, replaced);

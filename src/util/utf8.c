@@ -2,6 +2,11 @@
  * tests/convert/compare.sh (lines.hex). */
 #include "utf8.h"
 
+#include <stdint.h>
+#include <string.h>
+
+#define HIGH_BITS 0x8080808080808080ull
+
 static bool cont(unsigned char b)
 {
 	return (b & 0xC0) == 0x80;
@@ -58,20 +63,41 @@ size_t utf8_seq(const unsigned char *s, size_t avail, size_t *skip)
 	return 0;
 }
 
-bool utf8_valid(const char *s, size_t len)
+size_t utf8_ascii_run(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	uint64_t w;
+
+	/* Eight bytes a word while no byte has its high bit: most text is ASCII. */
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, u + i, 8);
+		if (w & HIGH_BITS)
+			break;
+	}
+	while (i < len && u[i] < 0x80)
+		i++;
+	return i;
+}
+
+size_t utf8_valid_prefix(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, n, skip;
 
 	while (i < len) {
-		if (u[i] < 0x80) {
-			i++;
-			continue;
-		}
+		i += utf8_ascii_run(s + i, len - i);
+		if (i == len)
+			break;
 		n = utf8_seq(u + i, len - i, &skip);
 		if (n == 0)
-			return false;
+			break;
 		i += n;
 	}
-	return true;
+	return i;
+}
+
+bool utf8_valid(const char *s, size_t len)
+{
+	return utf8_valid_prefix(s, len) == len;
 }

@@ -22,6 +22,14 @@
  * input. */
 size_t utf8_seq(const unsigned char *s, size_t avail, size_t *skip);
 
+/* The number of bytes below 0x80 (NUL included) at the start of s, which
+ * holds len bytes; read eight at a time. */
+size_t utf8_ascii_run(const char *s, size_t len);
+
+/* The length of the longest well-formed UTF-8 prefix of the len bytes of s
+ * (NUL bytes allowed): len when all of it is. */
+size_t utf8_valid_prefix(const char *s, size_t len);
+
 /* True when len bytes of s are well-formed UTF-8 (NUL bytes allowed). */
 bool utf8_valid(const char *s, size_t len);
 
