@@ -7,6 +7,7 @@
 #include "props.h"
 #include "provider.h"
 #include "source.h"
+#include "transform.h"
 #include "wireprops.h"
 
 #include <stdint.h>
@@ -173,7 +174,8 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 		}
 	}
 	if (resolve_converter(s->worker, c->cfg, "key", &c->key_conv, errbuf, errlen) ||
-	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen))
+	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen) ||
+	    transform_chain_parse(c->cfg, &c->chain, errbuf, errlen) != 0)
 		return -1;
 	if (c->ops->value_kind == VALUE_STRUCT && c->value_conv.kind == CONV_BYTEARRAY) {
 		/* Connect fails the task at the first record; found here, no
@@ -205,6 +207,7 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 	struct config_spec spec = {.prefix = prefix,
 	                           .tables = tables,
 	                           .ntables = 2,
+	                           .passthrough = transform_config_prefixes,
 	                           .presets = name_from_prefix ? presets : NULL,
 	                           .presets_where = props_name(p)};
 
@@ -387,6 +390,7 @@ void settings_print(const struct settings *s, FILE *fp)
 		            : "");
 		print_table_values(c->cfg, connector_keys, "  ", true, fp);
 		print_table_values(c->cfg, c->ops->config_keys, "  ", false, fp);
+		transform_chain_print(c->chain, "  ", fp);
 	}
 }
 
@@ -414,14 +418,19 @@ void settings_print_help(FILE *fp)
 		         source_registry[i]->classes[0]);
 		config_print_table(source_registry[i]->config_keys, heading, fp);
 	}
+	transform_print_help(fp);
 }
 
 void settings_destroy(struct settings *s)
 {
-	for (size_t i = 0; i < s->nconnectors; i++)
+	for (size_t i = 0; i < s->nconnectors; i++) {
 		config_section_destroy(s->connectors[i].cfg);
-	if (s->nconnectors < SETTINGS_MAX_CONNECTORS)
-		config_section_destroy(s->connectors[s->nconnectors].cfg); /* half-loaded */
+		transform_chain_destroy(s->connectors[i].chain);
+	}
+	if (s->nconnectors < SETTINGS_MAX_CONNECTORS) { /* half-loaded */
+		config_section_destroy(s->connectors[s->nconnectors].cfg);
+		transform_chain_destroy(s->connectors[s->nconnectors].chain);
+	}
 	config_section_destroy(s->worker);
 	providers_destroy(s->providers);
 	for (size_t i = 0; i < s->nfiles; i++)

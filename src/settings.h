@@ -15,6 +15,7 @@
 struct config_section;
 struct providers;
 struct source_ops;
+struct transform_chain;
 
 /* Most connectors one skiff runs. */
 #define SETTINGS_MAX_CONNECTORS 64
@@ -25,6 +26,7 @@ struct connector_settings {
 	struct config_section *cfg;   /* common connector keys + the source's keys */
 	struct converter key_conv;    /* resolved: connector override or worker */
 	struct converter value_conv;
+	struct transform_chain *chain; /* transforms=..., owned (transform.h) */
 };
 
 struct settings {

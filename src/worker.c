@@ -12,6 +12,7 @@
 #include "sink_kafka.h"
 #include "source.h"
 #include "stats.h"
+#include "transform.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -59,11 +60,11 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
-	partition_head(p, w->turn_ms);
+	partition_head(p, now_ms());
 	worker_control_acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
-		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
+		p->conn->last_ack_ms = w->last_ack_ms = now_ms();
 		w->advanced |= f->advanced;
 		return;
 	}
@@ -73,13 +74,6 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 }
 
 /* ---- the path of a record ----------------------------------------------- */
-
-/* Serves the producer's reports, their loop time read once for all of them. */
-static void poll_sink(struct worker *w)
-{
-	w->turn_ms = now_ms();
-	sink_poll(w->sink);
-}
 
 /* True while records cannot go to the producer: its queue or the ack slots are full. */
 static bool blocked(const struct worker *w)
@@ -97,6 +91,8 @@ static void produce_batch(struct conn *c)
 
 	while (conn_reading(c) && c->next < c->batch.n) {
 		struct record *r = &c->records[c->next];
+		struct transform_out t;
+		enum transform_result tr;
 		char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
 		void *token;
@@ -104,9 +100,23 @@ static void produce_batch(struct conn *c)
 
 		if (blocked(w))
 			return;
-		krc = convert_value(&c->cs->key_conv, &r->key, &key, &klen, c->utf8_replaced);
+		tr = transform_chain_apply(c->cs->chain, r, &t, errbuf, sizeof(errbuf));
+		if (tr == TRANSFORM_DROP) {
+			/* Connect commits a filtered record's offset: it is done. */
+			token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+			worker_delivery(w, token, SINK_DELIVERED, NULL);
+			c->next++;
+			continue;
+		}
+		if (tr != TRANSFORM_OK) {
+			/* The same record fails the same way after a restart (78);
+			 * out of memory may pass (75). */
+			conn_fail(c, tr == TRANSFORM_ERROR, errbuf);
+			return;
+		}
+		krc = convert_value(&c->cs->key_conv, &t.key, &key, &klen, c->utf8_replaced);
 		vrc = krc != 0 ? 0
-		               : convert_value(&c->cs->value_conv, &r->value, &val, &vlen,
+		               : convert_value(&c->cs->value_conv, &t.value, &val, &vlen,
 		                               c->utf8_replaced);
 		if (krc != 0 || vrc != 0) {
 			/* A shape no restart changes is the user's to fix (78); out of
@@ -123,8 +133,8 @@ static void produce_batch(struct conn *c)
 			return;
 		}
 		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
-		rc = sink_produce(w->sink, r->topic, key, klen, val, vlen, r->headers, r->nheaders,
-		                  r->timestamp_ms, token, errbuf, sizeof(errbuf));
+		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
+		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
 		if (rc == 0) {
 			stats_add(c->produced, 1);
 			worker_control_produced(r, vlen);
@@ -275,7 +285,7 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
 {
 	struct worker *w = arg;
 
-	poll_sink(w);
+	sink_poll(w->sink);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
@@ -334,7 +344,7 @@ static int turn(struct worker *w)
 	}
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
-	poll_sink(w);
+	sink_poll(w->sink);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
 		return WORKER_EXIT_TEMPFAIL;
@@ -370,7 +380,7 @@ static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct 
 		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 			break;
-		poll_sink(w);
+		sink_poll(w->sink);
 	}
 	loop_timer_set(w->tick, -1, 0);
 }
