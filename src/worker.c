@@ -60,11 +60,11 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
-	partition_head(p, now_ms());
+	partition_head(p, w->turn_ms);
 	worker_control_acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
-		p->conn->last_ack_ms = w->last_ack_ms = now_ms();
+		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
 		w->advanced |= f->advanced;
 		return;
 	}
@@ -74,6 +74,13 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 }
 
 /* ---- the path of a record ----------------------------------------------- */
+
+/* Serves the producer's reports, their loop time read once for all of them. */
+static void poll_sink(struct worker *w)
+{
+	w->turn_ms = now_ms();
+	sink_poll(w->sink);
+}
 
 /* True while records cannot go to the producer: its queue or the ack slots are full. */
 static bool blocked(const struct worker *w)
@@ -285,7 +292,7 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
 {
 	struct worker *w = arg;
 
-	sink_poll(w->sink);
+	poll_sink(w);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
@@ -344,7 +351,7 @@ static int turn(struct worker *w)
 	}
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
-	sink_poll(w->sink);
+	poll_sink(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
 		return WORKER_EXIT_TEMPFAIL;
@@ -380,7 +387,7 @@ static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct 
 		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 			break;
-		sink_poll(w->sink);
+		poll_sink(w);
 	}
 	loop_timer_set(w->tick, -1, 0);
 }

@@ -105,7 +105,7 @@ void worker_control_produced(const struct record *r, size_t vlen)
 
 	stats_add(p->produced, 1);
 	stats_add(p->read_bytes, r->value.kind == VALUE_STRING ? r->value.len : vlen);
-	partition_head(p, loop_now_ms());
+	partition_head(p, p->conn->w->turn_ms);
 }
 
 /* A reload leaves a removed connector's slot as a tombstone (the loop holds

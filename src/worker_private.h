@@ -118,6 +118,8 @@ struct worker {
 	bool reload_asked;     /* SIGHUP arrived: reload at the end of this turn */
 	bool cli_log_level;    /* --log-level was given: it wins over log.level */
 	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
+	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
+	                        * are served: stamps heads and acks, not one read a record */
 	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
 	/* rest: worker_control.c */
