@@ -753,6 +753,9 @@ int convert_value(const struct converter *c, const struct record_value *v, char 
 	case CONV_JSON:
 		return json_value(c, v, out, len, replaced);
 	case CONV_STRING:
+		/* StringConverter: a null value is null, whatever its schema. */
+		if (v->kind == VALUE_STRUCT && (v->payload == NULL || cJSON_IsNull(v->payload)))
+			return 0;
 		return string_value(v, out, len, replaced);
 	case CONV_BYTEARRAY:
 		/* Connect rejects a STRING value here (DataException); skiff

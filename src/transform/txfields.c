@@ -215,8 +215,7 @@ static int mf_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 {
 	struct mask *t = ctx;
 	struct txdata *d = t->key ? &r->key : &r->value;
-	const char *it;
-	size_t n;
+	const cJSON *fs;
 	int rc;
 
 	if (txrec_take(d) != 0)
@@ -225,16 +224,15 @@ static int mf_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 		return TX_OK;
 	if ((rc = txrec_require_struct(d, "mask fields", errbuf, errlen)) != 0)
 		return rc;
-	for (size_t i = 0; (n = txconf_list_item(t->fields, i, &it)) > 0; i++) {
-		char name[256];
-		const cJSON *fs;
+	/* Connect walks the schema's fields: a listed name the schema does
+	 * not have is no error. */
+	cJSON_ArrayForEach(fs, cJSON_GetObjectItemCaseSensitive(d->schema, "fields"))
+	{
+		const char *name = txschema_str(fs, "field");
 		cJSON *v = NULL, *old;
 
-		snprintf(name, sizeof(name), "%.*s", (int)n, it);
-		if ((fs = txschema_field(d->schema, name)) == NULL) {
-			snprintf(errbuf, errlen, "%s is not a valid field name", name);
-			return TX_ERR;
-		}
+		if (name == NULL || !txconf_list_has(t->fields, name))
+			continue;
 		old = cJSON_GetObjectItemCaseSensitive(d->payload, name);
 		if (old == NULL || cJSON_IsNull(old))
 			continue;

@@ -238,6 +238,11 @@ static int sm_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "Schema required for [updating schema metadata]");
 		return TX_ERR;
 	}
+	if (strcmp(txschema_type(d->schema), "struct") != 0) {
+		/* Connect 3.9 lists the fields of every schema it renames. */
+		snprintf(errbuf, errlen, "Cannot list fields on non-struct type");
+		return TX_ERR;
+	}
 	if (t->name != NULL) {
 		cJSON_DeleteItemFromObjectCaseSensitive(d->schema, "name");
 		if (cJSON_AddStringToObject(d->schema, "name", t->name) == NULL)

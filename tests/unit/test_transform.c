@@ -1,0 +1,194 @@
+/* Unit tests of src/transform/: the chain's parsing (class names, variants,
+ * predicates, errors naming file:line and key) and each transform on a line
+ * and on a row, checked through the JsonConverter bytes a user would see.
+ * tests/convert/transforms.sh checks the same transforms against Connect's. */
+#include "config.h"
+#include "convert.h"
+#include "props.h"
+#include "source.h"
+#include "testlib.h"
+#include "transform.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char err[1024];
+
+#define T "org.apache.kafka.connect.transforms."
+#define P "org.apache.kafka.connect.transforms.predicates."
+
+static const char row_env[] =
+    "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\",\"optional\":false,"
+    "\"field\":\"id\"},{\"type\":\"string\",\"optional\":true,\"field\":\"msg\"}],"
+    "\"optional\":false,\"name\":\"row\"},\"payload\":{\"id\":42,\"msg\":\"hi\"}}";
+
+/* The chain of the properties text, or NULL with err set. */
+static struct transform_chain *chain(const char *text)
+{
+	static const struct config_key none[] = {{NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+	const struct config_key *tables[] = {none};
+	struct config_spec spec = {
+	    .prefix = "", .tables = tables, .ntables = 1, .passthrough = transform_config_prefixes};
+	struct props *p = NULL;
+	struct config_section *s = NULL;
+	struct transform_chain *c = NULL;
+
+	err[0] = '\0';
+	if (props_load_mem("c.properties", text, strlen(text), &p, err, sizeof(err)) == 0 &&
+	    config_section_load(p, &spec, &s, err, sizeof(err)) == 0)
+		transform_chain_parse(s, &c, err, sizeof(err));
+	config_section_destroy(s);
+	props_destroy(p);
+	return c;
+}
+
+/* What the chain makes of a record: "dropped", "error: ...", or
+ * "TOPIC|KEY|VALUE|H=V,..." with key and value through JsonConverter
+ * (schemas.enable=false for the value, true for the key). Static storage. */
+static const char *run(const char *props, bool line, int64_t ts)
+{
+	static char res[4096];
+	struct transform_chain *c = chain(props);
+	cJSON *env = cJSON_Parse(row_env);
+	struct record r = {.topic = "skiff-test", .timestamp_ms = ts};
+	struct transform_out t;
+	struct converter json = {CONV_JSON, false}, jkey = {CONV_JSON, true};
+	char *k = NULL, *v = NULL;
+	size_t kl = 0, vl = 0, at;
+	uint64_t rep = 0;
+	enum transform_result tr;
+
+	if (c == NULL) {
+		snprintf(res, sizeof(res), "config: %s", err);
+		cJSON_Delete(env);
+		return res;
+	}
+	if (line)
+		r.value = (struct record_value){.kind = VALUE_STRING, .bytes = "a line", .len = 6};
+	else
+		r.value = (struct record_value){VALUE_STRUCT,
+		                                NULL,
+		                                0,
+		                                cJSON_GetObjectItem(env, "payload"),
+		                                cJSON_GetObjectItem(env, "schema"),
+		                                NULL};
+	tr = transform_chain_apply(c, &r, &t, err, sizeof(err));
+	if (tr != TRANSFORM_OK) {
+		snprintf(res, sizeof(res), "%s%s", tr == TRANSFORM_DROP ? "dropped" : "error: ",
+		         tr == TRANSFORM_DROP ? "" : err);
+	} else {
+		convert_value(&jkey, &t.key, &k, &kl, &rep);
+		convert_value(&json, &t.value, &v, &vl, &rep);
+		at = (size_t)snprintf(res, sizeof(res), "%s|%.*s|%.*s|", t.topic, (int)(k ? kl : 4),
+		                      k ? k : "null", (int)(v ? vl : 4), v ? v : "null");
+		for (size_t i = 0; i < t.nheaders && at < sizeof(res); i++)
+			at += (size_t)snprintf(res + at, sizeof(res) - at, "%s=%.*s,",
+			                       t.headers[i].name, (int)t.headers[i].len,
+			                       (const char *)t.headers[i].value);
+	}
+	free(k);
+	free(v);
+	transform_chain_destroy(c);
+	cJSON_Delete(env);
+	return res;
+}
+
+static void test_parse_errors(void)
+{
+	CHECK(chain("transforms=a\ntransforms.a.type=" T "Nope$Value\n") == NULL);
+	CHECK(strstr(err, "c.properties:2: transforms.a.type: '" T
+	                  "Nope$Value' is not a transform") != NULL);
+	CHECK(chain("transforms=a\n") == NULL);
+	CHECK(strstr(err, "transforms.a.type: missing required property") != NULL);
+	CHECK(chain("transforms=a\ntransforms.a.type=" T "InsertField\n") == NULL); /* no $Value */
+	CHECK(chain("transforms=a\ntransforms.a.type=" T "Filter\ntransforms.a.predicate=p\n") ==
+	      NULL);
+	CHECK(strstr(err, "'p' is not listed in predicates") != NULL);
+	CHECK(chain("transformsX=1\n") == NULL);
+	CHECK(strstr(err, "unknown property 'transformsX'") != NULL);
+	CHECK(chain("transforms=a,a\ntransforms.a.type=" T "Filter\n") == NULL);
+	CHECK(chain("transforms=r\ntransforms.r.type=" T "ReplaceField$Value\n"
+	            "transforms.r.renames=a:b:c\n") == NULL);
+	CHECK(strstr(err, "Invalid rename mapping: a:b:c") != NULL);
+	CHECK(chain("transforms=r\ntransforms.r.type=" T "RegexRouter\ntransforms.r.regex=a*?\n"
+	            "transforms.r.replacement=x\n") == NULL);
+	CHECK(strstr(err, "transforms.r.regex") != NULL);
+	/* No transforms at all: an empty chain, records pass unchanged. */
+	struct transform_chain *c = chain("transforms=\n");
+	CHECK(c != NULL && transform_chain_len(c) == 0);
+	transform_chain_destroy(c);
+}
+
+static void test_line_transforms(void)
+{
+	CHECK_STR(run("transforms=h\ntransforms.h.type=" T
+	              "HoistField$Value\ntransforms.h.field=line\n",
+	              true, 0),
+	          "skiff-test|null|{\"line\":\"a line\"}|");
+	CHECK_STR(run("transforms=i\ntransforms.i.type=" T "InsertField$Value\n"
+	              "transforms.i.static.field=d\ntransforms.i.static.value=x\n",
+	              true, 0),
+	          "error: transforms.i (" T "InsertField$Value): Only Struct objects supported for "
+	          "[field insertion], found: java.lang.String");
+	CHECK_STR(run("transforms=r\ntransforms.r.type=" T "RegexRouter\n"
+	              "transforms.r.regex=skiff-(\\\\w+)\ntransforms.r.replacement=x.$1\n",
+	              true, 0),
+	          "x.test|null|\"a line\"|");
+	CHECK_STR(run("transforms=h\ntransforms.h.type=" T "InsertHeader\ntransforms.h.header=dev\n"
+	              "transforms.h.value.literal=gw 1\n",
+	              true, 0),
+	          "skiff-test|null|\"a line\"|dev=gw 1,");
+	CHECK_STR(run("transforms=t\ntransforms.t.type=" T "TimestampRouter\n", true, 86400000),
+	          "skiff-test-19700102|null|\"a line\"|");
+	CHECK(strstr(run("transforms=t\ntransforms.t.type=" T "TimestampRouter\n", true, 0),
+	             "Timestamp missing") != NULL);
+}
+
+static void test_row_transforms(void)
+{
+	CHECK_STR(run("transforms=i\ntransforms.i.type=" T "InsertField$Value\n"
+	              "transforms.i.static.field=d\ntransforms.i.static.value=x\n"
+	              "transforms.i.topic.field=t\n",
+	              false, 0),
+	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\",\"t\":\"skiff-test\",\"d\":\"x\"}|");
+	CHECK_STR(run("transforms=r\ntransforms.r.type=" T "ReplaceField$Value\n"
+	              "transforms.r.exclude=id\ntransforms.r.renames=msg:m\n",
+	              false, 0),
+	          "skiff-test|null|{\"m\":\"hi\"}|");
+	CHECK_STR(run("transforms=m\ntransforms.m.type=" T
+	              "MaskField$Value\ntransforms.m.fields=id,msg\n",
+	              false, 0),
+	          "skiff-test|null|{\"id\":0,\"msg\":\"\"}|");
+	CHECK_STR(run("transforms=k,e\ntransforms.k.type=" T "ValueToKey\ntransforms.k.fields=id\n"
+	              "transforms.e.type=" T "ExtractField$Key\ntransforms.e.field=id\n",
+	              false, 0),
+	          "skiff-test|{\"schema\":{\"type\":\"int64\",\"optional\":false},\"payload\":42}|"
+	          "{\"id\":42,\"msg\":\"hi\"}|");
+	CHECK_STR(run("transforms=h\ntransforms.h.type=" T "HeaderFrom$Value\n"
+	              "transforms.h.fields=id,msg\ntransforms.h.headers=i,m\n"
+	              "transforms.h.operation=move\n",
+	              false, 0),
+	          "skiff-test|null|{}|i=42,m=hi,");
+	CHECK_STR(run("transforms=f\ntransforms.f.type=" T "Filter\ntransforms.f.predicate=p\n"
+	              "predicates=p\npredicates.p.type=" P "TopicNameMatches\n"
+	              "predicates.p.pattern=skiff-.*\n",
+	              false, 0),
+	          "dropped");
+	CHECK_STR(run("transforms=f\ntransforms.f.type=" T "Filter\ntransforms.f.predicate=p\n"
+	              "transforms.f.negate=true\npredicates=p\n"
+	              "predicates.p.type=" P "HasHeaderKey\npredicates.p.name=x\n",
+	              false, 0),
+	          "dropped");
+	CHECK_STR(run("transforms=s\ntransforms.s.type=" T "SetSchemaMetadata$Value\n"
+	              "transforms.s.schema.name=n2\n",
+	              false, 0),
+	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\"}|");
+}
+
+int main(void)
+{
+	test_parse_errors();
+	test_line_transforms();
+	test_row_transforms();
+	return testlib_done("transform");
+}
