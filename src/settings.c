@@ -46,6 +46,9 @@ static const struct config_key worker_keys[] = {
     {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "REST API, /metrics and /health (Connect's paths), e.g. http://127.0.0.1:8083; "
      "unset: off. Only loopback unless you mean it: nothing asks for a password."},
+    {"bandwidth.max.bytes.per.second", CFG_INT, "0", 0, INT_MAX32, NULL, 0,
+     "Cap on bytes sent to Kafka, after compression, with the protocol's framing (0: none). "
+     "Held by pausing reading, never by dropping."},
     {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
      "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
     INERT("rest.host.name"),

@@ -264,12 +264,15 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 	struct sink *s = opaque;
 	cJSON *root = cJSON_ParseWithLength(json, len), *b;
 	const cJSON *tx = cJSON_GetObjectItemCaseSensitive(root, "txmsg_bytes");
+	const cJSON *wire = cJSON_GetObjectItemCaseSensitive(root, "tx_bytes");
 	int n = 0, up = 0;
 
 	if (root == NULL)
 		return 0;
 	if (cJSON_IsNumber(tx) && tx->valuedouble >= 0)
 		s->stats.tx_bytes = (uint64_t)tx->valuedouble;
+	if (cJSON_IsNumber(wire) && wire->valuedouble >= 0)
+		s->stats.wire_bytes = (uint64_t)wire->valuedouble;
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root, "brokers"))
 	{
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "nodeid");
@@ -315,6 +318,12 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	if (s->queue_capacity == 0)
 		s->queue_capacity = 20000;
 	if (check_limits(w, conf, errbuf, errlen) != 0)
+		goto fail;
+	/* The bandwidth cap settles its estimates on the wire count every second. */
+	if (config_int(w, "bandwidth.max.bytes.per.second") > 0 &&
+	    passthrough_where(w, "statistics.interval.ms") == NULL &&
+	    conf_set(conf, "statistics.interval.ms", "1000", "bandwidth.max.bytes.per.second",
+	             errbuf, errlen) != 0)
 		goto fail;
 	rd_kafka_conf_set_opaque(conf, s);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);

@@ -72,6 +72,7 @@ int sink_in_flight(const struct sink *s);
 /* What the producer says of itself, for /metrics. */
 struct sink_stats {
 	uint64_t tx_bytes;    /* message batches sent to brokers, after compression */
+	uint64_t wire_bytes;  /* every request sent to brokers, framing included */
 	uint64_t queue_depth; /* records and requests in the producer queue now */
 	uint64_t brokers;     /* brokers of the cluster librdkafka knows */
 	uint64_t brokers_up;  /* ... with a connection up */

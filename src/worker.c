@@ -7,6 +7,7 @@
 #include "convert.h"
 #include "log.h"
 #include "loop.h"
+#include "ratelimit.h"
 #include "offsets.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -86,7 +87,8 @@ static void poll_sink(struct worker *w)
 static bool blocked(const struct worker *w)
 {
 	return w->queue_full || acks_available(w->acks) == 0 ||
-	       *w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE;
+	       *w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE ||
+	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
 }
 
 /* Converts and produces c's batch from c->next on. Returns when the batch is
@@ -143,6 +145,7 @@ static void produce_batch(struct conn *c)
 		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
 		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
 		if (rc == 0) {
+			worker_bandwidth_charge(w, klen + vlen);
 			stats_add(c->produced, 1);
 			worker_control_produced(r, vlen);
 			c->next++;
@@ -312,6 +315,7 @@ static int prepare(struct worker *w, int64_t now)
 		                        now) != 0)
 			return WORKER_ERR_NOMEM;
 	}
+	worker_bandwidth_wake(w);
 	/* An idle skiff has nothing to flush and sets no flush timer. */
 	loop_timer_set(w->flush_timer,
 	               w->advanced || offsets_dirty(w->offsets) ? w->next_flush : -1, 0);
@@ -352,6 +356,7 @@ static int turn(struct worker *w)
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
 	poll_sink(w);
+	worker_bandwidth_settle(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
 		return WORKER_EXIT_TEMPFAIL;
@@ -492,7 +497,8 @@ int worker_run(struct worker *w, int sigfd)
 
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
 	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 ||
-	    worker_sink_watch(w) != 0) {
+	    worker_sink_watch(w) != 0 ||
+	    worker_bandwidth_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}

@@ -93,6 +93,11 @@ struct worker {
 	struct filewatch *tls;
 	struct loop_fd *tls_watch;
 	struct loop_timer *tls_settle;
+	/* bandwidth.max.bytes.per.second (worker_sink.c); NULL: no cap. */
+	struct ratelimit *rl;
+	struct loop_timer *rl_timer;
+	uint64_t rl_updates; /* the producer statistics last settled */
+	uint64_t *bw_limit, *bw_throttled;
 	struct acks *acks;
 	struct conn conns[SETTINGS_MAX_CONNECTORS];
 	size_t nconns;
@@ -226,6 +231,23 @@ int worker_sink_watch(struct worker *w);
 int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const char *why);
 
 void worker_sink_close(struct worker *w);
+
+/* bandwidth.max.bytes.per.second: opens the bucket and its metrics (no cap:
+ * nothing). Returns 0 or WORKER_ERR_NOMEM. */
+int worker_bandwidth_open(struct worker *w);
+
+/* A record of bytes (key and value as produced) went to the producer. */
+void worker_bandwidth_charge(struct worker *w, size_t bytes);
+
+/* After the producer's reports: its count of bytes on the wire, when new,
+ * settles the estimates. */
+void worker_bandwidth_settle(struct worker *w);
+
+/* Before the loop sleeps: wakes it when the bucket refilled enough. */
+void worker_bandwidth_wake(struct worker *w);
+
+/* One line for `skiff status` into buf ("" without a cap). */
+void worker_bandwidth_summary(const struct worker *w, char *buf, size_t len);
 
 /* ---- worker_notify.c: systemd's notifications ---------------------------- */
 

@@ -25,10 +25,13 @@
 #include "worker_private.h"
 
 #include "acks.h"
+#include "config.h"
 #include "filewatch.h"
 #include "log.h"
 #include "loop.h"
+#include "ratelimit.h"
 #include "sink_kafka.h"
+#include "stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,7 +160,7 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 		log_error("producer: no new producer after %s: %s; the running one goes on, and "
 		          "the next change is tried again",
 		          why, err);
-		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG
+		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
 		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
 		                              : WORKER_ERR;
 	}
@@ -190,4 +193,85 @@ void worker_sink_close(struct worker *w)
 {
 	filewatch_destroy(w->tls);
 	w->tls = NULL;
+	ratelimit_destroy(w->rl);
+	w->rl = NULL;
+}
+
+/* ---- bandwidth.max.bytes.per.second ------------------------------------- */
+
+/* A record's framing in a v2 batch beside its key and value (length,
+ * attributes, deltas, header count: varints), a little more than most. */
+#define RECORD_FRAMING 16
+
+static void on_bandwidth(struct loop *l, struct loop_timer *t, void *arg)
+{
+	/* Nothing to do: the turn after this wake-up reads again. */
+}
+
+int worker_bandwidth_open(struct worker *w)
+{
+	static const struct stats_desc d[] = {
+	    {"bandwidth_limit", STATS_GAUGE,
+	     "bandwidth.max.bytes.per.second: the cap on bytes sent to Kafka (0: none)",
+	     STATS_F_BYTES},
+	    {"bandwidth_throttled", STATS_COUNTER,
+	     "time reading was paused to hold the bandwidth cap", STATS_F_MS},
+	};
+	int64_t cap = config_int(w->settings->worker, "bandwidth.max.bytes.per.second");
+
+	if (cap <= 0)
+		return 0;
+	if (ratelimit_new((uint64_t)cap, loop_now_ms(), &w->rl) != 0 ||
+	    loop_timer_add(w->loop, -1, 0, on_bandwidth, w, &w->rl_timer) != 0 ||
+	    stats_register(w->stats, &d[0], NULL, &w->bw_limit, NULL) != 0 ||
+	    stats_register(w->stats, &d[1], NULL, &w->bw_throttled, NULL) != 0)
+		return WORKER_ERR_NOMEM;
+	*w->bw_limit = (uint64_t)cap;
+	log_info("bandwidth: at most %lld bytes a second to Kafka, after compression "
+	         "(bandwidth.max.bytes.per.second); reading pauses while over it",
+	         (long long)cap);
+	return 0;
+}
+
+void worker_bandwidth_charge(struct worker *w, size_t bytes)
+{
+	if (w->rl != NULL)
+		ratelimit_charge(w->rl, bytes + RECORD_FRAMING, loop_now_ms());
+}
+
+void worker_bandwidth_settle(struct worker *w)
+{
+	struct sink_stats ss;
+
+	if (w->rl == NULL)
+		return;
+	sink_stats(w->sink, &ss);
+	if (ss.updates == w->rl_updates)
+		return;
+	w->rl_updates = ss.updates;
+	ratelimit_settle(w->rl, ss.wire_bytes, loop_now_ms());
+}
+
+void worker_bandwidth_wake(struct worker *w)
+{
+	int64_t now = loop_now_ms();
+
+	if (w->rl == NULL)
+		return;
+	loop_timer_set(w->rl_timer,
+	               ratelimit_allows(w->rl, now) ? -1 : ratelimit_ready_at(w->rl, now), 0);
+	*w->bw_throttled = ratelimit_throttled_ms(w->rl, now);
+}
+
+void worker_bandwidth_summary(const struct worker *w, char *buf, size_t len)
+{
+	int64_t now = loop_now_ms();
+
+	buf[0] = '\0';
+	if (w->rl == NULL)
+		return;
+	snprintf(buf, len, "bandwidth: cap %llu bytes/s; %s; throttled %.1f s in all\n",
+	         (unsigned long long)*w->bw_limit,
+	         ratelimit_allows(w->rl, now) ? "under it" : "reading paused to hold it",
+	         (double)ratelimit_throttled_ms(w->rl, now) / 1000.0);
 }

@@ -113,7 +113,7 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 
 static void summary(struct worker *w, struct out *o)
 {
-	char msg[1024];
+	char msg[1024], bw[160];
 	int64_t now = loop_now_ms();
 	struct sink_stats ss;
 	int healthy = worker_health(w, msg, sizeof(msg));
@@ -132,6 +132,8 @@ static void summary(struct worker *w, struct out *o)
 		put(o, "; brokers up %llu of %llu", (unsigned long long)ss.brokers_up,
 		    (unsigned long long)ss.brokers);
 	put(o, "\n");
+	worker_bandwidth_summary(w, bw, sizeof(bw));
+	put(o, "%s", bw);
 }
 
 static void on_accept(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)

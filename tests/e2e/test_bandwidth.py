@@ -1,0 +1,169 @@
+"""bandwidth.max.bytes.per.second, measured on the wire.
+
+skiff talks to its broker only through a byte-counting TCP proxy (the broker
+has a listener advertised on the proxy's port, so metadata sends every
+connection back through it). With a backlog of several MB and a cap of
+200 KB/s: the bytes skiff sent in any 10 s window stay under the cap (with a
+stated tolerance), every line arrives exactly once, reading pauses instead of
+dropping (the log and `skiff status` say so), and the CPU while throttled is
+far from a spinning core."""
+
+import asyncio
+import os
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+import harness
+from harness import Skiff, consume
+
+LONG = os.environ.get("SKIFF_PROFILE") == "long"
+CAP = 200_000
+# Over the cap any 10 s window may go: the bucket's burst (a tenth of a
+# second), a second of estimates before librdkafka's count settles them, and
+# what was already in flight when throttling began.
+TOLERANCE = 0.10
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class CountingProxy:
+    """127.0.0.1:port -> 127.0.0.1:target, counting client-to-broker bytes
+    per 100 ms (time.monotonic() slots)."""
+
+    def __init__(self, port, target):
+        self.port, self.target = port, target
+        self.up = {}  # slot (0.1 s) -> bytes from skiff
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        assert self.ready.wait(10), "proxy did not start"
+
+    def _run(self):
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._conn, "127.0.0.1", self.port))
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _pipe(self, reader, writer, count):
+        try:
+            while data := await reader.read(65536):
+                if count:
+                    slot = int(time.monotonic() * 10)
+                    self.up[slot] = self.up.get(slot, 0) + len(data)
+                writer.write(data)
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    async def _conn(self, reader, writer):
+        try:
+            r2, w2 = await asyncio.open_connection("127.0.0.1", self.target)
+        except OSError:
+            writer.close()
+            return
+        await asyncio.gather(self._pipe(reader, w2, True), self._pipe(r2, writer, False))
+
+    def max_window(self, seconds=10):
+        """The most bytes sent in any window of seconds, and the total."""
+        if not self.up:
+            return 0, 0
+        lo, hi = min(self.up), max(self.up)
+        n = seconds * 10
+        vals = [self.up.get(s, 0) for s in range(lo, hi + 1)]
+        run = best = sum(vals[:n])
+        for i in range(n, len(vals)):
+            run += vals[i] - vals[i - n]
+            best = max(best, run)
+        return best, sum(vals)
+
+    def close(self):
+        async def shut():
+            self.server.close()
+            for t in asyncio.all_tasks():
+                if t is not asyncio.current_task():
+                    t.cancel()
+        asyncio.run_coroutine_threadsafe(shut(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def test_bandwidth_cap_held_on_the_wire(tmp_path, kafka_private, topic, monkeypatch):
+    if os.environ.get("SKIFF_BOOTSTRAP"):
+        pytest.skip("needs a broker with a listener advertised on the proxy's port")
+    props = (kafka_private.dir / "server.properties").read_text().splitlines()
+    get = lambda k: next(l.split("=", 1)[1] for l in props if l.startswith(k + "="))
+    broker_port, proxy_port = free_port(), free_port()
+    monkeypatch.setenv("KAFKA_EXTRA_PROPERTIES", "\n".join([
+        f"listeners={get('listeners')},METERED://127.0.0.1:{broker_port}",
+        f"advertised.listeners={get('advertised.listeners')},METERED://127.0.0.1:{proxy_port}",
+        f"listener.security.protocol.map={get('listener.security.protocol.map')},"
+        "METERED:PLAINTEXT"]))
+    kafka_private.start()
+    harness.create_topic(kafka_private.bootstrap, topic)
+    proxy = CountingProxy(proxy_port, broker_port)
+
+    n = 60_000 if LONG else 30_000  # lines of 100 bytes: 3 MB, 15 s at the cap
+    (tmp_path / "in.log").write_text("".join(f"line {i:06d} {'x' * 88}\n" for i in range(n)))
+    want = {f"line {i:06d} {'x' * 88}".encode() for i in range(n)}
+    (tmp_path / "state").mkdir()
+    sk = Skiff(tmp_path, {"bootstrap.servers": f"127.0.0.1:{proxy_port}",
+                          "offset.storage.file.filename": str(tmp_path / "state" / "offsets"),
+                          "offset.flush.interval.ms": "1000",
+                          "bandwidth.max.bytes.per.second": str(CAP),
+                          "value.converter":
+                              "org.apache.kafka.connect.converters.ByteArrayConverter"},
+               [{"name": "metered", "connector.class": "FileStreamSource", "topic": topic,
+                 "file": str(tmp_path / "in.log")}])
+    try:
+        sk.start()
+        sk.wait_log(r"bandwidth: at most 200000 bytes a second", timeout=10)
+        time.sleep(4)
+        t0, c0 = time.monotonic(), cpu_ticks(sk.pid)
+        time.sleep(5)
+        ticks = cpu_ticks(sk.pid) - c0
+        per_s = ticks / (time.monotonic() - t0) / os.sysconf("SC_CLK_TCK")
+        r = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file),
+                            *map(str, sk.connector_files)], capture_output=True, text=True,
+                           timeout=30)
+        status = r.stdout + r.stderr
+        assert "bandwidth: cap 200000 bytes/s; reading paused to hold it" in status or \
+               "bandwidth: cap 200000 bytes/s; under it" in status, status
+        deadline = time.monotonic() + (n * 100 / CAP) * 3 + 30
+        got = []
+        while time.monotonic() < deadline:
+            got = [r["value"] for r in consume(kafka_private.bootstrap, topic)]
+            if len(set(got)) >= n:
+                break
+            time.sleep(2)
+        assert set(got) == want, f"{len(want - set(got))} lost"
+        assert len(got) == n, f"{len(got) - n} duplicates"
+        assert sk.stop() == 0
+    finally:
+        proxy.close()
+    best, total = proxy.max_window(10)
+    shipping = n * 100 / CAP
+    print(f"bandwidth cap {CAP} B/s: {total} bytes through the proxy, most in any 10 s "
+          f"{best} ({best / (CAP * 10):.3f} of the cap), shipping took >= {shipping:.0f} s; "
+          f"CPU while throttled {per_s:.1%} of a core")
+    assert total >= n * 100, "the proxy saw less than the data: skiff went around it"
+    assert best <= CAP * 10 * (1 + TOLERANCE), f"{best} bytes in 10 s, cap {CAP}/s"
+    # Throttled, not spinning: a spinning loop is a whole core.
+    assert per_s < 0.3, f"{per_s:.1%} of a core while throttled"
