@@ -77,6 +77,7 @@ void *acks_submit(struct acks *a, struct acks_fifo *f, const struct src_offset *
 		a->slots[f->tail].next = i;
 	f->tail = i;
 	f->inflight++;
+	f->pending++;
 	return s;
 }
 
@@ -130,6 +131,7 @@ void acks_cancel(struct acks *a, void *token)
 		a->slots[prev].next = ACKS_NIL;
 	f->tail = prev;
 	f->inflight--;
+	f->pending--;
 	release(a, i);
 }
 
@@ -146,6 +148,7 @@ struct acks_fifo *acks_done(struct acks *a, void *token, bool ok)
 		release(a, (uint32_t)(s - a->slots));
 		return NULL;
 	}
+	f->pending--;
 	if (!ok) {
 		/* Stays at its place for good: the prefix never passes it. */
 		s->state = SLOT_FAILED;
@@ -174,7 +177,8 @@ void acks_abandon(struct acks *a, struct acks_fifo *f)
 		i = next;
 	}
 	f->head = f->tail = ACKS_NIL;
-	f->inflight = 0;
+	f->inflight = f->pending = 0;
+	f->failed = false;
 }
 
 bool acks_take(struct acks_fifo *f, struct src_offset *out)

@@ -24,6 +24,7 @@ struct acks;
 struct acks_fifo {
 	uint32_t head, tail;           /* slot indices; ACKS_NIL when empty */
 	uint32_t inflight;             /* slots in this FIFO */
+	uint32_t pending;              /* ... of which no delivery report came yet */
 	bool failed;                   /* a record of this partition failed for good */
 	bool advanced;                 /* committable moved since acks_take() */
 	struct src_offset committable; /* offset after the last record of the prefix */

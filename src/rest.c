@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -164,13 +165,22 @@ static void on_due(struct loop *l, struct loop_timer *t, void *arg)
 static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *key,
                               const char *value)
 {
-	unsigned *expand = cls;
+	struct rest_request *req = cls;
+	/* JAX-RS reads a Boolean as Java's Boolean.valueOf: "true" in any case. */
+	bool yes = value != NULL && strcasecmp(value, "true") == 0;
 
+	(void)kind;
 	if (strcmp(key, "expand") == 0 && value != NULL) {
 		if (strcmp(value, "status") == 0)
-			*expand |= REST_EXPAND_STATUS;
+			req->expand |= REST_EXPAND_STATUS;
 		else if (strcmp(value, "info") == 0)
-			*expand |= REST_EXPAND_INFO;
+			req->expand |= REST_EXPAND_INFO;
+	} else if (strcmp(key, "includeTasks") == 0) {
+		req->restart = yes ? req->restart | REST_INCLUDE_TASKS
+		                   : req->restart & ~(unsigned)REST_INCLUDE_TASKS;
+	} else if (strcmp(key, "onlyFailed") == 0) {
+		req->restart = yes ? req->restart | REST_ONLY_FAILED
+		                   : req->restart & ~(unsigned)REST_ONLY_FAILED;
 	}
 	return MHD_YES;
 }
@@ -239,7 +249,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rep.len = rep.body != NULL ? strlen(rep.body) : 0;
 		return send_reply(conn, &rep);
 	}
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req.expand);
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req);
 	req.body = p->body != NULL ? p->body : "";
 	req.len = p->len;
 	(void)rest_route(r->ops, r->ctx, &req, &rep);

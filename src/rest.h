@@ -36,13 +36,16 @@ enum {
 /* Largest request body read (PATCH offsets); beyond it 413. */
 #define REST_MAX_BODY (256u * 1024)
 
-enum rest_action { REST_PAUSE, REST_RESUME, REST_STOP };
+/* REST_RESTART: stop (records in flight answered, offsets stored, source
+ * closed) and open again from the stored offsets, in the state it had; a
+ * FAILED connector runs again. Completes later (state RESTARTING). */
+enum rest_action { REST_PAUSE, REST_RESUME, REST_STOP, REST_RESTART };
 
 /* One connector as the API shows it; strings owned by the provider, valid
  * until the next call into it. */
 struct rest_connector {
 	const char *name;
-	const char *state;    /* RUNNING, PAUSED, STOPPED or FAILED */
+	const char *state;    /* RUNNING, PAUSED, STOPPED, FAILED or RESTARTING */
 	const char *trace;    /* FAILED: why; else NULL */
 	char task_class[160]; /* its task's Java class, as Connect's task config shows it */
 };
@@ -66,7 +69,8 @@ struct rest_ops {
 	 * as config_next_set (config.h). */
 	bool (*config_next)(void *ctx, size_t i, size_t *cursor, const char **key,
 	                    const char **shown);
-	/* Pause, resume or stop: 0, REST_ERR_STATE (errbuf: why), REST_ERR. */
+	/* Pause, resume, stop or restart: 0, REST_ERR_STATE (errbuf: why),
+	 * REST_ERR. */
 	int (*control)(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen);
 	/* The stored offsets as KIP-875's {"offsets":[{"partition":{..},
 	 * "offset":{..}},..]}: 0 and *json (malloc'd, caller frees) or
@@ -87,12 +91,15 @@ struct rest_ops {
 	char *(*cluster_id)(void *ctx);
 };
 
-/* Query flags. */
+/* Query flags: ?expand=status&expand=info; POST .../restart's
+ * ?includeTasks=true&onlyFailed=true (KIP-745). */
 enum { REST_EXPAND_STATUS = 1, REST_EXPAND_INFO = 2 };
+enum { REST_INCLUDE_TASKS = 1, REST_ONLY_FAILED = 2 };
 
 struct rest_request {
 	const char *method, *path;
 	unsigned expand;  /* REST_EXPAND_* from ?expand=status&expand=info */
+	unsigned restart; /* REST_INCLUDE_TASKS, REST_ONLY_FAILED */
 	const char *body; /* may hold NUL bytes; len counts them */
 	size_t len;
 	const char *worker_id; /* "host:port", as Connect names its workers */

@@ -282,9 +282,63 @@ static int control(const struct ctx *c, size_t i, enum rest_action a)
 		return reply_error(c->out, 409, why);
 	if (rc != 0)
 		return reply_error(c->out, 500, why[0] ? why : "failed");
-	/* Connect: pause and resume 202 Accepted, stop 204 No Content. */
-	reply_text(c->out, a == REST_STOP ? 204 : 202, json_type, NULL);
+	/* Connect: pause and resume 202 Accepted, stop and restart 204 No Content. */
+	reply_text(c->out, a == REST_STOP || a == REST_RESTART ? 204 : 202, json_type, NULL);
 	return 0;
+}
+
+/* POST /connectors/{name}/restart (KIP-745). skiff's connector and its one
+ * task are one unit: whatever the query asks restarts both or neither.
+ * Without a query 204 as Connect; with one, 202 and the status with what
+ * restarts shown RESTARTING (onlyFailed: only a FAILED one). */
+static int restart(const struct ctx *c, size_t i)
+{
+	struct rest_connector rc;
+	bool go;
+
+	if (c->req->restart == 0)
+		return control(c, i, REST_RESTART);
+	c->ops->connector(c->pctx, i, &rc);
+	go = !stopped(&rc) &&
+	     (!(c->req->restart & REST_ONLY_FAILED) || strcmp(rc.state, "FAILED") == 0);
+	if (go) {
+		char why[512] = "";
+
+		if (c->ops->control(c->pctx, i, REST_RESTART, why, sizeof(why)) != 0)
+			return reply_error(c->out, 500, why[0] ? why : "failed");
+		rc.state = "RESTARTING";
+		rc.trace = NULL;
+	}
+	return reply_json(c->out, 202,
+	                  connector_doc(&rc, "connector", state_json(c, &rc, false),
+	                                stopped(&rc) ? NULL : state_json(c, &rc, true)));
+}
+
+/* /connectors/{name}/tasks/{id}/{status|restart}: the one task is 0, and a
+ * stopped connector has none (Connect's 404s). */
+static int task_route(const struct ctx *c, size_t i, const char *rest)
+{
+	struct rest_connector rc;
+	const char *m = c->req->method;
+	char msg[320];
+
+	c->ops->connector(c->pctx, i, &rc);
+	if (strncmp(rest, "0/", 2) != 0 || stopped(&rc)) {
+		size_t n = strcspn(rest, "/");
+
+		snprintf(msg, sizeof(msg), "No status found for task %s-%.*s", rc.name,
+		         (int)(n > 20 ? 20 : n), rest);
+		return reply_error(c->out, 404, msg);
+	}
+	if (strcmp(rest + 2, "status") == 0)
+		return strcmp(m, "GET") == 0
+		           ? reply_json(c->out, 200, state_json(c, &rc, true))
+		           : reply_error(c->out, 405, "HTTP 405 Method Not Allowed");
+	if (strcmp(rest + 2, "restart") == 0)
+		return strcmp(m, "POST") == 0
+		           ? control(c, i, REST_RESTART)
+		           : reply_error(c->out, 405, "HTTP 405 Method Not Allowed");
+	return reply_error(c->out, 404, "HTTP 404 Not Found");
 }
 
 static int get_offsets(const struct ctx *c, size_t i)
@@ -414,9 +468,13 @@ static int connector_route(const struct ctx *c, const char *rest)
 		return get_offsets(c, i);
 	if (strcmp(sub, "offsets") == 0 && (is(m, "PATCH") || is(m, "DELETE")))
 		return alter_offsets(c, i, is(m, "DELETE"));
+	if (strcmp(sub, "restart") == 0 && is(m, "POST"))
+		return restart(c, i);
+	if (strncmp(sub, "tasks/", 6) == 0)
+		return task_route(c, i, sub + 6);
 	if (*sub == '\0' || strcmp(sub, "config") == 0 || strcmp(sub, "status") == 0 ||
 	    strcmp(sub, "tasks") == 0 || strcmp(sub, "pause") == 0 || strcmp(sub, "resume") == 0 ||
-	    strcmp(sub, "stop") == 0 || strcmp(sub, "offsets") == 0)
+	    strcmp(sub, "stop") == 0 || strcmp(sub, "offsets") == 0 || strcmp(sub, "restart") == 0)
 		return reply_error(c->out, 405, "HTTP 405 Method Not Allowed");
 	return reply_error(c->out, 404, "HTTP 404 Not Found");
 }

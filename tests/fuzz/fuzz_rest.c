@@ -3,7 +3,7 @@
  * every state.
  *
  * Input: first byte, the method (GET, PUT, PATCH, DELETE, POST, HEAD or a
- * junk one) and the expand flags; then the path up to the first NUL; the
+ * junk one), the expand and the restart flags; then the path up to the first NUL; the
  * rest is the body. Beyond "no crash, no leak, no undefined behaviour" it
  * checks what every reply must be: a status between 200 and 599, JSON that
  * parses when the type says JSON, and no secret value ever in a body. */
@@ -111,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	req.method = methods[data[0] & 7];
 	req.expand = (data[0] >> 3) & 3;
+	req.restart = (data[0] >> 5) & 3;
 	data++;
 	size--;
 	nul = memchr(data, 0, size);

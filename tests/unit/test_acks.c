@@ -50,15 +50,29 @@ static void test_failure_blocks_prefix(void)
 	t1 = acks_submit(a, &f, &(struct src_offset){.v = {1, 0, 0, 0}});
 	t2 = acks_submit(a, &f, &(struct src_offset){.v = {2, 0, 0, 0}});
 	t3 = acks_submit(a, &f, &(struct src_offset){.v = {3, 0, 0, 0}});
+	CHECK_INT(f.pending, 3);
 	CHECK(acks_done(a, t2, false) == &f);
 	CHECK(f.failed);
 	acks_done(a, t3, true);
+	CHECK_INT(f.pending, 1);
 	acks_done(a, t1, true);
+	/* Nothing waits for a report any more (a restart may go on), though
+	 * the failed slot and the one behind it are still held. */
+	CHECK_INT(f.pending, 0);
+	CHECK_INT(f.inflight, 2);
 	CHECK(acks_take(&f, &got));
 	CHECK_INT(got.v[0], 1); /* never past the failed record */
 	CHECK(!acks_take(&f, &got));
 	acks_abandon(a, &f);
 	CHECK_INT(acks_available(a), 4);
+	/* Abandoned: the FIFO takes records again, from a clean slate. */
+	CHECK(!f.failed);
+	CHECK_INT(f.inflight + f.pending, 0);
+	t1 = acks_submit(a, &f, &(struct src_offset){.v = {5, 0, 0, 0}});
+	acks_done(a, t1, true);
+	CHECK(acks_take(&f, &got));
+	CHECK_INT(got.v[0], 5);
+	acks_fifo_fini(&f);
 	acks_destroy(a);
 }
 
