@@ -496,8 +496,7 @@ int worker_run(struct worker *w, int sigfd)
 	int code = 0;
 
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
-	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 ||
-	    worker_sink_watch(w) != 0 ||
+	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 || worker_sink_watch(w) != 0 ||
 	    worker_bandwidth_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
