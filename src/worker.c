@@ -117,6 +117,10 @@ static void produce_batch(struct conn *c)
 			c->next++;
 			continue;
 		}
+		if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf)) {
+			c->next++;
+			continue;
+		}
 		if (tr != TRANSFORM_OK) {
 			/* The same record fails the same way after a restart (78);
 			 * out of memory may pass (75). */
@@ -138,7 +142,11 @@ static void produce_batch(struct conn *c)
 			    convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
 			    krc != 0 ? "key" : "value",
 			    shape ? "a struct" : "out of memory, or larger than 1 GB");
-			conn_fail(c, shape, errbuf);
+			if (shape && worker_tolerate(c, r, errbuf)) {
+				c->next++;
+				continue;
+			}
+			worker_conn_fail(c, shape, errbuf);
 			return;
 		}
 		token = acks_submit(w->acks, &r->part->fifo, &r->offset);

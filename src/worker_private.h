@@ -75,6 +75,7 @@ struct conn {
 	struct event *events;
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
+	uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
@@ -164,6 +165,20 @@ int worker_control_partition(struct partition *p, const char *partition_json);
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
+
+/* Stops c for good (FAILED, why shown as its trace): its committed offsets
+ * stay short of the failed record. config: no restart fixes the cause
+ * (exit 78 once no connector runs). A REST restart clears it. */
+void worker_conn_fail(struct conn *c, bool config, const char *why);
+
+/* ---- worker_errors.c: errors.tolerance ------------------------------------ */
+
+/* A transform or converter failed on r (why: what and why). With
+ * errors.tolerance=all: counts, logs (errors.log.*) and skips r, which is
+ * done at once (its offset may move past it), and returns true; else
+ * returns false and the caller stops c. Call only while a slot is free
+ * (blocked() is false). */
+bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
 
 /* r went to the producer (vlen: its value's bytes as converted). */
 void worker_control_produced(const struct record *r, size_t vlen);

@@ -307,8 +307,11 @@ int worker_source_register(struct conn *c)
 	    {"records_failed", STATS_COUNTER, "records Kafka will not take (failed for good)", 0},
 	    {"converter_utf8_replaced", STATS_COUNTER,
 	     "invalid UTF-8 sequences a converter replaced with U+FFFD", 0},
+	    {"records_skipped", STATS_COUNTER,
+	     "records a transform or converter failed on, skipped (errors.tolerance=all)",
+	     STATS_F_LOG},
 	};
-	uint64_t **cells[] = {&c->produced, &c->acked, &c->failed, &c->utf8_replaced};
+	uint64_t **cells[] = {&c->produced, &c->acked, &c->failed, &c->utf8_replaced, &c->skipped};
 	struct stats_labels l = {.connector = c->cs->name};
 
 	for (size_t i = 0; i < sizeof(descs) / sizeof(descs[0]); i++)

@@ -1,0 +1,94 @@
+/* worker_errors: errors.tolerance and errors.log.*, Connect's error handling
+ * for a source connector (its RetryWithToleranceOperator around the
+ * transformation and conversion stages).
+ *
+ * A record a transform or a converter cannot take fails the same way every
+ * time (Connect's DataException, which it never retries: so
+ * errors.retry.timeout has nothing to retry here). With errors.tolerance=none
+ * the connector stops before it, its offset kept (the caller's
+ * worker_conn_fail). With all, the record is skipped: counted in
+ * records_skipped, logged when errors.log.enable says so, and done, as
+ * Connect's WorkerSourceTask acknowledges a dropped record: its slot in the
+ * partition's FIFO is acknowledged at once, so the committed offset moves
+ * past it once the records before it are acknowledged, and the records after
+ * it still advance it. Main loop only. */
+#include "worker_private.h"
+
+#include "acks.h"
+#include "config.h"
+#include "log.h"
+#include "loop.h"
+#include "stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* The most of a record a log line shows. */
+#define SHOWN_BYTES 1024
+
+/* Renders v for the log, at most SHOWN_BYTES of it, into out. */
+static void show_value(const struct record_value *v, char *out, size_t len)
+{
+	char *json;
+
+	switch (v->kind) {
+	case VALUE_NULL:
+		snprintf(out, len, "null");
+		return;
+	case VALUE_STRING:
+		snprintf(out, len, "\"%.*s\"%s", (int)(v->len < SHOWN_BYTES ? v->len : SHOWN_BYTES),
+		         v->bytes, v->len > SHOWN_BYTES ? "..." : "");
+		return;
+	case VALUE_STRUCT:
+		json = cJSON_PrintUnformatted(v->payload);
+		snprintf(out, len, "%.*s%s", SHOWN_BYTES, json ? json : "(out of memory)",
+		         json && strlen(json) > SHOWN_BYTES ? "..." : "");
+		free(json);
+		return;
+	}
+}
+
+/* errors.log.enable: one line; the record itself only with
+ * errors.log.include.messages (Connect keeps keys and values out of the log
+ * unless asked). */
+static void log_skip(const struct conn *c, const struct record *r, const char *why)
+{
+	char key[SHOWN_BYTES + 64], value[SHOWN_BYTES + 64];
+
+	if (!config_bool(c->cs->cfg, "errors.log.include.messages")) {
+		log_error("connector %s: errors.tolerance=all: skipped a record of %s: %s",
+		          c->cs->name, r->part->key, why);
+		return;
+	}
+	show_value(&r->key, key, sizeof(key));
+	show_value(&r->value, value, sizeof(value));
+	log_error("connector %s: errors.tolerance=all: skipped a record of %s: %s; the record: "
+	          "topic=%s key=%s value=%s headers=%zu",
+	          c->cs->name, r->part->key, why, r->topic, key, value, r->nheaders);
+}
+
+bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
+{
+	struct worker *w = c->w;
+	struct acks_fifo *f;
+	void *token;
+
+	if (strcmp(config_str(c->cs->cfg, "errors.tolerance"), "all") != 0)
+		return false;
+	/* The caller checked for room (blocked()): a slot is free. */
+	token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+	if (token == NULL)
+		return false;
+	stats_add(c->skipped, 1);
+	if (config_bool(c->cs->cfg, "errors.log.enable"))
+		log_skip(c, r, why);
+	f = acks_done(w->acks, token, true);
+	if (f != NULL) {
+		partition_head(r->part, loop_now_ms());
+		w->advanced |= f->advanced;
+	}
+	return true;
+}
