@@ -2,6 +2,7 @@
 #include "log.h"
 #include "config.h"
 #include "offsets.h"
+#include "offsets_kafka.h"
 #include "rest.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -118,6 +119,14 @@ static int check_sources(const struct settings *s)
 	return bad;
 }
 
+/* Where the offset store is configured, for its errors. */
+static const char *store_where(const struct config_section *w)
+{
+	return config_str(w, "offset.storage.file.filename") != NULL
+	           ? config_where(w, "offset.storage.file.filename")
+	           : config_where(w, "offset.storage.topic");
+}
+
 struct options {
 	bool check;
 	bool log_level; /* --log-level given: it wins over log.level */
@@ -207,12 +216,11 @@ int main(int argc, char **argv)
 			log_set_level(level);
 	}
 	/* --check reads the store without taking it from a running skiff. */
-	rc = (o.check ? offsets_open_file : offsets_open_file_held)(
-	    config_str(s.worker, "offset.storage.file.filename"), &offsets, errbuf, sizeof(errbuf));
+	rc = offsets_open_store(s.worker, !o.check, &offsets, errbuf, sizeof(errbuf));
 	if (rc != 0) {
 		/* Corrupt or no directory: a person must look. I/O errors and
 		 * another skiff holding the store may pass: restart. */
-		log_error("%s: %s", config_where(s.worker, "offset.storage.file.filename"), errbuf);
+		log_error("%s: %s", store_where(s.worker), errbuf);
 		if (rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_LOCKED || rc == OFFSETS_ERR_NOMEM)
 			code = WORKER_EXIT_TEMPFAIL;
 		goto out;

@@ -452,6 +452,8 @@ const char *offsets_strerror(int err)
 		return "an offset write is in flight";
 	case OFFSETS_INPROGRESS:
 		return "offset write in progress";
+	case OFFSETS_ERR_CONFIG:
+		return "offset store settings unusable";
 	default:
 		return "unknown offset store error";
 	}
@@ -513,4 +515,21 @@ int offsets_remove(struct offsets *o, const char *key)
 		o->changes++;
 	}
 	return rc;
+}
+
+int offsets_fd(const struct offsets *o)
+{
+	return o->ops->fd != NULL ? o->ops->fd(o->ctx) : -1;
+}
+
+void offsets_poll(struct offsets *o)
+{
+	if (o->ops->poll != NULL)
+		o->ops->poll(o->ctx);
+}
+
+void offsets_load_mark_dirty(struct offsets *o)
+{
+	o->dirty = true;
+	o->changes++;
 }

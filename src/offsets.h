@@ -49,6 +49,7 @@ enum {
 	/* Not a failure (as EINPROGRESS from connect(2)): a backend's store
 	 * started the write, which completes later (offsets_write_done). */
 	OFFSETS_INPROGRESS = -9,
+	OFFSETS_ERR_CONFIG = -10, /* settings that cannot work: a person must act */
 };
 
 struct offsets;
@@ -180,7 +181,31 @@ struct offset_backend_ops {
 	int (*store)(void *ctx, const struct offsets *o, uint64_t generation, char *errbuf,
 	             size_t errlen);
 	void (*close)(void *ctx);
+	/* Optional, for a backend acknowledged later: a descriptor the loop
+	 * watches for readability (-1: none), and what to do then (serve the
+	 * acknowledgements, which call offsets_write_done). */
+	int (*fd)(void *ctx);
+	void (*poll)(void *ctx);
 };
+
+/* The backend's descriptor to watch (ops->fd), or -1. */
+int offsets_fd(const struct offsets *o);
+
+/* Serves the backend's completions (ops->poll); a no-op for the file. */
+void offsets_poll(struct offsets *o);
+
+/* The file backend of offsets_open_file(_held) without opening a store, for
+ * a backend that keeps the file beside something else (offsets_kafka.h).
+ * Checks the directory and, with hold, takes the lock as
+ * offsets_open_file_held does. On success *ops and *ctx are the caller's
+ * (ops->close(ctx)). Errors as offsets_open_file. */
+int offsets_file_backend(const char *path, bool hold, const struct offset_backend_ops **ops,
+                         void **ctx, char *errbuf, size_t errlen);
+
+/* For backends, during load: the backends disagree (a topic behind the
+ * file, or the file behind the topic), so the store is dirty and the next
+ * write puts the same offsets in both. */
+void offsets_load_mark_dirty(struct offsets *o);
 
 /* For backends whose store returned OFFSETS_INPROGRESS: the write of
  * generation completed (rc and why as offsets_done_fn). */

@@ -586,7 +586,8 @@ static const struct offset_backend_ops file_ops = {
     .close = file_close,
 };
 
-static int open_file(const char *path, bool hold, struct offsets **out, char *errbuf, size_t errlen)
+int offsets_file_backend(const char *path, bool hold, const struct offset_backend_ops **ops,
+                         void **out, char *errbuf, size_t errlen)
 {
 	struct filectx *ctx = NULL;
 	char why[WHY_LEN];
@@ -624,7 +625,21 @@ static int open_file(const char *path, bool hold, struct offsets **out, char *er
 			return rc;
 		}
 	}
-	return offsets_open(&file_ops, ctx, out, errbuf, errlen);
+	*ops = &file_ops;
+	*out = ctx;
+	return 0;
+}
+
+static int open_file(const char *path, bool hold, struct offsets **out, char *errbuf, size_t errlen)
+{
+	const struct offset_backend_ops *ops;
+	void *ctx;
+	int rc = offsets_file_backend(path, hold, &ops, &ctx, errbuf, errlen);
+
+	*out = NULL;
+	if (rc != 0)
+		return rc;
+	return offsets_open(ops, ctx, out, errbuf, errlen);
 }
 
 int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen)

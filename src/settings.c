@@ -32,9 +32,18 @@ static const struct config_key worker_keys[] = {
      "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope."},
     {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
      "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope."},
-    {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
+    {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, 0,
      "File the source offsets are stored in (crash-safe; the previous generation is kept "
-     "as FILE.prev)."},
+     "as FILE.prev). This, offset.storage.topic or both must be set."},
+    {"offset.storage.topic", CFG_STRING, NULL, 0, 0, NULL, 0,
+     "Compacted Kafka topic the offsets are also (or only) stored in, as Connect's "
+     "distributed mode does; created when missing. Beside the file it restores a lost "
+     "state directory (README \"Offsets in Kafka\"). Other offset.storage.X are topic "
+     "configs X."},
+    {"offset.storage.replication.factor", CFG_INT, "3", -1, INT_MAX32, NULL, 0,
+     "Replication factor of a created offsets topic; -1: the broker's default."},
+    {"offset.storage.partitions", CFG_INT, "25", -1, INT_MAX32, NULL, 0,
+     "Partitions of a created offsets topic; -1: the broker's default."},
     {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
      "How often acknowledged offsets are written, when they changed."},
     {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
@@ -61,11 +70,8 @@ static const struct config_key worker_keys[] = {
     INERT("config.storage.topic"),
     INERT("status.storage.topic"),
     INERT("config.storage.replication.factor"),
-    INERT("offset.storage.replication.factor"),
     INERT("status.storage.replication.factor"),
-    INERT("offset.storage.partitions"),
     INERT("status.storage.partitions"),
-    INERT("offset.storage.topic"),
     INERT("header.converter"),
     INERT("task.shutdown.graceful.timeout.ms"),
     {"config.providers", CFG_LIST, NULL, 0, 0, NULL, 0,
@@ -139,7 +145,8 @@ static const struct config_key connector_keys[] = {
 /* Worker keys handed to librdkafka (checked there), and Connect's per-client
  * prefixes that have no client here (accepted, ignored by the sink). */
 static const char *const worker_passthrough[] = {
-    "producer.", "kafka.", "security.protocol", "sasl.", "ssl.", "consumer.", "admin.", NULL,
+    "producer.", "kafka.", "security.protocol", "sasl.", "ssl.",
+    "consumer.", "admin.", "offset.storage.",   NULL,
 };
 
 static const char *const inline_prefix = "connectors.";
@@ -285,6 +292,31 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 	return 0;
 }
 
+/* A file, a topic or both; a created topic's sizes are -1 or positive. */
+static int check_offset_store(const struct config_section *w, const char *path, char *errbuf,
+                              size_t errlen)
+{
+	const char *f = config_str(w, "offset.storage.file.filename");
+	const char *t = config_str(w, "offset.storage.topic");
+	const char *const sizes[] = {"offset.storage.partitions",
+	                             "offset.storage.replication.factor"};
+
+	if ((f == NULL || *f == '\0') && (t == NULL || *t == '\0')) {
+		snprintf(errbuf, errlen,
+		         "%s: missing required property 'offset.storage.file.filename' (or "
+		         "offset.storage.topic, or both)",
+		         path);
+		return -1;
+	}
+	for (size_t i = 0; i < 2; i++)
+		if (config_int(w, sizes[i]) == 0) {
+			snprintf(errbuf, errlen, "%s: %s=0: give -1 (the broker's default) or more",
+			         config_where(w, sizes[i]), sizes[i]);
+			return -1;
+		}
+	return 0;
+}
+
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
 	const struct config_key *tables[] = {worker_keys};
@@ -313,7 +345,8 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 		if (providers_resolve(out->providers, out->files[i], errbuf, errlen) != 0)
 			return -1;
 	if (config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen) != 0 ||
-	    wireprops_check(out->worker, errbuf, errlen) != 0)
+	    wireprops_check(out->worker, errbuf, errlen) != 0 ||
+	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
 		return -1;
 	for (size_t i = 1; i < n; i++)
 		if (load_connector(out, out->files[i], "", NULL, errbuf, errlen) != 0)

@@ -307,8 +307,9 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
 		const char *key = config_passthrough_key(w, i);
 
-		if (strncmp(key, "consumer.", 9) == 0 || strncmp(key, "admin.", 6) == 0)
-			continue; /* Connect's other clients: none here */
+		if (strncmp(key, "consumer.", 9) == 0 || strncmp(key, "admin.", 6) == 0 ||
+		    strncmp(key, "offset.storage.", 15) == 0)
+			continue; /* Connect's other clients; the offsets topic's configs */
 		if (conf_set(conf, librdkafka_name(key), config_passthrough_value(w, i),
 		             config_passthrough_where(w, i), errbuf, errlen))
 			goto fail;

@@ -72,6 +72,11 @@ int status_main(int argc, char **argv)
 		fprintf(stderr, "skiff status: %s\n", errbuf);
 		goto out;
 	}
+	if (config_str(s.worker, "offset.storage.file.filename") == NULL) {
+		fprintf(stderr, "skiff status: no socket without offset.storage.file.filename; "
+		                "use the REST API (listeners)\n");
+		goto out;
+	}
 	if (worker_status_path(config_str(s.worker, "offset.storage.file.filename"), path,
 	                       sizeof(path)) != 0) {
 		fprintf(stderr, "skiff status: the state directory's path is too long\n");

@@ -299,6 +299,13 @@ static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int reve
 	}
 }
 
+static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	struct worker *w = arg;
+
+	offsets_poll(w->offsets);
+}
+
 static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
 {
 	struct worker *w = arg;
@@ -401,6 +408,7 @@ static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct 
 		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 			break;
 		poll_sink(w);
+		offsets_poll(w->offsets);
 	}
 	loop_timer_set(w->tick, -1, 0);
 }
@@ -575,7 +583,10 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
 		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
 		                              : WORKER_ERR;
-	if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w, &w->sink_watch) != 0) {
+	if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w, &w->sink_watch) != 0 ||
+	    (offsets_fd(w->offsets) >= 0 &&
+	     loop_fd_add(w->loop, offsets_fd(w->offsets), POLLIN, on_offsets_fd, w,
+	                 &w->offsets_watch) != 0)) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}

@@ -86,7 +86,7 @@ struct worker {
 	struct offsets *offsets;
 	struct stats *stats;
 	struct loop *loop;
-	struct loop_fd *sink_watch, *sig_watch;
+	struct loop_fd *sink_watch, *sig_watch, *offsets_watch;
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
 	/* The TLS files the producer read, watched for a new certificate

@@ -197,6 +197,12 @@ int worker_status_open(struct worker *w)
 		return WORKER_ERR_NOMEM;
 	d->fd = -1;
 	w->statusd = d;
+	if (file == NULL) {
+		/* The offsets topic alone: no state directory to put it in. */
+		log_notice("skiff status: no socket without offset.storage.file.filename");
+		d->path[0] = '\0';
+		return 0;
+	}
 	if (worker_status_path(file, d->path, sizeof(d->path)) != 0) {
 		log_warn("skiff status: no socket: the path next to %s is too long", file);
 		d->path[0] = '\0';

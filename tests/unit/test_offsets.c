@@ -92,7 +92,8 @@ static void mem_close(void *ctx)
 	((struct mem *)ctx)->closes++;
 }
 
-static const struct offset_backend_ops mem_ops = {"mem", mem_load, mem_store, mem_close};
+static const struct offset_backend_ops mem_ops = {
+    .name = "mem", .load = mem_load, .store = mem_store, .close = mem_close};
 
 static void test_map_put(void)
 {

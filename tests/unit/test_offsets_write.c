@@ -57,7 +57,8 @@ static void be_close(void *ctx)
 {
 }
 
-static const struct offset_backend_ops be_ops = {"mem", be_load, be_store, be_close};
+static const struct offset_backend_ops be_ops = {
+    .name = "mem", .load = be_load, .store = be_store, .close = be_close};
 
 static void on_done(void *arg, int rc, const char *why)
 {

@@ -1,0 +1,736 @@
+/* offsets_kafka: the offsets topic, alone or beside the file; see
+ * offsets_kafka.h. One backend (struct offset_backend_ops) that holds the
+ * file backend (if any) and a producer: load reads the file, then the topic to
+ * its end, and merges them by generation; store writes the file (at once),
+ * then sends to the topic what differs from what it holds, and completes when
+ * the broker acknowledged every record.
+ *
+ * What the topic holds is kept here as a map key -> (value or tombstone,
+ * generation), from the read at start and from every record sent since: a
+ * write sends only the keys whose value changed (Connect, too, writes only
+ * what changed), so compaction has little to do. A failed write sends every
+ * key again next time, since which records arrived is unknown. */
+#include "offsets_kafka.h"
+
+#include "clock.h"
+#include "config.h"
+#include "hash.h"
+#include "offsets.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#define GEN_HEADER "skiff.generation"
+#define MIN_READ_MS 30000
+
+struct rec {
+	char *key;
+	char *value; /* NULL: a tombstone */
+	uint64_t gen;
+};
+
+struct kctx {
+	const struct config_section *w;
+	const struct offset_backend_ops *fops; /* the file, or NULL */
+	void *fctx;
+	rd_kafka_t *rk;
+	rd_kafka_queue_t *mainq;
+	int pipefd[2];
+	const char *topic;
+	int timeout_ms;
+	struct rec *recs; /* what the topic holds */
+	size_t n, cap;
+	struct hash index;
+	bool resend;
+	struct offsets *o; /* from load: offsets_write_done's */
+	uint64_t writing;  /* the generation in flight, 0: none */
+	size_t pending;
+	int err;
+	char why[512];
+};
+
+/* ---- clients ---------------------------------------------------------------- */
+
+static int conf_set(rd_kafka_conf_t *conf, const char *k, const char *v, const char *where,
+                    char *errbuf, size_t errlen)
+{
+	char why[512];
+
+	if (rd_kafka_conf_set(conf, k, v, why, sizeof(why)) == RD_KAFKA_CONF_OK)
+		return 0;
+	snprintf(errbuf, errlen, "%s: %s = %s: %s", where, k, config_display(k, v, 0), why);
+	return -1;
+}
+
+/* The worker's connection settings, as Connect gives its internal clients:
+ * bootstrap.servers, security.protocol, sasl.*, ssl.* and skiff's kafka.X
+ * (not producer.X: those are the records' producer). */
+static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
+	             config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
+	    conf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
+	    conf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
+		goto fail;
+	for (size_t i = 0; i < config_passthrough_count(w); i++) {
+		const char *k = config_passthrough_key(w, i);
+
+		if (strncmp(k, "kafka.", 6) == 0)
+			k += 6;
+		else if (strncmp(k, "security.", 9) != 0 && strncmp(k, "sasl.", 5) != 0 &&
+		         strncmp(k, "ssl.", 4) != 0)
+			continue;
+		if (conf_set(conf, k, config_passthrough_value(w, i),
+		             config_passthrough_where(w, i), errbuf, errlen) != 0)
+			goto fail;
+	}
+	return conf;
+fail:
+	rd_kafka_conf_destroy(conf);
+	return NULL;
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
+
+static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
+{
+	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
+	char tmo[32], why[512];
+
+	if (conf == NULL)
+		return OFFSETS_ERR_CONFIG;
+	/* acks=all and idempotence: an acknowledged offset is on every in-sync
+	 * replica, and a retried batch cannot land after a later one. */
+	snprintf(tmo, sizeof(tmo), "%d", k->timeout_ms);
+	if (conf_set(conf, "acks", "all", "defaults", errbuf, errlen) != 0 ||
+	    conf_set(conf, "enable.idempotence", "true", "defaults", errbuf, errlen) != 0 ||
+	    conf_set(conf, "partitioner", "murmur2_random", "defaults", errbuf, errlen) != 0 ||
+	    conf_set(conf, "linger.ms", "0", "defaults", errbuf, errlen) != 0 ||
+	    conf_set(conf, "message.timeout.ms", tmo, "defaults", errbuf, errlen) != 0) {
+		rd_kafka_conf_destroy(conf);
+		return OFFSETS_ERR_CONFIG;
+	}
+	rd_kafka_conf_set_opaque(conf, k);
+	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+	k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
+	if (k->rk == NULL) {
+		rd_kafka_conf_destroy(conf);
+		snprintf(errbuf, errlen, "offset.storage.topic: producer: %s", why);
+		return OFFSETS_ERR_CONFIG;
+	}
+	if (pipe2(k->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
+		snprintf(errbuf, errlen, "offset.storage.topic: pipe: %s", strerror(errno));
+		return OFFSETS_ERR_IO;
+	}
+	k->mainq = rd_kafka_queue_get_main(k->rk);
+	rd_kafka_queue_io_event_enable(k->mainq, k->pipefd[1], "1", 1);
+	return 0;
+}
+
+/* ---- the topic ---------------------------------------------------------------- */
+
+/* Topic configs: cleanup.policy=compact, then every offset.storage.X but the
+ * keys skiff reads itself. */
+static int topic_configs(struct kctx *k, rd_kafka_NewTopic_t *nt, char *errbuf, size_t errlen)
+{
+	const struct config_section *w = k->w;
+
+	rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+	for (size_t i = 0; i < config_passthrough_count(w); i++) {
+		const char *key = config_passthrough_key(w, i), *v = config_passthrough_value(w, i);
+
+		if (strncmp(key, "offset.storage.", 15) != 0)
+			continue;
+		if (strcmp(key + 15, "cleanup.policy") == 0 && strcmp(v, "compact") != 0) {
+			/* Connect refuses it too: deletion would forget offsets. */
+			snprintf(errbuf, errlen,
+			         "%s: %s=%s: the offsets topic must be compacted, never deleted",
+			         config_passthrough_where(w, i), key, v);
+			return OFFSETS_ERR_CONFIG;
+		}
+		if (rd_kafka_NewTopic_set_config(nt, key + 15, v) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			snprintf(errbuf, errlen, "%s: %s: not a topic config",
+			         config_passthrough_where(w, i), key);
+			return OFFSETS_ERR_CONFIG;
+		}
+	}
+	return 0;
+}
+
+/* The error of a CreateTopics result event: 0 (created or already there),
+ * or an OFFSETS_ERR_* with errbuf. */
+static int create_result(struct kctx *k, rd_kafka_event_t *ev, char *errbuf, size_t errlen)
+{
+	const rd_kafka_CreateTopics_result_t *res;
+	const rd_kafka_topic_result_t **tr;
+	rd_kafka_resp_err_t err;
+	size_t n = 0;
+
+	if (ev == NULL) {
+		snprintf(errbuf, errlen, "offset.storage.topic %s: no answer from %s within %d ms",
+		         k->topic, config_str(k->w, "bootstrap.servers"), k->timeout_ms);
+		return OFFSETS_ERR_IO;
+	}
+	res = rd_kafka_event_CreateTopics_result(ev);
+	tr = res != NULL ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
+	err = n == 1 ? rd_kafka_topic_result_error(tr[0]) : rd_kafka_event_error(ev);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+		return 0;
+	snprintf(errbuf, errlen, "offset.storage.topic %s: cannot create it: %s", k->topic,
+	         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
+	                : rd_kafka_event_error_string(ev));
+	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT
+	           ? OFFSETS_ERR_IO
+	           : OFFSETS_ERR_CONFIG;
+}
+
+/* Creates the topic unless it exists (Connect's KafkaOffsetBackingStore does
+ * the same at start). An existing topic is used as it is. */
+static int ensure_topic(struct kctx *k, char *errbuf, size_t errlen)
+{
+	int parts = (int)config_int(k->w, "offset.storage.partitions");
+	int rf = (int)config_int(k->w, "offset.storage.replication.factor");
+	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(k->topic, parts, rf, NULL, 0);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(k->rk);
+	rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(k->rk, RD_KAFKA_ADMIN_OP_ANY);
+	rd_kafka_event_t *ev = NULL;
+	int rc = OFFSETS_ERR_NOMEM;
+
+	if (nt == NULL || q == NULL || opt == NULL) {
+		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
+		goto out;
+	}
+	rc = topic_configs(k, nt, errbuf, errlen);
+	if (rc != 0)
+		goto out;
+	(void)rd_kafka_AdminOptions_set_request_timeout(opt, k->timeout_ms, NULL, 0);
+	rd_kafka_CreateTopics(k->rk, &nt, 1, opt, q);
+	ev = rd_kafka_queue_poll(q, k->timeout_ms + 1000);
+	rc = create_result(k, ev, errbuf, errlen);
+out:
+	if (ev != NULL)
+		rd_kafka_event_destroy(ev);
+	if (opt != NULL)
+		rd_kafka_AdminOptions_destroy(opt);
+	if (q != NULL)
+		rd_kafka_queue_destroy(q);
+	if (nt != NULL)
+		rd_kafka_NewTopic_destroy(nt);
+	return rc;
+}
+
+/* ---- the map of what the topic holds ------------------------------------------ */
+
+static struct rec *find(const struct kctx *k, const char *key)
+{
+	size_t i;
+
+	return hash_get(&k->index, key, &i) ? &k->recs[i] : NULL;
+}
+
+/* Sets key to value (NULL: tombstone) at gen. Returns 0 or OFFSETS_ERR_NOMEM. */
+static int remember(struct kctx *k, const char *key, const char *value, uint64_t gen)
+{
+	struct rec *r = find(k, key);
+	char *v = NULL;
+
+	if (value != NULL && (v = strdup(value)) == NULL)
+		return OFFSETS_ERR_NOMEM;
+	if (r == NULL) {
+		if (k->n == k->cap) {
+			size_t cap = k->cap ? k->cap * 2 : 16;
+			struct rec *grown = realloc(k->recs, cap * sizeof(*grown));
+
+			if (grown == NULL)
+				goto nomem;
+			k->recs = grown;
+			k->cap = cap;
+		}
+		r = &k->recs[k->n];
+		*r = (struct rec){.key = strdup(key)};
+		if (r->key == NULL || hash_put(&k->index, r->key, k->n) != 0) {
+			free(r->key);
+			goto nomem;
+		}
+		k->n++;
+	}
+	free(r->value);
+	r->value = v;
+	r->gen = gen;
+	return 0;
+nomem:
+	free(v);
+	return OFFSETS_ERR_NOMEM;
+}
+
+/* ---- load ------------------------------------------------------------------------ */
+
+static uint64_t header_gen(const rd_kafka_message_t *m)
+{
+	rd_kafka_headers_t *hdrs = NULL;
+	const void *v = NULL;
+	size_t len = 0;
+	char buf[24];
+
+	if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    rd_kafka_header_get_last(hdrs, GEN_HEADER, &v, &len) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    v == NULL || len == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, v, len);
+	buf[len] = '\0';
+	return strtoull(buf, NULL, 10);
+}
+
+/* One record read back. A key or value that is not an offset (another
+ * tool's record in a shared topic) is skipped: it is not ours to judge. */
+static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
+{
+	char *key, *value = NULL;
+	int rc = 0;
+
+	if (m->key == NULL || m->key_len == 0)
+		return 0;
+	*bytes += m->key_len + m->len;
+	if (*bytes > OFFSETS_MAX_BYTES)
+		return OFFSETS_ERR_FULL;
+	key = strndup(m->key, m->key_len);
+	if (key == NULL || (m->payload != NULL && (value = strndup(m->payload, m->len)) == NULL))
+		rc = OFFSETS_ERR_NOMEM;
+	else
+		rc = remember(k, key, value, header_gen(m));
+	free(key);
+	free(value);
+	return rc;
+}
+
+struct reading {
+	int n;         /* partitions */
+	int64_t *high; /* each one's end at start */
+	int64_t *next; /* the next offset to read */
+	size_t bytes;
+};
+
+static bool read_all(const struct reading *r)
+{
+	for (int p = 0; p < r->n; p++)
+		if (r->next[p] < r->high[p])
+			return false;
+	return true;
+}
+
+static bool not_yet(rd_kafka_resp_err_t err)
+{
+	return err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
+	       err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+	       err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+}
+
+/* The topic's metadata, once the cluster knows it (a topic just created may
+ * take a moment), within the read's time limit. */
+static rd_kafka_resp_err_t topic_metadata(struct kctx *k, rd_kafka_t *c, rd_kafka_topic_t *rkt,
+                                          const struct rd_kafka_metadata **md)
+{
+	int64_t deadline = clock_mono_ms() + k->timeout_ms;
+	rd_kafka_resp_err_t err;
+
+	for (;;) {
+		err = rd_kafka_metadata(c, 0, rkt, md, k->timeout_ms);
+		if (err == 0 && ((*md)->topic_cnt != 1 || (*md)->topics[0].err != 0 ||
+		                 (*md)->topics[0].partition_cnt == 0)) {
+			err = (*md)->topic_cnt == 1 && (*md)->topics[0].err != 0
+			          ? (*md)->topics[0].err
+			          : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+			rd_kafka_metadata_destroy(*md);
+			*md = NULL;
+		}
+		if (!not_yet(err) || clock_mono_ms() > deadline)
+			return err;
+		usleep(100 * 1000);
+	}
+}
+
+/* A partition's watermarks. Retries while the partition has no leader yet
+ * (a topic just created), up to the read's time limit. */
+static rd_kafka_resp_err_t watermarks(struct kctx *k, rd_kafka_t *c, int p, int64_t *lo,
+                                      int64_t *hi)
+{
+	int64_t deadline = clock_mono_ms() + k->timeout_ms;
+	rd_kafka_resp_err_t err;
+
+	for (;;) {
+		err = rd_kafka_query_watermark_offsets(c, k->topic, p, lo, hi, k->timeout_ms);
+		if (!not_yet(err) || clock_mono_ms() > deadline)
+			return err;
+		usleep(100 * 1000);
+	}
+}
+
+/* The partitions' ends and an assignment of those with records. */
+static int plan(struct kctx *k, rd_kafka_t *c, struct reading *r,
+                rd_kafka_topic_partition_list_t *tp, char *errbuf, size_t errlen)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(c, k->topic, NULL);
+	rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__INVALID_ARG;
+	int rc = OFFSETS_ERR_IO;
+
+	if (rkt != NULL)
+		err = topic_metadata(k, c, rkt, &md);
+	if (err != 0) {
+		snprintf(errbuf, errlen, "offset.storage.topic %s: metadata: %s", k->topic,
+		         rd_kafka_err2str(err));
+		goto out;
+	}
+	r->n = md->topics[0].partition_cnt;
+	r->high = calloc((size_t)r->n + 1, sizeof(*r->high));
+	r->next = calloc((size_t)r->n + 1, sizeof(*r->next));
+	rc = OFFSETS_ERR_NOMEM;
+	if (r->high == NULL || r->next == NULL)
+		goto out;
+	rc = OFFSETS_ERR_IO;
+	for (int p = 0; p < r->n; p++) {
+		int64_t lo = 0;
+
+		err = watermarks(k, c, p, &lo, &r->high[p]);
+		if (err != 0) {
+			snprintf(errbuf, errlen, "offset.storage.topic %s: partition %d: %s",
+			         k->topic, p, rd_kafka_err2str(err));
+			goto out;
+		}
+		r->next[p] = lo;
+		if (lo < r->high[p])
+			rd_kafka_topic_partition_list_add(tp, k->topic, p)->offset = lo;
+	}
+	rc = 0;
+out:
+	if (md != NULL)
+		rd_kafka_metadata_destroy(md);
+	if (rkt != NULL)
+		rd_kafka_topic_destroy(rkt);
+	return rc;
+}
+
+/* Consumes until every partition reached its end at start. */
+static int consume_to_end(struct kctx *k, rd_kafka_t *c, struct reading *r, char *errbuf,
+                          size_t errlen)
+{
+	int64_t deadline = clock_mono_ms() + k->timeout_ms;
+	int rc = 0;
+
+	while (rc == 0 && !read_all(r)) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(c, 100);
+
+		if (m == NULL && clock_mono_ms() > deadline) {
+			snprintf(errbuf, errlen,
+			         "offset.storage.topic %s: not read to its end within %d ms",
+			         k->topic, k->timeout_ms);
+			return OFFSETS_ERR_IO;
+		}
+		if (m == NULL)
+			continue;
+		if (m->err == 0 && m->partition >= 0 && m->partition < r->n) {
+			r->next[m->partition] = m->offset + 1;
+			rc = apply(k, m, &r->bytes);
+		} else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != 0) {
+			snprintf(errbuf, errlen, "offset.storage.topic %s: %s", k->topic,
+			         rd_kafka_message_errstr(m));
+			rc = OFFSETS_ERR_IO;
+		}
+		rd_kafka_message_destroy(m);
+	}
+	if (rc == OFFSETS_ERR_FULL || rc == OFFSETS_ERR_NOMEM)
+		snprintf(errbuf, errlen, "offset.storage.topic %s: %s", k->topic,
+		         offsets_strerror(rc));
+	return rc;
+}
+
+/* Reads the topic from its start to its end into k's map. */
+static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
+{
+	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
+	rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(32);
+	struct reading r = {0};
+	rd_kafka_resp_err_t err;
+	rd_kafka_t *c = NULL;
+	char why[512];
+	int rc = OFFSETS_ERR_CONFIG;
+
+	/* A group.id only because librdkafka's assign wants one: the reader
+	 * never joins the group nor commits. */
+	if (conf == NULL ||
+	    conf_set(conf, "group.id", "skiff-offsets-reader", "defaults", errbuf, errlen) != 0 ||
+	    conf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0)
+		goto out;
+	c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
+	if (c == NULL) {
+		snprintf(errbuf, errlen, "offset.storage.topic: consumer: %s", why);
+		goto out;
+	}
+	conf = NULL;
+	rc = plan(k, c, &r, tp, errbuf, errlen);
+	if (rc == 0 && tp->cnt > 0 && (err = rd_kafka_assign(c, tp)) != 0) {
+		snprintf(errbuf, errlen, "offset.storage.topic %s: cannot assign: %s", k->topic,
+		         rd_kafka_err2str(err));
+		rc = OFFSETS_ERR_IO;
+	}
+	if (rc == 0)
+		rc = consume_to_end(k, c, &r, errbuf, errlen);
+out:
+	if (conf != NULL)
+		rd_kafka_conf_destroy(conf);
+	if (c != NULL) {
+		(void)rd_kafka_assign(c, NULL);
+		rd_kafka_destroy(c);
+	}
+	rd_kafka_topic_partition_list_destroy(tp);
+	free(r.high);
+	free(r.next);
+	return rc;
+}
+
+/* Applies the topic's records to o where they are newer than the file
+ * (generation fgen; 0: no file, every record counts). */
+static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen)
+{
+	bool differ = false;
+	int rc;
+
+	for (size_t i = 0; i < k->n; i++) {
+		const struct rec *r = &k->recs[i];
+		const char *have;
+
+		if (r->gen > *maxgen)
+			*maxgen = r->gen;
+		if (fgen == 0 || r->gen > fgen) {
+			rc = offsets_load_record(o, r->key, r->value);
+			if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)
+				return rc;
+		}
+		have = offsets_get(o, r->key);
+		if ((have == NULL) != (r->value == NULL) ||
+		    (have != NULL && strcmp(have, r->value) != 0))
+			differ = true;
+	}
+	for (size_t i = 0; i < offsets_count(o) && !differ; i++)
+		differ = find(k, offsets_key(o, i)) == NULL;
+	if (differ)
+		offsets_load_mark_dirty(o);
+	return 0;
+}
+
+static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *from_prev,
+                      char *errbuf, size_t errlen)
+{
+	struct kctx *k = vctx;
+	uint64_t fgen = 0, maxgen = 0;
+	char ferr[1024] = "";
+	int rc;
+
+	k->o = o;
+	*from_prev = 0;
+	if (k->fops != NULL) {
+		rc = k->fops->load(k->fctx, o, &fgen, from_prev, ferr, sizeof(ferr));
+		if (rc != 0) {
+			snprintf(errbuf, errlen, "%s", ferr);
+			return rc;
+		}
+	}
+	rc = ensure_topic(k, errbuf, errlen);
+	if (rc == 0)
+		rc = read_topic(k, errbuf, errlen);
+	if (rc == 0)
+		rc = merge(k, o, fgen, &maxgen);
+	if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)
+		snprintf(errbuf, errlen, "offset.storage.topic %s: %s", k->topic,
+		         offsets_strerror(rc));
+	if (rc != 0)
+		return rc;
+	*generation = fgen > maxgen ? fgen : maxgen;
+	if (*from_prev)
+		snprintf(errbuf, errlen, "%s", ferr); /* the fallback's warning */
+	return 0;
+}
+
+/* ---- store ------------------------------------------------------------------------ */
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct kctx *k = opaque;
+
+	(void)rk;
+	if (m->err != 0 && k->err == 0) {
+		k->err = OFFSETS_ERR_IO;
+		snprintf(k->why, sizeof(k->why), "offset.storage.topic %s: %s", k->topic,
+		         rd_kafka_err2str(m->err));
+	}
+	if (k->pending > 0 && --k->pending == 0 && k->writing != 0) {
+		uint64_t gen = k->writing;
+
+		k->writing = 0;
+		if (k->err != 0)
+			k->resend = true;
+		if (k->o != NULL)
+			offsets_write_done(k->o, gen, k->err, k->err != 0 ? k->why : NULL);
+	}
+}
+
+/* Sends one record (value NULL: a tombstone) and notes it in the map. */
+static int send_one(struct kctx *k, const char *key, const char *value, uint64_t gen)
+{
+	char g[24];
+	int glen = snprintf(g, sizeof(g), "%" PRIu64, gen);
+	size_t vlen = value != NULL ? strlen(value) : 0;
+	rd_kafka_resp_err_t err = rd_kafka_producev(
+	    k->rk, RD_KAFKA_V_TOPIC(k->topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+	    RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)value, vlen),
+	    RD_KAFKA_V_HEADER(GEN_HEADER, g, (ssize_t)glen), RD_KAFKA_V_END);
+
+	if (err != 0) {
+		snprintf(k->why, sizeof(k->why), "offset.storage.topic %s: %s", k->topic,
+		         rd_kafka_err2str(err));
+		return OFFSETS_ERR_IO;
+	}
+	k->pending++;
+	return remember(k, key, value, gen);
+}
+
+/* Sends what the topic does not hold yet: changed values, and tombstones
+ * for removed keys (with resend: everything). */
+static int send_changes(struct kctx *k, const struct offsets *o, uint64_t gen)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < offsets_count(o) && rc == 0; i++) {
+		const char *key = offsets_key(o, i), *v = offsets_value(o, i);
+		const struct rec *r = find(k, key);
+
+		if (k->resend || r == NULL || r->value == NULL || strcmp(r->value, v) != 0)
+			rc = send_one(k, key, v, gen);
+	}
+	for (size_t i = 0; i < k->n && rc == 0; i++) {
+		const struct rec *r = &k->recs[i];
+
+		if ((r->value != NULL || k->resend) && offsets_get(o, r->key) == NULL)
+			rc = send_one(k, r->key, NULL, gen);
+	}
+	return rc;
+}
+
+static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *errbuf,
+                       size_t errlen)
+{
+	struct kctx *k = vctx;
+	int rc;
+
+	if (k->fops != NULL && (rc = k->fops->store(k->fctx, o, gen, errbuf, errlen)) != 0)
+		return rc;
+	k->pending = 0;
+	k->err = 0;
+	rc = send_changes(k, o, gen);
+	if (rc != 0)
+		k->resend = true;
+	if (k->pending == 0) {
+		if (rc == 0)
+			k->resend = false;
+		else
+			snprintf(errbuf, errlen, "%s", k->why);
+		return rc;
+	}
+	k->resend = false;
+	k->err = rc;
+	k->writing = gen;
+	return OFFSETS_INPROGRESS;
+}
+
+static int kafka_fd(void *vctx)
+{
+	return ((struct kctx *)vctx)->pipefd[0];
+}
+
+static void kafka_poll(void *vctx)
+{
+	struct kctx *k = vctx;
+	char buf[64];
+
+	while (read(k->pipefd[0], buf, sizeof(buf)) > 0) {
+	}
+	rd_kafka_poll(k->rk, 0);
+}
+
+static void kafka_close(void *vctx)
+{
+	struct kctx *k = vctx;
+
+	if (k == NULL)
+		return;
+	k->o = NULL; /* no completion into a store being destroyed */
+	if (k->mainq != NULL)
+		rd_kafka_queue_destroy(k->mainq);
+	if (k->rk != NULL)
+		rd_kafka_destroy(k->rk);
+	for (int i = 0; i < 2; i++)
+		if (k->pipefd[i] >= 0)
+			close(k->pipefd[i]);
+	for (size_t i = 0; i < k->n; i++) {
+		free(k->recs[i].key);
+		free(k->recs[i].value);
+	}
+	free(k->recs);
+	hash_free(&k->index);
+	if (k->fops != NULL)
+		k->fops->close(k->fctx);
+	free(k);
+}
+
+static const struct offset_backend_ops kafka_ops = {
+    .name = "kafka",
+    .load = kafka_load,
+    .store = kafka_store,
+    .close = kafka_close,
+    .fd = kafka_fd,
+    .poll = kafka_poll,
+};
+
+int offsets_open_store(const struct config_section *w, bool hold, struct offsets **out,
+                       char *errbuf, size_t errlen)
+{
+	const char *file = config_str(w, "offset.storage.file.filename");
+	const char *topic = config_str(w, "offset.storage.topic");
+	int64_t tmo = config_int(w, "offset.flush.timeout.ms") * 6;
+	struct kctx *k;
+	int rc;
+
+	*out = NULL;
+	if (topic == NULL || *topic == '\0')
+		return (hold ? offsets_open_file_held : offsets_open_file)(file, out, errbuf,
+		                                                           errlen);
+	k = calloc(1, sizeof(*k));
+	if (k == NULL) {
+		snprintf(errbuf, errlen, "offset store: out of memory");
+		return OFFSETS_ERR_NOMEM;
+	}
+	k->w = w;
+	k->topic = topic;
+	k->pipefd[0] = k->pipefd[1] = -1;
+	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
+	hash_init(&k->index);
+	rc = file != NULL && *file != '\0'
+	         ? offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen)
+	         : 0;
+	if (rc == 0)
+		rc = open_producer(k, errbuf, errlen);
+	if (rc != 0) {
+		kafka_close(k);
+		return rc;
+	}
+	return offsets_open(&kafka_ops, k, out, errbuf, errlen);
+}

@@ -1,0 +1,45 @@
+/* offsets_kafka: the offset store of the worker's offset.storage.* settings.
+ * A file alone (offset.storage.file.filename), as Connect's standalone mode;
+ * a compacted Kafka topic alone (offset.storage.topic), as its distributed
+ * mode; or both: the file is the fast local truth, the topic a replica that
+ * restores it when the state directory is lost (README "Offsets in Kafka").
+ *
+ * The topic's records are Connect's, byte for byte: key
+ * ["<connector>",{partition}] and value {offset} as the store holds them
+ * (compact JSON), a null value (tombstone) for a removed key, partitioned
+ * with Java's murmur2 of the key bytes (librdkafka's murmur2_random). Each
+ * record also carries a header skiff.generation: the store generation that
+ * wrote it. Written with acks=all; a write completes once every record of it
+ * is acknowledged.
+ *
+ * Load: the file (if any), then the topic read from its start to its end.
+ * Per key, the topic's record wins when its generation is above the file's
+ * (the file is missing, or older than the topic: a re-flashed or restored
+ * device); else the file's value stands. Both only ever hold acknowledged
+ * positions, and every write (the worker's and `skiff offsets set`) takes a
+ * generation above both, so the newest write wins, whichever copy holds it.
+ * Records without the header (written by Connect itself) have generation 0:
+ * they count only when there is no file. When the two disagree, the store
+ * starts dirty and its first write puts the winner in both.
+ *
+ * Called from the main loop only; never logs. */
+#ifndef SKIFF_OFFSETS_KAFKA_H
+#define SKIFF_OFFSETS_KAFKA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct config_section;
+struct offsets;
+
+/* Opens and loads the store the worker's settings name; hold: this process
+ * will write it (the file's lock, offsets_open_file_held). Creates the topic
+ * when missing (cleanup.policy=compact, offset.storage.partitions,
+ * offset.storage.replication.factor, other offset.storage.X as topic configs
+ * X). Errors as offsets_open_file, and OFFSETS_ERR_IO when the topic cannot
+ * be read within offset.flush.timeout.ms x 6 (at least 30 s),
+ * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings. */
+int offsets_open_store(const struct config_section *worker, bool hold, struct offsets **out,
+                       char *errbuf, size_t errlen);
+
+#endif
