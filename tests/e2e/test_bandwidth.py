@@ -14,6 +14,7 @@ import socket
 import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -110,7 +111,7 @@ def test_bandwidth_cap_held_on_the_wire(tmp_path, kafka_private, topic, monkeypa
         pytest.skip("needs a broker with a listener advertised on the proxy's port")
     props = (kafka_private.dir / "server.properties").read_text().splitlines()
     get = lambda k: next(l.split("=", 1)[1] for l in props if l.startswith(k + "="))
-    broker_port, proxy_port = free_port(), free_port()
+    broker_port, proxy_port, rest_port = free_port(), free_port(), free_port()
     monkeypatch.setenv("KAFKA_EXTRA_PROPERTIES", "\n".join([
         f"listeners={get('listeners')},METERED://127.0.0.1:{broker_port}",
         f"advertised.listeners={get('advertised.listeners')},METERED://127.0.0.1:{proxy_port}",
@@ -128,6 +129,7 @@ def test_bandwidth_cap_held_on_the_wire(tmp_path, kafka_private, topic, monkeypa
                           "offset.storage.file.filename": str(tmp_path / "state" / "offsets"),
                           "offset.flush.interval.ms": "1000",
                           "bandwidth.max.bytes.per.second": str(CAP),
+                          "listeners": f"http://127.0.0.1:{rest_port}",
                           "value.converter":
                               "org.apache.kafka.connect.converters.ByteArrayConverter"},
                [{"name": "metered", "connector.class": "FileStreamSource", "topic": topic,
@@ -144,6 +146,11 @@ def test_bandwidth_cap_held_on_the_wire(tmp_path, kafka_private, topic, monkeypa
                             *map(str, sk.connector_files)], capture_output=True, text=True,
                            timeout=30)
         status = r.stdout + r.stderr
+        with urllib.request.urlopen(f"http://127.0.0.1:{rest_port}/metrics", timeout=10) as m:
+            metrics = dict(l.rsplit(" ", 1) for l in m.read().decode().splitlines()
+                           if l.startswith("skiff_bandwidth"))
+        assert metrics["skiff_bandwidth_limit_bytes"] == str(CAP), metrics
+        assert float(metrics["skiff_bandwidth_throttled_seconds_total"]) > 1, metrics
         assert "bandwidth: cap 200000 bytes/s; reading paused to hold it" in status or \
                "bandwidth: cap 200000 bytes/s; under it" in status, status
         deadline = time.monotonic() + (n * 100 / CAP) * 3 + 30
