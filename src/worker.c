@@ -76,10 +76,11 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 
 /* ---- the path of a record ----------------------------------------------- */
 
-/* Serves the producer's reports, their loop time read once for all of them. */
+/* Serves the producer's reports, the clocks read once for all of them. */
 static void poll_sink(struct worker *w)
 {
 	w->turn_ms = now_ms();
+	w->turn_epoch_ms = worker_epoch_ms();
 	sink_poll(w->sink);
 }
 

@@ -288,7 +288,7 @@ void worker_control_acked(struct partition *p, bool ok)
 {
 	if (ok) {
 		stats_add(p->acked, 1);
-		*p->last_ack = (uint64_t)worker_epoch_ms();
+		*p->last_ack = (uint64_t)p->conn->w->turn_epoch_ms;
 	}
 	/* acks_done has counted this one out already. */
 	if (p->conn->run == CONN_STOPPING && p->fifo.inflight == 0)

@@ -126,6 +126,7 @@ struct worker {
 	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
 	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
 	                        * are served: stamps heads and acks, not one read a record */
+	int64_t turn_epoch_ms; /* worker_epoch_ms() read with turn_ms */
 	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
 	/* rest: worker_control.c */
