@@ -130,6 +130,8 @@ static struct conn *live(struct worker *w, size_t i)
 
 static const char *state_name(const struct conn *c)
 {
+	if (c->restarting)
+		return "RESTARTING";
 	if (c->stopped)
 		return "FAILED";
 	switch (c->run) {
@@ -241,61 +243,22 @@ int worker_health(struct worker *w, char *msg, size_t len)
 	return 0;
 }
 
-/* ---- pause, resume, stop --------------------------------------------------- */
+/* ---- pause, resume, stop, restart ------------------------------------------ */
 
-static uint32_t conn_in_flight(const struct conn *c)
+/* Records of c still waiting for a delivery report (a failed one waits no
+ * more: it holds its slot, but nothing will come for it). */
+static uint32_t conn_pending(const struct conn *c)
 {
 	uint32_t n = 0;
 
 	for (size_t i = 0; i < c->w->nparts; i++)
 		if (c->w->parts[i]->conn == c)
-			n += c->w->parts[i]->fifo.inflight;
+			n += c->w->parts[i]->fifo.pending;
 	return n;
 }
 
-/* A stopping connector with nothing in flight: its acknowledged offsets
- * into the store (written at the next flush, due at once), then its source
- * closed. */
-static void finish_stop(struct conn *c)
-{
-	struct worker *w = c->w;
-	struct src_offset off;
-
-	if (c->run != CONN_STOPPING || conn_in_flight(c) > 0)
-		return;
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
-		char *json;
-
-		if (p->conn != c || !acks_take(&p->fifo, &off))
-			continue;
-		json = c->cs->ops->offset_json(c->ctx, &off);
-		if (json == NULL || offsets_put(w->offsets, p->key, json) != 0)
-			log_error(
-			    "offsets: cannot record %s (out of memory or too many partitions): "
-			    "its last records will be read again after a resume",
-			    p->key);
-		free(json);
-	}
-	c->cs->ops->close(c->ctx);
-	c->ctx = NULL;
-	c->run = CONN_STOPPED;
-	w->next_flush = loop_now_ms();
-	log_notice("connector %s: stopped (REST API); its offsets are in the store", c->cs->name);
-}
-
-void worker_control_acked(struct partition *p, bool ok)
-{
-	if (ok) {
-		stats_add(p->acked, 1);
-		*p->last_ack = (uint64_t)p->conn->w->turn_epoch_ms;
-	}
-	/* acks_done has counted this one out already. */
-	if (p->conn->run == CONN_STOPPING && p->fifo.inflight == 0)
-		finish_stop(p->conn);
-}
-
-/* Opens c's source again from the stored offsets. */
+/* Opens c's source again from the stored offsets: 0 or the source's error
+ * (SOURCE_ERR_CONFIG: no retry helps), errbuf saying why. */
 static int reopen(struct conn *c, char *errbuf, size_t errlen)
 {
 	char why[1024];
@@ -305,11 +268,103 @@ static int reopen(struct conn *c, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "connector %s: %s", c->cs->name, why);
 		log_error("%s", errbuf);
 		c->ctx = NULL;
-		return REST_ERR;
+		return rc;
 	}
 	c->batch.n = c->next = 0;
 	c->ready = true;
 	return 0;
+}
+
+/* The second half of a restart: c is closed, its offsets in the store. Its
+ * failure is forgotten and it opens again as it ran before; failing that, it
+ * is FAILED with the reason. */
+static void finish_restart(struct conn *c)
+{
+	char why[1024];
+	int rc;
+
+	c->restarting = false;
+	c->stopped = c->config_error = false;
+	free(c->trace);
+	c->trace = NULL;
+	rc = reopen(c, why, sizeof(why));
+	if (rc != 0) {
+		worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, why);
+		return;
+	}
+	c->run = c->restart_to;
+	log_notice("connector %s: restarted (REST API), reading on from its stored offsets",
+	           c->cs->name);
+}
+
+/* A stopping connector none of whose records waits for Kafka any more: its
+ * acknowledged offsets into the store (written at the next flush, due at
+ * once), then its source closed; a restart opens it again. A failed
+ * connector's failed record (and the acknowledged ones behind it) are let
+ * go here: its offset stays before them, so they are read again. */
+static void finish_stop(struct conn *c)
+{
+	struct worker *w = c->w;
+	struct src_offset off;
+
+	if (c->run != CONN_STOPPING || conn_pending(c) > 0)
+		return;
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+		char *json;
+
+		if (p->conn != c)
+			continue;
+		if (acks_take(&p->fifo, &off)) {
+			json = c->cs->ops->offset_json(c->ctx, &off);
+			if (json == NULL || offsets_put(w->offsets, p->key, json) != 0)
+				log_error(
+				    "offsets: cannot record %s (out of memory or too many "
+				    "partitions): its last records will be read again after a "
+				    "resume",
+				    p->key);
+			free(json);
+		}
+		if (p->fifo.inflight > 0)
+			acks_abandon(w->acks, &p->fifo);
+	}
+	c->cs->ops->close(c->ctx);
+	c->ctx = NULL;
+	c->run = CONN_STOPPED;
+	w->next_flush = loop_now_ms();
+	if (c->restarting)
+		finish_restart(c);
+	else
+		log_notice("connector %s: stopped (REST API); its offsets are in the store",
+		           c->cs->name);
+}
+
+void worker_control_acked(struct partition *p, bool ok)
+{
+	if (ok) {
+		stats_add(p->acked, 1);
+		*p->last_ack = (uint64_t)p->conn->w->turn_epoch_ms;
+	}
+	/* acks_done has counted this one out already. */
+	if (p->conn->run == CONN_STOPPING && p->fifo.pending == 0)
+		finish_stop(p->conn);
+}
+
+/* Starts c's restart: a stop (its records in flight acknowledged or
+ * failed, its offsets stored, its source closed), then an open from the
+ * stored offsets, in the state it had (a paused connector stays paused; a
+ * failed one runs). A stopped connector stays stopped, as in Connect. */
+static void restart(struct conn *c)
+{
+	if (c->restarting || (c->run == CONN_STOPPED && !c->stopped) || c->run == CONN_STOPPING)
+		return;
+	c->restart_to = c->run == CONN_PAUSED ? CONN_PAUSED : CONN_RUNNING;
+	c->batch.n = c->next = 0; /* never submitted: read again */
+	c->restarting = true;
+	c->stop_paused = c->restart_to == CONN_PAUSED;
+	c->run = CONN_STOPPING;
+	log_info("connector %s: restarting (REST API)", c->cs->name);
+	finish_stop(c);
 }
 
 static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen)
@@ -318,11 +373,15 @@ static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t
 	struct conn *c = live(w, i);
 	static const char *const names[] = {"paused", "resumed", "stopping"};
 
-	if (c->stopped) {
+	if (a == REST_RESTART) {
+		restart(c);
+		return 0;
+	}
+	if (c->stopped || c->restarting) {
 		snprintf(errbuf, errlen,
-		         "connector %s FAILED: restart skiff to resume it from its "
+		         "connector %s %s: POST /connectors/%s/restart resumes it from its "
 		         "stored offsets",
-		         c->cs->name);
+		         c->cs->name, c->restarting ? "is restarting" : "FAILED", c->cs->name);
 		return REST_ERR_STATE;
 	}
 	if (c->run == CONN_STOPPED && a != REST_STOP && reopen(c, errbuf, errlen) != 0)
