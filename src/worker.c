@@ -7,8 +7,8 @@
 #include "convert.h"
 #include "log.h"
 #include "loop.h"
-#include "offsets.h"
 #include "ratelimit.h"
+#include "offsets.h"
 #include "settings.h"
 #include "sink_kafka.h"
 #include "source.h"
@@ -25,652 +25,662 @@
 
 #include <cjson/cJSON.h>
 
-static int64_t now_ms(void) { return loop_now_ms(); }
+static int64_t now_ms(void)
+{
+	return loop_now_ms();
+}
 
 /* ---- failure ------------------------------------------------------------- */
 
 /* worker_private.h. Acknowledgements of records before the failed one still
  * advance its offsets. */
-void worker_conn_fail(struct conn *c, bool config, const char *why) {
-  if (c->stopped)
-    return;
-  log_error(
-      "connector %s stopped: %s. Its offset stays before the record that "
-      "failed; "
-      "fix the cause and restart it (POST /connectors/%s/restart) or skiff to "
-      "resume from there",
-      c->cs->name, why, c->cs->name);
-  c->stopped = true;
-  c->config_error = config;
-  free(c->trace);
-  c->trace = strdup(why); /* NULL: /status says FAILED without the text */
-  c->batch.n = c->next = 0;
+void worker_conn_fail(struct conn *c, bool config, const char *why)
+{
+	if (c->stopped)
+		return;
+	log_error("connector %s stopped: %s. Its offset stays before the record that failed; "
+	          "fix the cause and restart it (POST /connectors/%s/restart) or skiff to "
+	          "resume from there",
+	          c->cs->name, why, c->cs->name);
+	c->stopped = true;
+	c->config_error = config;
+	free(c->trace);
+	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
+	c->batch.n = c->next = 0;
 }
 
-void worker_delivery(void *ctx, void *token, enum sink_result res,
-                     const char *reason) {
-  struct worker *w = ctx;
-  struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED);
-  struct partition *p;
-  char why[512];
+void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
+{
+	struct worker *w = ctx;
+	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED);
+	struct partition *p;
+	char why[512];
 
-  w->queue_full = false; /* a report frees room in the producer queue */
-  if (f == NULL)
-    return;
-  p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
-  partition_head(p, w->turn_ms);
-  worker_control_acked(p, res == SINK_DELIVERED);
-  if (res == SINK_DELIVERED) {
-    stats_add(p->conn->acked, 1);
-    p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
-    w->advanced |= f->advanced;
-    return;
-  }
-  stats_add(p->conn->failed, 1);
-  snprintf(why, sizeof(why), "a record of %s could not be delivered: %s",
-           p->key, reason);
-  worker_conn_fail(p->conn, res == SINK_REFUSED, why);
+	w->queue_full = false; /* a report frees room in the producer queue */
+	if (f == NULL)
+		return;
+	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
+	partition_head(p, w->turn_ms);
+	worker_control_acked(p, res == SINK_DELIVERED);
+	if (res == SINK_DELIVERED) {
+		stats_add(p->conn->acked, 1);
+		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
+		w->advanced |= f->advanced;
+		return;
+	}
+	stats_add(p->conn->failed, 1);
+	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
+	worker_conn_fail(p->conn, res == SINK_REFUSED, why);
 }
 
 /* ---- the path of a record ----------------------------------------------- */
 
 /* Serves the producer's reports, the clocks read once for all of them. */
-static void poll_sink(struct worker *w) {
-  w->turn_ms = now_ms();
-  w->turn_epoch_ms = worker_epoch_ms();
-  sink_poll(w->sink);
+static void poll_sink(struct worker *w)
+{
+	w->turn_ms = now_ms();
+	w->turn_epoch_ms = worker_epoch_ms();
+	sink_poll(w->sink);
 }
 
-/* True while records cannot go to the producer: its queue or the ack slots are
- * full. */
-static bool blocked(const struct worker *w) {
-  return w->queue_full || acks_available(w->acks) == 0 ||
-         *w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE ||
-         (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
+/* True while records cannot go to the producer: its queue or the ack slots are full. */
+static bool blocked(const struct worker *w)
+{
+	return w->queue_full || acks_available(w->acks) == 0 ||
+	       *w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE ||
+	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
 }
 
 /* Converts and produces c's batch from c->next on. Returns when the batch is
  * done, or the producer queue or the ack slots are full. */
-static void produce_batch(struct conn *c) {
-  struct worker *w = c->w;
-  char errbuf[512];
+static void produce_batch(struct conn *c)
+{
+	struct worker *w = c->w;
+	char errbuf[512];
 
-  while (conn_reading(c) && c->next < c->batch.n) {
-    struct record *r = &c->records[c->next];
-    struct transform_out t;
-    enum transform_result tr;
-    char *key = NULL, *val = NULL;
-    size_t klen = 0, vlen = 0;
-    void *token;
-    int rc, krc, vrc;
+	while (conn_reading(c) && c->next < c->batch.n) {
+		struct record *r = &c->records[c->next];
+		struct transform_out t;
+		enum transform_result tr;
+		char *key = NULL, *val = NULL;
+		size_t klen = 0, vlen = 0;
+		void *token;
+		int rc, krc, vrc;
 
-    if (blocked(w))
-      return;
-    tr = transform_chain_apply(c->cs->chain, r, &t, errbuf, sizeof(errbuf));
-    if (tr == TRANSFORM_DROP) {
-      /* Connect commits a filtered record's offset: it is done. */
-      token = acks_submit(w->acks, &r->part->fifo, &r->offset);
-      worker_delivery(w, token, SINK_DELIVERED, NULL);
-      c->next++;
-      continue;
-    }
-    if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf)) {
-      c->next++;
-      continue;
-    }
-    if (tr != TRANSFORM_OK) {
-      /* The same record fails the same way after a restart (78);
-       * out of memory may pass (75). */
-      worker_conn_fail(c, tr == TRANSFORM_ERROR, errbuf);
-      return;
-    }
-    krc =
-        convert_value(&c->cs->key_conv, &t.key, &key, &klen, c->utf8_replaced);
-    vrc = krc != 0 ? 0
-                   : convert_value(&c->cs->value_conv, &t.value, &val, &vlen,
-                                   c->utf8_replaced);
-    if (krc != 0 || vrc != 0) {
-      /* A shape no restart changes is the user's to fix (78); out of
-       * memory may pass (75). */
-      bool shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
+		if (blocked(w))
+			return;
+		tr = transform_chain_apply(c->cs->chain, r, &t, errbuf, sizeof(errbuf));
+		if (tr == TRANSFORM_DROP) {
+			/* Connect commits a filtered record's offset: it is done. */
+			token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+			worker_delivery(w, token, SINK_DELIVERED, NULL);
+			c->next++;
+			continue;
+		}
+		if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf)) {
+			c->next++;
+			continue;
+		}
+		if (tr != TRANSFORM_OK) {
+			/* The same record fails the same way after a restart (78);
+			 * out of memory may pass (75). */
+			worker_conn_fail(c, tr == TRANSFORM_ERROR, errbuf);
+			return;
+		}
+		krc = convert_value(&c->cs->key_conv, &t.key, &key, &klen, c->utf8_replaced);
+		vrc = krc != 0 ? 0
+		               : convert_value(&c->cs->value_conv, &t.value, &val, &vlen,
+		                               c->utf8_replaced);
+		if (krc != 0 || vrc != 0) {
+			/* A shape no restart changes is the user's to fix (78); out of
+			 * memory may pass (75). */
+			bool shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
 
-      free(key);
-      snprintf(
-          errbuf, sizeof(errbuf), "%s cannot serialise this record's %s (%s)",
-          convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
-          krc != 0 ? "key" : "value",
-          shape ? "a struct" : "out of memory, or larger than 1 GB");
-      if (shape && worker_tolerate(c, r, errbuf)) {
-        c->next++;
-        continue;
-      }
-      worker_conn_fail(c, shape, errbuf);
-      return;
-    }
-    token = acks_submit(w->acks, &r->part->fifo, &r->offset);
-    rc =
-        sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers,
-                     t.nheaders, t.timestamp_ms, token, errbuf, sizeof(errbuf));
-    if (rc == 0) {
-      worker_bandwidth_charge(w, klen + vlen);
-      stats_add(c->produced, 1);
-      worker_control_produced(r, vlen);
-      c->next++;
-      continue;
-    }
-    acks_cancel(w->acks, token);
-    free(key);
-    free(val);
-    if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
-      /* Backpressure: no reading, no spinning, until a delivery report. */
-      w->queue_full = true;
-      return;
-    }
-    if (rc == SINK_QUEUE_FULL) {
-      /* Nothing queued and still no room: it can never fit. */
-      snprintf(errbuf, sizeof(errbuf),
-               "a record of %zu bytes is larger than the "
-               "whole producer queue (producer.queue.buffering.max.kbytes)",
-               klen + vlen);
-      worker_conn_fail(c, true, errbuf);
-      return;
-    }
-    worker_conn_fail(c, rc == SINK_ERR_CONFIG, errbuf);
-  }
+			free(key);
+			snprintf(
+			    errbuf, sizeof(errbuf), "%s cannot serialise this record's %s (%s)",
+			    convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
+			    krc != 0 ? "key" : "value",
+			    shape ? "a struct" : "out of memory, or larger than 1 GB");
+			if (shape && worker_tolerate(c, r, errbuf)) {
+				c->next++;
+				continue;
+			}
+			worker_conn_fail(c, shape, errbuf);
+			return;
+		}
+		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
+		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
+		if (rc == 0) {
+			worker_bandwidth_charge(w, klen + vlen);
+			stats_add(c->produced, 1);
+			worker_control_produced(r, vlen);
+			c->next++;
+			continue;
+		}
+		acks_cancel(w->acks, token);
+		free(key);
+		free(val);
+		if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
+			/* Backpressure: no reading, no spinning, until a delivery report. */
+			w->queue_full = true;
+			return;
+		}
+		if (rc == SINK_QUEUE_FULL) {
+			/* Nothing queued and still no room: it can never fit. */
+			snprintf(errbuf, sizeof(errbuf),
+			         "a record of %zu bytes is larger than the "
+			         "whole producer queue (producer.queue.buffering.max.kbytes)",
+			         klen + vlen);
+			worker_conn_fail(c, true, errbuf);
+			return;
+		}
+		worker_conn_fail(c, rc == SINK_ERR_CONFIG, errbuf);
+	}
 }
 
 /* Polls c's source for a new batch when the last one is done. */
-static void poll_source(struct conn *c, int64_t now) {
-  char errbuf[1024];
-  uint32_t room = acks_available(c->w->acks);
-  int rc;
+static void poll_source(struct conn *c, int64_t now)
+{
+	char errbuf[1024];
+	uint32_t room = acks_available(c->w->acks);
+	int rc;
 
-  if (!conn_reading(c) || c->next < c->batch.n || blocked(c->w))
-    return;
-  c->batch.records = c->records;
-  c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
-  c->batch.n = 0;
-  c->next = 0;
-  c->ready = false;
-  rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
-  if (rc != 0) {
-    worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
-    return;
-  }
-  if (c->batch.more)
-    c->ready = true;
-  produce_batch(c);
+	if (!conn_reading(c) || c->next < c->batch.n || blocked(c->w))
+		return;
+	c->batch.records = c->records;
+	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
+	c->batch.n = 0;
+	c->next = 0;
+	c->ready = false;
+	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
+		return;
+	}
+	if (c->batch.more)
+		c->ready = true;
+	produce_batch(c);
 }
 
 /* ---- offsets ------------------------------------------------------------- */
 
 /* Pauses reading while offsets cannot be saved, and resumes when they can. */
-static void note_flush(struct worker *w, int rc) {
-  w->last_flush = rc;
-  *w->flush_time = (uint64_t)worker_epoch_ms();
-  *w->flush_ok = rc == 0;
-  if (rc == 0) {
-    if (*w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE && !w->stop)
-      log_notice("offsets: saved again; reading resumes");
-    *w->failed_flushes = 0;
-    return;
-  }
-  if (++*w->failed_flushes == FLUSH_FAILURES_BEFORE_PAUSE)
-    log_warn(
-        "offsets: %d flushes in a row failed: reading pauses until offsets can "
-        "be "
-        "saved, so that a crash cannot replay more than was acknowledged since",
-        FLUSH_FAILURES_BEFORE_PAUSE);
+static void note_flush(struct worker *w, int rc)
+{
+	w->last_flush = rc;
+	*w->flush_time = (uint64_t)worker_epoch_ms();
+	*w->flush_ok = rc == 0;
+	if (rc == 0) {
+		if (*w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE && !w->stop)
+			log_notice("offsets: saved again; reading resumes");
+		*w->failed_flushes = 0;
+		return;
+	}
+	if (++*w->failed_flushes == FLUSH_FAILURES_BEFORE_PAUSE)
+		log_warn("offsets: %d flushes in a row failed: reading pauses until offsets can be "
+		         "saved, so that a crash cannot replay more than was acknowledged since",
+		         FLUSH_FAILURES_BEFORE_PAUSE);
 }
 
 /* The completion of an offset write (offsets_done_fn): for the file store
  * at once, for a store acknowledged later from the loop. */
-static void on_flushed(void *arg, int rc, const char *why) {
-  struct worker *w = arg;
+static void on_flushed(void *arg, int rc, const char *why)
+{
+	struct worker *w = arg;
 
-  if (rc != 0)
-    log_error(
-        "offsets: %s (the previous offsets stay in place; retrying at the next "
-        "flush)",
-        why != NULL ? why : offsets_strerror(rc));
-  else
-    log_debug("offsets: flushed");
-  w->last_flush_ms = now_ms();
-  note_flush(w, rc);
+	if (rc != 0)
+		log_error("offsets: %s (the previous offsets stay in place; retrying at the next "
+		          "flush)",
+		          why != NULL ? why : offsets_strerror(rc));
+	else
+		log_debug("offsets: flushed");
+	w->last_flush_ms = now_ms();
+	note_flush(w, rc);
 }
 
 /* Moves every partition's committable offset into the store and starts a
  * write when something changed (never while one is in flight). */
-static void flush_offsets(struct worker *w) {
-  struct src_offset off;
+static void flush_offsets(struct worker *w)
+{
+	struct src_offset off;
 
-  for (size_t i = 0; i < w->nparts; i++) {
-    struct partition *p = w->parts[i];
-    char *json;
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+		char *json;
 
-    if (!acks_take(&p->fifo, &off))
-      continue;
-    json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
-    if (json == NULL || offsets_put(w->offsets, p->key, json) != 0) {
-      log_error(
-          "offsets: cannot record %s (out of memory or too many partitions)",
-          p->key);
-      p->fifo.advanced = true; /* try again next flush */
-    }
-    free(json);
-  }
-  w->advanced = false;
-  worker_source_log_counters(w);
-  if (!offsets_dirty(w->offsets)) {
-    note_flush(w, 0);
-    return;
-  }
-  if (!offsets_writing(w->offsets))
-    offsets_write(w->offsets, on_flushed, w);
+		if (!acks_take(&p->fifo, &off))
+			continue;
+		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
+		if (json == NULL || offsets_put(w->offsets, p->key, json) != 0) {
+			log_error(
+			    "offsets: cannot record %s (out of memory or too many partitions)",
+			    p->key);
+			p->fifo.advanced = true; /* try again next flush */
+		}
+		free(json);
+	}
+	w->advanced = false;
+	worker_source_log_counters(w);
+	if (!offsets_dirty(w->offsets)) {
+		note_flush(w, 0);
+		return;
+	}
+	if (!offsets_writing(w->offsets))
+		offsets_write(w->offsets, on_flushed, w);
 }
 
-static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg) {
-  struct worker *w = arg;
+static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg)
+{
+	struct worker *w = arg;
 
-  flush_offsets(w);
-  w->next_flush = now_ms() + w->flush_interval;
+	flush_offsets(w);
+	w->next_flush = now_ms() + w->flush_interval;
 }
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd,
-                         int revents, void *arg) {
-  struct worker *w = arg;
-  unsigned char sig[16];
-  ssize_t n;
+static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	struct worker *w = arg;
+	unsigned char sig[16];
+	ssize_t n;
 
-  while ((n = read(fd, sig, sizeof(sig))) > 0) {
-    for (ssize_t i = 0; i < n; i++) {
-      if (sig[i] == SIGHUP) {
-        w->reload_asked = true; /* at the end of the turn */
-      } else if (!w->stop) {
-        log_info("signal %d: stopping", sig[i]);
-        w->stop = true;
-      }
-    }
-  }
+	while ((n = read(fd, sig, sizeof(sig))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (sig[i] == SIGHUP) {
+				w->reload_asked = true; /* at the end of the turn */
+			} else if (!w->stop) {
+				log_info("signal %d: stopping", sig[i]);
+				w->stop = true;
+			}
+		}
+	}
 }
 
-static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd,
-                          int revents, void *arg) {
-  struct worker *w = arg;
+static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	struct worker *w = arg;
 
-  offsets_poll(w->offsets);
+	offsets_poll(w->offsets);
 }
 
-static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd,
-                       int revents, void *arg) {
-  struct worker *w = arg;
+static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	struct worker *w = arg;
 
-  poll_sink(w);
+	poll_sink(w);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
  * blocked a readable source could only wake the loop for nothing, as often
  * as the file is written, and a source with rows buffered would ask for 0:
  * neither is watched until a delivery report or the flush timer unblocks. */
-static int prepare(struct worker *w, int64_t now) {
-  bool wait = blocked(w);
+static int prepare(struct worker *w, int64_t now)
+{
+	bool wait = blocked(w);
 
-  for (size_t i = 0; i < w->nconns; i++) {
-    struct conn *c = &w->conns[i];
+	for (size_t i = 0; i < w->nconns; i++) {
+		struct conn *c = &w->conns[i];
 
-    if (c->removed)
-      continue;
-    if (worker_source_watch(
-            c, !c->stopped && !w->stop && !w->reloading && !wait, now) != 0)
-      return WORKER_ERR_NOMEM;
-  }
-  worker_bandwidth_wake(w);
-  /* An idle skiff has nothing to flush and sets no flush timer. */
-  loop_timer_set(w->flush_timer,
-                 w->advanced || offsets_dirty(w->offsets) ? w->next_flush : -1,
-                 0);
-  return 0;
+		if (c->removed)
+			continue;
+		if (worker_source_watch(c, !c->stopped && !w->stop && !w->reloading && !wait,
+		                        now) != 0)
+			return WORKER_ERR_NOMEM;
+	}
+	worker_bandwidth_wake(w);
+	/* An idle skiff has nothing to flush and sets no flush timer. */
+	loop_timer_set(w->flush_timer,
+	               w->advanced || offsets_dirty(w->offsets) ? w->next_flush : -1, 0);
+	return 0;
 }
 
 /* 0 while a connector runs; once none does, 78 when each stopped for a
  * reason no restart fixes, else 75. */
-static int all_stopped(const struct worker *w) {
-  bool config = true;
+static int all_stopped(const struct worker *w)
+{
+	bool config = true;
 
-  for (size_t i = 0; i < w->nconns; i++) {
-    if (w->conns[i].removed)
-      continue;
-    if (!w->conns[i].stopped)
-      return 0;
-    config &= w->conns[i].config_error;
-  }
-  return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
+	for (size_t i = 0; i < w->nconns; i++) {
+		if (w->conns[i].removed)
+			continue;
+		if (!w->conns[i].stopped)
+			return 0;
+		config &= w->conns[i].config_error;
+	}
+	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
 /* One turn of the loop. Returns 0 to go on, or an exit code. */
-static int turn(struct worker *w) {
-  char errbuf[512];
-  int64_t now;
-  int code;
+static int turn(struct worker *w)
+{
+	char errbuf[512];
+	int64_t now;
+	int code;
 
-  if (prepare(w, now_ms()) != 0) {
-    log_error("loop: out of memory");
-    return WORKER_EXIT_TEMPFAIL;
-  }
-  if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0) {
-    log_error("%s", errbuf);
-    return WORKER_EXIT_TEMPFAIL;
-  }
-  /* Served every turn too: librdkafka writes to the pipe only when its
-   * queue turns non-empty. */
-  poll_sink(w);
-  worker_bandwidth_settle(w);
-  if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
-    log_error("%s", errbuf);
-    return WORKER_EXIT_TEMPFAIL;
-  }
-  if (w->reload_asked && !w->stop) {
-    w->reload_asked = false;
-    worker_reload(w);
-  }
-  now = now_ms();
-  for (size_t i = 0; i < w->nconns && !w->stop; i++) {
-    struct conn *c = &w->conns[i];
+	if (prepare(w, now_ms()) != 0) {
+		log_error("loop: out of memory");
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0) {
+		log_error("%s", errbuf);
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	/* Served every turn too: librdkafka writes to the pipe only when its
+	 * queue turns non-empty. */
+	poll_sink(w);
+	worker_bandwidth_settle(w);
+	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
+		log_error("%s", errbuf);
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	if (w->reload_asked && !w->stop) {
+		w->reload_asked = false;
+		worker_reload(w);
+	}
+	now = now_ms();
+	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
+		struct conn *c = &w->conns[i];
 
-    produce_batch(c);
-    if (c->ready)
-      poll_source(c, now);
-  }
-  code = all_stopped(w);
-  if (code != 0)
-    log_error("no connector is running");
-  return code;
+		produce_batch(c);
+		if (c->ready)
+			poll_source(c, now);
+	}
+	code = all_stopped(w);
+	if (code != 0)
+		log_error("no connector is running");
+	return code;
 }
 
 /* Runs the loop with only the producer's pipe and signals watched until
  * done(w) or the deadline. */
-static void drain(struct worker *w, int64_t deadline,
-                  bool (*done)(const struct worker *)) {
-  char errbuf[512];
-  int64_t now;
+static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct worker *))
+{
+	char errbuf[512];
+	int64_t now;
 
-  (void)prepare(w, now_ms()); /* w->stop is set: no source is watched */
-  loop_timer_set(w->flush_timer, -1, 0);
-  while (!done(w) && (now = now_ms()) < deadline) {
-    loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
-    if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
-      break;
-    poll_sink(w);
-    offsets_poll(w->offsets);
-  }
-  loop_timer_set(w->tick, -1, 0);
+	(void)prepare(w, now_ms()); /* w->stop is set: no source is watched */
+	loop_timer_set(w->flush_timer, -1, 0);
+	while (!done(w) && (now = now_ms()) < deadline) {
+		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
+		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
+			break;
+		poll_sink(w);
+		offsets_poll(w->offsets);
+	}
+	loop_timer_set(w->tick, -1, 0);
 }
 
-static bool nothing_in_flight(const struct worker *w) {
-  return sink_in_flight(w->sink) == 0;
+static bool nothing_in_flight(const struct worker *w)
+{
+	return sink_in_flight(w->sink) == 0;
 }
 
-static bool no_write_in_flight(const struct worker *w) {
-  return !offsets_writing(w->offsets);
+static bool no_write_in_flight(const struct worker *w)
+{
+	return !offsets_writing(w->offsets);
 }
 
-static void on_tick(struct loop *l, struct loop_timer *t, void *arg) {}
+static void on_tick(struct loop *l, struct loop_timer *t, void *arg)
+{
+}
 
 /* Waits up to offset.flush.timeout.ms for records in flight, then commits
  * what was acknowledged (waiting as long again for that write). */
-static int shut_down(struct worker *w, int code) {
-  uint64_t replaced = 0;
-  int left;
+static int shut_down(struct worker *w, int code)
+{
+	uint64_t replaced = 0;
+	int left;
 
-  w->stop = true;
-  worker_notify(w, "STOPPING=1");
-  drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
-  left = sink_in_flight(w->sink);
-  if (left > 0)
-    log_warn("%d records still unacknowledged after "
-             "offset.flush.timeout.ms=%lld: they "
-             "will be read again at the next start",
-             left, (long long)w->flush_timeout);
-  for (size_t i = 0; i < w->nconns; i++)
-    replaced += w->conns[i].removed ? 0 : *w->conns[i].utf8_replaced;
-  if (replaced > 0)
-    log_notice("converters replaced %llu invalid UTF-8 sequences with U+FFFD "
-               "(as Connect "
-               "does; ByteArrayConverter passes bytes unchanged)",
-               (unsigned long long)replaced);
-  drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
-  flush_offsets(w);
-  drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
-  if ((offsets_writing(w->offsets) || w->last_flush != 0) &&
-      code == WORKER_EXIT_OK)
-    code = WORKER_EXIT_TEMPFAIL;
-  return code;
+	w->stop = true;
+	worker_notify(w, "STOPPING=1");
+	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
+	left = sink_in_flight(w->sink);
+	if (left > 0)
+		log_warn("%d records still unacknowledged after offset.flush.timeout.ms=%lld: they "
+		         "will be read again at the next start",
+		         left, (long long)w->flush_timeout);
+	for (size_t i = 0; i < w->nconns; i++)
+		replaced += w->conns[i].removed ? 0 : *w->conns[i].utf8_replaced;
+	if (replaced > 0)
+		log_notice(
+		    "converters replaced %llu invalid UTF-8 sequences with U+FFFD (as Connect "
+		    "does; ByteArrayConverter passes bytes unchanged)",
+		    (unsigned long long)replaced);
+	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	flush_offsets(w);
+	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	if ((offsets_writing(w->offsets) || w->last_flush != 0) && code == WORKER_EXIT_OK)
+		code = WORKER_EXIT_TEMPFAIL;
+	return code;
 }
 
-int worker_drain_and_flush(struct worker *w) {
-  bool reloading = w->reloading;
-  int left;
+int worker_drain_and_flush(struct worker *w)
+{
+	bool reloading = w->reloading;
+	int left;
 
-  w->reloading = true; /* no source is watched while it drains */
-  drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
-  left = sink_in_flight(w->sink);
-  drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
-  flush_offsets(w);
-  drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
-  w->reloading = reloading;
-  w->next_flush = now_ms() + w->flush_interval;
-  return left;
+	w->reloading = true; /* no source is watched while it drains */
+	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
+	left = sink_in_flight(w->sink);
+	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	flush_offsets(w);
+	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	w->reloading = reloading;
+	w->next_flush = now_ms() + w->flush_interval;
+	return left;
 }
 
-void worker_conn_close(struct worker *w, struct conn *c) {
-  size_t kept = 0;
+void worker_conn_close(struct worker *w, struct conn *c)
+{
+	size_t kept = 0;
 
-  for (size_t i = 0; i < w->nparts; i++) {
-    struct partition *p = w->parts[i];
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
 
-    if (p->conn != c) {
-      w->parts[kept++] = p;
-      continue;
-    }
-    /* Still in flight: its acknowledgement finds nobody and
-     * advances nothing; the record is read again from the
-     * stored offset. */
-    acks_abandon(w->acks, &p->fifo);
-    acks_fifo_fini(&p->fifo);
-    free(p->key);
-    free(p);
-  }
-  w->nparts = kept;
-  stats_retire(w->stats, c->cs->name);
-  c->cs->ops->close(c->ctx);
-  c->ctx = NULL;
-  for (int i = 0; i < c->nwatches; i++)
-    loop_fd_del(w->loop, c->watches[i]);
-  loop_timer_del(w->loop, c->deadline);
-  free(c->records);
-  free(c->trace);
-  worker_source_free(c);
-  memset(c, 0, sizeof(*c));
-  c->w = w;
-  c->stopped = c->removed = true;
+		if (p->conn != c) {
+			w->parts[kept++] = p;
+			continue;
+		}
+		/* Still in flight: its acknowledgement finds nobody and
+		 * advances nothing; the record is read again from the
+		 * stored offset. */
+		acks_abandon(w->acks, &p->fifo);
+		acks_fifo_fini(&p->fifo);
+		free(p->key);
+		free(p);
+	}
+	w->nparts = kept;
+	stats_retire(w->stats, c->cs->name);
+	c->cs->ops->close(c->ctx);
+	c->ctx = NULL;
+	for (int i = 0; i < c->nwatches; i++)
+		loop_fd_del(w->loop, c->watches[i]);
+	loop_timer_del(w->loop, c->deadline);
+	free(c->records);
+	free(c->trace);
+	worker_source_free(c);
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->stopped = c->removed = true;
 }
 
-int worker_run(struct worker *w, int sigfd) {
-  int code = 0;
+int worker_run(struct worker *w, int sigfd)
+{
+	int code = 0;
 
-  if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) !=
-          0 ||
-      worker_notify_open(w) != 0 || worker_status_open(w) != 0 ||
-      worker_sink_watch(w) != 0 || worker_bandwidth_open(w) != 0) {
-    log_error("loop: out of memory");
-    return WORKER_EXIT_TEMPFAIL;
-  }
-  log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
-  worker_notify(w, "READY=1");
-  while (!w->stop && code == 0)
-    code = turn(w);
-  code = shut_down(w, code);
-  log_info("stopped (exit %d)", code);
-  return code;
+	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
+	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 || worker_sink_watch(w) != 0 ||
+	    worker_bandwidth_open(w) != 0) {
+		log_error("loop: out of memory");
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
+	worker_notify(w, "READY=1");
+	while (!w->stop && code == 0)
+		code = turn(w);
+	code = shut_down(w, code);
+	log_info("stopped (exit %d)", code);
+	return code;
 }
 
 /* ---- set-up -------------------------------------------------------------- */
 
-int worker_conn_open(struct worker *w, struct conn *c,
-                     const struct connector_settings *cs, char *errbuf,
-                     size_t errlen) {
-  char why[1024];
-  int rc;
+int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
+                     char *errbuf, size_t errlen)
+{
+	char why[1024];
+	int rc;
 
-  memset(c, 0, sizeof(*c));
-  c->w = w;
-  c->cs = cs;
-  c->ready = true; /* read what is there at start */
-  worker_source_env(c);
-  c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
-  if (c->records == NULL || worker_source_register(c) != 0) {
-    snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);
-    free(c->records);
-    c->records = NULL;
-    return WORKER_ERR_NOMEM;
-  }
-  rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
-  if (rc != 0) {
-    snprintf(errbuf, errlen, "connector %s: %s", cs->name, why);
-    /* Out of memory may pass at a restart; anything else needs a person. */
-    return rc == SOURCE_ERR_NOMEM ? WORKER_ERR_NOMEM : WORKER_ERR_CONFIG;
-  }
-  return 0;
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->cs = cs;
+	c->ready = true; /* read what is there at start */
+	worker_source_env(c);
+	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
+	if (c->records == NULL || worker_source_register(c) != 0) {
+		snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);
+		free(c->records);
+		c->records = NULL;
+		return WORKER_ERR_NOMEM;
+	}
+	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
+	if (rc != 0) {
+		snprintf(errbuf, errlen, "connector %s: %s", cs->name, why);
+		/* Out of memory may pass at a restart; anything else needs a person. */
+		return rc == SOURCE_ERR_NOMEM ? WORKER_ERR_NOMEM : WORKER_ERR_CONFIG;
+	}
+	return 0;
 }
 
 /* The loop and the worker's own registrations. */
-static int open_loop(struct worker *w, char *errbuf, size_t errlen) {
-  static const struct stats_desc in_a_row = {
-      "offsets_flush_failures_in_a_row", STATS_GAUGE,
-      "offset writes that failed in a row (3 pause reading until one succeeds)",
-      0};
+static int open_loop(struct worker *w, char *errbuf, size_t errlen)
+{
+	static const struct stats_desc in_a_row = {
+	    "offsets_flush_failures_in_a_row", STATS_GAUGE,
+	    "offset writes that failed in a row (3 pause reading until one succeeds)", 0};
 
-  if (loop_new(&w->loop) != 0 ||
-      loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
-      loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
-      stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) !=
-          0 ||
-      worker_control_register(w) != 0) {
-    snprintf(errbuf, errlen, "worker: out of memory");
-    return WORKER_ERR_NOMEM;
-  }
-  return 0;
+	if (loop_new(&w->loop) != 0 ||
+	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
+	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
+	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0 ||
+	    worker_control_register(w) != 0) {
+		snprintf(errbuf, errlen, "worker: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	return 0;
 }
 
 /* The producer, its pipe in the loop, and as many ack slots as its queue
  * holds records: memory for in-flight records is bounded by construction. */
-static int open_sink(struct worker *w, char *errbuf, size_t errlen) {
-  int rc = sink_open(w->settings->worker, worker_delivery, w, &w->sink, errbuf,
-                     errlen);
+static int open_sink(struct worker *w, char *errbuf, size_t errlen)
+{
+	int rc = sink_open(w->settings->worker, worker_delivery, w, &w->sink, errbuf, errlen);
 
-  if (rc != 0)
-    return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
-           : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
-                                  : WORKER_ERR;
-  if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w,
-                  &w->sink_watch) != 0 ||
-      (offsets_fd(w->offsets) >= 0 &&
-       loop_fd_add(w->loop, offsets_fd(w->offsets), POLLIN, on_offsets_fd, w,
-                   &w->offsets_watch) != 0)) {
-    snprintf(errbuf, errlen, "worker: out of memory");
-    return WORKER_ERR_NOMEM;
-  }
-  w->acks = acks_new(sink_queue_capacity(w->sink));
-  if (w->acks == NULL) {
-    snprintf(errbuf, errlen, "out of memory for %u in-flight records",
-             sink_queue_capacity(w->sink));
-    return WORKER_ERR_NOMEM;
-  }
-  return 0;
+	if (rc != 0)
+		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
+		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
+		                              : WORKER_ERR;
+	if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w, &w->sink_watch) != 0 ||
+	    (offsets_fd(w->offsets) >= 0 &&
+	     loop_fd_add(w->loop, offsets_fd(w->offsets), POLLIN, on_offsets_fd, w,
+	                 &w->offsets_watch) != 0)) {
+		snprintf(errbuf, errlen, "worker: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	w->acks = acks_new(sink_queue_capacity(w->sink));
+	if (w->acks == NULL) {
+		snprintf(errbuf, errlen, "out of memory for %u in-flight records",
+		         sink_queue_capacity(w->sink));
+		return WORKER_ERR_NOMEM;
+	}
+	return 0;
 }
 
-int worker_new(const struct settings *s, struct offsets *offsets,
-               struct stats *stats, struct worker **out, char *errbuf,
-               size_t errlen) {
-  struct worker *w = calloc(1, sizeof(*w));
-  int rc;
+int worker_new(const struct settings *s, struct offsets *offsets, struct stats *stats,
+               struct worker **out, char *errbuf, size_t errlen)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	int rc;
 
-  *out = NULL;
-  if (w == NULL) {
-    snprintf(errbuf, errlen, "out of memory");
-    return WORKER_ERR_NOMEM;
-  }
-  w->settings = s;
-  w->offsets = offsets;
-  w->stats = stats;
-  w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
-  w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
-  w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
-  w->next_flush = now_ms() + w->flush_interval;
-  if ((rc = open_loop(w, errbuf, errlen)) != 0 ||
-      (rc = open_sink(w, errbuf, errlen)) != 0)
-    goto fail;
-  for (size_t i = 0; i < s->nconnectors; i++)
-    if ((rc = worker_conn_open(w, &w->conns[w->nconns++], &s->connectors[i],
-                               errbuf, errlen)) != 0)
-      goto fail;
-  *out = w;
-  return 0;
+	*out = NULL;
+	if (w == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	w->settings = s;
+	w->offsets = offsets;
+	w->stats = stats;
+	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
+	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
+	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
+	w->next_flush = now_ms() + w->flush_interval;
+	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0)
+		goto fail;
+	for (size_t i = 0; i < s->nconnectors; i++)
+		if ((rc = worker_conn_open(w, &w->conns[w->nconns++], &s->connectors[i], errbuf,
+		                           errlen)) != 0)
+			goto fail;
+	*out = w;
+	return 0;
 fail:
-  worker_destroy(w);
-  return rc;
+	worker_destroy(w);
+	return rc;
 }
 
-int worker_exit_code(int err) {
-  if (err == 0)
-    return WORKER_EXIT_OK;
-  return err == WORKER_ERR_CONFIG ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
+int worker_exit_code(int err)
+{
+	if (err == 0)
+		return WORKER_EXIT_OK;
+	return err == WORKER_ERR_CONFIG ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
-const char *worker_strerror(int err) {
-  switch (err) {
-  case 0:
-    return "success";
-  case WORKER_ERR:
-    return "transient failure";
-  case WORKER_ERR_CONFIG:
-    return "configuration error";
-  case WORKER_ERR_NOMEM:
-    return "out of memory";
-  default:
-    return "unknown worker error";
-  }
+const char *worker_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case WORKER_ERR:
+		return "transient failure";
+	case WORKER_ERR_CONFIG:
+		return "configuration error";
+	case WORKER_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown worker error";
+	}
 }
 
-void worker_destroy(struct worker *w) {
-  if (w == NULL)
-    return;
-  /* The sink first: it drops what is undelivered without a delivery
-   * report, so nothing is acknowledged after this point. */
-  sink_destroy(w->sink);
-  for (size_t i = 0; i < w->nconns; i++) {
-    struct conn *c = &w->conns[i];
+void worker_destroy(struct worker *w)
+{
+	if (w == NULL)
+		return;
+	/* The sink first: it drops what is undelivered without a delivery
+	 * report, so nothing is acknowledged after this point. */
+	sink_destroy(w->sink);
+	for (size_t i = 0; i < w->nconns; i++) {
+		struct conn *c = &w->conns[i];
 
-    if (c->removed)
-      continue;
-    c->cs->ops->close(c->ctx);
-    free(c->records);
-    free(c->trace);
-    worker_source_free(c);
-  }
-  worker_notify_close(w);
-  worker_status_close(w);
-  worker_sink_close(w);
-  for (size_t i = 0; i < w->nparts; i++) {
-    acks_fifo_fini(&w->parts[i]->fifo);
-    free(w->parts[i]->key);
-    free(w->parts[i]);
-  }
-  free(w->parts);
-  free(w->logged);
-  acks_destroy(w->acks);
-  loop_destroy(w->loop);
-  free(w);
+		if (c->removed)
+			continue;
+		c->cs->ops->close(c->ctx);
+		free(c->records);
+		free(c->trace);
+		worker_source_free(c);
+	}
+	worker_notify_close(w);
+	worker_status_close(w);
+	worker_sink_close(w);
+	for (size_t i = 0; i < w->nparts; i++) {
+		acks_fifo_fini(&w->parts[i]->fifo);
+		free(w->parts[i]->key);
+		free(w->parts[i]);
+	}
+	free(w->parts);
+	free(w->logged);
+	acks_destroy(w->acks);
+	loop_destroy(w->loop);
+	free(w);
 }

@@ -21,145 +21,141 @@
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
 struct partition {
-  char *key; /* ["connector",{partition map}] */
-  struct conn *conn;
-  struct acks_fifo fifo;
-  /* Partition-labelled registry handles (worker_control_partition). */
-  uint64_t *produced, *acked, *read_bytes, *in_flight, *oldest_age, *last_ack;
-  /* The oldest unacknowledged record: the FIFO head, and since when (loop
-   * time) it has been the head: a lower bound of how long it waited. */
-  uint32_t head_seen;
-  int64_t head_since;
-  /* The backlog gauge (worker_control.c), registered when the source
-   * first tells it, in unit backlog_unit; hidden while unknown. */
-  uint64_t *backlog;
-  enum source_unit backlog_unit;
-  bool backlog_put, backlog_hidden;
+	char *key; /* ["connector",{partition map}] */
+	struct conn *conn;
+	struct acks_fifo fifo;
+	/* Partition-labelled registry handles (worker_control_partition). */
+	uint64_t *produced, *acked, *read_bytes, *in_flight, *oldest_age, *last_ack;
+	/* The oldest unacknowledged record: the FIFO head, and since when (loop
+	 * time) it has been the head: a lower bound of how long it waited. */
+	uint32_t head_seen;
+	int64_t head_since;
+	/* The backlog gauge (worker_control.c), registered when the source
+	 * first tells it, in unit backlog_unit; hidden while unknown. */
+	uint64_t *backlog;
+	enum source_unit backlog_unit;
+	bool backlog_put, backlog_hidden;
 };
 
 /* What a person asked of a connector through the REST API. */
 enum conn_run {
-  CONN_RUNNING,
-  CONN_PAUSED,   /* no reading; records in flight still acknowledge */
-  CONN_STOPPING, /* as paused, until its records in flight are acknowledged */
-  CONN_STOPPED,  /* its source closed, its offsets in the store */
+	CONN_RUNNING,
+	CONN_PAUSED,   /* no reading; records in flight still acknowledge */
+	CONN_STOPPING, /* as paused, until its records in flight are acknowledged */
+	CONN_STOPPED,  /* its source closed, its offsets in the store */
 };
 
 /* A counter a source named through env->count, and its registry handle. */
 struct event {
-  const char *name;
-  uint64_t *value;
-  size_t index; /* in the registry */
+	const char *name;
+	uint64_t *value;
+	size_t index; /* in the registry */
 };
 
 struct conn {
-  struct worker *w;
-  const struct connector_settings *cs;
-  void *ctx;
-  struct source_env env;
-  bool stopped;      /* failed for good: no more polls */
-  bool config_error; /* ... for a reason no restart fixes (exit 78) */
-  bool ready; /* a descriptor fired, the deadline passed, or it has more */
-  enum conn_run run; /* worker_control.c */
-  bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
-  bool restarting;   /* CONN_STOPPING for a restart: then opened again, as
-                        restart_to */
-  enum conn_run restart_to;
-  char *trace; /* why it stopped for good (worker_conn_fail), for /status */
-  struct record *records;
-  struct source_batch batch;
-  size_t next; /* first record of batch not yet produced */
-  /* The source in the loop: its descriptors as pollfds() gave them last,
-   * one watch each, and its deadline. */
-  struct pollfd *pfds;
-  struct loop_fd **watches;
-  int cap, nwatches;
-  struct loop_timer *deadline;
-  struct event *events;
-  size_t nevents, capevents;
-  uint64_t *produced, *acked, *failed, *utf8_replaced;
-  uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
-  /* notify: */
-  bool removed; /* dropped by a reload: a tombstone, skipped everywhere */
-  int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
+	struct worker *w;
+	const struct connector_settings *cs;
+	void *ctx;
+	struct source_env env;
+	bool stopped;      /* failed for good: no more polls */
+	bool config_error; /* ... for a reason no restart fixes (exit 78) */
+	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
+	enum conn_run run; /* worker_control.c */
+	bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
+	bool restarting;   /* CONN_STOPPING for a restart: then opened again, as restart_to */
+	enum conn_run restart_to;
+	char *trace; /* why it stopped for good (worker_conn_fail), for /status */
+	struct record *records;
+	struct source_batch batch;
+	size_t next; /* first record of batch not yet produced */
+	/* The source in the loop: its descriptors as pollfds() gave them last,
+	 * one watch each, and its deadline. */
+	struct pollfd *pfds;
+	struct loop_fd **watches;
+	int cap, nwatches;
+	struct loop_timer *deadline;
+	struct event *events;
+	size_t nevents, capevents;
+	uint64_t *produced, *acked, *failed, *utf8_replaced;
+	uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
+	/* notify: */
+	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
+	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
 };
 
 struct worker {
-  const struct settings *settings;
-  struct offsets *offsets;
-  struct stats *stats;
-  struct loop *loop;
-  struct loop_fd *sink_watch, *sig_watch, *offsets_watch;
-  struct loop_timer *flush_timer, *tick;
-  struct sink *sink;
-  /* The TLS files the producer read, watched for a new certificate
-   * (worker_sink.c). */
-  struct filewatch *tls;
-  struct loop_fd *tls_watch;
-  struct loop_timer *tls_settle;
-  /* bandwidth.max.bytes.per.second (worker_sink.c); NULL: no cap. */
-  struct ratelimit *rl;
-  struct loop_timer *rl_timer;
-  uint64_t rl_updates; /* the producer statistics last settled */
-  uint64_t *bw_limit, *bw_throttled;
-  struct acks *acks;
-  struct conn conns[SETTINGS_MAX_CONNECTORS];
-  size_t nconns;
-  struct partition **parts;
-  size_t nparts;
-  int64_t flush_interval, flush_timeout, next_flush;
-  bool stop;
-  bool advanced;   /* an offset moved since the last flush */
-  bool queue_full; /* the producer refused a record; wait for a delivery report
-                    */
-  int last_flush;  /* outcome of the last completed offset write */
-  uint64_t *failed_flushes; /* in a row (a gauge) */
-  uint64_t *logged; /* the log exporter: value last logged, by registry index */
-  size_t nlogged;
-  /* notify: systemd (worker_notify.c), reload (worker_reload.c), status
-   * (worker_status.c). */
-  struct sdnotify *notify;
-  struct loop_timer *watchdog, *status_timer;
-  char *status_sent; /* the last STATUS= text sent */
-  struct settings
-      *live;          /* the settings a reload may replace; NULL: no reload */
-  char *const *paths; /* the configuration files, for a reload */
-  size_t npaths;
-  bool reloading;      /* a reload drains: no source is watched */
-  bool reload_asked;   /* SIGHUP arrived: reload at the end of this turn */
-  bool cli_log_level;  /* --log-level was given: it wins over log.level */
-  int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
-  int64_t
-      turn_ms; /* loop_now_ms() read once before the producer's reports
-                * are served: stamps heads and acks, not one read a record */
-  int64_t turn_epoch_ms; /* worker_epoch_ms() read with turn_ms */
-  int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
-  struct statusd *statusd;
-  /* rest: worker_control.c */
-  int64_t health_ack_ms; /* health.ack.timeout.ms */
-  uint64_t *flush_time,
-      *flush_ok; /* the last completed offset write: when, 1 or 0 */
-  uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
+	const struct settings *settings;
+	struct offsets *offsets;
+	struct stats *stats;
+	struct loop *loop;
+	struct loop_fd *sink_watch, *sig_watch, *offsets_watch;
+	struct loop_timer *flush_timer, *tick;
+	struct sink *sink;
+	/* The TLS files the producer read, watched for a new certificate
+	 * (worker_sink.c). */
+	struct filewatch *tls;
+	struct loop_fd *tls_watch;
+	struct loop_timer *tls_settle;
+	/* bandwidth.max.bytes.per.second (worker_sink.c); NULL: no cap. */
+	struct ratelimit *rl;
+	struct loop_timer *rl_timer;
+	uint64_t rl_updates; /* the producer statistics last settled */
+	uint64_t *bw_limit, *bw_throttled;
+	struct acks *acks;
+	struct conn conns[SETTINGS_MAX_CONNECTORS];
+	size_t nconns;
+	struct partition **parts;
+	size_t nparts;
+	int64_t flush_interval, flush_timeout, next_flush;
+	bool stop;
+	bool advanced;            /* an offset moved since the last flush */
+	bool queue_full;          /* the producer refused a record; wait for a delivery report */
+	int last_flush;           /* outcome of the last completed offset write */
+	uint64_t *failed_flushes; /* in a row (a gauge) */
+	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
+	size_t nlogged;
+	/* notify: systemd (worker_notify.c), reload (worker_reload.c), status
+	 * (worker_status.c). */
+	struct sdnotify *notify;
+	struct loop_timer *watchdog, *status_timer;
+	char *status_sent;     /* the last STATUS= text sent */
+	struct settings *live; /* the settings a reload may replace; NULL: no reload */
+	char *const *paths;    /* the configuration files, for a reload */
+	size_t npaths;
+	bool reloading;        /* a reload drains: no source is watched */
+	bool reload_asked;     /* SIGHUP arrived: reload at the end of this turn */
+	bool cli_log_level;    /* --log-level was given: it wins over log.level */
+	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
+	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
+	                        * are served: stamps heads and acks, not one read a record */
+	int64_t turn_epoch_ms; /* worker_epoch_ms() read with turn_ms */
+	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
+	struct statusd *statusd;
+	/* rest: worker_control.c */
+	int64_t health_ack_ms;           /* health.ack.timeout.ms */
+	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
+	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 };
 
 /* True while c reads: neither failed nor paused or stopped by a person. */
-static inline bool conn_reading(const struct conn *c) {
-  return !c->stopped && c->run == CONN_RUNNING;
+static inline bool conn_reading(const struct conn *c)
+{
+	return !c->stopped && c->run == CONN_RUNNING;
 }
 
 /* Notes that p's FIFO head (its oldest unacknowledged record) may have
  * changed, at loop time now. */
-static inline void partition_head(struct partition *p, int64_t now) {
-  if (p->fifo.inflight == 0) {
-    p->head_seen = ACKS_NIL;
-  } else if (p->fifo.head != p->head_seen) {
-    p->head_seen = p->fifo.head;
-    p->head_since = now;
-  }
+static inline void partition_head(struct partition *p, int64_t now)
+{
+	if (p->fifo.inflight == 0) {
+		p->head_seen = ACKS_NIL;
+	} else if (p->fifo.head != p->head_seen) {
+		p->head_seen = p->fifo.head;
+		p->head_since = now;
+	}
 }
 
-/* ---- worker_control.c: the REST API's side of the worker ------------------
- */
+/* ---- worker_control.c: the REST API's side of the worker ------------------ */
 
 /* Registers the worker's own gauges (offset flush time and result, the
  * producer's, the process's). Returns 0 or WORKER_ERR_NOMEM. */
@@ -178,8 +174,7 @@ void worker_control_acked(struct partition *p, bool ok);
  * (exit 78 once no connector runs). A REST restart clears it. */
 void worker_conn_fail(struct conn *c, bool config, const char *why);
 
-/* ---- worker_errors.c: errors.tolerance ------------------------------------
- */
+/* ---- worker_errors.c: errors.tolerance ------------------------------------ */
 
 /* A transform or converter failed on r (why: what and why). With
  * errors.tolerance=all: counts, logs (errors.log.*) and skips r, which is
@@ -194,14 +189,13 @@ void worker_control_produced(const struct record *r, size_t vlen);
 /* The backlog of c's partitions as worker_stats_refresh last learnt it:
  * the sum of those it knows into *n (in *unit). Returns how many
  * partitions it knows (0: unknown). */
-int worker_backlog(const struct worker *w, const struct conn *c,
-                   enum source_unit *unit, uint64_t *n);
+int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
+                   uint64_t *n);
 
 /* The wall clock in ms, for timestamps a person reads. */
 int64_t worker_epoch_ms(void);
 
-/* ---- worker_source.c ------------------------------------------------------
- */
+/* ---- worker_source.c ------------------------------------------------------ */
 
 /* Fills c->env, what the worker offers c's source (partition handles,
  * committed offsets, counting, logging). */
@@ -227,9 +221,8 @@ void worker_source_free(struct conn *c);
 
 /* Opens c's source from cs in slot c (counters, deadline, source). Returns 0
  * or a WORKER_ERR_* code with errbuf "connector X: why". */
-int worker_conn_open(struct worker *w, struct conn *c,
-                     const struct connector_settings *cs, char *errbuf,
-                     size_t errlen);
+int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
+                     char *errbuf, size_t errlen);
 
 /* Closes c's source and lets go of its partitions (records still in flight
  * are abandoned: their acknowledgements advance nothing). */
@@ -241,11 +234,9 @@ void worker_conn_close(struct worker *w, struct conn *c);
 int worker_drain_and_flush(struct worker *w);
 
 /* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
-void worker_delivery(void *ctx, void *token, enum sink_result res,
-                     const char *reason);
+void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason);
 
-/* ---- worker_sink.c: a new producer when its TLS files change --------------
- */
+/* ---- worker_sink.c: a new producer when its TLS files change -------------- */
 
 /* Watches the TLS files the worker section names (none: nothing). Returns 0
  * or WORKER_ERR_NOMEM; a directory that cannot be watched is logged. */
@@ -255,8 +246,7 @@ int worker_sink_watch(struct worker *w);
  * old one, restarts connectors whose records it still held, and swaps. On
  * failure to make it, logs and keeps the running one: returns its
  * WORKER_ERR_* code. */
-int worker_sink_rebuild(struct worker *w, const struct config_section *ws,
-                        const char *why);
+int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const char *why);
 
 void worker_sink_close(struct worker *w);
 
