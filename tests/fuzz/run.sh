@@ -10,8 +10,9 @@
 # Targets: fuzz_props (the .properties reader), fuzz_offsets (the offset-file
 # parser, with a write/reload round trip), fuzz_config (the configuration
 # loader), fuzz_rest (the REST API's request handling), fuzz_transform (the
-# transform and predicate configuration, applied to a line and a row); see each file's
-# header. Seeds: tests/fuzz/corpus/<target>/ (and the props reader's
+# transform and predicate configuration, applied to a line and a row),
+# fuzz_provider (config provider declarations and ${...} references); see each
+# file's header. Seeds: tests/fuzz/corpus/<target>/ (and the props reader's
 # JVM-checked corpus in tests/props/). Inputs the fuzzer finds go to
 # tests/fuzz/out/<target>/ (ignored by git; add the interesting ones to the
 # corpus by hand); a crashing input to tests/fuzz/out/<target>-crash-*, and
@@ -33,7 +34,7 @@ if ! command -v clang >/dev/null; then
 	echo "run.sh: clang is needed for libFuzzer (apt-get install clang libclang-rt-14-dev)" >&2
 	exit 2
 fi
-targets=(fuzz_props fuzz_offsets fuzz_config fuzz_rest fuzz_transform)
+targets=(fuzz_props fuzz_offsets fuzz_config fuzz_rest fuzz_provider fuzz_transform)
 echo "== fuzz build (clang, libFuzzer, ASan+UBSan)"
 # Warnings are the main builds' business (gcc, -Werror): clang's extra ones
 # must not stop the fuzzing.
