@@ -371,7 +371,7 @@ static int turn(struct worker *w)
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
 	poll_sink(w);
-	worker_bandwidth_settle(w);
+	worker_sink_turn(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
 		return WORKER_EXIT_TEMPFAIL;

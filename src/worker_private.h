@@ -96,6 +96,7 @@ struct worker {
 	struct filewatch *tls;
 	struct loop_fd *tls_watch;
 	struct loop_timer *tls_settle;
+	bool tls_due; /* the files settled: compare them at the end of the turn */
 	/* bandwidth.max.bytes.per.second (worker_sink.c); NULL: no cap. */
 	struct ratelimit *rl;
 	struct loop_timer *rl_timer;
@@ -257,9 +258,10 @@ int worker_bandwidth_open(struct worker *w);
 /* A record of bytes (key and value as produced) went to the producer. */
 void worker_bandwidth_charge(struct worker *w, size_t bytes);
 
-/* After the producer's reports: its count of bytes on the wire, when new,
- * settles the estimates. */
-void worker_bandwidth_settle(struct worker *w);
+/* At the end of each turn, after the producer's reports: its count of
+ * bytes on the wire, when new, settles the bandwidth estimates; TLS files
+ * that changed make a new producer (worker_sink_rebuild). */
+void worker_sink_turn(struct worker *w);
 
 /* Before the loop sleeps: wakes it when the bucket refilled enough. */
 void worker_bandwidth_wake(struct worker *w);

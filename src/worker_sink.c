@@ -42,9 +42,17 @@
 #define SETTLE_MS 1000
 #define MAX_TLS_FILES 16
 
+/* The rebuild runs the loop itself (the drain): it waits for the end of the
+ * turn (worker_sink_turn), not inside this callback. */
 static void on_settled(struct loop *l, struct loop_timer *t, void *arg)
 {
 	struct worker *w = arg;
+
+	w->tls_due = true;
+}
+
+static void rebuild_if_changed(struct worker *w)
+{
 	const char *path = filewatch_changed(w->tls);
 	char why[1024];
 
@@ -239,7 +247,7 @@ void worker_bandwidth_charge(struct worker *w, size_t bytes)
 		ratelimit_charge(w->rl, bytes + RECORD_FRAMING, loop_now_ms());
 }
 
-void worker_bandwidth_settle(struct worker *w)
+static void settle(struct worker *w)
 {
 	struct sink_stats ss;
 
@@ -250,6 +258,15 @@ void worker_bandwidth_settle(struct worker *w)
 		return;
 	w->rl_updates = ss.updates;
 	ratelimit_settle(w->rl, ss.wire_bytes, loop_now_ms());
+}
+
+void worker_sink_turn(struct worker *w)
+{
+	settle(w);
+	if (w->tls_due && !w->stop) {
+		w->tls_due = false;
+		rebuild_if_changed(w);
+	}
 }
 
 void worker_bandwidth_wake(struct worker *w)
