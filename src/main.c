@@ -2,6 +2,7 @@
 #include "log.h"
 #include "config.h"
 #include "offsets.h"
+#include "offsets_cli.h"
 #include "offsets_kafka.h"
 #include "rest.h"
 #include "settings.h"
@@ -69,6 +70,7 @@ static void usage(FILE *fp)
 	fprintf(fp,
 	        "usage: skiff [options] WORKER.properties [CONNECTOR.properties ...]\n"
 	        "       skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
+	        "       skiff offsets list|set|reset|import ... (skiff offsets --help)\n"
 	        "\n"
 	        "Ships lines of files and rows of SQLite databases to Apache Kafka, with Kafka\n"
 	        "Connect's configuration files and offset formats.\n"
@@ -199,6 +201,8 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	if (argc > 1 && strcmp(argv[1], "status") == 0)
 		return status_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "offsets") == 0)
+		return offsets_main(argc - 1, argv + 1);
 	code = parse_args(argc, argv, &o);
 	if (code >= 0)
 		return code;

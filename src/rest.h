@@ -22,6 +22,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "offsets_doc.h"
+
 struct config_section;
 struct loop;
 
@@ -50,14 +52,7 @@ struct rest_connector {
 	char task_class[160]; /* its task's Java class, as Connect's task config shows it */
 };
 
-/* One entry of a KIP-875 PATCH. The offset is its text exactly as sent
- * (not through cJSON, whose doubles round integers above 2^53); the
- * partition is parsed (its strings compared as the sources print them). */
-struct rest_offset {
-	const cJSON *partition; /* an object */
-	const char *offset;     /* an object's text, not NUL-terminated; NULL: null (reset) */
-	size_t olen;
-};
+/* One entry of a KIP-875 PATCH: struct offsets_doc_entry (offsets_doc.h). */
 
 /* What the API serves, filled by the worker (worker_rest_ops). Every
  * function is called on the main loop, from inside rest_route. i is a
@@ -81,7 +76,7 @@ struct rest_ops {
 	 * REST_ERR_STATE. REST_ERR_ARG for an entry the source or the store
 	 * refuses (then none is applied); REST_ERR when the write failed;
 	 * errbuf says why. */
-	int (*alter_offsets)(void *ctx, size_t i, const struct rest_offset *e, size_t n,
+	int (*alter_offsets)(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
 	                     char *errbuf, size_t errlen);
 	/* 0 healthy or -1, with a one-line message either way. */
 	int (*health)(void *ctx, char *msg, size_t len);

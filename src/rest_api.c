@@ -351,46 +351,14 @@ static int get_offsets(const struct ctx *c, size_t i)
 	return 0;
 }
 
-static const char *const body_shape = "the body must be {\"offsets\":[{\"partition\":"
-                                      "{...},\"offset\":{...}},...]} (an offset may be null)";
-
-/* The entries of a PATCH body into *out (malloc'd, n + 1 of them): each
- * element's partition from the parsed tree j, its offset's span from the
- * text. Returns 0, or -1 (not that shape: 400) or REST_ERR_NOMEM. */
-static int patch_entries(const char *text, size_t len, const cJSON *j, struct rest_offset **out,
-                         size_t *n)
+/* The entries of a PATCH body (offsets_doc_entries). Returns 0, or -1
+ * (not that shape: 400) or REST_ERR_NOMEM. */
+static int patch_entries(const char *text, size_t len, const cJSON *j,
+                         struct offsets_doc_entry **out, size_t *n)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "offsets"), *e;
-	const char *raw, *el, *off;
-	size_t rlen, ellen, olen, cur = 0, k = 0;
-	struct rest_offset *v;
+	int rc = offsets_doc_entries(text, len, j, out, n);
 
-	while (len > 0 && (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r'))
-		text++, len--;
-	/* The raw key must be "offsets" too: a key spelt with escapes is
-	 * refused rather than read differently by the two. */
-	if (!cJSON_IsArray(arr) || !jsonspan_member(text, len, "offsets", &raw, &rlen))
-		return -1;
-	*n = (size_t)cJSON_GetArraySize(arr);
-	if ((v = calloc(*n + 1, sizeof(*v))) == NULL)
-		return REST_ERR_NOMEM;
-	cJSON_ArrayForEach(e, arr)
-	{
-		const cJSON *part = cJSON_GetObjectItemCaseSensitive(e, "partition");
-		const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "offset");
-
-		if (!jsonspan_array_next(raw, rlen, &cur, &el, &ellen) || !cJSON_IsObject(part) ||
-		    !(cJSON_IsObject(o) || cJSON_IsNull(o)) ||
-		    !jsonspan_member(el, ellen, "offset", &off, &olen)) {
-			free(v);
-			return -1;
-		}
-		v[k].partition = part;
-		v[k].offset = cJSON_IsObject(o) ? off : NULL;
-		v[k++].olen = olen;
-	}
-	*out = v;
-	return 0;
+	return rc == OFFSETS_DOC_ERR_NOMEM ? REST_ERR_NOMEM : rc != 0 ? -1 : 0;
 }
 
 /* PATCH (a KIP-875 body) or DELETE (body ignored). */
@@ -398,7 +366,7 @@ static int alter_offsets(const struct ctx *c, size_t i, bool reset)
 {
 	char why[512] = "";
 	cJSON *body = NULL;
-	struct rest_offset *e = NULL;
+	struct offsets_doc_entry *e = NULL;
 	size_t n = 0;
 	int rc = 0;
 
@@ -408,7 +376,7 @@ static int alter_offsets(const struct ctx *c, size_t i, bool reset)
 		if (rc != 0) {
 			cJSON_Delete(body);
 			return rc == REST_ERR_NOMEM ? reply_error(c->out, 500, "out of memory")
-			                            : reply_error(c->out, 400, body_shape);
+			                            : reply_error(c->out, 400, offsets_doc_shape);
 		}
 	}
 	rc = c->ops->alter_offsets(c->pctx, i, e, n, why, sizeof(why));

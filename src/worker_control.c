@@ -19,6 +19,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "offsets.h"
+#include "offsets_doc.h"
 #include "rest.h"
 #include "sink_kafka.h"
 #include "stats.h"
@@ -405,95 +406,18 @@ static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t
 
 /* ---- offsets (KIP-875) ----------------------------------------------------- */
 
-/* The length of the JSON string token at s (from its opening quote to its
- * closing one, inclusive), or 0. */
-static size_t string_token(const char *s)
-{
-	size_t i = 1;
-
-	if (s[0] != '"')
-		return 0;
-	for (; s[i] != '\0' && s[i] != '"'; i++)
-		if (s[i] == '\\' && s[i + 1] != '\0')
-			i++;
-	return s[i] == '"' ? i + 1 : 0;
-}
-
-/* For a stored key ["name",{partition}]: the partition's text (into
- * *part, *plen) when the key is connector c's. */
-static bool own_key(const char *key, const char *name, const char **part, size_t *plen)
-{
-	size_t n = key[0] == '[' ? string_token(key + 1) : 0, klen = strlen(key);
-	char *tok;
-	cJSON *j;
-	bool mine;
-
-	if (n == 0 || key[1 + n] != ',' || key[klen - 1] != ']')
-		return false;
-	tok = strndup(key + 1, n);
-	j = tok != NULL ? cJSON_Parse(tok) : NULL;
-	mine = cJSON_IsString(j) && strcmp(j->valuestring, name) == 0;
-	cJSON_Delete(j);
-	free(tok);
-	*part = key + 2 + n;
-	*plen = klen - 3 - n;
-	return mine;
-}
-
-/* Built as text from the stored text: integers beyond 2^53 (rowids, inode
- * numbers) stay exact, as offsets.h promises. */
 static int get_offsets(void *ctx, size_t i, char **json)
 {
 	struct worker *w = ctx;
-	const char *name = live(w, i)->cs->name;
-	size_t cap = 64, len = 0;
-	char *out = malloc(cap);
 
-	if (out == NULL)
-		return REST_ERR_NOMEM;
-	len = (size_t)snprintf(out, cap, "{\"offsets\":[");
-	for (size_t k = 0; k < offsets_count(w->offsets); k++) {
-		const char *part, *val = offsets_value(w->offsets, k);
-		size_t plen, need;
-		char *grown;
-
-		if (!own_key(offsets_key(w->offsets, k), name, &part, &plen))
-			continue;
-		need = len + plen + strlen(val) + 40;
-		if (need > cap) {
-			grown = realloc(out, cap = need * 2);
-			if (grown == NULL) {
-				free(out);
-				return REST_ERR_NOMEM;
-			}
-			out = grown;
-		}
-		len +=
-		    (size_t)snprintf(out + len, cap - len, "%s{\"partition\":%.*s,\"offset\":%s}",
-		                     out[len - 1] == '[' ? "" : ",", (int)plen, part, val);
-	}
-	snprintf(out + len, cap - len, "]}");
-	*json = out;
-	return 0;
-}
-
-/* ["name",partition] as the worker writes keys. */
-static char *key_of(const char *name, const cJSON *partition)
-{
-	cJSON *arr = cJSON_CreateArray();
-	char *key = NULL;
-
-	if (arr != NULL && cJSON_AddItemToArray(arr, cJSON_CreateString(name)) &&
-	    cJSON_AddItemToArray(arr, cJSON_Duplicate(partition, true)))
-		key = cJSON_PrintUnformatted(arr);
-	cJSON_Delete(arr);
-	return key;
+	return offsets_doc_print(w->offsets, live(w, i)->cs->name, json) == 0 ? 0 : REST_ERR_NOMEM;
 }
 
 /* Whether c's source would use entry e (a reset always passes: junk stored
  * earlier must stay removable, as Connect allows). Returns 0, REST_ERR_ARG
  * with errbuf, or REST_ERR_NOMEM. */
-static int check_one(const struct conn *c, const struct rest_offset *e, char *errbuf, size_t errlen)
+static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char *errbuf,
+                     size_t errlen)
 {
 	char why[512], *part, *off;
 	int rc = 0;
@@ -515,10 +439,10 @@ static int check_one(const struct conn *c, const struct rest_offset *e, char *er
 }
 
 /* Applies one PATCH entry: an offset is stored as sent, null removes. */
-static int alter_one(struct worker *w, const char *name, const struct rest_offset *e, char *errbuf,
-                     size_t errlen)
+static int alter_one(struct worker *w, const char *name, const struct offsets_doc_entry *e,
+                     char *errbuf, size_t errlen)
 {
-	char *key = key_of(name, e->partition), *val = NULL;
+	char *key = offsets_doc_key(name, e->partition), *val = NULL;
 	int rc = REST_ERR_ARG;
 
 	if (e->offset != NULL)
@@ -563,8 +487,8 @@ static int write_now(struct worker *w, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static int alter_offsets(void *ctx, size_t i, const struct rest_offset *e, size_t n, char *errbuf,
-                         size_t errlen)
+static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
+                         char *errbuf, size_t errlen)
 {
 	struct worker *w = ctx;
 	struct conn *c = live(w, i);
@@ -583,7 +507,7 @@ static int alter_offsets(void *ctx, size_t i, const struct rest_offset *e, size_
 	if (e == NULL) {
 		/* DELETE: every stored partition of this connector. */
 		for (size_t k = offsets_count(w->offsets); k-- > 0 && rc == 0;)
-			if (own_key(offsets_key(w->offsets, k), name, &part, &plen))
+			if (offsets_doc_own_key(offsets_key(w->offsets, k), name, &part, &plen))
 				rc = offsets_remove(w->offsets, offsets_key(w->offsets, k));
 	} else {
 		/* All checked before any is stored: a refused PATCH changes
@@ -624,7 +548,7 @@ static int backlog_gauge(struct partition *p, enum source_unit u)
 
 	if (p->backlog != NULL && p->backlog_unit != u && !p->backlog_hidden)
 		stats_hide(p->backlog);
-	(void)own_key(p->key, l.connector, &part, &plen);
+	(void)offsets_doc_own_key(p->key, l.connector, &part, &plen);
 	if ((json = strndup(part, plen)) == NULL)
 		return WORKER_ERR_NOMEM;
 	l.partition = json;

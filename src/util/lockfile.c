@@ -1,11 +1,39 @@
 #include "lockfile.h"
 
+#include "num.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
+
+/* The pid the holder wrote into the lock file, or 0. */
+static int64_t holder(int fd)
+{
+	char buf[24];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	int64_t pid = 0;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return num_parse_i64(buf, 1, INT32_MAX, &pid) == 0 ? pid : 0;
+}
+
+/* Writes our pid, for the message of the next one refused. */
+static void note_holder(int fd)
+{
+	char buf[24];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+		/* Only the message of a refused second skiff loses the pid. */
+	}
+}
 
 int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 {
@@ -23,11 +51,19 @@ int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		int held = errno == EWOULDBLOCK;
+		int64_t pid = held ? holder(fd) : 0;
 
-		snprintf(errbuf, errlen, "%s: %s", lock,
-		         held ? "another skiff is running with this offset file" : strerror(errno));
+		if (pid > 0)
+			snprintf(errbuf, errlen,
+			         "%s: another skiff (pid %lld) is running with this offset file",
+			         lock, (long long)pid);
+		else
+			snprintf(errbuf, errlen, "%s: %s", lock,
+			         held ? "another skiff is running with this offset file"
+			              : strerror(errno));
 		close(fd);
 		return held ? LOCKFILE_HELD : LOCKFILE_ERR;
 	}
+	note_holder(fd);
 	return fd;
 }

@@ -60,7 +60,7 @@ static int f_offsets(void *ctx, size_t i, char **json)
 	return *json ? 0 : REST_ERR_NOMEM;
 }
 
-static int f_alter(void *ctx, size_t i, const struct rest_offset *e, size_t n, char *errbuf,
+static int f_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n, char *errbuf,
                    size_t errlen)
 {
 	if (i != 1) {

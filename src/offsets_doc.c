@@ -1,0 +1,128 @@
+/* offsets_doc: KIP-875's offsets document; see offsets_doc.h. */
+#include "offsets_doc.h"
+
+#include "jsonspan.h"
+#include "offsets.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char offsets_doc_shape[] = "the body must be {\"offsets\":[{\"partition\":"
+                                 "{...},\"offset\":{...}},...]} (an offset may be null)";
+
+/* The length of the JSON string token at s (from its opening quote to its
+ * closing one, inclusive), or 0. */
+static size_t string_token(const char *s)
+{
+	size_t i = 1;
+
+	if (s[0] != '"')
+		return 0;
+	for (; s[i] != '\0' && s[i] != '"'; i++)
+		if (s[i] == '\\' && s[i + 1] != '\0')
+			i++;
+	return s[i] == '"' ? i + 1 : 0;
+}
+
+bool offsets_doc_own_key(const char *key, const char *name, const char **part, size_t *plen)
+{
+	size_t n = key[0] == '[' ? string_token(key + 1) : 0, klen = strlen(key);
+	char *tok;
+	cJSON *j;
+	bool mine;
+
+	if (n == 0 || key[1 + n] != ',' || key[klen - 1] != ']')
+		return false;
+	tok = strndup(key + 1, n);
+	j = tok != NULL ? cJSON_Parse(tok) : NULL;
+	mine = cJSON_IsString(j) && strcmp(j->valuestring, name) == 0;
+	cJSON_Delete(j);
+	free(tok);
+	*part = key + 2 + n;
+	*plen = klen - 3 - n;
+	return mine;
+}
+
+char *offsets_doc_key(const char *name, const cJSON *partition)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char *key = NULL;
+
+	if (arr != NULL && cJSON_AddItemToArray(arr, cJSON_CreateString(name)) &&
+	    cJSON_AddItemToArray(arr, cJSON_Duplicate(partition, true)))
+		key = cJSON_PrintUnformatted(arr);
+	cJSON_Delete(arr);
+	return key;
+}
+
+/* Built as text from the stored text: integers beyond 2^53 stay exact. */
+int offsets_doc_print(const struct offsets *o, const char *name, char **json)
+{
+	size_t cap = 64, len = 0;
+	char *out = malloc(cap);
+
+	*json = NULL;
+	if (out == NULL)
+		return OFFSETS_DOC_ERR_NOMEM;
+	len = (size_t)snprintf(out, cap, "{\"offsets\":[");
+	for (size_t k = 0; k < offsets_count(o); k++) {
+		const char *part, *val = offsets_value(o, k);
+		size_t plen, need;
+		char *grown;
+
+		if (!offsets_doc_own_key(offsets_key(o, k), name, &part, &plen))
+			continue;
+		need = len + plen + strlen(val) + 40;
+		if (need > cap) {
+			grown = realloc(out, cap = need * 2);
+			if (grown == NULL) {
+				free(out);
+				return OFFSETS_DOC_ERR_NOMEM;
+			}
+			out = grown;
+		}
+		len +=
+		    (size_t)snprintf(out + len, cap - len, "%s{\"partition\":%.*s,\"offset\":%s}",
+		                     out[len - 1] == '[' ? "" : ",", (int)plen, part, val);
+	}
+	snprintf(out + len, cap - len, "]}");
+	*json = out;
+	return 0;
+}
+
+int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
+                        struct offsets_doc_entry **out, size_t *n)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "offsets"), *e;
+	const char *raw, *el, *off;
+	size_t rlen, ellen, olen, cur = 0, k = 0;
+	struct offsets_doc_entry *v;
+
+	while (len > 0 && (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r'))
+		text++, len--;
+	/* The raw key must be "offsets" too: a key spelt with escapes is
+	 * refused rather than read differently by the two. */
+	if (!cJSON_IsArray(arr) || !jsonspan_member(text, len, "offsets", &raw, &rlen))
+		return OFFSETS_DOC_ERR_SHAPE;
+	*n = (size_t)cJSON_GetArraySize(arr);
+	if ((v = calloc(*n + 1, sizeof(*v))) == NULL)
+		return OFFSETS_DOC_ERR_NOMEM;
+	cJSON_ArrayForEach(e, arr)
+	{
+		const cJSON *part = cJSON_GetObjectItemCaseSensitive(e, "partition");
+		const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "offset");
+
+		if (!jsonspan_array_next(raw, rlen, &cur, &el, &ellen) || !cJSON_IsObject(part) ||
+		    !(cJSON_IsObject(o) || cJSON_IsNull(o)) ||
+		    !jsonspan_member(el, ellen, "offset", &off, &olen)) {
+			free(v);
+			return OFFSETS_DOC_ERR_SHAPE;
+		}
+		v[k].partition = part;
+		v[k].offset = cJSON_IsObject(o) ? off : NULL;
+		v[k++].olen = olen;
+	}
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* offsets_doc: KIP-875's offsets document, {"offsets":[{"partition":{...},
+ * "offset":{...}},...]}, over the offset store: what the REST API's
+ * /connectors/NAME/offsets serves and takes, and what `skiff offsets` prints
+ * and reads. Offsets travel as text, never through cJSON's doubles, so that
+ * integers above 2^53 (rowids, inode numbers) stay exact. Leaf module. */
+#ifndef SKIFF_OFFSETS_DOC_H
+#define SKIFF_OFFSETS_DOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+struct offsets;
+
+enum {
+	OFFSETS_DOC_ERR_SHAPE = -1, /* not the document's shape */
+	OFFSETS_DOC_ERR_NOMEM = -2,
+};
+
+/* One entry of a document read: the partition parsed, the offset as the text
+ * sent (not NUL-terminated; NULL: null, a removal). */
+struct offsets_doc_entry {
+	const cJSON *partition; /* an object */
+	const char *offset;
+	size_t olen;
+};
+
+/* For a stored key ["name",{partition}]: true when it is connector name's,
+ * with the partition's text in *part, *plen. */
+bool offsets_doc_own_key(const char *key, const char *name, const char **part, size_t *plen);
+
+/* ["name",partition] as the worker writes keys (malloc'd), or NULL. */
+char *offsets_doc_key(const char *name, const cJSON *partition);
+
+/* The document of connector name's stored offsets, in *json (malloc'd).
+ * Returns 0 or OFFSETS_DOC_ERR_NOMEM. */
+int offsets_doc_print(const struct offsets *o, const char *name, char **json);
+
+/* The entries of a document: j is text parsed; *out (malloc'd, n + 1 of
+ * them) points into j and text. Returns 0, OFFSETS_DOC_ERR_SHAPE or
+ * OFFSETS_DOC_ERR_NOMEM. */
+int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
+                        struct offsets_doc_entry **out, size_t *n);
+
+/* What the document must look like, for an error message. */
+extern const char offsets_doc_shape[];
+
+#endif

@@ -1,0 +1,278 @@
+/* offsets_import: Connect standalone's Java-serialized offsets file; see
+ * offsets_import.h. The stream, as ObjectOutputStream writes the HashMap:
+ *   AC ED 00 05                          magic, version
+ *   73 72 <utf "java.util.HashMap"> <u8 serialVersionUID> <flags 03>
+ *      <u2 nfields> {<type> <utf name>}  loadFactor F, threshold I
+ *      78 70                             end of annotations, no superclass
+ *   <the primitive fields' values>       4 + 4 bytes
+ *   77 08 <s4 buckets> <s4 size>         block data of HashMap.writeObject
+ *   size x (key, value)                  each 75 <class "[B"> <s4 len> bytes,
+ *                                        or 70 (null), or 71 <handle>
+ *   78                                   end of block data
+ * The "[B" class is described once (72 ...) and referred to (71 <handle>)
+ * after. */
+#include "offsets_import.h"
+
+#include "offsets.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILE (OFFSETS_MAX_BYTES + 65536u)
+#define HANDLE_BASE 0x7E0000u
+#define MAX_HANDLES 1048576u
+
+enum {
+	TC_NULL = 0x70,
+	TC_REFERENCE = 0x71,
+	TC_CLASSDESC = 0x72,
+	TC_OBJECT = 0x73,
+	TC_ARRAY = 0x75,
+	TC_BLOCKDATA = 0x77,
+	TC_ENDBLOCKDATA = 0x78,
+};
+
+/* A byte array's span in the file, by handle (0 for other objects). */
+struct span {
+	size_t off, len;
+	bool array;
+};
+
+struct reader {
+	const unsigned char *p;
+	size_t len, pos;
+	struct span *handles;
+	size_t nhandles, cap;
+	bool bad;
+	char why[160];
+};
+
+static void fail(struct reader *r, const char *what)
+{
+	if (!r->bad)
+		snprintf(r->why, sizeof(r->why), "byte %zu: %s", r->pos, what);
+	r->bad = true;
+}
+
+static uint64_t take(struct reader *r, size_t n)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->len - r->pos < n) {
+		fail(r, "the file ends early");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | r->p[r->pos++];
+	return v;
+}
+
+static void expect(struct reader *r, unsigned byte, const char *what)
+{
+	if (take(r, 1) != byte && !r->bad) {
+		r->pos--;
+		fail(r, what);
+	}
+}
+
+/* Registers the next handle (an array's span, or another object). */
+static void new_handle(struct reader *r, bool array, size_t off, size_t len)
+{
+	if (r->nhandles == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct span *h = cap <= MAX_HANDLES ? realloc(r->handles, cap * sizeof(*h)) : NULL;
+
+		if (h == NULL) {
+			fail(r, "out of memory or too many objects");
+			return;
+		}
+		r->handles = h;
+		r->cap = cap;
+	}
+	r->handles[r->nhandles++] = (struct span){.off = off, .len = len, .array = array};
+}
+
+/* A modified-UTF-8 string (u2 length): compared with want, or skipped. */
+static bool utf_is(struct reader *r, const char *want)
+{
+	size_t n = (size_t)take(r, 2), at = r->pos;
+
+	if (r->bad || r->len - r->pos < n) {
+		fail(r, "the file ends early");
+		return false;
+	}
+	r->pos += n;
+	return want == NULL || (strlen(want) == n && memcmp(r->p + at, want, n) == 0);
+}
+
+/* A class description named name with primitive fields only; adds their
+ * sizes to *fields. */
+static void class_desc(struct reader *r, const char *name, size_t *fields)
+{
+	static const char types[] = "BCDFIJSZ";
+	static const unsigned char size[] = {1, 2, 8, 4, 4, 8, 2, 1};
+	size_t n;
+
+	expect(r, TC_CLASSDESC, "expected a class description");
+	if (!utf_is(r, name))
+		fail(r, name[0] == '[' ? "expected byte[] keys and values"
+		                       : "expected a java.util.HashMap");
+	(void)take(r, 8); /* serialVersionUID */
+	(void)take(r, 1); /* flags */
+	new_handle(r, false, 0, 0);
+	n = (size_t)take(r, 2);
+	for (size_t i = 0; i < n && !r->bad; i++) {
+		const char *t = strchr(types, (int)take(r, 1));
+
+		if (t == NULL || *t == '\0') {
+			fail(r, "a field that is not a primitive");
+			return;
+		}
+		*fields += size[t - types];
+		(void)utf_is(r, NULL);
+	}
+	expect(r, TC_ENDBLOCKDATA, "expected the end of the class annotations");
+	expect(r, TC_NULL, "expected no superclass");
+}
+
+/* One key or value: a byte[] (its span), a reference to one, or null. */
+static bool byte_array(struct reader *r, struct span *out)
+{
+	uint64_t c = take(r, 1), h, n;
+	size_t fields = 0;
+
+	if (c == TC_NULL)
+		return false;
+	if (c == TC_REFERENCE) {
+		h = take(r, 4) - HANDLE_BASE;
+		if (h >= r->nhandles || !r->handles[h].array)
+			fail(r, "a reference to something that is not a byte[]");
+		else
+			*out = r->handles[h];
+		return !r->bad;
+	}
+	if (c != TC_ARRAY) {
+		r->pos--;
+		fail(r, "expected a byte[]");
+		return false;
+	}
+	if (r->len > r->pos && r->p[r->pos] == TC_REFERENCE)
+		(void)take(r, 1 + 4); /* the "[B" class described before */
+	else
+		class_desc(r, "[B", &fields);
+	n = take(r, 4);
+	if (!r->bad && (n > INT32_MAX || r->len - r->pos < n))
+		fail(r, "a byte[] longer than the file");
+	*out = (struct span){.off = r->pos, .len = (size_t)n, .array = true};
+	new_handle(r, true, out->off, out->len);
+	r->pos += r->bad ? 0 : (size_t)n;
+	return !r->bad;
+}
+
+/* The stream's header up to the map's size. */
+static size_t map_header(struct reader *r)
+{
+	size_t fields = 0, size;
+
+	if (take(r, 2) != 0xACED || take(r, 2) != 5) {
+		r->pos = 0;
+		fail(r, "not a Java serialization stream (AC ED 00 05)");
+	}
+	expect(r, TC_OBJECT, "expected an object");
+	class_desc(r, "java.util.HashMap", &fields);
+	new_handle(r, false, 0, 0); /* the map */
+	(void)take(r, fields);
+	expect(r, TC_BLOCKDATA, "expected HashMap's block data");
+	expect(r, 8, "expected 8 bytes of block data");
+	(void)take(r, 4); /* buckets */
+	size = (size_t)take(r, 4);
+	if (!r->bad && size > OFFSETS_MAX_ENTRIES)
+		fail(r, "more entries than the offset store holds");
+	return r->bad ? 0 : size;
+}
+
+static char *text(const struct reader *r, const struct span *s)
+{
+	if (memchr(r->p + s->off, '\0', s->len) != NULL)
+		return NULL;
+	return strndup((const char *)r->p + s->off, s->len);
+}
+
+/* Puts one entry; 0 or an OFFSETS_ERR_* with errbuf. */
+static int put(struct reader *r, struct offsets *o, const struct span *k, const struct span *v,
+               const char *path, char *errbuf, size_t errlen)
+{
+	char *key = text(r, k), *val = v != NULL ? text(r, v) : NULL;
+	int rc = OFFSETS_ERR_ARG;
+
+	if (key != NULL && (v == NULL || val != NULL))
+		rc = val != NULL ? offsets_put(o, key, val) : offsets_remove(o, key);
+	if (rc != 0)
+		snprintf(errbuf, errlen, "%s: the entry at byte %zu: %s (key %.200s)", path, k->off,
+		         offsets_strerror(rc), key != NULL ? key : "with a NUL byte");
+	free(key);
+	free(val);
+	return rc;
+}
+
+static int import(struct reader *r, struct offsets *o, const char *path, size_t *count,
+                  char *errbuf, size_t errlen)
+{
+	size_t size = map_header(r);
+	int rc = 0;
+
+	for (size_t i = 0; i < size && !r->bad && rc == 0; i++) {
+		struct span k, v;
+		bool has_v;
+
+		if (!byte_array(r, &k)) {
+			fail(r, "a null or unreadable key");
+			break;
+		}
+		has_v = byte_array(r, &v);
+		if (!r->bad)
+			rc = put(r, o, &k, has_v ? &v : NULL, path, errbuf, errlen);
+		*count += rc == 0 && !r->bad;
+	}
+	expect(r, TC_ENDBLOCKDATA, "expected the end of the map");
+	if (rc == 0 && r->bad) {
+		snprintf(errbuf, errlen, "%s: not a Kafka Connect offsets file skiff reads: %s",
+		         path, r->why);
+		rc = OFFSETS_ERR_CORRUPT;
+	}
+	return rc;
+}
+
+int offsets_import_connect(const char *path, struct offsets *o, size_t *count, char *errbuf,
+                           size_t errlen)
+{
+	struct reader r = {0};
+	unsigned char *buf = malloc(MAX_FILE + 1);
+	FILE *f = fopen(path, "rb");
+	int rc = OFFSETS_ERR_IO;
+
+	*count = 0;
+	if (buf == NULL || f == NULL) {
+		snprintf(errbuf, errlen, "%s: %s", path,
+		         buf == NULL ? "out of memory" : strerror(errno));
+		rc = buf == NULL ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+		goto out;
+	}
+	r.len = fread(buf, 1, MAX_FILE + 1, f);
+	r.p = buf;
+	if (ferror(f) || r.len > MAX_FILE) {
+		snprintf(errbuf, errlen, "%s: %s", path, ferror(f) ? "read error" : "too large");
+		goto out;
+	}
+	rc = import(&r, o, path, count, errbuf, errlen);
+out:
+	if (f != NULL)
+		fclose(f);
+	free(buf);
+	free(r.handles);
+	return rc;
+}
