@@ -160,3 +160,18 @@ def test_reload_resolves_again(tmp_path, kafka, topic):
     assert [r["value"] for r in harness.consume(kafka.bootstrap, t2, 1)] == [b"2"]
     assert [r["value"] for r in harness.consume(kafka.bootstrap, topic)] == [b"1"]
     assert sk.stop() == 0
+
+
+def test_a_bad_value_from_a_provider_stays_hidden_in_the_error(tmp_path):
+    w = worker(tmp_path, extra={
+        "producer.compression.type": "${env:SKF_CODEC}",
+        "connectors.a.connector.class": "FileStreamSource",
+        "connectors.a.file": str(tmp_path / "a.log"),
+        "connectors.a.topic": "t"})
+    f = tmp_path / "w.properties"
+    f.write_text(harness.props_text(w))
+    rc, out, err = run(["--check", f], env=env_with(SKF_CODEC="s3cr3t-codec"))
+    assert rc == EX_CONFIG, err
+    assert "s3cr3t-codec" not in out + err
+    assert re.search(r"w\.properties:\d+: compression\.type = \[hidden\]: librdkafka refuses "
+                     r"the value", err), err
