@@ -12,9 +12,11 @@ number"). No converter fails on one row alone (ByteArrayConverter refuses a
 STRING key whatever its value, as Connect's does): that case skips them all."""
 
 import json
+import socket
 import sqlite3
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -57,6 +59,18 @@ MASK = {"transforms": "mask",
 ROWS = [("a", None), ("b", None), (7, None), ("d", None), ("e", None)]
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def metric(port, line_start):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return [line for line in text.splitlines() if line.startswith(line_start)]
+
+
 def status(sk):
     r = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file),
                         *map(str, sk.connector_files)], capture_output=True, text=True,
@@ -85,7 +99,9 @@ def test_tolerance_all_skips_the_record_a_transform_cannot_take(tmp_path, kafka,
     make_db(db, ROWS)
     c = connector(db, topic, errors__tolerance="all", errors__log__enable="true",
                   errors__log__include__messages=str(messages).lower(), **MASK)
-    sk = Skiff(tmp_path, worker(tmp_path, kafka.bootstrap), [c])
+    port = free_port()
+    w = dict(worker(tmp_path, kafka.bootstrap), listeners=f"http://127.0.0.1:{port}")
+    sk = Skiff(tmp_path, w, [c])
     sk.start()
     recs = harness.consume(kafka.bootstrap, topic + "t", 4)
     assert [json.loads(r["value"]) for r in recs] == [
@@ -94,6 +110,8 @@ def test_tolerance_all_skips_the_record_a_transform_cannot_take(tmp_path, kafka,
     wait_offset(tmp_path / "offsets", {"incrementing": 5})
     out = status(sk)
     assert "connector sq: RUNNING" in out and "records_skipped=1" in out, out
+    assert metric(port, "skiff_records_skipped_total") == [
+        'skiff_records_skipped_total{connector="sq"} 1'], metric(port, "skiff_records_")
     sk.wait_log(r"connector sq: errors\.tolerance=all: skipped a record of .*: "
                 r"transforms\.mask .*Unable to convert XX .* to number")
     assert ('"v":7' in sk.log_text()) == messages
