@@ -3,8 +3,10 @@
  * with its EnvVarConfigProvider, FileConfigProvider and
  * DirectoryConfigProvider gave for the same values on the JVM, except where
  * skiff refuses a reference Connect would keep as text (marked "skiff:"). */
+#include "config.h"
 #include "props.h"
 #include "provider.h"
+#include "settings.h"
 #include "testlib.h"
 
 #include <stdio.h>
@@ -157,6 +159,47 @@ static void test_declarations(void)
 	providers_destroy(pv);
 }
 
+/* Through settings_load: a provider's value is resolved in a connector file,
+ * and every way a person sees the configuration shows it hidden. */
+static void test_settings_hide_it(void)
+{
+	char wpath[700], cpath[700], text[2048], err[1024];
+	char *paths[2] = {wpath, cpath};
+	struct settings s;
+	const struct config_section *c;
+	const char *key, *shown;
+	size_t cur = 0;
+	bool seen = false;
+
+	snprintf(wpath, sizeof(wpath), "%s/w.properties", dir);
+	snprintf(cpath, sizeof(cpath), "%s/c.properties", dir);
+	snprintf(text, sizeof(text),
+	         "offset.storage.file.filename=%s/offsets\n"
+	         "config.providers=file\n"
+	         "config.providers.file.class=FileConfigProvider\n"
+	         "producer.client.id=${file:%s:device.id}\n",
+	         dir, devfile);
+	testlib_write_file(wpath, text, strlen(text));
+	snprintf(text, sizeof(text),
+	         "name=c\nconnector.class=FileStreamSource\nfile=/tmp/x.log\n"
+	         "topic=t-${file:%s:device.id}\n",
+	         devfile);
+	testlib_write_file(cpath, text, strlen(text));
+	CHECK_INT(settings_load(paths, 2, &s, err, sizeof(err)), 0);
+	c = s.connectors[0].cfg;
+	CHECK_STR(config_str(c, "topic"), "t-gw-7");
+	CHECK_STR(config_shown(c, "topic"), "[hidden]");
+	CHECK_STR(config_shown(c, "file"), "/tmp/x.log");
+	while (config_next_set(c, &cur, &key, &shown))
+		if (strcmp(key, "topic") == 0)
+			seen = strcmp(shown, "[hidden]") == 0;
+	CHECK(seen);
+	CHECK_STR(config_passthrough_key(s.worker, 0), "producer.client.id");
+	CHECK_STR(config_passthrough_value(s.worker, 0), "gw-7");
+	CHECK_STR(config_passthrough_shown(s.worker, 0), "[hidden]");
+	settings_destroy(&s);
+}
+
 int main(void)
 {
 	char path[700];
@@ -175,5 +218,6 @@ int main(void)
 	test_references();
 	test_allowed_paths();
 	test_declarations();
+	test_settings_hide_it();
 	return testlib_done("test_provider");
 }
