@@ -4,7 +4,9 @@
 # sysroot of the target's .debs, the unit tests and the end-to-end subset
 # (board/e2e-qemu.sh) under qemu-user, the .deb; then the amd64, arm64 and
 # armhf .debs each installed into a fresh root (firmware/debian/test-install.sh).
-# Build directories: build-boards-{amd64,arm64,armhf}. About 5 minutes on 2 cores.
+# Build directories: build-boards-{amd64,arm64,armhf}. About 5 minutes on 2 cores,
+# and 6-12 more for each foreign install where binfmt_misc runs its maintainer
+# scripts under qemu (test-install.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD

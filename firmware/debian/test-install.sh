@@ -7,12 +7,16 @@
 #   - the skiff user exists; /var/lib/skiff is skiff's, 0700;
 #   - skiff --check /etc/skiff/skiff.properties passes as the skiff user;
 #   - systemd-analyze verify accepts the unit.
-# Native architecture: minbase + systemd, the .deb installed by dpkg inside
-# the root (its postinst runs there). Foreign architecture, without
-# binfmt_misc (containers): the root is unpacked only (--variant=extract,
-# no maintainer script can run: their children would be foreign binaries),
-# the user is made from the package's sysusers.d file (what postinst runs),
-# and skiff runs as qemu-ARCH-static inside the chroot.
+# Native architecture, or a foreign one that binfmt_misc runs through
+# qemu-user-static: minbase + systemd, the .deb installed by dpkg inside the
+# root (its postinst runs there), then removed and purged (prerm and postrm
+# run there). binfmt_misc is mounted and qemu's handler registered (with F,
+# so it works inside the chroot) from /usr/lib/binfmt.d when missing: a
+# container started as root may do so. Otherwise (SKIFF_NO_BINFMT=1, or no
+# right to register): the root is unpacked only (--variant=extract, no
+# maintainer script can run: their children would be foreign binaries), the
+# user is made from the package's sysusers.d file (what postinst runs), and
+# skiff runs as qemu-ARCH-static inside the chroot.
 # Needs root, mmdebstrap, qemu-user-static for foreign .debs. Prints one line
 # per check; exit 0 when all pass.
 set -euo pipefail
@@ -31,13 +35,34 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 ok() { echo "test-install[$arch]: ok: $*"; }
 
+# Whether the kernel runs $arch binaries through qemu-user-static (binfmt_misc
+# with the F flag: the interpreter is opened once, so it need not exist in
+# the chroot); registers Debian's handler when it can.
+binfmt_ready() {
+	local name conf fs=/proc/sys/fs/binfmt_misc
+	case $arch in
+	arm64) name=qemu-aarch64 ;;
+	armhf) name=qemu-arm ;;
+	*) return 1 ;;
+	esac
+	[ "${SKIFF_NO_BINFMT:-0}" = 0 ] || return 1
+	conf=/usr/lib/binfmt.d/$name.conf
+	[ -f "$fs/status" ] || mount -t binfmt_misc binfmt_misc "$fs" 2>/dev/null || return 1
+	[ -f "$fs/$name" ] || { [ -f "$conf" ] && cat "$conf" >"$fs/register"; } 2>/dev/null ||
+		return 1
+	grep -qx enabled "$fs/$name" && grep -q '^flags:.*F' "$fs/$name"
+}
+
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/skiff/skiff.properties ||
 	die "/etc/skiff/skiff.properties is not a conffile"
 ok "conffile /etc/skiff/skiff.properties"
 
 mm=(mmdebstrap --architectures="$arch" bookworm "$root"
 	"deb $mirror bookworm main" "deb $mirror bookworm-updates main")
-if [ "$arch" = "$host" ]; then
+full=0
+if [ "$arch" = "$host" ] || binfmt_ready; then
+	full=1
+	[ "$arch" = "$host" ] || ok "binfmt_misc runs $arch binaries: maintainer scripts run in the root"
 	"${mm[@]}" --variant=minbase --include="systemd,$deb" \
 		--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount >"$work/mm.log" 2>&1 ||
 		{ tail -n 20 "$work/mm.log" >&2; die "mmdebstrap failed"; }
@@ -84,7 +109,7 @@ run_as_skiff /usr/bin/skiff --check /etc/skiff/skiff.properties >"$work/check.ou
 	{ cat "$work/check.out" >&2; die "skiff --check failed in the root"; }
 ok "skiff --check /etc/skiff/skiff.properties as skiff ($(run /usr/bin/skiff --version 2>&1))"
 
-if [ "$arch" = "$host" ]; then
+if [ "$full" = 1 ]; then
 	run systemd-analyze verify /lib/systemd/system/skiff.service >"$work/verify.out" 2>&1 ||
 		{ cat "$work/verify.out" >&2; die "systemd-analyze verify failed"; }
 	[ ! -s "$work/verify.out" ] || { cat "$work/verify.out" >&2; die "systemd-analyze verify warned"; }
@@ -101,5 +126,19 @@ else
 	systemd-analyze verify --root="$units" /lib/systemd/system/skiff.service >"$work/verify.out" 2>&1 ||
 		{ cat "$work/verify.out" >&2; die "systemd-analyze verify failed"; }
 	ok "systemd-analyze verify --root (the host's systemd)"
+fi
+if [ "$full" = 1 ]; then
+	# prerm and postrm: a removal keeps the config and the state, a purge
+	# takes the state away and leaves the user (Debian keeps system users).
+	run dpkg --remove skiff >"$work/remove.out" 2>&1 ||
+		{ cat "$work/remove.out" >&2; die "dpkg --remove failed"; }
+	[ -f "$root/etc/skiff/skiff.properties" ] && [ -d "$root/var/lib/skiff" ] ||
+		die "dpkg --remove took the config or the state"
+	run dpkg --purge skiff >"$work/purge.out" 2>&1 ||
+		{ cat "$work/purge.out" >&2; die "dpkg --purge failed"; }
+	[ ! -e "$root/var/lib/skiff" ] && [ ! -e "$root/etc/skiff/skiff.properties" ] ||
+		die "dpkg --purge left /var/lib/skiff or the config"
+	grep -q '^skiff:' "$root/etc/passwd" || die "the purge removed the skiff user"
+	ok "removed (config and state kept), purged (state gone, user kept): prerm and postrm ran"
 fi
 echo "test-install[$arch]: all checks passed"
