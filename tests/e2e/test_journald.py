@@ -26,14 +26,18 @@ pytestmark = pytest.mark.skipif(REMOTE is None or shutil.which("journalctl") is 
                                        "(scripts/install-deps.sh)")
 
 BOOT = "0123456789abcdef0123456789abcdef"
-T0 = 1700000000000000  # microseconds
+# Microseconds, an hour ago: the test broker deletes records older than its
+# retention (24 h, checked every minute), and a fixed date years back made
+# records vanish mid-test (the "stall" of the vacuum test: 1,000 records
+# deleted, the consumer waiting for them).
+T0 = int(time.time() * 1e6) - 3600 * 10**6
 
 
-def export_entry(seq, fields):
+def export_entry(seq, fields, t0=T0, boot=BOOT):
     """One entry in journal export format; bytes values are written binary-safe."""
     out = bytearray()
     out += b"__REALTIME_TIMESTAMP=%d\n__MONOTONIC_TIMESTAMP=%d\n_BOOT_ID=%s\n" % (
-        T0 + seq * 1000, seq, BOOT.encode())
+        t0 + seq * 1000, seq, boot.encode())
     for k, v in fields:
         if isinstance(v, bytes):
             out += k.encode() + b"\n" + struct.pack("<Q", len(v)) + v + b"\n"
@@ -48,8 +52,9 @@ def entry(seq, **extra):
     fields = [("MESSAGE", f"entry {seq}"), ("SEQ", str(seq)),
               ("PRIORITY", str(extra.pop("priority", seq % 8))),
               ("U1", f"a{seq}"), ("U2", f"b{seq}")]
+    t0, boot = extra.pop("t0", T0), extra.pop("boot", BOOT)
     fields += list(extra.items())
-    return export_entry(seq, fields)
+    return export_entry(seq, fields, t0, boot)
 
 
 def write_journal(path, entries):
@@ -302,3 +307,85 @@ def test_journald_oversized_entry_is_truncated_and_counted(tmp_path, kafka, topi
     assert ("skiff.truncated", b"1") in recs[1]["headers"]
     assert "_SKIFF_TRUNCATED" not in payloads(recs)[0]
     assert counter(sk, "entries_truncated") == 1
+
+
+# A second boot of a Raspberry Pi without a real-time clock: its journal
+# starts behind (near 1970, or at the last saved time) until NTP corrects it.
+# systemd-journal-remote gives each output file its own sequence-number id,
+# so sd-journal interleaves the two files by their clocks and orders the
+# whole second one before the first. Both clocks are within the test
+# broker's retention (see T0).
+BOOT2 = "fedcba9876543210fedcba9876543210"
+NOW = T0
+BEHIND = NOW - 5 * 3600 * 10**6
+
+
+def wait_seqs(kafka, topic, want, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        s = seqs(consume(kafka.bootstrap, topic))
+        if set(s) >= want or time.monotonic() > deadline:
+            return s
+        time.sleep(0.3)
+
+
+def test_journald_older_clock_boot_after_restart_every_entry(tmp_path, kafka, topic):
+    # Issue 14: entries sd-journal orders before the stored cursor (another
+    # sequence-number id whose clock is behind) were skipped after a restart.
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    write_journal(jdir / "a.journal", [entry(i, t0=NOW) for i in range(1, 2001)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
+    sk.start()
+    consume(kafka.bootstrap, topic, n=2000, timeout=60)
+    time.sleep(1)  # ten offset flushes: the durable offset is past entry 2000
+    sk.kill9()
+    total = 12000
+    write_journal(jdir / "b.journal",
+                  [entry(i, t0=BEHIND, boot=BOOT2) for i in range(2001, total + 1)])
+    mark = sk.log_mark()
+    sk.start()  # killed again while reading the older-clock file
+    sk.wait_log(r"running 1 connector", since=mark)
+    deadline = time.monotonic() + 30
+    while len(consume(kafka.bootstrap, topic)) < 4000 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    sk.kill9()
+    sk.start()
+    s = wait_seqs(kafka, topic, set(range(1, total + 1)))
+    write_journal(jdir / "a.journal", [entry(i, t0=NOW) for i in range(total + 1, total + 101)])
+    s = wait_seqs(kafka, topic, set(range(1, total + 101)))
+    assert sk.stop() == 0
+    missing = sorted(set(range(1, total + 101)) - set(s))
+    print(f"older-clock boot: {len(s)} records for {total + 100} entries, "
+          f"{len(missing)} missing")
+    assert not missing, f"{len(missing)} entries never shipped, first {missing[:5]}"
+    first = [x for x in s if x <= 2000]
+    assert sorted(first) == list(range(1, 2001))  # the first boot never again
+    assert len(s) - len(set(s)) <= 2 * 1024 + 2000  # one replay, from one flush
+    doc = json.loads((tmp_path / "offsets").read_text())
+    off = [o["value"] for o in doc["offsets"] if "cursor" in o["value"]][0]
+    assert len(off["seqnums"]) == 2, off
+
+
+def test_journald_older_clock_file_dropped_in_while_running(tmp_path, kafka, topic):
+    # Issue 14: a journal file of another sequence-number id whose entries
+    # are older than those already read was never shipped while running.
+    jdir, side = tmp_path / "journal", tmp_path / "side"
+    jdir.mkdir()
+    side.mkdir()
+    write_journal(jdir / "a.journal", [entry(i, t0=NOW) for i in range(1, 1001)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
+    sk.start()
+    consume(kafka.bootstrap, topic, n=1000, timeout=60)
+    write_journal(side / "b.journal",
+                  [entry(i, t0=BEHIND, boot=BOOT2) for i in range(1001, 3001)])
+    (side / "b.journal").rename(jdir / "b.journal")
+    s = wait_seqs(kafka, topic, set(range(1, 3001)), timeout=30)
+    write_journal(jdir / "a.journal", [entry(i, t0=NOW) for i in range(3001, 3101)])
+    s = wait_seqs(kafka, topic, set(range(1, 3101)), timeout=30)
+    time.sleep(0.5)
+    s = seqs(consume(kafka.bootstrap, topic))
+    assert sk.stop() == 0
+    missing = sorted(set(range(1, 3101)) - set(s))
+    assert not missing, f"{len(missing)} entries never shipped, first {missing[:5]}"
+    assert sorted(s) == list(range(1, 3101))  # and none twice

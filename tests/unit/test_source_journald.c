@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void test_ring(void)
 {
@@ -37,6 +38,83 @@ static void test_ring(void)
 	CHECK(jring_get(r, -1) == NULL);
 	jring_free(r);
 	jring_free(NULL);
+}
+
+/* The byte bound: texts as large as 64 ids make stop the ring before its
+ * slots do. */
+static void test_ring_bytes(void)
+{
+	char *big = malloc(4096);
+	struct jring *r;
+	int64_t n = 0;
+
+	memset(big, 'x', 4095);
+	big[4095] = '\0';
+	r = jring_new(big);
+	while (!jring_full(r) && jring_push(r, big) > 0)
+		n++;
+	CHECK(n < JRING_SLOTS - 1);
+	CHECK(n * 4096 >= JRING_BYTES - 2 * 4096);
+	CHECK_INT(jring_push(r, big), -1);
+	CHECK(jring_get(r, n / 2) != NULL); /* releases half: room again */
+	CHECK(!jring_full(r));
+	CHECK_INT(jring_push(r, "y"), n + 1);
+	jring_free(r);
+	free(big);
+}
+
+static void test_pos(void)
+{
+	const char *a = "0123456789abcdef0123456789abcdef", *b = "fedcba9876543210fedcba9876543210";
+	struct jpos *p = jpos_new(), *q = jpos_new();
+	char id[33], dropped[33] = "";
+	cJSON *o;
+	char *json;
+	uint64_t v = 0;
+
+	CHECK(!jpos_get(p, a, &v));
+	CHECK_INT(jpos_set(p, a, 7, dropped), 0);
+	CHECK_INT(jpos_set(p, b, 9007199254740992ull, dropped), 0); /* 2^53: exact */
+	CHECK_INT(jpos_set(p, a, 8, dropped), 0);
+	CHECK_INT(jpos_set(p, "short", 1, dropped), -1);
+	CHECK(jpos_get(p, a, &v) && v == 8);
+	json = jpos_json(p, "s=x;i=8");
+	CHECK_STR(json,
+	          "{\"cursor\":\"s=x;i=8\",\"seqnums\":{\"0123456789abcdef0123456789abcdef\":8,"
+	          "\"fedcba9876543210fedcba9876543210\":9007199254740992}}");
+	o = cJSON_Parse(json);
+	CHECK_INT(jpos_load(q, cJSON_GetObjectItem(o, "seqnums")), 0);
+	CHECK(jpos_get(q, b, &v) && v == 9007199254740992ull);
+	cJSON_Delete(o);
+	free(json);
+	/* malformed: not an id, negative, fractional, beyond 2^53, not an object */
+	const char *bad[] = {"{\"xyz\":1}", "{\"0123456789abcdef0123456789abcdef\":-1}",
+	                     "{\"0123456789abcdef0123456789abcdef\":1.5}",
+	                     "{\"0123456789abcdef0123456789abcdef\":1e17}", "[]"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = cJSON_Parse(bad[i]);
+		CHECK_INT(jpos_load(q, o), -1);
+		cJSON_Delete(o);
+	}
+	/* flags and the sweep: ids without the flag go */
+	jpos_flag(p, a, JPOS_SEEN);
+	CHECK_INT(jpos_flags(p, a), JPOS_SEEN);
+	CHECK_INT(jpos_flags(p, b), 0);
+	CHECK_INT(jpos_sweep(p, JPOS_SEEN), 1);
+	CHECK(!jpos_get(p, b, &v) && jpos_get(p, a, &v));
+	/* the cap: the id set least recently goes */
+	for (int i = 0; i < JPOS_IDS_MAX - 1; i++) {
+		snprintf(id, sizeof(id), "%032x", i + 100);
+		CHECK_INT(jpos_set(p, id, 1, dropped), 0);
+	}
+	CHECK_INT(jpos_set(p, a, 9, dropped), 0); /* a is now the newest */
+	CHECK_INT(jpos_set(p, b, 1, dropped), 1);
+	snprintf(id, sizeof(id), "%032x", 100);
+	CHECK_STR(dropped, id);
+	CHECK(jpos_get(p, a, &v) && v == 9);
+	jpos_free(p);
+	jpos_free(q);
+	jpos_free(NULL);
 }
 
 static void test_cursor(void)
@@ -122,6 +200,8 @@ static void test_text(void)
 int main(void)
 {
 	test_ring();
+	test_ring_bytes();
+	test_pos();
 	test_cursor();
 	test_fields();
 	test_cut();

@@ -3,30 +3,41 @@
  *
  * One source partition per connector: {"journal":"<machine id>"} for the
  * system's journal, {"journal":"<journal.directory>"} for a directory. Its
- * offset is {"cursor":"<sd-journal cursor of the last entry committed>"}
- * ("" before the first entry); the cursors that records stand for live in a
- * bounded ring (source_journald.h says how, and the bound).
+ * offset is {"cursor":"<cursor of the last entry committed>","seqnums":
+ * {"<sequence-number id>":<the last sequence number committed>,...}}; the
+ * offsets that records stand for live in a bounded ring (source_journald.h
+ * says how, and the bounds). An offset of {"cursor":...} alone (skiff before
+ * the seqnums) still loads: what sd-journal orders up to its cursor counts
+ * as read.
  *
  * Why nothing is lost or repeated beyond a batch:
- * - A record's offset names the cursor of an entry at or before it; the
- *   worker commits the offset of the last record of the acked prefix, so a
- *   restart seeks to a cursor whose entry, and every one before, Kafka has.
- * - At start the committed cursor is sought and the first entry found is
- *   tested against it: the same entry was shipped and is skipped; any other
- *   entry means the committed one is gone (vacuumed while skiff was stopped
- *   or behind, or no longer matching journal.matches): reading resumes at
- *   the oldest entry still there after it, and the gap is counted
- *   (entries_vacuumed_unread, by journal sequence numbers) and logged.
+ * - sd-journal's order is a merge: by sequence number within one
+ *   sequence-number id, by clock across ids; a file of another id whose
+ *   clock is behind sorts before entries already read. So where reading
+ *   stands is kept per id (struct jpos): an entry was read iff its sequence
+ *   number is at most its id's. Within an id sequence numbers only grow.
+ * - A record's offset names the position after an entry at or before it;
+ *   the worker commits the offset of the last record of the acked prefix,
+ *   so every entry at or below a committed (id, seqnum) is in Kafka.
+ * - At start, and whenever sd-journal says its set of files changed (a file
+ *   added or removed), reading goes back to the head and passes over every
+ *   entry at or below its id's position: nothing is read twice, and an
+ *   older-clock file is read wherever it sorts.
+ * - The first pass after a start finds each committed id's entry: when it is
+ *   gone (vacuumed while skiff was stopped or behind) the first one after it
+ *   tells how many were removed unread (entries_vacuumed_unread, logged).
  * - An entry becomes a record only once sd_journal_next() has moved onto it;
  *   a batch's offsets are fixed before the worker sees it.
  *
  * Waking: sd-journal's descriptor (inotify on the journal files) is handed
  * to the loop; poll() calls sd_journal_process() and reads what is new. An
- * idle journal costs nothing. */
+ * idle journal costs nothing; a changed set of files costs one pass over
+ * the journal's entry headers. */
 #include "config.h"
 #include "log.h"
 #include "source.h"
 #include "source_journald.h"
+#include "source_journald_src.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -37,28 +48,8 @@
 #include <systemd/sd-id128.h>
 #include <systemd/sd-journal.h>
 
-#define FULL_RETRY_MS 100 /* ring full: look again soon, a flush frees it */
-#define BATCH_MAX 1024    /* entries per poll at most (the worker asks for as many) */
-#define TRUNC_FIELD "_SKIFF_TRUNCATED=1" /* marks an entry cut to journal.max.entry.bytes */
-
-struct jsrc {
-	struct source_env *env;
-	sd_journal *j;
-	int fd;
-	struct partition *part;
-	char *topic;
-	bool message_only;
-	struct jring *ring;
-	char *resume;     /* committed cursor, until the first entry is tested */
-	bool full;        /* the last poll found the ring full */
-	bool anchor_due;  /* read.from=end on a first start: store where it begins */
-	size_t max_entry; /* journal.max.entry.bytes */
-	bool skip_big;    /* journal.max.entry.policy=skip */
-	cJSON **built;    /* this batch's payloads and schemas, freed next poll */
-	size_t nbuilt;
-	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
-	size_t ntexts;
-};
+#define FULL_RETRY_MS 100         /* ring full: look again soon, a flush frees it */
+#define PASS_MAX (64 * BATCH_MAX) /* entries passed over in one poll at most */
 
 static const char *const journald_classes[] = {
     "journald",
@@ -123,7 +114,8 @@ static void journald_close(void *ctx)
 	if (s->j != NULL)
 		sd_journal_close(s->j);
 	jring_free(s->ring);
-	free(s->resume);
+	jpos_free(s->sent);
+	free(s->legacy_stop);
 	free(s->topic);
 	free(s);
 }
@@ -223,77 +215,147 @@ static int find_partition(struct jsrc *s, const struct config_section *cfg, char
 	return 0;
 }
 
-/* The committed cursor: a malloc'd string ("" before the first entry), or
- * NULL with *none when nothing was committed. -1 on a malformed offset. */
-static int committed_cursor(struct jsrc *s, char **out, char *errbuf, size_t errlen)
+/* The current entry's sequence-number id and sequence number. Returns 0
+ * or a negative errno. */
+static int entry_seqnum(struct jsrc *s, char id[33], uint64_t *n)
+{
+	char *c = NULL;
+	int r = sd_journal_get_cursor(s->j, &c);
+
+	if (r < 0)
+		return r;
+	r = jcursor_seqnum(c, id, n) == 0 ? 0 : -EBADMSG;
+	free(c);
+	return r;
+}
+
+/* Marks (id, n) as read: the entry was made a record, or passed. */
+static void advance(struct jsrc *s, const char *id, uint64_t n)
+{
+	char dropped[33];
+
+	if (jpos_set(s->sent, id, n, dropped) == 1) {
+		s->env->count(s->env, "journal_seqnum_ids_dropped", 1);
+		s->env->log(s->env, LOG_WARN,
+		            "journal: more than %d sequence-number ids: forgetting %s, the one "
+		            "read least recently (its entries still in the journal will be "
+		            "read again)",
+		            JPOS_IDS_MAX, dropped);
+	}
+	jpos_flag(s->sent, id, JPOS_SEEN | JPOS_SETTLED);
+}
+
+/* The committed offset into s->sent; *out its cursor (malloc'd, "" before
+ * the first entry), or NULL when nothing was committed. *legacy when it
+ * has no "seqnums" (skiff before them). Returns 0, -1 on a malformed
+ * offset (errbuf), -2 when memory is short. */
+static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, size_t errlen)
 {
 	const char *json = s->env->committed(s->env, s->part);
-	cJSON *o, *c;
+	cJSON *o, *c, *m;
+	int rc = -1;
 
 	*out = NULL;
 	if (json == NULL)
 		return 0;
 	o = cJSON_Parse(json);
 	c = cJSON_GetObjectItemCaseSensitive(o, "cursor");
-	if (cJSON_IsString(c))
-		*out = strdup(c->valuestring);
+	m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
+	*legacy = m == NULL;
+	if (cJSON_IsString(c) && (m == NULL || jpos_load(s->sent, m) == 0))
+		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : -2;
 	cJSON_Delete(o);
-	if (!cJSON_IsString(c)) {
-		snprintf(errbuf, errlen, "journal: stored offset %s has no \"cursor\"", json);
-		return -1;
+	if (rc == -1)
+		snprintf(errbuf, errlen,
+		         "journal: stored offset %s is not {\"cursor\": <string>, \"seqnums\": "
+		         "{<32 hex digits>: <integer>, ...}}",
+		         json);
+	if (rc == 0 && jcursor_seqnum(*out, s->main_id, &s->main_seq) != 0)
+		s->main_id[0] = '\0';
+	if (rc == 0 && *legacy && s->main_id[0] != '\0') {
+		char none[33];
+
+		jpos_set(s->sent, s->main_id, s->main_seq, none); /* the map is empty */
 	}
-	return *out != NULL ? 0 : -2;
+	return rc;
 }
 
-/* Positions the journal for a first start (read.from) and returns the
- * ring's first cursor: the entry read.from=end starts after, or "". */
-static int first_position(struct jsrc *s, bool from_end, char **first)
+/* An old offset names only a cursor: the entries sd-journal orders up to it
+ * were read. Finds the entry reading stops passing at: the cursor's own
+ * (passed too), or the first after it when it is gone, or the tail when
+ * nothing follows. Returns 0 or a negative errno. */
+static int legacy_stop(struct jsrc *s, const char *cur)
 {
+	int r = sd_journal_seek_cursor(s->j, cur);
+
+	if (r >= 0)
+		r = sd_journal_next(s->j);
+	if (r > 0) {
+		s->legacy_incl = sd_journal_test_cursor(s->j, cur) > 0;
+	} else if (r == 0) {
+		s->legacy_incl = true;
+		if ((r = sd_journal_seek_tail(s->j)) >= 0)
+			r = sd_journal_previous(s->j);
+	}
+	if (r > 0)
+		r = sd_journal_get_cursor(s->j, &s->legacy_stop);
+	return r < 0 ? r : 0;
+}
+
+/* read.from=end on a first start: every entry there is now counts as read
+ * (s->sent), and *first is the cursor of the last ("" when empty). */
+static int pass_all(struct jsrc *s, char **first)
+{
+	char id[33];
+	uint64_t n;
 	int r;
 
 	*first = NULL;
-	if (!from_end) {
-		r = sd_journal_seek_head(s->j);
-		*first = strdup("");
-		return r < 0 ? r : *first != NULL ? 0 : -ENOMEM;
-	}
-	if ((r = sd_journal_seek_tail(s->j)) < 0 || (r = sd_journal_previous(s->j)) < 0)
+	if ((r = sd_journal_seek_head(s->j)) < 0)
 		return r;
-	if (r == 0) /* empty: everything from now on is new */
+	while ((r = sd_journal_next(s->j)) > 0) {
+		if ((r = entry_seqnum(s, id, &n)) < 0)
+			return r;
+		advance(s, id, n);
+	}
+	if (r < 0 || (r = sd_journal_seek_tail(s->j)) < 0 || (r = sd_journal_previous(s->j)) < 0)
+		return r;
+	if (r == 0)
 		*first = strdup("");
 	else if ((r = sd_journal_get_cursor(s->j, first)) < 0)
 		return r;
 	return *first != NULL ? 0 : -ENOMEM;
 }
 
-/* Seeks the committed cursor (or read.from on a first start) and starts
- * the ring. */
+/* Positions the journal for the committed offset (or read.from on a first
+ * start) and starts the ring. */
 static int position(struct jsrc *s, const struct config_section *cfg, char *errbuf, size_t errlen)
 {
 	char *cur = NULL, *first = NULL;
-	int r = committed_cursor(s, &cur, errbuf, errlen);
+	bool legacy = false;
+	int r = committed(s, &cur, &legacy, errbuf, errlen);
 
 	if (r == -1)
 		return -1;
-	if (r == 0 && cur != NULL && cur[0] != '\0') {
-		if ((r = sd_journal_seek_cursor(s->j, cur)) < 0) {
+	if (r == 0 && cur != NULL) {
+		if (legacy && cur[0] != '\0' && (r = legacy_stop(s, cur)) < 0) {
 			snprintf(errbuf, errlen, "journal: stored cursor '%s': %s", cur,
 			         strerror(-r));
 			free(cur);
 			return -1;
 		}
-		s->resume = cur;
-		first = strdup(cur);
-	} else if (r == 0 && cur != NULL) {
-		free(cur);
+		s->settling = true;
 		r = sd_journal_seek_head(s->j);
-		first = strdup("");
+		first = jpos_json(s->sent, cur);
+		free(cur);
 	} else if (r == 0) {
 		s->anchor_due = strcmp(config_str(cfg, "read.from"), "end") == 0;
-		r = first_position(s, s->anchor_due, &first);
-		if (r == 0 && first != NULL && s->anchor_due)
+		r = s->anchor_due ? pass_all(s, &cur) : sd_journal_seek_head(s->j);
+		first = r >= 0 ? jpos_json(s->sent, cur != NULL ? cur : "") : NULL;
+		if (first != NULL && s->anchor_due)
 			s->env->log(s->env, LOG_INFO, "journal: read.from=end: starting after %s",
-			            first[0] != '\0' ? first : "nothing (the journal is empty)");
+			            cur[0] != '\0' ? cur : "nothing (the journal is empty)");
+		free(cur);
 	}
 	if (r < 0 || first == NULL) {
 		free(first);
@@ -319,6 +381,10 @@ static const struct stats_desc journald_counters[] = {
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
      .help = "stored cursors of another journal sequence (the journal was recreated)"},
+    {.name = "journal_seqnum_ids_dropped",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "sequence-number ids forgotten beyond 64 (their entries may be read again)"},
     {.name = "journal_fields_repeated",
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
@@ -357,7 +423,8 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
 	s->texts = calloc(BATCH_MAX, sizeof(*s->texts));
-	if (s->topic == NULL || s->built == NULL || s->texts == NULL)
+	s->sent = jpos_new();
+	if (s->topic == NULL || s->built == NULL || s->texts == NULL || s->sent == NULL)
 		goto nomem;
 	if (open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
 	    find_partition(s, cfg, errbuf, errlen) != 0 || position(s, cfg, errbuf, errlen) != 0)
@@ -382,219 +449,135 @@ fail:
 	return -1;
 }
 
-/* The stored cursor's entry is not the first one found: count and log the
- * gap between them. */
-static void note_gap(struct jsrc *s)
+/* The first entry of a stored id after its stored position v is n > v:
+ * the entry at v is gone. Counts and logs the entries between. */
+static void note_gap(struct jsrc *s, const char *id, uint64_t v, uint64_t n)
 {
-	char *now = NULL, id_old[33], id_now[33];
-	uint64_t old = 0, cur = 0;
+	if (n <= v + 1)
+		return;
+	s->env->count(s->env, "entries_vacuumed_unread", n - v - 1);
+	s->env->log(s->env, LOG_WARN,
+	            "journal: the entry at the stored cursor is gone (vacuumed or rotated away "
+	            "while skiff was stopped or behind): %llu entries (sequence numbers %llu "
+	            "to %llu) of sequence %s were removed unread; resuming at the oldest "
+	            "entry still there",
+	            (unsigned long long)(n - v - 1), (unsigned long long)v + 1,
+	            (unsigned long long)n - 1, id);
+}
 
-	if (sd_journal_get_cursor(s->j, &now) < 0)
-		now = NULL;
-	if (now != NULL && jcursor_seqnum(s->resume, id_old, &old) == 0 &&
-	    jcursor_seqnum(now, id_now, &cur) == 0 && strcmp(id_old, id_now) == 0) {
-		if (cur > old + 1) {
-			s->env->count(s->env, "entries_vacuumed_unread", cur - old - 1);
-			s->env->log(s->env, LOG_WARN,
-			            "journal: the entry at the stored cursor is gone (vacuumed or "
-			            "rotated away while skiff was stopped or behind): %llu entries "
-			            "(sequence numbers %llu to %llu) were removed unread; resuming "
-			            "at the oldest entry still there (%s)",
-			            (unsigned long long)(cur - old - 1),
-			            (unsigned long long)old + 1, (unsigned long long)cur - 1, now);
-		}
-	} else {
+/* The first pass after a start reached the end: the committed cursor's id
+ * without a single entry at or after its position had all of them removed
+ * (a journal recreated: an unknown number unread), and ids no longer in the
+ * journal are forgotten. */
+static void settled(struct jsrc *s)
+{
+	size_t gone;
+
+	s->settling = false;
+	free(s->legacy_stop); /* the stop entry went during the pass */
+	s->legacy_stop = NULL;
+	if (s->main_id[0] != '\0' && !(jpos_flags(s->sent, s->main_id) & JPOS_SETTLED) &&
+	    s->shipped > 0) {
 		s->env->count(s->env, "journal_cursor_lost", 1);
 		s->env->log(s->env, LOG_WARN,
-		            "journal: the entry at the stored cursor %s is gone and the journal "
-		            "now holds another sequence (%s): an unknown number of entries may "
-		            "have been removed unread; resuming at the oldest entry after it",
-		            s->resume, now != NULL ? now : "?");
+		            "journal: the entry at the stored cursor (sequence number %llu of "
+		            "%s) is gone and nothing of its sequence is left (the journal was "
+		            "recreated or vacuumed): an unknown number of entries may have "
+		            "been removed unread",
+		            (unsigned long long)s->main_seq, s->main_id);
 	}
-	free(now);
+	if ((gone = jpos_sweep(s->sent, JPOS_SEEN)) > 0)
+		s->env->log(s->env, LOG_INFO,
+		            "journal: %zu sequence-number ids of the stored offset are no "
+		            "longer in the journal: forgotten",
+		            gone);
 }
 
-/* The current entry's field data with every value cut to cap bytes. */
-static size_t entry_size(struct jsrc *s, size_t cap)
+/* In the first pass after a start from an old {"cursor"} offset: true when
+ * (id, n) is ordered up to that cursor (read then), and marked read. */
+static bool legacy_passed(struct jsrc *s, const char *id, uint64_t n)
 {
-	size_t len, name, total = 0;
-	const void *d;
-	const char *eq;
+	uint64_t v = 0;
+	bool known = jpos_get(s->sent, id, &v);
 
-	SD_JOURNAL_FOREACH_DATA(s->j, d, len)
-	{
-		eq = memchr(d, '=', len);
-		name = eq != NULL ? (size_t)(eq - (const char *)d) + 1 : len;
-		total += name + (len - name < cap ? len - name : cap);
+	if (sd_journal_test_cursor(s->j, s->legacy_stop) > 0) {
+		free(s->legacy_stop);
+		s->legacy_stop = NULL;
+		if (!s->legacy_incl)
+			return false;
 	}
-	return total;
+	if (!known || n > v)
+		advance(s, id, n);
+	else if (n == v)
+		jpos_flag(s->sent, id, JPOS_SEEN | JPOS_SETTLED);
+	else
+		jpos_flag(s->sent, id, JPOS_SEEN);
+	return true;
 }
 
-/* The longest value the current entry may keep so that its field data fit
- * journal.max.entry.bytes: SIZE_MAX when it fits whole. Short fields (the
- * unit, the pid) stay whole; only the longest are cut. */
-static size_t entry_cap(struct jsrc *s)
+/* True when the current entry (id, n) was read before: its id's position
+ * is at or past n. The first pass also settles each stored id at its first
+ * entry at or past its position (note_gap). */
+static bool passed(struct jsrc *s, const char *id, uint64_t n)
 {
-	size_t lo = 0, hi = s->max_entry, mid;
+	uint64_t v = 0;
+	bool known = jpos_get(s->sent, id, &v);
 
-	if (s->message_only) {
-		const void *d;
-		size_t len;
-
-		return sd_journal_get_data(s->j, "MESSAGE", &d, &len) >= 0 && len >= 8 &&
-		               len - 8 > s->max_entry
-		           ? s->max_entry
-		           : SIZE_MAX;
+	if (s->legacy_stop != NULL && legacy_passed(s, id, n))
+		return true;
+	if (!known)
+		return false;
+	if (s->settling && n >= v && !(jpos_flags(s->sent, id) & JPOS_SETTLED)) {
+		jpos_flag(s->sent, id, JPOS_SETTLED);
+		note_gap(s, id, v, n);
 	}
-	if (entry_size(s, SIZE_MAX) <= s->max_entry)
-		return SIZE_MAX;
-	while (lo < hi) {
-		mid = lo + (hi - lo + 1) / 2;
-		if (entry_size(s, mid) <= s->max_entry)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return lo;
+	jpos_flag(s->sent, id, JPOS_SEEN);
+	return n <= v;
 }
 
-/* One datum with its value cut to cap (jfields_cut), into the struct. */
-static int add_datum(cJSON *payload, cJSON *fields, const char *d, size_t len, size_t cap)
+/* Moves to the next entry not read before and marks it read: 1, 0 at the
+ * end, 2 when PASS_MAX entries were passed over (more to come), or a
+ * negative errno. */
+static int next_entry(struct jsrc *s, size_t *passes)
 {
-	const char *eq = memchr(d, '=', len);
-	size_t name;
-
-	if (cap != SIZE_MAX && eq != NULL) {
-		name = (size_t)(eq - d) + 1;
-		len = name + jfields_cut(eq + 1, len - name, cap);
-	}
-	return jfields_add(payload, fields, d, len);
-}
-
-/* The current entry as rec's value, values cut to cap and marked
- * _SKIFF_TRUNCATED=1 unless cap is SIZE_MAX. Returns 0, or -2 when memory
- * is short. */
-static int build_value(struct jsrc *s, struct record *rec, size_t cap)
-{
-	cJSON *fields = NULL, *payload = cJSON_CreateObject(), *schema = jfields_schema(&fields);
-	uint64_t repeated = 0, bad = 0, t;
-	sd_id128_t boot;
-	const void *d;
-	size_t len;
+	char id[33];
+	uint64_t n;
 	int r;
 
-	if (payload == NULL || schema == NULL)
-		goto nomem;
-	s->built[s->nbuilt++] = payload;
-	s->built[s->nbuilt++] = schema;
-	SD_JOURNAL_FOREACH_DATA(s->j, d, len)
-	{
-		r = add_datum(payload, fields, d, len, cap);
-		if (r == -2)
-			return -2;
-		repeated += r == 1;
-		bad += r == -1;
+	for (;;) {
+		if ((r = sd_journal_next(s->j)) == 0 && s->settling)
+			settled(s);
+		if (r <= 0)
+			return r;
+		if ((r = entry_seqnum(s, id, &n)) < 0)
+			return r;
+		if (!passed(s, id, n))
+			break;
+		if (++*passes >= PASS_MAX)
+			return 2;
 	}
-	if (cap != SIZE_MAX && jfields_add(payload, fields, TRUNC_FIELD, strlen(TRUNC_FIELD)) == -2)
-		return -2;
-	if (sd_journal_get_realtime_usec(s->j, &t) >= 0 &&
-	    jfields_add_time(payload, fields, "__REALTIME_TIMESTAMP", t) != 0)
-		return -2;
-	if (sd_journal_get_monotonic_usec(s->j, &t, &boot) >= 0 &&
-	    jfields_add_time(payload, fields, "__MONOTONIC_TIMESTAMP", t) != 0)
-		return -2;
-	if (repeated > 0)
-		s->env->count(s->env, "journal_fields_repeated", repeated);
-	if (bad > 0)
-		s->env->count(s->env, "journal_data_malformed", bad);
-	rec->value =
-	    (struct record_value){.kind = VALUE_STRUCT, .payload = payload, .schema = schema};
-	return 0;
-nomem:
-	cJSON_Delete(payload);
-	cJSON_Delete(schema);
-	return -2;
+	advance(s, id, n);
+	s->shipped += s->settling;
+	return 1;
 }
 
-/* MESSAGE alone as rec's value (null when the entry has none), cut to
- * cap. */
-static int build_message(struct jsrc *s, struct record *rec, size_t cap)
-{
-	const void *d;
-	size_t len;
-	char *copy;
-
-	if (sd_journal_get_data(s->j, "MESSAGE", &d, &len) < 0 || len < 8) {
-		rec->value = (struct record_value){.kind = VALUE_NULL};
-		return 0;
-	}
-	len = 8 + jfields_cut((const char *)d + 8, len - 8, cap);
-	if ((copy = malloc(len - 8 + 1)) == NULL)
-		return -2;
-	memcpy(copy, (const char *)d + 8, len - 8);
-	copy[len - 8] = '\0';
-	s->texts[s->ntexts++] = copy;
-	rec->value = (struct record_value){.kind = VALUE_STRING, .bytes = copy, .len = len - 8};
-	return 0;
-}
-
-/* The current entry as a record carrying the offset seq. Returns 0, 1 when
- * the entry exceeds journal.max.entry.bytes and the policy skips it, or -2
- * when memory is short. */
-static int build_record(struct jsrc *s, struct record *rec, int64_t seq)
-{
-	size_t cap = entry_cap(s);
-	uint64_t usec = 0;
-
-	if (cap != SIZE_MAX && s->skip_big) {
-		s->env->count(s->env, "entries_skipped", 1);
-		return 1;
-	}
-	memset(rec, 0, sizeof(*rec));
-	if (cap != SIZE_MAX) {
-		s->env->count(s->env, "entries_truncated", 1);
-		rec->headers[rec->nheaders++] = (struct record_header){"skiff.truncated", "1", 1};
-	}
-	rec->part = s->part;
-	rec->topic = s->topic;
-	rec->offset.v[0] = seq;
-	rec->key = (struct record_value){.kind = VALUE_NULL};
-	if (sd_journal_get_realtime_usec(s->j, &usec) >= 0)
-		rec->timestamp_ms = (int64_t)(usec / 1000);
-	return s->message_only ? build_message(s, rec, cap) : build_value(s, rec, cap);
-}
-
-/* Moves to the next entry to ship: 1, 0 at the end, or a negative errno.
- * Skips the entry at the stored cursor once. */
-static int next_entry(struct jsrc *s)
-{
-	int r = sd_journal_next(s->j);
-
-	if (r <= 0 || s->resume == NULL)
-		return r;
-	if (sd_journal_test_cursor(s->j, s->resume) > 0) {
-		r = sd_journal_next(s->j); /* shipped before the stop */
-	} else {
-		note_gap(s);
-	}
-	free(s->resume);
-	s->resume = NULL;
-	return r;
-}
-
-/* Fixes the batch's offsets: its last record stands for its own cursor. */
+/* Fixes the batch's offsets: its last record stands for the position after
+ * the entry the journal is at. */
 static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, size_t errlen)
 {
-	char *cur = NULL;
-	int64_t seq;
+	char *cur = NULL, *text;
+	int64_t seq = -1;
 	int r = sd_journal_get_cursor(s->j, &cur);
 
 	if (r < 0) {
 		sderr(errbuf, errlen, "cursor", r);
 		return SOURCE_ERR;
 	}
-	seq = jring_push(s->ring, cur);
+	text = jpos_json(s->sent, cur);
 	free(cur);
+	if (text != NULL)
+		seq = jring_push(s->ring, text);
+	free(text);
 	if (seq < 0) {
 		snprintf(errbuf, errlen, "journal: out of memory");
 		return SOURCE_ERR;
@@ -609,7 +592,7 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 	struct jsrc *s = ctx;
 	size_t max = batch->max < BATCH_MAX ? batch->max : BATCH_MAX;
 	int64_t before = jring_head(s->ring);
-	size_t seen = 0;
+	size_t seen = 0, passes = 0;
 	int r = 0, b;
 
 	free_batch(s);
@@ -630,10 +613,18 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		sderr(errbuf, errlen, "processing changes", r);
 		return SOURCE_ERR;
 	}
-	/* seen bounds a poll also when every entry is skipped. */
-	while (seen < max && (r = next_entry(s)) > 0) {
+	/* A file added (or removed): its entries may sort anywhere, before
+	 * those read already (an older clock). Back to the head; what was read
+	 * is passed over by its sequence number. */
+	if (r == SD_JOURNAL_INVALIDATE && (r = sd_journal_seek_head(s->j)) < 0) {
+		sderr(errbuf, errlen, "seeking the head", r);
+		return SOURCE_ERR;
+	}
+	/* seen bounds a poll also when every entry is skipped by the size
+	 * policy; passes, when the entries were read before. */
+	while (seen < max && (r = next_entry(s, &passes)) == 1) {
 		seen++;
-		b = build_record(s, &batch->records[batch->n], before);
+		b = jentry_record(s, &batch->records[batch->n], before);
 		if (b < 0) {
 			snprintf(errbuf, errlen, "journal: out of memory");
 			return SOURCE_ERR;
@@ -644,7 +635,7 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		sderr(errbuf, errlen, "reading the next entry", r);
 		return SOURCE_ERR;
 	}
-	batch->more = seen == max;
+	batch->more = seen == max || r == 2;
 	if (batch->n == 0)
 		return 0;
 	return seal_batch(s, batch, errbuf, errlen);
@@ -679,34 +670,33 @@ static int64_t journald_timeout(void *ctx, int64_t now_ms)
 static char *journald_offset_json(void *ctx, const struct src_offset *off)
 {
 	struct jsrc *s = ctx;
-	const char *cur = jring_get(s->ring, off->v[0]);
-	cJSON *o;
-	char *json = NULL;
+	const char *text = jring_get(s->ring, off->v[0]);
 
-	if (cur == NULL)
-		return NULL;
-	o = cJSON_CreateObject();
-	if (o != NULL && cJSON_AddStringToObject(o, "cursor", cur) != NULL)
-		json = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return json;
+	return text != NULL ? strdup(text) : NULL;
 }
 
-/* KIP-875: {"cursor": <string>} is what open() reads back. */
+/* KIP-875: {"cursor": <string>, "seqnums": {...}} (seqnums optional, as
+ * older skiffs wrote it) is what open() reads back. */
 static int journald_check_offset(const struct config_section *cfg, const char *partition,
                                  const char *offset, char *errbuf, size_t errlen)
 {
 	cJSON *o = cJSON_Parse(offset);
-	bool ok = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
-	          cJSON_GetArraySize(o) == 1;
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
+	struct jpos *p = jpos_new();
+	bool ok = p != NULL && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
+	          cJSON_GetArraySize(o) == 1 + (m != NULL) && (m == NULL || jpos_load(p, m) == 0);
 
 	(void)cfg;
 	(void)partition;
 	cJSON_Delete(o);
+	jpos_free(p);
 	if (ok)
 		return 0;
 	snprintf(errbuf, errlen,
-	         "the journald source's offset is {\"cursor\": <a journal cursor string>}");
+	         "the journald source's offset is {\"cursor\": <a journal cursor string>, "
+	         "\"seqnums\": {<sequence-number id, 32 hex digits>: <sequence number>, ...}} "
+	         "(seqnums optional, at most %d)",
+	         JPOS_IDS_MAX);
 	return SOURCE_ERR_CONFIG;
 }
 

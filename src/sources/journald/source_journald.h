@@ -1,21 +1,34 @@
 /* source_journald: the parts of the journald connector that need no
  * libsystemd, so that they build (and are unit-tested) everywhere.
  *
- * jring: the cursors that offsets stand for. A journal position is a
- * cursor, a string; struct src_offset holds integers. Each record's offset
- * carries a sequence number (v[0]) naming a cursor kept here, and
- * offset_json() turns the number back into {"cursor":"..."}. The ring keeps
- * one cursor per poll batch (the cursor of the batch's last entry): a record
- * inside a batch carries the previous batch's cursor, so an acknowledged
- * prefix that ends inside a batch commits the position before that batch
- * (re-read after a crash: duplicates within one batch, never a gap).
+ * jring: the offsets that records stand for. A journal position is text
+ * (jpos_json: a cursor and a map of sequence numbers); struct src_offset
+ * holds integers. Each record's offset carries a sequence number (v[0])
+ * naming an offset text kept here, which offset_json() hands back. The ring
+ * keeps one text per poll batch (the position after the batch's last
+ * entry): a record inside a batch carries the previous batch's, so an
+ * acknowledged prefix that ends inside a batch commits the position before
+ * that batch (re-read after a crash: duplicates within one batch, never a
+ * gap).
  *
- * Bound: at most JRING_SLOTS cursors between the oldest one the worker may
- * still ask for (the last one it asked for: offsets advance in order) and
- * the newest. A full ring stops reading until the next offset flush asks for
- * a newer one; with BATCH_RECORDS-sized batches that is far beyond what an
- * offset flush interval ever holds, with one-entry batches 4096 batches per
- * flush interval.
+ * Bound: at most JRING_SLOTS texts, and JRING_BYTES of them, between the
+ * oldest one the worker may still ask for (the last one it asked for:
+ * offsets advance in order) and the newest. A full ring stops reading until
+ * the next offset flush asks for a newer one; with BATCH_RECORDS-sized
+ * batches that is far beyond what an offset flush interval ever holds, with
+ * one-entry batches 4096 batches per flush interval.
+ *
+ * jpos: where reading stands, per sequence-number id. sd-journal orders
+ * the files of a journal by sequence number only within one id (one
+ * journald's files); files of different ids (another boot after the
+ * journal was recreated, another host's file in a journal-remote
+ * directory) it interleaves by their clocks, so a file whose clock is
+ * behind sorts before entries already read. Within one id sequence numbers
+ * only grow in sd-journal's order; so "the last sequence number passed, per
+ * id" says exactly which entries were read, whatever their clocks. At most
+ * JPOS_IDS_MAX ids: a new one beyond that drops the one set least recently
+ * (its entries, if still in the journal, are read again at the next rescan:
+ * duplicates, never a gap).
  *
  * jfields: one journal datum ("FIELD=value", value any bytes) into a
  * Connect struct's payload and schema. Main loop only. */
@@ -29,36 +42,74 @@
 #include <cjson/cJSON.h>
 
 #define JRING_SLOTS 4096
+#define JRING_BYTES (4u << 20) /* of offset texts held: 64 ids make one ~4 KiB */
+#define JPOS_IDS_MAX 64
+
+/* jpos flags, the reader's own marks per id. */
+#define JPOS_SEEN 1u    /* an entry of the id was met since the scan began */
+#define JPOS_SETTLED 2u /* its stored position was found, or found gone */
 
 struct jring;
 
-/* A ring whose sequence number 0 holds a copy of cursor ("" stands for
- * "before the first entry"). NULL when memory is short. Free with
- * jring_free (accepts NULL). */
-struct jring *jring_new(const char *cursor);
+/* A ring whose sequence number 0 holds a copy of the offset text first.
+ * NULL when memory is short. Free with jring_free (accepts NULL). */
+struct jring *jring_new(const char *first);
 void jring_free(struct jring *r);
 
-/* True when no more cursors can be pushed until jring_get asks for a newer
- * one. */
+/* True when no more texts can be pushed until jring_get asks for a newer
+ * one (JRING_SLOTS of them, or JRING_BYTES). */
 bool jring_full(const struct jring *r);
 
-/* Keeps a copy of cursor; returns its sequence number, or -1 when the ring
+/* Keeps a copy of text; returns its sequence number, or -1 when the ring
  * is full or memory is short. */
-int64_t jring_push(struct jring *r, const char *cursor);
+int64_t jring_push(struct jring *r, const char *text);
 
 /* The newest sequence number. */
 int64_t jring_head(const struct jring *r);
 
-/* The cursor of sequence number seq (owned by the ring, valid until the
+/* The text of sequence number seq (owned by the ring, valid until the
  * next push), and every older one may be dropped from now on. NULL when seq
  * is no longer (or not yet) held. */
 const char *jring_get(struct jring *r, int64_t seq);
 
 /* The sequence-number id (s=, 32 hex digits) and sequence number (i=) of a
- * journal cursor. sd-journal calls cursors opaque; skiff reads these two
- * only to count the entries a gap lost, and a cursor it cannot read counts
- * as an unknown gap. Returns 0, or -1 when the cursor has not both. */
+ * journal cursor. sd-journal calls cursors opaque, and libsystemd 252 has
+ * no sd_journal_get_seqnum(); every cursor it writes has both. Returns 0,
+ * or -1 when the cursor has not both. */
 int jcursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum);
+
+struct jpos;
+
+/* An empty position (NULL when memory is short); free with jpos_free
+ * (accepts NULL). */
+struct jpos *jpos_new(void);
+void jpos_free(struct jpos *p);
+
+/* True and *seq when id (32 hex digits) has a position. */
+bool jpos_get(const struct jpos *p, const char *id, uint64_t *seq);
+
+/* Sets id's position to seq (flags kept; a new id has none). Returns 0, 1
+ * when a new id took the place of the one set least recently (its id in
+ * dropped), -1 when id is not 32 characters. */
+int jpos_set(struct jpos *p, const char *id, uint64_t seq, char dropped[33]);
+
+/* The JPOS_* flags of id (0 when unknown); jpos_flag adds flags to a known
+ * id. */
+unsigned jpos_flags(const struct jpos *p, const char *id);
+void jpos_flag(struct jpos *p, const char *id, unsigned flags);
+
+/* Drops every id without one of flags, clears nothing; returns how many
+ * went. */
+size_t jpos_sweep(struct jpos *p, unsigned flags);
+
+/* Adds the ids of an offset's "seqnums" object ({"<id>": <seqnum>, ...},
+ * at most JPOS_IDS_MAX, integers up to 2^53). Returns 0 or -1 when it is
+ * not such an object. */
+int jpos_load(struct jpos *p, const cJSON *seqnums);
+
+/* The offset text {"cursor":"<cursor>","seqnums":{...}}, malloc'd (the
+ * caller frees), NULL when memory is short. */
+char *jpos_json(const struct jpos *p, const char *cursor);
 
 /* Adds one datum of an entry to payload (the struct's values) and fields
  * (its schema's "fields" array). The value becomes a string when it is

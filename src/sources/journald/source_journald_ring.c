@@ -11,16 +11,18 @@ struct jring {
 	char *slot[JRING_SLOTS];
 	int64_t head;     /* newest sequence number */
 	int64_t released; /* oldest one still asked for */
+	size_t bytes;     /* of the texts released..head */
 };
 
-struct jring *jring_new(const char *cursor)
+struct jring *jring_new(const char *first)
 {
 	struct jring *r = calloc(1, sizeof(*r));
 
-	if (r == NULL || (r->slot[0] = strdup(cursor)) == NULL) {
+	if (r == NULL || (r->slot[0] = strdup(first)) == NULL) {
 		free(r);
 		return NULL;
 	}
+	r->bytes = strlen(first) + 1;
 	return r;
 }
 
@@ -35,19 +37,20 @@ void jring_free(struct jring *r)
 
 bool jring_full(const struct jring *r)
 {
-	return r->head - r->released + 1 >= JRING_SLOTS;
+	return r->head - r->released + 1 >= JRING_SLOTS || r->bytes >= JRING_BYTES;
 }
 
-int64_t jring_push(struct jring *r, const char *cursor)
+int64_t jring_push(struct jring *r, const char *text)
 {
 	char *copy;
 	size_t i;
 
-	if (jring_full(r) || (copy = strdup(cursor)) == NULL)
+	if (jring_full(r) || (copy = strdup(text)) == NULL)
 		return -1;
 	i = (size_t)((r->head + 1) % JRING_SLOTS);
 	free(r->slot[i]);
 	r->slot[i] = copy;
+	r->bytes += strlen(copy) + 1;
 	return ++r->head;
 }
 
@@ -62,8 +65,8 @@ const char *jring_get(struct jring *r, int64_t seq)
 	 * only moves forward); an older one is still there until overwritten. */
 	if (seq < 0 || seq > r->head || r->head - seq >= JRING_SLOTS)
 		return NULL;
-	if (seq > r->released)
-		r->released = seq;
+	for (; r->released < seq; r->released++)
+		r->bytes -= strlen(r->slot[r->released % JRING_SLOTS]) + 1;
 	return r->slot[seq % JRING_SLOTS];
 }
 

@@ -1,0 +1,155 @@
+/* source_journald_pos: the journal position as one sequence number per
+ * sequence-number id; see source_journald.h. */
+#include "source_journald.h"
+
+#include "num.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXACT_MAX 9007199254740992.0 /* 2^53: larger JSON numbers are not exact */
+
+struct jpos_id {
+	char id[33];
+	uint64_t seq;
+	uint64_t used; /* when it was last set: the least recently set one goes first */
+	unsigned flags;
+};
+
+struct jpos {
+	struct jpos_id ids[JPOS_IDS_MAX];
+	size_t n;
+	uint64_t clock;
+};
+
+struct jpos *jpos_new(void)
+{
+	return calloc(1, sizeof(struct jpos));
+}
+
+void jpos_free(struct jpos *p)
+{
+	free(p);
+}
+
+static struct jpos_id *find(const struct jpos *p, const char *id)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->ids[i].id, id) == 0)
+			return (struct jpos_id *)&p->ids[i];
+	return NULL;
+}
+
+bool jpos_get(const struct jpos *p, const char *id, uint64_t *seq)
+{
+	const struct jpos_id *e = find(p, id);
+
+	if (e != NULL)
+		*seq = e->seq;
+	return e != NULL;
+}
+
+int jpos_set(struct jpos *p, const char *id, uint64_t seq, char dropped[33])
+{
+	struct jpos_id *e = find(p, id);
+	size_t old = 0;
+	int rc = 0;
+
+	if (e == NULL && strlen(id) != 32)
+		return -1;
+	if (e == NULL && p->n == JPOS_IDS_MAX) {
+		for (size_t i = 1; i < p->n; i++)
+			if (p->ids[i].used < p->ids[old].used)
+				old = i;
+		memcpy(dropped, p->ids[old].id, 33);
+		p->ids[old] = p->ids[--p->n];
+		rc = 1;
+	}
+	if (e == NULL) {
+		e = &p->ids[p->n++];
+		memcpy(e->id, id, 33);
+		e->flags = 0;
+	}
+	e->seq = seq;
+	e->used = ++p->clock;
+	return rc;
+}
+
+unsigned jpos_flags(const struct jpos *p, const char *id)
+{
+	const struct jpos_id *e = find(p, id);
+
+	return e != NULL ? e->flags : 0;
+}
+
+void jpos_flag(struct jpos *p, const char *id, unsigned flags)
+{
+	struct jpos_id *e = find(p, id);
+
+	if (e != NULL)
+		e->flags |= flags;
+}
+
+size_t jpos_sweep(struct jpos *p, unsigned flags)
+{
+	size_t kept = 0, dropped;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->ids[i].flags & flags)
+			p->ids[kept++] = p->ids[i];
+	dropped = p->n - kept;
+	p->n = kept;
+	return dropped;
+}
+
+/* True for 32 lower-case or upper-case hex digits. */
+static bool is_id(const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++)
+		if (num_hex_digit(s[i]) < 0)
+			return false;
+	return n == 32;
+}
+
+int jpos_load(struct jpos *p, const cJSON *seqnums)
+{
+	const cJSON *it;
+	char dropped[33];
+
+	if (!cJSON_IsObject(seqnums) || cJSON_GetArraySize(seqnums) > JPOS_IDS_MAX)
+		return -1;
+	cJSON_ArrayForEach(it, seqnums)
+	{
+		double v = it->valuedouble;
+
+		if (!is_id(it->string) || !cJSON_IsNumber(it) || v < 0 || v > EXACT_MAX ||
+		    v != (double)(uint64_t)v)
+			return -1;
+		if (jpos_set(p, it->string, (uint64_t)v, dropped) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+char *jpos_json(const struct jpos *p, const char *cursor)
+{
+	cJSON *o = cJSON_CreateObject(), *map = NULL;
+	char *json = NULL, num[24];
+
+	if (o == NULL || cJSON_AddStringToObject(o, "cursor", cursor) == NULL ||
+	    (map = cJSON_AddObjectToObject(o, "seqnums")) == NULL)
+		goto out;
+	for (size_t i = 0; i < p->n; i++) {
+		/* raw digits: cJSON prints a double, inexact past 15 digits */
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)p->ids[i].seq);
+		if (cJSON_AddRawToObject(map, p->ids[i].id, num) == NULL)
+			goto out;
+	}
+	json = cJSON_PrintUnformatted(o);
+out:
+	cJSON_Delete(o);
+	return json;
+}

@@ -1,0 +1,50 @@
+/* source_journald_src: the journald connector's state, shared by its two
+ * files that need libsystemd (source_journald.c: positions and polling;
+ * source_journald_entry.c: an entry as a record). Include only from them. */
+#ifndef SKIFF_SOURCE_JOURNALD_SRC_H
+#define SKIFF_SOURCE_JOURNALD_SRC_H
+
+#include "source.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <systemd/sd-journal.h>
+
+#define BATCH_MAX 1024 /* entries per poll at most (the worker asks for as many) */
+#define TRUNC_FIELD "_SKIFF_TRUNCATED=1" /* marks an entry cut to journal.max.entry.bytes */
+
+struct jsrc {
+	struct source_env *env;
+	sd_journal *j;
+	int fd;
+	struct partition *part;
+	char *topic;
+	bool message_only;
+	struct jring *ring;
+	struct jpos *sent; /* per id, the last entry made a record (or passed) */
+	bool settling;     /* the first pass after a start: find each stored id */
+	char main_id[33];  /* the id of the committed cursor ("" when none) */
+	uint64_t main_seq; /* and its sequence number */
+	uint64_t shipped;  /* records made in the first pass */
+	char *legacy_stop; /* an old {"cursor"} offset: entries before this pass */
+	bool legacy_incl;  /* and this one too */
+	bool full;         /* the last poll found the ring full */
+	bool anchor_due;   /* read.from=end on a first start: store where it begins */
+	size_t max_entry;  /* journal.max.entry.bytes */
+	bool skip_big;     /* journal.max.entry.policy=skip */
+	cJSON **built;     /* this batch's payloads and schemas, freed next poll */
+	size_t nbuilt;
+	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
+	size_t ntexts;
+};
+
+/* The entry the journal is at as rec, carrying the offset seq: its value
+ * built per journal.value, cut to journal.max.entry.bytes (or skipped, by
+ * the policy). The value's memory is s's until the next poll. Returns 0, 1
+ * when the policy skips the entry, or -2 when memory is short. Main loop. */
+int jentry_record(struct jsrc *s, struct record *rec, int64_t seq);
+
+#endif
