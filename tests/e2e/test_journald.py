@@ -389,3 +389,44 @@ def test_journald_older_clock_file_dropped_in_while_running(tmp_path, kafka, top
     missing = sorted(set(range(1, 3101)) - set(s))
     assert not missing, f"{len(missing)} entries never shipped, first {missing[:5]}"
     assert sorted(s) == list(range(1, 3101))  # and none twice
+
+
+def test_journald_old_cursor_offset_keeps_its_meaning(tmp_path, kafka, topic):
+    # An offset of skiff before the seqnums, {"cursor": ...} alone (here sent
+    # with KIP-875's PATCH): what sd-journal orders up to that cursor counts
+    # as read, the rest is read once; from then on positions are per id.
+    from test_rest import free_port, http, wait_for, wait_http
+    jdir, side = tmp_path / "journal", tmp_path / "side"
+    jdir.mkdir()
+    side.mkdir()
+    write_journal(jdir / "a.journal", [entry(i, t0=NOW) for i in range(1, 1001)])
+    write_journal(jdir / "b.journal",
+                  [entry(i, t0=BEHIND, boot=BOOT2) for i in range(1001, 2001)])
+    port = free_port()
+    sk = Skiff(tmp_path, worker(kafka, tmp_path, listeners=f"http://127.0.0.1:{port}"),
+               [connector(jdir, topic)])
+    sk.start()
+    wait_http(port)
+    assert sorted(seqs(consume(kafka.bootstrap, topic, n=2000, timeout=60))) == \
+        list(range(1, 2001))
+    base = "/connectors/journal"
+    assert http(port, "PUT", base + "/stop")[0] == 204
+    wait_for(lambda: http(port, "GET", base + "/status")[1]["connector"]["state"] == "STOPPED")
+    out = subprocess.run(["journalctl", "--no-pager", f"--directory={jdir}", "-o", "export",
+                          "SEQ=500"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    c500 = re.search(r"^__CURSOR=(.*)$", out, re.M).group(1)
+    body = {"offsets": [{"partition": {"journal": str(jdir)}, "offset": {"cursor": c500}}]}
+    st, j = http(port, "PATCH", base + "/offsets", body)
+    assert st == 200, j
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    recs = consume(kafka.bootstrap, topic, n=2500, timeout=60)
+    write_journal(side / "c.journal", [entry(i, t0=BEHIND - 3600 * 10**6,
+                                             boot="ab" * 16) for i in range(3001, 3101)])
+    (side / "c.journal").rename(jdir / "c.journal")
+    recs = consume(kafka.bootstrap, topic, n=2600, timeout=30)
+    time.sleep(1)
+    recs = consume(kafka.bootstrap, topic)
+    offs = http(port, "GET", base + "/offsets")[1]["offsets"]
+    assert sk.stop() == 0
+    assert sorted(seqs(recs)[2000:]) == list(range(501, 1001)) + list(range(3001, 3101))
+    assert len(offs[0]["offset"]["seqnums"]) == 3, offs
