@@ -29,6 +29,10 @@
 
 #define GEN_HEADER "skiff.generation"
 #define MIN_READ_MS 30000
+/* How far generations jump when the topic restores the file: more file
+ * writes than any device makes between two restores (2^32 at one per
+ * 100 ms: 13 years), and 2^21 restores below the file format's 2^53. */
+#define GEN_JUMP (UINT64_C(1) << 32)
 
 struct rec {
 	char *key;
@@ -499,7 +503,8 @@ out:
 
 /* Applies the topic's records to o where they are newer than the file
  * (generation fgen; 0: no file, every record counts). */
-static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen)
+static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen,
+                 bool *restored)
 {
 	bool differ = false;
 	int rc;
@@ -511,6 +516,7 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 		if (r->gen > *maxgen)
 			*maxgen = r->gen;
 		if (fgen == 0 || r->gen > fgen) {
+			*restored = true;
 			rc = offsets_load_record(o, r->key, r->value);
 			if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)
 				return rc;
@@ -532,6 +538,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 {
 	struct kctx *k = vctx;
 	uint64_t fgen = 0, maxgen = 0;
+	bool restored = false;
 	char ferr[1024] = "";
 	int rc;
 
@@ -548,13 +555,20 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
 	if (rc == 0)
-		rc = merge(k, o, fgen, &maxgen);
+		rc = merge(k, o, fgen, &maxgen, &restored);
 	if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)
 		snprintf(errbuf, errlen, "offset.storage.topic %s: %s", k->topic,
 		         offsets_strerror(rc));
 	if (rc != 0)
 		return rc;
 	*generation = fgen > maxgen ? fgen : maxgen;
+	/* The topic restored a lost or older file. That file may have counted
+	 * generations past the topic's highest (writes that changed nothing the
+	 * topic holds, or that the topic never took): go on far above them, so
+	 * that an old copy of it put back later never wins over what is
+	 * written from now on. */
+	if (restored && k->fops != NULL)
+		*generation = maxgen + GEN_JUMP;
 	if (*from_prev)
 		snprintf(errbuf, errlen, "%s", ferr); /* the fallback's warning */
 	return 0;

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -17,7 +18,8 @@ import connectjvm  # noqa: E402
 import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
 
-NAME = "local-file-source"
+NAMES = ["local-file-source", "app-\u03b1", "svc.log"]  # app-α: UTF-8 in the key
+RESET = "svc.log"  # its offsets are reset: a tombstone
 LINES = 300
 
 
@@ -42,13 +44,26 @@ def position(records, key):
     return None if v is None else json.loads(v)["position"]
 
 
+def key_of(name, path):
+    return json.dumps([name, {"filename": str(path)}], separators=(",", ":"),
+                      ensure_ascii=False).encode()
+
+
+def all_at_end(bootstrap, topic, keys):
+    recs = offset_records(bootstrap, topic)
+    return all(position(recs, k) == LINES * fl.WIDTH for k in keys)
+
+
 @pytest.fixture(scope="module")
 def connect_run(tmp_path_factory, kafka):
-    """Connect distributed, one FileStreamSource on a numbered file, run until
-    its offsets topic holds the file's end; then stopped."""
+    """Connect distributed, a FileStreamSource per name on its own numbered
+    file, run until its offsets topic holds each file's end; then RESET's
+    offsets reset (KIP-875's DELETE: a tombstone), and Connect stopped."""
     d = tmp_path_factory.mktemp("connect")
-    src = fl.SeqSource(d / "app.log")
-    src.append(LINES)
+    files = {}
+    for i, name in enumerate(NAMES):
+        files[name] = fl.SeqSource(d / f"app{i}.log")
+        files[name].append(LINES)
     tag = uuid.uuid4().hex[:8]
     offsets = f"connect-offsets-{tag}"
     c = connectjvm.Connect(d / "worker", "distributed", {
@@ -59,19 +74,29 @@ def connect_run(tmp_path_factory, kafka):
         "status.storage.topic": f"connect-status-{tag}",
         "offset.storage.replication.factor": 1, "config.storage.replication.factor": 1,
         "status.storage.replication.factor": 1, "offset.flush.interval.ms": 500})
+    keys = [key_of(n, files[n].path) for n in NAMES]
     try:
         c.wait_up()
-        st, body = c.rest("POST", "/connectors", {"name": NAME, "config": {
-            "connector.class": "FileStreamSource", "tasks.max": "1", "file": str(src.path),
-            "topic": f"connect-data-{tag}"}})
-        assert st == 201, body
-        key = f'["{NAME}",{{"filename":"{src.path}"}}]'.encode()
+        for name in NAMES:
+            st, body = c.rest("POST", "/connectors", {"name": name, "config": {
+                "connector.class": "FileStreamSource", "tasks.max": "1",
+                "file": str(files[name].path), "topic": f"connect-data-{tag}"}})
+            assert st == 201, body
+        connectjvm.wait_for(lambda: all_at_end(kafka.bootstrap, offsets, keys), 120,
+                            "Connect's offsets at the end of each file")
+        path = "/connectors/" + urllib.parse.quote(RESET)
+        assert c.rest("PUT", path + "/stop")[0] == 204
+        connectjvm.wait_for(lambda: (c.rest("GET", path + "/status")[1] or {}).get(
+            "connector", {}).get("state") == "STOPPED", 60, "Connect's STOPPED")
+        st, body = c.rest("DELETE", path + "/offsets")
+        assert st == 200, body
+        reset_key = key_of(RESET, files[RESET].path)
         connectjvm.wait_for(
-            lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-            LINES * fl.WIDTH, 120, "Connect's offset at the end of the file")
+            lambda: latest(offset_records(kafka.bootstrap, offsets)).get(reset_key, (1,))[0]
+            is None, 60, "Connect's tombstone")
     finally:
         c.stop()
-    yield {"src": src, "offsets": offsets, "key": key,
+    yield {"files": files, "offsets": offsets, "keys": keys,
            "records": harness.consume(kafka.bootstrap, offsets)}
 
 
@@ -83,31 +108,41 @@ def topic_worker(bootstrap, state, offsets_topic, **extra):
 
 
 def test_records_equal_connects(tmp_path, kafka, topic, connect_run):
-    """The same file read to its end: skiff's offsets topic holds the key and
-    value bytes Connect's holds, in the same partition of 25 (Java's murmur2),
-    and skiff created it compacted."""
+    """The same files read to their ends, then one connector's offsets reset
+    (`skiff offsets reset`, Connect's DELETE): skiff's offsets topic holds the
+    key bytes Connect's holds, each in the same partition of 25 (Java's
+    murmur2), the same tombstone, and skiff created it compacted."""
     state = tmp_path / "state"
     state.mkdir()
     offsets = topic + "-offsets"
+    files = connect_run["files"]
     sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets),
-                       [fl.file_connector(NAME, connect_run["src"].path, topic)])
+                       [fl.file_connector(n, files[n].path, topic) for n in NAMES])
     sk.start()
-    key = connect_run["key"]
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        LINES * fl.WIDTH, 60, "skiff's offset at the end of the file")
+    connectjvm.wait_for(lambda: all_at_end(kafka.bootstrap, offsets, connect_run["keys"]), 60,
+                        "skiff's offsets at the end of each file")
     assert sk.stop() == 0
+    r = subprocess.run([str(harness.skiff_bin()), "offsets", "reset", "--connector", RESET,
+                        str(sk.worker_file), *map(str, sk.connector_files)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
     mine, theirs = latest(offset_records(kafka.bootstrap, offsets)), \
         latest(connect_run["records"])
-    # Keys byte for byte, each in Java's partition.
+    # Keys byte for byte, each in Java's partition; the same tombstone.
     assert {k: p for k, (v, p) in mine.items()} == {k: p for k, (v, p) in theirs.items()}
+    assert {k for k, (v, p) in mine.items() if v is None} == \
+        {k for k, (v, p) in theirs.items() if v is None} == \
+        {key_of(RESET, files[RESET].path)}
     # Values: Connect's {"position":N}, to which skiff's file source adds the
     # file's identity (dev, ino, fingerprint) after it; Connect's
     # FileStreamSourceTask reads only "position".
     want = f'{{"position":{LINES * fl.WIDTH}}}'.encode()
-    assert theirs[key][0] == want
-    assert mine[key][0].startswith(want[:-1] + b","), mine[key][0]
-    r = subprocess.run(
-        ["kcat", "-b", kafka.bootstrap, "-L", "-t", offsets], capture_output=True, text=True)
+    for k, (v, p) in theirs.items():
+        if v is not None:
+            assert v == want
+            assert mine[k][0].startswith(want[:-1] + b","), mine[k][0]
+    r = subprocess.run(["kcat", "-b", kafka.bootstrap, "-L", "-t", offsets],
+                       capture_output=True, text=True)
     assert "25 partitions" in r.stdout, r.stdout
 
 
@@ -125,7 +160,7 @@ def test_lost_state_dir_restored_from_topic(tmp_path, kafka, topic):
     state.mkdir()
     sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets),
                        [fl.file_connector("sd", src.path, topic)])
-    key = fl.file_key("sd", src.path).encode()
+    key = key_of("sd", src.path)
     sk.start()
     connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
                         1000 * fl.WIDTH, 60, "the offset of line 1000 in the topic")
