@@ -503,8 +503,7 @@ out:
 
 /* Applies the topic's records to o where they are newer than the file
  * (generation fgen; 0: no file, every record counts). */
-static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen,
-                 bool *restored)
+static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen, bool *restored)
 {
 	bool differ = false;
 	int rc;
