@@ -195,7 +195,7 @@ static enum state check_bytes(struct cand *c)
 	if (c->len >= 2 && u[0] == 0xAC && u[1] == 0xED) {
 		snprintf(c->why, sizeof(c->why),
 		         "is a Kafka Connect (Java-serialized) offsets file; skiff cannot read it: "
-		         "point offset.storage.file.filename at a new file, or move this one away");
+		         "move it away and convert it with `skiff offsets import FILE ...`");
 		return BAD;
 	}
 	if (check_crc(c->data, c->len, c->why, sizeof(c->why)) != 0)
