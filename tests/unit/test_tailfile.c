@@ -233,6 +233,41 @@ static void test_still_there(void)
 	tailfile_close(tf);
 }
 
+/* Reads of a plain file come in chunks smaller than the arena: a line longer
+ * than a chunk, a line ending exactly at one, and a partial last line of a
+ * final file all come out whole, each once. */
+static void test_chunks(void)
+{
+	enum { BIG = 200000, ARENA = 600000 };
+	char *data = malloc(BIG * 3), *mem = malloc(ARENA);
+	struct tailbuf buf = {.mem = mem, .cap = ARENA};
+	struct tailline lines[16];
+	struct tailfile_stats st = {0};
+	struct tailfile *tf;
+	size_t n, len = 0, sizes[5] = {10, BIG - 11, 65535, 150000, 7};
+
+	CHECK(data != NULL && mem != NULL);
+	for (size_t i = 0; i < 5; i++) {
+		memset(data + len, 'a' + (int)i, sizes[i]);
+		len += sizes[i];
+		data[len++] = '\n';
+	}
+	data[--len] = '\0'; /* the last line has no terminator */
+	tf = open_with(data, BIG, TAILFILE_SPLIT);
+	CHECK_INT(tailfile_read(tf, &buf, lines, 16, &n, true, &st), TAILFILE_EOF);
+	CHECK_INT(n, 5);
+	for (size_t i = 0; i < n && i < 5; i++) {
+		CHECK_INT(lines[i].len, sizes[i]);
+		CHECK(lines[i].bytes[0] == 'a' + (int)i &&
+		      lines[i].bytes[sizes[i] - 1] == 'a' + (int)i);
+	}
+	CHECK_INT(st.partial, 1);
+	CHECK_INT(st.split, 0);
+	tailfile_close(tf);
+	free(data);
+	free(mem);
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "%s/f.log", testlib_tmpdir());
@@ -244,6 +279,7 @@ int main(void)
 	test_not_regular();
 	test_pseudo();
 	test_still_there();
+	test_chunks();
 	unlink(path);
 	return testlib_done("test_tailfile");
 }

@@ -29,6 +29,11 @@ struct tailfile {
 	size_t last_len;
 };
 
+/* The bytes of a plain file read at once: what a poll uses (MAX_LINES lines
+ * of a typical log), not the whole arena, whose rest would be read again at
+ * the next poll. A chunk without a whole line is read again at full room. */
+#define READ_CHUNK (64 * 1024)
+
 /* One pread's worth of bytes: region[0..got) holds the file from base. */
 struct chunk {
 	const char *region;
@@ -369,16 +374,19 @@ static size_t extract(struct tailfile *tf, struct chunk *c, struct tailline *out
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
                   size_t *n, bool final, struct tailfile_stats *st)
 {
+	bool whole = tf->z != NULL; /* a compressed file's window: as it was */
+
 	*n = 0;
 	for (;;) {
 		size_t room = buf->cap - buf->used;
 		struct chunk c = {.region = buf->mem + buf->used, .base = tf->pos, .final = final};
+		size_t want = !whole && room > READ_CHUNK ? READ_CHUNK : room;
 		ssize_t got;
 		bool at_eof;
 
 		if (*n >= max || room < tf->max_line + 2)
 			return TAILFILE_MORE;
-		got = read_at(tf, buf->mem + buf->used, room, tf->pos, &at_eof);
+		got = read_at(tf, buf->mem + buf->used, want, tf->pos, &at_eof);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
@@ -390,6 +398,8 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		*n += extract(tf, &c, out + *n, max - *n, st);
 		keep_last(tf, &c);
 		buf->used += c.scan; /* bytes after scan are read again next time */
+		/* No whole line in a chunk: read all the room (it holds one). */
+		whole = whole || c.scan == 0;
 		if (c.scan < c.got && (*n >= max || c.at_eof))
 			return *n >= max ? TAILFILE_MORE : TAILFILE_EOF;
 		if (c.at_eof)
