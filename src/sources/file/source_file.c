@@ -22,6 +22,7 @@
  * (idle ones are closed and reopened by identity on their next event), and
  * a stream holds at most 8 files of a rotation chain. */
 #include "config.h"
+#include "hash.h"
 #include "log.h"
 #include "source.h"
 #include "stats.h"
@@ -63,6 +64,7 @@ struct filesrc {
 	struct tailstream **streams;
 	struct tailmulti **groups; /* streams[i]'s grouper; NULL: one line a record */
 	size_t nstreams, cap, rr;
+	struct hash byname;  /* path -> index in streams: a rescan's lookups */
 	struct taildup *dup; /* paths naming a file already tailed */
 	struct dirwatch *dirs;
 	size_t ndirs;
@@ -194,10 +196,9 @@ static void watch_dir(struct filesrc *f, const char *dir)
 
 static struct tailstream *find_stream(const struct filesrc *f, const char *path)
 {
-	for (size_t i = 0; i < f->nstreams; i++)
-		if (strcmp(tailstream_path(f->streams[i]), path) == 0)
-			return f->streams[i];
-	return NULL;
+	size_t i;
+
+	return hash_get(&f->byname, path, &i) ? f->streams[i] : NULL;
 }
 
 static char *partition_json(const char *path)
@@ -249,7 +250,9 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	f->groups[f->nstreams] = NULL;
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
-	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL) {
+	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
+	    hash_put(&f->byname, tailstream_path(s), f->nstreams) != 0) {
+		tailstream_free(s);
 		tailmulti_free(f->groups[f->nstreams]);
 		return -1;
 	}
@@ -618,6 +621,7 @@ static void file_close(void *ctx)
 		tailstream_free(f->streams[i]);
 		tailmulti_free(f->groups[i]);
 	}
+	hash_free(&f->byname);
 	tailctx_fini(&f->ctx);
 	tailmulti_rules_free(f->multi);
 	free(f->streams);

@@ -55,17 +55,33 @@ void tailctx_fini(struct tailctx *c)
 static void watch(struct tailstream *s)
 {
 	struct tailctx *c = s->c;
+	const struct tailid *id;
 	char proc[64];
 	int wd;
 
 	if (c->ifd < 0 || s->n == 0)
 		return;
+	id = tailfile_id(s->chain[0].tf);
+	if (s->wd >= 0 && s->wd_dev == id->dev && s->wd_ino == id->ino)
+		return; /* a suspended file reopened: its watch stayed */
 	/* By descriptor: the file may no longer have its old name. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
 	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
 	if (wd != s->wd && s->wd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
 		inotify_rm_watch(c->ifd, s->wd);
 	s->wd = wd;
+	s->wd_dev = id->dev;
+	s->wd_ino = id->ino;
+}
+
+bool tailchain_unchanged(const struct tailstream *s)
+{
+	struct tailid live;
+
+	if (s->n != 0 || !s->suspended || !s->saved.known)
+		return false;
+	return tailid_of_path(s->path, &live) == 0 && tailid_same(&live, &s->idle_id) &&
+	       live.size == s->idle_id.size && live.mtime == s->idle_id.mtime;
 }
 
 bool tailchain_has(const struct tailstream *s, const struct tailid *id)

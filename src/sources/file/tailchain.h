@@ -53,7 +53,9 @@ struct tailstream {
 	bool no_room;          /* could not open for max.open.files */
 	bool suspended;        /* closed while idle (tailstream_suspend) */
 	int64_t idle_left;     /* ... with this many bytes after its position */
+	struct tailid idle_id; /* ... and the file as it was then (fstat) */
 	int wd;
+	int64_t wd_dev, wd_ino; /* the inode wd watches */
 	int64_t last_active;
 	int64_t deadline;
 };
@@ -86,6 +88,11 @@ struct src_offset tailchain_offset(const struct tailstream *s);
 /* Holds r until tailctx_release (the mark of lines handed out). Returns 0
  * or TAILSTREAM_ERR_NOMEM. */
 int tailchain_hold(struct tailctx *c, struct src_ref *r);
+
+/* True when s is suspended and its path still names the file it was
+ * suspended on, with the same size and mtime: a rescan need not open it
+ * (nor read its fingerprint) again. A stat, no open. */
+bool tailchain_unchanged(const struct tailstream *s);
 
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
  * lingering (link.linger) for late writes. */

@@ -667,6 +667,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 
 void tailstream_check(struct tailstream *s, int64_t now)
 {
+	if (tailchain_unchanged(s))
+		return; /* idle and untouched: no open, no fingerprint read */
 	if (s->n == 0) {
 		s->no_room = false;
 		resume(s);
@@ -743,6 +745,8 @@ bool tailstream_suspend(struct tailstream *s)
 	                            .fp = tailfile_fp(tf),
 	                            .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
+	if (tailid_of_fd(tailfile_fd(tf), &s->idle_id) != 0)
+		s->idle_id.size = -1; /* never matches: the next check opens it */
 	s->idle_left =
 	    s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
 	/* The inotify watch stays: growth wakes the stream, which reopens. */
