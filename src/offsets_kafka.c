@@ -28,7 +28,7 @@
 #include <librdkafka/rdkafka.h>
 
 #define GEN_HEADER "skiff.generation"
-#define MIN_READ_MS 30000
+#define MIN_READ_MS 10000
 /* How far generations jump when the topic restores the file: more file
  * writes than any device makes between two restores (2^32 at one per
  * 100 ms: 13 years), and 2^21 restores below the file format's 2^53. */
@@ -532,6 +532,33 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 	return 0;
 }
 
+/* The topic cannot be read, but the file loaded: start from the file (a
+ * device must start offline, as it does without the topic), say so, and
+ * send every offset at the first write. Without a file skiff does not
+ * start (exit 75 and retry): it would re-send everything. */
+static int file_only(struct kctx *k, uint64_t fgen, uint64_t *generation, int *from_prev,
+                     char *errbuf, size_t errlen)
+{
+	char why[512];
+
+	snprintf(why, sizeof(why), "%s", errbuf);
+	for (size_t i = 0; i < k->n; i++) {
+		free(k->recs[i].key);
+		free(k->recs[i].value);
+	}
+	k->n = 0;
+	hash_clear(&k->index);
+	k->resend = true;
+	offsets_load_mark_dirty(k->o);
+	*generation = fgen;
+	*from_prev = 1;
+	snprintf(errbuf, errlen,
+	         "%s; started from the offset file alone (what the topic holds was not "
+	         "compared), every offset goes to the topic at the first flush",
+	         why);
+	return 0;
+}
+
 static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *from_prev,
                       char *errbuf, size_t errlen)
 {
@@ -553,6 +580,8 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 	rc = ensure_topic(k, errbuf, errlen);
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
+	if (rc == OFFSETS_ERR_IO && fgen > 0)
+		return file_only(k, fgen, generation, from_prev, errbuf, errlen);
 	if (rc == 0)
 		rc = merge(k, o, fgen, &maxgen, &restored);
 	if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)

@@ -37,7 +37,9 @@ struct offsets;
  * when missing (cleanup.policy=compact, offset.storage.partitions,
  * offset.storage.replication.factor, other offset.storage.X as topic configs
  * X). Errors as offsets_open_file, and OFFSETS_ERR_IO when the topic cannot
- * be read within offset.flush.timeout.ms x 6 (at least 30 s),
+ * be read within offset.flush.timeout.ms x 6 (at least 10 s) and
+ * there is no file to start from (with one, the file alone is loaded and
+ * *from_prev-style warning given: offsets_stats loaded_from_prev),
  * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings. */
 int offsets_open_store(const struct config_section *worker, bool hold, struct offsets **out,
                        char *errbuf, size_t errlen);

@@ -206,3 +206,41 @@ def test_topic_alone(tmp_path, kafka, topic):
     assert sk.stop() == 0
     seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic))
     assert seqs == list(range(300))
+
+
+def test_starts_offline_from_the_file(tmp_path, kafka_private, topic):
+    """File and topic, no broker at start: skiff starts from the file (as it
+    does without the topic) and says so; once the broker is back the lines
+    written meanwhile arrive once and the topic gets the offset. Without the
+    file it does not start (exit 75): it would re-send everything."""
+    kafka_private.start()
+    bootstrap = kafka_private.bootstrap
+    harness.create_topic(bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, topic_worker(bootstrap, state, offsets,
+                                              offset__flush__timeout__ms=1000),
+                       [fl.file_connector("off", src.path, topic)])
+    sk.start()
+    fl.read_topic(bootstrap, topic, 100)
+    assert sk.stop() == 0
+    kafka_private.stop()
+    src.append(50)
+    mark = sk.log_mark()
+    sk.start()
+    sk.wait_log(r"started from the offset file alone", timeout=60, since=mark)
+    kafka_private.start()
+    fl.read_topic(bootstrap, topic, 150)
+    key = key_of("off", src.path)
+    connectjvm.wait_for(lambda: position(offset_records(bootstrap, offsets), key) ==
+                        150 * fl.WIDTH, 60, "the offset of line 150 in the topic")
+    assert sk.stop() == 0
+    assert fl.seqs_of(harness.consume(bootstrap, topic)) == list(range(150))
+    kafka_private.stop()
+    shutil.rmtree(state)
+    state.mkdir()
+    sk.start()
+    assert sk.wait(timeout=60) == 75
