@@ -160,6 +160,13 @@ struct acks_fifo *acks_done(struct acks *a, void *token, bool ok)
 	return f;
 }
 
+struct acks_fifo *acks_owner(const void *token)
+{
+	const struct slot *s = token;
+
+	return s != NULL && s->state == SLOT_INFLIGHT ? s->fifo : NULL;
+}
+
 void acks_abandon(struct acks *a, struct acks_fifo *f)
 {
 	uint32_t i = f->head;

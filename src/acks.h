@@ -63,6 +63,10 @@ void acks_cancel(struct acks *a, void *token);
  * token's FIFO, or NULL when nobody waits for it any more (acks_abandon). */
 struct acks_fifo *acks_done(struct acks *a, void *token, bool ok);
 
+/* The FIFO token's record belongs to, while its delivery report is awaited;
+ * NULL when nobody waits for it any more (acks_abandon). */
+struct acks_fifo *acks_owner(const void *token);
+
 /* Lets go of f (its connector stopped): acknowledged and failed slots are
  * freed now, slots still in flight when their delivery report arrives. f's
  * committable offset stays as it was. */

@@ -52,7 +52,9 @@ void worker_conn_fail(struct conn *c, bool config, const char *why)
 void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct worker *w = ctx;
-	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED);
+	/* errors.tolerance=all: a record Kafka refused for good is done. */
+	bool skipped = res == SINK_REFUSED && worker_tolerate_refusal(w, token, reason);
+	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
 	struct partition *p;
 	char why[512];
 
@@ -65,6 +67,10 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
 		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
+		w->advanced |= f->advanced;
+		return;
+	}
+	if (skipped) {
 		w->advanced |= f->advanced;
 		return;
 	}
@@ -175,6 +181,10 @@ static void produce_batch(struct conn *c)
 			         klen + vlen);
 			worker_conn_fail(c, true, errbuf);
 			return;
+		}
+		if (rc == SINK_ERR_CONFIG && worker_tolerate(c, r, errbuf)) {
+			c->next++;
+			continue;
 		}
 		worker_conn_fail(c, rc == SINK_ERR_CONFIG, errbuf);
 	}

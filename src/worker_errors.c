@@ -11,7 +11,14 @@
  * Connect's WorkerSourceTask acknowledges a dropped record: its slot in the
  * partition's FIFO is acknowledged at once, so the committed offset moves
  * past it once the records before it are acknowledged, and the records after
- * it still advance it. Main loop only. */
+ * it still advance it.
+ *
+ * Connect (KIP-779, 3.2) extends errors.tolerance=all to the producer: a
+ * record Kafka will never take (too large, an invalid topic, not authorised)
+ * is skipped the same way, refused at once by the producer or later in its
+ * delivery report. A delivery that failed for a reason a restart may pass
+ * (a timeout) is not skipped: it stops the connector, offset kept, as with
+ * none. Main loop only. */
 #include "worker_private.h"
 
 #include "acks.h"
@@ -20,6 +27,7 @@
 #include "loop.h"
 #include "stats.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +78,38 @@ static void log_skip(const struct conn *c, const struct record *r, const char *w
 	          c->cs->name, r->part->key, why, r->topic, key, value, r->nheaders);
 }
 
+static bool tolerates(const struct conn *c)
+{
+	return strcmp(config_str(c->cs->cfg, "errors.tolerance"), "all") == 0;
+}
+
+bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason)
+{
+	struct acks_fifo *f = acks_owner(token);
+	struct partition *p;
+
+	if (f == NULL)
+		return false;
+	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
+	if (!tolerates(p->conn))
+		return false;
+	stats_add(p->conn->skipped, 1);
+	/* The record itself is gone by now: its delivery report has no copy. */
+	if (config_bool(p->conn->cs->cfg, "errors.log.enable"))
+		log_error("connector %s: errors.tolerance=all: skipped a record of %s that Kafka "
+		          "refused: %s",
+		          p->conn->cs->name, p->key, reason);
+	(void)w;
+	return true;
+}
+
 bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
 {
 	struct worker *w = c->w;
 	struct acks_fifo *f;
 	void *token;
 
-	if (strcmp(config_str(c->cs->cfg, "errors.tolerance"), "all") != 0)
+	if (!tolerates(c))
 		return false;
 	/* The caller checked for room (blocked()): a slot is free. */
 	token = acks_submit(w->acks, &r->part->fifo, &r->offset);

@@ -184,6 +184,12 @@ void worker_conn_fail(struct conn *c, bool config, const char *why);
  * (blocked() is false). */
 bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
 
+/* A delivery report says Kafka refused token's record for good (reason:
+ * librdkafka's). With its connector's errors.tolerance=all: counts and logs
+ * it and returns true (the caller then takes the record as done); else
+ * false. Before acks_done on token. */
+bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason);
+
 /* r went to the producer (vlen: its value's bytes as converted). */
 void worker_control_produced(const struct record *r, size_t vlen);
 

@@ -172,3 +172,36 @@ def test_tolerance_all_skips_the_record_cast_cannot_convert(tmp_path, kafka, top
     wait_offset(tmp_path / "offsets", {"incrementing": 4})
     assert "records_skipped=1" in status(sk)
     assert sk.stop() == 0
+
+
+@pytest.mark.parametrize("where", ["producer", "broker"])
+def test_tolerance_all_skips_a_record_kafka_refuses(tmp_path, kafka, topic, where):
+    """KIP-779: a 1.5 MB line is refused by the producer (message.max.bytes
+    1,000,000) at once, or, when the producer's limit is raised, by the
+    broker (1,048,588) in the delivery report. With all it is skipped, the
+    lines around it arrive and the offset ends after the last line."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    log = tmp_path / "app.log"
+    big = "x" * 1_500_000
+    log.write_text("one\n" + big + "\nthree\n")
+    w = worker(tmp_path, kafka.bootstrap)
+    w["value.converter"] = "org.apache.kafka.connect.storage.StringConverter"
+    if where == "broker":
+        w["producer.message.max.bytes"] = "3000000"
+    c = {"name": "f", "connector.class": "FileStreamSource", "file": str(log), "topic": topic,
+         "max.line.bytes": "2000000", "errors.tolerance": "all", "errors.log.enable": "true"}
+    sk = Skiff(tmp_path, w, [c])
+    sk.start()
+    recs = harness.consume(kafka.bootstrap, topic, 2)
+    assert [r["value"] for r in recs] == [b"one", b"three"]
+    size = log.stat().st_size
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        offs = offsets_of(tmp_path / "offsets")
+        if offs and offs[0].get("position") == size:
+            break
+        time.sleep(0.2)
+    assert offs and offs[0]["position"] == size, offs
+    assert "records_skipped=1" in status(sk)
+    sk.wait_log(r"connector f: errors\.tolerance=all: skipped a record of")
+    assert sk.stop() == 0
