@@ -122,9 +122,9 @@ static const struct config_key connector_keys[] = {
     INERT("header.converter"),
     INERT("config.action.reload"),
     {"errors.tolerance", CFG_ENUM, "none", 0, 0, "none|all", 0,
-     "A record a transform or converter fails on: none stops the connector before it "
-     "(its offset stays); all skips it (counted in records_skipped; its offset may move "
-     "past it)."},
+     "A record a transform or converter fails on, or Kafka refuses for good: none stops "
+     "the connector before it (its offset stays); all skips it (counted in "
+     "records_skipped; its offset may move past it)."},
     {"errors.log.enable", CFG_BOOL, "false", 0, 0, NULL, 0,
      "With errors.tolerance=all: log each skipped record's failure (without the record)."},
     {"errors.log.include.messages", CFG_BOOL, "false", 0, 0, NULL, 0,
