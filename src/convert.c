@@ -342,15 +342,24 @@ static const char *type_of(const cJSON *schema)
 	return t;
 }
 
-static bool is_type(const cJSON *schema, const char *type)
-{
-	return strcmp(type_of(schema), type) == 0;
-}
+/* What a schema's type means for writing a value: one look at its "type"
+ * per value (rows are many; the schema's members are searched by name). */
+enum vkind { VK_OTHER, VK_INT, VK_FLOAT, VK_DOUBLE, VK_STRUCT, VK_LIST };
 
-static bool is_int_type(const cJSON *schema)
+static enum vkind vkind(const cJSON *schema)
 {
-	return is_type(schema, "int8") || is_type(schema, "int16") || is_type(schema, "int32") ||
-	       is_type(schema, "int64");
+	static const struct {
+		const char *name;
+		enum vkind kind;
+	} kinds[] = {{"int8", VK_INT},      {"int16", VK_INT},   {"int32", VK_INT},
+	             {"int64", VK_INT},     {"float", VK_FLOAT}, {"double", VK_DOUBLE},
+	             {"struct", VK_STRUCT}, {"array", VK_LIST},  {"map", VK_LIST}};
+	const char *t = type_of(schema);
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (t[0] == kinds[i].name[0] && strcmp(t, kinds[i].name) == 0)
+			return kinds[i].kind;
+	return VK_OTHER;
 }
 
 /* Timestamp, Date or Time: a java.util.Date in a Struct. Returns 0 and *ms
@@ -503,6 +512,7 @@ static void put_schema(struct buf *o, const cJSON *s, uint64_t *replaced)
 static void put_json_struct(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
 	const cJSON *f, *fields = cJSON_GetObjectItemCaseSensitive(schema, "fields");
+	const cJSON *m = v->child;
 
 	buf_addz(o, "{");
 	cJSON_ArrayForEach(f, fields)
@@ -512,7 +522,11 @@ static void put_json_struct(struct buf *o, const cJSON *schema, const cJSON *v, 
 		buf_addz(o, f == fields->child ? "" : ",");
 		put_json_string(o, name, strlen(name), replaced);
 		buf_addz(o, ":");
-		put_json(o, f, cJSON_GetObjectItemCaseSensitive(v, name), replaced);
+		/* A payload built in the schema's order has its member next. */
+		if (m == NULL || m->string == NULL || strcmp(m->string, name) != 0)
+			m = cJSON_GetObjectItemCaseSensitive(v, name);
+		put_json(o, f, m, replaced);
+		m = m != NULL ? m->next : NULL;
 	}
 	buf_addz(o, "}");
 }
@@ -551,23 +565,24 @@ static void put_json_list(struct buf *o, const cJSON *schema, const cJSON *v, ui
  * a null takes the schema's default (replace.null.with.default=true). */
 static void put_json(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
-	const cJSON *def = cJSON_GetObjectItemCaseSensitive(schema, "default");
+	enum vkind k = vkind(schema);
+	const cJSON *def;
 	long long i;
-	char buf[32];
+	char num[JAVAFMT_LONG_MAX];
 
 	if (v == NULL || cJSON_IsNull(v)) {
+		def = cJSON_GetObjectItemCaseSensitive(schema, "default");
 		if (def != NULL && !cJSON_IsNull(def))
 			put_json(o, schema, def, replaced);
 		else
 			buf_addz(o, "null");
-	} else if (is_int_type(schema) && int_value(v, &i) == 0) {
-		buf_add(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
-	} else if ((is_type(schema, "float") || is_type(schema, "double")) && cJSON_IsNumber(v)) {
-		put_json_double(o, v->valuedouble, is_type(schema, "float"));
-	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
+	} else if (k == VK_INT && int_value(v, &i) == 0) {
+		buf_add(o, num, javafmt_long(i, num));
+	} else if ((k == VK_FLOAT || k == VK_DOUBLE) && cJSON_IsNumber(v)) {
+		put_json_double(o, v->valuedouble, k == VK_FLOAT);
+	} else if (k == VK_STRUCT && cJSON_IsObject(v)) {
 		put_json_struct(o, schema, v, replaced);
-	} else if ((is_type(schema, "array") || is_type(schema, "map")) &&
-	           (cJSON_IsArray(v) || cJSON_IsObject(v))) {
+	} else if (k == VK_LIST && (cJSON_IsArray(v) || cJSON_IsObject(v))) {
 		put_json_list(o, schema, v, replaced);
 	} else {
 		put_any(o, v, replaced);
@@ -624,20 +639,21 @@ static void put_text_list(struct buf *o, const cJSON *schema, const cJSON *v, ui
 /* v as String.valueOf() prints the Java object Connect holds for it. */
 static void put_text(struct buf *o, const cJSON *schema, const cJSON *v, uint64_t *replaced)
 {
+	enum vkind k = vkind(schema);
 	long long i;
-	char buf[32];
+	char num[JAVAFMT_LONG_MAX];
 
 	if (date_ms(schema, v, &i) == 0) {
 		put_java_date(o, i);
-	} else if (is_int_type(schema) && int_value(v, &i) == 0) {
-		buf_add(o, buf, (size_t)snprintf(buf, sizeof(buf), "%lld", i));
-	} else if ((is_type(schema, "float") || is_type(schema, "double")) && cJSON_IsNumber(v)) {
-		put_java_number(o, v->valuedouble, is_type(schema, "float"));
+	} else if (k == VK_INT && int_value(v, &i) == 0) {
+		buf_add(o, num, javafmt_long(i, num));
+	} else if ((k == VK_FLOAT || k == VK_DOUBLE) && cJSON_IsNumber(v)) {
+		put_java_number(o, v->valuedouble, k == VK_FLOAT);
 	} else if (cJSON_IsString(v)) {
 		/* For bytes, the base64 text: Connect prints a byte[]'s
 		 * identity hash ("[B@1b6d3586"), which nobody can reproduce. */
 		put_java_cstring(o, v->valuestring, replaced);
-	} else if (is_type(schema, "struct") && cJSON_IsObject(v)) {
+	} else if (k == VK_STRUCT && cJSON_IsObject(v)) {
 		put_text_struct(o, schema, v, replaced);
 	} else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
 		put_text_list(o, schema, v, replaced);
@@ -648,58 +664,37 @@ static void put_text(struct buf *o, const cJSON *schema, const cJSON *v, uint64_
 
 /* ---- converters -------------------------------------------------------- */
 
-#define STRING_ENVELOPE "{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":"
-static const char string_envelope[] = STRING_ENVELOPE;
+static const char string_envelope[] = "{\"schema\":{\"type\":\"string\",\"optional\":false},"
+                                      "\"payload\":";
 
-/* head, the n bytes of s and tail in one allocation of their exact size, for
- * a value whose bytes need no change (the common case, and no buffer growing
- * and shrinking per record). Returns 0, or -1 when out of memory. */
-static int exact(const char *head, const char *s, size_t n, const char *tail, char **out,
-                 size_t *len)
+/* JsonConverter's bytes for v, appended to o. */
+static void json_render(const struct converter *c, const struct record_value *v, struct buf *o,
+                        uint64_t *replaced)
 {
-	size_t h = strlen(head), t = strlen(tail);
-	char *p = malloc(h + n + t + 1);
-
-	if (p == NULL)
-		return -1;
-	memcpy(p, head, h);
-	memcpy(p + h, s, n);
-	memcpy(p + h + n, tail, t + 1);
-	*out = p;
-	*len = h + n + t;
-	return 0;
-}
-
-static int json_value(const struct converter *c, const struct record_value *v, char **out,
-                      size_t *len, uint64_t *replaced)
-{
-	struct buf o;
-
-	if (v->kind == VALUE_STRING && v->len < CONVERT_MAX_BYTES - sizeof(string_envelope) - 4 &&
-	    plain_run((const unsigned char *)v->bytes, v->len) == v->len) {
-		if (c->schemas_enable)
-			return exact(STRING_ENVELOPE "\"", v->bytes, v->len, "\"}", out, len);
-		return exact("\"", v->bytes, v->len, "\"", out, len);
-	}
-	buf_init(&o, CONVERT_MAX_BYTES);
 	if (c->schemas_enable && v->kind == VALUE_STRING) {
-		buf_addz(&o, string_envelope);
+		buf_addz(o, string_envelope);
 	} else if (c->schemas_enable && v->schema_json != NULL) {
-		buf_addz(&o, "{\"schema\":");
-		buf_addz(&o, v->schema_json);
-		buf_addz(&o, ",\"payload\":");
+		buf_addz(o, "{\"schema\":");
+		buf_addz(o, v->schema_json);
+		buf_addz(o, ",\"payload\":");
 	} else if (c->schemas_enable) {
-		buf_addz(&o, "{\"schema\":");
-		put_schema(&o, v->schema, replaced);
-		buf_addz(&o, ",\"payload\":");
+		buf_addz(o, "{\"schema\":");
+		put_schema(o, v->schema, replaced);
+		buf_addz(o, ",\"payload\":");
 	}
-	if (v->kind == VALUE_STRING)
-		put_json_string(&o, v->bytes, v->len, replaced);
-	else
-		put_json(&o, v->schema, v->payload, replaced);
+	if (v->kind == VALUE_STRING &&
+	    plain_run((const unsigned char *)v->bytes, v->len) == v->len) {
+		/* The common line: nothing to escape, copied whole. */
+		buf_addz(o, "\"");
+		buf_add(o, v->bytes, v->len);
+		buf_addz(o, "\"");
+	} else if (v->kind == VALUE_STRING) {
+		put_json_string(o, v->bytes, v->len, replaced);
+	} else {
+		put_json(o, v->schema, v->payload, replaced);
+	}
 	if (c->schemas_enable)
-		buf_addz(&o, "}");
-	return finish(&o, out, len);
+		buf_addz(o, "}");
 }
 
 char *convert_schema_json(const cJSON *schema)
@@ -714,55 +709,92 @@ char *convert_schema_json(const cJSON *schema)
 }
 
 /* StringConverter: the UTF-8 of the Java String, which for a line is the
- * line itself unless it held invalid UTF-8. */
-static int string_value(const struct record_value *v, char **out, size_t *len, uint64_t *replaced)
+ * line itself unless it held invalid UTF-8; appended to o. */
+static void string_render(const struct record_value *v, struct buf *o, uint64_t *replaced)
 {
-	struct buf o;
-
-	if (v->kind == VALUE_STRING && v->len <= CONVERT_MAX_BYTES &&
-	    utf8_valid_prefix(v->bytes, v->len) == v->len)
-		return exact("", v->bytes, v->len, "", out, len);
-	buf_init(&o, CONVERT_MAX_BYTES);
 	if (v->kind == VALUE_STRING)
-		put_java_text(&o, v->bytes, v->len, replaced);
+		put_java_text(o, v->bytes, v->len, replaced);
 	else
-		put_text(&o, v->schema, v->payload, replaced);
-	return finish(&o, out, len);
+		put_text(o, v->schema, v->payload, replaced);
 }
 
-static int copy_bytes(const struct record_value *v, char **out, size_t *len)
+/* True when c writes v as null: a null value, and for StringConverter a
+ * null payload whatever its schema. */
+static bool is_null(const struct converter *c, const struct record_value *v)
 {
-	char *buf = malloc(v->len ? v->len : 1);
+	return v->kind == VALUE_NULL || (c->kind == CONV_STRING && v->kind == VALUE_STRUCT &&
+	                                 (v->payload == NULL || cJSON_IsNull(v->payload)));
+}
 
-	if (buf == NULL)
-		return -1;
-	memcpy(buf, v->bytes, v->len);
-	*out = buf;
-	*len = v->len;
-	return 0;
+/* True when v's own bytes are what c writes for it. */
+static bool as_is(const struct converter *c, const struct record_value *v)
+{
+	if (v->kind != VALUE_STRING || v->len > CONVERT_MAX_BYTES)
+		return false;
+	return c->kind == CONV_BYTEARRAY ||
+	       (c->kind == CONV_STRING && utf8_valid_prefix(v->bytes, v->len) == v->len);
+}
+
+/* Appends what c writes for v (not null, not as_is) to o. Returns 0 or a
+ * CONVERT_ERR_*. */
+static int render(const struct converter *c, const struct record_value *v, struct buf *o,
+                  uint64_t *replaced)
+{
+	if (c->kind == CONV_JSON)
+		json_render(c, v, o, replaced);
+	else if (c->kind == CONV_STRING)
+		string_render(v, o, replaced);
+	else
+		/* Connect rejects a STRING value here (DataException); skiff
+		 * passes a line's bytes through unchanged, on purpose (as_is). */
+		return CONVERT_ERR_SHAPE;
+	return buf_err(o) == 0 ? 0 : CONVERT_ERR_NOMEM;
 }
 
 int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
                   uint64_t *replaced)
 {
+	struct buf o;
+	int rc;
+
 	*out = NULL;
 	*len = 0;
-	if (v->kind == VALUE_NULL)
+	if (is_null(c, v))
 		return 0;
-	switch (c->kind) {
-	case CONV_JSON:
-		return json_value(c, v, out, len, replaced);
-	case CONV_STRING:
-		/* StringConverter: a null value is null, whatever its schema. */
-		if (v->kind == VALUE_STRUCT && (v->payload == NULL || cJSON_IsNull(v->payload)))
-			return 0;
-		return string_value(v, out, len, replaced);
-	case CONV_BYTEARRAY:
-		/* Connect rejects a STRING value here (DataException); skiff
-		 * passes a line's bytes through unchanged, on purpose. */
-		if (v->kind == VALUE_STRING)
-			return copy_bytes(v, out, len);
-		return CONVERT_ERR_SHAPE;
+	buf_init(&o, CONVERT_MAX_BYTES);
+	if (as_is(c, v)) {
+		/* One allocation of the exact size: buf would grow by doubling. */
+		if ((*out = malloc(v->len + 1)) == NULL)
+			return CONVERT_ERR_NOMEM;
+		memcpy(*out, v->bytes, v->len);
+		*len = v->len;
+		return 0;
 	}
-	return CONVERT_ERR_SHAPE;
+	if ((rc = render(c, v, &o, replaced)) != 0 || finish(&o, out, len) != 0) {
+		buf_free(&o);
+		return rc != 0 ? rc : CONVERT_ERR_NOMEM;
+	}
+	return 0;
+}
+
+int convert_value_view(const struct converter *c, const struct record_value *v, struct buf *scratch,
+                       const char **out, size_t *len, uint64_t *replaced)
+{
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	if (is_null(c, v))
+		return 0;
+	if (as_is(c, v)) {
+		*out = v->bytes;
+		*len = v->len;
+		return 0;
+	}
+	buf_reset(scratch);
+	if ((rc = render(c, v, scratch, replaced)) != 0)
+		return rc;
+	*out = buf_ptr(scratch);
+	*len = buf_len(scratch);
+	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+struct buf;
 struct record_value;
 
 /* The largest value a converter writes: librdkafka's largest
@@ -72,6 +73,16 @@ enum {
 
 int convert_value(const struct converter *c, const struct record_value *v, char **out, size_t *len,
                   uint64_t *replaced);
+
+/* convert_value without an allocation per record, for the produce path:
+ * *out points at v's own bytes when they are what c writes (a well-formed
+ * line with StringConverter, any line with ByteArrayConverter), else into
+ * scratch, emptied first, which holds what c wrote (NULL for a null value).
+ * *out is valid until scratch or v changes: the caller copies it (librdkafka
+ * with RD_KAFKA_MSG_F_COPY). scratch keeps its allocation; its maximum should
+ * be CONVERT_MAX_BYTES. Returns as convert_value. */
+int convert_value_view(const struct converter *c, const struct record_value *v, struct buf *scratch,
+                       const char **out, size_t *len, uint64_t *replaced);
 
 /* Connect's JSON for a schema (JsonConverter.asJsonSchema), malloc'd (caller
  * frees), or NULL on allocation failure. */

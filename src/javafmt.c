@@ -178,3 +178,17 @@ size_t javafmt_date(long long ms, char *out, size_t outlen)
 	snprintf(all, sizeof(all), "%s%s%s", day, zone_name(&tm), year);
 	return copy_out(out, outlen, all);
 }
+
+size_t javafmt_long(long long i, char out[JAVAFMT_LONG_MAX])
+{
+	char d[JAVAFMT_LONG_MAX], *p = d + sizeof(d);
+	unsigned long long u = i < 0 ? 0ULL - (unsigned long long)i : (unsigned long long)i;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (i < 0)
+		*--p = '-';
+	memcpy(out, p, (size_t)(d + sizeof(d) - p));
+	return (size_t)(d + sizeof(d) - p);
+}

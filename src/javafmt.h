@@ -9,6 +9,7 @@
 
 #define JAVAFMT_NUMBER_MAX 64
 #define JAVAFMT_DATE_MAX 128
+#define JAVAFMT_LONG_MAX 20
 
 /* Double.toString(d), or Float.toString((float)d) when is_float (Java 19+
  * digits): "100.0", "0.001", "1.0E7", "9.9E-4", "NaN", "-Infinity". Writes a
@@ -20,5 +21,10 @@ size_t javafmt_number(double d, bool is_float, char *out, size_t outlen);
  * ("Thu Jan 01 00:00:00 UTC 1970"), into out (JAVAFMT_DATE_MAX bytes
  * suffice); returns its length. */
 size_t javafmt_date(long long ms, char *out, size_t outlen);
+
+/* Long.toString(i) (as "%lld" writes it, without snprintf's cost: SQLite rows
+ * are many integers) into out, JAVAFMT_LONG_MAX bytes, not NUL-terminated;
+ * returns its length. */
+size_t javafmt_long(long long i, char out[JAVAFMT_LONG_MAX]);
 
 #endif

@@ -425,7 +425,7 @@ static rd_kafka_headers_t *make_headers(const struct record_header *h, size_t n)
 	return hdrs;
 }
 
-int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char *value,
+int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen, const char *value,
                  size_t vlen, const struct record_header *headers, size_t nheaders,
                  int64_t timestamp_ms, void *token, char *errbuf, size_t errlen)
 {
@@ -443,15 +443,13 @@ int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char
 		snprintf(errbuf, errlen, "topic %s: out of memory for the record's headers", topic);
 		return SINK_ERR;
 	}
-	err = rd_kafka_producev(
-	    s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_FREE),
-	    RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE(value, vlen), RD_KAFKA_V_HEADERS(hdrs),
-	    RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
-	if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-		/* MSG_F_FREE hands over the value only: librdkafka copied the key. */
-		free(key);
+	err =
+	    rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+	                      RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE((void *)value, vlen),
+	                      RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
+	                      RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return 0;
-	}
 	if (hdrs != NULL)
 		rd_kafka_headers_destroy(hdrs);
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)

@@ -56,10 +56,11 @@ uint32_t sink_queue_capacity(const struct sink *s);
 /* A descriptor that becomes readable when sink_poll has work. */
 int sink_fd(const struct sink *s);
 
-/* Produces one record. On 0 the sink owns key and value (malloc'd; freed by
- * librdkafka after delivery); on any other return the caller still owns
- * them. headers may be NULL with nheaders 0 (copied). */
-int sink_produce(struct sink *s, const char *topic, char *key, size_t klen, char *value,
+/* Produces one record. key, value and headers are copied
+ * (RD_KAFKA_MSG_F_COPY: one allocation with librdkafka's own for the
+ * message): the caller keeps them and may reuse them at once. headers may be
+ * NULL with nheaders 0. */
+int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen, const char *value,
                  size_t vlen, const struct record_header *headers, size_t nheaders,
                  int64_t timestamp_ms, void *token, char *errbuf, size_t errlen);
 

@@ -25,6 +25,9 @@
 
 #include <cjson/cJSON.h>
 
+/* The most bytes a converted key or value keeps allocated between records. */
+#define SCRATCH_KEEP (1024 * 1024)
+
 static int64_t now_ms(void)
 {
 	return loop_now_ms();
@@ -97,6 +100,14 @@ static bool blocked(const struct worker *w)
 	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
 }
 
+/* Frees a scratch buffer that held a large record: a long line or row must
+ * not pin its size for good. */
+static void trim(struct buf *b)
+{
+	if (buf_len(b) > SCRATCH_KEEP)
+		buf_free(b);
+}
+
 /* Converts and produces c's batch from c->next on. Returns when the batch is
  * done, or the producer queue or the ack slots are full. */
 static void produce_batch(struct conn *c)
@@ -108,7 +119,7 @@ static void produce_batch(struct conn *c)
 		struct record *r = &c->records[c->next];
 		struct transform_out t;
 		enum transform_result tr;
-		char *key = NULL, *val = NULL;
+		const char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
 		void *token;
 		int rc, krc, vrc;
@@ -133,16 +144,16 @@ static void produce_batch(struct conn *c)
 			worker_conn_fail(c, tr == TRANSFORM_ERROR, errbuf);
 			return;
 		}
-		krc = convert_value(&c->cs->key_conv, &t.key, &key, &klen, c->utf8_replaced);
+		krc = convert_value_view(&c->cs->key_conv, &t.key, &w->kscratch, &key, &klen,
+		                         c->utf8_replaced);
 		vrc = krc != 0 ? 0
-		               : convert_value(&c->cs->value_conv, &t.value, &val, &vlen,
-		                               c->utf8_replaced);
+		               : convert_value_view(&c->cs->value_conv, &t.value, &w->vscratch,
+		                                    &val, &vlen, c->utf8_replaced);
 		if (krc != 0 || vrc != 0) {
 			/* A shape no restart changes is the user's to fix (78); out of
 			 * memory may pass (75). */
 			bool shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
 
-			free(key);
 			snprintf(
 			    errbuf, sizeof(errbuf), "%s cannot serialise this record's %s (%s)",
 			    convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
@@ -158,6 +169,8 @@ static void produce_batch(struct conn *c)
 		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
 		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
 		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
+		trim(&w->kscratch);
+		trim(&w->vscratch);
 		if (rc == 0) {
 			worker_bandwidth_charge(w, klen + vlen);
 			stats_add(c->produced, 1);
@@ -166,8 +179,6 @@ static void produce_batch(struct conn *c)
 			continue;
 		}
 		acks_cancel(w->acks, token);
-		free(key);
-		free(val);
 		if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
 			/* Backpressure: no reading, no spinning, until a delivery report. */
 			w->queue_full = true;
@@ -626,6 +637,8 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
+	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
+	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0)
 		goto fail;
@@ -692,5 +705,7 @@ void worker_destroy(struct worker *w)
 	free(w->logged);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);
+	buf_free(&w->kscratch);
+	buf_free(&w->vscratch);
 	free(w);
 }

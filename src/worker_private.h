@@ -6,6 +6,7 @@
 #define SKIFF_WORKER_PRIVATE_H
 
 #include "acks.h"
+#include "buf.h"
 #include "loop.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -130,6 +131,9 @@ struct worker {
 	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
 	                        * are served: stamps heads and acks, not one read a record */
 	int64_t turn_epoch_ms; /* worker_epoch_ms() read with turn_ms */
+	/* A record's key and value as converted, reused record after record
+	 * (librdkafka copies them at produce). */
+	struct buf kscratch, vscratch;
 	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
 	/* rest: worker_control.c */
