@@ -98,6 +98,10 @@ struct worker {
 	struct loop_fd *tls_watch;
 	struct loop_timer *tls_settle;
 	bool tls_due; /* the files settled: compare them at the end of the turn */
+	/* Worker sections a reload replaced with a new producer's: kept until
+	 * exit, as a string read from one may still be held. */
+	struct config_section **retired;
+	size_t nretired;
 	/* bandwidth.max.bytes.per.second (worker_sink.c); NULL: no cap. */
 	struct ratelimit *rl;
 	struct loop_timer *rl_timer;
@@ -259,6 +263,14 @@ int worker_sink_watch(struct worker *w);
  * WORKER_ERR_* code. */
 int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const char *why);
 
+/* After a reload made a new producer: watches the new section's TLS files
+ * instead. Returns 0 or WORKER_ERR_NOMEM. */
+int worker_sink_rewatch(struct worker *w);
+
+/* Keeps old (a worker section a reload replaced) until worker_sink_close. */
+void worker_sink_retire(struct worker *w, struct config_section *old);
+
+/* Frees the file watch, the bandwidth bucket and the retired sections. */
 void worker_sink_close(struct worker *w);
 
 /* bandwidth.max.bytes.per.second: opens the bucket and its metrics (no cap:

@@ -5,11 +5,15 @@
  * - A configuration that does not load (settings_load) or that a source's
  *   check refuses is refused as a whole: the error is logged and the running
  *   configuration stays.
- * - Worker keys that would need a new producer or store (bootstrap.servers,
- *   producer.*, kafka.*, security, offset.storage.file.filename, listeners)
- *   are refused too, naming the key: "restart skiff". Rebuilding the producer
- *   would mean draining everything anyway; a restart does exactly that and
- *   is tested (SIGTERM: drain, flush, exit 0).
+ * - The producer's keys (producer.*, kafka.*, security.protocol, ssl.*,
+ *   sasl.*) make a new producer (worker_sink_rebuild: made first, so a key
+ *   librdkafka refuses refuses the reload; then drained, flushed, swapped).
+ *   The new worker section goes live; the old one is kept until exit, as
+ *   whatever read a string from it may still hold it.
+ * - Other worker keys that need a new store or client (bootstrap.servers,
+ *   offset.storage.*, listeners, bandwidth.max.bytes.per.second) are refused,
+ *   naming the key: "restart skiff" (a restart drains and flushes too). A
+ *   typo in bootstrap.servers would otherwise silently stop delivery.
  * - log.level and offset.flush.*.ms apply at once.
  * - A connector whose settings are equal is not touched. A changed or
  *   removed one stops reading; every record in flight is waited for (at most
@@ -30,6 +34,7 @@
 #include "settings.h"
 #include "source.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +47,22 @@ static const char *const reloadable[] = {
     "key.converter",
     "value.converter",
     "health.",
+    NULL,
+};
+
+/* reloadable, and the worker keys only the producer reads. */
+static const char *const with_producer[] = {
+    "log.level",
+    "offset.flush.interval.ms",
+    "offset.flush.timeout.ms",
+    "key.converter",
+    "value.converter",
+    "health.",
+    "producer.",
+    "kafka.",
+    "security.protocol",
+    "ssl.",
+    "sasl.",
     NULL,
 };
 
@@ -209,7 +230,7 @@ static void stop_conns(struct worker *w, struct settings *next, const enum plan 
 	}
 }
 
-static void apply(struct worker *w, struct settings *next)
+static void apply(struct worker *w, struct settings *next, bool new_producer)
 {
 	enum plan plan[SETTINGS_MAX_CONNECTORS];
 	int target[SETTINGS_MAX_CONNECTORS], cs_idx[SETTINGS_MAX_CONNECTORS];
@@ -227,13 +248,20 @@ static void apply(struct worker *w, struct settings *next)
 	stop_conns(w, next, plan, target, cs_idx, taken);
 	apply_worker_keys(w, next->worker);
 	/* The new settings go live; the producer keeps the worker section it
-	 * was built from (equal but for the reloadable keys). */
+	 * was built from (equal but for the reloadable keys). A new producer
+	 * was built from the new one: that goes live, and the old one is
+	 * retired (kept until exit). */
 	t = *w->live;
 	*w->live = *next;
 	*next = t;
 	ws = w->live->worker;
-	w->live->worker = next->worker;
-	next->worker = ws;
+	if (new_producer) {
+		worker_sink_retire(w, next->worker);
+		next->worker = NULL;
+	} else {
+		w->live->worker = next->worker;
+		next->worker = ws;
+	}
 	for (size_t k = 0; k < nconns; k++) {
 		if (target[k] < 0 || (w->conns[k].removed && plan[k] != CHANGE))
 			continue;
@@ -274,9 +302,9 @@ void worker_reload(struct worker *w)
 		log_error("reload refused: %s; the running configuration stays", why);
 		goto out;
 	}
-	key = config_section_diff(w->live->worker, next->worker, reloadable);
+	key = config_section_diff(w->live->worker, next->worker, with_producer);
 	if (key != NULL) {
-		log_error("reload refused: %s changed, which needs a new producer or offset store: "
+		log_error("reload refused: %s changed, which needs a new offset store or client: "
 		          "restart skiff to apply it (systemctl restart skiff); the running "
 		          "configuration stays",
 		          key);
@@ -284,8 +312,19 @@ void worker_reload(struct worker *w)
 	}
 	if (check_new(w, next) != 0)
 		goto out;
+	key = config_section_diff(w->live->worker, next->worker, reloadable);
+	if (key != NULL) {
+		snprintf(why, sizeof(why), "SIGHUP (%s changed)", key);
+		if (worker_sink_rebuild(w, next->worker, why) != 0) {
+			log_error("reload refused: the new producer settings do not load; the "
+			          "running configuration stays");
+			goto out;
+		}
+	}
 	settings_log_notices(next);
-	apply(w, next);
+	apply(w, next, key != NULL);
+	if (key != NULL && worker_sink_rewatch(w) != 0)
+		log_error("reload: out of memory: the new TLS files are not watched");
 	log_notice("reload done");
 out:
 	if (next != NULL)

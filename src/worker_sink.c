@@ -197,8 +197,41 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 	return 0;
 }
 
+int worker_sink_rewatch(struct worker *w)
+{
+	loop_fd_del(w->loop, w->tls_watch);
+	loop_timer_del(w->loop, w->tls_settle);
+	filewatch_destroy(w->tls);
+	w->tls_watch = NULL;
+	w->tls_settle = NULL;
+	w->tls = NULL;
+	w->tls_due = false;
+	return worker_sink_watch(w);
+}
+
+void worker_sink_retire(struct worker *w, struct config_section *old)
+{
+	struct config_section **grown;
+
+	if (old == NULL)
+		return;
+	grown = realloc(w->retired, (w->nretired + 1) * sizeof(*grown));
+	if (grown == NULL) {
+		/* Leaked rather than freed under a reader: a reload at most. */
+		log_warn("reload: out of memory keeping the previous worker settings");
+		return;
+	}
+	w->retired = grown;
+	w->retired[w->nretired++] = old;
+}
+
 void worker_sink_close(struct worker *w)
 {
+	for (size_t i = 0; i < w->nretired; i++)
+		config_section_destroy(w->retired[i]);
+	free(w->retired);
+	w->retired = NULL;
+	w->nretired = 0;
 	filewatch_destroy(w->tls);
 	w->tls = NULL;
 	ratelimit_destroy(w->rl);

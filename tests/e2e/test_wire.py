@@ -380,3 +380,39 @@ def test_rotation_to_a_broken_certificate_logged_and_nothing_lost_once_fixed(tmp
     want += Writer(tmp_path / "in.log", 4000, 500).join()
     delivered_exactly(wire, topic, want, sk)
     assert sk.stop() == 0
+
+
+def test_sighup_with_new_producer_settings_under_load(tmp_path, wire, topic):
+    """A reload that changes the producer's keys (another certificate's path,
+    a librdkafka setting) makes a new producer after a drain; one whose keys
+    librdkafka refuses is refused whole, and the running producer ships on."""
+    import signal
+    sec, tls = wire.security(), wire.dir / "tls"
+    sk, _ = rotation_setup(tmp_path, wire, topic, device_cert(tls, 3600))
+    sk.start()
+    writer = Writer(tmp_path / "in.log", 0, 8000)  # 2,000 lines/s for 4 s
+    time.sleep(1.5)
+    other = tmp_path / "certs2"
+    other.mkdir()
+    install_cert(other, device_cert(tls, 3600, cn="skiff-device-2"))
+    props = worker(tmp_path, sec["MTLS"], {
+        "security.protocol": "SSL", "ssl.ca.location": sec["CA"],
+        "ssl.certificate.location": str(other / "device.pem"),
+        "ssl.key.location": str(other / "device.key"), "producer.linger.ms": "20"})
+    sk.worker_file.write_text(harness.props_text(props))
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"producer: a new producer after SIGHUP \(", timeout=30, since=mark)
+    sk.wait_log(r"reload done", timeout=30, since=mark)
+    want = writer.join()
+
+    sk.worker_file.write_text(harness.props_text(dict(props,
+                                                      **{"producer.compression.type": "zip"})))
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"reload refused: the new producer settings do not load", timeout=30,
+                since=mark)
+    assert re.search(r"compression\.type", sk.log_text()[mark:])
+    want += Writer(tmp_path / "in.log", 8000, 500).join()
+    delivered_exactly(wire, topic, want, sk)
+    assert sk.stop() == 0
