@@ -83,6 +83,9 @@ static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, 
 	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
 	             config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
 	    conf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
+	    /* Its warnings (a coordinator still loading) repeat the records'
+	     * producer's, which logs them in skiff's words; errors still show. */
+	    conf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
 	    conf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
 		goto fail;
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {

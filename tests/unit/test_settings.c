@@ -160,6 +160,12 @@ static void test_errors(void)
 	expect_error("bootstrap.servers=x:1\n",
 	             "missing required property 'offset.storage.file.filename'");
 	expect_error("offset.storage.file.filename=/tmp/o\n", "no connector");
+	expect_error("offset.storage.topic=o\noffset.storage.partitions=0\n",
+	             "offset.storage.partitions=0: give -1");
+	expect_error("offset.storage.topic=o\nexactly.once.source.support=enabled\n",
+	             "does not provide exactly-once delivery yet");
+	expect_error("offset.storage.topic=o\nexactly.once.source.support=on\n",
+	             "exactly.once.source.support");
 	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.=x\n",
 	             "is not connectors.<name>.<property>");
 	expect_error("offset.storage.file.filename=/tmp/o\nkey=\\u12\n", "bad.properties:2");
