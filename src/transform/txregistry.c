@@ -8,16 +8,26 @@ extern const struct tx_ops txinsert_field_ops, txheaders_insert_ops, txheaders_d
     txheaders_from_ops, txfields_replace_ops, txfields_mask_ops, txshape_value_to_key_ops,
     txshape_extract_ops, txshape_hoist_ops, txshape_set_schema_ops, txroute_regex_ops,
     txroute_timestamp_ops, txfilter_ops, txfilter_topic_ops, txfilter_header_ops,
-    txfilter_tombstone_ops;
+    txfilter_tombstone_ops, txcast_ops, txflatten_ops, txtimestamp_ops;
 
 const struct tx_ops *const txregistry_transforms[] = {
-    &txinsert_field_ops,       &txheaders_insert_ops,
-    &txfields_replace_ops,     &txfields_mask_ops,
-    &txshape_value_to_key_ops, &txshape_extract_ops,
-    &txshape_hoist_ops,        &txfilter_ops,
-    &txroute_regex_ops,        &txroute_timestamp_ops,
-    &txheaders_drop_ops,       &txheaders_from_ops,
-    &txshape_set_schema_ops,   NULL,
+    &txinsert_field_ops,
+    &txheaders_insert_ops,
+    &txfields_replace_ops,
+    &txfields_mask_ops,
+    &txshape_value_to_key_ops,
+    &txshape_extract_ops,
+    &txshape_hoist_ops,
+    &txfilter_ops,
+    &txroute_regex_ops,
+    &txroute_timestamp_ops,
+    &txheaders_drop_ops,
+    &txheaders_from_ops,
+    &txshape_set_schema_ops,
+    &txcast_ops,
+    &txflatten_ops,
+    &txtimestamp_ops,
+    NULL,
 };
 
 const struct tx_ops *const txregistry_predicates[] = {

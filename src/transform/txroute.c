@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "txdate.h"
 #include "txops.h"
 #include "txregex.h"
 #include "util/buf.h"
@@ -114,13 +115,10 @@ const struct tx_ops txroute_regex_ops = {
 
 /* ---- TimestampRouter ------------------------------------------------------- */
 
-/* SimpleDateFormat's letters that skiff formats (in UTC, as Connect). */
-static const char date_letters[] = "yMdHmsS";
-
 static int tr_init(const struct txconf *c, void **ctx, char *errbuf, size_t errlen)
 {
 	struct router *t = calloc(1, sizeof(*t));
-	bool quoted = false;
+	char why[256];
 
 	*ctx = t;
 	if (t == NULL)
@@ -129,76 +127,9 @@ static int tr_init(const struct txconf *c, void **ctx, char *errbuf, size_t errl
 	t->ts_format = txconf_get(c, "timestamp.format");
 	t->topic_format = t->topic_format ? t->topic_format : "${topic}-${timestamp}";
 	t->ts_format = t->ts_format ? t->ts_format : "yyyyMMdd";
-	for (const char *p = t->ts_format; *p != '\0'; p++) {
-		if (*p == '\'')
-			quoted = !quoted;
-		else if (!quoted && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) &&
-		         strchr(date_letters, *p) == NULL)
-			return txconf_error(c, "timestamp.format", errbuf, errlen,
-			                    "skiff formats the letters %s only, not '%c'",
-			                    date_letters, *p);
-	}
+	if (txdate_check(t->ts_format, why, sizeof(why)) != 0)
+		return txconf_error(c, "timestamp.format", errbuf, errlen, "%s", why);
 	return 0;
-}
-
-static void put_num(struct buf *o, long v, int width)
-{
-	char n[32];
-
-	buf_add(o, n, (size_t)snprintf(n, sizeof(n), "%0*ld", width, v));
-}
-
-/* SimpleDateFormat.format(new Date(ms)) in UTC, for date_letters. */
-static void format_ts(const char *fmt, int64_t ms, struct buf *o)
-{
-	time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-	long milli = (long)(ms - (int64_t)secs * 1000);
-	struct tm tm;
-
-	gmtime_r(&secs, &tm);
-	for (const char *p = fmt; *p != '\0';) {
-		int n = 1;
-
-		if (*p == '\'') {
-			const char *e = strchr(p + 1, '\'');
-
-			if (e == p + 1)
-				buf_addz(o, "'");
-			else
-				buf_add(o, p + 1, e ? (size_t)(e - p - 1) : strlen(p + 1));
-			p = e ? e + 1 : p + strlen(p);
-			continue;
-		}
-		if (strchr(date_letters, *p) == NULL) {
-			buf_add(o, p++, 1);
-			continue;
-		}
-		while (p[n] == *p)
-			n++;
-		switch (*p) {
-		case 'y':
-			put_num(o, n == 2 ? (tm.tm_year + 1900) % 100 : tm.tm_year + 1900, n);
-			break;
-		case 'M':
-			put_num(o, tm.tm_mon + 1, n);
-			break;
-		case 'd':
-			put_num(o, tm.tm_mday, n);
-			break;
-		case 'H':
-			put_num(o, tm.tm_hour, n);
-			break;
-		case 'm':
-			put_num(o, tm.tm_min, n);
-			break;
-		case 's':
-			put_num(o, tm.tm_sec, n);
-			break;
-		default:
-			put_num(o, milli, n);
-		}
-		p += n;
-	}
 }
 
 static int tr_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
@@ -217,7 +148,7 @@ static int tr_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 			buf_addz(&o, r->topic);
 			p += 8;
 		} else if (strncmp(p, "${timestamp}", 12) == 0) {
-			format_ts(t->ts_format, r->timestamp_ms, &o);
+			txdate_format(t->ts_format, r->timestamp_ms, true, &o);
 			p += 12;
 		} else {
 			buf_add(&o, p++, 1);
@@ -234,8 +165,8 @@ const struct tx_ops txroute_timestamp_ops = {
     .name = "TimestampRouter",
     .pkg = "org.apache.kafka.connect.transforms",
     .doc = "Renames the topic after the record's timestamp (a record without one fails).",
-    .props = "topic.format (${topic}-${timestamp}), timestamp.format (yyyyMMdd; letters yMdHmsS, "
-             "UTC)",
+    .props = "topic.format (${topic}-${timestamp}), timestamp.format (yyyyMMdd; SimpleDateFormat "
+             "letters yMdHkKhmsSaEZX, UTC)",
     .init = tr_init,
     .apply = tr_apply,
     .free = router_free,

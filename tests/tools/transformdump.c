@@ -10,7 +10,8 @@
  * chain that does not load prints "error" for every record, as Connect's
  * configure() throwing does. A "line" record is a line as the file source
  * gives it; a "row" record a schema and payload parsed from JsonConverter's
- * envelope, as the SQLite source builds them. Exit status 1 on a malformed
+ * envelope, as the SQLite source builds them ("schema":null: a value
+ * without a schema, as JsonConverter reads it). Exit status 1 on a malformed
  * input file. */
 #include "config.h"
 #include "convert.h"
@@ -72,6 +73,11 @@ static void load_record(struct rec *x, char *line)
 	    .schema = cJSON_GetObjectItemCaseSensitive(x->env, "schema"),
 	    .payload = cJSON_GetObjectItemCaseSensitive(x->env, "payload"),
 	};
+	/* "schema":null is a value without a schema (a map). */
+	if (cJSON_IsNull(x->r.value.schema))
+		x->r.value.schema = NULL;
+	if (x->r.value.schema == NULL && cJSON_IsNull(x->r.value.payload))
+		x->r.value = (struct record_value){.kind = VALUE_NULL};
 }
 
 static void convert(const char *label, const struct converter *c, const struct record_value *v)

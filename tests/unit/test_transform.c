@@ -185,10 +185,65 @@ static void test_row_transforms(void)
 	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\"}|");
 }
 
+/* Cast, Flatten and TimestampConverter (tests/convert/transforms.sh holds
+ * the many cases compared with Connect; these are the ones a user hits
+ * first). */
+static void test_cast_flatten_timestamp(void)
+{
+	CHECK_STR(run("transforms=c\ntransforms.c.type=" T "Cast$Value\n"
+	              "transforms.c.spec=id:string,msg:int32\n",
+	              false, 0),
+	          "error: transforms.c (" T "Cast$Value): Value (hi) was out of range for "
+	          "requested data type");
+	CHECK_STR(run("transforms=c\ntransforms.c.type=" T
+	              "Cast$Value\ntransforms.c.spec=id:int8\n",
+	              false, 0),
+	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\"}|");
+	CHECK_STR(run("transforms=h,c\ntransforms.h.type=" T "HoistField$Value\n"
+	              "transforms.h.field=l\ntransforms.c.type=" T "Cast$Value\n"
+	              "transforms.c.spec=l:boolean\n",
+	              true, 0),
+	          "skiff-test|null|{\"l\":false}|");
+	CHECK(chain("transforms=c\ntransforms.c.type=" T "Cast$Value\ntransforms.c.spec=a:map\n") ==
+	      NULL);
+	CHECK(strstr(err, "c.properties:3: transforms.c.spec: Cast transformation does not support "
+	                  "casting to MAP") != NULL);
+	CHECK(chain("transforms=c\ntransforms.c.type=" T "Cast$Value\ntransforms.c.spec=\n") ==
+	      NULL);
+	CHECK(strstr(err, "Must specify at least one field to cast.") != NULL);
+	CHECK_STR(run("transforms=h,o,f\ntransforms.h.type=" T "HoistField$Value\n"
+	              "transforms.h.field=l\ntransforms.o.type=" T "HoistField$Value\n"
+	              "transforms.o.field=o\ntransforms.f.type=" T "Flatten$Value\n"
+	              "transforms.f.delimiter=_\n",
+	              true, 0),
+	          "skiff-test|null|{\"o_l\":\"a line\"}|");
+	CHECK_STR(run("transforms=t\ntransforms.t.type=" T "TimestampConverter$Value\n"
+	              "transforms.t.field=id\ntransforms.t.target.type=string\n"
+	              "transforms.t.unix.precision=seconds\n"
+	              "transforms.t.format=yyyy-MM-dd'T'HH:mm:ss.SSSXXX EEE MMM h a\n",
+	              false, 0),
+	          "skiff-test|null|{\"id\":\"1970-01-01T00:00:42.000Z Thu Jan 12 AM\","
+	          "\"msg\":\"hi\"}|");
+	CHECK_STR(run("transforms=t\ntransforms.t.type=" T "TimestampConverter$Value\n"
+	              "transforms.t.target.type=unix\ntransforms.t.format=yyyy-MM-dd\n",
+	              true, 0),
+	          "error: transforms.t (" T "TimestampConverter$Value): Could not parse timestamp: "
+	          "value (a line) does not match pattern (yyyy-MM-dd)");
+	/* The letters skiff does not do are refused by name at load. */
+	CHECK(chain("transforms=t\ntransforms.t.type=" T "TimestampConverter$Value\n"
+	            "transforms.t.target.type=string\ntransforms.t.format=YYYY-ww\n") == NULL);
+	CHECK(strstr(err, "transforms.t.format: ") != NULL &&
+	      strstr(err, "the pattern letter 'Y' (week year)") != NULL);
+	CHECK(chain("transforms=t\ntransforms.t.type=" T "TimestampConverter$Value\n"
+	            "transforms.t.target.type=Instant\n") == NULL);
+	CHECK(strstr(err, "String must be one of: string, unix, Date, Time, Timestamp") != NULL);
+}
+
 int main(void)
 {
 	test_parse_errors();
 	test_line_transforms();
 	test_row_transforms();
+	test_cast_flatten_timestamp();
 	return testlib_done("transform");
 }
