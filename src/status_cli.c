@@ -1,12 +1,14 @@
 /* status_cli: `skiff status` (see status_cli.h). */
 #include "status_cli.h"
 
-#include "config.h"
-#include "settings.h"
+#include "props.h"
+#include "provider.h"
 #include "worker.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -59,26 +61,68 @@ static int relay(int fd)
 	return verdict;
 }
 
+/* The offset file's path (malloc'd, NULL when the worker file sets none)
+ * from the worker file alone: a person's shell may lack the environment
+ * skiff's service has (systemd's Environment=), so only this value's config
+ * provider references are resolved, and nothing else is checked. Returns 0
+ * or -1 with errbuf. */
+static int offsets_file(const char *worker, char **out, char *errbuf, size_t errlen)
+{
+	static const char key[] = "offset.storage.file.filename";
+	struct props *p = NULL;
+	struct providers *pv = NULL;
+	const char *v;
+	char where[1024], *got = NULL;
+	bool secret;
+	size_t len;
+	int rc = -1;
+
+	*out = NULL;
+	if (props_load_file(worker, &p, errbuf, errlen) != 0)
+		goto out;
+	v = props_get(p, key);
+	if (v == NULL) {
+		rc = 0;
+		goto out;
+	}
+	snprintf(where, sizeof(where), "%s: %s", worker, key);
+	if (providers_new(p, &pv, errbuf, errlen) != 0 ||
+	    providers_expand(pv, v, where, &got, &secret, errbuf, errlen) != 0)
+		goto out;
+	/* Trimmed, as the config table trims it. */
+	for (v = got; isspace((unsigned char)*v); v++)
+		;
+	for (len = strlen(v); len > 0 && isspace((unsigned char)v[len - 1]); len--)
+		;
+	if (len > 0 && (*out = strndup(v, len)) == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto out;
+	}
+	rc = 0;
+out:
+	free(got);
+	providers_destroy(pv);
+	props_destroy(p);
+	return rc;
+}
+
 int status_main(int argc, char **argv)
 {
 	static char *const fallback[] = {"/etc/skiff/skiff.properties"};
 	char *const *files = argc > 1 ? argv + 1 : fallback;
-	size_t n = argc > 1 ? (size_t)(argc - 1) : 1;
-	struct settings s;
-	char errbuf[2048], path[128];
+	char errbuf[2048], path[128], *offsets = NULL;
 	int fd, code = STATUS_UNREACHABLE;
 
-	if (settings_load(files, n, &s, errbuf, sizeof(errbuf)) != 0) {
+	if (offsets_file(files[0], &offsets, errbuf, sizeof(errbuf)) != 0) {
 		fprintf(stderr, "skiff status: %s\n", errbuf);
 		goto out;
 	}
-	if (config_str(s.worker, "offset.storage.file.filename") == NULL) {
+	if (offsets == NULL) {
 		fprintf(stderr, "skiff status: no socket without offset.storage.file.filename; "
 		                "use the REST API (listeners)\n");
 		goto out;
 	}
-	if (worker_status_path(config_str(s.worker, "offset.storage.file.filename"), path,
-	                       sizeof(path)) != 0) {
+	if (worker_status_path(offsets, path, sizeof(path)) != 0) {
 		fprintf(stderr, "skiff status: the state directory's path is too long\n");
 		goto out;
 	}
@@ -91,6 +135,6 @@ int status_main(int argc, char **argv)
 	code = relay(fd);
 	close(fd);
 out:
-	settings_destroy(&s);
+	free(offsets);
 	return code;
 }

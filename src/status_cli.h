@@ -1,8 +1,10 @@
 /* status_cli: `skiff status [FILES...]`, the client side of worker_status.c.
  * Reads the worker file (default /etc/skiff/skiff.properties) for the
- * offsets file's directory, connects to skiff.sock there, prints what the
- * running skiff says. Exit codes: 0 healthy, 1 unhealthy, 2 cannot reach it
- * (no socket, refused, no permission, a configuration that does not load). */
+ * offsets file's directory, and nothing else of the configuration (so that
+ * it runs without the environment skiff's config providers read), connects
+ * to skiff.sock there, prints what the running skiff says. Exit codes: 0
+ * healthy, 1 unhealthy, 2 cannot reach it (no socket, refused, no
+ * permission, a worker file that cannot be read). */
 #ifndef SKIFF_STATUS_CLI_H
 #define SKIFF_STATUS_CLI_H
 

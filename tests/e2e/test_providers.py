@@ -175,3 +175,24 @@ def test_a_bad_value_from_a_provider_stays_hidden_in_the_error(tmp_path):
     assert "s3cr3t-codec" not in out + err
     assert re.search(r"w\.properties:\d+: compression\.type = \[hidden\]: librdkafka refuses "
                      r"the value", err), err
+
+
+def test_status_needs_not_skiffs_environment(tmp_path, kafka, topic):
+    """`skiff status` run by a person whose shell lacks the variables skiff's
+    service has (systemd's Environment=) still finds the running skiff: it
+    resolves only the offset file's path."""
+    log = tmp_path / "app.log"
+    log.write_text("1\n")
+    conn = {"name": "c", "connector.class": "FileStreamSource", "file": str(log),
+            "topic": "${env:SKF_TOPIC}"}
+    sk = Skiff(tmp_path, worker(tmp_path, "${env:SKF_BOOTSTRAP}"), [conn],
+               env={"SKF_BOOTSTRAP": kafka.bootstrap, "SKF_TOPIC": topic})
+    sk.start()
+    harness.consume(kafka.bootstrap, topic, 1)
+    env = env_with()
+    env.pop("SKF_BOOTSTRAP", None)
+    env.pop("SKF_TOPIC", None)
+    rc, out, err = run(["status", sk.worker_file, *sk.connector_files], env=env)
+    assert rc == 0, out + err
+    assert "connector c: RUNNING" in out
+    assert sk.stop() == 0
