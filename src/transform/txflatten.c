@@ -84,6 +84,44 @@ fail:
 	return NULL;
 }
 
+/* A field kept whole (not a struct): its schema into out_s, and its value
+ * fv (the struct it is in being there: has_value) into out_v. */
+static int leaf(const cJSON *f, const char *name, bool opt, const cJSON *def, bool has_value,
+                const cJSON *fv, cJSON *out_s, cJSON *out_v, char *errbuf, size_t errlen)
+{
+	const char *type = txschema_type(f);
+	cJSON *c;
+
+	if (!kept_whole(type)) {
+		snprintf(errbuf, errlen,
+		         "Flatten transformation does not support %s for record with schemas "
+		         "(for field %s).",
+		         strcmp(type, "map") == 0 ? "MAP" : type, name);
+		return TX_ERR;
+	}
+	if (txschema_field(out_s, name) != NULL) {
+		snprintf(errbuf, errlen, "Cannot create field because of field name duplication %s",
+		         name);
+		return TX_ERR;
+	}
+	if (txschema_add_field(out_s, name, leaf_schema(f, opt, def)) != 0)
+		return TX_ERR_NOMEM;
+	if (!has_value)
+		return 0;
+	if ((fv == NULL || cJSON_IsNull(fv)) && !opt) {
+		snprintf(errbuf, errlen,
+		         "Invalid value: null used for required field: \"%s\", schema type: %s",
+		         name, txschema_str(f, "type"));
+		return TX_ERR;
+	}
+	if (fv == NULL || cJSON_IsNull(fv))
+		return 0;
+	if ((c = cJSON_Duplicate(fv, true)) == NULL)
+		return TX_ERR_NOMEM;
+	cJSON_AddItemToObject(out_v, name, c);
+	return 0;
+}
+
 /* buildUpdatedSchema and buildWithSchema in one walk: the fields of struct
  * schema s (payload v, NULL for null; parent_def the default the struct
  * above gives) into out_s and out_v. */
@@ -100,7 +138,6 @@ static int walk(const struct flatten *t, const cJSON *s, const cJSON *v, const c
 		const char *fname = txschema_str(f, "field"), *type = txschema_type(f);
 		const cJSON *def = cJSON_GetObjectItemCaseSensitive(f, "default"), *fv = NULL;
 		bool opt = optional || txschema_optional(f);
-		cJSON *c;
 
 		if (fname == NULL)
 			continue;
@@ -119,35 +156,9 @@ static int walk(const struct flatten *t, const cJSON *s, const cJSON *v, const c
 				return rc;
 			continue;
 		}
-		if (!kept_whole(type)) {
-			snprintf(
-			    errbuf, errlen,
-			    "Flatten transformation does not support %s for record with schemas "
-			    "(for field %s).",
-			    strcmp(type, "map") == 0 ? "MAP" : type, name);
-			return TX_ERR;
-		}
-		if (txschema_field(out_s, name) != NULL) {
-			snprintf(errbuf, errlen,
-			         "Cannot create field because of field name duplication %s", name);
-			return TX_ERR;
-		}
-		if (txschema_add_field(out_s, name, leaf_schema(f, opt, def)) != 0)
-			return TX_ERR_NOMEM;
-		if (v == NULL)
-			continue;
-		if ((fv == NULL || cJSON_IsNull(fv)) && !opt) {
-			snprintf(
-			    errbuf, errlen,
-			    "Invalid value: null used for required field: \"%s\", schema type: %s",
-			    name, txschema_str(f, "type"));
-			return TX_ERR;
-		}
-		if (fv == NULL || cJSON_IsNull(fv))
-			continue;
-		if ((c = cJSON_Duplicate(fv, true)) == NULL)
-			return TX_ERR_NOMEM;
-		cJSON_AddItemToObject(out_v, name, c);
+		if ((rc = leaf(f, name, opt, def, v != NULL, fv, out_s, out_v, errbuf, errlen)) !=
+		    0)
+			return rc;
 	}
 	return 0;
 }

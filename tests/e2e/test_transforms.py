@@ -3,6 +3,9 @@ with transforms and predicates, as Connect users write them, runs unchanged
 against a real broker; the exact records, topics and fields arrive."""
 
 import json
+import sqlite3
+import subprocess
+import time
 
 import harness
 from harness import Skiff, consume
@@ -66,9 +69,76 @@ def test_router_filter_and_insert_field(tmp_path, kafka, topic):
 def test_unimplemented_transform_is_named(tmp_path, kafka, topic):
     conn = {"name": "c", "connector.class": "FileStreamSource", "file": str(tmp_path / "f"),
             "topic": topic, "transforms": "x",
-            "transforms.x.type": T + "Flatten$Value"}
+            "transforms.x.type": "io.debezium.transforms.ExtractNewRecordState"}
     sk = Skiff(tmp_path, {"bootstrap.servers": kafka.bootstrap,
                           "offset.storage.file.filename": str(tmp_path / "offsets")}, [conn])
     sk.start()
     assert sk.wait(timeout=30) == 78
-    assert "transforms.x.type: '" + T + "Flatten$Value' is not a transform" in sk.log_text()
+    assert ("transforms.x.type: 'io.debezium.transforms.ExtractNewRecordState' is not a "
+            "transform") in sk.log_text()
+
+
+# A SQLite table whose text column n holds numbers but for one row, "abc",
+# which Cast n:int32 cannot convert (Connect: "Value (abc) was out of range for
+# requested data type").
+CAST_ROWS = ["1", "2", "abc", "4", "5"]
+
+
+def cast_connector(tmp_path, kafka, topic, tolerance):
+    db = tmp_path / "c.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, n TEXT)")
+    con.executemany("INSERT INTO t(n) VALUES (?)", [(n,) for n in CAST_ROWS])
+    con.commit()
+    con.close()
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "offset.flush.interval.ms": "200",
+              "value.converter.schemas.enable": "false"}
+    conn = {"name": "sq", "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",
+            "connection.url": f"jdbc:sqlite:{db}", "mode": "incrementing",
+            "incrementing.column.name": "id", "table.whitelist": "t", "topic.prefix": topic,
+            "poll.interval.ms": "200", "errors.tolerance": tolerance,
+            "errors.log.enable": "true",
+            "transforms": "cast", "transforms.cast.type": T + "Cast$Value",
+            "transforms.cast.spec": "n:int32"}
+    return Skiff(tmp_path, worker, [conn])
+
+
+def stored_offsets(path):
+    try:
+        return list(offsetfile.load(path).values())
+    except (FileNotFoundError, ValueError):
+        return []
+
+
+def test_cast_failure_skipped_with_tolerance_all(tmp_path, kafka, topic):
+    sk = cast_connector(tmp_path, kafka, topic, "all")
+    sk.start()
+    recs = consume(kafka.bootstrap, topic + "t", n=4, timeout=60)
+    assert [json.loads(r["value"]) for r in recs] == [
+        {"id": 1, "n": 1}, {"id": 2, "n": 2}, {"id": 4, "n": 4}, {"id": 5, "n": 5}]
+    deadline = time.monotonic() + 30
+    while stored_offsets(tmp_path / "offsets") != [{"incrementing": 5}] and \
+            time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert stored_offsets(tmp_path / "offsets") == [{"incrementing": 5}]
+    st = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file),
+                         *map(str, sk.connector_files)], capture_output=True, text=True,
+                        timeout=30)
+    assert "records_skipped=1" in st.stdout + st.stderr, st.stdout + st.stderr
+    sk.wait_log(r"connector sq: errors\.tolerance=all: skipped a record of .*: "
+                r"transforms\.cast .*Value \(abc\) was out of range for requested data type")
+    assert sk.stop() == 0
+    assert len(consume(kafka.bootstrap, topic + "t")) == 4
+
+
+def test_cast_failure_stops_with_tolerance_none(tmp_path, kafka, topic):
+    sk = cast_connector(tmp_path, kafka, topic, "none")
+    sk.start()
+    assert sk.wait(timeout=60) == 78
+    assert [json.loads(r["value"]) for r in consume(kafka.bootstrap, topic + "t")] == [
+        {"id": 1, "n": 1}, {"id": 2, "n": 2}]
+    # Stopped before the row it could not cast: the next start reads it again.
+    assert stored_offsets(tmp_path / "offsets") == [{"incrementing": 2}]
+    assert "Value (abc) was out of range for requested data type" in sk.log_text()
