@@ -217,8 +217,11 @@ static int java_value(const cJSON *s, const cJSON *v, bool to_string, struct jva
 		if (to_string && name != NULL &&
 		    strncmp(name, "org.apache.kafka.connect.data.", 30) == 0) {
 			j->kind = J_DATE;
-			if (strcmp(name + 30, "Date") == 0)
-				j->i *= 86400000;
+			/* A Date is days; past 64 bits of ms, the end of time. */
+			if (strcmp(name + 30, "Date") == 0 &&
+			    __builtin_mul_overflow(j->i, 86400000, &j->i))
+				j->i =
+				    txvalue_int(v, &j->i) == 0 && j->i < 0 ? INT64_MIN : INT64_MAX;
 		}
 	} else if ((strcmp(ty, "float") == 0 || strcmp(ty, "double") == 0) &&
 	           (cJSON_IsNumber(v) || cJSON_IsRaw(v))) {

@@ -395,16 +395,28 @@ static int parse_field(const char *text, size_t *at, char c, size_t n, bool obey
 	return 0;
 }
 
-/* The instant the lenient calendar makes of f, in ms. */
-static int64_t instant(const struct fields *f)
+/* The instant the lenient calendar makes of f, in *ms; -1 when it lies
+ * past what 64 bits of ms hold (a hostile "99999999-99-99"). */
+static int instant(const struct fields *f, int64_t *ms)
 {
-	int64_t mons = f->year * 12 + (f->mon - 1), y = floordiv(mons, 12);
-	int64_t day = txdate_days(y, (int)(mons - y * 12 + 1), 1) + (f->mday - 1);
-	int64_t hour = f->h12 ? f->hour12 + (f->pm ? 12 : 0) : f->hour;
+	int64_t mons, y, day, hour = f->h12 ? f->hour12 + (f->pm ? 12 : 0) : f->hour, t;
 
-	return ((((day * 24 + hour) * 60 + f->min) * 60 + f->sec) - (f->zoned ? f->off : 0)) *
-	           1000 +
-	       f->ms;
+	if (__builtin_mul_overflow(f->year, 12, &mons) ||
+	    __builtin_add_overflow(mons, f->mon - 1, &mons))
+		return -1;
+	y = floordiv(mons, 12);
+	if (y > 300000000 || y < -300000000)
+		return -1;
+	day = txdate_days(y, (int)(mons - y * 12 + 1), 1);
+	if (__builtin_add_overflow(day, f->mday - 1, &t) || __builtin_mul_overflow(t, 24, &t) ||
+	    __builtin_add_overflow(t, hour, &t) || __builtin_mul_overflow(t, 60, &t) ||
+	    __builtin_add_overflow(t, f->min, &t) || __builtin_mul_overflow(t, 60, &t) ||
+	    __builtin_add_overflow(t, f->sec, &t) ||
+	    __builtin_sub_overflow(t, f->zoned ? f->off : 0, &t) ||
+	    __builtin_mul_overflow(t, 1000, &t) || __builtin_add_overflow(t, f->ms, &t))
+		return -1;
+	*ms = t;
+	return 0;
 }
 
 int txdate_parse(const char *pattern, const char *text, int64_t *ms)
@@ -441,6 +453,5 @@ int txdate_parse(const char *pattern, const char *text, int64_t *ms)
 	}
 	if (!ok || at == 0)
 		return -1;
-	*ms = instant(&f);
-	return 0;
+	return instant(&f, ms);
 }

@@ -183,7 +183,7 @@ static int to_ms(const struct tsconv *t, enum tstype from, const cJSON *v, int64
 		return TX_ERR;
 	}
 	if (from == T_DATE)
-		*ms = i * MS_PER_DAY;
+		*ms = sat_mul(i, MS_PER_DAY);
 	else if (from != T_UNIX || t->precision == P_MILLIS)
 		*ms = i;
 	else

@@ -8,6 +8,8 @@
 #include "source.h"
 #include "testlib.h"
 #include "transform.h"
+#include "txdate.h"
+#include "util/buf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -239,11 +241,38 @@ static void test_cast_flatten_timestamp(void)
 	CHECK(strstr(err, "String must be one of: string, unix, Date, Time, Timestamp") != NULL);
 }
 
+/* txdate: SimpleDateFormat's parse and format, and hostile text. */
+static void test_dates(void)
+{
+	int64_t ms = 0;
+	struct buf o;
+	char *text = NULL;
+
+	CHECK(txdate_parse("yyyy-MM-dd HH:mm:ss", "2023-11-14 22:13:20", &ms) == 0 &&
+	      ms == 1700000000000LL);
+	/* Lenient: month 13 is January of the next year; text after is ignored. */
+	CHECK(txdate_parse("yyyy-MM-dd", "2023-13-01 and more", &ms) == 0 && ms == 1704067200000LL);
+	CHECK(txdate_parse("yyyyMMddHHmm", "202311142213", &ms) == 0 && ms == 1699999980000LL);
+	CHECK(txdate_parse("dd/MMM/yyyy:HH:mm:ss Z", "14/Nov/2023:23:13:20 +0100", &ms) == 0 &&
+	      ms == 1700000000000LL);
+	CHECK(txdate_parse("yyyy-MM-dd", "2023/11/14", &ms) == -1);
+	CHECK(txdate_parse("yyyy-MM-dd", "99999999999999999999-99-99", &ms) == -1);
+	CHECK(txdate_parse("yyyy-MM-dd HH", "99999999-99999999-99999999 99999999999999", &ms) ==
+	      -1);
+	buf_init(&o, 256);
+	txdate_format("EEEE d MMMM yyyy hh:mm a XXX ''yy''", 1700000000000LL, true, &o);
+	txdate_format("|yyyy", INT64_MAX, true, &o);
+	CHECK(buf_take(&o, &text, NULL) == 0);
+	CHECK_STR(text, "Tuesday 14 November 2023 10:13 PM Z '23'|292278994");
+	free(text);
+}
+
 int main(void)
 {
 	test_parse_errors();
 	test_line_transforms();
 	test_row_transforms();
 	test_cast_flatten_timestamp();
+	test_dates();
 	return testlib_done("transform");
 }
