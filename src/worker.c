@@ -267,6 +267,11 @@ static void flush_offsets(struct worker *w)
 {
 	struct src_offset off;
 
+	/* A store acknowledged later is served from its descriptor; this
+	 * catches a wake-up its queue did not give (it signals only when it
+	 * turns non-empty). */
+	offsets_poll(w->offsets);
+
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct partition *p = w->parts[i];
 		char *json;
