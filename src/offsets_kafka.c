@@ -53,6 +53,7 @@ struct kctx {
 	size_t n, cap;
 	struct hash index;
 	bool resend;
+	bool create;       /* the writer creates a missing topic; --check does not */
 	struct offsets *o; /* from load: offsets_write_done's */
 	uint64_t writing;  /* the generation in flight, 0: none */
 	size_t pending;
@@ -359,7 +360,8 @@ static rd_kafka_resp_err_t topic_metadata(struct kctx *k, rd_kafka_t *c, rd_kafk
 			rd_kafka_metadata_destroy(*md);
 			*md = NULL;
 		}
-		if (!not_yet(err) || clock_mono_ms() > deadline)
+		if (!not_yet(err) || clock_mono_ms() > deadline ||
+		    (!k->create && err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART))
 			return err;
 		usleep(100 * 1000);
 	}
@@ -392,6 +394,10 @@ static int plan(struct kctx *k, rd_kafka_t *c, struct reading *r,
 
 	if (rkt != NULL)
 		err = topic_metadata(k, c, rkt, &md);
+	if (!k->create && err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+		rc = 0; /* --check: a topic not created yet is an empty one */
+		goto out;
+	}
 	if (err != 0) {
 		snprintf(errbuf, errlen, "offset.storage.topic %s: metadata: %s", k->topic,
 		         rd_kafka_err2str(err));
@@ -580,7 +586,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 			return rc;
 		}
 	}
-	rc = ensure_topic(k, errbuf, errlen);
+	rc = k->create ? ensure_topic(k, errbuf, errlen) : 0;
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
 	if (rc == OFFSETS_ERR_IO && fgen > 0)
@@ -765,6 +771,7 @@ int offsets_open_store(const struct config_section *w, bool hold, struct offsets
 	}
 	k->w = w;
 	k->topic = topic;
+	k->create = hold;
 	k->pipefd[0] = k->pipefd[1] = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
 	hash_init(&k->index);

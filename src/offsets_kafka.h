@@ -33,13 +33,12 @@ struct config_section;
 struct offsets;
 
 /* Opens and loads the store the worker's settings name; hold: this process
- * will write it (the file's lock, offsets_open_file_held). Creates the topic
- * when missing (cleanup.policy=compact, offset.storage.partitions,
- * offset.storage.replication.factor, other offset.storage.X as topic configs
- * X). Errors as offsets_open_file, and OFFSETS_ERR_IO when the topic cannot
- * be read within offset.flush.timeout.ms x 6 (at least 10 s) and
- * there is no file to start from (with one, the file alone is loaded and
- * *from_prev-style warning given: offsets_stats loaded_from_prev),
+ * will write it (the file's lock, offsets_open_file_held). With hold it
+ * creates the topic when missing (without, a missing topic reads as empty) (cleanup.policy=compact,
+ * offset.storage.partitions, offset.storage.replication.factor, other offset.storage.X as topic
+ * configs X). Errors as offsets_open_file, and OFFSETS_ERR_IO when the topic cannot be read within
+ * offset.flush.timeout.ms x 6 (at least 10 s) and there is no file to start from (with one, the
+ * file alone is loaded and *from_prev-style warning given: offsets_stats loaded_from_prev),
  * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings. */
 int offsets_open_store(const struct config_section *worker, bool hold, struct offsets **out,
                        char *errbuf, size_t errlen);
