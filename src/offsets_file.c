@@ -20,13 +20,21 @@
  *   - path and prev both valid: the higher generation.
  * After loading from prev (path bad or missing) the next write does not
  * rotate path into prev, which would replace the last good generation with
- * the bad file; it renames the new file straight over path. */
+ * the bad file; it renames the new file straight over path.
+ *
+ * The journal (offsets_log.h): a write whose base is at path appends the
+ * entries that changed to "path.log" (fsynced): its bytes follow what changed.
+ * A compaction (the write above, of the whole store as a new generation, then
+ * the log removed) comes first, after loading from prev or past an unapplied
+ * tail of the log, after a failed append, when the log reaches 4x the base,
+ * and at close. Load applies the log's records of the chosen base over it. */
 #include "offsets.h"
 
 #include "atomicfile.h"
 #include "crc32c.h"
 #include "lockfile.h"
 #include "num.h"
+#include "offsets_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +66,17 @@ struct filectx {
 	 * lock file was deleted. -1 when not held. */
 	bool hold;
 	int lockfd, held_cur, held_prev;
+	/* The journal (offsets_log.h) over the base file at path, of generation
+	 * base_gen (0: none yet) and base_len bytes. compact: the next write
+	 * rewrites the base (the log's tail is unknown, or path is not the
+	 * base the log is over). */
+	struct offsets_log *log;
+	uint64_t base_gen;
+	size_t base_len;
+	bool compact;
+	bool loaded;           /* file_load succeeded */
+	uint64_t max_gen;      /* the highest generation loaded or written */
+	int64_t compact_bytes; /* SKIFF_OFFSETS_COMPACT_BYTES, -1: unset */
 };
 
 enum state { MISSING, BAD, NEWER, VALID };
@@ -426,6 +445,52 @@ static int hold_existing(struct filectx *ctx, const struct cand *c, char *errbuf
 	return rc;
 }
 
+/* Applies the log over the base loaded from c[pick] (see offsets_log.h) and
+ * sets up ctx for the writes to come; the rest of file_load's contract. */
+static int replay(struct filectx *ctx, struct offsets *o, const struct cand *c, int pick,
+                  uint64_t *generation, int *from_prev, char *errbuf, size_t errlen)
+{
+	char why[WHY_LEN];
+	size_t ignored = 0;
+	int rc;
+
+	*generation = pick >= 0 ? c[pick].generation : 0;
+	*from_prev = pick == 1;
+	ctx->path_current = pick == 0;
+	ctx->base_gen = pick == 0 ? c[0].generation : 0; /* only path takes appends */
+	ctx->base_len = pick >= 0 ? c[pick].len : 0;
+	if (pick < 0) { /* a log without its base: a store deleted to start over */
+		rc = ctx->hold ? offsets_log_drop(ctx->log, errbuf, errlen) : 0;
+		ctx->loaded = rc == 0;
+		return rc;
+	}
+	rc = offsets_log_replay(ctx->log, o, c[pick].generation, generation, &ignored, why,
+	                        sizeof(why));
+	if (rc != 0) {
+		snprintf(errbuf, errlen, "%s", why);
+		return rc;
+	}
+	ctx->max_gen = *generation > c[1 - pick].generation ? *generation : c[1 - pick].generation;
+	/* Never append behind a tail that was not applied: it would hide what
+	 * follows it. Nor over prev: the next write makes a new base. */
+	ctx->compact = pick != 0 || ignored > 0;
+	if (pick == 1)
+		snprintf(errbuf, errlen,
+		         "offset store %s: %s; resumed from %s (generation %" PRIu64
+		         "): what was acknowledged after it is sent again",
+		         c[0].name, c[0].why, c[1].name, c[1].generation);
+	else if (*why != '\0') {
+		*from_prev = 1;
+		snprintf(errbuf, errlen,
+		         "offset store %s.log: %s; resumed from generation %" PRIu64
+		         ": what was acknowledged after it is sent again",
+		         ctx->path, why, *generation);
+	}
+	rc = offsets_log_reset(ctx->log, o);
+	ctx->loaded = rc == 0;
+	return rc;
+}
+
 static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *from_prev,
                      char *errbuf, size_t errlen)
 {
@@ -458,14 +523,7 @@ static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *f
 	}
 	if (ctx->hold && (rc = hold_existing(ctx, c, errbuf, errlen)) != 0)
 		goto out;
-	*generation = pick >= 0 ? c[pick].generation : 0;
-	*from_prev = pick == 1;
-	if (pick == 1)
-		snprintf(errbuf, errlen,
-		         "offset store %s: %s; resumed from %s (generation %" PRIu64
-		         "): what was acknowledged after it is sent again",
-		         c[0].name, c[0].why, c[1].name, c[1].generation);
-	ctx->path_current = pick == 0;
+	rc = replay(ctx, o, c, pick, generation, from_prev, errbuf, errlen);
 out:
 	for (int i = 0; i < 2; i++) {
 		free(c[i].data);
@@ -483,11 +541,30 @@ static char *append(char *p, const char *s, size_t n)
 #define ENTRY_OPEN "{\"key\":"
 #define ENTRY_MID ",\"value\":"
 
-/* Builds the document for generation gen into *doc (free()). */
-static int build(const struct offsets *o, uint64_t gen, char **doc, size_t *len)
+/* The entries a base file is built from: the store's, or the log's shadow
+ * (what is durable, for the compaction at close). */
+struct view {
+	const void *src;
+	size_t n;
+	const char *(*key)(const void *src, size_t i);
+	const char *(*value)(const void *src, size_t i);
+};
+
+static const char *store_key(const void *src, size_t i)
+{
+	return offsets_key(src, i);
+}
+
+static const char *store_value(const void *src, size_t i)
+{
+	return offsets_value(src, i);
+}
+
+/* Builds the document of v's entries for generation gen into *doc (free()). */
+static int build(const struct view *v, uint64_t gen, char **doc, size_t *len)
 {
 	char head[128], tail[TRAILER_LEN + 1];
-	size_t n = offsets_count(o), hl, need;
+	size_t n = v->n, hl, need;
 	char *buf, *p;
 
 	hl = (size_t)snprintf(head, sizeof(head),
@@ -496,20 +573,20 @@ static int build(const struct offsets *o, uint64_t gen, char **doc, size_t *len)
 	                      FORMAT_VERSION, gen);
 	need = hl + 1 + TRAILER_LEN;
 	for (size_t i = 0; i < n; i++)
-		need += strlen(offsets_key(o, i)) + strlen(offsets_value(o, i)) + 18;
+		need += strlen(v->key(v->src, i)) + strlen(v->value(v->src, i)) + 18;
 	buf = malloc(need + 1);
 	if (buf == NULL)
 		return OFFSETS_ERR_NOMEM;
 	p = append(buf, head, hl);
 	for (size_t i = 0; i < n; i++) {
-		const char *k = offsets_key(o, i), *v = offsets_value(o, i);
+		const char *k = v->key(v->src, i), *val = v->value(v->src, i);
 
 		if (i > 0)
 			p = append(p, ",", 1);
 		p = append(p, ENTRY_OPEN, sizeof(ENTRY_OPEN) - 1);
 		p = append(p, k, strlen(k));
 		p = append(p, ENTRY_MID, sizeof(ENTRY_MID) - 1);
-		p = append(p, v, strlen(v));
+		p = append(p, val, strlen(val));
 		p = append(p, "}", 1);
 	}
 	p = append(p, "]", 1);
@@ -521,24 +598,17 @@ static int build(const struct offsets *o, uint64_t gen, char **doc, size_t *len)
 	return 0;
 }
 
-static int file_store(void *vctx, const struct offsets *o, uint64_t generation, char *errbuf,
-                      size_t errlen)
+/* Writes v whole as the base file of generation (the old base becomes prev)
+ * and starts an empty log over it; o: the store v views, whose entries the
+ * log's shadow becomes (NULL: v is the shadow). */
+static int compact(struct filectx *ctx, const struct view *v, const struct offsets *o,
+                   uint64_t generation, char *errbuf, size_t errlen)
 {
-	struct filectx *ctx = vctx;
-	char *doc = NULL;
+	char *doc = NULL, why[WHY_LEN];
 	size_t len = 0;
 	int done = 0, held = -1, rc;
 
-	/* Never write what load refuses: a generation past 2^53 would be read as
-	 * damage, and the restart would fall back to the older file. */
-	if (generation > (UINT64_C(1) << 53)) {
-		snprintf(errbuf, errlen,
-		         "offset store %s: generation %" PRIu64 " is past the format's limit of "
-		         "2^53 (only a hand-made or damaged file gets there)",
-		         ctx->path, generation);
-		return OFFSETS_ERR_IO;
-	}
-	if (build(o, generation, &doc, &len) != 0) {
+	if (build(v, generation, &doc, &len) != 0) {
 		snprintf(errbuf, errlen, "offset store %s: out of memory", ctx->path);
 		return OFFSETS_ERR_NOMEM;
 	}
@@ -557,9 +627,72 @@ static int file_store(void *vctx, const struct offsets *o, uint64_t generation, 
 	if (done & ATOMICFILE_REPLACED)
 		ctx->path_current = true;
 	free(doc);
-	if (rc == 0)
-		return 0;
-	return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+	if (rc != 0)
+		return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+	ctx->base_gen = generation;
+	ctx->base_len = len;
+	/* The log's records are in the base now, and a log that survives this
+	 * (the unlink failed, or did not reach the disk) holds records of an
+	 * older base, which replay skips: not a failure of this write. */
+	(void)offsets_log_drop(ctx->log, why, sizeof(why));
+	ctx->compact = o != NULL && offsets_log_reset(ctx->log, o) != 0;
+	return 0;
+}
+
+/* The log's size at which the next write compacts: 4x the base (at least
+ * 4 KiB), so that a write costs what changed plus, amortised, a quarter of
+ * it again. SKIFF_OFFSETS_COMPACT_BYTES sets another size; 0 makes every
+ * write a compaction, as before the log (the fault suites use both). */
+static uint64_t compact_at(const struct filectx *ctx)
+{
+	if (ctx->compact_bytes >= 0)
+		return (uint64_t)ctx->compact_bytes;
+	return 4 * (uint64_t)(ctx->base_len > 1024 ? ctx->base_len : 1024);
+}
+
+static int file_store(void *vctx, const struct offsets *o, uint64_t generation, char *errbuf,
+                      size_t errlen)
+{
+	struct filectx *ctx = vctx;
+	int rc;
+
+	/* Never write what load refuses: a generation past 2^53 would be read as
+	 * damage, and the restart would fall back to the older file. */
+	if (generation > (UINT64_C(1) << 53)) {
+		snprintf(errbuf, errlen,
+		         "offset store %s: generation %" PRIu64 " is past the format's limit of "
+		         "2^53 (only a hand-made or damaged file gets there)",
+		         ctx->path, generation);
+		return OFFSETS_ERR_IO;
+	}
+	if (generation > ctx->max_gen)
+		ctx->max_gen = generation;
+	if (ctx->compact || ctx->base_gen == 0 || compact_at(ctx) == 0 ||
+	    offsets_log_size(ctx->log) >= compact_at(ctx)) {
+		struct view v = {o, offsets_count(o), store_key, store_value};
+
+		return compact(ctx, &v, o, generation, errbuf, errlen);
+	}
+	rc = offsets_log_append(ctx->log, o, ctx->base_gen, generation, errbuf, errlen);
+	ctx->compact = rc != 0;
+	return rc;
+}
+
+/* At a stop, the process that held the store folds the log into a new
+ * base: what is durable (the shadow), not what is in memory, so this is no
+ * flush; the next start reads one file, and prev is the base before. A
+ * failure leaves the base and the log as they were. */
+static void compact_at_close(struct filectx *ctx)
+{
+	struct view v = {ctx->log, offsets_log_shadow_count(ctx->log), offsets_log_shadow_key,
+	                 offsets_log_shadow_value};
+	char why[WHY_LEN];
+
+	/* Not after a failed load or append, nor when the shadow could not be
+	 * kept (compact set): it may not be what is durable. */
+	if (ctx->hold && ctx->loaded && !ctx->compact && ctx->base_gen > 0 &&
+	    offsets_log_size(ctx->log) > 0 && ctx->max_gen < (UINT64_C(1) << 53))
+		(void)compact(ctx, &v, NULL, ctx->max_gen + 1, why, sizeof(why));
 }
 
 static void file_close(void *vctx)
@@ -568,12 +701,14 @@ static void file_close(void *vctx)
 
 	if (ctx == NULL)
 		return;
+	compact_at_close(ctx);
 	for (int i = 0; i < 3; i++) {
 		int fd = i == 0 ? ctx->lockfd : i == 1 ? ctx->held_cur : ctx->held_prev;
 
 		if (fd >= 0)
 			close(fd);
 	}
+	offsets_log_free(ctx->log);
 	free(ctx->path);
 	free(ctx->prev);
 	free(ctx);
@@ -585,6 +720,14 @@ static const struct offset_backend_ops file_ops = {
     .store = file_store,
     .close = file_close,
 };
+
+static int64_t compact_env(void)
+{
+	const char *e = getenv("SKIFF_OFFSETS_COMPACT_BYTES");
+	int64_t v;
+
+	return e != NULL && num_parse_i64(e, 0, INT64_MAX, &v) == 0 ? v : -1;
+}
 
 int offsets_file_backend(const char *path, bool hold, const struct offset_backend_ops **ops,
                          void **out, char *errbuf, size_t errlen)
@@ -606,16 +749,18 @@ int offsets_file_backend(const char *path, bool hold, const struct offset_backen
 		                                    : OFFSETS_ERR_IO;
 	}
 	ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL || (ctx->path = strdup(path)) == NULL ||
-	    asprintf(&ctx->prev, "%s.prev", path) < 0) {
-		if (ctx != NULL)
-			ctx->prev = NULL; /* asprintf leaves it undefined on failure */
+	if (ctx != NULL)
+		ctx->lockfd = ctx->held_cur = ctx->held_prev = -1;
+	if (ctx != NULL && asprintf(&ctx->prev, "%s.prev", path) < 0)
+		ctx->prev = NULL; /* asprintf leaves it undefined on failure */
+	if (ctx == NULL || ctx->prev == NULL || (ctx->path = strdup(path)) == NULL ||
+	    offsets_log_new(path, &ctx->log) != 0) {
 		file_close(ctx);
 		snprintf(errbuf, errlen, "offset store %s: out of memory", path);
 		return OFFSETS_ERR_NOMEM;
 	}
 	ctx->hold = hold;
-	ctx->lockfd = ctx->held_cur = ctx->held_prev = -1;
+	ctx->compact_bytes = compact_env();
 	if (hold) {
 		/* Before loading: no other skiff may write the store after we read it. */
 		ctx->lockfd = lockfile_acquire(path, errbuf, errlen);

@@ -4,7 +4,8 @@ skiff runs under strace, which kills it (SIGKILL, the call never executed) on
 entry to the chosen call of the chosen step of its Mth flush: creating
 offsets.tmp, writing it, fsyncing it, closing it, renaming offsets to
 offsets.prev, renaming offsets.tmp to offsets, fsyncing the directory, closing
-the directory. The trials follow one another on one state directory, so each
+the directory (a compaction), and writing and fsyncing a record of the journal
+offsets.log (an append). The trials follow one another on one state directory, so each
 starts from what the last crash left.
 
 Bound checked per crash: the store loads; it holds exactly the old generation
@@ -36,6 +37,11 @@ STEPS = [
     ("rename offsets.tmp -> offsets", "rename", "tmp", False),
     ("fsync directory", "fsync", "dir", True),
     ("close directory", "close", "dir", True),
+    # The journal (offsets.log): most flushes append one record and fsync it;
+    # the steps above are a compaction's (the first write, every ~4 KiB of
+    # log here, and a clean stop).
+    ("write log", "write", "log", False),
+    ("fsync log", "fsync", "log", True),
 ]
 FLUSHES = fl.scaled((1, 2), (1, 2, 3, 5))
 
@@ -43,7 +49,8 @@ FLUSHES = fl.scaled((1, 2), (1, 2, 3, 5))
 def inject_cmd(state, syscall, which, when, trace):
     # strace -P matches the first path of a rename only: offsets.tmp picks
     # rename(tmp, offsets), offsets picks rename(offsets, prev).
-    paths = {"tmp": state / "offsets.tmp", "store": state / "offsets", "dir": state}
+    paths = {"tmp": state / "offsets.tmp", "store": state / "offsets", "dir": state,
+             "log": state / "offsets.log"}
     return ["strace", "-f", "-qq", "-o", str(trace), "-P", str(paths[which]),
             "-e", f"trace={syscall}",
             "-e", f"inject={syscall}:error=EIO:signal=SIGKILL:when={when}"]

@@ -68,6 +68,9 @@ def test_fault_power_loss_every_crash_state(tmp_path, kafka, topic):
         events += recorded_run(sk, state, tmp_path / "trace-b.txt", fl.scaled(4, 20))
     finally:
         n = writer.stop()
+    logs = [e for e in events if e["op"] in ("create", "open") and
+            str(e.get("path", "")).endswith("offsets.log")]
+    assert logs, "no flush appended to offsets.log: the journal was not exercised"
     failed = [e for e in events if e["ok"] is False and e.get("err") in ("EIO", "ENOSPC")]
     assert len(failed) == 3, f"the injected failures did not all happen: {failed}"
     log = sk.log_text()
@@ -113,6 +116,8 @@ def test_fault_power_loss_negative_control_eatmydata(tmp_path, kafka, topic):
         max_combos=64)
     assert violations, ("without fsync every crash state still passed: the power-loss check "
                         "cannot tell a durable flush from a lucky one")
+    assert [v for v in violations if v["log"]], \
+        "without fsync no journal append was found lost: the check cannot see the log's fsync"
     kinds = {re.sub(r"\d+", "N", v["why"])[:60] for v in violations}
     fl.figure("powerloss.negative_control", f"{len(violations)} of {distinct} states fail "
                                             f"without fsync ({sorted(kinds)[:2]})")
@@ -172,4 +177,42 @@ def test_fault_power_loss_model_catches_classic_bugs(tmp_path, name, order, bad)
             events += _flush(d, gen, order)
     _, distinct, violations = crashsim.judge(events, d, tmp_path / "states",
                                              harness.tool("offsets_dump"))
+    assert bool(violations) == bad, (name, distinct, violations[:3])
+
+
+def _record(base, gen, position):
+    body = ('{"log":1,"base":%d,"generation":%d,"offsets":[{"key":["c",{"filename":"f"}],'
+            '"value":{"position":%d}}]}' % (base, gen, position)).encode()
+    return body + b"\t%08x\n" % offsetfile._crc32c(body)
+
+
+def _appends(d, fsync_log, fsync_dir):
+    """A base flush (generation 1), then two appends to a new offsets.log."""
+    ev = _flush(d, 1, RIGHT)
+    ev += [{"op": "create", "path": f"{d}/offsets.log", "fd": 5, "ok": True,
+            "directory": False}]
+    for gen in (2, 3):
+        ev.append({"op": "write", "fd": 5, "data": _record(1, gen, gen * 32), "ok": True})
+        if fsync_log:
+            ev.append({"op": "fsync", "fd": 5, "ok": True})
+        if gen == 2 and fsync_dir:
+            ev += [{"op": "open", "path": d, "fd": 3, "ok": True, "directory": True},
+                   {"op": "fsync", "fd": 3, "ok": True},
+                   {"op": "close", "fd": 3, "ok": True}]
+    return ev
+
+
+@pytest.mark.parametrize("name,fsync_log,fsync_dir,bad", [
+    ("skiff's append", True, True, False),
+    ("append without fsync", False, True, True),
+    ("new log without directory fsync", True, False, True),
+])
+def test_fault_power_loss_model_log_appends(tmp_path, name, fsync_log, fsync_dir, bad):
+    """The same for the journal (offsets.log): an append is durable once
+    fsynced, a new log once its directory is; without either, a power cut
+    loses a flush skiff reported, and the model says so."""
+    d = str(tmp_path / "state")
+    Path(d).mkdir()
+    _, distinct, violations = crashsim.judge(_appends(d, fsync_log, fsync_dir), d,
+                                             tmp_path / "states", harness.tool("offsets_dump"))
     assert bool(violations) == bad, (name, distinct, violations[:3])

@@ -38,7 +38,8 @@ def record_cmd(trace_file, state_dir, store_name="offsets"):
     only those on the state directory, the store, its .prev and its .tmp (-P),
     with every byte of every string in hex (-xx) so data can be replayed."""
     d = Path(state_dir)
-    paths = [d, d / store_name, d / f"{store_name}.prev", d / f"{store_name}.tmp"]
+    paths = [d, d / store_name, d / f"{store_name}.prev", d / f"{store_name}.tmp",
+             d / f"{store_name}.log"]
     cmd = ["strace", "-f", "-qq", "-xx", "-s", "1048576", "-o", str(trace_file),
            "-e", "trace=" + ",".join(SYSCALLS)]
     for p in paths:
@@ -218,7 +219,11 @@ class Model:
         data, durable = bytes(node.data), node.durable
         if node.synced():
             return [data]
-        out = {durable, data, b"\0" * len(data)}
+        # Zeros of the right length: the size reached the disk, the blocks
+        # did not; what was fsynced before (the log's earlier records) stays.
+        zeros = durable + b"\0" * (len(data) - len(durable)) if data.startswith(durable) \
+            else b"\0" * len(data)
+        out = {durable, data, zeros}
         if data.startswith(durable):
             lengths = range(len(durable), len(data))
             if torn_lengths is not None and len(lengths) > torn_lengths:
@@ -262,6 +267,97 @@ def generation_of(doc):
     return int(m.group(1)) if m else None
 
 
+def _log_records(data):
+    """The complete, checksummed records of a log's bytes (see offsetfile.py)."""
+    out = []
+    for line in data.split(b"\n")[:-1]:
+        body, _, crc = line.rpartition(b"\t")
+        if len(crc) != 8 or b"%08x" % _crc32c(body) != crc:
+            break
+        out.append(json.loads(body))
+    return out
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+class _Log:
+    """What the journal (store.log) adds to a run: the entries of each
+    generation a record makes, and when an append returned success (its
+    fsync; with no fsync at all, as under eatmydata, the write itself: that
+    is what skiff believed)."""
+
+    def __init__(self):
+        self.states = {}    # base generation -> entries after its last record
+        self.pending = None  # (generation, inode, step) of a record not yet returned
+
+    def written(self, model, ino, documents):
+        data = bytes(model.inodes[ino].data)
+        recs = _log_records(data) if data.endswith(b"\n") else []
+        if not recs:
+            return
+        rec = recs[-1]
+        base = rec["base"]
+        if base not in self.states and base not in documents:
+            return
+        st = dict(self.states[base] if base in self.states else _entry_map(documents[base]))
+        for e in rec["offsets"]:
+            k = _dump(e["key"])
+            if e["value"] is None:
+                st.pop(k, None)
+            else:
+                st[k] = _dump(e["value"])
+        self.states[base] = st
+        documents[rec["generation"]] = st
+        self.pending = (rec["generation"], ino, "written")
+
+    def returned(self, model, ev, must, store):
+        """must after ev, an event that follows a record's write: the append
+        returned success after its fsync, or after the directory fsync that
+        follows it when it created the log; with no fsync at all, right after
+        the write."""
+        if self.pending is None:
+            return must
+        gen, ino, step = self.pending
+        fd = model.fds.get(ev.get("fd")) if ev["op"] in ("fsync", "write") else None
+        if step == "written" and ev["op"] == "write" and fd == ino:
+            return must  # the same record, written in parts
+        if step == "written" and ev["op"] == "fsync" and fd == ino:
+            if not ev["ok"]:
+                self.pending = None
+                return must
+            if model.durable.get(f"{store}.log") == ino:
+                self.pending = None
+                return max(must, gen)
+            self.pending = (gen, ino, "synced")
+            return must
+        if step == "synced" and ev["op"] == "open" and ev.get("directory"):
+            self.pending = (gen, ino, "dir")
+            return must
+        if step == "dir" and ev["op"] == "fsync" and fd == "dir":
+            self.pending = None
+            return max(must, gen) if ev["ok"] else must
+        if step == "dir":
+            return must
+        self.pending = None
+        return max(must, gen)  # skiff went on: it believed the record durable
+
+
+def _dump(v):
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def _entry_map(doc):
+    e = _entries(doc) if isinstance(doc, bytes) else None
+    return dict(e) if e is not None else dict(doc)
+
+
 def crash_states(events, directory, initial=None, store="offsets", torn_lengths=None,
                  max_combos=2048):
     """Walks the events; after each one (and before the first), yields
@@ -283,19 +379,25 @@ def crash_states(events, directory, initial=None, store="offsets", torn_lengths=
             must = max(must, g)
     written = {}  # inode -> generation written into it
     flush = None  # {"dirfd", "gen", "failed"} while a flush is under way
+    log = _Log()
     for i in range(len(events) + 1):
         for state, mult in model.crash_states(torn_lengths=torn_lengths, max_combos=max_combos):
             yield i, must, documents, state, mult
         if i == len(events):
             break
         ev = events[i]
+        if log.pending is not None:
+            must = log.returned(model, ev, must, store)
         model.apply(ev)
         if ev["op"] in ("open", "create") and ev["ok"] and ev.get("directory"):
             flush = {"dirfd": ev["fd"], "gen": None, "failed": False}
         elif flush is not None and ev["ok"] is False and not (
                 ev["op"] in ("unlink", "rename") and ev.get("err") == "ENOENT"):
             flush["failed"] = True  # what atomicfile_replace reports as a failure
-        if ev["op"] == "write" and ev["ok"]:
+        if ev["op"] == "write" and ev["ok"] and \
+                model.fds.get(ev["fd"]) == model.current.get(f"{store}.log"):
+            log.written(model, model.fds[ev["fd"]], documents)
+        elif ev["op"] == "write" and ev["ok"]:
             ino = model.fds.get(ev["fd"])
             doc = bytes(model.inodes[ino].data) if ino not in (None, "dir") else b""
             g = generation_of(doc)
@@ -356,11 +458,13 @@ def judge(events, directory, workdir, dump_tool, initial=None, store="offsets",
                    f"been flushed durably")
         elif res["generation"] > 0:
             doc = s["docs"].get(res["generation"])
-            want = _entries(doc) if doc else None
-            if want is None or want != [tuple(e) for e in res["entries"]]:
+            want = sorted(_entry_map(doc).items()) if doc else None
+            if want is None or want != sorted(tuple(e) for e in res["entries"]):
                 why = f"generation {res['generation']} loaded with entries unlike the ones written"
         if why:
-            violations.append({"event": s["event"], "files": files, "why": why})
+            # log: the generation that had to load was a journal record's.
+            violations.append({"event": s["event"], "files": files, "why": why,
+                               "log": isinstance(s["docs"].get(s["must"]), dict)})
     return enumerated, len(distinct), violations
 
 

@@ -2,10 +2,12 @@
  * through offsets_open_file, the code skiff runs at start-up).
  *
  * The input is the newest generation ("offsets"); when it holds the line
- * "--prev--", what follows is the previous one ("offsets.prev"). An input
+ * "--log--", what follows is the journal ("offsets.log", applied over it);
+ * then, after a line "--prev--", the previous one ("offsets.prev"). An input
  * whose first byte is '#' is sealed first: that byte is dropped and each file
- * gets the CRC-32C trailer skiff writes, so that mutations reach the JSON and
- * content checks behind the checksum instead of failing it. Beyond "no
+ * gets the CRC-32C trailer skiff writes (each line of the log its tab and
+ * CRC), so that mutations reach the JSON and content checks behind the
+ * checksum instead of failing it. Beyond "no
  * crash, no leak, no undefined behaviour", a store that loads must survive a
  * round trip: one more entry is put and flushed, and loading again gives the
  * next generation with every entry byte for byte. A store that does not load
@@ -24,11 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define MARK "\n--prev--\n"
+#define LOGMARK "\n--log--\n"
 
-static char dir[256], path[300], prev[300], tmp[300], lock[300];
+static char dir[256], path[300], prev[300], tmp[300], lock[300], logp[300];
 
 static void cleanup(void)
 {
+	unlink(logp);
 	unlink(path);
 	unlink(prev);
 	unlink(tmp);
@@ -51,6 +55,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(prev, sizeof(prev), "%s/offsets.prev", dir);
 	snprintf(tmp, sizeof(tmp), "%s/offsets.tmp", dir);
 	snprintf(lock, sizeof(lock), "%s/offsets.lock", dir);
+	snprintf(logp, sizeof(logp), "%s/offsets.log", dir);
 	atexit(cleanup);
 	return 0;
 }
@@ -63,6 +68,30 @@ static void put_file(const char *name, const uint8_t *data, size_t len, int seal
 		abort();
 	if (seal && fprintf(f, ",\"crc32c\":\"%08x\"}\n", (unsigned)crc32c(0, data, len)) < 0)
 		abort();
+	if (fclose(f) != 0)
+		abort();
+}
+
+/* Writes the log: sealed, each line gets a tab and its CRC-32C. */
+static void put_log(const uint8_t *data, size_t len, int seal)
+{
+	FILE *f = fopen(logp, "wb");
+	size_t at = 0;
+
+	if (f == NULL)
+		abort();
+	while (at < len) {
+		const uint8_t *nl = memchr(data + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (data + at)) : len - at;
+
+		if (n > 0 && fwrite(data + at, 1, n, f) != n)
+			abort();
+		if (seal && fprintf(f, "\t%08x", (unsigned)crc32c(0, data + at, n)) < 0)
+			abort();
+		if (nl != NULL && fputc('\n', f) == EOF)
+			abort();
+		at += n + (nl != NULL);
+	}
 	if (fclose(f) != 0)
 		abort();
 }
@@ -105,8 +134,8 @@ static void check_round_trip(struct offsets *o, uint64_t gen)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int seal = size > 0 && data[0] == '#';
-	const uint8_t *mark, *start = data + seal;
-	size_t first;
+	const uint8_t *mark, *lmark, *start = data + seal;
+	size_t first, base;
 	struct offsets *o = NULL;
 	struct offsets_stats st;
 	char errbuf[2048] = "";
@@ -114,9 +143,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= (size_t)seal;
 	mark = memmem(start, size, MARK, sizeof(MARK) - 1);
 	first = mark ? (size_t)(mark - start) : size;
+	lmark = memmem(start, first, LOGMARK, sizeof(LOGMARK) - 1);
+	base = lmark ? (size_t)(lmark - start) : first;
 	unlink(prev);
 	unlink(tmp);
-	put_file(path, start, first, seal);
+	unlink(logp);
+	put_file(path, start, base, seal);
+	if (lmark != NULL)
+		put_log(lmark + sizeof(LOGMARK) - 1, first - base - (sizeof(LOGMARK) - 1), seal);
 	if (mark != NULL)
 		put_file(prev, mark + sizeof(MARK) - 1, size - first - (sizeof(MARK) - 1), seal);
 	if (offsets_open_file(path, &o, errbuf, sizeof(errbuf)) != 0) {
