@@ -144,7 +144,9 @@ def test_second_skiff_on_same_offset_file_refuses(tmp_path, kafka, topic):
     first.wait_log(r"reading .*one\.log")
     second = Skiff(tmp_path, worker, [conn], name="second").start()
     assert second.wait(timeout=30) == EX_TEMPFAIL
-    assert "another skiff is running with this offset file" in second.log_text()
+    # The holder is named (c3272ee), so a person can see which process it is.
+    assert f"another skiff (pid {first.pid}) is running with this offset file" in \
+        second.log_text()
     # --check reads the store without the lock.
     rc, out, err = run(["--check", first.worker_file, *first.connector_files])
     assert rc == 0, err
