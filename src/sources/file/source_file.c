@@ -296,12 +296,16 @@ static void on_match(void *opaque, const char *path)
 static void expand_globs(struct filesrc *f, bool from_end)
 {
 	struct glob_ctx g = {.f = f, .from_end = from_end};
+	int rc;
 
 	f->glob_due = false;
 	if (!f->globbing)
 		return;
-	if (tailscan_glob((const char *const *)f->patterns, f->npat,
-	                  (const char *const *)f->excludes, f->nex, on_match, &g) < 0)
+	taildup_pass(f->dup, true);
+	rc = tailscan_glob((const char *const *)f->patterns, f->npat,
+	                   (const char *const *)f->excludes, f->nex, on_match, &g);
+	taildup_pass(f->dup, false);
+	if (rc < 0)
 		f->env->log(f->env, LOG_WARN,
 		            "files: a pattern could not be expanded (%s); "
 		            "retrying at the next rescan",

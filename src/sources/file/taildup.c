@@ -12,10 +12,20 @@ struct alias {
 	int64_t dev, ino; /* the file it named when it was said */
 };
 
+/* What a tailed path named when last looked at, and in which pass. */
+struct seen {
+	struct tailid id;
+	bool ok; /* it named a regular file */
+	unsigned pass;
+};
+
 struct taildup {
 	struct source_env *env;
-	char **paths; /* tailed */
+	char **paths;      /* tailed */
+	struct seen *seen; /* one per path */
 	size_t npaths;
+	unsigned pass; /* taildup_pass */
+	bool in_pass;
 	struct alias *aliases; /* skipped, already said */
 	size_t naliases;
 	struct taildup *next;
@@ -35,14 +45,26 @@ struct taildup *taildup_new(struct source_env *env)
 	return d;
 }
 
-/* The path of d that names the file id now, or NULL. */
+void taildup_pass(struct taildup *d, bool on)
+{
+	d->pass += on;
+	d->in_pass = on;
+}
+
+/* The path of d that names the file id now, or NULL; within a pass, as
+ * looked up once in it (taildup_pass). */
 static const char *naming(const struct taildup *d, const struct tailid *id)
 {
-	struct tailid other;
+	for (size_t i = 0; i < d->npaths; i++) {
+		struct seen *s = &d->seen[i];
 
-	for (size_t i = 0; i < d->npaths; i++)
-		if (tailid_of_path(d->paths[i], &other) == 0 && tailid_same(&other, id))
+		if (!d->in_pass || s->pass != d->pass) {
+			s->ok = tailid_of_path(d->paths[i], &s->id) == 0;
+			s->pass = d->pass;
+		}
+		if (s->ok && tailid_same(&s->id, id))
 			return d->paths[i];
+	}
 	return NULL;
 }
 
@@ -97,11 +119,13 @@ static void note_shared(struct taildup *d, const char *path, const struct tailid
 
 bool taildup_skip(struct taildup *d, const char *path)
 {
-	struct tailid id;
+	struct tailid id = {0};
 	const char *first;
 	char **grown, *copy;
+	struct seen *seen;
+	bool known = tailid_of_path(path, &id) == 0;
 
-	if (tailid_of_path(path, &id) == 0 && id.regular) {
+	if (known && id.regular) {
 		struct alias *a = find_alias(d, path);
 
 		/* Skipped for that very file before: skipped while it names it,
@@ -117,12 +141,14 @@ bool taildup_skip(struct taildup *d, const char *path)
 	}
 	/* Not there yet (or not a file): tailed, and compared when it is. */
 	grown = realloc(d->paths, (d->npaths + 1) * sizeof(*grown));
-	if (grown == NULL || (copy = strdup(path)) == NULL) {
-		if (grown != NULL)
-			d->paths = grown;
+	if (grown != NULL)
+		d->paths = grown;
+	seen = realloc(d->seen, (d->npaths + 1) * sizeof(*seen));
+	if (seen != NULL)
+		d->seen = seen;
+	if (grown == NULL || seen == NULL || (copy = strdup(path)) == NULL)
 		return false;
-	}
-	d->paths = grown;
+	d->seen[d->npaths] = (struct seen){.id = id, .ok = known, .pass = d->pass};
 	d->paths[d->npaths++] = copy;
 	return false;
 }
@@ -142,6 +168,7 @@ void taildup_free(struct taildup *d)
 	for (size_t i = 0; i < d->naliases; i++)
 		free(d->aliases[i].path);
 	free(d->paths);
+	free(d->seen);
 	free(d->aliases);
 	free(d);
 }

@@ -32,6 +32,12 @@ struct taildup *taildup_new(struct source_env *env);
  * false (tailed; a duplicate is worse than nothing). */
 bool taildup_skip(struct taildup *d, const char *path);
 
+/* Starts (on) or ends a pass, such as one glob of every pattern: within it,
+ * what a tailed path names is looked up once, not again for each new path
+ * (a glob of 10,000 new files: 10,000 statx, not 50 million). Outside a
+ * pass every lookup is fresh. */
+void taildup_pass(struct taildup *d, bool on);
+
 /* Unregisters and frees. Accepts NULL. */
 void taildup_free(struct taildup *d);
 
