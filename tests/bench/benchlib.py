@@ -43,8 +43,11 @@ def run_measured(cmd, until, cwd, stop_signal=None, shell=False):
 
 @contextlib.contextmanager
 def local_broker(directory):
-    """A Kafka broker of the benchmark's own in directory; yields its bootstrap."""
-    out = subprocess.check_output([str(KAFKA_SH), "start", str(directory)]).decode()
+    """A Kafka broker of the benchmark's own in directory; yields its bootstrap.
+    Its partitions keep everything: the test broker's 256 MiB retention would
+    delete the first records of a large run before they are counted."""
+    env = dict(os.environ, KAFKA_EXTRA_PROPERTIES="log.retention.bytes=-1")
+    out = subprocess.check_output([str(KAFKA_SH), "start", str(directory)], env=env).decode()
     bootstrap = out.strip().splitlines()[-1]
     try:
         yield bootstrap
