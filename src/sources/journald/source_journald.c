@@ -33,6 +33,7 @@
  * to the loop; poll() calls sd_journal_process() and reads what is new. An
  * idle journal costs nothing; a changed set of files costs one pass over
  * the journal's entry headers. */
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "source.h"
@@ -345,6 +346,7 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 			return -1;
 		}
 		s->settling = true;
+		s->opened_ms = clock_mono_ms();
 		r = sd_journal_seek_head(s->j);
 		first = jpos_json(s->sent, cur);
 		free(cur);
@@ -474,6 +476,11 @@ static void settled(struct jsrc *s)
 	size_t gone;
 
 	s->settling = false;
+	s->env->log(s->env, LOG_INFO,
+	            "journal: first pass from the head done in %lld ms: %llu entries read "
+	            "before passed over, %llu new",
+	            (long long)(clock_mono_ms() - s->opened_ms), (unsigned long long)s->passed_over,
+	            (unsigned long long)s->shipped);
 	free(s->legacy_stop); /* the stop entry went during the pass */
 	s->legacy_stop = NULL;
 	if (s->main_id[0] != '\0' && !(jpos_flags(s->sent, s->main_id) & JPOS_SETTLED) &&
@@ -553,6 +560,7 @@ static int next_entry(struct jsrc *s, size_t *passes)
 			return r;
 		if (!passed(s, id, n))
 			break;
+		s->passed_over += s->settling;
 		if (++*passes >= PASS_MAX)
 			return 2;
 	}

@@ -13,6 +13,13 @@
 #include <cjson/cJSON.h>
 #include <systemd/sd-journal.h>
 
+/* sd-journal.h brings <syslog.h>, whose LOG_INFO (6), LOG_NOTICE and
+ * LOG_DEBUG macros hid log.h's levels of the same names: the source's info
+ * lines were asked for at a level never printed. */
+#undef LOG_INFO
+#undef LOG_NOTICE
+#undef LOG_DEBUG
+
 #define BATCH_MAX 1024 /* entries per poll at most (the worker asks for as many) */
 #define TRUNC_FIELD "_SKIFF_TRUNCATED=1" /* marks an entry cut to journal.max.entry.bytes */
 
@@ -24,18 +31,20 @@ struct jsrc {
 	char *topic;
 	bool message_only;
 	struct jring *ring;
-	struct jpos *sent; /* per id, the last entry made a record (or passed) */
-	bool settling;     /* the first pass after a start: find each stored id */
-	char main_id[33];  /* the id of the committed cursor ("" when none) */
-	uint64_t main_seq; /* and its sequence number */
-	uint64_t shipped;  /* records made in the first pass */
-	char *legacy_stop; /* an old {"cursor"} offset: entries before this pass */
-	bool legacy_incl;  /* and this one too */
-	bool full;         /* the last poll found the ring full */
-	bool anchor_due;   /* read.from=end on a first start: store where it begins */
-	size_t max_entry;  /* journal.max.entry.bytes */
-	bool skip_big;     /* journal.max.entry.policy=skip */
-	cJSON **built;     /* this batch's payloads and schemas, freed next poll */
+	struct jpos *sent;    /* per id, the last entry made a record (or passed) */
+	bool settling;        /* the first pass after a start: find each stored id */
+	char main_id[33];     /* the id of the committed cursor ("" when none) */
+	uint64_t main_seq;    /* and its sequence number */
+	uint64_t shipped;     /* records made in the first pass */
+	uint64_t passed_over; /* entries passed over in it (read before) */
+	int64_t opened_ms;    /* when it began (clock_mono_ms) */
+	char *legacy_stop;    /* an old {"cursor"} offset: entries before this pass */
+	bool legacy_incl;     /* and this one too */
+	bool full;            /* the last poll found the ring full */
+	bool anchor_due;      /* read.from=end on a first start: store where it begins */
+	size_t max_entry;     /* journal.max.entry.bytes */
+	bool skip_big;        /* journal.max.entry.policy=skip */
+	cJSON **built;        /* this batch's payloads and schemas, freed next poll */
 	size_t nbuilt;
 	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
 	size_t ntexts;
