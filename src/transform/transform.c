@@ -107,9 +107,10 @@ static int entry(const struct transform_chain *c, const char *key)
 	return -1;
 }
 
-/* Points s->conf at the entries under "KIND.ALIAS." (sorted to the end of
- * the arrays' view: the conf gets its own arrays of pointers). */
-static int make_conf(struct transform_chain *c, struct step *s, const char *kind)
+/* Points s->conf at the entries under "KIND.ALIAS." (the conf gets its own
+ * arrays of pointers); listed is where KIND= names the alias. */
+static int make_conf(struct transform_chain *c, struct step *s, const char *kind,
+                     const char *listed)
 {
 	char prefix[ALIAS_MAX + 16];
 	size_t plen, m = 0;
@@ -132,7 +133,8 @@ static int make_conf(struct transform_chain *c, struct step *s, const char *kind
 		v[m] = c->values[i];
 		w[m++] = c->wheres[i];
 	}
-	s->conf = (struct txconf){.prefix = p, .n = m, .keys = k, .values = v, .wheres = w};
+	s->conf = (struct txconf){
+	    .prefix = p, .n = m, .keys = k, .values = v, .wheres = w, .listed = listed};
 	return 0;
 }
 
@@ -146,13 +148,15 @@ static void list_names(const struct tx_ops *const *list, char *out, size_t len)
 		                       list[i]->variants ? "$Key|$Value" : "");
 }
 
-/* Sets up step s (alias set) of kind "transforms" or "predicates". */
+/* Sets up step s (alias set) of kind "transforms" or "predicates", listed
+ * at "file:line" listed. */
 static int init_step(struct transform_chain *c, struct step *s, const char *kind,
-                     const struct tx_ops *const *list, char *errbuf, size_t errlen)
+                     const char *listed, const struct tx_ops *const *list, char *errbuf,
+                     size_t errlen)
 {
 	const char *type;
 	char known[1024];
-	int rc = make_conf(c, s, kind);
+	int rc = make_conf(c, s, kind, listed);
 
 	if (rc != 0)
 		return rc;
@@ -202,7 +206,7 @@ static int parse_list(struct transform_chain *c, const char *kind, struct step *
 		s->alias[n] = '\0';
 		s->predicate = -1;
 		(*nsteps)++;
-		if ((rc = init_step(c, s, kind, list, errbuf, errlen)) != 0)
+		if ((rc = init_step(c, s, kind, c->wheres[e], list, errbuf, errlen)) != 0)
 			return rc;
 	}
 	return 0;

@@ -31,7 +31,7 @@ int txconf_error(const struct txconf *c, const char *key, char *errbuf, size_t e
 	if (i >= 0)
 		snprintf(errbuf, errlen, "%s: %s%s: ", c->wheres[i], c->prefix, key);
 	else
-		snprintf(errbuf, errlen, "%s: %s%s: ", c->n ? c->wheres[0] : "", c->prefix, key);
+		snprintf(errbuf, errlen, "%s: %s%s: ", c->listed, c->prefix, key);
 	n = strlen(errbuf);
 	va_start(ap, fmt);
 	vsnprintf(errbuf + n, errlen > n ? errlen - n : 0, fmt, ap);

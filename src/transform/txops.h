@@ -18,6 +18,8 @@ struct txconf {
 	const char *const *keys;
 	const char *const *values;
 	const char *const *wheres; /* "file:line" */
+	const char *listed;        /* "file:line" of the transforms= (or
+	                            * predicates=) entry naming the alias */
 	bool key;                  /* the $Key variant (else $Value, or neither) */
 };
 
@@ -25,8 +27,9 @@ struct txconf {
  * when not set. */
 const char *txconf_get(const struct txconf *c, const char *key);
 
-/* Writes "file:line: transforms.ALIAS.key: why" (or the prefix alone when
- * key is not set) into errbuf and returns -1. */
+/* Writes "file:line: transforms.ALIAS.key: why" into errbuf (file:line
+ * where key was set, or where the alias was listed when key is not set) and
+ * returns -1. */
 int txconf_error(const struct txconf *c, const char *key, char *errbuf, size_t errlen,
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

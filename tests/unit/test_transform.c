@@ -101,7 +101,9 @@ static void test_parse_errors(void)
 	CHECK(strstr(err, "c.properties:2: transforms.a.type: '" T
 	                  "Nope$Value' is not a transform") != NULL);
 	CHECK(chain("transforms=a\n") == NULL);
-	CHECK(strstr(err, "transforms.a.type: missing required property") != NULL);
+	CHECK(strcmp(err, "c.properties:1: transforms.a.type: missing required property") == 0);
+	CHECK(chain("transforms=\npredicates=p\n") == NULL);
+	CHECK(strcmp(err, "c.properties:2: predicates.p.type: missing required property") == 0);
 	CHECK(chain("transforms=a\ntransforms.a.type=" T "InsertField\n") == NULL); /* no $Value */
 	CHECK(chain("transforms=a\ntransforms.a.type=" T "Filter\ntransforms.a.predicate=p\n") ==
 	      NULL);
