@@ -48,14 +48,18 @@ size_t transform_chain_len(const struct transform_chain *c)
 	return c == NULL ? 0 : c->nsteps;
 }
 
+/* v as Java's String.trim() leaves it (every char up to ' ' off both ends),
+ * as ConfigDef does to the STRING, LIST, CLASS, BOOLEAN and number values
+ * that are all a transform's properties (only PASSWORD is kept as written,
+ * and no transform has one): a ${dir:...} file's trailing newline goes. */
 static char *trimmed(const char *v)
 {
 	size_t n;
 
-	while (*v == ' ' || *v == '\t')
+	while (*v != '\0' && (unsigned char)*v <= ' ')
 		v++;
 	n = strlen(v);
-	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+	while (n > 0 && (unsigned char)v[n - 1] <= ' ')
 		n--;
 	return strndup(v, n);
 }

@@ -48,9 +48,10 @@ int txconf_require(const struct txconf *c, const char *key, const char **out, ch
 	return 0;
 }
 
+/* Java's \s, around a LIST's commas (ConfigDef splits on \s*,\s*). */
 static bool blank(char ch)
 {
-	return ch == ' ' || ch == '\t';
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
 }
 
 size_t txconf_list_item(const char *v, size_t i, const char **item)

@@ -189,6 +189,25 @@ static void test_row_transforms(void)
 	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\"}|");
 }
 
+/* Values are trimmed as Java's String.trim() (every char <= ' '), as
+ * ConfigDef trims STRING, LIST and CLASS values: a ${dir:...} file's
+ * trailing newline is not part of the value. */
+static void test_trim(void)
+{
+	CHECK_STR(run("transforms=i\\n\ntransforms.i.type=" T "InsertField$Value\\r\\n\n"
+	              "transforms.i.static.field=\\td\\n\ntransforms.i.static.value=x\\n\n",
+	              false, 0),
+	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\",\"d\":\"x\"}|");
+	CHECK_STR(run("transforms=h\ntransforms.h.type=" T "InsertHeader\ntransforms.h.header=dev\n"
+	              "transforms.h.value.literal=gw 1\\r\\n\n",
+	              true, 0),
+	          "skiff-test|null|\"a line\"|dev=gw 1,");
+	CHECK_STR(run("transforms=r\ntransforms.r.type=" T "ReplaceField$Value\n"
+	              "transforms.r.exclude=id\\n,\\nmsg\\n\n",
+	              false, 0),
+	          "skiff-test|null|{}|");
+}
+
 /* Cast, Flatten and TimestampConverter (tests/convert/transforms.sh holds
  * the many cases compared with Connect; these are the ones a user hits
  * first). */
@@ -274,6 +293,7 @@ int main(void)
 	test_parse_errors();
 	test_line_transforms();
 	test_row_transforms();
+	test_trim();
 	test_cast_flatten_timestamp();
 	test_dates();
 	return testlib_done("transform");
