@@ -84,7 +84,17 @@ int txregex_compile(regex_t *re, const char *java, char *why, size_t len)
 		snprintf(why, len, "'%s': %s", java, e);
 		return TX_ERR;
 	}
+	if (txregex_groups(re) > TXREGEX_MAX_GROUPS) {
+		regfree(re);
+		snprintf(why, len, "'%s': more than %d groups", java, TXREGEX_MAX_GROUPS);
+		return TX_ERR;
+	}
 	return 0;
+}
+
+size_t txregex_groups(const regex_t *re)
+{
+	return re->re_nsub - TXREGEX_GROUP_SHIFT;
 }
 
 bool txregex_matches(const regex_t *re, const char *s, regmatch_t *m, size_t nm)

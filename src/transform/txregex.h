@@ -15,10 +15,17 @@
 
 /* The whole pattern is wrapped in one group: Java's group N is match N+1. */
 #define TXREGEX_GROUP_SHIFT 1
+/* Capturing groups a pattern may have (more is refused when compiled), and
+ * the regmatch_t array that holds all of them. */
+#define TXREGEX_MAX_GROUPS 32
+#define TXREGEX_NMATCH (TXREGEX_MAX_GROUPS + 1 + TXREGEX_GROUP_SHIFT)
 
 /* Compiles java into re (release with regfree). Returns 0, TX_ERR with
  * "'regex': why" in why, or TX_ERR_NOMEM. */
 int txregex_compile(regex_t *re, const char *java, char *why, size_t len);
+
+/* The number of Java capturing groups of re (Matcher.groupCount). */
+size_t txregex_groups(const regex_t *re);
 
 /* True when all of s matches; m[0..nm-1] get the groups (shifted). */
 bool txregex_matches(const regex_t *re, const char *s, regmatch_t *m, size_t nm);

@@ -2,8 +2,9 @@
  * record's topic only.
  *
  * RegexRouter's regex (txregex.h) is matched against the whole topic
- * (Matcher.matches) and replaced as replaceFirst does: "$N" names a group,
- * "\x" is a literal x. */
+ * (Matcher.matches) and replaced as replaceFirst does: "$N" names a group
+ * ("$10" group 10 only when there are ten), one that took no part in the
+ * match gives "", "\x" is a literal x. */
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,24 +57,59 @@ static int rr_init(const struct txconf *c, void **ctx, char *errbuf, size_t errl
 	return 0;
 }
 
-/* Java's Matcher.appendReplacement: $N groups, \x literals. */
-static int replace(const char *topic, const char *rep, const regmatch_t *m, size_t nm,
+/* Appends Java's group g (counted from 1; 0 the whole match) of topic to
+ * o: nothing for a group that took no part in the match. */
+static void add_group(const char *topic, const regmatch_t *m, size_t g, struct buf *o)
+{
+	const regmatch_t *x = &m[g + TXREGEX_GROUP_SHIFT];
+
+	if (x->rm_so >= 0 && x->rm_eo >= x->rm_so)
+		buf_add(o, topic + x->rm_so, (size_t)(x->rm_eo - x->rm_so));
+}
+
+/* Reads the group number after "$" at *p as appendReplacement does: the
+ * first digit, then each next digit while the number stays within the
+ * pattern's groups ("$10" with one group is group 1, then "0"). Returns the
+ * number, or -1 with errbuf set; *p is left on its last digit. */
+static long group_ref(const char **p, size_t ngroups, const char *rep, char *errbuf, size_t errlen)
+{
+	const char *s = *p + 1;
+	long g;
+
+	if (*s == '\0')
+		return snprintf(errbuf, errlen, "Illegal group reference: group index is missing"),
+		       -1;
+	if (*s == '{') /* a named group: skiff's patterns have none */
+		return snprintf(errbuf, errlen, "No group with name in '%s'", rep), -1;
+	if (*s < '0' || *s > '9')
+		return snprintf(errbuf, errlen, "Illegal group reference"), -1;
+	g = *s - '0';
+	while (s[1] >= '0' && s[1] <= '9' && (size_t)(g * 10 + (s[1] - '0')) <= ngroups)
+		g = g * 10 + (*++s - '0');
+	*p = s;
+	if ((size_t)g > ngroups)
+		return snprintf(errbuf, errlen, "No group %ld", g), -1;
+	return g;
+}
+
+/* Java's Matcher.appendReplacement: $N groups (one not matched gives
+ * nothing), \x a literal x. */
+static int replace(const char *topic, const char *rep, const regmatch_t *m, size_t ngroups,
                    struct buf *o, char *errbuf, size_t errlen)
 {
 	for (const char *p = rep; *p != '\0'; p++) {
-		if (*p == '\\' && p[1] != '\0') {
-			buf_add(o, ++p, 1);
-		} else if (*p == '$' && p[1] >= '0' && p[1] <= '9') {
-			size_t g = (size_t)(*++p - '0') + TXREGEX_GROUP_SHIFT;
+		long g;
 
-			if (g >= nm || m[g].rm_so < 0) {
-				snprintf(errbuf, errlen, "No group %zu", g - TXREGEX_GROUP_SHIFT);
+		if (*p == '\\') {
+			if (p[1] == '\0') {
+				snprintf(errbuf, errlen, "character to be escaped is missing");
 				return TX_ERR;
 			}
-			buf_add(o, topic + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+			buf_add(o, ++p, 1);
 		} else if (*p == '$') {
-			snprintf(errbuf, errlen, "Illegal group reference in '%s'", rep);
-			return TX_ERR;
+			if ((g = group_ref(&p, ngroups, rep, errbuf, errlen)) < 0)
+				return TX_ERR;
+			add_group(topic, m, (size_t)g, o);
 		} else {
 			buf_add(o, p, 1);
 		}
@@ -84,15 +120,16 @@ static int replace(const char *topic, const char *rep, const regmatch_t *m, size
 static int rr_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 {
 	struct router *t = ctx;
-	regmatch_t m[11];
+	regmatch_t m[TXREGEX_NMATCH];
 	struct buf o;
 	char *topic = NULL;
 	int rc;
 
-	if (!txregex_matches(&t->re, r->topic, m, 11))
+	if (!txregex_matches(&t->re, r->topic, m, TXREGEX_NMATCH))
 		return TX_OK;
 	buf_init(&o, TOPIC_MAX * 4);
-	if ((rc = replace(r->topic, t->replacement, m, 11, &o, errbuf, errlen)) != 0) {
+	rc = replace(r->topic, t->replacement, m, txregex_groups(&t->re), &o, errbuf, errlen);
+	if (rc != 0) {
 		buf_free(&o);
 		return rc;
 	}

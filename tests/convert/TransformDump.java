@@ -1,4 +1,5 @@
 import java.io.PrintStream;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
@@ -7,6 +8,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.header.Header;
@@ -160,8 +162,11 @@ public class TransformDump {
 			} else if (l.equals("end")) {
 				cur = null;
 			} else {
-				int eq = l.indexOf('=');
-				cur.put(l.substring(0, eq), l.substring(eq + 1));
+				/* A properties line, escapes and all, as skiff reads it. */
+				Properties p = new Properties();
+				p.load(new StringReader(l));
+				for (String k : p.stringPropertyNames())
+					cur.put(k, p.getProperty(k));
 			}
 		}
 		return res;
