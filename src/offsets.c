@@ -306,6 +306,12 @@ static uint64_t begin(struct offsets *o)
 	return o->writing;
 }
 
+/* offsets.h */
+uint64_t offsets_next_generation(struct offsets *o)
+{
+	return ++o->attempted;
+}
+
 /* Ends the write in flight: counts it, and cleans the store when nothing
  * changed since it began. */
 static void end(struct offsets *o, int rc)

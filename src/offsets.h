@@ -123,6 +123,11 @@ typedef void (*offsets_done_fn)(void *arg, int rc, const char *why);
  * store dirty after it completes. Failures as offsets_flush. */
 int offsets_write(struct offsets *o, offsets_done_fn done, void *arg);
 
+/* A generation above every one written or loaded so far, for offset records
+ * written outside the store (the exactly-once transaction's); the store's
+ * later writes take higher ones. */
+uint64_t offsets_next_generation(struct offsets *o);
+
 /* True from offsets_write until its completion. */
 bool offsets_writing(const struct offsets *o);
 

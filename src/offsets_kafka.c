@@ -453,6 +453,11 @@ static int consume_to_end(struct kctx *k, rd_kafka_t *c, struct reading *r, char
 		if (m->err == 0 && m->partition >= 0 && m->partition < r->n) {
 			r->next[m->partition] = m->offset + 1;
 			rc = apply(k, m, &r->bytes);
+		} else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->partition >= 0 &&
+		           m->partition < r->n) {
+			/* Exactly-once: the end read_committed sees; past it are the
+			 * commit markers and a killed instance's open transaction. */
+			r->next[m->partition] = r->high[m->partition];
 		} else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != 0) {
 			snprintf(errbuf, errlen, "offset.storage.topic %s: %s", k->topic,
 			         rd_kafka_message_errstr(m));
@@ -481,7 +486,10 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	 * never joins the group nor commits. */
 	if (conf == NULL ||
 	    conf_set(conf, "group.id", "skiff-offsets-reader", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0)
+	    conf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0 ||
+	    (strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") == 0 &&
+	     (conf_set(conf, "isolation.level", "read_committed", "exactly-once", errbuf, errlen) ||
+	      conf_set(conf, "enable.partition.eof", "true", "exactly-once", errbuf, errlen))))
 		goto out;
 	c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
 	if (c == NULL) {

@@ -101,8 +101,9 @@ static const struct config_key worker_keys[] = {
     INERT("value.converter.replace.null.with.default"),
     INERT("topic.creation.enable"),
     {"exactly.once.source.support", CFG_ENUM, "disabled", 0, 0, "enabled|preparing|disabled", 0,
-     "Connect's exactly-once for sources (KIP-618): not built in skiff yet, so 'enabled' is "
-     "refused; delivery is at least once (README \"The delivery guarantee\")."},
+     "Connect's exactly-once for sources (KIP-618): enabled writes records and their "
+     "offsets in one Kafka transaction; needs offset.storage.topic (README "
+     "\"Exactly-once\")."},
     INERT("scheduled.rebalance.max.delay.ms"),
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
@@ -138,8 +139,14 @@ static const struct config_key connector_keys[] = {
      "nothing is retried."},
     {"errors.retry.delay.max.ms", CFG_INT, "60000", INT64_MIN, INT64_MAX, NULL, 0,
      "Connect's longest wait between those retries; accepted, see errors.retry.timeout."},
-    INERT("exactly.once.support"),
-    INERT("transaction.boundary"),
+    {"exactly.once.support", CFG_ENUM, "requested", 0, 0, "requested|required", 0,
+     "Connect's per-connector exactly-once request; every skiff source can give it, so "
+     "both mean the same."},
+    {"transaction.boundary", CFG_ENUM, "poll", 0, 0, "poll|interval|connector", 0,
+     "With exactly-once: a transaction per poll of the sources, or per "
+     "transaction.boundary.interval.ms; connector is refused (no source defines them)."},
+    {"transaction.boundary.interval.ms", CFG_INT, "-1", -1, INT32_MAX, NULL, 0,
+     "With transaction.boundary=interval: ms per transaction (-1: offset.flush.interval.ms)."},
     INERT("offsets.storage.topic"),
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
@@ -259,6 +266,14 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 	}
 	if (config_section_load(p, &spec, &c->cfg, errbuf, errlen) != 0)
 		return -1;
+	if (strcmp(config_str(c->cfg, "transaction.boundary"), "connector") == 0) {
+		/* Connect's connector-defined boundaries: no skiff source defines any. */
+		snprintf(errbuf, errlen,
+		         "%s: transaction.boundary=connector: no skiff source defines transaction "
+		         "boundaries; use poll or interval",
+		         config_where(c->cfg, "transaction.boundary"));
+		return -1;
+	}
 	return finish_connector(s, errbuf, errlen);
 }
 
@@ -310,12 +325,13 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 		         path);
 		return -1;
 	}
-	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0) {
-		/* Accepted and ignored, it would promise what is not kept. */
+	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0 &&
+	    (t == NULL || *t == '\0')) {
+		/* The offsets go in the records' transaction: they need a topic. */
 		snprintf(errbuf, errlen,
-		         "%s: exactly.once.source.support=enabled: skiff does not provide "
-		         "exactly-once delivery yet (records arrive at least once, repeats bounded "
-		         "by offset.flush.interval.ms); set it to disabled",
+		         "%s: exactly.once.source.support=enabled needs offset.storage.topic: "
+		         "records and their offsets are committed in one Kafka transaction, "
+		         "which a local file cannot join",
 		         config_where(w, "exactly.once.source.support"));
 		return -1;
 	}

@@ -111,8 +111,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	struct sink *s = opaque;
 
 	(void)rk;
-	if (s->destroying)
-		return;
+	if (s->destroying || m->_private == NULL)
+		return; /* no token: an offset record of a transaction (sink_txn) */
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		s->cb(s->cb_ctx, m->_private, SINK_DELIVERED, NULL);
 		return;
@@ -294,6 +294,28 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 	return 0;
 }
 
+/* With exactly.once.source.support=enabled: a transactional producer whose
+ * transactional.id is "<offset.storage.topic>-<host name>" (stable across
+ * restarts of one device, distinct across a fleet sharing the topic;
+ * producer.transactional.id overrides it), and a record timeout within the
+ * transaction's (librdkafka requires it). */
+static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, char *errbuf,
+                         size_t errlen)
+{
+	char host[256], id[512];
+
+	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0)
+		return 0;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "skiff");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(id, sizeof(id), "%s-%s", config_str(w, "offset.storage.topic"), host);
+	return conf_set(conf, "transactional.id", id, id, "exactly.once.source.support", errbuf,
+	                errlen) ||
+	       conf_set(conf, "message.timeout.ms", "60000", "60000", "exactly.once.source.support",
+	                errbuf, errlen);
+}
+
 static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
                       char *errbuf, size_t errlen)
 {
@@ -307,7 +329,8 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 			goto fail;
 	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
 	             config_shown(w, "bootstrap.servers"), config_where(w, "bootstrap.servers"),
-	             errbuf, errlen))
+	             errbuf, errlen) ||
+	    transactional(conf, w, errbuf, errlen) != 0)
 		goto fail;
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
 		const char *key = config_passthrough_key(w, i);
@@ -456,6 +479,35 @@ int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen
 		return SINK_QUEUE_FULL;
 	snprintf(errbuf, errlen, "topic %s: %s", topic, rd_kafka_err2str(err));
 	return refused(err) ? SINK_ERR_CONFIG : SINK_ERR;
+}
+
+int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, size_t errlen)
+{
+	rd_kafka_error_t *e = NULL;
+	int rc;
+
+	switch (op) {
+	case SINK_TXN_INIT:
+		e = rd_kafka_init_transactions(s->rk, timeout_ms);
+		break;
+	case SINK_TXN_BEGIN:
+		e = rd_kafka_begin_transaction(s->rk);
+		break;
+	case SINK_TXN_COMMIT:
+		e = rd_kafka_commit_transaction(s->rk, timeout_ms);
+		break;
+	case SINK_TXN_ABORT:
+		e = rd_kafka_abort_transaction(s->rk, timeout_ms);
+		break;
+	}
+	if (e == NULL)
+		return 0;
+	snprintf(errbuf, errlen, "transaction: %s", rd_kafka_error_string(e));
+	/* Fenced (another instance took the transactional.id) or fatal: this
+	 * producer can do nothing more. */
+	rc = rd_kafka_error_is_fatal(e) ? SINK_ERR_CONFIG : SINK_ERR;
+	rd_kafka_error_destroy(e);
+	return rc;
 }
 
 void sink_poll(struct sink *s)

@@ -64,6 +64,22 @@ int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen
                  size_t vlen, const struct record_header *headers, size_t nheaders,
                  int64_t timestamp_ms, void *token, char *errbuf, size_t errlen);
 
+/* Transactions (exactly.once.source.support=enabled: the producer is then
+ * transactional, transactional.id "<offset.storage.topic>-<host name>"). */
+enum sink_txn_op {
+	SINK_TXN_INIT,   /* fences a previous instance of the id, aborts its open transaction */
+	SINK_TXN_BEGIN,  /* every record produced from here on belongs to the transaction */
+	SINK_TXN_COMMIT, /* waits for every record of it, then commits */
+	SINK_TXN_ABORT,  /* drops every record of it (read_committed readers never see them) */
+};
+
+/* Runs op, blocking up to timeout_ms (INIT, COMMIT, ABORT). Returns 0;
+ * SINK_ERR_CONFIG when the producer can do nothing more (fenced, fatal);
+ * SINK_ERR otherwise (abort, and a restart may help). errbuf says why.
+ * A record produced with token NULL gets no delivery callback: the offset
+ * records a transaction carries beside the records. */
+int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, size_t errlen);
+
 /* Serves delivery reports, logs and errors; non-blocking. */
 void sink_poll(struct sink *s);
 

@@ -62,6 +62,8 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 	char why[512];
 
 	w->queue_full = false; /* a report frees room in the producer queue */
+	if (res != SINK_DELIVERED)
+		worker_eos_failed(w);
 	if (f == NULL)
 		return;
 	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
@@ -272,7 +274,9 @@ static void flush_offsets(struct worker *w)
 	 * turns non-empty). */
 	offsets_poll(w->offsets);
 
-	for (size_t i = 0; i < w->nparts; i++) {
+	/* Exactly-once: offsets reach the store when their transaction
+	 * commits (worker_eos.c), not when their records are acknowledged. */
+	for (size_t i = 0; i < w->nparts && w->eos == NULL; i++) {
 		struct partition *p = w->parts[i];
 		char *json;
 
@@ -414,6 +418,8 @@ static int turn(struct worker *w)
 		if (c->ready)
 			poll_source(c, now);
 	}
+	if ((code = worker_eos_boundary(w, false)) != 0)
+		return code;
 	code = all_stopped(w);
 	if (code != 0)
 		log_error("no connector is running");
@@ -462,6 +468,8 @@ static int shut_down(struct worker *w, int code)
 
 	w->stop = true;
 	worker_notify(w, "STOPPING=1");
+	if (worker_eos_boundary(w, true) != 0 && code == WORKER_EXIT_OK)
+		code = WORKER_EXIT_TEMPFAIL;
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
 	left = sink_in_flight(w->sink);
 	if (left > 0)
@@ -645,7 +653,8 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
-	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0)
+	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0 ||
+	    (rc = worker_eos_open(w, errbuf, errlen)) != 0)
 		goto fail;
 	for (size_t i = 0; i < s->nconnectors; i++)
 		if ((rc = worker_conn_open(w, &w->conns[w->nconns++], &s->connectors[i], errbuf,
@@ -688,6 +697,7 @@ void worker_destroy(struct worker *w)
 	/* The sink first: it drops what is undelivered without a delivery
 	 * report, so nothing is acknowledged after this point. */
 	sink_destroy(w->sink);
+	worker_eos_close(w);
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = &w->conns[i];
 

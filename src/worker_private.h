@@ -108,6 +108,7 @@ struct worker {
 	uint64_t rl_updates; /* the producer statistics last settled */
 	uint64_t *bw_limit, *bw_throttled;
 	struct acks *acks;
+	struct eos *eos; /* exactly-once (worker_eos.c); NULL: at least once */
 	struct conn conns[SETTINGS_MAX_CONNECTORS];
 	size_t nconns;
 	struct partition **parts;
@@ -250,6 +251,18 @@ int worker_drain_and_flush(struct worker *w);
 
 /* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
 void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason);
+
+/* Exactly-once (worker_eos.c), when exactly.once.source.support=enabled
+ * (else no-ops): worker_eos_open makes w->eos, fences a previous instance
+ * (init_transactions) and opens the first transaction; 0 or WORKER_ERR_*.
+ * worker_eos_boundary commits the open transaction when it holds something
+ * and its boundary came (force: now), with the offsets of its records, and
+ * opens the next; 0 or WORKER_EXIT_TEMPFAIL after an abort. worker_eos_failed
+ * notes a record that failed (the transaction will abort). */
+int worker_eos_open(struct worker *w, char *errbuf, size_t errlen);
+int worker_eos_boundary(struct worker *w, bool force);
+void worker_eos_failed(struct worker *w);
+void worker_eos_close(struct worker *w);
 
 /* ---- worker_sink.c: a new producer when its TLS files change -------------- */
 

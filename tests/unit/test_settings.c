@@ -162,8 +162,12 @@ static void test_errors(void)
 	expect_error("offset.storage.file.filename=/tmp/o\n", "no connector");
 	expect_error("offset.storage.topic=o\noffset.storage.partitions=0\n",
 	             "offset.storage.partitions=0: give -1");
-	expect_error("offset.storage.topic=o\nexactly.once.source.support=enabled\n",
-	             "does not provide exactly-once delivery yet");
+	expect_error("offset.storage.file.filename=/tmp/o\nexactly.once.source.support=enabled\n",
+	             "exactly.once.source.support=enabled needs offset.storage.topic");
+	expect_error("offset.storage.topic=o\nconnectors.a.connector.class=FileStreamSource\n"
+	             "connectors.a.file=/tmp/a\nconnectors.a.topic=t\n"
+	             "connectors.a.transaction.boundary=connector\n",
+	             "no skiff source defines transaction boundaries");
 	expect_error("offset.storage.topic=o\nexactly.once.source.support=on\n",
 	             "exactly.once.source.support");
 	expect_error("offset.storage.file.filename=/tmp/o\nconnectors.=x\n",

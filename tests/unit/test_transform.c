@@ -9,7 +9,6 @@
 #include "testlib.h"
 #include "transform.h"
 #include "txdate.h"
-#include "txregex.h"
 #include "util/buf.h"
 
 #include <stdlib.h>
@@ -190,43 +189,6 @@ static void test_row_transforms(void)
 	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\"}|");
 }
 
-/* 1 when Java's pattern matches all of s, 0 when not, -1 when refused. */
-static int rx(const char *pattern, const char *s)
-{
-	regex_t re;
-	regmatch_t m[TXREGEX_NMATCH];
-	int res;
-
-	if (txregex_compile(&re, pattern, err, sizeof(err)) != 0)
-		return -1;
-	res = txregex_matches(&re, s, m, TXREGEX_NMATCH) ? 1 : 0;
-	regfree(&re);
-	return res;
-}
-
-/* Escapes inside a [...] class mean what they mean to Java, or the pattern
- * is refused: never a pattern that loads and means something else. */
-static void test_regex_classes(void)
-{
-	CHECK(rx("[\\w]+", "ab_9") == 1 && rx("[\\w]+", "a-b") == 0 && rx("[\\w]", "\\") == 0);
-	CHECK(rx("b-p[\\d]-x", "b-p3-x") == 1 && rx("b-p[\\d]-x", "b-pd-x") == 0);
-	CHECK(rx("[\\s]", " ") == 1 && rx("[\\D]", "a") == 1 && rx("[\\D]", "1") == 0);
-	CHECK(rx("[^\\d\\s]+", "ab") == 1 && rx("[^\\d\\s]+", "a1") == 0);
-	CHECK(rx("x[\\-.]y", "x-y") == 1 && rx("x[\\-.]y", "x.y") == 1 &&
-	      rx("x[\\-.]y", "x\\y") == 0);
-	CHECK(rx("x[a\\]]y", "x]y") == 1 && rx("x[a\\]]y", "xay") == 1 &&
-	      rx("x[a\\]]y", "x\\y") == 0 && rx("x[a\\]]y", "xa]y") == 0);
-	CHECK(rx("[]-]", "]") == 1 && rx("[]-]", "-") == 1 && rx("[]-]", "a") == 0);
-	CHECK(rx("[\\^]", "^") == 1 && rx("[^\\^]", "^") == 0 && rx("[^\\^]", "a") == 1);
-	CHECK(rx("[\\^\\-]", "-") == 1 && rx("[\\^\\-]", "^") == 1 && rx("[\\^\\-]", "a") == 0);
-	CHECK(rx("[\\[.:]+", "[.:") == 1 && rx("[\\\\]", "\\") == 1 && rx("[\\\\]", "a") == 0);
-	CHECK(rx("[*+?]+", "*?+") == 1 && rx("[W-a]+", "X^_`") == 1 && rx("[W-a]", "V") == 0);
-	CHECK(rx("[a[b]]", "a") == -1 && strstr(err, "cannot run a [...] class inside") != NULL);
-	CHECK(rx("[a&&b]", "a") == -1 && rx("[\\p{L}]", "a") == -1 && rx("[z-a]", "a") == -1);
-	CHECK(rx("[abc", "a") == -1 && strstr(err, "'[abc': ") == err);
-	CHECK(rx("[\\d-z]+", "1-z") == 1 && rx("[\\d-z]", "5") == 1 && rx("[\\d-z]", "y") == 0);
-}
-
 /* Values are trimmed as Java's String.trim() (every char <= ' '), as
  * ConfigDef trims STRING, LIST and CLASS values: a ${dir:...} file's
  * trailing newline is not part of the value. */
@@ -332,7 +294,6 @@ int main(void)
 	test_line_transforms();
 	test_row_transforms();
 	test_trim();
-	test_regex_classes();
 	test_cast_flatten_timestamp();
 	test_dates();
 	return testlib_done("transform");

@@ -1,0 +1,211 @@
+/* worker_eos: exactly-once (exactly.once.source.support=enabled, KIP-618).
+ *
+ * One transaction at a time, for the whole worker, on the records' producer
+ * (made transactional by sink_open). A transaction holds every record the
+ * sources gave since the last one and, produced last, the offset records of
+ * the partitions it moved (the offsets topic's key, value and generation
+ * header, as offsets_kafka writes them). The store sees an offset only once
+ * its transaction committed; the store's own write (the file, the topic's
+ * replica records) follows as in at-least-once. Any failure aborts and the
+ * worker exits 75: the next start reads the committed offsets
+ * (read_committed) and reads again what the aborted transaction held. */
+#include "worker.h"
+#include "worker_private.h"
+
+#include "acks.h"
+#include "config.h"
+#include "log.h"
+#include "loop.h"
+#include "offsets.h"
+#include "settings.h"
+#include "sink_kafka.h"
+#include "source.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct eos {
+	int64_t interval_ms; /* 0: a transaction per turn (transaction.boundary=poll) */
+	int64_t next_ms;     /* interval: when the open transaction commits */
+	bool failed;         /* a record of the open transaction was not delivered */
+	char **json;         /* per partition: the offset the transaction carries */
+};
+
+/* The shortest boundary any connector asks for: poll (0) or an interval. */
+static int64_t boundary_ms(const struct worker *w)
+{
+	int64_t best = -1;
+
+	for (size_t i = 0; i < w->settings->nconnectors; i++) {
+		const struct config_section *c = w->settings->connectors[i].cfg;
+		int64_t ms = config_int(c, "transaction.boundary.interval.ms");
+
+		if (strcmp(config_str(c, "transaction.boundary"), "poll") == 0)
+			return 0;
+		if (ms < 0)
+			ms = w->flush_interval;
+		if (best < 0 || ms < best)
+			best = ms;
+	}
+	return best < 0 ? 0 : best;
+}
+
+/* worker_private.h */
+int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (strcmp(config_str(w->settings->worker, "exactly.once.source.support"), "enabled") != 0)
+		return 0;
+	w->eos = calloc(1, sizeof(*w->eos));
+	if (w->eos == NULL) {
+		snprintf(errbuf, errlen, "exactly-once: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	w->eos->interval_ms = boundary_ms(w);
+	/* Fences a previous instance (killed) and aborts what it left open. */
+	rc = sink_txn(w->sink, SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf, errlen);
+	if (rc == 0)
+		rc = sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen);
+	if (rc != 0)
+		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG : WORKER_ERR;
+	w->eos->next_ms = loop_now_ms() + w->eos->interval_ms;
+	log_info("exactly-once: transactions on, boundary %s",
+	         w->eos->interval_ms == 0 ? "poll" : "interval");
+	return 0;
+}
+
+void worker_eos_failed(struct worker *w)
+{
+	if (w->eos != NULL)
+		w->eos->failed = true;
+}
+
+/* True when the open transaction holds a record or an offset. */
+static bool holds_something(const struct worker *w)
+{
+	for (size_t i = 0; i < w->nparts; i++)
+		if (w->parts[i]->fifo.inflight > 0 || w->parts[i]->fifo.advanced)
+			return true;
+	return false;
+}
+
+/* Serves delivery reports until every record is acknowledged or failed,
+ * and the store's write in flight (the file, then the topic's replica
+ * records) until it completed: the transaction's offset records must come
+ * after those in the topic, since a read keeps the last record of a key. */
+static int await_records(struct worker *w)
+{
+	int64_t deadline = loop_now_ms() + w->flush_timeout * 6;
+
+	while (sink_in_flight(w->sink) > 0 || offsets_writing(w->offsets)) {
+		struct pollfd pfd[2] = {{.fd = sink_fd(w->sink), .events = POLLIN},
+		                        {.fd = offsets_fd(w->offsets), .events = POLLIN}};
+
+		if (loop_now_ms() > deadline)
+			return -1;
+		(void)poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 100);
+		w->turn_ms = loop_now_ms();
+		sink_poll(w->sink);
+		offsets_poll(w->offsets);
+	}
+	return 0;
+}
+
+/* Produces the offset records of the partitions that moved into the open
+ * transaction; their values stay in e->json until the commit. */
+static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
+{
+	struct eos *e = w->eos;
+	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
+	struct src_offset off;
+	char gen[24];
+	struct record_header h = {.name = "skiff.generation", .value = gen};
+
+	h.len = (size_t)snprintf(gen, sizeof(gen), "%" PRIu64, offsets_next_generation(w->offsets));
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+
+		if (!acks_take(&p->fifo, &off))
+			continue;
+		free(e->json[i]);
+		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
+		if (e->json[i] == NULL ||
+		    sink_produce(w->sink, topic, p->key, strlen(p->key), e->json[i],
+		                 strlen(e->json[i]), &h, 1, 0, NULL, errbuf, errlen) != 0) {
+			if (e->json[i] == NULL)
+				snprintf(errbuf, errlen, "exactly-once: out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Commits the open transaction and opens the next. */
+static int commit(struct worker *w, char *errbuf, size_t errlen)
+{
+	struct eos *e = w->eos;
+	char **json = realloc(e->json, (w->nparts + 1) * sizeof(*json));
+
+	if (json == NULL) {
+		snprintf(errbuf, errlen, "exactly-once: out of memory");
+		return -1;
+	}
+	memset(json, 0, (w->nparts + 1) * sizeof(*json));
+	e->json = json;
+	if (await_records(w) != 0) {
+		snprintf(errbuf, errlen, "exactly-once: records not acknowledged in time");
+		return -1;
+	}
+	if (e->failed) {
+		snprintf(errbuf, errlen, "exactly-once: a record of the transaction failed");
+		return -1;
+	}
+	if (add_offsets(w, errbuf, errlen) != 0 ||
+	    sink_txn(w->sink, SINK_TXN_COMMIT, (int)w->flush_timeout * 6, errbuf, errlen) != 0)
+		return -1;
+	/* Committed: the store may have them now. */
+	for (size_t i = 0; i < w->nparts; i++)
+		if (e->json[i] != NULL) {
+			if (offsets_put(w->offsets, w->parts[i]->key, e->json[i]) != 0)
+				log_error("offsets: cannot record %s", w->parts[i]->key);
+			free(e->json[i]);
+			e->json[i] = NULL;
+		}
+	return sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen);
+}
+
+/* worker_private.h */
+int worker_eos_boundary(struct worker *w, bool force)
+{
+	char errbuf[512];
+	int64_t now = loop_now_ms();
+
+	if (w->eos == NULL || w->eos->failed || !holds_something(w))
+		return 0;
+	if (!force && w->eos->interval_ms > 0 && now < w->eos->next_ms)
+		return 0;
+	w->eos->next_ms = now + w->eos->interval_ms;
+	if (commit(w, errbuf, sizeof(errbuf)) == 0)
+		return 0;
+	log_error("%s; aborting it: its records are read again at the next start", errbuf);
+	if (sink_txn(w->sink, SINK_TXN_ABORT, (int)w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
+		log_error("%s", errbuf);
+	w->eos->failed = true;
+	return WORKER_EXIT_TEMPFAIL;
+}
+
+/* worker_private.h */
+void worker_eos_close(struct worker *w)
+{
+	if (w->eos == NULL)
+		return;
+	for (size_t i = 0; w->eos->json != NULL && i < w->nparts; i++)
+		free(w->eos->json[i]);
+	free(w->eos->json);
+	free(w->eos);
+	w->eos = NULL;
+}

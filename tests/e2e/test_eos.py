@@ -1,0 +1,140 @@
+"""Exactly-once (issue 12 part 3, README "Exactly-once"): records and their
+offsets in one Kafka transaction. A read_committed consumer sees every line
+once, in order, after kill -9 of skiff and after a broker restart; without
+exactly-once the same kills repeat lines (the negative control); without an
+offsets topic the setting is refused."""
+
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
+import faultlib as fl  # noqa: E402
+import harness  # noqa: E402
+
+KILLS = fl.scaled(30, 200)  # about 1 s each: the short profile stays < 60 s
+
+
+def eos_worker(bootstrap, state, offsets, eos=True, **extra):
+    props = fl.worker_props(bootstrap, state, **extra)
+    props.update({"offset.storage.topic": offsets,
+                  "offset.storage.replication.factor": "1"})
+    if eos:
+        props["exactly.once.source.support"] = "enabled"
+    return props
+
+
+def committed_seqs(bootstrap, topic, n, timeout=60):
+    return fl.seqs_of(harness.consume(bootstrap, topic, n=n, timeout=timeout,
+                                      isolation="read_committed"))
+
+
+def kill_loop(tmp_path, bootstrap, topic, eos, kills, seed):
+    rng = random.Random(seed)
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(3000)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets", eos),
+                       [fl.file_connector("eos", src.path, topic)])
+    writer = fl.Writer(src, rate=3000)
+    writer.start()
+    try:
+        for k in range(kills):
+            sk.start()
+            time.sleep(rng.uniform(0.2, 1.2))
+            assert sk.running(), f"kill {k}: skiff exited by itself ({sk.exitcode})"
+            sk.kill9()
+    finally:
+        total = writer.stop()
+    before = len(harness.consume(bootstrap, topic, isolation="read_committed"))
+    fl.figure(f"kill9_committed_before_last_start_eos_{eos}", f"{before} of {total}")
+    assert before > 0, "nothing shipped between the kills: they tested nothing"
+    sk.start()
+    committed_seqs(bootstrap, topic, total)
+    assert sk.stop() == 0
+    if eos:
+        assert "exactly-once: transactions on" in sk.log_text()
+    return total, fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
+
+
+@pytest.mark.skiff_timeout(fl.scaled(240, 1200))
+def test_eos_kill9_loop(tmp_path, kafka, topic):
+    """KILLS x kill -9 while an application appends: read_committed sees
+    every line exactly once, in file order."""
+    seed = int(os.environ.get("SKIFF_FAULT_SEED") or time.time_ns() % 1_000_000)
+    print(f"SKIFF_FAULT_SEED={seed}")
+    total, seqs = kill_loop(tmp_path, kafka.bootstrap, topic, True, KILLS, seed)
+    dups = len(seqs) - len(set(seqs))
+    fl.figure("eos_kill9_lines", total)
+    assert dups == 0, f"{dups} lines repeated under exactly-once"
+    assert seqs == list(range(total)), "a line missing or out of order"
+
+
+def test_at_least_once_kill9_repeats(tmp_path, kafka, topic):
+    """The negative control: the same kills without exactly-once repeat lines
+    (what the transactions remove)."""
+    total, seqs = kill_loop(tmp_path, kafka.bootstrap, topic, False, 10, 7)
+    assert sorted(set(seqs)) == list(range(total))
+    fl.figure("alo_kill9_repeats", len(seqs) - total)
+    assert len(seqs) > total, "no line repeated: the control shows nothing"
+
+
+@pytest.mark.skiff_timeout(240)
+def test_eos_broker_restart(tmp_path, kafka_private, topic):
+    """The broker stops and comes back mid-run: skiff aborts or waits, exits
+    75 if it must (systemd restarts it; here the test does), and read_committed
+    still sees every line exactly once, in order."""
+    kafka_private.start()
+    bootstrap = kafka_private.bootstrap
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(2000)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets"),
+                       [fl.file_connector("eosb", src.path, topic)])
+    writer = fl.Writer(src, rate=2000)
+    writer.start()
+    sk.start()
+    committed_seqs(bootstrap, topic, 3000)
+    kafka_private.stop()
+    time.sleep(3)
+    kafka_private.start()
+    time.sleep(2)
+    total = writer.stop()
+    deadline, restarts = time.monotonic() + 120, 0
+    while True:
+        if not sk.running():
+            assert sk.exitcode == 75, f"skiff exited {sk.exitcode}, not 75"
+            sk.start()
+            restarts += 1
+        recs = harness.consume(bootstrap, topic, isolation="read_committed")
+        if len(recs) >= total or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert sk.stop() == 0
+    fl.figure("eos_broker_restart_skiff_restarts", restarts)
+    seqs = fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
+    assert len(seqs) - len(set(seqs)) == 0, "lines repeated"
+    assert seqs == list(range(total))
+
+
+def test_eos_needs_offsets_topic(tmp_path):
+    """exactly.once.source.support=enabled with only a file: refused, saying why."""
+    worker = tmp_path / "w.properties"
+    worker.write_text("bootstrap.servers=localhost:1\n"
+                      f"offset.storage.file.filename={tmp_path}/offsets\n"
+                      "exactly.once.source.support=enabled\n"
+                      "connectors.a.connector.class=FileStreamSource\n"
+                      f"connectors.a.file={tmp_path}/a.log\nconnectors.a.topic=t\n")
+    r = subprocess.run([str(harness.skiff_bin()), str(worker)], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+    assert r.returncode == 78
+    assert b"exactly.once.source.support=enabled needs offset.storage.topic" in r.stderr
