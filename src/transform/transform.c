@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "util/buf.h"
 #include "txops.h"
 
 #define MAX_STEPS 64
@@ -32,9 +33,11 @@ struct step {
 };
 
 struct transform_chain {
-	/* Every pass-through entry, values trimmed (ConfigDef trims). */
+	/* Every pass-through entry, values trimmed (ConfigDef trims); secret:
+	 * the value came from a config provider (never shown). */
 	size_t n;
 	char **keys, **values, **wheres;
+	bool *secret;
 	struct step steps[MAX_STEPS];
 	size_t nsteps;
 	struct step preds[MAX_STEPS];
@@ -79,7 +82,8 @@ static int collect(struct transform_chain *c, const struct config_section *cfg, 
 	c->keys = calloc(total + 1, sizeof(char *));
 	c->values = calloc(total + 1, sizeof(char *));
 	c->wheres = calloc(total + 1, sizeof(char *));
-	if (c->keys == NULL || c->values == NULL || c->wheres == NULL)
+	c->secret = calloc(total + 1, sizeof(bool));
+	if (c->keys == NULL || c->values == NULL || c->wheres == NULL || c->secret == NULL)
 		return TRANSFORM_ERR_NOMEM;
 	for (size_t i = 0; i < total; i++) {
 		const char *k = config_passthrough_key(cfg, i);
@@ -93,6 +97,9 @@ static int collect(struct transform_chain *c, const struct config_section *cfg, 
 		c->keys[c->n] = strdup(k);
 		c->values[c->n] = trimmed(config_passthrough_value(cfg, i));
 		c->wheres[c->n] = strdup(config_passthrough_where(cfg, i));
+		/* shown differs from the value only when it is "[hidden]" */
+		c->secret[c->n] =
+		    strcmp(config_passthrough_shown(cfg, i), config_passthrough_value(cfg, i)) != 0;
 		if (c->keys[c->n] == NULL || c->values[c->n] == NULL || c->wheres[c->n] == NULL) {
 			c->n++;
 			return TRANSFORM_ERR_NOMEM;
@@ -121,12 +128,13 @@ static int make_conf(struct transform_chain *c, struct step *s, const char *kind
 	const char **k = calloc(c->n + 1, sizeof(char *));
 	const char **v = calloc(c->n + 1, sizeof(char *));
 	const char **w = calloc(c->n + 1, sizeof(char *));
+	bool *sec = calloc(c->n + 1, sizeof(bool));
 	char *p;
 
 	snprintf(prefix, sizeof(prefix), "%s.%s.", kind, s->alias);
 	p = strdup(prefix);
-	if (k == NULL || v == NULL || w == NULL || p == NULL) {
-		free(k), free(v), free(w), free(p);
+	if (k == NULL || v == NULL || w == NULL || sec == NULL || p == NULL) {
+		free(k), free(v), free(w), free(sec), free(p);
 		return TRANSFORM_ERR_NOMEM;
 	}
 	plen = strlen(prefix);
@@ -135,10 +143,16 @@ static int make_conf(struct transform_chain *c, struct step *s, const char *kind
 			continue;
 		k[m] = c->keys[i] + plen;
 		v[m] = c->values[i];
+		sec[m] = c->secret[i];
 		w[m++] = c->wheres[i];
 	}
-	s->conf = (struct txconf){
-	    .prefix = p, .n = m, .keys = k, .values = v, .wheres = w, .listed = listed};
+	s->conf = (struct txconf){.prefix = p,
+	                          .n = m,
+	                          .keys = k,
+	                          .values = v,
+	                          .wheres = w,
+	                          .secret = sec,
+	                          .listed = listed};
 	return 0;
 }
 
@@ -242,6 +256,32 @@ static int bind_predicates(struct transform_chain *c, char *errbuf, size_t errle
 	return 0;
 }
 
+/* Replaces each secret value of c found in msg (a transform's error may
+ * quote a pattern or a list) with "[hidden]"; msg is cut to len. */
+static void scrub(const struct transform_chain *c, char *msg, size_t len)
+{
+	for (size_t i = 0; c != NULL && i < c->n; i++) {
+		const char *v = c->values[i], *from = msg, *at;
+		char *res = NULL;
+		struct buf o;
+
+		if (!c->secret[i] || *v == '\0' || strstr(msg, v) == NULL)
+			continue;
+		buf_init(&o, 2 * len + 16);
+		while ((at = strstr(from, v)) != NULL) {
+			buf_add(&o, from, (size_t)(at - from));
+			buf_addz(&o, "[hidden]");
+			from = at + strlen(v);
+		}
+		buf_addz(&o, from);
+		if (buf_take(&o, &res, NULL) == 0)
+			snprintf(msg, len, "%s", res);
+		else
+			snprintf(msg, len, "transforms: [an error quoting a hidden value]");
+		free(res);
+	}
+}
+
 int transform_chain_parse(const struct config_section *cfg, struct transform_chain **out,
                           char *errbuf, size_t errlen)
 {
@@ -263,6 +303,8 @@ int transform_chain_parse(const struct config_section *cfg, struct transform_cha
 out:
 	if (rc == TRANSFORM_ERR_NOMEM)
 		snprintf(errbuf, errlen, "transforms: out of memory");
+	else if (rc != 0)
+		scrub(c, errbuf, errlen);
 	transform_chain_destroy(c);
 	return rc;
 }
@@ -326,6 +368,8 @@ enum transform_result transform_chain_apply(struct transform_chain *c, const str
 		return TRANSFORM_NOMEM;
 	}
 	res = run(c, errbuf, errlen);
+	if (res == TRANSFORM_ERROR)
+		scrub(c, errbuf, errlen);
 	if (res != TRANSFORM_OK)
 		return res;
 	memset(&view, 0, sizeof(view));
@@ -349,7 +393,8 @@ static void print_step(const struct step *s, const char *indent, FILE *fp)
 		if (strcmp(k, "type") == 0 || strcmp(k, "predicate") == 0 ||
 		    strcmp(k, "negate") == 0)
 			continue;
-		fprintf(fp, " %s=%s", k, config_display(k, s->conf.values[i], 0));
+		fprintf(fp, " %s=%s", k,
+		        config_display(k, s->conf.values[i], s->conf.secret[i] ? CFG_SECRET : 0));
 	}
 	fputc('\n', fp);
 }
@@ -402,6 +447,7 @@ static void free_step(struct step *s)
 	free((void *)s->conf.keys);
 	free((void *)s->conf.values);
 	free((void *)s->conf.wheres);
+	free((void *)s->conf.secret);
 }
 
 void transform_chain_destroy(struct transform_chain *c)
@@ -420,6 +466,7 @@ void transform_chain_destroy(struct transform_chain *c)
 	free(c->keys);
 	free(c->values);
 	free(c->wheres);
+	free(c->secret);
 	txrec_release(&c->cur);
 	free(c);
 }

@@ -18,6 +18,7 @@ struct txconf {
 	const char *const *keys;
 	const char *const *values;
 	const char *const *wheres; /* "file:line" */
+	const bool *secret;        /* the value came from a config provider */
 	const char *listed;        /* "file:line" of the transforms= (or
 	                            * predicates=) entry naming the alias */
 	bool key;                  /* the $Key variant (else $Value, or neither) */

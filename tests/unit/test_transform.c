@@ -9,6 +9,7 @@
 #include "testlib.h"
 #include "transform.h"
 #include "txdate.h"
+#include "txregex.h"
 #include "util/buf.h"
 
 #include <stdlib.h>
@@ -24,7 +25,8 @@ static const char row_env[] =
     "\"field\":\"id\"},{\"type\":\"string\",\"optional\":true,\"field\":\"msg\"}],"
     "\"optional\":false,\"name\":\"row\"},\"payload\":{\"id\":42,\"msg\":\"hi\"}}";
 
-/* The chain of the properties text, or NULL with err set. */
+/* The chain of the properties text, or NULL with err set; keys whose value
+ * starts with "SECRET" are marked as a config provider marks them. */
 static struct transform_chain *chain(const char *text)
 {
 	static const struct config_key none[] = {{NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
@@ -36,8 +38,16 @@ static struct transform_chain *chain(const char *text)
 	struct transform_chain *c = NULL;
 
 	err[0] = '\0';
-	if (props_load_mem("c.properties", text, strlen(text), &p, err, sizeof(err)) == 0 &&
-	    config_section_load(p, &spec, &s, err, sizeof(err)) == 0)
+	if (props_load_mem("c.properties", text, strlen(text), &p, err, sizeof(err)) != 0)
+		return NULL;
+	for (size_t i = 0; i < props_count(p); i++) {
+		char *v = strdup(props_value(p, i));
+
+		if (strncmp(v, "SECRET", 6) == 0)
+			props_set_value(p, i, v, true);
+		free(v);
+	}
+	if (config_section_load(p, &spec, &s, err, sizeof(err)) == 0)
 		transform_chain_parse(s, &c, err, sizeof(err));
 	config_section_destroy(s);
 	props_destroy(p);
@@ -189,6 +199,72 @@ static void test_row_transforms(void)
 	          "skiff-test|null|{\"id\":42,\"msg\":\"hi\"}|");
 }
 
+/* 1 when Java's pattern matches all of s, 0 when not, -1 when refused. */
+static int rx(const char *pattern, const char *s)
+{
+	regex_t re;
+	regmatch_t m[TXREGEX_NMATCH];
+	int res;
+
+	if (txregex_compile(&re, pattern, err, sizeof(err)) != 0)
+		return -1;
+	res = txregex_matches(&re, s, m, TXREGEX_NMATCH) ? 1 : 0;
+	regfree(&re);
+	return res;
+}
+
+/* Escapes inside a [...] class mean what they mean to Java, or the pattern
+ * is refused: never a pattern that loads and means something else. */
+static void test_regex_classes(void)
+{
+	CHECK(rx("[\\w]+", "ab_9") == 1 && rx("[\\w]+", "a-b") == 0 && rx("[\\w]", "\\") == 0);
+	CHECK(rx("b-p[\\d]-x", "b-p3-x") == 1 && rx("b-p[\\d]-x", "b-pd-x") == 0);
+	CHECK(rx("[\\s]", " ") == 1 && rx("[\\D]", "a") == 1 && rx("[\\D]", "1") == 0);
+	CHECK(rx("[^\\d\\s]+", "ab") == 1 && rx("[^\\d\\s]+", "a1") == 0);
+	CHECK(rx("x[\\-.]y", "x-y") == 1 && rx("x[\\-.]y", "x.y") == 1 &&
+	      rx("x[\\-.]y", "x\\y") == 0);
+	CHECK(rx("x[a\\]]y", "x]y") == 1 && rx("x[a\\]]y", "xay") == 1 &&
+	      rx("x[a\\]]y", "x\\y") == 0 && rx("x[a\\]]y", "xa]y") == 0);
+	CHECK(rx("[]-]", "]") == 1 && rx("[]-]", "-") == 1 && rx("[]-]", "a") == 0);
+	CHECK(rx("[\\^]", "^") == 1 && rx("[^\\^]", "^") == 0 && rx("[^\\^]", "a") == 1);
+	CHECK(rx("[\\^\\-]", "-") == 1 && rx("[\\^\\-]", "^") == 1 && rx("[\\^\\-]", "a") == 0);
+	CHECK(rx("[\\[.:]+", "[.:") == 1 && rx("[\\\\]", "\\") == 1 && rx("[\\\\]", "a") == 0);
+	CHECK(rx("[*+?]+", "*?+") == 1 && rx("[W-a]+", "X^_`") == 1 && rx("[W-a]", "V") == 0);
+	CHECK(rx("[a[b]]", "a") == -1 && strstr(err, "cannot run a [...] class inside") != NULL);
+	CHECK(rx("[a&&b]", "a") == -1 && rx("[\\p{L}]", "a") == -1 && rx("[z-a]", "a") == -1);
+	CHECK(rx("[abc", "a") == -1 && strstr(err, "'[abc': ") == err);
+	CHECK(rx("[\\d-z]+", "1-z") == 1 && rx("[\\d-z]", "5") == 1 && rx("[\\d-z]", "y") == 0);
+}
+
+/* A value from a config provider is "[hidden]" in --check's listing and in
+ * errors, as everywhere else. */
+static void test_secrets(void)
+{
+	struct transform_chain *c;
+	char out[2048] = "";
+	FILE *fp;
+
+	c = chain("transforms=i,r\ntransforms.i.type=" T "InsertField$Value\n"
+	          "transforms.i.static.field=dev\ntransforms.i.static.value=SECRETDEV1\n"
+	          "transforms.r.type=" T "RegexRouter\ntransforms.r.regex=SECRET-(.*)\n"
+	          "transforms.r.replacement=x-$1\n");
+	CHECK(c != NULL);
+	fp = fmemopen(out, sizeof(out) - 1, "w");
+	transform_chain_print(c, "", fp);
+	fclose(fp);
+	CHECK(strstr(out, "SECRET") == NULL);
+	CHECK(strstr(out, "static.value=[hidden]") != NULL);
+	CHECK(strstr(out, "regex=[hidden]") != NULL && strstr(out, "replacement=x-$1") != NULL);
+	transform_chain_destroy(c);
+	CHECK(chain("transforms=r\ntransforms.r.type=" T "RegexRouter\n"
+	            "transforms.r.regex=SECRETRE(\ntransforms.r.replacement=x\n") == NULL);
+	CHECK(strstr(err, "SECRET") == NULL &&
+	      strstr(err, "transforms.r.regex: '[hidden]'") != NULL);
+	CHECK(chain("transforms=c\ntransforms.c.type=" T "Cast$Value\n"
+	            "transforms.c.spec=SECRETx:nope\n") == NULL);
+	CHECK(strstr(err, "SECRET") == NULL && strstr(err, "transforms.c.spec") != NULL);
+}
+
 /* Values are trimmed as Java's String.trim() (every char <= ' '), as
  * ConfigDef trims STRING, LIST and CLASS values: a ${dir:...} file's
  * trailing newline is not part of the value. */
@@ -294,6 +370,8 @@ int main(void)
 	test_line_transforms();
 	test_row_transforms();
 	test_trim();
+	test_regex_classes();
+	test_secrets();
 	test_cast_flatten_timestamp();
 	test_dates();
 	return testlib_done("transform");
