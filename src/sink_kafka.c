@@ -113,6 +113,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	(void)rk;
 	if (s->destroying || m->_private == NULL)
 		return; /* no token: an offset record of a transaction (sink_txn) */
+	s->stats.done_bytes += m->key_len + m->len;
+	s->stats.done_msgs++;
 	if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		s->cb(s->cb_ctx, m->_private, SINK_DELIVERED, NULL);
 		return;

@@ -90,6 +90,9 @@ int sink_in_flight(const struct sink *s);
 struct sink_stats {
 	uint64_t tx_bytes;    /* message batches sent to brokers, after compression */
 	uint64_t wire_bytes;  /* every request sent to brokers, framing included */
+	uint64_t done_bytes;  /* keys and values of the records whose delivery was
+	                       * reported (delivered or failed), since this sink began */
+	uint64_t done_msgs;   /* ... and how many records */
 	uint64_t queue_depth; /* records and requests in the producer queue now */
 	uint64_t brokers;     /* brokers of the cluster librdkafka knows */
 	uint64_t brokers_up;  /* ... with a connection up */

@@ -280,6 +280,8 @@ void worker_bandwidth_charge(struct worker *w, size_t bytes)
 		ratelimit_charge(w->rl, bytes + RECORD_FRAMING, loop_now_ms());
 }
 
+/* Tells the bucket what left the producer queue (estimated as charged) and,
+ * at each statistics report, what went on the wire. */
 static void settle(struct worker *w)
 {
 	struct sink_stats ss;
@@ -287,6 +289,8 @@ static void settle(struct worker *w)
 	if (w->rl == NULL)
 		return;
 	sink_stats(w->sink, &ss);
+	ratelimit_reported(w->rl, ss.done_bytes + ss.done_msgs * RECORD_FRAMING,
+	                   sink_in_flight(w->sink) == 0);
 	if (ss.updates == w->rl_updates)
 		return;
 	w->rl_updates = ss.updates;
@@ -295,11 +299,12 @@ static void settle(struct worker *w)
 
 void worker_sink_turn(struct worker *w)
 {
-	settle(w);
 	if (w->tls_due && !w->stop) {
 		w->tls_due = false;
 		rebuild_if_changed(w);
 	}
+	/* After a new producer, which counts from 0 with nothing queued. */
+	settle(w);
 }
 
 void worker_bandwidth_wake(struct worker *w)

@@ -6,7 +6,8 @@ connection back through it). With a backlog of several MB and a cap of
 200 KB/s: the bytes skiff sent in any 10 s window stay under the cap (with a
 stated tolerance), every line arrives exactly once, reading pauses instead of
 dropping (the log and `skiff status` say so), and the CPU while throttled is
-far from a spinning core."""
+far from a spinning core. Then what broke it once: a link that comes back
+after an outage (what was read meanwhile must not leave at once)."""
 
 import asyncio
 import os
@@ -37,19 +38,21 @@ def free_port():
 
 class CountingProxy:
     """127.0.0.1:port -> 127.0.0.1:target, counting client-to-broker bytes
-    per 100 ms (time.monotonic() slots)."""
+    per 100 ms (time.monotonic() slots). start_after: seconds before it
+    listens (a link down until then: connections are refused)."""
 
-    def __init__(self, port, target):
-        self.port, self.target = port, target
+    def __init__(self, port, target, start_after=0):
+        self.port, self.target, self.start_after = port, target, start_after
         self.up = {}  # slot (0.1 s) -> bytes from skiff
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
-        assert self.ready.wait(10), "proxy did not start"
+        assert self.ready.wait(10 + start_after), "proxy did not start"
 
     def _run(self):
         asyncio.set_event_loop(self.loop)
+        time.sleep(self.start_after)
         self.server = self.loop.run_until_complete(
             asyncio.start_server(self._conn, "127.0.0.1", self.port))
         self.ready.set()
@@ -81,7 +84,7 @@ class CountingProxy:
         if not self.up:
             return 0, 0
         lo, hi = min(self.up), max(self.up)
-        n = seconds * 10
+        n = int(seconds * 10)
         vals = [self.up.get(s, 0) for s in range(lo, hi + 1)]
         run = best = sum(vals[:n])
         for i in range(n, len(vals)):
@@ -106,18 +109,62 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def test_bandwidth_cap_held_on_the_wire(tmp_path, kafka_private, topic, monkeypatch):
+@pytest.fixture(scope="module")
+def metered(tmp_path_factory):
+    """A broker with a listener advertised on a proxy's port, so metadata
+    sends every connection back through the proxy: (broker, its port for
+    the proxy, the proxy's port). One for the module."""
     if os.environ.get("SKIFF_BOOTSTRAP"):
         pytest.skip("needs a broker with a listener advertised on the proxy's port")
-    props = (kafka_private.dir / "server.properties").read_text().splitlines()
+    broker = harness.Broker(tmp_path_factory.mktemp("metered") / "kafka")
+    broker.prepare()
+    props = (broker.dir / "server.properties").read_text().splitlines()
     get = lambda k: next(l.split("=", 1)[1] for l in props if l.startswith(k + "="))
-    broker_port, proxy_port, rest_port = free_port(), free_port(), free_port()
-    monkeypatch.setenv("KAFKA_EXTRA_PROPERTIES", "\n".join([
-        f"listeners={get('listeners')},METERED://127.0.0.1:{broker_port}",
-        f"advertised.listeners={get('advertised.listeners')},METERED://127.0.0.1:{proxy_port}",
-        f"listener.security.protocol.map={get('listener.security.protocol.map')},"
-        "METERED:PLAINTEXT"]))
-    kafka_private.start()
+    broker_port, proxy_port = free_port(), free_port()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KAFKA_EXTRA_PROPERTIES", "\n".join([
+            f"listeners={get('listeners')},METERED://127.0.0.1:{broker_port}",
+            f"advertised.listeners={get('advertised.listeners')},"
+            f"METERED://127.0.0.1:{proxy_port}",
+            f"listener.security.protocol.map={get('listener.security.protocol.map')},"
+            "METERED:PLAINTEXT"]))
+        broker.start()
+    yield broker, broker_port, proxy_port
+    broker.kill()
+
+
+def metered_skiff(tmp_path, proxy_port, topic, cap, lines, extra=None):
+    """A skiff shipping lines (str, no newline) from one file through the proxy."""
+    (tmp_path / "in.log").write_text("".join(l + "\n" for l in lines))
+    (tmp_path / "state").mkdir()
+    return Skiff(tmp_path, {"bootstrap.servers": f"127.0.0.1:{proxy_port}",
+                            "offset.storage.file.filename": str(tmp_path / "state" / "offsets"),
+                            "offset.flush.interval.ms": "1000",
+                            "bandwidth.max.bytes.per.second": str(cap),
+                            "value.converter":
+                                "org.apache.kafka.connect.converters.ByteArrayConverter",
+                            **(extra or {})},
+                 [{"name": "metered", "connector.class": "FileStreamSource", "topic": topic,
+                   "file": str(tmp_path / "in.log")}])
+
+
+def wait_exact(bootstrap, topic, lines, timeout):
+    """Waits until the topic holds every line, then checks: exactly once."""
+    want = [l.encode() for l in lines]
+    deadline = time.monotonic() + timeout
+    got = []
+    while time.monotonic() < deadline:
+        got = [r["value"] for r in consume(bootstrap, topic)]
+        if len(set(got)) >= len(want):
+            break
+        time.sleep(1)
+    assert set(got) == set(want), f"{len(set(want) - set(got))} lost"
+    assert len(got) == len(want), f"{len(got) - len(want)} duplicates"
+
+
+def test_bandwidth_cap_held_on_the_wire(tmp_path, metered, topic):
+    kafka_private, broker_port, proxy_port = metered
+    rest_port = free_port()
     harness.create_topic(kafka_private.bootstrap, topic)
     proxy = CountingProxy(proxy_port, broker_port)
 
@@ -174,3 +221,26 @@ def test_bandwidth_cap_held_on_the_wire(tmp_path, kafka_private, topic, monkeypa
     assert best <= CAP * 10 * (1 + TOLERANCE), f"{best} bytes in 10 s, cap {CAP}/s"
     # Throttled, not spinning: a spinning loop is a whole core.
     assert per_s < 0.3, f"{per_s:.1%} of a core while throttled"
+
+
+def test_bandwidth_no_burst_when_the_link_comes_back(tmp_path, metered, topic):
+    """The link is down for the first 20 s (the proxy refuses connections):
+    what skiff reads meanwhile must not all leave in the second the link
+    comes back. 1.2 MB at 100 KB/s."""
+    kafka_private, broker_port, proxy_port = metered
+    cap = 100_000
+    harness.create_topic(kafka_private.bootstrap, topic)
+    lines = [f"line {i:06d} {'x' * 88}" for i in range(12_000)]
+    sk = metered_skiff(tmp_path, proxy_port, topic, cap, lines)
+    sk.start()
+    proxy = CountingProxy(proxy_port, broker_port, start_after=20)
+    try:
+        wait_exact(kafka_private.bootstrap, topic, lines, 120)
+        assert sk.stop() == 0
+    finally:
+        proxy.close()
+    best, total = proxy.max_window(10)
+    print(f"after a 20 s outage: most in any 10 s {best} ({best / (cap * 10):.3f} of the cap), "
+          f"most in 1 s {proxy.max_window(1)[0]}")
+    assert best <= cap * 10 * (1 + TOLERANCE), f"{best} bytes in 10 s, cap {cap}/s"
+
