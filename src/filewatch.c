@@ -23,7 +23,9 @@ struct seen {
 
 struct watched {
 	char *path;
-	const char *base; /* inside path: the name the directory's events carry */
+	const char *base;   /* inside path: the name the directory's events carry */
+	char *target;       /* what path resolves to when it is a symlink, or NULL */
+	const char *t_base; /* inside target */
 	struct seen seen;
 };
 
@@ -79,6 +81,32 @@ static int watch_dir(int fd, const char *path, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* When f's path is a symlink (certs/device.pem -> ../ext/device.pem), also
+ * watches the directory of the file it resolves to: a target written over or
+ * renamed into its own directory makes no event in the link's. Called again
+ * after each change, as the link may point elsewhere now (the old watch
+ * stays: a few stale watches cost nothing). Returns 0 or FILEWATCH_ERR_NOMEM;
+ * a target that does not resolve or whose directory cannot be watched is
+ * left to the link's directory's events. */
+static int follow(int fd, struct watched *f)
+{
+	char real[PATH_MAX], ignored[8];
+	const char *slash;
+
+	if (realpath(f->path, real) == NULL || strcmp(real, f->path) == 0 ||
+	    (f->target != NULL && strcmp(real, f->target) == 0))
+		return 0;
+	free(f->target);
+	f->t_base = NULL;
+	if ((f->target = strdup(real)) == NULL)
+		return FILEWATCH_ERR_NOMEM;
+	slash = strrchr(f->target, '/');
+	f->t_base = slash != NULL ? slash + 1 : f->target;
+	return watch_dir(fd, f->target, ignored, sizeof(ignored)) == FILEWATCH_ERR_NOMEM
+	           ? FILEWATCH_ERR_NOMEM
+	           : 0;
+}
+
 int filewatch_new(const char *const *paths, size_t n, struct filewatch **out, char *errbuf,
                   size_t errlen)
 {
@@ -110,7 +138,10 @@ int filewatch_new(const char *const *paths, size_t n, struct filewatch **out, ch
 		slash = strrchr(f->path, '/');
 		f->base = slash != NULL ? slash + 1 : f->path;
 		look(f->path, &f->seen);
-		if ((rc = watch_dir(fw->fd, f->path, errbuf, errlen)) != 0) {
+		if ((rc = watch_dir(fw->fd, f->path, errbuf, errlen)) != 0 ||
+		    (rc = follow(fw->fd, f)) != 0) {
+			if (rc == FILEWATCH_ERR_NOMEM)
+				snprintf(errbuf, errlen, "file watch: out of memory");
 			fw->n++;
 			goto fail;
 		}
@@ -134,7 +165,8 @@ static bool concerns(const struct filewatch *fw, const struct inotify_event *ev)
 	if (ev->mask & IN_Q_OVERFLOW || ev->len == 0)
 		return true;
 	for (size_t i = 0; i < fw->n; i++)
-		if (strcmp(ev->name, fw->files[i].base) == 0)
+		if (strcmp(ev->name, fw->files[i].base) == 0 ||
+		    (fw->files[i].t_base != NULL && strcmp(ev->name, fw->files[i].t_base) == 0))
 			return true;
 	/* Kubernetes-style volumes rename "..data" over the link the files go
 	 * through: any rename in the directory is worth a look. */
@@ -169,6 +201,9 @@ const char *filewatch_changed(struct filewatch *fw)
 		if (!same(&now, &fw->files[i].seen) && first == NULL)
 			first = fw->files[i].path;
 		fw->files[i].seen = now;
+		/* Out of memory: the target's directory stays unwatched until
+		 * the next change; the link's own directory is still watched. */
+		(void)follow(fw->fd, &fw->files[i]);
 	}
 	return first;
 }
@@ -179,8 +214,10 @@ void filewatch_destroy(struct filewatch *fw)
 		return;
 	if (fw->fd >= 0)
 		close(fw->fd);
-	for (size_t i = 0; i < fw->n; i++)
+	for (size_t i = 0; i < fw->n; i++) {
 		free(fw->files[i].path);
+		free(fw->files[i].target);
+	}
 	free(fw->files);
 	free(fw);
 }

@@ -7,7 +7,9 @@
  * process is woken only by activity in those directories. An event only says
  * "look": filewatch_changed() then compares each file's identity and times
  * (stat, through symlinks) with what it saw last, so noise from other files
- * in a directory changes nothing.
+ * in a directory changes nothing. A file that is a symlink is watched in
+ * the directory of what it resolves to as well (certs/device.pem ->
+ * ../ext/device.pem: ext/ too), resolved again after each change.
  *
  * The caller polls filewatch_fd() for POLLIN, calls filewatch_drain() when
  * it is readable, and filewatch_changed() once things settled. Main thread
