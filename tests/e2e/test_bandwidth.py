@@ -7,7 +7,8 @@ connection back through it). With a backlog of several MB and a cap of
 stated tolerance), every line arrives exactly once, reading pauses instead of
 dropping (the log and `skiff status` say so), and the CPU while throttled is
 far from a spinning core. Then what broke it once: a link that comes back
-after an outage (what was read meanwhile must not leave at once)."""
+after an outage (what was read meanwhile must not leave at once), and
+records larger than the bucket's burst."""
 
 import asyncio
 import os
@@ -243,4 +244,28 @@ def test_bandwidth_no_burst_when_the_link_comes_back(tmp_path, metered, topic):
     print(f"after a 20 s outage: most in any 10 s {best} ({best / (cap * 10):.3f} of the cap), "
           f"most in 1 s {proxy.max_window(1)[0]}")
     assert best <= cap * 10 * (1 + TOLERANCE), f"{best} bytes in 10 s, cap {cap}/s"
+
+
+def test_bandwidth_records_larger_than_the_burst(tmp_path, metered, topic):
+    """Six 300 KB lines at 100 KB/s (the burst is 10 KB): each goes when the
+    bucket is out of debt and puts it into debt for all of it, so no window
+    of T seconds carries more than the cap for T (and a tenth of a second)
+    plus one record."""
+    kafka_private, broker_port, proxy_port = metered
+    cap, size = 100_000, 300_000
+    harness.create_topic(kafka_private.bootstrap, topic)
+    lines = [f"{i} " + "y" * (size - 2) for i in range(6)]
+    sk = metered_skiff(tmp_path, proxy_port, topic, cap, lines,
+                       {"producer.message.max.bytes": "1000000"})
+    proxy = CountingProxy(proxy_port, broker_port)
+    try:
+        sk.start()
+        wait_exact(kafka_private.bootstrap, topic, lines, 90)
+        assert sk.stop() == 0
+    finally:
+        proxy.close()
+    for t in (1, 2, 5, 10):
+        best = proxy.max_window(t)[0]
+        print(f"records of {size} at {cap}/s: most in any {t} s {best}")
+        assert best <= cap * t * (1 + TOLERANCE) + cap / 10 + size, f"{best} bytes in {t} s"
 
