@@ -262,20 +262,18 @@ static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, c
 }
 
 /* librdkafka's statistics (served by sink_poll, on the main loop): the
- * bytes of message batches sent, after compression (txmsg_bytes), and how
- * many of the brokers it knows are up. Returns 0: librdkafka frees json. */
+ * bytes written to brokers' sockets (tx_bytes: the sum of brokers[].txbytes,
+ * after compression; not txmsg_bytes, which counts records before it), and
+ * how many of the brokers it knows are up. Returns 0: librdkafka frees json. */
 static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 {
 	struct sink *s = opaque;
 	cJSON *root = cJSON_ParseWithLength(json, len), *b;
-	const cJSON *tx = cJSON_GetObjectItemCaseSensitive(root, "txmsg_bytes");
 	const cJSON *wire = cJSON_GetObjectItemCaseSensitive(root, "tx_bytes");
 	int n = 0, up = 0;
 
 	if (root == NULL)
 		return 0;
-	if (cJSON_IsNumber(tx) && tx->valuedouble >= 0)
-		s->stats.tx_bytes = (uint64_t)tx->valuedouble;
 	if (cJSON_IsNumber(wire) && wire->valuedouble >= 0)
 		s->stats.wire_bytes = (uint64_t)wire->valuedouble;
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root, "brokers"))

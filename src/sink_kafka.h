@@ -88,8 +88,8 @@ int sink_in_flight(const struct sink *s);
 
 /* What the producer says of itself, for /metrics. */
 struct sink_stats {
-	uint64_t tx_bytes;    /* message batches sent to brokers, after compression */
-	uint64_t wire_bytes;  /* every request sent to brokers, framing included */
+	uint64_t wire_bytes;  /* every request sent to brokers: on the socket, after
+	                       * compression, framing included (librdkafka tx_bytes) */
 	uint64_t done_bytes;  /* keys and values of the records whose delivery was
 	                       * reported (delivered or failed), since this sink began */
 	uint64_t done_msgs;   /* ... and how many records */

@@ -53,7 +53,8 @@ int worker_control_register(struct worker *w)
 	     STATS_F_EPOCH_MS},
 	    {"offsets_last_flush_ok", STATS_GAUGE, "1 when the last offset write succeeded", 0},
 	    {"producer_sent", STATS_COUNTER,
-	     "message batches sent to Kafka, after compression (librdkafka txmsg_bytes)",
+	     "bytes written to the brokers' sockets: after compression, framing included "
+	     "(librdkafka tx_bytes)",
 	     STATS_F_BYTES},
 	    {"producer_queue_depth", STATS_GAUGE, "records and requests in the producer queue", 0},
 	    {"kafka_brokers", STATS_GAUGE, "brokers of the cluster the producer knows", 0},
@@ -193,7 +194,7 @@ void worker_stats_refresh(struct worker *w)
 			*h = s[0] == 'R' ? 0 : s[0] == 'P' ? 1 : s[0] == 'S' ? 2 : 3;
 	}
 	sink_stats(w->sink, &ss);
-	*w->sent_bytes = ss.tx_bytes;
+	*w->sent_bytes = ss.wire_bytes;
 	*w->queue_depth = ss.queue_depth;
 	*w->brokers = ss.brokers;
 	*w->brokers_up = ss.brokers_up;

@@ -7,8 +7,9 @@ connection back through it). With a backlog of several MB and a cap of
 stated tolerance), every line arrives exactly once, reading pauses instead of
 dropping (the log and `skiff status` say so), and the CPU while throttled is
 far from a spinning core. Then what broke it once: a link that comes back
-after an outage (what was read meanwhile must not leave at once), and
-records larger than the bucket's burst."""
+after an outage (what was read meanwhile must not leave at once), records
+larger than the bucket's burst, and lz4 (the cap counts bytes on the wire,
+after compression)."""
 
 import asyncio
 import os
@@ -269,3 +270,35 @@ def test_bandwidth_records_larger_than_the_burst(tmp_path, metered, topic):
         print(f"records of {size} at {cap}/s: most in any {t} s {best}")
         assert best <= cap * t * (1 + TOLERANCE) + cap / 10 + size, f"{best} bytes in {t} s"
 
+
+def test_bandwidth_counts_compressed_bytes(tmp_path, metered, topic):
+    """lz4 on lines that compress well: the cap holds what the wire carries,
+    so 4 MB of lines go through a 100 KB/s cap much faster than 40 s, the
+    wire stays under the cap, and skiff_producer_sent_bytes_total says what
+    the proxy counted."""
+    kafka_private, broker_port, proxy_port = metered
+    cap, rest_port = 100_000, free_port()
+    harness.create_topic(kafka_private.bootstrap, topic)
+    lines = [f"line {i:06d} {'z' * 88}" for i in range(40_000)]
+    sk = metered_skiff(tmp_path, proxy_port, topic, cap, lines,
+                       {"producer.compression.type": "lz4",
+                        "listeners": f"http://127.0.0.1:{rest_port}"})
+    proxy = CountingProxy(proxy_port, broker_port)
+    try:
+        sk.start()
+        t0 = time.monotonic()
+        # Counted in bytes before compression, the cap would take 40 s.
+        wait_exact(kafka_private.bootstrap, topic, lines, 20)
+        took = time.monotonic() - t0
+        time.sleep(2)  # a statistics report after the last batch
+        with urllib.request.urlopen(f"http://127.0.0.1:{rest_port}/metrics", timeout=10) as m:
+            sent = next(int(float(l.rsplit(" ", 1)[1])) for l in m.read().decode().splitlines()
+                        if l.startswith("skiff_producer_sent_bytes_total"))
+        assert sk.stop() == 0
+    finally:
+        proxy.close()
+    best, total = proxy.max_window(10)
+    print(f"lz4: {len(lines) * 100} bytes of lines in {took:.1f} s, {total} on the wire, "
+          f"most in any 10 s {best}; the metric says {sent}")
+    assert best <= cap * 10 * (1 + TOLERANCE), f"{best} bytes in 10 s, cap {cap}/s"
+    assert total * 0.8 <= sent <= total * 1.05, f"metric {sent}, proxy {total}"
