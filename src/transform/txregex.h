@@ -1,9 +1,12 @@
 /* txregex: a Java regex (java.util.regex) run as a POSIX extended regex,
  * matched against a whole string as Matcher.matches() does. Java's \\d \\w
- * \\s (and capitals) are written as the classes they stand for; what POSIX
- * lacks (lazy and possessive quantifiers, (?...) groups, other escapes) is
- * refused when compiled, so a pattern means what it meant to Connect, or is
- * an error. POSIX picks the longest match where Java picks the first
+ * \\s (and capitals) are written as the classes they stand for, in or out of
+ * a [...] class; a [...] class is rebuilt as the set of ASCII characters it
+ * names (its escapes read as Java reads them: [a\\]] holds a and ]), which is
+ * all a Kafka topic name may hold. What POSIX lacks (lazy and possessive
+ * quantifiers, (?...) groups, other escapes, nested classes and &&, non-ASCII
+ * in a class) is refused when compiled, so a pattern means what it meant to
+ * Connect, or is an error. POSIX picks the longest match where Java picks the first
  * alternative: a pattern whose groups could split a topic two ways may
  * capture differently. */
 #ifndef SKIFF_TXREGEX_H
