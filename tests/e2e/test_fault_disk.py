@@ -48,6 +48,20 @@ FAULTS = [
 ])
 
 
+@pytest.fixture(autouse=True)
+def whole_file_writes(request, monkeypatch):
+    """The injected faults above target the whole-file write (temp file,
+    fsync, rename, directory fsync). Since 477454c most flushes append to
+    offsets.log instead, so each write here is made a whole-file one
+    (SKIFF_OFFSETS_COMPACT_BYTES=0); test_fault_log_append_errors covers the
+    log. The full-disk pause too: an append can still fit in the last page
+    of a full tmpfs, and succeed (offsets saved: nothing to pause for), which
+    test_fault_full_disk_then_space_returns runs with the default."""
+    if request.node.name.startswith(("test_fault_flush_errors",
+                                     "test_fault_full_disk_pauses_reading")):
+        monkeypatch.setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0")
+
+
 def count(sk, pattern, mark=0):
     with open(sk.log_file, "rb") as f:
         f.seek(mark)
@@ -146,6 +160,44 @@ def test_fault_flush_errors(tmp_path, kafka, topic, name, syscall, match, errno_
                               resume={0, durable})
     fl.figure(f"disk.{name.replace(' ', '_')}", f"{stats['dups']} duplicates after a kill "
                                                  f"during the failures")
+
+
+@pytest.mark.skiff_timeout(fl.scaled(120, 300))
+@pytest.mark.parametrize("syscall,errno_name", [("fsync", "EIO"), ("write", "ENOSPC")])
+def test_fault_log_append_errors(tmp_path, kafka, topic, syscall, errno_name):
+    """The appended log (offsets.log) fails from its second append on: every
+    failure is logged, skiff keeps running, a kill -9 in the middle leaves a
+    store that loads, and a restart resumes at its durable line: no line lost,
+    duplicates only from that resume."""
+    state = tmp_path / "state"
+    state.mkdir()
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(200)
+    sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
+                       [fl.file_connector("dl", src.path, topic)])
+    writer = fl.Writer(src, rate=500)
+    writer.start()
+    try:
+        sk.start(["--log-level", "debug"],
+                 wrap=["strace", "-f", "-qq", "-o", "/dev/null", "-P",
+                       str(state / "offsets.log"), "-e", f"trace={syscall}",
+                       "-e", f"inject={syscall}:error={errno_name}:when=2+"])
+        fl.wait_for(lambda: count(sk, r"offsets: .*(Input/output error|No space left)") >= 3
+                    or not sk.running(), 30, "three failed appends")
+        assert sk.running(), f"skiff exited ({sk.exitcode}) on a failed append"
+        sk.kill9()
+        res = fl.load_store(state / "offsets")
+        assert res["ok"], f"after failed appends and a kill the store does not load: {res}"
+        _, durable = fl.durable_line(state / "offsets", "dl", src.path)
+    finally:
+        n = writer.stop()
+    sk.start()
+    fl.read_topic(kafka.bootstrap, topic, n)
+    assert sk.stop() == 0
+    stats = fl.check_delivery(fl.seqs_of(harness.consume(kafka.bootstrap, topic)), n,
+                              resume={0, durable})
+    fl.figure(f"disk.log_{syscall}_{errno_name}",
+              f"{stats['dups']} duplicates after a kill during failed appends")
 
 
 # --- a real full disk ----------------------------------------------------------
