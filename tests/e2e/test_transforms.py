@@ -142,3 +142,36 @@ def test_cast_failure_stops_with_tolerance_none(tmp_path, kafka, topic):
     # Stopped before the row it could not cast: the next start reads it again.
     assert stored_offsets(tmp_path / "offsets") == [{"incrementing": 2}]
     assert "Value (abc) was out of range for requested data type" in sk.log_text()
+
+
+def test_file_records_carry_read_time(tmp_path, kafka, topic):
+    """FileStreamSourceTask stamps each record with System.currentTimeMillis():
+    TimestampRouter routes by it, InsertField's timestamp.field holds it, and
+    it is the record's CreateTime in Kafka."""
+    src = tmp_path / "in.log"
+    lines = [f"line {i}" for i in range(50)]
+    src.write_text("".join(l + "\n" for l in lines))
+    conn = {"name": "c", "connector.class": "FileStreamSource", "file": str(src),
+            "topic": topic,
+            "transforms": "hoist,ts,route",
+            "transforms.hoist.type": T + "HoistField$Value",
+            "transforms.hoist.field": "line",
+            "transforms.ts.type": T + "InsertField$Value",
+            "transforms.ts.timestamp.field": "at",
+            "transforms.route.type": T + "TimestampRouter",
+            "transforms.route.topic.format": "${topic}-${timestamp}",
+            "transforms.route.timestamp.format": "yyyy"}
+    before = int(time.time() * 1000)
+    sk = Skiff(tmp_path, {"bootstrap.servers": kafka.bootstrap,
+                          "offset.storage.file.filename": str(tmp_path / "offsets"),
+                          "value.converter.schemas.enable": "false"}, [conn])
+    sk.start()
+    year = time.gmtime(before / 1000).tm_year
+    recs = consume(kafka.bootstrap, f"{topic}-{year}", n=len(lines), timeout=60)
+    after = int(time.time() * 1000)
+    assert sk.stop() == 0, sk.log_text()
+    values = [json.loads(r["value"]) for r in recs]
+    assert [v["line"] for v in values] == lines
+    for r, v in zip(recs, values):
+        assert before <= v["at"] <= after
+        assert r["timestamp"] == v["at"]

@@ -31,6 +31,7 @@
 #include "tailmulti.h"
 #include "tailscan.h"
 #include "tailstream.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,6 +80,7 @@ struct filesrc {
 	size_t multi_max_bytes;
 	struct tailbuf recbuf; /* the poll's multi-line records */
 	struct tailline *recs;
+	int64_t read_ms; /* wall clock at this poll: its records' timestamp */
 };
 
 static const char *const file_classes[] = {
@@ -443,6 +445,7 @@ static void emit(struct filesrc *f, struct tailstream *s, const struct tailline 
 		    (struct record_value){.kind = VALUE_STRING, .bytes = path, .len = strlen(path)};
 	r->value = (struct record_value){.kind = VALUE_STRING, .bytes = l->bytes, .len = l->len};
 	r->offset = l->after;
+	r->timestamp_ms = f->read_ms;
 	if (f->hdr_path != NULL)
 		r->headers[r->nheaders++] = (struct record_header){f->hdr_path, path, strlen(path)};
 	if (f->hdr_offset != NULL) {
@@ -534,6 +537,11 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	 * holds the offsets it keeps. */
 	tailctx_release(&f->ctx);
 	f->buf.used = f->recbuf.used = 0;
+	/* FileStreamSourceTask stamps each record with the time it read it
+	 * (System.currentTimeMillis()): TimestampRouter and InsertField's
+	 * timestamp.field see it, and it is the record's CreateTime. One
+	 * clock read a poll, not a record. */
+	f->read_ms = clock_wall_ns() / 1000000;
 	drain_inotify(f, now);
 	housekeeping(f, now);
 	f->started = true;
