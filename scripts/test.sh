@@ -34,6 +34,10 @@ echo "== build (ASan+UBSan)"
 cmake -S . -B build-asan -DSKIFF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$(nproc)"
 
+echo "== release build (-O2: gcc's optimiser finds warnings the Debug build does not)"
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DSKIFF_TESTS=OFF >/dev/null
+cmake --build build-release -j"$(nproc)" --target skiff
+
 echo "== unit tests"
 (cd build-asan && ctest --output-on-failure -j"$(nproc)")
 

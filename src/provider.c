@@ -220,8 +220,10 @@ static int set_param(struct providers *pv, struct provider *p, const char *param
 	}
 	if (p->kind != P_ENV && strcmp(param, "allowed.paths") == 0)
 		return set_allowed_paths(p, v, where, errbuf, errlen);
-	snprintf(note, sizeof(note), "%s: %s has no parameter '%s'; ignored (as Connect does)",
-	         where, kind_class(p->kind), param);
+	/* Bounded pieces: a long path or key is cut, not the sentence. */
+	snprintf(note, sizeof(note),
+	         "%.600s: %s has no parameter '%.200s'; ignored (as Connect does)", where,
+	         kind_class(p->kind), param);
 	return push(&pv->notices, &pv->nnotices, note) == 0
 	           ? 0
 	           : fail(errbuf, errlen, PROVIDER_ERR_NOMEM, "%s: out of memory", where);

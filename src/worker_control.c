@@ -267,7 +267,7 @@ static int reopen(struct conn *c, char *errbuf, size_t errlen)
 	int rc = c->cs->ops->open(c->cs->cfg, &c->env, &c->ctx, why, sizeof(why));
 
 	if (rc != 0) {
-		snprintf(errbuf, errlen, "connector %s: %s", c->cs->name, why);
+		snprintf(errbuf, errlen, "connector %s: %.900s", c->cs->name, why);
 		log_error("%s", errbuf);
 		c->ctx = NULL;
 		return rc;

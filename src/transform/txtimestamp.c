@@ -69,7 +69,7 @@ static int ts_init(const struct txconf *c, void **ctx, char *errbuf, size_t errl
 	struct tsconv *t = calloc(1, sizeof(*t));
 	const char *rn;
 	char why[256];
-	int v;
+	int v = 0;
 
 	*ctx = t;
 	if (t == NULL)
