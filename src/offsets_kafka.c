@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
+#include "kconf.h"
 #include "offsets.h"
 
 #include <errno.h>
@@ -63,17 +64,6 @@ struct kctx {
 
 /* ---- clients ---------------------------------------------------------------- */
 
-static int conf_set(rd_kafka_conf_t *conf, const char *k, const char *v, const char *where,
-                    char *errbuf, size_t errlen)
-{
-	char why[512];
-
-	if (rd_kafka_conf_set(conf, k, v, why, sizeof(why)) == RD_KAFKA_CONF_OK)
-		return 0;
-	snprintf(errbuf, errlen, "%s: %s = %s: %s", where, k, config_display(k, v, 0), why);
-	return -1;
-}
-
 /* The worker's connection settings, as Connect gives its internal clients:
  * bootstrap.servers, security.protocol, sasl.*, ssl.* and skiff's kafka.X
  * (not producer.X: those are the records' producer). */
@@ -81,13 +71,13 @@ static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, 
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 
-	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
-	             config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
-	    conf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
+	if (kconf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
+	              config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
+	    kconf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
 	    /* Its warnings (a coordinator still loading) repeat the records'
 	     * producer's, which logs them in skiff's words; errors still show. */
-	    conf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
+	    kconf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
 		goto fail;
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
 		const char *k = config_passthrough_key(w, i);
@@ -97,8 +87,8 @@ static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, 
 		else if (strncmp(k, "security.", 9) != 0 && strncmp(k, "sasl.", 5) != 0 &&
 		         strncmp(k, "ssl.", 4) != 0)
 			continue;
-		if (conf_set(conf, k, config_passthrough_value(w, i),
-		             config_passthrough_where(w, i), errbuf, errlen) != 0)
+		if (kconf_set(conf, k, config_passthrough_value(w, i),
+		              config_passthrough_where(w, i), errbuf, errlen) != 0)
 			goto fail;
 	}
 	return conf;
@@ -119,11 +109,11 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 	/* acks=all and idempotence: an acknowledged offset is on every in-sync
 	 * replica, and a retried batch cannot land after a later one. */
 	snprintf(tmo, sizeof(tmo), "%d", k->timeout_ms);
-	if (conf_set(conf, "acks", "all", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "enable.idempotence", "true", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "partitioner", "murmur2_random", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "linger.ms", "0", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "message.timeout.ms", tmo, "defaults", errbuf, errlen) != 0) {
+	if (kconf_set(conf, "acks", "all", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "enable.idempotence", "true", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "partitioner", "murmur2_random", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "linger.ms", "0", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "message.timeout.ms", tmo, "defaults", errbuf, errlen) != 0) {
 		rd_kafka_conf_destroy(conf);
 		return OFFSETS_ERR_CONFIG;
 	}
@@ -485,11 +475,12 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	/* A group.id only because librdkafka's assign wants one: the reader
 	 * never joins the group nor commits. */
 	if (conf == NULL ||
-	    conf_set(conf, "group.id", "skiff-offsets-reader", "defaults", errbuf, errlen) != 0 ||
-	    conf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "group.id", "skiff-offsets-reader", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0 ||
 	    (strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") == 0 &&
-	     (conf_set(conf, "isolation.level", "read_committed", "exactly-once", errbuf, errlen) ||
-	      conf_set(conf, "enable.partition.eof", "true", "exactly-once", errbuf, errlen))))
+	     (kconf_set(conf, "isolation.level", "read_committed", "exactly-once", errbuf,
+	                errlen) ||
+	      kconf_set(conf, "enable.partition.eof", "true", "exactly-once", errbuf, errlen))))
 		goto out;
 	c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
 	if (c == NULL) {

@@ -2,6 +2,7 @@
 #include "sink_kafka.h"
 
 #include "config.h"
+#include "kconf.h"
 #include "log.h"
 #include "source.h"
 #include "tlserr.h"
@@ -64,22 +65,6 @@ static const char *librdkafka_name(const char *key)
 	if (strncmp(key, "kafka.", 6) == 0)
 		return key + 6;
 	return key;
-}
-
-/* Sets name=value; on failure errbuf says "where: name = shown: why", shown
- * being the value as a person may see it (config_shown). When shown hides
- * the value (a secret), librdkafka's reason is left out: it may quote it. */
-static int conf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const char *shown,
-                    const char *where, char *errbuf, size_t errlen)
-{
-	char why[512];
-
-	if (rd_kafka_conf_set(conf, name, value, why, sizeof(why)) != RD_KAFKA_CONF_OK) {
-		snprintf(errbuf, errlen, "%s: %s = %s: %s", where, name, shown,
-		         strcmp(shown, value) == 0 ? why : "librdkafka refuses the value");
-		return -1;
-	}
-	return 0;
 }
 
 /* Errors after which the cluster will not take the record however often it is
@@ -249,8 +234,8 @@ static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, c
 		return 0;
 	if (where == NULL) {
 		snprintf(val, sizeof(val), "%lld", queue_kb * 1024 < 1000 ? 1000 : queue_kb * 1024);
-		return conf_set(conf, "message.max.bytes", val, val, "queue.buffering.max.kbytes",
-		                errbuf, errlen);
+		return kconf_set(conf, "message.max.bytes", val, "queue.buffering.max.kbytes",
+		                 errbuf, errlen);
 	}
 	snprintf(errbuf, errlen,
 	         "%s: producer.message.max.bytes=%lld is larger than the producer "
@@ -310,10 +295,10 @@ static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, 
 		snprintf(host, sizeof(host), "skiff");
 	host[sizeof(host) - 1] = '\0';
 	snprintf(id, sizeof(id), "%s-%s", config_str(w, "offset.storage.topic"), host);
-	return conf_set(conf, "transactional.id", id, id, "exactly.once.source.support", errbuf,
-	                errlen) ||
-	       conf_set(conf, "message.timeout.ms", "60000", "60000", "exactly.once.source.support",
-	                errbuf, errlen);
+	return kconf_set(conf, "transactional.id", id, "exactly.once.source.support", errbuf,
+	                 errlen) ||
+	       kconf_set(conf, "message.timeout.ms", "60000", "exactly.once.source.support", errbuf,
+	                 errlen);
 }
 
 static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
@@ -324,12 +309,10 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	size_t vlen = sizeof(val);
 
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		if (conf_set(conf, defaults[i][0], defaults[i][1], defaults[i][1], "defaults",
-		             errbuf, errlen))
+		if (kconf_set(conf, defaults[i][0], defaults[i][1], "defaults", errbuf, errlen))
 			goto fail;
-	if (conf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
-	             config_shown(w, "bootstrap.servers"), config_where(w, "bootstrap.servers"),
-	             errbuf, errlen) ||
+	if (kconf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
+	              config_where(w, "bootstrap.servers"), errbuf, errlen) ||
 	    transactional(conf, w, errbuf, errlen) != 0)
 		goto fail;
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
@@ -338,9 +321,8 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		if (strncmp(key, "consumer.", 9) == 0 || strncmp(key, "admin.", 6) == 0 ||
 		    strncmp(key, "offset.storage.", 15) == 0)
 			continue; /* Connect's other clients; the offsets topic's configs */
-		if (conf_set(conf, librdkafka_name(key), config_passthrough_value(w, i),
-		             config_passthrough_shown(w, i), config_passthrough_where(w, i), errbuf,
-		             errlen))
+		if (kconf_set(conf, librdkafka_name(key), config_passthrough_value(w, i),
+		              config_passthrough_where(w, i), errbuf, errlen))
 			goto fail;
 	}
 	if (rd_kafka_conf_get(conf, "queue.buffering.max.messages", val, &vlen) == RD_KAFKA_CONF_OK)
@@ -352,8 +334,8 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	/* The bandwidth cap settles its estimates on the wire count every second. */
 	if (config_int(w, "bandwidth.max.bytes.per.second") > 0 &&
 	    passthrough_where(w, "statistics.interval.ms") == NULL &&
-	    conf_set(conf, "statistics.interval.ms", "1000", "1000",
-	             "bandwidth.max.bytes.per.second", errbuf, errlen) != 0)
+	    kconf_set(conf, "statistics.interval.ms", "1000", "bandwidth.max.bytes.per.second",
+	              errbuf, errlen) != 0)
 		goto fail;
 	rd_kafka_conf_set_opaque(conf, s);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);

@@ -57,7 +57,7 @@ def test_check_prints_masked_settings(tmp_path):
     ("offset.flush.interval.ms=12abc\n", r"w\.properties:7: offset\.flush\.interval\.ms: '12abc' is not an integer"),
     ("bogus.key=1\n", r"w\.properties:7: unknown property 'bogus\.key'"),
     ("connectors.a.max.line.bytes=1\n", r"w\.properties:7: max\.line\.bytes: 1 is out of range"),
-    ("producer.no.such.librdkafka.property=1\n", r"w\.properties:7: no\.such\.librdkafka\.property = 1: .*"),
+    ("producer.no.such.librdkafka.property=1\n", r"w\.properties:7: no\.such\.librdkafka\.property: .*"),
     ("key=\\u12zz\n", r"w\.properties:7: .*\\u"),
 ])
 def test_bad_config_exits_78_naming_file_and_line(tmp_path, extra, message):

@@ -219,7 +219,7 @@ def test_oidc_refused_by_check_when_librdkafka_lacks_it(tmp_path):
     if rc == 0:
         pytest.skip("this librdkafka has OIDC (built with libcurl): --check accepts it")
     assert rc == 78, err
-    assert re.search(r"w\.properties:\d+: sasl\.oauthbearer\.method = oidc: .*not supported "
+    assert re.search(r"w\.properties:\d+: sasl\.oauthbearer\.method: .*not supported "
                      r"in this build", err), err
     assert "oidc-secret-1" not in err
 
@@ -416,3 +416,36 @@ def test_sighup_with_new_producer_settings_under_load(tmp_path, wire, topic):
     want += Writer(tmp_path / "in.log", 8000, 500).join()
     delivered_exactly(wire, topic, want, sk)
     assert sk.stop() == 0
+
+
+def test_misspelt_secret_key_never_prints_its_value(tmp_path):
+    """sasl.pasword=... is no key librdkafka knows, so nothing marks it as a
+    secret: the error names the file, line and key with librdkafka's reason,
+    never the value, at --check, at start and after SIGHUP. No broker needed."""
+    import signal
+    secret = "TOPSECRET-5f2c"
+    bad = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+           "sasl.username": "alice", "sasl.pasword": secret}
+    rc, err = check(tmp_path, bad)
+    assert rc == 78, err
+    assert re.search(r"w\.properties:\d+: sasl\.pasword: .*No such configuration property", err), err
+    assert secret not in err, err
+
+    (tmp_path / "state").mkdir(exist_ok=True)
+    sk = Skiff(tmp_path, worker(tmp_path, "127.0.0.1:9", bad),
+               [{"name": "c", "connector.class": "FileStreamSource", "topic": "t",
+                 "file": str(tmp_path / "in.log")}])
+    sk.start()
+    assert sk.proc.wait(timeout=30) == 78, sk.log_text()
+    assert re.search(r"sasl\.pasword: .*No such configuration property", sk.log_text())
+
+    sk.worker_file.write_text(harness.props_text(worker(tmp_path, "127.0.0.1:9", {})))
+    sk.start()
+    sk.wait_log(r"running 1 connector", timeout=30)
+    mark = sk.log_mark()
+    sk.worker_file.write_text(harness.props_text(worker(tmp_path, "127.0.0.1:9", bad)))
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"sasl\.pasword", timeout=30, since=mark)
+    time.sleep(0.5)
+    assert sk.stop() == 0
+    assert secret not in sk.log_text(), sk.log_text()[mark:]

@@ -1,0 +1,28 @@
+/* kconf: one librdkafka property set from skiff's configuration, for the
+ * records' producer (sink_kafka.c) and the offsets topic's clients
+ * (offsets_kafka.c) alike, with one way of saying why it was refused.
+ *
+ * A refused property's error names where it came from and its key, and
+ * librdkafka's reason with the value masked: the key may be a secret
+ * librdkafka does not know (sasl.pasword: misspelt, so nothing marks it as
+ * one), so a value is never printed, except a *.location's path. Error
+ * convention: util/err.h. */
+#ifndef SKIFF_KCONF_H
+#define SKIFF_KCONF_H
+
+#include <stddef.h>
+
+#include <librdkafka/rdkafka.h>
+
+enum {
+	KCONF_ERR = -1, /* refused: errbuf says "where: name: why" */
+};
+
+/* Sets name=value in conf. where says where the value came from
+ * ("file:line", "defaults", or the key that implied it). Returns 0, or
+ * KCONF_ERR with errbuf "where: name: why" ("where: name = path: why" for a
+ * *.location key). */
+int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const char *where,
+              char *errbuf, size_t errlen);
+
+#endif
