@@ -1,9 +1,11 @@
 /* kconf: librdkafka properties with skiff's errors (see kconf.h). */
 #include "kconf.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Whether name's value is a path, which may be printed. */
 static bool is_location(const char *name)
@@ -11,6 +13,27 @@ static bool is_location(const char *name)
 	size_t n = strlen(name), suffix = strlen(".location");
 
 	return n > suffix && strcmp(name + n - suffix, ".location") == 0;
+}
+
+/* The TLS files librdkafka hands to OpenSSL, whose error for a missing one
+ * is only "system lib". "probe" (ssl.ca.location) asks for the system's
+ * CAs. Returns 0, or KCONF_ERR with errbuf "where: name = path: why". */
+static int readable(const char *name, const char *value, const char *where, char *errbuf,
+                    size_t errlen)
+{
+	static const char *const files[] = {"ssl.key.location", "ssl.certificate.location",
+	                                    "ssl.ca.location", "ssl.crl.location"};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (strcmp(name, files[i]) != 0 || value[0] == '\0' || strcmp(value, "probe") == 0)
+			continue;
+		if (access(value, R_OK) != 0) {
+			snprintf(errbuf, errlen, "%s: %s = %s: %s", where, name, value,
+			         strerror(errno));
+			return KCONF_ERR;
+		}
+	}
+	return 0;
 }
 
 /* Copies why into out with every occurrence of value as "[hidden]". */
@@ -34,6 +57,8 @@ int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const 
 {
 	char why[512], shown[600];
 
+	if (readable(name, value, where, errbuf, errlen) != 0)
+		return KCONF_ERR;
 	if (rd_kafka_conf_set(conf, name, value, why, sizeof(why)) == RD_KAFKA_CONF_OK)
 		return 0;
 	if (is_location(name)) {

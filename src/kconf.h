@@ -5,8 +5,9 @@
  * A refused property's error names where it came from and its key, and
  * librdkafka's reason with the value masked: the key may be a secret
  * librdkafka does not know (sasl.pasword: misspelt, so nothing marks it as
- * one), so a value is never printed, except a *.location's path. Error
- * convention: util/err.h. */
+ * one), so a value is never printed, except a *.location's path. The files
+ * the TLS *.location keys name are checked first, so that a missing one says
+ * so instead of OpenSSL's "system lib". Error convention: util/err.h. */
 #ifndef SKIFF_KCONF_H
 #define SKIFF_KCONF_H
 

@@ -351,6 +351,17 @@ fail:
 	return -1;
 }
 
+/* Where the key librdkafka's error why is about was set ("ssl.key.location
+ * failed: ..."): the first passthrough key it names, else bootstrap.servers,
+ * which every producer has. */
+static const char *where_named(const struct config_section *w, const char *why)
+{
+	for (size_t i = 0; i < config_passthrough_count(w); i++)
+		if (strstr(why, librdkafka_name(config_passthrough_key(w, i))) != NULL)
+			return config_passthrough_where(w, i);
+	return config_where(w, "bootstrap.servers");
+}
+
 int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
               struct sink **out, char *errbuf, size_t errlen)
 {
@@ -373,8 +384,7 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	s->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
 	if (s->rk == NULL) {
 		rd_kafka_conf_destroy(conf);
-		snprintf(errbuf, errlen, "%s: kafka producer: %s",
-		         config_where(worker, "bootstrap.servers"), why);
+		snprintf(errbuf, errlen, "%s: kafka producer: %s", where_named(worker, why), why);
 		goto fail;
 	}
 	if (pipe2(s->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {

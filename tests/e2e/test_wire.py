@@ -449,3 +449,24 @@ def test_misspelt_secret_key_never_prints_its_value(tmp_path):
     time.sleep(0.5)
     assert sk.stop() == 0
     assert secret not in sk.log_text(), sk.log_text()[mark:]
+
+
+def test_tls_file_missing_or_unreadable_named_at_its_own_line(tmp_path):
+    """A missing ssl.*.location file says "No such file or directory" (not
+    OpenSSL's "system lib"), and an error librdkafka gives when the producer
+    is made names the line of the key it is about, not bootstrap.servers'."""
+    garbage = tmp_path / "device.key"
+    garbage.write_text("not a key\n")
+    for props, says in [
+        ({"ssl.key.location": str(tmp_path / "nope.key")},
+         r"w\.properties:(\d+): ssl\.key\.location = .*nope\.key: No such file or directory"),
+        ({"ssl.ca.location": str(tmp_path / "nope-ca.pem")},
+         r"w\.properties:(\d+): ssl\.ca\.location = .*nope-ca\.pem: No such file or directory"),
+        ({"ssl.key.location": str(garbage)}, r"w\.properties:(\d+): .*ssl\.key\.location"),
+    ]:
+        rc, err = check(tmp_path, dict({"security.protocol": "SSL"}, **props))
+        assert rc == 78, err
+        m = re.search(says, err)
+        assert m, err
+        lines = (tmp_path / "w.properties").read_text().splitlines()
+        assert lines[int(m.group(1)) - 1].startswith(next(iter(props))), (m.group(0), lines)
