@@ -443,7 +443,8 @@ static int open_log(struct offsets_log *lg, bool *created)
 	*created = false;
 	if (lg->fd >= 0)
 		return 0;
-	lg->fd = open(lg->name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* 0600 as the store itself: it reveals paths and positions. */
+	lg->fd = open(lg->name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (lg->fd >= 0) {
 		*created = true;
 		lg->size = 0;

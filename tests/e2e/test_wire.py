@@ -152,12 +152,15 @@ def test_secrets_stay_out_of_cmdline_log_and_state(tmp_path, wire, topic):
     state = tmp_path / "state"
     with open(f"/proc/{sk.pid}/cmdline", "rb") as f:
         cmdline = f.read()
-    # A second flush, so that offsets.prev exists too.
+    # A second flush, so that the appended log (offsets.log) exists too, and
+    # the clean stop's compaction, which makes offsets.prev.
     harness_wait(lambda: (state / "offsets").exists(), 20)
     with open(tmp_path / "in.log", "a") as f:
         f.write("one more\n")
     assert shipped(wire, topic, want + [b"one more"])[-1] == b"one more"
-    harness_wait(lambda: (state / "offsets.prev").exists(), 20)
+    harness_wait(lambda: (state / "offsets.log").exists(), 20)
+    log_mode = stat.S_IMODE((state / "offsets.log").stat().st_mode)
+    assert log_mode == 0o600, oct(log_mode)
     assert sk.stop() == 0
     assert sorted(p.name for p in state.iterdir()) == ["offsets", "offsets.lock", "offsets.prev"]
     password = sec["SCRAM_PASSWORD"].encode()
