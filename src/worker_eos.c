@@ -28,11 +28,19 @@
 #include <string.h>
 
 struct eos {
-	int64_t interval_ms; /* 0: a transaction per turn (transaction.boundary=poll) */
-	int64_t next_ms;     /* interval: when the open transaction commits */
-	bool failed;         /* a record of the open transaction was not delivered */
-	char **json;         /* per partition: the offset the transaction carries */
+	int64_t interval_ms;      /* 0: a transaction per turn (transaction.boundary=poll) */
+	int64_t next_ms;          /* interval: when the open transaction commits */
+	bool failed;              /* a record of the open transaction was not delivered */
+	bool broken;              /* a transaction failed: the worker exits 75 */
+	char **json;              /* per partition: the offset the transaction carries */
+	struct loop_timer *timer; /* interval: wakes the loop for the boundary */
 };
+
+/* Only wakes the loop: the turn that follows reaches the boundary. */
+static void on_boundary_timer(struct loop *l, struct loop_timer *t, void *arg)
+{
+	(void)l, (void)t, (void)arg;
+}
 
 /* The shortest boundary any connector asks for: poll (0) or an interval. */
 static int64_t boundary_ms(const struct worker *w)
@@ -73,6 +81,11 @@ int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG : WORKER_ERR;
 	w->eos->next_ms = loop_now_ms() + w->eos->interval_ms;
+	if (w->eos->interval_ms > 0 && loop_timer_add(w->loop, w->eos->next_ms, w->eos->interval_ms,
+	                                              on_boundary_timer, w, &w->eos->timer) != 0) {
+		snprintf(errbuf, errlen, "exactly-once: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
 	log_info("exactly-once: transactions on, boundary %s",
 	         w->eos->interval_ms == 0 ? "poll" : "interval");
 	return 0;
@@ -184,7 +197,9 @@ int worker_eos_boundary(struct worker *w, bool force)
 	char errbuf[512];
 	int64_t now = loop_now_ms();
 
-	if (w->eos == NULL || w->eos->failed || !holds_something(w))
+	if (w->eos != NULL && w->eos->broken)
+		return WORKER_EXIT_TEMPFAIL;
+	if (w->eos == NULL || !holds_something(w))
 		return 0;
 	if (!force && w->eos->interval_ms > 0 && now < w->eos->next_ms)
 		return 0;
@@ -194,8 +209,23 @@ int worker_eos_boundary(struct worker *w, bool force)
 	log_error("%s; aborting it: its records are read again at the next start", errbuf);
 	if (sink_txn(w->sink, SINK_TXN_ABORT, (int)w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
 		log_error("%s", errbuf);
-	w->eos->failed = true;
+	w->eos->broken = true;
 	return WORKER_EXIT_TEMPFAIL;
+}
+
+/* worker_private.h */
+void worker_eos_reopen(struct worker *w)
+{
+	char errbuf[512];
+
+	if (w->eos == NULL)
+		return;
+	if (sink_txn(w->sink, SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf, sizeof(errbuf)) !=
+	        0 ||
+	    sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
+		log_error("%s (the new producer's); exiting to start again", errbuf);
+		w->eos->broken = true;
+	}
 }
 
 /* worker_private.h */
@@ -203,6 +233,7 @@ void worker_eos_close(struct worker *w)
 {
 	if (w->eos == NULL)
 		return;
+	loop_timer_del(w->loop, w->eos->timer);
 	for (size_t i = 0; w->eos->json != NULL && i < w->nparts; i++)
 		free(w->eos->json[i]);
 	free(w->eos->json);

@@ -257,12 +257,17 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
  * (init_transactions) and opens the first transaction; 0 or WORKER_ERR_*.
  * worker_eos_boundary commits the open transaction when it holds something
  * and its boundary came (force: now), with the offsets of its records, and
- * opens the next; 0 or WORKER_EXIT_TEMPFAIL after an abort. worker_eos_failed
+ * opens the next; 0, or WORKER_EXIT_TEMPFAIL after an abort (and from then
+ * on: the worker is to exit). worker_eos_failed
  * notes a record that failed (the transaction will abort). */
 int worker_eos_open(struct worker *w, char *errbuf, size_t errlen);
 int worker_eos_boundary(struct worker *w, bool force);
 void worker_eos_failed(struct worker *w);
 void worker_eos_close(struct worker *w);
+/* For a new producer (worker_sink_rebuild; the old one's transaction was
+ * committed by worker_eos_boundary(w, true)): fences and opens its first
+ * transaction; on failure the next worker_eos_boundary exits 75. */
+void worker_eos_reopen(struct worker *w);
 
 /* ---- worker_sink.c: a new producer when its TLS files change -------------- */
 

@@ -180,6 +180,12 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 		          why);
 		return WORKER_ERR_NOMEM;
 	}
+	/* Exactly-once: the old producer's transaction commits first. */
+	if (worker_eos_boundary(w, true) != 0) {
+		sink_destroy(next);
+		acks_destroy(slab);
+		return WORKER_ERR;
+	}
 	left = worker_drain_and_flush(w);
 	if (left > 0)
 		log_warn("producer: %d records unacknowledged after offset.flush.timeout.ms=%lld",
@@ -191,6 +197,7 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 	w->sink = next;
 	w->queue_full = false;
 	loop_fd_set(w->sink_watch, sink_fd(next), POLLIN);
+	worker_eos_reopen(w);
 	log_notice("producer: a new producer after %s (%d records were still in flight); "
 	           "reading resumes",
 	           why, left);

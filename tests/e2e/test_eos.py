@@ -6,6 +6,7 @@ offsets topic the setting is refused."""
 
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -138,3 +139,49 @@ def test_eos_needs_offsets_topic(tmp_path):
                        capture_output=True, timeout=30)
     assert r.returncode == 78
     assert b"exactly.once.source.support=enabled needs offset.storage.topic" in r.stderr
+
+
+@pytest.mark.skiff_timeout(120)
+def test_eos_new_producer_on_reload(tmp_path, kafka, topic):
+    """A reload that changes a producer key (or a rotated certificate) makes a
+    new producer: the old one's transaction commits first, the new one is
+    fenced in; read_committed still sees every line once, in order."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(2000)
+    state = tmp_path / "state"
+    state.mkdir()
+    props = eos_worker(kafka.bootstrap, state, topic + "-offsets")
+    sk = fl.FaultSkiff(tmp_path, props, [fl.file_connector("eosr", src.path, topic)])
+    writer = fl.Writer(src, rate=2000)
+    writer.start()
+    sk.start()
+    committed_seqs(kafka.bootstrap, topic, 3000)
+    props["producer.linger.ms"] = "7"
+    sk.worker_file.write_text(harness.props_text(props))
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"a new producer after", timeout=60, since=mark)
+    time.sleep(1)
+    total = writer.stop()
+    committed_seqs(kafka.bootstrap, topic, total)
+    assert sk.running(), f"skiff exited {sk.exitcode}"
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic, isolation="read_committed"))
+    assert seqs == list(range(total))
+
+
+def test_eos_interval_boundary(tmp_path, kafka, topic):
+    """transaction.boundary=interval: the last lines commit within the
+    interval, with nothing else to wake skiff."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(3000)
+    props = eos_worker(kafka.bootstrap, tmp_path, topic + "-offsets",
+                       offset__flush__interval__ms=60000)
+    sk = fl.FaultSkiff(tmp_path, props, [fl.file_connector(
+        "eosi", src.path, topic, transaction__boundary="interval",
+        transaction__boundary__interval__ms=500)])
+    sk.start()
+    assert committed_seqs(kafka.bootstrap, topic, 3000, timeout=30) == list(range(3000))
+    assert sk.stop() == 0
