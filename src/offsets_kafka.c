@@ -588,7 +588,9 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 	rc = k->create ? ensure_topic(k, errbuf, errlen) : 0;
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
-	if (rc == OFFSETS_ERR_IO && fgen > 0)
+	/* Exactly-once: the file may lag the committed transactions. */
+	if (rc == OFFSETS_ERR_IO && fgen > 0 &&
+	    strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") != 0)
 		return file_only(k, fgen, generation, from_prev, errbuf, errlen);
 	if (rc == 0)
 		rc = merge(k, o, fgen, &maxgen, &restored);

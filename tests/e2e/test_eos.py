@@ -185,3 +185,26 @@ def test_eos_interval_boundary(tmp_path, kafka, topic):
     sk.start()
     assert committed_seqs(kafka.bootstrap, topic, 3000, timeout=30) == list(range(3000))
     assert sk.stop() == 0
+
+
+@pytest.mark.skiff_timeout(120)
+def test_eos_does_not_start_offline(tmp_path, kafka_private, topic):
+    """With exactly-once the offsets file is not enough to start from (it may
+    lag the committed transactions): no broker, exit 75, nothing shipped."""
+    kafka_private.start()
+    bootstrap = kafka_private.bootstrap
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets",
+                                            offset__flush__timeout__ms=1000),
+                       [fl.file_connector("eoso", src.path, topic)])
+    sk.start()
+    committed_seqs(bootstrap, topic, 100)
+    assert sk.stop() == 0
+    kafka_private.stop()
+    sk.start()
+    assert sk.wait(timeout=60) == 75
+    assert "started from the offset file alone" not in sk.log_text()
