@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static const char *committed_json;
 static char counted[512];
@@ -420,6 +421,71 @@ static void test_backlog_over_the_chain(void)
 	committed_json = NULL;
 }
 
+/* name holds text gzip'd; bad: its first block's type made invalid (the
+ * byte after the 10-byte header), so not one byte of it decodes; zero: the
+ * file is empty. */
+static void put_gz(const char *name, const char *text, bool bad, bool zero)
+{
+	unsigned char gz[512];
+	z_stream zs = {0};
+	char p[600];
+	FILE *f;
+
+	CHECK_INT(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = (unsigned char *)text;
+	zs.avail_in = (unsigned)strlen(text);
+	zs.next_out = gz;
+	zs.avail_out = sizeof(gz);
+	CHECK_INT(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	deflateEnd(&zs);
+	if (bad)
+		gz[10] = 0xff;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	CHECK(zero || fwrite(gz, 1, zs.total_out, f) == zs.total_out);
+	CHECK(fclose(f) == 0);
+	nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
+}
+
+/* Stopped: A (the offset's) and B rotated and compressed, B's .gz damaged
+ * from its first bytes (or empty): B is named and counted, A and C read. */
+static void check_damaged_sibling(bool zero)
+{
+	struct tailstream *s;
+	char *saved;
+
+	snprintf(logpath, sizeof(logpath), "%s/z.log", dir);
+	put("z.log", "a1\n", "w");
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a1|");
+	saved = strdup(offset_of_last());
+	tailstream_free(s);
+	put("z.log", "a2\n", "a");
+	put_gz("z.log.2.gz", "a1\na2\n", false, false);
+	rm("z.log");
+	put_gz("z.log.1.gz", "b1\nb2\n", !zero, zero);
+	put("z.log", "c1\n", "w");
+	committed_json = saved;
+	counted[0] = '\0';
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a2|c1|");
+	CHECK_STR(counted, "compressed_cut_short+1 ");
+	tailstream_free(s);
+	free(saved);
+	committed_json = NULL;
+	rm("z.log");
+	rm("z.log.1.gz");
+	rm("z.log.2.gz");
+}
+
+static void test_damaged_compressed_sibling(void)
+{
+	check_damaged_sibling(false);
+	check_damaged_sibling(true);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -433,6 +499,7 @@ int main(void)
 	test_many_rotations_while_behind();
 	test_file_deleted_before_opened_is_counted();
 	test_backlog_over_the_chain();
+	test_damaged_compressed_sibling();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

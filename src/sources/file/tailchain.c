@@ -276,22 +276,41 @@ static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_
  * born (compressed) in the order they were rotated. A file's compressed copy
  * is recognised by its first uncompressed bytes. */
 
+/* True when no compressed sibling was born after fam[i]. */
+static bool newest_compressed(const struct tailscan_entry *fam, size_t nfam, size_t i)
+{
+	for (size_t j = 0; j < nfam; j++)
+		if (fam[j].kind == TAILID_COMPRESSED && tailid_cmp_age(&fam[j].id, &fam[i].id) > 0)
+			return false;
+	return true;
+}
+
 /* True when fam[i], compressed, is a copy logrotate is still writing: an
- * uncompressed sibling, or the file at the path, starts with its bytes. */
+ * uncompressed sibling, or the file at the path, starts with its bytes.
+ * One that is damaged is not (a copy being written is a prefix of valid
+ * data): it takes its place in the chain, where reading it says why it
+ * could not be read. One with no byte to compare is only while it is the
+ * newest compressed file and an uncompressed rotated file remains (its
+ * source, not deleted until it is written). */
 static bool compressing(const struct tailstream *s, const struct tailscan_entry *fam, size_t nfam,
                         size_t i)
 {
 	unsigned char zh[TAILZ_HEAD], ph[TAILZ_HEAD];
-	ssize_t zl = tailscan_head(fam[i].path, zh), pl;
+	int zerr, perr;
+	ssize_t zl = tailscan_head(fam[i].path, zh, &zerr), pl;
 
 	if (zl < 0)
 		return true; /* gone, or unreadable: nothing to read either way */
+	if (zerr == TAILZ_ERR_DATA || zerr == TAILZ_ERR_LIMIT ||
+	    (zl == 0 && !newest_compressed(fam, nfam, i)))
+		return false;
 	for (size_t j = 0; j <= nfam; j++) {
 		const char *p = j < nfam ? fam[j].path : s->path;
 
-		if (j < nfam && fam[j].kind != TAILID_ROTATED)
+		if ((j < nfam && fam[j].kind != TAILID_ROTATED) || (j == nfam && zl == 0))
 			continue;
-		if ((pl = tailscan_head(p, ph)) >= zl && memcmp(zh, ph, (size_t)zl) == 0)
+		if ((pl = tailscan_head(p, ph, &perr)) >= zl && (zl > 0 || pl > 0) &&
+		    memcmp(zh, ph, (size_t)zl) == 0)
 			return true;
 	}
 	return false;
@@ -308,6 +327,7 @@ static int64_t compressed_since(const struct tailstream *s, const struct tailsca
 	unsigned char h[TAILZ_HEAD], zh[TAILZ_HEAD];
 	const struct tailfile *last = s->n > 0 ? s->chain[s->n - 1].tf : NULL;
 	ssize_t len;
+	int zerr;
 
 	if (last != NULL && tailfile_compressed(last))
 		return after->born;
@@ -324,7 +344,7 @@ static int64_t compressed_since(const struct tailstream *s, const struct tailsca
 		return after->born; /* gone: the offset's copy was looked for at resume */
 	for (size_t i = 0; i < nfam; i++)
 		if (fam[i].kind == TAILID_COMPRESSED && fam[i].id.born >= after->born &&
-		    tailscan_head(fam[i].path, zh) == len && memcmp(h, zh, (size_t)len) == 0)
+		    tailscan_head(fam[i].path, zh, &zerr) == len && memcmp(h, zh, (size_t)len) == 0)
 			return fam[i].id.born;
 	return after->born;
 }
@@ -444,6 +464,24 @@ static void keep_lingering(struct tailstream *s, const struct link *l)
 	s->linger[s->nlinger++] = *l;
 }
 
+/* Says why a compressed file let go at end could not be read past it, and
+ * counts it, when it could not: its data ended early, or it is empty
+ * (app.log.1.gz of 0 bytes: its compressed data is missing). */
+static void note_broken(struct tailstream *s, const struct tailfile *tf, int64_t end)
+{
+	const char *why = tailfile_broken(tf);
+
+	if (why == NULL && end == 0 && !tailfile_compressed(tf) && tailz_named(tailfile_path(tf)))
+		why = tailz_strerror(TAILZ_ERR_SHORT);
+	if (why == NULL)
+		return;
+	s->c->env->log(s->c->env, LOG_WARN,
+	               "%s: %s: %s: nothing after byte %lld could be read (counted in "
+	               "compressed_cut_short)",
+	               s->path, tailfile_path(tf), why, (long long)end);
+	s->c->env->count(s->c->env, "compressed_cut_short", 1);
+}
+
 /* Lets go of chain[0], which was read to its end. */
 void tailchain_pop(struct tailstream *s)
 {
@@ -463,14 +501,7 @@ void tailchain_pop(struct tailstream *s)
 	                            .born = id->born};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
 	               tailfile_path(l->tf), (long long)end);
-	if (tailfile_broken(l->tf) != NULL) {
-		s->c->env->log(s->c->env, LOG_WARN,
-		               "%s: %s: %s: nothing after byte %lld could be "
-		               "read (counted in compressed_cut_short)",
-		               s->path, tailfile_path(l->tf), tailfile_broken(l->tf),
-		               (long long)end);
-		s->c->env->count(s->c->env, "compressed_cut_short", 1);
-	}
+	note_broken(s, l->tf, end);
 	src_ref_drop(s->last_off.ref);
 	s->last_off = tailchain_offset(s);
 	src_ref_hold(s->last_off.ref); /* the mark outlives the file */

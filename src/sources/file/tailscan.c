@@ -191,23 +191,28 @@ out:
 	return rc;
 }
 
-ssize_t tailscan_head(const char *path, unsigned char *buf)
+ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	enum tailz_format f = fd >= 0 && tailz_named(path) ? tailz_detect(fd) : TAILZ_NONE;
+	bool named = fd >= 0 && tailz_named(path);
+	enum tailz_format f = named ? tailz_detect(fd) : TAILZ_NONE;
 	struct tailz *z = NULL;
 	const void *head;
 	size_t len = 0;
 	ssize_t got = -1;
 
+	*zerr = 0;
 	if (fd < 0)
 		return -1;
 	if (f == TAILZ_NONE) {
 		got = pread(fd, buf, TAILZ_HEAD, 0);
+		if (named && got == 0)
+			*zerr = TAILZ_ERR_SHORT; /* not even a header */
 	} else if (tailz_open(fd, f, 4096, &z) == 0) {
 		head = tailz_head(z, &len);
 		memcpy(buf, head, len);
 		got = (ssize_t)len;
+		*zerr = tailz_error(z);
 	}
 	tailz_free(z);
 	close(fd);
@@ -315,12 +320,13 @@ char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t
 	size_t nfam = 0;
 	char *found = NULL;
 	ssize_t len;
+	int zerr;
 
 	if (fplen < 0 || fplen > TAILZ_HEAD || tailscan_family(path, dirs, ndirs, &fam, &nfam) != 0)
 		return NULL;
 	for (size_t i = 0; i < nfam && found == NULL; i++) {
 		if (fam[i].kind != TAILID_COMPRESSED || fam[i].id.born < born_after ||
-		    (len = tailscan_head(fam[i].path, head)) < fplen ||
+		    (len = tailscan_head(fam[i].path, head, &zerr)) < fplen ||
 		    tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)fplen) != fp)
 			continue;
 		found = fam[i].path;

@@ -49,8 +49,9 @@ int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
 
 /* Reads the first min(size, TAILZ_HEAD) bytes of path into buf (TAILZ_HEAD
  * bytes): uncompressed when it is a compressed file (tailz.h). Returns the
- * length, or -1. */
-ssize_t tailscan_head(const char *path, unsigned char *buf);
+ * length, or -1; *zerr: why a compressed file's data ended within them
+ * (tailz_error; TAILZ_ERR_SHORT for an empty one with a compressed name), or 0. */
+ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr);
 
 /* The oldest compressed rotated sibling of path (tailscan_family) born at
  * or after born_after (ns) whose first fplen uncompressed bytes hash to fp:
