@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test) of skiff's resident memory (issue 10, "Memory").
+
+  idle   VmRSS --settle s after start with 10 idle files already shipped
+         (started again on its stored offsets, nothing written);
+  load   peak RSS (ru_maxrss) of a run that ships --lines lines of ~150 B
+         with default settings, until the topic holds them all;
+  after  VmRSS --settle s after such a burst was delivered, with
+         offset.flush.interval.ms=1000 (the flush after a burst gives back
+         what it made resident; the default flushes after 60 s).
+
+Each is the median of --reps runs. With --before OTHER_SKIFF (e.g. a build of
+an older commit) both binaries run interleaved in the same invocation and the
+ratios are printed. --smaps prints where the idle RSS of the last run is:
+anonymous (heap, thread arenas and stacks, slabs) vs shared libraries.
+
+  python3 tests/bench/bench_memory.py [--skiff build-rel/skiff]
+         [--before old/skiff] [--lines 300000] [--reps 3] [--smaps]
+
+Use release builds: an ASan binary measures AddressSanitizer's shadow.
+"""
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "bench"))
+from bench_file import NUMBER_RE, write_input  # noqa: E402
+from benchlib import check_delivered, local_broker, run_tool, until_watermark  # noqa: E402
+
+
+# libmicrohttpd (the REST API, /metrics) and the libraries it alone pulls in.
+MHD_CHAIN = ("libmicrohttpd", "libgnutls", "libp11-kit", "libnettle", "libhogweed", "libgmp",
+             "libtasn1", "libidn2", "libunistring", "libffi")
+# What librdkafka loads for TLS and SASL whatever the configuration.
+RDK_TLS_SASL = ("libcrypto", "libssl", "libsasl2", "libdb", "libdigestmd5", "libscram",
+                "libntlm", "libsasldb", "libcrammd5", "libplain", "liblogin", "libanonymous",
+                "libgssapiv2")
+
+
+def status_kb(pid, key):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def smaps_breakdown(pid):
+    """{mapping name: Rss kB}, anonymous mappings as [anon]."""
+    out, name = {}, None
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if "-" in parts[0] and len(parts) >= 5 and not parts[0].endswith(":"):
+            name = os.path.basename(parts[5]) if len(parts) > 5 else "[anon]"
+        elif parts[0] == "Rss:":
+            out[name] = out.get(name, 0) + int(parts[1])
+    return out
+
+
+def props(d, bootstrap, topic, files, extra=""):
+    (d / "w.properties").write_text(
+        f"bootstrap.servers={bootstrap}\noffset.storage.file.filename={d}/offsets\n{extra}"
+        "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+        f"connectors.m.connector.class=FileStreamSource\nconnectors.m.files={files}\n"
+        f"connectors.m.topic={topic}\n")
+    return d / "w.properties"
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def idle_run(skiff, d, bootstrap, settle, want_smaps):
+    """VmRSS (MB) of a restart on stored offsets with 10 idle files."""
+    d.mkdir()
+    (d / "in").mkdir()
+    for i in range(10):
+        (d / "in" / f"f{i}.log").write_text(f"line 0 of file {i}\n")
+    w = props(d, bootstrap, f"mem-idle-{d.name}", f"{d}/in/*.log")
+    err = open(d / "stderr", "ab")
+    for phase in ("ship", "idle"):
+        p = subprocess.Popen([skiff, str(w)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            time.sleep(settle)
+            if phase == "idle":
+                rss = status_kb(p.pid, "VmRSS") / 1024.0
+                smaps = smaps_breakdown(p.pid) if want_smaps else None
+        finally:
+            stop(p)
+    return rss, smaps
+
+
+def load_run(skiff, d, src, n, bootstrap):
+    """Peak RSS (MB) of shipping src's n lines."""
+    d.mkdir()
+    topic = f"mem-load-{d.name}"
+    w = props(d, bootstrap, topic, str(src))
+    r = run_tool([skiff, str(w)], str(d), until=until_watermark(bootstrap, topic, n))
+    bad = check_delivered(bootstrap, topic, n, NUMBER_RE)
+    if bad:
+        sys.exit(f"bench_memory: {skiff}: {bad} (see {d}/bench.stderr)")
+    return r["rss"]
+
+
+def after_run(skiff, d, src, n, bootstrap, settle):
+    """VmRSS (MB) settle s after src's n lines were delivered."""
+    d.mkdir()
+    topic = f"mem-after-{d.name}"
+    w = props(d, bootstrap, topic, str(src), "offset.flush.interval.ms=1000\n")
+    done = until_watermark(bootstrap, topic, n)
+    with open(d / "stderr", "ab") as err:
+        p = subprocess.Popen([skiff, str(w)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        end = time.monotonic() + 300
+        while not done() and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(settle)
+        return status_kb(p.pid, "VmRSS") / 1024.0
+    finally:
+        stop(p)
+
+
+def fmt(xs):
+    return f"{statistics.median(xs):5.1f} MB (min {min(xs):.1f}, max {max(xs):.1f})"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skiff", default=str(REPO / "build-rel" / "skiff"))
+    ap.add_argument("--before", help="a skiff binary to compare with (e.g. the previous commit's)")
+    ap.add_argument("--lines", type=int, default=300_000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--settle", type=float, default=4.0)
+    ap.add_argument("--smaps", action="store_true")
+    args = ap.parse_args()
+    bins = {"skiff": os.path.abspath(args.skiff)}
+    if args.before:
+        bins = {"before": os.path.abspath(args.before), **bins}
+    for b in bins.values():
+        if not os.access(b, os.X_OK):
+            sys.exit(f"bench_memory: {b} not built")
+    work = Path(tempfile.mkdtemp(prefix="skiff-mem-"))
+    res = {k: {"idle": [], "load": [], "after": []} for k in bins}
+    smaps = None
+    with local_broker(work / "kafka") as bootstrap:
+        src = work / "lines.log"
+        write_input(src, args.lines)
+        print(f"{args.lines} lines of {src.stat().st_size / args.lines:.0f} B; "
+              f"{args.reps} repetitions, interleaved; {os.cpu_count()} CPUs")
+        for rep in range(args.reps):
+            order = list(bins.items())
+            for k, b in order[rep % len(order):] + order[:rep % len(order)]:
+                rss, sm = idle_run(b, work / f"idle-{k}-{rep}", bootstrap, args.settle,
+                                   args.smaps and k == "skiff")
+                res[k]["idle"].append(rss)
+                smaps = sm or smaps
+                res[k]["load"].append(load_run(b, work / f"load-{k}-{rep}", src, args.lines,
+                                               bootstrap))
+                res[k]["after"].append(after_run(b, work / f"after-{k}-{rep}", src, args.lines,
+                                                 bootstrap, args.settle))
+    for k in bins:
+        print(f"{k:7s} idle RSS {fmt(res[k]['idle'])}   peak RSS {fmt(res[k]['load'])}   "
+              f"after the burst {fmt(res[k]['after'])}")
+    if args.before:
+        for m in ("idle", "load", "after"):
+            r = statistics.median(res["skiff"][m]) / statistics.median(res["before"][m])
+            print(f"{m}: skiff/before = {r:.2f}")
+    if smaps:
+        anon = sum(v for k, v in smaps.items() if k.startswith("["))
+        print(f"idle RSS by mapping: anonymous+heap+stacks {anon} kB, files "
+              f"{sum(smaps.values()) - anon} kB; largest:")
+        for name, kb in sorted(smaps.items(), key=lambda kv: -kv[1])[:12]:
+            print(f"  {kb:6d} kB  {name}")
+        mhd = sum(v for k, v in smaps.items() if k.startswith(MHD_CHAIN))
+        print(f"libmicrohttpd and the libraries only it needs (gnutls, p11-kit, ...): {mhd} kB")
+        tls = sum(v for k, v in smaps.items() if k.startswith(RDK_TLS_SASL))
+        print(f"librdkafka's TLS and SASL libraries and plugins: {tls} kB")
+
+
+if __name__ == "__main__":
+    main()
