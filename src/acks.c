@@ -2,6 +2,11 @@
 #include "acks.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Below this many bytes of used slots a shrink is not worth a system call. */
+#define SHRINK_MIN (64 * 1024)
 
 enum slot_state { SLOT_FREE, SLOT_INFLIGHT, SLOT_ACKED, SLOT_FAILED };
 
@@ -18,7 +23,8 @@ _Static_assert(sizeof(void *) != 8 || sizeof(struct slot) == 56, "acks.h states 
 struct acks {
 	struct slot *slots;
 	uint32_t capacity;
-	uint32_t free_head;
+	uint32_t free_head; /* slots freed after use, most recent first */
+	uint32_t fresh;     /* slots [fresh, capacity) were never used */
 	uint32_t available;
 };
 
@@ -36,16 +42,18 @@ struct acks *acks_new(uint32_t capacity)
 	a = calloc(1, sizeof(*a));
 	if (a == NULL)
 		return NULL;
+	/* Never written here: a slot's page becomes resident when a record
+	 * first needs it, so an idle or slow pipeline keeps a few pages, not
+	 * the whole slab (calloc of this size maps fresh zero pages). */
 	a->slots = calloc(capacity, sizeof(*a->slots));
 	if (a->slots == NULL) {
 		free(a);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < capacity; i++)
-		a->slots[i].next = i + 1 < capacity ? i + 1 : ACKS_NIL;
 	a->capacity = capacity;
 	a->available = capacity;
-	a->free_head = 0;
+	a->free_head = ACKS_NIL;
+	a->fresh = 0;
 	return a;
 }
 
@@ -64,10 +72,15 @@ void *acks_submit(struct acks *a, struct acks_fifo *f, const struct src_offset *
 	uint32_t i = a->free_head;
 	struct slot *s;
 
-	if (i == ACKS_NIL)
+	/* Reuse a freed slot before touching a fresh one: the resident part
+	 * of the slab is the most records ever in flight at once. */
+	if (i != ACKS_NIL)
+		a->free_head = a->slots[i].next;
+	else if (a->fresh < a->capacity)
+		i = a->fresh++;
+	else
 		return NULL;
 	s = &a->slots[i];
-	a->free_head = s->next;
 	a->available--;
 	*s = (struct slot){.fifo = f, .off = *off, .next = ACKS_NIL, .state = SLOT_INFLIGHT};
 	src_ref_hold(s->off.ref); /* the record's is the source's */
@@ -203,11 +216,29 @@ void acks_fifo_fini(struct acks_fifo *f)
 	f->committable.ref = NULL;
 }
 
+bool acks_shrink(struct acks *a)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, hi;
+
+	if (a->available != a->capacity || (size_t)a->fresh * sizeof(*a->slots) < SHRINK_MIN)
+		return false;
+	/* Only whole pages inside the slab: they read back as zeros, the state
+	 * of a fresh slot; the slots of the partial pages at either end are
+	 * free already and stay as they are. */
+	lo = ((uintptr_t)a->slots + page - 1) & ~(page - 1);
+	hi = (uintptr_t)(a->slots + a->fresh) & ~(page - 1);
+	if (hi > lo && madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0)
+		return false;
+	a->fresh = 0;
+	a->free_head = ACKS_NIL;
+	return true;
+}
+
 void acks_destroy(struct acks *a)
 {
 	if (a == NULL)
 		return;
-	for (uint32_t i = 0; i < a->capacity; i++)
+	for (uint32_t i = 0; i < a->fresh; i++) /* the rest were never used */
 		if (a->slots[i].state != SLOT_FREE)
 			src_ref_drop(a->slots[i].off.ref);
 	free(a->slots);

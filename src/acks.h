@@ -41,8 +41,10 @@ void acks_fifo_fini(struct acks_fifo *f);
 
 /* Creates a slab of capacity slots (1..2^31). Returns NULL on failure. The
  * caller owns it (acks_destroy). A slot is 56 bytes (x86-64): with the
- * default 20,000 in flight, 1.1 MB. Each holds a reference to its offset's
- * src_ref, if any, until the FIFO passes it. */
+ * default 20,000 in flight, 1.1 MB of address space, resident only as far
+ * as records were ever in flight at once (freed slots are reused first).
+ * Each holds a reference to its offset's src_ref, if any, until the FIFO
+ * passes it. */
 struct acks *acks_new(uint32_t capacity);
 
 /* Free slots. */
@@ -76,6 +78,12 @@ void acks_abandon(struct acks *a, struct acks_fifo *f);
  * *out, clears the flag and returns true. out->ref is f's (borrowed): valid
  * until the next acks call on f; hold it to keep it longer. */
 bool acks_take(struct acks_fifo *f, struct src_offset *out);
+
+/* After a burst: when no record is in flight and more than 64 KiB of slots
+ * were ever used, gives their pages back to the system (the slots count as
+ * never used again) and returns true; otherwise changes nothing and returns
+ * false. Cheap to call at every offset flush. */
+bool acks_shrink(struct acks *a);
 
 void acks_destroy(struct acks *a);
 

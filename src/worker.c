@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* The most bytes a converted key or value keeps allocated between records. */
 #define SCRATCH_KEEP (1024 * 1024)
@@ -307,6 +310,14 @@ static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg)
 
 	flush_offsets(w);
 	w->next_flush = now_ms() + w->flush_interval;
+	/* A burst is over (nothing in flight after many records were): what it
+	 * made resident goes back to the system, the slab's slots and the free
+	 * memory glibc keeps in every thread's arena (librdkafka's too). */
+	if (acks_shrink(w->acks)) {
+#ifdef __GLIBC__
+		malloc_trim(0);
+#endif
+	}
 }
 
 /* ---- the loop ------------------------------------------------------------ */
