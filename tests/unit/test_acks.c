@@ -2,6 +2,11 @@
 #include "acks.h"
 #include "testlib.h"
 
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 static struct src_offset off(int64_t v)
 {
 	struct src_offset o = {.v = {v, 0, 0, 0}};
@@ -220,8 +225,76 @@ static void test_refs_live_while_named(void)
 	acks_destroy(k);
 }
 
+/* Resident pages of the slab that holds token first (the slot of index 0)
+ * and n slots of 56 bytes. */
+static int resident_pages(void *first, size_t n)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)first & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)first + n * 56 + page - 1) & ~(page - 1);
+	size_t npages = (hi - lo) / page;
+	unsigned char *vec = calloc(npages, 1);
+	int count = 0;
+
+	if (vec == NULL || mincore((void *)lo, hi - lo, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (size_t i = 0; i < npages; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count;
+}
+
+static void test_slab_resident_as_used(void)
+{
+	/* The default slab (20,000 slots, 1.1 MB): a trickle of records keeps
+	 * a page or two of it resident, not all of it; after a burst, a shrink
+	 * gives the pages back and the slab works as new. */
+	enum { CAP = 20000, BURST = 5000 };
+	struct acks *a = acks_new(CAP);
+	struct acks_fifo f;
+	struct src_offset got;
+	static void *tok[CAP];
+	void *first = NULL;
+
+	acks_fifo_init(&f);
+	for (int i = 0; i < 100; i++) {
+		tok[0] = acks_submit(a, &f, &(struct src_offset){.v = {i + 1}});
+		if (i == 0)
+			first = tok[0];
+		CHECK(tok[0] == first); /* a freed slot is reused first */
+		acks_done(a, tok[0], true);
+	}
+	CHECK(resident_pages(first, CAP) <= 3);
+	CHECK(!acks_shrink(a)); /* too little was used to be worth it */
+	for (int i = 0; i < BURST; i++)
+		tok[i] = acks_submit(a, &f, &(struct src_offset){.v = {1000 + i}});
+	CHECK(resident_pages(first, CAP) >= BURST * 56 / 4096 - 1);
+	CHECK(!acks_shrink(a)); /* records in flight */
+	for (int i = BURST - 1; i >= 0; i--)
+		acks_done(a, tok[i], true);
+	CHECK(acks_take(&f, &got) && got.v[0] == 1000 + BURST - 1);
+	CHECK(acks_shrink(a));
+	CHECK(resident_pages(first, CAP) <= 3);
+	CHECK_INT(acks_available(a), CAP);
+	/* Every slot again, then one too many. */
+	for (int i = 0; i < CAP; i++) {
+		tok[i] = acks_submit(a, &f, &(struct src_offset){.v = {10000 + i}});
+		CHECK(tok[i] != NULL);
+	}
+	CHECK(acks_submit(a, &f, &(struct src_offset){.v = {0}}) == NULL);
+	CHECK(tok[0] == first && (char *)tok[CAP - 1] - (char *)first == (CAP - 1) * 56);
+	for (int i = 0; i < CAP; i++)
+		acks_done(a, tok[i], true);
+	CHECK(acks_take(&f, &got) && got.v[0] == 10000 + CAP - 1);
+	CHECK_INT(acks_available(a), CAP);
+	acks_destroy(a);
+}
+
 int main(void)
 {
+	test_slab_resident_as_used();
 	test_refs_live_while_named();
 	test_in_order_and_out_of_order();
 	test_failure_blocks_prefix();
