@@ -6,8 +6,10 @@ matches and priority filter exactly; binary fields round-trip."""
 
 import base64
 import json
+import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import time
@@ -205,6 +207,36 @@ def test_journald_vacuumed_cursor_is_a_counted_gap(tmp_path, kafka, topic):
     line = sk.wait_log(r"stored cursor is gone", since=mark).string
     assert f"{gap} entries (sequence numbers 1001 to {first_left - 1})" in line, line
     print(f"gap: {gap} entries vacuumed unread, named: {line}")
+
+
+def test_journald_vacuumed_while_stopped_by_signal_is_a_counted_gap(tmp_path, kafka, topic):
+    """Running but behind (SIGSTOP): the files vacuumed meanwhile are seen as a
+    changed set of files; the pass that follows counts and names the gap."""
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    write_journal(jdir / "j.journal", [entry(i) for i in range(1, 1001)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
+    sk.start()
+    consume(kafka.bootstrap, topic, n=1000, timeout=60)
+    mark = sk.log_mark()
+    os.kill(sk.pid, signal.SIGSTOP)
+    try:
+        log = write_journal(jdir / "j.journal", [entry(i) for i in range(1001, 60001)])
+        archived = [p for p in jdir.iterdir() if "@" in p.name]
+        assert archived, f"journal-remote did not rotate: {log}"
+        first_left, _ = cursors([jdir / "j.journal"])
+        for p in archived:
+            p.unlink()
+    finally:
+        os.kill(sk.pid, signal.SIGCONT)
+    gap = first_left - 1000 - 1
+    want = list(range(first_left, 60001))
+    recs = consume(kafka.bootstrap, topic, n=1000 + len(want), timeout=60)
+    line = sk.wait_log(r"stored cursor is gone", since=mark).string
+    assert sk.stop() == 0
+    assert seqs(recs) == list(range(1, 1001)) + want
+    assert counter(sk, "entries_vacuumed_unread") == gap
+    assert f"{gap} entries (sequence numbers 1001 to {first_left - 1})" in line, line
 
 
 def test_journald_matches_and_priority_filter_exactly(tmp_path, kafka, topic):

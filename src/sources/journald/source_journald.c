@@ -23,9 +23,10 @@
  *   added or removed), reading goes back to the head and passes over every
  *   entry at or below its id's position: nothing is read twice, and an
  *   older-clock file is read wherever it sorts.
- * - The first pass after a start finds each committed id's entry: when it is
- *   gone (vacuumed while skiff was stopped or behind) the first one after it
- *   tells how many were removed unread (entries_vacuumed_unread, logged).
+ * - The first pass after a start, and each pass after the set of files
+ *   changed, finds each id's entry: when it is gone (vacuumed while skiff
+ *   was stopped, or running but behind) the first one after it tells how
+ *   many were removed unread (entries_vacuumed_unread, logged).
  * - An entry becomes a record only once sd_journal_next() has moved onto it;
  *   a batch's offsets are fixed before the worker sees it.
  *
@@ -534,7 +535,7 @@ static bool passed(struct jsrc *s, const char *id, uint64_t n)
 		return true;
 	if (!known)
 		return false;
-	if (s->settling && n >= v && !(jpos_flags(s->sent, id) & JPOS_SETTLED)) {
+	if ((s->settling || s->rechecking) && n >= v && !(jpos_flags(s->sent, id) & JPOS_SETTLED)) {
 		jpos_flag(s->sent, id, JPOS_SETTLED);
 		note_gap(s, id, v, n);
 	}
@@ -554,6 +555,8 @@ static int next_entry(struct jsrc *s, size_t *passes)
 	for (;;) {
 		if ((r = sd_journal_next(s->j)) == 0 && s->settling)
 			settled(s);
+		if (r == 0)
+			s->rechecking = false;
 		if (r <= 0)
 			return r;
 		if ((r = entry_seqnum(s, id, &n)) < 0)
@@ -594,6 +597,19 @@ static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, 
 	return 0;
 }
 
+/* The set of files changed: back to the head. A file removed may have
+ * held entries not read yet (vacuumed while skiff was behind): the pass
+ * finds each id's position again, as the first pass after a start does.
+ * Returns 0 or a negative errno. */
+static int rescan(struct jsrc *s)
+{
+	if (!s->settling) {
+		jpos_unflag(s->sent, JPOS_SETTLED);
+		s->rechecking = true;
+	}
+	return sd_journal_seek_head(s->j);
+}
+
 static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
                          size_t errlen)
 {
@@ -624,7 +640,7 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 	/* A file added (or removed): its entries may sort anywhere, before
 	 * those read already (an older clock). Back to the head; what was read
 	 * is passed over by its sequence number. */
-	if (r == SD_JOURNAL_INVALIDATE && (r = sd_journal_seek_head(s->j)) < 0) {
+	if (r == SD_JOURNAL_INVALIDATE && (r = rescan(s)) < 0) {
 		sderr(errbuf, errlen, "seeking the head", r);
 		return SOURCE_ERR;
 	}

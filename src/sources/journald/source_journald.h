@@ -98,6 +98,9 @@ int jpos_set(struct jpos *p, const char *id, uint64_t seq, char dropped[33]);
 unsigned jpos_flags(const struct jpos *p, const char *id);
 void jpos_flag(struct jpos *p, const char *id, unsigned flags);
 
+/* Clears flags from every id. */
+void jpos_unflag(struct jpos *p, unsigned flags);
+
 /* Drops every id without one of flags, clears nothing; returns how many
  * went. */
 size_t jpos_sweep(struct jpos *p, unsigned flags);

@@ -91,6 +91,12 @@ void jpos_flag(struct jpos *p, const char *id, unsigned flags)
 		e->flags |= flags;
 }
 
+void jpos_unflag(struct jpos *p, unsigned flags)
+{
+	for (size_t i = 0; i < p->n; i++)
+		p->ids[i].flags &= ~flags;
+}
+
 size_t jpos_sweep(struct jpos *p, unsigned flags)
 {
 	size_t kept = 0, dropped;

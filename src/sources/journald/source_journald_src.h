@@ -33,6 +33,8 @@ struct jsrc {
 	struct jring *ring;
 	struct jpos *sent;    /* per id, the last entry made a record (or passed) */
 	bool settling;        /* the first pass after a start: find each stored id */
+	bool rechecking;      /* a pass from the head after the set of files changed:
+	                       * find each id's position again (note_gap) */
 	char main_id[33];     /* the id of the committed cursor ("" when none) */
 	uint64_t main_seq;    /* and its sequence number */
 	uint64_t shipped;     /* records made in the first pass */
