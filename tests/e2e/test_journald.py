@@ -239,6 +239,26 @@ def test_journald_vacuumed_while_stopped_by_signal_is_a_counted_gap(tmp_path, ka
     assert f"{gap} entries (sequence numbers 1001 to {first_left - 1})" in line, line
 
 
+def test_journald_70_sequence_ids_restart_reads_none_again(tmp_path, kafka, topic):
+    """70 files of 70 sequence-number ids (a journal-remote directory of 70
+    hosts): after a restart every one is passed over, none shipped again."""
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    for h in range(70):
+        write_journal(jdir / f"h{h}.journal",
+                      [entry(h * 10 + i, t0=T0 + h * 10**6) for i in range(10)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
+    sk.start()
+    consume(kafka.bootstrap, topic, n=700, timeout=60)
+    assert sk.stop() == 0
+    mark = sk.log_mark()
+    sk.start()
+    line = sk.wait_log(r"first pass from the head done", since=mark).string
+    assert sk.stop() == 0
+    assert "700 entries read before passed over, 0 new" in line, line
+    assert sorted(seqs(consume(kafka.bootstrap, topic, n=700, timeout=30))) == list(range(700))
+
+
 def test_journald_matches_and_priority_filter_exactly(tmp_path, kafka, topic):
     jdir = tmp_path / "journal"
     jdir.mkdir()

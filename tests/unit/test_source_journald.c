@@ -117,6 +117,36 @@ static void test_pos(void)
 	jpos_free(NULL);
 }
 
+/* 70 ids (a journal-remote directory of 70 hosts' files): every one is kept
+ * and comes back from the offset text, so a restart reads none again. */
+static void test_pos_many_ids(void)
+{
+	struct jpos *p = jpos_new(), *q = jpos_new();
+	char id[33], dropped[33] = "";
+	cJSON *o;
+	char *json;
+	uint64_t v = 0;
+	int kept = 0;
+
+	CHECK(JPOS_IDS_MAX >= 1024);
+	for (int i = 0; i < 70; i++) {
+		snprintf(id, sizeof(id), "%032x", i + 1);
+		CHECK_INT(jpos_set(p, id, (uint64_t)i + 1000, dropped), 0);
+	}
+	json = jpos_json(p, "s=x;i=1");
+	o = cJSON_Parse(json);
+	CHECK_INT(jpos_load(q, cJSON_GetObjectItem(o, "seqnums")), 0);
+	for (int i = 0; i < 70; i++) {
+		snprintf(id, sizeof(id), "%032x", i + 1);
+		kept += jpos_get(q, id, &v) && v == (uint64_t)i + 1000;
+	}
+	CHECK_INT(kept, 70);
+	cJSON_Delete(o);
+	free(json);
+	jpos_free(p);
+	jpos_free(q);
+}
+
 static void test_cursor(void)
 {
 	char id[33];
@@ -202,6 +232,7 @@ int main(void)
 	test_ring();
 	test_ring_bytes();
 	test_pos();
+	test_pos_many_ids();
 	test_cursor();
 	test_fields();
 	test_cut();

@@ -239,8 +239,9 @@ static void advance(struct jsrc *s, const char *id, uint64_t n)
 	if (jpos_set(s->sent, id, n, dropped) == 1) {
 		s->env->count(s->env, "journal_seqnum_ids_dropped", 1);
 		s->env->log(s->env, LOG_WARN,
-		            "journal: more than %d sequence-number ids: forgetting %s, the one "
-		            "read least recently (its entries still in the journal will be "
+		            "journal: more than %d sequence-number ids in the journal: "
+		            "forgetting %s, the one read least recently (its entries still in the "
+		            "journal will be "
 		            "read again)",
 		            JPOS_IDS_MAX, dropped);
 	}
@@ -501,6 +502,21 @@ static void settled(struct jsrc *s)
 		            gone);
 }
 
+/* A pass from the head after the set of files changed reached the end:
+ * ids with no entry met in it are no longer in the journal (vacuumed): they
+ * are forgotten, so that only ids still there count against JPOS_IDS_MAX. */
+static void rechecked(struct jsrc *s)
+{
+	size_t gone;
+
+	s->rechecking = false;
+	if ((gone = jpos_sweep(s->sent, JPOS_SEEN)) > 0)
+		s->env->log(s->env, LOG_INFO,
+		            "journal: %zu sequence-number ids are no longer in the journal: "
+		            "forgotten",
+		            gone);
+}
+
 /* In the first pass after a start from an old {"cursor"} offset: true when
  * (id, n) is ordered up to that cursor (read then), and marked read. */
 static bool legacy_passed(struct jsrc *s, const char *id, uint64_t n)
@@ -555,8 +571,8 @@ static int next_entry(struct jsrc *s, size_t *passes)
 	for (;;) {
 		if ((r = sd_journal_next(s->j)) == 0 && s->settling)
 			settled(s);
-		if (r == 0)
-			s->rechecking = false;
+		if (r == 0 && s->rechecking)
+			rechecked(s);
 		if (r <= 0)
 			return r;
 		if ((r = entry_seqnum(s, id, &n)) < 0)
@@ -604,7 +620,7 @@ static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, 
 static int rescan(struct jsrc *s)
 {
 	if (!s->settling) {
-		jpos_unflag(s->sent, JPOS_SETTLED);
+		jpos_unflag(s->sent, JPOS_SEEN | JPOS_SETTLED);
 		s->rechecking = true;
 	}
 	return sd_journal_seek_head(s->j);

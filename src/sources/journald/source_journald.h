@@ -28,7 +28,9 @@
  * id" says exactly which entries were read, whatever their clocks. At most
  * JPOS_IDS_MAX ids: a new one beyond that drops the one set least recently
  * (its entries, if still in the journal, are read again at the next rescan:
- * duplicates, never a gap).
+ * duplicates, never a gap). Ids with no entry left in the journal are
+ * dropped at the end of each pass from the head, so only ids that are in
+ * the journal count against the bound.
  *
  * jfields: one journal datum ("FIELD=value", value any bytes) into a
  * Connect struct's payload and schema. Main loop only. */
@@ -43,7 +45,7 @@
 
 #define JRING_SLOTS 4096
 #define JRING_BYTES (4u << 20) /* of offset texts held: 64 ids make one ~4 KiB */
-#define JPOS_IDS_MAX 64
+#define JPOS_IDS_MAX 1024      /* ~56 bytes each in memory, up to ~50 in the offset */
 
 /* jpos flags, the reader's own marks per id. */
 #define JPOS_SEEN 1u    /* an entry of the id was met since the scan began */

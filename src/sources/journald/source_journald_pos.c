@@ -21,6 +21,7 @@ struct jpos {
 	struct jpos_id ids[JPOS_IDS_MAX];
 	size_t n;
 	uint64_t clock;
+	size_t hint; /* the id found last: entries of one id come in runs */
 };
 
 struct jpos *jpos_new(void)
@@ -35,9 +36,15 @@ void jpos_free(struct jpos *p)
 
 static struct jpos_id *find(const struct jpos *p, const char *id)
 {
+	struct jpos *m = (struct jpos *)p; /* the hint only: no position changes */
+
+	if (p->hint < p->n && strcmp(p->ids[p->hint].id, id) == 0)
+		return &m->ids[p->hint];
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->ids[i].id, id) == 0)
-			return (struct jpos_id *)&p->ids[i];
+		if (strcmp(p->ids[i].id, id) == 0) {
+			m->hint = i;
+			return &m->ids[i];
+		}
 	return NULL;
 }
 
