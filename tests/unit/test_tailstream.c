@@ -421,13 +421,17 @@ static void test_backlog_over_the_chain(void)
 	committed_json = NULL;
 }
 
-/* name holds text gzip'd; bad: its first block's type made invalid (the
- * byte after the 10-byte header), so not one byte of it decodes; zero: the
- * file is empty. */
-static void put_gz(const char *name, const char *text, bool bad, bool zero)
+enum gz_damage { GZ_GOOD, GZ_BAD, GZ_EMPTY, GZ_NO_TRAILER };
+
+/* name holds text gzip'd; GZ_BAD: its first block's type made invalid (the
+ * byte after the 10-byte header), so not one byte of it decodes; GZ_EMPTY:
+ * the file is empty; GZ_NO_TRAILER: cut before its CRC32 and length (every
+ * byte decodes, none verifies). */
+static void put_gz(const char *name, const char *text, enum gz_damage d)
 {
 	unsigned char gz[512];
 	z_stream zs = {0};
+	size_t len;
 	char p[600];
 	FILE *f;
 
@@ -438,21 +442,25 @@ static void put_gz(const char *name, const char *text, bool bad, bool zero)
 	zs.avail_out = sizeof(gz);
 	CHECK_INT(deflate(&zs, Z_FINISH), Z_STREAM_END);
 	deflateEnd(&zs);
-	if (bad)
+	len = d == GZ_EMPTY ? 0 : d == GZ_NO_TRAILER ? zs.total_out - 8 : zs.total_out;
+	if (d == GZ_BAD)
 		gz[10] = 0xff;
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	f = fopen(p, "w");
 	CHECK(f != NULL);
-	CHECK(zero || fwrite(gz, 1, zs.total_out, f) == zs.total_out);
+	CHECK(len == 0 || fwrite(gz, 1, len, f) == len);
 	CHECK(fclose(f) == 0);
 	nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
 }
 
-/* Stopped: A (the offset's) and B rotated and compressed, B's .gz damaged
- * from its first bytes (or empty): B is named and counted, A and C read. */
-static void check_damaged_sibling(bool zero)
+/* Stopped: A (the offset's, "a1" read) and B rotated and compressed, then C
+ * at the path; da and db: how A's and B's .gz are damaged. The damaged one
+ * is named and counted once, in compressed_cut_short; every other line
+ * read once. */
+static void check_damaged(enum gz_damage da, enum gz_damage db, const char *want)
 {
 	struct tailstream *s;
+	const char *once;
 	char *saved;
 
 	snprintf(logpath, sizeof(logpath), "%s/z.log", dir);
@@ -463,15 +471,18 @@ static void check_damaged_sibling(bool zero)
 	saved = strdup(offset_of_last());
 	tailstream_free(s);
 	put("z.log", "a2\n", "a");
-	put_gz("z.log.2.gz", "a1\na2\n", false, false);
+	put_gz("z.log.2.gz", "a1\na2\n", da);
 	rm("z.log");
-	put_gz("z.log.1.gz", "b1\nb2\n", !zero, zero);
+	put_gz("z.log.1.gz", "b1\nb2\n", db);
 	put("z.log", "c1\n", "w");
 	committed_json = saved;
 	counted[0] = '\0';
 	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
-	CHECK_STR(drain(s), "a2|c1|");
-	CHECK_STR(counted, "compressed_cut_short+1 ");
+	CHECK_STR(drain(s), want);
+	CHECK(strstr(counted, "compressed_cut_short+1 ") != NULL);
+	once = strstr(counted, "cut_short");
+	CHECK(once != NULL && strstr(once + 1, "cut_short") == NULL);
+	CHECK(strstr(counted, "files_gone_unread") == NULL);
 	tailstream_free(s);
 	free(saved);
 	committed_json = NULL;
@@ -482,8 +493,17 @@ static void check_damaged_sibling(bool zero)
 
 static void test_damaged_compressed_sibling(void)
 {
-	check_damaged_sibling(false);
-	check_damaged_sibling(true);
+	check_damaged(GZ_GOOD, GZ_BAD, "a2|c1|");
+	check_damaged(GZ_GOOD, GZ_EMPTY, "a2|c1|");
+}
+
+/* The offset's own file compressed since and damaged: counted once (not
+ * also as a file gone), and B and C read. */
+static void test_damaged_compressed_offset_file(void)
+{
+	check_damaged(GZ_NO_TRAILER, GZ_GOOD, "b1|b2|c1|");
+	check_damaged(GZ_EMPTY, GZ_GOOD, "b1|b2|c1|");
+	check_damaged(GZ_BAD, GZ_GOOD, "b1|b2|c1|");
 }
 
 int main(void)
@@ -500,6 +520,7 @@ int main(void)
 	test_file_deleted_before_opened_is_counted();
 	test_backlog_over_the_chain();
 	test_damaged_compressed_sibling();
+	test_damaged_compressed_offset_file();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

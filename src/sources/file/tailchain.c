@@ -131,12 +131,14 @@ static void note_irregular(struct tailstream *s, bool pseudo);
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. Returns 0, -2 when the path names another
  * file than expect, or nothing, by now (logrotate renaming it: list again),
- * or -1 (logged) when it cannot be opened or is shorter than pos. */
+ * -3 when it is compressed and damaged before pos (logged, counted), or -1
+ * (logged) when it cannot be opened or is shorter than pos. */
 int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
                      bool need_room, const struct tailid *expect)
 {
 	struct tailctx *c = s->c;
 	struct tailfile *tf = NULL;
+	bool short_of_pos;
 	int rc;
 
 	if (at > s->n || chain_room(s) != 0)
@@ -151,7 +153,21 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		tailfile_close(tf);
 		return -2;
 	}
-	if (rc == 0 && tailfile_start(tf, pos) != 0) {
+	short_of_pos = rc == 0 && tailfile_start(tf, pos) != 0;
+	if (short_of_pos && tailfile_compressed(tf)) {
+		/* Found by its first bytes: it is the file, damaged before pos. */
+		c->env->log(c->env, LOG_WARN,
+		            "%s: %s before the position %lld to read it from: nothing more of it "
+		            "can be read (counted in compressed_cut_short)",
+		            path,
+		            tailfile_broken(tf) != NULL ? tailfile_broken(tf)
+		                                        : "its uncompressed data ends",
+		            (long long)pos);
+		c->env->count(c->env, "compressed_cut_short", 1);
+		tailfile_close(tf);
+		return -3;
+	}
+	if (short_of_pos) {
 		/* Not the file the position was taken in: a newer file that got
 		 * its inode (ext4 reuses them at once), or it was truncated. */
 		c->env->log(c->env, LOG_WARN,
@@ -358,6 +374,9 @@ static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry
 	const struct tailscan_entry *e = &fam[i];
 
 	if (tailchain_has(s, &e->id) || (live != NULL && tailid_same(&e->id, live)))
+		return false;
+	if (s->unreadable.ino != 0 && tailid_same(&e->id, &s->unreadable) &&
+	    tailid_cmp_age(&e->id, &s->unreadable) == 0)
 		return false;
 	if (pass == 0)
 		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) &&

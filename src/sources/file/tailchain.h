@@ -49,11 +49,14 @@ struct tailstream {
 	bool ready;
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
-	bool irregular_logged; /* the path names a FIFO, directory or device */
-	bool no_room;          /* could not open for max.open.files */
-	bool suspended;        /* closed while idle (tailstream_suspend) */
-	int64_t idle_left;     /* ... with this many bytes after its position */
-	struct tailid idle_id; /* ... and the file as it was then (fstat) */
+	bool irregular_logged;    /* the path names a FIFO, directory or device */
+	bool no_room;             /* could not open for max.open.files */
+	bool suspended;           /* closed while idle (tailstream_suspend) */
+	struct tailid unreadable; /* the stored offset's file, compressed since and
+	                           * damaged: counted at resume, not read again
+	                           * (ino 0: none) */
+	int64_t idle_left;        /* ... with this many bytes after its position */
+	struct tailid idle_id;    /* ... and the file as it was then (fstat) */
 	int wd;
 	int64_t wd_dev, wd_ino; /* the inode wd watches */
 	int64_t last_active;
@@ -68,8 +71,9 @@ bool tailchain_has(const struct tailstream *s, const struct tailid *id);
  * between a listing and the open. copy: a copytruncate copy (done at its
  * end). need_room: fail rather than exceed max.open.files. Returns 0, -2
  * when the path names another file than expect, or nothing, by now
- * (logrotate renaming it: list again), or -1 (logged) when it cannot be
- * opened or is shorter than pos. */
+ * (logrotate renaming it: list again), -3 (logged, counted in
+ * compressed_cut_short) when it is compressed and its data ends early before
+ * pos, or -1 (logged) when it cannot be opened or is shorter than pos. */
 int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
                      bool need_room, const struct tailid *expect);
 /* tailchain_add_as with any file at path. */

@@ -219,6 +219,38 @@ ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
 	return got;
 }
 
+char *tailscan_find_undecodable(const char *path, const char *const *dirs, size_t ndirs,
+                                int64_t born_after, struct tailid *id)
+{
+	struct tailscan_entry *fam = NULL;
+	unsigned char head[TAILZ_HEAD];
+	size_t nfam = 0;
+	char *found = NULL;
+	int64_t oldest = INT64_MIN;
+	int zerr = 0;
+
+	if (tailscan_family(path, dirs, ndirs, &fam, &nfam) != 0)
+		return NULL;
+	/* Only the oldest (logrotate compresses oldest first), or one of the
+	 * oldest when their births tie (made within one clock tick). */
+	for (size_t i = 0; i < nfam && found == NULL; i++) {
+		if (fam[i].kind != TAILID_COMPRESSED || fam[i].id.born < born_after ||
+		    !tailz_named(fam[i].path))
+			continue;
+		if (oldest == INT64_MIN)
+			oldest = fam[i].id.born;
+		if (fam[i].id.born != oldest)
+			break;
+		if (tailscan_head(fam[i].path, head, &zerr) == 0 && zerr != 0) {
+			found = fam[i].path;
+			fam[i].path = NULL;
+			*id = fam[i].id;
+		}
+	}
+	tailscan_free(fam, nfam);
+	return found;
+}
+
 void tailscan_free(struct tailscan_entry *e, size_t n)
 {
 	for (size_t i = 0; e != NULL && i < n; i++)

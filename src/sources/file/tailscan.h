@@ -60,6 +60,14 @@ ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr);
 char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
                                int64_t fplen, int64_t born_after);
 
+/* The oldest compressed rotated sibling of path born at or after born_after
+ * (ns) when not one byte of it decodes (empty, or damaged from its first
+ * bytes): the file of an offset, compressed since and unreadable, when it
+ * cannot be found by its first bytes. Returns its path (malloc'd) and *id,
+ * or NULL (none, or the oldest decodes). */
+char *tailscan_find_undecodable(const char *path, const char *const *dirs, size_t ndirs,
+                                int64_t born_after, struct tailid *id);
+
 void tailscan_free(struct tailscan_entry *e, size_t n);
 
 /* Finds a regular file with inode ino on device dev among the entries of

@@ -169,26 +169,47 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
  * another inode)? Found by its first bytes, it is read from p's position
  * (uncompressed bytes), then what came after it. Also when p says it was
  * finished: the compressed siblings after it are those compressed after it.
- * Not while it is still there uncompressed (logrotate writing the copy). */
-static void resume_compressed(struct tailstream *s, const struct tailpos *p)
+ * Not while it is still there uncompressed (logrotate writing the copy).
+ * Returns true when it was found but cannot be read from p's position
+ * (damaged; logged and counted once, in compressed_cut_short), with *zid
+ * its id: what comes after it is read next. */
+static bool resume_compressed(struct tailstream *s, const struct tailpos *p, struct tailid *zid)
 {
 	char *plain =
 	    p->has_id ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino) : NULL;
+	int64_t born = p->has_born ? p->born : INT64_MIN;
 	struct tailid id;
 	char *z = NULL;
+	bool broken = false, gone;
 
 	/* Its inode given to a newer file does not make it still there. */
-	if (plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p))
-		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen,
-		                             p->has_born ? p->born : INT64_MIN);
-	free(plain);
+	gone = plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p);
+	if (gone)
+		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen, born);
+	if (z != NULL) {
+		int rc = tailchain_add(s, 0, z, p->pos, true, false);
 
-	if (z != NULL && tailchain_add(s, 0, z, p->pos, true, false) == 0)
-		s->c->env->log(s->c->env, LOG_INFO,
-		               "%s: the file of the stored offset was compressed "
-		               "since: finishing %s",
-		               s->path, z);
+		if (rc == 0)
+			s->c->env->log(s->c->env, LOG_INFO,
+			               "%s: the file of the stored offset was compressed "
+			               "since: finishing %s",
+			               s->path, z);
+		broken = rc == -3 && tailid_of_path(z, zid) == 0;
+	} else if (gone && !p->finished &&
+	           (z = tailscan_find_undecodable(s->path, ROTATED_DIRS(s), born, zid)) != NULL) {
+		/* Not one byte decodes: by logrotate's order, its copy. */
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: %s, the oldest file compressed after the stored offset's, "
+		               "cannot be decoded (empty, or damaged from its first bytes): the "
+		               "file of the stored offset after byte %lld is lost (counted in "
+		               "compressed_cut_short)",
+		               s->path, z, (long long)p->pos);
+		s->c->env->count(s->c->env, "compressed_cut_short", 1);
+		broken = true;
+	}
+	free(plain);
 	free(z);
+	return broken;
 }
 
 /* The path names another file, or nothing: find p's file where rotation put
@@ -202,7 +223,7 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	                  : NULL;
 	struct tailid after = {
 	    .born = p->born, .mtime = p->born, .has_btime = true, .dev = p->dev, .ino = p->ino};
-	struct tailid want = {.dev = p->dev, .ino = p->ino}, id;
+	struct tailid want = {.dev = p->dev, .ino = p->ino}, id, zid;
 
 	if (moved != NULL && tailid_of_path(moved, &id) == 0 && !same_file(&id, p)) {
 		/* ext4 gave the deleted file's inode to a newer one. */
@@ -227,9 +248,9 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		s->n = 0;
 	}
 	free(moved);
-	if (s->n == 0 && p->has_fp)
-		resume_compressed(s, p);
-	if (s->n == 0 && !p->finished) {
+	if (s->n == 0 && p->has_fp && resume_compressed(s, p, &zid))
+		s->unreadable = zid; /* counted: the rest comes after it */
+	else if (s->n == 0 && !p->finished) {
 		char what[160];
 
 		/* Whether it held more than the position is unknowable now. */
