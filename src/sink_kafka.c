@@ -279,22 +279,42 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 	return 0;
 }
 
+/* This device's name for a transactional.id: /etc/machine-id (made unique
+ * per device at its first boot, also by Raspberry Pi OS images), else the
+ * host name, which a fleet of Pis often shares ("raspberrypi"). */
+static void device_name(char *out, size_t len)
+{
+	FILE *f = fopen("/etc/machine-id", "r");
+	size_t n = 0;
+
+	if (f != NULL) {
+		n = fgets(out, (int)len, f) != NULL ? strspn(out, "0123456789abcdef") : 0;
+		fclose(f);
+	}
+	if (n >= 16) {
+		out[n] = '\0';
+		return;
+	}
+	if (gethostname(out, len) != 0)
+		snprintf(out, len, "skiff");
+	out[len - 1] = '\0';
+}
+
 /* With exactly.once.source.support=enabled: a transactional producer whose
- * transactional.id is "<offset.storage.topic>-<host name>" (stable across
- * restarts of one device, distinct across a fleet sharing the topic;
- * producer.transactional.id overrides it), and a record timeout within the
- * transaction's (librdkafka requires it). */
+ * transactional.id is "<offset.storage.topic>-<device name>" (stable across
+ * restarts of one device, distinct across a fleet sharing the topic even
+ * when its hosts share a name; producer.transactional.id overrides it), and
+ * a record timeout within the transaction's (librdkafka requires it). */
 static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, char *errbuf,
                          size_t errlen)
 {
-	char host[256], id[512];
+	char dev[256], id[512];
 
 	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0)
 		return 0;
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "skiff");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(id, sizeof(id), "%s-%s", config_str(w, "offset.storage.topic"), host);
+	device_name(dev, sizeof(dev));
+	snprintf(id, sizeof(id), "%.200s-%s", config_str(w, "offset.storage.topic"), dev);
+	log_info("exactly-once: transactional.id %s (unless producer.transactional.id is set)", id);
 	return kconf_set(conf, "transactional.id", id, "exactly.once.source.support", errbuf,
 	                 errlen) ||
 	       kconf_set(conf, "message.timeout.ms", "60000", "exactly.once.source.support", errbuf,

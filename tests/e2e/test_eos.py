@@ -208,3 +208,23 @@ def test_eos_does_not_start_offline(tmp_path, kafka_private, topic):
     sk.start()
     assert sk.wait(timeout=60) == 75
     assert "started from the offset file alone" not in sk.log_text()
+
+
+def test_eos_transactional_id_is_the_devices(tmp_path, kafka, topic):
+    """The transactional.id names the device by /etc/machine-id, not by its
+    host name: a fleet of boards that all keep the host name "raspberrypi"
+    must not fence each other."""
+    machine = Path("/etc/machine-id")
+    if not machine.exists():
+        pytest.skip("no /etc/machine-id here")
+    mid = machine.read_text().strip()
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(10)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(kafka.bootstrap, state, topic + "-offsets"),
+                       [fl.file_connector("eos", src.path, topic)])
+    sk.start()
+    assert committed_seqs(kafka.bootstrap, topic, 10) == list(range(10))
+    sk.wait_log(r"exactly-once: transactional\.id " + topic + "-offsets-" + mid + " ")
+    assert sk.stop() == 0
