@@ -621,12 +621,9 @@ static int with_schema(const struct cast *t, struct txdata *d, char *errbuf, siz
 		                     schema, payload, errbuf, errlen)) != 0)
 			goto fail;
 	}
-	txrec_set(d, schema, payload);
-	return TX_OK;
+	rc = TX_OK;
 fail:
-	cJSON_Delete(schema);
-	cJSON_Delete(payload);
-	return rc;
+	return txrec_finish(d, schema, payload, rc);
 }
 
 static int cast_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)

@@ -113,12 +113,9 @@ static int rf_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 		if ((v = cJSON_DetachItemFromObjectCaseSensitive(d->payload, name)) != NULL)
 			cJSON_AddItemToObject(payload, to, v);
 	}
-	txrec_set(d, schema, payload);
-	return TX_OK;
+	return txrec_finish(d, schema, payload, TX_OK);
 nomem:
-	cJSON_Delete(schema);
-	cJSON_Delete(payload);
-	return TX_ERR_NOMEM;
+	return txrec_finish(d, schema, payload, TX_ERR_NOMEM);
 }
 
 const struct tx_ops txfields_replace_ops = {

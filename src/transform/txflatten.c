@@ -184,12 +184,9 @@ static int with_schema(const struct flatten *t, struct txdata *d, char *errbuf, 
 	          errlen);
 	if (rc != 0)
 		goto fail;
-	txrec_set(d, schema, payload);
-	return TX_OK;
+	rc = TX_OK;
 fail:
-	cJSON_Delete(schema);
-	cJSON_Delete(payload);
-	return rc;
+	return txrec_finish(d, schema, payload, rc);
 }
 
 /* applySchemaless: the entries of map m into out, nested maps flattened. */

@@ -66,6 +66,17 @@ void txrec_set(struct txdata *d, cJSON *schema, cJSON *payload)
 	d->payload = payload;
 }
 
+int txrec_finish(struct txdata *d, cJSON *schema, cJSON *payload, int rc)
+{
+	if (rc == 0) {
+		txrec_set(d, schema, payload);
+		return 0;
+	}
+	cJSON_Delete(schema);
+	cJSON_Delete(payload);
+	return rc;
+}
+
 bool txrec_is_null(const struct txdata *d)
 {
 	if (!d->taken)

@@ -53,6 +53,10 @@ int txrec_take(struct txdata *d);
 /* Replaces d's data with schema and payload (both taken over, either NULL). */
 void txrec_set(struct txdata *d, cJSON *schema, cJSON *payload);
 
+/* Ends a transform's rebuild of d: with rc 0, d takes schema and payload
+ * (txrec_set); otherwise both are freed and d is left as it was. Returns rc. */
+int txrec_finish(struct txdata *d, cJSON *schema, cJSON *payload, int rc);
+
 /* True when d is null (a tombstone value, or no key). */
 bool txrec_is_null(const struct txdata *d);
 

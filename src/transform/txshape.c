@@ -183,12 +183,9 @@ static int hf_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 		goto nomem;
 	d->payload = NULL;
 	cJSON_AddItemToObject(payload, t->field, v);
-	txrec_set(d, schema, payload);
-	return TX_OK;
+	return txrec_finish(d, schema, payload, TX_OK);
 nomem:
-	cJSON_Delete(schema);
-	cJSON_Delete(payload);
-	return TX_ERR_NOMEM;
+	return txrec_finish(d, schema, payload, TX_ERR_NOMEM);
 }
 
 const struct tx_ops txshape_hoist_ops = {

@@ -406,12 +406,9 @@ static int in_struct(const struct tsconv *t, struct txdata *d, char *errbuf, siz
 		cJSON_Delete(payload);
 		payload = NULL;
 	}
-	txrec_set(d, schema, payload);
-	return TX_OK;
+	rc = TX_OK;
 fail:
-	cJSON_Delete(schema);
-	cJSON_Delete(payload);
-	return rc;
+	return txrec_finish(d, schema, payload, rc);
 }
 
 static int ts_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
