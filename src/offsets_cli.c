@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "jsonint.h"
 #include "offsets.h"
 #include "offsets_doc.h"
 #include "offsets_import.h"
@@ -14,17 +15,20 @@
 #include "source.h"
 #include "worker.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_DOC (OFFSETS_MAX_BYTES + 65536u)
 #define WRITE_MS 60000
 
 struct cli {
 	const char *cmd, *input, *connector;
+	bool force;
 	char *const *files;
 	size_t nfiles;
 	struct settings s;
@@ -37,15 +41,18 @@ static void usage(FILE *fp)
 	fprintf(
 	    fp,
 	    "usage: skiff offsets list   [--connector NAME] WORKER.properties [CONNECTOR...]\n"
-	    "       skiff offsets set    [--connector NAME] OFFSETS.json|- WORKER.properties "
-	    "[CONNECTOR...]\n"
+	    "       skiff offsets set    [--connector NAME] [--force] OFFSETS.json|- "
+	    "WORKER.properties [CONNECTOR...]\n"
 	    "       skiff offsets reset  [--connector NAME] WORKER.properties [CONNECTOR...]\n"
-	    "       skiff offsets import CONNECT.offsets WORKER.properties [CONNECTOR...]\n"
+	    "       skiff offsets import [--connector NAME] [--force] CONNECT.offsets "
+	    "WORKER.properties [CONNECTOR...]\n"
 	    "\n"
 	    "The stored offsets of a stopped skiff, as KIP-875's document\n"
 	    "{\"offsets\":[{\"partition\":{...},\"offset\":{...}}]} (an offset null resets that\n"
 	    "partition). import reads a Kafka Connect standalone offsets file.\n"
-	    "--connector may be left out when the configuration has one connector.\n");
+	    "--connector may be left out when the configuration has one connector (import:\n"
+	    "every connector in the file must be configured, or --connector takes one).\n"
+	    "--force: set a position past a file's end; import over a position further ahead.\n");
 }
 
 /* Options and positional arguments into cli; -1 to go on, or an exit code. */
@@ -53,6 +60,7 @@ static int parse(int argc, char **argv, struct cli *cl)
 {
 	static const struct option longopts[] = {
 	    {"connector", required_argument, NULL, 'c'},
+	    {"force", no_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -70,9 +78,10 @@ static int parse(int argc, char **argv, struct cli *cl)
 		return strcmp(cl->cmd, "--help") == 0 ? 0 : WORKER_EXIT_CONFIG;
 	}
 	optind = 1;
-	while ((opt = getopt_long(argc - 1, argv + 1, "c:h", longopts, NULL)) != -1) {
-		if (opt == 'c') {
-			cl->connector = optarg;
+	while ((opt = getopt_long(argc - 1, argv + 1, "c:fh", longopts, NULL)) != -1) {
+		if (opt == 'c' || opt == 'f') {
+			cl->connector = opt == 'c' ? optarg : cl->connector;
+			cl->force = cl->force || opt == 'f';
 			continue;
 		}
 		usage(opt == 'h' ? stdout : stderr);
@@ -127,11 +136,24 @@ static void on_written(void *arg, int rc, const char *why)
 	snprintf(d->why, sizeof(d->why), "%s", why != NULL ? why : offsets_strerror(rc));
 }
 
-/* Writes the store and waits for the write (a topic's acknowledgements). */
+/* The offset file beside (or instead of) the topic, or NULL. */
+static const char *store_file(const struct cli *cl)
+{
+	const char *f = config_str(cl->s.worker, "offset.storage.file.filename");
+
+	return f != NULL && *f != '\0' ? f : NULL;
+}
+
+/* Writes the store and waits for the write (a topic's acknowledgements).
+ * Beside a file, the topic is written after the file (offsets_kafka.h): a
+ * write the topic alone failed is in the file, whose generation is then the
+ * newest, so the next start takes it and writes it to the topic. */
 static int write_store(struct cli *cl)
 {
 	struct written d = {0};
 	int64_t deadline = clock_mono_ms() + WRITE_MS;
+	const char *file = store_file(cl),
+	           *topic = config_str(cl->s.worker, "offset.storage.topic");
 
 	if (offsets_write(cl->o, on_written, &d) != 0) {
 		fprintf(stderr, "skiff offsets: the store is busy\n");
@@ -146,8 +168,21 @@ static int write_store(struct cli *cl)
 	}
 	if (d.done && d.rc == 0)
 		return 0;
-	fprintf(stderr, "skiff offsets: not written: %s\n",
-	        d.done ? d.why : "no acknowledgement within 60 s");
+	if (!d.done)
+		snprintf(d.why, sizeof(d.why),
+		         "offset.storage.topic %s: no acknowledgement within 60 s",
+		         topic != NULL ? topic : "");
+	if (file != NULL && topic != NULL && *topic != '\0' &&
+	    strncmp(d.why, OFFSETS_KAFKA_TOPIC_ERR, strlen(OFFSETS_KAFKA_TOPIC_ERR)) == 0) {
+		fprintf(stderr,
+		        "skiff offsets: written to the offset file %s, but not to the topic (%s): "
+		        "skiff's next start takes the file's offsets (the newest generation) and "
+		        "writes them to the topic at its first flush\n",
+		        file, d.why);
+		return 0;
+	}
+	fprintf(stderr, "skiff offsets: not written%s: %s\n",
+	        file == NULL ? " (or only in part: run the command again)" : "", d.why);
 	return WORKER_EXIT_TEMPFAIL;
 }
 
@@ -172,11 +207,54 @@ static char *read_doc(const char *path, size_t *len)
 	return buf;
 }
 
-/* Whether c's source would use entry e (a null offset always passes). */
-static int check_entry(const struct connector_settings *c, const struct offsets_doc_entry *e,
-                       char *errbuf, size_t errlen)
+/* For the file source: the file an offset's partition names and the
+ * offset's position. */
+static bool file_position(const struct connector_settings *c, const cJSON *partition,
+                          const char *offset, const char **file, int64_t *pos)
 {
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(partition, "filename");
+
+	if (strcmp(c->ops->kind, "file") != 0 || !cJSON_IsString(f) || offset == NULL ||
+	    jsonint_get(offset, "position", pos) != 0)
+		return false;
+	*file = f->valuestring;
+	return true;
+}
+
+/* A position past the end of its file (or in a file not there) would read
+ * as a truncation at the next start: the file read again from its start.
+ * Returns 0, or -1 with errbuf. */
+static int past_end(const char *file, int64_t pos, char *errbuf, size_t errlen)
+{
+	struct stat st;
+
+	if (pos == 0)
+		return 0;
+	if (stat(file, &st) != 0) {
+		snprintf(errbuf, errlen,
+		         "%s: %s: a position (%lld) in it would be taken as a truncation when it "
+		         "appears, and the file read from its start (--force to store it anyway)",
+		         file, strerror(errno), (long long)pos);
+		return -1;
+	}
+	if (st.st_size >= pos)
+		return 0;
+	snprintf(errbuf, errlen,
+	         "%s holds %lld bytes, fewer than the position %lld: skiff would take it as "
+	         "truncated and read it again from its start (--force to store it anyway)",
+	         file, (long long)st.st_size, (long long)pos);
+	return -1;
+}
+
+/* Whether c's source would use entry e (a null offset always passes), and,
+ * unless forced, its position is within its file. */
+static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, char *errbuf,
+                       size_t errlen)
+{
+	const struct connector_settings *c = cl->c;
+	const char *file;
 	char *part, *off;
+	int64_t pos;
 	int rc = 0;
 
 	if (e->offset == NULL || c->ops->check_offset == NULL)
@@ -189,6 +267,8 @@ static int check_entry(const struct connector_settings *c, const struct offsets_
 	} else {
 		rc = c->ops->check_offset(c->cfg, part, off, errbuf, errlen);
 	}
+	if (rc == 0 && !cl->force && file_position(c, e->partition, off, &file, &pos))
+		rc = past_end(file, pos, errbuf, errlen);
 	free(part);
 	free(off);
 	return rc;
@@ -229,7 +309,7 @@ static int cmd_set(struct cli *cl)
 		rc = 0;
 	/* All checked before any is stored: a refused document changes nothing. */
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (check_entry(cl->c, &e[i], why, sizeof(why)) != 0) {
+		if (check_entry(cl, &e[i], why, sizeof(why)) != 0) {
 			fprintf(stderr, "skiff offsets: %s: entry %zu: %s\n", cl->input, i + 1,
 			        why);
 			rc = WORKER_EXIT_CONFIG;
@@ -279,11 +359,129 @@ static int cmd_list(struct cli *cl)
 	return 0;
 }
 
+struct importing {
+	struct cli *cl;
+	size_t imported, skipped;
+};
+
+/* The configured connector named name, or NULL. */
+static const struct connector_settings *find_connector(const struct cli *cl, const char *name)
+{
+	for (size_t i = 0; i < cl->s.nconnectors; i++)
+		if (strcmp(cl->s.connectors[i].name, name) == 0)
+			return &cl->s.connectors[i];
+	return NULL;
+}
+
+/* Unless forced, an imported offset must not move back a position skiff's
+ * store holds further ahead (nor remove it): those lines would be sent again.
+ * Returns 0, or OFFSETS_ERR_ARG with why. */
+static int not_behind(const struct cli *cl, const char *key, const char *value, char *why,
+                      size_t len)
+{
+	const char *old = offsets_get(cl->o, key);
+	int64_t was, now = 0;
+
+	if (cl->force || old == NULL || jsonint_get(old, "position", &was) != 0 ||
+	    (value != NULL && (jsonint_get(value, "position", &now) != 0 || now >= was)))
+		return 0;
+	if (value != NULL)
+		snprintf(
+		    why, len,
+		    "skiff's store already holds position %lld for this partition, ahead of "
+		    "Connect's position (byte %lld): importing it would send the lines between "
+		    "again (--force to import it anyway, or `skiff offsets set` the position "
+		    "wanted)",
+		    (long long)was, (long long)now);
+	else
+		snprintf(
+		    why, len,
+		    "skiff's store holds position %lld for this partition; Connect's null "
+		    "offset would remove it and the file would be read from its start (--force "
+		    "to import it anyway)",
+		    (long long)was);
+	return OFFSETS_ERR_ARG;
+}
+
+/* Connect's FileStreamSource position (Java chars) as skiff's (bytes), into
+ * val (len bytes); other offsets are left as they are. */
+static int to_bytes(const struct connector_settings *c, const cJSON *part, const char **value,
+                    char *val, size_t len, char *why, size_t wlen)
+{
+	const char *file;
+	int64_t chars, bytes;
+	int rc;
+
+	if (!file_position(c, part, *value, &file, &chars))
+		return 0;
+	rc = offsets_import_position(file, chars, &bytes, why, wlen);
+	if (rc == 0) {
+		snprintf(val, len, "{\"position\":%lld}", (long long)bytes);
+		*value = val;
+	}
+	return rc;
+}
+
+/* offsets_import_fn: checks one entry of Connect's file as `set` checks its
+ * document, turns its position into bytes, and puts it. */
+static int import_entry(void *arg, const char *key, const char *value, size_t at, char *errbuf,
+                        size_t errlen)
+{
+	struct importing *im = arg;
+	cJSON *k = cJSON_Parse(key);
+	const cJSON *name = cJSON_GetArrayItem(k, 0), *part = cJSON_GetArrayItem(k, 1);
+	const struct connector_settings *c = NULL;
+	char *ptext = NULL, *skey = NULL, val[64], why[1024] = "out of memory";
+	int rc = OFFSETS_ERR_ARG;
+
+	if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) != 2 || !cJSON_IsString(name) ||
+	    !cJSON_IsObject(part)) {
+		snprintf(why, sizeof(why), "the key is not [\"connector\",{partition}]");
+		goto out;
+	}
+	if (im->cl->connector != NULL && strcmp(im->cl->connector, name->valuestring) != 0) {
+		im->skipped++;
+		rc = 0;
+		goto out;
+	}
+	if ((c = find_connector(im->cl, name->valuestring)) == NULL) {
+		snprintf(why, sizeof(why),
+		         "connector '%.200s' is not in the configuration (give its connector "
+		         "file, or import only one connector with --connector NAME)",
+		         name->valuestring);
+		goto out;
+	}
+	ptext = cJSON_PrintUnformatted(part);
+	skey = offsets_doc_key(c->name, part);
+	if (ptext == NULL || skey == NULL)
+		rc = OFFSETS_ERR_NOMEM;
+	else if (value == NULL || c->ops->check_offset == NULL ||
+	         c->ops->check_offset(c->cfg, ptext, value, why, sizeof(why)) == 0)
+		rc = to_bytes(c, part, &value, val, sizeof(val), why, sizeof(why));
+	if (rc == 0)
+		rc = not_behind(im->cl, skey, value, why, sizeof(why));
+	if (rc == 0 && (rc = value != NULL ? offsets_put(im->cl->o, skey, value)
+	                                   : offsets_remove(im->cl->o, skey)) != 0)
+		snprintf(why, sizeof(why), "%s", offsets_strerror(rc));
+	im->imported += rc == 0;
+out:
+	if (rc != 0)
+		snprintf(errbuf, errlen, "%s: the entry at byte %zu (key %.300s): %s",
+		         im->cl->input, at, key, why);
+	free(skey);
+	free(ptext);
+	cJSON_Delete(k);
+	return rc;
+}
+
+/* Every entry is checked before the store is written once: a refused one
+ * stores nothing. */
 static int cmd_import(struct cli *cl)
 {
-	char errbuf[1024];
+	struct importing im = {.cl = cl};
+	char errbuf[2048];
 	size_t n = 0;
-	int rc = offsets_import_connect(cl->input, cl->o, &n, errbuf, sizeof(errbuf));
+	int rc = offsets_import_connect(cl->input, import_entry, &im, &n, errbuf, sizeof(errbuf));
 
 	if (rc != 0) {
 		fprintf(stderr, "skiff offsets: %s\n", errbuf);
@@ -291,19 +489,27 @@ static int cmd_import(struct cli *cl)
 		                                                       : WORKER_EXIT_CONFIG;
 	}
 	rc = write_store(cl);
-	if (rc == 0)
-		printf("imported %zu offsets from %s\n", n, cl->input);
+	if (rc == 0 && im.skipped > 0)
+		printf("imported %zu offsets from %s (%zu of other connectors left out)\n",
+		       im.imported, cl->input, im.skipped);
+	else if (rc == 0)
+		printf("imported %zu offsets from %s\n", im.imported, cl->input);
 	return rc;
 }
 
 /* Opens the store as the one writer; a running skiff holds it. */
 static int open_store(struct cli *cl)
 {
-	char errbuf[2048];
+	char errbuf[2048] = "";
+	struct offsets_stats st;
 	int rc = offsets_open_store(cl->s.worker, true, &cl->o, errbuf, sizeof(errbuf));
 
-	if (rc == 0)
+	if (rc == 0) {
+		offsets_stats(cl->o, &st);
+		if (st.loaded_from_prev && errbuf[0] != '\0')
+			fprintf(stderr, "skiff offsets: warning: %s\n", errbuf);
 		return 0;
+	}
 	if (rc == OFFSETS_ERR_LOCKED) {
 		fprintf(stderr,
 		        "skiff offsets: %s: stop it first, or use its REST API "
@@ -311,7 +517,8 @@ static int open_store(struct cli *cl)
 		        errbuf);
 		return WORKER_EXIT_TEMPFAIL;
 	}
-	fprintf(stderr, "skiff offsets: %s\n", errbuf);
+	fprintf(stderr, "skiff offsets: %s%s\n", errbuf,
+	        strcmp(cl->cmd, "list") != 0 ? " (nothing written)" : "");
 	return rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_NOMEM ? WORKER_EXIT_TEMPFAIL
 	                                                       : WORKER_EXIT_CONFIG;
 }
@@ -329,7 +536,7 @@ int offsets_main(int argc, char **argv)
 		fprintf(stderr, "skiff offsets: %s\n", errbuf);
 		goto out;
 	}
-	if (strcmp(cl.cmd, "import") != 0 && pick_connector(&cl) != 0)
+	if ((strcmp(cl.cmd, "import") != 0 || cl.connector != NULL) && pick_connector(&cl) != 0)
 		goto out;
 	code = open_store(&cl);
 	if (code != 0)

@@ -14,13 +14,16 @@
 #include "offsets_import.h"
 
 #include "offsets.h"
+#include "utf8.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_FILE (OFFSETS_MAX_BYTES + 65536u)
 #define HANDLE_BASE 0x7E0000u
@@ -202,25 +205,25 @@ static char *text(const struct reader *r, const struct span *s)
 	return strndup((const char *)r->p + s->off, s->len);
 }
 
-/* Puts one entry; 0 or an OFFSETS_ERR_* with errbuf. */
-static int put(struct reader *r, struct offsets *o, const struct span *k, const struct span *v,
-               const char *path, char *errbuf, size_t errlen)
+/* Hands one entry to fn; 0 or what fn returned (errbuf filled). */
+static int hand(struct reader *r, const struct span *k, const struct span *v, offsets_import_fn fn,
+                void *arg, const char *path, char *errbuf, size_t errlen)
 {
 	char *key = text(r, k), *val = v != NULL ? text(r, v) : NULL;
 	int rc = OFFSETS_ERR_ARG;
 
 	if (key != NULL && (v == NULL || val != NULL))
-		rc = val != NULL ? offsets_put(o, key, val) : offsets_remove(o, key);
-	if (rc != 0)
-		snprintf(errbuf, errlen, "%s: the entry at byte %zu: %s (key %.200s)", path, k->off,
-		         offsets_strerror(rc), key != NULL ? key : "with a NUL byte");
+		rc = fn(arg, key, val, k->off, errbuf, errlen);
+	else
+		snprintf(errbuf, errlen,
+		         "%s: the entry at byte %zu: a key or value with a NUL byte", path, k->off);
 	free(key);
 	free(val);
 	return rc;
 }
 
-static int import(struct reader *r, struct offsets *o, const char *path, size_t *count,
-                  char *errbuf, size_t errlen)
+static int import(struct reader *r, offsets_import_fn fn, void *arg, const char *path,
+                  size_t *count, char *errbuf, size_t errlen)
 {
 	size_t size = map_header(r);
 	int rc = 0;
@@ -235,7 +238,7 @@ static int import(struct reader *r, struct offsets *o, const char *path, size_t 
 		}
 		has_v = byte_array(r, &v);
 		if (!r->bad)
-			rc = put(r, o, &k, has_v ? &v : NULL, path, errbuf, errlen);
+			rc = hand(r, &k, has_v ? &v : NULL, fn, arg, path, errbuf, errlen);
 		*count += rc == 0 && !r->bad;
 	}
 	expect(r, TC_ENDBLOCKDATA, "expected the end of the map");
@@ -247,8 +250,8 @@ static int import(struct reader *r, struct offsets *o, const char *path, size_t 
 	return rc;
 }
 
-int offsets_import_connect(const char *path, struct offsets *o, size_t *count, char *errbuf,
-                           size_t errlen)
+int offsets_import_connect(const char *path, offsets_import_fn fn, void *arg, size_t *count,
+                           char *errbuf, size_t errlen)
 {
 	struct reader r = {0};
 	unsigned char *buf = malloc(MAX_FILE + 1);
@@ -268,11 +271,101 @@ int offsets_import_connect(const char *path, struct offsets *o, size_t *count, c
 		snprintf(errbuf, errlen, "%s: %s", path, ferror(f) ? "read error" : "too large");
 		goto out;
 	}
-	rc = import(&r, o, path, count, errbuf, errlen);
+	rc = import(&r, fn, arg, path, count, errbuf, errlen);
 out:
 	if (f != NULL)
 		fclose(f);
 	free(buf);
 	free(r.handles);
 	return rc;
+}
+
+/* Refills b from fd so that it holds at least 4 bytes (a whole UTF-8
+ * sequence) unless the file ends first. Returns 0 or -errno. */
+static int refill(int fd, unsigned char *b, size_t cap, size_t *at, size_t *have, bool *eof)
+{
+	ssize_t got;
+
+	if (*have >= 4 || *eof)
+		return 0;
+	memmove(b, b + *at, *have);
+	*at = 0;
+	while (*have < cap && !*eof) {
+		got = read(fd, b + *have, cap - *have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		*eof = got == 0;
+		*have += (size_t)got;
+		if (*have >= 4)
+			break;
+	}
+	return 0;
+}
+
+/* Walks fd's UTF-8 from its start over chars UTF-16 units; *bytes: where
+ * they end. 0, -ERANGE (the file ends first), -EILSEQ (chars ends inside a
+ * character), or -errno. */
+static int walk(int fd, int64_t chars, int64_t *bytes)
+{
+	unsigned char b[65536];
+	size_t at = 0, have = 0, n, skip, units;
+	bool eof = false;
+	int rc;
+
+	*bytes = 0;
+	while (chars > 0) {
+		if ((rc = refill(fd, b, sizeof(b), &at, &have, &eof)) != 0)
+			return rc;
+		if (have == 0)
+			return -ERANGE;
+		n = utf8_ascii_run((const char *)b + at, have);
+		n = (int64_t)n < chars ? n : (size_t)chars;
+		units = n;
+		if (n == 0) {
+			/* A 4-byte sequence is a surrogate pair: two chars; a
+			 * malformed one is one U+FFFD, as Java decodes it. */
+			n = utf8_seq(b + at, have, &skip);
+			units = n == 4 ? 2 : 1;
+			n = n != 0 ? n : skip;
+			if ((int64_t)units > chars)
+				return -EILSEQ;
+		}
+		chars -= (int64_t)units;
+		*bytes += (int64_t)n;
+		at += n;
+		have -= n;
+	}
+	return 0;
+}
+
+int offsets_import_position(const char *path, int64_t chars, int64_t *bytes, char *errbuf,
+                            size_t errlen)
+{
+	int fd = -1, rc = 0;
+
+	*bytes = 0;
+	if (chars <= 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	rc = fd < 0 ? -errno : walk(fd, chars, bytes);
+	if (rc == -ERANGE)
+		snprintf(errbuf, errlen,
+		         "%s: holds fewer characters (%lld bytes) than Connect's position %lld: "
+		         "not the file Connect read (truncated or replaced since)",
+		         path, (long long)*bytes, (long long)chars);
+	else if (rc == -EILSEQ)
+		snprintf(errbuf, errlen,
+		         "%s: Connect's position %lld ends inside a character (at byte %lld): not "
+		         "the file Connect read",
+		         path, (long long)chars, (long long)*bytes);
+	else if (rc != 0)
+		snprintf(errbuf, errlen,
+		         "%s: %s: Connect's position %lld counts characters, which only the file "
+		         "can turn into bytes",
+		         path, strerror(-rc), (long long)chars);
+	if (fd >= 0)
+		close(fd);
+	return rc == 0 ? 0 : rc == -EIO || rc == -ENOMEM ? OFFSETS_ERR_IO : OFFSETS_ERR_ARG;
 }

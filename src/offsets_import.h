@@ -5,20 +5,40 @@
  * into the offset store, so that a Connect user's skiff resumes at the same
  * lines. Only that shape of the serialization stream is read (Java's Object
  * Serialization Specification, chapter 6); anything else is refused with
- * the byte position and what was expected. Leaf module. */
+ * the byte position and what was expected. Each entry goes to the caller,
+ * who checks it and puts it in the store. Connect's FileStreamSource counts
+ * its position in Java chars (UTF-16 code units: it reads the file through
+ * a UTF-8 character reader), skiff in bytes: offsets_import_position turns
+ * one into the other by reading the file. Leaf module. */
 #ifndef SKIFF_OFFSETS_IMPORT_H
 #define SKIFF_OFFSETS_IMPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-struct offsets;
+/* One entry: key and value (NULL: Connect's null offset) as Connect wrote
+ * them (NUL-free text, unchecked, valid during the call), at: the key's byte
+ * offset in the offsets file. Returns 0 to go on, or a negative
+ * OFFSETS_ERR_* with errbuf to stop the import with it. */
+typedef int (*offsets_import_fn)(void *arg, const char *key, const char *value, size_t at,
+                                 char *errbuf, size_t errlen);
 
-/* Puts every entry of the Connect offsets file at path into o (a null value
- * removes its key, as Connect's null offset). *count: entries put. Returns 0,
- * or a negative OFFSETS_ERR_* with errbuf naming the file and, for a shape
- * skiff does not read, the byte offset (OFFSETS_ERR_CORRUPT), or the key the
- * store refuses (OFFSETS_ERR_ARG). */
-int offsets_import_connect(const char *path, struct offsets *o, size_t *count, char *errbuf,
-                           size_t errlen);
+/* Hands every entry of the Connect offsets file at path to fn, in the
+ * file's order. *count: entries fn took. Returns 0, or a negative
+ * OFFSETS_ERR_* with errbuf naming the file and, for a shape skiff does not
+ * read, the byte offset (OFFSETS_ERR_CORRUPT), or what fn returned. */
+int offsets_import_connect(const char *path, offsets_import_fn fn, void *arg, size_t *count,
+                           char *errbuf, size_t errlen);
+
+/* FileStreamSource's position, chars Java chars into the file at path, as
+ * the byte offset where they end in *bytes: the file's UTF-8 walked from its
+ * start, a 4-byte sequence counted as 2 chars, a malformed sequence as the
+ * one U+FFFD Java's decoder puts for it (utf8_seq). chars <= 0 is byte 0
+ * without reading the file. Returns 0, or with errbuf naming the file:
+ * OFFSETS_ERR_ARG when it is missing, holds fewer chars, or chars ends
+ * inside a 4-byte character (no position is made up: only the file can say
+ * it); OFFSETS_ERR_IO for a read error. */
+int offsets_import_position(const char *path, int64_t chars, int64_t *bytes, char *errbuf,
+                            size_t errlen);
 
 #endif

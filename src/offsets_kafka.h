@@ -32,6 +32,11 @@
 struct config_section;
 struct offsets;
 
+/* How a write's failure in the topic begins: with the file beside it, the
+ * file took that write first (and its generation wins at the next start),
+ * while a failure of the file itself names the file. */
+#define OFFSETS_KAFKA_TOPIC_ERR "offset.storage.topic "
+
 /* Opens and loads the store the worker's settings name; hold: this process
  * will write it (the file's lock, offsets_open_file_held). With hold it
  * creates the topic when missing (without, a missing topic reads as empty) (cleanup.policy=compact,

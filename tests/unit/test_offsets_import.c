@@ -127,12 +127,23 @@ static void build(struct out *o)
 	u8(o, 0x78);
 }
 
+/* offsets_import_fn: puts each entry as it comes. */
+static int put_entry(void *arg, const char *key, const char *value, size_t at, char *err,
+                     size_t errlen)
+{
+	int rc = value != NULL ? offsets_put(arg, key, value) : offsets_remove(arg, key);
+
+	if (rc != 0)
+		snprintf(err, errlen, "byte %zu: %s", at, offsets_strerror(rc));
+	return rc;
+}
+
 static int import_bytes(const char *path, const struct out *o, size_t n, struct offsets **st,
                         size_t *count, char *err, size_t errlen)
 {
 	testlib_write_file(path, o->b, n);
 	CHECK_INT(offsets_open(&nop_ops, NULL, st, err, errlen), 0);
-	return offsets_import_connect(path, *st, count, err, errlen);
+	return offsets_import_connect(path, put_entry, *st, count, err, errlen);
 }
 
 static void test_reads_connects_map(const char *path)
@@ -187,6 +198,43 @@ static void test_truncated_and_flipped(const char *path)
 	offsets_destroy(st);
 }
 
+static int64_t bytes_at(const char *path, int64_t chars, char *err, size_t errlen, int *rc)
+{
+	int64_t b = -1;
+
+	*rc = offsets_import_position(path, chars, &b, err, errlen);
+	return b;
+}
+
+/* Connect's position counts Java chars: é and CJK one each (2 and 3
+ * bytes), an emoji two (4 bytes), a malformed byte one (U+FFFD). */
+static void test_position_in_chars(const char *path)
+{
+	static const char text[] = "a\xC3\xA9\n"         /* a é: 4 bytes, 3 chars */
+	                           "\xF0\x9F\x9A\x80\n"  /* an emoji: 5 bytes, 3 chars */
+	                           "\xE6\x97\xA5\xFF\n"; /* CJK, a bad byte: 5 bytes, 3 chars */
+	char err[512];
+	int rc;
+
+	testlib_write_file(path, text, strlen(text));
+	CHECK_INT(bytes_at(path, 3, err, sizeof(err), &rc), 4);
+	CHECK_INT(bytes_at(path, 6, err, sizeof(err), &rc), 9);
+	CHECK_INT(bytes_at(path, 9, err, sizeof(err), &rc), 14);
+	CHECK_INT(rc, 0);
+	CHECK_INT(bytes_at(path, 4, err, sizeof(err), &rc) >= 0, 1);
+	CHECK_INT(rc, OFFSETS_ERR_ARG); /* inside the emoji's pair */
+	CHECK(strstr(err, path) != NULL && strstr(err, "inside a character") != NULL);
+	(void)bytes_at(path, 10, err, sizeof(err), &rc);
+	CHECK_INT(rc, OFFSETS_ERR_ARG);
+	CHECK(strstr(err, path) != NULL && strstr(err, "fewer characters") != NULL);
+	unlink(path);
+	(void)bytes_at(path, 3, err, sizeof(err), &rc);
+	CHECK_INT(rc, OFFSETS_ERR_ARG);
+	CHECK(strstr(err, path) != NULL && strstr(err, "No such file") != NULL);
+	CHECK_INT(bytes_at(path, 0, err, sizeof(err), &rc), 0);
+	CHECK_INT(rc, 0);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -194,6 +242,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/connect.offsets", testlib_tmpdir());
 	test_reads_connects_map(path);
 	test_truncated_and_flipped(path);
+	test_position_in_chars(path);
 	unlink(path);
 	return testlib_done("test_offsets_import");
 }
