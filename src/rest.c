@@ -23,6 +23,7 @@
 #include "config.h"
 #include "log.h"
 #include "loop.h"
+#include "mhdlib.h"
 #include "num.h"
 
 #include <netdb.h>
@@ -34,14 +35,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #define REST_CONNECTIONS 32
 #define REST_CONN_MEMORY (32u * 1024)
 #define REST_TIMEOUT_S 10
 #define REST_IDLE_RUN_MS 1000
 #define REST_REQUEST_MS 4000
 #define REST_PER_IP 8
+
+/* libmicrohttpd, loaded by the first rest_open() (mhdlib.h). */
+static const struct mhdlib *mhd;
 
 struct rest {
 	struct MHD_Daemon *d;
@@ -71,7 +73,7 @@ struct pending {
 static unsigned connections(struct rest *r)
 {
 	const union MHD_DaemonInfo *i =
-	    MHD_get_daemon_info(r->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	    mhd->get_daemon_info(r->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 
 	return i != NULL ? i->num_connections : 0;
 }
@@ -116,7 +118,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			r->open[i].conn = NULL;
 		return;
 	}
-	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	ci = mhd->get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	/* No free slot cannot happen (the connection limit is the same). */
 	if (ci == NULL || (i = slot_of(r, NULL)) < 0)
 		return;
@@ -142,10 +144,10 @@ static void run(struct rest *r)
 	cut_slow(r);
 	for (int i = 0, still = 0; i < 64 && still < 2; i++) {
 		before = connections(r);
-		MHD_run(r->d);
+		mhd->run(r->d);
 		still = connections(r) == before ? still + 1 : 0;
 	}
-	if (MHD_get_timeout(r->d, &ms) == MHD_YES)
+	if (mhd->get_timeout(r->d, &ms) == MHD_YES)
 		due = ms < REST_IDLE_RUN_MS ? (int64_t)ms : REST_IDLE_RUN_MS;
 	else if (connections(r) > 0)
 		due = REST_IDLE_RUN_MS;
@@ -188,7 +190,7 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply *rep)
 {
 	struct MHD_Response *resp =
-	    MHD_create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
+	    mhd->create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ok;
 
 	if (resp == NULL) {
@@ -197,9 +199,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply
 	}
 	rep->body = NULL; /* the response frees it */
 	if (rep->content_type != NULL)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
-	ok = MHD_queue_response(conn, rep->status, resp);
-	MHD_destroy_response(resp);
+		mhd->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+	ok = mhd->queue_response(conn, rep->status, resp);
+	mhd->destroy_response(resp);
 	return ok;
 }
 
@@ -249,7 +251,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rep.len = rep.body != NULL ? strlen(rep.body) : 0;
 		return send_reply(conn, &rep);
 	}
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req);
+	mhd->get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req);
 	req.body = p->body != NULL ? p->body : "";
 	req.len = p->len;
 	(void)rest_route(r->ops, r->ctx, &req, &rep);
@@ -323,7 +325,7 @@ static int start(struct rest *r, const struct addrinfo *ai, char *errbuf, size_t
 
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	r->d = MHD_start_daemon(
+	r->d = mhd->start_daemon(
 	    flags, 0, NULL, NULL, on_request, r, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_CONNECTIONS,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REST_CONN_MEMORY,
@@ -342,7 +344,7 @@ int rest_open(const struct config_section *worker, struct loop *l, const struct 
 	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *ai = NULL;
 	struct rest *r = NULL;
-	char host[256], port[8];
+	char host[256], port[8], lib[256];
 	const union MHD_DaemonInfo *info;
 	int rc;
 
@@ -357,6 +359,12 @@ int rest_open(const struct config_section *worker, struct loop *l, const struct 
 	                    port, sizeof(port), errbuf, errlen);
 	if (rc != 0)
 		return rc;
+	/* Without the library the API cannot be served: a person must install
+	 * it (or unset listeners), so it is a configuration error. */
+	if (mhdlib_get(&mhd, lib, sizeof(lib)) != 0) {
+		snprintf(errbuf, errlen, "%s: listeners: the REST API needs %s", where, lib);
+		return REST_ERR_CONFIG;
+	}
 	if (getaddrinfo(host[0] ? host : NULL, port, &hints, &ai) != 0 || ai == NULL) {
 		snprintf(errbuf, errlen, "%s: listeners: cannot resolve '%s'", where, host);
 		return REST_ERR_CONFIG;
@@ -377,7 +385,7 @@ int rest_open(const struct config_section *worker, struct loop *l, const struct 
 		rc = REST_ERR;
 		goto out;
 	}
-	info = MHD_get_daemon_info(r->d, MHD_DAEMON_INFO_EPOLL_FD);
+	info = mhd->get_daemon_info(r->d, MHD_DAEMON_INFO_EPOLL_FD);
 	if (info == NULL || loop_fd_add(l, info->epoll_fd, POLLIN, on_ready, r, &r->watch) != 0 ||
 	    loop_timer_add(l, -1, 0, on_due, r, &r->timer) != 0) {
 		snprintf(errbuf, errlen, "rest: out of memory");
@@ -400,6 +408,6 @@ void rest_destroy(struct rest *r)
 	loop_fd_del(r->loop, r->watch);
 	loop_timer_del(r->loop, r->timer);
 	if (r->d != NULL)
-		MHD_stop_daemon(r->d);
+		mhd->stop_daemon(r->d);
 	free(r);
 }

@@ -141,7 +141,6 @@ if [ -z "$depends" ]; then
 		librdkafka.so.1) d="librdkafka1 (>= 1.2.1)" ;;
 		libcjson.so.1) d="libcjson1 (>= 1.7.13)" ;;
 		libsqlite3.so.0) d="libsqlite3-0 (>= 3.20.0)" ;;
-		libmicrohttpd.so.12) d="libmicrohttpd12 (>= 0.9.50)" ;;
 		libsystemd.so.0) d="libsystemd0 (>= 246)" ;;
 		libzstd.so.1) d="libzstd1 (>= 1.5.2)" ;;
 		liblzma.so.5) d="liblzma5 (>= 5.1.1alpha+20120614)" ;;
@@ -152,6 +151,10 @@ if [ -z "$depends" ]; then
 	done
 	echo "build-deb: Depends from NEEDED: $depends" >&2
 fi
+
+# skiff dlopen()s libmicrohttpd when listeners= is set (src/mhdlib.h): no
+# NEEDED entry, so neither dpkg-shlibdeps nor the map above sees it.
+case ", $depends, " in *", libmicrohttpd12"*) ;; *) depends="$depends, libmicrohttpd12 (>= 0.9.71)" ;; esac
 
 # 4. Control files.
 mkdir -p "$root/DEBIAN"

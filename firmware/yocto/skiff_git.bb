@@ -9,8 +9,12 @@ SECTION = "net"
 # LIC_FILES_CHKSUM = "file://LICENSE;md5=..." instead.
 LICENSE = "CLOSED"
 
-# librdkafka is in meta-oe (meta-openembedded), cjson too; sqlite3 in oe-core.
-DEPENDS = "librdkafka cjson sqlite3"
+# librdkafka is in meta-oe (meta-openembedded), cjson and libmicrohttpd too;
+# sqlite3 and zlib in oe-core.
+DEPENDS = "librdkafka cjson sqlite3 zlib libmicrohttpd"
+# skiff dlopen()s libmicrohttpd when the REST API is on (listeners=), so no
+# shared-library dependency names it: the package must.
+RDEPENDS:${PN} += "libmicrohttpd"
 
 # Set SKIFF_GIT_URI in local.conf or a bbappend to where the skiff repository
 # is served; for development from a checkout use externalsrc instead:
