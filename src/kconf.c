@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* Whether name's value is a path, which may be printed. */
@@ -68,4 +70,36 @@ int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const 
 	mask(why, value, shown, sizeof(shown));
 	snprintf(errbuf, errlen, "%s: %s: %s", where, name, shown);
 	return KCONF_ERR;
+}
+
+/* Whether conf authenticates with SASL/GSSAPI, librdkafka's default
+ * mechanism, used only when security.protocol is sasl_*. */
+static bool gssapi(const rd_kafka_conf_t *conf)
+{
+	char val[64];
+	size_t n = sizeof(val);
+
+	if (rd_kafka_conf_get(conf, "security.protocol", val, &n) != RD_KAFKA_CONF_OK ||
+	    strncasecmp(val, "sasl", 4) != 0)
+		return false;
+	n = sizeof(val);
+	return rd_kafka_conf_get(conf, "sasl.mechanisms", val, &n) != RD_KAFKA_CONF_OK ||
+	       strcmp(val, "GSSAPI") == 0;
+}
+
+rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errlen)
+{
+	static bool first = true;
+	bool quiet;
+	rd_kafka_t *rk;
+
+	if (!first)
+		return rd_kafka_new(type, conf, errstr, errlen);
+	first = false;
+	/* Cyrus reads SASL_PATH as the plugin directories, "" as none. */
+	quiet = !gssapi(conf) && getenv("SASL_PATH") == NULL && setenv("SASL_PATH", "", 0) == 0;
+	rk = rd_kafka_new(type, conf, errstr, errlen);
+	if (quiet)
+		unsetenv("SASL_PATH");
+	return rk;
 }

@@ -26,4 +26,15 @@ enum {
 int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const char *where,
               char *errbuf, size_t errlen);
 
+/* rd_kafka_new(type, conf, errstr, errlen), with one thing done around the
+ * process's first call, which runs librdkafka's global init: unless conf's
+ * sasl.mechanisms is GSSAPI (or SASL_PATH is set), SASL_PATH is set empty
+ * for that call, so that sasl_client_init() loads none of Cyrus SASL's
+ * plugins. librdkafka uses Cyrus for GSSAPI only (PLAIN, SCRAM and
+ * OAUTHBEARER are its own), and the plugins and the Berkeley DB one of them
+ * needs are ~0.5 MB resident. A configuration that turns to GSSAPI by a
+ * reload needs a restart. Takes conf as rd_kafka_new() does (owned by the
+ * client on success). Main thread, before any other thread calls getenv. */
+rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errlen);
+
 #endif

@@ -119,7 +119,7 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 	}
 	rd_kafka_conf_set_opaque(conf, k);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-	k->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
+	k->rk = kconf_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
 	if (k->rk == NULL) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "offset.storage.topic: producer: %s", why);
@@ -482,7 +482,7 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	                errlen) ||
 	      kconf_set(conf, "enable.partition.eof", "true", "exactly-once", errbuf, errlen))))
 		goto out;
-	c = rd_kafka_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
+	c = kconf_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
 	if (c == NULL) {
 		snprintf(errbuf, errlen, "offset.storage.topic: consumer: %s", why);
 		goto out;

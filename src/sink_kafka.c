@@ -401,7 +401,7 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	s->cb_ctx = cb_ctx;
 	if (build_conf(s, worker, &conf, errbuf, errlen) != 0)
 		goto fail;
-	s->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
+	s->rk = kconf_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
 	if (s->rk == NULL) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "%s: kafka producer: %s", where_named(worker, why), why);

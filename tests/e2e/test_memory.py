@@ -1,7 +1,9 @@
 """What a skiff process maps (issue 10, "Memory"): libraries that no part of
 the configuration uses are not loaded, since their pages count in the
 process's resident set on a device. libmicrohttpd and the TLS libraries it
-pulls in (GnuTLS, nettle, p11-kit, ...) only with listeners=."""
+pulls in (GnuTLS, nettle, p11-kit, ...) only with listeners=; Cyrus SASL's
+plugins (and the Berkeley DB one of them needs) only for SASL/GSSAPI, the
+one mechanism librdkafka leaves to Cyrus."""
 
 import re
 
@@ -10,6 +12,7 @@ from harness import Skiff
 from test_rest import free_port, http, wait_http
 
 HTTP_LIBS = re.compile(r"/lib(microhttpd|gnutls|p11-kit|nettle|hogweed|gmp|tasn1)\.so")
+SASL_PLUGINS = re.compile(r"/sasl2/lib\w+\.so|/libdb-[\d.]+\.so")
 
 
 def mapped(pid):
@@ -29,11 +32,12 @@ def start(tmp_path, bootstrap, topic, extra=None):
     return sk
 
 
-def test_no_http_library_without_listeners(tmp_path, kafka, topic):
+def test_no_http_nor_sasl_libraries_when_unused(tmp_path, kafka, topic):
     sk = start(tmp_path, kafka.bootstrap, topic)
     try:
         libs = mapped(sk.pid)
         assert not [x for x in libs if HTTP_LIBS.search(x)], sorted(libs)
+        assert not [x for x in libs if SASL_PLUGINS.search(x)], sorted(libs)
     finally:
         sk.stop()
 
