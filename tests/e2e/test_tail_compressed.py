@@ -16,16 +16,19 @@ Bounds checked:
 """
 
 import gzip
+import json
 import lzma
 import os
 import random
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+import harness
 from harness import Skiff, consume
 import offsetfile
 from test_tail_logrotate import Rotator, allowed, finish, fnv1a64
@@ -248,3 +251,78 @@ def test_damaged_gz_sibling_ships_none_of_its_lines(tmp_path, kafka, topic, dama
     assert counter(sk, "compressed_cut_short") == 1
     assert re.search(rf"{re.escape(str(bad))}: (not valid compressed data|the compressed "
                      rf"data ends early)", sk.log_text()), sk.log_text()[-2000:]
+
+
+def backup_race(log, first, n):
+    """What logrotate (create, compress) and a writer that recreates its
+    file do when the writer wins the race: logrotate renames app.log to
+    app.log.1, the writer recreates app.log and writes lines [first,
+    first + n), logrotate finds app.log there when it is about to create it
+    and renames it to app.log-YYYYMMDDHH.backup, creates app.log, then
+    compresses app.log.1. The .backup file is never rotated or compressed
+    again: it stays beside files compressed long after it was made."""
+    d = log.parent
+    os.rename(log, d / "app.log.1")
+    write_lines(log, range(first, first + n))
+    os.rename(log, d / "app.log-2026120105.backup")
+    log.write_text("")
+    with open(d / "app.log.1", "rb") as src, gzip.open(d / "app.log.1.gz", "wb") as dst:
+        dst.write(src.read())
+    os.unlink(d / "app.log.1")
+
+
+def test_backup_older_than_compressed_not_read_again(tmp_path, kafka, topic):
+    """Issue 14 (test_compress_with_kills, 22 duplicates outside the kill
+    windows): after a restart whose stored offset's file had been compressed
+    since, skiff read it from its .gz, then took every uncompressed rotated
+    sibling as newer - logrotate's app.log-YYYYMMDDHH.backup too, though it
+    is older than the offset's file and was read and acknowledged before.
+    Lines 0-99 in A; the backup race puts 100-121 in the .backup and 122-199
+    in C (app.log); all read, clean stop; while stopped 200-209 are added to
+    C and C is rotated and compressed. Restart: every line exactly once.
+    Then the offset a kill -9 leaves while the .gz is read (line 199 the last
+    acknowledged, set with `skiff offsets set`), a restart, 210-259: lines
+    200-209 again (that kill's window), nothing else twice."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
+    write_lines(log, range(100))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=100, timeout=60)
+    backup_race(log, 100, 22)
+    write_lines(log, range(122, 200))
+    consume(kafka.bootstrap, topic, n=200, timeout=60, allow_timeout=True)
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    write_lines(log, range(200, 210))
+    subprocess_logrotate(conf, tmp_path / "logrotate.state")  # C -> app.log.1.gz
+    assert not os.path.exists(str(log) + ".1"), "logrotate did not compress"
+    sk.start()
+    consume(kafka.bootstrap, topic, n=210, timeout=60, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(vals, 210)
+    assert not unexpected and not missing, (unexpected[:3], missing[:10])
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+
+    r = subprocess.run([str(harness.skiff_bin()), "offsets", "list", str(sk.worker_file),
+                        *map(str, sk.connector_files)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    off = doc["offsets"][0]["offset"]
+    assert off["ino"] == (log.parent / "app.log.1.gz").stat().st_ino, off
+    off.pop("finished", None)
+    off["position"] -= 10 * (len(line(0)) + 1)  # line 199 the last acknowledged
+    r = subprocess.run([str(harness.skiff_bin()), "offsets", "set", "-", str(sk.worker_file),
+                        *map(str, sk.connector_files)], input=json.dumps(doc),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    sk.start()
+    write_lines(log, range(210, 260))
+    consume(kafka.bootstrap, topic, n=270, timeout=60, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, bad_dups, unexpected = check_lines(vals, 260, set(range(200, 210)))
+    assert not unexpected and not missing, (unexpected[:3], missing[:10])
+    assert not bad_dups, f"{len(bad_dups)} duplicates outside 200-209: {bad_dups[:10]}"
+    assert counter(sk, "files_gone_unread") == 0

@@ -111,10 +111,16 @@ static void test_tailpos(void)
 	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "\"born\":1700000000123456789,\"finished\":1}") != NULL);
 	CHECK_INT(tailpos_parse(buf, &p), 0);
-	CHECK(p.finished && p.has_born);
+	CHECK(p.finished && p.has_born && !p.has_after);
 	off.v[0] = 4999;
 	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
 	CHECK(strstr(buf, "finished") == NULL);
+	/* A compressed file's floor: the birth of the file read before it. */
+	m->after = 1699999999000000001LL;
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"born\":1700000000123456789,\"after\":1699999999000000001}") != NULL);
+	CHECK_INT(tailpos_parse(buf, &p), 0);
+	CHECK(p.has_after && p.after == 1699999999000000001LL && p.has_born);
 	src_ref_drop(&m->ref);
 	off.ref = NULL;
 	off.v[0] = 10;

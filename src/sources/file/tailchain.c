@@ -287,10 +287,43 @@ static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_
 
 /* ---- compressed rotations ------------------------------------------------
  * logrotate compresses rotated files oldest first, each right after its
- * rotation (or one rotation later: delaycompress), so every compressed
- * sibling is older than every uncompressed one, and compressed siblings are
- * born (compressed) in the order they were rotated. A file's compressed copy
- * is recognised by its first uncompressed bytes. */
+ * rotation (or one rotation later: delaycompress), so every numbered
+ * compressed sibling is older than every uncompressed one, and compressed
+ * siblings are born (compressed) in the order they were rotated. A file's
+ * compressed copy is recognised by its first uncompressed bytes. One
+ * uncompressed sibling is older all the same: app.log-YYYYMMDDHH.backup,
+ * which logrotate makes of a file a writer recreated at the path between
+ * its rename and its create, and never rotates or compresses; so after a
+ * compressed file come the uncompressed siblings born after its floor
+ * (tailchain_set_floor), when that is known. */
+
+void tailchain_set_floor(struct tailstream *s, size_t i, const struct tailid *floor)
+{
+	struct link *l = &s->chain[i];
+
+	if (floor->born == INT64_MIN || !tailfile_compressed(l->tf))
+		return; /* "everything": no file; or not compressed after all */
+	l->floor = *floor;
+	l->has_floor = true;
+	tailfile_mark(l->tf)->after = floor->born;
+}
+
+/* The floor of the compressed files found after the chain's last file (or
+ * `after`, with floor `given`, when the chain is empty): the last file's
+ * own, or the last file itself when it is not compressed. */
+static bool floor_of_next(const struct tailstream *s, const struct tailid *given,
+                          struct tailid *out)
+{
+	const struct link *t = s->n > 0 ? &s->chain[s->n - 1] : NULL;
+
+	if (t == NULL && given != NULL)
+		*out = *given;
+	else if (t != NULL && tailfile_compressed(t->tf))
+		*out = t->floor;
+	else if (t != NULL)
+		*out = *tailfile_id(t->tf);
+	return t == NULL ? given != NULL : !tailfile_compressed(t->tf) || t->has_floor;
+}
 
 /* True when no compressed sibling was born after fam[i]. */
 static bool newest_compressed(const struct tailscan_entry *fam, size_t nfam, size_t i)
@@ -383,14 +416,29 @@ static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry
 		       e->id.born > zsince && !compressing(s, fam, nfam, i);
 	if (e->kind != TAILID_ROTATED)
 		return false;
-	/* After a compressed file, every uncompressed sibling is newer. */
-	return (s->n > 0 && tailfile_compressed(s->chain[s->n - 1].tf)) ||
-	       tailid_cmp_age(&e->id, after) > 0;
+	/* After a compressed file, the uncompressed siblings born after its
+	 * floor; all of them when that is not known. */
+	if (s->n > 0 && tailfile_compressed(s->chain[s->n - 1].tf))
+		return !s->chain[s->n - 1].has_floor ||
+		       tailid_cmp_age(&e->id, &s->chain[s->n - 1].floor) > 0;
+	return tailid_cmp_age(&e->id, after) > 0;
 }
 
-/* One listing's worth of tailchain_extend(). Returns 0, or -1 when a file was renamed
- * between the listing and its open (the caller lists again). */
-static int extend_once(struct tailstream *s, const struct tailid *after)
+/* Appends e to the chain; floor: its floor (a compressed file), or NULL.
+ * Returns 0, or -1 when e was renamed since the listing. */
+static int add_next(struct tailstream *s, const struct tailscan_entry *e,
+                    const struct tailid *floor)
+{
+	int rc = tailchain_add_as(s, s->n, e->path, 0, false, false, &e->id);
+
+	if (rc == 0 && floor != NULL)
+		tailchain_set_floor(s, s->n - 1, floor);
+	return rc == -2 ? -1 : 0;
+}
+
+/* One listing's worth of tailchain_extend_z(). Returns 0, or -1 when a file
+ * was renamed between the listing and its open (the caller lists again). */
+static int extend_once(struct tailstream *s, const struct tailid *after, const struct tailid *given)
 {
 	struct tailscan_entry *fam = NULL;
 	struct tailid live;
@@ -410,6 +458,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 		int64_t zsince = compressed_since(s, fam, nfam, after, lv);
 		bool z_out = false;
 		struct tailid from = *after; /* the chain grows: its last file changes */
+		struct tailid floor;
+		bool has_floor = floor_of_next(s, given, &floor);
 
 		for (int pass = 0; pass < 2 && !z_out; pass++)
 			for (size_t i = 0; i < nfam && rc == 0; i++) {
@@ -417,10 +467,9 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
 					continue;
 				if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
 					first_out = i; /* the rest once the chain has room */
-				else if (first_out == SIZE_MAX &&
-				         tailchain_add_as(s, s->n, fam[i].path, 0, false, false,
-				                          &fam[i].id) == -2)
-					rc = -1;
+				else if (first_out == SIZE_MAX)
+					rc = add_next(s, &fam[i],
+					              pass == 0 && has_floor ? &floor : NULL);
 				if (pass == 0 && first_out != SIZE_MAX)
 					z_out = true; /* compressed ones first: the rest later */
 			}
@@ -445,9 +494,15 @@ static int extend_once(struct tailstream *s, const struct tailid *after)
  * in the chain. Nothing when the chain's last file is still at the path. */
 void tailchain_extend(struct tailstream *s, const struct tailid *after)
 {
+	tailchain_extend_z(s, after, NULL);
+}
+
+void tailchain_extend_z(struct tailstream *s, const struct tailid *after,
+                        const struct tailid *floor)
+{
 	size_t had = s->n;
 
-	for (int tries = 0; tries < 5 && extend_once(s, after) != 0; tries++)
+	for (int tries = 0; tries < 5 && extend_once(s, after, floor) != 0; tries++)
 		; /* renamed under us: list again */
 	/* The file that was at the path until now may still be written to by
 	 * a writer that has not reopened yet: rotate.wait.ms from now. Rotated
@@ -513,11 +568,13 @@ void tailchain_pop(struct tailstream *s)
 	s->saved = (struct tailpos){.known = true,
 	                            .has_id = true,
 	                            .has_born = true,
+	                            .has_after = l->has_floor,
 	                            .finished = true,
 	                            .pos = tailfile_pos(l->tf),
 	                            .dev = id->dev,
 	                            .ino = id->ino,
-	                            .born = id->born};
+	                            .born = id->born,
+	                            .after = l->floor.born};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
 	               tailfile_path(l->tf), (long long)end);
 	note_broken(s, l->tf, end);

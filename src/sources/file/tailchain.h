@@ -29,6 +29,8 @@ struct link {
 	bool copy;           /* a copytruncate copy: complete, done at its end */
 	bool final;          /* let go at the next end: the partial line ships */
 	bool linger;         /* let go early (its successor has bytes): late writes */
+	bool has_floor;      /* a compressed file: floor is known */
+	struct tailid floor; /* ... the uncompressed file read before it */
 };
 
 struct tailstream {
@@ -84,6 +86,17 @@ int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos
  * NULL), oldest first, then the file now at the path, skipping files already
  * in the chain. Nothing when the chain's last file is still at the path. */
 void tailchain_extend(struct tailstream *s, const struct tailid *after);
+
+/* tailchain_extend() with an empty chain and `after` a compressed file
+ * whose floor (tailchain_set_floor) is floor. */
+void tailchain_extend_z(struct tailstream *s, const struct tailid *after,
+                        const struct tailid *floor);
+
+/* Notes that chain[i], a compressed file, holds lines written after those
+ * of floor, an uncompressed file: its own birth is when it was compressed,
+ * so only floor tells which uncompressed siblings are older than it (a
+ * .backup logrotate never compresses). Its offsets carry floor's birth. */
+void tailchain_set_floor(struct tailstream *s, size_t i, const struct tailid *floor);
 
 /* The offset after everything the chain has handed out: chain[0]'s place,
  * or the end of the last file let go. Its ref is borrowed from the chain. */

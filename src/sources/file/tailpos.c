@@ -32,6 +32,7 @@ int tailmark_new(int64_t born, struct tailmark **out)
 		return -ENOMEM;
 	src_ref_init(&m->ref, mark_free);
 	m->born = born;
+	m->after = 0;
 	m->done = -1;
 	*out = m;
 	return 0;
@@ -57,6 +58,7 @@ int tailpos_parse(const char *json, struct tailpos *out)
 	              out->fplen <= TAILID_FP_MAX && out->fplen <= out->pos;
 	out->fp = (uint64_t)fp;
 	out->has_born = jsonint_get(json, "born", &out->born) == 0;
+	out->has_after = jsonint_get(json, "after", &out->after) == 0 && out->after > 0;
 	out->finished = jsonint_get(json, "finished", &fp) == 0 && fp == 1;
 	return 0;
 }
@@ -74,6 +76,8 @@ int tailpos_format(const struct src_offset *off, char *buf, size_t len)
 
 	if (n > 0 && born >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ",\"born\":%lld", (long long)born);
+	if (n > 0 && m != NULL && m->after > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ",\"after\":%lld", (long long)m->after);
 	if (n > 0 && finished && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ",\"finished\":1");
 	if (n > 0 && (size_t)n < len)

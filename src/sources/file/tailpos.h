@@ -1,12 +1,15 @@
 /* tailpos: the file source's offset value, parsed and rendered.
  *
- *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B,"finished":1}
+ *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B,"after":A,"finished":1}
  *
  * position: the byte after the last line Kafka acknowledged (Connect reads it
  * alone); dev, ino: the file's identity; fp: FNV-1a 64 of its first fplen =
  * min(position, 1024) bytes, as a signed integer; born: the file's birth time
  * in ns (statx btime, or its mtime when opened where the file system keeps
  * no birth time), to order rotated files when the file itself is gone;
+ * after (only for a compressed file, when known): the birth of the
+ * uncompressed file skiff read before it - its own birth is when it was
+ * compressed, so it cannot tell which uncompressed siblings are older;
  * finished (only when 1): skiff had read the file to its end and let go of
  * it at position (tailstream), so not finding it loses nothing.
  * Integers are written with snprintf and read with jsonint, exactly. Leaf
@@ -23,11 +26,13 @@
 /* A place in a file: a committed offset, or where a closed stream stopped. */
 struct tailpos {
 	int64_t pos, dev, ino, fplen, born;
+	int64_t after; /* when has_after: see "after" above */
 	uint64_t fp;
 	bool known;  /* there is a place at all */
 	bool has_id; /* dev and ino */
 	bool has_fp; /* fp and fplen */
 	bool has_born;
+	bool has_after;
 	bool finished; /* read to its end and let go: not finding it loses nothing */
 };
 
@@ -38,12 +43,13 @@ struct tailpos {
  * bytes per file, not per record. */
 struct tailmark {
 	struct src_ref ref;
-	int64_t born; /* tailid.born: ns, > 0 */
-	int64_t done; /* the position skiff let go of the file at, -1 while read */
+	int64_t born;  /* tailid.born: ns, > 0 */
+	int64_t after; /* a compressed file: "after" above, ns; 0 not known */
+	int64_t done;  /* the position skiff let go of the file at, -1 while read */
 };
 
-/* A mark for a file born at born (done -1), holding one reference. Returns 0
- * and *out (src_ref_drop), or -ENOMEM. */
+/* A mark for a file born at born (after 0, done -1), holding one reference.
+ * Returns 0 and *out (src_ref_drop), or -ENOMEM. */
 int tailmark_new(int64_t born, struct tailmark **out);
 
 /* The mark off refers to (NULL: none). */
@@ -56,7 +62,7 @@ int tailpos_parse(const char *json, struct tailpos *out);
 /* Renders off as the offset value JSON into buf: its four integers, fplen,
  * and from its mark (when it has one) born, and "finished":1 when the file
  * was let go at exactly off's position. Returns the length, or -1 when buf
- * is too small. */
+ * is too small. Also its mark's after, when set. */
 int tailpos_format(const struct src_offset *off, char *buf, size_t len);
 
 #endif

@@ -56,10 +56,14 @@
  * .xz: tailz.h) is read as its uncompressed bytes, and positions and
  * fingerprints count those, so F compressed since (another inode) is found
  * by its fingerprint and read from p; it is complete (done at its end).
- * logrotate compresses oldest first, so every compressed sibling is older
- * than every uncompressed one, and compressed siblings are born (made) in
- * rotation order: after a compressed F come the compressed siblings born
- * after it, then all uncompressed ones; after an uncompressed F, compressed
+ * logrotate compresses oldest first, so every numbered compressed sibling is
+ * older than every uncompressed one, and compressed siblings are born (made)
+ * in rotation order: after a compressed F come the compressed siblings born
+ * after it, then the uncompressed ones born after F's floor, the uncompressed
+ * file read before F (all of them when it is not known): logrotate's
+ * NAME-YYYYMMDDHH.backup is never compressed, so one older than F's original
+ * stays uncompressed beside it (tailchain_set_floor). F's offset carries the
+ * floor's birth ("after"). After an uncompressed F, compressed
  * siblings only when F itself is gone: those born after F's compressed copy
  * (found by its first bytes), else after F's birth. A compressed file whose
  * first bytes begin an uncompressed sibling (or the file at the path) is
@@ -212,6 +216,31 @@ static bool resume_compressed(struct tailstream *s, const struct tailpos *p, str
 	return broken;
 }
 
+/* p as a file's identity and birth (ns), for ordering. */
+static struct tailid born_at(const struct tailpos *p, int64_t born)
+{
+	return (struct tailid){
+	    .born = born, .mtime = born, .has_btime = true, .dev = p->dev, .ino = p->ino};
+}
+
+/* chain[0], a compressed file found for p: its floor (tailchain_set_floor)
+ * is p's file when p named its uncompressed original, else the floor p
+ * carries ("after") when it named the compressed file itself. */
+static void resume_floor(struct tailstream *s, const struct tailpos *p)
+{
+	const struct tailid *id;
+	struct tailid floor;
+	bool itself;
+
+	if (s->n == 0)
+		return;
+	id = tailfile_id(s->chain[0].tf);
+	itself = p->has_id && id->dev == p->dev && id->ino == p->ino;
+	floor = born_at(p, itself ? p->after : p->born);
+	if (itself ? p->has_after : p->has_born)
+		tailchain_set_floor(s, 0, &floor);
+}
+
 /* The path names another file, or nothing: find p's file where rotation put
  * it, then what came after it. */
 static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reused)
@@ -221,8 +250,7 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	char *moved = p->has_id && !p->finished && !reused
 	                  ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
 	                  : NULL;
-	struct tailid after = {
-	    .born = p->born, .mtime = p->born, .has_btime = true, .dev = p->dev, .ino = p->ino};
+	struct tailid after = born_at(p, p->born), floor = born_at(p, p->after);
 	struct tailid want = {.dev = p->dev, .ino = p->ino}, id, zid;
 
 	if (moved != NULL && tailid_of_path(moved, &id) == 0 && !same_file(&id, p)) {
@@ -260,7 +288,9 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		         (long long)p->ino, (long long)p->pos);
 		lost(s, what, 0);
 	}
-	tailchain_extend(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL));
+	resume_floor(s, p);
+	tailchain_extend_z(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL),
+	                   p->has_after ? &floor : NULL);
 }
 
 static void load_committed(struct tailstream *s)
@@ -355,7 +385,9 @@ static void resume(struct tailstream *s)
 		                            .dev = p.dev,
 		                            .ino = p.ino,
 		                            .has_born = p.has_born,
-		                            .born = p.born};
+		                            .born = p.born,
+		                            .has_after = p.has_after,
+		                            .after = p.after};
 	if (s->n > 0)
 		s->saved.known = false; /* the chain holds the place now */
 }
