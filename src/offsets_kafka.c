@@ -54,7 +54,9 @@ struct kctx {
 	size_t n, cap;
 	struct hash index;
 	bool resend;
-	bool create;       /* the writer creates a missing topic; --check does not */
+	bool create;            /* the writer creates a missing topic; --check does not */
+	offsets_fence_fn fence; /* before the read (exactly-once): NULL, none */
+	void *fence_arg;
 	struct offsets *o; /* from load: offsets_write_done's */
 	uint64_t writing;  /* the generation in flight, 0: none */
 	size_t pending;
@@ -586,6 +588,10 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 		}
 	}
 	rc = k->create ? ensure_topic(k, errbuf, errlen) : 0;
+	/* Exactly-once: no instance may commit after the read (else what it
+	 * committed would be read again). */
+	if (rc == 0 && k->fence != NULL)
+		rc = k->fence(k->fence_arg, errbuf, errlen);
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
 	/* Exactly-once: the file may lag the committed transactions. */
@@ -752,8 +758,8 @@ static const struct offset_backend_ops kafka_ops = {
     .poll = kafka_poll,
 };
 
-int offsets_open_store(const struct config_section *w, bool hold, struct offsets **out,
-                       char *errbuf, size_t errlen)
+static int open_store(const struct config_section *w, bool hold, offsets_fence_fn fence, void *arg,
+                      struct offsets **out, char *errbuf, size_t errlen)
 {
 	const char *file = config_str(w, "offset.storage.file.filename");
 	const char *topic = config_str(w, "offset.storage.topic");
@@ -773,6 +779,8 @@ int offsets_open_store(const struct config_section *w, bool hold, struct offsets
 	k->w = w;
 	k->topic = topic;
 	k->create = hold;
+	k->fence = fence;
+	k->fence_arg = arg;
 	k->pipefd[0] = k->pipefd[1] = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
 	hash_init(&k->index);
@@ -786,4 +794,16 @@ int offsets_open_store(const struct config_section *w, bool hold, struct offsets
 		return rc;
 	}
 	return offsets_open(&kafka_ops, k, out, errbuf, errlen);
+}
+
+int offsets_open_store(const struct config_section *w, bool hold, struct offsets **out,
+                       char *errbuf, size_t errlen)
+{
+	return open_store(w, hold, NULL, NULL, out, errbuf, errlen);
+}
+
+int offsets_open_store_fenced(const struct config_section *w, offsets_fence_fn fence, void *arg,
+                              struct offsets **out, char *errbuf, size_t errlen)
+{
+	return open_store(w, true, fence, arg, out, errbuf, errlen);
 }

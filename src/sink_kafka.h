@@ -112,6 +112,13 @@ char *sink_cluster_id(struct sink *s);
  * producer's sequence was lost); errbuf says which. */
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen);
 
+/* True when the fatal error is the transactional producer's fencing: the
+ * coordinator saw a newer epoch of its transactional.id (another producer's
+ * init_transactions, or its own transaction aborted for outliving
+ * transaction.timeout.ms). *id gets the transactional.id, *timeout_ms the
+ * producer's transaction.timeout.ms. */
+bool sink_fenced(struct sink *s, char *id, size_t idlen, int64_t *timeout_ms);
+
 /* The files librdkafka reads once, when the producer is made, that worker
  * section w names (ssl.certificate.location, ssl.key.location,
  * ssl.ca.location but "probe", ssl.keystore.location, ssl.crl.location,

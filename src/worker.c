@@ -415,7 +415,7 @@ static int turn(struct worker *w)
 	worker_sink_turn(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s", errbuf);
-		return WORKER_EXIT_TEMPFAIL;
+		return worker_eos_exit_code(w);
 	}
 	if (w->reload_asked && !w->stop) {
 		w->reload_asked = false;
@@ -628,10 +628,7 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
 		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
 		                              : WORKER_ERR;
-	if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w, &w->sink_watch) != 0 ||
-	    (offsets_fd(w->offsets) >= 0 &&
-	     loop_fd_add(w->loop, offsets_fd(w->offsets), POLLIN, on_offsets_fd, w,
-	                 &w->offsets_watch) != 0)) {
+	if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w, &w->sink_watch) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
@@ -644,8 +641,8 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 	return 0;
 }
 
-int worker_new(const struct settings *s, struct offsets *offsets, struct stats *stats,
-               struct worker **out, char *errbuf, size_t errlen)
+int worker_new(const struct settings *s, struct stats *stats, struct worker **out, char *errbuf,
+               size_t errlen)
 {
 	struct worker *w = calloc(1, sizeof(*w));
 	int rc;
@@ -656,7 +653,6 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 		return WORKER_ERR_NOMEM;
 	}
 	w->settings = s;
-	w->offsets = offsets;
 	w->stats = stats;
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
@@ -665,17 +661,37 @@ int worker_new(const struct settings *s, struct offsets *offsets, struct stats *
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0 ||
-	    (rc = worker_eos_open(w, errbuf, errlen)) != 0)
-		goto fail;
+	    (rc = worker_eos_open(w, errbuf, errlen)) != 0) {
+		worker_destroy(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+int worker_fence(struct worker *w, char *errbuf, size_t errlen)
+{
+	return worker_eos_fence(w, errbuf, errlen);
+}
+
+int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t errlen)
+{
+	const struct settings *s = w->settings;
+	int rc;
+
+	w->offsets = offsets;
+	if (offsets_fd(offsets) >= 0 && loop_fd_add(w->loop, offsets_fd(offsets), POLLIN,
+	                                            on_offsets_fd, w, &w->offsets_watch) != 0) {
+		snprintf(errbuf, errlen, "worker: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	if ((rc = worker_eos_start(w, errbuf, errlen)) != 0)
+		return rc;
 	for (size_t i = 0; i < s->nconnectors; i++)
 		if ((rc = worker_conn_open(w, &w->conns[w->nconns++], &s->connectors[i], errbuf,
 		                           errlen)) != 0)
-			goto fail;
-	*out = w;
+			return rc;
 	return 0;
-fail:
-	worker_destroy(w);
-	return rc;
 }
 
 int worker_exit_code(int err)

@@ -42,14 +42,30 @@ enum {
 
 struct worker;
 
-/* Creates the producer and opens every connector of s. offsets (the loaded
- * store) and stats (the registry the worker counts in) are borrowed and must
- * outlive the worker. Returns 0 and *out (worker_destroy), or a WORKER_ERR_*
- * code with errbuf "what: why". */
-int worker_new(const struct settings *s, struct offsets *offsets, struct stats *stats,
-               struct worker **out, char *errbuf, size_t errlen);
+/* Creates the loop and the producer (with exactly-once transactional, its
+ * transactional.id not yet claimed); no connector yet (worker_start). stats
+ * (the registry the worker counts in) is borrowed and must outlive the
+ * worker. Returns 0 and *out (worker_destroy), or a WORKER_ERR_* code with
+ * errbuf "what: why". */
+int worker_new(const struct settings *s, struct stats *stats, struct worker **out, char *errbuf,
+               size_t errlen);
 
-/* The exit code for a worker_new failure: 78 for WORKER_ERR_CONFIG, else 75. */
+/* Exactly-once only (else 0 at once): claims the transactional.id with the
+ * producer that will ship (init_transactions), which fences every other
+ * instance of it and aborts what it left open. Called after the store's lock
+ * is taken and before its topic is read (offsets_open_store's fence), so
+ * that nothing commits between the read and the fence. Returns 0 or a
+ * WORKER_ERR_* code (WORKER_ERR_CONFIG: the producer can do nothing more). */
+int worker_fence(struct worker *w, char *errbuf, size_t errlen);
+
+/* Opens every connector of the settings from offsets (the loaded store,
+ * borrowed, must outlive the worker) and, with exactly-once, the first
+ * transaction (claiming the transactional.id first when worker_fence was
+ * not called). Returns 0 or a WORKER_ERR_* code with errbuf. */
+int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t errlen);
+
+/* The exit code for a worker_new, worker_fence or worker_start failure: 78 for WORKER_ERR_CONFIG,
+ * else 75. */
 int worker_exit_code(int err);
 
 /* Short text for a WORKER_ERR_* code. */

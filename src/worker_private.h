@@ -253,15 +253,23 @@ int worker_drain_and_flush(struct worker *w);
 void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason);
 
 /* Exactly-once (worker_eos.c), when exactly.once.source.support=enabled
- * (else no-ops): worker_eos_open makes w->eos, fences a previous instance
- * (init_transactions) and opens the first transaction; 0 or WORKER_ERR_*.
+ * (else no-ops): worker_eos_open makes w->eos; worker_eos_fence claims the
+ * transactional.id (init_transactions: fences a previous instance), once;
+ * worker_eos_start fences if not done and opens the first transaction; each
+ * 0 or WORKER_ERR_*.
  * worker_eos_boundary commits the open transaction when it holds something
  * and its boundary came (force: now), with the offsets of its records, and
  * opens the next; 0, or WORKER_EXIT_TEMPFAIL after an abort (and from then
  * on: the worker is to exit). worker_eos_failed
  * notes a record that failed (the transaction will abort). */
 int worker_eos_open(struct worker *w, char *errbuf, size_t errlen);
+int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen);
+int worker_eos_start(struct worker *w, char *errbuf, size_t errlen);
 int worker_eos_boundary(struct worker *w, bool force);
+/* After a failed transaction or the producer's fatal error: the exit code,
+ * 78 when another instance of the transactional.id took over (logged once,
+ * saying what to fix), else 75; from then on worker_eos_boundary returns it. */
+int worker_eos_exit_code(struct worker *w);
 void worker_eos_failed(struct worker *w);
 void worker_eos_close(struct worker *w);
 /* For a new producer (worker_sink_rebuild; the old one's transaction was

@@ -228,3 +228,54 @@ def test_eos_transactional_id_is_the_devices(tmp_path, kafka, topic):
     assert committed_seqs(kafka.bootstrap, topic, 10) == list(range(10))
     sk.wait_log(r"exactly-once: transactional\.id " + topic + "-offsets-" + mid + " ")
     assert sk.stop() == 0
+
+
+def overlaps(tmp_path, bootstrap, topic, rounds=6):
+    """Instances A and B ship one appending file with one configuration, and
+    so one transactional.id (a cloned SD card: the same /etc/machine-id), each
+    with its own state directory. rounds times, the stopped one starts while
+    the other runs. Returns (exit codes of the fenced, [A, B], lines)."""
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(2000)
+    sks = []
+    # B names the broker otherwise: one host's lock on the offsets topic
+    # (/run/lock) then does not refuse it, as another device's would not.
+    for name, bs in (("a", bootstrap), ("b", bootstrap.replace("127.0.0.1", "localhost"))):
+        (tmp_path / name).mkdir()
+        sks.append(fl.FaultSkiff(tmp_path / name, eos_worker(
+            bs, tmp_path / name, topic + "-offsets"),
+            [fl.file_connector("eos2", src.path, topic)]))
+    writer = fl.Writer(src, rate=3000)
+    writer.start()
+    sks[0].start()
+    codes, shipped = [], 2000
+    for r in range(rounds):
+        old, new = sks[r % 2], sks[(r + 1) % 2]
+        shipped += 1000
+        committed_seqs(bootstrap, topic, shipped)
+        new.start()
+        fl.wait_for(lambda: not old.running(), 60, "the first instance fenced")
+        codes.append(old.exitcode)
+    total = writer.stop()
+    committed_seqs(bootstrap, topic, total)
+    assert sks[rounds % 2].stop() == 0
+    return codes, sks, total
+
+
+def test_eos_second_instance_fences_first(tmp_path, kafka, topic):
+    """Each new instance fences the running one before it reads the
+    committed offsets: read_committed sees every line once, in order (it read
+    first: the old one committed once more, and those lines came again)."""
+    _, _, total = overlaps(tmp_path, kafka.bootstrap, topic)
+    seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic, isolation="read_committed"))
+    assert len(seqs) - len(set(seqs)) == 0, "lines repeated"
+    assert seqs == list(range(total))
+
+
+def test_eos_fenced_exits_78(tmp_path, kafka, topic):
+    """The fenced instance exits 78, naming the transactional.id and the
+    likely cause, so that systemd does not restart it to fence the other."""
+    codes, sks, _ = overlaps(tmp_path, kafka.bootstrap, topic, rounds=1)
+    assert codes == [78]
+    assert "another skiff with transactional.id " + topic + "-offsets-" in sks[0].log_text()

@@ -29,6 +29,19 @@ static void write_text(const char *path, const char *text)
 	testlib_write_file(path, text, strlen(text));
 }
 
+/* worker_new and worker_start, as main runs them around the store's open. */
+static int new_worker(const struct settings *s, struct offsets *o, struct stats *st,
+                      struct worker **out, char *errbuf, size_t errlen)
+{
+	int rc = worker_new(s, st, out, errbuf, errlen);
+
+	if (rc == 0 && (rc = worker_start(*out, o, errbuf, errlen)) != 0) {
+		worker_destroy(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 static void test_out_of_memory_is_transient(void)
 {
 	char dir[512], wpath[600], cpath[600], text[2048], errbuf[2048];
@@ -58,7 +71,7 @@ static void test_out_of_memory_is_transient(void)
 		int rc;
 
 		fail_at = k;
-		rc = worker_new(&s, o, st, &w, errbuf, sizeof(errbuf));
+		rc = new_worker(&s, o, st, &w, errbuf, sizeof(errbuf));
 		ok = fail_at > 0; /* nothing failed: it got through */
 		fail_at = 0;
 		if (rc == WORKER_ERR_NOMEM) {
@@ -113,7 +126,7 @@ static int config_errors_when_out_of_memory(const char *dir, const char *conn)
 		int rc;
 
 		fail_at = k;
-		rc = worker_new(&s, o, st, &w, errbuf, sizeof(errbuf));
+		rc = new_worker(&s, o, st, &w, errbuf, sizeof(errbuf));
 		ok = fail_at > 0;
 		fail_at = 0;
 		if (rc == WORKER_ERR_CONFIG) {
@@ -174,7 +187,7 @@ static void test_source_counters_registered(void)
 	snprintf(text, sizeof(text), "%s/offsets", dir);
 	CHECK_INT(offsets_open_file(text, &o, errbuf, sizeof(errbuf)), 0);
 	CHECK_INT(stats_new(&st), 0);
-	CHECK_INT(worker_new(&s, o, st, &w, errbuf, sizeof(errbuf)), 0);
+	CHECK_INT(new_worker(&s, o, st, &w, errbuf, sizeof(errbuf)), 0);
 	while (stats_next(st, &cur, &v)) {
 		if (strcmp(v.desc->name, "lines_truncated") != 0)
 			continue;
