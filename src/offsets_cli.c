@@ -502,7 +502,7 @@ static int open_store(struct cli *cl)
 {
 	char errbuf[2048] = "";
 	struct offsets_stats st;
-	int rc = offsets_open_store(cl->s.worker, true, &cl->o, errbuf, sizeof(errbuf));
+	int rc = offsets_open_store(&cl->s, true, &cl->o, errbuf, sizeof(errbuf));
 
 	if (rc == 0) {
 		offsets_stats(cl->o, &st);

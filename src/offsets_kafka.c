@@ -17,6 +17,9 @@
 #include "hash.h"
 #include "kconf.h"
 #include "offsets.h"
+#include "offsets_ktopic.h"
+#include "offsets_fleet.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <librdkafka/rdkafka.h>
 
 #define GEN_HEADER "skiff.generation"
+#define DEV_HEADER "skiff.device"
 #define MIN_READ_MS 10000
 /* How far generations jump when the topic restores the file: more file
  * writes than any device makes between two restores (2^32 at one per
@@ -39,6 +43,7 @@ struct rec {
 	char *key;
 	char *value; /* NULL: a tombstone */
 	uint64_t gen;
+	char *device; /* its skiff.device header, NULL: none */
 };
 
 struct kctx {
@@ -54,11 +59,12 @@ struct kctx {
 	size_t n, cap;
 	struct hash index;
 	bool resend;
-	bool create;            /* the writer creates a missing topic; --check does not */
-	offsets_fence_fn fence; /* before the read (exactly-once): NULL, none */
-	void *fence_arg;
-	struct offsets *o; /* from load: offsets_write_done's */
-	uint64_t writing;  /* the generation in flight, 0: none */
+	bool create;                /* the writer creates a missing topic; --check does not */
+	bool recheck;               /* a write found no topic: create it again before the next */
+	struct offsets_fleet fleet; /* this device's names, load's warning */
+	int lockfd;                 /* the topic's lock (hold), -1: none */
+	struct offsets *o;          /* from load: offsets_write_done's */
+	uint64_t writing;           /* the generation in flight, 0: none */
 	size_t pending;
 	int err;
 	char why[512];
@@ -115,6 +121,9 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 	    kconf_set(conf, "enable.idempotence", "true", "defaults", errbuf, errlen) != 0 ||
 	    kconf_set(conf, "partitioner", "murmur2_random", "defaults", errbuf, errlen) != 0 ||
 	    kconf_set(conf, "linger.ms", "0", "defaults", errbuf, errlen) != 0 ||
+	    /* A write to a deleted topic must not have the broker create it
+	     * with its default policy (delete): kafka_store creates it. */
+	    kconf_set(conf, "allow.auto.create.topics", "false", "defaults", errbuf, errlen) != 0 ||
 	    kconf_set(conf, "message.timeout.ms", tmo, "defaults", errbuf, errlen) != 0) {
 		rd_kafka_conf_destroy(conf);
 		return OFFSETS_ERR_CONFIG;
@@ -136,98 +145,6 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* ---- the topic ---------------------------------------------------------------- */
-
-/* Topic configs: cleanup.policy=compact, then every offset.storage.X but the
- * keys skiff reads itself. */
-static int topic_configs(struct kctx *k, rd_kafka_NewTopic_t *nt, char *errbuf, size_t errlen)
-{
-	const struct config_section *w = k->w;
-
-	rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
-	for (size_t i = 0; i < config_passthrough_count(w); i++) {
-		const char *key = config_passthrough_key(w, i), *v = config_passthrough_value(w, i);
-
-		if (strncmp(key, "offset.storage.", 15) != 0)
-			continue;
-		if (strcmp(key + 15, "cleanup.policy") == 0 && strcmp(v, "compact") != 0) {
-			/* Connect refuses it too: deletion would forget offsets. */
-			snprintf(errbuf, errlen,
-			         "%s: %s=%s: the offsets topic must be compacted, never deleted",
-			         config_passthrough_where(w, i), key, v);
-			return OFFSETS_ERR_CONFIG;
-		}
-		if (rd_kafka_NewTopic_set_config(nt, key + 15, v) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-			snprintf(errbuf, errlen, "%s: %s: not a topic config",
-			         config_passthrough_where(w, i), key);
-			return OFFSETS_ERR_CONFIG;
-		}
-	}
-	return 0;
-}
-
-/* The error of a CreateTopics result event: 0 (created or already there),
- * or an OFFSETS_ERR_* with errbuf. */
-static int create_result(struct kctx *k, rd_kafka_event_t *ev, char *errbuf, size_t errlen)
-{
-	const rd_kafka_CreateTopics_result_t *res;
-	const rd_kafka_topic_result_t **tr;
-	rd_kafka_resp_err_t err;
-	size_t n = 0;
-
-	if (ev == NULL) {
-		snprintf(errbuf, errlen, "offset.storage.topic %s: no answer from %s within %d ms",
-		         k->topic, config_str(k->w, "bootstrap.servers"), k->timeout_ms);
-		return OFFSETS_ERR_IO;
-	}
-	res = rd_kafka_event_CreateTopics_result(ev);
-	tr = res != NULL ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
-	err = n == 1 ? rd_kafka_topic_result_error(tr[0]) : rd_kafka_event_error(ev);
-	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-		return 0;
-	snprintf(errbuf, errlen, "offset.storage.topic %s: cannot create it: %s", k->topic,
-	         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
-	                : rd_kafka_event_error_string(ev));
-	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT
-	           ? OFFSETS_ERR_IO
-	           : OFFSETS_ERR_CONFIG;
-}
-
-/* Creates the topic unless it exists (Connect's KafkaOffsetBackingStore does
- * the same at start). An existing topic is used as it is. */
-static int ensure_topic(struct kctx *k, char *errbuf, size_t errlen)
-{
-	int parts = (int)config_int(k->w, "offset.storage.partitions");
-	int rf = (int)config_int(k->w, "offset.storage.replication.factor");
-	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(k->topic, parts, rf, NULL, 0);
-	rd_kafka_queue_t *q = rd_kafka_queue_new(k->rk);
-	rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(k->rk, RD_KAFKA_ADMIN_OP_ANY);
-	rd_kafka_event_t *ev = NULL;
-	int rc = OFFSETS_ERR_NOMEM;
-
-	if (nt == NULL || q == NULL || opt == NULL) {
-		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
-		goto out;
-	}
-	rc = topic_configs(k, nt, errbuf, errlen);
-	if (rc != 0)
-		goto out;
-	(void)rd_kafka_AdminOptions_set_request_timeout(opt, k->timeout_ms, NULL, 0);
-	rd_kafka_CreateTopics(k->rk, &nt, 1, opt, q);
-	ev = rd_kafka_queue_poll(q, k->timeout_ms + 1000);
-	rc = create_result(k, ev, errbuf, errlen);
-out:
-	if (ev != NULL)
-		rd_kafka_event_destroy(ev);
-	if (opt != NULL)
-		rd_kafka_AdminOptions_destroy(opt);
-	if (q != NULL)
-		rd_kafka_queue_destroy(q);
-	if (nt != NULL)
-		rd_kafka_NewTopic_destroy(nt);
-	return rc;
-}
-
 /* ---- the map of what the topic holds ------------------------------------------ */
 
 static struct rec *find(const struct kctx *k, const char *key)
@@ -237,14 +154,17 @@ static struct rec *find(const struct kctx *k, const char *key)
 	return hash_get(&k->index, key, &i) ? &k->recs[i] : NULL;
 }
 
-/* Sets key to value (NULL: tombstone) at gen. Returns 0 or OFFSETS_ERR_NOMEM. */
-static int remember(struct kctx *k, const char *key, const char *value, uint64_t gen)
+/* Sets key to value (NULL: tombstone) at gen, written by device (NULL:
+ * unknown). Returns 0 or OFFSETS_ERR_NOMEM. */
+static int remember(struct kctx *k, const char *key, const char *value, uint64_t gen,
+                    const char *device)
 {
 	struct rec *r = find(k, key);
-	char *v = NULL;
+	char *v = NULL, *d = NULL;
 
-	if (value != NULL && (v = strdup(value)) == NULL)
-		return OFFSETS_ERR_NOMEM;
+	if ((value != NULL && (v = strdup(value)) == NULL) ||
+	    (device != NULL && (d = strdup(device)) == NULL))
+		goto nomem;
 	if (r == NULL) {
 		if (k->n == k->cap) {
 			size_t cap = k->cap ? k->cap * 2 : 16;
@@ -264,37 +184,41 @@ static int remember(struct kctx *k, const char *key, const char *value, uint64_t
 		k->n++;
 	}
 	free(r->value);
+	free(r->device);
 	r->value = v;
+	r->device = d;
 	r->gen = gen;
 	return 0;
 nomem:
 	free(v);
+	free(d);
 	return OFFSETS_ERR_NOMEM;
 }
 
 /* ---- load ------------------------------------------------------------------------ */
 
-static uint64_t header_gen(const rd_kafka_message_t *m)
+/* The last header name of m as a string in buf, or NULL. */
+static const char *header(const rd_kafka_message_t *m, const char *name, char *buf, size_t len)
 {
 	rd_kafka_headers_t *hdrs = NULL;
 	const void *v = NULL;
-	size_t len = 0;
-	char buf[24];
+	size_t n = 0;
 
 	if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-	    rd_kafka_header_get_last(hdrs, GEN_HEADER, &v, &len) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-	    v == NULL || len == 0 || len >= sizeof(buf))
-		return 0;
-	memcpy(buf, v, len);
-	buf[len] = '\0';
-	return strtoull(buf, NULL, 10);
+	    rd_kafka_header_get_last(hdrs, name, &v, &n) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+	    v == NULL || n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* One record read back. A key or value that is not an offset (another
  * tool's record in a shared topic) is skipped: it is not ours to judge. */
 static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
 {
-	char *key, *value = NULL;
+	char *key, *value = NULL, gen[24], dev[DEVICE_NAME_MAX];
+	const char *g = header(m, GEN_HEADER, gen, sizeof(gen));
 	int rc = 0;
 
 	if (m->key == NULL || m->key_len == 0)
@@ -306,7 +230,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
 	if (key == NULL || (m->payload != NULL && (value = strndup(m->payload, m->len)) == NULL))
 		rc = OFFSETS_ERR_NOMEM;
 	else
-		rc = remember(k, key, value, header_gen(m));
+		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
+		              header(m, DEV_HEADER, dev, sizeof(dev)));
 	free(key);
 	free(value);
 	return rc;
@@ -513,7 +438,8 @@ out:
 
 /* Applies the topic's records to o where they are newer than the file
  * (generation fgen; 0: no file, every record counts). */
-static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen, bool *restored)
+static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen, bool *restored,
+                 char *errbuf, size_t errlen)
 {
 	bool differ = false;
 	int rc;
@@ -522,6 +448,9 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 		const struct rec *r = &k->recs[i];
 		const char *have;
 
+		rc = offsets_fleet_check(&k->fleet, r->key, r->device, fgen > 0, errbuf, errlen);
+		if (rc != 0)
+			return rc;
 		if (r->gen > *maxgen)
 			*maxgen = r->gen;
 		if (fgen == 0 || r->gen > fgen) {
@@ -555,6 +484,7 @@ static int file_only(struct kctx *k, uint64_t fgen, uint64_t *generation, int *f
 	for (size_t i = 0; i < k->n; i++) {
 		free(k->recs[i].key);
 		free(k->recs[i].value);
+		free(k->recs[i].device);
 	}
 	k->n = 0;
 	hash_clear(&k->index);
@@ -587,11 +517,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 			return rc;
 		}
 	}
-	rc = k->create ? ensure_topic(k, errbuf, errlen) : 0;
-	/* Exactly-once: no instance may commit after the read (else what it
-	 * committed would be read again). */
-	if (rc == 0 && k->fence != NULL)
-		rc = k->fence(k->fence_arg, errbuf, errlen);
+	rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, k->create, errbuf, errlen);
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
 	/* Exactly-once: the file may lag the committed transactions. */
@@ -599,7 +525,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 	    strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") != 0)
 		return file_only(k, fgen, generation, from_prev, errbuf, errlen);
 	if (rc == 0)
-		rc = merge(k, o, fgen, &maxgen, &restored);
+		rc = merge(k, o, fgen, &maxgen, &restored, errbuf, errlen);
 	if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)
 		snprintf(errbuf, errlen, "offset.storage.topic %s: %s", k->topic,
 		         offsets_strerror(rc));
@@ -615,10 +541,35 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 		*generation = maxgen + GEN_JUMP;
 	if (*from_prev)
 		snprintf(errbuf, errlen, "%s", ferr); /* the fallback's warning */
+	if (k->fleet.warn[0] != '\0') {
+		/* Another device's position taken as this one's: warned as a
+		 * fallback is (offsets_loaded_from_prev). */
+		snprintf(errbuf, errlen, "%s%s%s", *from_prev ? ferr : "", *from_prev ? "; " : "",
+		         k->fleet.warn);
+		*from_prev = 1;
+	}
 	return 0;
 }
 
 /* ---- store ------------------------------------------------------------------------ */
+
+/* A record not written: k->why says why. A topic gone (deleted while skiff
+ * runs) is not created by the write (allow.auto.create.topics=false: the
+ * broker would create it with its default cleanup.policy, delete); the next
+ * write creates it again compacted, or refuses one someone else created. */
+static void write_failed(struct kctx *k, rd_kafka_resp_err_t err)
+{
+	bool gone = err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+	            err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+	            err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+
+	if (gone)
+		k->recheck = true;
+	snprintf(k->why, sizeof(k->why), "offset.storage.topic %s: %s%s", k->topic,
+	         rd_kafka_err2str(err),
+	         gone ? " (the topic was deleted? the next write creates it again, compacted)"
+	              : "");
+}
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -627,8 +578,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	(void)rk;
 	if (m->err != 0 && k->err == 0) {
 		k->err = OFFSETS_ERR_IO;
-		snprintf(k->why, sizeof(k->why), "offset.storage.topic %s: %s", k->topic,
-		         rd_kafka_err2str(m->err));
+		write_failed(k, m->err);
 	}
 	if (k->pending > 0 && --k->pending == 0 && k->writing != 0) {
 		uint64_t gen = k->writing;
@@ -650,15 +600,15 @@ static int send_one(struct kctx *k, const char *key, const char *value, uint64_t
 	rd_kafka_resp_err_t err = rd_kafka_producev(
 	    k->rk, RD_KAFKA_V_TOPIC(k->topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
 	    RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)value, vlen),
-	    RD_KAFKA_V_HEADER(GEN_HEADER, g, (ssize_t)glen), RD_KAFKA_V_END);
+	    RD_KAFKA_V_HEADER(GEN_HEADER, g, (ssize_t)glen),
+	    RD_KAFKA_V_HEADER(DEV_HEADER, k->fleet.device, -1), RD_KAFKA_V_END);
 
 	if (err != 0) {
-		snprintf(k->why, sizeof(k->why), "offset.storage.topic %s: %s", k->topic,
-		         rd_kafka_err2str(err));
+		write_failed(k, err);
 		return OFFSETS_ERR_IO;
 	}
 	k->pending++;
-	return remember(k, key, value, gen);
+	return remember(k, key, value, gen, k->fleet.device);
 }
 
 /* Sends what the topic does not hold yet: changed values, and tombstones
@@ -691,6 +641,15 @@ static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *
 
 	if (k->fops != NULL && (rc = k->fops->store(k->fctx, o, gen, errbuf, errlen)) != 0)
 		return rc;
+	/* Blocks the loop for one admin request, only after a write found the
+	 * topic gone. Then every key is sent again (resend). */
+	if (k->recheck) {
+		rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, true, errbuf,
+		                           errlen);
+		if (rc != 0)
+			return rc;
+		k->recheck = false;
+	}
 	k->pending = 0;
 	k->err = 0;
 	rc = send_changes(k, o, gen);
@@ -741,11 +700,14 @@ static void kafka_close(void *vctx)
 	for (size_t i = 0; i < k->n; i++) {
 		free(k->recs[i].key);
 		free(k->recs[i].value);
+		free(k->recs[i].device);
 	}
 	free(k->recs);
 	hash_free(&k->index);
 	if (k->fops != NULL)
 		k->fops->close(k->fctx);
+	if (k->lockfd >= 0)
+		close(k->lockfd);
 	free(k);
 }
 
@@ -758,14 +720,15 @@ static const struct offset_backend_ops kafka_ops = {
     .poll = kafka_poll,
 };
 
-static int open_store(const struct config_section *w, bool hold, offsets_fence_fn fence, void *arg,
-                      struct offsets **out, char *errbuf, size_t errlen)
+int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
+                       size_t errlen)
 {
+	const struct config_section *w = s->worker;
 	const char *file = config_str(w, "offset.storage.file.filename");
 	const char *topic = config_str(w, "offset.storage.topic");
 	int64_t tmo = config_int(w, "offset.flush.timeout.ms") * 6;
 	struct kctx *k;
-	int rc;
+	int rc = 0;
 
 	*out = NULL;
 	if (topic == NULL || *topic == '\0')
@@ -779,14 +742,16 @@ static int open_store(const struct config_section *w, bool hold, offsets_fence_f
 	k->w = w;
 	k->topic = topic;
 	k->create = hold;
-	k->fence = fence;
-	k->fence_arg = arg;
-	k->pipefd[0] = k->pipefd[1] = -1;
+	k->pipefd[0] = k->pipefd[1] = k->lockfd = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
+	offsets_fleet_init(&k->fleet, s, topic);
 	hash_init(&k->index);
-	rc = file != NULL && *file != '\0'
-	         ? offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen)
-	         : 0;
+	if (hold && (k->lockfd = offsets_ktopic_lock(w, topic, errbuf, errlen)) < 0) {
+		rc = k->lockfd;
+		k->lockfd = -1;
+	}
+	if (rc == 0 && file != NULL && *file != '\0')
+		rc = offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen);
 	if (rc == 0)
 		rc = open_producer(k, errbuf, errlen);
 	if (rc != 0) {
@@ -794,16 +759,4 @@ static int open_store(const struct config_section *w, bool hold, offsets_fence_f
 		return rc;
 	}
 	return offsets_open(&kafka_ops, k, out, errbuf, errlen);
-}
-
-int offsets_open_store(const struct config_section *w, bool hold, struct offsets **out,
-                       char *errbuf, size_t errlen)
-{
-	return open_store(w, hold, NULL, NULL, out, errbuf, errlen);
-}
-
-int offsets_open_store_fenced(const struct config_section *w, offsets_fence_fn fence, void *arg,
-                              struct offsets **out, char *errbuf, size_t errlen)
-{
-	return open_store(w, true, fence, arg, out, errbuf, errlen);
 }

@@ -8,9 +8,12 @@
  * ["<connector>",{partition}] and value {offset} as the store holds them
  * (compact JSON), a null value (tombstone) for a removed key, partitioned
  * with Java's murmur2 of the key bytes (librdkafka's murmur2_random). Each
- * record also carries a header skiff.generation: the store generation that
- * wrote it. Written with acks=all; a write completes once every record of it
- * is acknowledged.
+ * record also carries headers skiff.generation (the store generation that
+ * wrote it) and skiff.device (the device that wrote it: offsets_fleet.h).
+ * Written with acks=all; a write completes once every record of it is
+ * acknowledged. The producer never has the broker create the topic (a
+ * deleted topic comes back with cleanup.policy=delete): a write that finds
+ * it gone fails, and the next creates it compacted (offsets_ktopic.h).
  *
  * Load: the file (if any), then the topic read from its start to its end.
  * Per key, the topic's record wins when its generation is above the file's
@@ -29,8 +32,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct config_section;
 struct offsets;
+struct settings;
 
 /* How a write's failure in the topic begins: with the file beside it, the
  * file took that write first (and its generation wins at the next start),
@@ -44,19 +47,12 @@ struct offsets;
  * configs X). Errors as offsets_open_file, and OFFSETS_ERR_IO when the topic cannot be read within
  * offset.flush.timeout.ms x 6 (at least 10 s) and there is no file to start from (with one, the
  * file alone is loaded and *from_prev-style warning given: offsets_stats loaded_from_prev),
- * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings. */
-int offsets_open_store(const struct config_section *worker, bool hold, struct offsets **out,
-                       char *errbuf, size_t errlen);
-
-/* Runs between taking the store's locks and reading its topic: 0, or an
- * OFFSETS_ERR_* code with errbuf "what: why". */
-typedef int (*offsets_fence_fn)(void *arg, char *errbuf, size_t errlen);
-
-/* offsets_open_store with hold, calling fence(arg) once the locks are taken
- * and the file is loaded, before the topic is read (not without a topic):
- * exactly-once fences every other instance of its transactional.id there,
- * so that none commits after the read. Its failure fails the open. */
-int offsets_open_store_fenced(const struct config_section *worker, offsets_fence_fn fence,
-                              void *arg, struct offsets **out, char *errbuf, size_t errlen);
+ * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings, when the topic is not
+ * compacted only, or when another device wrote a key of a connector of s (offsets_fleet.h). With
+ * hold, also the topic's own lock (offsets_ktopic_lock: one writer per topic and
+ * bootstrap.servers on this device, with or without the file): OFFSETS_ERR_LOCKED naming the
+ * other skiff's pid. s is borrowed for the store's life. */
+int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
+                       size_t errlen);
 
 #endif

@@ -44,6 +44,10 @@ static const struct config_key worker_keys[] = {
      "Replication factor of a created offsets topic; -1: the broker's default."},
     {"offset.storage.partitions", CFG_INT, "25", -1, INT_MAX32, NULL, 0,
      "Partitions of a created offsets topic; -1: the broker's default."},
+    {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0,
+     "This device's name on its offset records (header skiff.device), to tell its own "
+     "from another device's in a shared offsets topic; default /etc/machine-id. Give one "
+     "that survives re-flashing (README \"Offsets in Kafka\")."},
     {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
      "How often acknowledged offsets are written, when they changed."},
     {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,

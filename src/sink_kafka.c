@@ -2,9 +2,9 @@
 #include "sink_kafka.h"
 
 #include "config.h"
+#include "device.h"
 #include "kconf.h"
 #include "log.h"
-#include "num.h"
 #include "source.h"
 #include "tlserr.h"
 
@@ -280,27 +280,6 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 	return 0;
 }
 
-/* This device's name for a transactional.id: /etc/machine-id (made unique
- * per device at its first boot, also by Raspberry Pi OS images), else the
- * host name, which a fleet of Pis often shares ("raspberrypi"). */
-static void device_name(char *out, size_t len)
-{
-	FILE *f = fopen("/etc/machine-id", "r");
-	size_t n = 0;
-
-	if (f != NULL) {
-		n = fgets(out, (int)len, f) != NULL ? strspn(out, "0123456789abcdef") : 0;
-		fclose(f);
-	}
-	if (n >= 16) {
-		out[n] = '\0';
-		return;
-	}
-	if (gethostname(out, len) != 0)
-		snprintf(out, len, "skiff");
-	out[len - 1] = '\0';
-}
-
 /* With exactly.once.source.support=enabled: a transactional producer whose
  * transactional.id is "<offset.storage.topic>-<device name>" (stable across
  * restarts of one device, distinct across a fleet sharing the topic even
@@ -309,11 +288,11 @@ static void device_name(char *out, size_t len)
 static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, char *errbuf,
                          size_t errlen)
 {
-	char dev[256], id[512];
+	char dev[DEVICE_NAME_MAX], id[512];
 
 	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0)
 		return 0;
-	device_name(dev, sizeof(dev));
+	device_machine_id(dev, sizeof(dev));
 	snprintf(id, sizeof(id), "%.200s-%s", config_str(w, "offset.storage.topic"), dev);
 	log_info("exactly-once: transactional.id %s (unless producer.transactional.id is set)", id);
 	return kconf_set(conf, "transactional.id", id, "exactly.once.source.support", errbuf,
@@ -563,23 +542,6 @@ int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
 		return 0;
 	snprintf(errbuf, errlen, "kafka fatal error: %s: %s", rd_kafka_err2name(err), why);
 	return -1;
-}
-
-bool sink_fenced(struct sink *s, char *id, size_t idlen, int64_t *timeout_ms)
-{
-	rd_kafka_resp_err_t err = rd_kafka_fatal_error(s->rk, NULL, 0);
-	const rd_kafka_conf_t *conf = rd_kafka_conf(s->rk);
-	char ms[32];
-	size_t n = sizeof(ms), len = idlen;
-
-	if (err != RD_KAFKA_RESP_ERR__FENCED && err != RD_KAFKA_RESP_ERR_PRODUCER_FENCED)
-		return false;
-	*timeout_ms = 60000; /* librdkafka's default */
-	if (rd_kafka_conf_get(conf, "transaction.timeout.ms", ms, &n) == RD_KAFKA_CONF_OK)
-		(void)num_parse_i64(ms, 1, INT64_MAX, timeout_ms);
-	if (rd_kafka_conf_get(conf, "transactional.id", id, &len) != RD_KAFKA_CONF_OK)
-		snprintf(id, idlen, "?");
-	return true;
 }
 
 size_t sink_tls_files(const struct config_section *w, const char **out, size_t max)

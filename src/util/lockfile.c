@@ -37,6 +37,11 @@ static void note_holder(int fd)
 
 int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 {
+	return lockfile_acquire_for(path, "this offset file", errbuf, errlen);
+}
+
+int lockfile_acquire_for(const char *path, const char *what, char *errbuf, size_t errlen)
+{
 	char lock[4096];
 	int fd;
 
@@ -54,13 +59,12 @@ int lockfile_acquire(const char *path, char *errbuf, size_t errlen)
 		int64_t pid = held ? holder(fd) : 0;
 
 		if (pid > 0)
-			snprintf(errbuf, errlen,
-			         "%s: another skiff (pid %lld) is running with this offset file",
-			         lock, (long long)pid);
+			snprintf(errbuf, errlen, "%s: another skiff (pid %lld) is running with %s",
+			         lock, (long long)pid, what);
 		else
-			snprintf(errbuf, errlen, "%s: %s", lock,
-			         held ? "another skiff is running with this offset file"
-			              : strerror(errno));
+			snprintf(errbuf, errlen, "%s: %s%s", lock,
+			         held ? "another skiff is running with " : strerror(errno),
+			         held ? what : "");
 		close(fd);
 		return held ? LOCKFILE_HELD : LOCKFILE_ERR;
 	}

@@ -16,4 +16,8 @@ enum {
  * LOCKFILE_ERR or LOCKFILE_HELD with errbuf. */
 int lockfile_acquire(const char *path, char *errbuf, size_t errlen);
 
+/* lockfile_acquire, the refusal saying "running with <what>" (lockfile_acquire's
+ * what: "this offset file"). */
+int lockfile_acquire_for(const char *path, const char *what, char *errbuf, size_t errlen);
+
 #endif

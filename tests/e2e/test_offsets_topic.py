@@ -244,3 +244,115 @@ def test_starts_offline_from_the_file(tmp_path, kafka_private, topic):
     state.mkdir()
     sk.start()
     assert sk.wait(timeout=60) == 75
+
+
+def test_fleet_sharing_one_topic(tmp_path, kafka, topic):
+    """Two devices of one image (connector "app" on the same path, one
+    offsets topic), each with its own state directory and machine id. A
+    device with a device.id, or with its offset file, finding its key last
+    written by the other device exits 78 naming the connector, key, device
+    and fix; a new card named only by its machine id (a re-flash may have
+    changed it) takes the record as its own and warns."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    key = key_of("app", src.path)
+
+    def device(name, **extra):
+        (tmp_path / name / "state").mkdir(parents=True, exist_ok=True)
+        (tmp_path / f"{name}.machine-id").write_text(name[0] * 32 + "\n")
+        return harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, tmp_path / name / "state",
+                                                    offsets, **extra),
+                             [fl.file_connector("app", src.path, topic)], name=name,
+                             env={"SKIFF_MACHINE_ID_FILE": str(tmp_path / f"{name}.machine-id")})
+
+    a = device("a")
+    a.start()
+    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                        100 * fl.WIDTH, 60, "device a's offset of line 100")
+    assert a.stop() == 0
+    b = device("b", device__id="dev-b")
+    b.start()
+    assert b.wait(timeout=60) == 78
+    for said in ["connector app", key.decode(), "device " + "a" * 32, "own connector names"]:
+        assert said in b.log_text()
+    b = device("b2")  # a new card, its machine id only
+    b.start()
+    b.wait_log(r"taken as this device's own from before a re-flash", timeout=60)
+    src.append(50)
+    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                        150 * fl.WIDTH, 60, "device b2's offset of line 150")
+    assert b.stop() == 0
+    a.start()  # its file loaded: b2 is another device
+    assert a.wait(timeout=60) == 78
+    assert "device " + "b" * 32 in a.log_text()
+
+
+def test_topic_alone_is_locked(tmp_path, kafka, topic):
+    """The topic alone: a second skiff with the same topic and bootstrap
+    servers exits 75 naming the first one's pid, as with the file store."""
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(10)
+    props = topic_worker(kafka.bootstrap, tmp_path, offsets)
+    del props["offset.storage.file.filename"]
+    first = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)])
+    first.start()
+    fl.read_topic(kafka.bootstrap, topic, 10)
+    second = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)],
+                           name="second")
+    second.start()
+    assert second.wait(timeout=60) == 75
+    assert f"another skiff (pid {first.pid}) is running with offset.storage.topic " \
+        f"{offsets}" in second.log_text()
+    assert first.stop() == 0
+
+
+def test_non_compacted_topic_refused(tmp_path, kafka, topic):
+    """An offsets topic the broker created for a write (cleanup.policy=delete,
+    as after it was deleted while a client wrote) is refused: exit 78 naming
+    the topic, its policy and the fix, as Connect refuses it."""
+    offsets = topic + "-offsets"
+    r = subprocess.run(["kcat", "-P", "-b", kafka.bootstrap, "-t", offsets],
+                       input=b"x\n", capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(10)
+    sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, tmp_path, offsets),
+                       [fl.file_connector("d", src.path, topic)])
+    sk.start()
+    assert sk.wait(timeout=60) == 78
+    assert f"offset.storage.topic {offsets} has cleanup.policy=delete" in sk.log_text()
+    assert "--add-config cleanup.policy=compact" in sk.log_text()
+
+
+def test_topic_deleted_while_running(tmp_path, kafka, topic):
+    """The offsets topic deleted while skiff runs: its writes do not have the
+    broker create it (it would delete, not compact); the next write creates it
+    compacted and sends every offset, so a restart passes the policy check and
+    resumes without a repeat."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, tmp_path, offsets,
+                                              offset__flush__timeout__ms=1000),
+                       [fl.file_connector("gone", src.path, topic)])
+    key = key_of("gone", src.path)
+    sk.start()
+    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                        100 * fl.WIDTH, 60, "the offset of line 100 in the topic")
+    r = subprocess.run([str(harness.tool("consume")), "-b", kafka.bootstrap, "-t", offsets, "-D"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    src.append(50)
+    sk.wait_log(r"the topic was deleted\? the next write creates it again", timeout=90)
+    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                        150 * fl.WIDTH, 90, "the offset of line 150 in the new topic")
+    assert sk.stop() == 0
+    src.append(10)
+    sk.start()
+    fl.read_topic(kafka.bootstrap, topic, 160)
+    assert sk.stop() == 0
+    assert fl.seqs_of(harness.consume(kafka.bootstrap, topic)) == list(range(160))

@@ -2,7 +2,7 @@
  * one JSON line.
  *
  *   consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]
- *           [-x read_committed|read_uncommitted] [-c PARTITIONS]
+ *           [-x read_committed|read_uncommitted] [-c PARTITIONS] [-D]
  *
  * Without -n: reads every partition from the beginning up to its high
  * watermark as of the start (for read_committed: up to what is committed),
@@ -12,6 +12,7 @@
  * everything the topic held; exits 3 when fewer than N came within -T.
  * With -c N: creates the topic with N partitions and replication factor 1
  * (fine when it exists), waits until every partition has a leader, exits 0.
+ * With -D: deletes the topic (fine when it is missing), exits 0.
  *
  * Output: {"partition":p,"offset":o,"timestamp":ms,"key":b64|null,
  * "value":b64|null,"headers":[[name,b64|null],...]}. No consumer group, no
@@ -41,6 +42,7 @@ struct opts {
 	int64_t min_records; /* -1: no -n */
 	int64_t timeout_ms;
 	int64_t create_partitions; /* 0: no -c */
+	bool delete_topic;         /* -D */
 };
 
 /* Per assigned partition: how far we got, and whether it reached the end. */
@@ -69,8 +71,9 @@ static int remaining(int64_t deadline)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]\n"
-	                "               [-x read_committed|read_uncommitted] [-c PARTITIONS]\n");
+	fprintf(stderr,
+	        "usage: consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]\n"
+	        "               [-x read_committed|read_uncommitted] [-c PARTITIONS] [-D]\n");
 	exit(EXIT_ERR);
 }
 
@@ -92,7 +95,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.isolation = "read_uncommitted", .min_records = -1, .timeout_ms = 30000};
-	while ((c = getopt(argc, argv, "b:t:n:T:x:c:")) != -1) {
+	while ((c = getopt(argc, argv, "b:t:n:T:x:c:D")) != -1) {
 		switch (c) {
 		case 'b':
 			o->bootstrap = optarg;
@@ -111,6 +114,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'c':
 			o->create_partitions = num_arg(optarg, 1, MAX_PARTITIONS, 'c');
+			break;
+		case 'D':
+			o->delete_topic = true;
 			break;
 		default:
 			usage();
@@ -373,6 +379,36 @@ out:
 	return rc;
 }
 
+static int delete_topic(const struct opts *o)
+{
+	rd_kafka_t *rk = client(o, RD_KAFKA_PRODUCER);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_DeleteTopic_t *dt = rd_kafka_DeleteTopic_new(o->topic);
+	rd_kafka_event_t *ev;
+	const rd_kafka_topic_result_t **res;
+	size_t cnt = 0;
+	rd_kafka_resp_err_t err;
+	int rc = EXIT_ERR;
+
+	rd_kafka_DeleteTopics(rk, &dt, 1, NULL, q);
+	ev = rd_kafka_queue_poll(q, (int)o->timeout_ms + 1);
+	res = ev ? rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &cnt)
+	         : NULL;
+	err = cnt == 1 ? rd_kafka_topic_result_error(res[0])
+	      : ev     ? rd_kafka_event_error(ev)
+	               : RD_KAFKA_RESP_ERR__TIMED_OUT;
+	if (err == 0 || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		rc = 0;
+	else
+		fprintf(stderr, "consume: delete %s: %s\n", o->topic, rd_kafka_err2str(err));
+	if (ev)
+		rd_kafka_event_destroy(ev);
+	rd_kafka_DeleteTopic_destroy(dt);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	return rc;
+}
+
 /* Sets every partition's target to its current high watermark. Returns 0
  * or -1. */
 static int set_targets(rd_kafka_t *rk, const char *topic, struct part *parts, int n,
@@ -526,7 +562,9 @@ int main(int argc, char **argv)
 	int rc;
 
 	parse_args(argc, argv, &o);
-	rc = o.create_partitions ? create_topic(&o) : consume(&o);
+	rc = o.delete_topic        ? delete_topic(&o)
+	     : o.create_partitions ? create_topic(&o)
+	                           : consume(&o);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "consume: writing stdout: %s\n", strerror(errno));
 		return EXIT_ERR;

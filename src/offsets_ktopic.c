@@ -1,0 +1,216 @@
+#include "offsets_ktopic.h"
+
+#include "config.h"
+#include "hash.h"
+#include "lockfile.h"
+#include "offsets.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Topic configs: cleanup.policy=compact, then every offset.storage.X but the
+ * keys skiff reads itself. */
+static int topic_configs(const struct config_section *w, rd_kafka_NewTopic_t *nt, char *errbuf,
+                         size_t errlen)
+{
+	rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
+	for (size_t i = 0; i < config_passthrough_count(w); i++) {
+		const char *key = config_passthrough_key(w, i), *v = config_passthrough_value(w, i);
+
+		if (strncmp(key, "offset.storage.", 15) != 0)
+			continue;
+		if (strcmp(key + 15, "cleanup.policy") == 0 && strcmp(v, "compact") != 0) {
+			/* Connect refuses it too: deletion would forget offsets. */
+			snprintf(errbuf, errlen,
+			         "%s: %s=%s: the offsets topic must be compacted, never deleted",
+			         config_passthrough_where(w, i), key, v);
+			return OFFSETS_ERR_CONFIG;
+		}
+		if (rd_kafka_NewTopic_set_config(nt, key + 15, v) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			snprintf(errbuf, errlen, "%s: %s: not a topic config",
+			         config_passthrough_where(w, i), key);
+			return OFFSETS_ERR_CONFIG;
+		}
+	}
+	return 0;
+}
+
+/* The error of a CreateTopics result event: 0 (created or already there),
+ * or an OFFSETS_ERR_* with errbuf. */
+static int create_result(const struct config_section *w, const char *topic, int timeout_ms,
+                         rd_kafka_event_t *ev, char *errbuf, size_t errlen)
+{
+	const rd_kafka_CreateTopics_result_t *res;
+	const rd_kafka_topic_result_t **tr;
+	rd_kafka_resp_err_t err;
+	size_t n = 0;
+
+	if (ev == NULL) {
+		snprintf(errbuf, errlen, "offset.storage.topic %s: no answer from %s within %d ms",
+		         topic, config_str(w, "bootstrap.servers"), timeout_ms);
+		return OFFSETS_ERR_IO;
+	}
+	res = rd_kafka_event_CreateTopics_result(ev);
+	tr = res != NULL ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
+	err = n == 1 ? rd_kafka_topic_result_error(tr[0]) : rd_kafka_event_error(ev);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
+		return 0;
+	snprintf(errbuf, errlen, "offset.storage.topic %s: cannot create it: %s", topic,
+	         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
+	                : rd_kafka_event_error_string(ev));
+	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT
+	           ? OFFSETS_ERR_IO
+	           : OFFSETS_ERR_CONFIG;
+}
+
+/* Creates the topic unless it exists (Connect's KafkaOffsetBackingStore does
+ * the same at start). An existing topic is used as it is. */
+static int create(rd_kafka_t *rk, const struct config_section *w, const char *topic, int timeout_ms,
+                  char *errbuf, size_t errlen)
+{
+	int parts = (int)config_int(w, "offset.storage.partitions");
+	int rf = (int)config_int(w, "offset.storage.replication.factor");
+	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, parts, rf, NULL, 0);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
+	rd_kafka_event_t *ev = NULL;
+	int rc = OFFSETS_ERR_NOMEM;
+
+	if (nt == NULL || q == NULL || opt == NULL) {
+		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
+		goto out;
+	}
+	rc = topic_configs(w, nt, errbuf, errlen);
+	if (rc != 0)
+		goto out;
+	(void)rd_kafka_AdminOptions_set_request_timeout(opt, timeout_ms, NULL, 0);
+	rd_kafka_CreateTopics(rk, &nt, 1, opt, q);
+	ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+	rc = create_result(w, topic, timeout_ms, ev, errbuf, errlen);
+out:
+	if (ev != NULL)
+		rd_kafka_event_destroy(ev);
+	if (opt != NULL)
+		rd_kafka_AdminOptions_destroy(opt);
+	if (q != NULL)
+		rd_kafka_queue_destroy(q);
+	if (nt != NULL)
+		rd_kafka_NewTopic_destroy(nt);
+	return rc;
+}
+
+/* True when policy is "compact" alone (a list, as Kafka writes it: Connect
+ * refuses "compact,delete" too, since delete still forgets offsets). */
+static bool compact_only(const char *policy)
+{
+	bool any = false;
+
+	while (*policy != '\0') {
+		size_t n;
+
+		policy += strspn(policy, " ,");
+		n = strcspn(policy, " ,");
+		if (n == 0)
+			break;
+		if (n != 7 || strncmp(policy, "compact", 7) != 0)
+			return false;
+		any = true;
+		policy += n;
+	}
+	return any;
+}
+
+/* The cleanup.policy in a DescribeConfigs result, or NULL when the cluster
+ * did not say (an error, no such topic, no permission). Points into ev. */
+static const char *policy_of(rd_kafka_event_t *ev)
+{
+	const rd_kafka_DescribeConfigs_result_t *res = rd_kafka_event_DescribeConfigs_result(ev);
+	const rd_kafka_ConfigResource_t **rs;
+	const rd_kafka_ConfigEntry_t **e;
+	size_t n = 0, ne = 0;
+
+	if (res == NULL || rd_kafka_event_error(ev) != 0)
+		return NULL;
+	rs = rd_kafka_DescribeConfigs_result_resources(res, &n);
+	if (n != 1 || rd_kafka_ConfigResource_error(rs[0]) != 0)
+		return NULL;
+	e = rd_kafka_ConfigResource_configs(rs[0], &ne);
+	for (size_t i = 0; i < ne; i++)
+		if (strcmp(rd_kafka_ConfigEntry_name(e[i]), "cleanup.policy") == 0)
+			return rd_kafka_ConfigEntry_value(e[i]);
+	return NULL;
+}
+
+/* Refuses an existing topic that is not compacted only. */
+static int check_policy(rd_kafka_t *rk, const struct config_section *w, const char *topic,
+                        int timeout_ms, char *errbuf, size_t errlen)
+{
+	rd_kafka_ConfigResource_t *cr = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
+	rd_kafka_event_t *ev = NULL;
+	const char *policy;
+	int rc = OFFSETS_ERR_NOMEM;
+
+	if (cr == NULL || q == NULL || opt == NULL) {
+		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
+		goto out;
+	}
+	(void)rd_kafka_AdminOptions_set_request_timeout(opt, timeout_ms, NULL, 0);
+	rd_kafka_DescribeConfigs(rk, &cr, 1, opt, q);
+	ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+	policy = ev != NULL ? policy_of(ev) : NULL;
+	rc = 0;
+	if (policy == NULL || compact_only(policy))
+		goto out;
+	snprintf(errbuf, errlen,
+	         "offset.storage.topic %s has cleanup.policy=%s: an offsets topic must be "
+	         "compacted only, or the broker deletes offsets and a restart re-sends or skips "
+	         "records (Connect refuses it too; was it deleted and created again by a "
+	         "write?). Fix: kafka-configs.sh --bootstrap-server %s --alter --entity-type "
+	         "topics --entity-name %s --add-config cleanup.policy=compact, or name a new "
+	         "offset.storage.topic (skiff creates it compacted)",
+	         topic, policy, config_str(w, "bootstrap.servers"), topic);
+	rc = OFFSETS_ERR_CONFIG;
+out:
+	if (ev != NULL)
+		rd_kafka_event_destroy(ev);
+	if (opt != NULL)
+		rd_kafka_AdminOptions_destroy(opt);
+	if (q != NULL)
+		rd_kafka_queue_destroy(q);
+	if (cr != NULL)
+		rd_kafka_ConfigResource_destroy(cr);
+	return rc;
+}
+
+int offsets_ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const char *topic,
+                          int timeout_ms, bool create_it, char *errbuf, size_t errlen)
+{
+	int rc = create_it ? create(rk, w, topic, timeout_ms, errbuf, errlen) : 0;
+
+	return rc != 0 ? rc : check_policy(rk, w, topic, timeout_ms, errbuf, errlen);
+}
+
+int offsets_ktopic_lock(const struct config_section *w, const char *topic, char *errbuf,
+                        size_t errlen)
+{
+	/* /run/lock, not a service's own RuntimeDirectory or a PrivateTmp:
+	 * every skiff of the device, and `skiff offsets`, must see it. */
+	const char *dir = access("/run/lock", W_OK | X_OK) == 0 ? "/run/lock" : "/tmp";
+	const char *bs = config_str(w, "bootstrap.servers");
+	char path[512], what[512], why[1024];
+	int fd;
+
+	bs = bs != NULL ? bs : "";
+	snprintf(path, sizeof(path), "%s/skiff-offsets-%016" PRIx64 "-%016" PRIx64, dir,
+	         hash_str(bs), hash_str(topic));
+	snprintf(what, sizeof(what), "offset.storage.topic %.200s on %.200s", topic, bs);
+	fd = lockfile_acquire_for(path, what, why, sizeof(why));
+	if (fd >= 0)
+		return fd;
+	snprintf(errbuf, errlen, "%s", why);
+	return fd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+}
