@@ -129,6 +129,72 @@ static const char *store_where(const struct config_section *w)
 	           : config_where(w, "offset.storage.topic");
 }
 
+/* Logs why the store did not open; returns the exit code. */
+static int store_failed(const struct settings *s, int rc, const char *why)
+{
+	log_error("%s: %s", store_where(s->worker), why);
+	/* Corrupt or no directory: a person must look. I/O errors and another
+	 * skiff holding the store may pass: restart. */
+	return rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_LOCKED || rc == OFFSETS_ERR_NOMEM
+	           ? WORKER_EXIT_TEMPFAIL
+	           : WORKER_EXIT_CONFIG;
+}
+
+/* offsets_open_store's fence: the worker claims its transactional.id. */
+static int fence(void *w, char *errbuf, size_t errlen)
+{
+	int rc = worker_fence(w, errbuf, errlen);
+
+	return rc == 0 ? 0 : rc == WORKER_ERR_CONFIG ? OFFSETS_ERR_CONFIG : OFFSETS_ERR_IO;
+}
+
+/* Opens and takes the store for worker w, fenced (see fence). Returns -1
+ * with *out, or the exit code. */
+static int open_store(const struct settings *s, struct worker *w, struct stats *stats,
+                      struct offsets **out)
+{
+	char errbuf[2048];
+	int rc = offsets_open_store_fenced(s, fence, w, out, errbuf, sizeof(errbuf));
+
+	if (rc != 0)
+		return store_failed(s, rc, errbuf);
+	warn_fallback(*out, errbuf);
+	if (offsets_register_stats(*out, stats) != 0) {
+		log_error("stats: out of memory");
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	return -1;
+}
+
+/* --check: reads the store without taking it from a running skiff, lets
+ * librdkafka validate producer.* (a producer made and dropped), and prints
+ * the settings. Returns the exit code. */
+static int check_config(struct settings *s)
+{
+	struct offsets *offsets = NULL;
+	struct sink *probe = NULL;
+	char errbuf[2048];
+	int rc, code = WORKER_EXIT_CONFIG;
+
+	rc = offsets_open_store(s, false, &offsets, errbuf, sizeof(errbuf));
+	if (rc != 0)
+		return store_failed(s, rc, errbuf);
+	warn_fallback(offsets, errbuf);
+	if (sink_open(s->worker, no_delivery, NULL, &probe, errbuf, sizeof(errbuf)) != 0) {
+		log_error("%s", errbuf);
+		goto out;
+	}
+	sink_destroy(probe);
+	if (check_sources(s) != 0)
+		goto out;
+	settings_print(s, stdout);
+	printf("# offsets: %zu stored\nconfiguration ok\n", offsets_count(offsets));
+	code = WORKER_EXIT_OK;
+out:
+	offsets_destroy(offsets);
+	return code;
+}
+
 struct options {
 	bool check;
 	bool log_level; /* --log-level given: it wins over log.level */
@@ -219,31 +285,8 @@ int main(int argc, char **argv)
 		if (log_level_parse(config_str(s.worker, "log.level"), &level) == 0)
 			log_set_level(level);
 	}
-	/* --check reads the store without taking it from a running skiff. */
-	rc = offsets_open_store(&s, !o.check, &offsets, errbuf, sizeof(errbuf));
-	if (rc != 0) {
-		/* Corrupt or no directory: a person must look. I/O errors and
-		 * another skiff holding the store may pass: restart. */
-		log_error("%s: %s", store_where(s.worker), errbuf);
-		if (rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_LOCKED || rc == OFFSETS_ERR_NOMEM)
-			code = WORKER_EXIT_TEMPFAIL;
-		goto out;
-	}
-	warn_fallback(offsets, errbuf);
 	if (o.check) {
-		/* librdkafka validates producer.* itself: build a producer and drop it. */
-		struct sink *probe = NULL;
-
-		if (sink_open(s.worker, no_delivery, NULL, &probe, errbuf, sizeof(errbuf)) != 0) {
-			log_error("%s", errbuf);
-			goto out;
-		}
-		sink_destroy(probe);
-		if (check_sources(&s) != 0)
-			goto out;
-		settings_print(&s, stdout);
-		printf("# offsets: %zu stored\nconfiguration ok\n", offsets_count(offsets));
-		code = WORKER_EXIT_OK;
+		code = check_config(&s);
 		goto out;
 	}
 	if (setup_signals(&sigfd) != 0) {
@@ -252,11 +295,21 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	code = WORKER_EXIT_TEMPFAIL;
-	if (stats_new(&stats) != 0 || offsets_register_stats(offsets, stats) != 0) {
+	if (stats_new(&stats) != 0) {
 		log_error("stats: out of memory");
 		goto out;
 	}
-	rc = worker_new(&s, offsets, stats, &w, errbuf, sizeof(errbuf));
+	/* The producer before the store: with exactly-once it fences the
+	 * other instances of its transactional.id before the store is read. */
+	rc = worker_new(&s, stats, &w, errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		log_error("%s", errbuf);
+		code = worker_exit_code(rc);
+		goto out;
+	}
+	if ((code = open_store(&s, w, stats, &offsets)) >= 0)
+		goto out;
+	rc = worker_start(w, offsets, errbuf, sizeof(errbuf));
 	if (rc != 0) {
 		log_error("%s", errbuf);
 		code = worker_exit_code(rc);

@@ -59,7 +59,9 @@ struct kctx {
 	size_t n, cap;
 	struct hash index;
 	bool resend;
-	bool create;                /* the writer creates a missing topic; --check does not */
+	bool create;            /* the writer creates a missing topic; --check does not */
+	offsets_fence_fn fence; /* before the read (exactly-once): NULL, none */
+	void *fence_arg;
 	bool recheck;               /* a write found no topic: create it again before the next */
 	struct offsets_fleet fleet; /* this device's names, load's warning */
 	int lockfd;                 /* the topic's lock (hold), -1: none */
@@ -518,6 +520,10 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 		}
 	}
 	rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, k->create, errbuf, errlen);
+	/* Exactly-once: no instance may commit after the read (else what it
+	 * committed would be read again). */
+	if (rc == 0 && k->fence != NULL)
+		rc = k->fence(k->fence_arg, errbuf, errlen);
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
 	/* Exactly-once: the file may lag the committed transactions. */
@@ -720,8 +726,8 @@ static const struct offset_backend_ops kafka_ops = {
     .poll = kafka_poll,
 };
 
-int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
-                       size_t errlen)
+static int open_store(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
+                      struct offsets **out, char *errbuf, size_t errlen)
 {
 	const struct config_section *w = s->worker;
 	const char *file = config_str(w, "offset.storage.file.filename");
@@ -742,6 +748,8 @@ int offsets_open_store(const struct settings *s, bool hold, struct offsets **out
 	k->w = w;
 	k->topic = topic;
 	k->create = hold;
+	k->fence = fence;
+	k->fence_arg = arg;
 	k->pipefd[0] = k->pipefd[1] = k->lockfd = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
 	offsets_fleet_init(&k->fleet, s, topic);
@@ -759,4 +767,16 @@ int offsets_open_store(const struct settings *s, bool hold, struct offsets **out
 		return rc;
 	}
 	return offsets_open(&kafka_ops, k, out, errbuf, errlen);
+}
+
+int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
+                       size_t errlen)
+{
+	return open_store(s, hold, NULL, NULL, out, errbuf, errlen);
+}
+
+int offsets_open_store_fenced(const struct settings *s, offsets_fence_fn fence, void *arg,
+                              struct offsets **out, char *errbuf, size_t errlen)
+{
+	return open_store(s, true, fence, arg, out, errbuf, errlen);
 }

@@ -55,4 +55,15 @@ struct settings;
 int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
                        size_t errlen);
 
+/* Runs between taking the store's locks and reading its topic: 0, or an
+ * OFFSETS_ERR_* code with errbuf "what: why". */
+typedef int (*offsets_fence_fn)(void *arg, char *errbuf, size_t errlen);
+
+/* offsets_open_store with hold, calling fence(arg) once the locks are taken
+ * and the file is loaded, before the topic is read (not without a topic):
+ * exactly-once fences every other instance of its transactional.id there,
+ * so that none commits after the read. Its failure fails the open. */
+int offsets_open_store_fenced(const struct settings *s, offsets_fence_fn fence, void *arg,
+                              struct offsets **out, char *errbuf, size_t errlen);
+
 #endif

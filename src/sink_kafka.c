@@ -5,6 +5,7 @@
 #include "device.h"
 #include "kconf.h"
 #include "log.h"
+#include "num.h"
 #include "source.h"
 #include "tlserr.h"
 
@@ -542,6 +543,23 @@ int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
 		return 0;
 	snprintf(errbuf, errlen, "kafka fatal error: %s: %s", rd_kafka_err2name(err), why);
 	return -1;
+}
+
+bool sink_fenced(struct sink *s, char *id, size_t idlen, int64_t *timeout_ms)
+{
+	rd_kafka_resp_err_t err = rd_kafka_fatal_error(s->rk, NULL, 0);
+	const rd_kafka_conf_t *conf = rd_kafka_conf(s->rk);
+	char ms[32];
+	size_t n = sizeof(ms), len = idlen;
+
+	if (err != RD_KAFKA_RESP_ERR__FENCED && err != RD_KAFKA_RESP_ERR_PRODUCER_FENCED)
+		return false;
+	*timeout_ms = 60000; /* librdkafka's default */
+	if (rd_kafka_conf_get(conf, "transaction.timeout.ms", ms, &n) == RD_KAFKA_CONF_OK)
+		(void)num_parse_i64(ms, 1, INT64_MAX, timeout_ms);
+	if (rd_kafka_conf_get(conf, "transactional.id", id, &len) != RD_KAFKA_CONF_OK)
+		snprintf(id, idlen, "?");
+	return true;
 }
 
 size_t sink_tls_files(const struct config_section *w, const char **out, size_t max)

@@ -8,7 +8,9 @@
  * its transaction committed; the store's own write (the file, the topic's
  * replica records) follows as in at-least-once. Any failure aborts and the
  * worker exits 75: the next start reads the committed offsets
- * (read_committed) and reads again what the aborted transaction held. */
+ * (read_committed) and reads again what the aborted transaction held; 78
+ * when another instance of the transactional.id fenced it (a restart would
+ * fence that one in turn). */
 #include "worker.h"
 #include "worker_private.h"
 
@@ -32,7 +34,10 @@ struct eos {
 	int64_t interval_ms;          /* 0: a transaction per turn (transaction.boundary=poll) */
 	int64_t next_ms;              /* interval: when the open transaction commits */
 	bool failed;                  /* a record of the open transaction was not delivered */
-	bool broken;                  /* a transaction failed: the worker exits 75 */
+	bool broken;                  /* a transaction failed: the worker exits exit_code */
+	bool claimed;                 /* init_transactions done: other instances fenced */
+	int64_t first_ms;             /* when the open transaction got its first record; 0 */
+	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
 	char **json;                  /* per partition: the offset the transaction carries */
 	struct loop_timer *timer;     /* interval: wakes the loop for the boundary */
 	char device[DEVICE_NAME_MAX]; /* the offset records' skiff.device */
@@ -66,8 +71,6 @@ static int64_t boundary_ms(const struct worker *w)
 /* worker_private.h */
 int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 {
-	int rc;
-
 	if (strcmp(config_str(w->settings->worker, "exactly.once.source.support"), "enabled") != 0)
 		return 0;
 	w->eos = calloc(1, sizeof(*w->eos));
@@ -77,12 +80,34 @@ int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 	}
 	w->eos->interval_ms = boundary_ms(w);
 	(void)device_name(w->settings->worker, w->eos->device, sizeof(w->eos->device));
-	/* Fences a previous instance (killed) and aborts what it left open. */
+	return 0;
+}
+
+/* worker_private.h */
+int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (w->eos == NULL || w->eos->claimed)
+		return 0;
 	rc = sink_txn(w->sink, SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf, errlen);
-	if (rc == 0)
-		rc = sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen);
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG : WORKER_ERR;
+	w->eos->claimed = true;
+	return 0;
+}
+
+/* worker_private.h */
+int worker_eos_start(struct worker *w, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (w->eos == NULL)
+		return 0;
+	if ((rc = worker_eos_fence(w, errbuf, errlen)) != 0)
+		return rc;
+	if (sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
+		return WORKER_ERR;
 	w->eos->next_ms = loop_now_ms() + w->eos->interval_ms;
 	if (w->eos->interval_ms > 0 && loop_timer_add(w->loop, w->eos->next_ms, w->eos->interval_ms,
 	                                              on_boundary_timer, w, &w->eos->timer) != 0) {
@@ -198,25 +223,62 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 }
 
 /* worker_private.h */
+int worker_eos_exit_code(struct worker *w)
+{
+	char id[256];
+	int64_t tmo, age;
+
+	if (w->eos != NULL && w->eos->broken)
+		return w->eos->exit_code;
+	if (w->eos != NULL) {
+		w->eos->broken = true;
+		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;
+	}
+	if (w->eos == NULL || !sink_fenced(w->sink, id, sizeof(id), &tmo))
+		return WORKER_EXIT_TEMPFAIL;
+	/* The coordinator also bumps the epoch of a transaction it aborted for
+	 * outliving transaction.timeout.ms, which librdkafka reports as this
+	 * same fencing: only a younger transaction was surely taken over. */
+	age = w->eos->first_ms > 0 ? loop_now_ms() - w->eos->first_ms : 0;
+	if (age >= tmo / 2) {
+		log_error("exactly-once: fenced with a transaction open %lld ms "
+		          "(transaction.timeout.ms=%lld): restarting",
+		          (long long)age, (long long)tmo);
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	w->eos->exit_code = WORKER_EXIT_CONFIG;
+	log_error("exactly-once: another skiff with transactional.id %s took over and "
+	          "fenced this one. Two devices with one /etc/machine-id (a cloned SD card "
+	          "image: give each copy its own with systemd-machine-id-setup) or one "
+	          "producer.transactional.id in two configurations; not restarting, or the "
+	          "two would fence each other in turn",
+	          id);
+	return WORKER_EXIT_CONFIG;
+}
+
+/* worker_private.h */
 int worker_eos_boundary(struct worker *w, bool force)
 {
 	char errbuf[512];
 	int64_t now = loop_now_ms();
 
 	if (w->eos != NULL && w->eos->broken)
-		return WORKER_EXIT_TEMPFAIL;
+		return w->eos->exit_code;
 	if (w->eos == NULL || !holds_something(w))
 		return 0;
+	if (w->eos->first_ms == 0)
+		w->eos->first_ms = now;
 	if (!force && w->eos->interval_ms > 0 && now < w->eos->next_ms)
 		return 0;
 	w->eos->next_ms = now + w->eos->interval_ms;
-	if (commit(w, errbuf, sizeof(errbuf)) == 0)
+	if (commit(w, errbuf, sizeof(errbuf)) == 0) {
+		w->eos->first_ms = 0;
 		return 0;
+	}
 	log_error("%s; aborting it: its records are read again at the next start", errbuf);
 	if (sink_txn(w->sink, SINK_TXN_ABORT, (int)w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
 		log_error("%s", errbuf);
-	w->eos->broken = true;
-	return WORKER_EXIT_TEMPFAIL;
+	return worker_eos_exit_code(w);
 }
 
 /* worker_private.h */
@@ -231,6 +293,7 @@ void worker_eos_reopen(struct worker *w)
 	    sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s (the new producer's); exiting to start again", errbuf);
 		w->eos->broken = true;
+		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;
 	}
 }
 
