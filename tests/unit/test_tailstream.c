@@ -506,6 +506,54 @@ static void test_damaged_compressed_offset_file(void)
 	check_damaged(GZ_BAD, GZ_GOOD, "b1|b2|c1|");
 }
 
+/* logrotate's rotation with compress, by hand: .N.gz shift up, the path's
+ * file (text) becomes .1.gz, the original removed. */
+static void rotate_gz(const char *base, const char *text, int shifted)
+{
+	char a[300], b[300];
+
+	for (int k = shifted; k >= 1; k--) {
+		snprintf(a, sizeof(a), "%s.%d.gz", base, k);
+		snprintf(b, sizeof(b), "%s.%d.gz", base, k + 1);
+		mv(a, b);
+	}
+	snprintf(a, sizeof(a), "%s.1", base);
+	mv(base, a);
+	snprintf(b, sizeof(b), "%s.1.gz", base);
+	put_gz(b, text, GZ_GOOD);
+	rm(a);
+}
+
+/* Running: a writer recreated bk.log between logrotate's rename and its
+ * create, so logrotate moved it aside as bk.log-2026120100.backup (b1) and
+ * created U; all read. Then, while the stream does not look, U (u2 unread)
+ * and V are rotated and compressed: after V's .gz comes W, not the .backup
+ * again - logrotate never compresses it, yet it is older than U (issue 14). */
+static void test_backup_older_than_compressed_while_running(void)
+{
+	struct tailstream *s;
+
+	snprintf(logpath, sizeof(logpath), "%s/bk.log", dir);
+	put("bk.log", "a1\n", "w");
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "a1|");
+	mv("bk.log", "bk.log.1");
+	put("bk.log", "b1\n", "w");
+	mv("bk.log", "bk.log-2026120100.backup");
+	put("bk.log", "u1\n", "w");
+	CHECK_STR(drain(s), "b1|u1|");
+	put_gz("bk.log.1.gz", "a1\n", GZ_GOOD);
+	rm("bk.log.1");
+	put("bk.log", "u2\n", "a");
+	rotate_gz("bk.log", "u1\nu2\n", 1);
+	put("bk.log", "v1\n", "w");
+	rotate_gz("bk.log", "v1\n", 2);
+	put("bk.log", "w1\n", "w");
+	CHECK_STR(drain(s), "u2|v1|w1|");
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -521,6 +569,7 @@ int main(void)
 	test_backlog_over_the_chain();
 	test_damaged_compressed_sibling();
 	test_damaged_compressed_offset_file();
+	test_backup_older_than_compressed_while_running();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }
