@@ -4,7 +4,7 @@
 # everything present it touches neither apt's lists nor the network.
 #
 # Java 17+ and Maven count as present when `java` and `mvn` are on PATH
-# (however they got there); pytest when `python3 -m pytest` works.
+# (however they got there); pytest and pytest-xdist when `python3` has them.
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +16,8 @@ PACKAGES=(
 	libsystemd-dev
 	# the demo and the end-to-end tests
 	sqlite3 kcat logrotate python3 python3-pytest
+	# the end-to-end tests in two workers (scripts/test.sh)
+	python3-pytest-xdist
 	# short-lived client certificates for the TLS rotation tests (test_wire.py)
 	python3-cryptography
 	# journal files written by systemd's own code for the journald tests
@@ -49,6 +51,7 @@ present() { # package
 	openjdk-17-jre-headless) java_ok && return 0 ;;
 	maven) command -v mvn >/dev/null && return 0 ;;
 	python3-pytest) python3 -m pytest --version >/dev/null 2>&1 && return 0 ;;
+	python3-pytest-xdist) python3 -c 'import xdist' 2>/dev/null && return 0 ;;
 	esac
 	installed "$1"
 }

@@ -2,7 +2,13 @@
 
 kafka          session-wide broker (SKIFF_BOOTSTRAP: an external one instead)
 kafka_private  a broker of the test's own, prepared but not started: for outages
+kafka_late     the session broker behind a door that opens at .start(): for a
+               broker that is down when skiff starts and comes up later
 topic          a fresh topic name
+
+Tests marked @pytest.mark.serial measure a skiff's CPU or the time it takes:
+scripts/test.sh runs them after the others, alone (the others run in two
+pytest-xdist workers, each with its own session broker).
 
 Every test has a time limit (ini skiff_test_timeout, env SKIFF_TEST_TIMEOUT, or
 @pytest.mark.skiff_timeout(seconds)); every skiff a test started is killed at
@@ -25,6 +31,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers",
                             "skiff_timeout(seconds): time limit of this test, instead of "
                             "skiff_test_timeout")
+    config.addinivalue_line("markers",
+                            "serial: measures CPU or elapsed time; scripts/test.sh runs it "
+                            "apart, after the tests it runs in parallel")
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +48,7 @@ def kafka(tmp_path_factory):
     broker = harness.Broker(tmp_path_factory.mktemp("kafka"))
     broker.start()
     yield broker
-    broker.stop()
+    broker.kill()  # its data goes with the session: no clean shutdown to wait for
 
 
 @pytest.fixture
@@ -50,6 +59,17 @@ def kafka_private(tmp_path):
     broker.prepare()
     yield broker
     broker.kill()
+
+
+@pytest.fixture
+def kafka_late(kafka):
+    """The session broker as a broker that is down until .start() (a door in
+    front of it: harness.LateBroker); .bootstrap is fixed. For tests whose
+    broker only comes up late and never goes down again: no broker of their
+    own to start. Closed at teardown."""
+    door = harness.LateBroker(kafka)
+    yield door
+    door.kill()
 
 
 @pytest.fixture

@@ -16,9 +16,12 @@ import base64
 import json
 import os
 import re
+import random
 import signal
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -168,6 +171,87 @@ def _kill_brokers():
             b.kill()
         except Exception:  # noqa: BLE001 - nothing better to do at exit
             pass
+
+
+class LateBroker:
+    """A running broker behind a door that opens at .start(): until then its
+    .bootstrap (127.0.0.1:PORT) refuses connections, as a broker that is down
+    does; then every connection is forwarded to the broker. Clients learn the
+    broker's own address from its metadata and talk to it directly after that.
+    To a client this is a broker that came up late, without one of its own
+    (a JVM start) for the test. .kill() shuts the door again."""
+
+    def __init__(self, broker):
+        self._target = broker.bootstrap.rsplit(":", 1)
+        self._target = (self._target[0], int(self._target[1]))
+        self.port = _port_below_ephemeral()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self._server = None
+        self._socks = []
+        self._lock = threading.Lock()
+
+    def start(self):
+        """Opens the door; returns the bootstrap address."""
+        if self._server is None:
+            self._server = socket.create_server(("127.0.0.1", self.port))
+            threading.Thread(target=self._accept, args=(self._server,), daemon=True).start()
+        return self.bootstrap
+
+    def kill(self):
+        """Closes the door and every connection through it."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for s in socks:
+            s.close()
+
+    def _accept(self, server):
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return  # closed by kill()
+            try:
+                upstream = socket.create_connection(self._target, timeout=10)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._socks += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src, dst):
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _port_below_ephemeral():
+    """A free port below the kernel's ephemeral range (as kafka.sh picks its
+    ports), so no client connection takes it before the door opens."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(200):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", random.randint(10000, low - 1) if low > 11000 else 0))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise HarnessError("no free port for a late broker's door")
 
 
 # --- the consume tool ----------------------------------------------------------

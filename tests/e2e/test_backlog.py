@@ -38,7 +38,7 @@ def one(port, name, connector):
     return vals[0] if vals else None
 
 
-def test_backlog_bytes_and_rows_while_the_broker_is_down(tmp_path, kafka_private, topic):
+def test_backlog_bytes_and_rows_while_the_broker_is_down(tmp_path, kafka_late, topic):
     pytest.importorskip("prometheus_client")
     src = fl.SeqSource(tmp_path / "app.log")
     src.append(10000)
@@ -48,7 +48,7 @@ def test_backlog_bytes_and_rows_while_the_broker_is_down(tmp_path, kafka_private
     c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT NOT NULL)")
     c.executemany("INSERT INTO t (v) VALUES (?)", ((f"row {i}",) for i in range(1, 10001)))
     port = free_port()
-    worker = fl.worker_props(kafka_private.bootstrap, tmp_path,
+    worker = fl.worker_props(kafka_late.bootstrap, tmp_path,
                              listeners=f"http://127.0.0.1:{port}",
                              producer__queue__buffering__max__messages=QUEUE)
     sk = Skiff(tmp_path, worker, [
@@ -101,10 +101,10 @@ def test_backlog_bytes_and_rows_while_the_broker_is_down(tmp_path, kafka_private
     assert f"backlog {int(rows) + 50} rows" in out, out
 
     # The broker comes: everything ships and the backlog falls to 0.
-    kafka_private.start()
-    got = fl.seqs_of(consume(kafka_private.bootstrap, topic + "-f", n=10050, timeout=120))
+    kafka_late.start()
+    got = fl.seqs_of(consume(kafka_late.bootstrap, topic + "-f", n=10050, timeout=120))
     assert set(got) == set(range(10050))
-    assert len(consume(kafka_private.bootstrap, topic + "-t", n=10050, timeout=120)) >= 10050
+    assert len(consume(kafka_late.bootstrap, topic + "-t", n=10050, timeout=120)) >= 10050
     wait_for(lambda: one(port, "skiff_partition_backlog_bytes", "f") == 0, 30, 0.5,
              "no bytes left")
     wait_for(lambda: one(port, "skiff_partition_backlog_rows", "q") == 0, 30, 0.5,

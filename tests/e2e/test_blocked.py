@@ -74,8 +74,9 @@ def small_queue_worker(tmp_path, bootstrap, **extra):
     return w
 
 
+@pytest.mark.serial
 @pytest.mark.skiff_timeout(240)
-def test_queue_full_and_file_written_to_sleeps(tmp_path, kafka_private, topic):
+def test_queue_full_and_file_written_to_sleeps(tmp_path, kafka_late, topic):
     """Broker down, queue full, and the file keeps growing: inotify fires on
     every write, but skiff must not wake to read what it cannot send."""
     src = tmp_path / "busy.log"
@@ -83,7 +84,7 @@ def test_queue_full_and_file_written_to_sleeps(tmp_path, kafka_private, topic):
     src.write_text("".join(l + "\n" for l in first))
     conn = {"name": "busy", "connector.class": "FileStreamSource", "file": str(src),
             "topic": topic}
-    sk = Skiff(tmp_path, small_queue_worker(tmp_path, kafka_private.bootstrap), [conn]).start()
+    sk = Skiff(tmp_path, small_queue_worker(tmp_path, kafka_late.bootstrap), [conn]).start()
     sk.wait_log(r"reading .*busy\.log from byte 0")
     time.sleep(1.5)  # the queue fills
     app = Appender(src, "more")
@@ -94,15 +95,16 @@ def test_queue_full_and_file_written_to_sleeps(tmp_path, kafka_private, topic):
     finally:
         app.stop()
     assert spent <= SPIN_BOUND, f"{spent} clock ticks in 3 s while blocked: spinning"
-    kafka_private.start()
+    kafka_late.start()
     want = first + app.lines
-    consume(kafka_private.bootstrap, topic, n=len(want), timeout=180)
+    consume(kafka_late.bootstrap, topic, n=len(want), timeout=180)
     assert sk.stop() == 0
-    assert [r["value"].decode() for r in consume(kafka_private.bootstrap, topic)] == want
+    assert [r["value"].decode() for r in consume(kafka_late.bootstrap, topic)] == want
 
 
+@pytest.mark.serial
 @pytest.mark.skiff_timeout(240)
-def test_queue_full_with_sqlite_rows_buffered_sleeps(tmp_path, kafka_private, topic):
+def test_queue_full_with_sqlite_rows_buffered_sleeps(tmp_path, kafka_late, topic):
     """Broker down, queue full, rows read from the table waiting for room."""
     db = tmp_path / "t.db"
     con = sqlite3.connect(db)
@@ -113,15 +115,15 @@ def test_queue_full_with_sqlite_rows_buffered_sleeps(tmp_path, kafka_private, to
     conn = {"name": "rows", "connector.class": "JdbcSourceConnector",
             "connection.url": f"jdbc:sqlite:{db}", "mode": "incrementing",
             "table.whitelist": "t", "topic.prefix": topic + "-", "poll.interval.ms": "200"}
-    worker = small_queue_worker(tmp_path, kafka_private.bootstrap,
+    worker = small_queue_worker(tmp_path, kafka_late.bootstrap,
                                 **{"value.converter": "JsonConverter",
                                    "value.converter.schemas.enable": "false"})
     sk = Skiff(tmp_path, worker, [conn]).start()
     time.sleep(3)  # the queue fills, a batch waits
     spent = ticks_over(sk.pid, 3)
     assert spent <= SPIN_BOUND, f"{spent} clock ticks in 3 s while blocked: spinning"
-    kafka_private.start()
-    recs = consume(kafka_private.bootstrap, topic + "-t", n=30_000, timeout=180)
+    kafka_late.start()
+    recs = consume(kafka_late.bootstrap, topic + "-t", n=30_000, timeout=180)
     assert sk.stop() == 0
     ids = [int(r["value"].decode().split('"id":')[1].split(",")[0]) for r in recs]
     assert ids == list(range(1, 30_001))
@@ -132,6 +134,7 @@ def mount_tmpfs(path, size):
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True)
 
 
+@pytest.mark.serial
 @pytest.mark.skiff_timeout(240)
 def test_paused_by_failed_flushes_sleeps(tmp_path, kafka, topic, monkeypatch):
     """Offsets cannot be saved (full disk): after three failed flushes reading

@@ -109,10 +109,10 @@ def test_missing_source_file_is_waited_for(tmp_path, kafka, topic):
     assert sk.stop() == 0
 
 
-def test_sigterm_with_broker_down_exits_within_timeout(tmp_path, kafka_private, topic):
+def test_sigterm_with_broker_down_exits_within_timeout(tmp_path, kafka_late, topic):
     src = tmp_path / "down.log"
     src.write_text("".join(f"l{i}\n" for i in range(100)))
-    worker = {"bootstrap.servers": kafka_private.bootstrap,
+    worker = {"bootstrap.servers": kafka_late.bootstrap,
               "offset.storage.file.filename": str(tmp_path / "offsets"),
               "offset.flush.timeout.ms": "2000",
               "value.converter": "StringConverter"}
@@ -126,11 +126,11 @@ def test_sigterm_with_broker_down_exits_within_timeout(tmp_path, kafka_private, 
     assert took < 20, took
     assert "100 records still unacknowledged" in sk.log_text()
     # Nothing was committed, so the next start (broker up) ships everything.
-    kafka_private.start()
+    kafka_late.start()
     sk.start()
-    recs = consume(kafka_private.bootstrap, topic, n=100, timeout=60)
+    recs = consume(kafka_late.bootstrap, topic, n=100, timeout=60)
     assert sk.stop() == 0
-    assert [r["value"].decode() for r in consume(kafka_private.bootstrap, topic)] == [f"l{i}" for i in range(100)]
+    assert [r["value"].decode() for r in consume(kafka_late.bootstrap, topic)] == [f"l{i}" for i in range(100)]
 
 
 def test_second_skiff_on_same_offset_file_refuses(tmp_path, kafka, topic):

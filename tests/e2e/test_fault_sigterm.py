@@ -65,6 +65,7 @@ def test_fault_sigterm_broker_up_mid_backlog(tmp_path, kafka, topic):
                                    f"exit in {[s for _, s in stops]} s, 0 duplicates")
 
 
+@pytest.mark.serial
 @pytest.mark.skiff_timeout(180)
 def test_fault_sigterm_broker_down_exits_in_time(tmp_path, kafka_private, topic):
     kafka_private.start()

@@ -401,6 +401,7 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+@pytest.mark.serial
 @pytest.mark.skiff_timeout(200)
 @pytest.mark.parametrize("mode", ["inotify", "poll"])
 def test_idle_cost_100_files(tmp_path, kafka, topic, mode):

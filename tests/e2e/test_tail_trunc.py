@@ -247,6 +247,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("key", ["file", "files"])
 def test_proc_file_is_not_a_log(tmp_path, kafka, topic, key):
     """file=/proc/loadavg (size 0, yet it reads bytes, new ones each time):
