@@ -129,23 +129,24 @@ def test_json_replaces_invalid_utf8_as_connect_does(tmp_path, kafka, topic):
 
 
 @pytest.mark.skiff_timeout(600)
-def test_kill9_while_shipping_200k_lines(tmp_path, kafka, topic):
-    """A writer appends 200,000 lines while skiff ships them; skiff is killed
-    with SIGKILL in the middle and restarted. Bound checked: no line lost;
-    duplicates only among lines after the durable offset at the kill."""
+def test_kill9_while_shipping_100k_lines(tmp_path, kafka, topic):
+    """A writer appends 100,000 lines while skiff ships them; skiff is killed
+    with SIGKILL in the middle (once 30% is durable, the writer still
+    appending) and restarted. Bound checked: no line lost; duplicates only
+    among lines after the durable offset at the kill."""
     import threading
-    n = 200_000
+    n = 100_000
     src = tmp_path / "big.log"
     lines = [f"{i:07d} " + "x" * 40 for i in range(n)]
     ends, pos = [], 0
     for l in lines:
         pos += len(l) + 1
         ends.append(pos)
-    src.write_text("".join(l + "\n" for l in lines[:50_000]))
+    src.write_text("".join(l + "\n" for l in lines[:n // 4]))
 
     def writer():
         with open(src, "a") as f:
-            for i in range(50_000, n, 1000):
+            for i in range(n // 4, n, 1000):
                 f.write("".join(l + "\n" for l in lines[i:i + 1000]))
                 f.flush()
                 time.sleep(0.05)
@@ -168,7 +169,7 @@ def test_kill9_while_shipping_200k_lines(tmp_path, kafka, topic):
         except (OSError, ValueError, KeyError):
             return 0  # not written yet, or replaced while being read
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and durable_position() < ends[60_000 - 1]:
+    while time.monotonic() < deadline and durable_position() < ends[n * 3 // 10 - 1]:
         time.sleep(0.02)
     sk.kill9()
     durable_pos = durable_position()
@@ -202,30 +203,36 @@ def test_kill9_while_shipping_200k_lines(tmp_path, kafka, topic):
 
 
 @pytest.mark.skiff_timeout(300)
-def test_broker_appears_20s_late(tmp_path, kafka_private, topic):
+def test_broker_appears_8s_late(tmp_path, kafka_late, topic):
+    """No broker at the start: skiff reads, holds what it read (no offset
+    moves past the anchor), reads what is appended meanwhile, and ships it
+    all in order once the broker appears. No record expires however long
+    the broker is away (message.timeout.ms=0), so 8 s proves what 20 s did:
+    several reconnect attempts (librdkafka's backoff doubles from 100 ms) and
+    16 offset flushes with nothing acknowledged, then every line once."""
     src = tmp_path / "late.log"
     lines = [f"early {i}" for i in range(300)]
     src.write_text("".join(l + "\n" for l in lines))
-    worker = {"bootstrap.servers": kafka_private.bootstrap,
+    worker = {"bootstrap.servers": kafka_late.bootstrap,
               "offset.storage.file.filename": str(tmp_path / "offsets"),
               "offset.flush.interval.ms": "500",
               "value.converter": "StringConverter"}
     conn = {"name": "late", "connector.class": "FileStreamSource", "file": str(src), "topic": topic}
     sk = Skiff(tmp_path, worker, [conn]).start()
     sk.wait_log(r"reading .*late\.log from byte 0", timeout=30)
-    time.sleep(10)
+    time.sleep(4)
     more = [f"while down {i}" for i in range(200)]
     with open(src, "a") as f:
         f.write("".join(l + "\n" for l in more))
-    time.sleep(10)
+    time.sleep(4)
     assert sk.running()
     # Only where reading started (the anchor, position 0): nothing acknowledged.
     offs = offsetfile.load(tmp_path / "offsets") if (tmp_path / "offsets").exists() else {}
     assert all(v["position"] == 0 for v in offs.values()), offs
-    kafka_private.start()
-    recs = consume(kafka_private.bootstrap, topic, n=500, timeout=120)
+    kafka_late.start()
+    recs = consume(kafka_late.bootstrap, topic, n=500, timeout=120)
     assert sk.stop() == 0
-    recs = consume(kafka_private.bootstrap, topic)
+    recs = consume(kafka_late.bootstrap, topic)
     assert [r["value"].decode() for r in recs] == lines + more
 
 
@@ -263,6 +270,7 @@ def test_rejected_record_stops_connector_before_it(tmp_path, kafka, topic):
     assert offs[key]["position"] == sum(len(l) + 1 for l in before)
 
 
+@pytest.mark.serial
 def test_idle_skiff_writes_nothing(tmp_path, kafka, topic):
     src = tmp_path / "idle.log"
     src.write_text("a\nb\n")
@@ -295,8 +303,9 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+@pytest.mark.serial
 @pytest.mark.skiff_timeout(300)
-def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_private, topic):
+def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_late, topic):
     """Broker down, a producer queue of 16 KiB (5,000 records) and a 60,000-line file:
     skiff fills the queue, then waits in poll(2) (near zero CPU) instead of
     reading on or spinning; once the broker is up everything arrives once, in
@@ -304,7 +313,7 @@ def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_private, t
     src = tmp_path / "bp.log"
     lines = [f"bp {i:06d}" for i in range(60_000)]
     src.write_text("".join(l + "\n" for l in lines))
-    worker = {"bootstrap.servers": kafka_private.bootstrap,
+    worker = {"bootstrap.servers": kafka_late.bootstrap,
               "offset.storage.file.filename": str(tmp_path / "offsets"),
               "offset.flush.interval.ms": "500",
               "value.converter": "StringConverter",
@@ -318,7 +327,7 @@ def test_backpressure_pauses_reading_without_spinning(tmp_path, kafka_private, t
     time.sleep(3)
     spent = cpu_ticks(sk.pid) - before
     assert spent <= 30, f"{spent} clock ticks in 3 s while blocked: spinning"
-    kafka_private.start()
-    consume(kafka_private.bootstrap, topic, n=len(lines), timeout=180)
+    kafka_late.start()
+    consume(kafka_late.bootstrap, topic, n=len(lines), timeout=180)
     assert sk.stop() == 0
-    assert [r["value"].decode() for r in consume(kafka_private.bootstrap, topic)] == lines
+    assert [r["value"].decode() for r in consume(kafka_late.bootstrap, topic)] == lines
