@@ -103,13 +103,22 @@ static int parse(int argc, char **argv, struct cli *cl)
 	return -1;
 }
 
+/* The configured connector named name, or NULL. */
+static const struct connector_settings *find_connector(const struct cli *cl, const char *name)
+{
+	for (size_t i = 0; i < cl->s.nconnectors; i++)
+		if (strcmp(cl->s.connectors[i].name, name) == 0)
+			return &cl->s.connectors[i];
+	return NULL;
+}
+
 /* The connector the command is about: --connector, or the only one. */
 static int pick_connector(struct cli *cl)
 {
-	for (size_t i = 0; i < cl->s.nconnectors; i++)
-		if (cl->connector == NULL ? cl->s.nconnectors == 1
-		                          : strcmp(cl->s.connectors[i].name, cl->connector) == 0)
-			cl->c = &cl->s.connectors[i];
+	if (cl->connector != NULL)
+		cl->c = find_connector(cl, cl->connector);
+	else if (cl->s.nconnectors == 1)
+		cl->c = &cl->s.connectors[0];
 	if (cl->c != NULL)
 		return 0;
 	if (cl->connector != NULL)
@@ -363,15 +372,6 @@ struct importing {
 	struct cli *cl;
 	size_t imported, skipped;
 };
-
-/* The configured connector named name, or NULL. */
-static const struct connector_settings *find_connector(const struct cli *cl, const char *name)
-{
-	for (size_t i = 0; i < cl->s.nconnectors; i++)
-		if (strcmp(cl->s.connectors[i].name, name) == 0)
-			return &cl->s.connectors[i];
-	return NULL;
-}
 
 /* Unless forced, an imported offset must not move back a position skiff's
  * store holds further ahead (nor remove it): those lines would be sent again.
