@@ -1,10 +1,16 @@
 /* stats: the metric registry; see stats.h.
  *
  * Metrics are allocated one by one (a handle must not move when the table
- * grows) and listed in a growable array of pointers. Lookup is a linear
- * scan: it runs when a metric is registered, never when it is counted. */
+ * grows) and listed in a growable array of pointers. Lookup is by two
+ * indexes (hash.h): name and labels, and the first metric of each name (its
+ * type and help are the name's). It runs when a metric is registered, never
+ * when it is counted, but 10,000 files register 60,000 metrics: a linear scan
+ * made that minutes of CPU. Metrics are never removed, only retired. */
 #include "stats.h"
 
+#include "hash.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,12 +19,15 @@ struct metric {
 	struct stats_desc desc;
 	char *connector;
 	char *partition;
+	char *key;    /* name and labels: the bykey index's */
+	char *name;   /* a copy of desc.name: the byname index's */
 	bool retired; /* its connector was closed: not listed until registered again */
 };
 
 struct stats {
 	struct metric **m;
 	size_t n, cap;
+	struct hash bykey, byname;
 };
 
 int stats_new(struct stats **out)
@@ -33,6 +42,8 @@ static void metric_free(struct metric *m)
 		return;
 	free(m->connector);
 	free(m->partition);
+	free(m->key);
+	free(m->name);
 	free(m);
 }
 
@@ -43,33 +54,36 @@ void stats_destroy(struct stats *s)
 	for (size_t i = 0; i < s->n; i++)
 		metric_free(s->m[i]);
 	free(s->m);
+	hash_free(&s->bykey);
+	hash_free(&s->byname);
 	free(s);
 }
 
-static bool same_label(const char *a, const char *b)
+/* The bykey index's key of a name and labels (malloc'd), or NULL. A label
+ * absent and one empty differ; \x1f separates (JSON and names have none). */
+static char *make_key(const char *name, const char *conn, const char *part)
 {
-	return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+	char *k = NULL;
+
+	if (asprintf(&k, "%s\x1f%c%s\x1f%c%s", name, conn ? '=' : '-', conn ? conn : "",
+	             part ? '=' : '-', part ? part : "") < 0)
+		return NULL;
+	return k;
 }
 
-/* The metric with d's name and these labels (-1: none); *conflict when the
- * name is registered with another type or help. */
-static long find(const struct stats *s, const struct stats_desc *d, const char *conn,
-                 const char *part, bool *conflict)
+/* The metric with key (-1: none); *conflict when d's name is registered
+ * with another type or help. */
+static long find(const struct stats *s, const struct stats_desc *d, const char *key, bool *conflict)
 {
-	*conflict = false;
-	for (size_t i = 0; i < s->n; i++) {
-		const struct metric *m = s->m[i];
+	size_t i;
 
-		if (strcmp(m->desc.name, d->name) != 0)
-			continue;
-		if (m->desc.type != d->type || strcmp(m->desc.help, d->help) != 0) {
-			*conflict = true;
-			return -1;
-		}
-		if (same_label(m->connector, conn) && same_label(m->partition, part))
-			return (long)i;
+	*conflict = false;
+	if (hash_get(&s->byname, d->name, &i) &&
+	    (s->m[i]->desc.type != d->type || strcmp(s->m[i]->desc.help, d->help) != 0)) {
+		*conflict = true;
+		return -1;
 	}
-	return -1;
+	return hash_get(&s->bykey, key, &i) ? (long)i : -1;
 }
 
 static char *copy(const char *s, bool *failed)
@@ -83,16 +97,22 @@ static char *copy(const char *s, bool *failed)
 	return c;
 }
 
-/* Appends a new metric; its index is s->n - 1. */
-static int append(struct stats *s, const struct stats_desc *d, const char *conn, const char *part)
+/* Appends a new metric (key: make_key's, taken over); its index is
+ * s->n - 1. */
+static int append(struct stats *s, const struct stats_desc *d, const char *conn, const char *part,
+                  char *key)
 {
 	struct metric *m = calloc(1, sizeof(*m));
-	bool failed = m == NULL;
+	bool failed = m == NULL, first = !hash_get(&s->byname, d->name, &(size_t){0});
 
+	if (m == NULL)
+		free(key);
 	if (m != NULL) {
 		m->desc = *d;
+		m->key = key;
 		m->connector = copy(conn, &failed);
 		m->partition = copy(part, &failed);
+		m->name = copy(d->name, &failed);
 	}
 	if (!failed && s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 32;
@@ -103,6 +123,15 @@ static int append(struct stats *s, const struct stats_desc *d, const char *conn,
 			s->m = grown;
 			s->cap = cap;
 		}
+	}
+	if (!failed && hash_put(&s->bykey, m->key, s->n) != 0)
+		failed = true;
+	if (!failed && first && hash_put(&s->byname, m->name, s->n) != 0) {
+		/* Not indexed by name: index it nowhere (hash_clear, re-add). */
+		hash_clear(&s->bykey);
+		for (size_t i = 0; i < s->n; i++)
+			(void)hash_put(&s->bykey, s->m[i]->key, i); /* had room */
+		failed = true;
 	}
 	if (failed) {
 		metric_free(m);
@@ -117,15 +146,21 @@ int stats_register(struct stats *s, const struct stats_desc *d, const struct sta
 {
 	const char *conn = labels ? labels->connector : NULL;
 	const char *part = labels ? labels->partition : NULL;
+	char *key = make_key(d->name, conn, part);
 	bool conflict;
-	long i = find(s, d, conn, part, &conflict);
+	long i;
 	int rc;
 
 	*value = NULL;
+	if (key == NULL)
+		return STATS_ERR_NOMEM;
+	i = find(s, d, key, &conflict);
+	if (conflict || i >= 0)
+		free(key);
 	if (conflict)
 		return STATS_ERR_CONFLICT;
 	if (i < 0) {
-		rc = append(s, d, conn, part);
+		rc = append(s, d, conn, part, key);
 		if (rc != 0)
 			return rc;
 		i = (long)s->n - 1;
