@@ -12,10 +12,16 @@
  *
  * Change detection: one inotify descriptor watching the directories of the
  * streams (names appearing, disappearing, renamed) and the file each stream
- * reads (growth, rename, deletion), plus a slow rescan (globs, and a look at
- * every file in case an event was missed or inotify is silent, as on NFS);
- * with watch.mode=poll, stat polling every poll.interval.ms instead. An idle
- * connector wakes only for the rescan.
+ * reads (growth, rename, deletion), plus a slow rescan, with watch.mode=poll
+ * stat polling every poll.interval.ms instead. An idle connector wakes only
+ * for the rescan, which costs what the watches do not cover: it globs only
+ * patterns whose directory is not watched, and looks (a stat) only at the
+ * streams that are not quiet (tailstream_quiet: an idle file watched by
+ * itself, in a watched directory, both on a local file system, no symlink
+ * on the way). Every FULL_EVERY-th rescan, after an inotify queue overflow,
+ * and after a watched directory went away, it globs and looks at every
+ * stream as before: the safety net for what inotify cannot hear (writes
+ * through mmap, a symlink's target directory).
  *
  * Memory is bounded: one poll arena (max.line.bytes plus 256 KiB) shared by
  * every file, at most max.open.files descriptors for files followed at once
@@ -43,12 +49,16 @@
 #define ARENA_EXTRA (256 * 1024)
 #define MAX_LINES 1024
 #define OFFSET_TEXT 24
-#define DIR_MASK (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR)
+#define DIR_MASK                                                                                   \
+	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF |     \
+	 IN_ONLYDIR)
+#define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
 
 enum key_mode { KEY_NONE, KEY_PATH };
 
 struct dirwatch {
-	int wd;
+	int wd;      /* -1: gone (deleted, moved): watched again at a rescan */
+	bool direct; /* tailscan_dir_watchable when watched */
 	char *dir;
 };
 
@@ -69,7 +79,10 @@ struct filesrc {
 	struct taildup *dup; /* paths naming a file already tailed */
 	struct dirwatch *dirs;
 	size_t ndirs;
+	struct hash dirnames; /* dir -> index in dirs */
+	unsigned rescans;
 	bool check_all, glob_due;
+	bool check_unquiet; /* a rescan: look at the streams not quiet */
 	struct tailbuf buf;
 	struct tailline *lines;
 	char *offtext;
@@ -173,11 +186,8 @@ static void watch_dir(struct filesrc *f, const char *dir)
 	struct dirwatch *grown;
 	int wd;
 
-	if (f->ctx.ifd < 0)
+	if (f->ctx.ifd < 0 || hash_get(&f->dirnames, dir, &(size_t){0}))
 		return;
-	for (size_t i = 0; i < f->ndirs; i++)
-		if (strcmp(f->dirs[i].dir, dir) == 0)
-			return;
 	wd = inotify_add_watch(f->ctx.ifd, dir, DIR_MASK);
 	if (wd < 0) {
 		if (errno != ENOENT)
@@ -192,8 +202,69 @@ static void watch_dir(struct filesrc *f, const char *dir)
 		return;
 	f->dirs = grown;
 	f->dirs[f->ndirs].wd = wd;
-	if ((f->dirs[f->ndirs].dir = strdup(dir)) != NULL)
-		f->ndirs++;
+	f->dirs[f->ndirs].direct = tailscan_dir_watchable(dir);
+	if ((f->dirs[f->ndirs].dir = strdup(dir)) == NULL)
+		return;
+	if (hash_put(&f->dirnames, f->dirs[f->ndirs].dir, f->ndirs) != 0) {
+		free(f->dirs[f->ndirs].dir);
+		return; /* the watch stays, unused: its events are ignored */
+	}
+	f->ndirs++;
+}
+
+/* True when dir is watched, and its watch hears every name change in it. */
+static bool dir_watched(const struct filesrc *f, const char *dir)
+{
+	size_t i;
+
+	return hash_get(&f->dirnames, dir, &i) && f->dirs[i].wd >= 0 && f->dirs[i].direct;
+}
+
+/* True when a glob of every pattern would find nothing that the watches of
+ * their directories have not announced (a name appearing sets glob_due). */
+static bool globs_watched(const struct filesrc *f)
+{
+	bool ok = true;
+
+	for (size_t i = 0; ok && i < f->npat; i++) {
+		char *dir;
+
+		if (strpbrk(f->patterns[i], "*?[{") == NULL)
+			continue; /* a stream of its own */
+		dir = tailscan_dirname(f->patterns[i]);
+		ok = dir != NULL && strpbrk(dir, "*?[{") == NULL && dir_watched(f, dir);
+		free(dir);
+	}
+	return ok;
+}
+
+/* Watches again the directories whose watch went away (deleted, moved):
+ * what happened in them meanwhile calls for a full look. */
+static void rewatch_dirs(struct filesrc *f)
+{
+	for (size_t i = 0; i < f->ndirs; i++) {
+		struct dirwatch *d = &f->dirs[i];
+
+		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, DIR_MASK)) < 0)
+			continue;
+		d->direct = tailscan_dir_watchable(d->dir);
+		f->check_all = f->glob_due = true;
+	}
+}
+
+/* The periodic rescan: what it looks at (see the top of this file). */
+static void rescan(struct filesrc *f)
+{
+	if (f->ctx.ifd < 0 || ++f->rescans % FULL_EVERY == 0) {
+		f->check_all = f->glob_due = true;
+		return;
+	}
+	rewatch_dirs(f);
+	if (f->check_all)
+		return; /* a directory came back: rewatch_dirs asked for a full look */
+	f->check_unquiet = true;
+	if (!globs_watched(f))
+		f->glob_due = true;
 }
 
 static struct tailstream *find_stream(const struct filesrc *f, const char *path)
@@ -345,9 +416,19 @@ static bool wd_shared(void *opaque, int wd, const struct tailstream *except)
 
 /* ---- events --------------------------------------------------------------- */
 
-static void on_dir_event(struct filesrc *f, const char *dir, const struct inotify_event *ev,
+static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct inotify_event *ev,
                          int64_t now)
 {
+	const char *dir = d->dir;
+
+	if (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED)) {
+		/* Its name may name another directory now, or none. */
+		if (ev->mask & IN_MOVE_SELF)
+			inotify_rm_watch(f->ctx.ifd, d->wd);
+		d->wd = -1;
+		f->check_all = f->glob_due = true;
+		return;
+	}
 	if (ev->len == 0)
 		return;
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
@@ -370,7 +451,7 @@ static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t 
 	}
 	for (size_t i = 0; i < f->ndirs; i++) {
 		if (f->dirs[i].wd == ev->wd) {
-			on_dir_event(f, f->dirs[i].dir, ev, now);
+			on_dir_event(f, &f->dirs[i], ev, now);
 			return;
 		}
 	}
@@ -408,7 +489,7 @@ static void housekeeping(struct filesrc *f, int64_t now)
 {
 	if (now >= f->next_rescan) {
 		f->next_rescan = now + f->rescan_ms;
-		f->check_all = f->glob_due = true;
+		rescan(f);
 	}
 	if (f->poll_mode && now >= f->next_poll) {
 		f->next_poll = now + f->poll_ms;
@@ -420,12 +501,16 @@ static void housekeeping(struct filesrc *f, int64_t now)
 		struct tailstream *s = f->streams[i];
 		int64_t d = tailstream_deadline(s);
 
-		if (f->check_all || (tailstream_ready(s) && tailstream_open_files(s) == 0))
+		bool look =
+		    f->check_all || (f->check_unquiet &&
+		                     !(tailstream_quiet(s) && dir_watched(f, tailstream_dir(s))));
+
+		if (look || (tailstream_ready(s) && tailstream_open_files(s) == 0))
 			tailstream_check(s, now);
 		else if (d >= 0 && now >= d)
 			tailstream_set_ready(s);
 	}
-	f->check_all = false;
+	f->check_all = f->check_unquiet = false;
 }
 
 /* ---- records -------------------------------------------------------------- */
@@ -634,6 +719,7 @@ static void file_close(void *ctx)
 		tailmulti_free(f->groups[i]);
 	}
 	hash_free(&f->byname);
+	hash_free(&f->dirnames);
 	tailctx_fini(&f->ctx);
 	tailmulti_rules_free(f->multi);
 	free(f->streams);

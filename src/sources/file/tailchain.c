@@ -72,6 +72,8 @@ static void watch(struct tailstream *s)
 	s->wd = wd;
 	s->wd_dev = id->dev;
 	s->wd_ino = id->ino;
+	/* Once per watch: whether a rescan may leave the file to its events. */
+	s->wd_direct = wd >= 0 && tailscan_file_watchable(s->path, tailfile_fd(s->chain[0].tf));
 }
 
 bool tailchain_unchanged(const struct tailstream *s)
@@ -82,6 +84,21 @@ bool tailchain_unchanged(const struct tailstream *s)
 		return false;
 	return tailid_of_path(s->path, &live) == 0 && tailid_same(&live, &s->idle_id) &&
 	       live.size == s->idle_id.size && live.mtime == s->idle_id.mtime;
+}
+
+bool tailchain_quiet(const struct tailstream *s)
+{
+	const struct tailid *id;
+
+	if (s->c->ifd < 0 || s->wd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
+		return false;
+	if (s->n == 0)
+		return s->suspended && s->saved.known && s->idle_id.size >= 0 &&
+		       s->idle_id.dev == s->wd_dev && s->idle_id.ino == s->wd_ino;
+	if (!tailstream_idle(s) || s->ready)
+		return false;
+	id = tailfile_id(s->chain[0].tf);
+	return id->dev == s->wd_dev && id->ino == s->wd_ino;
 }
 
 bool tailchain_has(const struct tailstream *s, const struct tailid *id)

@@ -61,6 +61,8 @@ struct tailstream {
 	struct tailid idle_id;    /* ... and the file as it was then (fstat) */
 	int wd;
 	int64_t wd_dev, wd_ino; /* the inode wd watches */
+	bool wd_direct;         /* ... named by path itself when watched, on a
+	                         * file system inotify hears (tailscan.h) */
 	int64_t last_active;
 	int64_t deadline;
 };
@@ -110,6 +112,12 @@ int tailchain_hold(struct tailctx *c, struct src_ref *r);
  * suspended on, with the same size and mtime: a rescan need not open it
  * (nor read its fingerprint) again. A stat, no open. */
 bool tailchain_unchanged(const struct tailstream *s);
+
+/* True when only an inotify event can give s something to do: it is idle
+ * (suspended, or one file read to its end, nothing lingering, no deadline),
+ * and its one file is watched and was named by the path itself on a file
+ * system inotify hears. Its directory's watch is the caller's to check. */
+bool tailchain_quiet(const struct tailstream *s);
 
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
  * lingering (link.linger) for late writes. */

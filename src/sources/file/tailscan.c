@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 char *tailscan_dirname(const char *path)
@@ -22,6 +24,45 @@ char *tailscan_dirname(const char *path)
 	if (slash == path)
 		return strdup("/");
 	return strndup(path, (size_t)(slash - path));
+}
+
+bool tailscan_notifies(int fd)
+{
+	/* linux/magic.h and the file systems' own sources: NFS, SMB, CIFS,
+	 * SMB2, FUSE, 9P, Ceph, AFS (two), Coda, NCP, Lustre, GFS2, OCFS2. */
+	static const unsigned long remote[] = {
+	    0x6969,     0x517B,     0xFF534D42, 0xFE534D42, 0x65735546, 0x01021997, 0x00C36400,
+	    0x5346414F, 0x6B414653, 0x73757245, 0x564C,     0x0BD00BD0, 0x01161970, 0x7461636F};
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if ((unsigned long)sf.f_type == remote[i])
+			return false;
+	return true;
+}
+
+bool tailscan_dir_watchable(const char *dir)
+{
+	char *real = dir[0] == '/' ? realpath(dir, NULL) : NULL;
+	int fd = real != NULL && strcmp(real, dir) == 0
+	             ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK)
+	             : -1;
+	bool ok = fd >= 0 && tailscan_notifies(fd);
+
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	return ok;
+}
+
+bool tailscan_file_watchable(const char *path, int fd)
+{
+	struct stat at, open_st;
+
+	return lstat(path, &at) == 0 && S_ISREG(at.st_mode) && fstat(fd, &open_st) == 0 &&
+	       at.st_dev == open_st.st_dev && at.st_ino == open_st.st_ino && tailscan_notifies(fd);
 }
 
 static const char *base_of(const char *path)

@@ -89,6 +89,21 @@ char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs
                          int64_t fplen, int64_t min_size, const void *last, size_t last_len,
                          int64_t born_after, int64_t *size);
 
+/* True when inotify reports every change to the file system of fd (a file
+ * or a directory): false for network and FUSE file systems, whose files
+ * change behind the kernel's back, and when fstatfs fails. */
+bool tailscan_notifies(int fd);
+
+/* True when dir is absolute and its own real path (no symlink, "." or ".."
+ * on the way) on a file system tailscan_notifies trusts: a watch on dir
+ * hears every name that appears in it or leaves it. */
+bool tailscan_dir_watchable(const char *dir);
+
+/* True when path itself (not a symlink) names the regular file open as fd,
+ * on a file system tailscan_notifies trusts: a watch on fd and one on the
+ * path's directory hear every change to what path names. */
+bool tailscan_file_watchable(const char *path, int fd);
+
 /* dirname(path) as a malloc'd string, or NULL. */
 char *tailscan_dirname(const char *path);
 

@@ -830,6 +830,11 @@ void tailstream_set_ready(struct tailstream *s)
 	s->ready = true;
 }
 
+bool tailstream_quiet(const struct tailstream *s)
+{
+	return tailchain_quiet(s);
+}
+
 int tailstream_wd(const struct tailstream *s)
 {
 	return s->wd;

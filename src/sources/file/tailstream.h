@@ -103,6 +103,10 @@ int64_t tailstream_last_active(const struct tailstream *s);
 
 bool tailstream_ready(const struct tailstream *s);
 void tailstream_set_ready(struct tailstream *s);
+/* True when a rescan need not look at s: nothing but an inotify event on its
+ * file (or on its directory, whose watch the caller checks) can give it
+ * work. Never with watch.mode=poll. */
+bool tailstream_quiet(const struct tailstream *s);
 /* The inotify watch on the file being read, -1 when none. */
 int tailstream_wd(const struct tailstream *s);
 const char *tailstream_path(const struct tailstream *s);
