@@ -467,8 +467,8 @@ void settings_print_help(FILE *fp)
 	fprintf(fp,
 	        "  producer.*, kafka.*  (librdkafka properties, passed through)\n"
 	        "      skiff's defaults: enable.idempotence=true acks=all message.timeout.ms=0\n"
-	        "      partitioner=murmur2_random queue.buffering.max.messages=20000\n"
-	        "      queue.buffering.max.kbytes=8192 linger.ms=5\n"
+	        "      partitioner=murmur2_random queue.buffering.max.messages=5000\n"
+	        "      queue.buffering.max.kbytes=2048 linger.ms=5\n"
 	        "  security.protocol, sasl.*, ssl.*  (passed to librdkafka as they are)\n"
 	        "  connectors.<name>.<property>  (a connector declared inline)\n"
 	        "  config.providers.<name>.class  (class of a provider named in config.providers)\n"

@@ -48,8 +48,8 @@ static const char *const defaults[][2] = {
     {"acks", "all"},
     {"message.timeout.ms", "0"},
     {"partitioner", "murmur2_random"},
-    {"queue.buffering.max.messages", "20000"},
-    {"queue.buffering.max.kbytes", "8192"},
+    {"queue.buffering.max.messages", "5000"},
+    {"queue.buffering.max.kbytes", "2048"},
     {"linger.ms", "5"},
     {"client.id", "skiff"},
     {"log.queue", "true"},
@@ -329,7 +329,7 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 	if (rd_kafka_conf_get(conf, "queue.buffering.max.messages", val, &vlen) == RD_KAFKA_CONF_OK)
 		s->queue_capacity = (uint32_t)strtoul(val, NULL, 10);
 	if (s->queue_capacity == 0)
-		s->queue_capacity = 20000;
+		s->queue_capacity = 5000;
 	if (check_limits(w, conf, errbuf, errlen) != 0)
 		goto fail;
 	/* The bandwidth cap settles its estimates on the wire count every second. */

@@ -6,7 +6,7 @@ to one local Kafka 3.9.1 broker by each of
   kcat same settings         kcat -P -l with skiff's producer defaults
                              (src/sink_kafka.c: enable.idempotence=true,
                              acks=all, linger.ms=5, queue.buffering.max.
-                             messages=20000, queue.buffering.max.kbytes=8192,
+                             messages=5000, queue.buffering.max.kbytes=2048,
                              message.timeout.ms=0): the reference of the ratios
   skiff StringConverter      FileStreamSource, raw lines
   skiff JsonConverter        FileStreamSource, Connect's default converter
@@ -45,7 +45,7 @@ from benchlib import (REPO, check_delivered, local_broker, run_tool,  # noqa: E4
 
 NUMBER_RE = rb"(\d{9}) 2026-11-30T02"
 SAME = ["enable.idempotence=true", "acks=all", "linger.ms=5",
-        "queue.buffering.max.messages=20000", "queue.buffering.max.kbytes=8192",
+        "queue.buffering.max.messages=5000", "queue.buffering.max.kbytes=2048",
         "message.timeout.ms=0"]
 TOOLS = ["kcat", "kcat-same", "skiff-string", "skiff-json", "fluent-bit", "connect"]
 NAMES = {"kcat": "kcat -P -l", "kcat-same": "kcat -P -l, skiff's settings",

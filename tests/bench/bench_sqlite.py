@@ -39,7 +39,7 @@ from benchlib import (REPO, check_delivered, local_broker, run_tool,  # noqa: E4
                       summarize, until_watermark)
 
 SAME = ["enable.idempotence=true", "acks=all", "linger.ms=5",
-        "queue.buffering.max.messages=20000", "queue.buffering.max.kbytes=8192",
+        "queue.buffering.max.messages=5000", "queue.buffering.max.kbytes=2048",
         "message.timeout.ms=0"]
 TOOLS = ["ref", "ref-same", "skiff-false", "skiff-true"]
 NAMES = {"ref": "sqlite3 | kcat -P", "ref-same": "sqlite3 | kcat -P, skiff's settings",
