@@ -9,10 +9,14 @@
          offset.flush.interval.ms=1000 (the flush after a burst gives back
          what it made resident; the default flushes after 60 s).
 
-Each is the median of --reps runs. With --before OTHER_SKIFF (e.g. a build of
-an older commit) both binaries run interleaved in the same invocation and the
-ratios are printed. --smaps prints where the idle RSS of the last run is:
-anonymous (heap, thread arenas and stacks, slabs) vs shared libraries.
+Each is the median of --reps runs, with PSS beside RSS (/proc/PID/
+smaps_rollup: a shared library's pages divided among the processes that map
+them) and the anonymous part (heap, thread arenas and stacks, slabs; the rest
+is file-backed: libraries' pages, counted whole in RSS). The load run's
+figures are from the sample of highest VmRSS (every 50 ms); its peak RSS is
+ru_maxrss. With --before OTHER_SKIFF (e.g. a build of an older commit) both
+binaries run interleaved in the same invocation and the ratios are printed.
+--smaps prints where the idle RSS of the last run is, by mapping.
 
   python3 tests/bench/bench_memory.py [--skiff build-rel/skiff]
          [--before old/skiff] [--lines 300000] [--reps 3] [--smaps]
@@ -39,7 +43,11 @@ from benchlib import check_delivered, local_broker, run_tool, until_watermark  #
 # libmicrohttpd (the REST API, /metrics) and the libraries it alone pulls in.
 MHD_CHAIN = ("libmicrohttpd", "libgnutls", "libp11-kit", "libnettle", "libhogweed", "libgmp",
              "libtasn1", "libidn2", "libunistring", "libffi")
-# What librdkafka loads for TLS and SASL whatever the configuration.
+# libsystemd (the journald source) and what only it needs; lz4, zstd and xz
+# are shared with librdkafka and the compressed-rotation readers.
+SYSTEMD_CHAIN = ("libsystemd", "libgcrypt", "libgpg-error", "libcap")
+# What librdkafka loads for TLS and SASL whatever the configuration (the SASL
+# plugins and libdb only with SASL/GSSAPI since e92a3c8).
 RDK_TLS_SASL = ("libcrypto", "libssl", "libsasl2", "libdb", "libdigestmd5", "libscram",
                 "libntlm", "libsasldb", "libcrammd5", "libplain", "liblogin", "libanonymous",
                 "libgssapiv2")
@@ -50,6 +58,34 @@ def status_kb(pid, key):
         if line.startswith(key + ":"):
             return int(line.split()[1])
     return 0
+
+
+def rollup_kb(pid):
+    """{Rss, Pss, Anonymous: kB} of /proc/PID/smaps_rollup, or {} once gone."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts[0] in ("Rss:", "Pss:", "Anonymous:"):
+            out[parts[0][:-1]] = int(parts[1])
+    return out
+
+
+def find_pid(exe, arg):
+    """The pid of a process running exe with arg, or None."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == exe.encode() and arg.encode() in argv:
+            return int(d.name)
+    return None
 
 
 def smaps_breakdown(pid):
@@ -83,7 +119,7 @@ def stop(p):
 
 
 def idle_run(skiff, d, bootstrap, settle, want_smaps):
-    """VmRSS (MB) of a restart on stored offsets with 10 idle files."""
+    """smaps_rollup (kB) of a restart on stored offsets with 10 idle files."""
     d.mkdir()
     (d / "in").mkdir()
     for i in range(10):
@@ -96,23 +132,36 @@ def idle_run(skiff, d, bootstrap, settle, want_smaps):
         try:
             time.sleep(settle)
             if phase == "idle":
-                rss = status_kb(p.pid, "VmRSS") / 1024.0
+                roll = rollup_kb(p.pid)
                 smaps = smaps_breakdown(p.pid) if want_smaps else None
         finally:
             stop(p)
-    return rss, smaps
+    return roll, smaps
 
 
 def load_run(skiff, d, src, n, bootstrap):
-    """Peak RSS (MB) of shipping src's n lines."""
+    """Peak RSS (MB) of shipping src's n lines, and the smaps_rollup (kB) of
+    the sample with the highest RSS."""
     d.mkdir()
     topic = f"mem-load-{d.name}"
     w = props(d, bootstrap, topic, str(src))
-    r = run_tool([skiff, str(w)], str(d), until=until_watermark(bootstrap, topic, n))
+    done = until_watermark(bootstrap, topic, n)
+    top, pid = {}, []
+
+    def until():
+        # run_tool polls this every 50 ms: a sample of skiff's memory each time.
+        if not pid or pid[0] is None:
+            pid[:] = [find_pid(skiff, str(w))]
+        roll = rollup_kb(pid[0]) if pid[0] is not None else {}
+        if roll.get("Rss", 0) > top.get("Rss", 0):
+            top.clear()
+            top.update(roll)
+        return done()
+    r = run_tool([skiff, str(w)], str(d), until=until)
     bad = check_delivered(bootstrap, topic, n, NUMBER_RE)
     if bad:
         sys.exit(f"bench_memory: {skiff}: {bad} (see {d}/bench.stderr)")
-    return r["rss"]
+    return r["rss"], top
 
 
 def after_run(skiff, d, src, n, bootstrap, settle):
@@ -154,7 +203,8 @@ def main():
         if not os.access(b, os.X_OK):
             sys.exit(f"bench_memory: {b} not built")
     work = Path(tempfile.mkdtemp(prefix="skiff-mem-"))
-    res = {k: {"idle": [], "load": [], "after": []} for k in bins}
+    res = {k: {"idle": [], "load": [], "after": [], "idle_pss": [], "idle_anon": [],
+               "load_pss": [], "load_anon": []} for k in bins}
     smaps = None
     with local_broker(work / "kafka") as bootstrap:
         src = work / "lines.log"
@@ -164,17 +214,26 @@ def main():
         for rep in range(args.reps):
             order = list(bins.items())
             for k, b in order[rep % len(order):] + order[:rep % len(order)]:
-                rss, sm = idle_run(b, work / f"idle-{k}-{rep}", bootstrap, args.settle,
-                                   args.smaps and k == "skiff")
-                res[k]["idle"].append(rss)
+                roll, sm = idle_run(b, work / f"idle-{k}-{rep}", bootstrap, args.settle,
+                                    args.smaps and k == "skiff")
+                res[k]["idle"].append(roll.get("Rss", 0) / 1024.0)
+                res[k]["idle_pss"].append(roll.get("Pss", 0) / 1024.0)
+                res[k]["idle_anon"].append(roll.get("Anonymous", 0) / 1024.0)
                 smaps = sm or smaps
-                res[k]["load"].append(load_run(b, work / f"load-{k}-{rep}", src, args.lines,
-                                               bootstrap))
+                peak, top = load_run(b, work / f"load-{k}-{rep}", src, args.lines, bootstrap)
+                res[k]["load"].append(peak)
+                res[k]["load_pss"].append(top.get("Pss", 0) / 1024.0)
+                res[k]["load_anon"].append(top.get("Anonymous", 0) / 1024.0)
                 res[k]["after"].append(after_run(b, work / f"after-{k}-{rep}", src, args.lines,
                                                  bootstrap, args.settle))
     for k in bins:
         print(f"{k:7s} idle RSS {fmt(res[k]['idle'])}   peak RSS {fmt(res[k]['load'])}   "
               f"after the burst {fmt(res[k]['after'])}")
+        med = {m: statistics.median(v) for m, v in res[k].items()}
+        print(f"{'':7s} idle PSS {med['idle_pss']:.1f} MB, anonymous {med['idle_anon']:.1f} MB "
+              f"(file-backed {med['idle'] - med['idle_anon']:.1f} MB);   at the highest "
+              f"sample of the load: PSS {med['load_pss']:.1f} MB, anonymous "
+              f"{med['load_anon']:.1f} MB")
     if args.before:
         for m in ("idle", "load", "after"):
             r = statistics.median(res["skiff"][m]) / statistics.median(res["before"][m])
@@ -189,6 +248,9 @@ def main():
         print(f"libmicrohttpd and the libraries only it needs (gnutls, p11-kit, ...): {mhd} kB")
         tls = sum(v for k, v in smaps.items() if k.startswith(RDK_TLS_SASL))
         print(f"librdkafka's TLS and SASL libraries and plugins: {tls} kB")
+        sd = sum(v for k, v in smaps.items() if k.startswith(SYSTEMD_CHAIN))
+        print(f"libsystemd and the libraries only it needs (gcrypt, gpg-error, cap): {sd} kB")
+        print(f"libsqlite3: {sum(v for k, v in smaps.items() if k.startswith('libsqlite3'))} kB")
 
 
 if __name__ == "__main__":
