@@ -279,14 +279,6 @@ static void put_java_cstring(struct buf *o, const char *s, uint64_t *replaced)
 	}
 }
 
-/* Hands o's bytes over as a convert_value() result (buf_take shrinks a
- * buffer much larger than its content: librdkafka may hold it queued for
- * long). */
-static int finish(struct buf *o, char **out, size_t *len)
-{
-	return buf_take(o, out, len) == 0 ? 0 : -1;
-}
-
 /* An integer member: raw JSON text is exact; a cJSON number only below 2^53.
  * Returns 0 and *v, or -1 when v holds no integer. */
 static int int_value(const cJSON *j, long long *v)
@@ -690,6 +682,8 @@ static void json_render(const struct converter *c, const struct record_value *v,
 		buf_addz(o, "\"");
 	} else if (v->kind == VALUE_STRING) {
 		put_json_string(o, v->bytes, v->len, replaced);
+	} else if (v->kind == VALUE_JSON) {
+		buf_add(o, v->bytes, v->len);
 	} else {
 		put_json(o, v->schema, v->payload, replaced);
 	}
@@ -729,8 +723,10 @@ static bool is_null(const struct converter *c, const struct record_value *v)
 /* True when v's own bytes are what c writes for it. */
 static bool as_is(const struct converter *c, const struct record_value *v)
 {
-	if (v->kind != VALUE_STRING || v->len > CONVERT_MAX_BYTES)
+	if ((v->kind != VALUE_STRING && v->kind != VALUE_JSON) || v->len > CONVERT_MAX_BYTES)
 		return false;
+	if (v->kind == VALUE_JSON)
+		return c->kind == CONV_JSON && !c->schemas_enable;
 	return c->kind == CONV_BYTEARRAY ||
 	       (c->kind == CONV_STRING && utf8_valid_prefix(v->bytes, v->len) == v->len);
 }
@@ -742,11 +738,12 @@ static int render(const struct converter *c, const struct record_value *v, struc
 {
 	if (c->kind == CONV_JSON)
 		json_render(c, v, o, replaced);
-	else if (c->kind == CONV_STRING)
+	else if (c->kind == CONV_STRING && v->kind != VALUE_JSON)
 		string_render(v, o, replaced);
 	else
 		/* Connect rejects a STRING value here (DataException); skiff
-		 * passes a line's bytes through unchanged, on purpose (as_is). */
+		 * passes a line's bytes through unchanged, on purpose (as_is).
+		 * VALUE_JSON is for JsonConverter only (source.h). */
 		return CONVERT_ERR_SHAPE;
 	return buf_err(o) == 0 ? 0 : CONVERT_ERR_NOMEM;
 }
@@ -770,7 +767,9 @@ int convert_value(const struct converter *c, const struct record_value *v, char 
 		*len = v->len;
 		return 0;
 	}
-	if ((rc = render(c, v, &o, replaced)) != 0 || finish(&o, out, len) != 0) {
+	/* buf_take shrinks a buffer much larger than its content: librdkafka
+	 * may hold it queued for long. */
+	if ((rc = render(c, v, &o, replaced)) != 0 || buf_take(&o, out, len) != 0) {
 		buf_free(&o);
 		return rc != 0 ? rc : CONVERT_ERR_NOMEM;
 	}

@@ -62,6 +62,10 @@ const char *convert_class_name(const struct converter *c);
  * "modified UTF-8"): build a payload string from bytes that may hold a NUL
  * or invalid UTF-8 with convert_string_item().
  *
+ * A VALUE_JSON (source.h) is a struct the source wrote as JsonConverter
+ * would: its bytes are the payload, in the envelope with schema_json when
+ * schemas_enable; the other converters refuse it (CONVERT_ERR_SHAPE).
+ *
  * Returns 0; CONVERT_ERR_SHAPE when c cannot represent v (ByteArrayConverter
  * and a struct: no restart changes that); CONVERT_ERR_NOMEM on allocation
  * failure or when the result would pass CONVERT_MAX_BYTES. Called from the

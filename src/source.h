@@ -76,6 +76,10 @@ enum value_kind {
 	VALUE_NULL,
 	VALUE_STRING, /* bytes/len: a line, passed through unchanged */
 	VALUE_STRUCT, /* payload: a cJSON object; schema: Connect's schema JSON for it */
+	/* A struct already written as JsonConverter writes it: bytes/len its
+	 * payload, schema_json its schema; payload and schema NULL. Only from
+	 * a source whose env says json_values (json_keys for keys). */
+	VALUE_JSON,
 };
 
 struct record_value {
@@ -147,6 +151,12 @@ struct source_env {
 	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
 	void (*log)(struct source_env *env, int level, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+	/* True when no transform reads this connector's records and its value
+	 * (key) converter is JsonConverter: poll() may hand a struct value
+	 * (key) as VALUE_JSON, rendered once, instead of a cJSON tree. Fixed
+	 * for the life of the source (a change of converter or transforms
+	 * opens it again). */
+	bool json_values, json_keys;
 };
 
 /* Registers n counters d[] through env->counter when the env offers it

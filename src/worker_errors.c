@@ -50,6 +50,10 @@ static void show_value(const struct record_value *v, char *out, size_t len)
 		snprintf(out, len, "\"%.*s\"%s", (int)(v->len < SHOWN_BYTES ? v->len : SHOWN_BYTES),
 		         v->bytes, v->len > SHOWN_BYTES ? "..." : "");
 		return;
+	case VALUE_JSON:
+		snprintf(out, len, "%.*s%s", (int)(v->len < SHOWN_BYTES ? v->len : SHOWN_BYTES),
+		         v->bytes, v->len > SHOWN_BYTES ? "..." : "");
+		return;
 	case VALUE_STRUCT:
 		json = cJSON_PrintUnformatted(v->payload);
 		snprintf(out, len, "%.*s%s", SHOWN_BYTES, json ? json : "(out of memory)",

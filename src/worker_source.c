@@ -10,6 +10,7 @@
 #include "log.h"
 #include "offsets.h"
 #include "stats.h"
+#include "transform.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -297,6 +298,11 @@ void worker_source_env(struct conn *c)
 	                             .counter = env_counter,
 	                             .count = env_count,
 	                             .log = env_log};
+	/* Rendered structs skip a tree per record; transforms need the tree. */
+	if (transform_chain_len(c->cs->chain) == 0) {
+		c->env.json_values = c->cs->value_conv.kind == CONV_JSON;
+		c->env.json_keys = c->cs->key_conv.kind == CONV_JSON;
+	}
 }
 
 int worker_source_register(struct conn *c)

@@ -45,6 +45,8 @@ int txrec_take(struct txdata *d)
 		return 0;
 	case VALUE_STRING:
 		return take_line(d);
+	case VALUE_JSON:
+		return -1; /* never here: a source hands it only when no transform runs */
 	case VALUE_STRUCT:
 		if (d->src->schema != NULL &&
 		    (d->schema = cJSON_Duplicate(d->src->schema, true)) == NULL)

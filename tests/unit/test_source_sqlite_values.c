@@ -1,6 +1,7 @@
 /* source_sqlite: timestamps parsed and formatted, Java's doubles, base64, and
  * a row's values and schema as the source builds them. */
 #include "config.h"
+#include "convert.h"
 #include "javafmt.h"
 #include "props.h"
 #include "source.h"
@@ -233,6 +234,105 @@ static void test_values_and_schema(void)
 	fake_free(&f);
 }
 
+/* ---- rows rendered as text: the converter's bytes, as from the tree -------- */
+
+#define NTRICKY 10
+
+/* What c writes for v, NUL-terminated (caller frees); "(null)" for null. */
+static char *conv(bool schemas, const struct record_value *v, uint64_t *replaced)
+{
+	struct converter c = {CONV_JSON, schemas};
+	char *out = NULL, *z;
+	size_t len = 0;
+
+	CHECK_INT(convert_value(&c, v, &out, &len, replaced), 0);
+	z = out != NULL ? strndup(out, len) : strdup("(null)");
+	free(out);
+	return z;
+}
+
+/* One poll of the "tricky" table: each record's key and value as JsonConverter
+ * writes them, with and without schemas, into out[i][0..3]; the sum of the
+ * replaced UTF-8 sequences (the source's counter and the converter's). */
+static size_t render_all(bool text, char *out[NTRICKY][4], uint64_t *replaced, uint64_t *unparsed)
+{
+	struct source_batch b;
+	struct fake f;
+	void *ctx = NULL;
+	char err[512];
+
+	fake_init(&f);
+	f.env.json_values = f.env.json_keys = text;
+	CHECK_INT(open_src(&f,
+	                   "mode=incrementing\ntable.whitelist=tricky\ntopic.prefix=x.\n"
+	                   "key.column.name=id,na\"me\n",
+	                   &ctx, err, sizeof(err)),
+	          0);
+	if (poll_once(ctx, &b, 100, err, sizeof(err)) != 0)
+		fprintf(stderr, "poll: %s\n", err);
+	CHECK_INT(b.n, NTRICKY);
+	*replaced = 0;
+	for (size_t i = 0; i < b.n && i < NTRICKY; i++) {
+		CHECK(recs[i].value.kind == (text ? VALUE_JSON : VALUE_STRUCT));
+		out[i][0] = conv(true, &recs[i].value, replaced);
+		out[i][1] = conv(false, &recs[i].value, replaced);
+		out[i][2] = conv(true, &recs[i].key, replaced);
+		out[i][3] = conv(false, &recs[i].key, replaced);
+	}
+	*replaced += counted(&f, "utf8_replaced");
+	*unparsed = counted(&f, "timestamps_unparsed");
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+	return b.n;
+}
+
+/* Every storage class in every declared kind, NULLs, text with a NUL, invalid
+ * UTF-8, escapes and surrogate pairs, infinities, odd column names: the text
+ * path writes what the tree and the converter write, byte for byte. */
+static void test_text_matches_tree(void)
+{
+	char *tree[NTRICKY][4] = {{0}}, *text[NTRICKY][4] = {{0}};
+	uint64_t r1, r2, u1, u2;
+
+	new_db("tricky.db");
+	sql(dbpath,
+	    "CREATE TABLE tricky(id INTEGER PRIMARY KEY, \"na\"\"me\" TEXT, \"\xc3\xbc\" INTEGER, "
+	    "r REAL, b BLOB, ts DATETIME, d DATE, flag BOOLEAN, n NUMERIC, nodecl);"
+	    "INSERT INTO tricky VALUES (1, 'plain', 7, 1.5, x'00ff10', '2024-03-01 12:34:56.789', "
+	    "'2024-03-01', 1, 10, 1.25);"
+	    "INSERT INTO tricky VALUES (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);"
+	    "INSERT INTO tricky VALUES (3, CAST(x'610062' AS TEXT), -9223372036854775808, 9e999, "
+	    "x'', 1709296496, '1969-12-31', 0, 'ten', 'x');"
+	    "INSERT INTO tricky VALUES (4, CAST(x'61ff62c080e282' AS TEXT), 9223372036854775807, "
+	    "-9e999, 'not blob', 'garbage', -1, 2, 1e300, x'01');"
+	    "INSERT INTO tricky VALUES (5, char(1,10,34,92,127,8232,128512,9,13,8,12), 0, -0.0, "
+	    "zeroblob(5), 2460310.5, 20240101, 'yes', 0.1, NULL);"
+	    "INSERT INTO tricky VALUES (6, '', 'text in int', 1e-5, 'x', x'00', 1.5, -3, -0.0, 4);"
+	    "INSERT INTO tricky VALUES (7, 'ü€😀', 1, 123456789.125, NULL, 1700000000123, "
+	    "'2024-02-30', NULL, NULL, 'y');"
+	    "INSERT INTO tricky VALUES (8, 'k', 2, 4.9e-324, x'ff', '1600-01-01', x'01', 1.0, "
+	    "'', '');"
+	    "INSERT INTO tricky VALUES (9, '\"quoted\"', 3, 1e7, x'', '2024-03-01T12:00:00+02:00', "
+	    "'2024-03-01 23:59', 'true', 5, -7);"
+	    "INSERT INTO tricky VALUES (10, 'last', 4, 0.001, x'41', 99999999999999999, "
+	    "'x', NULL, 1e-7, 2.5);");
+	CHECK_INT(render_all(false, tree, &r1, &u1), NTRICKY);
+	CHECK_INT(render_all(true, text, &r2, &u2), NTRICKY);
+	for (size_t i = 0; i < NTRICKY; i++) {
+		for (size_t k = 0; k < 4; k++) {
+			if (tree[i][k] == NULL || text[i][k] == NULL) {
+				CHECK(tree[i][k] != NULL && text[i][k] != NULL);
+				continue;
+			}
+			CHECK_STR(text[i][k], tree[i][k]);
+			free(tree[i][k]);
+			free(text[i][k]);
+		}
+	}
+	CHECK(r1 > 0 && r1 == r2);
+	CHECK(u1 > 0 && u1 == u2);
+}
+
 /* Timestamp mode with 3-row batches over groups of equal timestamps: every
  * record's offset, taken as the last acknowledged one, must lose no row. */
 
@@ -241,5 +341,6 @@ int main(void)
 	test_ts_parse();
 	test_values();
 	test_values_and_schema();
+	test_text_matches_tree();
 	return testlib_done("test_source_sqlite_values");
 }

@@ -8,8 +8,8 @@
  * per table ({"protocol":"1","table":T}; bulk {"table":T}) or for the query
  * ({"query":"query"}); offsets as the JDBC connector writes them.
  *
- * This file: the config table, opening and re-opening the database, the
- * schedule of the tables, the busy back-off and the offsets. The SQL is in
+ * This file: the config table, the schedule of the tables and the offsets.
+ * The database connection and its busy back-off are in sqdb.c, the SQL in
  * sqquery.c. */
 #include "source_sqlite.h"
 #include "clock.h"
@@ -20,20 +20,10 @@
 #include "source.h"
 #include "stats.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <time.h>
-
-/* How long one attempt waits for a lock inside SQLite (SQ_BUSY_TIMEOUT_MS:
- * it sleeps with its own growing steps), and the most skiff then waits
- * before trying again. The
- * main loop must not stall: Kafka's delivery reports are served there. */
-#define BUSY_BACKOFF_MAX_MS 2000
-#define BUSY_WARN_MS 5000
 
 static const char *const sqlite_classes[] = {
     "JdbcSourceConnector",
@@ -107,99 +97,6 @@ static const struct config_key sqlite_keys[] = {
      "Not used: a busy database is retried until it answers."},
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
-
-/* ---- the database connection ---------------------------------------------- */
-
-static void close_db(struct sqsrc *s)
-{
-	for (size_t i = 0; i < s->ntables; i++)
-		sqlayout_drop(&s->tables[i]);
-	sqlite3_finalize(s->begin);
-	sqlite3_finalize(s->commit);
-	sqlite3_finalize(s->rollback);
-	sqlite3_finalize(s->schema_version);
-	s->begin = s->commit = s->rollback = s->schema_version = NULL;
-	sqlite3_close(s->db);
-	s->db = NULL;
-}
-
-static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
-{
-	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
-}
-
-static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t errlen)
-{
-	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (s->uri ? SQLITE_OPEN_URI : 0);
-	int rc;
-
-	sqguard_install();
-	rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
-
-	if (rc == SQLITE_OK) {
-		sqlite3_extended_result_codes(s->db, 0);
-		sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
-		rc = sqlts_register(s->db);
-	}
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
-	if (rc == SQLITE_OK && (rc = prepare(s, "BEGIN", &s->begin)) == SQLITE_OK &&
-	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
-	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
-		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
-	if (rc != SQLITE_OK) {
-		snprintf(errbuf, errlen, "%s: %s", s->path,
-		         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-		close_db(s);
-		return -1;
-	}
-	s->dev = st ? (uint64_t)st->st_dev : 0;
-	s->ino = st ? (uint64_t)st->st_ino : 0;
-	s->env->log(s->env, LOG_INFO, "reading %s (read-only)", s->path);
-	sqguard_journal(s);
-	return 0;
-}
-
-/* Opens the database when needed and notices when the file was replaced or
- * deleted. Returns 0 when open, 1 when waiting for it, -1 on error. */
-static int ensure_db(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size_t errlen)
-{
-	struct stat st;
-
-	if (stat(s->file, &st) != 0) {
-		if (s->db != NULL && !may_close)
-			return 0;
-		if (s->db != NULL) {
-			s->env->log(s->env, LOG_WARN, "%s was deleted: waiting for it", s->path);
-			close_db(s);
-		} else if (!s->missing_warned) {
-			s->env->log(s->env, LOG_WARN, "%s: %s; waiting for it", s->path,
-			            strerror(errno));
-			s->env->count(s->env, "database_missing", 1);
-		}
-		s->missing_warned = true;
-		s->retry_at = now + s->poll_ms;
-		return 1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* Opening a FIFO would block the whole process. */
-		if (s->db != NULL && !may_close)
-			return 0;
-		close_db(s);
-		sqguard_irregular(s, now);
-		return 1;
-	}
-	s->irregular_warned = false;
-	if (s->db != NULL && may_close &&
-	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
-		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
-		            s->path);
-		s->env->count(s->env, "database_reopened", 1);
-		close_db(s);
-	}
-	s->missing_warned = false;
-	return s->db != NULL ? 0 : open_db(s, &st, errbuf, errlen);
-}
 
 /* ---- positions and offsets ------------------------------------------------ */
 
@@ -299,35 +196,6 @@ static void report_stats(struct sqsrc *s)
 	memset(st, 0, sizeof(*st));
 }
 
-static void on_busy(struct sqsrc *s, int64_t now)
-{
-	int64_t cap = s->poll_ms < BUSY_BACKOFF_MAX_MS ? s->poll_ms : BUSY_BACKOFF_MAX_MS;
-
-	if (s->busy_since == 0) {
-		s->busy_since = now;
-		s->backoff_ms = SQ_BUSY_TIMEOUT_MS;
-	} else {
-		s->backoff_ms = s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
-	}
-	s->retry_at = now + s->backoff_ms;
-	s->env->count(s->env, "database_busy", 1);
-	if (!s->busy_warned && now - s->busy_since >= BUSY_WARN_MS) {
-		s->env->log(s->env, LOG_WARN,
-		            "%s has been locked by a writer for %lld ms; retrying every %lld ms",
-		            s->path, (long long)(now - s->busy_since), (long long)cap);
-		s->busy_warned = true;
-	}
-}
-
-static void on_answer(struct sqsrc *s, int64_t now)
-{
-	if (s->busy_since != 0 && s->busy_warned)
-		s->env->log(s->env, LOG_INFO, "%s readable again after %lld ms", s->path,
-		            (long long)(now - s->busy_since));
-	s->busy_since = 0;
-	s->busy_warned = false;
-}
-
 /* Queries t for new rows. Returns 0, 1 when the database is busy, or
  * SOURCE_ERR, SOURCE_ERR_CONFIG (a person must fix it), SOURCE_ERR_NOMEM. */
 static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *errbuf, size_t errlen)
@@ -344,14 +212,14 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		sqlayout_drop(t);
 	rc = sqquery_fill(s, t, clock_wall_ns(), errbuf, errlen);
 	if (rc == SQ_BUSY) {
-		on_busy(s, now);
+		sqdb_busy(s, now);
 		return 1;
 	}
 	if (rc == SQ_ERR || rc == SQ_CONFIG || rc == SQ_NOMEM)
 		return rc == SQ_CONFIG  ? SOURCE_ERR_CONFIG
 		       : rc == SQ_NOMEM ? SOURCE_ERR_NOMEM
 		                        : SOURCE_ERR;
-	on_answer(s, now);
+	sqdb_answer(s, now);
 	if (rc == SQ_MISSING)
 		t->more = false;
 	else if (s->mode == SQ_BULK && !t->more)
@@ -386,7 +254,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 			if (!opened) {
 				/* Re-opening a replaced database must wait until no
 				 * buffered row points into the old layouts. */
-				rc = ensure_db(s, now, !any_buffered(s), errbuf, errlen);
+				rc = sqdb_ensure(s, now, !any_buffered(s), errbuf, errlen);
 				if (rc != 0)
 					return rc < 0 ? SOURCE_ERR : 0;
 				opened = true;
@@ -459,9 +327,10 @@ static void sqlite_close(void *ctx)
 	release(s);
 	for (size_t i = 0; i < s->ntables; i++)
 		sqquery_drop_rows(&s->tables[i]);
-	close_db(s);
+	sqdb_close(s);
 	for (size_t i = 0; i < s->ntables; i++) {
 		sqseen_group_free(&s->tables[i].group);
+		buf_free(&s->tables[i].text);
 		free(s->tables[i].rows);
 		free(s->tables[i].name);
 		free(s->tables[i].topic);
@@ -587,6 +456,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 			}
 		}
 		s->ntables++;
+		buf_init(&t->text, SQ_TEXT_MAX);
 		t->name = s->query ? NULL : strdup(name);
 		t->topic = malloc(plen + strlen(name) + 1);
 		if ((s->query == NULL && t->name == NULL) || t->topic == NULL)
@@ -816,7 +686,7 @@ static int sqlite_check(const struct config_section *cfg, const char *name, char
 	if (rc != 0)
 		return rc == SOURCE_ERR_NOMEM ? rc : SOURCE_ERR_CONFIG;
 	s = ctx;
-	rc = ensure_db(s, 0, true, errbuf, errlen);
+	rc = sqdb_ensure(s, 0, true, errbuf, errlen);
 	if (rc == 0)
 		rc = check_tables(s, errbuf, errlen);
 	sqlite_close(s);

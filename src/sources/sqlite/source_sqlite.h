@@ -2,6 +2,7 @@
  * SQLite database). Internal header shared by its files:
  *
  *   source_sqlite.c  config, lifecycle, scheduling, offsets (the ops table)
+ *   sqdb.c           the database connection: open, replaced, busy back-off
  *   sqlts.c          timestamps: parsing and the skiff_ts() SQL function
  *   sqvalue.c        row values to Connect payloads and schemas
  *   sqseen.c         row fingerprints: the last timestamp's group, the last ids
@@ -29,6 +30,8 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
+#include "buf.h"
+#include "convert.h"
 #include "source.h"
 
 struct source_env;
@@ -138,6 +141,14 @@ cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *i
                    const char *name, struct sqschemas *cache, const cJSON **schema,
                    struct sqvalue_stats *st);
 
+/* sqvalue_row() as text: appends to out the payload JsonConverter writes
+ * for that row, the same bytes, without building the tree; *schema_json is
+ * the converter's rendering of its schema, from cache. Returns 0, or -1 when
+ * memory is short or out is full (out as it was). */
+int sqvalue_row_json(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
+                     const char *name, struct sqschemas *cache, struct buf *out,
+                     const char **schema_json, struct sqvalue_stats *st);
+
 void sqvalue_schemas_clear(struct sqschemas *c);
 /* The converter's rendering of schema, a schema of c (NULL if not one). */
 const char *sqvalue_schemas_json(const struct sqschemas *c, const cJSON *schema);
@@ -201,12 +212,19 @@ void sqseen_ring_clear(struct sqring *r);
 
 enum sqmode { SQ_BULK, SQ_INCREMENTING, SQ_TIMESTAMP, SQ_TS_INC };
 
-/* A row read and converted, waiting to be handed to the worker. */
+/* A row read and converted, waiting to be handed to the worker: a tree, or
+ * (env->json_values, json_keys) text in its table's buffer. */
 struct sqrow {
-	cJSON *value, *key; /* owned until emitted */
+	cJSON *value, *key; /* owned until emitted; NULL when text */
 	const cJSON *vschema, *kschema;
+	const char *vjson, *kjson;   /* text: the schemas as the converter writes them */
+	size_t vat, vlen, kat, klen; /* text: where in the table's text */
 	struct src_offset off;
 };
+
+/* The most text a table's rows of one query hold: the batch stops adding
+ * rows at a few MB, so this only bounds one huge row (key and value). */
+#define SQ_TEXT_MAX ((size_t)2 * CONVERT_MAX_BYTES)
 
 /* One polled table or the query: a source partition. */
 struct sqtable {
@@ -227,6 +245,8 @@ struct sqtable {
 	int rid_col; /* stmt column of the rowid, -1 none */
 	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by group) */
 	sqlite3_stmt *stmt;
+	/* sqreuse's statements, prepared at first use in this layout */
+	sqlite3_stmt *max_stmt, *at_stmt, *seq_stmt;
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
 
@@ -250,7 +270,9 @@ struct sqtable {
 	 * as many polls as the worker's batches need. */
 	struct sqrow *rows;
 	size_t nrows, head, caprows;
-	bool more; /* the last query stopped at its limit: more rows wait */
+	struct buf text; /* the rows' payloads rendered as text, SQ_TEXT_MAX */
+	bool more;       /* the last query stopped at its limit: more rows wait */
+	int64_t read_ms; /* wall-clock ms of the last query: its records' timestamp */
 
 	struct sqschemas vschemas, kschemas;
 };
@@ -307,6 +329,22 @@ enum {
 	SQ_NOMEM = -5,  /* out of memory: a restart may pass */
 };
 
+/* ---- the connection (sqdb.c) --------------------------------------------- */
+
+/* Opens the database when needed and notices when the file was replaced or
+ * deleted (a replaced one is re-opened only when may_close: no buffered row
+ * points into the old layouts). Returns 0 when open, 1 when waiting for it,
+ * -1 with errbuf on error. */
+int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size_t errlen);
+
+/* Closes the database and every table's layout. Accepts a closed one. */
+void sqdb_close(struct sqsrc *s);
+
+/* A query found the database locked (schedules the retry, counts it, warns
+ * once it lasts), or it answered again (says so after a warning). */
+void sqdb_busy(struct sqsrc *s, int64_t now);
+void sqdb_answer(struct sqsrc *s, int64_t now);
+
 /* ---- layout (sqlayout.c) ------------------------------------------------- */
 
 /* Reads t's columns, checks the mode's columns and prepares its batch
@@ -351,6 +389,12 @@ bool sqquery_busy(int rc);
  * newest id whose row is unchanged, or to the start of the new sequence.
  * Returns 0 or SQ_BUSY. */
 int sqreuse_check(struct sqsrc *s, struct sqtable *t);
+
+/* The fingerprint of t's row at id (sqseen_print over t's columns), read
+ * in the open read transaction: for the last ids of a query, whose rows
+ * were not fingerprinted as they were read. Returns 0, or -1 when it cannot
+ * be read. */
+int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint *p);
 
 /* ---- guards (sqguard.c) -------------------------------------------------- */
 

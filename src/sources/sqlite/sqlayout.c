@@ -654,7 +654,10 @@ static int build_sql(struct lay *l, struct buf *b)
 void sqlayout_drop(struct sqtable *t)
 {
 	sqlite3_finalize(t->stmt);
-	t->stmt = NULL;
+	sqlite3_finalize(t->max_stmt);
+	sqlite3_finalize(t->at_stmt);
+	sqlite3_finalize(t->seq_stmt);
+	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = NULL;
 	for (size_t i = 0; i < t->ncols; i++)
 		free(t->cols[i].name);
 	free(t->cols);

@@ -17,6 +17,8 @@
 
 /* Stop adding rows to a batch once their values reach this many bytes. */
 #define BATCH_BYTES (8u << 20)
+/* The most rendered text kept allocated between queries. */
+#define TEXT_KEEP (1u << 20)
 
 bool sqquery_busy(int rc)
 {
@@ -110,18 +112,25 @@ static struct sqrow *add_row(struct sqsrc *s, struct sqtable *t)
 	}
 	r = &t->rows[t->nrows];
 	memset(r, 0, sizeof(*r));
-	r->value = sqvalue_row(t->stmt, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
-	                       &r->vschema, &s->stats);
-	if (r->value == NULL)
+	r->vat = buf_len(&t->text);
+	if (s->env->json_values
+	        ? sqvalue_row_json(t->stmt, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
+	                           &t->text, &r->vjson, &s->stats) != 0
+	        : (r->value = sqvalue_row(t->stmt, t->cols, t->val_idx, t->ncols, t->name,
+	                                  &t->vschemas, &r->vschema, &s->stats)) == NULL)
 		return NULL;
-	if (t->nkeys > 0) {
-		r->key = sqvalue_row(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
-		                     &r->kschema, &s->stats);
-		if (r->key == NULL) {
-			cJSON_Delete(r->value);
-			return NULL;
-		}
+	r->vlen = buf_len(&t->text) - r->vat;
+	r->kat = buf_len(&t->text);
+	if (t->nkeys > 0 &&
+	    (s->env->json_keys
+	         ? sqvalue_row_json(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
+	                            &t->text, &r->kjson, &s->stats) != 0
+	         : (r->key = sqvalue_row(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
+	                                 &r->kschema, &s->stats)) == NULL)) {
+		cJSON_Delete(r->value);
+		return NULL;
 	}
+	r->klen = buf_len(&t->text) - r->kat;
 	t->nrows++;
 	return r;
 }
@@ -168,6 +177,10 @@ struct run {
 	int rc;
 	char bad[400]; /* a row that stops the batch */
 	bool config;   /* ... which a person must fix (not a passing error) */
+	/* Incrementing: fingerprints of the rows that may be the query's last
+	 * SQRING_N, row i's at [i % SQRING_N] when printed[] holds i + 1. */
+	struct sqprint print[SQRING_N];
+	size_t printed[SQRING_N];
 };
 
 /* Timestamp mode without a rowid: whether the current row was read before
@@ -210,6 +223,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 
 	while ((u->rc = sqlite3_step(t->stmt)) == SQLITE_ROW) {
 		struct sqrow *r;
+		size_t text0;
 		int g = grouped ? in_group(t, u, t->nrows == u->limit) : 0;
 
 		if (g == 1)
@@ -240,15 +254,15 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			u->config = true;
 			break;
 		}
+		text0 = buf_len(&t->text);
 		if ((r = add_row(s, t)) == NULL)
 			return -1;
 		if (t->inc_col >= 0)
 			r->off.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
-		if (s->mode == SQ_INCREMENTING) {
-			struct sqprint p;
-
-			sqseen_print(t->stmt, t->ncols, &p);
-			sqseen_ring_push(&t->ring, r->off.v[0], &p, t->ncols);
+		if (s->mode == SQ_INCREMENTING && t->nrows + SQRING_N > u->limit) {
+			/* Only the last ids go into the ring (ring_tail). */
+			sqseen_print(t->stmt, t->ncols, &u->print[(t->nrows - 1) % SQRING_N]);
+			u->printed[(t->nrows - 1) % SQRING_N] = t->nrows;
 		}
 		if (t->ts_col >= 0)
 			r->off.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
@@ -256,11 +270,36 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			r->off.v[2] = t->bulk_ms;
 		if (t->rid_col >= 0)
 			t->rid = t->bulk_pos = sqlite3_column_int64(t->stmt, t->rid_col);
-		u->bytes += row_bytes(t->stmt, t->ncols);
+		/* Rendered rows weigh what they hold; trees are estimated. */
+		u->bytes += s->env->json_values ? buf_len(&t->text) - text0 + 64
+		                                : row_bytes(t->stmt, t->ncols);
 		if (u->bytes >= BATCH_BYTES && t->nrows < u->limit)
 			u->limit = t->nrows; /* the next row is only peeked at */
 	}
 	return 0;
+}
+
+/* Incrementing: the last SQRING_N rows of the query into t's ring, in
+ * order. A query that stopped short of its limit did not fingerprint them
+ * as it read: they are read again by id, in the same transaction. A row
+ * that cannot be is left out (the ring then offers fewer places to go back
+ * to, never a wrong one). */
+static void ring_tail(struct sqsrc *s, struct sqtable *t, const struct run *u)
+{
+	size_t from = t->nrows > SQRING_N ? t->nrows - SQRING_N : 0;
+
+	for (size_t i = from; i < t->nrows; i++) {
+		const struct sqprint *p = &u->print[i % SQRING_N];
+		int64_t id = t->rows[i].off.v[0];
+		struct sqprint again;
+
+		if (u->printed[i % SQRING_N] != i + 1) {
+			if (sqreuse_print(s, t, id, &again) != 0)
+				continue;
+			p = &again;
+		}
+		sqseen_ring_push(&t->ring, id, p, t->ncols);
+	}
 }
 
 /* Moves t's position past the rows just buffered. */
@@ -328,6 +367,7 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 
 	sqquery_drop_rows(t);
 	t->more = false;
+	t->read_ms = now_ns / 1000000;
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
 		goto out;
 	if (t->laid_out && version != t->schema_version) {
@@ -366,6 +406,8 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 		s->pending = strdup(msg);
 		s->pending_config = u.config;
 	}
+	if (t->nrows > 0 && s->mode == SQ_INCREMENTING)
+		ring_tail(s, t, &u);
 	if (t->nrows > 0)
 		advance(s, t, &u);
 	t->more = u.peek || (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
@@ -381,6 +423,25 @@ out:
 	return rc;
 }
 
+/* A row's value or key as a record carries it: its tree, its text, or null
+ * (no key columns). */
+static struct record_value value_of(const struct sqtable *t, const struct sqschemas *c,
+                                    const cJSON *tree, const cJSON *schema, const char *json,
+                                    size_t at, size_t len)
+{
+	if (tree != NULL)
+		return (struct record_value){.kind = VALUE_STRUCT,
+		                             .payload = tree,
+		                             .schema = schema,
+		                             .schema_json = sqvalue_schemas_json(c, schema)};
+	if (json != NULL)
+		return (struct record_value){.kind = VALUE_JSON,
+		                             .bytes = buf_ptr(&t->text) + at,
+		                             .len = len,
+		                             .schema_json = json};
+	return (struct record_value){.kind = VALUE_NULL};
+}
+
 size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room)
 {
 	size_t n = 0;
@@ -389,26 +450,20 @@ size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, 
 		struct sqrow *w = &t->rows[t->head];
 		struct record *r = &b->records[b->n];
 
-		/* The record's payloads are freed at the next poll. */
-		if (!own(s, w->value) || (w->key != NULL && !own(s, w->key)))
+		/* Trees are freed at the next poll; text lives until the
+		 * table's next query, which no poll before the next runs. */
+		if ((w->value != NULL && !own(s, w->value)) || (w->key != NULL && !own(s, w->key)))
 			break;
 		memset(r, 0, sizeof(*r));
 		r->part = t->part;
 		r->topic = t->topic;
 		r->offset = w->off;
-		r->value = (struct record_value){
-		    .kind = VALUE_STRUCT,
-		    .payload = w->value,
-		    .schema = w->vschema,
-		    .schema_json = sqvalue_schemas_json(&t->vschemas, w->vschema)};
-		if (w->key != NULL)
-			r->key = (struct record_value){
-			    .kind = VALUE_STRUCT,
-			    .payload = w->key,
-			    .schema = w->kschema,
-			    .schema_json = sqvalue_schemas_json(&t->kschemas, w->kschema)};
-		else
-			r->key.kind = VALUE_NULL;
+		/* Connect's producer stamps each record as it sends it; the time
+		 * of the query is that within a batch, read once. */
+		r->timestamp_ms = t->read_ms;
+		r->value =
+		    value_of(t, &t->vschemas, w->value, w->vschema, w->vjson, w->vat, w->vlen);
+		r->key = value_of(t, &t->kschemas, w->key, w->kschema, w->kjson, w->kat, w->klen);
 		w->value = w->key = NULL;
 		t->head++;
 		b->n++;
@@ -429,4 +484,9 @@ void sqquery_drop_rows(struct sqtable *t)
 		cJSON_Delete(t->rows[i].key);
 	}
 	t->head = t->nrows = 0;
+	/* A query of large rows must not pin their size for good. */
+	if (buf_len(&t->text) > TEXT_KEEP)
+		buf_free(&t->text);
+	else
+		buf_reset(&t->text);
 }

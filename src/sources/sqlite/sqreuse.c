@@ -36,21 +36,30 @@ static const char *tname(const struct sqtable *t)
 	return t->name ? t->name : "query";
 }
 
+/* The statement sql in *st, prepared at its first use in a layout (each
+ * query checks: compiling it every time cost more than running it); it
+ * lives until sqlayout_drop(). Returns an SQLite result code. */
+static int kept(struct sqsrc *s, sqlite3_stmt **st, const char *sql)
+{
+	if (*st != NULL)
+		return SQLITE_OK;
+	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+}
+
 /* The largest id: 1 with *max, 0 when the table is empty, SQ_BUSY or SQ_ERR. */
 static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, t->max_sql, -1, &st, NULL);
+	int rc = kept(s, &t->max_stmt, t->max_sql);
 
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
+		rc = sqlite3_step(t->max_stmt);
 	if (rc == SQLITE_ROW) {
-		*max = sqlite3_column_int64(st, 0);
-		rc = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : 1;
+		*max = sqlite3_column_int64(t->max_stmt, 0);
+		rc = sqlite3_column_type(t->max_stmt, 0) == SQLITE_NULL ? 0 : 1;
 	} else {
 		rc = sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(t->max_stmt);
 	return rc;
 }
 
@@ -59,16 +68,16 @@ static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
  * deleted. False when the sequence restarted (DROP/CREATE, another file). */
 static bool sequence_intact(struct sqsrc *s, struct sqtable *t)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st;
 	bool ok = false;
 
 	if (!t->autoinc || t->name == NULL ||
-	    sqlite3_prepare_v2(s->db, "SELECT seq FROM sqlite_sequence WHERE name = ?1", -1, &st,
-	                       NULL) != SQLITE_OK)
+	    kept(s, &t->seq_stmt, "SELECT seq FROM sqlite_sequence WHERE name = ?1") != SQLITE_OK)
 		return false;
+	st = t->seq_stmt;
 	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
 	ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) >= t->inc;
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return ok;
 }
 
@@ -78,9 +87,9 @@ static bool sequence_intact(struct sqsrc *s, struct sqtable *t)
 static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struct sqprint *p,
                      size_t ncols, bool *gone)
 {
-	sqlite3_stmt *st = NULL;
 	struct sqprint now;
-	int rc = sqlite3_prepare_v2(s->db, t->at_sql, -1, &st, NULL);
+	int rc = kept(s, &t->at_stmt, t->at_sql);
+	sqlite3_stmt *st = t->at_stmt;
 
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, id);
@@ -97,8 +106,24 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
 		                                           : SQ_ERR;
 	}
 	*gone = rc == 0 && sqlite3_data_count(st) == 0;
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return rc;
+}
+
+int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint *p)
+{
+	int rc = t->at_sql != NULL ? kept(s, &t->at_stmt, t->at_sql) : SQLITE_MISUSE;
+
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(t->at_stmt, 1, id);
+		rc = sqlite3_step(t->at_stmt);
+	}
+	if (rc == SQLITE_ROW && (size_t)sqlite3_column_count(t->at_stmt) >= t->ncols)
+		sqseen_print(t->at_stmt, t->ncols, p);
+	else
+		rc = SQLITE_ERROR;
+	sqlite3_reset(t->at_stmt);
+	return rc == SQLITE_ROW ? 0 : -1;
 }
 
 /* The newest id read whose row is unchanged (*id), 1; 0 when none is. */

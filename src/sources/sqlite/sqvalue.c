@@ -11,6 +11,7 @@
  * double. Doubles are written as Java's Double.toString writes them
  * (javafmt_number), so the bytes match what Connect's JsonConverter
  * produces. */
+#include "buf.h"
 #include "convert.h"
 #include "javafmt.h"
 #include "source_sqlite.h"
@@ -153,14 +154,17 @@ fail:
 	return NULL;
 }
 
-static const cJSON *schema_for(struct sqschemas *c, const struct sqcol *cols, const size_t *idx,
-                               size_t n, const char *sig, const char *name)
+/* The cached schema of the field types sig (one letter per field), built
+ * on first use; NULL when memory is short. */
+static const struct sqschema_entry *schema_for(struct sqschemas *c, const struct sqcol *cols,
+                                               const size_t *idx, size_t n, const char *sig,
+                                               const char *name)
 {
 	struct sqschema_entry *e;
 
 	for (size_t i = 0; i < c->n; i++) {
 		if (memcmp(c->v[i].sig, sig, n) == 0)
-			return c->v[i].schema;
+			return &c->v[i];
 	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 4;
@@ -184,7 +188,7 @@ static const cJSON *schema_for(struct sqschemas *c, const struct sqcol *cols, co
 	memcpy(e->sig, sig, n);
 	e->sig[n] = '\0';
 	c->n++;
-	return e->schema;
+	return e;
 }
 
 void sqvalue_schemas_clear(struct sqschemas *c)
@@ -313,6 +317,7 @@ cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *i
 {
 	char sigbuf[256], *sig = n < sizeof(sigbuf) ? sigbuf : malloc(n + 1);
 	cJSON *obj = cJSON_CreateObject();
+	const struct sqschema_entry *e;
 
 	if (sig == NULL || obj == NULL)
 		goto fail;
@@ -326,9 +331,10 @@ cJSON *sqvalue_row(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *i
 		 * outlives the payload (both are rebuilt only between polls). */
 		cJSON_AddItemToObjectCS(obj, c->name, it);
 	}
-	*schema = schema_for(cache, cols, idx, n, sig, name);
-	if (*schema == NULL)
+	e = schema_for(cache, cols, idx, n, sig, name);
+	if (e == NULL)
 		goto fail;
+	*schema = e->schema;
 	if (sig != sigbuf)
 		free(sig);
 	return obj;
@@ -337,4 +343,128 @@ fail:
 		free(sig);
 	cJSON_Delete(obj);
 	return NULL;
+}
+
+/* ---- rows rendered as text ---------------------------------------------------
+ * What JsonConverter writes for sqvalue_row()'s payload, written straight
+ * from the statement: the same bytes (tests/unit/test_source_sqlite_values.c
+ * compares the two), without a tree and its allocations per value. */
+
+/* A REAL: raw text when finite, as real_item(); an infinity is a string, as
+ * the converter writes a double JSON cannot carry. */
+static void put_real(struct buf *o, double d)
+{
+	char num[JAVAFMT_NUMBER_MAX];
+	size_t n = javafmt_number(d, false, num, sizeof(num));
+
+	if (isfinite(d)) {
+		buf_add(o, num, n);
+		return;
+	}
+	buf_addc(o, '"');
+	buf_add(o, num, n);
+	buf_addc(o, '"');
+}
+
+/* len bytes of s as the converter writes the string convert_string_item()
+ * makes of them: the one escaper, which also writes NUL as \u0000 and
+ * replaces invalid UTF-8. */
+static void put_str(struct buf *o, const char *s, size_t len, uint64_t *replaced)
+{
+	char *d = buf_room(o, convert_json_string_max(len));
+
+	if (d != NULL)
+		buf_commit(o, convert_json_string(d, s, len, replaced));
+}
+
+/* A BLOB: its base64 (never escaped). Returns 0 or -1. */
+static int put_blob(struct buf *o, sqlite3_stmt *stmt, int i)
+{
+	char *b64 =
+	    text_base64(sqlite3_column_blob(stmt, i), (size_t)sqlite3_column_bytes(stmt, i));
+
+	if (b64 == NULL)
+		return -1;
+	buf_addc(o, '"');
+	buf_addz(o, b64);
+	buf_addc(o, '"');
+	free(b64);
+	return 0;
+}
+
+/* Column i of the current row as item() and the converter make it; returns
+ * its field type letter, or 0 when memory is short. */
+static char put_item(struct buf *o, sqlite3_stmt *stmt, int i, const struct sqcol *c,
+                     struct sqvalue_stats *st)
+{
+	int t = sqlite3_column_type(stmt, i);
+	char num[JAVAFMT_LONG_MAX], err[256];
+	int64_t ns;
+
+	if (t == SQLITE_NULL)
+		return buf_add(o, "null", 4) == 0 ? null_type(c) : 0;
+	if ((c->logical == SQLOG_TIMESTAMP || c->logical == SQLOG_DATE) && t != SQLITE_BLOB) {
+		if (sqlts_from_value(sqlite3_column_value(stmt, i), &ns, err, sizeof(err)) == 0) {
+			bool date = c->logical == SQLOG_DATE;
+
+			buf_add(o, num,
+			        javafmt_long(date ? floor_div(ns, 86400000000000LL) : sqlts_ms(ns),
+			                     num));
+			return date ? F_DATE : F_TIMESTAMP;
+		}
+		st->ts_unparsed++;
+	}
+	switch (t) {
+	case SQLITE_INTEGER:
+		if (c->logical == SQLOG_BOOLEAN) {
+			buf_addz(o, sqlite3_column_int64(stmt, i) != 0 ? "true" : "false");
+			return F_BOOLEAN;
+		}
+		buf_add(o, num, javafmt_long(sqlite3_column_int64(stmt, i), num));
+		return F_INT64;
+	case SQLITE_FLOAT:
+		put_real(o, sqlite3_column_double(stmt, i));
+		return F_FLOAT64;
+	case SQLITE_TEXT:
+		/* text before bytes: SQLite's order for a value it may convert */
+		put_str(o, (const char *)sqlite3_column_text(stmt, i),
+		        (size_t)sqlite3_column_bytes(stmt, i), &st->utf8_replaced);
+		return F_STRING;
+	default:
+		return put_blob(o, stmt, i) == 0 ? F_BYTES : 0;
+	}
+}
+
+int sqvalue_row_json(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
+                     const char *name, struct sqschemas *cache, struct buf *out,
+                     const char **schema_json, struct sqvalue_stats *st)
+{
+	char sigbuf[256], *sig = n < sizeof(sigbuf) ? sigbuf : malloc(n + 1);
+	size_t start = buf_len(out), i;
+	const struct sqschema_entry *e = NULL;
+
+	if (sig == NULL)
+		return -1;
+	buf_addc(out, '{');
+	for (i = 0; i < n; i++) {
+		const char *f = cols[idx[i]].name;
+
+		if (i > 0)
+			buf_addc(out, ',');
+		put_str(out, f, strlen(f), &st->utf8_replaced);
+		buf_addc(out, ':');
+		if ((sig[i] = put_item(out, stmt, (int)idx[i], &cols[idx[i]], st)) == 0)
+			break;
+	}
+	buf_addc(out, '}');
+	if (i == n && buf_err(out) == 0)
+		e = schema_for(cache, cols, idx, n, sig, name);
+	if (sig != sigbuf)
+		free(sig);
+	if (e == NULL) {
+		buf_truncate(out, start);
+		return -1;
+	}
+	*schema_json = e->json;
+	return 0;
 }

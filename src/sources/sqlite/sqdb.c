@@ -1,0 +1,144 @@
+/* sqdb: the connection to the database file.
+ *
+ * Opened read-only and query_only, with the statements every query shares
+ * (BEGIN, COMMIT, ROLLBACK, the schema version) prepared once. Before each
+ * query the path is looked at again: a file deleted is waited for, a file
+ * replaced (another inode) is opened anew, a path that is no regular file is
+ * never opened (that would block the process). A database locked by a
+ * writer is retried with a growing back-off, said once while it lasts. */
+#include "source_sqlite.h"
+
+#include "log.h"
+#include "source.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* How long one attempt waits for a lock inside SQLite (SQ_BUSY_TIMEOUT_MS:
+ * it sleeps with its own growing steps), and the most skiff then waits
+ * before trying again. The
+ * main loop must not stall: Kafka's delivery reports are served there. */
+#define BUSY_BACKOFF_MAX_MS 2000
+#define BUSY_WARN_MS 5000
+
+void sqdb_close(struct sqsrc *s)
+{
+	for (size_t i = 0; i < s->ntables; i++)
+		sqlayout_drop(&s->tables[i]);
+	sqlite3_finalize(s->begin);
+	sqlite3_finalize(s->commit);
+	sqlite3_finalize(s->rollback);
+	sqlite3_finalize(s->schema_version);
+	s->begin = s->commit = s->rollback = s->schema_version = NULL;
+	sqlite3_close(s->db);
+	s->db = NULL;
+}
+
+static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
+{
+	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+}
+
+static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t errlen)
+{
+	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (s->uri ? SQLITE_OPEN_URI : 0);
+	int rc;
+
+	sqguard_install();
+	rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_extended_result_codes(s->db, 0);
+		sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
+		rc = sqlts_register(s->db);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
+	if (rc == SQLITE_OK && (rc = prepare(s, "BEGIN", &s->begin)) == SQLITE_OK &&
+	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
+	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
+		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
+	if (rc != SQLITE_OK) {
+		snprintf(errbuf, errlen, "%s: %s", s->path,
+		         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		sqdb_close(s);
+		return -1;
+	}
+	s->dev = st ? (uint64_t)st->st_dev : 0;
+	s->ino = st ? (uint64_t)st->st_ino : 0;
+	s->env->log(s->env, LOG_INFO, "reading %s (read-only)", s->path);
+	sqguard_journal(s);
+	return 0;
+}
+
+int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(s->file, &st) != 0) {
+		if (s->db != NULL && !may_close)
+			return 0;
+		if (s->db != NULL) {
+			s->env->log(s->env, LOG_WARN, "%s was deleted: waiting for it", s->path);
+			sqdb_close(s);
+		} else if (!s->missing_warned) {
+			s->env->log(s->env, LOG_WARN, "%s: %s; waiting for it", s->path,
+			            strerror(errno));
+			s->env->count(s->env, "database_missing", 1);
+		}
+		s->missing_warned = true;
+		s->retry_at = now + s->poll_ms;
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* Opening a FIFO would block the whole process. */
+		if (s->db != NULL && !may_close)
+			return 0;
+		sqdb_close(s);
+		sqguard_irregular(s, now);
+		return 1;
+	}
+	s->irregular_warned = false;
+	if (s->db != NULL && may_close &&
+	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
+		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
+		            s->path);
+		s->env->count(s->env, "database_reopened", 1);
+		sqdb_close(s);
+	}
+	s->missing_warned = false;
+	return s->db != NULL ? 0 : open_db(s, &st, errbuf, errlen);
+}
+
+/* ---- the busy back-off ----------------------------------------------------- */
+
+void sqdb_busy(struct sqsrc *s, int64_t now)
+{
+	int64_t cap = s->poll_ms < BUSY_BACKOFF_MAX_MS ? s->poll_ms : BUSY_BACKOFF_MAX_MS;
+
+	if (s->busy_since == 0) {
+		s->busy_since = now;
+		s->backoff_ms = SQ_BUSY_TIMEOUT_MS;
+	} else {
+		s->backoff_ms = s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
+	}
+	s->retry_at = now + s->backoff_ms;
+	s->env->count(s->env, "database_busy", 1);
+	if (!s->busy_warned && now - s->busy_since >= BUSY_WARN_MS) {
+		s->env->log(s->env, LOG_WARN,
+		            "%s has been locked by a writer for %lld ms; retrying every %lld ms",
+		            s->path, (long long)(now - s->busy_since), (long long)cap);
+		s->busy_warned = true;
+	}
+}
+
+void sqdb_answer(struct sqsrc *s, int64_t now)
+{
+	if (s->busy_since != 0 && s->busy_warned)
+		s->env->log(s->env, LOG_INFO, "%s readable again after %lld ms", s->path,
+		            (long long)(now - s->busy_since));
+	s->busy_since = 0;
+	s->busy_warned = false;
+}
