@@ -179,6 +179,7 @@ static void produce_batch(struct conn *c)
 		if (rc == 0) {
 			worker_bandwidth_charge(w, klen + vlen);
 			stats_add(c->produced, 1);
+			w->produced++;
 			worker_control_produced(r, vlen);
 			c->next++;
 			continue;

@@ -30,6 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The poll boundary's transaction: at most this many records (Connect's
+ * FileStreamSource returns up to batch.size=2000 from a poll) ... */
+#define EOS_POLL_RECORDS 2000
+/* ... and this old, while the sources keep records ready. */
+#define EOS_POLL_MS 1000
+
 struct eos {
 	int64_t interval_ms;          /* 0: a transaction per turn (transaction.boundary=poll) */
 	int64_t next_ms;              /* interval: when the open transaction commits */
@@ -38,6 +44,7 @@ struct eos {
 	bool claimed;                 /* init_transactions done: other instances fenced */
 	int64_t first_ms;             /* when the open transaction got its first record; 0 */
 	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
+	uint64_t begun_at;            /* w->produced when the open transaction began */
 	char **json;                  /* per partition: the offset the transaction carries */
 	struct loop_timer *timer;     /* interval: wakes the loop for the boundary */
 	char device[DEVICE_NAME_MAX]; /* the offset records' skiff.device */
@@ -256,6 +263,27 @@ int worker_eos_exit_code(struct worker *w)
 	return WORKER_EXIT_CONFIG;
 }
 
+/* True when a connector's source has records ready now. */
+static bool more_ready(const struct worker *w)
+{
+	for (size_t i = 0; i < w->nconns; i++) {
+		const struct conn *c = &w->conns[i];
+
+		if (!c->removed && !c->stopped && (c->ready || c->next < c->batch.n))
+			return true;
+	}
+	return false;
+}
+
+/* transaction.boundary=poll: the transaction holds what a Connect task's
+ * poll() returns, the records the sources have ready up to
+ * EOS_POLL_RECORDS (FileStreamSource's batch.size), not one read of each. */
+static bool poll_boundary(const struct worker *w, int64_t now)
+{
+	return !more_ready(w) || w->produced - w->eos->begun_at >= EOS_POLL_RECORDS ||
+	       now - w->eos->first_ms >= EOS_POLL_MS;
+}
+
 /* worker_private.h */
 int worker_eos_boundary(struct worker *w, bool force)
 {
@@ -270,9 +298,12 @@ int worker_eos_boundary(struct worker *w, bool force)
 		w->eos->first_ms = now;
 	if (!force && w->eos->interval_ms > 0 && now < w->eos->next_ms)
 		return 0;
+	if (!force && w->eos->interval_ms == 0 && !poll_boundary(w, now))
+		return 0;
 	w->eos->next_ms = now + w->eos->interval_ms;
 	if (commit(w, errbuf, sizeof(errbuf)) == 0) {
 		w->eos->first_ms = 0;
+		w->eos->begun_at = w->produced;
 		return 0;
 	}
 	log_error("%s; aborting it: its records are read again at the next start", errbuf);

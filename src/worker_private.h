@@ -117,6 +117,7 @@ struct worker {
 	bool stop;
 	bool advanced;            /* an offset moved since the last flush */
 	bool queue_full;          /* the producer refused a record; wait for a delivery report */
+	uint64_t produced;        /* records handed to the producer since the start */
 	int last_flush;           /* outcome of the last completed offset write */
 	uint64_t *failed_flushes; /* in a row (a gauge) */
 	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
