@@ -218,6 +218,7 @@ class LateBroker:
             except OSError:
                 client.close()
                 continue
+            upstream.settimeout(None)  # the 10 s were for connecting: idle is fine
             with self._lock:
                 self._socks += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
