@@ -54,17 +54,16 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 [ "$profile" = short ] || { tests/faults/long.sh && export SKIFF_PLAIN_BIN=$PWD/build-plain/skiff; }
 cd tests/e2e
 # Two pytest-xdist workers (each with its own session broker): most tests wait
-# on a broker or a kill, not on a core. A module with a broker of its own runs
-# in one worker (loadgroup: conftest.py groups it). Tests marked serial (they
-# hold a CPU share or an elapsed time to a bound) run afterwards, alone.
-# Without xdist, or with SKIFF_E2E_WORKERS=0, everything runs in one process.
+# on a broker or a kill, not on a core. Tests marked serial (they hold a CPU
+# share or an elapsed time to a bound) run afterwards, alone. Without xdist,
+# or with SKIFF_E2E_WORKERS=0, everything runs in one process.
 workers=${SKIFF_E2E_WORKERS:-2}
 if [ "$workers" = 0 ] || ! python3 -c 'import xdist' 2>/dev/null; then
 	[ "$workers" = 0 ] || echo "test.sh: pytest-xdist missing: the end-to-end tests run one at a time"
 	exec python3 -m pytest -q --durations=25 "${pytest_args[@]}"
 fi
 parallel=0 alone=0
-python3 -m pytest -q --durations=25 -n "$workers" --dist loadgroup -m "not serial" \
+python3 -m pytest -q --durations=25 -n "$workers" -m "not serial" \
 	"${pytest_args[@]}" || parallel=$?
 echo "== end-to-end tests that measure CPU or time, alone"
 python3 -m pytest -q --durations=10 -m serial "${pytest_args[@]}" || alone=$?

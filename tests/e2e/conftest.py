@@ -34,21 +34,6 @@ def pytest_configure(config):
     config.addinivalue_line("markers",
                             "serial: measures CPU or elapsed time; scripts/test.sh runs it "
                             "apart, after the tests it runs in parallel")
-    config.addinivalue_line("markers",
-                            "xdist_group(name): pytest-xdist --dist loadgroup runs the tests "
-                            "of one group in one worker")
-
-
-def pytest_collection_modifyitems(config, items):
-    """The tests of a module with a module-scoped fixture (a broker or a
-    Connect worker of its own) form one xdist group: with --dist loadgroup
-    (scripts/test.sh) they run in one worker, which starts that fixture once
-    instead of once per worker."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        defs = getattr(info, "name2fixturedefs", None) or {}
-        if any(d and getattr(d[-1], "scope", None) == "module" for d in defs.values()):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture(scope="session")
