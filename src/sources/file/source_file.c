@@ -145,8 +145,9 @@ static const struct config_key file_keys[] = {
     {"poll.interval.ms", CFG_INT, "1000", 10, 3600000, NULL, 0,
      "With watch.mode=poll: how often every file is checked for growth and rotation."},
     {"rescan.interval.ms", CFG_INT, "10000", 100, 3600000, NULL, 0,
-     "How often globs are expanded again and every file is checked without an event (a "
-     "safety net for missed inotify events)."},
+     "How often globs whose directory is not watched are expanded again and files no "
+     "inotify watch covers are checked without an event; every 30th rescan expands and "
+     "checks everything (a safety net for what inotify cannot hear)."},
     {"record.key", CFG_ENUM, "none", 0, 0, "none|path", 0,
      "The record key: none (null, as Connect), or the path of the stream (keeps each file "
      "in one Kafka partition of a multi-partition topic)."},
