@@ -272,7 +272,6 @@ struct sqtable {
 	size_t nrows, head, caprows;
 	struct buf text; /* the rows' payloads rendered as text, SQ_TEXT_MAX */
 	bool more;       /* the last query stopped at its limit: more rows wait */
-	int64_t read_ms; /* wall-clock ms of the last query: its records' timestamp */
 
 	struct sqschemas vschemas, kschemas;
 };

@@ -367,7 +367,6 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 
 	sqquery_drop_rows(t);
 	t->more = false;
-	t->read_ms = now_ns / 1000000;
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
 		goto out;
 	if (t->laid_out && version != t->schema_version) {
@@ -458,9 +457,6 @@ size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, 
 		r->part = t->part;
 		r->topic = t->topic;
 		r->offset = w->off;
-		/* Connect's producer stamps each record as it sends it; the time
-		 * of the query is that within a batch, read once. */
-		r->timestamp_ms = t->read_ms;
 		r->value =
 		    value_of(t, &t->vschemas, w->value, w->vschema, w->vjson, w->vat, w->vlen);
 		r->key = value_of(t, &t->kschemas, w->key, w->kschema, w->kjson, w->kat, w->klen);
