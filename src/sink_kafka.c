@@ -282,20 +282,24 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 }
 
 /* With exactly.once.source.support=enabled: a transactional producer whose
- * transactional.id is "<offset.storage.topic>-<device name>" (stable across
- * restarts of one device, distinct across a fleet sharing the topic even
- * when its hosts share a name; producer.transactional.id overrides it), and
- * a record timeout within the transaction's (librdkafka requires it). */
+ * transactional.id is "<offset.storage.topic>-<device>" (device_name: the
+ * device.id, else the machine id; stable across restarts of one device,
+ * distinct across a fleet sharing the topic even when its hosts share a
+ * name, or boards cloned from one image share a machine id and each has its
+ * own device.id; producer.transactional.id overrides it), and a record
+ * timeout within the transaction's (librdkafka requires it). */
 static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, char *errbuf,
                          size_t errlen)
 {
 	char dev[DEVICE_NAME_MAX], id[512];
+	bool configured;
 
 	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0)
 		return 0;
-	device_machine_id(dev, sizeof(dev));
+	configured = device_name(w, dev, sizeof(dev));
 	snprintf(id, sizeof(id), "%.200s-%s", config_str(w, "offset.storage.topic"), dev);
-	log_info("exactly-once: transactional.id %s (unless producer.transactional.id is set)", id);
+	log_info("exactly-once: transactional.id %s (%s; unless producer.transactional.id is set)",
+	         id, configured ? "device.id" : "machine id");
 	return kconf_set(conf, "transactional.id", id, "exactly.once.source.support", errbuf,
 	                 errlen) ||
 	       kconf_set(conf, "message.timeout.ms", "60000", "exactly.once.source.support", errbuf,

@@ -65,7 +65,8 @@ int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen
                  int64_t timestamp_ms, void *token, char *errbuf, size_t errlen);
 
 /* Transactions (exactly.once.source.support=enabled: the producer is then
- * transactional, transactional.id "<offset.storage.topic>-<host name>"). */
+ * transactional, transactional.id "<offset.storage.topic>-<device.id or
+ * machine id>"). */
 enum sink_txn_op {
 	SINK_TXN_INIT,   /* fences a previous instance of the id, aborts its open transaction */
 	SINK_TXN_BEGIN,  /* every record produced from here on belongs to the transaction */

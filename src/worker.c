@@ -83,6 +83,10 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 		return;
 	}
 	stats_add(p->conn->failed, 1);
+	/* Fenced: librdkafka fails or purges every record; the connector did
+	 * nothing wrong, and the worker exits (worker_eos_exit_code). */
+	if (worker_eos_fenced(w))
+		return;
 	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
 	worker_conn_fail(p->conn, res == SINK_REFUSED, why);
 }
@@ -415,7 +419,8 @@ static int turn(struct worker *w)
 	poll_sink(w);
 	worker_sink_turn(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
-		log_error("%s", errbuf);
+		if (!worker_eos_fenced(w)) /* else worker_eos_exit_code says it */
+			log_error("%s", errbuf);
 		return worker_eos_exit_code(w);
 	}
 	if (w->reload_asked && !w->stop) {

@@ -132,6 +132,15 @@ void worker_eos_failed(struct worker *w)
 		w->eos->failed = true;
 }
 
+/* worker_private.h */
+bool worker_eos_fenced(const struct worker *w)
+{
+	char id[256];
+	int64_t tmo;
+
+	return w->eos != NULL && sink_fenced(w->sink, id, sizeof(id), &tmo);
+}
+
 /* True when the open transaction holds a record or an offset. */
 static bool holds_something(const struct worker *w)
 {
@@ -255,8 +264,9 @@ int worker_eos_exit_code(struct worker *w)
 	}
 	w->eos->exit_code = WORKER_EXIT_CONFIG;
 	log_error("exactly-once: another skiff with transactional.id %s took over and "
-	          "fenced this one. Two devices with one /etc/machine-id (a cloned SD card "
-	          "image: give each copy its own with systemd-machine-id-setup) or one "
+	          "fenced this one. Two devices with one device.id, or without device.id one "
+	          "/etc/machine-id (a cloned SD card image: give each copy its own device.id, "
+	          "or its own machine id with systemd-machine-id-setup), or one "
 	          "producer.transactional.id in two configurations; not restarting, or the "
 	          "two would fence each other in turn",
 	          id);
@@ -306,6 +316,9 @@ int worker_eos_boundary(struct worker *w, bool force)
 		w->eos->begun_at = w->produced;
 		return 0;
 	}
+	/* A fenced producer can neither commit nor abort: only say so. */
+	if (worker_eos_fenced(w))
+		return worker_eos_exit_code(w);
 	log_error("%s; aborting it: its records are read again at the next start", errbuf);
 	if (sink_txn(w->sink, SINK_TXN_ABORT, (int)w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
 		log_error("%s", errbuf);

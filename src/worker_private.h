@@ -272,6 +272,10 @@ int worker_eos_boundary(struct worker *w, bool force);
  * saying what to fix), else 75; from then on worker_eos_boundary returns it. */
 int worker_eos_exit_code(struct worker *w);
 void worker_eos_failed(struct worker *w);
+/* True when another instance of the transactional.id fenced this one: what
+ * follows (records purged, a transaction that cannot end) is only that, and
+ * worker_eos_exit_code says it. */
+bool worker_eos_fenced(const struct worker *w);
 void worker_eos_close(struct worker *w);
 /* For a new producer (worker_sink_rebuild; the old one's transaction was
  * committed by worker_eos_boundary(w, true)): fences and opens its first

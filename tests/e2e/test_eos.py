@@ -275,7 +275,47 @@ def test_eos_second_instance_fences_first(tmp_path, kafka, topic):
 
 def test_eos_fenced_exits_78(tmp_path, kafka, topic):
     """The fenced instance exits 78, naming the transactional.id and the
-    likely cause, so that systemd does not restart it to fence the other."""
+    likely cause, so that systemd does not restart it to fence the other.
+    It says only that: not that a connector stopped on a record "Purged in
+    queue" (librdkafka's purge of a fenced producer), to be restarted, nor
+    that it aborts a transaction a fenced producer cannot abort."""
     codes, sks, _ = overlaps(tmp_path, kafka.bootstrap, topic, rounds=1)
     assert codes == [78]
-    assert "another skiff with transactional.id " + topic + "-offsets-" in sks[0].log_text()
+    log = sks[0].log_text()
+    assert "another skiff with transactional.id " + topic + "-offsets-" in log
+    for misleading in ("stopped:", "Purged", "/restart", "aborting it", "kafka fatal error"):
+        assert misleading not in log, log
+
+
+def test_eos_transactional_id_from_device_id(tmp_path, kafka, topic):
+    """Two boards cloned from one image share /etc/machine-id but each has its
+    own device.id: the transactional.id is "<offsets topic>-<device.id>", so
+    running side by side (one offsets topic) neither fences the other."""
+    offsets = topic + "-offsets"
+    (tmp_path / "machine-id").write_text("c" * 32 + "\n")
+    sks, srcs = [], []
+    # B names the broker otherwise: this host's lock on the offsets topic
+    # would refuse a second instance, another device's would not.
+    for name, bs in (("a", kafka.bootstrap), ("b", kafka.bootstrap.replace("127.0.0.1",
+                                                                         "localhost"))):
+        (tmp_path / name).mkdir()
+        harness.create_topic(kafka.bootstrap, topic + "-" + name, partitions=1)
+        srcs.append(fl.SeqSource(tmp_path / f"{name}.log"))
+        sks.append(harness.Skiff(
+            tmp_path / name, eos_worker(bs, tmp_path / name, offsets, device__id="gw-" + name),
+            [fl.file_connector("app-" + name, srcs[-1].path, topic + "-" + name)], name=name,
+            env={"SKIFF_MACHINE_ID_FILE": str(tmp_path / "machine-id")}))
+    for name, sk, src in zip("ab", sks, srcs):
+        src.append(500)
+        sk.start()
+        assert committed_seqs(kafka.bootstrap, topic + "-" + name, 500) == list(range(500))
+    for src in srcs:
+        src.append(500)
+    for name, sk in zip("ab", sks):
+        assert sk.running(), sk.log_text()
+        assert committed_seqs(kafka.bootstrap, topic + "-" + name, 1000, timeout=30) == \
+            list(range(1000))
+    for name, sk in zip("ab", sks):
+        assert sk.stop() == 0
+        assert "fenced" not in sk.log_text()
+        assert "exactly-once: transactional.id " + offsets + "-gw-" + name + " " in sk.log_text()
