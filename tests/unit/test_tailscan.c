@@ -1,5 +1,6 @@
 /* Unit tests of tailscan's watch predicates: when a rescan may leave a
- * directory or a file to its inotify watches. */
+ * directory or a file to its inotify watches; and of the search for a
+ * compressed file by its first bytes while logrotate renames .N.gz. */
 #include "tailscan.h"
 #include "testlib.h"
 
@@ -7,7 +8,93 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
+
+static char zdir[PATH_MAX];
+
+/* zdir/name holds text gzip'd. */
+static void put_gz(const char *name, const char *text)
+{
+	char p[PATH_MAX + 64];
+	gzFile g;
+
+	snprintf(p, sizeof(p), "%s/%s", zdir, name);
+	g = gzopen(p, "wb");
+	CHECK(g != NULL);
+	CHECK(gzwrite(g, text, (unsigned)strlen(text)) == (int)strlen(text));
+	CHECK(gzclose(g) == Z_OK);
+	nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL); /* births apart */
+}
+
+static void mv(const char *from, const char *to)
+{
+	char a[PATH_MAX + 64], b[PATH_MAX + 64];
+
+	snprintf(a, sizeof(a), "%s/%s", zdir, from);
+	snprintf(b, sizeof(b), "%s/%s", zdir, to);
+	CHECK(rename(a, b) == 0);
+}
+
+static int hook_calls, hook_renames;
+
+/* logrotate's rotation with compress, between the search's listing and its
+ * opens: .2.gz -> .3.gz, .1.gz -> .2.gz, a new .1.gz (hook_renames times). */
+static void rotate_hook(void *opaque)
+{
+	(void)opaque;
+	if (hook_calls++ >= hook_renames)
+		return;
+	mv("z.log.2.gz", "z.log.3.gz");
+	mv("z.log.1.gz", "z.log.2.gz");
+	put_gz("z.log.1.gz", "c1\nc2\n");
+}
+
+/* The offset's file F (z.log.2.gz, "f1..."), G after it (z.log.1.gz): a
+ * rotation between the listing and the opens moves F to .3.gz and G to
+ * .2.gz. F is found at .3.gz (before: .2.gz opened as G, fingerprint
+ * mismatch, F not found: "the file of the stored offset is gone"). */
+static void check_find_compressed_raced(void)
+{
+	char log[PATH_MAX + 16], *found;
+	const char *f = "f1\nf2\n";
+	uint64_t fp = tailid_fp_update(TAILID_FP_EMPTY, f, 3);
+	struct tailid id = {0}, want;
+
+	snprintf(zdir, sizeof(zdir), "%s/z", testlib_tmpdir());
+	CHECK(mkdir(zdir, 0755) == 0);
+	snprintf(log, sizeof(log), "%s/z.log", zdir);
+	put_gz("z.log.2.gz", f);
+	put_gz("z.log.1.gz", "g1\ng2\n");
+	testlib_write_file(log, "h1\n", 3);
+
+	hook_calls = 0;
+	hook_renames = 1;
+	tailscan_set_listed_hook(rotate_hook, NULL);
+	found = tailscan_find_compressed(log, NULL, 0, fp, 3, INT64_MIN, &id);
+	CHECK(found != NULL && strstr(found, "/z.log.3.gz") != NULL);
+	CHECK(tailid_of_path(found != NULL ? found : log, &want) == 0 && tailid_same(&id, &want));
+	CHECK_INT(hook_calls, 2); /* listed again once */
+	free(found);
+
+	/* Renamed under every listing: bounded, and not found. */
+	hook_calls = 0;
+	hook_renames = 100;
+	found = tailscan_find_compressed(log, NULL, 0, fp, 3, INT64_MIN, &id);
+	CHECK(found == NULL);
+	CHECK_INT(hook_calls, TAILSCAN_RELIST_TRIES);
+	free(found);
+
+	/* Really gone: one listing, nothing raced it. */
+	hook_calls = 0;
+	hook_renames = 0;
+	CHECK(tailscan_find_compressed(log, NULL, 0, fp + 1, 3, INT64_MIN, &id) == NULL);
+	CHECK_INT(hook_calls, 1);
+	tailscan_set_listed_hook(NULL, NULL);
+}
 
 int main(void)
 {
@@ -46,5 +133,6 @@ int main(void)
 	testlib_write_file(real, "y\n", 2); /* the path names another file now */
 	CHECK(!tailscan_file_watchable(real, fd));
 	close(fd);
+	check_find_compressed_raced();
 	return testlib_done("tailscan");
 }

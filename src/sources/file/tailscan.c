@@ -15,6 +15,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+/* Test seam: tailscan_set_listed_hook. */
+static void (*listed_hook)(void *opaque);
+static void *listed_opaque;
+
 char *tailscan_dirname(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -155,15 +159,18 @@ static char *join(const char *dir, const char *name)
 	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
-/* Appends dir/name to the list when it is a regular file. */
+/* Appends dir/name to the list when it is a regular file; *raced set when
+ * the name is gone since readdir (renamed by a rotation, most likely). */
 static int add_entry(struct tailscan_entry **list, size_t *n, size_t *cap, const char *dir,
-                     const char *name, enum tailid_rotated kind)
+                     const char *name, enum tailid_rotated kind, bool *raced)
 {
 	struct tailscan_entry e = {.kind = kind};
 
 	if ((e.path = join(dir, name)) == NULL)
 		return -1;
 	if (tailid_of_path(e.path, &e.id) != 0 || !e.id.regular) {
+		if (errno == ENOENT)
+			*raced = true;
 		free(e.path);
 		return 0; /* gone since readdir, or not a file */
 	}
@@ -183,28 +190,38 @@ static int add_entry(struct tailscan_entry **list, size_t *n, size_t *cap, const
 }
 
 /* Adds the rotated names of base in dir to list. Returns 0, or -1 when dir
- * cannot be read (must: the path's own) or out of memory. */
+ * cannot be read (must: the path's own) or out of memory. *raced: set when
+ * a name was added to, renamed in or removed from dir while it was read
+ * (its mtime moved): readdir may then have missed a file, or listed one
+ * under the name it had before. */
 static int list_dir(const char *dir, const char *base, bool must, struct tailscan_entry **list,
-                    size_t *count, size_t *cap)
+                    size_t *count, size_t *cap, bool *raced)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	struct stat before, after;
 	int rc = 0;
 
 	if (d == NULL)
 		return must ? -1 : 0; /* an olddir not made yet holds nothing */
+	if (fstat(dirfd(d), &before) != 0)
+		*raced = true;
 	while (rc == 0 && (de = readdir(d)) != NULL && *count < TAILSCAN_MAX_ENTRIES) {
 		enum tailid_rotated kind = tailid_rotated_name(base, de->d_name);
 
 		if (kind != TAILID_NOT_ROTATED)
-			rc = add_entry(list, count, cap, dir, de->d_name, kind);
+			rc = add_entry(list, count, cap, dir, de->d_name, kind, raced);
 	}
+	if (fstat(dirfd(d), &after) != 0 || after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+	    after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)
+		*raced = true;
 	closedir(d);
 	return rc;
 }
 
-int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
-                    struct tailscan_entry **out, size_t *n)
+/* tailscan_family, and *raced (list_dir) for each directory listed. */
+static int family(const char *path, const char *const *dirs, size_t ndirs,
+                  struct tailscan_entry **out, size_t *n, bool *raced)
 {
 	char *dir = tailscan_dirname(path);
 	const char *base = base_of(path);
@@ -214,11 +231,12 @@ int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
 
 	*out = NULL;
 	*n = 0;
-	if (dir == NULL || list_dir(dir, base, true, &list, &count, &cap) != 0)
+	*raced = false;
+	if (dir == NULL || list_dir(dir, base, true, &list, &count, &cap, raced) != 0)
 		goto out;
 	for (size_t i = 0; i < ndirs; i++)
 		if (strcmp(dirs[i], dir) != 0 &&
-		    list_dir(dirs[i], base, false, &list, &count, &cap) != 0)
+		    list_dir(dirs[i], base, false, &list, &count, &cap, raced) != 0)
 			goto out;
 	if (count > 1)
 		qsort(list, count, sizeof(*list), older_first);
@@ -232,10 +250,41 @@ out:
 	return rc;
 }
 
-ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
+int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
+                    struct tailscan_entry **out, size_t *n)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	bool named = fd >= 0 && tailz_named(path);
+	bool raced;
+
+	return family(path, dirs, ndirs, out, n, &raced);
+}
+
+void tailscan_set_listed_hook(void (*fn)(void *opaque), void *opaque)
+{
+	listed_hook = fn;
+	listed_opaque = opaque;
+}
+
+/* Opens e's path when it still names the file listed as e. Returns the fd,
+ * or -1 with *raced set when the path names another file or none now. */
+static int open_listed(const struct tailscan_entry *e, bool *raced)
+{
+	int fd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct tailid id;
+
+	if (fd >= 0 && (tailid_of_fd(fd, &id) != 0 || !tailid_same(&id, &e->id))) {
+		close(fd);
+		fd = -1;
+		errno = ENOENT;
+	}
+	if (fd < 0 && errno == ENOENT)
+		*raced = true; /* renamed between the listing and the open */
+	return fd;
+}
+
+/* tailscan_head of the file open as fd, named path. */
+static ssize_t head_of_fd(int fd, const char *path, unsigned char *buf, int *zerr)
+{
+	bool named = tailz_named(path);
 	enum tailz_format f = named ? tailz_detect(fd) : TAILZ_NONE;
 	struct tailz *z = NULL;
 	const void *head;
@@ -243,8 +292,6 @@ ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
 	ssize_t got = -1;
 
 	*zerr = 0;
-	if (fd < 0)
-		return -1;
 	if (f == TAILZ_NONE) {
 		got = pread(fd, buf, TAILZ_HEAD, 0);
 		if (named && got == 0)
@@ -256,6 +303,18 @@ ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
 		*zerr = tailz_error(z);
 	}
 	tailz_free(z);
+	return got;
+}
+
+ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t got;
+
+	*zerr = 0;
+	if (fd < 0)
+		return -1;
+	got = head_of_fd(fd, path, buf, zerr);
 	close(fd);
 	return got;
 }
@@ -385,26 +444,54 @@ char *tailscan_find_copy(const char *path, const char *const *dirs, size_t ndirs
 	return found;
 }
 
-char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
-                               int64_t fplen, int64_t born_after)
+/* One pass of tailscan_find_compressed over one listing; *raced: a rename
+ * raced the listing or the opens (the file may be there under a name this
+ * listing did not see). */
+static char *find_compressed_once(const char *path, const char *const *dirs, size_t ndirs,
+                                  uint64_t fp, int64_t fplen, int64_t born_after, struct tailid *id,
+                                  bool *raced)
 {
 	struct tailscan_entry *fam = NULL;
 	unsigned char head[TAILZ_HEAD];
 	size_t nfam = 0;
 	char *found = NULL;
 	ssize_t len;
-	int zerr;
+	int zerr, fd;
 
-	if (fplen < 0 || fplen > TAILZ_HEAD || tailscan_family(path, dirs, ndirs, &fam, &nfam) != 0)
+	if (family(path, dirs, ndirs, &fam, &nfam, raced) != 0) {
+		*raced = false; /* an error, not a race: nothing to retry */
 		return NULL;
+	}
+	if (listed_hook != NULL)
+		listed_hook(listed_opaque);
 	for (size_t i = 0; i < nfam && found == NULL; i++) {
 		if (fam[i].kind != TAILID_COMPRESSED || fam[i].id.born < born_after ||
-		    (len = tailscan_head(fam[i].path, head, &zerr)) < fplen ||
-		    tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)fplen) != fp)
+		    (fd = open_listed(&fam[i], raced)) < 0)
+			continue;
+		len = head_of_fd(fd, fam[i].path, head, &zerr);
+		close(fd);
+		if (len < fplen || tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)fplen) != fp)
 			continue;
 		found = fam[i].path;
 		fam[i].path = NULL;
+		if (id != NULL)
+			*id = fam[i].id;
 	}
 	tailscan_free(fam, nfam);
+	return found;
+}
+
+char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
+                               int64_t fplen, int64_t born_after, struct tailid *id)
+{
+	char *found = NULL;
+	bool raced = true;
+
+	if (fplen < 0 || fplen > TAILZ_HEAD)
+		return NULL;
+	/* A rotation renames every .N.gz in turn: a file not found while one
+	 * raced the search may be there under a name not seen; list again. */
+	for (int tries = 0; found == NULL && raced && tries < TAILSCAN_RELIST_TRIES; tries++)
+		found = find_compressed_once(path, dirs, ndirs, fp, fplen, born_after, id, &raced);
 	return found;
 }

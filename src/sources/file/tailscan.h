@@ -53,12 +53,23 @@ int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
  * (tailz_error; TAILZ_ERR_SHORT for an empty one with a compressed name), or 0. */
 ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr);
 
+/* Most listings a search makes when renames race it (a rotation moving
+ * .N.gz to .N+1.gz between the listing and the opens). */
+#define TAILSCAN_RELIST_TRIES 5
+
 /* The oldest compressed rotated sibling of path (tailscan_family) born at
  * or after born_after (ns) whose first fplen uncompressed bytes hash to fp:
- * the file of an offset, compressed since. Returns its path (malloc'd) or
- * NULL. */
+ * the file of an offset, compressed since. Each file is checked as the
+ * file listed under its name; the family is listed again (at most
+ * TAILSCAN_RELIST_TRIES times) when a rename raced the search and nothing
+ * was found. Returns its path (malloc'd) and *id (when not NULL: the file
+ * listed, for tailchain_add_as), or NULL. */
 char *tailscan_find_compressed(const char *path, const char *const *dirs, size_t ndirs, uint64_t fp,
-                               int64_t fplen, int64_t born_after);
+                               int64_t fplen, int64_t born_after, struct tailid *id);
+
+/* Test seam: fn(opaque) runs after each listing of a search by first bytes
+ * (tailscan_find_compressed), before its files are opened; NULL: none. */
+void tailscan_set_listed_hook(void (*fn)(void *opaque), void *opaque);
 
 /* The oldest compressed rotated sibling of path born at or after born_after
  * (ns) when not one byte of it decodes (empty, or damaged from its first

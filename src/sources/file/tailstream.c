@@ -177,6 +177,28 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
  * Returns true when it was found but cannot be read from p's position
  * (damaged; logged and counted once, in compressed_cut_short), with *zid
  * its id: what comes after it is read next. */
+/* p's file compressed since (tailscan_find_compressed, born at or after
+ * born), opened into the chain at 0 from p's position; searched again when
+ * a rotation renamed it between the search and the open. Returns its path
+ * (malloc'd; NULL: not found), *rc (tailchain_add_as) and *id. */
+static char *add_compressed(struct tailstream *s, const struct tailpos *p, int64_t born, int *rc,
+                            struct tailid *id)
+{
+	char *z = NULL;
+
+	*rc = -2;
+	for (int tries = 0; *rc == -2 && tries < TAILSCAN_RELIST_TRIES; tries++) {
+		free(z);
+		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen, born, id);
+		*rc = z != NULL ? tailchain_add_as(s, 0, z, p->pos, true, false, id) : -1;
+	}
+	if (*rc == -2) {
+		free(z); /* renamed under every search: not found */
+		z = NULL;
+	}
+	return z;
+}
+
 static bool resume_compressed(struct tailstream *s, const struct tailpos *p, struct tailid *zid)
 {
 	char *plain =
@@ -185,20 +207,19 @@ static bool resume_compressed(struct tailstream *s, const struct tailpos *p, str
 	struct tailid id;
 	char *z = NULL;
 	bool broken = false, gone;
+	int rc = -1;
 
 	/* Its inode given to a newer file does not make it still there. */
 	gone = plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p);
 	if (gone)
-		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen, born);
+		z = add_compressed(s, p, born, &rc, zid);
 	if (z != NULL) {
-		int rc = tailchain_add(s, 0, z, p->pos, true, false);
-
 		if (rc == 0)
 			s->c->env->log(s->c->env, LOG_INFO,
 			               "%s: the file of the stored offset was compressed "
 			               "since: finishing %s",
 			               s->path, z);
-		broken = rc == -3 && tailid_of_path(z, zid) == 0;
+		broken = rc == -3;
 	} else if (gone && !p->finished &&
 	           (z = tailscan_find_undecodable(s->path, ROTATED_DIRS(s), born, zid)) != NULL) {
 		/* Not one byte decodes: by logrotate's order, its copy. */
