@@ -230,22 +230,49 @@ static bool file_position(const struct connector_settings *c, const cJSON *parti
 	return true;
 }
 
+/* True when offset names a file by dev and ino (as skiff writes it) and
+ * that is not the file st describes (none: st NULL): a rotated or
+ * compressed file skiff was reading, which a size at the path says nothing
+ * about. Noted on stderr. */
+static bool names_other_file(const char *file, const char *offset, const struct stat *st,
+                             int64_t pos)
+{
+	int64_t dev, ino;
+
+	if (jsonint_get(offset, "dev", &dev) != 0 || jsonint_get(offset, "ino", &ino) != 0)
+		return false;
+	if (st != NULL && (int64_t)st->st_dev == dev && (int64_t)st->st_ino == ino)
+		return false;
+	fprintf(stderr,
+	        "skiff offsets: %s: the offset names another file (inode %lld) than the one at "
+	        "the path: its position (%lld) is not checked against it\n",
+	        file, (long long)ino, (long long)pos);
+	return true;
+}
+
 /* A position past the end of its file (or in a file not there) would read
  * as a truncation at the next start: the file read again from its start.
+ * Not checked when the offset names another file (names_other_file).
  * Returns 0, or -1 with errbuf. */
-static int past_end(const char *file, int64_t pos, char *errbuf, size_t errlen)
+static int past_end(const char *file, const char *offset, int64_t pos, char *errbuf, size_t errlen)
 {
 	struct stat st;
+	int err;
 
 	if (pos == 0)
 		return 0;
 	if (stat(file, &st) != 0) {
+		err = errno;
+		if (names_other_file(file, offset, NULL, pos))
+			return 0;
 		snprintf(errbuf, errlen,
 		         "%s: %s: a position (%lld) in it would be taken as a truncation when it "
 		         "appears, and the file read from its start (--force to store it anyway)",
-		         file, strerror(errno), (long long)pos);
+		         file, strerror(err), (long long)pos);
 		return -1;
 	}
+	if (names_other_file(file, offset, &st, pos))
+		return 0;
 	if (st.st_size >= pos)
 		return 0;
 	snprintf(errbuf, errlen,
@@ -277,7 +304,7 @@ static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, 
 		rc = c->ops->check_offset(c->cfg, part, off, errbuf, errlen);
 	}
 	if (rc == 0 && !cl->force && file_position(c, e->partition, off, &file, &pos))
-		rc = past_end(file, pos, errbuf, errlen);
+		rc = past_end(file, off, pos, errbuf, errlen);
 	free(part);
 	free(off);
 	return rc;

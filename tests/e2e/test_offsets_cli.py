@@ -4,6 +4,7 @@ runs, set with the broker down, and the import of an offsets file a real
 Connect 3.9.1 standalone worker wrote (one JVM run: it takes 10-20 s)."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -238,3 +239,34 @@ def test_set_past_the_end_refused(tmp_path):
     assert rc == 0, err
     assert json.loads(offsets_cmd(sk, "list")[1])["offsets"][0]["offset"] == \
         {"position": 11 * fl.WIDTH}
+
+
+def test_set_offset_of_another_file_not_checked_against_the_path(tmp_path):
+    """Issue 14: an offset skiff writes while it reads a rotated file names
+    that file by dev and ino; its position is not checked against the
+    (newer, shorter) file at the path: stored, with a note saying so. The
+    path's own file named: checked, refused past its end."""
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(20)
+    os.rename(src.path, str(src.path) + ".1")
+    old = os.stat(str(src.path) + ".1")
+    src.append(10)
+    new = os.stat(src.path)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, fl.worker_props("127.0.0.1:9", state),
+                       [fl.file_connector("p", src.path, "t")])
+
+    def doc(st, pos):
+        return json.dumps({"offsets": [{"partition": {"filename": str(src.path)},
+                                        "offset": {"position": pos, "dev": st.st_dev,
+                                                   "ino": st.st_ino}}]})
+    rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(old, 15 * fl.WIDTH))
+    assert rc == 0 and f"inode {old.st_ino}" in err and "not checked" in err, err
+    assert json.loads(offsets_cmd(sk, "list")[1])["offsets"][0]["offset"]["position"] == \
+        15 * fl.WIDTH
+    rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(new, 11 * fl.WIDTH))
+    assert rc == 78 and str(10 * fl.WIDTH) in err and "--force" in err, err
+    os.unlink(src.path)  # the path's file gone: the offset's file is not
+    rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(old, 16 * fl.WIDTH))
+    assert rc == 0 and "not checked" in err, err

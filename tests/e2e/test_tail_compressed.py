@@ -318,9 +318,9 @@ def test_backup_older_than_compressed_not_read_again(tmp_path, kafka, topic):
     assert off["ino"] == (log.parent / "app.log.1.gz").stat().st_ino, off
     off.pop("finished", None)
     off["position"] -= 10 * (len(line(0)) + 1)  # line 199 the last acknowledged
-    # --force: `offsets set` checks the position against the file at the
-    # path (empty), though the offset names the .gz by inode.
-    r = subprocess.run([str(harness.skiff_bin()), "offsets", "set", "--force", "-",
+    # The offset names the .gz by inode: `offsets set` does not check its
+    # position against the (empty) file at the path.
+    r = subprocess.run([str(harness.skiff_bin()), "offsets", "set", "-",
                         str(sk.worker_file),
                         *map(str, sk.connector_files)], input=json.dumps(doc),
                        capture_output=True, text=True)
