@@ -97,7 +97,24 @@ main() {
 			echo "install-deps: installed $pkg"
 		done
 	fi
+	pip_fallback
 	echo "install-deps: ok"
+}
+
+# A python3 that is not Debian's (pyenv, a venv) does not see apt's Python
+# packages: give it the test modules it lacks from PyPI, for itself only.
+pip_fallback() {
+	local mod want=()
+	for mod in pytest:pytest xdist:pytest-xdist cryptography:cryptography; do
+		python3 -c "import ${mod%%:*}" 2>/dev/null || want+=("${mod#*:}")
+	done
+	[ ${#want[@]} -eq 0 ] && return 0
+	if [ "$(python3 -c 'import sys; print(sys.prefix)')" = /usr ]; then
+		echo "install-deps: Debian's python3 lacks ${want[*]}" >&2
+		exit 1
+	fi
+	echo "install-deps: $(command -v python3) is not Debian's; pip install ${want[*]}"
+	python3 -m pip install -q "${want[@]}" </dev/null
 }
 
 main "$@"
