@@ -65,7 +65,9 @@ def test_fault_crash_before_each_flush_step(tmp_path, kafka, topic):
     src.append(500)
     sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
                        [fl.file_connector("cp", src.path, topic)])
-    writer = fl.Writer(src, rate=1000)
+    # At most 40 s of writing: on a loaded machine the trials take longer, and
+    # an unbounded writer made the final read-back outgrow the time limit.
+    writer = fl.Writer(src, rate=1000, limit=40500)
     writer.start()
     resume, trials = {0}, 0
     started = time.monotonic()

@@ -95,11 +95,13 @@ class SeqSource:
 
 class Writer(threading.Thread):
     """Appends to a SeqSource at about rate lines a second, in chunks, until
-    stop(). The application a skiff tails."""
+    stop() or, with limit, until the source holds limit lines. The
+    application a skiff tails."""
 
-    def __init__(self, source, rate, chunk_interval=0.05):
+    def __init__(self, source, rate, chunk_interval=0.05, limit=None):
         super().__init__(daemon=True)
         self.source, self.rate, self.interval = source, rate, chunk_interval
+        self.limit = limit
         self._halt = threading.Event()
 
     def run(self):
@@ -108,9 +110,12 @@ class Writer(threading.Thread):
             now = time.monotonic()
             carry += (now - last) * self.rate
             last = now
-            if carry >= 1:
-                self.source.append(int(carry))
-                carry -= int(carry)
+            n = int(carry)
+            if self.limit is not None:
+                n = min(n, self.limit - self.source.next)
+            if n >= 1:
+                self.source.append(n)
+                carry -= n
 
     def stop(self):
         self._halt.set()
