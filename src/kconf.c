@@ -1,12 +1,16 @@
 /* kconf: librdkafka properties with skiff's errors (see kconf.h). */
 #include "kconf.h"
 
+#include "log.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Whether name's value is a path, which may be printed. */
@@ -102,4 +106,62 @@ rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr,
 	if (quiet)
 		unsetenv("SASL_PATH");
 	return rk;
+}
+
+/* Folding of kconf_log's lines: per facility, one a minute. */
+#define FOLDS 8
+#define FOLD_S 60
+
+static struct {
+	char fac[16];
+	time_t at;
+	unsigned suppressed;
+} folds[FOLDS];
+static pthread_mutex_t folds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether a line of fac is due now; *repeats: those folded since the last. */
+static bool fold_due(const char *fac, unsigned *repeats)
+{
+	struct timespec ts;
+	size_t i, oldest = 0;
+	bool due = true;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	*repeats = 0;
+	pthread_mutex_lock(&folds_lock);
+	for (i = 0; i < FOLDS && strcmp(folds[i].fac, fac) != 0; i++)
+		if (folds[i].at < folds[oldest].at)
+			oldest = i;
+	if (i == FOLDS) { /* a new facility takes the oldest slot */
+		i = oldest;
+		snprintf(folds[i].fac, sizeof(folds[i].fac), "%s", fac);
+		folds[i].suppressed = 0;
+	} else if (ts.tv_sec - folds[i].at < FOLD_S) {
+		folds[i].suppressed++;
+		due = false;
+	}
+	if (due) {
+		*repeats = folds[i].suppressed;
+		folds[i].at = ts.tv_sec;
+		folds[i].suppressed = 0;
+	}
+	pthread_mutex_unlock(&folds_lock);
+	return due;
+}
+
+void kconf_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	const char *name = rd_kafka_name(rk);
+	int n = (int)strcspn(name, "#");
+	unsigned repeats;
+
+	if (!fold_due(fac, &repeats))
+		return;
+	if (repeats > 0)
+		log_msg(level <= 4 ? LOG_WARN : LOG_DEBUG,
+		        "kafka (%.*s): %s: %s (and %u more like it in the last minute)", n, name,
+		        fac, buf, repeats);
+	else
+		log_msg(level <= 4 ? LOG_WARN : LOG_DEBUG, "kafka (%.*s): %s: %s", n, name, fac,
+		        buf);
 }

@@ -37,4 +37,12 @@ int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const 
  * client on success). Main thread, before any other thread calls getenv. */
 rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errlen);
 
+/* A librdkafka log callback (rd_kafka_conf_set_log_cb) for the clients
+ * other than the records' producer (which folds its own, sink_kafka.c):
+ * each line through log.h as "kafka (<client.id>): FAC: text", a warning
+ * (debug above librdkafka's level 4), instead of librdkafka's raw
+ * "%3|...|FAIL|..." on stderr; at most one line per facility a minute, the
+ * next one saying how many were folded. Any thread (librdkafka's). */
+void kconf_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf);
+
 #endif

@@ -64,7 +64,7 @@ struct kctx {
 	void *fence_arg;
 	bool recheck;               /* a write found no topic: create it again before the next */
 	struct offsets_fleet fleet; /* this device's names, load's warning */
-	int lockfd;                 /* the topic's lock (hold), -1: none */
+	int lockfd[2];              /* the topic's locks (hold), -1: none */
 	struct offsets *o;          /* from load: offsets_write_done's */
 	uint64_t writing;           /* the generation in flight, 0: none */
 	size_t pending;
@@ -89,6 +89,7 @@ static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, 
 	    kconf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
 	    kconf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
 		goto fail;
+	rd_kafka_conf_set_log_cb(conf, kconf_log);
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
 		const char *k = config_passthrough_key(w, i);
 
@@ -318,8 +319,12 @@ static int plan(struct kctx *k, rd_kafka_t *c, struct reading *r,
 		goto out;
 	}
 	if (err != 0) {
-		snprintf(errbuf, errlen, "offset.storage.topic %s: metadata: %s", k->topic,
-		         rd_kafka_err2str(err));
+		snprintf(
+		    errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", k->topic,
+		    offsets_ktopic_unreachable(err) ? "cannot reach the cluster (bootstrap.servers "
+		                                    : "metadata",
+		    offsets_ktopic_unreachable(err) ? config_str(k->w, "bootstrap.servers") : "",
+		    offsets_ktopic_unreachable(err) ? ") to read it" : "", rd_kafka_err2str(err));
 		goto out;
 	}
 	r->n = md->topics[0].partition_cnt;
@@ -712,8 +717,9 @@ static void kafka_close(void *vctx)
 	hash_free(&k->index);
 	if (k->fops != NULL)
 		k->fops->close(k->fctx);
-	if (k->lockfd >= 0)
-		close(k->lockfd);
+	for (int i = 0; i < 2; i++)
+		if (k->lockfd[i] >= 0)
+			close(k->lockfd[i]);
 	free(k);
 }
 
@@ -750,14 +756,12 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 	k->create = hold;
 	k->fence = fence;
 	k->fence_arg = arg;
-	k->pipefd[0] = k->pipefd[1] = k->lockfd = -1;
+	k->pipefd[0] = k->pipefd[1] = k->lockfd[0] = k->lockfd[1] = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
 	offsets_fleet_init(&k->fleet, s, topic);
 	hash_init(&k->index);
-	if (hold && (k->lockfd = offsets_ktopic_lock(w, topic, errbuf, errlen)) < 0) {
-		rc = k->lockfd;
-		k->lockfd = -1;
-	}
+	if (hold)
+		rc = offsets_ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
 	if (rc == 0 && file != NULL && *file != '\0')
 		rc = offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen);
 	if (rc == 0)

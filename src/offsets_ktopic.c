@@ -37,6 +37,12 @@ static int topic_configs(const struct config_section *w, rd_kafka_NewTopic_t *nt
 	return 0;
 }
 
+bool offsets_ktopic_unreachable(rd_kafka_resp_err_t err)
+{
+	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+	       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE;
+}
+
 /* The error of a CreateTopics result event: 0 (created or already there),
  * or an OFFSETS_ERR_* with errbuf. */
 static int create_result(const struct config_section *w, const char *topic, int timeout_ms,
@@ -45,6 +51,7 @@ static int create_result(const struct config_section *w, const char *topic, int 
 	const rd_kafka_CreateTopics_result_t *res;
 	const rd_kafka_topic_result_t **tr;
 	rd_kafka_resp_err_t err;
+	bool unreachable;
 	size_t n = 0;
 
 	if (ev == NULL) {
@@ -57,12 +64,16 @@ static int create_result(const struct config_section *w, const char *topic, int 
 	err = n == 1 ? rd_kafka_topic_result_error(tr[0]) : rd_kafka_event_error(ev);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
 		return 0;
-	snprintf(errbuf, errlen, "offset.storage.topic %s: cannot create it: %s", topic,
+	unreachable = offsets_ktopic_unreachable(err);
+	/* Not reaching the broker says nothing of the topic, which may exist:
+	 * "cannot create it" would send the user looking at the wrong thing. */
+	snprintf(errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", topic,
+	         unreachable ? "cannot reach the cluster (bootstrap.servers " : "cannot create it",
+	         unreachable ? config_str(w, "bootstrap.servers") : "",
+	         unreachable ? ") to check it" : "",
 	         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
 	                : rd_kafka_event_error_string(ev));
-	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT
-	           ? OFFSETS_ERR_IO
-	           : OFFSETS_ERR_CONFIG;
+	return unreachable ? OFFSETS_ERR_IO : OFFSETS_ERR_CONFIG;
 }
 
 /* Creates the topic unless it exists (Connect's KafkaOffsetBackingStore does
@@ -194,23 +205,33 @@ int offsets_ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const 
 	return rc != 0 ? rc : check_policy(rk, w, topic, timeout_ms, errbuf, errlen);
 }
 
-int offsets_ktopic_lock(const struct config_section *w, const char *topic, char *errbuf,
+int offsets_ktopic_lock(const struct config_section *w, const char *topic, int fds[2], char *errbuf,
                         size_t errlen)
 {
 	/* /run/lock, not a service's own RuntimeDirectory or a PrivateTmp:
 	 * every skiff of the device, and `skiff offsets`, must see it. */
 	const char *dir = access("/run/lock", W_OK | X_OK) == 0 ? "/run/lock" : "/tmp";
 	const char *bs = config_str(w, "bootstrap.servers");
-	char path[512], what[512], why[1024];
-	int fd;
+	char name[64], path[512], what[512], why[1024];
+	bool held;
 
+	fds[0] = fds[1] = -1;
 	bs = bs != NULL ? bs : "";
-	snprintf(path, sizeof(path), "%s/skiff-offsets-%016" PRIx64 "-%016" PRIx64, dir,
-	         hash_str(bs), hash_str(topic));
+	snprintf(name, sizeof(name), "skiff-offsets-%016" PRIx64 "-%016" PRIx64, hash_str(bs),
+	         hash_str(topic));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(what, sizeof(what), "offset.storage.topic %.200s on %.200s", topic, bs);
-	fd = lockfile_acquire_for(path, what, why, sizeof(why));
-	if (fd >= 0)
-		return fd;
+	/* The socket first: a lock file can be deleted (or aged out of /tmp)
+	 * under a running skiff, the abstract socket cannot. The file stays for
+	 * what sees no socket of ours (another network namespace). */
+	fds[0] = lockfile_abstract(name, what, why, sizeof(why));
+	fds[1] = fds[0] >= 0 ? lockfile_acquire_for(path, what, why, sizeof(why)) : fds[0];
+	if (fds[1] >= 0)
+		return 0;
+	held = fds[1] == LOCKFILE_HELD;
 	snprintf(errbuf, errlen, "%s", why);
-	return fd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+	if (fds[0] >= 0)
+		close(fds[0]);
+	fds[0] = fds[1] = -1;
+	return held ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
 }

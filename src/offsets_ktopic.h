@@ -25,12 +25,18 @@ struct config_section;
 int offsets_ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const char *topic,
                           int timeout_ms, bool create, char *errbuf, size_t errlen);
 
+/* Whether err says the cluster was not reached (timed out, no connection,
+ * no broker, name not resolved), which says nothing of the topic. */
+bool offsets_ktopic_unreachable(rd_kafka_resp_err_t err);
+
 /* One writer per offsets topic on this device, also with the topic alone:
- * takes the lock file (lockfile.h) /run/lock/skiff-offsets-<hash of
- * bootstrap.servers>-<hash of topic>.lock (/tmp without /run/lock). Returns
- * its descriptor, to keep open while writing, or OFFSETS_ERR_LOCKED (errbuf
- * names the other skiff's pid) or OFFSETS_ERR_IO. */
-int offsets_ktopic_lock(const struct config_section *w, const char *topic, char *errbuf,
+ * binds the abstract socket @skiff-offsets-<hash of bootstrap.servers>-<hash
+ * of topic> (lockfile_abstract: no rm or tmpfiles cleaner removes it), then
+ * takes the lock file /run/lock/<same name>.lock (lockfile.h; /tmp without
+ * /run/lock). Returns 0 with both descriptors in fds, to keep open while
+ * writing, or OFFSETS_ERR_LOCKED (errbuf names the other skiff's pid) or
+ * OFFSETS_ERR_IO, fds -1. */
+int offsets_ktopic_lock(const struct config_section *w, const char *topic, int fds[2], char *errbuf,
                         size_t errlen);
 
 #endif

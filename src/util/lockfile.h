@@ -20,4 +20,13 @@ int lockfile_acquire(const char *path, char *errbuf, size_t errlen);
  * what: "this offset file"). */
 int lockfile_acquire_for(const char *path, const char *what, char *errbuf, size_t errlen);
 
+/* A lock that no rm can remove and no tmpfiles cleaner can age out: binds
+ * the Linux abstract-namespace AF_UNIX socket "@name" (no file; the kernel
+ * releases it when the process dies, even after SIGKILL) and listens on it.
+ * Returns its descriptor, to keep open while holding the lock, or
+ * LOCKFILE_HELD (errbuf names the holder's pid, from SO_PEERCRED, and
+ * "running with <what>") or LOCKFILE_ERR. Abstract names are per network
+ * namespace: processes in different ones do not see each other's. */
+int lockfile_abstract(const char *name, const char *what, char *errbuf, size_t errlen);
+
 #endif

@@ -5,6 +5,7 @@ byte), and a lost state directory restored from the topic."""
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 import urllib.parse
@@ -307,6 +308,62 @@ def test_topic_alone_is_locked(tmp_path, kafka, topic):
     assert f"another skiff (pid {first.pid}) is running with offset.storage.topic " \
         f"{offsets}" in second.log_text()
     assert first.stop() == 0
+
+
+def test_topic_lock_survives_rm(tmp_path, kafka, topic):
+    """The topic alone, its lock file deleted under the first skiff (rm, or
+    tmpfiles ageing /tmp): a second one still exits 75 naming the first's pid
+    (the abstract socket @skiff-offsets-<hash> cannot be removed), and no
+    line arrives twice."""
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(10)
+    props = topic_worker(kafka.bootstrap, tmp_path, offsets)
+    del props["offset.storage.file.filename"]
+    first = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)])
+    first.start()
+    fl.read_topic(kafka.bootstrap, topic, 10)
+    locks = [p for d in ("/run/lock", "/tmp") for p in Path(d).glob("skiff-offsets-*.lock")
+             if p.read_text().strip() == str(first.pid)]
+    assert len(locks) == 1
+    locks[0].unlink()
+    second = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)],
+                           name="second")
+    second.start()
+    assert second.wait(timeout=60) == 75
+    assert f"another skiff (pid {first.pid}) is running with offset.storage.topic " \
+        f"{offsets}" in second.log_text()
+    src.append(20)
+    fl.read_topic(kafka.bootstrap, topic, 30)
+    assert first.stop() == 0
+    assert fl.seqs_of(harness.consume(kafka.bootstrap, topic)) == list(range(30))
+
+
+def test_unreachable_cluster_said_plainly(tmp_path):
+    """No broker: `skiff offsets list` and skiff's start with the topic
+    alone exit 75 saying the cluster was not reached (not "cannot create
+    it": the topic may exist), and librdkafka's own lines come through
+    skiff's log, folded, never raw ("%3|...|FAIL|") on stderr."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        bootstrap = f"127.0.0.1:{s.getsockname()[1]}"  # closed once left
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(5)
+    props = topic_worker(bootstrap, tmp_path, "nowhere-offsets",
+                         offset__flush__timeout__ms=1000)
+    del props["offset.storage.file.filename"]
+    sk = harness.Skiff(tmp_path, props, [fl.file_connector("u", src.path, "nowhere")])
+    r = subprocess.run([str(harness.skiff_bin()), "offsets", "list", str(sk.worker_file),
+                        *map(str, sk.connector_files)], capture_output=True, text=True,
+                       timeout=120)
+    sk.start()
+    assert sk.wait(timeout=90) == 75
+    for rc, err in [(r.returncode, r.stderr), (75, sk.log_text())]:
+        assert rc == 75, err
+        assert f"cannot reach the cluster (bootstrap.servers {bootstrap})" in err, err
+        assert "cannot create it" not in err and "%3|" not in err, err
+        assert "kafka (skiff-offsets): FAIL:" in err, err
+        assert err.count("kafka (skiff-offsets): FAIL:") <= 3, err
 
 
 def test_non_compacted_topic_refused(tmp_path, kafka, topic):
