@@ -30,9 +30,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The poll boundary's transaction: at most this many records (Connect's
- * FileStreamSource returns up to batch.size=2000 from a poll) ... */
-#define EOS_POLL_RECORDS 2000
+/* The poll boundary's transaction: at most this many records ... Each
+ * transaction costs librdkafka 2.0.2's main thread 1 ms of busy waiting per
+ * AddPartitionsToTxn (a timer due in under 1 ms is waited for by spinning:
+ * one for the records' partitions, one for the offsets', one more when the
+ * coordinator still completes the previous commit), 3 to 4 ms of CPU in
+ * all: at Connect's batch.size (2,000, what FileStreamSource returns from a
+ * poll) that was 2.55 times at-least-once's CPU for a backlog (bench_eos.py,
+ * median of 5), nearly all of it that spinning. */
+#define EOS_POLL_RECORDS 10000
 /* ... and this old, while the sources keep records ready. */
 #define EOS_POLL_MS 1000
 
@@ -287,7 +293,7 @@ static bool more_ready(const struct worker *w)
 
 /* transaction.boundary=poll: the transaction holds what a Connect task's
  * poll() returns, the records the sources have ready up to
- * EOS_POLL_RECORDS (FileStreamSource's batch.size), not one read of each. */
+ * EOS_POLL_RECORDS, not one read of each. */
 static bool poll_boundary(const struct worker *w, int64_t now)
 {
 	return !more_ready(w) || w->produced - w->eos->begun_at >= EOS_POLL_RECORDS ||
