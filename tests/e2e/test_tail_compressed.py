@@ -118,6 +118,19 @@ def setup(tmp_path, kafka, topic, olddir=False, compress="compress"):
     return sk, log, conf, dirs
 
 
+def writer_lost(dirs, written, down):
+    """Lines in no file on disk, written while skiff was down (or just
+    restarted): the writer wrote them into app.log.1 after gzip had read it
+    and before it noticed the rotation (a batch, seen: 40 lines): nobody
+    holding the file, nobody can read them. Lost by the writer, not skiff."""
+    on_disk = set()
+    for p in files(dirs):
+        for l in (content(p) or b"").split(b"\n"):
+            if len(l) >= 8 and l[:8].isdigit():
+                on_disk.add(int(l[:8]))
+    return {n for a, b in down for n in range(a, min(b, written)) if n not in on_disk}
+
+
 def run_with_kills(tmp_path, kafka, topic, olddir):
     sk, log, conf, dirs = setup(tmp_path, kafka, topic, olddir)
     key = offsetfile.key("rot", {"filename": str(log)})
@@ -127,7 +140,7 @@ def run_with_kills(tmp_path, kafka, topic, olddir):
     writer.start()
     rot.start()
     rng = random.Random(int(os.environ.get("SKIFF_SEED", "0")) or None)
-    windows = []
+    windows, down = [], []
     end = time.monotonic() + SECONDS
     next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 4)
     while time.monotonic() < end:
@@ -135,20 +148,25 @@ def run_with_kills(tmp_path, kafka, topic, olddir):
         if time.monotonic() < next_kill or time.monotonic() > end - 2:
             continue
         sk.kill9()
+        down_from = writer.count
         shipped = [number(v["value"]) for v in consume(kafka.bootstrap, topic)]
         windows.append((durable_line(tmp_path / "offsets", key, dirs),
                         max(shipped) if shipped else -1))
         time.sleep(rng.uniform(1.2, 2.5))  # at least one compressed rotation while down
         sk.start()
+        down.append((down_from, writer.count + 2 * RATE))  # + its first reads
         next_kill = time.monotonic() + (rng.uniform(4, 10) if LONG else SECONDS / 4)
     written = writer.stop()
     rot.stop()
     assert not rot.errors, rot.errors[:3]
     vals = finish(kafka, topic, sk, written)
-    missing, dups, bad_dups, unexpected = check_lines(vals, written, allowed(windows))
+    lost_by_writer = writer_lost(dirs, written, down)
+    missing, dups, bad_dups, unexpected = check_lines(vals, written, allowed(windows),
+                                                      lost_ok=lost_by_writer)
     gz = sum(1 for p in files(dirs) if p.name.endswith(".gz"))
     print(f"{'olddir' if olddir else 'compress'}: {written} lines, {rot.runs} rotations, "
           f"{gz} .gz files, kills {windows}, {len(dups)} duplicates, "
+          f"{len(lost_by_writer)} lost by the writer while skiff was down, "
           f"files_gone_unread={counter(sk, 'files_gone_unread')}")
     assert not unexpected
     assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
