@@ -21,7 +21,10 @@
  * on the way). Every FULL_EVERY-th rescan, after an inotify queue overflow,
  * and after a watched directory went away, it globs and looks at every
  * stream as before: the safety net for what inotify cannot hear (writes
- * through mmap, a symlink's target directory).
+ * through mmap, a symlink's target directory). Between those, nothing walks
+ * every stream (tailindex): an event finds its streams by watch or by name,
+ * and a poll, its deadline and a rescan look only at the streams marked
+ * when something acted on them, until they are settled again.
  *
  * Memory is bounded: one poll arena (max.line.bytes plus 256 KiB) shared by
  * every file, at most max.open.files descriptors for files followed at once
@@ -34,6 +37,7 @@
 #include "stats.h"
 #include "tailcheck.h"
 #include "taildup.h"
+#include "tailindex.h"
 #include "tailmulti.h"
 #include "tailscan.h"
 #include "tailstream.h"
@@ -75,8 +79,9 @@ struct filesrc {
 	struct tailstream **streams;
 	struct tailmulti **groups; /* streams[i]'s grouper; NULL: one line a record */
 	size_t nstreams, cap, rr;
-	struct hash byname;  /* path -> index in streams: a rescan's lookups */
-	struct taildup *dup; /* paths naming a file already tailed */
+	struct hash byname;    /* path -> index in streams: a rescan's lookups */
+	struct tailindex *idx; /* events -> streams; the streams a poll looks at */
+	struct taildup *dup;   /* paths naming a file already tailed */
 	struct dirwatch *dirs;
 	size_t ndirs;
 	struct hash dirnames; /* dir -> index in dirs */
@@ -275,6 +280,34 @@ static struct tailstream *find_stream(const struct filesrc *f, const char *path)
 	return hash_get(&f->byname, path, &i) ? f->streams[i] : NULL;
 }
 
+/* Stream i was acted on: a poll looks at it until it is settled, and its
+ * events find it under the file watch it has now. */
+static void touch(struct filesrc *f, size_t i)
+{
+	tailindex_mark(f->idx, i);
+	(void)tailindex_wd(f->idx, i, tailstream_wd(f->streams[i])); /* if not: stays marked */
+}
+
+/* True when a rescan need not look at stream i: tailstream_quiet, its
+ * directory watched, and its events found through the index. */
+static bool quiet(const struct filesrc *f, size_t i)
+{
+	const struct tailstream *s = f->streams[i];
+
+	return tailstream_quiet(s) && dir_watched(f, tailstream_dir(s)) &&
+	       tailindex_wd_is(f->idx, i, tailstream_wd(s));
+}
+
+/* True when nothing but an event (found through the index) or a full look
+ * can give stream i work: no poll need look at it. */
+static bool settled(const struct filesrc *f, size_t i)
+{
+	const struct tailstream *s = f->streams[i];
+
+	return !tailstream_ready(s) && tailstream_deadline(s) < 0 &&
+	       (f->groups[i] == NULL || tailmulti_deadline(f->groups[i]) < 0) && quiet(f, i);
+}
+
 static char *partition_json(const char *path)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -325,11 +358,14 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
 	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
-	    hash_put(&f->byname, tailstream_path(s), f->nstreams) != 0) {
+	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s)) != 0) {
 		tailstream_free(s);
 		tailmulti_free(f->groups[f->nstreams]);
 		return -1;
 	}
+	/* Out of memory here, it is still followed; a glob adding it again is
+	 * stopped by taildup. */
+	(void)hash_put(&f->byname, tailstream_path(s), f->nstreams);
 	f->streams[f->nstreams++] = s;
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
@@ -391,25 +427,30 @@ static void expand_globs(struct filesrc *f, bool from_end)
 static int make_room(void *opaque, const struct tailstream *except)
 {
 	struct filesrc *f = opaque;
-	struct tailstream *victim = NULL;
+	size_t v = f->nstreams;
 
 	for (size_t i = 0; i < f->nstreams; i++) {
 		struct tailstream *s = f->streams[i];
 
 		if (s != except && tailstream_idle(s) &&
-		    (victim == NULL || tailstream_last_active(s) < tailstream_last_active(victim)))
-			victim = s;
+		    (v == f->nstreams ||
+		     tailstream_last_active(s) < tailstream_last_active(f->streams[v])))
+			v = i;
 	}
-	if (victim == NULL)
+	if (v == f->nstreams || !tailstream_suspend(f->streams[v]))
 		return -1;
-	return tailstream_suspend(victim) ? 0 : -1;
+	touch(f, v);
+	return 0;
 }
 
 static bool wd_shared(void *opaque, int wd, const struct tailstream *except)
 {
 	struct filesrc *f = opaque;
 
-	for (size_t i = 0; i < f->nstreams; i++)
+	/* The index is current for every stream but the one asking (touch
+	 * follows each operation on a stream). */
+	for (long i = tailindex_wd_first(f->idx, wd); i != TAILINDEX_NONE;
+	     i = tailindex_wd_next(f->idx, (size_t)i))
 		if (f->streams[i] != except && tailstream_wd(f->streams[i]) == wd)
 			return true;
 	return false;
@@ -434,12 +475,10 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct ino
 		return;
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
 		f->glob_due = true;
-	for (size_t i = 0; i < f->nstreams; i++) {
-		struct tailstream *s = f->streams[i];
-
-		if (strcmp(tailstream_base(s), ev->name) == 0 &&
-		    strcmp(tailstream_dir(s), dir) == 0)
-			tailstream_check(s, now);
+	for (long i = tailindex_name_first(f->idx, dir, ev->name); i != TAILINDEX_NONE;
+	     i = tailindex_name_next(f->idx, (size_t)i)) {
+		tailstream_check(f->streams[i], now);
+		touch(f, (size_t)i);
 	}
 }
 
@@ -456,15 +495,16 @@ static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t 
 			return;
 		}
 	}
-	for (size_t i = 0; i < f->nstreams; i++) {
+	for (long i = tailindex_wd_first(f->idx, ev->wd), next; i != TAILINDEX_NONE; i = next) {
 		struct tailstream *s = f->streams[i];
 
-		if (tailstream_wd(s) != ev->wd)
-			continue;
+		/* The check may watch another file: i leaves this chain. */
+		next = tailindex_wd_next(f->idx, (size_t)i);
 		if (tailstream_open_files(s) == 0 ||
 		    (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
 			tailstream_check(s, now);
 		tailstream_set_ready(s);
+		touch(f, (size_t)i);
 	}
 }
 
@@ -498,18 +538,21 @@ static void housekeeping(struct filesrc *f, int64_t now)
 	}
 	if (f->glob_due)
 		expand_globs(f, false);
-	for (size_t i = 0; i < f->nstreams; i++) {
+	if (f->check_all)
+		for (size_t i = 0; i < f->nstreams; i++)
+			touch(f, i); /* a full look: every stream */
+	/* The unmarked streams are settled: a look would find nothing. */
+	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
+		size_t i = tailindex_marked(f->idx, k);
 		struct tailstream *s = f->streams[i];
 		int64_t d = tailstream_deadline(s);
-
-		bool look =
-		    f->check_all || (f->check_unquiet &&
-		                     !(tailstream_quiet(s) && dir_watched(f, tailstream_dir(s))));
+		bool look = f->check_all || (f->check_unquiet && !quiet(f, i));
 
 		if (look || (tailstream_ready(s) && tailstream_open_files(s) == 0))
 			tailstream_check(s, now);
 		else if (d >= 0 && now >= d)
 			tailstream_set_ready(s);
+		touch(f, i);
 	}
 	f->check_all = f->check_unquiet = false;
 }
@@ -605,11 +648,28 @@ static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int6
 	return rc < 0 ? SOURCE_ERR : rc;
 }
 
+/* Unmarks the settled streams. Returns true when a marked one is ready. */
+static bool unmark_settled(struct filesrc *f)
+{
+	bool ready = false;
+
+	for (size_t k = 0; k < tailindex_nmarked(f->idx);) {
+		size_t i = tailindex_marked(f->idx, k);
+
+		ready = ready || tailstream_ready(f->streams[i]);
+		if (settled(f, i))
+			tailindex_unmark_at(f->idx, k); /* the last one comes to k */
+		else
+			k++;
+	}
+	return ready;
+}
+
 static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf, size_t errlen)
 {
 	struct filesrc *f = ctx;
 	bool more = false;
-	size_t i;
+	size_t i, n;
 
 	b->n = 0;
 	/* With multi-line records, one more: a record waiting since an earlier
@@ -631,8 +691,10 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	drain_inotify(f, now);
 	housekeeping(f, now);
 	f->started = true;
-	for (i = 0; i < f->nstreams; i++) {
-		size_t k = (f->rr + i) % f->nstreams;
+	/* Only marked streams can have lines or a record due (settled()). */
+	n = tailindex_nmarked(f->idx);
+	for (i = 0; i < n; i++) {
+		size_t k = tailindex_marked(f->idx, (f->rr + i) % n);
 		int rc;
 
 		if (!room(f, b)) {
@@ -640,7 +702,7 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 			break;
 		}
 		rc = read_stream(f, k, b, now, errbuf, errlen);
-
+		touch(f, k);
 		if (rc < 0)
 			return rc;
 		if (rc == 1) {
@@ -649,11 +711,9 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 				break; /* the arena is full: the rest next time */
 		}
 	}
-	if (f->nstreams > 0)
-		f->rr = (f->rr + i) % f->nstreams;
-	for (i = 0; i < f->nstreams && !more; i++)
-		more = tailstream_ready(f->streams[i]);
-	b->more = more || b->n == b->max;
+	if (n > 0)
+		f->rr = (f->rr + i) % n;
+	b->more = unmark_settled(f) || more || b->n == b->max;
 	return 0;
 }
 
@@ -674,7 +734,8 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 
 	if (f->poll_mode && f->next_poll < t)
 		t = f->next_poll;
-	for (size_t i = 0; i < f->nstreams; i++) {
+	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
+		size_t i = tailindex_marked(f->idx, k); /* an unmarked one has no deadline */
 		int64_t d = tailstream_deadline(f->streams[i]);
 		int64_t g = f->groups[i] != NULL ? tailmulti_deadline(f->groups[i]) : -1;
 
@@ -721,6 +782,7 @@ static void file_close(void *ctx)
 	}
 	hash_free(&f->byname);
 	hash_free(&f->dirnames);
+	tailindex_free(f->idx);
 	tailctx_fini(&f->ctx);
 	tailmulti_rules_free(f->multi);
 	free(f->streams);
@@ -953,7 +1015,9 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->lines = calloc(MAX_LINES, sizeof(*f->lines));
 	f->offtext = malloc((size_t)MAX_LINES * OFFSET_TEXT);
 	f->dup = taildup_new(env);
-	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL || f->dup == NULL)
+	f->idx = tailindex_new();
+	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL || f->dup == NULL ||
+	    f->idx == NULL)
 		goto nomem;
 	if (f->multi != NULL) {
 		/* The records of one poll: one waiting per stream read (each at
