@@ -1,24 +1,82 @@
 #include "offsets_fleet.h"
 
+#include "atomicfile.h"
 #include "offsets.h"
 #include "settings.h"
 
 #include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define FIX                                                                                        \
 	"give each device its own connector names "                                                \
 	"(name=app-${file:/etc/skiff/device.properties:device.id}) or its own "                    \
 	"offset.storage.topic (README \"Offsets in Kafka\")"
 
-void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const char *topic)
+/* The store's id from path ("<offset file>.store"), made (16 random bytes
+ * in hex, written durably) when missing and create. Any failure leaves
+ * store empty: no id, nothing judged by it (an id not kept would make the
+ * next start see its own records as a clone's). */
+static void store_id(const char *path, bool create, char *store, size_t len, bool *made)
 {
+	unsigned char rnd[16];
+	char *data = NULL;
+	size_t n = 0;
+
+	store[0] = '\0';
+	if (atomicfile_read(path, 64, &data, &n, NULL, 0) == 0) {
+		if (n >= 32 && n < len)
+			snprintf(store, len, "%.32s", data);
+		free(data);
+		return;
+	}
+	if (!create || len < 2 * sizeof(rnd) + 2 ||
+	    getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return;
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(store + 2 * i, 3, "%02x", rnd[i]);
+	store[2 * sizeof(rnd)] = '\n';
+	*made = atomicfile_write(path, store, 2 * sizeof(rnd) + 1, NULL, 0) == 0;
+	if (!*made)
+		store[0] = '\0';
+	store[2 * sizeof(rnd)] = '\0';
+}
+
+void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const char *topic,
+                        const char *file, bool create)
+{
+	char path[4096];
+
 	memset(f, 0, sizeof(*f));
 	f->s = s;
 	f->topic = topic;
 	f->configured = device_name(s->worker, f->device, sizeof(f->device));
 	device_machine_id(f->machine, sizeof(f->machine));
+	if (file != NULL && *file != '\0' &&
+	    (size_t)snprintf(path, sizeof(path), "%s.store", file) < sizeof(path))
+		store_id(path, create, f->store, sizeof(f->store), &f->made);
+}
+
+/* A record of this device's name but another offsets store, while ours
+ * loaded: two boards cloned from one image (one /etc/machine-id, no
+ * device.id). Returns 0 or OFFSETS_ERR_CONFIG with errbuf. */
+static int clone_check(const struct offsets_fleet *f, const char *key, const char *name,
+                       const char *store, char *errbuf, size_t errlen)
+{
+	/* An id made just now judges nothing: the file may be a backup put in a
+	 * new state directory, or written by a skiff before ids. */
+	if (store == NULL || f->store[0] == '\0' || f->made || strcmp(store, f->store) == 0)
+		return 0;
+	snprintf(errbuf, errlen,
+	         "offset.storage.topic %s: connector %s: key %s was last written by another "
+	         "offsets store (%s, this one's is %s) of the same device %s: boards cloned from "
+	         "one image share /etc/machine-id, and would take each other's positions and "
+	         "re-send or skip lines. Fix: give each board its own device.id, or run "
+	         "systemd-machine-id-setup on each after removing /etc/machine-id",
+	         f->topic, name, key, store, f->store, f->device);
+	return OFFSETS_ERR_CONFIG;
 }
 
 /* The connector a key names (its first element) into name, when this skiff
@@ -38,14 +96,15 @@ static bool runs_here(const struct offsets_fleet *f, const char *key, char *name
 	return here;
 }
 
-int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device, bool had_file,
-                        char *errbuf, size_t errlen)
+int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device,
+                        const char *store, bool had_file, char *errbuf, size_t errlen)
 {
 	char name[256];
 
-	if (device == NULL || strcmp(device, f->machine) == 0 || strcmp(device, f->device) == 0 ||
-	    !runs_here(f, key, name, sizeof(name)))
+	if (device == NULL || !runs_here(f, key, name, sizeof(name)))
 		return 0;
+	if (strcmp(device, f->machine) == 0 || strcmp(device, f->device) == 0)
+		return had_file ? clone_check(f, key, name, store, errbuf, errlen) : 0;
 	if (f->configured || had_file) {
 		snprintf(errbuf, errlen,
 		         "offset.storage.topic %s: connector %s: key %s was last written by device "

@@ -24,14 +24,21 @@ struct offsets_fleet {
 	bool configured;          /* device is the configured device.id */
 	char device[DEVICE_NAME_MAX];
 	char machine[DEVICE_NAME_MAX];
+	char store[40]; /* this offsets store's id (skiff.store), "": none */
+	bool made;      /* store was made at this start */
 	char warn[2048];
 };
 
-/* Fills f for the connectors of s (borrowed for f's life) and topic. */
-void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const char *topic);
+/* Fills f for the connectors of s (borrowed for f's life) and topic. With
+ * file (the offset file, NULL: none), f->store is the store's id, kept in
+ * "<file>.store" (made when missing and create): what tells apart two
+ * boards cloned from one image, which share /etc/machine-id. */
+void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const char *topic,
+                        const char *file, bool create);
 
 /* Judges the topic's last record of key, written by device (its
- * skiff.device; NULL: no header, Connect's or an older skiff's: nobody's).
+ * skiff.device; NULL: no header, Connect's or an older skiff's: nobody's)
+ * from store (its skiff.store; NULL: none).
  * A key of a connector running here, written by a device that is neither
  * this device's device.id nor its machine id, is another device's. It is
  * refused when this device can tell it is another one: its device.id is
@@ -39,9 +46,13 @@ void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const
  * it was not re-flashed). Otherwise (a new card, or the topic alone, named by
  * a machine id that a re-flash may have changed) the record may be this
  * device's own from before: it is taken and f->warn says so (the first one).
+ * A record of this device's own name from another store while had_file is a
+ * clone's (same image, same machine id): refused (an older copy of this
+ * store's own file is the same store; a re-flashed card has no file; an id
+ * made at this start judges nothing).
  * Returns 0, or OFFSETS_ERR_CONFIG with errbuf naming the connector, the key,
- * the other device and the fix. */
-int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device, bool had_file,
-                        char *errbuf, size_t errlen);
+ * the other device or store and the fix. */
+int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device,
+                        const char *store, bool had_file, char *errbuf, size_t errlen);
 
 #endif

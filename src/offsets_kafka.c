@@ -33,6 +33,7 @@
 
 #define GEN_HEADER "skiff.generation"
 #define DEV_HEADER "skiff.device"
+#define STORE_HEADER "skiff.store"
 #define MIN_READ_MS 10000
 /* How far generations jump when the topic restores the file: more file
  * writes than any device makes between two restores (2^32 at one per
@@ -44,6 +45,7 @@ struct rec {
 	char *value; /* NULL: a tombstone */
 	uint64_t gen;
 	char *device; /* its skiff.device header, NULL: none */
+	char *store;  /* its skiff.store header, NULL: none */
 };
 
 struct kctx {
@@ -157,16 +159,17 @@ static struct rec *find(const struct kctx *k, const char *key)
 	return hash_get(&k->index, key, &i) ? &k->recs[i] : NULL;
 }
 
-/* Sets key to value (NULL: tombstone) at gen, written by device (NULL:
- * unknown). Returns 0 or OFFSETS_ERR_NOMEM. */
+/* Sets key to value (NULL: tombstone) at gen, written by device from store
+ * (NULL: unknown). Returns 0 or OFFSETS_ERR_NOMEM. */
 static int remember(struct kctx *k, const char *key, const char *value, uint64_t gen,
-                    const char *device)
+                    const char *device, const char *store)
 {
 	struct rec *r = find(k, key);
-	char *v = NULL, *d = NULL;
+	char *v = NULL, *d = NULL, *st = NULL;
 
 	if ((value != NULL && (v = strdup(value)) == NULL) ||
-	    (device != NULL && (d = strdup(device)) == NULL))
+	    (device != NULL && (d = strdup(device)) == NULL) ||
+	    (store != NULL && (st = strdup(store)) == NULL))
 		goto nomem;
 	if (r == NULL) {
 		if (k->n == k->cap) {
@@ -188,13 +191,16 @@ static int remember(struct kctx *k, const char *key, const char *value, uint64_t
 	}
 	free(r->value);
 	free(r->device);
+	free(r->store);
 	r->value = v;
 	r->device = d;
+	r->store = st;
 	r->gen = gen;
 	return 0;
 nomem:
 	free(v);
 	free(d);
+	free(st);
 	return OFFSETS_ERR_NOMEM;
 }
 
@@ -220,7 +226,7 @@ static const char *header(const rd_kafka_message_t *m, const char *name, char *b
  * tool's record in a shared topic) is skipped: it is not ours to judge. */
 static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
 {
-	char *key, *value = NULL, gen[24], dev[DEVICE_NAME_MAX];
+	char *key, *value = NULL, gen[24], dev[DEVICE_NAME_MAX], st[48];
 	const char *g = header(m, GEN_HEADER, gen, sizeof(gen));
 	int rc = 0;
 
@@ -234,7 +240,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
 		rc = OFFSETS_ERR_NOMEM;
 	else
 		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
-		              header(m, DEV_HEADER, dev, sizeof(dev)));
+		              header(m, DEV_HEADER, dev, sizeof(dev)),
+		              header(m, STORE_HEADER, st, sizeof(st)));
 	free(key);
 	free(value);
 	return rc;
@@ -455,7 +462,8 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 		const struct rec *r = &k->recs[i];
 		const char *have;
 
-		rc = offsets_fleet_check(&k->fleet, r->key, r->device, fgen > 0, errbuf, errlen);
+		rc = offsets_fleet_check(&k->fleet, r->key, r->device, r->store, fgen > 0, errbuf,
+		                         errlen);
 		if (rc != 0)
 			return rc;
 		if (r->gen > *maxgen)
@@ -492,6 +500,7 @@ static int file_only(struct kctx *k, uint64_t fgen, uint64_t *generation, int *f
 		free(k->recs[i].key);
 		free(k->recs[i].value);
 		free(k->recs[i].device);
+		free(k->recs[i].store);
 	}
 	k->n = 0;
 	hash_clear(&k->index);
@@ -612,14 +621,15 @@ static int send_one(struct kctx *k, const char *key, const char *value, uint64_t
 	    k->rk, RD_KAFKA_V_TOPIC(k->topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
 	    RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)value, vlen),
 	    RD_KAFKA_V_HEADER(GEN_HEADER, g, (ssize_t)glen),
-	    RD_KAFKA_V_HEADER(DEV_HEADER, k->fleet.device, -1), RD_KAFKA_V_END);
+	    RD_KAFKA_V_HEADER(DEV_HEADER, k->fleet.device, -1),
+	    RD_KAFKA_V_HEADER(STORE_HEADER, k->fleet.store, -1), RD_KAFKA_V_END);
 
 	if (err != 0) {
 		write_failed(k, err);
 		return OFFSETS_ERR_IO;
 	}
 	k->pending++;
-	return remember(k, key, value, gen, k->fleet.device);
+	return remember(k, key, value, gen, k->fleet.device, k->fleet.store);
 }
 
 /* Sends what the topic does not hold yet: changed values, and tombstones
@@ -712,6 +722,7 @@ static void kafka_close(void *vctx)
 		free(k->recs[i].key);
 		free(k->recs[i].value);
 		free(k->recs[i].device);
+		free(k->recs[i].store);
 	}
 	free(k->recs);
 	hash_free(&k->index);
@@ -758,7 +769,7 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 	k->fence_arg = arg;
 	k->pipefd[0] = k->pipefd[1] = k->lockfd[0] = k->lockfd[1] = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
-	offsets_fleet_init(&k->fleet, s, topic);
+	offsets_fleet_init(&k->fleet, s, topic, file, hold);
 	hash_init(&k->index);
 	if (hold)
 		rc = offsets_ktopic_lock(w, topic, k->lockfd, errbuf, errlen);

@@ -290,6 +290,45 @@ def test_fleet_sharing_one_topic(tmp_path, kafka, topic):
     assert "device " + "b" * 32 in a.log_text()
 
 
+def test_clones_sharing_machine_id_refused(tmp_path, kafka, topic):
+    """Two boards cloned from one image: one /etc/machine-id, no device.id,
+    one offsets topic. Each state directory keeps its own store id
+    (skiff.store); a board whose file loaded finding its key last written by
+    the other store exits 78 saying why and how to fix it. Its own records
+    (a restart) pass."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    key = key_of("app", src.path)
+    (tmp_path / "machine-id").write_text("c" * 32 + "\n")
+
+    def board(name):
+        (tmp_path / name).mkdir(exist_ok=True)
+        return harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, tmp_path / name, offsets),
+                             [fl.file_connector("app", src.path, topic)], name=name,
+                             env={"SKIFF_MACHINE_ID_FILE": str(tmp_path / "machine-id")})
+
+    def at(n):
+        connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                            n * fl.WIDTH, 60, f"the offset of line {n}")
+
+    a, b = board("a"), board("b")
+    for n in (100, 120):  # a restart: its own records
+        a.start()
+        at(n)
+        assert a.stop() == 0
+        src.append(20)
+    b.start()  # no file yet: takes the record, as a re-flashed board must
+    at(140)
+    assert b.stop() == 0
+    a.start()
+    assert a.wait(timeout=60) == 78
+    for said in ["another offsets store", "cloned from one image", "device.id",
+                 "systemd-machine-id-setup"]:
+        assert said in a.log_text()
+
+
 def test_topic_alone_is_locked(tmp_path, kafka, topic):
     """The topic alone: a second skiff with the same topic and bootstrap
     servers exits 75 naming the first one's pid, as with the file store."""
