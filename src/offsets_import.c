@@ -304,11 +304,12 @@ static int refill(int fd, unsigned char *b, size_t cap, size_t *at, size_t *have
 	return 0;
 }
 
-/* Walks fd's UTF-8 from its start over chars UTF-16 units; *bytes: where
- * they end. 0, -ERANGE (the file ends first), -EILSEQ (chars ends inside a
- * character), or -errno. */
-static int walk(int fd, int64_t chars, int64_t *bytes)
+/* Walks fd's UTF-8 from its start over *left UTF-16 units; *bytes: where
+ * they end, *left: the units not found. 0, -ERANGE (the file ends first),
+ * -EILSEQ (the units end inside a character), or -errno. */
+static int walk(int fd, int64_t *left, int64_t *bytes)
 {
+	int64_t chars = *left;
 	unsigned char b[65536];
 	size_t at = 0, have = 0, n, skip, units;
 	bool eof = false;
@@ -333,6 +334,7 @@ static int walk(int fd, int64_t chars, int64_t *bytes)
 				return -EILSEQ;
 		}
 		chars -= (int64_t)units;
+		*left = chars;
 		*bytes += (int64_t)n;
 		at += n;
 		have -= n;
@@ -343,18 +345,20 @@ static int walk(int fd, int64_t chars, int64_t *bytes)
 int offsets_import_position(const char *path, int64_t chars, int64_t *bytes, char *errbuf,
                             size_t errlen)
 {
+	int64_t left = chars;
 	int fd = -1, rc = 0;
 
 	*bytes = 0;
 	if (chars <= 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	rc = fd < 0 ? -errno : walk(fd, chars, bytes);
+	rc = fd < 0 ? -errno : walk(fd, &left, bytes);
 	if (rc == -ERANGE)
 		snprintf(errbuf, errlen,
-		         "%s: holds fewer characters (%lld bytes) than Connect's position %lld: "
-		         "not the file Connect read (truncated or replaced since)",
-		         path, (long long)*bytes, (long long)chars);
+		         "%s: holds %lld characters (as Connect counts them, UTF-16 units; %lld "
+		         "bytes), fewer than Connect's position %lld characters: not the file "
+		         "Connect read (truncated or replaced since)",
+		         path, (long long)(chars - left), (long long)*bytes, (long long)chars);
 	else if (rc == -EILSEQ)
 		snprintf(errbuf, errlen,
 		         "%s: Connect's position %lld ends inside a character (at byte %lld): not "

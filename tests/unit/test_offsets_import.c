@@ -226,7 +226,8 @@ static void test_position_in_chars(const char *path)
 	CHECK(strstr(err, path) != NULL && strstr(err, "inside a character") != NULL);
 	(void)bytes_at(path, 10, err, sizeof(err), &rc);
 	CHECK_INT(rc, OFFSETS_ERR_ARG);
-	CHECK(strstr(err, path) != NULL && strstr(err, "fewer characters") != NULL);
+	CHECK(strstr(err, path) != NULL && strstr(err, "holds 9 characters") != NULL);
+	CHECK(strstr(err, "14 bytes") != NULL && strstr(err, "position 10 characters") != NULL);
 	unlink(path);
 	(void)bytes_at(path, 3, err, sizeof(err), &rc);
 	CHECK_INT(rc, OFFSETS_ERR_ARG);
