@@ -166,6 +166,28 @@ static int open_store(const struct settings *s, struct worker *w, struct stats *
 	return -1;
 }
 
+/* open_store, with exactly-once after the cluster answers: waiting for it
+ * while it does not (a start, or a read that lost it), where a restart
+ * would only do the same work again. Returns as open_store, or 0 when a
+ * signal stopped the wait. */
+static int open_store_waiting(const struct settings *s, struct worker *w, struct stats *stats,
+                              int sigfd, struct offsets **out)
+{
+	bool waited;
+	int code;
+
+	if (worker_await_cluster(w, sigfd, &waited) != 0)
+		return WORKER_EXIT_OK;
+	while ((code = open_store(s, w, stats, out)) == WORKER_EXIT_TEMPFAIL) {
+		/* A cluster that answers at once did not cause the failure. */
+		if (worker_await_cluster(w, sigfd, &waited) != 0)
+			return WORKER_EXIT_OK;
+		if (!waited)
+			break;
+	}
+	return code;
+}
+
 /* --check: reads the store without taking it from a running skiff, lets
  * librdkafka validate producer.* (a producer made and dropped), and prints
  * the settings. Returns the exit code. */
@@ -307,7 +329,7 @@ int main(int argc, char **argv)
 		code = worker_exit_code(rc);
 		goto out;
 	}
-	if ((code = open_store(&s, w, stats, &offsets)) >= 0)
+	if ((code = open_store_waiting(&s, w, stats, sigfd, &offsets)) >= 0)
 		goto out;
 	rc = worker_start(w, offsets, errbuf, sizeof(errbuf));
 	if (rc != 0) {

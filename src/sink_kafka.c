@@ -507,6 +507,22 @@ int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, 
 	return rc;
 }
 
+/* sink_kafka.h */
+int sink_reachable(struct sink *s, int timeout_ms, char *errbuf, size_t errlen)
+{
+	const struct rd_kafka_metadata *md = NULL;
+	/* No topic named: the answer is the brokers' list, the smallest request
+	 * that proves a broker answers. */
+	rd_kafka_resp_err_t err = rd_kafka_metadata(s->rk, 0, NULL, &md, timeout_ms);
+
+	if (md != NULL)
+		rd_kafka_metadata_destroy(md);
+	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+		return 0;
+	snprintf(errbuf, errlen, "%s", rd_kafka_err2str(err));
+	return SINK_ERR;
+}
+
 void sink_poll(struct sink *s)
 {
 	char drain[64];

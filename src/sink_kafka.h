@@ -81,6 +81,11 @@ enum sink_txn_op {
  * records a transaction carries beside the records. */
 int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, size_t errlen);
 
+/* Whether a broker of the cluster answers a metadata request within
+ * timeout_ms (blocks up to that). Returns 0, or SINK_ERR with errbuf
+ * librdkafka's why. Main thread. */
+int sink_reachable(struct sink *s, int timeout_ms, char *errbuf, size_t errlen);
+
 /* Serves delivery reports, logs and errors; non-blocking. */
 void sink_poll(struct sink *s);
 

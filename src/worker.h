@@ -58,6 +58,15 @@ int worker_new(const struct settings *s, struct stats *stats, struct worker **ou
  * WORKER_ERR_* code (WORKER_ERR_CONFIG: the producer can do nothing more). */
 int worker_fence(struct worker *w, char *errbuf, size_t errlen);
 
+/* Exactly-once only (else 0 at once): blocks until a broker of the cluster
+ * answers, probing with a backoff from 1 s doubling to 30 s and sleeping on
+ * sigfd (main's signal pipe) in between; logs the wait once and then every
+ * 10 minutes, and tells systemd READY=1 with a STATUS saying it waits (and
+ * feeds its watchdog). *waited says whether it had to wait. Returns 0, or 1
+ * when SIGTERM or SIGINT came while waiting (exit 0). Main thread, before
+ * the store is opened. */
+int worker_await_cluster(struct worker *w, int sigfd, bool *waited);
+
 /* Opens every connector of the settings from offsets (the loaded store,
  * borrowed, must outlive the worker) and, with exactly-once, the first
  * transaction (claiming the transactional.id first when worker_fence was

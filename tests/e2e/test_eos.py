@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
 
-KILLS = fl.scaled(30, 200)  # about 1 s each: the short profile stays < 60 s
+KILLS = fl.scaled(15, 200)  # about 1 s each; 15: more than the 10 of the control that repeats
 
 
 def eos_worker(bootstrap, state, offsets, eos=True, **extra):
@@ -187,27 +187,62 @@ def test_eos_interval_boundary(tmp_path, kafka, topic):
     assert sk.stop() == 0
 
 
-@pytest.mark.skiff_timeout(120)
-def test_eos_does_not_start_offline(tmp_path, kafka_private, topic):
-    """With exactly-once the offsets file is not enough to start from (it may
-    lag the committed transactions): no broker, exit 75, nothing shipped."""
-    kafka_private.start()
-    bootstrap = kafka_private.bootstrap
-    harness.create_topic(bootstrap, topic, partitions=1)
+OUTAGE = 12  # s: longer than the 10 s a start gave the cluster before it exited 75
+SPIN_BOUND = 50  # clock ticks over the 10 s waited; a busy loop takes ~1000
+
+
+def cpu_ticks(pid):
+    """utime + stime of a process, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def offline_skiff(tmp_path, bootstrap, topic, lines):
     src = fl.SeqSource(tmp_path / "app.log")
-    src.append(100)
+    src.append(lines)
     state = tmp_path / "state"
     state.mkdir()
-    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets",
-                                            offset__flush__timeout__ms=1000),
-                       [fl.file_connector("eoso", src.path, topic)])
+    return fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets",
+                                              offset__flush__timeout__ms=1000),
+                         [fl.file_connector("eoso", src.path, topic)])
+
+
+@pytest.mark.serial
+@pytest.mark.skiff_timeout(120)
+def test_eos_waits_for_the_cluster(tmp_path, kafka, kafka_late, topic):
+    """Started with the cluster unreachable, exactly-once skiff waits for it
+    (it exited 75 after 10 s: under systemd a restart every 20 s for the
+    whole outage), sleeping; then ships every line once. The offsets file is
+    never used alone (it may lag the committed transactions)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    sk = offline_skiff(tmp_path, kafka_late.bootstrap, topic, 100)
     sk.start()
-    committed_seqs(bootstrap, topic, 100)
+    sk.wait_log(r"waiting for it")
+    pid = sk.skiff_pid()
+    before = cpu_ticks(pid)
+    time.sleep(OUTAGE - 2)
+    spent = cpu_ticks(pid) - before
+    fl.figure("eos_offline_wait_ticks_in_10s", spent)
+    assert sk.running(), f"skiff exited while the cluster was unreachable ({sk.exitcode})"
+    assert spent <= SPIN_BOUND, f"{spent} clock ticks in {OUTAGE - 2} s waiting: spinning"
+    kafka_late.start()
+    assert committed_seqs(kafka.bootstrap, topic, 100, timeout=60) == list(range(100))
     assert sk.stop() == 0
-    kafka_private.stop()
+    log = sk.log_text()
+    assert "the Kafka cluster answers after" in log
+    assert "exactly-once: transactions on" in log
+    assert "started from the offset file alone" not in log
+    assert committed_seqs(kafka.bootstrap, topic, 100, timeout=5) == list(range(100))
+
+
+def test_eos_sigterm_while_waiting(tmp_path, kafka_late, topic):
+    """SIGTERM while waiting for the cluster: exit 0 at once."""
+    sk = offline_skiff(tmp_path, kafka_late.bootstrap, topic, 10)
     sk.start()
-    assert sk.wait(timeout=60) == 75
-    assert "started from the offset file alone" not in sk.log_text()
+    sk.wait_log(r"waiting for it")
+    time.sleep(2)
+    assert sk.stop(timeout=5) == 0
 
 
 def test_eos_transactional_id_is_the_devices(tmp_path, kafka, topic):
