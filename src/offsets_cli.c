@@ -398,7 +398,23 @@ static int cmd_list(struct cli *cl)
 struct importing {
 	struct cli *cl;
 	size_t imported, skipped;
+	char others[256]; /* the connectors left out, ", "-separated, bounded */
 };
+
+/* Adds name to the connectors left out, once; a list too long ends in "...". */
+static void note_other(struct importing *im, const char *name)
+{
+	size_t len = strlen(im->others), nlen = strlen(name);
+	const char *p = im->others;
+
+	for (; (p = strstr(p, name)) != NULL; p += nlen)
+		if ((p == im->others || p[-1] == ' ') && (p[nlen] == ',' || p[nlen] == '\0'))
+			return;
+	if (len + nlen + 6 < sizeof(im->others))
+		snprintf(im->others + len, sizeof(im->others) - len, "%s%s", len ? ", " : "", name);
+	else if (len + 5 < sizeof(im->others) && strcmp(im->others + len - 3, "...") != 0)
+		snprintf(im->others + len, sizeof(im->others) - len, ", ...");
+}
 
 /* Unless forced, an imported offset must not move back a position skiff's
  * store holds further ahead (nor remove it): those lines would be sent again.
@@ -468,6 +484,7 @@ static int import_entry(void *arg, const char *key, const char *value, size_t at
 	}
 	if (im->cl->connector != NULL && strcmp(im->cl->connector, name->valuestring) != 0) {
 		im->skipped++;
+		note_other(im, name->valuestring);
 		rc = 0;
 		goto out;
 	}
@@ -514,6 +531,15 @@ static int cmd_import(struct cli *cl)
 		fprintf(stderr, "skiff offsets: %s\n", errbuf);
 		return rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_NOMEM ? WORKER_EXIT_TEMPFAIL
 		                                                       : WORKER_EXIT_CONFIG;
+	}
+	if (cl->connector != NULL && im.imported == 0 && im.skipped > 0) {
+		/* A misspelled name must not look like an import of nothing. */
+		fprintf(
+		    stderr,
+		    "skiff offsets: %s holds no offsets of connector '%s' (it holds offsets of: "
+		    "%s); nothing written\n",
+		    cl->input, cl->connector, im.others);
+		return WORKER_EXIT_CONFIG;
 	}
 	rc = write_store(cl);
 	if (rc == 0 && im.skipped > 0)
