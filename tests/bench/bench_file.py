@@ -25,6 +25,11 @@ the last record is in).
 
   python3 tests/bench/bench_file.py [--lines N] [--reps 5] [--skiff PATH]
           [--tools kcat,kcat-same,skiff-string,skiff-json,fluent-bit,connect]
+          [--skiff-base PATH]
+
+--skiff-base adds base-string and base-json: the same two runs of another
+build (say the previous commit's), interleaved with the rest, for a
+before/after from one invocation.
 
 Use a release build (cmake -S . -B build -DCMAKE_BUILD_TYPE=Release). Wall
 time: to exit for kcat (it exits once all is delivered); for the daemons, to
@@ -50,7 +55,9 @@ SAME = ["enable.idempotence=true", "acks=all", "linger.ms=5",
 TOOLS = ["kcat", "kcat-same", "skiff-string", "skiff-json", "fluent-bit", "connect"]
 NAMES = {"kcat": "kcat -P -l", "kcat-same": "kcat -P -l, skiff's settings",
          "skiff-string": "skiff StringConverter", "skiff-json": "skiff JsonConverter",
-         "fluent-bit": "Fluent Bit tail -> kafka", "connect": "Connect 3.9.1 FileStreamSource"}
+         "fluent-bit": "Fluent Bit tail -> kafka", "connect": "Connect 3.9.1 FileStreamSource",
+         "base-string": "skiff StringConverter, --skiff-base",
+         "base-json": "skiff JsonConverter, --skiff-base"}
 
 
 def write_input(src, n):
@@ -75,14 +82,15 @@ def command(tool, d, src, topic, bootstrap, args):
     if tool in ("kcat", "kcat-same"):
         xs = [a for s in (SAME if tool == "kcat-same" else []) for a in ("-X", s)]
         return ["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", *xs, str(src)], False
-    if tool.startswith("skiff"):
-        conv = ("org.apache.kafka.connect.json.JsonConverter" if tool == "skiff-json"
+    if tool.startswith(("skiff", "base")):
+        conv = ("org.apache.kafka.connect.json.JsonConverter" if tool.endswith("-json")
                 else "org.apache.kafka.connect.storage.StringConverter")
         (d / "w.properties").write_text(
             f"bootstrap.servers={bootstrap}\noffset.storage.file.filename={d}/offsets\n"
             f"value.converter={conv}\nconnectors.bench.connector.class=FileStreamSource\n"
             f"connectors.bench.file={src}\nconnectors.bench.topic={topic}\n")
-        return [args.skiff, str(d / "w.properties")], True
+        return [args.skiff_base if tool.startswith("base") else args.skiff,
+                str(d / "w.properties")], True
     if tool == "fluent-bit":
         (d / "fb.conf").write_text(
             "[SERVICE]\n    flush 1\n    log_level warn\n"
@@ -150,7 +158,11 @@ def main():
     ap.add_argument("--skiff", default=str(REPO / "build" / "skiff"))
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--fluent-bit", default=os.environ.get("FLUENT_BIT", "fluent-bit"))
+    ap.add_argument("--skiff-base", default=None)
     args = ap.parse_args()
+    if args.skiff_base:
+        args.skiff_base = os.path.abspath(args.skiff_base)
+        args.tools += ",base-string,base-json"
     if not os.access(args.skiff, os.X_OK):
         sys.exit(f"bench: {args.skiff} not built (cmake -S . -B build && cmake --build build)")
     args.skiff = os.path.abspath(args.skiff)
