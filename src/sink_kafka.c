@@ -221,9 +221,12 @@ static const char *passthrough_where(const struct config_section *w, const char 
 
 /* A record that message.max.bytes allows but the producer queue cannot hold
  * would be refused as "queue full" for ever, with nothing in flight to free
- * room. Set so by the user: a contradiction, refused. Left at librdkafka's
- * default (1 MB) beside a small queue: the limit becomes the queue's size, so
- * such a record fails at once as too large (the connector stops before it). */
+ * room. Both set so by the user: a contradiction, refused. message.max.bytes
+ * set above skiff's default queue: the queue grows to two such records (the
+ * user asked for records that large; skiff's small default is not theirs).
+ * Left at librdkafka's default (1 MB) beside a small queue the user set: the
+ * limit becomes the queue's size, so such a record fails at once as too large
+ * (the connector stops before it). */
 static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, char *errbuf,
                         size_t errlen)
 {
@@ -237,6 +240,11 @@ static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, c
 	if (where == NULL) {
 		snprintf(val, sizeof(val), "%lld", queue_kb * 1024 < 1000 ? 1000 : queue_kb * 1024);
 		return kconf_set(conf, "message.max.bytes", val, "queue.buffering.max.kbytes",
+		                 errbuf, errlen);
+	}
+	if (passthrough_where(w, "queue.buffering.max.kbytes") == NULL) {
+		snprintf(val, sizeof(val), "%lld", 2 * ((max_msg + 1023) / 1024));
+		return kconf_set(conf, "queue.buffering.max.kbytes", val, "message.max.bytes",
 		                 errbuf, errlen);
 	}
 	snprintf(errbuf, errlen,
