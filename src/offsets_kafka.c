@@ -19,6 +19,7 @@
 #include "offsets.h"
 #include "offsets_ktopic.h"
 #include "offsets_fleet.h"
+#include "offsets_kvalue.h"
 #include "settings.h"
 
 #include <errno.h>
@@ -236,7 +237,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
 	if (*bytes > OFFSETS_MAX_BYTES)
 		return OFFSETS_ERR_FULL;
 	key = strndup(m->key, m->key_len);
-	if (key == NULL || (m->payload != NULL && (value = strndup(m->payload, m->len)) == NULL))
+	/* The file source's identity is in a header (offsets_kvalue.h). */
+	if (key == NULL || (m->payload != NULL && (value = offsets_kvalue_read(m)) == NULL))
 		rc = OFFSETS_ERR_NOMEM;
 	else
 		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
@@ -611,19 +613,18 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	}
 }
 
-/* Sends one record (value NULL: a tombstone) and notes it in the map. */
+/* Sends one record (value NULL: a tombstone; the value Connect's, the
+ * whole in a header: offsets_kvalue.h) and notes it in the map. */
 static int send_one(struct kctx *k, const char *key, const char *value, uint64_t gen)
 {
 	char g[24];
-	int glen = snprintf(g, sizeof(g), "%" PRIu64, gen);
-	size_t vlen = value != NULL ? strlen(value) : 0;
-	rd_kafka_resp_err_t err = rd_kafka_producev(
-	    k->rk, RD_KAFKA_V_TOPIC(k->topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-	    RD_KAFKA_V_KEY(key, strlen(key)), RD_KAFKA_V_VALUE((void *)value, vlen),
-	    RD_KAFKA_V_HEADER(GEN_HEADER, g, (ssize_t)glen),
-	    RD_KAFKA_V_HEADER(DEV_HEADER, k->fleet.device, -1),
-	    RD_KAFKA_V_HEADER(STORE_HEADER, k->fleet.store, -1), RD_KAFKA_V_END);
+	rd_kafka_headers_t *h = rd_kafka_headers_new(4);
+	rd_kafka_resp_err_t err;
 
+	(void)rd_kafka_header_add(h, GEN_HEADER, -1, g, snprintf(g, sizeof(g), "%" PRIu64, gen));
+	(void)rd_kafka_header_add(h, DEV_HEADER, -1, k->fleet.device, -1);
+	(void)rd_kafka_header_add(h, STORE_HEADER, -1, k->fleet.store, -1);
+	err = offsets_kvalue_produce(k->rk, k->topic, key, value, h);
 	if (err != 0) {
 		write_failed(k, err);
 		return OFFSETS_ERR_IO;

@@ -5,8 +5,9 @@
  * restores it when the state directory is lost (README "Offsets in Kafka").
  *
  * The topic's records are Connect's, byte for byte: key
- * ["<connector>",{partition}] and value {offset} as the store holds them
- * (compact JSON), a null value (tombstone) for a removed key, partitioned
+ * ["<connector>",{partition}] and value {offset} with Connect's members
+ * only (compact JSON; the store's whole value in the header skiff.offset:
+ * offsets_kvalue.h), a null value (tombstone) for a removed key, partitioned
  * with Java's murmur2 of the key bytes (librdkafka's murmur2_random). Each
  * record also carries headers skiff.generation (the store generation that
  * wrote it) and skiff.device (the device that wrote it: offsets_fleet.h).

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "loop.h"
 #include "offsets.h"
+#include "offsets_kvalue.h"
 #include "sdnotify.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -190,15 +191,18 @@ static int await_records(struct worker *w)
 }
 
 /* Produces the offset records of the partitions that moved into the open
- * transaction; their values stay in e->json until the commit. */
+ * transaction; their values stay in e->json until the commit. The records'
+ * values are Connect's, the whole in skiff.offset (offsets_kvalue.h). */
 static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
 	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
 	struct src_offset off;
-	char gen[24];
-	struct record_header h[2] = {{.name = "skiff.generation", .value = gen},
-	                             {.name = "skiff.device", .value = e->device}};
+	char gen[24], cv[64];
+	struct record_header h[3] = {{.name = "skiff.generation", .value = gen},
+	                             {.name = "skiff.device", .value = e->device},
+	                             {.name = OFFSETS_KVALUE_HEADER}};
+	size_t cvlen;
 
 	h[0].len =
 	    (size_t)snprintf(gen, sizeof(gen), "%" PRIu64, offsets_next_generation(w->offsets));
@@ -210,9 +214,13 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 			continue;
 		free(e->json[i]);
 		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
+		cvlen = e->json[i] != NULL ? offsets_kvalue_connect(e->json[i], cv, sizeof(cv)) : 0;
+		h[2].value = e->json[i];
+		h[2].len = e->json[i] != NULL ? strlen(e->json[i]) : 0;
 		if (e->json[i] == NULL ||
-		    sink_produce(w->sink, topic, p->key, strlen(p->key), e->json[i],
-		                 strlen(e->json[i]), h, 2, 0, NULL, errbuf, errlen) != 0) {
+		    sink_produce(w->sink, topic, p->key, strlen(p->key),
+		                 cvlen > 0 ? cv : e->json[i], cvlen > 0 ? cvlen : h[2].len, h,
+		                 cvlen > 0 ? 3 : 2, 0, NULL, errbuf, errlen) != 0) {
 			if (e->json[i] == NULL)
 				snprintf(errbuf, errlen, "exactly-once: out of memory");
 			return -1;

@@ -40,6 +40,11 @@ def offset_records(bootstrap, topic):
         return []
 
 
+def latest_headers(records):
+    """{key bytes: {header name: bytes}} of each key's last record."""
+    return {r["key"]: dict(r["headers"]) for r in records}
+
+
 def position(records, key):
     v = latest(records).get(key, (None, 0))[0]
     return None if v is None else json.loads(v)["position"]
@@ -134,14 +139,16 @@ def test_records_equal_connects(tmp_path, kafka, topic, connect_run):
     assert {k for k, (v, p) in mine.items() if v is None} == \
         {k for k, (v, p) in theirs.items() if v is None} == \
         {key_of(RESET, files[RESET].path)}
-    # Values: Connect's {"position":N}, to which skiff's file source adds the
-    # file's identity (dev, ino, fingerprint) after it; Connect's
-    # FileStreamSourceTask reads only "position".
+    # Values: Connect's {"position":N} byte for byte; skiff's whole offset
+    # (the file's identity: dev, ino, fingerprint) is in the header
+    # skiff.offset.
     want = f'{{"position":{LINES * fl.WIDTH}}}'.encode()
+    hdrs = latest_headers(offset_records(kafka.bootstrap, offsets))
     for k, (v, p) in theirs.items():
         if v is not None:
             assert v == want
-            assert mine[k][0].startswith(want[:-1] + b","), mine[k][0]
+            assert mine[k][0] == want, mine[k][0]
+            assert hdrs[k]["skiff.offset"].startswith(want[:-1] + b","), hdrs[k]
     r = subprocess.run(["kcat", "-b", kafka.bootstrap, "-L", "-t", offsets],
                        capture_output=True, text=True)
     assert "25 partitions" in r.stdout, r.stdout
@@ -186,6 +193,80 @@ def test_lost_state_dir_restored_from_topic(tmp_path, kafka, topic):
     seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic))
     assert sorted(set(seqs)) == list(range(2500))
     assert len(seqs) == 2500, f"{len(seqs) - 2500} lines repeated"
+
+
+def stopped_at_line(tmp_path, kafka, topic, lines):
+    """skiff (topic store beside the file) run until the topic holds the
+    offset of line LINES of app.log, then stopped: (skiff, source, offsets
+    topic, key)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(lines)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets),
+                       [fl.file_connector("sd", src.path, topic)])
+    key = key_of("sd", src.path)
+    sk.start()
+    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                        lines * fl.WIDTH, 60, f"the offset of line {lines} in the topic")
+    assert sk.stop() == 0
+    return sk, src, offsets, key
+
+
+def new_card(tmp_path):
+    shutil.rmtree(tmp_path / "state")
+    (tmp_path / "state").mkdir()
+
+
+def test_values_are_connects_identity_in_header(tmp_path, kafka, topic):
+    """The offsets topic's value is Connect's {"position":N} alone and the
+    file's identity rides in the header skiff.offset: with the state
+    directory lost and app.log rotated while skiff was stopped, the restart
+    finds the rotated file by that identity and reads its rest, then the new
+    app.log. Bound: exact."""
+    sk, src, offsets, key = stopped_at_line(tmp_path, kafka, topic, 1000)
+    recs = offset_records(kafka.bootstrap, offsets)
+    assert latest(recs)[key][0] == f'{{"position":{1000 * fl.WIDTH}}}'.encode()
+    full = json.loads(latest_headers(recs)[key]["skiff.offset"])
+    assert full["position"] == 1000 * fl.WIDTH
+    assert full["ino"] == src.path.stat().st_ino and "fp" in full, full
+    new_card(tmp_path)
+    src.append(200)
+    src.path.rename(tmp_path / "app.log.1")
+    new = fl.SeqSource(tmp_path / "app.log")
+    new.next = 1200
+    new.append(100)
+    sk.start()
+    fl.read_topic(kafka.bootstrap, topic, 1300)
+    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                        100 * fl.WIDTH, 60, "the new app.log's end in the topic")
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic))
+    assert seqs == list(range(1300)), f"{len(seqs)} records, first {seqs[1000:1010]}"
+
+
+def test_value_altered_by_connect_tool(tmp_path, kafka, topic):
+    """A Connect tool (KIP-875's alter offsets) writes a value without skiff's
+    headers: the restart on a new card resumes at that position of app.log.
+    Then a value that no longer matches the skiff.offset header beside it
+    (a tool that copied the headers): the value wins too."""
+    sk, src, offsets, key = stopped_at_line(tmp_path, kafka, topic, 1000)
+    recs = offset_records(kafka.bootstrap, offsets)
+    part = latest(recs)[key][1]
+    full = latest_headers(recs)[key]["skiff.offset"].decode()
+    for at, headers, before in ((300, (), 1000), (500, (("skiff.offset", full),), 1700)):
+        new_card(tmp_path)
+        harness.produce(kafka.bootstrap, offsets, [f'{{"position":{at * fl.WIDTH}}}'],
+                        key=key, partition=part, headers=headers)
+        sk.start()
+        fl.read_topic(kafka.bootstrap, topic, before + 1000 - at)
+        connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
+                            1000 * fl.WIDTH, 60, "the offset of line 1000 in the topic")
+        assert sk.stop() == 0
+        seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic))
+        assert seqs[before:] == list(range(at, 1000)), f"resumed at {seqs[before:before + 1]}"
 
 
 def test_topic_alone(tmp_path, kafka, topic):
