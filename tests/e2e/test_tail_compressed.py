@@ -353,3 +353,40 @@ def test_backup_older_than_compressed_not_read_again(tmp_path, kafka, topic):
     assert not unexpected and not missing, (unexpected[:3], missing[:10])
     assert not bad_dups, f"{len(bad_dups)} duplicates outside 200-209: {bad_dups[:10]}"
     assert counter(sk, "files_gone_unread") == 0
+
+
+def test_compressed_rotation_sharing_a_banner_not_skipped(tmp_path, kafka, topic):
+    """A hostile tester of issue 14: every file starts with the same 1,080
+    byte banner (longer than the fingerprint). Lines 0-49 read, skiff
+    stopped; rotate, banner + 50-199, rotate, banner + 200-249; start.
+    app.log.1.gz decodes to the banner the live file starts with, and was
+    taken for a copy logrotate was still compressing from it: its 150 lines
+    were skipped for good, silently. Bound: every line once, three banners."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
+    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
+    assert len(banner) == 1080
+    parts = [range(0, 50), range(50, 200), range(200, 250)]
+    for k, part in enumerate(parts):
+        with open(log, "a") as f:
+            f.write(banner)
+        write_lines(log, part)
+        if k == 0:
+            sk.start()
+            consume(kafka.bootstrap, topic, n=60, timeout=60)
+            time.sleep(0.6)
+            assert sk.stop() == 0
+        if k < 2:
+            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    sk.start()
+    consume(kafka.bootstrap, topic, n=280, timeout=30, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    text = [v.decode() if isinstance(v, bytes) else v for v in vals]
+    assert sum(1 for v in text if v.startswith("BANNER")) == 30
+    missing, dups, _, unexpected = check_lines(
+        [v for v in vals if not (v.decode() if isinstance(v, bytes) else v).startswith("BANNER")],
+        250)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"

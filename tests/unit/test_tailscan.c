@@ -96,6 +96,54 @@ static void check_find_compressed_raced(void)
 	tailscan_set_listed_hook(NULL, NULL);
 }
 
+/* Whether zdir/zname is a copy of (decodes to the first bytes of) text. */
+static bool zprefix(const char *zname, const char *text)
+{
+	char p[PATH_MAX + 64], z[PATH_MAX + 64];
+	bool r;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/plain", zdir);
+	snprintf(z, sizeof(z), "%s/%s", zdir, zname);
+	testlib_write_file(p, text, strlen(text));
+	fd = open(p, O_RDONLY);
+	CHECK(fd >= 0);
+	r = tailscan_zprefix(z, fd);
+	close(fd);
+	return r;
+}
+
+/* Files that start with one banner, longer than a fingerprint, are not
+ * copies of each other (a hostile tester: app.log.1.gz taken for a copy of
+ * app.log being compressed was skipped for good). */
+static void check_zprefix_banner(void)
+{
+	char banner[1200] = "", a[2000], b[2000], z[PATH_MAX + 64];
+	FILE *f;
+	long n;
+
+	for (int i = 0; i < 10; i++)
+		snprintf(banner + strlen(banner), sizeof(banner) - strlen(banner),
+		         "BANNER %0100d\n", 0);
+	CHECK_INT((int)strlen(banner), 1080);
+	snprintf(a, sizeof(a), "%sY 50\nY 51\nY 52\n", banner);
+	snprintf(b, sizeof(b), "%sZ 200\n", banner);
+	snprintf(zdir, sizeof(zdir), "%s/zp", testlib_tmpdir());
+	CHECK(mkdir(zdir, 0755) == 0);
+	put_gz("a.gz", a);
+	CHECK(zprefix("a.gz", a));                              /* its copy, complete */
+	CHECK(!zprefix("a.gz", b));                             /* same banner, other lines */
+	CHECK(!zprefix("a.gz", banner));                        /* decodes to more than it holds */
+	CHECK(zprefix("a.gz", strcat(strcpy(b, a), "Y 53\n"))); /* its source grew */
+	/* Cut short (gzip still writing it): a prefix of its source all the same. */
+	snprintf(z, sizeof(z), "%s/a.gz", zdir);
+	CHECK((f = fopen(z, "r+")) != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 20);
+	fclose(f);
+	CHECK(truncate(z, n - 12) == 0);
+	CHECK(zprefix("a.gz", a));
+	CHECK(!zprefix("a.gz", banner));
+}
+
 int main(void)
 {
 	char dir[PATH_MAX], real[PATH_MAX + 16], link[PATH_MAX + 16], dirlink[PATH_MAX + 16],
@@ -134,5 +182,6 @@ int main(void)
 	CHECK(!tailscan_file_watchable(real, fd));
 	close(fd);
 	check_find_compressed_raced();
+	check_zprefix_banner();
 	return testlib_done("tailscan");
 }

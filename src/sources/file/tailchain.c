@@ -9,6 +9,7 @@
 #include "tailz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,8 +352,21 @@ static bool newest_compressed(const struct tailscan_entry *fam, size_t nfam, siz
 	return true;
 }
 
+/* True when the compressed file zpath decodes to the first bytes of path. */
+static bool copy_of(const char *zpath, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool copy = fd >= 0 && tailscan_zprefix(zpath, fd);
+
+	if (fd >= 0)
+		close(fd);
+	return copy;
+}
+
 /* True when fam[i], compressed, is a copy logrotate is still writing: an
- * uncompressed sibling, or the file at the path, starts with its bytes.
+ * uncompressed sibling, or the file at the path, starts with its bytes
+ * (all of them: files that start with one banner longer than the head
+ * are not copies of each other).
  * One that is damaged is not (a copy being written is a prefix of valid
  * data): it takes its place in the chain, where reading it says why it
  * could not be read. One with no byte to compare is only while it is the
@@ -376,7 +390,7 @@ static bool compressing(const struct tailstream *s, const struct tailscan_entry 
 		if ((j < nfam && fam[j].kind != TAILID_ROTATED) || (j == nfam && zl == 0))
 			continue;
 		if ((pl = tailscan_head(p, ph, &perr)) >= zl && (zl > 0 || pl > 0) &&
-		    memcmp(zh, ph, (size_t)zl) == 0)
+		    memcmp(zh, ph, (size_t)zl) == 0 && (zl == 0 || copy_of(fam[i].path, p)))
 			return true;
 	}
 	return false;
@@ -410,7 +424,9 @@ static int64_t compressed_since(const struct tailstream *s, const struct tailsca
 		return after->born; /* gone: the offset's copy was looked for at resume */
 	for (size_t i = 0; i < nfam; i++)
 		if (fam[i].kind == TAILID_COMPRESSED && fam[i].id.born >= after->born &&
-		    tailscan_head(fam[i].path, zh, &zerr) == len && memcmp(h, zh, (size_t)len) == 0)
+		    tailscan_head(fam[i].path, zh, &zerr) == len &&
+		    memcmp(h, zh, (size_t)len) == 0 &&
+		    tailscan_zprefix(fam[i].path, tailfile_fd(last)))
 			return fam[i].id.born;
 	return after->born;
 }

@@ -319,6 +319,52 @@ ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr)
 	return got;
 }
 
+#define ZPREFIX_CHUNK 16384u
+
+/* tailscan_zprefix of the open compressed file z, its buffers given. */
+static bool zprefix_of(struct tailz *z, int fd, unsigned char *zb, unsigned char *pb)
+{
+	int64_t off = 0;
+	bool at_end = false;
+	size_t got = 0;
+
+	while (off < (int64_t)TAILSCAN_ZPREFIX_MAX && !at_end) {
+		if (tailz_read(z, off, zb, ZPREFIX_CHUNK, &got, &at_end) != 0)
+			return false;
+		/* Regular files: a short pread is their end, so the copy holds
+		 * more than its source does. */
+		if (got > 0 &&
+		    (pread(fd, pb, got, off) != (ssize_t)got || memcmp(zb, pb, got) != 0))
+			return false;
+		off += (int64_t)got;
+		if (got == 0)
+			break;
+	}
+	return true;
+}
+
+bool tailscan_zprefix(const char *zpath, int fd)
+{
+	int zfd = open(zpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	enum tailz_format f = zfd >= 0 ? tailz_detect(zfd) : TAILZ_NONE;
+	unsigned char *zb = NULL, *pb = NULL;
+	struct tailz *z = NULL;
+	bool prefix = false;
+
+	if (f == TAILZ_NONE || tailz_open_unverified(zfd, f, ZPREFIX_CHUNK, &z) != 0)
+		goto out;
+	if ((zb = malloc(ZPREFIX_CHUNK)) == NULL || (pb = malloc(ZPREFIX_CHUNK)) == NULL)
+		goto out;
+	prefix = zprefix_of(z, fd, zb, pb);
+out:
+	tailz_free(z);
+	free(zb);
+	free(pb);
+	if (zfd >= 0)
+		close(zfd);
+	return prefix;
+}
+
 char *tailscan_find_undecodable(const char *path, const char *const *dirs, size_t ndirs,
                                 int64_t born_after, struct tailid *id)
 {

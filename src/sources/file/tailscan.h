@@ -53,6 +53,16 @@ int tailscan_family(const char *path, const char *const *dirs, size_t ndirs,
  * (tailz_error; TAILZ_ERR_SHORT for an empty one with a compressed name), or 0. */
 ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr);
 
+/* Most uncompressed bytes tailscan_zprefix compares. */
+#define TAILSCAN_ZPREFIX_MAX (1u << 20)
+
+/* True when the uncompressed bytes of the compressed file zpath (all of
+ * them, or its first TAILSCAN_ZPREFIX_MAX) are the first bytes of the file
+ * open as fd: zpath may be a copy of it, complete or still being written.
+ * Their first bytes alike are no proof: files often start with the same
+ * header, longer than a fingerprint. Uses pread: fd's offset is not moved. */
+bool tailscan_zprefix(const char *zpath, int fd);
+
 /* Most listings a search makes when renames race it (a rotation moving
  * .N.gz to .N+1.gz between the listing and the opens). */
 #define TAILSCAN_RELIST_TRIES 5
