@@ -390,3 +390,35 @@ def test_compressed_rotation_sharing_a_banner_not_skipped(tmp_path, kafka, topic
     assert not unexpected
     assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
     assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+
+
+def test_cut_gz_of_stored_offset_says_what_it_decodes_to(tmp_path, kafka, topic):
+    """A hostile tester: the stored offset's file, compressed and cut short,
+    was said to end "before the position" though it decodes to more bytes
+    than that (none verify: a stream is read only once its check passes).
+    The warning now says how many bytes it decodes to; nothing of it ships."""
+    import zlib
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
+    write_lines(log, range(1000))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=1000, timeout=60)
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    pos = log.stat().st_size
+    write_lines(log, range(1000, 3000))
+    subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    write_lines(log, range(3000, 3100))
+    gz = log.parent / "app.log.1.gz"
+    data = gz.read_bytes()[:len(gz.read_bytes()) // 2]
+    gz.write_bytes(data)
+    decoded = len(zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data))
+    assert decoded > pos
+    sk.start()
+    consume(kafka.bootstrap, topic, n=1100, timeout=30, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    m = re.search(rf"{re.escape(str(gz))}: the compressed data ends early.*", sk.log_text())
+    assert m, sk.log_text()[-2000:]
+    assert f"decodes to {decoded} bytes" in m.group(0), m.group(0)
+    assert f"the position to read it from is {pos}" in m.group(0), m.group(0)
+    assert counter(sk, "compressed_cut_short") == 1

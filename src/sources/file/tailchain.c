@@ -145,6 +145,26 @@ static int chain_room(struct tailstream *s)
 
 static void note_irregular(struct tailstream *s, bool pseudo);
 
+/* Says why the compressed file tf at path cannot be read from pos on, and
+ * what it decodes to: a stream that does not verify (cut short) yields
+ * none of its bytes to skiff, though gunzip writes them out. */
+static void warn_cut_short(struct tailstream *s, const char *path, const struct tailfile *tf,
+                           int64_t pos)
+{
+	/* Bounded: a warning does not decode a huge file to its end. */
+	int64_t cap = pos + (64 << 20), n = tailscan_zdecoded(path, cap);
+	const char *why = tailfile_broken(tf);
+
+	s->c->env->log(
+	    s->c->env, LOG_WARN,
+	    "%s: %s: it decodes to %s%lld bytes%s; the position to read it from is %lld: "
+	    "nothing more of it can be read (counted in compressed_cut_short)",
+	    path, why != NULL ? why : "its uncompressed data ends early",
+	    n >= cap ? "at least " : "", (long long)n,
+	    why != NULL ? ", but a stream is read only once its check passes" : "", (long long)pos);
+	s->c->env->count(s->c->env, "compressed_cut_short", 1);
+}
+
 /* Opens path into the chain at index at, starting at pos. expect: the file
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. Returns 0, -2 when the path names another
@@ -174,14 +194,7 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	short_of_pos = rc == 0 && tailfile_start(tf, pos) != 0;
 	if (short_of_pos && tailfile_compressed(tf)) {
 		/* Found by its first bytes: it is the file, damaged before pos. */
-		c->env->log(c->env, LOG_WARN,
-		            "%s: %s before the position %lld to read it from: nothing more of it "
-		            "can be read (counted in compressed_cut_short)",
-		            path,
-		            tailfile_broken(tf) != NULL ? tailfile_broken(tf)
-		                                        : "its uncompressed data ends",
-		            (long long)pos);
-		c->env->count(c->env, "compressed_cut_short", 1);
+		warn_cut_short(s, path, tf, pos);
 		tailfile_close(tf);
 		return -3;
 	}

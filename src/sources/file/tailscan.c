@@ -365,6 +365,29 @@ out:
 	return prefix;
 }
 
+int64_t tailscan_zdecoded(const char *zpath, int64_t max)
+{
+	int zfd = open(zpath, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	enum tailz_format f = zfd >= 0 ? tailz_detect(zfd) : TAILZ_NONE;
+	unsigned char *buf = malloc(ZPREFIX_CHUNK);
+	struct tailz *z = NULL;
+	int64_t n = -1;
+	bool at_end = false;
+	size_t got = 1;
+
+	if (f == TAILZ_NONE || buf == NULL || tailz_open_unverified(zfd, f, ZPREFIX_CHUNK, &z) != 0)
+		goto out;
+	for (n = 0; n < max && !at_end && got > 0; n += (int64_t)got)
+		if (tailz_read(z, n, buf, ZPREFIX_CHUNK, &got, &at_end) != 0)
+			break;
+out:
+	tailz_free(z);
+	free(buf);
+	if (zfd >= 0)
+		close(zfd);
+	return n;
+}
+
 char *tailscan_find_undecodable(const char *path, const char *const *dirs, size_t ndirs,
                                 int64_t born_after, struct tailid *id)
 {

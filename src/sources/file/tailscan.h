@@ -63,6 +63,11 @@ ssize_t tailscan_head(const char *path, unsigned char *buf, int *zerr);
  * header, longer than a fingerprint. Uses pread: fd's offset is not moved. */
 bool tailscan_zprefix(const char *zpath, int fd);
 
+/* How many bytes the compressed file zpath decodes to, its streams not
+ * verified (what gunzip writes of one cut short), counting no further than
+ * max; -1 when it cannot be read as compressed. For a warning. */
+int64_t tailscan_zdecoded(const char *zpath, int64_t max);
+
 /* Most listings a search makes when renames race it (a rotation moving
  * .N.gz to .N+1.gz between the listing and the opens). */
 #define TAILSCAN_RELIST_TRIES 5
