@@ -307,6 +307,8 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		         "the file of the stored offset (inode %lld) is gone: "
 		         "whatever it held after byte %lld was not read",
 		         (long long)p->ino, (long long)p->pos);
+		if (reused) /* its inode given to the file now at the path */
+			s->c->env->count(s->c->env, "fingerprint_resets", 1);
 		lost(s, what, 0);
 	}
 	resume_floor(s, p);
@@ -376,13 +378,13 @@ static void resume(struct tailstream *s)
 		return; /* nothing new at the path yet */
 	reused = live != NULL && p.has_id && tailfile_id(live)->dev == p.dev &&
 	         tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);
-	if (reused) {
-		s->c->env->count(s->c->env, "fingerprint_resets", 1);
-		s->c->env->log(s->c->env, LOG_WARN,
+	/* Not a loss by itself: its file may be rotated or compressed (read
+	 * from the position), or finished; counted only when it is gone. */
+	if (reused)
+		s->c->env->log(s->c->env, LOG_INFO,
 		               "%s: the stored offset's inode now belongs to a "
 		               "newer file: looking for its rotated files",
 		               s->path);
-	}
 	if (live != NULL && !reused && same_file(tailfile_id(live), &p)) {
 		bool shrank = tailfile_size(live) < p.pos, same = place_matches(live, &p);
 
