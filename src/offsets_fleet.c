@@ -103,8 +103,12 @@ int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *de
 
 	if (device == NULL || !runs_here(f, key, name, sizeof(name)))
 		return 0;
+	/* With exactly-once, init_transactions fenced any other instance of this
+	 * device's transactional.id before the topic was read (a clone is told
+	 * so when fenced): another store of the same device is a takeover. */
 	if (strcmp(device, f->machine) == 0 || strcmp(device, f->device) == 0)
-		return had_file ? clone_check(f, key, name, store, errbuf, errlen) : 0;
+		return had_file && !f->fenced ? clone_check(f, key, name, store, errbuf, errlen)
+		                              : 0;
 	if (f->configured || had_file) {
 		snprintf(errbuf, errlen,
 		         "offset.storage.topic %s: connector %s: key %s was last written by device "

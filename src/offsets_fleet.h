@@ -26,6 +26,7 @@ struct offsets_fleet {
 	char machine[DEVICE_NAME_MAX];
 	char store[40]; /* this offsets store's id (skiff.store), "": none */
 	bool made;      /* store was made at this start */
+	bool fenced;    /* exactly-once: the transactional.id keeps one writer */
 	char warn[2048];
 };
 

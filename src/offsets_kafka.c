@@ -771,6 +771,7 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 	k->pipefd[0] = k->pipefd[1] = k->lockfd[0] = k->lockfd[1] = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
 	offsets_fleet_init(&k->fleet, s, topic, file, hold);
+	k->fleet.fenced = strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0;
 	hash_init(&k->index);
 	if (hold)
 		rc = offsets_ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
