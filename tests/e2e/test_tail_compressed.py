@@ -392,6 +392,83 @@ def test_compressed_rotation_sharing_a_banner_not_skipped(tmp_path, kafka, topic
     assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
 
 
+def test_stored_file_gone_with_a_sibling_sharing_its_banner(tmp_path, kafka, topic):
+    """A hostile tester of issue 14: every file starts with the same 1,080
+    byte banner; logrotate compress, rotate 1. Lines 0-49 read (position
+    4,130), skiff stopped; rotate, banner + 50-149, rotate (the stored
+    offset's .gz deleted), banner + 150-199; start. app.log.1.gz, the next
+    file, has the stored fingerprint and was resumed at byte 4,130: lines
+    50-99 lost silently, files_gone_unread=0. Bound: 50-199 once each, the
+    stored file counted gone."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
+    conf.write_text(f"{log} {{\n  rotate 1\n  create\n  compress\n  missingok\n}}\n")
+    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
+    parts = [range(0, 50), range(50, 150), range(150, 200)]
+    for k, part in enumerate(parts):
+        with open(log, "a") as f:
+            f.write(banner)
+        write_lines(log, part)
+        if k == 0:
+            sk.start()
+            consume(kafka.bootstrap, topic, n=60, timeout=60)
+            time.sleep(0.6)
+            assert sk.stop() == 0
+        if k < 2:
+            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    assert not (log.parent / "app.log.2.gz").exists()
+    sk.start()
+    consume(kafka.bootstrap, topic, n=60 + 170, timeout=30, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [v.decode() if isinstance(v, bytes) else v
+            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
+    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
+    missing, dups, _, unexpected = check_lines(
+        [v for v in vals if not v.startswith("BANNER")], 200)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    assert counter(sk, "files_gone_unread") == 1
+
+
+def test_copytruncate_copy_of_a_newer_file_sharing_its_banner(tmp_path, kafka, topic):
+    """The same with logrotate copytruncate, rotate 1: lines 0-49 read
+    (position 4,130), stopped; copytruncate, banner + 50-149, copytruncate
+    (the stored file's copy deleted), banner + 150-159 (shorter than the
+    position). app.log.1, a copy of the next file, has the stored fingerprint:
+    it was resumed at byte 4,130, losing 50-99. Bound: 50-159 once each, the
+    stored file counted gone."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic, compress="nocompress")
+    conf.write_text(f"{log} {{\n  rotate 1\n  copytruncate\n  nocompress\n  missingok\n}}\n")
+    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
+    parts = [range(0, 50), range(50, 150), range(150, 160)]
+    for k, part in enumerate(parts):
+        with open(log, "a") as f:
+            f.write(banner)
+        write_lines(log, part)
+        if k == 0:
+            sk.start()
+            consume(kafka.bootstrap, topic, n=60, timeout=60)
+            time.sleep(0.6)
+            assert sk.stop() == 0
+        if k < 2:
+            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    assert not (log.parent / "app.log.2").exists()
+    sk.start()
+    consume(kafka.bootstrap, topic, n=60 + 130, timeout=30, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [v.decode() if isinstance(v, bytes) else v
+            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
+    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
+    missing, dups, _, unexpected = check_lines(
+        [v for v in vals if not v.startswith("BANNER")], 160)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    assert counter(sk, "files_gone_unread") == 1
+
+
 def test_cut_gz_of_stored_offset_says_what_it_decodes_to(tmp_path, kafka, topic):
     """A hostile tester: the stored offset's file, compressed and cut short,
     was said to end "before the position" though it decodes to more bytes

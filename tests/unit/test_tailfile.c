@@ -151,23 +151,30 @@ static void test_fingerprint(void)
 			int64_t end = lines[i].after.v[0];
 			size_t fl = end < TAILID_FP_MAX ? (size_t)end : TAILID_FP_MAX;
 
+			/* fp over the first KiB, then the tail: the 64 bytes before */
 			CHECK((uint64_t)lines[i].after.v[3] ==
-			      tailid_fp_update(TAILID_FP_EMPTY, data, fl));
+			      (end <= TAILID_FP_MAX
+			           ? tailid_fp_update(TAILID_FP_EMPTY, data, fl)
+			           : tailpos_tail(data + end - TAILPOS_TAIL, TAILPOS_TAIL)));
 			CHECK(lines[i].start + (int64_t)lines[i].len + 1 == end);
 		}
 		total += n;
 	} while (rc == TAILFILE_MORE);
 	CHECK(total > 300);
+	CHECK(tailfile_mark(tf)->fp_full &&
+	      tailfile_mark(tf)->fp == tailid_fp_update(TAILID_FP_EMPTY, data, TAILID_FP_MAX));
 	CHECK_INT(tailfile_pos(tf), (int64_t)len);
 	CHECK(tailfile_matches(tf, tailfile_fp(tf), TAILID_FP_MAX));
 	CHECK(!tailfile_matches(tf, tailfile_fp(tf), 10));
 	/* A restart at a position recomputes the same fingerprint. */
 	CHECK_INT(tailfile_start(tf, 2000), 0);
 	CHECK(tailfile_fp(tf) == tailid_fp_update(TAILID_FP_EMPTY, data, TAILID_FP_MAX));
+	CHECK((uint64_t)tailfile_v3(tf) == tailpos_tail(data + 2000 - TAILPOS_TAIL, TAILPOS_TAIL));
 	CHECK_INT(tailfile_start(tf, (int64_t)len + 1), -1); /* beyond the end */
 	tailfile_rewind(tf);
 	CHECK_INT(tailfile_pos(tf), 0);
 	CHECK(tailfile_fp(tf) == TAILID_FP_EMPTY);
+	CHECK(!tailfile_mark(tf)->fp_full); /* a new mark: earlier offsets keep theirs */
 	tailfile_close(tf);
 }
 

@@ -92,20 +92,37 @@ static void test_family_and_inode(void)
 
 static void test_tailpos(void)
 {
-	struct src_offset off = {.v = {5000, 2049, 9007199254740993LL, -6437437392128475113LL}};
+	struct src_offset off = {.v = {5000, 2049, 9007199254740993LL, 77}};
 	struct tailpos p;
 	struct tailmark *m;
 	char buf[256];
 
 	CHECK(tailmark_new(1700000000123456789LL, &m) == 0);
 	off.ref = &m->ref; /* the file's mark: its birth time */
+	/* Past the first KiB, v[3] is the tail; fp comes from the mark once
+	 * known. */
 	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "{\"position\":5000,\"dev\":2049,\"ino\":9007199254740993,"
-	               "\"fp\":-6437437392128475113,\"fplen\":1024,\"born\":1700000000123456789}");
+	               "\"tail\":77,\"born\":1700000000123456789}");
 	CHECK_INT(tailpos_parse(buf, &p), 0);
-	CHECK(p.known && p.has_id && p.has_fp && p.has_born);
+	CHECK(p.has_id && !p.has_fp && p.has_tail && p.tail == 77);
+	m->fp = (uint64_t)-6437437392128475113LL;
+	m->fp_full = true;
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "{\"position\":5000,\"dev\":2049,\"ino\":9007199254740993,"
+	               "\"fp\":-6437437392128475113,\"fplen\":1024,\"tail\":77,"
+	               "\"born\":1700000000123456789}");
+	CHECK_INT(tailpos_parse(buf, &p), 0);
+	CHECK(p.known && p.has_id && p.has_fp && p.has_born && p.has_tail);
 	CHECK(p.ino == 9007199254740993LL && p.fp == (uint64_t)-6437437392128475113LL);
 	CHECK_INT(p.fplen, 1024);
+	/* Within the first KiB, v[3] is fp and no tail is written or taken. */
+	off.v[0] = 900;
+	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"fp\":77,\"fplen\":900,") != NULL && strstr(buf, "tail") == NULL);
+	CHECK_INT(tailpos_parse("{\"position\":900,\"tail\":5}", &p), 0);
+	CHECK(!p.has_tail);
+	off.v[0] = 5000;
 	/* Let go at 5000: that offset says so, others do not. */
 	m->done = 5000;
 	CHECK(tailpos_format(&off, buf, sizeof(buf)) > 0);

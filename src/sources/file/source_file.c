@@ -5,10 +5,11 @@
  * match (`files`, minus `files.exclude`); files that appear later are picked
  * up without a restart. Each path is a stream (tailstream.c) and its own
  * source partition {"filename": <path as configured or matched>}, with the
- * offset {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B}: Connect
- * reads "position" alone; the rest tells the file it belongs to, so a
- * rotated, truncated, replaced or reused-inode file is recognised
- * (tailstream.c has the rotation algorithm and the offset-safety argument).
+ * offset {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B} (and
+ * "tail":T past the first KiB, tailpos.h): Connect reads "position"
+ * alone; the rest tells the file it belongs to, so a rotated, truncated,
+ * replaced or reused-inode file is recognised (tailstream.c has the
+ * rotation algorithm and the offset-safety argument).
  *
  * Change detection: one inotify descriptor watching the directories of the
  * streams (names appearing, disappearing, renamed) and the file each stream

@@ -566,9 +566,9 @@ struct src_offset tailchain_offset(const struct tailstream *s)
 
 	if (tf == NULL)
 		return s->last_off;
-	return (struct src_offset){.v = {tailfile_pos(tf), tailfile_id(tf)->dev,
-	                                 tailfile_id(tf)->ino, (int64_t)tailfile_fp(tf)},
-	                           .ref = &tailfile_mark(tf)->ref};
+	return (struct src_offset){
+	    .v = {tailfile_pos(tf), tailfile_id(tf)->dev, tailfile_id(tf)->ino, tailfile_v3(tf)},
+	    .ref = &tailfile_mark(tf)->ref};
 }
 
 /* Keeps l, let go early, open for late writes (see tailstream_read); when

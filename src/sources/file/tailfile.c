@@ -167,6 +167,10 @@ int tailfile_start(struct tailfile *tf, int64_t pos)
 	tf->fp_len = n;
 	tf->fp = fp;
 	tf->last_len = k;
+	if (n == TAILID_FP_MAX) {
+		tf->mark->fp = fp;
+		tf->mark->fp_full = true;
+	}
 	tf->discarding = tf->in_long = false;
 	return 0;
 }
@@ -227,6 +231,16 @@ void tailfile_last(const struct tailfile *tf, const void **bytes, size_t *len)
 
 void tailfile_rewind(struct tailfile *tf)
 {
+	struct tailmark *m;
+
+	/* The offsets of lines read before carry the old fp in their mark. */
+	if (tailmark_new(tf->mark->born, &m) == 0) {
+		m->after = tf->mark->after;
+		src_ref_drop(&tf->mark->ref);
+		tf->mark = m;
+	} else {
+		tf->mark->fp_full = false; /* those offsets then go without fp */
+	}
 	tf->pos = 0;
 	tf->fp_len = 0;
 	tf->fp = TAILID_FP_EMPTY;
@@ -245,9 +259,27 @@ static void advance(struct tailfile *tf, struct chunk *c, size_t to)
 		tf->fp = tailid_fp_update(tf->fp, c->region + (tf->fp_len - c->base),
 		                          (size_t)(upto - tf->fp_len));
 		tf->fp_len = upto;
+		if (upto == TAILID_FP_MAX && !tf->mark->fp_full) {
+			tf->mark->fp = tf->fp;
+			tf->mark->fp_full = true;
+		}
 	}
 	c->scan = to;
 	tf->pos = end;
+}
+
+_Static_assert(TAILFILE_LAST >= TAILPOS_TAIL, "tf->last holds the bytes a tail hashes");
+
+/* The tail (tailpos.h) of the bytes before c->base + c->scan: those kept
+ * from before c (tf->last), then c's. */
+static uint64_t chunk_tail(const struct tailfile *tf, const struct chunk *c)
+{
+	size_t k = c->scan, m;
+
+	if (k >= TAILPOS_TAIL)
+		return tailpos_tail(c->region + k - TAILPOS_TAIL, TAILPOS_TAIL);
+	m = tf->last_len < TAILPOS_TAIL - k ? tf->last_len : TAILPOS_TAIL - k;
+	return tailid_fp_update(tailpos_tail(tf->last + tf->last_len - m, m), c->region, k);
 }
 
 static void emit(struct tailfile *tf, const struct chunk *c, struct tailline *l, size_t from,
@@ -259,7 +291,7 @@ static void emit(struct tailfile *tf, const struct chunk *c, struct tailline *l,
 	l->after.v[0] = tf->pos;
 	l->after.v[1] = tf->id.dev;
 	l->after.v[2] = tf->id.ino;
-	l->after.v[3] = (int64_t)tf->fp;
+	l->after.v[3] = (int64_t)(tf->pos > TAILID_FP_MAX ? chunk_tail(tf, c) : tf->fp);
 	l->after.ref = &tf->mark->ref;
 }
 
@@ -430,6 +462,15 @@ int64_t tailfile_pos(const struct tailfile *tf)
 struct tailmark *tailfile_mark(const struct tailfile *tf)
 {
 	return tf->mark;
+}
+
+int64_t tailfile_v3(const struct tailfile *tf)
+{
+	size_t k = tf->last_len < TAILPOS_TAIL ? tf->last_len : TAILPOS_TAIL;
+
+	if (tf->pos <= TAILID_FP_MAX)
+		return (int64_t)tf->fp;
+	return (int64_t)tailpos_tail(tf->last + tf->last_len - k, k);
 }
 
 uint64_t tailfile_fp(const struct tailfile *tf)

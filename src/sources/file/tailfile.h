@@ -84,6 +84,10 @@ bool tailfile_still_there(const struct tailfile *tf);
  * (*bytes owned by tf, valid until its next read, start or rewind). */
 void tailfile_last(const struct tailfile *tf, const void **bytes, size_t *len);
 
+/* The fourth integer of an offset at the position (tailpos.h): fp up to
+ * TAILID_FP_MAX, the tail of the bytes before the position past it. */
+int64_t tailfile_v3(const struct tailfile *tf);
+
 /* Reads from the position into buf (from buf->used on), fills out[0..max-1]
  * and sets *n. final: the file will not grow any more (rotated away and
  * quiet): a trailing partial line is shipped as a line (counted in

@@ -34,6 +34,8 @@ int tailmark_new(int64_t born, struct tailmark **out)
 	m->born = born;
 	m->after = 0;
 	m->done = -1;
+	m->fp = 0;
+	m->fp_full = false;
 	*out = m;
 	return 0;
 }
@@ -41,6 +43,11 @@ int tailmark_new(int64_t born, struct tailmark **out)
 struct tailmark *tailmark_of(const struct src_offset *off)
 {
 	return mark_at(off->ref);
+}
+
+uint64_t tailpos_tail(const void *bytes, size_t len)
+{
+	return tailid_fp_update(TAILID_FP_EMPTY, bytes, len);
 }
 
 int tailpos_parse(const char *json, struct tailpos *out)
@@ -57,10 +64,36 @@ int tailpos_parse(const char *json, struct tailpos *out)
 	              jsonint_get(json, "fplen", &out->fplen) == 0 && out->fplen >= 0 &&
 	              out->fplen <= TAILID_FP_MAX && out->fplen <= out->pos;
 	out->fp = (uint64_t)fp;
+	out->has_tail = jsonint_get(json, "tail", &fp) == 0 && out->pos > TAILID_FP_MAX;
+	out->tail = (uint64_t)fp;
 	out->has_born = jsonint_get(json, "born", &out->born) == 0;
 	out->has_after = jsonint_get(json, "after", &out->after) == 0 && out->after > 0;
 	out->finished = jsonint_get(json, "finished", &fp) == 0 && fp == 1;
 	return 0;
+}
+
+/* The identity part: position, dev, ino, and fp/fplen or, past the first
+ * TAILID_FP_MAX bytes, the mark's fp and tail (v[3]). */
+static int format_id(const struct src_offset *off, const struct tailmark *m, char *buf, size_t len)
+{
+	int n;
+
+	if (off->v[0] <= TAILID_FP_MAX)
+		return snprintf(buf, len,
+		                "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,"
+		                "\"fplen\":%lld",
+		                (long long)off->v[0], (long long)off->v[1], (long long)off->v[2],
+		                (long long)off->v[3], (long long)off->v[0]);
+	n = snprintf(buf, len, "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld", (long long)off->v[0],
+	             (long long)off->v[1], (long long)off->v[2]);
+	/* No full fp known (read again from 0 with no memory for a new mark):
+	 * dev, ino and tail identify it. */
+	if (n > 0 && m != NULL && m->fp_full && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ",\"fp\":%lld,\"fplen\":%d",
+		              (long long)m->fp, TAILID_FP_MAX);
+	if (n > 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ",\"tail\":%lld", (long long)off->v[3]);
+	return n;
 }
 
 int tailpos_format(const struct src_offset *off, char *buf, size_t len)
@@ -68,11 +101,7 @@ int tailpos_format(const struct src_offset *off, char *buf, size_t len)
 	const struct tailmark *m = tailmark_of(off);
 	int64_t born = m != NULL && m->born > 0 ? m->born : -1;
 	bool finished = born > 0 && m->done == off->v[0];
-	int64_t fplen = off->v[0] < TAILID_FP_MAX ? off->v[0] : TAILID_FP_MAX;
-	int n = snprintf(buf, len,
-	                 "{\"position\":%lld,\"dev\":%lld,\"ino\":%lld,\"fp\":%lld,\"fplen\":%lld",
-	                 (long long)off->v[0], (long long)off->v[1], (long long)off->v[2],
-	                 (long long)off->v[3], (long long)fplen);
+	int n = format_id(off, m, buf, len);
 
 	if (n > 0 && born >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ",\"born\":%lld", (long long)born);

@@ -1,10 +1,14 @@
 /* tailpos: the file source's offset value, parsed and rendered.
  *
- *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"born":B,"after":A,"finished":1}
+ *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"tail":T,"born":B,"after":A,
+ *    "finished":1}
  *
  * position: the byte after the last line Kafka acknowledged (Connect reads it
  * alone); dev, ino: the file's identity; fp: FNV-1a 64 of its first fplen =
- * min(position, 1024) bytes, as a signed integer; born: the file's birth time
+ * min(position, 1024) bytes, as a signed integer; tail (only when position
+ * > 1024): FNV-1a 64 of the TAILPOS_TAIL bytes before position, so that a
+ * file found by its first bytes (files sharing a banner longer than fp's) is
+ * known to hold the bytes read up to position; born: the file's birth time
  * in ns (statx btime, or its mtime when opened where the file system keeps
  * no birth time), to order rotated files when the file itself is gone;
  * after (only for a compressed file, when known): the birth of the
@@ -23,30 +27,43 @@
 
 #include "source.h"
 
+/* How many bytes before the position "tail" hashes (fewer: none). */
+#define TAILPOS_TAIL 64
+
 /* A place in a file: a committed offset, or where a closed stream stopped. */
 struct tailpos {
 	int64_t pos, dev, ino, fplen, born;
 	int64_t after; /* when has_after: see "after" above */
 	uint64_t fp;
-	bool known;  /* there is a place at all */
-	bool has_id; /* dev and ino */
-	bool has_fp; /* fp and fplen */
+	uint64_t tail; /* when has_tail */
+	bool known;    /* there is a place at all */
+	bool has_id;   /* dev and ino */
+	bool has_fp;   /* fp and fplen */
+	bool has_tail; /* tail (position > TAILID_FP_MAX) */
 	bool has_born;
 	bool has_after;
 	bool finished; /* read to its end and let go: not finding it loses nothing */
 };
 
 /* What a file's offsets carry beyond their four integers (src_offset.v =
- * position, dev, ino, fp): the file's birth key, and where skiff let go of
- * it. One per open of a file (tailfile), shared by the file and by every
- * offset naming it through src_ref, so it lives while any offset does: 32
- * bytes per file, not per record. */
+ * position, dev, ino, and fp up to position TAILID_FP_MAX, tail past it):
+ * the file's birth key, its fp once it has TAILID_FP_MAX bytes, and where
+ * skiff let go of it. One per open of a file (tailfile; a new one when it
+ * is read again from 0), shared by the file and by every offset naming it
+ * through src_ref, so it lives while any offset does: 48 bytes per file,
+ * not per record. */
 struct tailmark {
 	struct src_ref ref;
 	int64_t born;  /* tailid.born: ns, > 0 */
 	int64_t after; /* a compressed file: "after" above, ns; 0 not known */
 	int64_t done;  /* the position skiff let go of the file at, -1 while read */
+	uint64_t fp;   /* when fp_full: the hash of its first TAILID_FP_MAX bytes */
+	bool fp_full;
 };
+
+/* The "tail" of the len bytes before a position, bytes[0..len) (len <
+ * TAILPOS_TAIL: those the file holds). */
+uint64_t tailpos_tail(const void *bytes, size_t len);
 
 /* A mark for a file born at born (after 0, done -1), holding one reference.
  * Returns 0 and *out (src_ref_drop), or -ENOMEM. */
@@ -59,8 +76,9 @@ struct tailmark *tailmark_of(const struct src_offset *off);
  * alone too). Returns 0, or -1 when json has no usable position. */
 int tailpos_parse(const char *json, struct tailpos *out);
 
-/* Renders off as the offset value JSON into buf: its four integers, fplen,
- * and from its mark (when it has one) born, and "finished":1 when the file
+/* Renders off as the offset value JSON into buf: its four integers, fplen
+ * (past TAILID_FP_MAX: v[3] as tail, fp from its mark when fp_full), and
+ * from its mark (when it has one) born, and "finished":1 when the file
  * was let go at exactly off's position. Returns the length, or -1 when buf
  * is too small. Also its mark's after, when set. */
 int tailpos_format(const struct src_offset *off, char *buf, size_t len);

@@ -142,6 +142,24 @@ static void lost(struct tailstream *s, const char *what, int64_t bytes)
 		env->count(env, "files_gone_unread", 1);
 }
 
+/* True when chain[0], path found for p by its first bytes and opened at p's
+ * position, does not hold the bytes before it that p's tail hashes: its
+ * first bytes only are p's (a banner every file starts with), it is a newer
+ * file. Then it is closed (the chain left empty) and logged. */
+static bool tail_differs(struct tailstream *s, const struct tailpos *p, const char *path)
+{
+	if (!p->has_tail || tailfile_v3(s->chain[0].tf) == (int64_t)p->tail)
+		return false;
+	s->c->env->log(s->c->env, LOG_INFO,
+	               "%s: %s starts like the file of the stored offset but does not hold "
+	               "the bytes before its position %lld: a newer file",
+	               s->path, path, (long long)p->pos);
+	tailfile_close(s->chain[0].tf);
+	s->c->nopen--;
+	s->n = 0;
+	return true;
+}
+
 /* The file at the path is the file of p, but it shrank or has other first
  * bytes: read its copy from p if one exists, then the path's file from 0. */
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
@@ -156,13 +174,24 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s", s->path,
 	               why,
 	               copy ? "finishing its rotated copy first" : "reading it from the start");
-	if (copy != NULL && tailchain_add(s, 0, copy, p->pos, true, false) == 0) {
+	if (copy != NULL && tailchain_add(s, 0, copy, p->pos, true, false) == 0 &&
+	    tail_differs(s, p, copy)) {
+		/* A copy made after p's file was replaced: p's is gone, this one
+		 * is read whole (failing that, the path alone). */
+		if (!p->finished)
+			lost(s,
+			     "the rest of the file it replaced is gone: counted in "
+			     "files_gone_unread",
+			     0);
+		tailchain_add(s, 0, copy, 0, true, false);
+	} else if (s->n == 0 && !p->finished) {
+		lost(s, "the rest of the file it replaced is gone: counted in files_gone_unread",
+		     0);
+	}
+	if (s->n > 0) {
 		tailchain_extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
 		if (!tailchain_has(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
 			tailchain_add(s, s->n, s->path, 0, false, false);
-	} else if (!p->finished) {
-		lost(s, "the rest of the file it replaced is gone: counted in files_gone_unread",
-		     0);
 	}
 	free(copy);
 	if (s->n == 0)
@@ -194,6 +223,10 @@ static char *add_compressed(struct tailstream *s, const struct tailpos *p, int64
 	}
 	if (*rc == -2) {
 		free(z); /* renamed under every search: not found */
+		z = NULL;
+	}
+	if (*rc == 0 && tail_differs(s, p, z)) {
+		free(z);
 		z = NULL;
 	}
 	return z;
