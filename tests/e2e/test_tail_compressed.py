@@ -469,6 +469,46 @@ def test_copytruncate_copy_of_a_newer_file_sharing_its_banner(tmp_path, kafka, t
     assert counter(sk, "files_gone_unread") == 1
 
 
+def test_copytruncate_twice_new_content_longer_than_the_position(tmp_path, kafka, topic):
+    """The same, but the last part (banner + 150-259) is longer than the
+    stored position 4,130: app.log has the stored inode, the stored first KiB
+    and at least the position's bytes, and was resumed at byte 4,130, losing
+    150-199 (and 50-149, in app.log.1, never looked at). The 64 bytes before
+    the position differ: a truncation. Bound: 50-259 once each, one
+    truncation, the stored file counted gone."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic, compress="nocompress")
+    conf.write_text(f"{log} {{\n  rotate 1\n  copytruncate\n  nocompress\n  missingok\n}}\n")
+    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
+    parts = [range(0, 50), range(50, 150), range(150, 260)]
+    for k, part in enumerate(parts):
+        with open(log, "a") as f:
+            f.write(banner)
+        write_lines(log, part)
+        if k == 0:
+            sk.start()
+            consume(kafka.bootstrap, topic, n=60, timeout=60)
+            time.sleep(0.6)
+            assert sk.stop() == 0
+            pos, ino = log.stat().st_size, log.stat().st_ino
+        if k < 2:
+            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    assert log.stat().st_ino == ino and log.stat().st_size > pos
+    sk.start()
+    consume(kafka.bootstrap, topic, n=60 + 230, timeout=30, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [v.decode() if isinstance(v, bytes) else v
+            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
+    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
+    missing, dups, _, unexpected = check_lines(
+        [v for v in vals if not v.startswith("BANNER")], 260)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    assert counter(sk, "truncations") == 1
+    assert counter(sk, "files_gone_unread") == 1
+
+
 def test_cut_gz_of_stored_offset_says_what_it_decodes_to(tmp_path, kafka, topic):
     """A hostile tester: the stored offset's file, compressed and cut short,
     was said to end "before the position" though it decodes to more bytes

@@ -209,6 +209,16 @@ bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen)
 	return tailid_fp_file(tf->fd, fplen, &h) == 0 && h == fp;
 }
 
+bool tailfile_tail_at(const struct tailfile *tf, int64_t pos, uint64_t tail)
+{
+	unsigned char b[TAILPOS_TAIL];
+	bool end;
+
+	return pos >= TAILPOS_TAIL &&
+	       read_at(tf, b, sizeof(b), pos - TAILPOS_TAIL, &end) == (ssize_t)sizeof(b) &&
+	       tailpos_tail(b, sizeof(b)) == tail;
+}
+
 bool tailfile_still_there(const struct tailfile *tf)
 {
 	unsigned char now[TAILFILE_LAST];

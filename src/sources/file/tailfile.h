@@ -74,6 +74,9 @@ int tailfile_start_at_end(struct tailfile *tf);
 
 /* True when the first fplen bytes of the file hash to fp. */
 bool tailfile_matches(const struct tailfile *tf, uint64_t fp, int64_t fplen);
+/* True when the TAILPOS_TAIL bytes before pos hash to tail (tailpos.h);
+ * one read. */
+bool tailfile_tail_at(const struct tailfile *tf, int64_t pos, uint64_t tail);
 
 /* True unless the TAILFILE_LAST bytes before the position (fewer near the
  * start) are no longer those read there: the file was truncated and written

@@ -169,8 +169,8 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 	                                            p->pos, NULL, 0, INT64_MIN, &csize)
 	                       : NULL;
 
-	s->c->env->count(s->c->env,
-	                 strcmp(why, "truncated") == 0 ? "truncations" : "fingerprint_resets", 1);
+	s->c->env->count(
+	    s->c->env, strncmp(why, "truncated", 9) == 0 ? "truncations" : "fingerprint_resets", 1);
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s", s->path,
 	               why,
 	               copy ? "finishing its rotated copy first" : "reading it from the start");
@@ -420,12 +420,19 @@ static void resume(struct tailstream *s)
 		               s->path);
 	if (live != NULL && !reused && same_file(tailfile_id(live), &p)) {
 		bool shrank = tailfile_size(live) < p.pos, same = place_matches(live, &p);
+		/* Its first KiB and length are no proof when every file starts
+		 * with the same banner: copytruncate, then as many bytes again. */
+		bool rewritten = same && p.has_tail && !tailfile_tail_at(live, p.pos, p.tail);
 
 		tailfile_close(live);
-		if (same)
+		if (same && !rewritten)
 			tailchain_add(s, 0, s->path, p.pos, false, true);
 		else
-			resume_replaced(s, &p, shrank ? "truncated" : "replaced");
+			resume_replaced(s, &p,
+			                shrank ? "truncated"
+			                : rewritten
+			                    ? "truncated and written past its position again"
+			                    : "replaced");
 	} else {
 		tailfile_close(live);
 		resume_moved(s, &p, reused);
