@@ -19,9 +19,11 @@ interleaved (the order rotates each repetition) across --reps repetitions, a
 fresh topic per run. Each run's topic is read back and must hold each line
 number exactly once. Prints, per tool, the median and min-max of CPU seconds
 (utime+stime of the process and its threads), wall seconds and peak RSS, the
-ratios of the medians against kcat-same-settings, and for skiff the share of
-its CPU spent outside librdkafka's rdk:* threads (/proc/PID/task/*/stat when
-the last record is in).
+ratios of the medians against kcat-same-settings, and for skiff and kcat the
+share of its CPU spent outside librdkafka's rdk:* threads (/proc/PID/task/*/
+stat: skiff's when the last record is in, kcat's in its last sample, every
+50 ms, before it exits). kcat's own thread reads lines and calls librdkafka's
+produce once per record: the floor of that share for any program doing so.
 
   python3 tests/bench/bench_file.py [--lines N] [--reps 5] [--skiff PATH]
           [--tools kcat,kcat-same,skiff-string,skiff-json,fluent-bit,connect]
@@ -45,7 +47,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchlib import (REPO, check_delivered, local_broker, run_tool,  # noqa: E402
+from benchlib import (REPO, check_delivered, exit_share, local_broker, run_tool,  # noqa: E402
                       summarize, until_watermark)
 
 NUMBER_RE = rb"(\d{9}) 2026-11-30T02"
@@ -122,7 +124,12 @@ def one_run(tool, work, run_id, src, n, bootstrap, args):
     d.mkdir()
     topic = f"bench-{tool}-{run_id}"
     argv, daemon = command(tool, d, src, topic, bootstrap, args)
-    r = run_tool(argv, str(d), until=until_watermark(bootstrap, topic, n) if daemon else None)
+    if daemon:
+        r = run_tool(argv, str(d), until=until_watermark(bootstrap, topic, n))
+    else:
+        sample, share = exit_share(argv)
+        r = run_tool(argv, str(d), until=sample)
+        r["own"] = share()
     r["bad"] = check_delivered(bootstrap, topic, n, NUMBER_RE)
     if r["bad"] or (r["rc"] != 0 and not daemon):
         sys.exit(f"bench: {NAMES[tool]} run {run_id}: exit {r['rc']}; {r['bad']} "
@@ -133,7 +140,7 @@ def one_run(tool, work, run_id, src, n, bootstrap, args):
 
 def own_share(name, runs):
     shares = sorted(r["own"] for r in runs if r.get("own") is not None)
-    if not name.startswith("skiff") or not shares:
+    if not name.startswith(("skiff", "kcat")) or not shares:
         return ""
     return f"own thread {100 * shares[len(shares) // 2]:.0f}% of CPU"
 

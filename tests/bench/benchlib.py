@@ -86,6 +86,56 @@ def own_thread_share(pid):
     return own / total if total else None
 
 
+def pid_of(argv):
+    """The pid of the process running argv, or None. A tool may rewrite its
+    command line (kcat cuts -X name=value at the '='): when a wrapper runs it
+    (run_tool's /usr/bin/time), that wrapper's command line ending with argv
+    names it, as its child."""
+    want = ("\0".join(argv) + "\0").encode()
+    exact = None
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                line = f.read()
+        except OSError:
+            continue
+        if line == want:
+            exact = int(d)
+        elif line.endswith(b"\0" + want):
+            child = _child(int(d))
+            return child if child != int(d) else None
+    return exact
+
+
+def exit_share(argv):
+    """For a tool that exits by itself (kcat): (until, share). until() is for
+    run_tool (never true): each call samples argv's process's threads; share()
+    is then the share of its CPU outside librdkafka's rdk:* threads, from the
+    sample with the most CPU in all (its last before threads began to exit:
+    an exited thread leaves /proc/PID/task, and its CPU with it)."""
+    pid, best = [], {}
+
+    def until():
+        if not pid:
+            found = pid_of(argv)
+            if found is None:
+                return False
+            pid.append(found)
+        cpu = _tree_cpu(pid[0])
+        if sum(cpu.values()) >= sum(best.values()):
+            best.clear()
+            best.update(cpu)
+        return False
+
+    def share():
+        total = sum(best.values())
+        own = sum(v for k, v in best.items() if not k.startswith("rdk:"))
+        return own / total if total else None
+    return until, share
+
+
 def _child(pid):
     """The first child of pid (the process /usr/bin/time runs), or pid."""
     try:
