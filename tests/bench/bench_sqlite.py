@@ -10,6 +10,12 @@ Kafka 3.9.1 broker by
                                  message.timeout.ms=0): the reference
   skiff schemas.enable=false     JdbcSourceConnector mode=incrementing,
                                  JsonConverter: the same JSON objects
+  sqlite3 | kcat, envelope       the reference with skiff's settings, each
+                                 row in JsonConverter's schemas.enable=true
+                                 envelope: json_object('schema', json(S),
+                                 'payload', json_object(...)), S the schema
+                                 skiff writes for the table (the same bytes:
+                                 checked on the first record of each run)
   skiff schemas.enable=true      Connect's envelope, a schema in every record
 
 after one throw-away warm-up run of the references, interleaved (the order
@@ -17,10 +23,16 @@ rotates each repetition) across --reps repetitions, a fresh topic per run;
 each run's topic is read back and must hold each id exactly once. Prints the
 median and min-max of CPU seconds (the process and its threads; the
 reference's is sqlite3's and kcat's together), wall seconds, rows/s and peak
-RSS, the ratios against the reference with skiff's settings, and skiff's
-share of its CPU outside librdkafka's rdk:* threads.
+RSS, and skiff's share of its CPU outside librdkafka's rdk:* threads, in two
+tables: schemas.enable=false against the reference with skiff's settings,
+schemas.enable=true against that reference writing the same envelope.
 
   python3 tests/bench/bench_sqlite.py [--rows N] [--reps 5] [--skiff PATH]
+          [--skiff-base PATH] [--tools ref,ref-same,ref-envelope,skiff-false,skiff-true]
+
+--skiff-base adds base-false and base-true: the same two runs of another
+build (say the previous commit's), interleaved with the rest, for a
+before/after from one invocation.
 
 Use a release build. Wall: to exit for the references; for skiff, until the
 topic's high watermark reaches N (kcat -Q every 0.2 s), then SIGTERM.
@@ -31,6 +43,7 @@ import os
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -41,11 +54,24 @@ from benchlib import (REPO, check_delivered, local_broker, run_tool,  # noqa: E4
 SAME = ["enable.idempotence=true", "acks=all", "linger.ms=5",
         "queue.buffering.max.messages=5000", "queue.buffering.max.kbytes=2048",
         "message.timeout.ms=0"]
-TOOLS = ["ref", "ref-same", "skiff-false", "skiff-true"]
+TOOLS = ["ref", "ref-same", "ref-envelope", "skiff-false", "skiff-true"]
 NAMES = {"ref": "sqlite3 | kcat -P", "ref-same": "sqlite3 | kcat -P, skiff's settings",
-         "skiff-false": "skiff schemas.enable=false", "skiff-true": "skiff schemas.enable=true"}
-REF_SQL = ("SELECT json_object('id',id,'ts',ts,'sensor',sensor,'value',value,'status',status) "
-           "FROM readings")
+         "ref-envelope": "sqlite3 | kcat, skiff's, envelope",
+         "skiff-false": "skiff schemas.enable=false", "skiff-true": "skiff schemas.enable=true",
+         "base-false": "skiff schemas=false, --skiff-base",
+         "base-true": "skiff schemas=true, --skiff-base"}
+PAYLOAD = "json_object('id',id,'ts',ts,'sensor',sensor,'value',value,'status',status)"
+# The schema JsonConverter writes for readings (make_table), as skiff renders it.
+SCHEMA = ('{"type":"struct","fields":['
+          '{"type":"int64","optional":false,"field":"id"},'
+          '{"type":"string","optional":false,"field":"ts"},'
+          '{"type":"string","optional":true,"field":"sensor"},'
+          '{"type":"double","optional":true,"field":"value"},'
+          '{"type":"string","optional":true,"field":"status"}],'
+          '"optional":false,"name":"readings"}')
+REF_SQL = {"ref": f"SELECT {PAYLOAD} FROM readings",
+           "ref-envelope": f"SELECT json_object('schema',json('{SCHEMA}'),'payload',{PAYLOAD}) "
+                           "FROM readings"}
 
 
 def make_table(db, rows):
@@ -62,16 +88,35 @@ def make_table(db, rows):
     c.close()
 
 
+def first_record(bootstrap, topic):
+    return subprocess.run(["kcat", "-C", "-q", "-e", "-c", "1", "-b", bootstrap, "-t", topic],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE).stdout
+
+
+def same_first(bootstrap, topic, firsts):
+    """"" when topic's first record is byte for byte the first of the other
+    envelope runs (the reference must write what skiff writes), else why."""
+    got = first_record(bootstrap, topic)
+    firsts.setdefault("envelope", got)
+    return "" if got == firsts["envelope"] else \
+        f"first record differs from another run's: {got[:300]!r} vs {firsts['envelope'][:300]!r}"
+
+
+firsts = {}
+
+
 def one_run(tool, work, run_id, db, n, bootstrap, args):
     d = work / f"{tool}-{run_id}"
     d.mkdir()
     if tool.startswith("ref"):
         topic = f"bench-{tool}-{run_id}"
-        xs = " ".join(f"-X {s}" for s in (SAME if tool == "ref-same" else []))
-        r = run_tool(f"sqlite3 -readonly {db} \"{REF_SQL}\" | kcat -P -b {bootstrap} "
+        xs = " ".join(f"-X {s}" for s in (SAME if tool != "ref" else []))
+        (d / "q.sql").write_text(REF_SQL.get(tool, REF_SQL["ref"]))
+        r = run_tool(f"sqlite3 -readonly {db} < {d}/q.sql | kcat -P -b {bootstrap} "
                      f"-t {topic} {xs}", str(d), shell=True)
     else:
         schemas = tool.split("-")[1]
+        binary = args.skiff_base if tool.startswith("base") else args.skiff
         prefix = f"bench-{tool}-{run_id}-"
         topic = prefix + "readings"
         (d / "w.properties").write_text(
@@ -83,9 +128,11 @@ def one_run(tool, work, run_id, db, n, bootstrap, args):
             "connectors.bench.mode=incrementing\n"
             "connectors.bench.table.whitelist=readings\n"
             f"connectors.bench.topic.prefix={prefix}\n")
-        r = run_tool([args.skiff, str(d / "w.properties")], str(d),
+        r = run_tool([binary, str(d / "w.properties")], str(d),
                      until=until_watermark(bootstrap, topic, n))
     r["bad"] = check_delivered(bootstrap, topic, n, rb'"id":(\d+)', base=1)
+    if not r["bad"] and tool in ("ref-envelope", "skiff-true", "base-true"):
+        r["bad"] = same_first(bootstrap, topic, firsts)
     if r["bad"] or (tool.startswith("ref") and r["rc"] != 0):
         sys.exit(f"bench: {NAMES[tool]} run {run_id}: exit {r['rc']}; {r['bad']} "
                  f"(see {d}/bench.stderr)")
@@ -102,13 +149,21 @@ def extra(n):
     return column
 
 
+def ratio(runs, ref_runs, m):
+    return statistics.median(r[m] for r in runs) / statistics.median(r[m] for r in ref_runs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--skiff", default=str(REPO / "build" / "skiff"))
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--skiff-base", default=None)
     args = ap.parse_args()
+    if args.skiff_base:
+        args.skiff_base = os.path.abspath(args.skiff_base)
+        args.tools += ",base-false,base-true"
     if not os.access(args.skiff, os.X_OK):
         sys.exit(f"bench: {args.skiff} not built (cmake -S . -B build && cmake --build build)")
     args.skiff = os.path.abspath(args.skiff)
@@ -129,7 +184,18 @@ def main():
                 results[NAMES[t]].append(one_run(t, work, rep, db, args.rows, bootstrap, args))
         print(f"load average {os.getloadavg()[0]:.2f} at the end; every run delivered "
               f"each of the {args.rows} rows exactly once")
-        summarize(results, NAMES["ref-same"], extra(args.rows))
+        # Each schemas setting against the reference writing the same bytes.
+        for group, ref in ((("ref", "ref-same", "skiff-false", "base-false"), "ref-same"),
+                           (("ref-envelope", "skiff-true", "base-true"), "ref-envelope")):
+            print()
+            summarize({NAMES[t]: results[NAMES[t]] for t in group if NAMES[t] in results},
+                      NAMES[ref], extra(args.rows))
+        print()
+        for pre in ("skiff", "base"):
+            t, f = results.get(NAMES[f"{pre}-true"]), results.get(NAMES[f"{pre}-false"])
+            if t and f:
+                print(f"{NAMES[pre + '-true']} / schemas.enable=false: "
+                      + ", ".join(f"{m} {ratio(t, f, m):.2f}x" for m in ("cpu", "wall")))
     shutil.rmtree(work, ignore_errors=True)
 
 
