@@ -1,0 +1,64 @@
+/* filesrc: the state of one file source connector, private to the file
+ * source: shared by source_file.c (configuration, polls, records) and
+ * tailwatch.c (watches, events, rescans, which streams a poll looks at).
+ * Include only from those two files. Main loop only. */
+#ifndef SKIFF_FILESRC_H
+#define SKIFF_FILESRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash.h"
+#include "source.h"
+#include "tailstream.h"
+
+struct taildup;
+struct tailindex;
+struct tailmulti;
+struct tailmulti_rules;
+
+enum key_mode { KEY_NONE, KEY_PATH };
+
+struct dirwatch {
+	int wd;      /* -1: gone (deleted, moved): watched again at a rescan */
+	bool direct; /* tailscan_dir_watchable when watched */
+	char *dir;
+};
+
+struct filesrc {
+	struct source_env *env;
+	struct tailctx ctx;
+	char *topic;
+	size_t batch_max;
+	bool poll_mode, started, globbing;
+	int64_t rescan_ms, poll_ms, next_rescan, next_poll;
+	char **patterns, **excludes;
+	size_t npat, nex;
+	char **rotated_dirs; /* rotated.dirs: f->ctx points at them */
+	struct tailstream **streams;
+	struct tailmulti **groups; /* streams[i]'s grouper; NULL: one line a record */
+	size_t nstreams, cap, rr;
+	struct hash byname;    /* path -> index in streams: a rescan's lookups */
+	struct tailindex *idx; /* events -> streams; the streams a poll looks at */
+	struct taildup *dup;   /* paths naming a file already tailed */
+	struct dirwatch *dirs;
+	size_t ndirs;
+	struct hash dirnames; /* dir -> index in dirs */
+	unsigned rescans;
+	bool check_all, glob_due;
+	bool check_unquiet; /* a rescan: look at the streams not quiet */
+	struct tailbuf buf;
+	struct tailline *lines;
+	char *offtext;
+	enum key_mode key;
+	char *hdr_path, *hdr_offset;
+	bool partitions_full_logged;
+	struct tailmulti_rules *multi; /* NULL: no multiline.pattern */
+	size_t multi_max_bytes;
+	struct tailbuf recbuf; /* the poll's multi-line records */
+	struct tailline *recs;
+	int64_t read_ms; /* wall clock at this poll: its records' timestamp */
+};
+
+#endif

@@ -1,0 +1,458 @@
+/* tailwatch: the file source's streams and what looks at them - inotify
+ * watches and events, rescans and globs, the index of streams a poll looks
+ * at. Private to the file source (filesrc.h); main loop only.
+ *
+ * Change detection: one inotify descriptor watching the directories of the
+ * streams (names appearing, disappearing, renamed) and the file each stream
+ * reads (growth, rename, deletion), plus a slow rescan, with watch.mode=poll
+ * stat polling every poll.interval.ms instead. An idle connector wakes only
+ * for the rescan, which costs what the watches do not cover: it globs only
+ * patterns whose directory is not watched, and looks (a stat) only at the
+ * streams that are not quiet (tailstream_quiet: an idle file watched by
+ * itself, in a watched directory, both on a local file system, no symlink
+ * on the way). Every FULL_EVERY-th rescan, after an inotify queue overflow,
+ * and after a watched directory went away, it globs and looks at every
+ * stream as before: the safety net for what inotify cannot hear (writes
+ * through mmap, a symlink's target directory). Between those, nothing walks
+ * every stream (tailindex): an event finds its streams by watch or by name,
+ * and a poll, its deadline and a rescan look only at the streams marked
+ * when something acted on them, until they are settled again. */
+#include "tailwatch.h"
+#include "config.h"
+#include "hash.h"
+#include "log.h"
+#include "taildup.h"
+#include "tailindex.h"
+#include "tailmulti.h"
+#include "tailscan.h"
+#include "tailstream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#define DIR_MASK                                                                                   \
+	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF |     \
+	 IN_ONLYDIR)
+#define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
+
+/* ---- streams and watches ----------------------------------------------- */
+
+static void watch_dir(struct filesrc *f, const char *dir)
+{
+	struct dirwatch *grown;
+	int wd;
+
+	if (f->ctx.ifd < 0 || hash_get(&f->dirnames, dir, &(size_t){0}))
+		return;
+	wd = inotify_add_watch(f->ctx.ifd, dir, DIR_MASK);
+	if (wd < 0) {
+		if (errno != ENOENT)
+			f->env->log(f->env, LOG_WARN,
+			            "%s: cannot watch this directory (%s): relying "
+			            "on the %lld ms rescan",
+			            dir, strerror(errno), (long long)f->rescan_ms);
+		return;
+	}
+	grown = realloc(f->dirs, (f->ndirs + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return;
+	f->dirs = grown;
+	f->dirs[f->ndirs].wd = wd;
+	f->dirs[f->ndirs].direct = tailscan_dir_watchable(dir);
+	if ((f->dirs[f->ndirs].dir = strdup(dir)) == NULL)
+		return;
+	if (hash_put(&f->dirnames, f->dirs[f->ndirs].dir, f->ndirs) != 0) {
+		free(f->dirs[f->ndirs].dir);
+		return; /* the watch stays, unused: its events are ignored */
+	}
+	f->ndirs++;
+}
+
+/* True when dir is watched, and its watch hears every name change in it. */
+static bool dir_watched(const struct filesrc *f, const char *dir)
+{
+	size_t i;
+
+	return hash_get(&f->dirnames, dir, &i) && f->dirs[i].wd >= 0 && f->dirs[i].direct;
+}
+
+/* True when a glob of every pattern would find nothing that the watches of
+ * their directories have not announced (a name appearing sets glob_due). */
+static bool globs_watched(const struct filesrc *f)
+{
+	bool ok = true;
+
+	for (size_t i = 0; ok && i < f->npat; i++) {
+		char *dir;
+
+		if (strpbrk(f->patterns[i], "*?[{") == NULL)
+			continue; /* a stream of its own */
+		dir = tailscan_dirname(f->patterns[i]);
+		ok = dir != NULL && strpbrk(dir, "*?[{") == NULL && dir_watched(f, dir);
+		free(dir);
+	}
+	return ok;
+}
+
+/* Watches again the directories whose watch went away (deleted, moved):
+ * what happened in them meanwhile calls for a full look. */
+static void rewatch_dirs(struct filesrc *f)
+{
+	for (size_t i = 0; i < f->ndirs; i++) {
+		struct dirwatch *d = &f->dirs[i];
+
+		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, DIR_MASK)) < 0)
+			continue;
+		d->direct = tailscan_dir_watchable(d->dir);
+		f->check_all = f->glob_due = true;
+	}
+}
+
+/* The periodic rescan: what it looks at (see the top of this file). */
+static void rescan(struct filesrc *f)
+{
+	if (f->ctx.ifd < 0 || ++f->rescans % FULL_EVERY == 0) {
+		f->check_all = f->glob_due = true;
+		return;
+	}
+	rewatch_dirs(f);
+	if (f->check_all)
+		return; /* a directory came back: rewatch_dirs asked for a full look */
+	f->check_unquiet = true;
+	if (!globs_watched(f))
+		f->glob_due = true;
+}
+
+static struct tailstream *find_stream(const struct filesrc *f, const char *path)
+{
+	size_t i;
+
+	return hash_get(&f->byname, path, &i) ? f->streams[i] : NULL;
+}
+
+/* Stream i was acted on: a poll looks at it until it is settled, and its
+ * events find it under the file watch it has now. */
+void tailwatch_touch(struct filesrc *f, size_t i)
+{
+	tailindex_mark(f->idx, i);
+	(void)tailindex_wd(f->idx, i, tailstream_wd(f->streams[i])); /* if not: stays marked */
+}
+
+/* True when a rescan need not look at stream i: tailstream_quiet, its
+ * directory watched, and its events found through the index. */
+static bool quiet(const struct filesrc *f, size_t i)
+{
+	const struct tailstream *s = f->streams[i];
+
+	return tailstream_quiet(s) && dir_watched(f, tailstream_dir(s)) &&
+	       tailindex_wd_is(f->idx, i, tailstream_wd(s));
+}
+
+/* True when nothing but an event (found through the index) or a full look
+ * can give stream i work: no poll need look at it. */
+static bool settled(const struct filesrc *f, size_t i)
+{
+	const struct tailstream *s = f->streams[i];
+
+	return !tailstream_ready(s) && tailstream_deadline(s) < 0 &&
+	       (f->groups[i] == NULL || tailmulti_deadline(f->groups[i]) < 0) && quiet(f, i);
+}
+
+static char *partition_json(const char *path)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s = NULL;
+
+	if (o != NULL && cJSON_AddStringToObject(o, "filename", path) != NULL)
+		s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+/* Adds a stream for path, unless another path names the same file
+ * (taildup). Returns 0, or -1 when out of memory or partitions. */
+static int add_stream(struct filesrc *f, const char *path, unsigned flags)
+{
+	char *pjson;
+	struct partition *part;
+	struct tailstream *s;
+
+	if (taildup_skip(f->dup, path))
+		return 0;
+	pjson = partition_json(path);
+	part = pjson ? f->env->partition(f->env, pjson) : NULL;
+	free(pjson);
+	if (part == NULL) {
+		if (!f->partitions_full_logged)
+			f->env->log(f->env, LOG_ERROR,
+			            "%s: no source partition for it (out of memory "
+			            "or the partition limit): not tailed",
+			            path);
+		f->partitions_full_logged = true;
+		return -1;
+	}
+	if (f->nstreams == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 16;
+		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
+		struct tailmulti **groups;
+
+		if (grown == NULL)
+			return -1;
+		f->streams = grown;
+		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
+			return -1;
+		f->groups = groups;
+		f->cap = ncap;
+	}
+	f->groups[f->nstreams] = NULL;
+	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
+		return -1;
+	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
+	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s)) != 0) {
+		tailstream_free(s);
+		tailmulti_free(f->groups[f->nstreams]);
+		return -1;
+	}
+	/* Out of memory here, it is still followed; a glob adding it again is
+	 * stopped by taildup. */
+	(void)hash_put(&f->byname, tailstream_path(s), f->nstreams);
+	f->streams[f->nstreams++] = s;
+	watch_dir(f, tailstream_dir(s));
+	tailstream_set_ready(s);
+	return 0;
+}
+
+static unsigned stream_flags(const struct filesrc *f, const char *path, bool quiet, bool from_end)
+{
+	char probe[4096];
+	unsigned flags = quiet ? TAILSTREAM_QUIET : 0;
+
+	if (from_end && !f->started)
+		flags |= TAILSTREAM_FROM_END;
+	/* Do the patterns match this file's rotated names? Then they are its
+	 * history, read first when the file is new. */
+	if (f->globbing && snprintf(probe, sizeof(probe), "%s.1", path) < (int)sizeof(probe) &&
+	    tailscan_matches(probe, (const char *const *)f->patterns, f->npat))
+		flags |= TAILSTREAM_HISTORY;
+	return flags;
+}
+
+struct glob_ctx {
+	struct filesrc *f;
+	bool from_end;
+};
+
+static void on_match(void *opaque, const char *path)
+{
+	struct glob_ctx *g = opaque;
+	struct filesrc *f = g->f;
+
+	if (find_stream(f, path) != NULL ||
+	    tailscan_is_history(path, (const char *const *)f->patterns, f->npat))
+		return;
+	add_stream(f, path, stream_flags(f, path, true, g->from_end));
+}
+
+static void expand_globs(struct filesrc *f, bool from_end)
+{
+	struct glob_ctx g = {.f = f, .from_end = from_end};
+	int rc;
+
+	f->glob_due = false;
+	if (!f->globbing)
+		return;
+	taildup_pass(f->dup, true);
+	rc = tailscan_glob((const char *const *)f->patterns, f->npat,
+	                   (const char *const *)f->excludes, f->nex, on_match, &g);
+	taildup_pass(f->dup, false);
+	if (rc < 0)
+		f->env->log(f->env, LOG_WARN,
+		            "files: a pattern could not be expanded (%s); "
+		            "retrying at the next rescan",
+		            strerror(errno));
+}
+
+/* ---- callbacks for the streams ------------------------------------------ */
+
+/* tailctx.make_room: suspends the idle stream least recently active. */
+int tailwatch_make_room(void *opaque, const struct tailstream *except)
+{
+	struct filesrc *f = opaque;
+	size_t v = f->nstreams;
+
+	for (size_t i = 0; i < f->nstreams; i++) {
+		struct tailstream *s = f->streams[i];
+
+		if (s != except && tailstream_idle(s) &&
+		    (v == f->nstreams ||
+		     tailstream_last_active(s) < tailstream_last_active(f->streams[v])))
+			v = i;
+	}
+	if (v == f->nstreams || !tailstream_suspend(f->streams[v]))
+		return -1;
+	tailwatch_touch(f, v);
+	return 0;
+}
+
+/* tailctx.wd_shared. */
+bool tailwatch_wd_shared(void *opaque, int wd, const struct tailstream *except)
+{
+	struct filesrc *f = opaque;
+
+	/* The index is current for every stream but the one asking (touch
+	 * follows each operation on a stream). */
+	for (long i = tailindex_wd_first(f->idx, wd); i != TAILINDEX_NONE;
+	     i = tailindex_wd_next(f->idx, (size_t)i))
+		if (f->streams[i] != except && tailstream_wd(f->streams[i]) == wd)
+			return true;
+	return false;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct inotify_event *ev,
+                         int64_t now)
+{
+	const char *dir = d->dir;
+
+	if (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED)) {
+		/* Its name may name another directory now, or none. */
+		if (ev->mask & IN_MOVE_SELF)
+			inotify_rm_watch(f->ctx.ifd, d->wd);
+		d->wd = -1;
+		f->check_all = f->glob_due = true;
+		return;
+	}
+	if (ev->len == 0)
+		return;
+	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+		f->glob_due = true;
+	for (long i = tailindex_name_first(f->idx, dir, ev->name); i != TAILINDEX_NONE;
+	     i = tailindex_name_next(f->idx, (size_t)i)) {
+		tailstream_check(f->streams[i], now);
+		tailwatch_touch(f, (size_t)i);
+	}
+}
+
+static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t now)
+{
+	if (ev->mask & IN_Q_OVERFLOW) {
+		f->env->count(f->env, "inotify_overflows", 1);
+		f->check_all = f->glob_due = true;
+		return;
+	}
+	for (size_t i = 0; i < f->ndirs; i++) {
+		if (f->dirs[i].wd == ev->wd) {
+			on_dir_event(f, &f->dirs[i], ev, now);
+			return;
+		}
+	}
+	for (long i = tailindex_wd_first(f->idx, ev->wd), next; i != TAILINDEX_NONE; i = next) {
+		struct tailstream *s = f->streams[i];
+
+		/* The check may watch another file: i leaves this chain. */
+		next = tailindex_wd_next(f->idx, (size_t)i);
+		if (tailstream_open_files(s) == 0 ||
+		    (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
+			tailstream_check(s, now);
+		tailstream_set_ready(s);
+		tailwatch_touch(f, (size_t)i);
+	}
+}
+
+/* Reads and handles every inotify event queued. */
+void tailwatch_drain(struct filesrc *f, int64_t now)
+{
+	char evbuf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t got;
+
+	if (f->ctx.ifd < 0)
+		return;
+	while ((got = read(f->ctx.ifd, evbuf, sizeof(evbuf))) > 0) {
+		for (char *p = evbuf; p < evbuf + got;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			on_event(f, ev, now);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+/* Rescans and timers: what is due at now. */
+void tailwatch_housekeeping(struct filesrc *f, int64_t now)
+{
+	if (now >= f->next_rescan) {
+		f->next_rescan = now + f->rescan_ms;
+		rescan(f);
+	}
+	if (f->poll_mode && now >= f->next_poll) {
+		f->next_poll = now + f->poll_ms;
+		f->check_all = true;
+	}
+	if (f->glob_due)
+		expand_globs(f, false);
+	if (f->check_all)
+		for (size_t i = 0; i < f->nstreams; i++)
+			tailwatch_touch(f, i); /* a full look: every stream */
+	/* The unmarked streams are settled: a look would find nothing. */
+	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
+		size_t i = tailindex_marked(f->idx, k);
+		struct tailstream *s = f->streams[i];
+		int64_t d = tailstream_deadline(s);
+		bool look = f->check_all || (f->check_unquiet && !quiet(f, i));
+
+		if (look || (tailstream_ready(s) && tailstream_open_files(s) == 0))
+			tailstream_check(s, now);
+		else if (d >= 0 && now >= d)
+			tailstream_set_ready(s);
+		tailwatch_touch(f, i);
+	}
+	f->check_all = f->check_unquiet = false;
+}
+
+/* Unmarks the settled streams. Returns true when a marked one is ready. */
+bool tailwatch_unmark_settled(struct filesrc *f)
+{
+	bool ready = false;
+
+	for (size_t k = 0; k < tailindex_nmarked(f->idx);) {
+		size_t i = tailindex_marked(f->idx, k);
+
+		ready = ready || tailstream_ready(f->streams[i]);
+		if (settled(f, i))
+			tailindex_unmark_at(f->idx, k); /* the last one comes to k */
+		else
+			k++;
+	}
+	return ready;
+}
+
+/* Creates the streams named literally (file, or patterns without wildcards)
+ * and expands the globs. */
+int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cfg, bool from_end)
+{
+	const char *file = config_str(cfg, "file");
+
+	if (!f->globbing)
+		return add_stream(f, file, stream_flags(f, file, false, from_end));
+	for (size_t i = 0; i < f->npat; i++) {
+		const char *p = f->patterns[i];
+
+		if (strpbrk(p, "*?[{") == NULL && find_stream(f, p) == NULL &&
+		    add_stream(f, p, stream_flags(f, p, false, from_end)) != 0)
+			return -1;
+		if (strpbrk(p, "*?[{") != NULL) {
+			char *dir = tailscan_dirname(p);
+
+			if (dir != NULL && strpbrk(dir, "*?[{") == NULL)
+				watch_dir(f, dir); /* new matches are seen at once */
+			free(dir);
+		}
+	}
+	expand_globs(f, from_end);
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* tailwatch: the file source's streams and what looks at them - inotify
+ * watches and events, rescans and globs, and the index (tailindex) of the
+ * streams a poll looks at. Private to the file source: include only from
+ * source_file.c and tailwatch.c. Main loop only. */
+#ifndef SKIFF_TAILWATCH_H
+#define SKIFF_TAILWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "filesrc.h"
+
+/* Creates the streams named literally (file, or patterns without
+ * wildcards), watches the directories of the globs and expands them.
+ * from_end: read.from=end. Returns 0, or -1 when a stream could not be
+ * added (out of memory, or no source partition: logged). */
+int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cfg, bool from_end);
+
+/* Reads the inotify events queued (none in poll mode) and marks the
+ * streams they concern. */
+void tailwatch_drain(struct filesrc *f, int64_t now);
+
+/* What is due at now: the rescan, the poll-mode stat poll, a glob, and a
+ * look (tailstream_check) at the marked streams that need one. */
+void tailwatch_housekeeping(struct filesrc *f, int64_t now);
+
+/* Stream i was acted on: polls look at it until it is settled, and its
+ * events find it under the file watch it has now. */
+void tailwatch_touch(struct filesrc *f, size_t i);
+
+/* Unmarks the settled streams (nothing but an event or a full look can give
+ * them work). Returns true when a marked one is ready. */
+bool tailwatch_unmark_settled(struct filesrc *f);
+
+/* tailctx.make_room (opaque: the filesrc): suspends the idle stream other
+ * than except least recently active. Returns 0, or -1 when none could be. */
+int tailwatch_make_room(void *opaque, const struct tailstream *except);
+
+/* tailctx.wd_shared (opaque: the filesrc): true when a stream other than
+ * except watches wd. */
+bool tailwatch_wd_shared(void *opaque, int wd, const struct tailstream *except);
+
+#endif
