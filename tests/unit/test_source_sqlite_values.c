@@ -336,6 +336,35 @@ static void test_text_matches_tree(void)
 	CHECK(u1 > 0 && u1 == u2);
 }
 
+/* A column name with invalid UTF-8: the text path renders each name once per
+ * table, and still counts its replacement in every row, as when it rendered
+ * the name for each row. */
+static void test_text_key_counted_per_row(void)
+{
+	struct source_batch b;
+	struct fake f;
+	void *ctx = NULL;
+	char err[512], *v;
+	uint64_t replaced = 0;
+
+	new_db("oddname.db");
+	sql(dbpath, "CREATE TABLE odd(id INTEGER PRIMARY KEY, \"a\xff\" TEXT);"
+	            "INSERT INTO odd VALUES (1, 'x'), (2, 'y'), (3, 'z');");
+	fake_init(&f);
+	f.env.json_values = f.env.json_keys = true;
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=odd\ntopic.prefix=x.\n", &ctx,
+	                   err, sizeof(err)),
+	          0);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 3);
+	v = b.n == 3 ? conv(false, &recs[2].value, &replaced) : NULL;
+	CHECK_STR(v != NULL ? v : "", "{\"id\":3,\"a\xef\xbf\xbd\":\"z\"}");
+	free(v);
+	CHECK_INT(counted(&f, "utf8_replaced"), 3);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
 /* Timestamp mode with 3-row batches over groups of equal timestamps: every
  * record's offset, taken as the last acknowledged one, must lose no row. */
 
@@ -345,5 +374,6 @@ int main(void)
 	test_values();
 	test_values_and_schema();
 	test_text_matches_tree();
+	test_text_key_counted_per_row();
 	return testlib_done("test_source_sqlite_values");
 }

@@ -109,11 +109,22 @@ enum sqcol_logical {
 
 struct sqcol {
 	char *name;
+	/* Optional (NULL: rendered per row): the name as a JSON member's key,
+	 * "name": as JsonConverter writes it, key_len bytes, and the invalid
+	 * UTF-8 sequences replaced in it (counted again for every row, as
+	 * rendering it per row would). From sqvalue_col_key(); owned. */
+	char *key;
+	size_t key_len;
+	uint64_t key_replaced;
 	enum sqcol_kind kind;
 	enum sqcol_logical logical;
 	bool declared; /* has a declared type */
 	bool optional;
 };
+
+/* Renders c->name into c->key (once per table layout: every row of the
+ * table writes the same key). Returns 0, or -1 when memory is short. */
+int sqvalue_col_key(struct sqcol *c);
 
 /* Classifies a declared type (NULL or "" for none). */
 void sqvalue_classify(const char *decltype, enum sqcol_kind *kind, enum sqcol_logical *logical);

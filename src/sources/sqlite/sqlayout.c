@@ -313,8 +313,11 @@ static int read_columns(struct lay *l)
 		struct tinfo *ti;
 
 		c->name = strdup(sqlite3_column_name(st, i));
-		if (c->name == NULL)
+		if (c->name == NULL || sqvalue_col_key(c) != 0) {
+			free(c->name);
+			c->name = NULL;
 			break;
+		}
 		t->ncols++;
 		t->val_idx[i] = (size_t)i;
 		sqvalue_classify(sqlite3_column_decltype(st, i), &c->kind, &c->logical);
@@ -658,8 +661,10 @@ void sqlayout_drop(struct sqtable *t)
 	sqlite3_finalize(t->at_stmt);
 	sqlite3_finalize(t->seq_stmt);
 	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = NULL;
-	for (size_t i = 0; i < t->ncols; i++)
+	for (size_t i = 0; i < t->ncols; i++) {
 		free(t->cols[i].name);
+		free(t->cols[i].key);
+	}
 	free(t->cols);
 	free(t->val_idx);
 	free(t->key_idx);

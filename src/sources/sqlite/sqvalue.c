@@ -435,6 +435,32 @@ static char put_item(struct buf *o, sqlite3_stmt *stmt, int i, const struct sqco
 	}
 }
 
+int sqvalue_col_key(struct sqcol *c)
+{
+	size_t len = strlen(c->name);
+	size_t max = convert_json_string_max(len) + 1;
+
+	free(c->key);
+	c->key_replaced = 0;
+	if ((c->key = malloc(max)) == NULL)
+		return -1;
+	c->key_len = convert_json_string(c->key, c->name, len, &c->key_replaced);
+	c->key[c->key_len++] = ':';
+	return 0;
+}
+
+/* Appends column c's "name": to out. */
+static void put_key(struct buf *out, const struct sqcol *c, struct sqvalue_stats *st)
+{
+	if (c->key != NULL) {
+		buf_add(out, c->key, c->key_len);
+		st->utf8_replaced += c->key_replaced;
+		return;
+	}
+	put_str(out, c->name, strlen(c->name), &st->utf8_replaced);
+	buf_addc(out, ':');
+}
+
 int sqvalue_row_json(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t *idx, size_t n,
                      const char *name, struct sqschemas *cache, struct buf *out,
                      const char **schema_json, struct sqvalue_stats *st)
@@ -447,12 +473,9 @@ int sqvalue_row_json(sqlite3_stmt *stmt, const struct sqcol *cols, const size_t 
 		return -1;
 	buf_addc(out, '{');
 	for (i = 0; i < n; i++) {
-		const char *f = cols[idx[i]].name;
-
 		if (i > 0)
 			buf_addc(out, ',');
-		put_str(out, f, strlen(f), &st->utf8_replaced);
-		buf_addc(out, ':');
+		put_key(out, &cols[idx[i]], st);
 		if ((sig[i] = put_item(out, stmt, (int)idx[i], &cols[idx[i]], st)) == 0)
 			break;
 	}
