@@ -29,10 +29,12 @@ schemas.enable=true against that reference writing the same envelope.
 
   python3 tests/bench/bench_sqlite.py [--rows N] [--reps 5] [--skiff PATH]
           [--skiff-base PATH] [--tools ref,ref-same,ref-envelope,skiff-false,skiff-true]
+          [--set K=V ...]
 
 --skiff-base adds base-false and base-true: the same two runs of another
 build (say the previous commit's), interleaved with the rest, for a
-before/after from one invocation.
+before/after from one invocation. --set K=V changes a producer setting for
+skiff (producer.K=V) and the references with skiff's settings alike.
 
 Use a release build. Wall: to exit for the references; for skiff, until the
 topic's high watermark reaches N (kcat -Q every 0.2 s), then SIGTERM.
@@ -110,7 +112,7 @@ def one_run(tool, work, run_id, db, n, bootstrap, args):
     d.mkdir()
     if tool.startswith("ref"):
         topic = f"bench-{tool}-{run_id}"
-        xs = " ".join(f"-X {s}" for s in (SAME if tool != "ref" else []))
+        xs = " ".join(f"-X {s}" for s in (SAME + args.set if tool != "ref" else []))
         (d / "q.sql").write_text(REF_SQL.get(tool, REF_SQL["ref"]))
         r = run_tool(f"sqlite3 -readonly {db} < {d}/q.sql | kcat -P -b {bootstrap} "
                      f"-t {topic} {xs}", str(d), shell=True)
@@ -127,7 +129,8 @@ def one_run(tool, work, run_id, db, n, bootstrap, args):
             f"connectors.bench.connection.url=jdbc:sqlite:{db}\n"
             "connectors.bench.mode=incrementing\n"
             "connectors.bench.table.whitelist=readings\n"
-            f"connectors.bench.topic.prefix={prefix}\n")
+            f"connectors.bench.topic.prefix={prefix}\n"
+            + "".join(f"producer.{s}\n" for s in args.set))
         r = run_tool([binary, str(d / "w.properties")], str(d),
                      until=until_watermark(bootstrap, topic, n))
     r["bad"] = check_delivered(bootstrap, topic, n, rb'"id":(\d+)', base=1)
@@ -160,6 +163,9 @@ def main():
     ap.add_argument("--skiff", default=str(REPO / "build" / "skiff"))
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--skiff-base", default=None)
+    ap.add_argument("--set", action="append", default=[], metavar="K=V",
+                    help="a librdkafka property for skiff (producer.K) and for the "
+                         "references with skiff's settings alike")
     args = ap.parse_args()
     if args.skiff_base:
         args.skiff_base = os.path.abspath(args.skiff_base)
