@@ -1,23 +1,17 @@
 /* mhdlib: libmicrohttpd resolved at run time (mhdlib.h). */
 #include "mhdlib.h"
 
-#include <dlfcn.h>
-#include <stdio.h>
-#include <string.h>
+#include "dynlib.h"
 
 static struct mhdlib table;
-static void *handle;
+static int loaded;
 
-/* One entry: where in the table, and the symbol's name. */
 #define ENTRY(field)                                                                               \
 	{                                                                                          \
 		offsetof(struct mhdlib, field), "MHD_" #field                                      \
 	}
 
-static const struct {
-	size_t at;
-	const char *name;
-} entries[] = {
+static const struct dynlib_sym entries[] = {
     ENTRY(start_daemon),
     ENTRY(stop_daemon),
     ENTRY(run),
@@ -33,36 +27,13 @@ static const struct {
 
 int mhdlib_get(const struct mhdlib **out, char *errbuf, size_t errlen)
 {
-	struct mhdlib t;
-	void *h;
-
 	*out = NULL;
-	if (handle != NULL) {
-		*out = &table;
-		return 0;
-	}
-	/* RTLD_LOCAL: its symbols stay out of the global scope, where they
-	 * could interpose on a later library's. */
-	h = dlopen(SKIFF_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		snprintf(errbuf, errlen, "%s: cannot be loaded: %s", SKIFF_MHD_SONAME, dlerror());
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
-		void *fn = dlsym(h, entries[i].name);
-
-		if (fn == NULL) {
-			snprintf(errbuf, errlen, "%s: has no %s", SKIFF_MHD_SONAME,
-			         entries[i].name);
-			dlclose(h);
+	if (!loaded) {
+		if (dynlib_load(SKIFF_MHD_SONAME, entries, sizeof(entries) / sizeof(entries[0]),
+		                &table, errbuf, errlen) != 0)
 			return -1;
-		}
-		/* POSIX guarantees a function pointer survives the round trip
-		 * through void *, which dlsym() relies on. */
-		memcpy((char *)&t + entries[i].at, &fn, sizeof(fn));
+		loaded = 1;
 	}
-	table = t;
-	handle = h;
 	*out = &table;
 	return 0;
 }

@@ -155,6 +155,13 @@ fi
 # skiff dlopen()s libmicrohttpd when listeners= is set (src/mhdlib.h): no
 # NEEDED entry, so neither dpkg-shlibdeps nor the map above sees it.
 case ", $depends, " in *", libmicrohttpd12"*) ;; *) depends="$depends, libmicrohttpd12 (>= 0.9.71)" ;; esac
+# Likewise SQLite and libsystemd (src/sqlitelib.h, src/journallib.h), loaded
+# when a SQLite or journald source is opened. libsystemd only when the build
+# has the journald source (the binary then names libsystemd.so.0).
+case ", $depends, " in *", libsqlite3-0"*) ;; *) depends="$depends, libsqlite3-0 (>= 3.22.0)" ;; esac
+if grep -aq 'libsystemd\.so\.0' "$root/usr/bin/skiff" 2>/dev/null; then
+	case ", $depends, " in *", libsystemd0"*) ;; *) depends="$depends, libsystemd0 (>= 246)" ;; esac
+fi
 
 # 4. Control files.
 mkdir -p "$root/DEBIAN"

@@ -12,9 +12,10 @@ LICENSE = "CLOSED"
 # librdkafka is in meta-oe (meta-openembedded), cjson and libmicrohttpd too;
 # sqlite3 and zlib in oe-core.
 DEPENDS = "librdkafka cjson sqlite3 zlib libmicrohttpd"
-# skiff dlopen()s libmicrohttpd when the REST API is on (listeners=), so no
-# shared-library dependency names it: the package must.
-RDEPENDS:${PN} += "libmicrohttpd"
+# skiff dlopen()s libmicrohttpd when the REST API is on (listeners=), and
+# SQLite when a SQLite source is opened, so no shared-library dependency
+# names them: the package must.
+RDEPENDS:${PN} += "libmicrohttpd libsqlite3"
 
 # Set SKIFF_GIT_URI in local.conf or a bbappend to where the skiff repository
 # is served; for development from a checkout use externalsrc instead:

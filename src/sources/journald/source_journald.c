@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "journallib.h"
 #include "source.h"
 #include "source_journald.h"
 #include "source_journald_src.h"
@@ -46,9 +47,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <systemd/sd-id128.h>
-#include <systemd/sd-journal.h>
 
 #define FULL_RETRY_MS 100         /* ring full: look again soon, a flush frees it */
 #define PASS_MAX (64 * BATCH_MAX) /* entries passed over in one poll at most */
@@ -430,7 +428,8 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	s->sent = jpos_new();
 	if (s->topic == NULL || s->built == NULL || s->texts == NULL || s->sent == NULL)
 		goto nomem;
-	if (open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
+	if (journallib_load(config_where(cfg, "topic"), errbuf, errlen) != 0 ||
+	    open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
 	    find_partition(s, cfg, errbuf, errlen) != 0 || position(s, cfg, errbuf, errlen) != 0)
 		goto fail;
 	/* sd-journal decompresses a field only up to this (64 KiB by default,

@@ -1,13 +1,12 @@
 /* source_journald_entry: a journal entry as a record (see
  * source_journald_src.h). */
+#include "journallib.h"
 #include "source_journald.h"
 #include "source_journald_src.h"
 #include "stats.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include <systemd/sd-id128.h>
 
 /* The current entry's field data with every value cut to cap bytes. */
 static size_t entry_size(struct jsrc *s, size_t cap)

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
-#include <systemd/sd-journal.h>
+#include "journallib.h"
 
 /* sd-journal.h brings <syslog.h>, whose LOG_INFO (6), LOG_NOTICE and
  * LOG_DEBUG macros hid log.h's levels of the same names: the source's info

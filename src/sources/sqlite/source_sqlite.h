@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
-#include <sqlite3.h>
+#include "sqlitelib.h"
 
 #include "buf.h"
 #include "convert.h"
