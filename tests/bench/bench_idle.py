@@ -39,28 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 import offsetfile  # noqa: E402
-from benchlib import local_broker  # noqa: E402
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def rss_mb(pid):
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024.0
-    return 0.0
-
-
-def write_bytes(pid):
-    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-        if line.startswith("write_bytes:"):
-            return int(line.split()[1])
-    return 0
+from benchlib import local_broker, proc_cpu_s, proc_field, proc_rss_mb, stop_process  # noqa: E402
 
 
 def write_props(path, props):
@@ -87,23 +66,14 @@ def shipped(offsets, want):
     return done
 
 
-def stop(p):
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-
-
 def idle_windows(pid, settle, window, windows):
     """CPU seconds per 60 s of each window."""
     time.sleep(settle)
     out = []
     for _ in range(windows):
-        c0, t0 = cpu_s(pid), time.monotonic()
+        c0, t0 = proc_cpu_s(pid), time.monotonic()
         time.sleep(window)
-        out.append((cpu_s(pid) - c0) * 60.0 / (time.monotonic() - t0))
+        out.append((proc_cpu_s(pid) - c0) * 60.0 / (time.monotonic() - t0))
     return out
 
 
@@ -150,23 +120,23 @@ def bench_skiff(work, skiff, bootstrap, n, args):
     try:
         wait_for(shipped(offsets, want), 600, f"{n} files shipped")
     finally:
-        stop(p)
+        stop_process(p)
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
     res = {}
     try:
         res["idle"] = idle_windows(p.pid, args.settle, args.window, args.windows)
-        res["rss"] = rss_mb(p.pid)
+        res["rss"] = proc_rss_mb(p.pid)
         if args.strace and shutil.which("strace"):
             res["strace"] = strace_counts(p.pid, args.window)
         res["busy"] = busy_bytes(p.pid, d / "f00000.log", offsets, args.busy)
     finally:
-        stop(p)
+        stop_process(p)
     return res
 
 
 def busy_bytes(pid, path, offsets, seconds):
     """(bytes written per offset flush, flushes) while path grows."""
-    g0, b0 = offsetfile.generation(offsets), write_bytes(pid)
+    g0, b0 = offsetfile.generation(offsets), proc_field(pid, "io", "write_bytes")
     end = time.monotonic() + seconds
     i = 0
     with open(path, "a") as f:
@@ -177,7 +147,7 @@ def busy_bytes(pid, path, offsets, seconds):
             time.sleep(0.05)
     time.sleep(2.5)  # the last flush
     flushes = offsetfile.generation(offsets) - g0
-    return (write_bytes(pid) - b0) / max(1, flushes), flushes
+    return (proc_field(pid, "io", "write_bytes") - b0) / max(1, flushes), flushes
 
 
 def fluent_bit():
@@ -195,9 +165,9 @@ def bench_fluent_bit(fb, work, n, args):
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         idle = idle_windows(p.pid, args.settle, args.window, args.windows)
-        return idle, rss_mb(p.pid)
+        return idle, proc_rss_mb(p.pid)
     finally:
-        stop(p)
+        stop_process(p)
 
 
 def main():

@@ -26,7 +26,6 @@ Use release builds: an ASan binary measures AddressSanitizer's shadow.
 
 import argparse
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 from bench_file import NUMBER_RE, write_input  # noqa: E402
-from benchlib import check_delivered, local_broker, run_tool, until_watermark  # noqa: E402
+from benchlib import (check_delivered, local_broker, proc_rollup_kb, proc_rss_mb,  # noqa: E402
+                      proc_smaps_kb, run_tool, stop_process, until_watermark)
 
 
 # libmicrohttpd (the REST API, /metrics) and the libraries it alone pulls in.
@@ -51,27 +51,6 @@ SYSTEMD_CHAIN = ("libsystemd", "libgcrypt", "libgpg-error", "libcap")
 RDK_TLS_SASL = ("libcrypto", "libssl", "libsasl2", "libdb", "libdigestmd5", "libscram",
                 "libntlm", "libsasldb", "libcrammd5", "libplain", "liblogin", "libanonymous",
                 "libgssapiv2")
-
-
-def status_kb(pid, key):
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-def rollup_kb(pid):
-    """{Rss, Pss, Anonymous: kB} of /proc/PID/smaps_rollup, or {} once gone."""
-    try:
-        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    except OSError:
-        return {}
-    out = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if parts[0] in ("Rss:", "Pss:", "Anonymous:"):
-            out[parts[0][:-1]] = int(parts[1])
-    return out
 
 
 def find_pid(exe, arg):
@@ -88,18 +67,6 @@ def find_pid(exe, arg):
     return None
 
 
-def smaps_breakdown(pid):
-    """{mapping name: Rss kB}, anonymous mappings as [anon]."""
-    out, name = {}, None
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        parts = line.split()
-        if "-" in parts[0] and len(parts) >= 5 and not parts[0].endswith(":"):
-            name = os.path.basename(parts[5]) if len(parts) > 5 else "[anon]"
-        elif parts[0] == "Rss:":
-            out[name] = out.get(name, 0) + int(parts[1])
-    return out
-
-
 def props(d, bootstrap, topic, files, extra=""):
     (d / "w.properties").write_text(
         f"bootstrap.servers={bootstrap}\noffset.storage.file.filename={d}/offsets\n{extra}"
@@ -107,15 +74,6 @@ def props(d, bootstrap, topic, files, extra=""):
         f"connectors.m.connector.class=FileStreamSource\nconnectors.m.files={files}\n"
         f"connectors.m.topic={topic}\n")
     return d / "w.properties"
-
-
-def stop(p):
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
 
 
 def idle_run(skiff, d, bootstrap, settle, want_smaps):
@@ -132,10 +90,10 @@ def idle_run(skiff, d, bootstrap, settle, want_smaps):
         try:
             time.sleep(settle)
             if phase == "idle":
-                roll = rollup_kb(p.pid)
-                smaps = smaps_breakdown(p.pid) if want_smaps else None
+                roll = proc_rollup_kb(p.pid)
+                smaps = proc_smaps_kb(p.pid) if want_smaps else None
         finally:
-            stop(p)
+            stop_process(p)
     return roll, smaps
 
 
@@ -152,7 +110,7 @@ def load_run(skiff, d, src, n, bootstrap):
         # run_tool polls this every 50 ms: a sample of skiff's memory each time.
         if not pid or pid[0] is None:
             pid[:] = [find_pid(skiff, str(w))]
-        roll = rollup_kb(pid[0]) if pid[0] is not None else {}
+        roll = proc_rollup_kb(pid[0]) if pid[0] is not None else {}
         if roll.get("Rss", 0) > top.get("Rss", 0):
             top.clear()
             top.update(roll)
@@ -178,9 +136,9 @@ def after_run(skiff, d, src, n, bootstrap, settle):
         while not done() and time.monotonic() < end:
             time.sleep(0.05)
         time.sleep(settle)
-        return status_kb(p.pid, "VmRSS") / 1024.0
+        return proc_rss_mb(p.pid)
     finally:
-        stop(p)
+        stop_process(p)
 
 
 def fmt(xs):

@@ -250,3 +250,61 @@ def summarize(results, ref, extra=None):
         tail = extra(name, runs) if extra else ""
         print(f"{name:34} {cells[0]:>17} {cells[1]:>17} {cells[2]:>19} {ratio} {tail}")
     print(f"medians over the runs (min-max in brackets); ratios of medians against '{ref}'.")
+
+
+# --- Sampling a live process (/proc/PID) (bench_memory.py, bench_idle.py) ---
+
+def proc_field(pid, name, key):
+    """The number after "key:" in /proc/PID/name (status: kB, io: bytes), 0
+    when the file has no such line."""
+    for line in Path(f"/proc/{pid}/{name}").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def proc_rss_mb(pid):
+    """VmRSS of pid, MiB."""
+    return proc_field(pid, "status", "VmRSS") / 1024.0
+
+
+def proc_cpu_s(pid):
+    """utime+stime of pid (all its threads), seconds, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_rollup_kb(pid):
+    """{Rss, Pss, Anonymous: kB} of /proc/PID/smaps_rollup, or {} once gone."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if parts[0] in ("Rss:", "Pss:", "Anonymous:"):
+            out[parts[0][:-1]] = int(parts[1])
+    return out
+
+
+def proc_smaps_kb(pid):
+    """{mapping name: Rss kB} of /proc/PID/smaps, anonymous mappings as [anon]."""
+    out, name = {}, None
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if "-" in parts[0] and len(parts) >= 5 and not parts[0].endswith(":"):
+            name = os.path.basename(parts[5]) if len(parts) > 5 else "[anon]"
+        elif parts[0] == "Rss:":
+            out[name] = out.get(name, 0) + int(parts[1])
+    return out
+
+
+def stop_process(p):
+    """SIGTERM to the Popen p, then SIGKILL if it has not exited within 30 s."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
