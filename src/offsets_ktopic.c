@@ -43,6 +43,38 @@ bool offsets_ktopic_unreachable(rd_kafka_resp_err_t err)
 	       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE;
 }
 
+/* One admin request's queue (where its result arrives), options (its
+ * request timeout) and result event. */
+struct admin_call {
+	rd_kafka_queue_t *q;
+	rd_kafka_AdminOptions_t *opt;
+	rd_kafka_event_t *ev;
+};
+
+/* Makes a's queue and options, with timeout_ms as the request timeout.
+ * Returns 0, or -1 when out of memory (admin_end still releases a). */
+static int admin_start(struct admin_call *a, rd_kafka_t *rk, int timeout_ms)
+{
+	a->q = rd_kafka_queue_new(rk);
+	a->opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
+	if (a->q == NULL || a->opt == NULL)
+		return -1;
+	(void)rd_kafka_AdminOptions_set_request_timeout(a->opt, timeout_ms, NULL, 0);
+	return 0;
+}
+
+/* Releases what admin_start made and the result event, if any. Accepts a
+ * zeroed a. */
+static void admin_end(struct admin_call *a)
+{
+	if (a->ev != NULL)
+		rd_kafka_event_destroy(a->ev);
+	if (a->opt != NULL)
+		rd_kafka_AdminOptions_destroy(a->opt);
+	if (a->q != NULL)
+		rd_kafka_queue_destroy(a->q);
+}
+
 /* The error of a CreateTopics result event: 0 (created or already there),
  * or an OFFSETS_ERR_* with errbuf. */
 static int create_result(const struct config_section *w, const char *topic, int timeout_ms,
@@ -84,29 +116,21 @@ static int create(rd_kafka_t *rk, const struct config_section *w, const char *to
 	int parts = (int)config_int(w, "offset.storage.partitions");
 	int rf = (int)config_int(w, "offset.storage.replication.factor");
 	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, parts, rf, NULL, 0);
-	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-	rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
-	rd_kafka_event_t *ev = NULL;
+	struct admin_call a = {0};
 	int rc = OFFSETS_ERR_NOMEM;
 
-	if (nt == NULL || q == NULL || opt == NULL) {
+	if (nt == NULL || admin_start(&a, rk, timeout_ms) != 0) {
 		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
 		goto out;
 	}
 	rc = topic_configs(w, nt, errbuf, errlen);
 	if (rc != 0)
 		goto out;
-	(void)rd_kafka_AdminOptions_set_request_timeout(opt, timeout_ms, NULL, 0);
-	rd_kafka_CreateTopics(rk, &nt, 1, opt, q);
-	ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
-	rc = create_result(w, topic, timeout_ms, ev, errbuf, errlen);
+	rd_kafka_CreateTopics(rk, &nt, 1, a.opt, a.q);
+	a.ev = rd_kafka_queue_poll(a.q, timeout_ms + 1000);
+	rc = create_result(w, topic, timeout_ms, a.ev, errbuf, errlen);
 out:
-	if (ev != NULL)
-		rd_kafka_event_destroy(ev);
-	if (opt != NULL)
-		rd_kafka_AdminOptions_destroy(opt);
-	if (q != NULL)
-		rd_kafka_queue_destroy(q);
+	admin_end(&a);
 	if (nt != NULL)
 		rd_kafka_NewTopic_destroy(nt);
 	return rc;
@@ -159,20 +183,17 @@ static int check_policy(rd_kafka_t *rk, const struct config_section *w, const ch
                         int timeout_ms, char *errbuf, size_t errlen)
 {
 	rd_kafka_ConfigResource_t *cr = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
-	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-	rd_kafka_AdminOptions_t *opt = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_ANY);
-	rd_kafka_event_t *ev = NULL;
+	struct admin_call a = {0};
 	const char *policy;
 	int rc = OFFSETS_ERR_NOMEM;
 
-	if (cr == NULL || q == NULL || opt == NULL) {
+	if (cr == NULL || admin_start(&a, rk, timeout_ms) != 0) {
 		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
 		goto out;
 	}
-	(void)rd_kafka_AdminOptions_set_request_timeout(opt, timeout_ms, NULL, 0);
-	rd_kafka_DescribeConfigs(rk, &cr, 1, opt, q);
-	ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
-	policy = ev != NULL ? policy_of(ev) : NULL;
+	rd_kafka_DescribeConfigs(rk, &cr, 1, a.opt, a.q);
+	a.ev = rd_kafka_queue_poll(a.q, timeout_ms + 1000);
+	policy = a.ev != NULL ? policy_of(a.ev) : NULL;
 	rc = 0;
 	if (policy == NULL || compact_only(policy))
 		goto out;
@@ -186,12 +207,7 @@ static int check_policy(rd_kafka_t *rk, const struct config_section *w, const ch
 	         topic, policy, config_str(w, "bootstrap.servers"), topic);
 	rc = OFFSETS_ERR_CONFIG;
 out:
-	if (ev != NULL)
-		rd_kafka_event_destroy(ev);
-	if (opt != NULL)
-		rd_kafka_AdminOptions_destroy(opt);
-	if (q != NULL)
-		rd_kafka_queue_destroy(q);
+	admin_end(&a);
 	if (cr != NULL)
 		rd_kafka_ConfigResource_destroy(cr);
 	return rc;
