@@ -60,6 +60,13 @@ def all_at_end(bootstrap, topic, keys):
     return all(position(recs, k) == LINES * fl.WIDTH for k in keys)
 
 
+def wait_offset(bootstrap, offsets, key, n, what=None, timeout=60):
+    """Waits until the offsets topic holds key's offset after line n of
+    app.log (position n * WIDTH); what names it in the timeout's message."""
+    connectjvm.wait_for(lambda: position(offset_records(bootstrap, offsets), key) ==
+                        n * fl.WIDTH, timeout, what or f"the offset of line {n} in the topic")
+
+
 @pytest.fixture(scope="module")
 def connect_run(tmp_path_factory, kafka):
     """Connect distributed, a FileStreamSource per name on its own numbered
@@ -113,6 +120,14 @@ def topic_worker(bootstrap, state, offsets_topic, **extra):
     return props
 
 
+def topic_alone_worker(bootstrap, state, offsets_topic):
+    """topic_worker without offset.storage.file.filename: the topic alone
+    (Connect's distributed mode)."""
+    props = topic_worker(bootstrap, state, offsets_topic)
+    del props["offset.storage.file.filename"]
+    return props
+
+
 def test_records_equal_connects(tmp_path, kafka, topic, connect_run):
     """The same files read to their ends, then one connector's offsets reset
     (`skiff offsets reset`, Connect's DELETE): skiff's offsets topic holds the
@@ -160,19 +175,8 @@ def test_lost_state_dir_restored_from_topic(tmp_path, kafka, topic):
     no line is repeated; after kill -9 only the lines past the position the
     topic held repeat. An old copy of the file put back loses to the topic's
     newer generation."""
-    harness.create_topic(kafka.bootstrap, topic, partitions=1)
-    offsets = topic + "-offsets"
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(1000)
+    sk, src, offsets, key = stopped_at_line(tmp_path, kafka, topic, 1000)
     state = tmp_path / "state"
-    state.mkdir()
-    sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets),
-                       [fl.file_connector("sd", src.path, topic)])
-    key = key_of("sd", src.path)
-    sk.start()
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        1000 * fl.WIDTH, 60, "the offset of line 1000 in the topic")
-    assert sk.stop() == 0
     old = tmp_path / "old-offsets"
     shutil.copy(state / "offsets", old)
     shutil.rmtree(state)  # the new card
@@ -180,8 +184,7 @@ def test_lost_state_dir_restored_from_topic(tmp_path, kafka, topic):
     src.append(1000)
     sk.start()
     fl.read_topic(kafka.bootstrap, topic, 2000)
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        2000 * fl.WIDTH, 60, "the offset of line 2000 in the topic")
+    wait_offset(kafka.bootstrap, offsets, key, 2000)
     sk.kill9()
     src.append(500)
     shutil.rmtree(state)
@@ -209,8 +212,7 @@ def stopped_at_line(tmp_path, kafka, topic, lines):
                        [fl.file_connector("sd", src.path, topic)])
     key = key_of("sd", src.path)
     sk.start()
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        lines * fl.WIDTH, 60, f"the offset of line {lines} in the topic")
+    wait_offset(kafka.bootstrap, offsets, key, lines)
     assert sk.stop() == 0
     return sk, src, offsets, key
 
@@ -240,8 +242,7 @@ def test_values_are_connects_identity_in_header(tmp_path, kafka, topic):
     new.append(100)
     sk.start()
     fl.read_topic(kafka.bootstrap, topic, 1300)
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        100 * fl.WIDTH, 60, "the new app.log's end in the topic")
+    wait_offset(kafka.bootstrap, offsets, key, 100, "the new app.log's end in the topic")
     assert sk.stop() == 0
     seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic))
     assert seqs == list(range(1300)), f"{len(seqs)} records, first {seqs[1000:1010]}"
@@ -262,8 +263,7 @@ def test_value_altered_by_connect_tool(tmp_path, kafka, topic):
                         key=key, partition=part, headers=headers)
         sk.start()
         fl.read_topic(kafka.bootstrap, topic, before + 1000 - at)
-        connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                            1000 * fl.WIDTH, 60, "the offset of line 1000 in the topic")
+        wait_offset(kafka.bootstrap, offsets, key, 1000)
         assert sk.stop() == 0
         seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic))
         assert seqs[before:] == list(range(at, 1000)), f"resumed at {seqs[before:before + 1]}"
@@ -276,8 +276,7 @@ def test_topic_alone(tmp_path, kafka, topic):
     offsets = topic + "-offsets"
     src = fl.SeqSource(tmp_path / "app.log")
     src.append(200)
-    props = topic_worker(kafka.bootstrap, tmp_path, offsets)
-    del props["offset.storage.file.filename"]
+    props = topic_alone_worker(kafka.bootstrap, tmp_path, offsets)
     sk = harness.Skiff(tmp_path, props, [fl.file_connector("alone", src.path, topic)])
     sk.start()
     fl.read_topic(kafka.bootstrap, topic, 200)
@@ -317,8 +316,7 @@ def test_starts_offline_from_the_file(tmp_path, kafka_private, topic):
     kafka_private.start()
     fl.read_topic(bootstrap, topic, 150)
     key = key_of("off", src.path)
-    connectjvm.wait_for(lambda: position(offset_records(bootstrap, offsets), key) ==
-                        150 * fl.WIDTH, 60, "the offset of line 150 in the topic")
+    wait_offset(bootstrap, offsets, key, 150)
     assert sk.stop() == 0
     assert fl.seqs_of(harness.consume(bootstrap, topic)) == list(range(150))
     kafka_private.stop()
@@ -351,8 +349,7 @@ def test_fleet_sharing_one_topic(tmp_path, kafka, topic):
 
     a = device("a")
     a.start()
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        100 * fl.WIDTH, 60, "device a's offset of line 100")
+    wait_offset(kafka.bootstrap, offsets, key, 100, "device a's offset of line 100")
     assert a.stop() == 0
     b = device("b", device__id="dev-b")
     b.start()
@@ -363,8 +360,7 @@ def test_fleet_sharing_one_topic(tmp_path, kafka, topic):
     b.start()
     b.wait_log(r"taken as this device's own from before a re-flash", timeout=60)
     src.append(50)
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        150 * fl.WIDTH, 60, "device b2's offset of line 150")
+    wait_offset(kafka.bootstrap, offsets, key, 150, "device b2's offset of line 150")
     assert b.stop() == 0
     a.start()  # its file loaded: b2 is another device
     assert a.wait(timeout=60) == 78
@@ -391,8 +387,7 @@ def test_clones_sharing_machine_id_refused(tmp_path, kafka, topic):
                              env={"SKIFF_MACHINE_ID_FILE": str(tmp_path / "machine-id")})
 
     def at(n):
-        connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                            n * fl.WIDTH, 60, f"the offset of line {n}")
+        wait_offset(kafka.bootstrap, offsets, key, n, f"the offset of line {n}")
 
     a, b = board("a"), board("b")
     for n in (100, 120):  # a restart: its own records
@@ -410,23 +405,35 @@ def test_clones_sharing_machine_id_refused(tmp_path, kafka, topic):
         assert said in a.log_text()
 
 
-def test_topic_alone_is_locked(tmp_path, kafka, topic):
-    """The topic alone: a second skiff with the same topic and bootstrap
-    servers exits 75 naming the first one's pid, as with the file store."""
-    offsets = topic + "-offsets"
+def first_alone(tmp_path, kafka, topic, offsets):
+    """A skiff with the offsets topic alone, running, its first 10 lines
+    read. Returns (src, props, the skiff)."""
     src = fl.SeqSource(tmp_path / "app.log")
     src.append(10)
-    props = topic_worker(kafka.bootstrap, tmp_path, offsets)
-    del props["offset.storage.file.filename"]
+    props = topic_alone_worker(kafka.bootstrap, tmp_path, offsets)
     first = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)])
     first.start()
     fl.read_topic(kafka.bootstrap, topic, 10)
+    return src, props, first
+
+
+def second_refused(tmp_path, props, src, topic, first, offsets):
+    """A second skiff with first's configuration exits 75 naming first's
+    pid."""
     second = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)],
                            name="second")
     second.start()
     assert second.wait(timeout=60) == 75
     assert f"another skiff (pid {first.pid}) is running with offset.storage.topic " \
         f"{offsets}" in second.log_text()
+
+
+def test_topic_alone_is_locked(tmp_path, kafka, topic):
+    """The topic alone: a second skiff with the same topic and bootstrap
+    servers exits 75 naming the first one's pid, as with the file store."""
+    offsets = topic + "-offsets"
+    src, props, first = first_alone(tmp_path, kafka, topic, offsets)
+    second_refused(tmp_path, props, src, topic, first, offsets)
     assert first.stop() == 0
 
 
@@ -436,23 +443,12 @@ def test_topic_lock_survives_rm(tmp_path, kafka, topic):
     (the abstract socket @skiff-offsets-<hash> cannot be removed), and no
     line arrives twice."""
     offsets = topic + "-offsets"
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(10)
-    props = topic_worker(kafka.bootstrap, tmp_path, offsets)
-    del props["offset.storage.file.filename"]
-    first = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)])
-    first.start()
-    fl.read_topic(kafka.bootstrap, topic, 10)
+    src, props, first = first_alone(tmp_path, kafka, topic, offsets)
     locks = [p for d in ("/run/lock", "/tmp") for p in Path(d).glob("skiff-offsets-*.lock")
              if p.read_text().strip() == str(first.pid)]
     assert len(locks) == 1
     locks[0].unlink()
-    second = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)],
-                           name="second")
-    second.start()
-    assert second.wait(timeout=60) == 75
-    assert f"another skiff (pid {first.pid}) is running with offset.storage.topic " \
-        f"{offsets}" in second.log_text()
+    second_refused(tmp_path, props, src, topic, first, offsets)
     src.append(20)
     fl.read_topic(kafka.bootstrap, topic, 30)
     assert first.stop() == 0
@@ -518,15 +514,14 @@ def test_topic_deleted_while_running(tmp_path, kafka, topic):
                        [fl.file_connector("gone", src.path, topic)])
     key = key_of("gone", src.path)
     sk.start()
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        100 * fl.WIDTH, 60, "the offset of line 100 in the topic")
+    wait_offset(kafka.bootstrap, offsets, key, 100)
     r = subprocess.run([str(harness.tool("consume")), "-b", kafka.bootstrap, "-t", offsets, "-D"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     src.append(50)
     sk.wait_log(r"the topic was deleted\? the next write creates it again", timeout=90)
-    connectjvm.wait_for(lambda: position(offset_records(kafka.bootstrap, offsets), key) ==
-                        150 * fl.WIDTH, 90, "the offset of line 150 in the new topic")
+    wait_offset(kafka.bootstrap, offsets, key, 150, "the offset of line 150 in the new topic",
+                timeout=90)
     assert sk.stop() == 0
     src.append(10)
     sk.start()
