@@ -154,11 +154,26 @@ static void test_tailpos(void)
 	CHECK(!p.has_fp);
 }
 
+/* The tail's value is stored in offset files: pinned, so that a change of
+ * its hash is a decision (every stored tail would then differ), and the same
+ * on every board (words read little-endian). */
+static void test_tail_value(void)
+{
+	char b[TAILPOS_TAIL];
+
+	for (int i = 0; i < TAILPOS_TAIL; i++)
+		b[i] = (char)('0' + i);
+	CHECK(tailpos_tail(b, sizeof(b)) == UINT64_C(0x871c65953e2ff4e5));
+	CHECK(tailpos_tail(b, 13) == UINT64_C(0x4c371cccc35b54dd)); /* a word and 5 bytes */
+	CHECK(tailpos_tail(b, 0) == TAILID_FP_EMPTY);
+}
+
 int main(void)
 {
 	test_rotated_names();
 	test_history();
 	test_family_and_inode();
 	test_tailpos();
+	test_tail_value();
 	return testlib_done("test_tailid");
 }

@@ -284,12 +284,16 @@ _Static_assert(TAILFILE_LAST >= TAILPOS_TAIL, "tf->last holds the bytes a tail h
  * from before c (tf->last), then c's. */
 static uint64_t chunk_tail(const struct tailfile *tf, const struct chunk *c)
 {
+	unsigned char b[TAILPOS_TAIL];
 	size_t k = c->scan, m;
 
 	if (k >= TAILPOS_TAIL)
 		return tailpos_tail(c->region + k - TAILPOS_TAIL, TAILPOS_TAIL);
+	/* Hashed by words: the two pieces are joined first. */
 	m = tf->last_len < TAILPOS_TAIL - k ? tf->last_len : TAILPOS_TAIL - k;
-	return tailid_fp_update(tailpos_tail(tf->last + tf->last_len - m, m), c->region, k);
+	memcpy(b, tf->last + tf->last_len - m, m);
+	memcpy(b + m, c->region, k);
+	return tailpos_tail(b, m + k);
 }
 
 static void emit(struct tailfile *tf, const struct chunk *c, struct tailline *l, size_t from,

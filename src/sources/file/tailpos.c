@@ -45,9 +45,27 @@ struct tailmark *tailmark_of(const struct src_offset *off)
 	return mark_at(off->ref);
 }
 
+/* Little-endian on every board: an offset file moved between them holds.
+ * Written so that compilers make it one load where the CPU is little-endian. */
+static uint64_t le64(const unsigned char *p)
+{
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+	       (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+	       (uint64_t)p[7] << 56;
+}
+
+/* tailpos.h. A word at a time: this runs for every line read, and FNV-1a
+ * a byte at a time is 64 multiplications in a row (~10% of skiff's thread
+ * shipping 150-byte lines). */
 uint64_t tailpos_tail(const void *bytes, size_t len)
 {
-	return tailid_fp_update(TAILID_FP_EMPTY, bytes, len);
+	const unsigned char *b = bytes;
+	uint64_t h = TAILID_FP_EMPTY;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8)
+		h = (h ^ le64(b + i)) * UINT64_C(0x100000001b3);
+	return tailid_fp_update(h, b + i, len - i);
 }
 
 int tailpos_parse(const char *json, struct tailpos *out)

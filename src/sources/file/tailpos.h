@@ -6,12 +6,12 @@
  * position: the byte after the last line Kafka acknowledged (Connect reads it
  * alone); dev, ino: the file's identity; fp: FNV-1a 64 of its first fplen =
  * min(position, 1024) bytes, as a signed integer; tail (only when position
- * > 1024): FNV-1a 64 of the TAILPOS_TAIL bytes before position, so that a
- * file found by its first bytes (files sharing a banner longer than fp's) is
- * known to hold the bytes read up to position; born: the file's birth time
- * in ns (statx btime, or its mtime when opened where the file system keeps
- * no birth time), to order rotated files when the file itself is gone;
- * after (only for a compressed file, when known): the birth of the
+ * > 1024): a hash of the TAILPOS_TAIL bytes before position (tailpos_tail),
+ * so that a file found by its first bytes (files sharing a banner longer than
+ * fp's) is known to hold the bytes read up to position; born: the file's
+ * birth time in ns (statx btime, or its mtime when opened where the file
+ * system keeps no birth time), to order rotated files when the file itself
+ * is gone; after (only for a compressed file, when known): the birth of the
  * uncompressed file skiff read before it - its own birth is when it was
  * compressed, so it cannot tell which uncompressed siblings are older;
  * finished (only when 1): skiff had read the file to its end and let go of
@@ -62,7 +62,8 @@ struct tailmark {
 };
 
 /* The "tail" of the len bytes before a position, bytes[0..len) (len <
- * TAILPOS_TAIL: those the file holds). */
+ * TAILPOS_TAIL: those the file holds): FNV-1a 64 over little-endian 8-byte
+ * words, then over the bytes left (len % 8) one at a time. */
 uint64_t tailpos_tail(const void *bytes, size_t len);
 
 /* A mark for a file born at born (after 0, done -1), holding one reference.
