@@ -13,8 +13,8 @@
  *
  * Where a stream resumes (at start, after an idle close, after its last
  * file was let go) is decided by one function from a struct tailpos: the
- * committed offset, or the place kept in memory. See tailstream.c for the
- * offset-safety argument. Main loop only. */
+ * committed offset, or the place kept in memory (tailresume.c). See
+ * tailstream.c for the offset-safety argument. Main loop only. */
 #ifndef SKIFF_TAILSTREAM_H
 #define SKIFF_TAILSTREAM_H
 

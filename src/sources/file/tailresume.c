@@ -1,0 +1,361 @@
+/* tailresume: where a stream without files resumes - at start, after an
+ * idle close, after its last file was let go - from its committed offset
+ * or the place kept in memory (struct tailpos): the file of the offset
+ * found at the path, among its rotated or compressed siblings, or gone.
+ * The cases and the offset-safety argument are at the top of
+ * tailstream.c. Private to tailstream (tailchain.h). Main loop only. */
+#include "tailresume.h"
+
+#include "log.h"
+#include "tailchain.h"
+#include "tailscan.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- resuming ----------------------------------------------------------- */
+
+/* True when id may be the file p names: the same dev and inode and, where
+ * both know it, the same birth time. dev+ino alone is not enough: ext4 hands
+ * a deleted file's inode to the next file created. */
+static bool same_file(const struct tailid *id, const struct tailpos *p)
+{
+	if (!p->has_id)
+		return true;
+	if (id->dev != p->dev || id->ino != p->ino)
+		return false;
+	return !p->has_born || !id->has_btime || id->born == p->born;
+}
+
+static bool place_matches(struct tailfile *tf, const struct tailpos *p)
+{
+	return tailfile_size(tf) >= p->pos && (!p->has_fp || tailfile_matches(tf, p->fp, p->fplen));
+}
+
+/* Logs what of s was lost and counts it: bytes_unread_lost when bytes > 0,
+ * else files_gone_unread. */
+void tailresume_lost(struct tailstream *s, const char *what, int64_t bytes)
+{
+	struct source_env *env = s->c->env;
+
+	env->log(env, LOG_WARN, "%s: %s", s->path, what);
+	if (bytes > 0)
+		env->count(env, "bytes_unread_lost", (uint64_t)bytes);
+	else
+		env->count(env, "files_gone_unread", 1);
+}
+
+/* True when chain[0], path found for p by its first bytes and opened at p's
+ * position, does not hold the bytes before it that p's tail hashes: its
+ * first bytes only are p's (a banner every file starts with), it is a newer
+ * file. Then it is closed (the chain left empty) and logged. */
+static bool tail_differs(struct tailstream *s, const struct tailpos *p, const char *path)
+{
+	if (!p->has_tail || tailfile_v3(s->chain[0].tf) == (int64_t)p->tail)
+		return false;
+	s->c->env->log(s->c->env, LOG_INFO,
+	               "%s: %s starts like the file of the stored offset but does not hold "
+	               "the bytes before its position %lld: a newer file",
+	               s->path, path, (long long)p->pos);
+	tailfile_close(s->chain[0].tf);
+	s->c->nopen--;
+	s->n = 0;
+	return true;
+}
+
+/* The file at the path is the file of p, but it shrank or has other first
+ * bytes: read its copy from p if one exists, then the path's file from 0. */
+static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
+{
+	int64_t csize = 0;
+	char *copy = p->has_fp ? tailscan_find_copy(s->path, ROTATED_DIRS(s), p->fp, p->fplen,
+	                                            p->pos, NULL, 0, INT64_MIN, &csize)
+	                       : NULL;
+
+	s->c->env->count(
+	    s->c->env, strncmp(why, "truncated", 9) == 0 ? "truncations" : "fingerprint_resets", 1);
+	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s", s->path,
+	               why,
+	               copy ? "finishing its rotated copy first" : "reading it from the start");
+	if (copy != NULL && tailchain_add(s, 0, copy, p->pos, true, false) == 0 &&
+	    tail_differs(s, p, copy)) {
+		/* A copy made after p's file was replaced: p's is gone, this one
+		 * is read whole (failing that, the path alone). */
+		if (!p->finished)
+			tailresume_lost(s,
+			                "the rest of the file it replaced is gone: counted in "
+			                "files_gone_unread",
+			                0);
+		tailchain_add(s, 0, copy, 0, true, false);
+	} else if (s->n == 0 && !p->finished) {
+		tailresume_lost(
+		    s, "the rest of the file it replaced is gone: counted in files_gone_unread", 0);
+	}
+	if (s->n > 0) {
+		tailchain_extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
+		if (!tailchain_has(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
+			tailchain_add(s, s->n, s->path, 0, false, false);
+	}
+	free(copy);
+	if (s->n == 0)
+		tailchain_add(s, 0, s->path, 0, false, false);
+}
+
+/* p's file is not where rotation put it: compressed since (app.log.1.gz,
+ * another inode)? Found by its first bytes, it is read from p's position
+ * (uncompressed bytes), then what came after it. Also when p says it was
+ * finished: the compressed siblings after it are those compressed after it.
+ * Not while it is still there uncompressed (logrotate writing the copy).
+ * Returns true when it was found but cannot be read from p's position
+ * (damaged; logged and counted once, in compressed_cut_short), with *zid
+ * its id: what comes after it is read next. */
+/* p's file compressed since (tailscan_find_compressed, born at or after
+ * born), opened into the chain at 0 from p's position; searched again when
+ * a rotation renamed it between the search and the open. Returns its path
+ * (malloc'd; NULL: not found), *rc (tailchain_add_as) and *id. */
+static char *add_compressed(struct tailstream *s, const struct tailpos *p, int64_t born, int *rc,
+                            struct tailid *id)
+{
+	char *z = NULL;
+
+	*rc = -2;
+	for (int tries = 0; *rc == -2 && tries < TAILSCAN_RELIST_TRIES; tries++) {
+		free(z);
+		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen, born, id);
+		*rc = z != NULL ? tailchain_add_as(s, 0, z, p->pos, true, false, id) : -1;
+	}
+	if (*rc == -2) {
+		free(z); /* renamed under every search: not found */
+		z = NULL;
+	}
+	if (*rc == 0 && tail_differs(s, p, z)) {
+		free(z);
+		z = NULL;
+	}
+	return z;
+}
+
+static bool resume_compressed(struct tailstream *s, const struct tailpos *p, struct tailid *zid)
+{
+	char *plain =
+	    p->has_id ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino) : NULL;
+	int64_t born = p->has_born ? p->born : INT64_MIN;
+	struct tailid id;
+	char *z = NULL;
+	bool broken = false, gone;
+	int rc = -1;
+
+	/* Its inode given to a newer file does not make it still there. */
+	gone = plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p);
+	if (gone)
+		z = add_compressed(s, p, born, &rc, zid);
+	if (z != NULL) {
+		if (rc == 0)
+			s->c->env->log(s->c->env, LOG_INFO,
+			               "%s: the file of the stored offset was compressed "
+			               "since: finishing %s",
+			               s->path, z);
+		broken = rc == -3;
+	} else if (gone && !p->finished &&
+	           (z = tailscan_find_undecodable(s->path, ROTATED_DIRS(s), born, zid)) != NULL) {
+		/* Not one byte decodes: by logrotate's order, its copy. */
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: %s, the oldest file compressed after the stored offset's, "
+		               "cannot be decoded (empty, or damaged from its first bytes): the "
+		               "file of the stored offset after byte %lld is lost (counted in "
+		               "compressed_cut_short)",
+		               s->path, z, (long long)p->pos);
+		s->c->env->count(s->c->env, "compressed_cut_short", 1);
+		broken = true;
+	}
+	free(plain);
+	free(z);
+	return broken;
+}
+
+/* p as a file's identity and birth (ns), for ordering. */
+static struct tailid born_at(const struct tailpos *p, int64_t born)
+{
+	return (struct tailid){
+	    .born = born, .mtime = born, .has_btime = true, .dev = p->dev, .ino = p->ino};
+}
+
+/* chain[0], a compressed file found for p: its floor (tailchain_set_floor)
+ * is p's file when p named its uncompressed original, else the floor p
+ * carries ("after") when it named the compressed file itself. */
+static void resume_floor(struct tailstream *s, const struct tailpos *p)
+{
+	const struct tailid *id;
+	struct tailid floor;
+	bool itself;
+
+	if (s->n == 0)
+		return;
+	id = tailfile_id(s->chain[0].tf);
+	itself = p->has_id && id->dev == p->dev && id->ino == p->ino;
+	floor = born_at(p, itself ? p->after : p->born);
+	if (itself ? p->has_after : p->has_born)
+		tailchain_set_floor(s, 0, &floor);
+}
+
+/* The path names another file, or nothing: find p's file where rotation put
+ * it, then what came after it. */
+static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reused)
+{
+	/* A file already finished needs no finding: it only orders the rest.
+	 * Its inode given to the file now at the path: it is gone. */
+	char *moved = p->has_id && !p->finished && !reused
+	                  ? tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino)
+	                  : NULL;
+	struct tailid after = born_at(p, p->born), floor = born_at(p, p->after);
+	struct tailid want = {.dev = p->dev, .ino = p->ino}, id, zid;
+
+	if (moved != NULL && tailid_of_path(moved, &id) == 0 && !same_file(&id, p)) {
+		/* ext4 gave the deleted file's inode to a newer one. */
+		s->c->env->log(s->c->env, LOG_INFO,
+		               "%s: %s has the stored offset's inode but was "
+		               "born later: a newer file, not the one of the offset",
+		               s->path, moved);
+		free(moved);
+		moved = NULL;
+	}
+	if (moved != NULL && tailchain_add_as(s, 0, moved, p->pos, false, false, &want) == -2) {
+		free(moved); /* renamed again meanwhile */
+		moved = tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino);
+		if (moved != NULL)
+			tailchain_add_as(s, 0, moved, p->pos, false, false, &want);
+	}
+	if (s->n > 0 &&
+	    !(same_file(tailfile_id(s->chain[0].tf), p) && place_matches(s->chain[0].tf, p))) {
+		s->c->env->count(s->c->env, "fingerprint_resets", 1);
+		tailfile_close(s->chain[0].tf);
+		s->c->nopen--;
+		s->n = 0;
+	}
+	free(moved);
+	if (s->n == 0 && p->has_fp && resume_compressed(s, p, &zid))
+		s->unreadable = zid; /* counted: the rest comes after it */
+	else if (s->n == 0 && !p->finished) {
+		char what[160];
+
+		/* Whether it held more than the position is unknowable now. */
+		snprintf(what, sizeof(what),
+		         "the file of the stored offset (inode %lld) is gone: "
+		         "whatever it held after byte %lld was not read",
+		         (long long)p->ino, (long long)p->pos);
+		if (reused) /* its inode given to the file now at the path */
+			s->c->env->count(s->c->env, "fingerprint_resets", 1);
+		tailresume_lost(s, what, 0);
+	}
+	resume_floor(s, p);
+	tailchain_extend_z(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL),
+	                   p->has_after ? &floor : NULL);
+}
+
+static void load_committed(struct tailstream *s)
+{
+	const char *json = s->c->env->committed(s->c->env, s->part);
+
+	s->resolved = true;
+	if (json != NULL && tailpos_parse(json, &s->saved) != 0)
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: stored offset %s has no position: "
+		               "treating the file as new",
+		               s->path, json);
+}
+
+/* Stores where reading starts as the partition's offset, when none was
+ * ever committed (the anchor: see the top of tailstream.c). */
+static void anchor(struct tailstream *s)
+{
+	struct src_offset at;
+
+	if (s->n == 0 || s->c->env->anchor == NULL)
+		return;
+	at = tailchain_offset(s);
+	s->c->env->anchor(s->c->env, s->part, &at);
+}
+
+/* First sight of a path with no stored place. */
+static void resume_new(struct tailstream *s)
+{
+	struct tailfile *tf;
+
+	if ((s->flags & TAILSTREAM_HISTORY) && !(s->flags & TAILSTREAM_FROM_END))
+		tailchain_extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
+	else
+		tailchain_add(s, 0, s->path, 0, false, true);
+	if (s->n > 0 && (s->flags & TAILSTREAM_FROM_END)) {
+		tf = s->chain[0].tf;
+		if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
+			s->c->env->log(s->c->env, LOG_INFO,
+			               "%s: read.from=end: starting at byte %lld", s->path,
+			               (long long)tailfile_pos(tf));
+	}
+	anchor(s);
+}
+
+/* Gives a stream without files its files (see the top of tailstream.c). */
+void tailresume_resume(struct tailstream *s)
+{
+	struct tailpos p;
+	struct tailfile *live = NULL;
+	bool first = !s->resolved, reused;
+
+	if (first)
+		load_committed(s);
+	p = s->saved;
+	if (!p.known) {
+		resume_new(s);
+		s->flags &= ~(unsigned)TAILSTREAM_FROM_END;
+		return;
+	}
+	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)
+		return; /* nothing new at the path yet */
+	reused = live != NULL && p.has_id && tailfile_id(live)->dev == p.dev &&
+	         tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);
+	/* Not a loss by itself: its file may be rotated or compressed (read
+	 * from the position), or finished; counted only when it is gone. */
+	if (reused)
+		s->c->env->log(s->c->env, LOG_INFO,
+		               "%s: the stored offset's inode now belongs to a "
+		               "newer file: looking for its rotated files",
+		               s->path);
+	if (live != NULL && !reused && same_file(tailfile_id(live), &p)) {
+		bool shrank = tailfile_size(live) < p.pos, same = place_matches(live, &p);
+		/* Its first KiB and length are no proof when every file starts
+		 * with the same banner: copytruncate, then as many bytes again. */
+		bool rewritten = same && p.has_tail && !tailfile_tail_at(live, p.pos, p.tail);
+
+		tailfile_close(live);
+		if (same && !rewritten)
+			tailchain_add(s, 0, s->path, p.pos, false, true);
+		else
+			resume_replaced(s, &p,
+			                shrank ? "truncated"
+			                : rewritten
+			                    ? "truncated and written past its position again"
+			                    : "replaced");
+	} else {
+		tailfile_close(live);
+		resume_moved(s, &p, reused);
+	}
+	if (s->n == 0 && s->no_room)
+		return; /* the same place, once a descriptor is free */
+	s->suspended = false;
+	if (s->n > 0 || !p.finished)
+		s->saved = (struct tailpos){.known = true,
+		                            .finished = true,
+		                            .pos = p.pos,
+		                            .has_id = p.has_id,
+		                            .dev = p.dev,
+		                            .ino = p.ino,
+		                            .has_born = p.has_born,
+		                            .born = p.born,
+		                            .has_after = p.has_after,
+		                            .after = p.after};
+	if (s->n > 0)
+		s->saved.known = false; /* the chain holds the place now */
+}
