@@ -355,6 +355,52 @@ def test_backup_older_than_compressed_not_read_again(tmp_path, kafka, topic):
     assert counter(sk, "files_gone_unread") == 0
 
 
+BANNER = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
+
+
+def banner_rotations(tmp_path, kafka, topic, rules, parts):
+    """Every file starts with the same 1,080 byte BANNER (longer than the
+    fingerprint). For each part in turn, BANNER and the part's lines are
+    appended to app.log, and logrotate runs after each part but the last,
+    with rules (its directives; None: setup's); skiff reads the first part
+    and stops before it is rotated. Returns (sk, log, (size, inode) of log
+    when skiff stopped)."""
+    sk, log, conf, _ = setup(tmp_path, kafka, topic)
+    assert len(BANNER) == 1080
+    if rules is not None:
+        conf.write_text(f"{log} {{\n" + "".join(f"  {r}\n" for r in rules) + "}\n")
+    for k, part in enumerate(parts):
+        with open(log, "a") as f:
+            f.write(BANNER)
+        write_lines(log, part)
+        if k == 0:
+            sk.start()
+            consume(kafka.bootstrap, topic, n=60, timeout=60)
+            time.sleep(0.6)
+            assert sk.stop() == 0
+            stopped = log.stat().st_size, log.stat().st_ino
+        if k < len(parts) - 1:
+            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    return sk, log, stopped
+
+
+def banner_restart(sk, kafka, topic, n):
+    """Starts skiff again, then checks the topic: lines 0 to n-1 once each
+    and the three files' banners (30 lines)."""
+    sk.start()
+    consume(kafka.bootstrap, topic, n=n + 30, timeout=30, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [v.decode() if isinstance(v, bytes) else v
+            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
+    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
+    missing, dups, _, unexpected = check_lines(
+        [v for v in vals if not v.startswith("BANNER")], n)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+
+
 def test_compressed_rotation_sharing_a_banner_not_skipped(tmp_path, kafka, topic):
     """A hostile tester of issue 14: every file starts with the same 1,080
     byte banner (longer than the fingerprint). Lines 0-49 read, skiff
@@ -362,34 +408,9 @@ def test_compressed_rotation_sharing_a_banner_not_skipped(tmp_path, kafka, topic
     app.log.1.gz decodes to the banner the live file starts with, and was
     taken for a copy logrotate was still compressing from it: its 150 lines
     were skipped for good, silently. Bound: every line once, three banners."""
-    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
-    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
-    assert len(banner) == 1080
-    parts = [range(0, 50), range(50, 200), range(200, 250)]
-    for k, part in enumerate(parts):
-        with open(log, "a") as f:
-            f.write(banner)
-        write_lines(log, part)
-        if k == 0:
-            sk.start()
-            consume(kafka.bootstrap, topic, n=60, timeout=60)
-            time.sleep(0.6)
-            assert sk.stop() == 0
-        if k < 2:
-            subprocess_logrotate(conf, tmp_path / "logrotate.state")
-    sk.start()
-    consume(kafka.bootstrap, topic, n=280, timeout=30, allow_timeout=True)
-    time.sleep(1.0)
-    assert sk.stop() == 0
-    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
-    text = [v.decode() if isinstance(v, bytes) else v for v in vals]
-    assert sum(1 for v in text if v.startswith("BANNER")) == 30
-    missing, dups, _, unexpected = check_lines(
-        [v for v in vals if not (v.decode() if isinstance(v, bytes) else v).startswith("BANNER")],
-        250)
-    assert not unexpected
-    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
-    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    sk, _, _ = banner_rotations(tmp_path, kafka, topic, None,
+                                [range(0, 50), range(50, 200), range(200, 250)])
+    banner_restart(sk, kafka, topic, 250)
 
 
 def test_stored_file_gone_with_a_sibling_sharing_its_banner(tmp_path, kafka, topic):
@@ -400,34 +421,11 @@ def test_stored_file_gone_with_a_sibling_sharing_its_banner(tmp_path, kafka, top
     file, has the stored fingerprint and was resumed at byte 4,130: lines
     50-99 lost silently, files_gone_unread=0. Bound: 50-199 once each, the
     stored file counted gone."""
-    sk, log, conf, dirs = setup(tmp_path, kafka, topic)
-    conf.write_text(f"{log} {{\n  rotate 1\n  create\n  compress\n  missingok\n}}\n")
-    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
-    parts = [range(0, 50), range(50, 150), range(150, 200)]
-    for k, part in enumerate(parts):
-        with open(log, "a") as f:
-            f.write(banner)
-        write_lines(log, part)
-        if k == 0:
-            sk.start()
-            consume(kafka.bootstrap, topic, n=60, timeout=60)
-            time.sleep(0.6)
-            assert sk.stop() == 0
-        if k < 2:
-            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    sk, log, _ = banner_rotations(tmp_path, kafka, topic,
+                                  ["rotate 1", "create", "compress", "missingok"],
+                                  [range(0, 50), range(50, 150), range(150, 200)])
     assert not (log.parent / "app.log.2.gz").exists()
-    sk.start()
-    consume(kafka.bootstrap, topic, n=60 + 170, timeout=30, allow_timeout=True)
-    time.sleep(1.0)
-    assert sk.stop() == 0
-    vals = [v.decode() if isinstance(v, bytes) else v
-            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
-    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
-    missing, dups, _, unexpected = check_lines(
-        [v for v in vals if not v.startswith("BANNER")], 200)
-    assert not unexpected
-    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
-    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    banner_restart(sk, kafka, topic, 200)
     assert counter(sk, "files_gone_unread") == 1
 
 
@@ -438,34 +436,11 @@ def test_copytruncate_copy_of_a_newer_file_sharing_its_banner(tmp_path, kafka, t
     position). app.log.1, a copy of the next file, has the stored fingerprint:
     it was resumed at byte 4,130, losing 50-99. Bound: 50-159 once each, the
     stored file counted gone."""
-    sk, log, conf, dirs = setup(tmp_path, kafka, topic, compress="nocompress")
-    conf.write_text(f"{log} {{\n  rotate 1\n  copytruncate\n  nocompress\n  missingok\n}}\n")
-    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
-    parts = [range(0, 50), range(50, 150), range(150, 160)]
-    for k, part in enumerate(parts):
-        with open(log, "a") as f:
-            f.write(banner)
-        write_lines(log, part)
-        if k == 0:
-            sk.start()
-            consume(kafka.bootstrap, topic, n=60, timeout=60)
-            time.sleep(0.6)
-            assert sk.stop() == 0
-        if k < 2:
-            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    sk, log, _ = banner_rotations(tmp_path, kafka, topic,
+                                  ["rotate 1", "copytruncate", "nocompress", "missingok"],
+                                  [range(0, 50), range(50, 150), range(150, 160)])
     assert not (log.parent / "app.log.2").exists()
-    sk.start()
-    consume(kafka.bootstrap, topic, n=60 + 130, timeout=30, allow_timeout=True)
-    time.sleep(1.0)
-    assert sk.stop() == 0
-    vals = [v.decode() if isinstance(v, bytes) else v
-            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
-    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
-    missing, dups, _, unexpected = check_lines(
-        [v for v in vals if not v.startswith("BANNER")], 160)
-    assert not unexpected
-    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
-    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    banner_restart(sk, kafka, topic, 160)
     assert counter(sk, "files_gone_unread") == 1
 
 
@@ -476,35 +451,11 @@ def test_copytruncate_twice_new_content_longer_than_the_position(tmp_path, kafka
     150-199 (and 50-149, in app.log.1, never looked at). The 64 bytes before
     the position differ: a truncation. Bound: 50-259 once each, one
     truncation, the stored file counted gone."""
-    sk, log, conf, dirs = setup(tmp_path, kafka, topic, compress="nocompress")
-    conf.write_text(f"{log} {{\n  rotate 1\n  copytruncate\n  nocompress\n  missingok\n}}\n")
-    banner = "".join(f"BANNER {0:0100d}\n" for _ in range(10))
-    parts = [range(0, 50), range(50, 150), range(150, 260)]
-    for k, part in enumerate(parts):
-        with open(log, "a") as f:
-            f.write(banner)
-        write_lines(log, part)
-        if k == 0:
-            sk.start()
-            consume(kafka.bootstrap, topic, n=60, timeout=60)
-            time.sleep(0.6)
-            assert sk.stop() == 0
-            pos, ino = log.stat().st_size, log.stat().st_ino
-        if k < 2:
-            subprocess_logrotate(conf, tmp_path / "logrotate.state")
+    sk, log, (pos, ino) = banner_rotations(
+        tmp_path, kafka, topic, ["rotate 1", "copytruncate", "nocompress", "missingok"],
+        [range(0, 50), range(50, 150), range(150, 260)])
     assert log.stat().st_ino == ino and log.stat().st_size > pos
-    sk.start()
-    consume(kafka.bootstrap, topic, n=60 + 230, timeout=30, allow_timeout=True)
-    time.sleep(1.0)
-    assert sk.stop() == 0
-    vals = [v.decode() if isinstance(v, bytes) else v
-            for v in (r["value"] for r in consume(kafka.bootstrap, topic))]
-    assert sum(1 for v in vals if v.startswith("BANNER")) == 30
-    missing, dups, _, unexpected = check_lines(
-        [v for v in vals if not v.startswith("BANNER")], 260)
-    assert not unexpected
-    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
-    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    banner_restart(sk, kafka, topic, 260)
     assert counter(sk, "truncations") == 1
     assert counter(sk, "files_gone_unread") == 1
 
