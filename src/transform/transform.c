@@ -38,9 +38,11 @@ struct transform_chain {
 	size_t n;
 	char **keys, **values, **wheres;
 	bool *secret;
-	struct step steps[MAX_STEPS];
+	/* MAX_STEPS each, allocated when the list is set: 30 KB a connector
+	 * without transforms would otherwise hold resident. */
+	struct step *steps;
 	size_t nsteps;
-	struct step preds[MAX_STEPS];
+	struct step *preds;
 	size_t npreds;
 	struct txrec cur; /* the record of the last apply */
 	struct record_header hdr[TXREC_MAX_HEADERS];
@@ -195,15 +197,21 @@ static int init_step(struct transform_chain *c, struct step *s, const char *kind
 	return rc != 0 ? TRANSFORM_ERR_CONFIG : 0;
 }
 
-/* Reads the list KIND ("transforms" or "predicates") into steps[]. */
-static int parse_list(struct transform_chain *c, const char *kind, struct step *steps,
+/* Reads the list KIND ("transforms" or "predicates") into *stepsp,
+ * allocated here (MAX_STEPS) when KIND is set. */
+static int parse_list(struct transform_chain *c, const char *kind, struct step **stepsp,
                       size_t *nsteps, const struct tx_ops *const *list, char *errbuf, size_t errlen)
 {
 	int e = entry(c, kind);
+	struct step *steps;
 	const char *item;
 	size_t n;
 
-	for (size_t i = 0; e >= 0 && (n = txconf_list_item(c->values[e], i, &item)) > 0; i++) {
+	if (e < 0)
+		return 0;
+	if ((steps = *stepsp = calloc(MAX_STEPS, sizeof(*steps))) == NULL)
+		return TRANSFORM_ERR_NOMEM;
+	for (size_t i = 0; (n = txconf_list_item(c->values[e], i, &item)) > 0; i++) {
 		struct step *s = &steps[*nsteps];
 		int rc;
 
@@ -292,9 +300,9 @@ int transform_chain_parse(const struct config_section *cfg, struct transform_cha
 	if (c == NULL)
 		goto out;
 	if ((rc = collect(c, cfg, errbuf, errlen)) != 0 ||
-	    (rc = parse_list(c, "predicates", c->preds, &c->npreds, txregistry_predicates, errbuf,
+	    (rc = parse_list(c, "predicates", &c->preds, &c->npreds, txregistry_predicates, errbuf,
 	                     errlen)) != 0 ||
-	    (rc = parse_list(c, "transforms", c->steps, &c->nsteps, txregistry_transforms, errbuf,
+	    (rc = parse_list(c, "transforms", &c->steps, &c->nsteps, txregistry_transforms, errbuf,
 	                     errlen)) != 0 ||
 	    (rc = bind_predicates(c, errbuf, errlen)) != 0)
 		goto out;
@@ -455,9 +463,13 @@ void transform_chain_destroy(struct transform_chain *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; i < MAX_STEPS; i++) {
-		free_step(&c->steps[i]);
-		free_step(&c->preds[i]);
+		if (c->steps != NULL)
+			free_step(&c->steps[i]);
+		if (c->preds != NULL)
+			free_step(&c->preds[i]);
 	}
+	free(c->steps);
+	free(c->preds);
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->keys[i]);
 		free(c->values[i]);
