@@ -18,14 +18,25 @@ ru_maxrss. With --before OTHER_SKIFF (e.g. a build of an older commit) both
 binaries run interleaved in the same invocation and the ratios are printed.
 --smaps prints where the idle RSS of the last run is, by mapping.
 
+The floor: in the same invocation, each repetition also measures `kcat -P`
+with skiff's producer settings (idempotence, acks=all, linger.ms=5, the same
+queue bounds, statistics every 5 s) connected to the same broker, waiting on
+its stdin after the same --settle s: what any librdkafka producer on this
+system pays at idle (libc, librdkafka and the libcrypto/libssl it is linked
+with, its threads). skiff's idle RSS and PSS are printed against it as a
+ratio. A second kcat run without statistics.interval.ms shows what
+librdkafka's statistics cost (its histograms, and libm's pow() tables).
+--idle-only skips the load and after-burst runs.
+
   python3 tests/bench/bench_memory.py [--skiff build-rel/skiff]
-         [--before old/skiff] [--lines 300000] [--reps 3] [--smaps]
+         [--before old/skiff] [--lines 300000] [--reps 3] [--smaps] [--idle-only]
 
 Use release builds: an ASan binary measures AddressSanitizer's shadow.
 """
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,6 +59,9 @@ MHD_CHAIN = ("libmicrohttpd", "libgnutls", "libp11-kit", "libnettle", "libhogwee
 SYSTEMD_CHAIN = ("libsystemd", "libgcrypt", "libgpg-error", "libcap")
 # What librdkafka loads for TLS and SASL whatever the configuration (the SASL
 # plugins and libdb only with SASL/GSSAPI since e92a3c8).
+# Cyrus SASL's plugins and the Berkeley DB one of them needs.
+SASL_PLUGINS = ("libdb", "libdigestmd5", "libscram", "libntlm", "libsasldb", "libcrammd5",
+                "libplain", "liblogin", "libanonymous", "libgssapiv2")
 RDK_TLS_SASL = ("libcrypto", "libssl", "libsasl2", "libdb", "libdigestmd5", "libscram",
                 "libntlm", "libsasldb", "libcrammd5", "libplain", "liblogin", "libanonymous",
                 "libgssapiv2")
@@ -95,6 +109,45 @@ def idle_run(skiff, d, bootstrap, settle, want_smaps):
         finally:
             stop_process(p)
     return roll, smaps
+
+
+# skiff's producer defaults (src/sink_kafka.c) that kcat can take.
+KCAT_AS_SKIFF = ("enable.idempotence=true", "acks=all", "linger.ms=5", "message.timeout.ms=0",
+                 "partitioner=murmur2_random", "queue.buffering.max.messages=5000",
+                 "queue.buffering.max.kbytes=2048", "client.id=skiff",
+                 "statistics.interval.ms=5000")
+
+
+def kcat_idle_run(d, bootstrap, settle, want_smaps, stats=True):
+    """smaps_rollup (kB) of `kcat -P` with skiff's producer settings (without
+    statistics if not stats), settle s after it started, waiting on stdin
+    (the floor of a librdkafka producer)."""
+    d.mkdir()
+    argv = ["kcat", "-P", "-b", bootstrap, "-t", f"mem-kcat-{d.name}"]
+    for kv in KCAT_AS_SKIFF:
+        if stats or not kv.startswith("statistics."):
+            argv += ["-X", kv]
+    with open(d / "stderr", "ab") as err:
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        time.sleep(settle)
+        roll = proc_rollup_kb(p.pid)
+        smaps = proc_smaps_kb(p.pid) if want_smaps else None
+    finally:
+        p.stdin.close()  # end of input: kcat flushes nothing and exits
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            stop_process(p)
+    return roll, smaps
+
+
+def print_smaps(who, smaps):
+    anon = sum(v for k, v in smaps.items() if k.startswith("["))
+    print(f"{who}: idle RSS by mapping: anonymous+heap+stacks {anon} kB, files "
+          f"{sum(smaps.values()) - anon} kB; largest:")
+    for name, kb in sorted(smaps.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"  {kb:6d} kB  {name}")
 
 
 def load_run(skiff, d, src, n, bootstrap):
@@ -153,6 +206,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--settle", type=float, default=4.0)
     ap.add_argument("--smaps", action="store_true")
+    ap.add_argument("--idle-only", action="store_true", help="no load and after-burst runs")
     args = ap.parse_args()
     bins = {"skiff": os.path.abspath(args.skiff)}
     if args.before:
@@ -163,12 +217,16 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="skiff-mem-"))
     res = {k: {"idle": [], "load": [], "after": [], "idle_pss": [], "idle_anon": [],
                "load_pss": [], "load_anon": []} for k in bins}
-    smaps = None
+    smaps = kcat_smaps = None
+    kcat = {"idle": [], "idle_pss": [], "idle_anon": []}
+    kcat_nostats = []
     with local_broker(work / "kafka") as bootstrap:
         src = work / "lines.log"
-        write_input(src, args.lines)
-        print(f"{args.lines} lines of {src.stat().st_size / args.lines:.0f} B; "
-              f"{args.reps} repetitions, interleaved; {os.cpu_count()} CPUs")
+        if not args.idle_only:
+            write_input(src, args.lines)
+            print(f"{args.lines} lines of {src.stat().st_size / args.lines:.0f} B; ", end="")
+        print(f"{args.reps} repetitions, interleaved; {os.cpu_count()} CPUs; load average "
+              f"{os.getloadavg()[0]:.1f}")
         for rep in range(args.reps):
             order = list(bins.items())
             for k, b in order[rep % len(order):] + order[:rep % len(order)]:
@@ -178,30 +236,58 @@ def main():
                 res[k]["idle_pss"].append(roll.get("Pss", 0) / 1024.0)
                 res[k]["idle_anon"].append(roll.get("Anonymous", 0) / 1024.0)
                 smaps = sm or smaps
+                if args.idle_only:
+                    continue
                 peak, top = load_run(b, work / f"load-{k}-{rep}", src, args.lines, bootstrap)
                 res[k]["load"].append(peak)
                 res[k]["load_pss"].append(top.get("Pss", 0) / 1024.0)
                 res[k]["load_anon"].append(top.get("Anonymous", 0) / 1024.0)
                 res[k]["after"].append(after_run(b, work / f"after-{k}-{rep}", src, args.lines,
                                                  bootstrap, args.settle))
+            if shutil.which("kcat"):
+                roll, sm = kcat_idle_run(work / f"idle-kcat-{rep}", bootstrap, args.settle,
+                                         args.smaps)
+                kcat["idle"].append(roll.get("Rss", 0) / 1024.0)
+                kcat["idle_pss"].append(roll.get("Pss", 0) / 1024.0)
+                kcat["idle_anon"].append(roll.get("Anonymous", 0) / 1024.0)
+                kcat_smaps = sm or kcat_smaps
+                roll, _ = kcat_idle_run(work / f"idle-kcat-nostats-{rep}", bootstrap,
+                                        args.settle, False, stats=False)
+                kcat_nostats.append(roll.get("Rss", 0) / 1024.0)
     for k in bins:
-        print(f"{k:7s} idle RSS {fmt(res[k]['idle'])}   peak RSS {fmt(res[k]['load'])}   "
-              f"after the burst {fmt(res[k]['after'])}")
-        med = {m: statistics.median(v) for m, v in res[k].items()}
+        if args.idle_only:
+            print(f"{k:7s} idle RSS {fmt(res[k]['idle'])}")
+        else:
+            print(f"{k:7s} idle RSS {fmt(res[k]['idle'])}   peak RSS {fmt(res[k]['load'])}   "
+                  f"after the burst {fmt(res[k]['after'])}")
+        med = {m: statistics.median(v) for m, v in res[k].items() if v}
+        load = "" if args.idle_only else (
+            f";   at the highest sample of the load: PSS {med['load_pss']:.1f} MB, anonymous "
+            f"{med['load_anon']:.1f} MB")
         print(f"{'':7s} idle PSS {med['idle_pss']:.1f} MB, anonymous {med['idle_anon']:.1f} MB "
-              f"(file-backed {med['idle'] - med['idle_anon']:.1f} MB);   at the highest "
-              f"sample of the load: PSS {med['load_pss']:.1f} MB, anonymous "
-              f"{med['load_anon']:.1f} MB")
+              f"(file-backed {med['idle'] - med['idle_anon']:.1f} MB){load}")
+    if kcat["idle"]:
+        med = {m: statistics.median(v) for m, v in kcat.items()}
+        print(f"kcat -P with skiff's producer settings, idle: RSS {fmt(kcat['idle'])}, PSS "
+              f"{med['idle_pss']:.1f} MB, anonymous {med['idle_anon']:.1f} MB (the floor)")
+        print(f"kcat -P the same without statistics.interval.ms, idle: RSS {fmt(kcat_nostats)}")
+        for k in bins:
+            print(f"{k}/kcat at idle: RSS "
+                  f"{statistics.median(res[k]['idle']) / med['idle']:.2f}, PSS "
+                  f"{statistics.median(res[k]['idle_pss']) / med['idle_pss']:.2f}, anonymous "
+                  f"{statistics.median(res[k]['idle_anon']) / med['idle_anon']:.2f}")
+    else:
+        print("kcat not on PATH: no floor measured")
     if args.before:
-        for m in ("idle", "load", "after"):
+        for m in ("idle",) if args.idle_only else ("idle", "load", "after"):
             r = statistics.median(res["skiff"][m]) / statistics.median(res["before"][m])
             print(f"{m}: skiff/before = {r:.2f}")
+    if kcat_smaps:
+        print_smaps("kcat", kcat_smaps)
+        sasl = sum(v for k, v in kcat_smaps.items() if k.startswith(SASL_PLUGINS))
+        print(f"kcat's Cyrus SASL plugins and libdb (skiff loads them only for GSSAPI): {sasl} kB")
     if smaps:
-        anon = sum(v for k, v in smaps.items() if k.startswith("["))
-        print(f"idle RSS by mapping: anonymous+heap+stacks {anon} kB, files "
-              f"{sum(smaps.values()) - anon} kB; largest:")
-        for name, kb in sorted(smaps.items(), key=lambda kv: -kv[1])[:12]:
-            print(f"  {kb:6d} kB  {name}")
+        print_smaps("skiff", smaps)
         mhd = sum(v for k, v in smaps.items() if k.startswith(MHD_CHAIN))
         print(f"libmicrohttpd and the libraries only it needs (gnutls, p11-kit, ...): {mhd} kB")
         tls = sum(v for k, v in smaps.items() if k.startswith(RDK_TLS_SASL))
