@@ -120,7 +120,7 @@ static void check_zprefix_banner(void)
 {
 	char banner[1200] = "", a[2000], b[2000], z[PATH_MAX + 64];
 	FILE *f;
-	long n;
+	long n = 0;
 
 	for (int i = 0; i < 10; i++)
 		snprintf(banner + strlen(banner), sizeof(banner) - strlen(banner),
