@@ -10,6 +10,17 @@ to one local Kafka 3.9.1 broker by each of
                              message.timeout.ms=0): the reference of the ratios
   skiff StringConverter      FileStreamSource, raw lines
   skiff JsonConverter        FileStreamSource, Connect's default converter
+                             (schemas.enable=true: each line in the envelope
+                             {"schema":{"type":"string","optional":false},
+                             "payload":"<line>"})
+  kcat JsonConverter's bytes kcat -P -l with skiff's settings fed a file of
+                             exactly the records skiff's JsonConverter writes
+                             for the input, rendered before the runs (Python's
+                             json module, Jackson's escaping); the first and
+                             last record of each of its and skiff's
+                             JsonConverter runs must be byte for byte the
+                             rendered ones: the reference of skiff
+                             JsonConverter's second ratio
   Fluent Bit                 tail -> kafka, from PATH or FLUENT_BIT=...
   Kafka Connect              3.9.1 standalone FileStreamSource (jars from Maven
                              Central by tests/rest/connect.sh), StringConverter
@@ -19,14 +30,16 @@ interleaved (the order rotates each repetition) across --reps repetitions, a
 fresh topic per run. Each run's topic is read back and must hold each line
 number exactly once. Prints, per tool, the median and min-max of CPU seconds
 (utime+stime of the process and its threads), wall seconds and peak RSS, the
-ratios of the medians against kcat-same-settings, and for skiff and kcat the
+ratios of the medians against kcat-same-settings (then, in a second table,
+the JsonConverter runs against kcat with JsonConverter's bytes, which sends
+what they send), and for skiff and kcat the
 share of its CPU spent outside librdkafka's rdk:* threads (/proc/PID/task/*/
 stat: skiff's when the last record is in, kcat's in its last sample, every
 50 ms, before it exits). kcat's own thread reads lines and calls librdkafka's
 produce once per record: the floor of that share for any program doing so.
 
   python3 tests/bench/bench_file.py [--lines N] [--reps 5] [--skiff PATH]
-          [--tools kcat,kcat-same,skiff-string,skiff-json,fluent-bit,connect]
+          [--tools kcat,kcat-same,kcat-json,skiff-string,skiff-json,fluent-bit,connect]
           [--skiff-base PATH]
 
 --skiff-base adds base-string and base-json: the same two runs of another
@@ -40,7 +53,9 @@ kcat -Q), after which they get SIGTERM; their CPU includes that shutdown.
 """
 
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,8 +69,9 @@ NUMBER_RE = rb"(\d{9}) 2026-11-30T02"
 SAME = ["enable.idempotence=true", "acks=all", "linger.ms=5",
         "queue.buffering.max.messages=5000", "queue.buffering.max.kbytes=2048",
         "message.timeout.ms=0"]
-TOOLS = ["kcat", "kcat-same", "skiff-string", "skiff-json", "fluent-bit", "connect"]
+TOOLS = ["kcat", "kcat-same", "kcat-json", "skiff-string", "skiff-json", "fluent-bit", "connect"]
 NAMES = {"kcat": "kcat -P -l", "kcat-same": "kcat -P -l, skiff's settings",
+         "kcat-json": "kcat, skiff's, JsonConverter bytes",
          "skiff-string": "skiff StringConverter", "skiff-json": "skiff JsonConverter",
          "fluent-bit": "Fluent Bit tail -> kafka", "connect": "Connect 3.9.1 FileStreamSource",
          "base-string": "skiff StringConverter, --skiff-base",
@@ -67,6 +83,64 @@ def write_input(src, n):
         for i in range(n):
             f.write(f"{i:09d} 2026-11-30T02:00:00.000Z gateway-7 sensor=temp value={i % 997}.5 "
                     f"unit=C status=ok site=edge-07 note=the-quick-brown-fox-jumps-over-the-lazy-dog\n")
+
+
+# JsonConverter's envelope for a string value with schemas.enable=true, as
+# skiff writes it (src/convert.c string_envelope).
+STRING_ENVELOPE = b'{"schema":{"type":"string","optional":false},"payload":'
+JSON_TOOLS = ("kcat-json", "skiff-json", "base-json")
+
+
+def _jackson_escape(m):
+    # json.dumps writes \u00xx in lower case; Jackson (and skiff) in upper.
+    return m.group(1) or "\\u" + m.group(2).upper()
+
+
+def _surrogates(m):
+    cp = ord(m.group(0)) - 0x10000
+    return f"\\u{0xD800 + (cp >> 10):04X}\\u{0xDC00 + (cp & 0x3FF):04X}"
+
+
+def connect_json_string(line):
+    """line (bytes, no line end) as a JSON string the way Connect's
+    JsonConverter (Jackson) writes it: " \\ and the controls escaped (\\n,
+    \\t, ... or \\u00XX), other characters as they are except those outside
+    the BMP, which Jackson writes as an escaped UTF-16 surrogate pair. Invalid
+    UTF-8 becomes U+FFFD (as Python decodes it; skiff's runs of replaced bytes
+    may differ, the benchmark's input is ASCII)."""
+    text = json.dumps(line.decode("utf-8", "replace"), ensure_ascii=False)
+    text = re.sub(r"(\\\\)|\\u([0-9a-f]{4})", _jackson_escape, text)
+    return re.sub("[\U00010000-\U0010FFFF]", _surrogates, text).encode()
+
+
+def write_json_records(src, dst):
+    """dst: one line per line of src (whose lines end in \\n only), the record
+    JsonConverter with schemas.enable=true writes for it. Returns (first, last)."""
+    first = last = None
+    with open(src, "rb") as f, open(dst, "wb") as out:
+        for line in f:
+            last = STRING_ENVELOPE + connect_json_string(line.rstrip(b"\n")) + b"}"
+            first = first or last
+            out.write(last + b"\n")
+    return first, last
+
+
+def record_at(bootstrap, topic, offset):
+    """The value of topic's record at offset (-1: the last), byte for byte."""
+    return subprocess.run(["kcat", "-C", "-q", "-e", "-c", "1", "-b", bootstrap, "-t", topic,
+                           "-p", "0", "-o", str(offset), "-f", "%s"],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE).stdout
+
+
+def same_ends(bootstrap, topic, ends):
+    """"" when topic's first and last records are byte for byte the rendered
+    ones (ends), which kcat-json sends: the reference sends what skiff
+    JsonConverter sends. Else why."""
+    for what, offset, want in (("first", 0, ends[0]), ("last", -1, ends[1])):
+        got = record_at(bootstrap, topic, offset)
+        if got != want:
+            return f"{what} record differs from the rendered one: {got[:300]!r} vs {want[:300]!r}"
+    return ""
 
 
 def connect_libs():
@@ -81,9 +155,10 @@ def connect_libs():
 
 def command(tool, d, src, topic, bootstrap, args):
     """(argv, daemon?) for one run of tool in directory d."""
-    if tool in ("kcat", "kcat-same"):
-        xs = [a for s in (SAME if tool == "kcat-same" else []) for a in ("-X", s)]
-        return ["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", *xs, str(src)], False
+    if tool.startswith("kcat"):
+        xs = [a for s in (SAME if tool != "kcat" else []) for a in ("-X", s)]
+        data = args.json_records if tool == "kcat-json" else src
+        return ["kcat", "-P", "-b", bootstrap, "-t", topic, "-l", *xs, str(data)], False
     if tool.startswith(("skiff", "base")):
         conv = ("org.apache.kafka.connect.json.JsonConverter" if tool.endswith("-json")
                 else "org.apache.kafka.connect.storage.StringConverter")
@@ -131,6 +206,8 @@ def one_run(tool, work, run_id, src, n, bootstrap, args):
         r = run_tool(argv, str(d), until=sample)
         r["own"] = share()
     r["bad"] = check_delivered(bootstrap, topic, n, NUMBER_RE)
+    if not r["bad"] and tool in JSON_TOOLS:
+        r["bad"] = same_ends(bootstrap, topic, args.json_ends)
     if r["bad"] or (r["rc"] != 0 and not daemon):
         sys.exit(f"bench: {NAMES[tool]} run {run_id}: exit {r['rc']}; {r['bad']} "
                  f"(see {d}/bench.stderr)")
@@ -182,6 +259,14 @@ def main():
         print(f"input: {args.lines} lines, {size / args.lines:.0f} bytes/line, "
               f"{size / 1e6:.1f} MB; {args.reps} repetitions; {os.cpu_count()} CPUs; "
               f"load average {os.getloadavg()[0]:.2f} at start")
+        if any(t in JSON_TOOLS for t in tools):
+            args.json_records = work / "lines.json"
+            args.json_ends = write_json_records(src, args.json_records)
+            size = args.json_records.stat().st_size
+            print(f"JsonConverter's records: {size / args.lines:.0f} bytes each, "
+                  f"{size / 1e6:.1f} MB (kcat-json's input)")
+            if "kcat-json" in tools and not any(t in tools for t in JSON_TOOLS[1:]):
+                print("kcat-json: no JsonConverter run of skiff here to check its bytes against")
         for t in ("kcat", "kcat-same"):
             one_run(t, work, "warmup", src, args.lines, bootstrap, args)
         results = {NAMES[t]: [] for t in tools}
@@ -192,6 +277,11 @@ def main():
         print(f"load average {os.getloadavg()[0]:.2f} at the end; every run delivered "
               f"each of the {args.lines} lines exactly once")
         summarize(results, NAMES["kcat-same"], own_share)
+        if "kcat-json" in tools:
+            # JsonConverter against the reference sending the same bytes.
+            print()
+            summarize({NAMES[t]: results[NAMES[t]] for t in JSON_TOOLS if NAMES[t] in results},
+                      NAMES["kcat-json"], own_share)
     shutil.rmtree(work, ignore_errors=True)
 
 
