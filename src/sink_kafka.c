@@ -54,8 +54,6 @@ static const char *const defaults[][2] = {
     {"client.id", "skiff"},
     {"log.queue", "true"},
     {"log.connection.close", "false"},
-    /* Bytes sent and broker states for /metrics (sink_stats). */
-    {"statistics.interval.ms", "5000"},
 };
 
 /* Passes worker properties to librdkafka: producer.X and kafka.X as X, and
@@ -289,6 +287,26 @@ static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 	return 0;
 }
 
+/* librdkafka's statistics (on_stats), only where something reads them: the
+ * bandwidth cap settles its estimates on the wire count every second, and
+ * /metrics (listeners=) shows bytes sent and brokers up every 5 s. Without
+ * either they would wake the loop every 5 s and keep librdkafka's histograms
+ * (and the libm pages they need, ~0.4 MB) resident for nothing. The user's
+ * statistics.interval.ms wins. */
+static int statistics(const struct config_section *w, rd_kafka_conf_t *conf, char *errbuf,
+                      size_t errlen)
+{
+	if (passthrough_where(w, "statistics.interval.ms") != NULL)
+		return 0;
+	if (config_int(w, "bandwidth.max.bytes.per.second") > 0)
+		return kconf_set(conf, "statistics.interval.ms", "1000",
+		                 "bandwidth.max.bytes.per.second", errbuf, errlen);
+	if (config_list_len(w, "listeners") > 0)
+		return kconf_set(conf, "statistics.interval.ms", "5000", "listeners", errbuf,
+		                 errlen);
+	return 0;
+}
+
 /* With exactly.once.source.support=enabled: a transactional producer whose
  * transactional.id is "<offset.storage.topic>-<device>" (device_name: the
  * device.id, else the machine id; stable across restarts of one device,
@@ -344,11 +362,7 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		s->queue_capacity = 5000;
 	if (check_limits(w, conf, errbuf, errlen) != 0)
 		goto fail;
-	/* The bandwidth cap settles its estimates on the wire count every second. */
-	if (config_int(w, "bandwidth.max.bytes.per.second") > 0 &&
-	    passthrough_where(w, "statistics.interval.ms") == NULL &&
-	    kconf_set(conf, "statistics.interval.ms", "1000", "bandwidth.max.bytes.per.second",
-	              errbuf, errlen) != 0)
+	if (statistics(w, conf, errbuf, errlen) != 0)
 		goto fail;
 	rd_kafka_conf_set_opaque(conf, s);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -294,6 +295,50 @@ def test_idle_skiff_writes_nothing(tmp_path, kafka, topic):
     # own threads wake now and then, hence a small allowance.
     assert cpu <= 15, f"{cpu} clock ticks of CPU in 3 idle seconds"
     assert sk.stop() == 0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main_thread_wakes(pid):
+    """How often skiff's main thread has blocked and woken again (voluntary
+    context switches: each return from poll(2) after sleeping)."""
+    with open(f"/proc/{pid}/task/{pid}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches")
+
+
+@pytest.mark.parametrize("listeners", [False, True])
+def test_idle_main_thread_sleeps(tmp_path, kafka, topic, listeners):
+    """An idle skiff's main thread sleeps until something is due: with the
+    rescan a minute away and no listener, 20 idle seconds wake it at most
+    once. librdkafka's statistics (every 5 s) run only when /metrics is
+    served (listeners=), where they feed it: then they wake it about 4 times."""
+    src = tmp_path / "idle.log"
+    src.write_text("a\nb\n")
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "value.converter": "StringConverter"}
+    if listeners:
+        worker["listeners"] = f"http://127.0.0.1:{free_port()}"
+    conn = {"name": "idle", "connector.class": "FileStreamSource", "file": str(src),
+            "topic": topic, "rescan.interval.ms": "60000"}
+    sk = Skiff(tmp_path, worker, [conn]).start()
+    consume(kafka.bootstrap, topic, n=2, timeout=60)
+    time.sleep(2.0)  # the acks, the offset flush
+    wakes = main_thread_wakes(sk.pid)
+    time.sleep(20.0)
+    wakes = main_thread_wakes(sk.pid) - wakes
+    assert sk.stop() == 0
+    if listeners:
+        assert 3 <= wakes <= 8, f"{wakes} wakes in 20 s with statistics every 5 s"
+    else:
+        assert wakes <= 1, f"the idle main thread woke {wakes} times in 20 s"
 
 
 def cpu_ticks(pid):
