@@ -4,7 +4,7 @@
 # real broker on loopback. Prints the stripped size and:
 #   idle: VmRSS after 10 s with one file connector at the end of an empty file
 #   full speed: VmHWM while it ships 200,000 lines of 48 bytes appended at once
-#     (skiff's default producer queue: 8 MiB / 20000 records), and how long
+#     (skiff's default producer queue: 2 MiB / 5,000 records), and how long
 #     until the consume tool read them all back.
 # Under qemu-user the numbers are the qemu process's: the guest's pages plus
 # qemu's own (its translation cache, ~10-30 MB), so they bound a board's from
