@@ -68,7 +68,8 @@ int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const 
 	if (rd_kafka_conf_set(conf, name, value, why, sizeof(why)) == RD_KAFKA_CONF_OK)
 		return 0;
 	if (is_location(name)) {
-		snprintf(errbuf, errlen, "%s: %s = %s: %s", where, name, value, why);
+		/* Bounded, so gcc on 32-bit targets sees the length fit an int. */
+		snprintf(errbuf, errlen, "%.1024s: %.256s = %.4096s: %s", where, name, value, why);
 		return KCONF_ERR;
 	}
 	mask(why, value, shown, sizeof(shown));

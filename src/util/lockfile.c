@@ -102,7 +102,8 @@ int lockfile_abstract(const char *name, const char *what, char *errbuf, size_t e
 	int64_t pid;
 
 	if (n + 1 > sizeof(addr.sun_path)) {
-		snprintf(errbuf, errlen, "@%s: name too long", name);
+		snprintf(errbuf, errlen, "@%.64s...: name too long (%zu bytes, at most %zu)", name,
+		         n, sizeof(addr.sun_path) - 1);
 		return LOCKFILE_ERR;
 	}
 	memcpy(addr.sun_path + 1, name, n); /* sun_path[0] == '\0': abstract */
