@@ -14,12 +14,18 @@ with nothing written to any file, and then
             /proc/PID/io: what reaches the disk, fsynced) per offset flush.
 
 Idle CPU and bytes per flush are printed as ratios to the smallest N of the
-same invocation. With --strace, syscall counts (strace -c -f) over one window
+same invocation. The floor: in the same windows, `kcat -P` with skiff's
+producer settings, connected to the same broker and idle on its stdin (its
+main thread blocks in read(), so what it spends is librdkafka's own timers:
+rdk:main and one thread per broker wake about once a second whatever the
+program does); skiff's idle CPU is printed beside it and as a ratio. For both,
+CPU and wakeups per 60 s of each thread (/proc/PID/task/*/schedstat: ns, and
+times scheduled in), skiff's own thread apart from librdkafka's rdk:*. With --strace, syscall counts (strace -c -f) over one window
 are printed too. Fluent Bit (from PATH or FLUENT_BIT=...) tails the same idle
 files for the same windows when present; the script says when it is absent.
 
   python3 tests/bench/bench_idle.py [--skiff build/skiff] [--n 10,100,1000,10000]
-         [--window 60] [--windows 3] [--busy 20] [--strace]
+         [--window 60] [--windows 3] [--busy 20] [--strace] [--no-kcat]
 
 Use a release build: the default build-asan binary measures AddressSanitizer.
 """
@@ -39,7 +45,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 import offsetfile  # noqa: E402
-from benchlib import local_broker, proc_cpu_s, proc_field, proc_rss_mb, stop_process  # noqa: E402
+from benchlib import (local_broker, proc_cpu_s, proc_field, proc_rss_mb, stop_process,  # noqa: E402
+                      thread_delta, thread_sample)
 
 
 def write_props(path, props):
@@ -66,15 +73,53 @@ def shipped(offsets, want):
     return done
 
 
-def idle_windows(pid, settle, window, windows):
-    """CPU seconds per 60 s of each window."""
+def idle_windows(pids, settle, window, windows):
+    """For each {name: pid} sampled in the same windows: (CPU seconds per 60 s
+    of each window, {thread name: [CPU s, wakeups] per 60 s over all the
+    windows})."""
     time.sleep(settle)
-    out = []
+    cpu = {k: [] for k in pids}
+    thr0 = {k: thread_sample(p) for k, p in pids.items()}
+    t_all = time.monotonic()
     for _ in range(windows):
-        c0, t0 = proc_cpu_s(pid), time.monotonic()
+        c0, t0 = {k: proc_cpu_s(p) for k, p in pids.items()}, time.monotonic()
         time.sleep(window)
-        out.append((proc_cpu_s(pid) - c0) * 60.0 / (time.monotonic() - t0))
+        for k, p in pids.items():
+            cpu[k].append((proc_cpu_s(p) - c0[k]) * 60.0 / (time.monotonic() - t0))
+    per60 = 60.0 / (time.monotonic() - t_all)
+    out = {}
+    for k, p in pids.items():
+        thr = thread_delta(thr0[k], thread_sample(p))
+        out[k] = (cpu[k], {c: [v[0] * per60, v[1] * per60] for c, v in thr.items()})
     return out
+
+
+# skiff's producer defaults (src/sink_kafka.c) that kcat takes; no
+# statistics.interval.ms: skiff sets it only with listeners= or a bandwidth cap.
+KCAT_AS_SKIFF = ("enable.idempotence=true", "acks=all", "linger.ms=5", "message.timeout.ms=0",
+                 "partitioner=murmur2_random", "queue.buffering.max.messages=5000",
+                 "queue.buffering.max.kbytes=2048", "client.id=skiff",
+                 "log.connection.close=false")
+
+
+def start_kcat(bootstrap, topic, log):
+    """`kcat -P` with skiff's producer settings, waiting on its stdin (a pipe
+    this side keeps open), or None when kcat is not on PATH."""
+    if not shutil.which("kcat"):
+        return None
+    argv = ["kcat", "-P", "-b", bootstrap, "-t", topic]
+    for kv in KCAT_AS_SKIFF:
+        argv += ["-X", kv]
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log)
+
+
+def stop_kcat(k):
+    """End of input: kcat has nothing to flush and exits."""
+    k.stdin.close()
+    try:
+        k.wait(30)
+    except subprocess.TimeoutExpired:
+        stop_process(k)
 
 
 def strace_counts(pid, window):
@@ -122,14 +167,23 @@ def bench_skiff(work, skiff, bootstrap, n, args):
     finally:
         stop_process(p)
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+    k = None if args.no_kcat else start_kcat(bootstrap, f"bench-idle-kcat-{n}", log)
     res = {}
     try:
-        res["idle"] = idle_windows(p.pid, args.settle, args.window, args.windows)
+        pids = {"skiff": p.pid, **({"kcat": k.pid} if k else {})}
+        idle = idle_windows(pids, args.settle, args.window, args.windows)
+        res["idle"], res["threads"] = idle["skiff"]
+        if k:
+            res["kcat"], res["kcat_threads"] = idle["kcat"]
+            stop_kcat(k)
+            k = None
         res["rss"] = proc_rss_mb(p.pid)
         if args.strace and shutil.which("strace"):
             res["strace"] = strace_counts(p.pid, args.window)
         res["busy"] = busy_bytes(p.pid, d / "f00000.log", offsets, args.busy)
     finally:
+        if k:
+            stop_kcat(k)
         stop_process(p)
     return res
 
@@ -164,7 +218,7 @@ def bench_fluent_bit(fb, work, n, args):
     p = subprocess.Popen([fb, "-c", str(conf)], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        idle = idle_windows(p.pid, args.settle, args.window, args.windows)
+        idle = idle_windows({"fb": p.pid}, args.settle, args.window, args.windows)["fb"][0]
         return idle, proc_rss_mb(p.pid)
     finally:
         stop_process(p)
@@ -179,6 +233,7 @@ def main():
     ap.add_argument("--settle", type=float, default=15.0)
     ap.add_argument("--busy", type=float, default=20.0)
     ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--no-kcat", action="store_true", help="no kcat -P floor in the idle windows")
     args = ap.parse_args()
     ns = [int(x) for x in args.n.split(",")]
     work = Path(tempfile.mkdtemp(prefix="skiff-bench-idle-"))
@@ -215,6 +270,29 @@ def row(n, r, ref):
     if "strace" in r:
         print("        syscalls in one window: " +
               ", ".join(f"{name} {calls}" for calls, name in r["strace"]), flush=True)
+    if "kcat" in r:
+        kmed = statistics.median(r["kcat"])
+        ratios = [s / k for s, k in zip(r["idle"], r["kcat"]) if k > 0] or [0.0]
+        ns_s = sum(v[0] for v in r["threads"].values())
+        ns_k = sum(v[0] for v in r["kcat_threads"].values())
+        print(f"        kcat -P, skiff's producer settings, idle on stdin, same windows: "
+              f"{kmed:.3f} ({min(r['kcat']):.3f}-{max(r['kcat']):.3f}) s/60s; skiff/kcat "
+              f"{med / max(kmed, 1e-9):.2f}x (per window {min(ratios):.2f}-{max(ratios):.2f}); "
+              f"by schedstat over all windows {ns_s:.3f} vs {ns_k:.3f} s/60s, "
+              f"{ns_s / max(ns_k, 1e-9):.2f}x", flush=True)
+    for who, key in (("skiff", "threads"), ("kcat", "kcat_threads")):
+        if key in r:
+            print(f"        {who} threads, CPU s / wakeups per 60 s: {fmt_threads(r[key])}",
+                  flush=True)
+
+
+def fmt_threads(thr):
+    """'name cpu/wakeups, ...', librdkafka's rdk:* threads summed after them."""
+    cells = [f"{c} {v[0]:.3f}/{v[1]:.0f}" for c, v in sorted(thr.items())]
+    rdk = [v for c, v in thr.items() if c.startswith("rdk:")]
+    own = [v for c, v in thr.items() if not c.startswith("rdk:")]
+    return (", ".join(cells) + f"; rdk:* {sum(v[0] for v in rdk):.3f}/{sum(v[1] for v in rdk):.0f}"
+            f", others {sum(v[0] for v in own):.3f}/{sum(v[1] for v in own):.0f}")
 
 
 def report_fluent_bit(ns, results, fb):

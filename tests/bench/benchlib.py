@@ -308,3 +308,39 @@ def stop_process(p):
     except subprocess.TimeoutExpired:
         p.kill()
         p.wait()
+
+
+# --- Per-thread idle cost (bench_idle.py) -----------------------------------
+
+def thread_sample(pid):
+    """{tid: (comm, on-CPU ns, times scheduled in)} of pid's live threads, from
+    /proc/PID/task/TID/schedstat: nanoseconds, where /proc/PID/stat counts
+    10 ms ticks (an idle thread's 60 s is a few ticks). Each time a sleeping
+    thread wakes it is scheduled in once, so the count is its wakeups (and
+    preemptions, which an idle process hardly has)."""
+    out = {}
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out
+    for t in tasks:
+        try:
+            comm = Path(f"/proc/{pid}/task/{t}/comm").read_text().strip()
+            run_ns, _, slices = Path(f"/proc/{pid}/task/{t}/schedstat").read_text().split()[:3]
+        except (FileNotFoundError, ValueError):
+            continue
+        out[int(t)] = (comm, int(run_ns), int(slices))
+    return out
+
+
+def thread_delta(before, after):
+    """{comm: [CPU s, wakeups]} between two thread_sample()s, threads of one
+    name summed; a thread in only one of them (started or exited between) is
+    left out."""
+    out = {}
+    for tid, (comm, ns, slices) in after.items():
+        if tid in before:
+            acc = out.setdefault(comm, [0.0, 0])
+            acc[0] += (ns - before[tid][1]) / 1e9
+            acc[1] += slices - before[tid][2]
+    return out
