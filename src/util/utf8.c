@@ -101,3 +101,56 @@ bool utf8_valid(const char *s, size_t len)
 {
 	return utf8_valid_prefix(s, len) == len;
 }
+
+/* The length of the sequence a lead byte starts, 0 for a byte that starts
+ * none (a continuation byte, C0, C1, F5..FF). */
+static size_t seq_len(unsigned char b)
+{
+	if (b >= 0xC2 && b <= 0xDF)
+		return 2;
+	if (b >= 0xE0 && b <= 0xEF)
+		return 3;
+	if (b >= 0xF0 && b <= 0xF4)
+		return 4;
+	return 0;
+}
+
+/* True when b may follow lead as its second byte: no overlong form, no
+ * surrogate, nothing above U+10FFFF (Unicode's table 3-7). */
+static bool second_ok(unsigned char lead, unsigned char b)
+{
+	if (lead == 0xE0)
+		return b >= 0xA0 && b <= 0xBF;
+	if (lead == 0xED)
+		return b >= 0x80 && b <= 0x9F;
+	if (lead == 0xF0)
+		return b >= 0x90 && b <= 0xBF;
+	if (lead == 0xF4)
+		return b >= 0x80 && b <= 0x8F;
+	return cont(b);
+}
+
+size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t lead = max, k;
+
+	if (len <= max)
+		return len;
+	/* The last byte before the cut that is no continuation byte, within
+	 * the 3 a character can have before it. */
+	for (k = 1; k <= 3 && k <= max; k++) {
+		if (!cont(u[max - k])) {
+			lead = max - k;
+			break;
+		}
+	}
+	if (lead == max || lead == 0 || seq_len(u[lead]) <= max - lead)
+		return max;
+	if (!second_ok(u[lead], u[lead + 1]))
+		return max;
+	for (k = lead + 2; k <= max; k++)
+		if (!cont(u[k]))
+			return max;
+	return lead;
+}

@@ -30,6 +30,16 @@ size_t utf8_ascii_run(const char *s, size_t len);
  * (NUL bytes allowed): len when all of it is. */
 size_t utf8_valid_prefix(const char *s, size_t len);
 
+/* Where to cut s, which holds len bytes, into a first piece of at most max
+ * (> 0) bytes without splitting a character: len when len <= max; else max,
+ * backed off to the first byte of the character that starts before s + max
+ * and goes on past it, when s[lead..max] (the byte at the cut included) is
+ * a well-formed prefix of a sequence longer than max - lead. Never backs off
+ * over bytes that are no such prefix (invalid UTF-8 is cut at max, as
+ * before), nor to 0; looks at s[max - 3..max] only, so the cut is the same
+ * whatever follows s[max]. */
+size_t utf8_cut(const char *s, size_t len, size_t max);
+
 /* True when len bytes of s are well-formed UTF-8 (NUL bytes allowed). */
 bool utf8_valid(const char *s, size_t len);
 

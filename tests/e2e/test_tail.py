@@ -255,6 +255,130 @@ def test_5mb_line_split_and_truncated(tmp_path, kafka, topic):
             assert counter(sk, "lines_truncated") == 1
 
 
+# Lines longer than max.line.bytes=16 with a character across byte 16, and
+# the pieces each must arrive as (backed off to the character's first byte).
+E4, E3, E2 = "\U0001F600", "\u20ac", "\u00e9"  # 4-, 3- and 2-byte characters
+STRADDLE = [
+    ("abcdefghijklmn" + E4 + "gh", ["abcdefghijklmn", E4 + "gh"]),      # 2 bytes before
+    ("abcdefghijklmno" + E4 + "xyz", ["abcdefghijklmno", E4 + "xyz"]),  # 1 before
+    ("abcdefghijklm" + E4 + "z", ["abcdefghijklm", E4 + "z"]),          # 3 before
+    ("abcdefghijklmn" + E3 + "tail", ["abcdefghijklmn", E3 + "tail"]),
+    ("abcdefghijklmno" + E3 + "tail", ["abcdefghijklmno", E3 + "tail"]),
+    ("abcdefghijklmno" + E2 + "x", ["abcdefghijklmno", E2 + "x"]),
+    ("abcdefghijkl" + E4 + "rest", ["abcdefghijkl" + E4, "rest"]),     # ends at the cut
+    ("a" + E4 * 10, ["a" + E4 * 3, E4 * 4, E4 * 3]),                    # three pieces
+]
+# Bytes at the cut that are no valid sequence prefix: cut at byte 16 as
+# before (what StringConverter makes of each piece, as Java decodes it).
+INVALID = [
+    (b"abcdefghijklmno\xff\x80\x80abc", ["abcdefghijklmno\ufffd", "\ufffd\ufffdabc"]),
+    (b"abcdefghijklmn\xe0\x80\x80zz", ["abcdefghijklmn\ufffd\ufffd", "\ufffdzz"]),
+    (b"abcdefghijklm\x80\x80\x80\x80x", ["abcdefghijklm\ufffd\ufffd\ufffd", "\ufffdx"]),
+]
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+
+
+def envelope(text):
+    """What Connect's JsonConverter (schemas.enable=true) writes for a line:
+    Jackson writes a character above U+FFFF as its two escaped surrogates."""
+    import json
+    payload = json.dumps(text, ensure_ascii=False, separators=(",", ":"))
+    payload = "".join(c if ord(c) < 0x10000 else "\\u%04X\\u%04X" % (
+        0xD800 + ((ord(c) - 0x10000) >> 10), 0xDC00 + ((ord(c) - 0x10000) & 0x3FF))
+        for c in payload)
+    return (b'{"schema":{"type":"string","optional":false},"payload":' + payload.encode() + b"}")
+
+
+def split_conns(topic, log, tag, **keys):
+    """One connector per converter over log; their topics."""
+    return [conn(f"{topic}-{tag}-s", name=f"{tag}-s", file=str(log), value_converter=STRING,
+                 **keys),
+            conn(f"{topic}-{tag}-j", name=f"{tag}-j", file=str(log), value_converter=JSON,
+                 **keys)]
+
+
+def assert_pieces(kafka, topic, tag, want):
+    """want: the text of each record, in order, through both converters."""
+    got_s = values(kafka, f"{topic}-{tag}-s", n=len(want))
+    got_j = values(kafka, f"{topic}-{tag}-j", n=len(want))
+    assert [v.decode() for v in got_s] == want
+    assert got_j == [envelope(t) for t in want]
+
+
+def test_split_backs_off_to_a_character_start(tmp_path, kafka, topic):
+    """max.line.policy=split never cuts inside a well-formed UTF-8 character
+    (2, 3 and 4 bytes straddling the cut, at max.line.bytes=16 and at the
+    default 524288 in a 600,000-byte line): the cut backs off to the
+    character's first byte. Bound: exact records through StringConverter and
+    JsonConverter, each piece at most max.line.bytes, the pieces join into
+    the line, no U+FFFD anywhere (the log counts no replacement)."""
+    small = tmp_path / "small.log"
+    small.write_bytes(b"".join(t.encode() + b"\n" for t, _ in STRADDLE) + b"end\n")
+    big_line = "x" * 524286 + E4 + "y" * (600000 - 524290)
+    big = tmp_path / "big.log"
+    big.write_bytes(big_line.encode() + b"\nend\n")
+    cs = split_conns(topic, small, "small", max_line_bytes="16") + split_conns(topic, big, "big")
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), cs).start()
+    want = [p for _, pieces in STRADDLE for p in pieces] + ["end"]
+    for text, pieces in STRADDLE:
+        assert "".join(pieces) == text and all(len(p.encode()) <= 16 for p in pieces)
+    assert_pieces(kafka, topic, "small", want)
+    assert_pieces(kafka, topic, "big", ["x" * 524286, E4 + "y" * (600000 - 524290), "end"])
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    assert "converters replaced" not in sk.log_text()
+
+
+def test_split_invalid_utf8_at_the_cut_as_before(tmp_path, kafka, topic):
+    """Bytes at the cut that are not a valid sequence prefix (0xFF, E0 80,
+    lone continuation bytes) are cut at max.line.bytes as before: nothing is
+    backed off over them. Bound: exact records (Java's U+FFFD per malformed
+    sequence), each replacement counted once per converter."""
+    log = tmp_path / "bad.log"
+    log.write_bytes(b"".join(b + b"\n" for b, _ in INVALID) + b"end\n")
+    sk = Skiff(tmp_path, worker(tmp_path, kafka),
+               split_conns(topic, log, "bad", max_line_bytes="16")).start()
+    want = [p for _, pieces in INVALID for p in pieces] + ["end"]
+    assert_pieces(kafka, topic, "bad", want)
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    n = sum(p.count("\ufffd") for p in want)
+    assert f"converters replaced {2 * n} invalid UTF-8 sequences" in sk.log_text()
+
+
+def test_split_kill9_between_pieces_resumes_at_the_character(tmp_path, kafka, topic):
+    """A long line still being written is split at a 4-byte character; skiff
+    is killed -9 once the first piece's offset is stored, the line is
+    finished while it is down. Bound: exact, the second piece starts with
+    the whole character (the stored position is the cut, backed off)."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"first\nabcdefghijklmn" + E4.encode() + b"ghijklmnop")
+    c = conn(topic, file=str(log), max_line_bytes="16", value_converter=STRING)
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), [c]).start()
+    assert [v.decode() for v in values(kafka, topic, n=2)] == ["first", "abcdefghijklmn"]
+    key = offsetfile.key("tail", {"filename": str(log)})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            pos = offsetfile.load(tmp_path / "offsets").get(key, {}).get("position")
+        except (OSError, ValueError):
+            pos = None
+        if pos is not None and pos > 6:
+            break
+        time.sleep(0.1)
+    assert pos == 20, pos
+    sk.kill9()
+    with open(log, "ab") as f:
+        f.write(b"q\nlast\n")
+    sk.start()
+    want = ["first", "abcdefghijklmn", E4 + "ghijklmnopq", "last"]
+    got = [v.decode() for v in values(kafka, topic, n=len(want))]
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    assert [v.decode() for v in values(kafka, topic)] == want, got
+
+
 def test_partial_line_at_rotation(tmp_path, kafka, topic):
     """The file ends in a line without a newline when it is rotated: after
     rotate.wait.ms with the successor still empty it ships as a line and is

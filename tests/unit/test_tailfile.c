@@ -128,6 +128,39 @@ static void test_policies(void)
 	tailfile_close(tf);
 }
 
+/* split backs off to the first byte of a character across the cut: each
+ * piece's offset is where the next starts, and a reader started at that
+ * offset (a restart) reads the same rest. */
+static void test_split_utf8(void)
+{
+	/* "first", then 14 + U+1F600 + "gh" + 18 bytes, then "x" */
+	const char *data = "first\nabcdefghijklmn\xF0\x9F\x98\x80gh0123456789ABCDEFGH\nx\n";
+	struct tailline lines[16];
+	struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
+	struct tailfile_stats st = {0};
+	size_t n = 0;
+	char out[1024];
+	struct tailfile *tf = open_with(data, 16, TAILFILE_SPLIT);
+
+	CHECK_INT(tailfile_read(tf, &buf, lines, 16, &n, false, &st), TAILFILE_EOF);
+	CHECK_INT(n, 5);
+	CHECK_INT(lines[1].len, 14);
+	CHECK_INT(lines[1].after.v[0], 20);
+	CHECK_INT(lines[2].start, 20);
+	CHECK(lines[2].len == 16 && memcmp(lines[2].bytes, "\xF0\x9F\x98\x80", 4) == 0);
+	CHECK_INT(lines[2].after.v[0], 36);
+	CHECK_INT(lines[3].start, 36);
+	CHECK(lines[3].len == 8 && memcmp(lines[3].bytes, "ABCDEFGH", 8) == 0);
+	CHECK_INT(st.split, 1);
+	tailfile_close(tf);
+
+	tf = open_with(data, 16, TAILFILE_SPLIT);
+	CHECK_INT(tailfile_start(tf, 20), 0);
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "\xF0\x9F\x98\x80gh0123456789|ABCDEFGH|x|");
+	tailfile_close(tf);
+}
+
 /* A long file read through a small arena: the fingerprint of each record's
  * offset is the hash of the file's first min(position, 1024) bytes. */
 static void test_fingerprint(void)
@@ -281,6 +314,7 @@ int main(void)
 	test_line_ends();
 	test_partial_final();
 	test_policies();
+	test_split_utf8();
 	test_fingerprint();
 	test_start_at_end();
 	test_not_regular();

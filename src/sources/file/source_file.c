@@ -78,9 +78,9 @@ static const struct config_key file_keys[] = {
     {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Longest line shipped as one record; keep it below the producer's message.max.bytes."},
     {"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
-     "What a longer line becomes: split into records of max.line.bytes, truncated to "
-     "max.line.bytes, or skipped. Counted either way (lines_split, lines_truncated, "
-     "lines_skipped)."},
+     "What a longer line becomes: split into records of at most max.line.bytes (each cut "
+     "before a UTF-8 character, never inside one), truncated to max.line.bytes, or skipped. "
+     "Counted either way (lines_split, lines_truncated, lines_skipped)."},
     {"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
      "A file rotated away or deleted is still read until this long has passed since skiff "
      "noticed and since its last write (writers that have not reopened yet); then it is "

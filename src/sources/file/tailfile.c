@@ -2,6 +2,7 @@
 #include "tailfile.h"
 
 #include "tailz.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -351,8 +352,12 @@ static int long_line(struct tailfile *tf, struct chunk *c, struct tailline *l, b
 	}
 	tf->in_long = true;
 	if (tf->policy == TAILFILE_SPLIT) {
-		advance(tf, c, from + tf->max_line);
-		emit(tf, c, l, from, tf->max_line);
+		/* Never inside a character: a converter would make U+FFFD of
+		 * both halves. The next piece starts where this one ends. */
+		size_t cut = utf8_cut(c->region + from, c->got - from, tf->max_line);
+
+		advance(tf, c, from + cut);
+		emit(tf, c, l, from, cut);
 		return 1;
 	}
 	/* truncate or skip: drop the rest of the line, here and in later reads */
