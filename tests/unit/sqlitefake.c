@@ -134,14 +134,22 @@ void new_db(const char *name)
 /* Opens the source with properties text (connection.url is added). */
 int open_src(struct fake *f, const char *text, void **ctx, char *err, size_t errlen)
 {
-	const struct config_key *tables[] = {source_sqlite_ops.config_keys};
-	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 1};
+	/* The connector's own key, which skiff's connector section holds
+	 * beside the source's (the source names its line in errors). */
+	static const struct config_key conn_keys[] = {
+	    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, 0, "the source"},
+	    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+	};
+	const struct config_key *tables[] = {conn_keys, source_sqlite_ops.config_keys};
+	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 2};
 	struct config_section *cfg = NULL;
 	struct props *p = NULL;
 	char buf[4096];
 	int rc;
 
-	snprintf(buf, sizeof(buf), "connection.url=jdbc:sqlite:%s\n%s", dbpath, text);
+	snprintf(buf, sizeof(buf),
+	         "connector.class=JdbcSourceConnector\nconnection.url=jdbc:sqlite:%s\n%s", dbpath,
+	         text);
 	err[0] = '\0';
 	*ctx = NULL;
 	if (props_load_mem("test.properties", buf, strlen(buf), &p, err, errlen) != 0 ||

@@ -428,7 +428,7 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	s->sent = jpos_new();
 	if (s->topic == NULL || s->built == NULL || s->texts == NULL || s->sent == NULL)
 		goto nomem;
-	if (journallib_load(config_where(cfg, "topic"), errbuf, errlen) != 0 ||
+	if (journallib_load(config_where(cfg, "connector.class"), errbuf, errlen) != 0 ||
 	    open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
 	    find_partition(s, cfg, errbuf, errlen) != 0 || position(s, cfg, errbuf, errlen) != 0)
 		goto fail;

@@ -605,7 +605,7 @@ static int sqlite_open(const struct config_section *cfg, struct source_env *env,
 	          : strcmp(mode, "timestamp") == 0    ? SQ_TIMESTAMP
 	                                              : SQ_TS_INC;
 	if (check_config(cfg, s->mode, errbuf, errlen) != 0 ||
-	    sqlitelib_load(config_where(cfg, "connection.url"), errbuf, errlen) != 0 ||
+	    sqlitelib_load(config_where(cfg, "connector.class"), errbuf, errlen) != 0 ||
 	    parse_url(s, config_str(cfg, "connection.url"), errbuf, errlen) != 0)
 		goto fail;
 	if (config_str(cfg, "query")[0] != '\0' &&
