@@ -22,6 +22,14 @@
  * main loop must not stall: Kafka's delivery reports are served there. */
 #define BUSY_BACKOFF_MAX_MS 2000
 #define BUSY_WARN_MS 5000
+/* The page cache of the polling connection: 256 KiB, not SQLite's 2,000 KiB
+ * per connection. A batch reads its rows once, in order; what the next batch
+ * reads again is the B-tree's interior pages and the last leaf, a few pages,
+ * so a larger cache only holds pages that are never read again (the kernel's
+ * page cache keeps the file). At full load (bench_memory.py --sqlite) it is
+ * 1.8 MB of peak RSS for the same rows/s. A sort larger than 1 MB spills to
+ * SQLite's temporary file as before. */
+#define CACHE_PRAGMA "PRAGMA cache_size = -256"
 
 void sqdb_close(struct sqsrc *s)
 {
@@ -56,6 +64,8 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(s->db, CACHE_PRAGMA, NULL, NULL, NULL);
 	if (rc == SQLITE_OK && (rc = prepare(s, "BEGIN", &s->begin)) == SQLITE_OK &&
 	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
 	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
