@@ -28,8 +28,16 @@ ratio. A second kcat run without statistics.interval.ms shows what
 librdkafka's statistics cost (its histograms, and libm's pow() tables).
 --idle-only skips the load and after-burst runs.
 
+--sqlite measures the SQLite source instead: peak RSS (ru_maxrss) of
+shipping a table of --rows rows (bench_sqlite.py's readings) with
+JdbcSourceConnector mode=incrementing and JsonConverter, schemas.enable
+false and true, default settings but offset.flush.interval.ms=1000 (offsets
+are written during the run), until the topic holds every row; each run's
+topic must hold each id exactly once.
+
   python3 tests/bench/bench_memory.py [--skiff build-rel/skiff]
          [--before old/skiff] [--lines 300000] [--reps 3] [--smaps] [--idle-only]
+         [--sqlite [--rows 500000]]
 
 Use release builds: an ASan binary measures AddressSanitizer's shadow.
 """
@@ -194,6 +202,72 @@ def after_run(skiff, d, src, n, bootstrap, settle):
         stop_process(p)
 
 
+def sqlite_run(skiff, d, db, n, bootstrap, schemas):
+    """Peak RSS (MB) of shipping db's n rows, and the smaps_rollup (kB) of
+    the sample with the highest RSS."""
+    d.mkdir()
+    prefix = f"mem-sql-{d.name}-"
+    (d / "w.properties").write_text(
+        f"bootstrap.servers={bootstrap}\noffset.storage.file.filename={d}/offsets\n"
+        "offset.flush.interval.ms=1000\n"
+        "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+        f"value.converter.schemas.enable={schemas}\n"
+        "connectors.m.connector.class=JdbcSourceConnector\n"
+        f"connectors.m.connection.url=jdbc:sqlite:{db}\n"
+        "connectors.m.mode=incrementing\nconnectors.m.table.whitelist=readings\n"
+        f"connectors.m.topic.prefix={prefix}\n")
+    done = until_watermark(bootstrap, prefix + "readings", n)
+    top, pid = {}, []
+
+    def until():
+        if not pid or pid[0] is None:
+            pid[:] = [find_pid(skiff, str(d / "w.properties"))]
+        roll = proc_rollup_kb(pid[0]) if pid[0] is not None else {}
+        if roll.get("Rss", 0) > top.get("Rss", 0):
+            top.clear()
+            top.update(roll)
+        return done()
+    r = run_tool([skiff, str(d / "w.properties")], str(d), until=until)
+    bad = check_delivered(bootstrap, prefix + "readings", n, rb'"id":(\d+)', base=1)
+    if bad:
+        sys.exit(f"bench_memory: {skiff}: {bad} (see {d}/bench.stderr)")
+    return r["rss"], top
+
+
+def main_sqlite(args, bins):
+    """The --sqlite runs: each binary, schemas.enable false and true,
+    interleaved (the order rotates each repetition)."""
+    from bench_sqlite import make_table
+    work = Path(tempfile.mkdtemp(prefix="skiff-mem-sql-"))
+    runs = [(k, b, sch) for k, b in bins.items() for sch in ("false", "true")]
+    peak = {(k, sch): [] for k, _, sch in runs}
+    anon = {(k, sch): [] for k, _, sch in runs}
+    with local_broker(work / "kafka") as bootstrap:
+        db = work / "app.db"
+        make_table(db, args.rows)
+        print(f"SQLite: {args.rows} rows, {db.stat().st_size / 1e6:.1f} MB; {args.reps} "
+              f"repetitions, interleaved; {os.cpu_count()} CPUs; load average "
+              f"{os.getloadavg()[0]:.1f}")
+        for rep in range(args.reps):
+            i = rep % len(runs)
+            for k, b, sch in runs[i:] + runs[:i]:
+                rss, top = sqlite_run(b, work / f"sql-{k}-{sch}-{rep}", db, args.rows,
+                                      bootstrap, sch)
+                peak[(k, sch)].append(rss)
+                anon[(k, sch)].append(top.get("Anonymous", 0) / 1024.0)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end; every run delivered each "
+              f"of the {args.rows} rows exactly once")
+    for k, sch in peak:
+        print(f"{k:7s} schemas.enable={sch:5s} peak RSS {fmt(peak[(k, sch)])}; anonymous at "
+              f"the highest sample {statistics.median(anon[(k, sch)]):.1f} MB")
+    if args.before:
+        for sch in ("false", "true"):
+            r = statistics.median(peak[("skiff", sch)]) / statistics.median(
+                peak[("before", sch)])
+            print(f"schemas.enable={sch}: peak RSS skiff/before = {r:.2f}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def fmt(xs):
     return f"{statistics.median(xs):5.1f} MB (min {min(xs):.1f}, max {max(xs):.1f})"
 
@@ -207,6 +281,9 @@ def main():
     ap.add_argument("--settle", type=float, default=4.0)
     ap.add_argument("--smaps", action="store_true")
     ap.add_argument("--idle-only", action="store_true", help="no load and after-burst runs")
+    ap.add_argument("--sqlite", action="store_true",
+                    help="peak RSS of the SQLite source shipping --rows rows instead")
+    ap.add_argument("--rows", type=int, default=500_000)
     args = ap.parse_args()
     bins = {"skiff": os.path.abspath(args.skiff)}
     if args.before:
@@ -214,6 +291,8 @@ def main():
     for b in bins.values():
         if not os.access(b, os.X_OK):
             sys.exit(f"bench_memory: {b} not built")
+    if args.sqlite:
+        return main_sqlite(args, bins)
     work = Path(tempfile.mkdtemp(prefix="skiff-mem-"))
     res = {k: {"idle": [], "load": [], "after": [], "idle_pss": [], "idle_anon": [],
                "load_pss": [], "load_anon": []} for k in bins}
