@@ -161,6 +161,21 @@ static void test_split_utf8(void)
 	tailfile_close(tf);
 }
 
+/* truncate keeps what comes before a character the limit would cut. */
+static void test_truncate_utf8(void)
+{
+	const char *data = "abcdefghijklmn\xF0\x9F\x98\x80gh\nx\n";
+	struct tailfile_stats st = {0};
+	size_t n = 0;
+	char out[1024];
+	struct tailfile *tf = open_with(data, 16, TAILFILE_TRUNCATE);
+
+	read_all(tf, false, out, sizeof(out), &n, &st);
+	CHECK_STR(out, "abcdefghijklmn|x|");
+	CHECK_INT(st.truncated, 1);
+	tailfile_close(tf);
+}
+
 /* A long file read through a small arena: the fingerprint of each record's
  * offset is the hash of the file's first min(position, 1024) bytes. */
 static void test_fingerprint(void)
@@ -315,6 +330,7 @@ int main(void)
 	test_partial_final();
 	test_policies();
 	test_split_utf8();
+	test_truncate_utf8();
 	test_fingerprint();
 	test_start_at_end();
 	test_not_regular();

@@ -367,7 +367,8 @@ static int long_line(struct tailfile *tf, struct chunk *c, struct tailline *l, b
 		tf->in_long = false;
 	if (tf->policy == TAILFILE_SKIP)
 		return 0;
-	emit(tf, c, l, from, tf->max_line);
+	/* What is kept ends before a character the limit would cut. */
+	emit(tf, c, l, from, utf8_cut(c->region + from, c->got - from, tf->max_line));
 	return 1;
 }
 
