@@ -15,8 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-/* Stop adding rows to a batch once their values reach this many bytes. */
-#define BATCH_BYTES (8u << 20)
+/* Stop adding rows to a batch once their values reach this many bytes: the
+ * producer queue's default (2 MiB), so rows of 100 KB blobs hold no more
+ * rendered text than the queue can take at once; rows of ordinary size reach
+ * the batch's row limit long before. */
+#define BATCH_BYTES (2u << 20)
 /* The most rendered text kept allocated between queries. */
 #define TEXT_KEEP (1u << 20)
 
