@@ -57,20 +57,25 @@ def local_broker(directory):
 
 # --- Side-by-side comparisons (bench_file.py, bench_sqlite.py) ---------------
 
+def _task_files(pid, *names):
+    """(tid, [text of /proc/PID/task/TID/NAME for each name]) for each live
+    thread of pid; threads that end while read are left out."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return
+    for t in tasks:
+        try:
+            yield int(t), [Path(f"/proc/{pid}/task/{t}/{n}").read_text() for n in names]
+        except FileNotFoundError:
+            continue
+
+
 def _tree_cpu(pid):
     """utime+stime (s) of pid's threads by name: {comm: seconds}."""
     tick = os.sysconf("SC_CLK_TCK")
     out = {}
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return out
-    for t in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{t}/stat") as f:
-                s = f.read()
-        except FileNotFoundError:
-            continue
+    for _, (s,) in _task_files(pid, "stat"):
         comm = s[s.index("(") + 1:s.rindex(")")]
         fields = s[s.rindex(")") + 2:].split()
         out[comm] = out.get(comm, 0.0) + (int(fields[11]) + int(fields[12])) / tick
@@ -319,17 +324,12 @@ def thread_sample(pid):
     thread wakes it is scheduled in once, so the count is its wakeups (and
     preemptions, which an idle process hardly has)."""
     out = {}
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return out
-    for t in tasks:
+    for tid, (comm, sched) in _task_files(pid, "comm", "schedstat"):
         try:
-            comm = Path(f"/proc/{pid}/task/{t}/comm").read_text().strip()
-            run_ns, _, slices = Path(f"/proc/{pid}/task/{t}/schedstat").read_text().split()[:3]
-        except (FileNotFoundError, ValueError):
+            run_ns, _, slices = sched.split()[:3]
+        except ValueError:
             continue
-        out[int(t)] = (comm, int(run_ns), int(slices))
+        out[tid] = (comm.strip(), int(run_ns), int(slices))
     return out
 
 
