@@ -28,6 +28,7 @@ struct sink {
 	sink_delivery_fn cb;
 	void *cb_ctx;
 	uint32_t queue_capacity;
+	size_t message_max; /* the producer's message.max.bytes */
 	struct {
 		char *name;
 		rd_kafka_topic_t *rkt;
@@ -362,6 +363,9 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		s->queue_capacity = 5000;
 	if (check_limits(w, conf, errbuf, errlen) != 0)
 		goto fail;
+	s->message_max =
+	    (size_t)(conf_ll(conf, "message.max.bytes") > 0 ? conf_ll(conf, "message.max.bytes")
+	                                                    : 1000000);
 	if (statistics(w, conf, errbuf, errlen) != 0)
 		goto fail;
 	rd_kafka_conf_set_opaque(conf, s);
@@ -427,6 +431,11 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 fail:
 	sink_destroy(s);
 	return rc;
+}
+
+size_t sink_message_max(const struct sink *s)
+{
+	return s->message_max;
 }
 
 uint32_t sink_queue_capacity(const struct sink *s)

@@ -52,6 +52,8 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 
 /* The most records the producer queue holds (queue.buffering.max.messages). */
 uint32_t sink_queue_capacity(const struct sink *s);
+/* The producer's message.max.bytes: the largest record it sends. */
+size_t sink_message_max(const struct sink *s);
 
 /* A descriptor that becomes readable when sink_poll has work. */
 int sink_fd(const struct sink *s);

@@ -157,6 +157,13 @@ struct source_env {
 	 * for the life of the source (a change of converter or transforms
 	 * opens it again). */
 	bool json_values, json_keys;
+	/* The most bytes of one record's value, as the source reads them, that
+	 * surely fit one Kafka record after the connector's value converter
+	 * (0: not known): message.max.bytes, less room for the key, headers and
+	 * envelope, over what the converter can make of one byte (JsonConverter
+	 * 6, "\u0001"; StringConverter 3, an invalid byte becoming U+FFFD;
+	 * ByteArrayConverter 1). Transforms can add more. */
+	size_t value_bytes_max;
 };
 
 /* Registers n counters d[] through env->counter when the env offers it

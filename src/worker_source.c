@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "offsets.h"
+#include "sink_kafka.h"
 #include "stats.h"
 #include "transform.h"
 
@@ -288,6 +289,19 @@ int worker_source_watch(struct conn *c, bool active, int64_t now)
 	return 0;
 }
 
+/* source_env.value_bytes_max for c. */
+static size_t value_budget(const struct conn *c)
+{
+	/* The key, headers, the schema envelope and the record's framing. */
+	const size_t room = 16384;
+	size_t max = c->w->sink != NULL ? sink_message_max(c->w->sink) : 0;
+	size_t per_byte = c->cs->value_conv.kind == CONV_JSON     ? 6
+	                  : c->cs->value_conv.kind == CONV_STRING ? 3
+	                                                          : 1;
+
+	return max > 2 * room ? (max - room) / per_byte : 0;
+}
+
 void worker_source_env(struct conn *c)
 {
 	c->env = (struct source_env){.opaque = c,
@@ -298,6 +312,7 @@ void worker_source_env(struct conn *c)
 	                             .counter = env_counter,
 	                             .count = env_count,
 	                             .log = env_log};
+	c->env.value_bytes_max = value_budget(c);
 	/* Rendered structs skip a tree per record; transforms need the tree. */
 	if (transform_chain_len(c->cs->chain) == 0) {
 		c->env.json_values = c->cs->value_conv.kind == CONV_JSON;

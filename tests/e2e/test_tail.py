@@ -308,8 +308,8 @@ def assert_pieces(kafka, topic, tag, want):
 
 def test_split_backs_off_to_a_character_start(tmp_path, kafka, topic):
     """max.line.policy=split never cuts inside a well-formed UTF-8 character
-    (2, 3 and 4 bytes straddling the cut, at max.line.bytes=16 and at the
-    default 524288 in a 600,000-byte line): the cut backs off to the
+    (2, 3 and 4 bytes straddling the cut, at max.line.bytes=16 and at
+    524288 in a 600,000-byte line): the cut backs off to the
     character's first byte. Bound: exact records through StringConverter and
     JsonConverter, each piece at most max.line.bytes, the pieces join into
     the line, no U+FFFD anywhere (the log counts no replacement)."""
@@ -318,7 +318,8 @@ def test_split_backs_off_to_a_character_start(tmp_path, kafka, topic):
     big_line = "x" * 524286 + E4 + "y" * (600000 - 524290)
     big = tmp_path / "big.log"
     big.write_bytes(big_line.encode() + b"\nend\n")
-    cs = split_conns(topic, small, "small", max_line_bytes="16") + split_conns(topic, big, "big")
+    cs = (split_conns(topic, small, "small", max_line_bytes="16") +
+          split_conns(topic, big, "big", max_line_bytes="524288"))
     sk = Skiff(tmp_path, worker(tmp_path, kafka), cs).start()
     want = [p for _, pieces in STRADDLE for p in pieces] + ["end"]
     for text, pieces in STRADDLE:
@@ -328,6 +329,47 @@ def test_split_backs_off_to_a_character_start(tmp_path, kafka, topic):
     time.sleep(0.6)
     assert sk.stop() == 0
     assert "converters replaced" not in sk.log_text()
+
+
+# What a line's bytes can become in one record: JsonConverter writes a
+# control character as 6 bytes (\u0001), StringConverter an invalid byte as
+# U+FFFD (3); the key, headers and envelope get 16 KiB of message.max.bytes.
+def default_limit(per_byte, message_max=1000000):
+    return (message_max - 16384) // per_byte
+
+
+def test_default_limit_fits_the_converted_record(tmp_path, kafka, topic):
+    """A line of 524,288 double quotes (JsonConverter makes each 2 bytes) and
+    one of 524,288 invalid bytes (StringConverter makes each U+FFFD, 3 bytes)
+    at the default limits: before, each became a record over the producer's
+    message.max.bytes, the broker refused it, the connector stopped (exit 78)
+    and the file stayed stuck before it. Now the default max.line.bytes is
+    what surely fits once converted. Bound: exact pieces, joined back into
+    the line, and the next line arrives; an explicit max.line.bytes above
+    what fits is taken, with a warning naming its line."""
+    quotes, bad = tmp_path / "quotes.log", tmp_path / "bad.log"
+    quotes.write_bytes(b'"' * 524288 + b"\nafter\n")
+    bad.write_bytes(b"\xff" * 524288 + b"\nafter\n")
+    plain = tmp_path / "plain.log"
+    plain.write_bytes(b"one\n")
+    cs = [conn(f"{topic}-q", name="q", file=str(quotes), value_converter=JSON),
+          conn(f"{topic}-b", name="b", file=str(bad), value_converter=STRING),
+          conn(f"{topic}-p", name="p", file=str(plain), value_converter=JSON,
+               max_line_bytes="524288")]
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), cs).start()
+    jq = default_limit(6)
+    want_q = ['"' * jq] * (524288 // jq) + ['"' * (524288 % jq), "after"]
+    got_q = values(kafka, f"{topic}-q", n=len(want_q), timeout=90)
+    assert got_q == [envelope(t) for t in want_q]
+    sb = default_limit(3)
+    want_b = ["\ufffd" * sb, "\ufffd" * (524288 - sb), "after"]
+    assert [v.decode() for v in values(kafka, f"{topic}-b", n=3, timeout=90)] == want_b
+    assert values(kafka, f"{topic}-p", n=1) == [envelope("one")]
+    time.sleep(0.6)
+    assert sk.stop() == 0
+    assert (f"max.line.bytes=524288: a record of that many bytes can be more than the "
+            f"producer's message.max.bytes once converted") in sk.log_text()
+    assert f"{jq} bytes or fewer always fit" in sk.log_text()
 
 
 def test_split_invalid_utf8_at_the_cut_as_before(tmp_path, kafka, topic):

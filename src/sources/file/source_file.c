@@ -76,7 +76,9 @@ static const struct config_key file_keys[] = {
      "and reopened, by identity, when they change. A stream finishing a rotation may hold "
      "up to 7 more."},
     {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
-     "Longest line shipped as one record; keep it below the producer's message.max.bytes."},
+     "Longest line shipped as one record. Unset, at most what surely fits the producer's "
+     "message.max.bytes once converted: (message.max.bytes - 16384) / 6 with JsonConverter "
+     "(163936 by default), / 3 with StringConverter (327872), else 524288."},
     {"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
      "What a longer line becomes: split into records of at most max.line.bytes (each cut "
      "before a UTF-8 character, never inside one), truncated to max.line.bytes, or skipped. "
@@ -118,8 +120,8 @@ static const struct config_key file_keys[] = {
      "(multiline_max_lines counts each cut)."},
     {"multiline.max.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Most bytes in one record (lines joined by \\n); a larger group ships in several "
-     "records (multiline_max_bytes counts each cut). At least max.line.bytes; keep it below "
-     "the producer's message.max.bytes."},
+     "records (multiline_max_bytes counts each cut). At least max.line.bytes; unset, at most "
+     "what surely fits the producer's message.max.bytes once converted, as max.line.bytes."},
     {"multiline.timeout.ms", CFG_INT, "5000", 10, 3600000, NULL, 0,
      "A record that no line was added to for this long ships as it stands (the last "
      "record of a quiet file; multiline_timeouts)."},
@@ -393,13 +395,38 @@ static int file_check(const struct config_section *cfg, const char *name, char *
                       size_t errlen)
 {
 	struct tailmulti_rules *r = NULL;
-	int rc = tailmulti_configure(cfg, &r, errbuf, errlen);
+	int rc =
+	    tailmulti_configure(cfg, (size_t)config_int(cfg, "max.line.bytes"),
+	                        (size_t)config_int(cfg, "multiline.max.bytes"), &r, errbuf, errlen);
 
 	(void)name;
 	tailmulti_rules_free(r);
 	if (rc == -2)
 		snprintf(errbuf, errlen, "multiline.pattern: out of memory");
 	return rc == 0 ? 0 : rc == -1 ? SOURCE_ERR_CONFIG : SOURCE_ERR_NOMEM;
+}
+
+/* max.line.bytes or multiline.max.bytes (key) as set; by default as large as
+ * surely fits one Kafka record after the value converter
+ * (source_env.value_bytes_max), at most the table's default: a line of
+ * quotes or control characters, which JsonConverter writes 2 to 6 times
+ * longer, must not become a record the broker refuses for ever. */
+static size_t record_limit(const struct filesrc *f, const struct config_section *cfg,
+                           const char *key)
+{
+	size_t v = (size_t)config_int(cfg, key);
+	size_t budget = f->env->value_bytes_max;
+
+	if (!config_is_set(cfg, key) && budget > 0 && budget < v)
+		return budget;
+	if (budget > 0 && v > budget)
+		f->env->log(f->env, LOG_WARN,
+		            "%s: %s=%zu: a record of that many bytes can be more than the "
+		            "producer's message.max.bytes once converted (JsonConverter writes a "
+		            "control character as 6 bytes); Kafka would refuse it and the "
+		            "connector stop there; %zu bytes or fewer always fit",
+		            config_where(cfg, key), key, v, budget);
+	return v;
 }
 
 /* Reads the configuration into f. Returns 0, -1 with errbuf (a
@@ -412,7 +439,7 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 
 	f->topic = strdup(config_str(cfg, "topic"));
 	f->batch_max = (size_t)config_int(cfg, "batch.size");
-	f->ctx.max_line = (size_t)config_int(cfg, "max.line.bytes");
+	f->ctx.max_line = record_limit(f, cfg, "max.line.bytes");
 	f->ctx.policy = strcmp(pol, "skip") == 0       ? TAILFILE_SKIP
 	                : strcmp(pol, "truncate") == 0 ? TAILFILE_TRUNCATE
 	                                               : TAILFILE_SPLIT;
@@ -442,8 +469,9 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 		return -1;
 	}
 	f->globbing = f->npat > 0;
-	f->multi_max_bytes = (size_t)config_int(cfg, "multiline.max.bytes");
-	return tailmulti_configure(cfg, &f->multi, errbuf, errlen);
+	f->multi_max_bytes = record_limit(f, cfg, "multiline.max.bytes");
+	return tailmulti_configure(cfg, f->ctx.max_line, f->multi_max_bytes, &f->multi, errbuf,
+	                           errlen);
 }
 
 /* Every counter this source keeps, registered at open (source_counters). */

@@ -63,32 +63,31 @@ int tailmulti_rules_new(const struct tailmulti_opts *o, struct tailmulti_rules *
 	return 0;
 }
 
-int tailmulti_configure(const struct config_section *cfg, struct tailmulti_rules **out,
-                        char *errbuf, size_t errlen)
+int tailmulti_configure(const struct config_section *cfg, size_t max_line, size_t max_bytes,
+                        struct tailmulti_rules **out, char *errbuf, size_t errlen)
 {
 	struct tailmulti_opts o = {
 	    .pattern = config_str(cfg, "multiline.pattern"),
 	    .negate = config_bool(cfg, "multiline.negate"),
 	    .before = strcmp(config_str(cfg, "multiline.match"), "before") == 0,
 	    .max_lines = (size_t)config_int(cfg, "multiline.max.lines"),
-	    .max_bytes = (size_t)config_int(cfg, "multiline.max.bytes"),
+	    .max_bytes = max_bytes,
 	    .timeout_ms = config_int(cfg, "multiline.timeout.ms"),
 	};
-	int64_t max_line = config_int(cfg, "max.line.bytes");
 	char why[300];
 	int rc;
 
 	*out = NULL;
 	if (o.pattern[0] == '\0')
 		return 0;
-	if ((int64_t)o.max_bytes < max_line) {
+	if (o.max_bytes < max_line) {
 		snprintf(errbuf, errlen,
-		         "%s: multiline.max.bytes=%zu is below max.line.bytes=%lld: a "
+		         "%s: multiline.max.bytes=%zu is below max.line.bytes=%zu: a "
 		         "record must hold at least one whole line",
 		         config_where(cfg, config_is_set(cfg, "multiline.max.bytes")
 		                               ? "multiline.max.bytes"
 		                               : "max.line.bytes"),
-		         o.max_bytes, (long long)max_line);
+		         o.max_bytes, max_line);
 		return -1;
 	}
 	rc = tailmulti_rules_new(&o, out, why, sizeof(why));
