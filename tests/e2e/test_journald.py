@@ -339,6 +339,27 @@ def test_journald_read_from_end_stop_before_any_ack_skips_nothing(tmp_path, kafk
     assert seqs(recs) == list(range(1001, 1101))
 
 
+def test_journald_entry_of_quotes_fits_once_converted(tmp_path, kafka, topic):
+    """A MESSAGE of 600,000 double quotes, all defaults: cut to 524,288 bytes
+    of field data it became over 1 MB of JSON (each quote escaped), the broker
+    refused it and the connector stopped at it for good. Now an unset
+    journal.max.entry.bytes is what surely fits once converted. Bound: the
+    three entries in order, the big one cut and marked, of quotes only."""
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    write_journal(jdir / "j.journal", [entry(1), export_entry(2, [("MESSAGE", '"' * 600_000),
+                                                                  ("SEQ", "2")]),
+                                       entry(3)])
+    sk = Skiff(tmp_path, worker(kafka, tmp_path), [connector(jdir, topic)])
+    sk.start()
+    recs = consume(kafka.bootstrap, topic, n=3, timeout=30)
+    assert sk.stop() == 0
+    assert seqs(recs) == [1, 2, 3]
+    cut = payloads(recs)[1]
+    assert cut["_SKIFF_TRUNCATED"] == "1" and set(cut["MESSAGE"]) == {'"'}
+    assert len(recs[1]["value"]) < 1_000_000
+
+
 def test_journald_oversized_entry_is_truncated_and_counted(tmp_path, kafka, topic):
     # Issue 14: a 2 MB MESSAGE made the broker refuse the record (exit 78),
     # again at every restart. Now it is cut to journal.max.entry.bytes.
@@ -355,7 +376,10 @@ def test_journald_oversized_entry_is_truncated_and_counted(tmp_path, kafka, topi
     assert seqs(recs) == [1, 2, 3]
     cut = payloads(recs)[1]
     assert cut["_SKIFF_TRUNCATED"] == "1" and cut["_SYSTEMD_UNIT"] == "big.service"
-    assert 256 * 1024 < len(cut["MESSAGE"]) <= 512 * 1024 and big.startswith(cut["MESSAGE"])
+    # The default: what surely fits message.max.bytes once JsonConverter has
+    # escaped it, (1,000,000 - 16,384) / 6.
+    assert 100_000 < len(cut["MESSAGE"]) <= (1_000_000 - 16_384) // 6
+    assert big.startswith(cut["MESSAGE"])
     assert ("skiff.truncated", b"1") in recs[1]["headers"]
     assert "_SKIFF_TRUNCATED" not in payloads(recs)[0]
     assert counter(sk, "entries_truncated") == 1

@@ -78,8 +78,9 @@ static const struct config_key journald_keys[] = {
      "Where a first start (no stored cursor) reads from: the oldest entry of the journal, "
      "or only entries written from now on."},
     {"journal.max.entry.bytes", CFG_INT, "524288", 1024, 64 * 1024 * 1024, NULL, 0,
-     "Most bytes of field data (names, '=' and values) one entry ships; keep it well below "
-     "the producer's message.max.bytes (base64 and JSON escaping make the record larger)."},
+     "Most bytes of field data (names, '=' and values) one entry ships. Unset, at most what "
+     "surely fits the producer's message.max.bytes once converted, as the file source's "
+     "max.line.bytes (163936 with JsonConverter by default)."},
     {"journal.max.entry.policy", CFG_ENUM, "truncate", 0, 0, "truncate|skip", 0,
      "What a larger entry becomes: its longest values cut until it fits, marked with the "
      "field _SKIFF_TRUNCATED=1 and the header skiff.truncated=1 (entries_truncated), or "
@@ -421,6 +422,11 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 		goto nomem;
 	s->message_only = strcmp(config_str(cfg, "journal.value"), "message") == 0;
 	s->max_entry = (size_t)config_int(cfg, "journal.max.entry.bytes");
+	/* Unset: no more than surely fits one record once converted (an entry
+	 * of quotes or control characters is 2 to 6 times larger as JSON). */
+	if (!config_is_set(cfg, "journal.max.entry.bytes") && env->value_bytes_max > 0 &&
+	    env->value_bytes_max < s->max_entry)
+		s->max_entry = env->value_bytes_max;
 	s->skip_big = strcmp(config_str(cfg, "journal.max.entry.policy"), "skip") == 0;
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
