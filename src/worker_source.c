@@ -292,14 +292,15 @@ int worker_source_watch(struct conn *c, bool active, int64_t now)
 /* source_env.value_bytes_max for c. */
 static size_t value_budget(const struct conn *c)
 {
-	/* The key, headers, the schema envelope and the record's framing. */
-	const size_t room = 16384;
 	size_t max = c->w->sink != NULL ? sink_message_max(c->w->sink) : 0;
+	/* The key, headers, the schema envelope and the record's framing: 16
+	 * KiB, or a quarter of a message.max.bytes the user made small. */
+	size_t room = max / 4 < 16384 ? max / 4 : 16384;
 	size_t per_byte = c->cs->value_conv.kind == CONV_JSON     ? 6
 	                  : c->cs->value_conv.kind == CONV_STRING ? 3
 	                                                          : 1;
 
-	return max > 2 * room ? (max - room) / per_byte : 0;
+	return (max - room) / per_byte;
 }
 
 void worker_source_env(struct conn *c)

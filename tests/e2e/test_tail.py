@@ -372,6 +372,25 @@ def test_default_limit_fits_the_converted_record(tmp_path, kafka, topic):
     assert f"{jq} bytes or fewer always fit" in sk.log_text()
 
 
+def test_default_limit_fits_a_small_message_max_bytes(tmp_path, kafka, topic):
+    """producer.message.max.bytes=10000, everything else default: a line of
+    100,000 control bytes (0x01, 6 bytes each in JsonConverter's text) used
+    to keep max.line.bytes at 524288 (the 16 KiB of room for key, headers and
+    envelope left nothing), the record was refused and the connector stopped.
+    Now the room is a quarter of a small message.max.bytes. Bound: the
+    pieces join back into the line, the next line arrives."""
+    log = tmp_path / "ctl.log"
+    log.write_bytes(b"\x01" * 100_000 + b"\nafter\n")
+    sk = Skiff(tmp_path, worker(tmp_path, kafka, **{"producer.message.max.bytes": "10000"}),
+               [conn(topic, file=str(log), value_converter=JSON)]).start()
+    limit = (10_000 - 10_000 // 4) // 6  # 1,250: 80 pieces
+    want = ["\x01" * limit] * -(-100_000 // limit) + ["after"]
+    got = values(kafka, topic, n=len(want), timeout=90)
+    assert got == [envelope(t) for t in want]
+    time.sleep(0.6)
+    assert sk.stop() == 0
+
+
 def test_split_invalid_utf8_at_the_cut_as_before(tmp_path, kafka, topic):
     """Bytes at the cut that are not a valid sequence prefix (0xFF, E0 80,
     lone continuation bytes) are cut at max.line.bytes as before: nothing is

@@ -415,7 +415,10 @@ static size_t record_limit(const struct filesrc *f, const struct config_section 
                            const char *key)
 {
 	size_t v = (size_t)config_int(cfg, key);
-	size_t budget = f->env->value_bytes_max;
+	/* Not below the keys' least value, which a line must be allowed. */
+	size_t budget = f->env->value_bytes_max > 0 && f->env->value_bytes_max < 16
+	                    ? 16
+	                    : f->env->value_bytes_max;
 
 	if (!config_is_set(cfg, key) && budget > 0 && budget < v)
 		return budget;

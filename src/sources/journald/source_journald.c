@@ -426,7 +426,7 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	 * of quotes or control characters is 2 to 6 times larger as JSON). */
 	if (!config_is_set(cfg, "journal.max.entry.bytes") && env->value_bytes_max > 0 &&
 	    env->value_bytes_max < s->max_entry)
-		s->max_entry = env->value_bytes_max;
+		s->max_entry = env->value_bytes_max < 1024 ? 1024 : env->value_bytes_max;
 	s->skip_big = strcmp(config_str(cfg, "journal.max.entry.policy"), "skip") == 0;
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
