@@ -130,11 +130,20 @@ int txdate_check(const char *pattern, char *why, size_t whylen)
 	return 0;
 }
 
+/* v in decimal, zero-padded to width as Java pads a pattern's run of
+ * letters, however long the run ("%0*lld" into a bounded buffer overflowed
+ * it for runs over 31 letters). */
 static void put_num(struct buf *o, int64_t v, size_t width)
 {
 	char n[32];
+	size_t len = (size_t)snprintf(n, sizeof(n), "%lld", (long long)v);
+	size_t digits = v < 0 ? len - 1 : len;
 
-	buf_add(o, n, (size_t)snprintf(n, sizeof(n), "%0*lld", (int)width, (long long)v));
+	if (v < 0)
+		buf_add(o, "-", 1);
+	for (size_t i = digits + (v < 0); i < width; i++)
+		buf_add(o, "0", 1);
+	buf_add(o, v < 0 ? n + 1 : n, digits);
 }
 
 /* Quoted text at *pp (just after the opening quote) as a literal; moves *pp

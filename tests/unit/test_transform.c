@@ -362,6 +362,12 @@ static void test_dates(void)
 	CHECK(buf_take(&o, &text, NULL) == 0);
 	CHECK_STR(text, "Tuesday 14 November 2023 10:13 PM Z '23'|292278994");
 	free(text);
+	/* A run of 40 letters pads to 40 digits (it overflowed a 32-byte buffer). */
+	buf_init(&o, 256);
+	txdate_format("dddddddddddddddddddddddddddddddddddddddd", 1700000000000LL, true, &o);
+	CHECK(buf_take(&o, &text, NULL) == 0);
+	CHECK_STR(text, "0000000000000000000000000000000000000014");
+	free(text);
 }
 
 int main(void)
