@@ -10,6 +10,9 @@ set -euo pipefail
 PACKAGES=(
 	# the build
 	build-essential cmake pkg-config librdkafka-dev libcjson-dev libsqlite3-dev
+	# the REST API, metrics and health (headers at build time; the library is
+	# loaded at run time only when listeners= is set)
+	libmicrohttpd-dev
 	# compressed rotated logs: gzip (required), zstd and xz (used when present)
 	zlib1g-dev libzstd-dev liblzma-dev
 	# the journald source (optional at build time: SKIFF_JOURNALD)
@@ -20,6 +23,8 @@ PACKAGES=(
 	python3-pytest-xdist
 	# short-lived client certificates for the TLS rotation tests (test_wire.py)
 	python3-cryptography
+	# /metrics parsed as Prometheus parses it (test_rest.py, test_backlog.py)
+	python3-prometheus-client
 	# journal files written by systemd's own code for the journald tests
 	systemd-journal-remote
 	# the test broker (tests/kafka/kafka.sh)
@@ -105,7 +110,8 @@ main() {
 # packages: give it the test modules it lacks from PyPI, for itself only.
 pip_fallback() {
 	local mod want=()
-	for mod in pytest:pytest xdist:pytest-xdist cryptography:cryptography; do
+	for mod in pytest:pytest xdist:pytest-xdist cryptography:cryptography \
+		prometheus_client:prometheus-client; do
 		python3 -c "import ${mod%%:*}" 2>/dev/null || want+=("${mod#*:}")
 	done
 	[ ${#want[@]} -eq 0 ] && return 0
