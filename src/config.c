@@ -4,6 +4,7 @@
 #include "num.h"
 #include "props.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -510,46 +511,69 @@ static const char *type_name(enum config_type t)
 	return "?";
 }
 
-void config_print_table(const struct config_key *table, const char *heading, FILE *fp)
+/* One key as a JSON object; NULL when out of memory. */
+static cJSON *key_doc(const struct config_key *k)
 {
-	size_t col = 0;
+	cJSON *o = cJSON_CreateObject(), *choices = NULL;
+	char num[32];
+	bool ok;
 
-	fprintf(fp, "%s\n", heading);
-	for (const struct config_key *k = table; k->name != NULL; k++) {
-		if (k->flags & CFG_INERT)
-			continue;
-		fprintf(fp, "  %s  (%s", k->name, type_name(k->type));
-		if (k->flags & CFG_REQUIRED)
-			fprintf(fp, ", required");
-		else if (k->def != NULL)
-			fprintf(fp, ", default \"%s\"", k->def);
-		if (k->type == CFG_INT)
-			fprintf(fp, ", %lld..%lld", (long long)k->min, (long long)k->max);
-		if (k->type == CFG_ENUM)
-			fprintf(fp, ", one of %s", k->choices);
-		if (k->flags & CFG_SECRET)
-			fprintf(fp, ", secret");
-		fprintf(fp, ")\n      %s\n", k->doc);
+	if (o == NULL)
+		return NULL;
+	ok = cJSON_AddStringToObject(o, "name", k->name) != NULL &&
+	     cJSON_AddStringToObject(o, "type", type_name(k->type)) != NULL &&
+	     cJSON_AddBoolToObject(o, "required", (k->flags & CFG_REQUIRED) != 0) != NULL &&
+	     cJSON_AddBoolToObject(o, "secret", (k->flags & CFG_SECRET) != 0) != NULL &&
+	     cJSON_AddStringToObject(o, "doc", k->doc) != NULL;
+	if (ok && k->def != NULL && !(k->flags & CFG_REQUIRED))
+		ok = cJSON_AddStringToObject(o, "default", k->def) != NULL;
+	/* As text: an int64 bound is not exact in a JSON number read as a double. */
+	if (ok && k->type == CFG_INT) {
+		snprintf(num, sizeof(num), "%lld", (long long)k->min);
+		ok = cJSON_AddStringToObject(o, "min", num) != NULL;
+		snprintf(num, sizeof(num), "%lld", (long long)k->max);
+		ok = ok && cJSON_AddStringToObject(o, "max", num) != NULL;
 	}
-	/* Connect keys with no meaning here: one wrapped list, not a row each. */
-	for (const struct config_key *k = table; k->name != NULL; k++) {
-		if (!(k->flags & CFG_INERT))
-			continue;
-		if (col == 0) {
-			fprintf(fp, "  accepted and ignored (a notice is logged):\n     ");
-			col = 5;
-		} else if (col + strlen(k->name) + 2 > 96) {
-			fprintf(fp, ",\n     ");
-			col = 5;
-		} else {
-			fprintf(fp, ",");
-			col++;
+	if (ok && k->type == CFG_ENUM) {
+		ok = (choices = cJSON_AddArrayToObject(o, "choices")) != NULL;
+		for (const char *c = k->choices; ok && *c != '\0';) {
+			size_t n = strcspn(c, "|");
+			char word[128]; /* the longest choice is a few letters */
+			cJSON *w;
+
+			snprintf(word, sizeof(word), "%.*s", (int)n, c);
+			w = cJSON_CreateString(word);
+			if (w == NULL || !cJSON_AddItemToArray(choices, w)) {
+				cJSON_Delete(w);
+				ok = false;
+			}
+			c += n + (c[n] == '|');
 		}
-		col += (size_t)fprintf(fp, " %s", k->name);
 	}
-	if (col > 0)
-		fputc('\n', fp);
-	fputc('\n', fp);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+int config_table_doc(const struct config_key *table, struct cJSON *section)
+{
+	cJSON *keys = cJSON_AddArrayToObject(section, "keys");
+	cJSON *ignored = cJSON_AddArrayToObject(section, "ignored");
+
+	if (keys == NULL || ignored == NULL)
+		return CONFIG_ERR_NOMEM;
+	for (const struct config_key *k = table; k->name != NULL; k++) {
+		cJSON *item = (k->flags & CFG_INERT) ? cJSON_CreateString(k->name) : key_doc(k);
+
+		if (item == NULL ||
+		    !cJSON_AddItemToArray((k->flags & CFG_INERT) ? ignored : keys, item)) {
+			cJSON_Delete(item);
+			return CONFIG_ERR_NOMEM;
+		}
+	}
+	return 0;
 }
 
 void config_section_destroy(struct config_section *s)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct cJSON;
 struct props;
 
 enum config_type {
@@ -124,8 +125,17 @@ const char *config_display(const char *key, const char *value, unsigned flags);
 /* True when key names a secret by its shape (see config_display). */
 bool config_key_is_secret(const char *key);
 
-/* Prints a table as documentation: name, type, default, range, doc. */
-void config_print_table(const struct config_key *table, const char *heading, FILE *fp);
+/* Failure of config_table_doc (error convention: util/err.h). */
+enum {
+	CONFIG_ERR_NOMEM = -2,
+};
+
+/* Adds a table's documentation to section (a JSON object of --help-config's
+ * document, help.h): "keys", one object per key (name, type, required,
+ * default, min and max as decimal text, choices, secret, doc), and
+ * "ignored", the names of the Connect keys accepted with a notice. Returns 0
+ * or CONFIG_ERR_NOMEM (section then holds part of it; the caller deletes it). */
+int config_table_doc(const struct config_key *table, struct cJSON *section);
 
 /* The first key whose value differs between a and b (a table key's value,
  * set or defaulted, or a pass-through entry present in one only or with

@@ -1,6 +1,7 @@
 /* skiff: arguments, signals and wiring; no logic of its own. */
 #include "log.h"
 #include "config.h"
+#include "help.h"
 #include "offsets.h"
 #include "offsets_cli.h"
 #include "offsets_kafka.h"
@@ -12,6 +13,7 @@
 #include "status_cli.h"
 #include "worker.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -72,18 +74,21 @@ static void usage(FILE *fp)
 	        "       skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
 	        "       skiff offsets list|set|reset|import ... (skiff offsets --help)\n"
 	        "\n"
-	        "Ships lines of files and rows of SQLite databases to Apache Kafka, with Kafka\n"
-	        "Connect's configuration files and offset formats.\n"
+	        "Ships lines of files, rows of SQLite databases and journal entries to Apache\n"
+	        "Kafka, with Kafka Connect's configuration files and offset formats.\n"
 	        "\n"
 	        "  --check            validate the configuration and the offset file, print the\n"
 	        "                     effective settings (secrets masked), and exit\n"
-	        "  --help-config      print every property with type, default and meaning\n"
+	        "  --help-config[=json]\n"
+	        "                     print every property with type, default and meaning\n"
+	        "                     (json: the same as one document, for programs)\n"
 	        "  --log-level LEVEL  error, warn, notice, info (default) or debug\n"
 	        "  --version          print versions and exit\n"
 	        "  --help             this text\n"
 	        "\n"
 	        "Exit codes: 0 stopped cleanly; 75 transient failure (restart me);\n"
-	        "78 configuration or offset store unusable (a person must act).\n");
+	        "78 configuration or offset store unusable (a person must act).\n"
+	        "man skiff, man 5 skiff.properties: the manual.\n");
 }
 
 /* The newest offset generation was missing or damaged: records are about to
@@ -217,6 +222,38 @@ out:
 	return code;
 }
 
+/* --help-config[=text|json]: every property (help.h). Returns the exit code. */
+static int help_config(const char *format)
+{
+	cJSON *doc = NULL;
+	char *json = NULL;
+	int code = WORKER_EXIT_OK;
+
+	if (format != NULL && strcmp(format, "text") != 0 && strcmp(format, "json") != 0) {
+		fprintf(stderr, "skiff: --help-config=%s: the formats are text and json\n", format);
+		return WORKER_EXIT_CONFIG;
+	}
+	if (settings_help_doc(&doc) != 0) {
+		fprintf(stderr, "skiff: --help-config: out of memory\n");
+		return WORKER_EXIT_TEMPFAIL;
+	}
+	if (format == NULL || strcmp(format, "text") == 0) {
+		help_print_text(doc, stdout);
+	} else if ((json = cJSON_Print(doc)) != NULL) {
+		printf("%s\n", json);
+	} else {
+		fprintf(stderr, "skiff: --help-config: out of memory\n");
+		code = WORKER_EXIT_TEMPFAIL;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "skiff: --help-config: cannot write: %s\n", strerror(errno));
+		code = WORKER_EXIT_TEMPFAIL;
+	}
+	cJSON_free(json);
+	cJSON_Delete(doc);
+	return code;
+}
+
 struct options {
 	bool check;
 	bool log_level; /* --log-level given: it wins over log.level */
@@ -228,7 +265,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 	    {"check", no_argument, NULL, 'c'},
-	    {"help-config", no_argument, NULL, 'H'},
+	    {"help-config", optional_argument, NULL, 'H'},
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -243,8 +280,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->check = true;
 			break;
 		case 'H':
-			settings_print_help(stdout);
-			return 0;
+			return help_config(optarg);
 		case 'l':
 			if (log_level_parse(optarg, &level) != 0) {
 				fprintf(stderr,

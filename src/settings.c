@@ -6,10 +6,12 @@
 #include "log.h"
 #include "props.h"
 #include "provider.h"
+#include "sink_kafka.h"
 #include "source.h"
 #include "transform.h"
 #include "wireprops.h"
 
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,7 @@ static const struct config_key worker_keys[] = {
     {"offset.storage.topic", CFG_STRING, NULL, 0, 0, NULL, 0,
      "Compacted Kafka topic the offsets are also (or only) stored in, as Connect's "
      "distributed mode does; created when missing. Beside the file it restores a lost "
-     "state directory (README \"Offsets in Kafka\"). Other offset.storage.X are topic "
+     "state directory (docs/offsets.md). Other offset.storage.X are topic "
      "configs X."},
     {"offset.storage.replication.factor", CFG_INT, "3", -1, INT_MAX32, NULL, 0,
      "Replication factor of a created offsets topic; -1: the broker's default."},
@@ -47,7 +49,7 @@ static const struct config_key worker_keys[] = {
     {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0,
      "This device's name on its offset records (header skiff.device), to tell its own "
      "from another device's in a shared offsets topic; default /etc/machine-id. Give one "
-     "that survives re-flashing (README \"Offsets in Kafka\")."},
+     "that survives re-flashing (docs/offsets.md)."},
     {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
      "How often acknowledged offsets are written, when they changed."},
     {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
@@ -106,8 +108,7 @@ static const struct config_key worker_keys[] = {
     INERT("topic.creation.enable"),
     {"exactly.once.source.support", CFG_ENUM, "disabled", 0, 0, "enabled|preparing|disabled", 0,
      "Connect's exactly-once for sources (KIP-618): enabled writes records and their "
-     "offsets in one Kafka transaction; needs offset.storage.topic (README "
-     "\"Exactly-once\")."},
+     "offsets in one Kafka transaction; needs offset.storage.topic (docs/exactly-once.md)."},
     INERT("scheduled.rebalance.max.delay.ms"),
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
@@ -461,31 +462,114 @@ void settings_print(const struct settings *s, FILE *fp)
 	}
 }
 
-void settings_print_help(FILE *fp)
-{
-	config_print_table(worker_keys, "Worker properties (connect-standalone.properties):", fp);
-	fprintf(fp,
-	        "  producer.*, kafka.*  (librdkafka properties, passed through)\n"
-	        "      skiff's defaults: enable.idempotence=true acks=all message.timeout.ms=0\n"
-	        "      partitioner=murmur2_random queue.buffering.max.messages=5000\n"
-	        "      queue.buffering.max.kbytes=2048 linger.ms=5\n"
-	        "  security.protocol, sasl.*, ssl.*  (passed to librdkafka as they are)\n"
-	        "  connectors.<name>.<property>  (a connector declared inline)\n"
-	        "  config.providers.<name>.class  (class of a provider named in config.providers)\n"
-	        "  config.providers.<name>.param.allowlist.pattern  (EnvVarConfigProvider: only\n"
-	        "      variables whose name this regular expression matches)\n"
-	        "  config.providers.<name>.param.allowed.paths  (File-, DirectoryConfigProvider:\n"
-	        "      comma-separated absolute paths outside which nothing is read)\n\n");
-	config_print_table(connector_keys, "Every connector:", fp);
-	for (size_t i = 0; source_registry[i] != NULL; i++) {
-		char heading[256];
+/* Keys the tables do not hold, by their shape, for --help-config. */
+static const char *const worker_patterns[][2] = {
+    {"producer.*, kafka.*",
+     "librdkafka's properties, passed through with the prefix stripped and validated by "
+     "librdkafka (an unknown one is an error naming file and line)."},
+    {"security.protocol, sasl.*, ssl.*", "Passed to librdkafka as they are."},
+    {"connectors.<name>.<property>", "A connector declared inline, in the worker file."},
+    {"config.providers.<name>.class", "Class of a provider named in config.providers."},
+    {"config.providers.<name>.param.allowlist.pattern",
+     "EnvVarConfigProvider: only variables whose name this regular expression matches."},
+    {"config.providers.<name>.param.allowed.paths",
+     "File-, DirectoryConfigProvider: comma-separated absolute paths outside which "
+     "nothing is read."},
+};
 
-		snprintf(heading, sizeof(heading),
-		         "Connector %s (connector.class=%s):", source_registry[i]->kind,
-		         source_registry[i]->classes[0]);
-		config_print_table(source_registry[i]->config_keys, heading, fp);
+/* A section of the document: its id and title, then the table's keys. */
+static cJSON *help_section(cJSON *sections, const char *id, const char *title,
+                           const struct config_key *table)
+{
+	cJSON *sec = cJSON_CreateObject();
+
+	if (sec == NULL || !cJSON_AddItemToArray(sections, sec)) {
+		cJSON_Delete(sec);
+		return NULL;
 	}
-	transform_print_help(fp);
+	if (cJSON_AddStringToObject(sec, "id", id) == NULL ||
+	    cJSON_AddStringToObject(sec, "title", title) == NULL ||
+	    config_table_doc(table, sec) != 0)
+		return NULL;
+	return sec;
+}
+
+/* The worker section's keys by shape; the first holds skiff's producer
+ * defaults (sink_kafka.c's, so that they cannot drift from the doc). */
+static int help_patterns(cJSON *worker)
+{
+	cJSON *arr = cJSON_AddArrayToObject(worker, "patterns");
+
+	if (arr == NULL)
+		return SETTINGS_ERR_NOMEM;
+	for (size_t i = 0; i < sizeof(worker_patterns) / sizeof(worker_patterns[0]); i++) {
+		cJSON *p = cJSON_CreateObject(), *defs;
+		const char *key, *value;
+
+		if (p == NULL || !cJSON_AddItemToArray(arr, p)) {
+			cJSON_Delete(p);
+			return SETTINGS_ERR_NOMEM;
+		}
+		if (cJSON_AddStringToObject(p, "name", worker_patterns[i][0]) == NULL ||
+		    cJSON_AddStringToObject(p, "doc", worker_patterns[i][1]) == NULL)
+			return SETTINGS_ERR_NOMEM;
+		if (i != 0)
+			continue;
+		if ((defs = cJSON_AddObjectToObject(p, "defaults")) == NULL)
+			return SETTINGS_ERR_NOMEM;
+		for (size_t d = 0; (key = sink_default(d, &value)) != NULL; d++)
+			if (cJSON_AddStringToObject(defs, key, value) == NULL)
+				return SETTINGS_ERR_NOMEM;
+	}
+	return 0;
+}
+
+/* One section per registered source, with its connector.class values. */
+static int help_sources(cJSON *sections)
+{
+	for (size_t i = 0; source_registry[i] != NULL; i++) {
+		const struct source_ops *ops = source_registry[i];
+		char title[256];
+		cJSON *sec, *classes;
+
+		snprintf(title, sizeof(title), "Connector %s (connector.class=%s)", ops->kind,
+		         ops->classes[0]);
+		sec = help_section(sections, "source", title, ops->config_keys);
+		if (sec == NULL || cJSON_AddStringToObject(sec, "kind", ops->kind) == NULL ||
+		    (classes = cJSON_AddArrayToObject(sec, "classes")) == NULL)
+			return SETTINGS_ERR_NOMEM;
+		for (const char *const *c = ops->classes; *c != NULL; c++) {
+			cJSON *s = cJSON_CreateString(*c);
+
+			if (s == NULL || !cJSON_AddItemToArray(classes, s)) {
+				cJSON_Delete(s);
+				return SETTINGS_ERR_NOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+int settings_help_doc(struct cJSON **out)
+{
+	cJSON *doc = cJSON_CreateObject(), *sections, *worker;
+
+	*out = NULL;
+	if (doc == NULL || cJSON_AddStringToObject(doc, "format", "skiff-help-config") == NULL ||
+	    cJSON_AddNumberToObject(doc, "version", 1) == NULL ||
+	    (sections = cJSON_AddArrayToObject(doc, "sections")) == NULL)
+		goto nomem;
+	worker = help_section(sections, "worker",
+	                      "Worker properties (connect-standalone.properties)", worker_keys);
+	if (worker == NULL || help_patterns(worker) != 0 ||
+	    help_section(sections, "connector", "Every connector", connector_keys) == NULL ||
+	    help_sources(sections) != 0 || transform_help_doc(doc) != 0)
+		goto nomem;
+	*out = doc;
+	return 0;
+nomem:
+	cJSON_Delete(doc);
+	return SETTINGS_ERR_NOMEM;
 }
 
 void settings_destroy(struct settings *s)

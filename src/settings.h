@@ -12,6 +12,7 @@
 
 #include "convert.h"
 
+struct cJSON;
 struct config_section;
 struct providers;
 struct source_ops;
@@ -49,8 +50,16 @@ void settings_log_notices(const struct settings *s);
 /* Prints the effective configuration, secrets masked (for --check). */
 void settings_print(const struct settings *s, FILE *fp);
 
-/* Prints every table as documentation (for --help-config). */
-void settings_print_help(FILE *fp);
+/* Failure of settings_help_doc (error convention: util/err.h). */
+enum {
+	SETTINGS_ERR_NOMEM = -2,
+};
+
+/* Builds --help-config's document (its shape: help.h) from every table: the
+ * worker's, every connector's, each source's, the keys passed to librdkafka
+ * with skiff's producer defaults, and the transforms. Returns 0 and *out
+ * (owned by the caller, cJSON_Delete), or SETTINGS_ERR_NOMEM. */
+int settings_help_doc(struct cJSON **out);
 
 /* Frees everything in s (not s itself). Accepts a zeroed or partly loaded s. */
 void settings_destroy(struct settings *s);

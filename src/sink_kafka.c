@@ -57,6 +57,14 @@ static const char *const defaults[][2] = {
     {"log.connection.close", "false"},
 };
 
+const char *sink_default(size_t i, const char **value)
+{
+	if (i >= sizeof(defaults) / sizeof(defaults[0]))
+		return NULL;
+	*value = defaults[i][1];
+	return defaults[i][0];
+}
+
 /* Passes worker properties to librdkafka: producer.X and kafka.X as X, and
  * security.protocol, sasl.*, ssl.* as they are. */
 static const char *librdkafka_name(const char *key)

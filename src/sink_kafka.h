@@ -32,6 +32,11 @@ enum sink_result {
  * sink_produce, and with a failure a reason (librdkafka's text). */
 typedef void (*sink_delivery_fn)(void *ctx, void *token, enum sink_result res, const char *reason);
 
+/* skiff's i-th producer default (librdkafka's name and value, applied before
+ * the user's producer.* and kafka.* keys): the key, and *value; NULL past the
+ * last. Static strings. For --help-config. */
+const char *sink_default(size_t i, const char **value);
+
 /* Failures of sink_open and sink_produce (error convention: util/err.h). */
 enum {
 	SINK_ERR = -1,        /* not taken, and a restart may help (fatal, a pipe) */

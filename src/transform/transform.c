@@ -7,6 +7,7 @@
  * that drops the record ends the chain. */
 #include "transform.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,27 +425,71 @@ void transform_chain_print(const struct transform_chain *c, const char *indent, 
 		print_step(&c->preds[i], indent, fp);
 }
 
-static void help_list(const struct tx_ops *const *list, FILE *fp)
+/* The keys that configure a chain, for --help-config. */
+static const char *const chain_keys[][2] = {
+    {"transforms", "Aliases of the transforms, comma-separated, applied in this order "
+                   "between the source and the converters."},
+    {"transforms.ALIAS.type", "The transform's class (below)."},
+    {"transforms.ALIAS.PROPERTY", "A property of that transform (below)."},
+    {"transforms.ALIAS.predicate",
+     "Alias of a predicate: the transform applies only to the records it matches."},
+    {"transforms.ALIAS.negate",
+     "true: the transform applies to the records the predicate does not match "
+     "(default false)."},
+    {"predicates", "Aliases of the predicates, comma-separated."},
+    {"predicates.P.type", "The predicate's class (below)."},
+    {"predicates.P.PROPERTY", "A property of that predicate (below)."},
+};
+
+static int add_string(cJSON *o, const char *name, const char *value)
+{
+	return cJSON_AddStringToObject(o, name, value) != NULL ? 0 : TRANSFORM_ERR_NOMEM;
+}
+
+/* Appends one object per transform (or predicate) of list to arr. */
+static int help_list(const struct tx_ops *const *list, cJSON *arr)
 {
 	for (size_t i = 0; list[i] != NULL; i++) {
 		const struct tx_ops *o = list[i];
+		cJSON *item = cJSON_CreateObject();
+		char cls[256];
 
-		fprintf(fp, "  %s.%s%s\n      %s\n      properties: %s\n", o->pkg, o->name,
-		        o->variants ? "$Key|$Value" : "", o->doc, o->props);
+		if (item == NULL || !cJSON_AddItemToArray(arr, item)) {
+			cJSON_Delete(item);
+			return TRANSFORM_ERR_NOMEM;
+		}
+		snprintf(cls, sizeof(cls), "%s.%s", o->pkg, o->name);
+		if (add_string(item, "class", cls) != 0 ||
+		    cJSON_AddBoolToObject(item, "variants", o->variants) == NULL ||
+		    add_string(item, "doc", o->doc) != 0 ||
+		    add_string(item, "properties", o->props) != 0)
+			return TRANSFORM_ERR_NOMEM;
 	}
+	return 0;
 }
 
-void transform_print_help(FILE *fp)
+int transform_help_doc(struct cJSON *doc)
 {
-	fprintf(fp, "\n# transforms (connector keys, Connect's single message transforms)\n"
-	            "  transforms=ALIAS,...   applied in order between the source and the "
-	            "converters\n"
-	            "  transforms.ALIAS.type=CLASS, transforms.ALIAS.PROPERTY=...\n"
-	            "  transforms.ALIAS.predicate=P, transforms.ALIAS.negate=false\n"
-	            "  predicates=P,...; predicates.P.type=CLASS, predicates.P.PROPERTY=...\n");
-	help_list(txregistry_transforms, fp);
-	fprintf(fp, "\n# predicates\n");
-	help_list(txregistry_predicates, fp);
+	cJSON *keys = cJSON_AddArrayToObject(doc, "chain_keys");
+	cJSON *tx = cJSON_AddArrayToObject(doc, "transforms");
+	cJSON *preds = cJSON_AddArrayToObject(doc, "predicates");
+
+	if (keys == NULL || tx == NULL || preds == NULL)
+		return TRANSFORM_ERR_NOMEM;
+	for (size_t i = 0; i < sizeof(chain_keys) / sizeof(chain_keys[0]); i++) {
+		cJSON *k = cJSON_CreateObject();
+
+		if (k == NULL || !cJSON_AddItemToArray(keys, k)) {
+			cJSON_Delete(k);
+			return TRANSFORM_ERR_NOMEM;
+		}
+		if (add_string(k, "name", chain_keys[i][0]) != 0 ||
+		    add_string(k, "doc", chain_keys[i][1]) != 0)
+			return TRANSFORM_ERR_NOMEM;
+	}
+	if (help_list(txregistry_transforms, tx) != 0)
+		return TRANSFORM_ERR_NOMEM;
+	return help_list(txregistry_predicates, preds);
 }
 
 static void free_step(struct step *s)

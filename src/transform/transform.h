@@ -14,6 +14,7 @@
 
 #include "source.h"
 
+struct cJSON;
 struct config_section;
 struct transform_chain;
 
@@ -71,9 +72,12 @@ enum transform_result transform_chain_apply(struct transform_chain *c, const str
  * indent: alias, class, its properties, its predicate. */
 void transform_chain_print(const struct transform_chain *c, const char *indent, FILE *fp);
 
-/* Prints the transforms and predicates skiff implements and their properties
- * (--help-config). */
-void transform_print_help(FILE *fp);
+/* Adds to doc (the JSON object of --help-config's document, help.h) the keys
+ * that configure a chain ("chain_keys": name and doc) and the transforms and
+ * predicates skiff implements ("transforms", "predicates": class, variants,
+ * doc, properties). Returns 0 or TRANSFORM_ERR_NOMEM (doc then holds part of
+ * it; the caller deletes it). */
+int transform_help_doc(struct cJSON *doc);
 
 /* Accepts NULL. */
 void transform_chain_destroy(struct transform_chain *c);
