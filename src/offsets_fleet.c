@@ -13,7 +13,7 @@
 #define FIX                                                                                        \
 	"give each device its own connector names "                                                \
 	"(name=app-${file:/etc/skiff/device.properties:device.id}) or its own "                    \
-	"offset.storage.topic (README \"Offsets in Kafka\")"
+	"offset.storage.topic (docs/offsets.md)"
 
 /* The store's id from path ("<offset file>.store"), made (16 random bytes
  * in hex, written durably) when missing and create. Any failure leaves

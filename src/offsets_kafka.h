@@ -2,7 +2,7 @@
  * A file alone (offset.storage.file.filename), as Connect's standalone mode;
  * a compacted Kafka topic alone (offset.storage.topic), as its distributed
  * mode; or both: the file is the fast local truth, the topic a replica that
- * restores it when the state directory is lost (README "Offsets in Kafka").
+ * restores it when the state directory is lost (docs/offsets.md).
  *
  * The topic's records are Connect's, byte for byte: key
  * ["<connector>",{partition}] and value {offset} with Connect's members

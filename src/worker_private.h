@@ -349,7 +349,7 @@ void worker_status_close(struct worker *w);
 
 /* ---- worker_reload.c ----------------------------------------------------- */
 
-/* Re-reads the configuration files and applies what changed (see README). */
+/* Re-reads the configuration files and applies what changed (docs/operations.md, "Reload"). */
 void worker_reload(struct worker *w);
 
 #endif

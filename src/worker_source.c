@@ -126,8 +126,8 @@ static int room_logged(struct worker *w, size_t i)
  * metric (said in the log). */
 static struct event *event(struct conn *c, const char *name, const struct stats_desc *d)
 {
-	static const char generic[] = "an event the source counted (README: what each counter "
-	                              "means)";
+	static const char generic[] = "an event the source counted (the docs page of its "
+	                              "source says what each counter means)";
 	struct stats_desc own = {
 	    .name = name, .type = STATS_COUNTER, .help = generic, .flags = STATS_F_LOG};
 	struct stats_labels l = {.connector = c->cs->name};

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (not a test): CPU of exactly-once (README "Exactly-once") against
+"""Benchmark (not a test): CPU of exactly-once (docs/exactly-once.md) against
 at-least-once, on one file of N numbered lines of ~150 bytes shipped by skiff
 to one local Kafka 3.9.1 broker, in modes
 

@@ -2,8 +2,7 @@
 """Benchmark (not a test) of the journald source's pass from the head (issue 14):
 at a start, and whenever sd-journal reports journal files added or removed
 (a rotation), skiff reads the journal from its head and passes over every
-entry it read before (positions per sequence-number id, README "journald
-source"). This measures that pass.
+entry it read before (positions per sequence-number id, docs/source-journald.md). This measures that pass.
 
 For each N (default 20,000 and 100,000): N entries written by
 systemd-journal-remote, shipped, skiff stopped and started again on its

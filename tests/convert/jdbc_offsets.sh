@@ -10,7 +10,7 @@
 # row through skiff's source. Keys must be identical in every mode, values in
 # every mode but bulk: Confluent's bulk records carry no offset, skiff keeps
 # {"polling.timestamp":…} (the start of the pass, not read on restart)
-# (README, SQLite). Exits 77 without java or the cached jars (compare.sh
+# (docs/source-sqlite.md). Exits 77 without java or the cached jars (compare.sh
 # fetches them), 1 on a difference.
 set -euo pipefail
 dumper=${1:?usage: jdbc_offsets.sh DUMPER}

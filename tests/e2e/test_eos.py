@@ -1,4 +1,4 @@
-"""Exactly-once (issue 12 part 3, README "Exactly-once"): records and their
+"""Exactly-once (issue 12 part 3, docs/exactly-once.md): records and their
 offsets in one Kafka transaction. A read_committed consumer sees every line
 once, in order, after kill -9 of skiff and after a broker restart; without
 exactly-once the same kills repeat lines (the negative control); without an

@@ -1,5 +1,4 @@
-"""`skiff offsets list|set|reset|import` (issue 12, README "Offsets in
-Kafka"): round trips on the file and the topic store, refused while a skiff
+"""`skiff offsets list|set|reset|import` (issue 12, docs/offsets.md): round trips on the file and the topic store, refused while a skiff
 runs, set with the broker down, and the import of an offsets file a real
 Connect 3.9.1 standalone worker wrote (one JVM run: it takes 10-20 s)."""
 

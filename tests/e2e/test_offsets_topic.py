@@ -1,4 +1,4 @@
-"""Offsets in Kafka (issue 12, README "Offsets in Kafka"): skiff's offsets
+"""Offsets in Kafka (issue 12, docs/offsets.md): skiff's offsets
 topic against the one a real Connect 3.9.1 distributed worker writes for the
 same FileStreamSource file (keys, values and each key's partition, byte for
 byte), and a lost state directory restored from the topic."""

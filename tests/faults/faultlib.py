@@ -43,7 +43,7 @@ def scaled(short, long):
 
 
 def figure(name, value):
-    """Prints a figure for the report (and the README's table)."""
+    """Prints a figure for the report (and docs/guarantees.md's table)."""
     line = f"FIGURE {name}: {value}"
     print(line)
     out = os.environ.get("SKIFF_FIGURES")

@@ -275,7 +275,8 @@ static size_t render_all(bool text, char *out[NTRICKY][4], uint64_t *replaced, u
 	for (size_t i = 0; i < b.n && i < NTRICKY; i++) {
 		CHECK(recs[i].value.kind == (text ? VALUE_JSON : VALUE_STRUCT));
 		/* None, as the JDBC source's rows: Kafka stamps the produce time
-		 * and TimestampRouter fails on it, as in Connect (README). */
+		 * and TimestampRouter fails on it, as in Connect
+		 * (docs/converters-and-transforms.md). */
 		CHECK(recs[i].timestamp_ms == 0);
 		out[i][0] = conv(true, &recs[i].value, replaced);
 		out[i][1] = conv(false, &recs[i].value, replaced);
