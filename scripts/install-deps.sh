@@ -33,6 +33,8 @@ PACKAGES=(
 	strace eatmydata fiu-utils valgrind clang libclang-rt-14-dev
 	# scripts/check-format.sh (version 14, as .clang-format is written for)
 	clang-format
+	# the man pages rendered with every warning on (scripts/check-man.sh, CTest)
+	groff-base
 	# ps, kill, flock, setsid
 	procps util-linux
 )
@@ -64,10 +66,12 @@ present() { # package
 main() {
 	local sudo=() missing=() pkg log
 	# --boards: also what board/test-boards.sh needs (cross compilers, qemu,
-	# mmdebstrap for the target sysroots and the install roots).
+	# mmdebstrap for the target sysroots and the install roots, man).
 	if [ "${1:-}" = --boards ]; then
 		PACKAGES+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
-			qemu-user-static mmdebstrap file)
+			qemu-user-static mmdebstrap file
+			# man on a foreign root's pages (firmware/debian/test-install.sh)
+			man-db)
 	fi
 	if [ "$(id -u)" -ne 0 ]; then
 		command -v sudo >/dev/null || {
