@@ -12,7 +12,8 @@
 #   SKIFF_DEB_NOSTRIP=1   keep debug symbols in /usr/bin/skiff
 #   SKIFF_DEB_OUT         output directory (default: BUILD_DIR)
 #
-# It runs `cmake --install` into a staging directory (DESTDIR), adds the unit,
+# It runs `cmake --install` into a staging directory (DESTDIR: the binary and
+# the man pages skiff(1) and skiff.properties(5)), adds the unit,
 # the sysusers.d entry, the sample config (a conffile) and the maintainer
 # scripts from firmware/, computes Depends with dpkg-shlibdeps (falling back
 # to a fixed list), and builds with `dpkg-deb --build --root-owner-group`.
@@ -74,6 +75,13 @@ strip_opt=--strip
 [ "${SKIFF_DEB_NOSTRIP:-0}" = 1 ] && strip_opt=
 DESTDIR=$root cmake --install "$build" --prefix /usr $strip_opt >&2
 [ -x "$root/usr/bin/skiff" ] || die "cmake --install did not produce usr/bin/skiff"
+# The man pages CMake installs, compressed as Debian's policy wants them
+# (gzip -9n: no name or time stamp, so the package builds the same twice).
+for page in skiff.1 skiff.properties.5; do
+	f=$root/usr/share/man/man${page##*.}/$page
+	[ -f "$f" ] || die "cmake --install did not produce usr/share/man/man${page##*.}/$page"
+	gzip -9n "$f"
+done
 
 # 2. Integration files. Debian 12 keeps units in /lib (usr-merge moratorium).
 install -D -m 0644 "$firmware/systemd/skiff.service" "$root/lib/systemd/system/skiff.service"
@@ -82,10 +90,9 @@ install -D -m 0644 "$firmware/etc/skiff.properties" "$root/etc/skiff/skiff.prope
 doc=$root/usr/share/doc/skiff
 install -D -m 0644 "$firmware/README.md" "$doc/README.md"
 install -m 0644 "$firmware/systemd/skiff-backoff.conf" "$doc/skiff-backoff.conf"
-# Not a Debian upload: no bug to close; the manual is skiff --help-config.
+# Not a Debian upload: no bug to close.
 mkdir -p "$root/usr/share/lintian/overrides"
-printf 'skiff: initial-upload-closes-no-bugs\nskiff: no-manual-page\n' \
-	>"$root/usr/share/lintian/overrides/skiff"
+printf 'skiff: initial-upload-closes-no-bugs\n' >"$root/usr/share/lintian/overrides/skiff"
 # Per-board settings (queue bounds, MemoryMax) for whoever edits the config.
 for b in "$src"/board/*/README.md; do
 	[ -f "$b" ] || continue

@@ -6,7 +6,9 @@
 #   - /etc/skiff/skiff.properties is a conffile, root:skiff 0640;
 #   - the skiff user exists; /var/lib/skiff is skiff's, 0700;
 #   - skiff --check /etc/skiff/skiff.properties passes as the skiff user;
-#   - systemd-analyze verify accepts the unit.
+#   - systemd-analyze verify accepts the unit;
+#   - `man skiff` and `man 5 skiff.properties` show the package's pages (man-db
+#     in the root, or the host's man on the root's pages for a foreign root).
 # Native architecture, or a foreign one that binfmt_misc runs through
 # qemu-user-static: minbase + systemd, the .deb installed by dpkg inside the
 # root (its postinst runs there), then removed and purged (prerm and postrm
@@ -63,7 +65,7 @@ full=0
 if [ "$arch" = "$host" ] || binfmt_ready; then
 	full=1
 	[ "$arch" = "$host" ] || ok "binfmt_misc runs $arch binaries: maintainer scripts run in the root"
-	"${mm[@]}" --variant=minbase --include="systemd,$deb" \
+	"${mm[@]}" --variant=minbase --include="systemd,man-db,$deb" \
 		--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount >"$work/mm.log" 2>&1 ||
 		{ tail -n 20 "$work/mm.log" >&2; die "mmdebstrap failed"; }
 	run() { chroot "$root" "$@"; }
@@ -127,6 +129,26 @@ else
 		{ cat "$work/verify.out" >&2; die "systemd-analyze verify failed"; }
 	ok "systemd-analyze verify --root (the host's systemd)"
 fi
+# The man pages: where man looks for them, readable, about skiff.
+for page in man1/skiff.1.gz man5/skiff.properties.5.gz; do
+	[ -f "$root/usr/share/man/$page" ] || die "/usr/share/man/$page missing"
+done
+if [ "$full" = 1 ]; then
+	man_in_root() { run env MANPAGER=cat MANWIDTH=80 LC_ALL=C.UTF-8 man "$@"; }
+else
+	# The root's man is foreign: the host's reads the root's pages.
+	command -v man >/dev/null || die "man not found on the host (apt-get install man-db)"
+	man_in_root() { MANPAGER=cat MANWIDTH=80 LC_ALL=C.UTF-8 man -M "$root/usr/share/man" "$@"; }
+fi
+man_in_root skiff >"$work/man1.out" 2>"$work/man1.err" || { cat "$work/man1.err" >&2; die "man skiff failed"; }
+grep -q 'skiff offsets import' "$work/man1.out" && grep -q 'EXIT STATUS' "$work/man1.out" ||
+	{ head -n 20 "$work/man1.out" >&2; die "man skiff does not show skiff(1)"; }
+man_in_root 5 skiff.properties >"$work/man5.out" 2>"$work/man5.err" ||
+	{ cat "$work/man5.err" >&2; die "man 5 skiff.properties failed"; }
+grep -q 'offset.flush.interval.ms' "$work/man5.out" ||
+	{ head -n 20 "$work/man5.out" >&2; die "man 5 skiff.properties does not show the properties"; }
+ok "man skiff, man 5 skiff.properties ($(wc -l <"$work/man1.out") and $(wc -l <"$work/man5.out") lines)"
+
 if [ "$full" = 1 ]; then
 	# prerm and postrm: a removal keeps the config and the state, a purge
 	# takes the state away and leaves the user (Debian keeps system users).
