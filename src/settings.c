@@ -218,12 +218,31 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* Makes room for one more connector, zeroed, at s->connectors[nconnectors]
+ * (where a connector that fails halfway is left for settings_destroy).
+ * Returns 0 or -1 (out of memory). */
+static int room(struct settings *s)
+{
+	size_t cap = s->capconnectors ? 2 * s->capconnectors : 8;
+	struct connector_settings *c;
+
+	if (s->nconnectors < s->capconnectors)
+		return 0;
+	c = realloc(s->connectors, cap * sizeof(*c));
+	if (c == NULL)
+		return -1;
+	memset(c + s->capconnectors, 0, (cap - s->capconnectors) * sizeof(*c));
+	s->connectors = c;
+	s->capconnectors = cap;
+	return 0;
+}
+
 /* Loads one connector from p: keys under prefix (inline) or all keys (its own
  * file). name_from_prefix is the inline name, or NULL. */
 static int load_connector(struct settings *s, const struct props *p, const char *prefix,
                           const char *name_from_prefix, char *errbuf, size_t errlen)
 {
-	struct connector_settings *c = &s->connectors[s->nconnectors];
+	struct connector_settings *c;
 	char key[256];
 	const char *cls;
 	const struct config_key *tables[2] = {connector_keys, NULL};
@@ -235,11 +254,11 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 	                           .presets = name_from_prefix ? presets : NULL,
 	                           .presets_where = props_name(p)};
 
-	if (s->nconnectors == SETTINGS_MAX_CONNECTORS) {
-		snprintf(errbuf, errlen, "%s: more than %d connectors", props_name(p),
-		         SETTINGS_MAX_CONNECTORS);
+	if (room(s) != 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
 		return -1;
 	}
+	c = &s->connectors[s->nconnectors];
 	snprintf(key, sizeof(key), "%sconnector.class", prefix);
 	cls = props_get(p, key);
 	if (cls == NULL) {
@@ -360,9 +379,13 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	                           .skip = skip};
 
 	memset(out, 0, sizeof(*out));
-	if (n == 0 || n > SETTINGS_MAX_CONNECTORS + 1) {
-		snprintf(errbuf, errlen, "give one worker file and up to %d connector files",
-		         SETTINGS_MAX_CONNECTORS);
+	if (n == 0) {
+		snprintf(errbuf, errlen, "give one worker file and the connector files");
+		return -1;
+	}
+	out->files = calloc(n, sizeof(*out->files));
+	if (out->files == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -578,13 +601,15 @@ void settings_destroy(struct settings *s)
 		config_section_destroy(s->connectors[i].cfg);
 		transform_chain_destroy(s->connectors[i].chain);
 	}
-	if (s->nconnectors < SETTINGS_MAX_CONNECTORS) { /* half-loaded */
+	if (s->nconnectors < s->capconnectors) { /* half-loaded */
 		config_section_destroy(s->connectors[s->nconnectors].cfg);
 		transform_chain_destroy(s->connectors[s->nconnectors].chain);
 	}
+	free(s->connectors);
 	config_section_destroy(s->worker);
 	providers_destroy(s->providers);
 	for (size_t i = 0; i < s->nfiles; i++)
 		props_destroy(s->files[i]);
+	free(s->files);
 	memset(s, 0, sizeof(*s));
 }

@@ -18,9 +18,6 @@ struct providers;
 struct source_ops;
 struct transform_chain;
 
-/* Most connectors one skiff runs. */
-#define SETTINGS_MAX_CONNECTORS 64
-
 struct connector_settings {
 	const char *name;             /* owned by settings */
 	const struct source_ops *ops; /* the source for connector.class */
@@ -30,11 +27,14 @@ struct connector_settings {
 	struct transform_chain *chain; /* transforms=..., owned (transform.h) */
 };
 
+/* As many connectors and files as memory allows: the arrays grow while the
+ * files load, and do not move after settings_load returns (a running
+ * connector points at its connector_settings). */
 struct settings {
 	struct config_section *worker;
-	size_t nconnectors;
-	struct connector_settings connectors[SETTINGS_MAX_CONNECTORS];
-	struct props *files[SETTINGS_MAX_CONNECTORS + 1];
+	size_t nconnectors, capconnectors;
+	struct connector_settings *connectors;
+	struct props **files;
 	size_t nfiles;
 	struct providers *providers; /* config.providers of the worker file */
 };

@@ -368,7 +368,7 @@ static int prepare(struct worker *w, int64_t now)
 	bool wait = blocked(w);
 
 	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = &w->conns[i];
+		struct conn *c = w->conns[i];
 
 		if (c->removed)
 			continue;
@@ -390,11 +390,11 @@ static int all_stopped(const struct worker *w)
 	bool config = true;
 
 	for (size_t i = 0; i < w->nconns; i++) {
-		if (w->conns[i].removed)
+		if (w->conns[i]->removed)
 			continue;
-		if (!w->conns[i].stopped)
+		if (!w->conns[i]->stopped)
 			return 0;
-		config &= w->conns[i].config_error;
+		config &= w->conns[i]->config_error;
 	}
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
@@ -429,7 +429,7 @@ static int turn(struct worker *w)
 	}
 	now = now_ms();
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
-		struct conn *c = &w->conns[i];
+		struct conn *c = w->conns[i];
 
 		produce_batch(c);
 		if (c->ready)
@@ -494,7 +494,7 @@ static int shut_down(struct worker *w, int code)
 		         "will be read again at the next start",
 		         left, (long long)w->flush_timeout);
 	for (size_t i = 0; i < w->nconns; i++)
-		replaced += w->conns[i].removed ? 0 : *w->conns[i].utf8_replaced;
+		replaced += w->conns[i]->removed ? 0 : *w->conns[i]->utf8_replaced;
 	if (replaced > 0)
 		log_notice(
 		    "converters replaced %llu invalid UTF-8 sequences with U+FFFD (as Connect "
@@ -578,6 +578,25 @@ int worker_run(struct worker *w, int sigfd)
 }
 
 /* ---- set-up -------------------------------------------------------------- */
+
+struct conn *worker_conn_slot(struct worker *w)
+{
+	struct conn *c;
+
+	if (w->nconns == w->capconns) {
+		size_t cap = w->capconns ? 2 * w->capconns : 8;
+		struct conn **conns = realloc(w->conns, cap * sizeof(*conns));
+
+		if (conns == NULL)
+			return NULL;
+		w->conns = conns;
+		w->capconns = cap;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c != NULL)
+		w->conns[w->nconns++] = c;
+	return c;
+}
 
 int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
                      char *errbuf, size_t errlen)
@@ -693,10 +712,16 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 	}
 	if ((rc = worker_eos_start(w, errbuf, errlen)) != 0)
 		return rc;
-	for (size_t i = 0; i < s->nconnectors; i++)
-		if ((rc = worker_conn_open(w, &w->conns[w->nconns++], &s->connectors[i], errbuf,
-		                           errlen)) != 0)
+	for (size_t i = 0; i < s->nconnectors; i++) {
+		struct conn *c = worker_conn_slot(w);
+
+		if (c == NULL) {
+			snprintf(errbuf, errlen, "worker: out of memory");
+			return WORKER_ERR_NOMEM;
+		}
+		if ((rc = worker_conn_open(w, c, &s->connectors[i], errbuf, errlen)) != 0)
 			return rc;
+	}
 	return 0;
 }
 
@@ -732,15 +757,17 @@ void worker_destroy(struct worker *w)
 	sink_destroy(w->sink);
 	worker_eos_close(w);
 	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = &w->conns[i];
+		struct conn *c = w->conns[i];
 
-		if (c->removed)
-			continue;
-		c->cs->ops->close(c->ctx);
-		free(c->records);
-		free(c->trace);
-		worker_source_free(c);
+		if (!c->removed) {
+			c->cs->ops->close(c->ctx);
+			free(c->records);
+			free(c->trace);
+			worker_source_free(c);
+		}
+		free(c);
 	}
+	free(w->conns);
 	worker_notify_close(w);
 	worker_status_close(w);
 	worker_sink_close(w);

@@ -117,7 +117,7 @@ static size_t live_count(const struct worker *w)
 	size_t n = 0;
 
 	for (size_t i = 0; i < w->nconns; i++)
-		n += !w->conns[i].removed;
+		n += !w->conns[i]->removed;
 	return n;
 }
 
@@ -125,8 +125,8 @@ static size_t live_count(const struct worker *w)
 static struct conn *live(struct worker *w, size_t i)
 {
 	for (size_t k = 0; k < w->nconns; k++)
-		if (!w->conns[k].removed && i-- == 0)
-			return &w->conns[k];
+		if (!w->conns[k]->removed && i-- == 0)
+			return w->conns[k];
 	return NULL;
 }
 
@@ -585,7 +585,7 @@ static void refresh_backlog(struct worker *w)
 	for (size_t i = 0; i < w->nparts; i++)
 		w->parts[i]->backlog_put = false;
 	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = &w->conns[i];
+		struct conn *c = w->conns[i];
 
 		if (!c->removed && c->ctx != NULL && c->cs->ops->backlog != NULL)
 			c->cs->ops->backlog(c->ctx, put_backlog, w);

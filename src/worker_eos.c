@@ -302,7 +302,7 @@ int worker_eos_exit_code(struct worker *w)
 static bool more_ready(const struct worker *w)
 {
 	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = &w->conns[i];
+		const struct conn *c = w->conns[i];
 
 		if (!c->removed && !c->stopped && (c->ready || c->next < c->batch.n))
 			return true;

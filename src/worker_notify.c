@@ -44,7 +44,7 @@ void worker_notify_summary(const struct worker *w, char *buf, size_t len)
 	const char *kafka = "idle";
 
 	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = &w->conns[i];
+		const struct conn *c = w->conns[i];
 
 		if (c->removed)
 			continue;

@@ -109,8 +109,11 @@ struct worker {
 	uint64_t *bw_limit, *bw_throttled;
 	struct acks *acks;
 	struct eos *eos; /* exactly-once (worker_eos.c); NULL: at least once */
-	struct conn conns[SETTINGS_MAX_CONNECTORS];
-	size_t nconns;
+	/* The connector slots, each its own allocation (the loop holds
+	 * pointers to them), as many as the settings ever had: grown by
+	 * worker_conn_slot, bounded by memory only. */
+	struct conn **conns;
+	size_t nconns, capconns;
 	struct partition **parts;
 	size_t nparts;
 	int64_t flush_interval, flush_timeout, next_flush;
@@ -238,6 +241,10 @@ void worker_source_free(struct conn *c);
 
 /* Opens c's source from cs in slot c (counters, deadline, source). Returns 0
  * or a WORKER_ERR_* code with errbuf "connector X: why". */
+/* A new slot, zeroed, at the end of w->conns (its index: w->nconns - 1), or
+ * NULL when memory is short. */
+struct conn *worker_conn_slot(struct worker *w);
+
 int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
                      char *errbuf, size_t errlen);
 

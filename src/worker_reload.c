@@ -68,6 +68,45 @@ static const char *const with_producer[] = {
 
 enum plan { KEEP, CHANGE, REMOVE };
 
+/* What a reload does with each slot k < n (the slots before it): plan[k],
+ * target[k] its connector's index in the new settings (-1: none), cs_idx[k]
+ * its index in the live ones, taken[k] whether a connector keeps or takes
+ * it; placed[j]: connector j of the new settings has a slot. Sized when the
+ * reload begins, so that nothing fails once it changes anything. */
+struct slots {
+	size_t n;
+	enum plan *plan;
+	int *target, *cs_idx;
+	bool *taken, *placed;
+};
+
+static void slots_free(struct slots *sl)
+{
+	free(sl->plan);
+	free(sl->target);
+	free(sl->cs_idx);
+	free(sl->taken);
+	free(sl->placed);
+}
+
+/* Returns 0 or -1 (out of memory, sl freed). */
+static int slots_alloc(struct slots *sl, size_t nslots, size_t nnext)
+{
+	size_t n = nslots > 0 ? nslots : 1, m = nnext > 0 ? nnext : 1;
+
+	sl->n = nslots;
+	sl->plan = calloc(n, sizeof(*sl->plan));
+	sl->target = calloc(n, sizeof(*sl->target));
+	sl->cs_idx = calloc(n, sizeof(*sl->cs_idx));
+	sl->taken = calloc(n, sizeof(*sl->taken));
+	sl->placed = calloc(m, sizeof(*sl->placed));
+	if (sl->plan != NULL && sl->target != NULL && sl->cs_idx != NULL && sl->taken != NULL &&
+	    sl->placed != NULL)
+		return 0;
+	slots_free(sl);
+	return -1;
+}
+
 static int find_connector(const struct settings *s, const char *name)
 {
 	for (size_t j = 0; j < s->nconnectors; j++)
@@ -116,20 +155,20 @@ static int check_new(const struct worker *w, const struct settings *next)
 }
 
 /* Which connector each running slot becomes: KEEP (same settings), CHANGE
- * or REMOVE; target[k] its index in next. Returns whether any stops. */
-static bool plan_conns(const struct worker *w, const struct settings *next, enum plan *plan,
-                       int *target)
+ * or REMOVE, and its target in next. Returns whether any stops. */
+static bool plan_conns(const struct worker *w, const struct settings *next, struct slots *sl)
 {
 	bool stops = false;
 
-	for (size_t k = 0; k < w->nconns; k++) {
-		const struct conn *c = &w->conns[k];
+	for (size_t k = 0; k < sl->n; k++) {
+		const struct conn *c = w->conns[k];
+		int t = c->removed ? -1 : find_connector(next, c->cs->name);
 
-		target[k] = c->removed ? -1 : find_connector(next, c->cs->name);
-		plan[k] = target[k] < 0                                         ? REMOVE
-		          : same_connector(c->cs, &next->connectors[target[k]]) ? KEEP
-		                                                                : CHANGE;
-		stops |= !c->removed && plan[k] != KEEP;
+		sl->target[k] = t;
+		sl->plan[k] = t < 0                                         ? REMOVE
+		              : same_connector(c->cs, &next->connectors[t]) ? KEEP
+		                                                            : CHANGE;
+		stops |= !c->removed && sl->plan[k] != KEEP;
 	}
 	return stops;
 }
@@ -179,13 +218,16 @@ static void start_conn(struct worker *w, struct conn *c, int j, struct connector
 	failed(w, c, why);
 }
 
-/* A free slot for an added connector: a tombstone, or one past the last. */
-static struct conn *free_slot(struct worker *w, const bool *taken)
+/* A free slot for an added connector, marked taken: a tombstone among the
+ * slots sl plans, or a new one after every slot. NULL when memory is short. */
+static struct conn *free_slot(struct worker *w, struct slots *sl)
 {
-	for (size_t k = 0; k < w->nconns; k++)
-		if (w->conns[k].removed && !taken[k])
-			return &w->conns[k];
-	return w->nconns < SETTINGS_MAX_CONNECTORS ? &w->conns[w->nconns++] : NULL;
+	for (size_t k = 0; k < sl->n; k++)
+		if (w->conns[k]->removed && !sl->taken[k]) {
+			sl->taken[k] = true;
+			return w->conns[k];
+		}
+	return worker_conn_slot(w);
 }
 
 /* log.level (unless --log-level was given), the flush timings and the
@@ -207,45 +249,41 @@ static void apply_worker_keys(struct worker *w, const struct config_section *nw)
 }
 
 /* Stops the connectors that change or go (after the drain), and moves the
- * settings of those that stay into next. cs_idx[k]: slot k's index in the
- * live settings. */
-static void stop_conns(struct worker *w, struct settings *next, const enum plan *plan,
-                       const int *target, int *cs_idx, bool *taken)
+ * settings of those that stay into next. Fills sl's cs_idx and taken. */
+static void stop_conns(struct worker *w, struct settings *next, struct slots *sl)
 {
-	for (size_t k = 0; k < w->nconns; k++) {
-		struct conn *c = &w->conns[k];
+	for (size_t k = 0; k < sl->n; k++) {
+		struct conn *c = w->conns[k];
 
 		if (c->removed)
 			continue;
-		cs_idx[k] = (int)(c->cs - w->live->connectors);
-		if (plan[k] != REMOVE)
-			taken[k] = true;
-		if (plan[k] == KEEP) {
-			swap_cs(&next->connectors[target[k]], &w->live->connectors[cs_idx[k]]);
+		sl->cs_idx[k] = (int)(c->cs - w->live->connectors);
+		if (sl->plan[k] != REMOVE)
+			sl->taken[k] = true;
+		if (sl->plan[k] == KEEP) {
+			swap_cs(&next->connectors[sl->target[k]],
+			        &w->live->connectors[sl->cs_idx[k]]);
 			continue;
 		}
 		log_notice("connector %s: %s", c->cs->name,
-		           plan[k] == REMOVE ? "removed" : "stopped to restart with new settings");
+		           sl->plan[k] == REMOVE ? "removed"
+		                                 : "stopped to restart with new settings");
 		worker_conn_close(w, c);
 	}
 }
 
-static void apply(struct worker *w, struct settings *next, bool new_producer)
+static void apply(struct worker *w, struct settings *next, bool new_producer, struct slots *sl)
 {
-	enum plan plan[SETTINGS_MAX_CONNECTORS];
-	int target[SETTINGS_MAX_CONNECTORS], cs_idx[SETTINGS_MAX_CONNECTORS];
-	bool taken[SETTINGS_MAX_CONNECTORS] = {false}, placed[SETTINGS_MAX_CONNECTORS] = {false};
-	size_t nconns = w->nconns;
 	struct config_section *ws;
 	struct settings t;
 	int left;
 
-	if (plan_conns(w, next, plan, target) && (left = worker_drain_and_flush(w)) > 0)
+	if (plan_conns(w, next, sl) && (left = worker_drain_and_flush(w)) > 0)
 		log_warn(
 		    "reload: %d records still unacknowledged after offset.flush.timeout.ms=%lld; "
 		    "those of connectors that stop are read again from the stored offset",
 		    left, (long long)w->flush_timeout);
-	stop_conns(w, next, plan, target, cs_idx, taken);
+	stop_conns(w, next, sl);
 	apply_worker_keys(w, next->worker);
 	/* The new settings go live; the producer keeps the worker section it
 	 * was built from (equal but for the reloadable keys). A new producer
@@ -262,28 +300,33 @@ static void apply(struct worker *w, struct settings *next, bool new_producer)
 		w->live->worker = next->worker;
 		next->worker = ws;
 	}
-	for (size_t k = 0; k < nconns; k++) {
-		if (target[k] < 0 || (w->conns[k].removed && plan[k] != CHANGE))
+	for (size_t k = 0; k < sl->n; k++) {
+		int j = sl->target[k];
+
+		if (j < 0 || (w->conns[k]->removed && sl->plan[k] != CHANGE))
 			continue;
-		placed[target[k]] = true;
-		if (plan[k] == KEEP)
-			w->conns[k].cs = &w->live->connectors[target[k]];
+		sl->placed[j] = true;
+		if (sl->plan[k] == KEEP)
+			w->conns[k]->cs = &w->live->connectors[j];
 		else
-			start_conn(w, &w->conns[k], target[k], &next->connectors[cs_idx[k]]);
+			start_conn(w, w->conns[k], j, &next->connectors[sl->cs_idx[k]]);
 	}
 	for (size_t j = 0; j < w->live->nconnectors; j++) {
-		struct conn *c = placed[j] ? NULL : free_slot(w, taken);
+		struct conn *c = sl->placed[j] ? NULL : free_slot(w, sl);
 
-		if (c != NULL) {
-			taken[c - w->conns] = true;
+		if (c != NULL)
 			start_conn(w, c, (int)j, NULL);
-		}
+		else if (!sl->placed[j])
+			log_error("connector %s: not started: out of memory",
+			          w->live->connectors[j].name);
 	}
 }
 
 void worker_reload(struct worker *w)
 {
 	struct settings *next;
+	struct slots sl;
+	bool planned = false;
 	char why[2048];
 	const char *key;
 
@@ -312,6 +355,11 @@ void worker_reload(struct worker *w)
 	}
 	if (check_new(w, next) != 0)
 		goto out;
+	if (slots_alloc(&sl, w->nconns, next->nconnectors) != 0) {
+		log_error("reload refused: out of memory; the running configuration stays");
+		goto out;
+	}
+	planned = true;
 	key = config_section_diff(w->live->worker, next->worker, reloadable);
 	if (key != NULL) {
 		snprintf(why, sizeof(why), "SIGHUP (%s changed)", key);
@@ -322,11 +370,13 @@ void worker_reload(struct worker *w)
 		}
 	}
 	settings_log_notices(next);
-	apply(w, next, key != NULL);
+	apply(w, next, key != NULL, &sl);
 	if (key != NULL && worker_sink_rewatch(w) != 0)
 		log_error("reload: out of memory: the new TLS files are not watched");
 	log_notice("reload done");
 out:
+	if (planned)
+		slots_free(&sl);
 	if (next != NULL)
 		settings_destroy(next);
 	free(next);

@@ -131,7 +131,7 @@ static void restart_conn(struct worker *w, struct conn *c)
 static void let_go_of_old_slots(struct worker *w)
 {
 	for (size_t k = 0; k < w->nconns; k++) {
-		struct conn *c = &w->conns[k];
+		struct conn *c = w->conns[k];
 		bool busy = false;
 
 		if (c->removed)

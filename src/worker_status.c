@@ -86,7 +86,7 @@ static const char *conn_state(const struct conn *c)
 static void put_conns(struct worker *w, struct out *o, int64_t now)
 {
 	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = &w->conns[i];
+		const struct conn *c = w->conns[i];
 		struct stats_view v;
 		size_t cur = 0;
 		enum source_unit unit;
