@@ -109,6 +109,11 @@ rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr,
 	return rk;
 }
 
+bool kconf_new_lacked_resources(void)
+{
+	return rd_kafka_last_error() == RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE;
+}
+
 /* Folding of kconf_log's lines: per facility, one a minute. */
 #define FOLDS 8
 #define FOLD_S 60

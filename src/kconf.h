@@ -11,6 +11,7 @@
 #ifndef SKIFF_KCONF_H
 #define SKIFF_KCONF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <librdkafka/rdkafka.h>
@@ -36,6 +37,13 @@ int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const 
  * reload needs a restart. Takes conf as rd_kafka_new() does (owned by the
  * client on success). Main thread, before any other thread calls getenv. */
 rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errlen);
+
+/* After kconf_new returned NULL, on the same thread: true when the client
+ * could not be made for want of memory or threads (librdkafka's
+ * RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE, "Failed to create thread: Cannot
+ * allocate memory"), which a restart may cure, rather than for its
+ * configuration. */
+bool kconf_new_lacked_resources(void);
 
 /* A librdkafka log callback (rd_kafka_conf_set_log_cb) for the clients
  * other than the records' producer (which folds its own, sink_kafka.c):

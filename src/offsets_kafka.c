@@ -138,9 +138,12 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	k->rk = kconf_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
 	if (k->rk == NULL) {
+		bool lacked = kconf_new_lacked_resources();
+
 		rd_kafka_conf_destroy(conf);
-		snprintf(errbuf, errlen, "offset.storage.topic: producer: %s", why);
-		return OFFSETS_ERR_CONFIG;
+		snprintf(errbuf, errlen, "offset.storage.topic: producer: %s%s", why,
+		         lacked ? ": out of memory or threads" : "");
+		return lacked ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_CONFIG;
 	}
 	if (pipe2(k->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
 		snprintf(errbuf, errlen, "offset.storage.topic: pipe: %s", strerror(errno));
@@ -427,7 +430,11 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 		goto out;
 	c = kconf_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
 	if (c == NULL) {
-		snprintf(errbuf, errlen, "offset.storage.topic: consumer: %s", why);
+		bool lacked = kconf_new_lacked_resources();
+
+		snprintf(errbuf, errlen, "offset.storage.topic: consumer: %s%s", why,
+		         lacked ? ": out of memory or threads" : "");
+		rc = lacked ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_CONFIG;
 		goto out;
 	}
 	conf = NULL;

@@ -35,6 +35,10 @@ struct sink {
 	} topics[MAX_TOPICS];
 	size_t ntopics;
 	bool destroying;
+	/* librdkafka could not start a thread it needs (a broker's): the
+	 * producer cannot work, and a restart may cure it (sink_fatal). */
+	bool crippled;
+	char crippled_why[256];
 	struct sink_stats stats; /* from the last statistics callback */
 	struct {
 		int err;
@@ -152,6 +156,10 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 	unsigned repeats;
 
 	(void)rk;
+	if (err == RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE && !s->crippled) {
+		s->crippled = true;
+		snprintf(s->crippled_why, sizeof(s->crippled_why), "%s", reason);
+	}
 	if (s->destroying || !fold_due(s, err, &repeats))
 		return;
 	if (repeats > 0)
@@ -421,6 +429,12 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	if (build_conf(s, worker, &conf, errbuf, errlen) != 0)
 		goto fail;
 	s->rk = kconf_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
+	if (s->rk == NULL && kconf_new_lacked_resources()) {
+		rd_kafka_conf_destroy(conf);
+		snprintf(errbuf, errlen, "kafka producer: %s: out of memory or threads", why);
+		rc = SINK_ERR_NOMEM;
+		goto fail;
+	}
 	if (s->rk == NULL) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "%s: kafka producer: %s", where_named(worker, why), why);
@@ -598,6 +612,10 @@ int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
 	char why[512];
 	rd_kafka_resp_err_t err = rd_kafka_fatal_error(s->rk, why, sizeof(why));
 
+	if (s->crippled) {
+		snprintf(errbuf, errlen, "kafka: %s: out of memory or threads", s->crippled_why);
+		return -1;
+	}
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return 0;
 	snprintf(errbuf, errlen, "kafka fatal error: %s: %s", rd_kafka_err2name(err), why);

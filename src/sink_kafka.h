@@ -122,7 +122,8 @@ void sink_stats(const struct sink *s, struct sink_stats *out);
 char *sink_cluster_id(struct sink *s);
 
 /* Non-zero when librdkafka raised a fatal error (e.g. the idempotent
- * producer's sequence was lost); errbuf says which. */
+ * producer's sequence was lost), or could not start a thread it needs (out
+ * of memory or threads: a restart may cure it); errbuf says which. */
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen);
 
 /* True when the fatal error is the transactional producer's fencing: the
