@@ -191,7 +191,7 @@ static int parse_value(struct slot *sl, char *errbuf, size_t errlen)
 	case CFG_LIST:
 		if (split_list(sl) != 0) {
 			snprintf(errbuf, errlen, "%s: %s: out of memory", sl->where, k->name);
-			return -1;
+			return CONFIG_ERR_NOMEM;
 		}
 		return 0;
 	case CFG_STRING:
@@ -211,7 +211,7 @@ static int assign(struct slot *sl, const char *raw, const char *where, bool set,
 		free(v);
 		free(w);
 		snprintf(errbuf, errlen, "%s: out of memory", where);
-		return -1;
+		return CONFIG_ERR_NOMEM;
 	}
 	free(sl->value);
 	free(sl->where);
@@ -270,15 +270,17 @@ static int init_slots(struct config_section *s, const struct config_spec *spec, 
 		for (const struct config_key *k = spec->tables[t]; k->name != NULL; k++) {
 			struct slot *sl = &s->slots[s->nslots++];
 
+			int rc;
+
 			sl->key = k;
-			if (assign(sl, k->def, s->file, false, false, errbuf, errlen) != 0)
-				return -1;
+			if ((rc = assign(sl, k->def, s->file, false, false, errbuf, errlen)) != 0)
+				return rc;
 		}
 	}
 	return 0;
 nomem:
 	snprintf(errbuf, errlen, "%s: out of memory", s->file);
-	return -1;
+	return CONFIG_ERR_NOMEM;
 }
 
 /* Applies one file entry (key already stripped of the section prefix). */
@@ -287,22 +289,25 @@ static int apply(struct config_section *s, const struct config_spec *spec, const
                  char *errbuf, size_t errlen)
 {
 	struct slot *sl = find_slot(s, key);
+	int kept;
 
-	if (sl != NULL) {
-		if (sl->key->flags & CFG_INERT)
-			return add_notice(s, where, fullkey);
+	if (sl != NULL && !(sl->key->flags & CFG_INERT))
 		return assign(sl, value, where, true, secret, errbuf, errlen);
+	if (sl != NULL)
+		kept = add_notice(s, where, fullkey);
+	else if (any_prefix(key, spec->passthrough))
+		kept = add_entry(&s->pass, &s->npass, key, value, where, secret);
+	else {
+		snprintf(errbuf, errlen,
+		         "%s: unknown property '%s' (skiff --help-config lists them all)", where,
+		         fullkey);
+		return CONFIG_ERR;
 	}
-	if (any_prefix(key, spec->passthrough)) {
-		if (add_entry(&s->pass, &s->npass, key, value, where, secret) != 0) {
-			snprintf(errbuf, errlen, "%s: out of memory", where);
-			return -1;
-		}
-		return 0;
+	if (kept != 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", where);
+		return CONFIG_ERR_NOMEM;
 	}
-	snprintf(errbuf, errlen, "%s: unknown property '%s' (skiff --help-config lists them all)",
-	         where, fullkey);
-	return -1;
+	return 0;
 }
 
 static int check_required(const struct config_section *s, char *errbuf, size_t errlen)
@@ -324,18 +329,18 @@ int config_section_load(const struct props *p, const struct config_spec *spec,
 {
 	struct config_section *s = calloc(1, sizeof(*s));
 	size_t plen = strlen(spec->prefix);
-	int rc = -1;
+	int rc = CONFIG_ERR_NOMEM;
 
 	*out = NULL;
 	if (s == NULL || (s->file = strdup(props_name(p))) == NULL) {
 		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
 		goto out;
 	}
-	if (init_slots(s, spec, errbuf, errlen) != 0)
+	if ((rc = init_slots(s, spec, errbuf, errlen)) != 0)
 		goto out;
 	for (const char *const *kv = spec->presets; kv != NULL && kv[0] != NULL; kv += 2)
-		if (assign(must_slot(s, kv[0]), kv[1], spec->presets_where, true, false, errbuf,
-		           errlen))
+		if ((rc = assign(must_slot(s, kv[0]), kv[1], spec->presets_where, true, false,
+		                 errbuf, errlen)) != 0)
 			goto out;
 	for (size_t i = 0; i < props_count(p); i++) {
 		const char *key = props_key(p, i);
@@ -344,11 +349,11 @@ int config_section_load(const struct props *p, const struct config_spec *spec,
 		if (!has_prefix(key, spec->prefix) || any_prefix(key, spec->skip))
 			continue;
 		snprintf(where, sizeof(where), "%s:%d", props_name(p), props_line(p, i));
-		if (apply(s, spec, key + plen, key, props_value(p, i), props_secret(p, i), where,
-		          errbuf, errlen) != 0)
+		if ((rc = apply(s, spec, key + plen, key, props_value(p, i), props_secret(p, i),
+		                where, errbuf, errlen)) != 0)
 			goto out;
 	}
-	if (check_required(s, errbuf, errlen) != 0)
+	if ((rc = check_required(s, errbuf, errlen)) != 0)
 		goto out;
 	*out = s;
 	s = NULL;

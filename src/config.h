@@ -61,18 +61,25 @@ struct config_spec {
 	const char *presets_where;      /* shown as their origin in messages */
 };
 
+/* Failures of config_section_load, config_section_set and config_table_doc
+ * (util/err.h). */
+enum {
+	CONFIG_ERR = -1,       /* a bad key or value: a person must act */
+	CONFIG_ERR_NOMEM = -2, /* out of memory: a restart may pass */
+};
+
 /* Validates the entries of p selected by spec against its tables. Keys
  * matching a pass-through prefix are kept for config_passthrough_*(); keys
  * matching a skip prefix are left for another section; any other unknown key
  * is an error. Inert keys are accepted and reported by config_notice(). Returns
- * 0 and *out (owned by the caller, config_section_destroy), or -1 with
- * "file:line: why" in errbuf. */
+ * 0 and *out (owned by the caller, config_section_destroy), or CONFIG_ERR or
+ * CONFIG_ERR_NOMEM with "file:line: why" in errbuf. */
 int config_section_load(const struct props *p, const struct config_spec *spec,
                         struct config_section **out, char *errbuf, size_t errlen);
 
 /* Sets a key that did not come from a file (e.g. a connector's name taken
  * from its inline prefix). The key must be in the tables; value is validated.
- * Returns 0 or -1 with errbuf. */
+ * Returns 0 or a CONFIG_ERR* code with errbuf. */
 int config_section_set(struct config_section *s, const char *name, const char *value,
                        const char *where, char *errbuf, size_t errlen);
 
@@ -124,11 +131,6 @@ const char *config_display(const char *key, const char *value, unsigned flags);
 
 /* True when key names a secret by its shape (see config_display). */
 bool config_key_is_secret(const char *key);
-
-/* Failure of config_table_doc (error convention: util/err.h). */
-enum {
-	CONFIG_ERR_NOMEM = -2,
-};
 
 /* Adds a table's documentation to section (a JSON object of --help-config's
  * document, help.h): "keys", one object per key (name, type, required,

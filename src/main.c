@@ -330,9 +330,10 @@ int main(int argc, char **argv)
 	code = parse_args(argc, argv, &o);
 	if (code >= 0)
 		return code;
-	code = WORKER_EXIT_CONFIG;
-	if (settings_load(argv + o.first_file, (size_t)(argc - o.first_file), &s, errbuf,
-	                  sizeof(errbuf)) != 0) {
+	rc = settings_load(argv + o.first_file, (size_t)(argc - o.first_file), &s, errbuf,
+	                   sizeof(errbuf));
+	code = rc == SETTINGS_ERR_NOMEM ? WORKER_EXIT_TEMPFAIL : WORKER_EXIT_CONFIG;
+	if (rc != 0) {
 		log_error("%s", errbuf);
 		goto out;
 	}

@@ -580,12 +580,13 @@ int offsets_main(int argc, char **argv)
 {
 	struct cli cl = {0};
 	char errbuf[2048];
-	int code = parse(argc, argv, &cl);
+	int rc, code = parse(argc, argv, &cl);
 
 	if (code >= 0)
 		return code;
-	code = WORKER_EXIT_CONFIG;
-	if (settings_load(cl.files, cl.nfiles, &cl.s, errbuf, sizeof(errbuf)) != 0) {
+	rc = settings_load(cl.files, cl.nfiles, &cl.s, errbuf, sizeof(errbuf));
+	code = rc == SETTINGS_ERR_NOMEM ? WORKER_EXIT_TEMPFAIL : WORKER_EXIT_CONFIG;
+	if (rc != 0) {
 		fprintf(stderr, "skiff offsets: %s\n", errbuf);
 		goto out;
 	}

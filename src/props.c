@@ -55,6 +55,7 @@ struct reader {
 	size_t nmarks, capmarks;
 	char *errbuf;
 	size_t errlen;
+	bool nomem; /* the failure was out of memory (PROPS_ERR_NOMEM) */
 };
 
 /* The decoded form of a key or value under construction. */
@@ -81,6 +82,7 @@ static void errorf(char *errbuf, size_t errlen, const char *fmt, ...)
 static int oom(struct reader *r)
 {
 	errorf(r->errbuf, r->errlen, "%s: out of memory", r->name);
+	r->nomem = true;
 	return -1;
 }
 
@@ -489,7 +491,7 @@ int props_load_mem(const char *name, const char *data, size_t len, struct props 
 {
 	struct reader r = {0};
 	struct props *p = NULL;
-	int rc = -1, got;
+	int rc = PROPS_ERR, got;
 
 	*out = NULL;
 	if (len > PROPS_MAX_FILE_BYTES) {
@@ -502,6 +504,7 @@ int props_load_mem(const char *name, const char *data, size_t len, struct props 
 	p = calloc(1, sizeof(*p));
 	if (p == NULL || (p->name = strdup(name)) == NULL) {
 		errorf(errbuf, errlen, "%s: out of memory", name);
+		rc = PROPS_ERR_NOMEM;
 		goto out;
 	}
 	if (check_utf8(name, (const unsigned char *)data, len, errbuf, errlen) != 0)
@@ -515,9 +518,11 @@ int props_load_mem(const char *name, const char *data, size_t len, struct props 
 	r.errlen = errlen;
 	while ((got = read_line(&r)) > 0)
 		if (parse_line(&r, p) != 0)
-			goto out;
-	if (got < 0)
+			break;
+	if (got != 0) {
+		rc = r.nomem ? PROPS_ERR_NOMEM : PROPS_ERR;
 		goto out;
+	}
 	*out = p;
 	p = NULL;
 	rc = 0;
@@ -544,7 +549,8 @@ static int read_all(int fd, const char *path, char **data, size_t *len, char *er
 			np = realloc(p, cap);
 			if (np == NULL) {
 				errorf(errbuf, errlen, "%s: out of memory", path);
-				goto fail;
+				free(p);
+				return PROPS_ERR_NOMEM;
 			}
 			p = np;
 		}
@@ -569,22 +575,23 @@ static int read_all(int fd, const char *path, char **data, size_t *len, char *er
 	return 0;
 fail:
 	free(p);
-	return -1;
+	return PROPS_ERR;
 }
 
 int props_load_file(const char *path, struct props **out, char *errbuf, size_t errlen)
 {
 	char *data = NULL;
 	size_t len = 0;
-	int fd, rc = -1;
+	int fd, rc;
 
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		errorf(errbuf, errlen, "%s: %s", path, strerror(errno));
-		return -1;
+		return errno == ENOMEM ? PROPS_ERR_NOMEM : PROPS_ERR;
 	}
-	if (read_all(fd, path, &data, &len, errbuf, errlen) == 0)
+	rc = read_all(fd, path, &data, &len, errbuf, errlen);
+	if (rc == 0)
 		rc = props_load_mem(path, data, len, out, errbuf, errlen);
 	close(fd);
 	free(data);

@@ -24,9 +24,16 @@
 
 struct props;
 
+/* Failures of props_load_file and props_load_mem (util/err.h). */
+enum {
+	PROPS_ERR = -1,       /* unreadable or malformed: a person must act */
+	PROPS_ERR_NOMEM = -2, /* out of memory: a restart may pass */
+};
+
 /* Reads and parses the file at path. On success returns 0 and *out owns a new
- * struct props (free with props_destroy). On failure returns -1, *out is NULL
- * and errbuf holds "path:line: why" (or "path: why" for I/O errors). */
+ * struct props (free with props_destroy). On failure returns PROPS_ERR or
+ * PROPS_ERR_NOMEM, *out is NULL and errbuf holds "path:line: why" (or "path:
+ * why" for I/O errors). */
 int props_load_file(const char *path, struct props **out, char *errbuf, size_t errlen);
 
 /* Parses len bytes of data; name is used in error messages and kept as

@@ -180,7 +180,7 @@ static int resolve_converter(const struct config_section *w, const struct config
 		         "%s: %s: unknown converter '%s' (JsonConverter, "
 		         "StringConverter or ByteArrayConverter)",
 		         config_where(from, conv_key), conv_key, config_str(from, conv_key));
-		return -1;
+		return SETTINGS_ERR;
 	}
 	return 0;
 }
@@ -188,19 +188,22 @@ static int resolve_converter(const struct config_section *w, const struct config
 static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 {
 	struct connector_settings *c = &s->connectors[s->nconnectors];
+	int rc;
 
 	c->name = config_str(c->cfg, "name");
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		if (strcmp(s->connectors[i].name, c->name) == 0) {
 			snprintf(errbuf, errlen, "%s: connector name '%s' is used twice",
 			         config_where(c->cfg, "name"), c->name);
-			return -1;
+			return SETTINGS_ERR;
 		}
 	}
 	if (resolve_converter(s->worker, c->cfg, "key", &c->key_conv, errbuf, errlen) ||
-	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen) ||
-	    transform_chain_parse(c->cfg, &c->chain, errbuf, errlen) != 0)
-		return -1;
+	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen))
+		return SETTINGS_ERR;
+	rc = transform_chain_parse(c->cfg, &c->chain, errbuf, errlen);
+	if (rc != 0)
+		return rc == TRANSFORM_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if (c->ops->value_kind == VALUE_STRUCT && c->value_conv.kind == CONV_BYTEARRAY) {
 		/* Connect fails the task at the first record; found here, no
 		 * restart loop and --check says so. */
@@ -212,7 +215,7 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 		         "rows of connector '%s' (they are structs); use JsonConverter or "
 		         "StringConverter",
 		         config_where(from, "value.converter"), c->name);
-		return -1;
+		return SETTINGS_ERR;
 	}
 	s->nconnectors++;
 	return 0;
@@ -247,6 +250,7 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 	const char *cls;
 	const struct config_key *tables[2] = {connector_keys, NULL};
 	const char *presets[] = {"name", name_from_prefix, NULL};
+	int rc;
 	struct config_spec spec = {.prefix = prefix,
 	                           .tables = tables,
 	                           .ntables = 2,
@@ -256,14 +260,14 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 
 	if (room(s) != 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
-		return -1;
+		return SETTINGS_ERR_NOMEM;
 	}
 	c = &s->connectors[s->nconnectors];
 	snprintf(key, sizeof(key), "%sconnector.class", prefix);
 	cls = props_get(p, key);
 	if (cls == NULL) {
 		snprintf(errbuf, errlen, "%s: missing required property '%s'", props_name(p), key);
-		return -1;
+		return SETTINGS_ERR;
 	}
 	while (*cls == ' ' || *cls == '\t')
 		cls++;
@@ -274,7 +278,7 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 		source_class_names(known, sizeof(known));
 		snprintf(errbuf, errlen, "%s: %s: unknown connector class '%s' (known: %s)",
 		         props_name(p), key, cls, known);
-		return -1;
+		return SETTINGS_ERR;
 	}
 	tables[1] = c->ops->config_keys;
 	if (name_from_prefix != NULL) {
@@ -285,18 +289,18 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 			         "%s: %s: an inline connector is named by its "
 			         "prefix; remove this key",
 			         props_name(p), key);
-			return -1;
+			return SETTINGS_ERR;
 		}
 	}
-	if (config_section_load(p, &spec, &c->cfg, errbuf, errlen) != 0)
-		return -1;
+	if ((rc = config_section_load(p, &spec, &c->cfg, errbuf, errlen)) != 0)
+		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if (strcmp(config_str(c->cfg, "transaction.boundary"), "connector") == 0) {
 		/* Connect's connector-defined boundaries: no skiff source defines any. */
 		snprintf(errbuf, errlen,
 		         "%s: transaction.boundary=connector: no skiff source defines transaction "
 		         "boundaries; use poll or interval",
 		         config_where(c->cfg, "transaction.boundary"));
-		return -1;
+		return SETTINGS_ERR;
 	}
 	return finish_connector(s, errbuf, errlen);
 }
@@ -306,6 +310,7 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 static int load_inline(struct settings *s, const struct props *w, char *errbuf, size_t errlen)
 {
 	size_t plen = strlen(inline_prefix), first = s->nconnectors;
+	int rc;
 
 	for (size_t i = 0; i < props_count(w); i++) {
 		const char *key = props_key(w, i), *dot;
@@ -319,7 +324,7 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 		    (size_t)(dot - key - plen) >= sizeof(name)) {
 			snprintf(errbuf, errlen, "%s:%d: '%s' is not connectors.<name>.<property>",
 			         props_name(w), props_line(w, i), key);
-			return -1;
+			return SETTINGS_ERR;
 		}
 		snprintf(name, sizeof(name), "%.*s", (int)(dot - key - plen), key + plen);
 		for (size_t c = first; c < s->nconnectors && !seen; c++)
@@ -327,8 +332,8 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 		if (seen)
 			continue;
 		snprintf(prefix, sizeof(prefix), "%s%s.", inline_prefix, name);
-		if (load_connector(s, w, prefix, name, errbuf, errlen) != 0)
-			return -1;
+		if ((rc = load_connector(s, w, prefix, name, errbuf, errlen)) != 0)
+			return rc;
 	}
 	return 0;
 }
@@ -347,7 +352,7 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 		         "%s: missing required property 'offset.storage.file.filename' (or "
 		         "offset.storage.topic, or both)",
 		         path);
-		return -1;
+		return SETTINGS_ERR;
 	}
 	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0 &&
 	    (t == NULL || *t == '\0')) {
@@ -357,13 +362,13 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 		         "records and their offsets are committed in one Kafka transaction, "
 		         "which a local file cannot join",
 		         config_where(w, "exactly.once.source.support"));
-		return -1;
+		return SETTINGS_ERR;
 	}
 	for (size_t i = 0; i < 2; i++)
 		if (config_int(w, sizes[i]) == 0) {
 			snprintf(errbuf, errlen, "%s: %s=0: give -1 (the broker's default) or more",
 			         config_where(w, sizes[i]), sizes[i]);
-			return -1;
+			return SETTINGS_ERR;
 		}
 	return 0;
 }
@@ -377,43 +382,45 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	                           .ntables = 1,
 	                           .passthrough = worker_passthrough,
 	                           .skip = skip};
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (n == 0) {
 		snprintf(errbuf, errlen, "give one worker file and the connector files");
-		return -1;
+		return SETTINGS_ERR;
 	}
 	out->files = calloc(n, sizeof(*out->files));
 	if (out->files == NULL) {
 		snprintf(errbuf, errlen, "out of memory");
-		return -1;
+		return SETTINGS_ERR_NOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (props_load_file(paths[i], &out->files[i], errbuf, errlen) != 0)
-			return -1;
+		if ((rc = props_load_file(paths[i], &out->files[i], errbuf, errlen)) != 0)
+			return rc == PROPS_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 		out->nfiles++;
 	}
 	/* Connect: the worker declares the providers; every file's values use them. */
-	if (providers_new(out->files[0], &out->providers, errbuf, errlen) != 0)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (providers_resolve(out->providers, out->files[i], errbuf, errlen) != 0)
-			return -1;
-	if (config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen) != 0 ||
-	    wireprops_check(out->worker, errbuf, errlen) != 0 ||
+	rc = providers_new(out->files[0], &out->providers, errbuf, errlen);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = providers_resolve(out->providers, out->files[i], errbuf, errlen);
+	if (rc != 0)
+		return rc == PROVIDER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	if ((rc = config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen)) != 0)
+		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	if (wireprops_check(out->worker, errbuf, errlen) != 0 ||
 	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
-		return -1;
+		return SETTINGS_ERR;
 	for (size_t i = 1; i < n; i++)
-		if (load_connector(out, out->files[i], "", NULL, errbuf, errlen) != 0)
-			return -1;
-	if (load_inline(out, out->files[0], errbuf, errlen) != 0)
-		return -1;
+		if ((rc = load_connector(out, out->files[i], "", NULL, errbuf, errlen)) != 0)
+			return rc;
+	if ((rc = load_inline(out, out->files[0], errbuf, errlen)) != 0)
+		return rc;
 	if (out->nconnectors == 0) {
 		snprintf(errbuf, errlen,
 		         "%s: no connector: give connector files after the worker "
 		         "file, or declare connectors.<name>.connector.class=... in it",
 		         paths[0]);
-		return -1;
+		return SETTINGS_ERR;
 	}
 	return 0;
 }

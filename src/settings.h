@@ -39,9 +39,15 @@ struct settings {
 	struct providers *providers; /* config.providers of the worker file */
 };
 
+/* Failures of settings_load and settings_help_doc (util/err.h). */
+enum {
+	SETTINGS_ERR = -1,       /* the configuration is wrong: a person must act (exit 78) */
+	SETTINGS_ERR_NOMEM = -2, /* out of memory: a restart may pass (exit 75) */
+};
+
 /* Loads paths[0] as the worker file and paths[1..n-1] as connector files.
- * Returns 0 and a filled *out (release with settings_destroy), or -1 with
- * "file:line: why" in errbuf. */
+ * Returns 0 and a filled *out (release with settings_destroy), or
+ * SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
 
 /* Logs the notices (inert keys) of every section. */
@@ -49,11 +55,6 @@ void settings_log_notices(const struct settings *s);
 
 /* Prints the effective configuration, secrets masked (for --check). */
 void settings_print(const struct settings *s, FILE *fp);
-
-/* Failure of settings_help_doc (error convention: util/err.h). */
-enum {
-	SETTINGS_ERR_NOMEM = -2,
-};
 
 /* Builds --help-config's document (its shape: help.h) from every table: the
  * worker's, every connector's, each source's, the keys passed to librdkafka
