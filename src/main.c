@@ -1,6 +1,7 @@
 /* skiff: arguments, signals and wiring; no logic of its own. */
 #include "log.h"
 #include "config.h"
+#include "device.h"
 #include "help.h"
 #include "offsets.h"
 #include "offsets_cli.h"
@@ -338,6 +339,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	settings_log_notices(&s);
+	device_init(s.worker, !o.check);
 	if (!o.log_level && config_str(s.worker, "log.level") != NULL) {
 		enum log_level level;
 
@@ -374,6 +376,8 @@ int main(int argc, char **argv)
 		code = worker_exit_code(rc);
 		goto out;
 	}
+	if (device_note(errbuf, sizeof(errbuf)))
+		log_warn("%s", errbuf);
 	worker_reload_setup(w, &s, argv + o.first_file, (size_t)(argc - o.first_file), o.log_level);
 	/* The REST API (listeners): after the worker, whose state it serves. */
 	rc =

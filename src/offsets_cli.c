@@ -6,6 +6,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "device.h"
 #include "jsonint.h"
 #include "offsets.h"
 #include "offsets_doc.h"
@@ -590,6 +591,7 @@ int offsets_main(int argc, char **argv)
 		fprintf(stderr, "skiff offsets: %s\n", errbuf);
 		goto out;
 	}
+	device_init(cl.s.worker, true);
 	if ((strcmp(cl.cmd, "import") != 0 || cl.connector != NULL) && pick_connector(&cl) != 0)
 		goto out;
 	code = open_store(&cl);

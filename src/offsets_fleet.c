@@ -52,8 +52,8 @@ void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const
 	memset(f, 0, sizeof(*f));
 	f->s = s;
 	f->topic = topic;
-	f->configured = device_name(s->worker, f->device, sizeof(f->device));
-	device_machine_id(f->machine, sizeof(f->machine));
+	f->configured = device_name(s->worker, f->device, sizeof(f->device)) == DEVICE_CONFIGURED;
+	(void)device_machine_id(f->machine, sizeof(f->machine));
 	if (file != NULL && *file != '\0' &&
 	    (size_t)snprintf(path, sizeof(path), "%s.store", file) < sizeof(path))
 		store_id(path, create, f->store, sizeof(f->store), &f->made);

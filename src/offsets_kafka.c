@@ -780,7 +780,19 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 	offsets_fleet_init(&k->fleet, s, topic, file, hold);
 	k->fleet.fenced = strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0;
 	hash_init(&k->index);
-	if (hold)
+	if (hold && k->fleet.device[0] == '\0') {
+		char why[1024];
+
+		/* The records' skiff.device header: the host name would make a fleet
+		 * of "raspberrypi" take each other's offsets. */
+		device_missing(why, sizeof(why));
+		snprintf(errbuf, errlen,
+		         "offset.storage.topic %s: its records name the device that wrote them, "
+		         "and %s",
+		         topic, why);
+		rc = OFFSETS_ERR_CONFIG;
+	}
+	if (rc == 0 && hold)
 		rc = offsets_ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
 	if (rc == 0 && file != NULL && *file != '\0')
 		rc = offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen);

@@ -326,23 +326,40 @@ static int statistics(const struct config_section *w, rd_kafka_conf_t *conf, cha
 
 /* With exactly.once.source.support=enabled: a transactional producer whose
  * transactional.id is "<offset.storage.topic>-<device>" (device_name: the
- * device.id, else the machine id; stable across restarts of one device,
- * distinct across a fleet sharing the topic even when its hosts share a
- * name, or boards cloned from one image share a machine id and each has its
- * own device.id; producer.transactional.id overrides it), and a record
- * timeout within the transaction's (librdkafka requires it). */
+ * device.id, else the machine id, else the id kept beside the offset file;
+ * stable across restarts of one device, distinct across a fleet sharing the
+ * topic even when its hosts share a name, or boards cloned from one image
+ * share a machine id and each has its own device.id), unless
+ * producer.transactional.id gives one; and a record timeout within the
+ * transaction's (librdkafka requires it). A device without a name is
+ * refused: the host name would make a fleet of "raspberrypi" fence itself. */
 static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, char *errbuf,
                          size_t errlen)
 {
+	const char *given = passthrough_where(w, "transactional.id");
 	char dev[DEVICE_NAME_MAX], id[512];
-	bool configured;
+	enum device_origin from;
 
 	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0)
 		return 0;
-	configured = device_name(w, dev, sizeof(dev));
+	if (given != NULL) {
+		log_info("exactly-once: transactional.id from %s", given);
+		return kconf_set(conf, "message.timeout.ms", "60000", "exactly.once.source.support",
+		                 errbuf, errlen);
+	}
+	from = device_name(w, dev, sizeof(dev));
+	if (from == DEVICE_NONE) {
+		char why[1024];
+
+		device_missing(why, sizeof(why));
+		snprintf(errbuf, errlen,
+		         "%s: exactly.once.source.support=enabled: the transactional.id names "
+		         "this device (or set producer.transactional.id), and %s",
+		         config_where(w, "exactly.once.source.support"), why);
+		return -1;
+	}
 	snprintf(id, sizeof(id), "%.200s-%s", config_str(w, "offset.storage.topic"), dev);
-	log_info("exactly-once: transactional.id %s (%s; unless producer.transactional.id is set)",
-	         id, configured ? "device.id" : "machine id");
+	log_info("exactly-once: transactional.id %s (%s)", id, device_origin_text(from));
 	return kconf_set(conf, "transactional.id", id, "exactly.once.source.support", errbuf,
 	                 errlen) ||
 	       kconf_set(conf, "message.timeout.ms", "60000", "exactly.once.source.support", errbuf,

@@ -5,9 +5,18 @@ for what a person must fix:
 - out of memory or of another resource, at start or while running, is 75
   (prlimit --as: "Failed to create thread" exited 78, and systemd never
   started skiff again);
-- more than 64 connectors run (the limit exited 78, undocumented)."""
+- a missing or empty /etc/machine-id is never the host name in disguise
+  (boards all named "raspberrypi" fenced each other): a generated id kept in
+  the state directory, said in the log; without a state directory, a clear
+  78 naming device.id;
+- more than 64 connectors run (the limit exited 78, undocumented).
+
+The machine id is hidden with a bind mount of an empty file over
+/etc/machine-id in a mount namespace of skiff's own (root: unshare -m)."""
 
 import os
+import shutil
+import socket
 import sys
 import time
 from pathlib import Path
@@ -32,6 +41,27 @@ def plain_skiff():
             return Path(p)
     pytest.skip("no skiff built without sanitizers (cmake -S . -B build-release "
                 "-DCMAKE_BUILD_TYPE=Release && cmake --build build-release --target skiff)")
+
+
+def no_machine_id(tmp_path):
+    """A wrap that runs skiff with /etc/machine-id empty (a bind mount in a
+    mount namespace of its own)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to hide /etc/machine-id")
+    if not Path("/etc/machine-id").exists():
+        return []  # already missing
+    empty = tmp_path / "empty-machine-id"
+    empty.write_text("")
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c",
+            'mount --bind "$0" /etc/machine-id && exec "$@"', str(empty)]
+
+
+def wait_exit(sk, seconds):
+    """The exit code, or None when sk still runs after seconds."""
+    deadline = time.monotonic() + seconds
+    while sk.running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return None if sk.running() else sk.wait()
 
 
 @pytest.mark.skiff_timeout(600)
@@ -79,6 +109,93 @@ def test_out_of_memory_at_start_or_run_exits_75(tmp_path, kafka, topic, monkeypa
         kb += 512
     assert ok_in_a_row == 6, f"skiff never ran: {outcomes}"
     fl.figure("exit.prlimit_as", f"exit by RLIMIT_AS (MB): {outcomes}")
+
+
+@pytest.mark.skiff_timeout(120)
+def test_journald_without_machine_id_runs_on_a_kept_id(tmp_path):
+    """A journald connector without journal.directory names its partition by
+    the machine id: with /etc/machine-id empty it exited 78. It runs, on the
+    id generated for this device and kept in the state directory, and says
+    so; a restart takes the same id."""
+    wrap = no_machine_id(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    props = fl.worker_props("127.0.0.1:1", state)
+    conn = {"name": "journal", "connector.class": "journald", "topic": "j"}
+    sk = Skiff(tmp_path, props, [conn])
+    ids = []
+    for _ in range(2):
+        mark = sk.log_mark()
+        sk.start(wrap=wrap)
+        m = sk.wait_log(r"machine-id.*(empty|missing).*id ([0-9a-f]{32}) kept in (\S+)", 30,
+                        since=mark)
+        ids.append(m.group(2))
+        assert m.group(3).startswith(str(state)), m.string
+        time.sleep(1.0)
+        assert sk.running(), fl.log_since(sk, mark)[-2000:]
+        assert sk.stop() == 0
+    assert ids[0] == ids[1], ids
+    assert socket.gethostname() not in ids[0]
+
+
+@pytest.mark.skiff_timeout(240)
+def test_eos_boards_without_machine_id_do_not_fence_each_other(tmp_path, kafka, topic):
+    """Two boards with an empty /etc/machine-id and one host name: the
+    transactional.id took the host name (while the log said "machine id"),
+    and the second fenced the first (exit 78). Each takes the id generated
+    for it, kept in its state directory, and both ship."""
+    wrap = no_machine_id(tmp_path)
+    offsets = topic + "-offsets"
+    sks, srcs = [], []
+    for name, bs in (("a", kafka.bootstrap),
+                     ("b", kafka.bootstrap.replace("127.0.0.1", "localhost"))):
+        (tmp_path / name / "state").mkdir(parents=True)
+        harness.create_topic(kafka.bootstrap, topic + "-" + name)
+        srcs.append(fl.SeqSource(tmp_path / f"{name}.log"))
+        props = fl.worker_props(bs, tmp_path / name / "state")
+        props.update({"offset.storage.topic": offsets, "offset.storage.replication.factor": "1",
+                      "exactly.once.source.support": "enabled"})
+        sks.append(Skiff(tmp_path / name, props,
+                         [fl.file_connector("app-" + name, srcs[-1].path, topic + "-" + name)]))
+    ids = []
+    for name, sk, src in zip("ab", sks, srcs):
+        src.append(100)
+        sk.start(wrap=wrap)
+        m = sk.wait_log(r"exactly-once: transactional\.id (\S+) \(([^;)]*)", 60)
+        ids.append(m.group(1))
+        assert "machine id" not in m.group(2), m.string
+        assert socket.gethostname() not in m.group(1), m.string
+    assert ids[0] != ids[1], ids
+    for src in srcs:
+        src.append(100)
+    for name, sk in zip("ab", sks):
+        seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic + "-" + name, n=200,
+                                          timeout=60, isolation="read_committed"))
+        assert seqs == list(range(200)), f"{name}: {len(seqs)} lines"
+    for sk in sks:
+        assert sk.running(), sk.log_text()[-2000:]
+        assert sk.stop() == 0
+        assert "fenced" not in sk.log_text()
+
+
+@pytest.mark.skiff_timeout(120)
+def test_topic_alone_without_machine_id_refused_naming_device_id(tmp_path, kafka, topic):
+    """The offsets topic alone, no device.id, /etc/machine-id empty: no state
+    directory to keep an id in, and the host name is no identity. Exit 78,
+    saying to set device.id."""
+    wrap = no_machine_id(tmp_path)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(10)
+    props = {"bootstrap.servers": kafka.bootstrap, "offset.storage.topic": topic + "-offsets",
+             "offset.storage.replication.factor": "1",
+             "value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    sk = Skiff(tmp_path, props, [fl.file_connector("app", src.path, topic)]).start(wrap=wrap)
+    rc = wait_exit(sk, 30)
+    if rc is None:
+        sk.kill9()
+    log = sk.log_text()
+    assert rc == 78, f"exit {rc}:\n{log[-2000:]}"
+    assert "device.id" in log and "/etc/machine-id" in log, log[-2000:]
 
 
 @pytest.mark.skiff_timeout(180)

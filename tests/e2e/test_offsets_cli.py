@@ -43,7 +43,7 @@ def test_list_set_reset_round_trip(tmp_path, kafka, topic, store):
     props = fl.worker_props(kafka.bootstrap, state)
     if store == "topic":
         del props["offset.storage.file.filename"]
-        props.update({"offset.storage.topic": topic + "-offsets",
+        props.update({"offset.storage.topic": topic + "-offsets", "device.id": "test-device",
                       "offset.storage.replication.factor": "1"})
     sk = harness.Skiff(tmp_path, props, [fl.file_connector("rt", src.path, topic)])
     sk.start()
@@ -209,7 +209,7 @@ def test_set_offline_beside_the_topic(tmp_path, kafka, topic):
     assert json.loads(offsets_cmd(sk, "list")[1])["offsets"][0]["offset"]["position"] == \
         100 * fl.WIDTH
 
-    alone = dict(props, **unreachable)
+    alone = dict(props, **unreachable, **{"device.id": "test-device"})
     del alone["offset.storage.file.filename"]
     down2 = harness.Skiff(tmp_path, alone, [conn], name="down2")
     rc, out, err = offsets_cmd(down2, "set", "-", stdin=json.dumps(doc))

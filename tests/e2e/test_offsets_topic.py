@@ -122,8 +122,9 @@ def topic_worker(bootstrap, state, offsets_topic, **extra):
 
 def topic_alone_worker(bootstrap, state, offsets_topic):
     """topic_worker without offset.storage.file.filename: the topic alone
-    (Connect's distributed mode)."""
-    props = topic_worker(bootstrap, state, offsets_topic)
+    (Connect's distributed mode), with a device.id: without a state directory
+    a host without /etc/machine-id has no other name (test_exit_codes.py)."""
+    props = topic_worker(bootstrap, state, offsets_topic, device__id="test-device")
     del props["offset.storage.file.filename"]
     return props
 
@@ -466,7 +467,7 @@ def test_unreachable_cluster_said_plainly(tmp_path):
     src = fl.SeqSource(tmp_path / "app.log")
     src.append(5)
     props = topic_worker(bootstrap, tmp_path, "nowhere-offsets",
-                         offset__flush__timeout__ms=1000)
+                         offset__flush__timeout__ms=1000, device__id="test-device")
     del props["offset.storage.file.filename"]
     sk = harness.Skiff(tmp_path, props, [fl.file_connector("u", src.path, "nowhere")])
     r = subprocess.run([str(harness.skiff_bin()), "offsets", "list", str(sk.worker_file),

@@ -36,6 +36,7 @@
  * the journal's entry headers. */
 #include "clock.h"
 #include "config.h"
+#include "device.h"
 #include "log.h"
 #include "journallib.h"
 #include "source.h"
@@ -185,24 +186,31 @@ static int open_journal(const struct config_section *cfg, sd_journal **out, char
 	return 0;
 }
 
-/* The partition: the directory as configured, or the machine id. */
+/* The partition: the directory as configured, or the machine id as
+ * journald names the local journal; without one (an empty or missing
+ * /etc/machine-id), this device's name (device.h: device.id, or the id kept
+ * beside the offset file). */
 static int find_partition(struct jsrc *s, const struct config_section *cfg, char *errbuf,
                           size_t errlen)
 {
 	const char *dir = config_str(cfg, "journal.directory");
-	char id[SD_ID128_STRING_MAX];
+	char id[DEVICE_NAME_MAX];
 	cJSON *map = cJSON_CreateObject();
 	char *json = NULL;
 	sd_id128_t m;
-	int r;
 
-	if (dir == NULL) {
-		if ((r = sd_id128_get_machine(&m)) < 0) {
-			sderr(errbuf, errlen, "machine id (/etc/machine-id)", r);
-			cJSON_Delete(map);
-			return -1;
-		}
+	if (dir == NULL && sd_id128_get_machine(&m) >= 0) {
 		sd_id128_to_string(m, id);
+	} else if (dir == NULL && device_name(NULL, id, sizeof(id)) == DEVICE_NONE) {
+		char why[1024];
+
+		device_missing(why, sizeof(why));
+		snprintf(errbuf, errlen,
+		         "journal: the local journal's partition is named by the machine id, "
+		         "and %s; or set journal.directory",
+		         why);
+		cJSON_Delete(map);
+		return -1;
 	}
 	if (map != NULL && cJSON_AddStringToObject(map, "journal", dir != NULL ? dir : id) != NULL)
 		json = cJSON_PrintUnformatted(map);
