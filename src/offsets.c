@@ -340,6 +340,8 @@ int offsets_flush(struct offsets *o, char *errbuf, size_t errlen)
 		return 0;
 	}
 	o->done = NULL;
+	if (errlen > 0)
+		errbuf[0] = '\0';
 	rc = o->ops->store(o->ctx, o, begin(o), errbuf, errlen);
 	if (rc != OFFSETS_INPROGRESS)
 		end(o, rc);
@@ -362,10 +364,17 @@ int offsets_write(struct offsets *o, offsets_done_fn done, void *arg)
 	gen = begin(o);
 	o->done = done;
 	o->done_arg = arg;
+	errbuf[0] = '\0';
 	rc = o->ops->store(o->ctx, o, gen, errbuf, sizeof(errbuf));
 	if (rc != OFFSETS_INPROGRESS)
-		offsets_write_done(o, gen, rc, rc != 0 ? errbuf : NULL);
+		offsets_write_done(o, gen, rc, rc != 0 || errbuf[0] != '\0' ? errbuf : NULL);
 	return 0;
+}
+
+void offsets_verify(struct offsets *o)
+{
+	if (o->writing == 0 && o->ops->moved != NULL && o->ops->moved(o->ctx))
+		offsets_load_mark_dirty(o);
 }
 
 void offsets_write_done(struct offsets *o, uint64_t generation, int rc, const char *why)

@@ -112,7 +112,9 @@ bool offsets_dirty(const struct offsets *o);
 
 /* The completion of offsets_write: rc 0 (the generation is durable) or a
  * negative OFFSETS_ERR_* with why ("what: why", valid during the call only).
- * Called exactly once per started write, on the main loop. */
+ * With rc 0, why is NULL or something a person should hear (the store had
+ * been deleted under skiff and was written whole again). Called exactly
+ * once per started write, on the main loop. */
 typedef void (*offsets_done_fn)(void *arg, int rc, const char *why);
 
 /* Starts a durable write of the map as it is now and returns 0: done(arg, ..)
@@ -122,6 +124,14 @@ typedef void (*offsets_done_fn)(void *arg, int rc, const char *why);
  * called). A put that changes a value while the write is in flight keeps the
  * store dirty after it completes. Failures as offsets_flush. */
 int offsets_write(struct offsets *o, offsets_done_fn done, void *arg);
+
+/* Asks the backend whether what it stored is still where it put it (the
+ * file: its directory and files not deleted or replaced under skiff, e.g. a
+ * state directory removed by hand); when not, marks the store dirty, so
+ * that the next write puts it all back, or fails saying why while it
+ * cannot. A few stat(2) calls; a no-op for a backend without the check.
+ * Main loop, between writes. */
+void offsets_verify(struct offsets *o);
 
 /* A generation above every one written or loaded so far, for offset records
  * written outside the store (the exactly-once transaction's); the store's
@@ -147,7 +157,8 @@ int offsets_register_stats(struct offsets *o, struct stats *st);
  * the store stays dirty and the next call writes (and fsyncs) it again. Every
  * attempt takes a new generation number, so stored numbers can skip. With a
  * backend that completes later it returns OFFSETS_INPROGRESS: the write goes
- * on without a completion callback (offsets_write has one). */
+ * on without a completion callback (offsets_write has one). After a write
+ * that returned 0, errbuf is "" or a note (see offsets_done_fn). */
 int offsets_flush(struct offsets *o, char *errbuf, size_t errlen);
 
 /* Iteration, in insertion order: number of entries, i-th key and value. */
@@ -178,14 +189,18 @@ struct offset_backend_ops {
 	 * *from_prev: 1 when an older copy had to be used (errbuf says why). */
 	int (*load)(void *ctx, struct offsets *o, uint64_t *generation, int *from_prev,
 	            char *errbuf, size_t errlen);
-	/* Writes every entry of o as generation: returns 0 once it is durable,
-	 * or a negative OFFSETS_ERR_* with errbuf; or, for a backend whose
+	/* Writes every entry of o as generation: returns 0 once it is durable
+	 * (errbuf "" or a note for the log, see offsets_done_fn), or a negative
+	 * OFFSETS_ERR_* with errbuf; or, for a backend whose
 	 * writes are acknowledged later, takes from o now whatever it needs,
 	 * returns OFFSETS_INPROGRESS and calls offsets_write_done(o,
 	 * generation, ..) once when the write completes. */
 	int (*store)(void *ctx, const struct offsets *o, uint64_t generation, char *errbuf,
 	             size_t errlen);
 	void (*close)(void *ctx);
+	/* Optional (offsets_verify): true when what the backend stored is no
+	 * longer where it put it, so the next store must write it whole. */
+	bool (*moved)(void *ctx);
 	/* Optional, for a backend acknowledged later: a descriptor the loop
 	 * watches for readability (-1: none), and what to do then (serve the
 	 * acknowledgements, which call offsets_write_done). */

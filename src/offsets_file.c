@@ -27,11 +27,29 @@
  * A compaction (the write above, of the whole store as a new generation, then
  * the log removed) comes first, after loading from prev or past an unapplied
  * tail of the log, after a failed append, when the log reaches 4x the base,
- * and at close. Load applies the log's records of the chosen base over it. */
+ * and at close. Load applies the log's records of the chosen base over it.
+ *
+ * The store deleted under a running skiff (a state directory removed by
+ * hand, a cleaner, a remounted card): each write, and offsets_verify between
+ * writes, first checks that the directory, the base file and the log are
+ * those it wrote (device and inode). A missing directory fails the write,
+ * saying so (offsets_last_flush_ok 0, /health unhealthy, reading pauses after
+ * three), and appends never go to an unlinked log; once the directory is
+ * back (or another file is in place) the next write is a compaction, the
+ * whole store, after taking the lock file again, and its note says what
+ * happened.
+ *
+ * One writer: a held store is also locked by an abstract socket named after
+ * the store's canonical path (realpath of its directory, and its name),
+ * which no rm removes: the lock files went with a deleted directory, and a
+ * second skiff started on the directory made again ran beside the first.
+ * Abstract names are per network namespace; skiffs in two namespaces sharing
+ * one directory see only the lock files. */
 #include "offsets.h"
 
 #include "atomicfile.h"
 #include "crc32c.h"
+#include "hash.h"
 #include "lockfile.h"
 #include "num.h"
 #include "offsets_log.h"
@@ -39,11 +57,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -57,15 +78,27 @@
 #define MAX_GENERATION 9007199254740992.0 /* 2^53: exact as a JSON number */
 #define WHY_LEN 320
 
+/* A file or directory as this process last wrote or found it. */
+struct place {
+	bool known;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct filectx {
 	char *path;
 	char *prev;
+	char *dir;         /* the directory that holds path */
 	bool path_current; /* path holds the generation in memory: rotate it */
-	/* Held stores (offsets_open_file_held): "path.lock", and flocks on the
-	 * files at path and prev, so that another skiff is refused even when the
-	 * lock file was deleted. -1 when not held. */
+	/* Held stores (offsets_open_file_held): the abstract socket of the
+	 * store's canonical path, "path.lock", and flocks on the files at path
+	 * and prev, so that another skiff is refused even when the lock file
+	 * was deleted. -1 when not held. */
 	bool hold;
-	int lockfd, held_cur, held_prev;
+	int sockfd, lockfd, held_cur, held_prev;
+	/* The directory and the base file at path as last written or loaded,
+	 * to notice them deleted or replaced (check_place). */
+	struct place dir_at, base_at;
 	/* The journal (offsets_log.h) over the base file at path, of generation
 	 * base_gen (0: none yet) and base_len bytes. compact: the next write
 	 * rewrites the base (the log's tail is unknown, or path is not the
@@ -407,6 +440,89 @@ static int refuse_newer(const struct cand *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
+/* The directory of path (malloc'd), or NULL when memory is short. */
+static char *dir_of(const char *path)
+{
+	char *copy = strdup(path), *dir = copy != NULL ? strdup(dirname(copy)) : NULL;
+
+	free(copy);
+	return dir;
+}
+
+/* Notes what is at path now (nothing: unknown). */
+static void remember(struct place *p, const char *path)
+{
+	struct stat st;
+
+	p->known = stat(path, &st) == 0;
+	p->dev = p->known ? st.st_dev : 0;
+	p->ino = p->known ? st.st_ino : 0;
+}
+
+/* Whether path is still what p remembers. */
+static bool same(const struct place *p, const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino;
+}
+
+enum { PLACE_OK, PLACE_MOVED, PLACE_NO_DIR };
+
+/* Whether the store is where this process wrote it. PLACE_NO_DIR: the
+ * directory is gone (nothing can be written); PLACE_MOVED: the directory,
+ * the base file or the log was deleted or replaced (the next write must be
+ * whole). why says which. */
+static int check_place(const struct filectx *ctx, char *why, size_t len)
+{
+	struct stat st;
+	int rc = stat(ctx->dir, &st);
+
+	if (rc != 0 && errno == ENOENT) {
+		snprintf(why, len, "its directory %s was deleted", ctx->dir);
+		return PLACE_NO_DIR;
+	}
+	if (rc != 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "its directory %s cannot be used (%s)", ctx->dir,
+		         strerror(rc != 0 ? errno : ENOTDIR));
+		return PLACE_NO_DIR;
+	}
+	if (ctx->dir_at.known && !same(&ctx->dir_at, ctx->dir)) {
+		snprintf(why, len, "its directory %s was deleted and made again", ctx->dir);
+		return PLACE_MOVED;
+	}
+	if (ctx->base_at.known && !same(&ctx->base_at, ctx->path)) {
+		snprintf(why, len, "%s was deleted or replaced", ctx->path);
+		return PLACE_MOVED;
+	}
+	if (offsets_log_moved(ctx->log)) {
+		snprintf(why, len, "%s.log was deleted or replaced", ctx->path);
+		return PLACE_MOVED;
+	}
+	return PLACE_OK;
+}
+
+/* Takes "path.lock" again when the one held was deleted (with its
+ * directory): before anything is written there, no other skiff may hold
+ * it (one in another network namespace, which saw no socket of ours). */
+static int relock(struct filectx *ctx, char *errbuf, size_t errlen)
+{
+	char lock[PATH_MAX + 8];
+	struct stat held;
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s.lock", ctx->path);
+	if (ctx->lockfd < 0 || (fstat(ctx->lockfd, &held) == 0 && held.st_nlink > 0 &&
+	                        same(&(struct place){true, held.st_dev, held.st_ino}, lock)))
+		return 0;
+	fd = lockfile_acquire(ctx->path, errbuf, errlen);
+	if (fd < 0)
+		return fd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+	close(ctx->lockfd);
+	ctx->lockfd = fd;
+	return 0;
+}
+
 /* Locks the file at name if there is one; *fd stays -1 when there is none. */
 static int hold_one(const char *name, int *fd, char *errbuf, size_t errlen)
 {
@@ -524,6 +640,9 @@ static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *f
 	if (ctx->hold && (rc = hold_existing(ctx, c, errbuf, errlen)) != 0)
 		goto out;
 	rc = replay(ctx, o, c, pick, generation, from_prev, errbuf, errlen);
+	remember(&ctx->dir_at, ctx->dir);
+	if (pick == 0)
+		remember(&ctx->base_at, ctx->path);
 out:
 	for (int i = 0; i < 2; i++) {
 		free(c[i].data);
@@ -629,6 +748,8 @@ static int compact(struct filectx *ctx, const struct view *v, const struct offse
 	free(doc);
 	if (rc != 0)
 		return rc == ATOMICFILE_ERR_NOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+	remember(&ctx->dir_at, ctx->dir);
+	remember(&ctx->base_at, ctx->path);
 	ctx->base_gen = generation;
 	ctx->base_len = len;
 	/* The log's records are in the base now, and a log that survives this
@@ -650,10 +771,34 @@ static uint64_t compact_at(const struct filectx *ctx)
 	return 4 * (uint64_t)(ctx->base_len > 1024 ? ctx->base_len : 1024);
 }
 
+/* Before a write: fails while the directory is gone; after anything was
+ * deleted or replaced, makes the write whole (*moved, why says what). A
+ * held store takes its lock file again first when it was deleted. */
+static int before_store(struct filectx *ctx, bool *moved, char *why, size_t whylen, char *errbuf,
+                        size_t errlen)
+{
+	int place = check_place(ctx, why, whylen);
+
+	*moved = place == PLACE_MOVED;
+	if (place == PLACE_NO_DIR) {
+		ctx->compact = true;
+		snprintf(errbuf, errlen,
+		         "offset store %s: %s under skiff: nothing can be written until it exists "
+		         "again; then the whole store is",
+		         ctx->path, why);
+		return OFFSETS_ERR_IO;
+	}
+	if (*moved)
+		ctx->compact = true;
+	return ctx->hold ? relock(ctx, errbuf, errlen) : 0;
+}
+
 static int file_store(void *vctx, const struct offsets *o, uint64_t generation, char *errbuf,
                       size_t errlen)
 {
 	struct filectx *ctx = vctx;
+	char why[WHY_LEN];
+	bool moved;
 	int rc;
 
 	/* Never write what load refuses: a generation past 2^53 would be read as
@@ -665,13 +810,21 @@ static int file_store(void *vctx, const struct offsets *o, uint64_t generation, 
 		         ctx->path, generation);
 		return OFFSETS_ERR_IO;
 	}
+	if ((rc = before_store(ctx, &moved, why, sizeof(why), errbuf, errlen)) != 0)
+		return rc;
 	if (generation > ctx->max_gen)
 		ctx->max_gen = generation;
 	if (ctx->compact || ctx->base_gen == 0 || compact_at(ctx) == 0 ||
 	    offsets_log_size(ctx->log) >= compact_at(ctx)) {
 		struct view v = {o, offsets_count(o), store_key, store_value};
 
-		return compact(ctx, &v, o, generation, errbuf, errlen);
+		rc = compact(ctx, &v, o, generation, errbuf, errlen);
+		if (rc == 0 && moved)
+			snprintf(errbuf, errlen,
+			         "offset store %s: %s under skiff: written whole again (generation "
+			         "%" PRIu64 ")",
+			         ctx->path, why, generation);
+		return rc;
 	}
 	rc = offsets_log_append(ctx->log, o, ctx->base_gen, generation, errbuf, errlen);
 	ctx->compact = rc != 0;
@@ -695,15 +848,29 @@ static void compact_at_close(struct filectx *ctx)
 		(void)compact(ctx, &v, NULL, ctx->max_gen + 1, why, sizeof(why));
 }
 
+static bool file_moved(void *vctx)
+{
+	char why[WHY_LEN];
+
+	return check_place(vctx, why, sizeof(why)) != PLACE_OK;
+}
+
 static void file_close(void *vctx)
 {
 	struct filectx *ctx = vctx;
+	char why[WHY_LEN];
 
 	if (ctx == NULL)
 		return;
-	compact_at_close(ctx);
-	for (int i = 0; i < 3; i++) {
-		int fd = i == 0 ? ctx->lockfd : i == 1 ? ctx->held_cur : ctx->held_prev;
+	/* Not into a directory made again by someone else, nor past a log
+	 * that went. */
+	if (ctx->loaded && check_place(ctx, why, sizeof(why)) == PLACE_OK)
+		compact_at_close(ctx);
+	for (int i = 0; i < 4; i++) {
+		int fd = i == 0   ? ctx->lockfd
+		         : i == 1 ? ctx->held_cur
+		         : i == 2 ? ctx->held_prev
+		                  : ctx->sockfd;
 
 		if (fd >= 0)
 			close(fd);
@@ -711,6 +878,7 @@ static void file_close(void *vctx)
 	offsets_log_free(ctx->log);
 	free(ctx->path);
 	free(ctx->prev);
+	free(ctx->dir);
 	free(ctx);
 }
 
@@ -719,7 +887,31 @@ static const struct offset_backend_ops file_ops = {
     .load = file_load,
     .store = file_store,
     .close = file_close,
+    .moved = file_moved,
 };
+
+/* The abstract socket of the store's canonical path (see the top): the
+ * realpath of its directory, so that two names of one directory (a
+ * symlink, "..") are one store, and the file's name. */
+static int lock_socket(struct filectx *ctx, char *errbuf, size_t errlen)
+{
+	char real[PATH_MAX], canon[PATH_MAX + 256], name[64], what[PATH_MAX + 300];
+	const char *slash = strrchr(ctx->path, '/');
+	const char *base = slash != NULL ? slash + 1 : ctx->path;
+
+	if (realpath(ctx->dir, real) == NULL) {
+		snprintf(errbuf, errlen, "offset store %s: directory %s: %s", ctx->path, ctx->dir,
+		         strerror(errno));
+		return errno == ENOMEM ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+	}
+	snprintf(canon, sizeof(canon), "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+	snprintf(name, sizeof(name), "skiff-offsets-file-%016" PRIx64, hash_str(canon));
+	snprintf(what, sizeof(what), "offset store %s", canon);
+	ctx->sockfd = lockfile_abstract(name, what, errbuf, errlen);
+	if (ctx->sockfd >= 0)
+		return 0;
+	return ctx->sockfd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+}
 
 static int64_t compact_env(void)
 {
@@ -750,11 +942,13 @@ int offsets_file_backend(const char *path, bool hold, const struct offset_backen
 	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (ctx != NULL)
-		ctx->lockfd = ctx->held_cur = ctx->held_prev = -1;
+		ctx->sockfd = ctx->lockfd = ctx->held_cur = ctx->held_prev = -1;
 	if (ctx != NULL && asprintf(&ctx->prev, "%s.prev", path) < 0)
 		ctx->prev = NULL; /* asprintf leaves it undefined on failure */
-	if (ctx == NULL || ctx->prev == NULL || (ctx->path = strdup(path)) == NULL ||
-	    offsets_log_new(path, &ctx->log) != 0) {
+	if (ctx != NULL)
+		ctx->dir = dir_of(path);
+	if (ctx == NULL || ctx->prev == NULL || ctx->dir == NULL ||
+	    (ctx->path = strdup(path)) == NULL || offsets_log_new(path, &ctx->log) != 0) {
 		file_close(ctx);
 		snprintf(errbuf, errlen, "offset store %s: out of memory", path);
 		return OFFSETS_ERR_NOMEM;
@@ -763,9 +957,14 @@ int offsets_file_backend(const char *path, bool hold, const struct offset_backen
 	ctx->compact_bytes = compact_env();
 	if (hold) {
 		/* Before loading: no other skiff may write the store after we read it. */
-		ctx->lockfd = lockfile_acquire(path, errbuf, errlen);
-		if (ctx->lockfd < 0) {
-			rc = ctx->lockfd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+		rc = lock_socket(ctx, errbuf, errlen);
+		if (rc == 0) {
+			ctx->lockfd = lockfile_acquire(path, errbuf, errlen);
+			if (ctx->lockfd < 0)
+				rc = ctx->lockfd == LOCKFILE_HELD ? OFFSETS_ERR_LOCKED
+				                                  : OFFSETS_ERR_IO;
+		}
+		if (rc != 0) {
 			file_close(ctx);
 			return rc;
 		}

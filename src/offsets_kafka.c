@@ -73,6 +73,7 @@ struct kctx {
 	size_t pending;
 	int err;
 	char why[512];
+	char note[1024]; /* the file's note on the write in flight, "" none */
 };
 
 /* ---- clients ---------------------------------------------------------------- */
@@ -616,7 +617,10 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 		if (k->err != 0)
 			k->resend = true;
 		if (k->o != NULL)
-			offsets_write_done(k->o, gen, k->err, k->err != 0 ? k->why : NULL);
+			offsets_write_done(k->o, gen, k->err,
+			                   k->err != 0       ? k->why
+			                   : k->note[0] != 0 ? k->note
+			                                     : NULL);
 	}
 }
 
@@ -670,6 +674,8 @@ static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *
 
 	if (k->fops != NULL && (rc = k->fops->store(k->fctx, o, gen, errbuf, errlen)) != 0)
 		return rc;
+	/* The file's note (written whole again) goes with the completion. */
+	snprintf(k->note, sizeof(k->note), "%s", k->fops != NULL ? errbuf : "");
 	/* Blocks the loop for one admin request, only after a write found the
 	 * topic gone. Then every key is sent again (resend). */
 	if (k->recheck) {
@@ -687,14 +693,20 @@ static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *
 	if (k->pending == 0) {
 		if (rc == 0)
 			k->resend = false;
-		else
-			snprintf(errbuf, errlen, "%s", k->why);
+		snprintf(errbuf, errlen, "%s", rc == 0 ? k->note : k->why);
 		return rc;
 	}
 	k->resend = false;
 	k->err = rc;
 	k->writing = gen;
 	return OFFSETS_INPROGRESS;
+}
+
+static bool kafka_moved(void *vctx)
+{
+	struct kctx *k = vctx;
+
+	return k->fops != NULL && k->fops->moved(k->fctx);
 }
 
 static int kafka_fd(void *vctx)
@@ -747,6 +759,7 @@ static const struct offset_backend_ops kafka_ops = {
     .load = kafka_load,
     .store = kafka_store,
     .close = kafka_close,
+    .moved = kafka_moved,
     .fd = kafka_fd,
     .poll = kafka_poll,
 };

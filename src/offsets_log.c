@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -540,6 +541,18 @@ fail:
 out:
 	free(rec);
 	return rc;
+}
+
+bool offsets_log_moved(const struct offsets_log *lg)
+{
+	struct stat at, held;
+
+	if (stat(lg->name, &at) != 0)
+		return lg->fd >= 0 || lg->size > 0; /* gone, with records in it */
+	if (lg->fd < 0)
+		return false;
+	return fstat(lg->fd, &held) != 0 || held.st_nlink == 0 || held.st_dev != at.st_dev ||
+	       held.st_ino != at.st_ino;
 }
 
 int offsets_log_drop(struct offsets_log *lg, char *errbuf, size_t errlen)

@@ -73,6 +73,12 @@ size_t offsets_log_shadow_count(const struct offsets_log *lg);
 const char *offsets_log_shadow_key(const void *lg, size_t i);
 const char *offsets_log_shadow_value(const void *lg, size_t i);
 
+/* True when the log is no longer where this process knows it: the file it
+ * appends to was unlinked or replaced, or the one it read at replay is gone
+ * (a state directory deleted under skiff). Its records are then in no file a
+ * restart would read: the caller must compact. A few stat(2) calls. */
+bool offsets_log_moved(const struct offsets_log *lg);
+
 /* Removes the log file once a compaction made its records part of the base
  * (the directory is not fsynced: a log that comes back holds records of an
  * older base, which replay skips). Returns 0 or OFFSETS_ERR_IO. */

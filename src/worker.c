@@ -265,6 +265,8 @@ static void on_flushed(void *arg, int rc, const char *why)
 		log_error("offsets: %s (the previous offsets stay in place; retrying at the next "
 		          "flush)",
 		          why != NULL ? why : offsets_strerror(rc));
+	else if (why != NULL)
+		log_warn("offsets: %s", why);
 	else
 		log_debug("offsets: flushed");
 	w->last_flush_ms = now_ms();
@@ -301,6 +303,10 @@ static void flush_offsets(struct worker *w)
 	}
 	w->advanced = false;
 	worker_source_log_counters(w);
+	/* A store deleted under skiff is written whole again, or the write
+	 * fails saying so, even when no offset moved. */
+	offsets_verify(w->offsets);
+	w->verified_ms = now_ms();
 	if (!offsets_dirty(w->offsets)) {
 		note_flush(w, 0);
 		return;
@@ -377,7 +383,14 @@ static int prepare(struct worker *w, int64_t now)
 			return WORKER_ERR_NOMEM;
 	}
 	worker_bandwidth_wake(w);
-	/* An idle skiff has nothing to flush and sets no flush timer. */
+	/* An idle skiff has nothing to flush and sets no flush timer; whatever
+	 * wakes it (the rescan) checks, once a flush interval, that the store
+	 * was not deleted under it, which arms the timer. */
+	if (!w->advanced && !offsets_dirty(w->offsets) && !offsets_writing(w->offsets) &&
+	    now - w->verified_ms >= w->flush_interval) {
+		offsets_verify(w->offsets);
+		w->verified_ms = now;
+	}
 	loop_timer_set(w->flush_timer,
 	               w->advanced || offsets_dirty(w->offsets) ? w->next_flush : -1, 0);
 	return 0;
@@ -699,6 +712,45 @@ int worker_fence(struct worker *w, char *errbuf, size_t errlen)
 	return worker_eos_fence(w, errbuf, errlen);
 }
 
+/* Whether the source's table has key. */
+static bool has_key(const struct source_ops *ops, const char *key)
+{
+	for (const struct config_key *k = ops->config_keys; k != NULL && k->name != NULL; k++)
+		if (strcmp(k->name, key) == 0)
+			return true;
+	return false;
+}
+
+/* A store that holds nothing (a first start, or a state directory emptied
+ * or lost): one line saying so and where each connector starts, so that a
+ * restart that reads everything again, or skips to the end, is never
+ * silent. */
+static void say_empty_store(const struct worker *w)
+{
+	const struct settings *s = w->settings;
+	const char *file = config_str(s->worker, "offset.storage.file.filename");
+	char line[4096];
+	size_t n = 0;
+
+	if (offsets_count(w->offsets) > 0)
+		return;
+	for (size_t i = 0; i < s->nconnectors && n < sizeof(line); i++) {
+		const struct connector_settings *cs = &s->connectors[i];
+		bool rf = has_key(cs->ops, "read.from");
+		const char *from = rf ? config_str(cs->cfg, "read.from") : "beginning";
+		int k = snprintf(line + n, sizeof(line) - n, "%sconnector %s (%s) at the %s%s",
+		                 i > 0 ? "; " : "", cs->name, cs->ops->kind, from,
+		                 rf ? " (read.from)" : "");
+
+		n += k > 0 ? (size_t)k : 0;
+	}
+	log_warn("offset store %s: no stored offsets (a first start, or its files were deleted): "
+	         "%s",
+	         file != NULL && *file != '\0' ? file
+	                                       : config_str(s->worker, "offset.storage.topic"),
+	         line);
+}
+
 int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t errlen)
 {
 	const struct settings *s = w->settings;
@@ -712,6 +764,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 	}
 	if ((rc = worker_eos_start(w, errbuf, errlen)) != 0)
 		return rc;
+	say_empty_store(w);
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		struct conn *c = worker_conn_slot(w);
 

@@ -122,6 +122,7 @@ struct worker {
 	bool queue_full;          /* the producer refused a record; wait for a delivery report */
 	uint64_t produced;        /* records handed to the producer since the start */
 	int last_flush;           /* outcome of the last completed offset write */
+	int64_t verified_ms;      /* now_ms() of the last offsets_verify */
 	uint64_t *failed_flushes; /* in a row (a gauge) */
 	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
