@@ -9,6 +9,7 @@
 #include "offsets.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ static void put_flush(struct offsets *o, const char *value)
 int main(void)
 {
 	const char *dir = testlib_tmpdir();
-	char path[512], lock[600], err[1024] = "";
+	char path[512], lock[600], err[1024] = "", other[2048];
 	struct offsets *a = NULL, *b = NULL;
 
 	snprintf(path, sizeof(path), "%s/offsets", dir);
@@ -60,6 +61,29 @@ int main(void)
 	offsets_destroy(a);
 	CHECK_INT(offsets_open_file_held(path, &b, err, sizeof(err)), 0);
 	CHECK(b != NULL && strcmp(offsets_get(b, KEY), "{\"position\":3}") == 0);
+	offsets_destroy(b);
+
+	/* The directory deleted and made again took every lock file with it:
+	 * the abstract socket of the store's canonical path still refuses a
+	 * second writer, also one naming the store another way. */
+	CHECK_INT(offsets_open_file_held(path, &a, err, sizeof(err)), 0);
+	put_flush(a, "{\"position\":4}");
+	snprintf(other, sizeof(other), "rm -rf '%s/offsets'* && ln -s '%s' '%s/link'", dir, dir,
+	         dir);
+	CHECK(system(other) == 0);
+	for (int i = 0; i < 3; i++) {
+		if (i == 0)
+			snprintf(other, sizeof(other), "%s/offsets", dir);
+		else if (i == 1)
+			snprintf(other, sizeof(other), "%s/link/offsets", dir);
+		else
+			snprintf(other, sizeof(other), "%s/../%s/offsets", dir,
+			         strrchr(dir, '/') + 1);
+		CHECK_INT(offsets_open_file_held(other, &b, err, sizeof(err)), OFFSETS_ERR_LOCKED);
+		CHECK(b == NULL && strstr(err, "another skiff") != NULL);
+	}
+	offsets_destroy(a);
+	CHECK_INT(offsets_open_file_held(path, &b, err, sizeof(err)), 0);
 	offsets_destroy(b);
 
 	/* No directory: a person must create it (78), named in the error. */

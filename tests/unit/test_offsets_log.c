@@ -335,6 +335,66 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 	return remove(p);
 }
 
+/* The store deleted under it (issue 22): the log alone, then the whole
+ * directory. Appends never go to an unlinked log; while the directory is
+ * gone a write fails saying so; once it is back, or the log went, the next
+ * write is the whole store, with a note; a clean store notices too
+ * (offsets_verify). */
+static void test_deleted_under_the_store(void)
+{
+	char lock[450];
+	struct offsets *o = NULL;
+	uint64_t gen;
+	int fp;
+
+	fresh_log();
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	CHECK_INT(offsets_open_file_held(path, &o, err, sizeof(err)), 0);
+	if (o == NULL)
+		return;
+	put_flush(o, VAL_A); /* the base */
+	put_flush(o, VAL_B); /* appended */
+	CHECK(exists(logp));
+	/* The log deleted: noticed while clean, then written whole. */
+	CHECK(unlink(logp) == 0);
+	CHECK(!offsets_dirty(o));
+	offsets_verify(o);
+	CHECK(offsets_dirty(o));
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(strstr(err, ".log was deleted") != NULL && strstr(err, "written whole") != NULL);
+	CHECK(!exists(logp));
+	CHECK_STR(reload(KEY, &gen, &fp), VAL_B);
+	put_flush(o, VAL_C); /* appended again, to a log that is there */
+	CHECK(exists(logp) && err[0] == '\0');
+
+	/* The directory deleted: nothing written, said, every time. */
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	offsets_verify(o);
+	CHECK(offsets_dirty(o));
+	for (int i = 0; i < 2; i++) {
+		CHECK_INT(offsets_flush(o, err, sizeof(err)), OFFSETS_ERR_IO);
+		CHECK(strstr(err, dir) != NULL && strstr(err, "was deleted") != NULL);
+		CHECK(!exists(dir));
+	}
+	/* Back: the whole store, and the lock file taken again. */
+	CHECK(mkdir(dir, 0755) == 0);
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(strstr(err, "made again") != NULL);
+	CHECK(exists(path) && exists(lock) && !exists(logp));
+	CHECK(!offsets_dirty(o));
+	CHECK_STR(reload(KEY, &gen, &fp), VAL_C);
+	/* The base file replaced (another file renamed over it): the next
+	 * write is whole. */
+	snprintf(lock, sizeof(lock), "%s.other", path);
+	write_doc(lock, "not ours\n");
+	CHECK(rename(lock, path) == 0);
+	offsets_verify(o);
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(strstr(err, "deleted or replaced") != NULL);
+	CHECK_STR(reload(KEY, &gen, &fp), VAL_C);
+	offsets_destroy(o);
+}
+
 int main(void)
 {
 	unsetenv("SKIFF_OFFSETS_COMPACT_BYTES");
@@ -348,6 +408,7 @@ int main(void)
 	test_newer_version();
 	test_append_faults();
 	test_compaction_at_close();
+	test_deleted_under_the_store();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_offsets_log");
 }
