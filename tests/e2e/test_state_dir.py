@@ -166,3 +166,41 @@ def test_start_on_an_empty_store_says_where_each_connector_starts(tmp_path, kafk
     sk.wait_log(r"running 2 connectors", 30, since=mark)
     assert "no stored offsets" not in fl.log_since(sk, mark)
     assert sk.stop() == 0
+
+
+@pytest.mark.skiff_timeout(120)
+def test_second_skiff_in_another_network_namespace(tmp_path, kafka, topic):
+    """Abstract sockets are per network namespace: a skiff in another one (a
+    container sharing the state directory) sees no socket of the first, and
+    the lock files refuse it, also once the directory was deleted and made
+    again: the first skiff takes its lock file again at its next flush."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) for a network namespace")
+    state = tmp_path / "state"
+    state.mkdir()
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(100)
+    conn = fl.file_connector("app", src.path, topic)
+    first = Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state), [conn], name="first").start()
+    fl.read_topic(kafka.bootstrap, topic, 100)
+    wait_for(lambda: store_line(state, src) == 100, 30, what="a flush")
+    outcome = []
+    for rebuilt in (False, True):
+        if rebuilt:
+            shutil.rmtree(state)
+            state.mkdir()
+            wait_for(lambda: store_line(state, src) == 100 and (state / "offsets.lock").exists(),
+                     30, what="the store and its lock file written again")
+        second = Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state), [conn],
+                       name=f"netns{int(rebuilt)}")
+        second.start(wrap=["unshare", "-n"])
+        deadline = time.monotonic() + 15
+        while second.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        rc = second.exitcode if not second.running() else second.kill9()
+        said = second.log_text()
+        assert rc == 75, f"rebuilt={rebuilt}: exit {rc}:\n{said[-2000:]}"
+        assert f"another skiff (pid {first.pid})" in said and "offsets.lock" in said, said
+        outcome.append(rc)
+    assert first.stop() == 0
+    fl.check_delivery(fl.seqs_of(harness.consume(kafka.bootstrap, topic)), 100, max_dups=0)
