@@ -906,7 +906,7 @@ static int lock_socket(struct filectx *ctx, char *errbuf, size_t errlen)
 	}
 	snprintf(canon, sizeof(canon), "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
 	snprintf(name, sizeof(name), "skiff-offsets-file-%016" PRIx64, hash_str(canon));
-	snprintf(what, sizeof(what), "offset store %s", canon);
+	snprintf(what, sizeof(what), "this offset file (%s)", canon);
 	ctx->sockfd = lockfile_abstract(name, what, errbuf, errlen);
 	if (ctx->sockfd >= 0)
 		return 0;

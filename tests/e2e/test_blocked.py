@@ -250,7 +250,7 @@ def test_bytearray_converter_with_sqlite_rows_is_a_config_error(tmp_path, kafka,
 def test_second_skiff_refused_even_without_the_lock_file(tmp_path, kafka, topic):
     """Deleting offsets.lock used to let a second skiff share the store: each
     would commit offsets the other never had acknowledged. The store itself is
-    locked now."""
+    locked now, and an abstract socket named after it (test_state_dir.py)."""
     src = tmp_path / "a.log"
     src.write_text("".join(f"a {i}\n" for i in range(10)))
     worker = small_queue_worker(tmp_path, kafka.bootstrap)
@@ -266,7 +266,8 @@ def test_second_skiff_refused_even_without_the_lock_file(tmp_path, kafka, topic)
     (tmp_path / "offsets.lock").unlink()
     second = Skiff(tmp_path, worker, [conn], name="second").start()
     assert second.wait(timeout=60) == 75
-    assert "another skiff is using it" in second.log_text()
+    assert f"another skiff (pid {first.pid}) is running with this offset file" in \
+        second.log_text()
     # The first one goes on writing (and keeps holding) the store.
     with open(src, "a") as f:
         f.write("a 10\n")
