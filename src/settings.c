@@ -47,9 +47,11 @@ static const struct config_key worker_keys[] = {
     {"offset.storage.partitions", CFG_INT, "25", -1, INT_MAX32, NULL, 0,
      "Partitions of a created offsets topic; -1: the broker's default."},
     {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0,
-     "This device's name on its offset records (header skiff.device), to tell its own "
-     "from another device's in a shared offsets topic; default /etc/machine-id. Give one "
-     "that survives re-flashing (docs/offsets.md)."},
+     "This device's name on its offset records (header skiff.device) and in the "
+     "exactly-once transactional.id, to tell its own from another device's in a shared "
+     "offsets topic; default /etc/machine-id, else an id kept in "
+     "<offset.storage.file.filename>.device, never the host name. Give one that survives "
+     "re-flashing (docs/offsets.md)."},
     {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
      "How often acknowledged offsets are written, when they changed."},
     {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
