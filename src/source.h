@@ -203,6 +203,11 @@ enum source_unit {
  * ready. */
 #define SOURCE_DEFAULT_POLL_MS 1000
 
+/* While reading pauses, how long a source's descriptors rest after each
+ * watch() (source_ops.watch): a log written to all the time wakes the loop
+ * at most this often. */
+#define SOURCE_WATCH_REST_MS 100
+
 struct source_ops {
 	const char *kind;                     /* "file", "sqlite" */
 	const char *const *classes;           /* connector.class values, NULL-terminated */
@@ -230,6 +235,19 @@ struct source_ops {
 	 * 0), SOURCE_ERR or SOURCE_ERR_CONFIG. now_ms is the monotonic clock. */
 	int (*poll)(void *ctx, struct source_batch *batch, int64_t now_ms, char *errbuf,
 	            size_t errlen);
+
+	/* Optional (NULL: nothing is noticed while reading pauses). Reading
+	 * pauses while records cannot go to Kafka (the producer queue full, the
+	 * broker away, offsets that cannot be saved, the bandwidth cap) or a
+	 * person paused the connector; watching must not: the worker keeps the
+	 * source's descriptors (pollfds) in the loop, resting them
+	 * SOURCE_WATCH_REST_MS after each call, and calls watch() instead of
+	 * poll() when one fires or the deadline it returned passes. The source
+	 * notices what changed without producing a record (the file source
+	 * opens rotated files before logrotate deletes them). The records of the last batch not yet produced stay
+	 * valid. Returns ms from now_ms until it wants to be called again
+	 * without descriptor activity, or -1 for no deadline. */
+	int64_t (*watch)(void *ctx, int64_t now_ms);
 
 	/* Optional (NULL: none). Descriptors the source wants watched (POLLIN);
 	 * returns how many it wrote, at most max. Readiness makes the worker

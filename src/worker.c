@@ -224,7 +224,7 @@ static void poll_source(struct conn *c, int64_t now)
 	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
 	c->batch.n = 0;
 	c->next = 0;
-	c->ready = false;
+	c->ready = c->woke = false;
 	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
 	if (rc != 0) {
 		worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
@@ -366,20 +366,22 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
- * blocked a readable source could only wake the loop for nothing, as often
- * as the file is written, and a source with rows buffered would ask for 0:
- * neither is watched until a delivery report or the flush timer unblocks. */
+ * blocked a source is not read (a readable one would wake the loop for
+ * nothing, as often as the file is written, and one with rows buffered would
+ * ask for 0), but it is watched, resting between looks (worker_source_mode):
+ * a file rotated and deleted meanwhile must be opened before it goes. */
 static int prepare(struct worker *w, int64_t now)
 {
 	bool wait = blocked(w);
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
+		enum source_mode m =
+		    w->stop || w->reloading ? SOURCE_IDLE : worker_source_mode(c, wait);
 
 		if (c->removed)
 			continue;
-		if (worker_source_watch(c, !c->stopped && !w->stop && !w->reloading && !wait,
-		                        now) != 0)
+		if (worker_source_watch(c, m, now) != 0)
 			return WORKER_ERR_NOMEM;
 	}
 	worker_bandwidth_wake(w);
@@ -445,7 +447,9 @@ static int turn(struct worker *w)
 		struct conn *c = w->conns[i];
 
 		produce_batch(c);
-		if (c->ready)
+		if (worker_source_mode(c, blocked(w)) == SOURCE_WATCH)
+			worker_source_notice(c, now);
+		else if (c->ready)
 			poll_source(c, now);
 	}
 	if ((code = worker_eos_boundary(w, false)) != 0)

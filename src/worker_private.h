@@ -75,6 +75,11 @@ struct conn {
 	struct loop_fd **watches;
 	int cap, nwatches;
 	struct loop_timer *deadline;
+	/* While reading pauses (source_ops.watch): a descriptor fired since the
+	 * last watch() or poll(); when watch() is due by its own deadline (-1:
+	 * none); until when the descriptors rest after a call. */
+	bool woke;
+	int64_t watch_at, watch_rest;
 	struct event *events;
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
@@ -226,10 +231,26 @@ void worker_source_env(struct conn *c);
  * Returns 0 or WORKER_ERR_NOMEM. */
 int worker_source_register(struct conn *c);
 
-/* Mirrors c's descriptors and deadline into the loop before it sleeps:
- * watched while active, neither otherwise; a source that is ready or has
- * records left is due at once. Returns 0 or WORKER_ERR_NOMEM. */
-int worker_source_watch(struct conn *c, bool active, int64_t now);
+/* What the loop does with a source while it sleeps. */
+enum source_mode {
+	SOURCE_IDLE,  /* nothing: stopped, failed, or the worker drains */
+	SOURCE_READ,  /* poll() when its descriptors fire or it is due */
+	SOURCE_WATCH, /* reading pauses: watch() (source_ops.watch) instead */
+};
+
+/* The mode of c while the worker runs (not draining), blocked: records
+ * cannot go to the producer now. */
+enum source_mode worker_source_mode(const struct conn *c, bool blocked);
+
+/* Mirrors c's descriptors and deadline into the loop before it sleeps, as
+ * mode says: in SOURCE_READ a source that is ready or has records left is
+ * due at once; in SOURCE_WATCH its descriptors rest SOURCE_WATCH_REST_MS
+ * after each watch(). Returns 0 or WORKER_ERR_NOMEM. */
+int worker_source_watch(struct conn *c, enum source_mode mode, int64_t now);
+
+/* In SOURCE_WATCH: calls c's watch() when a descriptor fired or its
+ * deadline passed; c is then ready to be polled once reading resumes. */
+void worker_source_notice(struct conn *c, int64_t now);
 
 /* The log exporter: logs the STATS_F_LOG metrics that moved since last
  * logged ("connector X: name=N"). */

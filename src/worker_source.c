@@ -212,10 +212,12 @@ void worker_source_log_counters(struct worker *w)
 	}
 }
 
-/* A source descriptor fired or its deadline passed: poll it this turn. */
+/* A source descriptor fired or its deadline passed: poll it this turn (or
+ * watch it, while reading pauses). */
 static void on_source_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
 {
 	((struct conn *)arg)->ready = true;
+	((struct conn *)arg)->woke = true;
 }
 
 static void on_source_due(struct loop *l, struct loop_timer *t, void *arg)
@@ -272,21 +274,51 @@ static int watch_fds(struct conn *c, bool active)
 	return 0;
 }
 
-int worker_source_watch(struct conn *c, bool active, int64_t now)
+enum source_mode worker_source_mode(const struct conn *c, bool blocked)
 {
+	if (c->removed || c->stopped || c->ctx == NULL)
+		return SOURCE_IDLE;
+	if (conn_reading(c) && !blocked)
+		return SOURCE_READ;
+	/* Paused by a person, or records cannot go to Kafka: what a rotation
+	 * deletes meanwhile would be lost unseen. */
+	return c->cs->ops->watch != NULL ? SOURCE_WATCH : SOURCE_IDLE;
+}
+
+int worker_source_watch(struct conn *c, enum source_mode mode, int64_t now)
+{
+	bool fds = mode == SOURCE_READ || (mode == SOURCE_WATCH && now >= c->watch_rest);
 	int64_t d = -1;
 
-	active = active && conn_reading(c); /* paused or stopped through the REST API */
-	if (watch_fds(c, active) != 0)
+	if (watch_fds(c, fds) != 0)
 		return WORKER_ERR_NOMEM;
-	if (active && (c->ready || c->next < c->batch.n))
+	if (mode == SOURCE_WATCH) {
+		/* Resting: wake when the descriptors are to be watched again. */
+		d = !fds               ? c->watch_rest - now
+		    : c->watch_at >= 0 ? (c->watch_at > now ? c->watch_at - now : 0)
+		                       : -1;
+	} else if (mode == SOURCE_READ && (c->ready || c->next < c->batch.n)) {
 		d = 0;
-	else if (active && c->cs->ops->timeout_ms != NULL)
+	} else if (mode == SOURCE_READ && c->cs->ops->timeout_ms != NULL) {
 		d = c->cs->ops->timeout_ms(c->ctx, now);
-	else if (active)
+	} else if (mode == SOURCE_READ) {
 		d = SOURCE_DEFAULT_POLL_MS;
+	}
 	loop_timer_set(c->deadline, d >= 0 ? now + d : -1, 0);
 	return 0;
+}
+
+void worker_source_notice(struct conn *c, int64_t now)
+{
+	int64_t d;
+
+	if (!c->woke && (c->watch_at < 0 || now < c->watch_at))
+		return; /* the loop woke to end a rest, or for another reason */
+	c->woke = false;
+	d = c->cs->ops->watch(c->ctx, now);
+	c->watch_at = d >= 0 ? now + d : -1;
+	c->watch_rest = now + SOURCE_WATCH_REST_MS;
+	c->ready = true; /* what it noticed is read once reading resumes */
 }
 
 /* source_env.value_bytes_max for c. */

@@ -31,9 +31,11 @@ class Writer(threading.Thread):
     """Appends `rate` lines a second to path until stop(); reopens when the
     path names another file (reopen=True)."""
 
-    def __init__(self, path, rate=2000, tag="w", reopen=True, batch_ms=10, limit=None):
+    def __init__(self, path, rate=2000, tag="w", reopen=True, batch_ms=10, limit=None,
+                 width=60):
         super().__init__(daemon=True)
         self.path = str(path)
+        self.width = width
         self.rate = rate
         self.tag = tag
         self.reopen = reopen
@@ -71,7 +73,7 @@ class Writer(threading.Thread):
                     fd = self._open()
                     self.reopens += 1
             if due > self.count:
-                data = "".join(line(i, self.tag) + "\n" for i in range(self.count, due))
+                data = "".join(line(i, self.tag, self.width) + "\n" for i in range(self.count, due))
                 os.write(fd, data.encode())
                 self.count = due
             if self.limit is not None and self.count >= self.limit:

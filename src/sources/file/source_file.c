@@ -271,6 +271,19 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	return 0;
 }
 
+/* source_ops.watch: what a poll does but reading - inotify events, rescans,
+ * globs, rotations noticed and their files opened. */
+static int64_t file_watch(void *ctx, int64_t now)
+{
+	struct filesrc *f = ctx;
+	int64_t t;
+
+	tailwatch_drain(f, now);
+	tailwatch_housekeeping(f, now);
+	t = f->poll_mode && f->next_poll < f->next_rescan ? f->next_poll : f->next_rescan;
+	return t > now ? t - now : 0;
+}
+
 static int file_pollfds(void *ctx, struct pollfd *fds, int max)
 {
 	struct filesrc *f = ctx;
@@ -612,6 +625,7 @@ const struct source_ops source_file_ops = {
     .open = file_open,
     .check = file_check,
     .poll = file_poll,
+    .watch = file_watch,
     .pollfds = file_pollfds,
     .timeout_ms = file_timeout,
     .offset_json = file_offset_json,

@@ -1,0 +1,223 @@
+"""The outage scenario of issue 22, shared by tests/e2e/test_tail_outage.py and
+tests/bench/bench_outage.py: an app writes numbered lines of 76 bytes at a
+steady rate, real logrotate runs every 0.5 s (size 100k, rotate 2, compress,
+create by default), and the broker is stopped for a while. Afterwards the
+topic is read back and compared with what was written: the lines missing,
+and what skiff counted lost (bytes_unread_lost, lines_unread_lost,
+files_gone_unread, the warnings naming files). While it runs, the deleted
+files skiff holds open are sampled from /proc: the disk they take.
+
+Standard library only, like harness.py.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from harness import Skiff, consume
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "tools"))
+from tailwriter import Writer, check_lines  # noqa: E402
+
+LINE_BYTES = 76  # "NNNNNNNN w xxx...x\n"
+
+
+class Rotator(threading.Thread):
+    """Runs `logrotate` (not forced: its size directive decides) on conf every
+    `every` seconds until stop()."""
+
+    def __init__(self, conf, state, every=0.5):
+        super().__init__(daemon=True)
+        self.conf, self.state, self.every = conf, state, every
+        self.runs = 0
+        self.errors = []
+        self._halt = threading.Event()
+
+    def run(self):
+        due = time.monotonic()
+        while True:
+            due += self.every
+            if self._halt.wait(max(0.0, due - time.monotonic())):
+                break
+            r = subprocess.run(["logrotate", "-s", str(self.state), str(self.conf)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            if r.returncode != 0:
+                self.errors.append(r.stdout.decode(errors="replace"))
+            self.runs += 1
+
+    def stop(self):
+        self._halt.set()
+        self.join(30)
+
+
+class HeldSampler(threading.Thread):
+    """Samples the deleted files a process holds open (/proc/PID/fd): the
+    most of them at once and the most bytes they took at once."""
+
+    def __init__(self, pid, every=0.1):
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.max_files = self.max_bytes = 0
+        # The same while reading pauses (set `pausing` then), before the
+        # files read once it resumes linger for late writes.
+        self.pausing = False
+        self.paused_files = self.paused_bytes = 0
+        self._halt = threading.Event()
+
+    def sample(self):
+        files = size = 0
+        try:
+            fds = os.listdir(f"/proc/{self.pid}/fd")
+        except FileNotFoundError:
+            return
+        for fd in fds:
+            p = f"/proc/{self.pid}/fd/{fd}"
+            try:
+                if not os.readlink(p).endswith(" (deleted)"):
+                    continue
+                st = os.stat(p)
+            except OSError:
+                continue
+            if (st.st_mode & 0o170000) == 0o100000:
+                files += 1
+                size += st.st_blocks * 512
+        self.max_files = max(self.max_files, files)
+        self.max_bytes = max(self.max_bytes, size)
+        if self.pausing:
+            self.paused_files = max(self.paused_files, files)
+            self.paused_bytes = max(self.paused_bytes, size)
+
+    def run(self):
+        while not self._halt.wait(self.every):
+            self.sample()
+
+    def stop(self):
+        self._halt.set()
+        self.join(10)
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def counter(sk, name):
+    """The last value skiff logged for a counter ("connector X: name=N")."""
+    vals = [int(m) for m in re.findall(rf"\b{name}=(\d+)", sk.log_text())]
+    return max(vals) if vals else 0
+
+
+def logrotate_conf(log, directives):
+    return f"{log} {{\n" + "".join(f"  {d}\n" for d in directives) + "  missingok\n}\n"
+
+
+def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, connector=None,
+        worker=None, directives=("size 100k", "rotate 2", "compress", "create"),
+        pause_offsets=None, drain_timeout=180, skiff_env=None):
+    """Runs the scenario against broker (running at the start; stopped for
+    `outage` seconds after `before`, then started again; the writer goes on
+    for `after` seconds more). connector, worker: keys added to skiff's.
+    pause_offsets: a callable(skiff) run instead of the broker stop (then
+    `outage` is how long it lasts; it returns a callable that ends it).
+
+    Returns a dict: written, missing (line numbers), dups, unexpected,
+    counted (bytes_unread_lost, lines_unread_lost, files_gone_unread),
+    named (files named in loss warnings), held_files/held_bytes (peak, from
+    /proc), rotations, skiff (the Skiff)."""
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    log = logdir / "app.log"
+    log.write_text("")
+    conf = tmp_path / "logrotate.conf"
+    conf.write_text(logrotate_conf(log, directives))
+    w = {"bootstrap.servers": broker.bootstrap,
+         "offset.storage.file.filename": str(tmp_path / "offsets"),
+         "offset.flush.interval.ms": "1000",
+         "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+    w.update(worker or {})
+    c = {"name": "outage", "connector.class": "FileStreamSource", "topic": topic,
+         "file": str(log)}
+    c.update(connector or {})
+    sk = Skiff(tmp_path, w, [c], env=skiff_env).start()
+    sk.wait_log(r"reading .*app\.log from byte", timeout=60)
+    writer = Writer(log, rate=rate, reopen=True, width=LINE_BYTES - 1)
+    rot = Rotator(conf, tmp_path / "logrotate.state")
+    held = HeldSampler(sk.pid)
+    writer.start()
+    rot.start()
+    held.start()
+    try:
+        time.sleep(before)
+        t0 = time.monotonic()
+        cpu0 = cpu_seconds(sk.pid)
+        if pause_offsets is None:
+            broker.stop()
+            held.pausing = True
+            time.sleep(max(0.0, outage - (time.monotonic() - t0)))
+            held.pausing = False
+            cpu = cpu_seconds(sk.pid) - cpu0
+            broker.start()
+        else:
+            end = pause_offsets(sk)
+            held.pausing = True
+            time.sleep(max(0.0, outage - (time.monotonic() - t0)))
+            held.pausing = False
+            cpu = cpu_seconds(sk.pid) - cpu0
+            end()
+        time.sleep(after)
+    finally:
+        written = writer.stop()
+        rot.stop()
+    assert not rot.errors, rot.errors[:3]
+    # Everything left on disk ships; wait until the topic stops growing.
+    lost_now = counter(sk, "lines_unread_lost")
+    values = drain(broker, topic, written - lost_now, drain_timeout)
+    held.stop()
+    assert sk.running(), sk._tail()
+    assert sk.stop() == 0, sk._tail()
+    values = [r["value"] for r in consume(broker.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(values, written)
+    named = re.findall(r"(?:rotated file|let go of) (\S+?):? .*(?:unread|lost)", sk.log_text())
+    return {"written": written, "missing": missing, "dups": dups, "unexpected": unexpected,
+            "bytes_unread_lost": counter(sk, "bytes_unread_lost"),
+            "lines_unread_lost": counter(sk, "lines_unread_lost"),
+            "files_gone_unread": counter(sk, "files_gone_unread"),
+            "named": named, "held_files": held.max_files, "held_bytes": held.max_bytes,
+            "paused_files": held.paused_files, "paused_bytes": held.paused_bytes,
+            "paused_cpu": cpu,
+            "rotations": writer.reopens,
+            "skiff": sk}
+
+
+def drain(broker, topic, want, timeout):
+    """Waits until the topic holds want records, or stops growing for 10 s."""
+    deadline = time.monotonic() + timeout
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        n = len(consume(broker.bootstrap, topic, timeout=30))
+        if n >= want:
+            return n
+        if n != last:
+            last, since = n, time.monotonic()
+        elif time.monotonic() - since > 10:
+            return n
+        time.sleep(1)
+    return last
+
+
+def summary(r):
+    lost = len(r["missing"])
+    return (f"{r['written']} lines written, {lost} lost ({100.0 * lost / max(1, r['written']):.1f}%), "
+            f"counted lost: {r['lines_unread_lost']} lines, {r['bytes_unread_lost']} bytes "
+            f"(lost lines' bytes {lost * LINE_BYTES}), {r['files_gone_unread']} files; "
+            f"held at most {r['held_files']} deleted files, {r['held_bytes'] / 1e6:.1f} MB "
+            f"({r['paused_files']}, {r['paused_bytes'] / 1e6:.1f} MB while reading paused, "
+            f"skiff's CPU then {r['paused_cpu']:.2f} s); "
+            f"{len(r['dups'])} duplicates")
