@@ -147,6 +147,9 @@ struct source_env {
 	 * "lines_truncated"); name must be a static string, registered with
 	 * counter() (else it gets a generic help text). */
 	void (*count)(struct source_env *env, const char *name, uint64_t n);
+	/* Optional (NULL: none). Sets the gauge name (a static string,
+	 * registered with counter() as a STATS_GAUGE) to value. */
+	void (*set)(struct source_env *env, const char *name, uint64_t value);
 	/* Logs one line prefixed with the connector's name; level is a
 	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
 	void (*log)(struct source_env *env, int level, const char *fmt, ...)
@@ -244,7 +247,8 @@ struct source_ops {
 	 * SOURCE_WATCH_REST_MS after each call, and calls watch() instead of
 	 * poll() when one fires or the deadline it returned passes. The source
 	 * notices what changed without producing a record (the file source
-	 * opens rotated files before logrotate deletes them). The records of the last batch not yet produced stay
+	 * opens rotated files before logrotate deletes them, and counts what it
+	 * must let go). The records of the last batch not yet produced stay
 	 * valid. Returns ms from now_ms until it wants to be called again
 	 * without descriptor activity, or -1 for no deadline. */
 	int64_t (*watch)(void *ctx, int64_t now_ms);

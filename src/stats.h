@@ -46,6 +46,9 @@ enum {
 	STATS_F_BYTES = 1u << 1,
 	STATS_F_MS = 1u << 2,       /* a duration in milliseconds */
 	STATS_F_EPOCH_MS = 1u << 3, /* a wall-clock time, ms since 1970 (0: never) */
+	/* A state a person should see in `skiff status` while it is not 0 (a
+	 * gauge: files held waiting), without a log line each time it moves. */
+	STATS_F_STATUS = 1u << 4,
 };
 
 /* What a metric is. Every string is static. */

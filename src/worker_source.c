@@ -181,6 +181,14 @@ static void env_count(struct source_env *env, const char *name, uint64_t n)
 	}
 }
 
+static void env_set(struct source_env *env, const char *name, uint64_t value)
+{
+	struct event *e = event(env->opaque, name, NULL);
+
+	if (e != NULL)
+		*e->value = value;
+}
+
 /* Registered now, counted through env_count by name. */
 static int env_counter(struct source_env *env, const struct stats_desc *d)
 {
@@ -344,6 +352,7 @@ void worker_source_env(struct conn *c)
 	                             .anchor = env_anchor,
 	                             .counter = env_counter,
 	                             .count = env_count,
+	                             .set = env_set,
 	                             .log = env_log};
 	c->env.value_bytes_max = value_budget(c);
 	/* Rendered structs skip a tree per record; transforms need the tree. */

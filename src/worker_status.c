@@ -105,7 +105,8 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 		if (c->stopped && c->trace != NULL)
 			put(o, "  failed: %s\n", c->trace);
 		while (stats_next(w->stats, &cur, &v))
-			if ((v.desc->flags & STATS_F_LOG) && v.connector != NULL && v.value > 0 &&
+			if ((v.desc->flags & (STATS_F_LOG | STATS_F_STATUS)) &&
+			    v.connector != NULL && v.value > 0 &&
 			    strcmp(v.connector, c->cs->name) == 0)
 				put(o, "  %s=%llu\n", v.desc->name, (unsigned long long)v.value);
 	}

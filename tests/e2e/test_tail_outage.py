@@ -61,6 +61,22 @@ def test_outage_longer_than_retention_loses_nothing(tmp_path, kafka_private, top
     assert r["held_files"] >= OUTAGE / 2, outage.summary(r)
 
 
+@pytest.mark.skiff_timeout(OUTAGE + 400)
+def test_outage_past_the_budget_is_counted_and_named(tmp_path, kafka_private, topic):
+    """max.held.files=4: the oldest held files are let go unread as newer ones
+    are rotated, each named in a warning; the missing lines are exactly those
+    counted; no more than 4 deleted files are held at once."""
+    kafka_private.start()
+    r = outage.run(tmp_path, kafka_private, topic, OUTAGE,
+                   connector={"max.held.files": "4"})
+    assert_counted(r)
+    assert r["missing"], outage.summary(r)
+    assert r["files_gone_unread"] >= 1 and len(r["named"]) == r["files_gone_unread"], (
+        outage.summary(r), r["named"][:5])
+    # + 1: the file being let go as /proc is sampled
+    assert r["paused_files"] <= 4 + 1, outage.summary(r)
+
+
 def test_paused_connector_still_holds_rotated_files(tmp_path, kafka, topic):
     """Paused through the REST API, a connector reads nothing, but rotated
     files are still opened as they appear: two rotations, the second

@@ -323,6 +323,62 @@ static void test_chunks(void)
 	free(mem);
 }
 
+/* A file let go unread (max.held.*): the bytes and lines after the
+ * position are counted - "\r\n" across two 16 KiB reads once, a lone "\r"
+ * and a partial last line each one - and the position and the offset's
+ * integers end where reading it all would have left them. */
+static void test_skip_rest(void)
+{
+	enum { HEAD = 16383 };
+	struct tailfile_stats st = {0};
+	struct tailfile *tf, *read;
+	char *data = malloc(HEAD + 64), out[64];
+	uint64_t bytes = 0, lines = 0;
+	size_t n, len;
+
+	CHECK(data != NULL);
+	memset(data, 'x', HEAD);
+	memcpy(data + HEAD, "\r\nl1\rl2\n\ntail", 13);
+	len = HEAD + 13;
+	data[len] = '\0';
+	tf = open_with(data, HEAD + 10, TAILFILE_SPLIT);
+	CHECK_INT(tailfile_skip_rest(tf, &bytes, &lines), 0);
+	CHECK_INT(bytes, len);
+	CHECK_INT(lines, 5); /* x..x, l1, l2, "", tail */
+	CHECK_INT(tailfile_pos(tf), len);
+	CHECK_INT(tailfile_open(path, HEAD + 10, TAILFILE_SPLIT, &read), 0);
+	CHECK_INT(tailfile_start(read, 0), 0);
+	{
+		struct tailline l[8];
+		char *mem = malloc(2 * (HEAD + 64));
+		struct tailbuf buf = {.mem = mem, .cap = 2 * (HEAD + 64)};
+
+		CHECK(mem != NULL);
+		CHECK_INT(tailfile_read(read, &buf, l, 8, &n, true, &st), TAILFILE_EOF);
+		CHECK_INT(n, 5);
+		free(mem);
+	}
+	CHECK_INT(tailfile_pos(read), tailfile_pos(tf));
+	CHECK(tailfile_fp(read) == tailfile_fp(tf));
+	CHECK(tailfile_v3(read) == tailfile_v3(tf));
+	tailfile_close(read);
+	tailfile_close(tf);
+	/* From a line's start in the middle; nothing left: nothing counted. */
+	tf = open_with("one\ntwo\nthree", 100, TAILFILE_SPLIT);
+	CHECK_INT(tailfile_start(tf, 4), 0);
+	CHECK_INT(tailfile_skip_rest(tf, &bytes, &lines), 0);
+	CHECK_INT(bytes, 9);
+	CHECK_INT(lines, 2);
+	CHECK_INT(tailfile_skip_rest(tf, &bytes, &lines), 0);
+	CHECK_INT(bytes, 0);
+	CHECK_INT(lines, 0);
+	append("\n");
+	CHECK_INT(read_all(tf, false, out, sizeof(out), &n, &st), TAILFILE_EOF);
+	CHECK_INT(n, 1); /* the "\n" written after: an empty line, as a reader sees it */
+	tailfile_close(tf);
+	free(data);
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "%s/f.log", testlib_tmpdir());
@@ -337,6 +393,7 @@ int main(void)
 	test_pseudo();
 	test_still_there();
 	test_chunks();
+	test_skip_rest();
 	unlink(path);
 	return testlib_done("test_tailfile");
 }

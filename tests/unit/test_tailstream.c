@@ -71,6 +71,10 @@ static struct tailctx ctx = {.env = &env,
                              .rotate_wait_ms = 0,
                              .ifd = -1,
                              .max_open = 64,
+                             /* 47 + HELD_SLACK + the file at the path: a
+                              * chain of 64 */
+                             .max_held_files = 47,
+                             .max_held_bytes = 1 << 20,
                              .make_room = no_room,
                              .wd_shared = not_shared};
 static char dir[256], logpath[512];
@@ -345,9 +349,10 @@ static void test_many_rotations_while_behind(void)
 	ctx.rotate_wait_ms = 0;
 }
 
-/* More rotated files than a stream holds open (64) pile up while it is not
- * read; one that never got a place is deleted: it is named and counted,
- * and every other file is read in order. */
+/* More rotated files than a stream may hold open (max.held.files 47 and the
+ * slack: 63) pile up while it is not read; one that never got a place is
+ * deleted: it is named and counted with its bytes as listed, and every
+ * other file is read in order. */
 static void test_file_deleted_before_opened_is_counted(void)
 {
 	struct tailstream *s;
@@ -371,6 +376,7 @@ static void test_file_deleted_before_opened_is_counted(void)
 	rm("many.log.69");
 	tailstream_check(s, mono_ms());
 	CHECK(strstr(counted, "files_gone_unread+1") != NULL);
+	CHECK(strstr(counted, "bytes_unread_lost+4") != NULL); /* "m68\n" */
 	CHECK_STR(drain(s), want);
 	tailstream_free(s);
 	CHECK_INT(ctx.nopen, 0);
@@ -554,6 +560,55 @@ static void test_backup_older_than_compressed_while_running(void)
 	CHECK_INT(ctx.nopen, 0);
 }
 
+/* While the stream is not read (Kafka away) rotated files are held: each
+ * counts in the budget once rotated away, and its bytes once deleted (only
+ * skiff keeps them on disk). Letting go of the first deleted one counts
+ * what was unread of it and names it, nothing when it was read to its end;
+ * reading goes on with the next file. */
+static void test_held_budget(void)
+{
+	struct tailstream *s;
+	int64_t born;
+
+	ctx.rotate_wait_ms = 5000;
+	put("h.log", "h0a\nh0b\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/h.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "h0a|h0b|");
+	CHECK_INT(ctx.held_files, 0);
+	mv("h.log", "h.log.1");
+	put("h.log", "h1a\nh1b\nh1c\n", "w");
+	tailstream_check(s, mono_ms());
+	CHECK_INT(ctx.held_files, 1); /* h0, read to its end, not let go yet */
+	CHECK_INT(ctx.held_bytes, 0);
+	CHECK(!tailstream_first_gone(s, &born));
+	mv("h.log", "h.log.1"); /* h0 deleted: its name goes to h1 */
+	put("h.log", "h2\n", "w");
+	tailstream_check(s, mono_ms());
+	CHECK_INT(ctx.held_files, 2);
+	CHECK_INT(ctx.held_bytes, 8);
+	CHECK(tailstream_first_gone(s, &born));
+	counted[0] = '\0';
+	tailstream_drop_first(s, "a test");
+	CHECK_STR(counted, ""); /* nothing of it was unread */
+	CHECK_INT(ctx.held_files, 1);
+	CHECK_INT(ctx.held_bytes, 0);
+	CHECK(!tailstream_first_gone(s, &born)); /* h1 is still on disk */
+	rm("h.log.1");
+	tailstream_check(s, mono_ms());
+	CHECK_INT(ctx.held_bytes, 12);
+	CHECK(tailstream_first_gone(s, &born));
+	tailstream_drop_first(s, "a test");
+	CHECK_STR(counted, "bytes_unread_lost+12 lines_unread_lost+3 files_gone_unread+1 ");
+	CHECK_INT(ctx.held_files, 0);
+	CHECK_INT(ctx.held_bytes, 0);
+	CHECK_STR(drain(s), "h2|");
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	CHECK_INT(ctx.held_files, 0);
+	ctx.rotate_wait_ms = 0;
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -570,6 +625,7 @@ int main(void)
 	test_damaged_compressed_sibling();
 	test_damaged_compressed_offset_file();
 	test_backup_older_than_compressed_while_running();
+	test_held_budget();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

@@ -17,7 +17,8 @@
  * Memory is bounded: one poll arena (max.line.bytes plus 256 KiB) shared by
  * every file, at most max.open.files descriptors for files followed at once
  * (idle ones are closed and reopened by identity on their next event), and
- * a stream holds at most 8 files of a rotation chain. */
+ * the rotated files held until read are at most max.held.files (a stream's
+ * chain: tailstream.c). */
 #include "config.h"
 #include "filesrc.h"
 #include "tailwatch.h"
@@ -73,8 +74,18 @@ static const struct config_key file_keys[] = {
      "appear later are always read from their beginning."},
     {"max.open.files", CFG_INT, "256", 1, 65536, NULL, 0,
      "Most files held open at once. Beyond it, idle files are closed (their place is kept) "
-     "and reopened, by identity, when they change. A stream finishing a rotation may hold "
-     "up to 7 more."},
+     "and reopened, by identity, when they change. Rotated files waiting to be read are "
+     "held besides, up to max.held.files."},
+    {"max.held.files", CFG_INT, "512", 0, 65536, NULL, 0,
+     "Most rotated files held open, waiting to be read, at once (all streams of the "
+     "connector): a file is opened as soon as it is rotated, while Kafka is away too, so "
+     "that logrotate deleting it loses nothing. Past it, the oldest one deleted since is let "
+     "go unread (counted in bytes_unread_lost, lines_unread_lost, files_gone_unread, and "
+     "named); one not deleted waits on disk. A look may open up to 16 more first."},
+    {"max.held.bytes", CFG_INT, "268435456", 0, INT64_MAX / 2, NULL, 0,
+     "Most bytes of disk the held rotated files that were deleted since may take (only "
+     "skiff's descriptors keep them): past it, the oldest is let go unread, counted and "
+     "named. 256 MiB by default."},
     {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Longest line shipped as one record. Unset, at most what surely fits the producer's "
      "message.max.bytes once converted: (message.max.bytes - 16384) / 6 with JsonConverter "
@@ -268,11 +279,13 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	if (n > 0)
 		f->rr = (f->rr + i) % n;
 	b->more = tailwatch_unmark_settled(f) || more || b->n == b->max;
+	tailwatch_budget(f);
 	return 0;
 }
 
 /* source_ops.watch: what a poll does but reading - inotify events, rescans,
- * globs, rotations noticed and their files opened. */
+ * globs, rotations noticed and their files opened - and the held-file
+ * budget. */
 static int64_t file_watch(void *ctx, int64_t now)
 {
 	struct filesrc *f = ctx;
@@ -280,6 +293,7 @@ static int64_t file_watch(void *ctx, int64_t now)
 
 	tailwatch_drain(f, now);
 	tailwatch_housekeeping(f, now);
+	tailwatch_budget(f);
 	t = f->poll_mode && f->next_poll < f->next_rescan ? f->next_poll : f->next_rescan;
 	return t > now ? t - now : 0;
 }
@@ -461,6 +475,8 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 	                                               : TAILFILE_SPLIT;
 	f->ctx.rotate_wait_ms = config_int(cfg, "rotate.wait.ms");
 	f->ctx.max_open = (size_t)config_int(cfg, "max.open.files");
+	f->ctx.max_held_files = (size_t)config_int(cfg, "max.held.files");
+	f->ctx.max_held_bytes = config_int(cfg, "max.held.bytes");
 	f->poll_mode = strcmp(config_str(cfg, "watch.mode"), "poll") == 0;
 	f->poll_ms = config_int(cfg, "poll.interval.ms");
 	f->rescan_ms = config_int(cfg, "rescan.interval.ms");
@@ -500,6 +516,20 @@ static const struct stats_desc file_counters[] = {
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
      .help = "bytes of files deleted before skiff could read them"},
+    {.name = "lines_unread_lost",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "lines of held files let go unread past max.held.files or max.held.bytes"},
+    {.name = "held_files",
+     .type = STATS_GAUGE,
+     .flags = STATS_F_STATUS,
+     .help = "rotated files held open, waiting to be read (max.held.files)"},
+    {.name = "held_bytes",
+     .type = STATS_GAUGE,
+     .flags = STATS_F_STATUS,
+     .help = "bytes of disk the held files deleted since take (max.held.bytes)"},
+    {.name = "held_files_max", .type = STATS_GAUGE, .help = "max.held.files"},
+    {.name = "held_bytes_max", .type = STATS_GAUGE, .help = "max.held.bytes"},
     {.name = "truncations",
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
@@ -606,6 +636,10 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	if (tailwatch_initial_streams(f, cfg, strcmp(config_str(cfg, "read.from"), "end") == 0) !=
 	    0)
 		goto nomem;
+	if (env->set != NULL) {
+		env->set(env, "held_files_max", f->ctx.max_held_files);
+		env->set(env, "held_bytes_max", (uint64_t)f->ctx.max_held_bytes);
+	}
 	*ctx = f;
 	return 0;
 nomem:

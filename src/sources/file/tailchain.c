@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,7 +124,14 @@ static void peek(struct link *l)
 	l->added_ns = clock_wall_ns();
 }
 
-/* Makes room for one more link in the chain: grows it up to CHAIN_MAX.
+/* The most links a chain holds: the held-file budget and its slack, and the
+ * file at the path. */
+static size_t chain_max(const struct tailstream *s)
+{
+	return s->c->max_held_files + HELD_SLACK + 1;
+}
+
+/* Makes room for one more link in the chain: grows it up to chain_max.
  * Returns 0, or -1 when it is full (or out of memory). */
 static int chain_room(struct tailstream *s)
 {
@@ -132,10 +140,10 @@ static int chain_room(struct tailstream *s)
 
 	if (s->n < s->cap)
 		return 0;
-	if (s->cap >= CHAIN_MAX)
+	if (s->cap >= chain_max(s))
 		return -1;
-	if (cap > CHAIN_MAX)
-		cap = CHAIN_MAX;
+	if (cap > chain_max(s))
+		cap = chain_max(s);
 	if ((grown = realloc(s->chain, cap * sizeof(*grown))) == NULL)
 		return -1;
 	s->chain = grown;
@@ -144,6 +152,58 @@ static int chain_room(struct tailstream *s)
 }
 
 static void note_irregular(struct tailstream *s, bool pseudo);
+
+/* ---- the held-file budget ------------------------------------------------ */
+
+static void hold(struct tailstream *s, struct link *l)
+{
+	if (!l->held)
+		s->c->held_files++;
+	l->held = true;
+}
+
+static void unhold(struct tailstream *s, struct link *l)
+{
+	if (l->held)
+		s->c->held_files--;
+	if (l->gone)
+		s->c->held_bytes -= l->gone_size;
+	l->held = l->gone = false;
+	l->gone_size = 0;
+}
+
+void tailchain_close(struct tailstream *s, struct link *l)
+{
+	unhold(s, l);
+	tailfile_close(l->tf);
+	l->tf = NULL;
+	s->c->nopen--;
+}
+
+void tailchain_look_held(struct tailstream *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct link *l = &s->chain[i];
+		struct stat st;
+
+		/* Every file before the last one was rotated away; the last one
+		 * when the path names another file or none. */
+		if (i + 1 < s->n || s->moved)
+			hold(s, l);
+		if (!l->held || l->gone || fstat(tailfile_fd(l->tf), &st) != 0 || st.st_nlink > 0)
+			continue;
+		l->gone = true;
+		l->gone_size = (int64_t)st.st_size;
+		s->c->held_bytes += l->gone_size;
+	}
+}
+
+/* True when one more rotated file may be opened into s's chain: the
+ * held-file budget and its slack have room (tailchain.h). */
+static bool held_room(const struct tailstream *s)
+{
+	return s->n + 1 < chain_max(s) && s->c->held_files < s->c->max_held_files + HELD_SLACK;
+}
 
 /* Says why the compressed file tf at path cannot be read from pos on, and
  * what it decodes to: a stream that does not verify (cut short) yields
@@ -230,6 +290,8 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		peek(&s->chain[at]);
 	s->n++;
 	c->nopen++;
+	if (strcmp(path, s->path) != 0)
+		hold(s, &s->chain[at]); /* a rotated file, a copy: not at the path */
 	if (at == 0)
 		watch(s);
 	if (strcmp(path, s->path) == 0)
@@ -285,19 +347,28 @@ static bool listed(const struct tailscan_entry *fam, size_t nfam, const struct t
 
 /* Rotated files the chain had no room for at the last listing and that are
  * gone from this one (fam) without having been opened: deleted unread.
- * Says so, naming each, counts them, and keeps the new waiting list. */
+ * Says so, naming each, counts them (their bytes as listed: a rotated file
+ * is not written to; a compressed one's uncompressed bytes are not known),
+ * and keeps the new waiting list. */
 static void note_pending(struct tailstream *s, struct tailscan_entry *fam, size_t nfam, size_t from)
 {
 	size_t keep = 0;
 
 	for (size_t i = 0; i < s->npend; i++) {
-		if (listed(fam, nfam, &s->pend[i].id) || tailchain_has(s, &s->pend[i].id))
+		const struct tailscan_entry *e = &s->pend[i];
+		bool z = tailz_named(e->path);
+
+		if (listed(fam, nfam, &e->id) || tailchain_has(s, &e->id))
 			continue;
 		s->c->env->log(s->c->env, LOG_WARN,
-		               "%s: rotated file %s was deleted before skiff could open it "
-		               "(more than %d files waiting): its lines are lost, counted in "
-		               "files_gone_unread",
-		               s->path, s->pend[i].path, CHAIN_MAX);
+		               "%s: rotated file %s was deleted before skiff could open it (the "
+		               "held files were past max.held.files=%zu): %s%lld bytes lost, "
+		               "counted in bytes_unread_lost and files_gone_unread",
+		               s->path, e->path, s->c->max_held_files,
+		               z ? "its uncompressed bytes are not known; compressed, " : "",
+		               z ? 0LL : (long long)e->id.size);
+		if (!z && e->id.size > 0)
+			s->c->env->count(s->c->env, "bytes_unread_lost", (uint64_t)e->id.size);
 		s->c->env->count(s->c->env, "files_gone_unread", 1);
 	}
 	tailscan_free(s->pend, s->npend);
@@ -511,7 +582,7 @@ static int extend_once(struct tailstream *s, const struct tailid *after, const s
 			for (size_t i = 0; i < nfam && rc == 0; i++) {
 				if (!next_in_pass(s, fam, nfam, i, pass, &from, zsince, lv))
 					continue;
-				if (s->n >= CHAIN_MAX - 1 && first_out == SIZE_MAX)
+				if (!held_room(s) && first_out == SIZE_MAX)
 					first_out = i; /* the rest once the chain has room */
 				else if (first_out == SIZE_MAX)
 					rc = add_next(s, &fam[i],
@@ -528,7 +599,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after, const s
 	/* The file at the path comes after every rotated file: never before
 	 * one that did not fit. */
 	if (rc == 0 && first_out == SIZE_MAX && has_live && !tailchain_has(s, &live) &&
-	    s->n < CHAIN_MAX && tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == -2)
+	    s->n + 1 < chain_max(s) &&
+	    tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == -2)
 		rc = -1;
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
 		s->moved = true; /* more to find later, or the path is gone */
@@ -556,6 +628,7 @@ void tailchain_extend_z(struct tailstream *s, const struct tailid *after,
 	for (size_t i = 0; i < s->n; i++)
 		if (s->chain[i].moved_at < 0 && (s->moved || i + 1 < s->n))
 			s->chain[i].moved_at = i < had ? clock_mono_ms() : 0;
+	tailchain_look_held(s);
 }
 
 /* The offset after everything the chain has handed out: chain[0]'s place,
@@ -629,10 +702,10 @@ void tailchain_pop(struct tailstream *s)
 	src_ref_hold(s->last_off.ref); /* the mark outlives the file */
 	tailfile_mark(l->tf)->done = end;
 	if (l->linger && s->n > 1) {
+		unhold(s, l); /* read to its end: nothing left to hold it for */
 		keep_lingering(s, l);
 	} else {
-		tailfile_close(l->tf);
-		s->c->nopen--;
+		tailchain_close(s, l);
 	}
 	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
 	s->n--;

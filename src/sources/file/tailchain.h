@@ -9,7 +9,10 @@
 #include "tailscan.h"
 #include "tailstream.h"
 
-#define CHAIN_MAX 64 /* files held open per stream, grown as needed */
+/* Rotated files a look may open beyond max.held.files before the budget
+ * lets go of the oldest deleted ones (tailstream_drop_first): one listing's
+ * worth, so that a file about to be deleted is opened first. */
+#define HELD_SLACK 16
 #define LINGER_MAX 8 /* let-go files watched for late writes */
 #define LINGER_POLL_MS 200
 /* The arguments naming a stream's rotated.dirs for tailscan_*. */
@@ -31,6 +34,11 @@ struct link {
 	bool linger;         /* let go early (its successor has bytes): late writes */
 	bool has_floor;      /* a compressed file: floor is known */
 	struct tailid floor; /* ... the uncompressed file read before it */
+	/* Held (tailctx.held_files): no longer the file at the path; gone:
+	 * deleted since (its link count 0), gone_size bytes of disk that only
+	 * skiff's descriptor keeps (tailctx.held_bytes). */
+	bool held, gone;
+	int64_t gone_size;
 };
 
 struct tailstream {
@@ -38,7 +46,7 @@ struct tailstream {
 	char *path, *dir;
 	const char *base;
 	struct partition *part;
-	struct link *chain; /* [0, n) of cap, at most CHAIN_MAX */
+	struct link *chain; /* [0, n) of cap, grown as needed (chain_room) */
 	size_t n, cap;
 	struct link linger[LINGER_MAX]; /* let go, watched for rotate.wait.ms */
 	size_t nlinger;
@@ -122,5 +130,15 @@ bool tailchain_quiet(const struct tailstream *s);
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
  * lingering (link.linger) for late writes. */
 void tailchain_pop(struct tailstream *s);
+
+/* Closes l, a link of s's chain, and gives back what it held (a
+ * descriptor; its place in the held-file budget). The caller removes it
+ * from the chain. */
+void tailchain_close(struct tailstream *s, struct link *l);
+
+/* Brings the held-file budget (tailctx.held_*) up to date for s: the files
+ * of its chain no longer at the path are held, and those deleted since
+ * (a fstat of each held file not known deleted yet) count their bytes. */
+void tailchain_look_held(struct tailstream *s);
 
 #endif

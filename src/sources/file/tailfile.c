@@ -459,6 +459,52 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 	}
 }
 
+/* The line terminators in b[0..len) ("\r\n" one, as a lone "\r" is), *cr
+ * carrying a "\r" that ended the bytes before. */
+static uint64_t terminators(const char *b, size_t len, bool *cr)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (b[i] == '\n' && !*cr)
+			n++;
+		else if (b[i] == '\r')
+			n++;
+		*cr = b[i] == '\r';
+	}
+	return n;
+}
+
+int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines)
+{
+	char b[16384];
+	/* A "\r" before the position ended its line alone: a "\n" after it
+	 * ends an empty one, as tailfile_read would read it. */
+	bool at_end = false, cr = false, open_line = false;
+
+	*bytes = *lines = 0;
+	while (!at_end) {
+		ssize_t got = read_at(tf, b, sizeof(b), tf->pos, &at_end);
+		struct chunk c = {.region = b, .base = tf->pos};
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			break;
+		*lines += terminators(b, (size_t)got, &cr);
+		open_line = b[got - 1] != '\n' && b[got - 1] != '\r';
+		c.got = (size_t)got;
+		advance(tf, &c, c.got); /* the fingerprint and the bytes before */
+		keep_last(tf, &c);      /* the position stay those of the file */
+		*bytes += (uint64_t)got;
+	}
+	*lines += open_line ? 1 : 0;
+	tf->discarding = tf->in_long = false;
+	return 0;
+}
+
 const char *tailfile_path(const struct tailfile *tf)
 {
 	return tf->path;

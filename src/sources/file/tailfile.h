@@ -98,6 +98,13 @@ int64_t tailfile_v3(const struct tailfile *tf);
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
                   size_t *n, bool final, struct tailfile_stats *st);
 
+/* Moves the position to the end of the file (a compressed file: of its
+ * uncompressed bytes) without reading lines out, for a file let go unread:
+ * *bytes the bytes passed over, *lines the lines among them (a partial
+ * last line counts as one). Reads every byte once, in 16 KiB pieces.
+ * Returns 0, or a negative errno (the counts then say how far it got). */
+int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines);
+
 /* Restarts at 0 after a truncation (the fingerprint starts over). */
 void tailfile_rewind(struct tailfile *tf);
 

@@ -59,8 +59,7 @@ static bool tail_differs(struct tailstream *s, const struct tailpos *p, const ch
 	               "%s: %s starts like the file of the stored offset but does not hold "
 	               "the bytes before its position %lld: a newer file",
 	               s->path, path, (long long)p->pos);
-	tailfile_close(s->chain[0].tf);
-	s->c->nopen--;
+	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	return true;
 }
@@ -230,8 +229,7 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	if (s->n > 0 &&
 	    !(same_file(tailfile_id(s->chain[0].tf), p) && place_matches(s->chain[0].tf, p))) {
 		s->c->env->count(s->c->env, "fingerprint_resets", 1);
-		tailfile_close(s->chain[0].tf);
-		s->c->nopen--;
+		tailchain_close(s, &s->chain[0]);
 		s->n = 0;
 	}
 	free(moved);

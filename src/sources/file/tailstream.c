@@ -72,12 +72,19 @@
  * its descriptor, as any deleted file. A compressed file cut short or corrupt
  * ends where its data ends (counted: compressed_cut_short).
  *
- * While running, the chain holds every file from F on open (up to
- * CHAIN_MAX), so a rotated file deleted right away is still read to its
- * end. Files beyond CHAIN_MAX wait unopened and are listed at every look:
- * one deleted before skiff could open it is named in a warning and counted
- * (files_gone_unread). A file renamed between a listing and its open is
- * looked for again in a new listing.
+ * While running - reading or not: the worker watches a source while
+ * reading pauses (source_ops.watch) - the chain holds every file from F on
+ * open, so a rotated file deleted right away is still read to its end.
+ * Holding costs a descriptor and, once the file is deleted, its disk: the
+ * connector's held files have a budget (max.held.files, max.held.bytes).
+ * Past it, the oldest held file that was deleted is let go unread, from
+ * the front of its chain: what it still held is counted to the byte and
+ * line (tailstream_drop_first), the stream goes on with the next file, and
+ * what it holds stays contiguous. A held file still on disk is never let
+ * go; files past the budget then wait unopened and are listed at every
+ * look: one deleted before skiff could open it is named in a warning and
+ * counted (files_gone_unread, its bytes as listed). A file renamed between
+ * a listing and its open is looked for again in a new listing.
  *
  * A rotated file at its end is let go as soon as a later file has bytes
  * (the writer moved on), else once it has been quiet for rotate.wait.ms.
@@ -460,8 +467,49 @@ void tailstream_check(struct tailstream *s, int64_t now)
 	} else {
 		refresh(s);
 	}
+	tailchain_look_held(s);
 	if (s->n > 0)
 		s->ready = true;
+}
+
+bool tailstream_first_gone(const struct tailstream *s, int64_t *born)
+{
+	if (s->n == 0 || !s->chain[0].gone)
+		return false;
+	*born = tailfile_id(s->chain[0].tf)->born;
+	return true;
+}
+
+void tailstream_drop_first(struct tailstream *s, const char *why)
+{
+	struct link *l = &s->chain[0];
+	struct source_env *env = s->c->env;
+	int64_t from = tailfile_pos(l->tf);
+	uint64_t bytes = 0, lines = 0;
+	int rc = tailfile_skip_rest(l->tf, &bytes, &lines);
+
+	if (bytes == 0 && rc == 0) {
+		/* Read to its end already (waiting for late writes): no loss. */
+		env->log(env, LOG_INFO, "%s: let go of %s, read to its end: %s", s->path,
+		         tailfile_path(l->tf), why);
+	} else {
+		env->log(
+		    env, LOG_WARN,
+		    "%s: let go of %s unread from byte %lld: deleted since it was rotated, and "
+		    "%s: %llu bytes, %llu lines lost%s (counted in bytes_unread_lost, "
+		    "lines_unread_lost and files_gone_unread)",
+		    s->path, tailfile_path(l->tf), (long long)from, why, (unsigned long long)bytes,
+		    (unsigned long long)lines,
+		    rc != 0 ? " and more: it could not be read to its end" : "");
+		if (bytes > 0)
+			env->count(env, "bytes_unread_lost", bytes);
+		if (lines > 0)
+			env->count(env, "lines_unread_lost", lines);
+		env->count(env, "files_gone_unread", 1);
+	}
+	l->linger = false;
+	tailchain_pop(s);
+	s->ready = s->n > 0;
 }
 
 /* ---- the rest ------------------------------------------------------------ */
@@ -525,8 +573,7 @@ bool tailstream_suspend(struct tailstream *s)
 	s->idle_left =
 	    s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
 	/* The inotify watch stays: growth wakes the stream, which reopens. */
-	tailfile_close(tf);
-	s->c->nopen--;
+	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	s->suspended = true;
 	return true;
@@ -591,10 +638,8 @@ void tailstream_free(struct tailstream *s)
 {
 	if (s == NULL)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
-		tailfile_close(s->chain[i].tf);
-		s->c->nopen--;
-	}
+	for (size_t i = 0; i < s->n; i++)
+		tailchain_close(s, &s->chain[i]);
 	for (size_t i = 0; i < s->nlinger; i++) {
 		tailfile_close(s->linger[i].tf);
 		s->c->nopen--;

@@ -40,6 +40,14 @@ struct tailctx {
 	size_t nrotated_dirs;
 	int ifd; /* inotify descriptor, -1 in poll mode */
 	size_t nopen, max_open;
+	/* The held-file budget (max.held.files, max.held.bytes): the files of
+	 * the chains no longer at their path, held open until read, and the
+	 * bytes of those deleted since, which only skiff's descriptors keep on
+	 * disk. Kept by tailchain; a look opens at most HELD_SLACK files past
+	 * max_held_files, and the connector then lets go of the oldest
+	 * deleted ones while past either (tailstream_drop_first). */
+	size_t held_files, max_held_files;
+	int64_t held_bytes, max_held_bytes;
 	/* Closes some idle stream other than except to free a descriptor;
 	 * returns 0 when one was freed. */
 	int (*make_room)(void *opaque, const struct tailstream *except);
@@ -125,6 +133,19 @@ bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes);
 
 /* Open descriptors held (the chain's length). */
 size_t tailstream_open_files(const struct tailstream *s);
+
+/* True when the file s reads (chain[0]) is held (rotated away) and was
+ * deleted since, with *born its birth time (tailid.born): what the
+ * held-file budget lets go of first, oldest first. */
+bool tailstream_first_gone(const struct tailstream *s, int64_t *born);
+
+/* Lets go of that file unread, because the held files are past their
+ * budget (why: which, for the warning): its bytes after the position and
+ * their lines are counted lost (bytes_unread_lost, lines_unread_lost,
+ * files_gone_unread) and the file is named in a warning; the stream goes
+ * on with the file after it. Only when tailstream_first_gone; call between
+ * checks and reads, never from inside one. */
+void tailstream_drop_first(struct tailstream *s, const char *why);
 
 /* Closes every file and frees. Accepts NULL. */
 void tailstream_free(struct tailstream *s);

@@ -298,6 +298,49 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 	return 0;
 }
 
+/* Lets go of the oldest deleted file a stream holds (tailstream_first_gone),
+ * saying why. Returns 0, or -1 when no stream holds one. */
+static int drop_oldest(struct filesrc *f)
+{
+	const struct tailctx *c = &f->ctx;
+	size_t v = f->nstreams;
+	int64_t born, oldest = INT64_MAX;
+	char why[160];
+
+	for (size_t i = 0; i < f->nstreams; i++)
+		if (tailstream_first_gone(f->streams[i], &born) &&
+		    (v == f->nstreams || born < oldest)) {
+			v = i;
+			oldest = born;
+		}
+	if (v == f->nstreams)
+		return -1;
+	if (c->held_files > c->max_held_files)
+		snprintf(why, sizeof(why),
+		         "%zu rotated files are held, more than max.held.files=%zu", c->held_files,
+		         c->max_held_files);
+	else
+		snprintf(why, sizeof(why),
+		         "deleted files held take %lld bytes, more than max.held.bytes=%lld",
+		         (long long)c->held_bytes, (long long)c->max_held_bytes);
+	tailstream_drop_first(f->streams[v], why);
+	tailwatch_touch(f, v);
+	return 0;
+}
+
+void tailwatch_budget(struct filesrc *f)
+{
+	struct tailctx *c = &f->ctx;
+
+	while ((c->held_files > c->max_held_files || c->held_bytes > c->max_held_bytes) &&
+	       drop_oldest(f) == 0)
+		;
+	if (f->env->set != NULL) {
+		f->env->set(f->env, "held_files", c->held_files);
+		f->env->set(f->env, "held_bytes", (uint64_t)c->held_bytes);
+	}
+}
+
 /* tailctx.wd_shared. */
 bool tailwatch_wd_shared(void *opaque, int wd, const struct tailstream *except)
 {

@@ -34,6 +34,12 @@ void tailwatch_touch(struct filesrc *f, size_t i);
  * them work). Returns true when a marked one is ready. */
 bool tailwatch_unmark_settled(struct filesrc *f);
 
+/* Keeps the held-file budget (tailctx.held_*, max.held.files and
+ * max.held.bytes): while past it, lets go of the oldest deleted file a
+ * stream holds, unread and counted (tailstream_drop_first); then sets the
+ * held_files and held_bytes gauges. At the end of a poll or a watch. */
+void tailwatch_budget(struct filesrc *f);
+
 /* tailctx.make_room (opaque: the filesrc): suspends the idle stream other
  * than except least recently active. Returns 0, or -1 when none could be. */
 int tailwatch_make_room(void *opaque, const struct tailstream *except);
