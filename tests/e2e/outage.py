@@ -159,6 +159,9 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
         cpu0 = cpu_seconds(sk.pid)
         if pause_offsets is None:
             broker.stop()
+            # Sampled "while reading paused" once the files read before
+            # stopped lingering for late writes (rotate.wait.ms, 5 s).
+            time.sleep(max(0.0, min(8.0, outage / 2) - (time.monotonic() - t0)))
             held.pausing = True
             time.sleep(max(0.0, outage - (time.monotonic() - t0)))
             held.pausing = False
@@ -166,6 +169,7 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
             broker.start()
         else:
             end = pause_offsets(sk)
+            time.sleep(max(0.0, min(8.0, outage / 2) - (time.monotonic() - t0)))
             held.pausing = True
             time.sleep(max(0.0, outage - (time.monotonic() - t0)))
             held.pausing = False
@@ -184,7 +188,8 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
     assert sk.stop() == 0, sk._tail()
     values = [r["value"] for r in consume(broker.bootstrap, topic)]
     missing, dups, _, unexpected = check_lines(values, written)
-    named = re.findall(r"(?:rotated file|let go of) (\S+?):? .*(?:unread|lost)", sk.log_text())
+    named = re.findall(r"rotated file (\S+) was deleted before skiff could open it|"
+                       r"let go of rotated file (inode \d+) .* lost", sk.log_text())
     return {"written": written, "missing": missing, "dups": dups, "unexpected": unexpected,
             "bytes_unread_lost": counter(sk, "bytes_unread_lost"),
             "lines_unread_lost": counter(sk, "lines_unread_lost"),

@@ -180,22 +180,29 @@ void tailchain_close(struct tailstream *s, struct link *l)
 	s->c->nopen--;
 }
 
+/* Notes that l, held, was deleted since (a fstat, until it is). */
+static void look_gone(struct tailstream *s, struct link *l)
+{
+	struct stat st;
+
+	if (!l->held || l->gone || fstat(tailfile_fd(l->tf), &st) != 0 || st.st_nlink > 0)
+		return;
+	l->gone = true;
+	l->gone_size = (int64_t)st.st_size;
+	s->c->held_bytes += l->gone_size;
+}
+
 void tailchain_look_held(struct tailstream *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		struct link *l = &s->chain[i];
-		struct stat st;
-
 		/* Every file before the last one was rotated away; the last one
 		 * when the path names another file or none. */
 		if (i + 1 < s->n || s->moved)
-			hold(s, l);
-		if (!l->held || l->gone || fstat(tailfile_fd(l->tf), &st) != 0 || st.st_nlink > 0)
-			continue;
-		l->gone = true;
-		l->gone_size = (int64_t)st.st_size;
-		s->c->held_bytes += l->gone_size;
+			hold(s, &s->chain[i]);
+		look_gone(s, &s->chain[i]);
 	}
+	for (size_t i = 0; i < s->nlinger; i++)
+		look_gone(s, &s->linger[i]);
 }
 
 /* True when one more rotated file may be opened into s's chain: the
@@ -646,14 +653,14 @@ struct src_offset tailchain_offset(const struct tailstream *s)
 
 /* Keeps l, let go early, open for late writes (see tailstream_read); when
  * all LINGER_MAX places are taken the oldest is closed. */
-static void keep_lingering(struct tailstream *s, const struct link *l)
+static void keep_lingering(struct tailstream *s, struct link *l)
 {
 	if (s->nlinger == LINGER_MAX) {
-		tailfile_close(s->linger[0].tf);
-		s->c->nopen--;
+		tailchain_close(s, &s->linger[0]);
 		memmove(&s->linger[0], &s->linger[1], (LINGER_MAX - 1) * sizeof(s->linger[0]));
 		s->nlinger--;
 	}
+	hold(s, l); /* not at the path: its disk counts while it is open */
 	s->linger[s->nlinger++] = *l;
 }
 
@@ -702,7 +709,6 @@ void tailchain_pop(struct tailstream *s)
 	src_ref_hold(s->last_off.ref); /* the mark outlives the file */
 	tailfile_mark(l->tf)->done = end;
 	if (l->linger && s->n > 1) {
-		unhold(s, l); /* read to its end: nothing left to hold it for */
 		keep_lingering(s, l);
 	} else {
 		tailchain_close(s, l);

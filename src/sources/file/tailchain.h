@@ -131,14 +131,15 @@ bool tailchain_quiet(const struct tailstream *s);
  * lingering (link.linger) for late writes. */
 void tailchain_pop(struct tailstream *s);
 
-/* Closes l, a link of s's chain, and gives back what it held (a
- * descriptor; its place in the held-file budget). The caller removes it
- * from the chain. */
+/* Closes l, a link of s's chain or a lingering one, and gives back what it
+ * held (a descriptor; its place in the held-file budget). The caller
+ * removes it from its array. */
 void tailchain_close(struct tailstream *s, struct link *l);
 
 /* Brings the held-file budget (tailctx.held_*) up to date for s: the files
- * of its chain no longer at the path are held, and those deleted since
- * (a fstat of each held file not known deleted yet) count their bytes. */
+ * of its chain no longer at the path, and those lingering, are held, and
+ * those deleted since (a fstat of each held file not known deleted yet)
+ * count their bytes. */
 void tailchain_look_held(struct tailstream *s);
 
 #endif

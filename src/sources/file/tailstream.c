@@ -117,6 +117,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -365,8 +366,7 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 			i++;
 			continue;
 		}
-		tailfile_close(l->tf);
-		s->c->nopen--;
+		tailchain_close(s, l);
 		memmove(&s->linger[i], &s->linger[i + 1], (s->nlinger - i - 1) * sizeof(*l));
 		s->nlinger--;
 	}
@@ -472,35 +472,81 @@ void tailstream_check(struct tailstream *s, int64_t now)
 		s->ready = true;
 }
 
+/* The lingering file that was deleted since, oldest first; -1: none. */
+static long gone_lingering(const struct tailstream *s)
+{
+	for (size_t i = 0; i < s->nlinger; i++)
+		if (s->linger[i].gone)
+			return (long)i;
+	return -1;
+}
+
 bool tailstream_first_gone(const struct tailstream *s, int64_t *born)
 {
-	if (s->n == 0 || !s->chain[0].gone)
+	long k = gone_lingering(s);
+	const struct link *l = k >= 0 ? &s->linger[k] : s->n > 0 ? &s->chain[0] : NULL;
+
+	if (l == NULL || !l->gone)
 		return false;
-	*born = tailfile_id(s->chain[0].tf)->born;
+	*born = tailfile_id(l->tf)->born;
 	return true;
+}
+
+/* Closes lingering file k, deleted since, for the budget: late writes to it
+ * that were not read (a writer that has not reopened) are counted lost. */
+static void drop_lingering(struct tailstream *s, size_t k, const char *why)
+{
+	struct link *l = &s->linger[k];
+	struct source_env *env = s->c->env;
+	int64_t from = tailfile_pos(l->tf);
+	uint64_t bytes = 0, lines = 0;
+	int rc = tailfile_skip_rest(l->tf, &bytes, &lines);
+
+	if (bytes > 0 || rc != 0) {
+		env->log(env, LOG_WARN,
+		         "%s: let go of rotated file inode %lld (opened as %s, deleted since), "
+		         "kept open for late writes, because %s: %llu bytes, %llu lines written "
+		         "to it after byte %lld lost (counted in bytes_unread_lost, "
+		         "lines_unread_lost and files_gone_unread)",
+		         s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf), why,
+		         (unsigned long long)bytes, (unsigned long long)lines, (long long)from);
+		env->count(env, "bytes_unread_lost", bytes);
+		env->count(env, "lines_unread_lost", lines);
+		env->count(env, "files_gone_unread", 1);
+	}
+	tailchain_close(s, l);
+	memmove(&s->linger[k], &s->linger[k + 1], (s->nlinger - k - 1) * sizeof(*l));
+	s->nlinger--;
 }
 
 void tailstream_drop_first(struct tailstream *s, const char *why)
 {
+	long k = gone_lingering(s);
 	struct link *l = &s->chain[0];
 	struct source_env *env = s->c->env;
+
+	if (k >= 0) {
+		drop_lingering(s, (size_t)k, why);
+		return;
+	}
 	int64_t from = tailfile_pos(l->tf);
 	uint64_t bytes = 0, lines = 0;
 	int rc = tailfile_skip_rest(l->tf, &bytes, &lines);
 
 	if (bytes == 0 && rc == 0) {
 		/* Read to its end already (waiting for late writes): no loss. */
-		env->log(env, LOG_INFO, "%s: let go of %s, read to its end: %s", s->path,
-		         tailfile_path(l->tf), why);
-	} else {
 		env->log(
-		    env, LOG_WARN,
-		    "%s: let go of %s unread from byte %lld: deleted since it was rotated, and "
-		    "%s: %llu bytes, %llu lines lost%s (counted in bytes_unread_lost, "
-		    "lines_unread_lost and files_gone_unread)",
-		    s->path, tailfile_path(l->tf), (long long)from, why, (unsigned long long)bytes,
-		    (unsigned long long)lines,
-		    rc != 0 ? " and more: it could not be read to its end" : "");
+		    env, LOG_INFO,
+		    "%s: let go of rotated file inode %lld (opened as %s), read to its end: %s",
+		    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf), why);
+	} else {
+		env->log(env, LOG_WARN,
+		         "%s: let go of rotated file inode %lld (opened as %s, deleted since) "
+		         "unread from byte %lld, because %s: %llu bytes, %llu lines lost%s "
+		         "(counted in bytes_unread_lost, lines_unread_lost and files_gone_unread)",
+		         s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
+		         (long long)from, why, (unsigned long long)bytes, (unsigned long long)lines,
+		         rc != 0 ? " and more: it could not be read to its end" : "");
 		if (bytes > 0)
 			env->count(env, "bytes_unread_lost", bytes);
 		if (lines > 0)
@@ -634,16 +680,48 @@ size_t tailstream_open_files(const struct tailstream *s)
 	return s->n;
 }
 
+/* Says which held files closing s loses: deleted since they were rotated,
+ * with bytes skiff has not read. Closed, they are gone; a restart finds
+ * only the stored offset's file missing (files_gone_unread), so each is
+ * named here, with what it still held. */
+static void note_closing(struct tailstream *s)
+{
+	for (size_t i = 0; i < s->n + s->nlinger; i++) {
+		const struct link *l = i < s->n ? &s->chain[i] : &s->linger[i - s->n];
+		struct stat st;
+		int64_t pos = tailfile_pos(l->tf);
+
+		if (!l->held || fstat(tailfile_fd(l->tf), &st) != 0 || st.st_nlink > 0 ||
+		    (!tailfile_compressed(l->tf) && st.st_size <= pos))
+			continue;
+		if (tailfile_compressed(l->tf))
+			s->c->env->log(
+			    s->c->env, LOG_WARN,
+			    "%s: closing rotated file inode %lld (opened as %s, deleted "
+			    "since) unread from byte %lld of its uncompressed bytes: what "
+			    "it still held is lost",
+			    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
+			    (long long)pos);
+		else
+			s->c->env->log(
+			    s->c->env, LOG_WARN,
+			    "%s: closing rotated file inode %lld (opened as %s, deleted "
+			    "since) unread from byte %lld: its %lld bytes after that are "
+			    "lost",
+			    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
+			    (long long)pos, (long long)(st.st_size - pos));
+	}
+}
+
 void tailstream_free(struct tailstream *s)
 {
 	if (s == NULL)
 		return;
+	note_closing(s);
 	for (size_t i = 0; i < s->n; i++)
 		tailchain_close(s, &s->chain[i]);
-	for (size_t i = 0; i < s->nlinger; i++) {
-		tailfile_close(s->linger[i].tf);
-		s->c->nopen--;
-	}
+	for (size_t i = 0; i < s->nlinger; i++)
+		tailchain_close(s, &s->linger[i]);
 	src_ref_drop(s->last_off.ref);
 	tailscan_free(s->pend, s->npend);
 	free(s->chain);

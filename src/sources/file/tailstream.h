@@ -134,17 +134,19 @@ bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes);
 /* Open descriptors held (the chain's length). */
 size_t tailstream_open_files(const struct tailstream *s);
 
-/* True when the file s reads (chain[0]) is held (rotated away) and was
- * deleted since, with *born its birth time (tailid.born): what the
- * held-file budget lets go of first, oldest first. */
+/* True when s holds a file, deleted since it was rotated, that the
+ * held-file budget may let go of: one read to its end and lingering for
+ * late writes, else the file it reads (chain[0]); *born is its birth time
+ * (tailid.born): the budget lets go of the oldest first. */
 bool tailstream_first_gone(const struct tailstream *s, int64_t *born);
 
-/* Lets go of that file unread, because the held files are past their
- * budget (why: which, for the warning): its bytes after the position and
- * their lines are counted lost (bytes_unread_lost, lines_unread_lost,
- * files_gone_unread) and the file is named in a warning; the stream goes
- * on with the file after it. Only when tailstream_first_gone; call between
- * checks and reads, never from inside one. */
+/* Lets go of that file, because the held files are past their budget
+ * (why: which, for the warning): its bytes after the position and their
+ * lines are counted lost (bytes_unread_lost, lines_unread_lost,
+ * files_gone_unread) and the file is named in a warning (nothing when it
+ * was read to its end); the stream goes on with the file after it. Only
+ * when tailstream_first_gone; call between checks and reads, never from
+ * inside one. */
 void tailstream_drop_first(struct tailstream *s, const char *why);
 
 /* Closes every file and frees. Accepts NULL. */
