@@ -27,7 +27,8 @@ import pytest
 import outage
 from harness import consume
 from outage import LINE_BYTES
-from test_rest import http, lines_of, start_skiff, write_lines
+from test_rest import http, lines_of, metric_values, start_skiff, write_lines
+from test_status import status
 from test_fault_disk import fill
 
 LONG = os.environ.get("SKIFF_PROFILE") == "long"
@@ -99,6 +100,11 @@ def test_paused_connector_still_holds_rotated_files(tmp_path, kafka, topic):
     write_lines(src, 31, 40)
     time.sleep(1)
     assert len(consume(kafka.bootstrap, topic)) == 10  # paused: nothing read
+    # The two rotated files held, in skiff status and /metrics.
+    out = status(sk)[1]
+    assert "held_files=2" in out, out
+    assert [v for _, v in metric_values(port, "skiff_held_files")] == [2]
+    assert [v for _, v in metric_values(port, "skiff_held_files_max")] == [512]
     assert http(port, "PUT", base + "/resume")[0] == 202
     got = lines_of(consume(kafka.bootstrap, topic, n=40, timeout=60))
     assert got == [f"line {i}" for i in range(1, 41)], got
