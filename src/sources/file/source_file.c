@@ -77,15 +77,17 @@ static const struct config_key file_keys[] = {
      "and reopened, by identity, when they change. Rotated files waiting to be read are "
      "held besides, up to max.held.files."},
     {"max.held.files", CFG_INT, "512", 0, 65536, NULL, 0,
-     "Most rotated files held open, waiting to be read, at once (all streams of the "
-     "connector): a file is opened as soon as it is rotated, while Kafka is away too, so "
-     "that logrotate deleting it loses nothing. Past it, the oldest one deleted since is let "
-     "go unread (counted in bytes_unread_lost, lines_unread_lost, files_gone_unread, and "
-     "named); one not deleted waits on disk. A look may open up to 16 more first."},
-    {"max.held.bytes", CFG_INT, "268435456", 0, INT64_MAX / 2, NULL, 0,
-     "Most bytes of disk the held rotated files that were deleted since may take (only "
-     "skiff's descriptors keep them): past it, the oldest is let go unread, counted and "
-     "named. 256 MiB by default."},
+     "Most rotated files held open at once, all streams of the connector together: a file "
+     "is opened as soon as it is rotated, while Kafka is away too, so that logrotate "
+     "deleting it loses nothing, and kept until read (and rotate.wait.ms after, for late "
+     "writes). Past it, the oldest one deleted since is let go: what it still held is "
+     "counted (bytes_unread_lost, lines_unread_lost, files_gone_unread) and the file "
+     "named; one still on disk is never let go, newer ones wait unopened. A look may open "
+     "up to 16 more first."},
+    {"max.held.bytes", CFG_INT, "268435456", 0, INT64_C(1) << 40, NULL, 0,
+     "Most bytes of disk the held rotated files deleted since may take, all streams of "
+     "the connector together (only skiff's descriptors keep them): past it, the oldest is "
+     "let go, counted and named as past max.held.files. 256 MiB."},
     {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Longest line shipped as one record. Unset, at most what surely fits the producer's "
      "message.max.bytes once converted: (message.max.bytes - 16384) / 6 with JsonConverter "
