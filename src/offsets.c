@@ -312,6 +312,20 @@ uint64_t offsets_next_generation(struct offsets *o)
 	return ++o->attempted;
 }
 
+/* offsets.h */
+void offsets_written_outside(struct offsets *o, const char *key, uint64_t gen, const char *device)
+{
+	const struct entry *e = lookup(o, key);
+	char *ckey = NULL;
+
+	if (e == NULL && canonical(key, KEY, &ckey) == 0) {
+		e = lookup(o, ckey);
+		free(ckey);
+	}
+	if (e != NULL && o->ops->written != NULL)
+		o->ops->written(o->ctx, e->key, e->value, gen, device);
+}
+
 /* Ends the write in flight: counts it, and cleans the store when nothing
  * changed since it began. */
 static void end(struct offsets *o, int rc)

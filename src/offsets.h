@@ -138,6 +138,13 @@ void offsets_verify(struct offsets *o);
  * later writes take higher ones. */
 uint64_t offsets_next_generation(struct offsets *o);
 
+/* Tells the backend that key's value, as put last, was written outside the
+ * store (an exactly-once transaction's offset record, generation gen from
+ * offsets_next_generation, skiff.device device): a backend that writes only
+ * what changed (the offsets topic) does not write it again; the file still
+ * does. No-op for a key not stored. */
+void offsets_written_outside(struct offsets *o, const char *key, uint64_t gen, const char *device);
+
 /* True from offsets_write until its completion. */
 bool offsets_writing(const struct offsets *o);
 
@@ -206,6 +213,10 @@ struct offset_backend_ops {
 	 * acknowledgements, which call offsets_write_done). */
 	int (*fd)(void *ctx);
 	void (*poll)(void *ctx);
+	/* Optional: key's value is in the backend's medium already, written
+	 * outside the store as generation gen by device (offsets_written_outside). */
+	void (*written)(void *ctx, const char *key, const char *value, uint64_t gen,
+	                const char *device);
 };
 
 /* The backend's descriptor to watch (ops->fd), or -1. */

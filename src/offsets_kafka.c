@@ -709,6 +709,15 @@ static bool kafka_moved(void *vctx)
 	return k->fops != NULL && k->fops->moved(k->fctx);
 }
 
+/* The topic holds key = value now (an exactly-once transaction's record,
+ * without skiff.store): a write sends it only when it changes again. Out of
+ * memory leaves the map as it was: the write sends it once more. */
+static void kafka_written(void *vctx, const char *key, const char *value, uint64_t gen,
+                          const char *device)
+{
+	(void)remember(vctx, key, value, gen, device, NULL);
+}
+
 static int kafka_fd(void *vctx)
 {
 	return ((struct kctx *)vctx)->pipefd[0];
@@ -762,6 +771,7 @@ static const struct offset_backend_ops kafka_ops = {
     .moved = kafka_moved,
     .fd = kafka_fd,
     .poll = kafka_poll,
+    .written = kafka_written,
 };
 
 static int open_store(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,

@@ -63,6 +63,7 @@ struct eos {
 	int64_t first_ms;             /* when the open transaction got its first record; 0 */
 	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
 	uint64_t begun_at;            /* w->produced when the open transaction began */
+	uint64_t gen;                 /* the generation of the open transaction's offset records */
 	char **json;                  /* per partition: the offset the transaction carries */
 	struct loop_timer *timer;     /* interval: wakes the loop for the boundary */
 	char device[DEVICE_NAME_MAX]; /* the offset records' skiff.device */
@@ -204,8 +205,8 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	                             {.name = OFFSETS_KVALUE_HEADER}};
 	size_t cvlen;
 
-	h[0].len =
-	    (size_t)snprintf(gen, sizeof(gen), "%" PRIu64, offsets_next_generation(w->offsets));
+	e->gen = offsets_next_generation(w->offsets);
+	h[0].len = (size_t)snprintf(gen, sizeof(gen), "%" PRIu64, e->gen);
 	h[1].len = strlen(e->device);
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct partition *p = w->parts[i];
@@ -252,11 +253,15 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	if (add_offsets(w, errbuf, errlen) != 0 ||
 	    sink_txn(w->sink, SINK_TXN_COMMIT, (int)w->flush_timeout * 6, errbuf, errlen) != 0)
 		return -1;
-	/* Committed: the store may have them now. */
+	/* Committed: the store may have them now, and its write need not send
+	 * the offsets topic what the transaction wrote there. */
 	for (size_t i = 0; i < w->nparts; i++)
 		if (e->json[i] != NULL) {
 			if (offsets_put(w->offsets, w->parts[i]->key, e->json[i]) != 0)
 				log_error("offsets: cannot record %s", w->parts[i]->key);
+			else
+				offsets_written_outside(w->offsets, w->parts[i]->key, e->gen,
+				                        e->device);
 			free(e->json[i]);
 			e->json[i] = NULL;
 		}
