@@ -175,6 +175,8 @@ static void produce_batch(struct conn *c)
 			worker_conn_fail(c, shape, errbuf);
 			return;
 		}
+		if (worker_eos_begin(w) != 0)
+			return; /* the turn's end exits (worker_eos_boundary) */
 		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
 		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
 		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));

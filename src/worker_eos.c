@@ -34,16 +34,25 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The poll boundary's transaction: at most this many records ... Each
- * transaction costs librdkafka 2.0.2's main thread 1 ms of busy waiting per
- * AddPartitionsToTxn (a timer due in under 1 ms is waited for by spinning:
- * one for the records' partitions, one for the offsets', one more when the
- * coordinator still completes the previous commit), 3 to 4 ms of CPU in
- * all: at Connect's batch.size (2,000, what FileStreamSource returns from a
- * poll) that was 2.55 times at-least-once's CPU for a backlog (bench_eos.py,
- * median of 5), nearly all of it that spinning. */
-#define EOS_POLL_RECORDS 10000
-/* ... and this old, while the sources keep records ready. */
+/* transaction.boundary=poll: what a Connect task's poll() returns. A
+ * Connect task asks for records in a loop, and a poll that finds none ready
+ * waits for some (FileStreamSource's up to 1 s) before it returns: a
+ * transaction holds what the source had ready, then the task sleeps. skiff's
+ * loop has no such sleep (it wakes at each write of the file), so a
+ * transaction per wake-up made 45 a second at any rate. Here a poll is
+ * bounded by this time instead: a transaction opens with its first record
+ * (none while idle), commits once the sources have nothing more ready and
+ * this long passed since the previous commit (a lone line after a quiet
+ * spell commits at once), and is never older than this. Each transaction
+ * costs librdkafka 2.0.2's main thread 3 to 4 ms of CPU (a timer due in
+ * under 1 ms is waited for by spinning, and every AddPartitionsToTxn is
+ * one: one for the records' partitions, one for the offsets', one more when
+ * the coordinator still completes the previous commit): a commit per
+ * wake-up cost 12 to 19 times the CPU of at least once for a device tailing
+ * a log, one a second under 1.5 times (docs/performance.md). No count bounds
+ * it: the 10,000 records it held before made a backlog of 300,000 lines 30
+ * transactions, 1.7 times the CPU; what an abort reads again and what a
+ * read_committed consumer waits for are bounded by the time. */
 #define EOS_POLL_MS 1000
 
 /* Waiting for the cluster at the start: a probe of this long, then a sleep
@@ -55,17 +64,20 @@
 #define WAIT_LOG_EVERY_MS (10 * 60 * 1000)
 
 struct eos {
-	int64_t interval_ms;          /* 0: a transaction per turn (transaction.boundary=poll) */
-	int64_t next_ms;              /* interval: when the open transaction commits */
+	bool poll;         /* transaction.boundary=poll, else interval */
+	int64_t period_ms; /* poll: EOS_POLL_MS; interval: the interval */
+	/* poll: the previous commit's end + period; interval: its start +
+	 * period. A transaction commits no sooner (see due()). */
+	int64_t next_ms;
+	bool open;                    /* begin_transaction done, not committed yet */
 	bool failed;                  /* a record of the open transaction was not delivered */
 	bool broken;                  /* a transaction failed: the worker exits exit_code */
 	bool claimed;                 /* init_transactions done: other instances fenced */
 	int64_t first_ms;             /* when the open transaction got its first record; 0 */
 	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
-	uint64_t begun_at;            /* w->produced when the open transaction began */
 	uint64_t gen;                 /* the generation of the open transaction's offset records */
 	char **json;                  /* per partition: the offset the transaction carries */
-	struct loop_timer *timer;     /* interval: wakes the loop for the boundary */
+	struct loop_timer *timer;     /* wakes the loop when an open transaction is due */
 	char device[DEVICE_NAME_MAX]; /* the offset records' skiff.device */
 };
 
@@ -76,7 +88,7 @@ static void on_boundary_timer(struct loop *l, struct loop_timer *t, void *arg)
 }
 
 /* The shortest boundary any connector asks for: poll (0) or an interval. */
-static int64_t boundary_ms(const struct worker *w)
+static int64_t interval_ms(const struct worker *w)
 {
 	int64_t best = -1;
 
@@ -104,7 +116,10 @@ int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
-	w->eos->interval_ms = boundary_ms(w);
+	w->eos->period_ms = interval_ms(w);
+	w->eos->poll = w->eos->period_ms == 0;
+	if (w->eos->poll)
+		w->eos->period_ms = EOS_POLL_MS;
 	(void)device_name(w->settings->worker, w->eos->device, sizeof(w->eos->device));
 	return 0;
 }
@@ -132,17 +147,43 @@ int worker_eos_start(struct worker *w, char *errbuf, size_t errlen)
 		return 0;
 	if ((rc = worker_eos_fence(w, errbuf, errlen)) != 0)
 		return rc;
-	if (sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
-		return WORKER_ERR;
-	w->eos->next_ms = loop_now_ms() + w->eos->interval_ms;
-	if (w->eos->interval_ms > 0 && loop_timer_add(w->loop, w->eos->next_ms, w->eos->interval_ms,
-	                                              on_boundary_timer, w, &w->eos->timer) != 0) {
+	/* Connect's interval counts from the task's start; the first poll
+	 * commits as soon as the sources have nothing more ready. */
+	w->eos->next_ms = loop_now_ms() + (w->eos->poll ? 0 : w->eos->period_ms);
+	if (loop_timer_add(w->loop, -1, 0, on_boundary_timer, w, &w->eos->timer) != 0) {
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
-	log_info("exactly-once: transactions on, boundary %s",
-	         w->eos->interval_ms == 0 ? "poll" : "interval");
+	log_info("exactly-once: transactions on, boundary %s (%lld ms)",
+	         w->eos->poll ? "poll" : "interval", (long long)w->eos->period_ms);
 	return 0;
+}
+
+/* Opens a transaction unless one is open. Returns 0, or -1 with the
+ * worker to exit (worker_eos_exit_code). */
+static int begin(struct worker *w)
+{
+	char errbuf[512];
+
+	if (w->eos->open)
+		return 0;
+	if (w->eos->broken)
+		return -1;
+	if (sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
+		if (!worker_eos_fenced(w))
+			log_error("%s", errbuf);
+		(void)worker_eos_exit_code(w);
+		return -1;
+	}
+	w->eos->open = true;
+	w->eos->first_ms = loop_now_ms();
+	return 0;
+}
+
+/* worker_private.h */
+int worker_eos_begin(struct worker *w)
+{
+	return w->eos == NULL || w->eos->open ? 0 : begin(w);
 }
 
 void worker_eos_failed(struct worker *w)
@@ -230,7 +271,8 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* Commits the open transaction and opens the next. */
+/* Commits the open transaction (opened here when it holds only offsets:
+ * records filtered out or skipped). */
 static int commit(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
@@ -240,6 +282,9 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
 		return -1;
 	}
+	if (!e->open && sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
+		return -1;
+	e->open = true;
 	memset(json, 0, (w->nparts + 1) * sizeof(*json));
 	e->json = json;
 	if (await_records(w) != 0) {
@@ -253,6 +298,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	if (add_offsets(w, errbuf, errlen) != 0 ||
 	    sink_txn(w->sink, SINK_TXN_COMMIT, (int)w->flush_timeout * 6, errbuf, errlen) != 0)
 		return -1;
+	e->open = false;
 	/* Committed: the store may have them now, and its write need not send
 	 * the offsets topic what the transaction wrote there. */
 	for (size_t i = 0; i < w->nparts; i++)
@@ -265,7 +311,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 			free(e->json[i]);
 			e->json[i] = NULL;
 		}
-	return sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen);
+	return 0;
 }
 
 /* worker_private.h */
@@ -315,35 +361,51 @@ static bool more_ready(const struct worker *w)
 	return false;
 }
 
-/* transaction.boundary=poll: the transaction holds what a Connect task's
- * poll() returns, the records the sources have ready up to
- * EOS_POLL_RECORDS, not one read of each. */
-static bool poll_boundary(const struct worker *w, int64_t now)
+/* Whether the open transaction (holding something since first_ms) is to
+ * commit at now; if not, *wake: when the loop must look again, in case
+ * nothing else wakes it. poll: once the sources have nothing more ready
+ * and next_ms came, or once it is period_ms old (a source that always has
+ * more); interval: at next_ms. */
+static bool due(const struct worker *w, int64_t now, int64_t *wake)
 {
-	return !more_ready(w) || w->produced - w->eos->begun_at >= EOS_POLL_RECORDS ||
-	       now - w->eos->first_ms >= EOS_POLL_MS;
+	const struct eos *e = w->eos;
+
+	if (!e->poll) {
+		*wake = e->next_ms;
+		return now >= e->next_ms;
+	}
+	if (now - e->first_ms >= e->period_ms || (now >= e->next_ms && !more_ready(w)))
+		return true;
+	/* Ready records keep the loop turning; the timer is for the quiet
+	 * after them, or for a loop that waits on a full producer queue. */
+	*wake = now < e->next_ms ? e->next_ms : e->first_ms + e->period_ms;
+	return false;
 }
 
 /* worker_private.h */
 int worker_eos_boundary(struct worker *w, bool force)
 {
+	struct eos *e = w->eos;
 	char errbuf[512];
-	int64_t now = loop_now_ms();
+	int64_t now = loop_now_ms(), wake = -1;
 
-	if (w->eos != NULL && w->eos->broken)
-		return w->eos->exit_code;
-	if (w->eos == NULL || !holds_something(w))
+	if (e != NULL && e->broken)
+		return e->exit_code;
+	if (e == NULL || !holds_something(w))
 		return 0;
-	if (w->eos->first_ms == 0)
-		w->eos->first_ms = now;
-	if (!force && w->eos->interval_ms > 0 && now < w->eos->next_ms)
+	if (e->first_ms == 0)
+		e->first_ms = now; /* offsets moved with no record (filtered, skipped) */
+	if (!force && !due(w, now, &wake)) {
+		loop_timer_set(e->timer, wake, 0);
 		return 0;
-	if (!force && w->eos->interval_ms == 0 && !poll_boundary(w, now))
-		return 0;
-	w->eos->next_ms = now + w->eos->interval_ms;
+	}
+	loop_timer_set(e->timer, -1, 0);
+	if (!e->poll)
+		e->next_ms = now + e->period_ms;
 	if (commit(w, errbuf, sizeof(errbuf)) == 0) {
-		w->eos->first_ms = 0;
-		w->eos->begun_at = w->produced;
+		e->first_ms = 0;
+		if (e->poll)
+			e->next_ms = loop_now_ms() + e->period_ms;
 		return 0;
 	}
 	/* A fenced producer can neither commit nor abort: only say so. */
@@ -362,9 +424,9 @@ void worker_eos_reopen(struct worker *w)
 
 	if (w->eos == NULL)
 		return;
+	w->eos->open = false; /* the old producer's committed, the next opens on this one */
 	if (sink_txn(w->sink, SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf, sizeof(errbuf)) !=
-	        0 ||
-	    sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
+	    0) {
 		log_error("%s (the new producer's); exiting to start again", errbuf);
 		w->eos->broken = true;
 		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;

@@ -287,14 +287,19 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
  * transactional.id (init_transactions: fences a previous instance), once;
  * worker_eos_start fences if not done and opens the first transaction; each
  * 0 or WORKER_ERR_*.
- * worker_eos_boundary commits the open transaction when it holds something
- * and its boundary came (force: now), with the offsets of its records, and
- * opens the next; 0, or WORKER_EXIT_TEMPFAIL after an abort (and from then
- * on: the worker is to exit). worker_eos_failed
- * notes a record that failed (the transaction will abort). */
+ * worker_eos_begin opens a transaction unless one is open: call it before a
+ * record goes to the producer; 0, or -1 when the worker is to exit (then
+ * worker_eos_boundary returns the code). worker_eos_boundary, at the end of
+ * each turn, commits the open transaction when it holds something and its
+ * boundary came (force: now), with the offsets of its records; the next
+ * opens with the next record (an idle worker holds none); 0, or
+ * WORKER_EXIT_TEMPFAIL after an abort (and from then on: the worker is to
+ * exit). worker_eos_failed notes a record that failed (the transaction will
+ * abort). */
 int worker_eos_open(struct worker *w, char *errbuf, size_t errlen);
 int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen);
 int worker_eos_start(struct worker *w, char *errbuf, size_t errlen);
+int worker_eos_begin(struct worker *w);
 int worker_eos_boundary(struct worker *w, bool force);
 /* After a failed transaction or the producer's fatal error: the exit code,
  * 78 when another instance of the transactional.id took over (logged once,
@@ -307,8 +312,9 @@ void worker_eos_failed(struct worker *w);
 bool worker_eos_fenced(const struct worker *w);
 void worker_eos_close(struct worker *w);
 /* For a new producer (worker_sink_rebuild; the old one's transaction was
- * committed by worker_eos_boundary(w, true)): fences and opens its first
- * transaction; on failure the next worker_eos_boundary exits 75. */
+ * committed by worker_eos_boundary(w, true)): fences; its first transaction
+ * opens with the next record. On failure the next worker_eos_boundary
+ * exits 75. */
 void worker_eos_reopen(struct worker *w);
 
 /* ---- worker_sink.c: a new producer when its TLS files change -------------- */

@@ -36,7 +36,7 @@ def committed_seqs(bootstrap, topic, n, timeout=60):
                                       isolation="read_committed"))
 
 
-def kill_loop(tmp_path, bootstrap, topic, eos, kills, seed):
+def kill_loop(tmp_path, bootstrap, topic, eos, kills, seed, boundary=None):
     rng = random.Random(seed)
     harness.create_topic(bootstrap, topic, partitions=1)
     src = fl.SeqSource(tmp_path / "app.log")
@@ -44,7 +44,7 @@ def kill_loop(tmp_path, bootstrap, topic, eos, kills, seed):
     state = tmp_path / "state"
     state.mkdir()
     sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets", eos),
-                       [fl.file_connector("eos", src.path, topic)])
+                       [fl.file_connector("eos", src.path, topic, **(boundary or {}))])
     writer = fl.Writer(src, rate=3000)
     writer.start()
     try:
@@ -66,13 +66,24 @@ def kill_loop(tmp_path, bootstrap, topic, eos, kills, seed):
     return total, fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
 
 
+# The boundaries the kills meet: poll (a transaction per burst, at most one a
+# second), and interval at 100 ms: counted from the start as Connect does, so
+# a longer one commits nothing in lives of 0.2 to 1.2 s on a loaded machine
+# (at 300 ms, one run committed nothing before the last start).
+BOUNDARIES = {"poll": {},
+              "interval": {"transaction__boundary": "interval",
+                           "transaction__boundary__interval__ms": 100}}
+
+
 @pytest.mark.skiff_timeout(fl.scaled(240, 1200))
-def test_eos_kill9_loop(tmp_path, kafka, topic):
+@pytest.mark.parametrize("boundary", list(BOUNDARIES))
+def test_eos_kill9_loop(tmp_path, kafka, topic, boundary):
     """KILLS x kill -9 while an application appends: read_committed sees
-    every line exactly once, in file order."""
+    every line exactly once, in file order, at either boundary."""
     seed = int(os.environ.get("SKIFF_FAULT_SEED") or time.time_ns() % 1_000_000)
     print(f"SKIFF_FAULT_SEED={seed}")
-    total, seqs = kill_loop(tmp_path, kafka.bootstrap, topic, True, KILLS, seed)
+    total, seqs = kill_loop(tmp_path, kafka.bootstrap, topic, True, KILLS, seed,
+                            BOUNDARIES[boundary])
     dups = len(seqs) - len(set(seqs))
     fl.figure("eos_kill9_lines", total)
     assert dups == 0, f"{dups} lines repeated under exactly-once"
@@ -185,6 +196,56 @@ def test_eos_interval_boundary(tmp_path, kafka, topic):
         transaction__boundary__interval__ms=500)])
     sk.start()
     assert committed_seqs(kafka.bootstrap, topic, 3000, timeout=30) == list(range(3000))
+    assert sk.stop() == 0
+
+
+def offsets_records(bootstrap, topic, since_ms):
+    """(all, of them transactions') records of the offsets topic of topic
+    timestamped since since_ms, read_committed. A transaction's offset
+    records carry no skiff.store header; the store's own writes do."""
+    recs = [r for r in harness.consume(bootstrap, topic + "-offsets", isolation="read_committed")
+            if r["timestamp"] >= since_ms]
+    txn = [r for r in recs if "skiff.store" not in dict(r["headers"])]
+    return len(recs), len(txn)
+
+
+@pytest.mark.skiff_timeout(120)
+@pytest.mark.parametrize("boundary", ["poll", "interval"])
+def test_eos_transactions_follow_the_work(tmp_path, kafka, topic, boundary):
+    """An application logging 100 lines a second, then idle: transactions
+    follow the lines, not the loop. At most one a second (it was 45 a second
+    whatever the rate: one per wake-up of the loop), none while idle, and the
+    offsets topic gets the transactions' offset records and nothing more
+    (the store's flush wrote them again: two records a second), about one
+    per offset.flush.interval.ms of 1 s. A lone line after a commit still
+    commits with nothing else to wake skiff. Every line once, in order."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(10)
+    extra = {} if boundary == "poll" else {"transaction__boundary": "interval",
+                                          "transaction__boundary__interval__ms": 1000}
+    sk = fl.FaultSkiff(tmp_path, eos_worker(kafka.bootstrap, tmp_path, topic + "-offsets",
+                                            offset__flush__interval__ms=1000),
+                       [fl.file_connector("eosw", src.path, topic, **extra)])
+    sk.start()
+    committed_seqs(kafka.bootstrap, topic, 10)
+    t0 = time.time()
+    writer = fl.Writer(src, rate=100, chunk_interval=0.01)
+    writer.start()
+    time.sleep(6)
+    total = writer.stop()
+    assert committed_seqs(kafka.bootstrap, topic, total) == list(range(total))
+    time.sleep(3)  # idle
+    src.append(1)  # a lone line, within a second of the last commit or not
+    assert committed_seqs(kafka.bootstrap, topic, total + 1, timeout=15) == \
+        list(range(total + 1))
+    seconds = time.time() - t0
+    records, txns = offsets_records(kafka.bootstrap, topic, int(t0 * 1000))
+    fl.figure(f"eos_{boundary}_transactions_per_s_at_100_lines_per_s", f"{txns / seconds:.2f}")
+    fl.figure(f"eos_{boundary}_offsets_records_per_s", f"{records / seconds:.2f}")
+    assert txns <= seconds + 2, f"{txns} transactions in {seconds:.1f} s of 100 lines/s"
+    assert records <= seconds + 2, f"{records} offsets records in {seconds:.1f} s ({txns} " \
+        "of transactions)"
     assert sk.stop() == 0
 
 
