@@ -25,14 +25,13 @@
 #include "settings.h"
 #include "sink_kafka.h"
 #include "source.h"
+#include "standby.h"
 
 #include <inttypes.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* transaction.boundary=poll: what a Connect task's poll() returns. A
  * Connect task asks for records in a loop, and a poll that finds none ready
@@ -433,68 +432,13 @@ void worker_eos_reopen(struct worker *w)
 	}
 }
 
-/* Sleeps up to ms on the signal pipe. Returns 1 when SIGTERM or SIGINT
- * came (SIGHUP is dropped: the configuration is not in use yet), else 0. */
-static int nap(int sigfd, int64_t ms)
-{
-	struct pollfd pfd = {.fd = sigfd, .events = POLLIN};
-	unsigned char sig[16];
-	ssize_t n;
-
-	if (poll(&pfd, 1, (int)ms) <= 0)
-		return 0;
-	while ((n = read(sigfd, sig, sizeof(sig))) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			if (sig[i] != SIGHUP) {
-				log_info("signal %d: stopping", sig[i]);
-				return 1;
-			}
-	return 0;
-}
-
-/* Tells systemd (Type=notify) the service is up and waiting, so that
- * neither the start timeout nor the watchdog ends it. Returns the channel
- * (sdnotify_close) or NULL. */
-static struct sdnotify *notify_waiting(const char *servers)
-{
-	struct sdnotify *n = NULL;
-	char msg[512], why[256];
-
-	if (sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"),
-	                  &n, why, sizeof(why)) != 0)
-		return NULL;
-	snprintf(msg, sizeof(msg),
-	         "READY=1\nSTATUS=exactly-once: waiting for the Kafka cluster "
-	         "(bootstrap.servers %s)",
-	         servers);
-	(void)sdnotify_send(n, msg, why, sizeof(why));
-	return n;
-}
-
-/* One sleep of the wait: up to ms, in steps the watchdog allows. Returns 1
- * when a signal asked to stop. */
-static int sleep_waiting(struct sdnotify *n, int sigfd, int64_t ms)
-{
-	char why[256];
-	int64_t step = n != NULL ? (int64_t)(sdnotify_watchdog_usec(n) / 2000) : 0;
-	int64_t end = loop_now_ms() + ms, now;
-
-	while ((now = loop_now_ms()) < end) {
-		if (n != NULL)
-			(void)sdnotify_send(n, "WATCHDOG=1", why, sizeof(why));
-		if (nap(sigfd, step > 0 && step < end - now ? step : end - now))
-			return 1;
-	}
-	return 0;
-}
-
 /* worker.h */
 int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
 {
 	const char *servers = config_str(w->settings->worker, "bootstrap.servers");
 	struct sdnotify *n = NULL;
 	int64_t since = loop_now_ms(), logged = since, pause = WAIT_FIRST_MS;
-	char why[256];
+	char why[256], status[512];
 	int rc = 0;
 
 	*waited = false;
@@ -508,14 +452,18 @@ int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
 			    "%s; waiting for it (the offsets file alone may lag the committed "
 			    "transactions)",
 			    servers, why);
-			n = notify_waiting(servers);
+			snprintf(
+			    status, sizeof(status),
+			    "exactly-once: waiting for the Kafka cluster (bootstrap.servers %s)",
+			    servers);
+			n = standby_notify(status);
 		} else if (loop_now_ms() - logged >= WAIT_LOG_EVERY_MS) {
 			logged = loop_now_ms();
 			log_warn("exactly-once: still waiting for the Kafka cluster (%lld s)",
 			         (long long)((logged - since) / 1000));
 		}
 		*waited = true;
-		rc = sleep_waiting(n, sigfd, pause);
+		rc = standby_sleep(n, sigfd, pause);
 		pause = pause * 2 > WAIT_LONGEST_MS ? WAIT_LONGEST_MS : pause * 2;
 	}
 	if (rc == 0 && *waited)
