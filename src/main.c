@@ -3,13 +3,16 @@
 #include "config.h"
 #include "device.h"
 #include "help.h"
+#include "loop.h"
 #include "offsets.h"
 #include "offsets_cli.h"
 #include "offsets_kafka.h"
 #include "rest.h"
 #include "settings.h"
 #include "sink_kafka.h"
+#include "sdnotify.h"
 #include "source.h"
+#include "standby.h"
 #include "stats.h"
 #include "status_cli.h"
 #include "worker.h"
@@ -139,8 +142,8 @@ static const char *store_where(const struct config_section *w)
 static int store_failed(const struct settings *s, int rc, const char *why)
 {
 	log_error("%s: %s", store_where(s->worker), why);
-	/* Corrupt or no directory: a person must look. I/O errors and another
-	 * skiff holding the store may pass: restart. */
+	/* Corrupt or no directory: a person must look. I/O errors may pass:
+	 * restart (another skiff holding the store is waited for: open_store). */
 	return rc == OFFSETS_ERR_IO || rc == OFFSETS_ERR_LOCKED || rc == OFFSETS_ERR_NOMEM
 	           ? WORKER_EXIT_TEMPFAIL
 	           : WORKER_EXIT_CONFIG;
@@ -154,14 +157,51 @@ static int fence(void *w, char *errbuf, size_t errlen)
 	return rc == 0 ? 0 : rc == WORKER_ERR_CONFIG ? OFFSETS_ERR_CONFIG : OFFSETS_ERR_IO;
 }
 
-/* Opens and takes the store for worker w, fenced (see fence). Returns -1
- * with *out, or the exit code. */
-static int open_store(const struct settings *s, struct worker *w, struct stats *stats,
+/* Another skiff holds the store: it is tried again this often, and the
+ * wait logged at its start and then this often. */
+#define HELD_RETRY_MS 1000
+#define HELD_LOG_EVERY_MS (10 * 60 * 1000)
+
+/* Opens and takes the store for worker w, fenced (see fence). While another
+ * skiff holds it (a restart overlapping the old process, a unit started
+ * twice, a person starting one by hand) it waits for that one to go, then
+ * takes it (and with exactly-once fences what the other left open): exiting
+ * 75 had systemd start it again every RestartSec for as long as the other
+ * ran. Returns -1 with *out, or the exit code (0: a signal ended the wait). */
+static int open_store(const struct settings *s, struct worker *w, struct stats *stats, int sigfd,
                       struct offsets **out)
 {
-	char errbuf[2048];
-	int rc = offsets_open_store_fenced(s, fence, w, out, errbuf, sizeof(errbuf));
+	char errbuf[2048], status[2200];
+	struct sdnotify *n = NULL;
+	int64_t since = -1, logged = 0;
+	int rc;
 
+	while ((rc = offsets_open_store_fenced(s, fence, w, out, errbuf, sizeof(errbuf))) ==
+	       OFFSETS_ERR_LOCKED) {
+		if (since < 0) {
+			since = logged = loop_now_ms();
+			log_warn("%s: %s; waiting for it to stop, then taking over (trying again "
+			         "every second)",
+			         store_where(s->worker), errbuf);
+			snprintf(
+			    status, sizeof(status),
+			    "waiting for the other skiff that holds the offset store to stop: %s",
+			    errbuf);
+			n = standby_notify(status);
+		} else if (loop_now_ms() - logged >= HELD_LOG_EVERY_MS) {
+			logged = loop_now_ms();
+			log_warn("still waiting for the other skiff to stop (%lld s): %s",
+			         (long long)((logged - since) / 1000), errbuf);
+		}
+		if (standby_sleep(n, sigfd, HELD_RETRY_MS) != 0) {
+			sdnotify_close(n);
+			return WORKER_EXIT_OK;
+		}
+	}
+	sdnotify_close(n);
+	if (rc == 0 && since >= 0)
+		log_info("the other skiff let go of the offset store after %lld s: taking over",
+		         (long long)((loop_now_ms() - since) / 1000));
 	if (rc != 0)
 		return store_failed(s, rc, errbuf);
 	warn_fallback(*out, errbuf);
@@ -184,7 +224,7 @@ static int open_store_waiting(const struct settings *s, struct worker *w, struct
 
 	if (worker_await_cluster(w, sigfd, &waited) != 0)
 		return WORKER_EXIT_OK;
-	while ((code = open_store(s, w, stats, out)) == WORKER_EXIT_TEMPFAIL) {
+	while ((code = open_store(s, w, stats, sigfd, out)) == WORKER_EXIT_TEMPFAIL) {
 		/* A cluster that answers at once did not cause the failure. */
 		if (worker_await_cluster(w, sigfd, &waited) != 0)
 			return WORKER_EXIT_OK;

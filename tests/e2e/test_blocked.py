@@ -265,16 +265,18 @@ def test_second_skiff_refused_even_without_the_lock_file(tmp_path, kafka, topic)
     assert store.exists()
     (tmp_path / "offsets.lock").unlink()
     second = Skiff(tmp_path, worker, [conn], name="second").start()
-    assert second.wait(timeout=60) == 75
+    second.wait_log(r"waiting for it to stop", timeout=60)  # not sharing it
     assert f"another skiff (pid {first.pid}) is running with this offset file" in \
         second.log_text()
+    assert second.stop() == 0
     # The first one goes on writing (and keeps holding) the store.
     with open(src, "a") as f:
         f.write("a 10\n")
     consume(kafka.bootstrap, topic, n=11, timeout=60)
     time.sleep(1)
     third = Skiff(tmp_path, worker, [conn], name="third").start()
-    assert third.wait(timeout=60) == 75
+    third.wait_log(r"waiting for it to stop", timeout=60)
+    assert third.stop() == 0
     assert first.stop() == 0
     assert len(consume(kafka.bootstrap, topic)) == 11
 

@@ -419,14 +419,16 @@ def first_alone(tmp_path, kafka, topic, offsets):
 
 
 def second_refused(tmp_path, props, src, topic, first, offsets):
-    """A second skiff with first's configuration exits 75 naming first's
-    pid."""
+    """A second skiff with first's configuration does not get the store: it
+    waits for first to go, naming first's pid (until SIGTERM: exit 0)."""
     second = harness.Skiff(tmp_path, props, [fl.file_connector("l", src.path, topic)],
                            name="second")
     second.start()
-    assert second.wait(timeout=60) == 75
+    second.wait_log(r"waiting for it to stop", timeout=60)
     assert f"another skiff (pid {first.pid}) is running with offset.storage.topic " \
         f"{offsets}" in second.log_text()
+    assert "running 1 connector" not in second.log_text()
+    assert second.stop() == 0
 
 
 def test_topic_alone_is_locked(tmp_path, kafka, topic):
@@ -440,7 +442,7 @@ def test_topic_alone_is_locked(tmp_path, kafka, topic):
 
 def test_topic_lock_survives_rm(tmp_path, kafka, topic):
     """The topic alone, its lock file deleted under the first skiff (rm, or
-    tmpfiles ageing /tmp): a second one still exits 75 naming the first's pid
+    tmpfiles ageing /tmp): a second one still waits, naming the first's pid
     (the abstract socket @skiff-offsets-<hash> cannot be removed), and no
     line arrives twice."""
     offsets = topic + "-offsets"
