@@ -150,7 +150,8 @@ static const struct config_key connector_keys[] = {
      "Connect's per-connector exactly-once request; every skiff source can give it, so "
      "both mean the same."},
     {"transaction.boundary", CFG_ENUM, "poll", 0, 0, "poll|interval|connector", 0,
-     "With exactly-once: a transaction per poll of the sources, or per "
+     "With exactly-once: poll, a transaction per burst of records the sources have ready, "
+     "at most one a second and never older (none while idle); interval, one per "
      "transaction.boundary.interval.ms; connector is refused (no source defines them)."},
     {"transaction.boundary.interval.ms", CFG_INT, "-1", -1, INT32_MAX, NULL, 0,
      "With transaction.boundary=interval: ms per transaction (-1: offset.flush.interval.ms)."},
