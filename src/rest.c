@@ -1,11 +1,21 @@
 /* rest: the HTTP server of the REST API (rest.h), libmicrohttpd in skiff's
  * loop.
  *
- * libmicrohttpd runs without a thread of its own ("external select" mode,
- * with its epoll set): its epoll descriptor is watched by the loop, and its
- * own deadline (connection timeouts) is a loop timer, re-armed after every
- * MHD_run. Requests are answered within the turn that completes them, from
- * the worker's state, so no lock is needed anywhere.
+ * One libmicrohttpd daemon per listener (Connect's listeners and
+ * admin.listeners URLs), each without a thread of its own ("external
+ * select" mode, with its epoll set): its epoll descriptor is watched by the
+ * loop, and its own deadline (connection timeouts) is a loop timer, re-armed
+ * after every MHD_run. Requests are answered within the turn that completes
+ * them, from the worker's state, so no lock is needed anywhere.
+ *
+ * https listeners: libmicrohttpd runs the TLS (GnuTLS) but takes each
+ * handshake's certificate and key from resttls.c through its certificate
+ * callback, and each connection's client check from a GnuTLS verify
+ * function set when it is accepted: so Connect's PKCS#12 and PEM keystores
+ * serve, ssl.client.auth=required refuses a client without a good
+ * certificate in the handshake (libmicrohttpd alone only asks for one), and
+ * a certificate replaced on disk serves the next connection without a
+ * restart (watched as the producer's are, worker_sink.c).
  *
  * Bounds, so that a hostile or broken client costs little and never stops
  * the pipeline: REST_CONNECTIONS connections at once (more are refused at
@@ -21,10 +31,13 @@
 #include "rest.h"
 
 #include "config.h"
+#include "filewatch.h"
+#include "gnutlslib.h"
 #include "log.h"
 #include "loop.h"
 #include "mhdlib.h"
-#include "num.h"
+#include "restconf.h"
+#include "resttls.h"
 
 #include <netdb.h>
 #include <stdarg.h>
@@ -41,26 +54,55 @@
 #define REST_IDLE_RUN_MS 1000
 #define REST_REQUEST_MS 4000
 #define REST_PER_IP 8
+/* Quiet time after the last change to a TLS file before it is read again. */
+#define TLS_SETTLE_MS 1000
 
-/* libmicrohttpd, loaded by the first rest_open() (mhdlib.h). */
+/* libmicrohttpd and GnuTLS, loaded by the first rest_open() (mhdlib.h,
+ * gnutlslib.h). */
 static const struct mhdlib *mhd;
+static const struct gnutlslib *gnutls;
 
-struct rest {
+struct server;
+
+/* One open connection of a server. */
+struct slot {
+	struct server *s;
+	struct MHD_Connection *conn;
+	int fd;
+	int64_t since; /* loop time its current request began */
+	bool cut;
+	struct resttls_gen *gen; /* https: the certificates it was accepted under */
+};
+
+/* One listener: one libmicrohttpd daemon. */
+struct server {
+	struct rest *r;
+	struct rest_listener spec;
 	struct MHD_Daemon *d;
-	struct loop *loop;
 	struct loop_fd *watch;
 	struct loop_timer *timer;
+	struct resttls *tls; /* https: r->tls[its role] */
+	char worker_id[320];
+	struct slot open[REST_CONNECTIONS];
+};
+
+/* The TLS files of one role (main or admin), watched for a new certificate. */
+struct tlswatch {
+	struct filewatch *fw;
+	struct loop_fd *watch;
+	struct loop_timer *settle;
+	struct resttls *tls;
+};
+
+struct rest {
+	struct loop *loop;
 	const struct rest_ops *ops;
 	void *ctx;
-	char worker_id[320];
-	/* The open connections: since when each has been on its current
-	 * request (loop time), and whether it was cut. */
-	struct {
-		struct MHD_Connection *conn;
-		int fd;
-		int64_t since;
-		bool cut;
-	} open[REST_CONNECTIONS];
+	struct rest_settings cfg;
+	struct resttls *tls[2];
+	struct tlswatch tw[2];
+	struct server servers[REST_MAX_LISTENERS];
+	size_t nservers;
 };
 
 /* One request while its body arrives. */
@@ -70,10 +112,10 @@ struct pending {
 	bool toobig;
 };
 
-static unsigned connections(struct rest *r)
+static unsigned connections(const struct server *s)
 {
 	const union MHD_DaemonInfo *i =
-	    mhd->get_daemon_info(r->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	    mhd->get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 
 	return i != NULL ? i->num_connections : 0;
 }
@@ -81,51 +123,120 @@ static unsigned connections(struct rest *r)
 /* Cuts each connection that has spent REST_REQUEST_MS on one request:
  * shutdown(2) on its socket, which libmicrohttpd then sees end and closes
  * (the descriptor stays its own). */
-static void cut_slow(struct rest *r)
+static void cut_slow(struct server *s)
 {
 	int64_t now = loop_now_ms();
 
 	for (size_t i = 0; i < REST_CONNECTIONS; i++) {
-		if (r->open[i].conn == NULL || r->open[i].cut ||
-		    now - r->open[i].since < REST_REQUEST_MS)
+		if (s->open[i].conn == NULL || s->open[i].cut ||
+		    now - s->open[i].since < REST_REQUEST_MS)
 			continue;
 		log_debug("rest: a connection took over %d ms for one request: closed",
 		          REST_REQUEST_MS);
-		shutdown(r->open[i].fd, SHUT_RDWR);
-		r->open[i].cut = true;
+		shutdown(s->open[i].fd, SHUT_RDWR);
+		s->open[i].cut = true;
 	}
 }
 
-/* The slot of conn, or of a free one when conn is NULL; -1 if none. */
-static int slot_of(struct rest *r, const struct MHD_Connection *conn)
+/* A free slot of s, or NULL. */
+static struct slot *free_slot(struct server *s)
 {
-	for (int i = 0; i < REST_CONNECTIONS; i++)
-		if (r->open[i].conn == conn)
-			return i;
-	return -1;
+	for (size_t i = 0; i < REST_CONNECTIONS; i++)
+		if (s->open[i].conn == NULL)
+			return &s->open[i];
+	return NULL;
+}
+
+/* The slot of a connection (its socket context), or NULL. */
+static struct slot *slot_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd->get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* GnuTLS, in a handshake: the certificate and key of the connection's
+ * generation. */
+static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                   const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                   gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *privkey)
+{
+	struct MHD_Connection *conn = gnutls->gnutls_session_get_ptr(session);
+	struct slot *sl = conn != NULL ? slot_of(conn) : NULL;
+
+	if (sl == NULL || sl->gen == NULL)
+		return -1;
+	resttls_gen_cert(sl->gen, pcert, pcert_length, privkey);
+	return 0;
+}
+
+/* GnuTLS, once the client's certificate arrived: it must chain to the
+ * truststore (ssl.client.auth). Non-zero ends the handshake. */
+static int on_verify(gnutls_session_t session)
+{
+	struct MHD_Connection *conn = gnutls->gnutls_session_get_ptr(session);
+	struct slot *sl = conn != NULL ? slot_of(conn) : NULL;
+	const gnutls_datum_t *chain;
+	unsigned n = 0;
+	char why[256];
+
+	if (sl == NULL || sl->gen == NULL)
+		return -1;
+	chain = gnutls->gnutls_certificate_get_peers(session, &n);
+	if ((chain == NULL || n == 0) && !resttls_requires_client(sl->s->tls))
+		return 0;
+	if (resttls_gen_verify(sl->gen, chain, chain ? n : 0, why, sizeof(why)) != 0) {
+		log_info("rest: %s:%s: TLS client refused: %s", sl->s->spec.host, sl->s->spec.port,
+		         why);
+		return -1;
+	}
+	return 0;
+}
+
+/* An https connection before its handshake: its generation, and the
+ * client certificate asked for (ssl.client.auth). */
+static void start_tls(struct slot *sl)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd->get_connection_info(sl->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session = ci != NULL ? ci->tls_session : NULL;
+
+	sl->gen = resttls_current(sl->s->tls);
+	if (session == NULL || !resttls_requests_client(sl->s->tls))
+		return;
+	gnutls->gnutls_certificate_server_set_request(session, resttls_requires_client(sl->s->tls)
+	                                                           ? GNUTLS_CERT_REQUIRE
+	                                                           : GNUTLS_CERT_REQUEST);
+	gnutls->gnutls_session_set_verify_function(session, on_verify);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-	struct rest *r = cls;
+	struct server *s = cls;
+	struct slot *sl = *socket_context;
 	const union MHD_ConnectionInfo *ci;
-	int i;
 
-	(void)socket_context;
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-		if ((i = slot_of(r, conn)) >= 0)
-			r->open[i].conn = NULL;
+		if (sl != NULL) {
+			resttls_gen_unref(sl->gen);
+			memset(sl, 0, sizeof(*sl));
+		}
 		return;
 	}
 	ci = mhd->get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	/* No free slot cannot happen (the connection limit is the same). */
-	if (ci == NULL || (i = slot_of(r, NULL)) < 0)
+	if (ci == NULL || (sl = free_slot(s)) == NULL)
 		return;
-	r->open[i].conn = conn;
-	r->open[i].fd = ci->connect_fd;
-	r->open[i].since = loop_now_ms();
-	r->open[i].cut = false;
+	*socket_context = sl;
+	sl->s = s;
+	sl->conn = conn;
+	sl->fd = ci->connect_fd;
+	sl->since = loop_now_ms();
+	sl->cut = false;
+	if (s->tls != NULL)
+		start_tls(sl);
 }
 
 /* Runs libmicrohttpd, then re-arms the timer at its next deadline. At the
@@ -133,7 +244,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * puts it back only in a run after a connection was freed: so it runs again
  * while connections come and go, and while any is open a timer ensures a
  * run at least every REST_IDLE_RUN_MS. An idle server sets no timer. */
-static void run(struct rest *r)
+static void run(struct server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
 	unsigned before;
@@ -141,17 +252,17 @@ static void run(struct rest *r)
 
 	/* A closed connection is freed in the run after the one that saw it
 	 * close: stop once two runs in a row changed nothing. */
-	cut_slow(r);
+	cut_slow(s);
 	for (int i = 0, still = 0; i < 64 && still < 2; i++) {
-		before = connections(r);
-		mhd->run(r->d);
-		still = connections(r) == before ? still + 1 : 0;
+		before = connections(s);
+		mhd->run(s->d);
+		still = connections(s) == before ? still + 1 : 0;
 	}
-	if (mhd->get_timeout(r->d, &ms) == MHD_YES)
+	if (mhd->get_timeout(s->d, &ms) == MHD_YES)
 		due = ms < REST_IDLE_RUN_MS ? (int64_t)ms : REST_IDLE_RUN_MS;
-	else if (connections(r) > 0)
+	else if (connections(s) > 0)
 		due = REST_IDLE_RUN_MS;
-	loop_timer_set(r->timer, due >= 0 ? loop_now_ms() + due : -1, 0);
+	loop_timer_set(s->timer, due >= 0 ? loop_now_ms() + due : -1, 0);
 }
 
 static void on_ready(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
@@ -228,9 +339,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
 {
-	struct rest *r = cls;
+	struct server *s = cls;
 	struct pending *p = *state;
-	struct rest_request req = {.method = method, .path = url, .worker_id = r->worker_id};
+	struct rest_request req = {.method = method,
+	                           .path = url,
+	                           .worker_id = s->worker_id,
+	                           .serve = s->spec.admin ? REST_SERVE_ADMIN : REST_SERVE_API};
 	struct rest_reply rep = {0};
 
 	if (p == NULL) {
@@ -251,23 +365,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rep.len = rep.body != NULL ? strlen(rep.body) : 0;
 		return send_reply(conn, &rep);
 	}
+	if (!s->spec.admin && !s->r->cfg.admin_apart && !s->r->cfg.admin_off)
+		req.serve |= REST_SERVE_ADMIN;
 	mhd->get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req);
 	req.body = p->body != NULL ? p->body : "";
 	req.len = p->len;
-	(void)rest_route(r->ops, r->ctx, &req, &rep);
+	(void)rest_route(s->r->ops, s->r->ctx, &req, &rep);
 	return send_reply(conn, &rep);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode why)
 {
-	struct rest *r = cls;
 	struct pending *p = *state;
-	int i = slot_of(r, conn);
+	struct slot *sl = slot_of(conn);
 
 	/* The next request on this connection has its own time. */
-	if (i >= 0)
-		r->open[i].since = loop_now_ms();
+	if (sl != NULL)
+		sl->since = loop_now_ms();
 	if (p != NULL) {
 		free(p->body);
 		free(p);
@@ -284,119 +399,211 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
 	log_debug("rest: %s", line);
 }
 
-/* Splits "http://HOST:PORT" (HOST may be empty or [v6]) into host and port.
- * Returns 0 or REST_ERR_CONFIG with errbuf. */
-static int parse_listener(const char *url, const char *where, char *host, size_t hlen, char *port,
-                          size_t plen, char *errbuf, size_t errlen)
-{
-	const char *h, *colon;
-	int64_t n;
-
-	if (strncmp(url, "http://", 7) != 0) {
-		snprintf(errbuf, errlen,
-		         "%s: listeners: '%s': only http://HOST:PORT is served "
-		         "(for https, put a TLS proxy in front)",
-		         where, url);
-		return REST_ERR_CONFIG;
-	}
-	h = url + 7;
-	if (*h == '[') {
-		colon = strchr(h, ']');
-		colon = colon != NULL && colon[1] == ':' ? colon + 1 : NULL;
-	} else {
-		colon = strrchr(h, ':');
-	}
-	if (colon == NULL || num_parse_i64(colon + 1, 0, 65535, &n) != 0 ||
-	    (size_t)(colon - h) >= hlen) {
-		snprintf(errbuf, errlen, "%s: listeners: '%s' is not http://HOST:PORT", where, url);
-		return REST_ERR_CONFIG;
-	}
-	if (*h == '[')
-		snprintf(host, hlen, "%.*s", (int)(colon - h - 2), h + 1);
-	else
-		snprintf(host, hlen, "%.*s", (int)(colon - h), h);
-	snprintf(port, plen, "%lld", (long long)n);
-	return 0;
-}
-
-static int start(struct rest *r, const struct addrinfo *ai, char *errbuf, size_t errlen)
+static int start(struct server *s, const struct addrinfo *ai)
 {
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	r->d = mhd->start_daemon(
-	    flags, 0, NULL, NULL, on_request, r, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	if (s->tls != NULL)
+		flags |= MHD_USE_TLS;
+	s->d = mhd->start_daemon(
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_CONNECTIONS,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REST_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
-	    on_completed, r, MHD_OPTION_NOTIFY_CONNECTION, on_connection, r,
+	    on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_IP, MHD_OPTION_EXTERNAL_LOGGER,
-	    on_mhd_log, r, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
-	return r->d != NULL ? 0 : REST_ERR;
+	    on_mhd_log, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    s->tls != NULL ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, on_cert,
+	    MHD_OPTION_HTTPS_PRIORITIES, s->tls != NULL ? resttls_priorities(s->tls) : NULL,
+	    MHD_OPTION_END);
+	return s->d != NULL ? 0 : REST_ERR;
+}
+
+/* Binds listener spec as server s and registers it with the loop. Returns
+ * 0, REST_ERR (cannot bind), REST_ERR_CONFIG (cannot resolve) or
+ * REST_ERR_NOMEM, with errbuf. */
+static int open_server(struct rest *r, struct server *s, const struct rest_listener *spec,
+                       char *errbuf, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	const union MHD_DaemonInfo *info;
+	const char *key = spec->admin ? "admin.listeners" : "listeners";
+	int rc;
+
+	s->r = r;
+	s->spec = *spec;
+	s->tls = spec->https ? r->tls[spec->admin ? REST_TLS_ADMIN : REST_TLS_MAIN] : NULL;
+	snprintf(s->worker_id, sizeof(s->worker_id), "%s:%s",
+	         spec->host[0] ? spec->host : "0.0.0.0", spec->port);
+	if (getaddrinfo(spec->host[0] ? spec->host : NULL, spec->port, &hints, &ai) != 0 ||
+	    ai == NULL) {
+		snprintf(errbuf, errlen, "%s: %s: cannot resolve '%s'", spec->where, key,
+		         spec->host);
+		return REST_ERR_CONFIG;
+	}
+	rc = start(s, ai);
+	freeaddrinfo(ai);
+	if (rc != 0) {
+		snprintf(errbuf, errlen,
+		         "%s: %s: cannot listen on %s:%s (in use, or not an address of this host)",
+		         spec->where, key, spec->host[0] ? spec->host : "*", spec->port);
+		return REST_ERR;
+	}
+	info = mhd->get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+	if (info == NULL ||
+	    loop_fd_add(r->loop, info->epoll_fd, POLLIN, on_ready, s, &s->watch) != 0 ||
+	    loop_timer_add(r->loop, -1, 0, on_due, s, &s->timer) != 0) {
+		snprintf(errbuf, errlen, "rest: out of memory");
+		return REST_ERR_NOMEM;
+	}
+	log_notice("rest: serving %s on %s://%s:%s%s", spec->admin ? "/admin" : "the REST API",
+	           spec->https ? "https" : "http", spec->host[0] ? spec->host : "*", spec->port,
+	           s->tls != NULL && resttls_requires_client(s->tls)
+	               ? " (client certificates required)"
+	               : "");
+	run(s);
+	return 0;
+}
+
+/* ---- TLS files changed on disk ---------------------------------------------- */
+
+static void on_tls_settled(struct loop *l, struct loop_timer *t, void *arg)
+{
+	struct tlswatch *tw = arg;
+	const char *path = filewatch_changed(tw->fw);
+	char why[1536];
+
+	if (path == NULL)
+		return;
+	if (resttls_reload(tw->tls, why, sizeof(why)) != 0) {
+		log_error("rest: %s changed, and cannot be used: %s; the https listeners go on "
+		          "with the certificate they had",
+		          path, why);
+		return;
+	}
+	log_notice("rest: %s changed: new https connections get the new certificate", path);
+}
+
+static void on_tls_fd(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
+{
+	struct tlswatch *tw = arg;
+
+	if (filewatch_drain(tw->fw))
+		loop_timer_set(tw->settle, loop_now_ms() + TLS_SETTLE_MS, 0);
+}
+
+static int watch_tls(struct rest *r, struct tlswatch *tw, struct resttls *tls)
+{
+	const char *paths[4];
+	size_t n = resttls_files(tls, paths, 4);
+	char why[1024];
+	int rc;
+
+	tw->tls = tls;
+	if (n == 0)
+		return 0;
+	rc = filewatch_new(paths, n, &tw->fw, why, sizeof(why));
+	if (rc == FILEWATCH_ERR_NOMEM)
+		return REST_ERR_NOMEM;
+	if (rc != 0) {
+		log_warn("rest: %s: a new certificate will not be seen until skiff restarts", why);
+		return 0;
+	}
+	if (loop_fd_add(r->loop, filewatch_fd(tw->fw), POLLIN, on_tls_fd, tw, &tw->watch) != 0 ||
+	    loop_timer_add(r->loop, -1, 0, on_tls_settled, tw, &tw->settle) != 0)
+		return REST_ERR_NOMEM;
+	return 0;
+}
+
+/* ---- open, check, destroy ----------------------------------------------------- */
+
+/* Loads what the https listeners of cfg need. */
+static int load_tls(const struct rest_settings *cfg, struct resttls **tls, char *errbuf,
+                    size_t errlen)
+{
+	for (size_t i = 0; i < cfg->nlisteners; i++) {
+		const struct rest_listener *l = &cfg->listeners[i];
+		enum rest_tls_role role = l->admin ? REST_TLS_ADMIN : REST_TLS_MAIN;
+		int rc;
+
+		if (!l->https || tls[role] != NULL)
+			continue;
+		rc = resttls_new(&cfg->tls[role], &tls[role], errbuf, errlen);
+		if (rc != 0)
+			return rc == RESTTLS_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_CONFIG;
+	}
+	return 0;
+}
+
+int rest_check(const struct config_section *worker, char *errbuf, size_t errlen)
+{
+	struct rest_settings *cfg = calloc(1, sizeof(*cfg));
+	struct resttls *tls[2] = {NULL, NULL};
+	int rc = REST_ERR_NOMEM;
+
+	if (cfg == NULL)
+		return rc;
+	rc = restconf_read(worker, cfg, errbuf, errlen) != 0 ? REST_ERR_CONFIG : 0;
+	if (rc == 0)
+		rc = load_tls(cfg, tls, errbuf, errlen);
+	resttls_destroy(tls[0]);
+	resttls_destroy(tls[1]);
+	free(cfg);
+	return rc;
 }
 
 int rest_open(const struct config_section *worker, struct loop *l, const struct rest_ops *ops,
               void *ctx, struct rest **out, char *errbuf, size_t errlen)
 {
-	const char *where = config_where(worker, "listeners");
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-	struct addrinfo *ai = NULL;
-	struct rest *r = NULL;
-	char host[256], port[8], lib[256];
-	const union MHD_DaemonInfo *info;
-	int rc;
+	struct rest *r = calloc(1, sizeof(*r));
+	char lib[256];
+	int rc = REST_ERR_NOMEM;
 
 	*out = NULL;
-	if (config_list_len(worker, "listeners") == 0)
-		return 0;
-	if (config_list_len(worker, "listeners") > 1) {
-		snprintf(errbuf, errlen, "%s: listeners: skiff serves one listener", where);
-		return REST_ERR_CONFIG;
-	}
-	rc = parse_listener(config_list_item(worker, "listeners", 0), where, host, sizeof(host),
-	                    port, sizeof(port), errbuf, errlen);
-	if (rc != 0)
-		return rc;
-	/* Without the library the API cannot be served: a person must install
-	 * it (or unset listeners), so it is a configuration error. */
-	if (mhdlib_get(&mhd, lib, sizeof(lib)) != 0) {
-		snprintf(errbuf, errlen, "%s: listeners: the REST API needs %s", where, lib);
-		return REST_ERR_CONFIG;
-	}
-	if (getaddrinfo(host[0] ? host : NULL, port, &hints, &ai) != 0 || ai == NULL) {
-		snprintf(errbuf, errlen, "%s: listeners: cannot resolve '%s'", where, host);
-		return REST_ERR_CONFIG;
-	}
-	rc = REST_ERR_NOMEM;
-	r = calloc(1, sizeof(*r));
 	if (r == NULL)
-		goto out;
+		return rc;
 	r->loop = l;
 	r->ops = ops;
 	r->ctx = ctx;
-	snprintf(r->worker_id, sizeof(r->worker_id), "%s:%s", host[0] ? host : "0.0.0.0", port);
-	if (start(r, ai, errbuf, errlen) != 0) {
-		snprintf(errbuf, errlen,
-		         "%s: listeners: cannot listen on %s:%s (in use, or not an "
-		         "address of this host)",
-		         where, host[0] ? host : "*", port);
-		rc = REST_ERR;
+	rc = REST_ERR_CONFIG;
+	if (restconf_read(worker, &r->cfg, errbuf, errlen) != 0)
+		goto out;
+	if (r->cfg.nlisteners == 0) {
+		rc = 0;
 		goto out;
 	}
-	info = mhd->get_daemon_info(r->d, MHD_DAEMON_INFO_EPOLL_FD);
-	if (info == NULL || loop_fd_add(l, info->epoll_fd, POLLIN, on_ready, r, &r->watch) != 0 ||
-	    loop_timer_add(l, -1, 0, on_due, r, &r->timer) != 0) {
-		snprintf(errbuf, errlen, "rest: out of memory");
+	/* Without the library the API cannot be served: a person must install
+	 * it (or unset listeners), so it is a configuration error. */
+	if (mhdlib_get(&mhd, lib, sizeof(lib)) != 0) {
+		snprintf(errbuf, errlen, "%s: listeners: the REST API needs %s",
+		         r->cfg.listeners[0].where, lib);
 		goto out;
 	}
-	run(r);
+	if ((rc = load_tls(&r->cfg, r->tls, errbuf, errlen)) != 0)
+		goto out;
+	if ((r->tls[0] != NULL || r->tls[1] != NULL) &&
+	    gnutlslib_get(&gnutls, lib, sizeof(lib)) != 0) {
+		snprintf(errbuf, errlen, "listeners: https needs %s", lib);
+		rc = REST_ERR_CONFIG;
+		goto out;
+	}
+	for (size_t i = 0; i < 2; i++)
+		if (r->tls[i] != NULL && (rc = watch_tls(r, &r->tw[i], r->tls[i])) != 0)
+			goto out;
+	for (size_t i = 0; i < r->cfg.nlisteners; i++) {
+		rc = open_server(r, &r->servers[r->nservers], &r->cfg.listeners[i], errbuf, errlen);
+		r->nservers++;
+		if (rc != 0)
+			goto out;
+	}
 	*out = r;
 	r = NULL;
 	rc = 0;
 out:
-	freeaddrinfo(ai);
 	rest_destroy(r);
 	return rc;
 }
@@ -405,9 +612,19 @@ void rest_destroy(struct rest *r)
 {
 	if (r == NULL)
 		return;
-	loop_fd_del(r->loop, r->watch);
-	loop_timer_del(r->loop, r->timer);
-	if (r->d != NULL)
-		mhd->stop_daemon(r->d);
+	for (size_t i = 0; i < r->nservers; i++) {
+		struct server *s = &r->servers[i];
+
+		loop_fd_del(r->loop, s->watch);
+		loop_timer_del(r->loop, s->timer);
+		if (s->d != NULL)
+			mhd->stop_daemon(s->d);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		loop_fd_del(r->loop, r->tw[i].watch);
+		loop_timer_del(r->loop, r->tw[i].settle);
+		filewatch_destroy(r->tw[i].fw);
+		resttls_destroy(r->tls[i]);
+	}
 	free(r);
 }

@@ -91,8 +91,13 @@ struct rest_ops {
 enum { REST_EXPAND_STATUS = 1, REST_EXPAND_INFO = 2 };
 enum { REST_INCLUDE_TASKS = 1, REST_ONLY_FAILED = 2 };
 
+/* What a listener serves: the API (listeners), /admin (admin.listeners, or
+ * the listeners when admin.listeners is unset), or both. */
+enum { REST_SERVE_API = 1, REST_SERVE_ADMIN = 2 };
+
 struct rest_request {
 	const char *method, *path;
+	unsigned serve;   /* REST_SERVE_* */
 	unsigned expand;  /* REST_EXPAND_* from ?expand=status&expand=info */
 	unsigned restart; /* REST_INCLUDE_TASKS, REST_ONLY_FAILED */
 	const char *body; /* may hold NUL bytes; len counts them */
@@ -118,13 +123,19 @@ void rest_reply_free(struct rest_reply *r);
 
 struct rest;
 
-/* Starts the server on the worker's first `listeners` URL
- * (http://HOST:PORT; empty HOST: every interface, as Connect) and registers
- * it with l. Returns 0 and *out (rest_destroy, before l goes), 0 and *out
- * NULL when listeners is unset (the API is off), or REST_ERR_CONFIG /
- * REST_ERR (cannot bind) / REST_ERR_NOMEM with errbuf "file:line: why". */
+/* Starts a server on each of the worker's `listeners` and `admin.listeners`
+ * URLs (restconf.h: http or https://HOST:PORT; empty HOST: every interface,
+ * as Connect) and registers them with l. Returns 0 and *out (rest_destroy,
+ * before l goes), 0 and *out NULL when listeners is unset (the API is off),
+ * or REST_ERR_CONFIG / REST_ERR (cannot bind) / REST_ERR_NOMEM with errbuf
+ * "file:line: why". */
 int rest_open(const struct config_section *worker, struct loop *l, const struct rest_ops *ops,
               void *ctx, struct rest **out, char *errbuf, size_t errlen);
+
+/* What rest_open would refuse before it binds (--check): the keys, the
+ * keystores and truststores. Returns 0, REST_ERR_CONFIG or REST_ERR_NOMEM
+ * with errbuf. */
+int rest_check(const struct config_section *worker, char *errbuf, size_t errlen);
 
 /* Stops the server and its connections. Accepts NULL. */
 void rest_destroy(struct rest *r);

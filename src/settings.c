@@ -6,6 +6,7 @@
 #include "log.h"
 #include "props.h"
 #include "provider.h"
+#include "restconf.h"
 #include "sink_kafka.h"
 #include "source.h"
 #include "transform.h"
@@ -60,20 +61,11 @@ static const struct config_key worker_keys[] = {
      "skiff's own: the most verbose level logged (default info; --log-level overrides "
      "it). A reload (SIGHUP) applies a change at once."},
     INERT("plugin.path"),
-    {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
-     "REST API, /metrics and /health (Connect's paths), e.g. http://127.0.0.1:8083; "
-     "unset: off. Only loopback unless you mean it: nothing asks for a password."},
     {"bandwidth.max.bytes.per.second", CFG_INT, "0", 0, INT_MAX32, NULL, 0,
      "Cap on bytes sent to Kafka, after compression, with the protocol's framing (0: none). "
      "Held by pausing reading, never by dropping."},
     {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
      "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
-    INERT("rest.host.name"),
-    INERT("rest.port"),
-    INERT("rest.advertised.host.name"),
-    INERT("rest.advertised.port"),
-    INERT("rest.advertised.listener"),
-    INERT("admin.listeners"),
     INERT("group.id"),
     INERT("config.storage.topic"),
     INERT("status.storage.topic"),
@@ -94,9 +86,6 @@ static const struct config_key worker_keys[] = {
     INERT("metrics.recording.level"),
     INERT("metric.reporters"),
     INERT("connector.client.config.override.policy"),
-    INERT("response.http.headers.config"),
-    INERT("access.control.allow.origin"),
-    INERT("access.control.allow.methods"),
     INERT("internal.key.converter"),
     INERT("internal.value.converter"),
     INERT("internal.key.converter.schemas.enable"),
@@ -377,11 +366,12 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
-	const struct config_key *tables[] = {worker_keys};
+	const struct config_key *tables[] = {worker_keys, restconf_keys};
 	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
+	struct rest_settings *rest = NULL;
 	struct config_spec spec = {.prefix = "",
 	                           .tables = tables,
-	                           .ntables = 1,
+	                           .ntables = 2,
 	                           .passthrough = worker_passthrough,
 	                           .skip = skip};
 	int rc;
@@ -412,6 +402,16 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	if (wireprops_check(out->worker, errbuf, errlen) != 0 ||
 	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
 		return SETTINGS_ERR;
+	/* The REST keys' forms (the files they name: rest_check). */
+	if ((rest = malloc(sizeof(*rest))) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", paths[0]);
+		return SETTINGS_ERR_NOMEM;
+	}
+	if (restconf_read(out->worker, rest, errbuf, errlen) != 0) {
+		free(rest);
+		return SETTINGS_ERR;
+	}
+	free(rest);
 	for (size_t i = 1; i < n; i++)
 		if ((rc = load_connector(out, out->files[i], "", NULL, errbuf, errlen)) != 0)
 			return rc;
@@ -473,6 +473,7 @@ void settings_print(const struct settings *s, FILE *fp)
 	providers_print(s->providers, fp);
 	fprintf(fp, "# worker (%s)\n", props_name(s->files[0]));
 	print_table_values(s->worker, worker_keys, "", false, fp);
+	print_table_values(s->worker, restconf_keys, "", true, fp);
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++)
 		fprintf(fp, "%s=%s\n", config_passthrough_key(s->worker, i),
 		        config_passthrough_shown(s->worker, i));
@@ -594,6 +595,8 @@ int settings_help_doc(struct cJSON **out)
 	worker = help_section(sections, "worker",
 	                      "Worker properties (connect-standalone.properties)", worker_keys);
 	if (worker == NULL || help_patterns(worker) != 0 ||
+	    help_section(sections, "rest", "The REST API (worker properties)", restconf_keys) ==
+	        NULL ||
 	    help_section(sections, "connector", "Every connector", connector_keys) == NULL ||
 	    help_sources(sections) != 0 || transform_help_doc(doc) != 0)
 		goto nomem;
