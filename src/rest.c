@@ -36,9 +36,11 @@
 #include "log.h"
 #include "loop.h"
 #include "mhdlib.h"
+#include "restauth.h"
 #include "restconf.h"
 #include "resttls.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,6 +56,7 @@
 #define REST_IDLE_RUN_MS 1000
 #define REST_REQUEST_MS 4000
 #define REST_PER_IP 8
+#define REST_MAX_BODY (256u * 1024)
 /* Quiet time after the last change to a TLS file before it is read again. */
 #define TLS_SETTLE_MS 1000
 
@@ -75,6 +78,8 @@ struct slot {
 };
 
 /* One listener: one libmicrohttpd daemon. */
+struct pending;
+
 struct server {
 	struct rest *r;
 	struct rest_listener spec;
@@ -83,15 +88,23 @@ struct server {
 	struct loop_timer *timer;
 	struct resttls *tls; /* https: r->tls[its role] */
 	char worker_id[320];
+	/* What it lets in (rest.h), and the host names a Host may give. */
+	struct rest_policy policy;
+	char names[4][256];
+	const char *name_ptrs[4];
+	struct pending *waiting; /* requests whose reply comes later */
 	struct slot open[REST_CONNECTIONS];
 };
 
-/* The TLS files of one role (main or admin), watched for a new certificate. */
-struct tlswatch {
+/* Files read again when they change: the TLS files of one role (main or
+ * admin), the JAAS and credentials files. */
+struct watched {
 	struct filewatch *fw;
 	struct loop_fd *watch;
 	struct loop_timer *settle;
-	struct resttls *tls;
+	void (*reload)(struct rest *r, void *what, const char *path);
+	struct rest *r;
+	void *what;
 };
 
 struct rest {
@@ -100,16 +113,23 @@ struct rest {
 	void *ctx;
 	struct rest_settings cfg;
 	struct resttls *tls[2];
-	struct tlswatch tw[2];
+	struct restauth *auth; /* rest.extension.classes: BasicAuthSecurityRestExtension */
+	struct watched tw[2], aw;
 	struct server servers[REST_MAX_LISTENERS];
 	size_t nservers;
 };
 
-/* One request while its body arrives. */
+/* One request while its body arrives, and while its reply is waited for
+ * (a connector change: suspended until rest_changed). */
 struct pending {
 	char *body;
 	size_t len;
 	bool toobig;
+	struct server *s;
+	struct MHD_Connection *conn;
+	bool suspended, ready;
+	struct rest_reply reply;
+	struct pending *next; /* in s->waiting */
 };
 
 static unsigned connections(const struct server *s)
@@ -283,6 +303,10 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	bool yes = value != NULL && strcasecmp(value, "true") == 0;
 
 	(void)kind;
+	if (strcmp(key, "expand") == 0)
+		req->expand_any = true;
+	if (strcmp(key, "connectorsOnly") == 0)
+		req->connectors_only = value == NULL || strcasecmp(value, "false") != 0;
 	if (strcmp(key, "expand") == 0 && value != NULL) {
 		if (strcmp(value, "status") == 0)
 			req->expand |= REST_EXPAND_STATUS;
@@ -311,8 +335,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply
 	rep->body = NULL; /* the response frees it */
 	if (rep->content_type != NULL)
 		mhd->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+	for (size_t i = 0; i < rep->nheaders; i++)
+		mhd->add_response_header(resp, rep->headers[i].name, rep->headers[i].value);
 	ok = mhd->queue_response(conn, rep->status, resp);
 	mhd->destroy_response(resp);
+	rest_reply_free(rep);
 	return ok;
 }
 
@@ -335,23 +362,63 @@ static bool take_body(struct pending *p, const char *data, size_t n)
 	return true;
 }
 
+/* The request's headers and query into req. */
+static void read_request(struct server *s, struct MHD_Connection *conn, struct rest_request *req)
+{
+	const char *cl = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	const char *te = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+
+	req->host = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	req->origin = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	req->content_type = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	req->authorization = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	req->acr_method =
+	    mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method");
+	req->has_body = (cl != NULL && strspn(cl, "0 \t") < strlen(cl)) || te != NULL;
+	req->connectors_only = true;
+	mhd->get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, req);
+	req->policy = &s->policy;
+	req->serve = s->spec.admin ? REST_SERVE_ADMIN : REST_SERVE_API;
+	if (!s->spec.admin && !s->r->cfg.admin_apart && !s->r->cfg.admin_off)
+		req->serve |= REST_SERVE_ADMIN;
+}
+
+/* Waits for rest_changed: the connection is suspended (libmicrohttpd
+ * neither reads it nor times it out) until then. */
+static enum MHD_Result wait_reply(struct server *s, struct MHD_Connection *conn, struct pending *p)
+{
+	struct slot *sl = slot_of(conn);
+
+	p->s = s;
+	p->conn = conn;
+	p->suspended = true;
+	p->next = s->waiting;
+	s->waiting = p;
+	if (sl != NULL)
+		sl->since = INT64_MAX; /* not slow: it waits for skiff */
+	mhd->suspend_connection(conn);
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
 {
 	struct server *s = cls;
 	struct pending *p = *state;
-	struct rest_request req = {.method = method,
-	                           .path = url,
-	                           .worker_id = s->worker_id,
-	                           .serve = s->spec.admin ? REST_SERVE_ADMIN : REST_SERVE_API};
+	struct rest_request req = {.method = method, .path = url, .worker_id = s->worker_id};
 	struct rest_reply rep = {0};
+	int rc;
 
 	if (p == NULL) {
 		/* The headers are in; the body (if any) follows in later calls. */
 		p = calloc(1, sizeof(*p));
 		*state = p;
 		return p != NULL ? MHD_YES : MHD_NO;
+	}
+	if (p->ready) {
+		p->ready = false;
+		return send_reply(conn, &p->reply);
 	}
 	if (*upload_size > 0) {
 		bool ok = take_body(p, upload, *upload_size);
@@ -365,13 +432,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rep.len = rep.body != NULL ? strlen(rep.body) : 0;
 		return send_reply(conn, &rep);
 	}
-	if (!s->spec.admin && !s->r->cfg.admin_apart && !s->r->cfg.admin_off)
-		req.serve |= REST_SERVE_ADMIN;
-	mhd->get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req);
+	read_request(s, conn, &req);
 	req.body = p->body != NULL ? p->body : "";
 	req.len = p->len;
-	(void)rest_route(s->r->ops, s->r->ctx, &req, &rep);
+	req.waiter = p;
+	rc = rest_route(s->r->ops, s->r->ctx, &req, &rep);
+	if (rc == REST_PENDING)
+		return wait_reply(s, conn, p);
 	return send_reply(conn, &rep);
+}
+
+void rest_changed(void *waiter, enum rest_change_op op, const char *name, bool created, int rc,
+                  const char *why)
+{
+	struct pending *p = waiter, **at;
+	struct server *s = p->s;
+
+	for (at = &s->waiting; *at != NULL && *at != p; at = &(*at)->next)
+		;
+	if (*at == NULL)
+		return; /* answered already (rest_destroy) */
+	*at = p->next;
+	(void)rest_change_reply(s->r->ops, s->r->ctx, op, name, created, rc, why, s->worker_id,
+	                        &p->reply);
+	p->ready = true;
+	p->suspended = false;
+	mhd->resume_connection(p->conn);
+	run(s);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
@@ -384,6 +471,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 	if (sl != NULL)
 		sl->since = loop_now_ms();
 	if (p != NULL) {
+		rest_reply_free(&p->reply);
 		free(p->body);
 		free(p);
 	}
@@ -407,6 +495,7 @@ static int start(struct server *s, const struct addrinfo *ai)
 		flags |= MHD_USE_IPv6;
 	if (s->tls != NULL)
 		flags |= MHD_USE_TLS;
+	flags |= MHD_ALLOW_SUSPEND_RESUME;
 	s->d = mhd->start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_CONNECTIONS,
@@ -419,6 +508,42 @@ static int start(struct server *s, const struct addrinfo *ai)
 	    MHD_OPTION_HTTPS_PRIORITIES, s->tls != NULL ? resttls_priorities(s->tls) : NULL,
 	    MHD_OPTION_END);
 	return s->d != NULL ? 0 : REST_ERR;
+}
+
+/* What s lets in: Connect's BasicAuthSecurityRestExtension guards the
+ * listeners, not admin.listeners (its filter is registered with the main
+ * resources only); and the names a Host header may give besides IP
+ * addresses and localhost. */
+static void set_policy(struct rest *r, struct server *s)
+{
+	unsigned char ip[16];
+	size_t n = 0;
+
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) == 0 && host[0] != '\0') {
+		host[sizeof(host) - 1] = '\0';
+		snprintf(s->names[n++], sizeof(s->names[0]), "%s", host);
+		/* Avahi's name for it on the local network. */
+		if (strchr(host, '.') == NULL)
+			snprintf(s->names[n++], sizeof(s->names[0]), "%.200s.local", host);
+	}
+	if (s->spec.host[0] != '\0' && inet_pton(AF_INET, s->spec.host, ip) != 1 &&
+	    inet_pton(AF_INET6, s->spec.host, ip) != 1)
+		snprintf(s->names[n++], sizeof(s->names[0]), "%s", s->spec.host);
+	if (r->cfg.advertised_host != NULL && n < 4)
+		snprintf(s->names[n++], sizeof(s->names[0]), "%s", r->cfg.advertised_host);
+	for (size_t i = 0; i < n; i++)
+		s->name_ptrs[i] = s->names[i];
+	s->policy = (struct rest_policy){
+	    .auth = s->spec.admin ? NULL : r->auth,
+	    .https = s->spec.https,
+	    .port = s->spec.port,
+	    .names = s->name_ptrs,
+	    .nnames = n,
+	    .allow_origin = r->cfg.allow_origin,
+	    .allow_methods = r->cfg.allow_methods,
+	};
 }
 
 /* Binds listener spec as server s and registers it with the loop. Returns
@@ -437,6 +562,7 @@ static int open_server(struct rest *r, struct server *s, const struct rest_liste
 	s->r = r;
 	s->spec = *spec;
 	s->tls = spec->https ? r->tls[spec->admin ? REST_TLS_ADMIN : REST_TLS_MAIN] : NULL;
+	set_policy(r, s);
 	snprintf(s->worker_id, sizeof(s->worker_id), "%s:%s",
 	         spec->host[0] ? spec->host : "0.0.0.0", spec->port);
 	if (getaddrinfo(spec->host[0] ? spec->host : NULL, spec->port, &hints, &ai) != 0 ||
@@ -469,17 +595,13 @@ static int open_server(struct rest *r, struct server *s, const struct rest_liste
 	return 0;
 }
 
-/* ---- TLS files changed on disk ---------------------------------------------- */
+/* ---- files changed on disk ------------------------------------------------ */
 
-static void on_tls_settled(struct loop *l, struct loop_timer *t, void *arg)
+static void tls_changed(struct rest *r, void *what, const char *path)
 {
-	struct tlswatch *tw = arg;
-	const char *path = filewatch_changed(tw->fw);
 	char why[1536];
 
-	if (path == NULL)
-		return;
-	if (resttls_reload(tw->tls, why, sizeof(why)) != 0) {
+	if (resttls_reload(what, why, sizeof(why)) != 0) {
 		log_error("rest: %s changed, and cannot be used: %s; the https listeners go on "
 		          "with the certificate they had",
 		          path, why);
@@ -488,35 +610,65 @@ static void on_tls_settled(struct loop *l, struct loop_timer *t, void *arg)
 	log_notice("rest: %s changed: new https connections get the new certificate", path);
 }
 
-static void on_tls_fd(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
+static void auth_changed(struct rest *r, void *what, const char *path)
 {
-	struct tlswatch *tw = arg;
+	char why[1536];
 
-	if (filewatch_drain(tw->fw))
-		loop_timer_set(tw->settle, loop_now_ms() + TLS_SETTLE_MS, 0);
+	if (restauth_reload(what, why, sizeof(why)) != 0) {
+		log_error("rest: %s changed, and cannot be used: %s; the users read before stay",
+		          path, why);
+		return;
+	}
+	log_notice("rest: %s changed: %zu user%s", path, restauth_users(what),
+	           restauth_users(what) == 1 ? "" : "s");
 }
 
-static int watch_tls(struct rest *r, struct tlswatch *tw, struct resttls *tls)
+static void on_settled(struct loop *l, struct loop_timer *t, void *arg)
 {
-	const char *paths[4];
-	size_t n = resttls_files(tls, paths, 4);
+	struct watched *w = arg;
+	const char *path = filewatch_changed(w->fw);
+
+	if (path != NULL)
+		w->reload(w->r, w->what, path);
+}
+
+static void on_watch_fd(struct loop *l, struct loop_fd *fdw, int fd, int revents, void *arg)
+{
+	struct watched *w = arg;
+
+	if (filewatch_drain(w->fw))
+		loop_timer_set(w->settle, loop_now_ms() + TLS_SETTLE_MS, 0);
+}
+
+static int watch(struct rest *r, struct watched *w, const char **paths, size_t n,
+                 void (*reload)(struct rest *, void *, const char *), void *what)
+{
 	char why[1024];
 	int rc;
 
-	tw->tls = tls;
+	w->r = r;
+	w->reload = reload;
+	w->what = what;
 	if (n == 0)
 		return 0;
-	rc = filewatch_new(paths, n, &tw->fw, why, sizeof(why));
+	rc = filewatch_new(paths, n, &w->fw, why, sizeof(why));
 	if (rc == FILEWATCH_ERR_NOMEM)
 		return REST_ERR_NOMEM;
 	if (rc != 0) {
-		log_warn("rest: %s: a new certificate will not be seen until skiff restarts", why);
+		log_warn("rest: %s: a change will not be seen until skiff restarts", why);
 		return 0;
 	}
-	if (loop_fd_add(r->loop, filewatch_fd(tw->fw), POLLIN, on_tls_fd, tw, &tw->watch) != 0 ||
-	    loop_timer_add(r->loop, -1, 0, on_tls_settled, tw, &tw->settle) != 0)
+	if (loop_fd_add(r->loop, filewatch_fd(w->fw), POLLIN, on_watch_fd, w, &w->watch) != 0 ||
+	    loop_timer_add(r->loop, -1, 0, on_settled, w, &w->settle) != 0)
 		return REST_ERR_NOMEM;
 	return 0;
+}
+
+static void unwatch(struct rest *r, struct watched *w)
+{
+	loop_fd_del(r->loop, w->watch);
+	loop_timer_del(r->loop, w->settle);
+	filewatch_destroy(w->fw);
 }
 
 /* ---- open, check, destroy ----------------------------------------------------- */
@@ -539,10 +691,24 @@ static int load_tls(const struct rest_settings *cfg, struct resttls **tls, char 
 	return 0;
 }
 
+/* rest.extension.classes: the JAAS and credentials files. */
+static int load_auth(const struct rest_settings *cfg, struct restauth **out, char *errbuf,
+                     size_t errlen)
+{
+	int rc;
+
+	*out = NULL;
+	if (!cfg->basic_auth)
+		return 0;
+	rc = restauth_new(cfg->jaas, cfg->jaas_where, out, errbuf, errlen);
+	return rc == 0 ? 0 : rc == RESTAUTH_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_CONFIG;
+}
+
 int rest_check(const struct config_section *worker, char *errbuf, size_t errlen)
 {
 	struct rest_settings *cfg = calloc(1, sizeof(*cfg));
 	struct resttls *tls[2] = {NULL, NULL};
+	struct restauth *auth = NULL;
 	int rc = REST_ERR_NOMEM;
 
 	if (cfg == NULL)
@@ -550,8 +716,11 @@ int rest_check(const struct config_section *worker, char *errbuf, size_t errlen)
 	rc = restconf_read(worker, cfg, errbuf, errlen) != 0 ? REST_ERR_CONFIG : 0;
 	if (rc == 0)
 		rc = load_tls(cfg, tls, errbuf, errlen);
+	if (rc == 0)
+		rc = load_auth(cfg, &auth, errbuf, errlen);
 	resttls_destroy(tls[0]);
 	resttls_destroy(tls[1]);
+	restauth_destroy(auth);
 	free(cfg);
 	return rc;
 }
@@ -591,9 +760,26 @@ int rest_open(const struct config_section *worker, struct loop *l, const struct 
 		rc = REST_ERR_CONFIG;
 		goto out;
 	}
-	for (size_t i = 0; i < 2; i++)
-		if (r->tls[i] != NULL && (rc = watch_tls(r, &r->tw[i], r->tls[i])) != 0)
+	if ((rc = load_auth(&r->cfg, &r->auth, errbuf, errlen)) != 0)
+		goto out;
+	for (size_t i = 0; i < 2; i++) {
+		const char *paths[4];
+
+		if (r->tls[i] != NULL &&
+		    (rc = watch(r, &r->tw[i], paths, resttls_files(r->tls[i], paths, 4),
+		                tls_changed, r->tls[i])) != 0)
 			goto out;
+	}
+	if (r->auth != NULL) {
+		const char *paths[2];
+
+		if ((rc = watch(r, &r->aw, paths, restauth_files(r->auth, paths, 2), auth_changed,
+		                r->auth)) != 0)
+			goto out;
+		log_notice("rest: HTTP Basic authentication with the %zu user%s of %s",
+		           restauth_users(r->auth), restauth_users(r->auth) == 1 ? "" : "s",
+		           paths[1]);
+	}
 	for (size_t i = 0; i < r->cfg.nlisteners; i++) {
 		rc = open_server(r, &r->servers[r->nservers], &r->cfg.listeners[i], errbuf, errlen);
 		r->nservers++;
@@ -615,16 +801,20 @@ void rest_destroy(struct rest *r)
 	for (size_t i = 0; i < r->nservers; i++) {
 		struct server *s = &r->servers[i];
 
+		/* libmicrohttpd stops no daemon with a suspended connection. */
+		while (s->waiting != NULL)
+			rest_changed(s->waiting, REST_DELETE, "", false, REST_ERR,
+			             "skiff is stopping: the change was not applied");
 		loop_fd_del(r->loop, s->watch);
 		loop_timer_del(r->loop, s->timer);
 		if (s->d != NULL)
 			mhd->stop_daemon(s->d);
 	}
 	for (size_t i = 0; i < 2; i++) {
-		loop_fd_del(r->loop, r->tw[i].watch);
-		loop_timer_del(r->loop, r->tw[i].settle);
-		filewatch_destroy(r->tw[i].fw);
+		unwatch(r, &r->tw[i]);
 		resttls_destroy(r->tls[i]);
 	}
+	unwatch(r, &r->aw);
+	restauth_destroy(r->auth);
 	free(r);
 }

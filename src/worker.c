@@ -184,7 +184,7 @@ static void produce_batch(struct conn *c)
 			worker_bandwidth_charge(w, klen + vlen);
 			stats_add(c->produced, 1);
 			w->produced++;
-			worker_control_produced(r, vlen);
+			worker_control_produced(r, t.topic, vlen);
 			c->next++;
 			continue;
 		}
@@ -570,6 +570,7 @@ void worker_conn_close(struct worker *w, struct conn *c)
 	free(c->records);
 	free(c->trace);
 	worker_source_free(c);
+	worker_control_forget(c);
 	memset(c, 0, sizeof(*c));
 	c->w = w;
 	c->stopped = c->removed = true;
@@ -821,6 +822,7 @@ void worker_destroy(struct worker *w)
 			free(c->records);
 			free(c->trace);
 			worker_source_free(c);
+			worker_control_forget(c);
 		}
 		free(c);
 	}

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,13 +102,52 @@ int worker_control_partition(struct partition *p, const char *partition_json)
 	return 0;
 }
 
-void worker_control_produced(const struct record *r, size_t vlen)
+/* Most topics kept per connector for GET .../topics: a RegexRouter or
+ * TimestampRouter can name one per day for ever. */
+#define MAX_TOPICS 256
+
+/* Notes topic among c's active topics (Connect's, for GET .../topics). */
+static void note_topic(struct conn *c, const char *topic)
+{
+	char **grown, *copy;
+
+	if (c->ntopics > 0 && strcmp(c->topics[c->last_topic], topic) == 0)
+		return; /* the usual case: the topic of the record before */
+	for (size_t i = 0; i < c->ntopics; i++)
+		if (strcmp(c->topics[i], topic) == 0) {
+			c->last_topic = i;
+			return;
+		}
+	if (c->ntopics == MAX_TOPICS) {
+		return; /* GET .../topics lists the first MAX_TOPICS */
+	}
+	grown = realloc(c->topics, (c->ntopics + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return;
+	c->topics = grown;
+	if ((copy = strdup(topic)) == NULL)
+		return;
+	c->last_topic = c->ntopics;
+	c->topics[c->ntopics++] = copy;
+}
+
+void worker_control_produced(const struct record *r, const char *topic, size_t vlen)
 {
 	struct partition *p = r->part;
 
 	stats_add(p->produced, 1);
 	stats_add(p->read_bytes, r->value.kind == VALUE_STRING ? r->value.len : vlen);
 	partition_head(p, p->conn->w->turn_ms);
+	note_topic(p->conn, topic);
+}
+
+void worker_control_forget(struct conn *c)
+{
+	for (size_t i = 0; i < c->ntopics; i++)
+		free(c->topics[i]);
+	free(c->topics);
+	c->topics = NULL;
+	c->ntopics = c->last_topic = 0;
 }
 
 /* A reload leaves a removed connector's slot as a tombstone (the loop holds
@@ -670,6 +710,53 @@ static char *cluster_id(void *ctx)
 	return sink_cluster_id(((struct worker *)ctx)->sink);
 }
 
+static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
+{
+	const struct conn *c = live(ctx, i);
+
+	for (size_t k = 0; k < c->ntopics; k++)
+		fn(arg, c->topics[k]);
+}
+
+static void reset_topics(void *ctx, size_t i)
+{
+	worker_control_forget(live(ctx, i));
+}
+
+/* log4j's names of skiff's levels (log.h's order). */
+static const char *const log4j_names[] = {"ERROR", "WARN", "NOTICE", "INFO", "DEBUG"};
+
+static void logger(void *ctx, const char **level, int64_t *modified)
+{
+	const struct worker *w = ctx;
+
+	*level = log4j_names[log_get_level()];
+	*modified = w->logger_modified;
+}
+
+static int set_logger(void *ctx, const char *level)
+{
+	static const struct {
+		const char *name;
+		enum log_level level;
+	} levels[] = {{"OFF", LOG_ERROR},   {"FATAL", LOG_ERROR},   {"ERROR", LOG_ERROR},
+	              {"WARN", LOG_WARN},   {"NOTICE", LOG_NOTICE}, {"INFO", LOG_INFO},
+	              {"DEBUG", LOG_DEBUG}, {"TRACE", LOG_DEBUG},   {"ALL", LOG_DEBUG}};
+	struct worker *w = ctx;
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (strcasecmp(level, levels[i].name) != 0)
+			continue;
+		log_notice("log level: %s (REST API, PUT /admin/loggers/root: until a reload or "
+		           "restart)",
+		           log4j_names[levels[i].level]);
+		log_set_level(levels[i].level);
+		w->logger_modified = worker_epoch_ms();
+		return 0;
+	}
+	return REST_ERR_ARG;
+}
+
 const struct rest_ops worker_rest_ops = {
     .count = count,
     .connector = connector,
@@ -680,4 +767,8 @@ const struct rest_ops worker_rest_ops = {
     .health = health,
     .metrics = metrics,
     .cluster_id = cluster_id,
+    .topics = topics,
+    .reset_topics = reset_topics,
+    .logger = logger,
+    .set_logger = set_logger,
 };

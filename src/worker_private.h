@@ -87,6 +87,10 @@ struct conn {
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
+	/* Connect's active topics (worker_control.c): those produced to since
+	 * the open or GET .../topics/reset; topics[last] matched last. */
+	char **topics;
+	size_t ntopics, last_topic;
 };
 
 struct worker {
@@ -155,6 +159,7 @@ struct worker {
 	int64_t health_ack_ms;           /* health.ack.timeout.ms */
 	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
+	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
 };
 
 /* True while c reads: neither failed nor paused or stopped by a person. */
@@ -209,8 +214,12 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
  * false. Before acks_done on token. */
 bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason);
 
-/* r went to the producer (vlen: its value's bytes as converted). */
-void worker_control_produced(const struct record *r, size_t vlen);
+/* r went to the producer, to topic (vlen: its value's bytes as
+ * converted). */
+void worker_control_produced(const struct record *r, const char *topic, size_t vlen);
+
+/* Forgets c's active topics (its source closes). */
+void worker_control_forget(struct conn *c);
 
 /* The backlog of c's partitions as worker_stats_refresh last learnt it:
  * the sum of those it knows into *n (in *unit). Returns how many

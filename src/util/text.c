@@ -45,3 +45,46 @@ char *text_base64(const void *p, size_t len)
 	*o = '\0';
 	return out;
 }
+
+static int b64_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+int text_unbase64(const char *s, size_t len, void *out, size_t cap, size_t *n)
+{
+	unsigned char *o = out;
+	uint32_t acc = 0;
+	size_t bits = 0, pad = 0;
+
+	*n = 0;
+	while (len > 0 && s[len - 1] == '=' && pad < 2) {
+		len--;
+		pad++;
+	}
+	/* Java: "=" only ends the data, and a lone trailing symbol is an error. */
+	if (len % 4 == 1 || (pad > 0 && (len + pad) % 4 != 0))
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		int v = b64_value((unsigned char)s[i]);
+
+		if (v < 0)
+			return -1;
+		acc = acc << 6 | (uint32_t)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (*n == cap)
+				return -1;
+			o[(*n)++] = (unsigned char)(acc >> bits);
+			acc &= (1u << bits) - 1;
+		}
+	}
+	return 0;
+}
