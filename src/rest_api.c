@@ -2,14 +2,17 @@
  * No sockets here: rest.c hands requests in, the fuzzer too.
  *
  * A request goes through the steps Connect's server (Jetty, then Jersey)
- * takes, in its order, so that each refusal is Connect's: the path (404)
- * and method (405) among the routes below, the credentials (401,
+ * takes, in its order, so that each refusal is Connect's: the Host and
+ * Origin of a browser (restguard.h; skiff's own, before anything), a CORS
+ * preflight (access.control.allow.*), the path (404) and method (405) among
+ * the routes below, the body's type (415), the credentials (401,
  * BasicAuthSecurityRestExtension, restauth.h), then the route itself. HEAD
  * is a GET without a body; OPTIONS lists the route's methods (Jersey's). */
 #include "rest.h"
 
 #include "config.h"
 #include "restauth.h"
+#include "restguard.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1131,6 +1134,61 @@ static int connector_route(struct ctx *c)
 	}
 }
 
+/* ---- the policy ------------------------------------------------------------- */
+
+/* A CORS preflight from a listed origin: Jetty's CrossOriginFilter's
+ * answer. */
+static int preflight(struct ctx *c)
+{
+	const struct rest_policy *p = c->req->policy;
+
+	if (!restguard_method_listed(p, c->req->acr_method))
+		return reply_error(c->out, 403,
+		                   "the method asked for is not in "
+		                   "access.control.allow.methods");
+	reply_text(c->out, 200, NULL, NULL);
+	add_header(c->out, "Access-Control-Allow-Origin", c->req->origin);
+	add_header(c->out, "Access-Control-Allow-Methods",
+	           p->allow_methods != NULL && p->allow_methods[0] ? p->allow_methods
+	                                                           : "GET,POST,HEAD");
+	add_header(c->out, "Access-Control-Allow-Headers",
+	           "X-Requested-With,Content-Type,Accept,Origin");
+	add_header(c->out, "Access-Control-Max-Age", "1800");
+	add_header(c->out, "Vary", "Origin");
+	return 0;
+}
+
+/* The browser checks (restguard.h): 0 to go on, or 1 with a reply made. */
+static int browsers(struct ctx *c)
+{
+	const struct rest_request *r = c->req;
+	char msg[700];
+
+	if (!restguard_host_ok(r->policy, r->host)) {
+		snprintf(msg, sizeof(msg),
+		         "Host '%.200s' is not this listener's: give its IP address, localhost, "
+		         "this machine's name or rest.advertised.host.name (a foreign name is how "
+		         "a web page reaches a device through DNS rebinding)",
+		         r->host);
+		reply_error(c->out, 421, msg);
+		return 1;
+	}
+	if (r->policy != NULL && r->origin != NULL && strcmp(r->method, "OPTIONS") == 0 &&
+	    r->acr_method != NULL && restguard_origin_listed(r->policy, r->origin)) {
+		preflight(c);
+		return 1;
+	}
+	if (!restguard_origin_ok(r->policy, r->origin, r->host)) {
+		snprintf(msg, sizeof(msg),
+		         "Origin '%.200s' may not use this API: a web page of another site (list "
+		         "it in access.control.allow.origin to let it)",
+		         r->origin);
+		reply_error(c->out, 403, msg);
+		return 1;
+	}
+	return 0;
+}
+
 /* A request that would create, change or delete a connector. */
 static bool changes(const struct ctx *c)
 {
@@ -1176,6 +1234,8 @@ int rest_route(const struct rest_ops *ops, void *pctx, const struct rest_request
 	int rc = 0;
 
 	*out = (struct rest_reply){0};
+	if (browsers(&c))
+		goto done;
 	c.method = method_bit(req->method);
 	c.route = find_route(&c);
 	if (c.route == NULL) {
@@ -1188,6 +1248,11 @@ int rest_route(const struct rest_ops *ops, void *pctx, const struct rest_request
 		         c.arg[0]);
 	if (!options_req && !(c.route->methods & c.method)) {
 		rc = reply_jersey(out, 405);
+		goto done;
+	}
+	/* Jersey's resources consume application/json only. */
+	if ((req->content_type != NULL || req->has_body) && !restguard_json(req->content_type)) {
+		rc = reply_jersey(out, 415);
 		goto done;
 	}
 	if (req->policy != NULL && !restauth_check(req->policy->auth, req->authorization)) {
@@ -1205,6 +1270,11 @@ int rest_route(const struct rest_ops *ops, void *pctx, const struct rest_request
 	if (rc == REST_PENDING)
 		return rc;
 done:
+	if (req->policy != NULL && req->origin != NULL &&
+	    restguard_origin_listed(req->policy, req->origin) && out->nheaders == 0) {
+		add_header(out, "Access-Control-Allow-Origin", req->origin);
+		add_header(out, "Vary", "Origin");
+	}
 	return out->status == 500 && out->body == NULL ? REST_ERR_NOMEM : rc;
 }
 
