@@ -65,7 +65,8 @@
 	X(gnutls_certificate_get_peers)                                                            \
 	X(gnutls_certificate_send_x509_rdn_sequence)                                               \
 	X(gnutls_session_set_verify_function)                                                      \
-	X(gnutls_session_get_ptr)
+	X(gnutls_session_get_ptr)                                                                  \
+	X(gnutls_record_send)
 
 #define GNUTLSLIB_FIELD(fn) __typeof__(fn) *fn;
 /* The GnuTLS functions resttls.c calls, and gnutls_free (a variable in

@@ -17,17 +17,31 @@
  * a certificate replaced on disk serves the next connection without a
  * restart (watched as the producer's are, worker_sink.c).
  *
- * Bounds, so that a hostile or broken client costs little and never stops
- * the pipeline: REST_CONNECTIONS connections at once (more are refused at
- * accept), REST_CONN_MEMORY bytes per connection for the request line and
- * headers (more: 431/413 from libmicrohttpd), REST_MAX_BODY for a body
- * (more: 413), REST_TIMEOUT_S of silence before a connection is closed, and
- * REST_REQUEST_MS for a whole request and its reply, counted from the
- * accept or the end of the connection's previous request: a slowloris
- * client sending a byte a second is never silent, so the silence timeout
- * alone let 32 of them hold every slot for as long as they liked. And at
- * most REST_PER_IP connections from one address, so that one client
- * cannot take every slot even for that long. */
+ * Bounds, so that slow or hostile clients cost little, never keep a
+ * prober out and never stop the pipeline (restconf.h's keys):
+ * - rest.max.connections served at once per listener. One more is not
+ *   refused: it evicts the connection that has waited longest without a
+ *   complete request, from the address that holds the most (so 300
+ *   slowloris connections from 40 addresses cannot keep /health out, and a
+ *   prober is never refused because its own address is busy: a cap per
+ *   address refused local probes and 61,201 of 75,663 requests of 50 local
+ *   clients). libmicrohttpd's own limit is EVICT_MARGIN above, for the
+ *   connections accepted before the evicted ones are freed.
+ * - rest.request.timeout.ms for a whole request and its reply, counted from
+ *   the accept or the end of the connection's previous request: a slowloris
+ *   client sending a byte a second is never silent, so a silence timeout
+ *   alone lets it hold its slot for as long as it likes; and
+ *   rest.idle.timeout.ms of silence.
+ * - REST_CONN_MEMORY bytes per connection for the request line and headers
+ *   (more: 431/414 from libmicrohttpd).
+ * - rest.max.body.bytes of body: a larger Content-Length is answered 413 at
+ *   once (libmicrohttpd then reads no more), a chunked body as soon as it
+ *   passes the limit. libmicrohttpd queues no reply in the middle of a body,
+ *   so that one is written on the socket (or the TLS session) here, and the
+ *   rest of the body is read and dropped until the connection is cut.
+ * Each turn runs libmicrohttpd until it has nothing more to do (within
+ * RUN_BUDGET_MS): it reads a buffer per connection per run, and a 1 MB body
+ * waited a second per buffer for the next timer. */
 #include "rest.h"
 
 #include "config.h"
@@ -36,6 +50,7 @@
 #include "log.h"
 #include "loop.h"
 #include "mhdlib.h"
+#include "num.h"
 #include "restauth.h"
 #include "restconf.h"
 #include "resttls.h"
@@ -50,13 +65,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define REST_CONNECTIONS 32
 #define REST_CONN_MEMORY (32u * 1024)
-#define REST_TIMEOUT_S 10
 #define REST_IDLE_RUN_MS 1000
-#define REST_REQUEST_MS 4000
-#define REST_PER_IP 8
-#define REST_MAX_BODY (256u * 1024)
+#define EVICT_MARGIN 16
+#define RUN_BUDGET_MS 20
 /* Quiet time after the last change to a TLS file before it is read again. */
 #define TLS_SETTLE_MS 1000
 
@@ -72,8 +84,11 @@ struct slot {
 	struct server *s;
 	struct MHD_Connection *conn;
 	int fd;
-	int64_t since; /* loop time its current request began */
-	bool cut;
+	int64_t since;           /* loop time its current request began */
+	bool cut;                /* shut down: libmicrohttpd frees it soon */
+	bool answering;          /* a reply is queued on it */
+	bool waiting;            /* suspended until rest_changed */
+	unsigned char addr[16];  /* the client's address (IPv4 mapped) */
 	struct resttls_gen *gen; /* https: the certificates it was accepted under */
 };
 
@@ -93,7 +108,8 @@ struct server {
 	char names[4][256];
 	const char *name_ptrs[4];
 	struct pending *waiting; /* requests whose reply comes later */
-	struct slot open[REST_CONNECTIONS];
+	struct slot *open;       /* nopen slots: rest.max.connections + EVICT_MARGIN */
+	size_t nopen, live;
 };
 
 /* Files read again when they change: the TLS files of one role (main or
@@ -124,7 +140,7 @@ struct rest {
 struct pending {
 	char *body;
 	size_t len;
-	bool toobig;
+	bool refused; /* the 413 was written in the middle of the body */
 	struct server *s;
 	struct MHD_Connection *conn;
 	bool suspended, ready;
@@ -140,31 +156,91 @@ static unsigned connections(const struct server *s)
 	return i != NULL ? i->num_connections : 0;
 }
 
-/* Cuts each connection that has spent REST_REQUEST_MS on one request:
- * shutdown(2) on its socket, which libmicrohttpd then sees end and closes
- * (the descriptor stays its own). */
+static void cut(struct slot *sl, const char *why)
+{
+	log_debug("rest: %s:%s: a connection closed: %s", sl->s->spec.host, sl->s->spec.port, why);
+	shutdown(sl->fd, SHUT_RDWR);
+	sl->cut = true;
+}
+
+/* Cuts each connection that has spent rest.request.timeout.ms on one
+ * request and its reply: shutdown(2) on its socket, which libmicrohttpd
+ * then sees end and closes (the descriptor stays its own). */
 static void cut_slow(struct server *s)
 {
-	int64_t now = loop_now_ms();
+	int64_t now = loop_now_ms(), limit = s->r->cfg.request_ms;
 
-	for (size_t i = 0; i < REST_CONNECTIONS; i++) {
-		if (s->open[i].conn == NULL || s->open[i].cut ||
-		    now - s->open[i].since < REST_REQUEST_MS)
-			continue;
-		log_debug("rest: a connection took over %d ms for one request: closed",
-		          REST_REQUEST_MS);
-		shutdown(s->open[i].fd, SHUT_RDWR);
-		s->open[i].cut = true;
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct slot *sl = &s->open[i];
+
+		if (sl->conn != NULL && !sl->cut && !sl->waiting && now - sl->since >= limit)
+			cut(sl, "rest.request.timeout.ms passed on one request");
 	}
 }
 
 /* A free slot of s, or NULL. */
 static struct slot *free_slot(struct server *s)
 {
-	for (size_t i = 0; i < REST_CONNECTIONS; i++)
+	for (size_t i = 0; i < s->nopen; i++)
 		if (s->open[i].conn == NULL)
 			return &s->open[i];
 	return NULL;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
+	int c = memcmp(x->addr, y->addr, sizeof(x->addr));
+
+	return c != 0 ? c : x->since < y->since ? -1 : x->since > y->since;
+}
+
+/* The connection to evict for newcomer: among those without a reply on
+ * the way (any, if every one has one), from the address holding the most,
+ * the one on its current request the longest. */
+static struct slot *victim(struct server *s, const struct slot *newcomer)
+{
+	struct slot **c = malloc(s->nopen * sizeof(*c)), *best = NULL;
+	size_t n = 0, run_len = 0, best_len = 0;
+
+	if (c == NULL)
+		return NULL;
+	for (int pass = 0; pass < 2 && n == 0; pass++)
+		for (size_t i = 0; i < s->nopen; i++) {
+			struct slot *sl = &s->open[i];
+
+			if (sl->conn != NULL && sl != newcomer && !sl->cut && !sl->waiting &&
+			    (pass == 1 || !sl->answering))
+				c[n++] = sl;
+		}
+	qsort(c, n, sizeof(*c), by_addr);
+	for (size_t i = 0; i < n; i++) {
+		run_len = i > 0 && memcmp(c[i]->addr, c[i - 1]->addr, sizeof(c[i]->addr)) == 0
+		              ? run_len + 1
+		              : 1;
+		/* Sorted by time within an address: its oldest starts the run. */
+		if (run_len > best_len) {
+			best_len = run_len;
+			best = c[i - run_len + 1];
+		}
+	}
+	free(c);
+	return best;
+}
+
+static void note_address(struct slot *sl)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd->get_connection_info(sl->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+
+	memset(sl->addr, 0, sizeof(sl->addr));
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		sl->addr[10] = sl->addr[11] = 0xff;
+		memcpy(sl->addr + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		memcpy(sl->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	}
 }
 
 /* The slot of a connection (its socket context), or NULL. */
@@ -242,11 +318,12 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		if (sl != NULL) {
 			resttls_gen_unref(sl->gen);
 			memset(sl, 0, sizeof(*sl));
+			s->live--;
 		}
 		return;
 	}
 	ci = mhd->get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	/* No free slot cannot happen (the connection limit is the same). */
+	/* No free slot cannot happen (libmicrohttpd's limit is the same). */
 	if (ci == NULL || (sl = free_slot(s)) == NULL)
 		return;
 	*socket_context = sl;
@@ -254,9 +331,15 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	sl->conn = conn;
 	sl->fd = ci->connect_fd;
 	sl->since = loop_now_ms();
-	sl->cut = false;
+	note_address(sl);
 	if (s->tls != NULL)
 		start_tls(sl);
+	if (++s->live > (size_t)s->r->cfg.max_connections) {
+		struct slot *v = victim(s, sl);
+
+		if (v != NULL)
+			cut(v, "evicted by a new connection (rest.max.connections)");
+	}
 }
 
 /* Runs libmicrohttpd, then re-arms the timer at its next deadline. At the
@@ -268,15 +351,19 @@ static void run(struct server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
 	unsigned before;
-	int64_t due = -1;
+	int64_t due = -1, start = loop_now_ms();
 
 	/* A closed connection is freed in the run after the one that saw it
-	 * close: stop once two runs in a row changed nothing. */
+	 * close, and a run reads one buffer per connection: go on while
+	 * libmicrohttpd has more to do at once, and until two runs in a row
+	 * changed no count, within RUN_BUDGET_MS (the pipeline's turn). */
 	cut_slow(s);
-	for (int i = 0, still = 0; i < 64 && still < 2; i++) {
+	for (int i = 0, still = 0; i < 4096 && loop_now_ms() - start < RUN_BUDGET_MS; i++) {
 		before = connections(s);
 		mhd->run(s->d);
 		still = connections(s) == before ? still + 1 : 0;
+		if (still >= 2 && (mhd->get_timeout(s->d, &ms) != MHD_YES || ms > 0))
+			break;
 	}
 	if (mhd->get_timeout(s->d, &ms) == MHD_YES)
 		due = ms < REST_IDLE_RUN_MS ? (int64_t)ms : REST_IDLE_RUN_MS;
@@ -326,6 +413,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply
 {
 	struct MHD_Response *resp =
 	    mhd->create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
+	struct slot *sl;
 	enum MHD_Result ok;
 
 	if (resp == NULL) {
@@ -340,19 +428,23 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply
 	ok = mhd->queue_response(conn, rep->status, resp);
 	mhd->destroy_response(resp);
 	rest_reply_free(rep);
+	if (ok == MHD_YES && (sl = slot_of(conn)) != NULL)
+		sl->answering = true;
 	return ok;
 }
 
-/* Appends a chunk of the body, up to REST_MAX_BODY. */
+/* Connect has no limit; skiff's refusal, in Connect's error shape. */
+static const char too_large[] = "{\"error_code\":413,\"message\":\"the request body is "
+                                "larger than rest.max.body.bytes\"}";
+/* How long a connection refused in the middle of its body may still send
+ * (read and dropped), so that the client reads the 413, not a reset. */
+#define LINGER_MS 1000
+
+/* Appends a chunk of the body (the limit checked by the caller). */
 static bool take_body(struct pending *p, const char *data, size_t n)
 {
-	char *grown;
+	char *grown = realloc(p->body, p->len + n + 1);
 
-	if (p->toobig || n > REST_MAX_BODY - p->len) {
-		p->toobig = true;
-		return true;
-	}
-	grown = realloc(p->body, p->len + n + 1);
 	if (grown == NULL)
 		return false;
 	memcpy(grown + p->len, data, n);
@@ -360,6 +452,53 @@ static bool take_body(struct pending *p, const char *data, size_t n)
 	grown[p->len] = '\0';
 	p->body = grown;
 	return true;
+}
+
+static enum MHD_Result refuse_now(struct MHD_Connection *conn)
+{
+	struct rest_reply rep = {.status = 413, .content_type = "application/json"};
+
+	rep.body = strdup(too_large);
+	rep.len = rep.body != NULL ? strlen(rep.body) : 0;
+	return send_reply(conn, &rep);
+}
+
+/* A body passed the limit in its middle, where libmicrohttpd queues no
+ * reply: the 413 goes straight on the wire (the reply is small: it fits the
+ * socket's buffer), the rest of the body is dropped as it comes, and the
+ * connection is cut LINGER_MS later. */
+static void refuse_midway(struct server *s, struct MHD_Connection *conn, struct pending *p)
+{
+	struct slot *sl = slot_of(conn);
+	char reply[512];
+	int n = snprintf(reply, sizeof(reply),
+	                 "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n"
+	                 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+	                 strlen(too_large), too_large);
+
+	p->refused = true;
+	if (sl == NULL)
+		return;
+	if (s->tls != NULL) {
+		const union MHD_ConnectionInfo *ci =
+		    mhd->get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+		if (ci != NULL && ci->tls_session != NULL)
+			(void)gnutls->gnutls_record_send(ci->tls_session, reply, (size_t)n);
+	} else {
+		(void)send(sl->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	sl->answering = true;
+	sl->since = loop_now_ms() - s->r->cfg.request_ms + LINGER_MS;
+}
+
+/* Whether the request's Content-Length is over the limit. */
+static bool announced_too_large(const struct server *s, struct MHD_Connection *conn)
+{
+	const char *cl = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	int64_t n;
+
+	return cl != NULL && (num_parse_i64(cl, 0, INT64_MAX, &n) != 0 || n > s->r->cfg.max_body);
 }
 
 /* The request's headers and query into req. */
@@ -395,7 +534,7 @@ static enum MHD_Result wait_reply(struct server *s, struct MHD_Connection *conn,
 	p->next = s->waiting;
 	s->waiting = p;
 	if (sl != NULL)
-		sl->since = INT64_MAX; /* not slow: it waits for skiff */
+		sl->waiting = true; /* not slow: it waits for skiff */
 	mhd->suspend_connection(conn);
 	return MHD_YES;
 }
@@ -411,9 +550,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	int rc;
 
 	if (p == NULL) {
-		/* The headers are in; the body (if any) follows in later calls. */
+		/* The headers are in; the body (if any) follows in later calls,
+		 * unless it is refused now (libmicrohttpd then reads no more of
+		 * it). */
 		p = calloc(1, sizeof(*p));
 		*state = p;
+		if (p != NULL && announced_too_large(s, conn))
+			return refuse_now(conn);
 		return p != NULL ? MHD_YES : MHD_NO;
 	}
 	if (p->ready) {
@@ -421,17 +564,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return send_reply(conn, &p->reply);
 	}
 	if (*upload_size > 0) {
-		bool ok = take_body(p, upload, *upload_size);
+		size_t n = *upload_size;
 
 		*upload_size = 0;
-		return ok ? MHD_YES : MHD_NO;
+		if (p->refused)
+			return MHD_YES;
+		if (n > (size_t)s->r->cfg.max_body - p->len) {
+			refuse_midway(s, conn, p);
+			return MHD_YES;
+		}
+		return take_body(p, upload, n) ? MHD_YES : MHD_NO;
 	}
-	if (p->toobig) {
-		rep = (struct rest_reply){.status = 413, .content_type = "application/json"};
-		rep.body = strdup("{\"error_code\":413,\"message\":\"request body too large\"}");
-		rep.len = rep.body != NULL ? strlen(rep.body) : 0;
-		return send_reply(conn, &rep);
-	}
+	if (p->refused)
+		return MHD_NO; /* its 413 is sent: close */
 	read_request(s, conn, &req);
 	req.body = p->body != NULL ? p->body : "";
 	req.len = p->len;
@@ -447,6 +592,7 @@ void rest_changed(void *waiter, enum rest_change_op op, const char *name, bool c
 {
 	struct pending *p = waiter, **at;
 	struct server *s = p->s;
+	struct slot *sl;
 
 	for (at = &s->waiting; *at != NULL && *at != p; at = &(*at)->next)
 		;
@@ -457,6 +603,10 @@ void rest_changed(void *waiter, enum rest_change_op op, const char *name, bool c
 	                        &p->reply);
 	p->ready = true;
 	p->suspended = false;
+	if ((sl = slot_of(p->conn)) != NULL) {
+		sl->waiting = false;
+		sl->since = loop_now_ms();
+	}
 	mhd->resume_connection(p->conn);
 	run(s);
 }
@@ -468,8 +618,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 	struct slot *sl = slot_of(conn);
 
 	/* The next request on this connection has its own time. */
-	if (sl != NULL)
+	if (sl != NULL) {
 		sl->since = loop_now_ms();
+		sl->answering = sl->waiting = false;
+	}
 	if (p != NULL) {
 		rest_reply_free(&p->reply);
 		free(p->body);
@@ -496,14 +648,19 @@ static int start(struct server *s, const struct addrinfo *ai)
 	if (s->tls != NULL)
 		flags |= MHD_USE_TLS;
 	flags |= MHD_ALLOW_SUSPEND_RESUME;
+	int64_t idle_s = (s->r->cfg.idle_ms + 999) / 1000;
+
+	s->nopen = (size_t)s->r->cfg.max_connections + EVICT_MARGIN;
+	s->open = calloc(s->nopen, sizeof(*s->open));
+	if (s->open == NULL)
+		return REST_ERR_NOMEM;
 	s->d = mhd->start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_CONNECTIONS,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REST_CONN_MEMORY,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
-	    on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_IP, MHD_OPTION_EXTERNAL_LOGGER,
-	    on_mhd_log, s, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->nopen, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)REST_CONN_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)idle_s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+	    MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
 	    s->tls != NULL ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, on_cert,
 	    MHD_OPTION_HTTPS_PRIORITIES, s->tls != NULL ? resttls_priorities(s->tls) : NULL,
 	    MHD_OPTION_END);
@@ -573,6 +730,10 @@ static int open_server(struct rest *r, struct server *s, const struct rest_liste
 	}
 	rc = start(s, ai);
 	freeaddrinfo(ai);
+	if (rc == REST_ERR_NOMEM) {
+		snprintf(errbuf, errlen, "rest: out of memory");
+		return rc;
+	}
 	if (rc != 0) {
 		snprintf(errbuf, errlen,
 		         "%s: %s: cannot listen on %s:%s (in use, or not an address of this host)",
@@ -809,6 +970,7 @@ void rest_destroy(struct rest *r)
 		loop_timer_del(r->loop, s->timer);
 		if (s->d != NULL)
 			mhd->stop_daemon(s->d);
+		free(s->open);
 	}
 	for (size_t i = 0; i < 2; i++) {
 		unwatch(r, &r->tw[i]);

@@ -157,7 +157,7 @@ const struct config_key restconf_keys[] = {
     INERT("rest.advertised.port"),
     INERT("rest.advertised.listener"),
     INERT("response.http.headers.config"),
-    {"rest.max.connections", CFG_INT, "64", 4, 4096, NULL, 0,
+    {"rest.max.connections", CFG_INT, "64", 4, 1024, NULL, 0,
      "skiff's own: connections served at once per listener. One more evicts the "
      "connection that has waited longest without a complete request, from the address "
      "holding the most: slow clients cannot keep others out."},

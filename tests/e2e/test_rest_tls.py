@@ -203,3 +203,25 @@ def test_check_and_start_refuse_alike_and_print_no_secret(tmp_path, ca):
         assert r.returncode == 78, r.stdout
         assert re.search(says, r.stdout.decode()), r.stdout
         assert b"secret" not in r.stdout.replace(b"[hidden]", b"")
+
+
+def test_oversized_chunked_body_refused_over_tls(tmp_path, kafka, topic, ca):
+    """The 413 written in the middle of a body goes through the TLS session."""
+    import socket
+    keys = {"listeners.https.ssl.keystore.location": str(ca.p12("server", "ks-secret-1")),
+            "listeners.https.ssl.keystore.password": "ks-secret-1",
+            "rest.max.body.bytes": 4096}
+    sk, port, _ = start_skiff(tmp_path, kafka.bootstrap, topic, keys, scheme="https",
+                              tls=client_tls(ca))
+    raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s = client_tls(ca).wrap_socket(raw, server_hostname="127.0.0.1")
+    s.sendall(f"PATCH /connectors/{NAME}/offsets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+              "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+    for _ in range(4):
+        s.sendall(b"%x\r\n%s\r\n" % (2048, b"[" * 2048))
+    data = s.recv(4096)
+    s.close()
+    assert data.startswith(b"HTTP/1.1 413 "), data
+    assert b"rest.max.body.bytes" in data
+    assert request(port, "GET", "/connectors", tls=client_tls(ca)).status == 200
+    assert sk.stop() == 0
