@@ -123,7 +123,8 @@ struct rest_ops {
 	 * REST_ERR_NOMEM. */
 	int (*plugin_config)(void *ctx, const char *plugin, cJSON **out);
 	/* Connect's ConfigInfos of config (an object of strings) for plugin:
-	 * 0 and *out, REST_ERR_NOTFOUND (no such connector class: errbuf) or
+	 * 0 and *out, REST_ERR_NOTFOUND (no such connector class),
+	 * REST_ERR_ARG (config names another), each with errbuf, or
 	 * REST_ERR_NOMEM. */
 	int (*validate)(void *ctx, const char *plugin, const cJSON *config, cJSON **out,
 	                char *errbuf, size_t errlen);

@@ -758,6 +758,8 @@ static int loggers(const struct ctx *c)
 
 /* ---- connector-plugins -------------------------------------------------------- */
 
+static cJSON *string_config(const struct ctx *c, const cJSON *in, bool keep_null);
+
 static int plugins(const struct ctx *c)
 {
 	if (c->route->id == R_PLUGINS)
@@ -787,8 +789,10 @@ static int plugins(const struct ctx *c)
 		}
 		rc = c->ops->validate(c->pctx, c->name, body, &j, why, sizeof(why));
 		cJSON_Delete(body);
-		if (rc == REST_ERR_NOTFOUND)
-			return reply_error(c->out, 400, why);
+		/* Connect: an unknown plugin is its lookup's 500, another
+		 * connector.class in the body a 400. */
+		if (rc == REST_ERR_NOTFOUND || rc == REST_ERR_ARG)
+			return reply_error(c->out, rc == REST_ERR_ARG ? 400 : 500, why);
 		return rc != 0 ? reply_error(c->out, 500, "out of memory")
 		               : reply_json(c->out, 200, j);
 	}

@@ -147,6 +147,8 @@ static const struct config_key connector_keys[] = {
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
 
+const struct config_key *const settings_connector_keys = connector_keys;
+
 /* Worker keys handed to librdkafka (checked there), and Connect's per-client
  * prefixes that have no client here (accepted, ignored by the sink). */
 static const char *const worker_passthrough[] = {
@@ -425,6 +427,25 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 		return SETTINGS_ERR;
 	}
 	return 0;
+}
+
+int settings_check_connector(const struct config_section *worker, const struct props *p,
+                             char *errbuf, size_t errlen)
+{
+	struct settings *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (s == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
+		return SETTINGS_ERR_NOMEM;
+	}
+	/* Only read through: the worker stays the caller's. */
+	s->worker = (struct config_section *)(uintptr_t)worker;
+	rc = load_connector(s, p, "", NULL, errbuf, errlen);
+	s->worker = NULL;
+	settings_destroy(s);
+	free(s);
+	return rc;
 }
 
 static void log_section_notices(const struct config_section *c)

@@ -13,7 +13,9 @@
 #include "convert.h"
 
 struct cJSON;
+struct config_key;
 struct config_section;
+struct props;
 struct providers;
 struct source_ops;
 struct transform_chain;
@@ -49,6 +51,16 @@ enum {
  * Returns 0 and a filled *out (release with settings_destroy), or
  * SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
+
+/* Loads p (a connector's keys, as a connector file gives them) as the
+ * connector of a configuration whose worker section is worker would:
+ * 0, or SETTINGS_ERR / SETTINGS_ERR_NOMEM with errbuf "NAME:LINE: why"
+ * (NAME: props_name(p)). For the REST API's config/validate. */
+int settings_check_connector(const struct config_section *worker, const struct props *p,
+                             char *errbuf, size_t errlen);
+
+/* The keys every connector takes (Connect's ConnectorConfig), as a table. */
+extern const struct config_key *const settings_connector_keys;
 
 /* Logs the notices (inert keys) of every section. */
 void settings_log_notices(const struct settings *s);

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "offsets.h"
 #include "offsets_doc.h"
+#include "plugins.h"
 #include "rest.h"
 #include "sink_kafka.h"
 #include "stats.h"
@@ -455,8 +456,9 @@ static int get_offsets(void *ctx, size_t i, char **json)
 }
 
 /* Whether c's source would use entry e (a reset always passes: junk stored
- * earlier must stay removable, as Connect allows). Returns 0, REST_ERR_ARG
- * with errbuf, or REST_ERR_NOMEM. */
+ * earlier must stay removable, as Connect allows). Returns 0,
+ * REST_ERR_SOURCE with errbuf (the source's reason, as Connect's connector
+ * throws it), or REST_ERR_NOMEM. */
 static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char *errbuf,
                      size_t errlen)
 {
@@ -470,9 +472,8 @@ static int check_one(const struct conn *c, const struct offsets_doc_entry *e, ch
 	if (part == NULL || off == NULL)
 		rc = REST_ERR_NOMEM;
 	else if (c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why)) != 0) {
-		snprintf(errbuf, errlen, "Failed to alter offsets for connector %s: %s",
-		         c->cs->name, why);
-		rc = REST_ERR_ARG;
+		snprintf(errbuf, errlen, "%s", why);
+		rc = REST_ERR_SOURCE;
 	}
 	free(part);
 	free(off);
@@ -561,7 +562,7 @@ static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e,
 	if (rc == REST_ERR_NOMEM)
 		snprintf(errbuf, errlen, "out of memory");
 	if (rc != 0)
-		return rc == REST_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_ARG;
+		return rc == REST_ERR_NOMEM || rc == REST_ERR_SOURCE ? rc : REST_ERR_ARG;
 	log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
 	return write_now(w, errbuf, errlen);
 }
@@ -723,6 +724,30 @@ static void reset_topics(void *ctx, size_t i)
 	worker_control_forget(live(ctx, i));
 }
 
+static cJSON *plugins(void *ctx, bool connectors_only)
+{
+	return plugins_list(connectors_only);
+}
+
+static int plugin_config(void *ctx, const char *plugin, cJSON **out)
+{
+	int rc = plugins_config(plugin, out);
+
+	return rc == 0 ? 0 : rc == PLUGINS_ERR_UNKNOWN ? REST_ERR_NOTFOUND : REST_ERR_NOMEM;
+}
+
+static int validate(void *ctx, const char *plugin, const cJSON *config, cJSON **out, char *errbuf,
+                    size_t errlen)
+{
+	struct worker *w = ctx;
+	int rc = plugins_validate(w->settings->worker, plugin, config, out, errbuf, errlen);
+
+	return rc == 0                      ? 0
+	       : rc == PLUGINS_ERR_UNKNOWN  ? REST_ERR_NOTFOUND
+	       : rc == PLUGINS_ERR_MISMATCH ? REST_ERR_ARG
+	                                    : REST_ERR_NOMEM;
+}
+
 /* log4j's names of skiff's levels (log.h's order). */
 static const char *const log4j_names[] = {"ERROR", "WARN", "NOTICE", "INFO", "DEBUG"};
 
@@ -771,4 +796,7 @@ const struct rest_ops worker_rest_ops = {
     .reset_topics = reset_topics,
     .logger = logger,
     .set_logger = set_logger,
+    .plugins = plugins,
+    .plugin_config = plugin_config,
+    .validate = validate,
 };
