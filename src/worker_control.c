@@ -471,7 +471,10 @@ static int check_one(const struct conn *c, const struct offsets_doc_entry *e, ch
 	off = strndup(e->offset, e->olen);
 	if (part == NULL || off == NULL)
 		rc = REST_ERR_NOMEM;
-	else if (c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why)) != 0) {
+	else if ((rc = c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why))) ==
+	         SOURCE_ERR_FOREIGN)
+		rc = 0; /* stored, as Connect stores it */
+	else if (rc != 0) {
 		snprintf(errbuf, errlen, "%s", why);
 		rc = REST_ERR_SOURCE;
 	}

@@ -5,9 +5,35 @@
 #include "jsonint.h"
 #include "source.h"
 
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Whether cfg's connector follows path, or would once it exists. */
+static bool follows(const struct config_section *cfg, const char *path)
+{
+	const char *file = config_str(cfg, "file"), *base = strrchr(path, '/');
+	size_t n = config_list_len(cfg, "files");
+	bool match = false;
+
+	if (file != NULL && file[0] != '\0')
+		return strcmp(file, path) == 0;
+	for (size_t i = 0; i < n && !match; i++) {
+		const char *p = config_list_item(cfg, "files", i);
+
+		match = strcmp(p, path) == 0 || fnmatch(p, path, FNM_PATHNAME) == 0;
+	}
+	base = base != NULL ? base + 1 : path;
+	n = config_list_len(cfg, "files.exclude");
+	for (size_t i = 0; i < n && match; i++) {
+		const char *x = config_list_item(cfg, "files.exclude", i);
+
+		match = fnmatch(x, strchr(x, '/') ? path : base,
+		                strchr(x, '/') ? FNM_PATHNAME : 0) != 0;
+	}
+	return match;
+}
 
 static int check_partition(const struct config_section *cfg, const char *partition, char *errbuf,
                            size_t errlen)
@@ -21,10 +47,13 @@ static int check_partition(const struct config_section *cfg, const char *partiti
 		         "Partition objects should contain the key 'filename' (a string) and "
 		         "nothing else");
 		rc = SOURCE_ERR_CONFIG;
+	} else if (!follows(cfg, f->valuestring)) {
+		snprintf(errbuf, errlen,
+		         "the partition's 'filename' %.300s is not a file this connector reads "
+		         "(its file or files setting)",
+		         f->valuestring);
+		rc = SOURCE_ERR_FOREIGN;
 	}
-	/* A file the connector does not read (now) is taken, as Connect takes
-	 * it: its offset serves if the file or files setting comes to name
-	 * it. */
 	cJSON_Delete(p);
 	return rc;
 }
