@@ -7,6 +7,7 @@
 #include "props.h"
 #include "provider.h"
 #include "restconf.h"
+#include "restconns.h"
 #include "sink_kafka.h"
 #include "source.h"
 #include "transform.h"
@@ -285,6 +286,10 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 			return SETTINGS_ERR;
 		}
 	}
+	if ((c->file = strdup(props_name(p))) == NULL || (c->prefix = strdup(prefix)) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
+		return SETTINGS_ERR_NOMEM;
+	}
 	if ((rc = config_section_load(p, &spec, &c->cfg, errbuf, errlen)) != 0)
 		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if (strcmp(config_str(c->cfg, "transaction.boundary"), "connector") == 0) {
@@ -331,6 +336,46 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 	return 0;
 }
 
+static void free_connector(struct connector_settings *c)
+{
+	config_section_destroy(c->cfg);
+	transform_chain_destroy(c->chain);
+	free(c->file);
+	free(c->prefix);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Lays the REST API's connectors over the files': an entry replaces the
+ * connector of its name (or adds one), a deletion removes it. */
+static int lay_rest(struct settings *s, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < restconns_count(s->rest); i++) {
+		const char *name = restconns_name(s->rest, i);
+		const struct props *p = restconns_props(s->rest, i);
+		bool in_files = false;
+
+		for (size_t j = 0; j < s->nconnectors; j++) {
+			if (strcmp(s->connectors[j].name, name) != 0)
+				continue;
+			in_files = true;
+			free_connector(&s->connectors[j]);
+			memmove(&s->connectors[j], &s->connectors[j + 1],
+			        (s->nconnectors - j - 1) * sizeof(s->connectors[0]));
+			memset(&s->connectors[--s->nconnectors], 0, sizeof(s->connectors[0]));
+			break;
+		}
+		if (p == NULL)
+			continue;
+		if ((rc = load_connector(s, p, "", NULL, errbuf, errlen)) != 0)
+			return rc;
+		s->connectors[s->nconnectors - 1].rest = true;
+		s->connectors[s->nconnectors - 1].in_files = in_files;
+	}
+	return 0;
+}
+
 /* A file, a topic or both; a created topic's sizes are -1 or positive. */
 static int check_offset_store(const struct config_section *w, const char *path, char *errbuf,
                               size_t errlen)
@@ -368,9 +413,15 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
+	return settings_load_with(paths, n, NULL, out, errbuf, errlen);
+}
+
+int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
+                       char *errbuf, size_t errlen)
+{
 	const struct config_key *tables[] = {worker_keys, restconf_keys};
 	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
-	struct rest_settings *rest = NULL;
+	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",
 	                           .tables = tables,
 	                           .ntables = 2,
@@ -379,6 +430,7 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	out->rest = rest;
 	if (n == 0) {
 		snprintf(errbuf, errlen, "give one worker file and the connector files");
 		return SETTINGS_ERR;
@@ -405,21 +457,28 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
 		return SETTINGS_ERR;
 	/* The REST keys' forms (the files they name: rest_check). */
-	if ((rest = malloc(sizeof(*rest))) == NULL) {
+	if ((keys = malloc(sizeof(*keys))) == NULL) {
 		snprintf(errbuf, errlen, "%s: out of memory", paths[0]);
 		return SETTINGS_ERR_NOMEM;
 	}
-	if (restconf_read(out->worker, rest, errbuf, errlen) != 0) {
-		free(rest);
+	if (restconf_read(out->worker, keys, errbuf, errlen) != 0) {
+		free(keys);
 		return SETTINGS_ERR;
 	}
-	free(rest);
+	free(keys);
 	for (size_t i = 1; i < n; i++)
 		if ((rc = load_connector(out, out->files[i], "", NULL, errbuf, errlen)) != 0)
 			return rc;
 	if ((rc = load_inline(out, out->files[0], errbuf, errlen)) != 0)
 		return rc;
-	if (out->nconnectors == 0) {
+	if (out->rest == NULL &&
+	    (rc = restconns_load(config_str(out->worker, "offset.storage.file.filename"),
+	                         &out->rest, errbuf, errlen)) != 0)
+		return rc == RESTCONNS_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	if ((rc = lay_rest(out, errbuf, errlen)) != 0)
+		return rc;
+	/* With the REST API on, connectors may come from it alone. */
+	if (out->nconnectors == 0 && config_list_len(out->worker, "listeners") == 0) {
 		snprintf(errbuf, errlen,
 		         "%s: no connector: give connector files after the worker "
 		         "file, or declare connectors.<name>.connector.class=... in it",
@@ -467,7 +526,17 @@ void settings_log_notices(const struct settings *s)
 			    "%s: %s configures a Connect client skiff does not have; ignored",
 			    config_passthrough_where(s->worker, i), k);
 	}
+	for (size_t i = 0; i < restconns_count(s->rest); i++)
+		if (restconns_props(s->rest, i) == NULL)
+			log_notice("connector %s: deleted through the REST API (%s): not started",
+			           restconns_name(s->rest, i),
+			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept");
 	for (size_t i = 0; i < s->nconnectors; i++) {
+		if (s->connectors[i].rest)
+			log_notice("connector %s: its configuration is the REST API's (%s)%s",
+			           s->connectors[i].name,
+			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept",
+			           s->connectors[i].in_files ? ", over the files' one" : "");
 		log_section_notices(s->connectors[i].cfg);
 		if (config_int(s->connectors[i].cfg, "tasks.max") > 1)
 			log_notice("%s: tasks.max > 1: skiff runs one task per connector",
@@ -501,8 +570,8 @@ void settings_print(const struct settings *s, FILE *fp)
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		const struct connector_settings *c = &s->connectors[i];
 
-		fprintf(fp, "# connector %s (%s source; key %s%s, value %s%s)\n", c->name,
-		        c->ops->kind, convert_class_name(&c->key_conv),
+		fprintf(fp, "# connector %s (%s%s source; key %s%s, value %s%s)\n", c->name,
+		        c->rest ? "REST API, " : "", c->ops->kind, convert_class_name(&c->key_conv),
 		        c->key_conv.kind == CONV_JSON && !c->key_conv.schemas_enable
 		            ? " without schemas"
 		            : "",
@@ -630,15 +699,12 @@ nomem:
 
 void settings_destroy(struct settings *s)
 {
-	for (size_t i = 0; i < s->nconnectors; i++) {
-		config_section_destroy(s->connectors[i].cfg);
-		transform_chain_destroy(s->connectors[i].chain);
-	}
-	if (s->nconnectors < s->capconnectors) { /* half-loaded */
-		config_section_destroy(s->connectors[s->nconnectors].cfg);
-		transform_chain_destroy(s->connectors[s->nconnectors].chain);
-	}
+	for (size_t i = 0; i < s->nconnectors; i++)
+		free_connector(&s->connectors[i]);
+	if (s->nconnectors < s->capconnectors) /* half-loaded */
+		free_connector(&s->connectors[s->nconnectors]);
 	free(s->connectors);
+	restconns_destroy(s->rest);
 	config_section_destroy(s->worker);
 	providers_destroy(s->providers);
 	for (size_t i = 0; i < s->nfiles; i++)

@@ -17,6 +17,7 @@ struct config_key;
 struct config_section;
 struct props;
 struct providers;
+struct restconns;
 struct source_ops;
 struct transform_chain;
 
@@ -27,6 +28,10 @@ struct connector_settings {
 	struct converter key_conv;    /* resolved: connector override or worker */
 	struct converter value_conv;
 	struct transform_chain *chain; /* transforms=..., owned (transform.h) */
+	char *file;                    /* the file its keys were read from, owned */
+	char *prefix;                  /* their prefix there ("" or "connectors.NAME."), owned */
+	bool rest;                     /* given by the REST API (restconns.h), not a file */
+	bool in_files;                 /* ... over a connector of that name in the files */
 };
 
 /* As many connectors and files as memory allows: the arrays grow while the
@@ -39,6 +44,7 @@ struct settings {
 	struct props **files;
 	size_t nfiles;
 	struct providers *providers; /* config.providers of the worker file */
+	struct restconns *rest;      /* the REST API's connectors laid over the files' */
 };
 
 /* Failures of settings_load and settings_help_doc (util/err.h). */
@@ -47,10 +53,18 @@ enum {
 	SETTINGS_ERR_NOMEM = -2, /* out of memory: a restart may pass (exit 75) */
 };
 
-/* Loads paths[0] as the worker file and paths[1..n-1] as connector files.
- * Returns 0 and a filled *out (release with settings_destroy), or
- * SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
+/* Loads paths[0] as the worker file and paths[1..n-1] as connector files,
+ * and lays over them the REST API's connectors kept beside the offsets
+ * file (restconns.h): each replaces the connector of its name, a deletion
+ * removes it. Returns 0 and a filled *out (release with settings_destroy),
+ * or SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
+
+/* settings_load with the REST API's connectors given (rest, taken in every
+ * case; NULL: those kept beside the offsets file). For a change the API asks
+ * for before it is kept. */
+int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
+                       char *errbuf, size_t errlen);
 
 /* Loads p (a connector's keys, as a connector file gives them) as the
  * connector of a configuration whose worker section is worker would:

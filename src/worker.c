@@ -402,15 +402,19 @@ static int prepare(struct worker *w, int64_t now)
  * reason no restart fixes, else 75. */
 static int all_stopped(const struct worker *w)
 {
-	bool config = true;
+	bool config = true, any = false;
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		if (w->conns[i]->removed)
 			continue;
 		if (!w->conns[i]->stopped)
 			return 0;
+		any = true;
 		config &= w->conns[i]->config_error;
 	}
+	/* None at all: the REST API removed the last one, and may add more. */
+	if (!any && config_list_len(w->settings->worker, "listeners") > 0)
+		return 0;
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
@@ -441,6 +445,10 @@ static int turn(struct worker *w)
 	if (w->reload_asked && !w->stop) {
 		w->reload_asked = false;
 		worker_reload(w);
+	}
+	if (w->change.asked && !w->stop) {
+		w->change.asked = false;
+		worker_reload_change(w);
 	}
 	now = now_ms();
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
@@ -827,6 +835,7 @@ void worker_destroy(struct worker *w)
 		free(c);
 	}
 	free(w->conns);
+	worker_change_clear(&w->change);
 	worker_notify_close(w);
 	worker_status_close(w);
 	worker_sink_close(w);

@@ -751,6 +751,50 @@ static int validate(void *ctx, const char *plugin, const cJSON *config, cJSON **
 	                                    : REST_ERR_NOMEM;
 }
 
+void worker_change_clear(struct worker_change *ch)
+{
+	free(ch->name);
+	cJSON_Delete(ch->config);
+	free(ch->initial_state);
+	memset(ch, 0, sizeof(*ch));
+}
+
+/* A connector created, changed or deleted: taken now, applied as a reload
+ * at the end of the turn (worker_reload_change), answered then. */
+static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen)
+{
+	struct worker *w = ctx;
+	struct worker_change *ch = &w->change;
+
+	if (w->live == NULL) {
+		snprintf(errbuf, errlen,
+		         "this skiff was started without configuration files to "
+		         "change");
+		return REST_ERR_STATE;
+	}
+	if (ch->waiter != NULL || w->reloading) {
+		snprintf(
+		    errbuf, errlen,
+		    "Cannot complete request momentarily due to stale configuration (typically "
+		    "caused by a concurrent config change)");
+		return REST_ERR_STATE;
+	}
+	ch->op = rc->op;
+	ch->name = strdup(rc->name);
+	ch->config = rc->config != NULL ? cJSON_Duplicate(rc->config, true) : NULL;
+	ch->initial_state = rc->initial_state != NULL ? strdup(rc->initial_state) : NULL;
+	if (ch->name == NULL || (rc->config != NULL && ch->config == NULL) ||
+	    (rc->initial_state != NULL && ch->initial_state == NULL)) {
+		worker_change_clear(ch);
+		snprintf(errbuf, errlen, "out of memory");
+		return REST_ERR_NOMEM;
+	}
+	ch->waiter = waiter;
+	ch->asked = true;
+	return REST_PENDING;
+}
+
 /* log4j's names of skiff's levels (log.h's order). */
 static const char *const log4j_names[] = {"ERROR", "WARN", "NOTICE", "INFO", "DEBUG"};
 
@@ -802,4 +846,5 @@ const struct rest_ops worker_rest_ops = {
     .plugins = plugins,
     .plugin_config = plugin_config,
     .validate = validate,
+    .change = change,
 };

@@ -6,6 +6,7 @@
 #define SKIFF_WORKER_PRIVATE_H
 
 #include "acks.h"
+#include "rest.h"
 #include "buf.h"
 #include "loop.h"
 #include "settings.h"
@@ -93,6 +94,17 @@ struct conn {
 	size_t ntopics, last_topic;
 };
 
+/* A connector change the REST API asked for (worker_control.c takes it,
+ * worker_reload.c applies it at the end of the turn). */
+struct worker_change {
+	bool asked;
+	int op; /* enum rest_change_op */
+	char *name;
+	cJSON *config; /* REST_CREATE, REST_PUT: whole; REST_PATCH: the patch */
+	char *initial_state;
+	void *waiter; /* rest.c's, for rest_changed */
+};
+
 struct worker {
 	const struct settings *settings;
 	struct offsets *offsets;
@@ -160,6 +172,7 @@ struct worker {
 	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
+	struct worker_change change;
 };
 
 /* True while c reads: neither failed nor paused or stopped by a person. */
@@ -389,5 +402,12 @@ void worker_status_close(struct worker *w);
 
 /* Re-reads the configuration files and applies what changed (docs/operations.md, "Reload"). */
 void worker_reload(struct worker *w);
+
+/* Applies w->change as a reload (the kept REST connectors with the change)
+ * and answers its request (rest_changed). End of a turn only. */
+void worker_reload_change(struct worker *w);
+
+/* Frees what w->change holds. */
+void worker_change_clear(struct worker_change *ch);
 
 #endif
