@@ -13,6 +13,8 @@
 #include "config.h"
 #include "restauth.h"
 #include "restguard.h"
+#include "text.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1230,6 +1232,24 @@ static int dispatch(struct ctx *c)
 	}
 }
 
+/* A reply is UTF-8, whatever bytes a file name or a trace brought: each
+ * malformed sequence is U+FFFD, as Connect's Java strings would show it. */
+static void valid_text(struct rest_reply *out)
+{
+	char *fixed;
+	size_t len;
+
+	if (out->body == NULL || utf8_valid(out->body, out->len))
+		return;
+	if ((fixed = text_utf8_replace(out->body, out->len, &len)) == NULL) {
+		reply_error(out, 500, "out of memory");
+		return;
+	}
+	free(out->body);
+	out->body = fixed;
+	out->len = len;
+}
+
 int rest_route(const struct rest_ops *ops, void *pctx, const struct rest_request *req,
                struct rest_reply *out)
 {
@@ -1274,6 +1294,7 @@ int rest_route(const struct rest_ops *ops, void *pctx, const struct rest_request
 	if (rc == REST_PENDING)
 		return rc;
 done:
+	valid_text(out);
 	if (req->policy != NULL && req->origin != NULL &&
 	    restguard_origin_listed(req->policy, req->origin) && out->nheaders == 0) {
 		add_header(out, "Access-Control-Allow-Origin", req->origin);
@@ -1305,11 +1326,14 @@ int rest_change_reply(const struct rest_ops *ops, void *ctx, enum rest_change_op
 	n = ops->count(ctx);
 	for (size_t i = 0; i < n; i++) {
 		struct rest_connector rc2;
+		int r;
 
 		ops->connector(ctx, i, &rc2);
-		if (strcmp(rc2.name, name) == 0)
-			return reply_json(out, op == REST_CREATE || created ? 201 : 200,
-			                  info_of(ops, ctx, i));
+		if (strcmp(rc2.name, name) != 0)
+			continue;
+		r = reply_json(out, op == REST_CREATE || created ? 201 : 200, info_of(ops, ctx, i));
+		valid_text(out);
+		return r;
 	}
 	return reply_error(out, 500, "the connector is gone");
 }

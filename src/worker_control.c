@@ -235,7 +235,7 @@ void worker_stats_refresh(struct worker *w)
 			*h = s[0] == 'R' ? 0 : s[0] == 'P' ? 1 : s[0] == 'S' ? 2 : 3;
 	}
 	sink_stats(w->sink, &ss);
-	*w->sent_bytes = ss.wire_bytes;
+	*w->sent_bytes = w->sent_before + ss.wire_bytes;
 	*w->queue_depth = ss.queue_depth;
 	*w->brokers = ss.brokers;
 	*w->brokers_up = ss.brokers_up;

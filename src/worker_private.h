@@ -171,6 +171,7 @@ struct worker {
 	int64_t health_ack_ms;           /* health.ack.timeout.ms */
 	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
+	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
 	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
 	struct worker_change change;
 };

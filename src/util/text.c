@@ -12,6 +12,32 @@ bool text_is_utf8(const char *s, size_t len)
 	return memchr(s, '\0', len) == NULL && utf8_valid(s, len);
 }
 
+char *text_utf8_replace(const char *s, size_t len, size_t *outlen)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *out, *o;
+	size_t n, skip;
+
+	/* A malformed byte becomes at most three. */
+	if (len > (SIZE_MAX - 1) / 3 || (out = malloc(len * 3 + 1)) == NULL)
+		return NULL;
+	o = out;
+	for (size_t i = 0; i < len; i += n) {
+		n = u[i] < 0x80 ? 1 : utf8_seq(u + i, len - i, &skip);
+		if (n == 0) {
+			memcpy(o, UTF8_REPLACEMENT, 3);
+			o += 3;
+			n = skip;
+		} else {
+			memcpy(o, s + i, n);
+			o += n;
+		}
+	}
+	*o = '\0';
+	*outlen = (size_t)(o - out);
+	return out;
+}
+
 char *text_base64(const void *p, size_t len)
 {
 	static const char abc[] =

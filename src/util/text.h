@@ -12,6 +12,11 @@
  * string and a Java String both carry unchanged. */
 bool text_is_utf8(const char *s, size_t len);
 
+/* len bytes of s with each malformed UTF-8 sequence replaced by U+FFFD,
+ * as Java's decoder replaces it (utf8.h): a malloc'd NUL-terminated string
+ * of *outlen bytes (caller frees), or NULL when memory is short. */
+char *text_utf8_replace(const char *s, size_t len, size_t *outlen);
+
 /* Standard base64 with padding (RFC 4648), as Java's Base64 encoder and
  * Connect's JsonConverter write bytes. Returns a malloc'd NUL-terminated
  * string (caller frees), or NULL when memory is short. */

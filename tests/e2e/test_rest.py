@@ -8,6 +8,7 @@ and hostile clients that cost a slot each and nothing more."""
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -707,4 +708,91 @@ def test_restart_failed_connector_resumes_while_the_other_runs(tmp_path, kafka_p
     assert http(port, "GET", "/connectors/busy/tasks/0/status")[0] == 404
     assert http(port, "POST", "/connectors/busy/restart")[0] == 204
     assert st("busy")["connector"]["state"] == "STOPPED"
+    assert sk.stop() == 0
+
+
+def samples(port):
+    """{(name, labels as a sorted tuple): value} of /metrics, parsed as
+    Prometheus parses it (a page that is not UTF-8 fails here)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode("utf-8")  # strict: raises on invalid UTF-8
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def test_metrics_and_offsets_utf8_whatever_the_file_names(tmp_path, kafka, topic):
+    """Issue 26 #5: a file name with byte 0xFF went raw into /metrics
+    (Prometheus refused the whole scrape) and /offsets."""
+    pytest.importorskip("prometheus_client")
+    d = tmp_path / "logs"
+    d.mkdir()
+    odd = os.fsencode(str(d)) + b"/odd-\xff.log"
+    with open(odd, "wb") as f:
+        f.write(b"".join(b"line %d\n" % i for i in range(1, 51)))
+    port = free_port()
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "offset.flush.interval.ms": 300, "listeners": f"http://127.0.0.1:{port}"}
+    conn = {"name": "globbed", "connector.class": "FileStreamSource",
+            "files": str(d / "*.log"), "topic": topic}
+    sk = Skiff(tmp_path, worker, [conn]).start()
+    wait_http(port)
+    consume(kafka.bootstrap, topic, n=50)
+    labels = wait_for(lambda: [k for k in samples(port)
+                               if k[0] == "skiff_partition_records_acked_total"], 30,
+                      what="the partition's metrics")
+    part = dict(labels[0][1])["partition"]
+    assert "\\xFF" in part and json.loads(part.replace("\\xFF", "?"))
+    # /offsets is JSON (UTF-8) too: the byte shows as U+FFFD, as in Java.
+    wait_for(lambda: http(port, "GET", "/connectors/globbed/offsets")[1]["offsets"], 30,
+             what="the stored offset")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/connectors/globbed/offsets") as r:
+        doc = json.loads(r.read().decode("utf-8"))
+    assert doc["offsets"][0]["partition"]["filename"].endswith("odd-\ufffd.log")
+    assert sk.stop() == 0
+
+
+def test_total_counters_never_go_back(tmp_path, kafka, topic):
+    """Issue 26 #5: skiff_producer_sent_bytes_total dropped to 0 at each new
+    producer (3 drops in 20 reloads). Three new producers (a producer key
+    changed at each SIGHUP): no _total series goes back."""
+    pytest.importorskip("prometheus_client")
+    port = free_port()
+    worker = {"bootstrap.servers": kafka.bootstrap,
+              "offset.storage.file.filename": str(tmp_path / "offsets"),
+              "offset.flush.interval.ms": 300, "listeners": f"http://127.0.0.1:{port}",
+              "producer.linger.ms": 5}
+    src = tmp_path / "app.log"
+    src.write_text("".join(f"line {i} {'x' * 200}\n" for i in range(500)))
+    sk = Skiff(tmp_path, worker, [{"name": "c", "connector.class": "FileStreamSource",
+                                   "file": str(src), "topic": topic}]).start()
+    wait_http(port)
+    consume(kafka.bootstrap, topic, n=500)
+    before = None
+    for i in range(3):
+        wait_for(lambda: samples(port).get(("skiff_producer_sent_bytes_total", ()), 0) > 0,
+                 20, what="librdkafka's statistics")
+        time.sleep(5.5)  # statistics after the records
+        now = samples(port)
+        if before is not None:
+            for k, v in before.items():
+                if k[0].endswith("_total") and k in now:
+                    assert now[k] >= v, (k, v, now[k])
+        before = now
+        write_lines(src, 1000 * i, 1000 * i + 9)
+        worker["producer.linger.ms"] = 10 + i
+        sk.worker_file.write_text(harness.props_text(worker))
+        mark = sk.log_mark()
+        sk.proc.send_signal(signal.SIGHUP)
+        sk.wait_log(r"producer: a new producer after", 30, since=mark)
+        consume(kafka.bootstrap, topic, n=500 + 10 * (i + 1))
+    time.sleep(6)  # the new producer's first statistics
+    now = samples(port)
+    for k, v in before.items():
+        if k[0].endswith("_total") and k in now:
+            assert now[k] >= v, (k, v, now[k])
     assert sk.stop() == 0

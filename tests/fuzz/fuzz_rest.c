@@ -11,6 +11,7 @@
  * type says JSON (but Connect's 401 text), a body whose length is its
  * text's. A change the worker takes is answered through rest_change_reply. */
 #include "rest.h"
+#include "utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const names[] = {"a", "b/c", "\xc3\xa9t\xc3\xa9"};
+static const char *const names[] = {"a", "b/c", "\xc3\xa9t\xff"};
 static const char *const states[] = {"RUNNING", "STOPPED", "FAILED"};
 static int stopped_ok;
 
@@ -237,6 +238,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (rep.body != NULL && rep.len != strlen(rep.body))
 			abort();
+		if (rep.body != NULL && !utf8_valid(rep.body, rep.len))
+			abort(); /* every reply is UTF-8 */
 	}
 	rest_reply_free(&rep);
 	return 0;
