@@ -525,7 +525,7 @@ static int control(const struct ctx *c, size_t i, enum rest_action a)
 	if (rc != 0)
 		return reply_error(c->out, 500, why[0] ? why : "failed");
 	/* Connect: pause and resume 202 Accepted, stop and restart 204 No Content. */
-	reply_text(c->out, a == REST_STOP || a == REST_RESTART ? 204 : 202, json_type, NULL);
+	reply_text(c->out, a == REST_STOP || a == REST_RESTART ? 204 : 202, NULL, NULL);
 	return 0;
 }
 
@@ -585,7 +585,7 @@ static int task_route(const struct ctx *c, size_t i)
 	long id;
 
 	if (!task_number(c->arg[1], c->arglen[1], &id))
-		return reply_jersey(c->out, 404);
+		return reply_error(c->out, 404, "HTTP 404 Not Found"); /* typed JSON, as Jersey's */
 	c->ops->connector(c->pctx, i, &rc);
 	if (id != 0 || stopped(&rc)) {
 		snprintf(msg, sizeof(msg), "No status found for task %s-%ld", rc.name, id);
@@ -1081,7 +1081,7 @@ static int unknown_connector(const struct ctx *c)
 		long id;
 
 		if (!task_number(c->arg[1], c->arglen[1], &id))
-			return reply_jersey(c->out, 404);
+			return reply_error(c->out, 404, "HTTP 404 Not Found");
 		snprintf(msg, sizeof(msg), "No status found for task %s-%ld", c->name, id);
 		break;
 	}

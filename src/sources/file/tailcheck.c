@@ -69,9 +69,14 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
 	int rc = check_partition(cfg, partition, errbuf, errlen);
 
 	if (rc == 0 && jsonint_get(offset, "position", &v) != 0) {
+		/* Connect's words; a number that Java would read as a Long only
+		 * as written otherwise gets the reason too. */
 		snprintf(errbuf, errlen,
 		         "The value for the 'position' key in the offset is expected to be a Long "
-		         "value (an integer, written without a fraction or exponent)");
+		         "value%s",
+		         cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "position"))
+		             ? " (an integer, written without a fraction or exponent)"
+		             : "");
 		rc = SOURCE_ERR_CONFIG;
 	} else if (rc == 0 && v < 0) {
 		snprintf(errbuf, errlen,
