@@ -127,7 +127,7 @@ const struct config_key restconf_keys[] = {
     {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "The REST API, /metrics and /health (Connect's paths): http://HOST:PORT or "
      "https://HOST:PORT, comma-separated; an empty HOST binds every interface; unset: off. "
-     "Beyond loopback, give https and rest.extension.classes (README \"REST API\")."},
+     "Beyond loopback, give https and rest.extension.classes (docs/rest-api.md)."},
     {"admin.listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Where /admin/loggers is served: unset, on the listeners; empty, nowhere; URLs, "
      "there only (without rest.extension.classes' password, as Connect)."},
