@@ -134,15 +134,15 @@ const struct config_key restconf_keys[] = {
     TLS_KEYS("listeners.https.", "https listeners'"),
     TLS_KEYS("admin.listeners.https.", "https admin listeners'"),
     {"rest.extension.classes", CFG_LIST, NULL, 0, 0, NULL, 0,
-     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension: "
-     "HTTP Basic authentication of every request, with the users of the JAAS file's "
-     "PropertyFileLoginModule (see java.security.auth.login.config)."},
+     "Connect's BasicAuthSecurityRestExtension (package "
+     "org.apache.kafka.connect.rest.basic.auth.extension): HTTP Basic authentication of "
+     "every request, with the users of the JAAS file's PropertyFileLoginModule (see "
+     "java.security.auth.login.config)."},
     {"java.security.auth.login.config", CFG_STRING, NULL, 0, 0, NULL, 0,
-     "The JAAS file naming the credentials file (Connect reads it from "
+     "The JAAS file naming the users file (Connect reads it from "
      "-Djava.security.auth.login.config=FILE in KAFKA_OPTS, which skiff reads too when "
-     "this key is unset). Its KafkaConnect entry: "
-     "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required "
-     "file=\"/etc/skiff/rest-users.properties\"; — a properties file of user: password "
+     "this key is unset). Its KafkaConnect entry names PropertyFileLoginModule (required) "
+     "with file=\"/etc/skiff/rest-users.properties\": a properties file of user: password "
      "lines, read again when it changes."},
     {"access.control.allow.origin", CFG_STRING, "", 0, 0, NULL, 0,
      "Origins a browser page may call the API from (Connect's CORS key): * or a "
