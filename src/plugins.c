@@ -321,6 +321,7 @@ static bool add_info(cJSON *arr, const struct config_key *k, cJSON *def, void *a
 	const cJSON *miss = cJSON_GetObjectItemCaseSensitive(in->f->missing, k->name);
 	cJSON *errors = NULL, *info;
 	const cJSON *g = cJSON_GetObjectItemCaseSensitive(def, "group");
+	const char *value = cJSON_IsString(v) ? v->valuestring : k->def;
 
 	for (size_t i = 0; i < in->f->n; i++)
 		if (strcmp(in->f->keys[i], k->name) == 0) {
@@ -338,7 +339,9 @@ static bool add_info(cJSON *arr, const struct config_key *k, cJSON *def, void *a
 		if (!seen)
 			cJSON_AddItemToArray(in->groups, cJSON_CreateString(g->valuestring));
 	}
-	info = config_info(def, k->name, cJSON_IsString(v) ? v->valuestring : k->def, errors);
+	/* A secret's value is not served back, as Connect serves "[hidden]". */
+	info = config_info(def, k->name,
+	                   value != NULL ? config_display(k->name, value, k->flags) : NULL, errors);
 	return info != NULL && cJSON_AddItemToArray(arr, info);
 }
 

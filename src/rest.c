@@ -667,6 +667,15 @@ static int start(struct server *s, const struct addrinfo *ai)
 	return s->d != NULL ? 0 : REST_ERR;
 }
 
+/* dst (a host name's room, 256 bytes) = name + suffix, cut to fit. */
+static void name_copy(char *dst, const char *name, const char *suffix)
+{
+	size_t n = strnlen(name, 248), m = strlen(suffix);
+
+	memcpy(dst, name, n);
+	memcpy(dst + n, suffix, m + 1);
+}
+
 /* What s lets in: Connect's BasicAuthSecurityRestExtension guards the
  * listeners, not admin.listeners (its filter is registered with the main
  * resources only); and the names a Host header may give besides IP
@@ -674,22 +683,21 @@ static int start(struct server *s, const struct addrinfo *ai)
 static void set_policy(struct rest *r, struct server *s)
 {
 	unsigned char ip[16];
-	size_t n = 0;
-
 	char host[256];
+	size_t n = 0;
 
 	if (gethostname(host, sizeof(host)) == 0 && host[0] != '\0') {
 		host[sizeof(host) - 1] = '\0';
-		snprintf(s->names[n++], sizeof(s->names[0]), "%s", host);
+		name_copy(s->names[n++], host, "");
 		/* Avahi's name for it on the local network. */
 		if (strchr(host, '.') == NULL)
-			snprintf(s->names[n++], sizeof(s->names[0]), "%.200s.local", host);
+			name_copy(s->names[n++], host, ".local");
 	}
 	if (s->spec.host[0] != '\0' && inet_pton(AF_INET, s->spec.host, ip) != 1 &&
 	    inet_pton(AF_INET6, s->spec.host, ip) != 1)
-		snprintf(s->names[n++], sizeof(s->names[0]), "%s", s->spec.host);
+		name_copy(s->names[n++], s->spec.host, "");
 	if (r->cfg.advertised_host != NULL && n < 4)
-		snprintf(s->names[n++], sizeof(s->names[0]), "%s", r->cfg.advertised_host);
+		name_copy(s->names[n++], r->cfg.advertised_host, "");
 	for (size_t i = 0; i < n; i++)
 		s->name_ptrs[i] = s->names[i];
 	s->policy = (struct rest_policy){

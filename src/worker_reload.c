@@ -448,11 +448,12 @@ static void invalid(char *why, size_t len)
 	char reason[2048];
 
 	snprintf(reason, sizeof(reason), "%s", why);
-	snprintf(why, len,
-	         "Connector configuration is invalid and contains the following 1 error(s):\n%s\n"
-	         "You can also find the above list of errors at the endpoint "
-	         "`/connector-plugins/{connectorType}/config/validate`",
-	         reason);
+	snprintf(
+	    why, len,
+	    "Connector configuration is invalid and contains the following 1 error(s):\n%.1800s\n"
+	    "You can also find the above list of errors at the endpoint "
+	    "`/connector-plugins/{connectorType}/config/validate`",
+	    reason);
 }
 
 /* The configuration of live connector cs as written (provider references
