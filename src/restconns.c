@@ -173,7 +173,7 @@ const char *restconns_name(const struct restconns *rc, size_t i)
 	return rc->e[i].name;
 }
 
-const struct props *restconns_props(const struct restconns *rc, size_t i)
+struct props *restconns_props(const struct restconns *rc, size_t i)
 {
 	return rc->e[i].props;
 }

@@ -48,8 +48,10 @@ size_t restconns_count(const struct restconns *rc);
 const char *restconns_name(const struct restconns *rc, size_t i);
 
 /* Entry i's configuration as a .properties set (named "REST connector
- * NAME", key k at line k + 1), or NULL for a deletion. Owned by rc. */
-const struct props *restconns_props(const struct restconns *rc, size_t i);
+ * NAME", key k at line k + 1), or NULL for a deletion. Owned by rc; the
+ * loader resolves its config provider references in it (the JSON kept
+ * stays as written). */
+struct props *restconns_props(const struct restconns *rc, size_t i);
 
 /* Entry i's configuration (an object of strings), or NULL for a deletion.
  * Owned by rc. */

@@ -353,7 +353,7 @@ static int lay_rest(struct settings *s, char *errbuf, size_t errlen)
 
 	for (size_t i = 0; i < restconns_count(s->rest); i++) {
 		const char *name = restconns_name(s->rest, i);
-		const struct props *p = restconns_props(s->rest, i);
+		struct props *p = restconns_props(s->rest, i);
 		bool in_files = false;
 
 		for (size_t j = 0; j < s->nconnectors; j++) {
@@ -368,6 +368,9 @@ static int lay_rest(struct settings *s, char *errbuf, size_t errlen)
 		}
 		if (p == NULL)
 			continue;
+		/* ${env:..}, ${file:..} as in the files, with the worker's providers. */
+		if ((rc = providers_resolve(s->providers, p, errbuf, errlen)) != 0)
+			return rc == PROVIDER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 		if ((rc = load_connector(s, p, "", NULL, errbuf, errlen)) != 0)
 			return rc;
 		s->connectors[s->nconnectors - 1].rest = true;

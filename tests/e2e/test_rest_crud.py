@@ -182,3 +182,25 @@ def test_refused_as_a_whole_like_a_reload(tmp_path, kafka, topic):
     sk.wait_log(r"reload done", 30, since=mark)
     assert sorted(request(port, "GET", "/connectors").json) == ["local-file-source", "p", "s"]
     assert sk.stop() == 0
+
+
+def test_config_providers_resolve_in_created_connectors(tmp_path, kafka, topic):
+    """A connector the API created takes ${env:...} as a file's does: the
+    value resolved when it loads, the reference kept as written."""
+    sk, port, src = start_skiff(
+        tmp_path, kafka.bootstrap, topic,
+        {"config.providers": "env",
+         "config.providers.env.class":
+             "org.apache.kafka.common.config.provider.EnvVarConfigProvider"},
+        env={"SKIFF_REST_TOPIC": topic + "-env"})
+    b = tmp_path / "b.log"
+    b.write_text("from env\n")
+    r = request(port, "POST", "/connectors", {"name": "b", "config": {
+        "connector.class": "FileStreamSource", "file": str(b),
+        "topic": "${env:SKIFF_REST_TOPIC}"}})
+    assert r.status == 201, r
+    assert r.json["config"]["topic"] == "[hidden]"  # a provider's value: a secret
+    assert payloads(consume(kafka.bootstrap, topic + "-env", n=1)) == ["from env"]
+    kept = json.loads((sk.dir.parent / "rest-connectors.json").read_text())
+    assert kept["connectors"][0]["config"]["topic"] == "${env:SKIFF_REST_TOPIC}"
+    assert sk.stop() == 0
