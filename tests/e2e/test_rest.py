@@ -215,9 +215,9 @@ def normal(raw, ports, versions):
             return {k: walk(x, k) for k, x in v.items()}
         if isinstance(v, list):
             items = [walk(x) for x in v]
-            # Connect's connector list has no order to rely on.
-            return sorted(items, key=json.dumps) if all(isinstance(x, str) for x in items) \
-                else items
+            # Connect's connector list and offsets have no order to rely on.
+            return sorted(items, key=json.dumps) \
+                if key == "offsets" or all(isinstance(x, str) for x in items) else items
         if key == "last_modified" and v is not None:
             return "TIME"
         if key in ("version", "commit") and isinstance(v, str):
