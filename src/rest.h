@@ -235,7 +235,7 @@ void rest_changed(void *waiter, enum rest_change_op op, const char *name, bool c
                   const char *why);
 
 /* Stops the server and its connections (a change still pending is
- * answered 503). Accepts NULL. */
+ * answered 500: not applied). Accepts NULL. */
 void rest_destroy(struct rest *r);
 
 const char *rest_strerror(int err);
