@@ -341,7 +341,7 @@ static void switch_worker(struct worker *w, struct settings *next, const char *p
 	worker_sink_retire(w, w->live->worker);
 	w->live->worker = next->worker;
 	next->worker = NULL;
-	snprintf(why, sizeof(why), "reload (%s changed)", producer_key);
+	snprintf(why, sizeof(why), "SIGHUP (%s changed)", producer_key);
 	if (worker_sink_rebuild(w, w->live->worker, why) != 0)
 		log_error("reload: the new producer could not be made after all; the running one "
 		          "goes on");
