@@ -102,7 +102,7 @@ if [ "$setup" = 1 ]; then
 			dpkg --add-architecture "$DEB_ARCH"
 		fi
 		libs=()
-		for p in librdkafka-dev libcjson-dev libsqlite3-dev libmicrohttpd-dev zlib1g-dev \
+		for p in librdkafka-dev libcjson-dev libsqlite3-dev libmicrohttpd-dev libgnutls28-dev zlib1g-dev \
 			libzstd-dev liblzma-dev libsystemd-dev; do
 			libs+=("$p:$DEB_ARCH")
 		done

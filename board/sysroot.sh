@@ -33,7 +33,7 @@ command -v mmdebstrap >/dev/null || die "mmdebstrap not found (apt-get install m
 mirror=${SKIFF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 security=${SKIFF_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 # What CMakeLists.txt's pkg_check_modules look for, required and optional.
-pkgs=libc6-dev,librdkafka-dev,libcjson-dev,libsqlite3-dev,libmicrohttpd-dev
+pkgs=libc6-dev,librdkafka-dev,libcjson-dev,libsqlite3-dev,libmicrohttpd-dev,libgnutls28-dev
 pkgs=$pkgs,zlib1g-dev,libzstd-dev,liblzma-dev,libsystemd-dev
 log=$(mktemp "${TMPDIR:-/tmp}/sysroot.XXXXXX")
 trap 'rm -f "$log"' EXIT

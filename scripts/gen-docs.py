@@ -121,6 +121,12 @@ def markdown(doc):
                 md_code(f"{k}={v}") for k, v in p["defaults"].items()) + "."
         names = ", ".join(md_code(n.strip()) for n in p["name"].split(","))
         out.append(f"| {names} | {doc_text} |")
+    for rest in sections(doc, "rest"):
+        out += ["", "## The REST API", "",
+                "Worker keys too: the listeners, their TLS and authentication, what keeps "
+                "browsers and slow clients out ([rest-api.md](rest-api.md)).", ""]
+        out += md_keys(rest)
+        out += md_ignored(rest)
     conn = sections(doc, "connector")[0]
     out += ["", "## Every connector", "",
             "In a connector file, or under `connectors.<name>.` in the single-file form.", ""]
@@ -203,6 +209,11 @@ def man(doc):
         if "defaults" in p:
             out += [".br", "skiff's defaults: " + roff(
                 ", ".join(f"{k}={v}" for k, v in p["defaults"].items())) + "."]
+    for rest in sections(doc, "rest"):
+        out += [".SS The REST API", "Worker keys too: listeners, TLS, authentication, bounds."]
+        for k in rest["keys"]:
+            out += man_key(k)
+        out += man_ignored(rest)
     conn = sections(doc, "connector")[0]
     out += [".SS Every connector",
             "In a connector file, or under \\fBconnectors.\\fIname\\fB.\\fR in the single file."]
@@ -255,7 +266,8 @@ def targets(doc):
 
 def binary_keys(doc):
     """{page: {key: key object}}: the keys a docs page's tables may name."""
-    worker = sections(doc, "worker")[0]["keys"]
+    worker = sections(doc, "worker")[0]["keys"] + \
+        [k for s in sections(doc, "rest") for k in s["keys"]]
     conn = sections(doc, "connector")[0]["keys"]
     by_page = {}
     for kind, page in SOURCE_PAGES.items():

@@ -13,6 +13,10 @@ PACKAGES=(
 	# the REST API, metrics and health (headers at build time; the library is
 	# loaded at run time only when listeners= is set)
 	libmicrohttpd-dev
+	# https:// listeners: Connect's keystores, certificate reload and client
+	# certificates (headers; libgnutls30 comes with libmicrohttpd12 and is
+	# loaded at run time only when an https:// listener is set)
+	libgnutls28-dev
 	# compressed rotated logs: gzip (required), zstd and xz (used when present)
 	zlib1g-dev libzstd-dev liblzma-dev
 	# the journald source (optional at build time: SKIFF_JOURNALD)

@@ -8,7 +8,7 @@
  * Its shape, version 1 (a change that breaks a reader bumps "version"):
  *
  *   {"format": "skiff-help-config", "version": 1,
- *    "sections": [{"id": "worker" | "connector" | "source", "title": "...",
+ *    "sections": [{"id": "worker" | "rest" | "connector" | "source", "title": "...",
  *                  "kind": "file" (sources), "classes": ["FileStreamSource", ...],
  *                  "keys": [{"name", "type": "string|int|boolean|list|enum|class",
  *                            "required", "secret", "doc",

@@ -255,6 +255,11 @@ static int check_config(struct settings *s)
 	sink_destroy(probe);
 	if (check_sources(s) != 0)
 		goto out;
+	if ((rc = rest_check(s->worker, errbuf, sizeof(errbuf))) != 0) {
+		log_error("%s", errbuf);
+		code = rc == REST_ERR_NOMEM ? WORKER_EXIT_TEMPFAIL : WORKER_EXIT_CONFIG;
+		goto out;
+	}
 	settings_print(s, stdout);
 	printf("# offsets: %zu stored\nconfiguration ok\n", offsets_count(offsets));
 	code = WORKER_EXIT_OK;

@@ -1,6 +1,8 @@
 /* metrics: the registry as Prometheus text (metrics.h). */
 #include "metrics.h"
 
+#include "utf8.h"
+
 #include "stats.h"
 
 #include <stdarg.h>
@@ -46,20 +48,34 @@ __attribute__((format(printf, 2, 3))) static void put(struct buf *b, const char 
 	}
 }
 
-/* A label value: backslash, double quote and newline escaped. */
+/* A label value: backslash, double quote and newline escaped; a byte
+ * that is not part of valid UTF-8 (a file name is any bytes) as the text
+ * \xFF, so that the page stays UTF-8 (Prometheus refuses a whole scrape
+ * otherwise) and two such names stay two series. */
 static void put_label(struct buf *b, const char *name, const char *v, bool *first)
 {
+	size_t len, n, skip;
+
 	if (v == NULL)
 		return;
 	put(b, "%s%s=\"", *first ? "{" : ",", name);
 	*first = false;
-	for (; *v != '\0'; v++) {
-		if (*v == '\\' || *v == '"')
-			put(b, "\\%c", *v);
-		else if (*v == '\n')
+	len = strlen(v);
+	for (size_t i = 0; i < len; i += n) {
+		unsigned char c = (unsigned char)v[i];
+
+		n = 1;
+		if (c == '\\' || c == '"')
+			put(b, "\\%c", c);
+		else if (c == '\n')
 			put(b, "\\n");
+		else if (c < 0x80)
+			put(b, "%c", c);
+		else if ((n = utf8_seq((const unsigned char *)v + i, len - i, &skip)) > 0)
+			put(b, "%.*s", (int)n, v + i);
 		else
-			put(b, "%c", *v);
+			for (n = skip, skip = 0; skip < n; skip++)
+				put(b, "\\\\x%02X", (unsigned char)v[i + skip]);
 	}
 	put(b, "\"");
 }

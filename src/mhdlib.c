@@ -23,6 +23,9 @@ static const struct dynlib_sym entries[] = {
     ENTRY(add_response_header),
     ENTRY(queue_response),
     ENTRY(destroy_response),
+    ENTRY(lookup_connection_value),
+    ENTRY(suspend_connection),
+    ENTRY(resume_connection),
 };
 
 int mhdlib_get(const struct mhdlib **out, char *errbuf, size_t errlen)

@@ -533,6 +533,31 @@ out:
 	return rc;
 }
 
+int props_new(const char *name, struct props **out)
+{
+	struct props *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (p == NULL || (p->name = strdup(name)) == NULL) {
+		free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+int props_add(struct props *p, const char *key, const char *value, int line)
+{
+	char *k = strdup(key), *v = strdup(value);
+
+	if (k == NULL || v == NULL || put(p, k, v, line) != 0) {
+		free(k);
+		free(v);
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads at most PROPS_MAX_FILE_BYTES + 1 bytes, whatever st_size claims (a
  * pipe or /proc file has none). */
 static int read_all(int fd, const char *path, char **data, size_t *len, char *errbuf, size_t errlen)

@@ -41,6 +41,16 @@ int props_load_file(const char *path, struct props **out, char *errbuf, size_t e
 int props_load_mem(const char *name, const char *data, size_t len, struct props **out, char *errbuf,
                    size_t errlen);
 
+/* An empty set named name (as props_name()), to fill with props_add: the
+ * REST API's connector configurations, which come as JSON, not as a file.
+ * Returns 0 and *out (props_destroy), or -1 (out of memory). */
+int props_new(const char *name, struct props **out);
+
+/* Sets key to value (both copied), as if read at line; a key present keeps
+ * its place and takes the new value and line. Returns 0, or -1 (out of
+ * memory) with p unchanged. */
+int props_add(struct props *p, const char *key, const char *value, int line);
+
 /* Number of distinct keys. */
 size_t props_count(const struct props *p);
 

@@ -1,31 +1,61 @@
 /* rest: the HTTP server of the REST API (rest.h), libmicrohttpd in skiff's
  * loop.
  *
- * libmicrohttpd runs without a thread of its own ("external select" mode,
- * with its epoll set): its epoll descriptor is watched by the loop, and its
- * own deadline (connection timeouts) is a loop timer, re-armed after every
- * MHD_run. Requests are answered within the turn that completes them, from
- * the worker's state, so no lock is needed anywhere.
+ * One libmicrohttpd daemon per listener (Connect's listeners and
+ * admin.listeners URLs), each without a thread of its own ("external
+ * select" mode, with its epoll set): its epoll descriptor is watched by the
+ * loop, and its own deadline (connection timeouts) is a loop timer, re-armed
+ * after every MHD_run. Requests are answered within the turn that completes
+ * them, from the worker's state, so no lock is needed anywhere.
  *
- * Bounds, so that a hostile or broken client costs little and never stops
- * the pipeline: REST_CONNECTIONS connections at once (more are refused at
- * accept), REST_CONN_MEMORY bytes per connection for the request line and
- * headers (more: 431/413 from libmicrohttpd), REST_MAX_BODY for a body
- * (more: 413), REST_TIMEOUT_S of silence before a connection is closed, and
- * REST_REQUEST_MS for a whole request and its reply, counted from the
- * accept or the end of the connection's previous request: a slowloris
- * client sending a byte a second is never silent, so the silence timeout
- * alone let 32 of them hold every slot for as long as they liked. And at
- * most REST_PER_IP connections from one address, so that one client
- * cannot take every slot even for that long. */
+ * https listeners: libmicrohttpd runs the TLS (GnuTLS) but takes each
+ * handshake's certificate and key from resttls.c through its certificate
+ * callback, and each connection's client check from a GnuTLS verify
+ * function set when it is accepted: so Connect's PKCS#12 and PEM keystores
+ * serve, ssl.client.auth=required refuses a client without a good
+ * certificate in the handshake (libmicrohttpd alone only asks for one), and
+ * a certificate replaced on disk serves the next connection without a
+ * restart (watched as the producer's are, worker_sink.c).
+ *
+ * Bounds, so that slow or hostile clients cost little, never keep a
+ * prober out and never stop the pipeline (restconf.h's keys):
+ * - rest.max.connections served at once per listener. One more is not
+ *   refused: it evicts the connection that has waited longest without a
+ *   complete request, from the address that holds the most (so 300
+ *   slowloris connections from 40 addresses cannot keep /health out, and a
+ *   prober is never refused because its own address is busy: a cap per
+ *   address refused local probes and 61,201 of 75,663 requests of 50 local
+ *   clients). libmicrohttpd's own limit is EVICT_MARGIN above, for the
+ *   connections accepted before the evicted ones are freed.
+ * - rest.request.timeout.ms for a whole request and its reply, counted from
+ *   the accept or the end of the connection's previous request: a slowloris
+ *   client sending a byte a second is never silent, so a silence timeout
+ *   alone lets it hold its slot for as long as it likes; and
+ *   rest.idle.timeout.ms of silence.
+ * - REST_CONN_MEMORY bytes per connection for the request line and headers
+ *   (more: 431/414 from libmicrohttpd).
+ * - rest.max.body.bytes of body: a larger Content-Length is answered 413 at
+ *   once (libmicrohttpd then reads no more), a chunked body as soon as it
+ *   passes the limit. libmicrohttpd queues no reply in the middle of a body,
+ *   so that one is written on the socket (or the TLS session) here, and the
+ *   rest of the body is read and dropped until the connection is cut.
+ * Each turn runs libmicrohttpd until it has nothing more to do (within
+ * RUN_BUDGET_MS): it reads a buffer per connection per run, and a 1 MB body
+ * waited a second per buffer for the next timer. */
 #include "rest.h"
 
 #include "config.h"
+#include "filewatch.h"
+#include "gnutlslib.h"
 #include "log.h"
 #include "loop.h"
 #include "mhdlib.h"
 #include "num.h"
+#include "restauth.h"
+#include "restconf.h"
+#include "resttls.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,97 +65,281 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define REST_CONNECTIONS 32
 #define REST_CONN_MEMORY (32u * 1024)
-#define REST_TIMEOUT_S 10
 #define REST_IDLE_RUN_MS 1000
-#define REST_REQUEST_MS 4000
-#define REST_PER_IP 8
+#define EVICT_MARGIN 16
+#define RUN_BUDGET_MS 20
+/* Quiet time after the last change to a TLS file before it is read again. */
+#define TLS_SETTLE_MS 1000
 
-/* libmicrohttpd, loaded by the first rest_open() (mhdlib.h). */
+/* libmicrohttpd and GnuTLS, loaded by the first rest_open() (mhdlib.h,
+ * gnutlslib.h). */
 static const struct mhdlib *mhd;
+static const struct gnutlslib *gnutls;
 
-struct rest {
-	struct MHD_Daemon *d;
-	struct loop *loop;
-	struct loop_fd *watch;
-	struct loop_timer *timer;
-	const struct rest_ops *ops;
-	void *ctx;
-	char worker_id[320];
-	/* The open connections: since when each has been on its current
-	 * request (loop time), and whether it was cut. */
-	struct {
-		struct MHD_Connection *conn;
-		int fd;
-		int64_t since;
-		bool cut;
-	} open[REST_CONNECTIONS];
+struct server;
+
+/* One open connection of a server. */
+struct slot {
+	struct server *s;
+	struct MHD_Connection *conn;
+	int fd;
+	int64_t since;           /* loop time its current request began */
+	bool cut;                /* shut down: libmicrohttpd frees it soon */
+	bool answering;          /* a reply is queued on it */
+	bool waiting;            /* suspended until rest_changed */
+	unsigned char addr[16];  /* the client's address (IPv4 mapped) */
+	struct resttls_gen *gen; /* https: the certificates it was accepted under */
 };
 
-/* One request while its body arrives. */
+/* One listener: one libmicrohttpd daemon. */
+struct pending;
+
+struct server {
+	struct rest *r;
+	struct rest_listener spec;
+	struct MHD_Daemon *d;
+	struct loop_fd *watch;
+	struct loop_timer *timer;
+	struct resttls *tls; /* https: r->tls[its role] */
+	char worker_id[320];
+	/* What it lets in (rest.h), and the host names a Host may give. */
+	struct rest_policy policy;
+	char names[4][256];
+	const char *name_ptrs[4];
+	struct pending *waiting; /* requests whose reply comes later */
+	struct slot *open;       /* nopen slots: rest.max.connections + EVICT_MARGIN */
+	size_t nopen, live;
+};
+
+/* Files read again when they change: the TLS files of one role (main or
+ * admin), the JAAS and credentials files. */
+struct watched {
+	struct filewatch *fw;
+	struct loop_fd *watch;
+	struct loop_timer *settle;
+	void (*reload)(struct rest *r, void *what, const char *path);
+	struct rest *r;
+	void *what;
+};
+
+struct rest {
+	struct loop *loop;
+	const struct rest_ops *ops;
+	void *ctx;
+	struct rest_settings cfg;
+	struct resttls *tls[2];
+	struct restauth *auth; /* rest.extension.classes: BasicAuthSecurityRestExtension */
+	struct watched tw[2], aw;
+	struct server servers[REST_MAX_LISTENERS];
+	size_t nservers;
+};
+
+/* One request while its body arrives, and while its reply is waited for
+ * (a connector change: suspended until rest_changed). */
 struct pending {
 	char *body;
 	size_t len;
-	bool toobig;
+	bool refused; /* the 413 was written in the middle of the body */
+	struct server *s;
+	struct MHD_Connection *conn;
+	bool suspended, ready;
+	struct rest_reply reply;
+	struct pending *next; /* in s->waiting */
 };
 
-static unsigned connections(struct rest *r)
+static unsigned connections(const struct server *s)
 {
 	const union MHD_DaemonInfo *i =
-	    mhd->get_daemon_info(r->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	    mhd->get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
 
 	return i != NULL ? i->num_connections : 0;
 }
 
-/* Cuts each connection that has spent REST_REQUEST_MS on one request:
- * shutdown(2) on its socket, which libmicrohttpd then sees end and closes
- * (the descriptor stays its own). */
-static void cut_slow(struct rest *r)
+static void cut(struct slot *sl, const char *why)
 {
-	int64_t now = loop_now_ms();
+	log_debug("rest: %s:%s: a connection closed: %s", sl->s->spec.host, sl->s->spec.port, why);
+	shutdown(sl->fd, SHUT_RDWR);
+	sl->cut = true;
+}
 
-	for (size_t i = 0; i < REST_CONNECTIONS; i++) {
-		if (r->open[i].conn == NULL || r->open[i].cut ||
-		    now - r->open[i].since < REST_REQUEST_MS)
-			continue;
-		log_debug("rest: a connection took over %d ms for one request: closed",
-		          REST_REQUEST_MS);
-		shutdown(r->open[i].fd, SHUT_RDWR);
-		r->open[i].cut = true;
+/* Cuts each connection that has spent rest.request.timeout.ms on one
+ * request and its reply: shutdown(2) on its socket, which libmicrohttpd
+ * then sees end and closes (the descriptor stays its own). */
+static void cut_slow(struct server *s)
+{
+	int64_t now = loop_now_ms(), limit = s->r->cfg.request_ms;
+
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct slot *sl = &s->open[i];
+
+		if (sl->conn != NULL && !sl->cut && !sl->waiting && now - sl->since >= limit)
+			cut(sl, "rest.request.timeout.ms passed on one request");
 	}
 }
 
-/* The slot of conn, or of a free one when conn is NULL; -1 if none. */
-static int slot_of(struct rest *r, const struct MHD_Connection *conn)
+/* A free slot of s, or NULL. */
+static struct slot *free_slot(struct server *s)
 {
-	for (int i = 0; i < REST_CONNECTIONS; i++)
-		if (r->open[i].conn == conn)
-			return i;
-	return -1;
+	for (size_t i = 0; i < s->nopen; i++)
+		if (s->open[i].conn == NULL)
+			return &s->open[i];
+	return NULL;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct slot *x = *(const struct slot *const *)a, *y = *(const struct slot *const *)b;
+	int c = memcmp(x->addr, y->addr, sizeof(x->addr));
+
+	return c != 0 ? c : x->since < y->since ? -1 : x->since > y->since;
+}
+
+/* The connection to evict for newcomer: among those without a reply on
+ * the way (any, if every one has one), from the address holding the most,
+ * the one on its current request the longest. */
+static struct slot *victim(struct server *s, const struct slot *newcomer)
+{
+	struct slot **c = malloc(s->nopen * sizeof(*c)), *best = NULL;
+	size_t n = 0, run_len = 0, best_len = 0;
+
+	if (c == NULL)
+		return NULL;
+	for (int pass = 0; pass < 2 && n == 0; pass++)
+		for (size_t i = 0; i < s->nopen; i++) {
+			struct slot *sl = &s->open[i];
+
+			if (sl->conn != NULL && sl != newcomer && !sl->cut && !sl->waiting &&
+			    (pass == 1 || !sl->answering))
+				c[n++] = sl;
+		}
+	qsort(c, n, sizeof(*c), by_addr);
+	for (size_t i = 0; i < n; i++) {
+		run_len = i > 0 && memcmp(c[i]->addr, c[i - 1]->addr, sizeof(c[i]->addr)) == 0
+		              ? run_len + 1
+		              : 1;
+		/* Sorted by time within an address: its oldest starts the run. */
+		if (run_len > best_len) {
+			best_len = run_len;
+			best = c[i - run_len + 1];
+		}
+	}
+	free(c);
+	return best;
+}
+
+static void note_address(struct slot *sl)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd->get_connection_info(sl->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+
+	memset(sl->addr, 0, sizeof(sl->addr));
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		sl->addr[10] = sl->addr[11] = 0xff;
+		memcpy(sl->addr + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		memcpy(sl->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+	}
+}
+
+/* The slot of a connection (its socket context), or NULL. */
+static struct slot *slot_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd->get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* GnuTLS, in a handshake: the certificate and key of the connection's
+ * generation. */
+static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                   const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                   gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *privkey)
+{
+	struct MHD_Connection *conn = gnutls->gnutls_session_get_ptr(session);
+	struct slot *sl = conn != NULL ? slot_of(conn) : NULL;
+
+	if (sl == NULL || sl->gen == NULL)
+		return -1;
+	resttls_gen_cert(sl->gen, pcert, pcert_length, privkey);
+	return 0;
+}
+
+/* GnuTLS, once the client's certificate arrived: it must chain to the
+ * truststore (ssl.client.auth). Non-zero ends the handshake. */
+static int on_verify(gnutls_session_t session)
+{
+	struct MHD_Connection *conn = gnutls->gnutls_session_get_ptr(session);
+	struct slot *sl = conn != NULL ? slot_of(conn) : NULL;
+	const gnutls_datum_t *chain;
+	unsigned n = 0;
+	char why[256];
+
+	if (sl == NULL || sl->gen == NULL)
+		return -1;
+	chain = gnutls->gnutls_certificate_get_peers(session, &n);
+	if ((chain == NULL || n == 0) && !resttls_requires_client(sl->s->tls))
+		return 0;
+	if (resttls_gen_verify(sl->gen, chain, chain ? n : 0, why, sizeof(why)) != 0) {
+		log_info("rest: %s:%s: TLS client refused: %s", sl->s->spec.host, sl->s->spec.port,
+		         why);
+		return -1;
+	}
+	return 0;
+}
+
+/* An https connection before its handshake: its generation, and the
+ * client certificate asked for (ssl.client.auth). */
+static void start_tls(struct slot *sl)
+{
+	const union MHD_ConnectionInfo *ci =
+	    mhd->get_connection_info(sl->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session = ci != NULL ? ci->tls_session : NULL;
+
+	sl->gen = resttls_current(sl->s->tls);
+	if (session == NULL || !resttls_requests_client(sl->s->tls))
+		return;
+	gnutls->gnutls_certificate_server_set_request(session, resttls_requires_client(sl->s->tls)
+	                                                           ? GNUTLS_CERT_REQUIRE
+	                                                           : GNUTLS_CERT_REQUEST);
+	gnutls->gnutls_session_set_verify_function(session, on_verify);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
-	struct rest *r = cls;
+	struct server *s = cls;
+	struct slot *sl = *socket_context;
 	const union MHD_ConnectionInfo *ci;
-	int i;
 
-	(void)socket_context;
 	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
-		if ((i = slot_of(r, conn)) >= 0)
-			r->open[i].conn = NULL;
+		if (sl != NULL) {
+			resttls_gen_unref(sl->gen);
+			memset(sl, 0, sizeof(*sl));
+			s->live--;
+		}
 		return;
 	}
 	ci = mhd->get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	/* No free slot cannot happen (the connection limit is the same). */
-	if (ci == NULL || (i = slot_of(r, NULL)) < 0)
+	/* No free slot cannot happen (libmicrohttpd's limit is the same). */
+	if (ci == NULL || (sl = free_slot(s)) == NULL)
 		return;
-	r->open[i].conn = conn;
-	r->open[i].fd = ci->connect_fd;
-	r->open[i].since = loop_now_ms();
-	r->open[i].cut = false;
+	*socket_context = sl;
+	sl->s = s;
+	sl->conn = conn;
+	sl->fd = ci->connect_fd;
+	sl->since = loop_now_ms();
+	note_address(sl);
+	if (s->tls != NULL)
+		start_tls(sl);
+	if (++s->live > (size_t)s->r->cfg.max_connections) {
+		struct slot *v = victim(s, sl);
+
+		if (v != NULL)
+			cut(v, "evicted by a new connection (rest.max.connections)");
+	}
 }
 
 /* Runs libmicrohttpd, then re-arms the timer at its next deadline. At the
@@ -133,25 +347,29 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * puts it back only in a run after a connection was freed: so it runs again
  * while connections come and go, and while any is open a timer ensures a
  * run at least every REST_IDLE_RUN_MS. An idle server sets no timer. */
-static void run(struct rest *r)
+static void run(struct server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
 	unsigned before;
-	int64_t due = -1;
+	int64_t due = -1, start = loop_now_ms();
 
 	/* A closed connection is freed in the run after the one that saw it
-	 * close: stop once two runs in a row changed nothing. */
-	cut_slow(r);
-	for (int i = 0, still = 0; i < 64 && still < 2; i++) {
-		before = connections(r);
-		mhd->run(r->d);
-		still = connections(r) == before ? still + 1 : 0;
+	 * close, and a run reads one buffer per connection: go on while
+	 * libmicrohttpd has more to do at once, and until two runs in a row
+	 * changed no count, within RUN_BUDGET_MS (the pipeline's turn). */
+	cut_slow(s);
+	for (int i = 0, still = 0; i < 4096 && loop_now_ms() - start < RUN_BUDGET_MS; i++) {
+		before = connections(s);
+		mhd->run(s->d);
+		still = connections(s) == before ? still + 1 : 0;
+		if (still >= 2 && (mhd->get_timeout(s->d, &ms) != MHD_YES || ms > 0))
+			break;
 	}
-	if (mhd->get_timeout(r->d, &ms) == MHD_YES)
+	if (mhd->get_timeout(s->d, &ms) == MHD_YES)
 		due = ms < REST_IDLE_RUN_MS ? (int64_t)ms : REST_IDLE_RUN_MS;
-	else if (connections(r) > 0)
+	else if (connections(s) > 0)
 		due = REST_IDLE_RUN_MS;
-	loop_timer_set(r->timer, due >= 0 ? loop_now_ms() + due : -1, 0);
+	loop_timer_set(s->timer, due >= 0 ? loop_now_ms() + due : -1, 0);
 }
 
 static void on_ready(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
@@ -172,6 +390,10 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind, const char *ke
 	bool yes = value != NULL && strcasecmp(value, "true") == 0;
 
 	(void)kind;
+	if (strcmp(key, "expand") == 0)
+		req->expand_any = true;
+	if (strcmp(key, "connectorsOnly") == 0)
+		req->connectors_only = value == NULL || strcasecmp(value, "false") != 0;
 	if (strcmp(key, "expand") == 0 && value != NULL) {
 		if (strcmp(value, "status") == 0)
 			req->expand |= REST_EXPAND_STATUS;
@@ -191,6 +413,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply
 {
 	struct MHD_Response *resp =
 	    mhd->create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
+	struct slot *sl;
 	enum MHD_Result ok;
 
 	if (resp == NULL) {
@@ -200,21 +423,28 @@ static enum MHD_Result send_reply(struct MHD_Connection *conn, struct rest_reply
 	rep->body = NULL; /* the response frees it */
 	if (rep->content_type != NULL)
 		mhd->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rep->content_type);
+	for (size_t i = 0; i < rep->nheaders; i++)
+		mhd->add_response_header(resp, rep->headers[i].name, rep->headers[i].value);
 	ok = mhd->queue_response(conn, rep->status, resp);
 	mhd->destroy_response(resp);
+	rest_reply_free(rep);
+	if (ok == MHD_YES && (sl = slot_of(conn)) != NULL)
+		sl->answering = true;
 	return ok;
 }
 
-/* Appends a chunk of the body, up to REST_MAX_BODY. */
+/* Connect has no limit; skiff's refusal, in Connect's error shape. */
+static const char too_large[] = "{\"error_code\":413,\"message\":\"the request body is "
+                                "larger than rest.max.body.bytes\"}";
+/* How long a connection refused in the middle of its body may still send
+ * (read and dropped), so that the client reads the 413, not a reset. */
+#define LINGER_MS 1000
+
+/* Appends a chunk of the body (the limit checked by the caller). */
 static bool take_body(struct pending *p, const char *data, size_t n)
 {
-	char *grown;
+	char *grown = realloc(p->body, p->len + n + 1);
 
-	if (p->toobig || n > REST_MAX_BODY - p->len) {
-		p->toobig = true;
-		return true;
-	}
-	grown = realloc(p->body, p->len + n + 1);
 	if (grown == NULL)
 		return false;
 	memcpy(grown + p->len, data, n);
@@ -224,51 +454,176 @@ static bool take_body(struct pending *p, const char *data, size_t n)
 	return true;
 }
 
+static enum MHD_Result refuse_now(struct MHD_Connection *conn)
+{
+	struct rest_reply rep = {.status = 413, .content_type = "application/json"};
+
+	rep.body = strdup(too_large);
+	rep.len = rep.body != NULL ? strlen(rep.body) : 0;
+	return send_reply(conn, &rep);
+}
+
+/* A body passed the limit in its middle, where libmicrohttpd queues no
+ * reply: the 413 goes straight on the wire (the reply is small: it fits the
+ * socket's buffer), the rest of the body is dropped as it comes, and the
+ * connection is cut LINGER_MS later. */
+static void refuse_midway(struct server *s, struct MHD_Connection *conn, struct pending *p)
+{
+	struct slot *sl = slot_of(conn);
+	char reply[512];
+	int n = snprintf(reply, sizeof(reply),
+	                 "HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n"
+	                 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+	                 strlen(too_large), too_large);
+
+	p->refused = true;
+	if (sl == NULL)
+		return;
+	if (s->tls != NULL) {
+		const union MHD_ConnectionInfo *ci =
+		    mhd->get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+
+		if (ci != NULL && ci->tls_session != NULL)
+			(void)gnutls->gnutls_record_send(ci->tls_session, reply, (size_t)n);
+	} else {
+		(void)send(sl->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	sl->answering = true;
+	sl->since = loop_now_ms() - s->r->cfg.request_ms + LINGER_MS;
+}
+
+/* Whether the request's Content-Length is over the limit. */
+static bool announced_too_large(const struct server *s, struct MHD_Connection *conn)
+{
+	const char *cl = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	int64_t n;
+
+	return cl != NULL && (num_parse_i64(cl, 0, INT64_MAX, &n) != 0 || n > s->r->cfg.max_body);
+}
+
+/* The request's headers and query into req. */
+static void read_request(struct server *s, struct MHD_Connection *conn, struct rest_request *req)
+{
+	const char *cl = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	const char *te = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+
+	req->host = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	req->origin = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	req->content_type = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	req->authorization = mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+	req->acr_method =
+	    mhd->lookup_connection_value(conn, MHD_HEADER_KIND, "Access-Control-Request-Method");
+	req->has_body = (cl != NULL && strspn(cl, "0 \t") < strlen(cl)) || te != NULL;
+	req->connectors_only = true;
+	mhd->get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, req);
+	req->policy = &s->policy;
+	req->serve = s->spec.admin ? REST_SERVE_ADMIN : REST_SERVE_API;
+	if (!s->spec.admin && !s->r->cfg.admin_apart && !s->r->cfg.admin_off)
+		req->serve |= REST_SERVE_ADMIN;
+}
+
+/* Waits for rest_changed: the connection is suspended (libmicrohttpd
+ * neither reads it nor times it out) until then. */
+static enum MHD_Result wait_reply(struct server *s, struct MHD_Connection *conn, struct pending *p)
+{
+	struct slot *sl = slot_of(conn);
+
+	p->s = s;
+	p->conn = conn;
+	p->suspended = true;
+	p->next = s->waiting;
+	s->waiting = p;
+	if (sl != NULL)
+		sl->waiting = true; /* not slow: it waits for skiff */
+	mhd->suspend_connection(conn);
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **state)
 {
-	struct rest *r = cls;
+	struct server *s = cls;
 	struct pending *p = *state;
-	struct rest_request req = {.method = method, .path = url, .worker_id = r->worker_id};
+	struct rest_request req = {.method = method, .path = url, .worker_id = s->worker_id};
 	struct rest_reply rep = {0};
+	int rc;
 
 	if (p == NULL) {
-		/* The headers are in; the body (if any) follows in later calls. */
+		/* The headers are in; the body (if any) follows in later calls,
+		 * unless it is refused now (libmicrohttpd then reads no more of
+		 * it). */
 		p = calloc(1, sizeof(*p));
 		*state = p;
+		if (p != NULL && announced_too_large(s, conn))
+			return refuse_now(conn);
 		return p != NULL ? MHD_YES : MHD_NO;
 	}
+	if (p->ready) {
+		p->ready = false;
+		return send_reply(conn, &p->reply);
+	}
 	if (*upload_size > 0) {
-		bool ok = take_body(p, upload, *upload_size);
+		size_t n = *upload_size;
 
 		*upload_size = 0;
-		return ok ? MHD_YES : MHD_NO;
+		if (p->refused)
+			return MHD_YES;
+		if (n > (size_t)s->r->cfg.max_body - p->len) {
+			refuse_midway(s, conn, p);
+			return MHD_YES;
+		}
+		return take_body(p, upload, n) ? MHD_YES : MHD_NO;
 	}
-	if (p->toobig) {
-		rep = (struct rest_reply){.status = 413, .content_type = "application/json"};
-		rep.body = strdup("{\"error_code\":413,\"message\":\"request body too large\"}");
-		rep.len = rep.body != NULL ? strlen(rep.body) : 0;
-		return send_reply(conn, &rep);
-	}
-	mhd->get_connection_values(conn, MHD_GET_ARGUMENT_KIND, on_arg, &req);
+	if (p->refused)
+		return MHD_NO; /* its 413 is sent: close */
+	read_request(s, conn, &req);
 	req.body = p->body != NULL ? p->body : "";
 	req.len = p->len;
-	(void)rest_route(r->ops, r->ctx, &req, &rep);
+	req.waiter = p;
+	rc = rest_route(s->r->ops, s->r->ctx, &req, &rep);
+	if (rc == REST_PENDING)
+		return wait_reply(s, conn, p);
 	return send_reply(conn, &rep);
+}
+
+void rest_changed(void *waiter, enum rest_change_op op, const char *name, bool created, int rc,
+                  const char *why)
+{
+	struct pending *p = waiter, **at;
+	struct server *s = p->s;
+	struct slot *sl;
+
+	for (at = &s->waiting; *at != NULL && *at != p; at = &(*at)->next)
+		;
+	if (*at == NULL)
+		return; /* answered already (rest_destroy) */
+	*at = p->next;
+	(void)rest_change_reply(s->r->ops, s->r->ctx, op, name, created, rc, why, s->worker_id,
+	                        &p->reply);
+	p->ready = true;
+	p->suspended = false;
+	if ((sl = slot_of(p->conn)) != NULL) {
+		sl->waiting = false;
+		sl->since = loop_now_ms();
+	}
+	mhd->resume_connection(p->conn);
+	run(s);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
                          enum MHD_RequestTerminationCode why)
 {
-	struct rest *r = cls;
 	struct pending *p = *state;
-	int i = slot_of(r, conn);
+	struct slot *sl = slot_of(conn);
 
 	/* The next request on this connection has its own time. */
-	if (i >= 0)
-		r->open[i].since = loop_now_ms();
+	if (sl != NULL) {
+		sl->since = loop_now_ms();
+		sl->answering = sl->waiting = false;
+	}
 	if (p != NULL) {
+		rest_reply_free(&p->reply);
 		free(p->body);
 		free(p);
 	}
@@ -284,119 +639,326 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
 	log_debug("rest: %s", line);
 }
 
-/* Splits "http://HOST:PORT" (HOST may be empty or [v6]) into host and port.
- * Returns 0 or REST_ERR_CONFIG with errbuf. */
-static int parse_listener(const char *url, const char *where, char *host, size_t hlen, char *port,
-                          size_t plen, char *errbuf, size_t errlen)
-{
-	const char *h, *colon;
-	int64_t n;
-
-	if (strncmp(url, "http://", 7) != 0) {
-		snprintf(errbuf, errlen,
-		         "%s: listeners: '%s': only http://HOST:PORT is served "
-		         "(for https, put a TLS proxy in front)",
-		         where, url);
-		return REST_ERR_CONFIG;
-	}
-	h = url + 7;
-	if (*h == '[') {
-		colon = strchr(h, ']');
-		colon = colon != NULL && colon[1] == ':' ? colon + 1 : NULL;
-	} else {
-		colon = strrchr(h, ':');
-	}
-	if (colon == NULL || num_parse_i64(colon + 1, 0, 65535, &n) != 0 ||
-	    (size_t)(colon - h) >= hlen) {
-		snprintf(errbuf, errlen, "%s: listeners: '%s' is not http://HOST:PORT", where, url);
-		return REST_ERR_CONFIG;
-	}
-	if (*h == '[')
-		snprintf(host, hlen, "%.*s", (int)(colon - h - 2), h + 1);
-	else
-		snprintf(host, hlen, "%.*s", (int)(colon - h), h);
-	snprintf(port, plen, "%lld", (long long)n);
-	return 0;
-}
-
-static int start(struct rest *r, const struct addrinfo *ai, char *errbuf, size_t errlen)
+static int start(struct server *s, const struct addrinfo *ai)
 {
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
 
 	if (ai->ai_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	r->d = mhd->start_daemon(
-	    flags, 0, NULL, NULL, on_request, r, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_CONNECTIONS,
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REST_CONN_MEMORY,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
-	    on_completed, r, MHD_OPTION_NOTIFY_CONNECTION, on_connection, r,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_IP, MHD_OPTION_EXTERNAL_LOGGER,
-	    on_mhd_log, r, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u, MHD_OPTION_END);
-	return r->d != NULL ? 0 : REST_ERR;
+	if (s->tls != NULL)
+		flags |= MHD_USE_TLS;
+	flags |= MHD_ALLOW_SUSPEND_RESUME;
+	int64_t idle_s = (s->r->cfg.idle_ms + 999) / 1000;
+
+	s->nopen = (size_t)s->r->cfg.max_connections + EVICT_MARGIN;
+	s->open = calloc(s->nopen, sizeof(*s->open));
+	if (s->open == NULL)
+		return REST_ERR_NOMEM;
+	s->d = mhd->start_daemon(
+	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->nopen, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)REST_CONN_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)idle_s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+	    MHD_OPTION_LISTENING_ADDRESS_REUSE, 1u,
+	    s->tls != NULL ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END, on_cert,
+	    MHD_OPTION_HTTPS_PRIORITIES, s->tls != NULL ? resttls_priorities(s->tls) : NULL,
+	    MHD_OPTION_END);
+	return s->d != NULL ? 0 : REST_ERR;
+}
+
+/* dst (a host name's room, 256 bytes) = name + suffix, cut to fit. */
+static void name_copy(char *dst, const char *name, const char *suffix)
+{
+	size_t n = strnlen(name, 248), m = strlen(suffix);
+
+	memcpy(dst, name, n);
+	memcpy(dst + n, suffix, m + 1);
+}
+
+/* What s lets in: Connect's BasicAuthSecurityRestExtension guards the
+ * listeners, not admin.listeners (its filter is registered with the main
+ * resources only); and the names a Host header may give besides IP
+ * addresses and localhost. */
+static void set_policy(struct rest *r, struct server *s)
+{
+	unsigned char ip[16];
+	char host[256];
+	size_t n = 0;
+
+	if (gethostname(host, sizeof(host)) == 0 && host[0] != '\0') {
+		host[sizeof(host) - 1] = '\0';
+		name_copy(s->names[n++], host, "");
+		/* Avahi's name for it on the local network. */
+		if (strchr(host, '.') == NULL)
+			name_copy(s->names[n++], host, ".local");
+	}
+	if (s->spec.host[0] != '\0' && inet_pton(AF_INET, s->spec.host, ip) != 1 &&
+	    inet_pton(AF_INET6, s->spec.host, ip) != 1)
+		name_copy(s->names[n++], s->spec.host, "");
+	if (r->cfg.advertised_host != NULL && n < 4)
+		name_copy(s->names[n++], r->cfg.advertised_host, "");
+	for (size_t i = 0; i < n; i++)
+		s->name_ptrs[i] = s->names[i];
+	s->policy = (struct rest_policy){
+	    .auth = s->spec.admin ? NULL : r->auth,
+	    .https = s->spec.https,
+	    .port = s->spec.port,
+	    .names = s->name_ptrs,
+	    .nnames = n,
+	    .allow_origin = r->cfg.allow_origin,
+	    .allow_methods = r->cfg.allow_methods,
+	};
+}
+
+/* Binds listener spec as server s and registers it with the loop. Returns
+ * 0, REST_ERR (cannot bind), REST_ERR_CONFIG (cannot resolve) or
+ * REST_ERR_NOMEM, with errbuf. */
+static int open_server(struct rest *r, struct server *s, const struct rest_listener *spec,
+                       char *errbuf, size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	struct addrinfo *ai = NULL;
+	const union MHD_DaemonInfo *info;
+	const char *key = spec->admin ? "admin.listeners" : "listeners";
+	int rc;
+
+	s->r = r;
+	s->spec = *spec;
+	s->tls = spec->https ? r->tls[spec->admin ? REST_TLS_ADMIN : REST_TLS_MAIN] : NULL;
+	set_policy(r, s);
+	snprintf(s->worker_id, sizeof(s->worker_id), "%s:%s",
+	         spec->host[0] ? spec->host : "0.0.0.0", spec->port);
+	if (getaddrinfo(spec->host[0] ? spec->host : NULL, spec->port, &hints, &ai) != 0 ||
+	    ai == NULL) {
+		snprintf(errbuf, errlen, "%s: %s: cannot resolve '%s'", spec->where, key,
+		         spec->host);
+		return REST_ERR_CONFIG;
+	}
+	rc = start(s, ai);
+	freeaddrinfo(ai);
+	if (rc == REST_ERR_NOMEM) {
+		snprintf(errbuf, errlen, "rest: out of memory");
+		return rc;
+	}
+	if (rc != 0) {
+		snprintf(errbuf, errlen,
+		         "%s: %s: cannot listen on %s:%s (in use, or not an address of this host)",
+		         spec->where, key, spec->host[0] ? spec->host : "*", spec->port);
+		return REST_ERR;
+	}
+	info = mhd->get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+	if (info == NULL ||
+	    loop_fd_add(r->loop, info->epoll_fd, POLLIN, on_ready, s, &s->watch) != 0 ||
+	    loop_timer_add(r->loop, -1, 0, on_due, s, &s->timer) != 0) {
+		snprintf(errbuf, errlen, "rest: out of memory");
+		return REST_ERR_NOMEM;
+	}
+	log_notice("rest: serving %s on %s://%s:%s%s", spec->admin ? "/admin" : "the REST API",
+	           spec->https ? "https" : "http", spec->host[0] ? spec->host : "*", spec->port,
+	           s->tls != NULL && resttls_requires_client(s->tls)
+	               ? " (client certificates required)"
+	               : "");
+	run(s);
+	return 0;
+}
+
+/* ---- files changed on disk ------------------------------------------------ */
+
+static void tls_changed(struct rest *r, void *what, const char *path)
+{
+	char why[1536];
+
+	if (resttls_reload(what, why, sizeof(why)) != 0) {
+		log_error("rest: %s changed, and cannot be used: %s; the https listeners go on "
+		          "with the certificate they had",
+		          path, why);
+		return;
+	}
+	log_notice("rest: %s changed: new https connections get the new certificate", path);
+}
+
+static void auth_changed(struct rest *r, void *what, const char *path)
+{
+	char why[1536];
+
+	if (restauth_reload(what, why, sizeof(why)) != 0) {
+		log_error("rest: %s changed, and cannot be used: %s; the users read before stay",
+		          path, why);
+		return;
+	}
+	log_notice("rest: %s changed: %zu user%s", path, restauth_users(what),
+	           restauth_users(what) == 1 ? "" : "s");
+}
+
+static void on_settled(struct loop *l, struct loop_timer *t, void *arg)
+{
+	struct watched *w = arg;
+	const char *path = filewatch_changed(w->fw);
+
+	if (path != NULL)
+		w->reload(w->r, w->what, path);
+}
+
+static void on_watch_fd(struct loop *l, struct loop_fd *fdw, int fd, int revents, void *arg)
+{
+	struct watched *w = arg;
+
+	if (filewatch_drain(w->fw))
+		loop_timer_set(w->settle, loop_now_ms() + TLS_SETTLE_MS, 0);
+}
+
+static int watch(struct rest *r, struct watched *w, const char **paths, size_t n,
+                 void (*reload)(struct rest *, void *, const char *), void *what)
+{
+	char why[1024];
+	int rc;
+
+	w->r = r;
+	w->reload = reload;
+	w->what = what;
+	if (n == 0)
+		return 0;
+	rc = filewatch_new(paths, n, &w->fw, why, sizeof(why));
+	if (rc == FILEWATCH_ERR_NOMEM)
+		return REST_ERR_NOMEM;
+	if (rc != 0) {
+		log_warn("rest: %s: a change will not be seen until skiff restarts", why);
+		return 0;
+	}
+	if (loop_fd_add(r->loop, filewatch_fd(w->fw), POLLIN, on_watch_fd, w, &w->watch) != 0 ||
+	    loop_timer_add(r->loop, -1, 0, on_settled, w, &w->settle) != 0)
+		return REST_ERR_NOMEM;
+	return 0;
+}
+
+static void unwatch(struct rest *r, struct watched *w)
+{
+	loop_fd_del(r->loop, w->watch);
+	loop_timer_del(r->loop, w->settle);
+	filewatch_destroy(w->fw);
+}
+
+/* ---- open, check, destroy ----------------------------------------------------- */
+
+/* Loads what the https listeners of cfg need. */
+static int load_tls(const struct rest_settings *cfg, struct resttls **tls, char *errbuf,
+                    size_t errlen)
+{
+	for (size_t i = 0; i < cfg->nlisteners; i++) {
+		const struct rest_listener *l = &cfg->listeners[i];
+		enum rest_tls_role role = l->admin ? REST_TLS_ADMIN : REST_TLS_MAIN;
+		int rc;
+
+		if (!l->https || tls[role] != NULL)
+			continue;
+		rc = resttls_new(&cfg->tls[role], &tls[role], errbuf, errlen);
+		if (rc != 0)
+			return rc == RESTTLS_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_CONFIG;
+	}
+	return 0;
+}
+
+/* rest.extension.classes: the JAAS and credentials files. */
+static int load_auth(const struct rest_settings *cfg, struct restauth **out, char *errbuf,
+                     size_t errlen)
+{
+	int rc;
+
+	*out = NULL;
+	if (!cfg->basic_auth)
+		return 0;
+	rc = restauth_new(cfg->jaas, cfg->jaas_where, out, errbuf, errlen);
+	return rc == 0 ? 0 : rc == RESTAUTH_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_CONFIG;
+}
+
+int rest_check(const struct config_section *worker, char *errbuf, size_t errlen)
+{
+	struct rest_settings *cfg = calloc(1, sizeof(*cfg));
+	struct resttls *tls[2] = {NULL, NULL};
+	struct restauth *auth = NULL;
+	int rc = REST_ERR_NOMEM;
+
+	if (cfg == NULL)
+		return rc;
+	rc = restconf_read(worker, cfg, errbuf, errlen) != 0 ? REST_ERR_CONFIG : 0;
+	if (rc == 0)
+		rc = load_tls(cfg, tls, errbuf, errlen);
+	if (rc == 0)
+		rc = load_auth(cfg, &auth, errbuf, errlen);
+	resttls_destroy(tls[0]);
+	resttls_destroy(tls[1]);
+	restauth_destroy(auth);
+	free(cfg);
+	return rc;
 }
 
 int rest_open(const struct config_section *worker, struct loop *l, const struct rest_ops *ops,
               void *ctx, struct rest **out, char *errbuf, size_t errlen)
 {
-	const char *where = config_where(worker, "listeners");
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-	                         .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-	struct addrinfo *ai = NULL;
-	struct rest *r = NULL;
-	char host[256], port[8], lib[256];
-	const union MHD_DaemonInfo *info;
-	int rc;
+	struct rest *r = calloc(1, sizeof(*r));
+	char lib[256];
+	int rc = REST_ERR_NOMEM;
 
 	*out = NULL;
-	if (config_list_len(worker, "listeners") == 0)
-		return 0;
-	if (config_list_len(worker, "listeners") > 1) {
-		snprintf(errbuf, errlen, "%s: listeners: skiff serves one listener", where);
-		return REST_ERR_CONFIG;
-	}
-	rc = parse_listener(config_list_item(worker, "listeners", 0), where, host, sizeof(host),
-	                    port, sizeof(port), errbuf, errlen);
-	if (rc != 0)
-		return rc;
-	/* Without the library the API cannot be served: a person must install
-	 * it (or unset listeners), so it is a configuration error. */
-	if (mhdlib_get(&mhd, lib, sizeof(lib)) != 0) {
-		snprintf(errbuf, errlen, "%s: listeners: the REST API needs %s", where, lib);
-		return REST_ERR_CONFIG;
-	}
-	if (getaddrinfo(host[0] ? host : NULL, port, &hints, &ai) != 0 || ai == NULL) {
-		snprintf(errbuf, errlen, "%s: listeners: cannot resolve '%s'", where, host);
-		return REST_ERR_CONFIG;
-	}
-	rc = REST_ERR_NOMEM;
-	r = calloc(1, sizeof(*r));
 	if (r == NULL)
-		goto out;
+		return rc;
 	r->loop = l;
 	r->ops = ops;
 	r->ctx = ctx;
-	snprintf(r->worker_id, sizeof(r->worker_id), "%s:%s", host[0] ? host : "0.0.0.0", port);
-	if (start(r, ai, errbuf, errlen) != 0) {
-		snprintf(errbuf, errlen,
-		         "%s: listeners: cannot listen on %s:%s (in use, or not an "
-		         "address of this host)",
-		         where, host[0] ? host : "*", port);
-		rc = REST_ERR;
+	rc = REST_ERR_CONFIG;
+	if (restconf_read(worker, &r->cfg, errbuf, errlen) != 0)
+		goto out;
+	if (r->cfg.nlisteners == 0) {
+		rc = 0;
 		goto out;
 	}
-	info = mhd->get_daemon_info(r->d, MHD_DAEMON_INFO_EPOLL_FD);
-	if (info == NULL || loop_fd_add(l, info->epoll_fd, POLLIN, on_ready, r, &r->watch) != 0 ||
-	    loop_timer_add(l, -1, 0, on_due, r, &r->timer) != 0) {
-		snprintf(errbuf, errlen, "rest: out of memory");
+	/* Without the library the API cannot be served: a person must install
+	 * it (or unset listeners), so it is a configuration error. */
+	if (mhdlib_get(&mhd, lib, sizeof(lib)) != 0) {
+		snprintf(errbuf, errlen, "%s: listeners: the REST API needs %s",
+		         r->cfg.listeners[0].where, lib);
 		goto out;
 	}
-	run(r);
+	if ((rc = load_tls(&r->cfg, r->tls, errbuf, errlen)) != 0)
+		goto out;
+	if ((r->tls[0] != NULL || r->tls[1] != NULL) &&
+	    gnutlslib_get(&gnutls, lib, sizeof(lib)) != 0) {
+		snprintf(errbuf, errlen, "listeners: https needs %s", lib);
+		rc = REST_ERR_CONFIG;
+		goto out;
+	}
+	if ((rc = load_auth(&r->cfg, &r->auth, errbuf, errlen)) != 0)
+		goto out;
+	for (size_t i = 0; i < 2; i++) {
+		const char *paths[4];
+
+		if (r->tls[i] != NULL &&
+		    (rc = watch(r, &r->tw[i], paths, resttls_files(r->tls[i], paths, 4),
+		                tls_changed, r->tls[i])) != 0)
+			goto out;
+	}
+	if (r->auth != NULL) {
+		const char *paths[2];
+
+		if ((rc = watch(r, &r->aw, paths, restauth_files(r->auth, paths, 2), auth_changed,
+		                r->auth)) != 0)
+			goto out;
+		log_notice("rest: HTTP Basic authentication with the %zu user%s of %s",
+		           restauth_users(r->auth), restauth_users(r->auth) == 1 ? "" : "s",
+		           paths[1]);
+	}
+	for (size_t i = 0; i < r->cfg.nlisteners; i++) {
+		rc = open_server(r, &r->servers[r->nservers], &r->cfg.listeners[i], errbuf, errlen);
+		r->nservers++;
+		if (rc != 0)
+			goto out;
+	}
 	*out = r;
 	r = NULL;
 	rc = 0;
 out:
-	freeaddrinfo(ai);
 	rest_destroy(r);
 	return rc;
 }
@@ -405,9 +967,24 @@ void rest_destroy(struct rest *r)
 {
 	if (r == NULL)
 		return;
-	loop_fd_del(r->loop, r->watch);
-	loop_timer_del(r->loop, r->timer);
-	if (r->d != NULL)
-		mhd->stop_daemon(r->d);
+	for (size_t i = 0; i < r->nservers; i++) {
+		struct server *s = &r->servers[i];
+
+		/* libmicrohttpd stops no daemon with a suspended connection. */
+		while (s->waiting != NULL)
+			rest_changed(s->waiting, REST_DELETE, "", false, REST_ERR,
+			             "skiff is stopping: the change was not applied");
+		loop_fd_del(r->loop, s->watch);
+		loop_timer_del(r->loop, s->timer);
+		if (s->d != NULL)
+			mhd->stop_daemon(s->d);
+		free(s->open);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		unwatch(r, &r->tw[i]);
+		resttls_destroy(r->tls[i]);
+	}
+	unwatch(r, &r->aw);
+	restauth_destroy(r->auth);
 	free(r);
 }

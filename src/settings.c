@@ -6,6 +6,8 @@
 #include "log.h"
 #include "props.h"
 #include "provider.h"
+#include "restconf.h"
+#include "restconns.h"
 #include "sink_kafka.h"
 #include "source.h"
 #include "transform.h"
@@ -60,20 +62,11 @@ static const struct config_key worker_keys[] = {
      "skiff's own: the most verbose level logged (default info; --log-level overrides "
      "it). A reload (SIGHUP) applies a change at once."},
     INERT("plugin.path"),
-    {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
-     "REST API, /metrics and /health (Connect's paths), e.g. http://127.0.0.1:8083; "
-     "unset: off. Only loopback unless you mean it: nothing asks for a password."},
     {"bandwidth.max.bytes.per.second", CFG_INT, "0", 0, INT_MAX32, NULL, 0,
      "Cap on bytes sent to Kafka, after compression, with the protocol's framing (0: none). "
      "Held by pausing reading, never by dropping."},
     {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
      "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
-    INERT("rest.host.name"),
-    INERT("rest.port"),
-    INERT("rest.advertised.host.name"),
-    INERT("rest.advertised.port"),
-    INERT("rest.advertised.listener"),
-    INERT("admin.listeners"),
     INERT("group.id"),
     INERT("config.storage.topic"),
     INERT("status.storage.topic"),
@@ -94,9 +87,6 @@ static const struct config_key worker_keys[] = {
     INERT("metrics.recording.level"),
     INERT("metric.reporters"),
     INERT("connector.client.config.override.policy"),
-    INERT("response.http.headers.config"),
-    INERT("access.control.allow.origin"),
-    INERT("access.control.allow.methods"),
     INERT("internal.key.converter"),
     INERT("internal.value.converter"),
     INERT("internal.key.converter.schemas.enable"),
@@ -158,6 +148,8 @@ static const struct config_key connector_keys[] = {
     INERT("offsets.storage.topic"),
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
 };
+
+const struct config_key *const settings_connector_keys = connector_keys;
 
 /* Worker keys handed to librdkafka (checked there), and Connect's per-client
  * prefixes that have no client here (accepted, ignored by the sink). */
@@ -295,6 +287,10 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 			return SETTINGS_ERR;
 		}
 	}
+	if ((c->file = strdup(props_name(p))) == NULL || (c->prefix = strdup(prefix)) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
+		return SETTINGS_ERR_NOMEM;
+	}
 	if ((rc = config_section_load(p, &spec, &c->cfg, errbuf, errlen)) != 0)
 		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if (strcmp(config_str(c->cfg, "transaction.boundary"), "connector") == 0) {
@@ -341,6 +337,49 @@ static int load_inline(struct settings *s, const struct props *w, char *errbuf, 
 	return 0;
 }
 
+static void free_connector(struct connector_settings *c)
+{
+	config_section_destroy(c->cfg);
+	transform_chain_destroy(c->chain);
+	free(c->file);
+	free(c->prefix);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Lays the REST API's connectors over the files': an entry replaces the
+ * connector of its name (or adds one), a deletion removes it. */
+static int lay_rest(struct settings *s, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	for (size_t i = 0; i < restconns_count(s->rest); i++) {
+		const char *name = restconns_name(s->rest, i);
+		struct props *p = restconns_props(s->rest, i);
+		bool in_files = false;
+
+		for (size_t j = 0; j < s->nconnectors; j++) {
+			if (strcmp(s->connectors[j].name, name) != 0)
+				continue;
+			in_files = true;
+			free_connector(&s->connectors[j]);
+			memmove(&s->connectors[j], &s->connectors[j + 1],
+			        (s->nconnectors - j - 1) * sizeof(s->connectors[0]));
+			memset(&s->connectors[--s->nconnectors], 0, sizeof(s->connectors[0]));
+			break;
+		}
+		if (p == NULL)
+			continue;
+		/* ${env:..}, ${file:..} as in the files, with the worker's providers. */
+		if ((rc = providers_resolve(s->providers, p, errbuf, errlen)) != 0)
+			return rc == PROVIDER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+		if ((rc = load_connector(s, p, "", NULL, errbuf, errlen)) != 0)
+			return rc;
+		s->connectors[s->nconnectors - 1].rest = true;
+		s->connectors[s->nconnectors - 1].in_files = in_files;
+	}
+	return 0;
+}
+
 /* A file, a topic or both; a created topic's sizes are -1 or positive. */
 static int check_offset_store(const struct config_section *w, const char *path, char *errbuf,
                               size_t errlen)
@@ -378,16 +417,24 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
-	const struct config_key *tables[] = {worker_keys};
+	return settings_load_with(paths, n, NULL, out, errbuf, errlen);
+}
+
+int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
+                       char *errbuf, size_t errlen)
+{
+	const struct config_key *tables[] = {worker_keys, restconf_keys};
 	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
+	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",
 	                           .tables = tables,
-	                           .ntables = 1,
+	                           .ntables = 2,
 	                           .passthrough = worker_passthrough,
 	                           .skip = skip};
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	out->rest = rest;
 	if (n == 0) {
 		snprintf(errbuf, errlen, "give one worker file and the connector files");
 		return SETTINGS_ERR;
@@ -413,12 +460,29 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	if (wireprops_check(out->worker, errbuf, errlen) != 0 ||
 	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
 		return SETTINGS_ERR;
+	/* The REST keys' forms (the files they name: rest_check). */
+	if ((keys = malloc(sizeof(*keys))) == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", paths[0]);
+		return SETTINGS_ERR_NOMEM;
+	}
+	if (restconf_read(out->worker, keys, errbuf, errlen) != 0) {
+		free(keys);
+		return SETTINGS_ERR;
+	}
+	free(keys);
 	for (size_t i = 1; i < n; i++)
 		if ((rc = load_connector(out, out->files[i], "", NULL, errbuf, errlen)) != 0)
 			return rc;
 	if ((rc = load_inline(out, out->files[0], errbuf, errlen)) != 0)
 		return rc;
-	if (out->nconnectors == 0) {
+	if (out->rest == NULL &&
+	    (rc = restconns_load(config_str(out->worker, "offset.storage.file.filename"),
+	                         &out->rest, errbuf, errlen)) != 0)
+		return rc == RESTCONNS_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	if ((rc = lay_rest(out, errbuf, errlen)) != 0)
+		return rc;
+	/* With the REST API on, connectors may come from it alone. */
+	if (out->nconnectors == 0 && config_list_len(out->worker, "listeners") == 0) {
 		snprintf(errbuf, errlen,
 		         "%s: no connector: give connector files after the worker "
 		         "file, or declare connectors.<name>.connector.class=... in it",
@@ -426,6 +490,25 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 		return SETTINGS_ERR;
 	}
 	return 0;
+}
+
+int settings_check_connector(const struct config_section *worker, const struct props *p,
+                             char *errbuf, size_t errlen)
+{
+	struct settings *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (s == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
+		return SETTINGS_ERR_NOMEM;
+	}
+	/* Only read through: the worker stays the caller's. */
+	s->worker = (struct config_section *)(uintptr_t)worker;
+	rc = load_connector(s, p, "", NULL, errbuf, errlen);
+	s->worker = NULL;
+	settings_destroy(s);
+	free(s);
+	return rc;
 }
 
 static void log_section_notices(const struct config_section *c)
@@ -447,7 +530,17 @@ void settings_log_notices(const struct settings *s)
 			    "%s: %s configures a Connect client skiff does not have; ignored",
 			    config_passthrough_where(s->worker, i), k);
 	}
+	for (size_t i = 0; i < restconns_count(s->rest); i++)
+		if (restconns_props(s->rest, i) == NULL)
+			log_notice("connector %s: deleted through the REST API (%s): not started",
+			           restconns_name(s->rest, i),
+			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept");
 	for (size_t i = 0; i < s->nconnectors; i++) {
+		if (s->connectors[i].rest)
+			log_notice("connector %s: its configuration is the REST API's (%s)%s",
+			           s->connectors[i].name,
+			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept",
+			           s->connectors[i].in_files ? ", over the files' one" : "");
 		log_section_notices(s->connectors[i].cfg);
 		if (config_int(s->connectors[i].cfg, "tasks.max") > 1)
 			log_notice("%s: tasks.max > 1: skiff runs one task per connector",
@@ -474,14 +567,15 @@ void settings_print(const struct settings *s, FILE *fp)
 	providers_print(s->providers, fp);
 	fprintf(fp, "# worker (%s)\n", props_name(s->files[0]));
 	print_table_values(s->worker, worker_keys, "", false, fp);
+	print_table_values(s->worker, restconf_keys, "", true, fp);
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++)
 		fprintf(fp, "%s=%s\n", config_passthrough_key(s->worker, i),
 		        config_passthrough_shown(s->worker, i));
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		const struct connector_settings *c = &s->connectors[i];
 
-		fprintf(fp, "# connector %s (%s source; key %s%s, value %s%s)\n", c->name,
-		        c->ops->kind, convert_class_name(&c->key_conv),
+		fprintf(fp, "# connector %s (%s%s source; key %s%s, value %s%s)\n", c->name,
+		        c->rest ? "REST API, " : "", c->ops->kind, convert_class_name(&c->key_conv),
 		        c->key_conv.kind == CONV_JSON && !c->key_conv.schemas_enable
 		            ? " without schemas"
 		            : "",
@@ -595,6 +689,8 @@ int settings_help_doc(struct cJSON **out)
 	worker = help_section(sections, "worker",
 	                      "Worker properties (connect-standalone.properties)", worker_keys);
 	if (worker == NULL || help_patterns(worker) != 0 ||
+	    help_section(sections, "rest", "The REST API (worker properties)", restconf_keys) ==
+	        NULL ||
 	    help_section(sections, "connector", "Every connector", connector_keys) == NULL ||
 	    help_sources(sections) != 0 || transform_help_doc(doc) != 0)
 		goto nomem;
@@ -607,15 +703,12 @@ nomem:
 
 void settings_destroy(struct settings *s)
 {
-	for (size_t i = 0; i < s->nconnectors; i++) {
-		config_section_destroy(s->connectors[i].cfg);
-		transform_chain_destroy(s->connectors[i].chain);
-	}
-	if (s->nconnectors < s->capconnectors) { /* half-loaded */
-		config_section_destroy(s->connectors[s->nconnectors].cfg);
-		transform_chain_destroy(s->connectors[s->nconnectors].chain);
-	}
+	for (size_t i = 0; i < s->nconnectors; i++)
+		free_connector(&s->connectors[i]);
+	if (s->nconnectors < s->capconnectors) /* half-loaded */
+		free_connector(&s->connectors[s->nconnectors]);
 	free(s->connectors);
+	restconns_destroy(s->rest);
 	config_section_destroy(s->worker);
 	providers_destroy(s->providers);
 	for (size_t i = 0; i < s->nfiles; i++)

@@ -13,8 +13,11 @@
 #include "convert.h"
 
 struct cJSON;
+struct config_key;
 struct config_section;
+struct props;
 struct providers;
+struct restconns;
 struct source_ops;
 struct transform_chain;
 
@@ -25,6 +28,10 @@ struct connector_settings {
 	struct converter key_conv;    /* resolved: connector override or worker */
 	struct converter value_conv;
 	struct transform_chain *chain; /* transforms=..., owned (transform.h) */
+	char *file;                    /* the file its keys were read from, owned */
+	char *prefix;                  /* their prefix there ("" or "connectors.NAME."), owned */
+	bool rest;                     /* given by the REST API (restconns.h), not a file */
+	bool in_files;                 /* ... over a connector of that name in the files */
 };
 
 /* As many connectors and files as memory allows: the arrays grow while the
@@ -37,6 +44,7 @@ struct settings {
 	struct props **files;
 	size_t nfiles;
 	struct providers *providers; /* config.providers of the worker file */
+	struct restconns *rest;      /* the REST API's connectors laid over the files' */
 };
 
 /* Failures of settings_load and settings_help_doc (util/err.h). */
@@ -45,10 +53,28 @@ enum {
 	SETTINGS_ERR_NOMEM = -2, /* out of memory: a restart may pass (exit 75) */
 };
 
-/* Loads paths[0] as the worker file and paths[1..n-1] as connector files.
- * Returns 0 and a filled *out (release with settings_destroy), or
- * SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
+/* Loads paths[0] as the worker file and paths[1..n-1] as connector files,
+ * and lays over them the REST API's connectors kept beside the offsets
+ * file (restconns.h): each replaces the connector of its name, a deletion
+ * removes it. Returns 0 and a filled *out (release with settings_destroy),
+ * or SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
+
+/* settings_load with the REST API's connectors given (rest, taken in every
+ * case; NULL: those kept beside the offsets file). For a change the API asks
+ * for before it is kept. */
+int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
+                       char *errbuf, size_t errlen);
+
+/* Loads p (a connector's keys, as a connector file gives them) as the
+ * connector of a configuration whose worker section is worker would:
+ * 0, or SETTINGS_ERR / SETTINGS_ERR_NOMEM with errbuf "NAME:LINE: why"
+ * (NAME: props_name(p)). For the REST API's config/validate. */
+int settings_check_connector(const struct config_section *worker, const struct props *p,
+                             char *errbuf, size_t errlen);
+
+/* The keys every connector takes (Connect's ConnectorConfig), as a table. */
+extern const struct config_key *const settings_connector_keys;
 
 /* Logs the notices (inert keys) of every section. */
 void settings_log_notices(const struct settings *s);

@@ -187,6 +187,10 @@ enum {
 	SOURCE_ERR = -1,        /* may pass (I/O error, lock): a restart may succeed (75) */
 	SOURCE_ERR_CONFIG = -2, /* a person must act (bad column, bad query): exit 78 */
 	SOURCE_ERR_NOMEM = -3,  /* out of memory: a restart may succeed (75) */
+	/* check_offset: a well-formed partition this connector does not read
+	 * (now): Connect stores its offset (the REST API does too), `skiff
+	 * offsets` refuses it as a likely typo. */
+	SOURCE_ERR_FOREIGN = -4,
 };
 
 struct source_batch {
@@ -285,8 +289,9 @@ struct source_ops {
 	 * text, as a person sent it) for partition (a JSON object as cJSON
 	 * prints it) instead of treating it as no offset or as another
 	 * partition. Called while the connector is stopped (no ctx), before
-	 * anything is stored. Returns 0, or SOURCE_ERR_CONFIG with errbuf
-	 * saying why in Connect's words (the REST API replies 400). */
+	 * anything is stored. Returns 0, SOURCE_ERR_CONFIG with errbuf saying
+	 * why in Connect's words (the REST API replies 500, as Connect's
+	 * connector throws), or SOURCE_ERR_FOREIGN (above). */
 	int (*check_offset)(const struct config_section *cfg, const char *partition,
 	                    const char *offset, char *errbuf, size_t errlen);
 

@@ -186,7 +186,7 @@ static void produce_batch(struct conn *c)
 			worker_bandwidth_charge(w, klen + vlen);
 			stats_add(c->produced, 1);
 			w->produced++;
-			worker_control_produced(r, vlen);
+			worker_control_produced(r, t.topic, vlen);
 			c->next++;
 			continue;
 		}
@@ -404,15 +404,19 @@ static int prepare(struct worker *w, int64_t now)
  * reason no restart fixes, else 75. */
 static int all_stopped(const struct worker *w)
 {
-	bool config = true;
+	bool config = true, any = false;
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		if (w->conns[i]->removed)
 			continue;
 		if (!w->conns[i]->stopped)
 			return 0;
+		any = true;
 		config &= w->conns[i]->config_error;
 	}
+	/* None at all: the REST API removed the last one, and may add more. */
+	if (!any && config_list_len(w->settings->worker, "listeners") > 0)
+		return 0;
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
@@ -443,6 +447,10 @@ static int turn(struct worker *w)
 	if (w->reload_asked && !w->stop) {
 		w->reload_asked = false;
 		worker_reload(w);
+	}
+	if (w->change.asked && !w->stop) {
+		w->change.asked = false;
+		worker_reload_change(w);
 	}
 	now = now_ms();
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
@@ -572,6 +580,7 @@ void worker_conn_close(struct worker *w, struct conn *c)
 	free(c->records);
 	free(c->trace);
 	worker_source_free(c);
+	worker_control_forget(c);
 	memset(c, 0, sizeof(*c));
 	c->w = w;
 	c->stopped = c->removed = true;
@@ -823,10 +832,12 @@ void worker_destroy(struct worker *w)
 			free(c->records);
 			free(c->trace);
 			worker_source_free(c);
+			worker_control_forget(c);
 		}
 		free(c);
 	}
 	free(w->conns);
+	worker_change_clear(&w->change);
 	worker_notify_close(w);
 	worker_status_close(w);
 	worker_sink_close(w);

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "offsets.h"
 #include "offsets_doc.h"
+#include "plugins.h"
 #include "rest.h"
 #include "sink_kafka.h"
 #include "stats.h"
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,13 +103,52 @@ int worker_control_partition(struct partition *p, const char *partition_json)
 	return 0;
 }
 
-void worker_control_produced(const struct record *r, size_t vlen)
+/* Most topics kept per connector for GET .../topics: a RegexRouter or
+ * TimestampRouter can name one per day for ever. */
+#define MAX_TOPICS 256
+
+/* Notes topic among c's active topics (Connect's, for GET .../topics). */
+static void note_topic(struct conn *c, const char *topic)
+{
+	char **grown, *copy;
+
+	if (c->ntopics > 0 && strcmp(c->topics[c->last_topic], topic) == 0)
+		return; /* the usual case: the topic of the record before */
+	for (size_t i = 0; i < c->ntopics; i++)
+		if (strcmp(c->topics[i], topic) == 0) {
+			c->last_topic = i;
+			return;
+		}
+	if (c->ntopics == MAX_TOPICS) {
+		return; /* GET .../topics lists the first MAX_TOPICS */
+	}
+	grown = realloc(c->topics, (c->ntopics + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return;
+	c->topics = grown;
+	if ((copy = strdup(topic)) == NULL)
+		return;
+	c->last_topic = c->ntopics;
+	c->topics[c->ntopics++] = copy;
+}
+
+void worker_control_produced(const struct record *r, const char *topic, size_t vlen)
 {
 	struct partition *p = r->part;
 
 	stats_add(p->produced, 1);
 	stats_add(p->read_bytes, r->value.kind == VALUE_STRING ? r->value.len : vlen);
 	partition_head(p, p->conn->w->turn_ms);
+	note_topic(p->conn, topic);
+}
+
+void worker_control_forget(struct conn *c)
+{
+	for (size_t i = 0; i < c->ntopics; i++)
+		free(c->topics[i]);
+	free(c->topics);
+	c->topics = NULL;
+	c->ntopics = c->last_topic = 0;
 }
 
 /* A reload leaves a removed connector's slot as a tombstone (the loop holds
@@ -194,7 +235,7 @@ void worker_stats_refresh(struct worker *w)
 			*h = s[0] == 'R' ? 0 : s[0] == 'P' ? 1 : s[0] == 'S' ? 2 : 3;
 	}
 	sink_stats(w->sink, &ss);
-	*w->sent_bytes = ss.wire_bytes;
+	*w->sent_bytes = w->sent_before + ss.wire_bytes;
 	*w->queue_depth = ss.queue_depth;
 	*w->brokers = ss.brokers;
 	*w->brokers_up = ss.brokers_up;
@@ -415,8 +456,9 @@ static int get_offsets(void *ctx, size_t i, char **json)
 }
 
 /* Whether c's source would use entry e (a reset always passes: junk stored
- * earlier must stay removable, as Connect allows). Returns 0, REST_ERR_ARG
- * with errbuf, or REST_ERR_NOMEM. */
+ * earlier must stay removable, as Connect allows). Returns 0,
+ * REST_ERR_SOURCE with errbuf (the source's reason, as Connect's connector
+ * throws it), or REST_ERR_NOMEM. */
 static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char *errbuf,
                      size_t errlen)
 {
@@ -429,10 +471,12 @@ static int check_one(const struct conn *c, const struct offsets_doc_entry *e, ch
 	off = strndup(e->offset, e->olen);
 	if (part == NULL || off == NULL)
 		rc = REST_ERR_NOMEM;
-	else if (c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why)) != 0) {
-		snprintf(errbuf, errlen, "Failed to alter offsets for connector %s: %s",
-		         c->cs->name, why);
-		rc = REST_ERR_ARG;
+	else if ((rc = c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why))) ==
+	         SOURCE_ERR_FOREIGN)
+		rc = 0; /* stored, as Connect stores it */
+	else if (rc != 0) {
+		snprintf(errbuf, errlen, "%s", why);
+		rc = REST_ERR_SOURCE;
 	}
 	free(part);
 	free(off);
@@ -521,7 +565,7 @@ static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e,
 	if (rc == REST_ERR_NOMEM)
 		snprintf(errbuf, errlen, "out of memory");
 	if (rc != 0)
-		return rc == REST_ERR_NOMEM ? REST_ERR_NOMEM : REST_ERR_ARG;
+		return rc == REST_ERR_NOMEM || rc == REST_ERR_SOURCE ? rc : REST_ERR_ARG;
 	log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
 	return write_now(w, errbuf, errlen);
 }
@@ -670,6 +714,121 @@ static char *cluster_id(void *ctx)
 	return sink_cluster_id(((struct worker *)ctx)->sink);
 }
 
+static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
+{
+	const struct conn *c = live(ctx, i);
+
+	for (size_t k = 0; k < c->ntopics; k++)
+		fn(arg, c->topics[k]);
+}
+
+static void reset_topics(void *ctx, size_t i)
+{
+	worker_control_forget(live(ctx, i));
+}
+
+static cJSON *plugins(void *ctx, bool connectors_only)
+{
+	return plugins_list(connectors_only);
+}
+
+static int plugin_config(void *ctx, const char *plugin, cJSON **out)
+{
+	int rc = plugins_config(plugin, out);
+
+	return rc == 0 ? 0 : rc == PLUGINS_ERR_UNKNOWN ? REST_ERR_NOTFOUND : REST_ERR_NOMEM;
+}
+
+static int validate(void *ctx, const char *plugin, const cJSON *config, cJSON **out, char *errbuf,
+                    size_t errlen)
+{
+	struct worker *w = ctx;
+	int rc = plugins_validate(w->settings->worker, plugin, config, out, errbuf, errlen);
+
+	return rc == 0                      ? 0
+	       : rc == PLUGINS_ERR_UNKNOWN  ? REST_ERR_NOTFOUND
+	       : rc == PLUGINS_ERR_MISMATCH ? REST_ERR_ARG
+	                                    : REST_ERR_NOMEM;
+}
+
+void worker_change_clear(struct worker_change *ch)
+{
+	free(ch->name);
+	cJSON_Delete(ch->config);
+	free(ch->initial_state);
+	memset(ch, 0, sizeof(*ch));
+}
+
+/* A connector created, changed or deleted: taken now, applied as a reload
+ * at the end of the turn (worker_reload_change), answered then. */
+static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen)
+{
+	struct worker *w = ctx;
+	struct worker_change *ch = &w->change;
+
+	if (w->live == NULL) {
+		snprintf(errbuf, errlen,
+		         "this skiff was started without configuration files to "
+		         "change");
+		return REST_ERR_STATE;
+	}
+	if (ch->waiter != NULL || w->reloading) {
+		snprintf(
+		    errbuf, errlen,
+		    "Cannot complete request momentarily due to stale configuration (typically "
+		    "caused by a concurrent config change)");
+		return REST_ERR_STATE;
+	}
+	ch->op = rc->op;
+	ch->name = strdup(rc->name);
+	ch->config = rc->config != NULL ? cJSON_Duplicate(rc->config, true) : NULL;
+	ch->initial_state = rc->initial_state != NULL ? strdup(rc->initial_state) : NULL;
+	if (ch->name == NULL || (rc->config != NULL && ch->config == NULL) ||
+	    (rc->initial_state != NULL && ch->initial_state == NULL)) {
+		worker_change_clear(ch);
+		snprintf(errbuf, errlen, "out of memory");
+		return REST_ERR_NOMEM;
+	}
+	ch->waiter = waiter;
+	ch->asked = true;
+	return REST_PENDING;
+}
+
+/* log4j's names of skiff's levels (log.h's order). */
+static const char *const log4j_names[] = {"ERROR", "WARN", "NOTICE", "INFO", "DEBUG"};
+
+static void logger(void *ctx, const char **level, int64_t *modified)
+{
+	const struct worker *w = ctx;
+
+	*level = log4j_names[log_get_level()];
+	*modified = w->logger_modified;
+}
+
+static int set_logger(void *ctx, const char *level)
+{
+	static const struct {
+		const char *name;
+		enum log_level level;
+	} levels[] = {{"OFF", LOG_ERROR},   {"FATAL", LOG_ERROR},   {"ERROR", LOG_ERROR},
+	              {"WARN", LOG_WARN},   {"NOTICE", LOG_NOTICE}, {"INFO", LOG_INFO},
+	              {"DEBUG", LOG_DEBUG}, {"TRACE", LOG_DEBUG},   {"ALL", LOG_DEBUG}};
+	struct worker *w = ctx;
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		if (strcasecmp(level, levels[i].name) != 0)
+			continue;
+		log_notice("log level: %s (REST API, PUT /admin/loggers/root: until a reload or "
+		           "restart)",
+		           log4j_names[levels[i].level]);
+		log_set_level(levels[i].level);
+		w->logger_modified = worker_epoch_ms();
+		return 0;
+	}
+	return REST_ERR_ARG;
+}
+
 const struct rest_ops worker_rest_ops = {
     .count = count,
     .connector = connector,
@@ -680,4 +839,12 @@ const struct rest_ops worker_rest_ops = {
     .health = health,
     .metrics = metrics,
     .cluster_id = cluster_id,
+    .topics = topics,
+    .reset_topics = reset_topics,
+    .logger = logger,
+    .set_logger = set_logger,
+    .plugins = plugins,
+    .plugin_config = plugin_config,
+    .validate = validate,
+    .change = change,
 };

@@ -6,6 +6,7 @@
 #define SKIFF_WORKER_PRIVATE_H
 
 #include "acks.h"
+#include "rest.h"
 #include "buf.h"
 #include "loop.h"
 #include "settings.h"
@@ -87,6 +88,21 @@ struct conn {
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
+	/* Connect's active topics (worker_control.c): those produced to since
+	 * the open or GET .../topics/reset; topics[last] matched last. */
+	char **topics;
+	size_t ntopics, last_topic;
+};
+
+/* A connector change the REST API asked for (worker_control.c takes it,
+ * worker_reload.c applies it at the end of the turn). */
+struct worker_change {
+	bool asked;
+	int op; /* enum rest_change_op */
+	char *name;
+	cJSON *config; /* REST_CREATE, REST_PUT: whole; REST_PATCH: the patch */
+	char *initial_state;
+	void *waiter; /* rest.c's, for rest_changed */
 };
 
 struct worker {
@@ -155,6 +171,9 @@ struct worker {
 	int64_t health_ack_ms;           /* health.ack.timeout.ms */
 	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
+	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
+	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
+	struct worker_change change;
 };
 
 /* True while c reads: neither failed nor paused or stopped by a person. */
@@ -209,8 +228,12 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
  * false. Before acks_done on token. */
 bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason);
 
-/* r went to the producer (vlen: its value's bytes as converted). */
-void worker_control_produced(const struct record *r, size_t vlen);
+/* r went to the producer, to topic (vlen: its value's bytes as
+ * converted). */
+void worker_control_produced(const struct record *r, const char *topic, size_t vlen);
+
+/* Forgets c's active topics (its source closes). */
+void worker_control_forget(struct conn *c);
 
 /* The backlog of c's partitions as worker_stats_refresh last learnt it:
  * the sum of those it knows into *n (in *unit). Returns how many
@@ -386,5 +409,12 @@ void worker_status_close(struct worker *w);
 
 /* Re-reads the configuration files and applies what changed (docs/operations.md, "Reload"). */
 void worker_reload(struct worker *w);
+
+/* Applies w->change as a reload (the kept REST connectors with the change)
+ * and answers its request (rest_changed). End of a turn only. */
+void worker_reload_change(struct worker *w);
+
+/* Frees what w->change holds. */
+void worker_change_clear(struct worker_change *ch);
 
 #endif

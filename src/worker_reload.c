@@ -20,8 +20,16 @@
  *   offset.flush.timeout.ms), the offsets are written, and its source is
  *   closed: what was acknowledged is stored, what was not is read again. A
  *   changed one then opens with its new settings from the stored offsets, an
- *   added one opens. A changed one whose new settings cannot be opened is
- *   reopened with its previous ones.
+ *   added one opens.
+ * - A reload is refused as a whole when any connector of it cannot open:
+ *   the connectors go back to the configuration before (the same drain, so
+ *   nothing is lost), and a new producer is made only once they all opened
+ *   (its settings tried first, without a swap).
+ *
+ * The REST API's POST /connectors, PUT and PATCH .../config and DELETE
+ * /connectors/{name} go the same way (worker_reload_change): the change is
+ * laid over the files as the kept REST connectors are (restconns.h), the
+ * whole configuration reloaded, and the change kept only once applied.
  *
  * The settings a source was opened from stay alive as long as the source:
  * an unchanged connector keeps its section objects (they are moved into the
@@ -31,7 +39,11 @@
 
 #include "config.h"
 #include "log.h"
+#include "props.h"
+#include "rest.h"
+#include "restconns.h"
 #include "settings.h"
+#include "sink_kafka.h"
 #include "source.h"
 
 #include <stdio.h>
@@ -133,10 +145,10 @@ static void swap_cs(struct connector_settings *a, struct connector_settings *b)
 }
 
 /* The sources' own checks (a database's tables) for the connectors that
- * will open. Returns 0, or -1 after logging why the reload is refused. */
-static int check_new(const struct worker *w, const struct settings *next)
+ * will open. Returns 0, or -1 with why. */
+static int check_new(const struct worker *w, const struct settings *next, char *why, size_t len)
 {
-	char why[1024];
+	char err[1024];
 
 	for (size_t j = 0; j < next->nconnectors; j++) {
 		const struct connector_settings *n = &next->connectors[j];
@@ -144,10 +156,8 @@ static int check_new(const struct worker *w, const struct settings *next)
 
 		if (n->ops->check == NULL || (i >= 0 && same_connector(&w->live->connectors[i], n)))
 			continue;
-		if (n->ops->check(n->cfg, n->name, why, sizeof(why)) == SOURCE_ERR_CONFIG) {
-			log_error("reload refused: connector %s: %s; the running configuration "
-			          "stays",
-			          n->name, why);
+		if (n->ops->check(n->cfg, n->name, err, sizeof(err)) == SOURCE_ERR_CONFIG) {
+			snprintf(why, len, "connector %s: %s", n->name, err);
 			return -1;
 		}
 	}
@@ -189,33 +199,19 @@ static void failed(struct worker *w, struct conn *c, const char *why)
 	c->trace = strdup(why); /* NULL: FAILED without the text */
 }
 
-/* Opens connector j of the live settings in slot c; when that fails and
- * old (its previous settings) is given, reopens with those (moved back into
- * the live settings). */
-static void start_conn(struct worker *w, struct conn *c, int j, struct connector_settings *old)
+/* Opens connector j of the live settings in slot c (changed: it ran with
+ * other settings before). Returns 0, or -1 with why (c then FAILED). */
+static int start_conn(struct worker *w, struct conn *c, int j, bool changed, char *why, size_t len)
 {
 	struct connector_settings *cs = &w->live->connectors[j];
-	char why[1024];
 
-	if (worker_conn_open(w, c, cs, why, sizeof(why)) == 0) {
+	if (worker_conn_open(w, c, cs, why, len) == 0) {
 		log_notice("connector %s: %s", cs->name,
-		           old ? "restarted with its new settings" : "started");
-		return;
+		           changed ? "restarted with its new settings" : "started");
+		return 0;
 	}
-	log_error("connector %s: cannot start with the new settings: %s", cs->name, why);
-	if (old == NULL) {
-		failed(w, c, why);
-		return;
-	}
-	worker_conn_close(w, c);
-	swap_cs(cs, old);
-	if (worker_conn_open(w, c, cs, why, sizeof(why)) == 0) {
-		log_notice("connector %s: runs on with its previous settings", cs->name);
-		return;
-	}
-	log_error("connector %s: cannot reopen with its previous settings either: %s", cs->name,
-	          why);
 	failed(w, c, why);
+	return -1;
 }
 
 /* A free slot for an added connector, marked taken: a tombstone among the
@@ -272,63 +268,161 @@ static void stop_conns(struct worker *w, struct settings *next, struct slots *sl
 	}
 }
 
-static void apply(struct worker *w, struct settings *next, bool new_producer, struct slots *sl)
+/* Swaps a's and b's connectors and what they were read from (all but the
+ * worker section). */
+static void swap_connectors(struct settings *a, struct settings *b)
 {
-	struct config_section *ws;
-	struct settings t;
-	int left;
+	struct config_section *wa = a->worker, *wb = b->worker;
+	struct settings t = *a;
 
-	if (plan_conns(w, next, sl) && (left = worker_drain_and_flush(w)) > 0)
+	*a = *b;
+	*b = t;
+	a->worker = wa;
+	b->worker = wb;
+}
+
+/* Moves next's connectors in: those that change or go stop (after the
+ * drain), the live ones go into next, and those that change or come open.
+ * Returns how many could not open (why: the first one's reason), or -1 with
+ * nothing changed when memory is short for the plan. */
+static int switch_connectors(struct worker *w, struct settings *next, char *why, size_t len)
+{
+	struct slots sl;
+	char err[1024];
+	int left, bad = 0;
+
+	if (slots_alloc(&sl, w->nconns, next->nconnectors) != 0) {
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	if (plan_conns(w, next, &sl) && (left = worker_drain_and_flush(w)) > 0)
 		log_warn(
 		    "reload: %d records still unacknowledged after offset.flush.timeout.ms=%lld; "
 		    "those of connectors that stop are read again from the stored offset",
 		    left, (long long)w->flush_timeout);
-	stop_conns(w, next, sl);
-	apply_worker_keys(w, next->worker);
-	/* The new settings go live; the producer keeps the worker section it
-	 * was built from (equal but for the reloadable keys). A new producer
-	 * was built from the new one: that goes live, and the old one is
-	 * retired (kept until exit). */
-	t = *w->live;
-	*w->live = *next;
-	*next = t;
-	ws = w->live->worker;
-	if (new_producer) {
-		worker_sink_retire(w, next->worker);
-		next->worker = NULL;
-	} else {
-		w->live->worker = next->worker;
-		next->worker = ws;
-	}
-	for (size_t k = 0; k < sl->n; k++) {
-		int j = sl->target[k];
+	stop_conns(w, next, &sl);
+	swap_connectors(w->live, next);
+	for (size_t k = 0; k < sl.n; k++) {
+		int j = sl.target[k];
 
-		if (j < 0 || (w->conns[k]->removed && sl->plan[k] != CHANGE))
+		if (j < 0 || (w->conns[k]->removed && sl.plan[k] != CHANGE))
 			continue;
-		sl->placed[j] = true;
-		if (sl->plan[k] == KEEP)
+		sl.placed[j] = true;
+		if (sl.plan[k] == KEEP)
 			w->conns[k]->cs = &w->live->connectors[j];
-		else
-			start_conn(w, w->conns[k], j, &next->connectors[sl->cs_idx[k]]);
+		else if (start_conn(w, w->conns[k], j, true, err, sizeof(err)) != 0 && bad++ == 0)
+			snprintf(why, len, "%s", err);
 	}
 	for (size_t j = 0; j < w->live->nconnectors; j++) {
-		struct conn *c = sl->placed[j] ? NULL : free_slot(w, sl);
+		struct conn *c = sl.placed[j] ? NULL : free_slot(w, &sl);
 
-		if (c != NULL)
-			start_conn(w, c, (int)j, NULL);
-		else if (!sl->placed[j])
-			log_error("connector %s: not started: out of memory",
-			          w->live->connectors[j].name);
+		if (c != NULL) {
+			if (start_conn(w, c, (int)j, false, err, sizeof(err)) != 0 && bad++ == 0)
+				snprintf(why, len, "%s", err);
+		} else if (!sl.placed[j] && bad++ == 0) {
+			snprintf(why, len, "connector %s: not started: out of memory",
+			         w->live->connectors[j].name);
+		}
 	}
+	slots_free(&sl);
+	return bad;
+}
+
+/* The worker section's part: the new one goes live with a new producer
+ * (the old one kept until exit), or stays next's; the reloadable keys
+ * apply either way. */
+static void switch_worker(struct worker *w, struct settings *next, const char *producer_key)
+{
+	char why[256];
+
+	apply_worker_keys(w, next->worker);
+	if (producer_key == NULL)
+		return;
+	worker_sink_retire(w, w->live->worker);
+	w->live->worker = next->worker;
+	next->worker = NULL;
+	snprintf(why, sizeof(why), "SIGHUP (%s changed)", producer_key);
+	if (worker_sink_rebuild(w, w->live->worker, why) != 0)
+		log_error("reload: the new producer could not be made after all; the running one "
+		          "goes on");
+	else if (worker_sink_rewatch(w) != 0)
+		log_error("reload: out of memory: the new TLS files are not watched");
+}
+
+static void no_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
+{
+}
+
+/* Whether next's producer settings load, without making it the producer. */
+static int try_producer(const struct settings *next, char *why, size_t len)
+{
+	struct sink *probe = NULL;
+	char err[1024];
+
+	if (sink_open(next->worker, no_delivery, NULL, &probe, err, sizeof(err)) != 0) {
+		snprintf(why, len, "the new producer settings do not load: %s", err);
+		return -1;
+	}
+	sink_destroy(probe);
+	return 0;
+}
+
+/* Loads the configuration with the REST connectors rest (taken; NULL:
+ * those kept beside the offsets file) and applies it as a whole. Returns 0,
+ * or -1 with why: refused, the running configuration stays. */
+static int reload(struct worker *w, struct restconns *rest, char *why, size_t len)
+{
+	struct settings *next = calloc(1, sizeof(*next));
+	const char *key;
+	int rc = -1;
+
+	if (next == NULL) {
+		restconns_destroy(rest);
+		snprintf(why, len, "out of memory");
+		return -1;
+	}
+	if (settings_load_with(w->paths, w->npaths, rest, next, why, len) != 0)
+		goto out;
+	key = config_section_diff(w->live->worker, next->worker, with_producer);
+	if (key != NULL) {
+		snprintf(why, len,
+		         "%s changed, which needs a new offset store or client: restart skiff to "
+		         "apply it (systemctl restart skiff)",
+		         key);
+		goto out;
+	}
+	if (check_new(w, next, why, len) != 0)
+		goto out;
+	key = config_section_diff(w->live->worker, next->worker, reloadable);
+	if (key != NULL && try_producer(next, why, len) != 0)
+		goto out;
+	settings_log_notices(next);
+	rc = switch_connectors(w, next, why, len);
+	if (rc < 0)
+		goto out; /* nothing changed */
+	if (rc > 0) {
+		char again[1024] = "";
+
+		rc = -1;
+		/* Back to the connectors before: next holds them now. */
+		if (switch_connectors(w, next, again, sizeof(again)) != 0)
+			log_error("reload: a connector cannot reopen with its previous settings "
+			          "either: %s",
+			          again);
+		goto out;
+	}
+	switch_worker(w, next, key);
+	rc = 0;
+out:
+	settings_destroy(next);
+	free(next);
+	return rc;
 }
 
 void worker_reload(struct worker *w)
 {
-	struct settings *next;
-	struct slots sl;
-	bool planned = false;
+	struct restconns *rest = NULL;
 	char why[2048];
-	const char *key;
 
 	if (w->live == NULL) {
 		log_notice("SIGHUP: no configuration files to reload; ignored");
@@ -336,51 +430,180 @@ void worker_reload(struct worker *w)
 	}
 	log_notice("SIGHUP: reloading the configuration");
 	worker_notify(w, "RELOADING=1");
-	next = calloc(1, sizeof(*next));
-	if (next == NULL) {
+	/* The REST API's connectors as they run (kept or not). */
+	if (restconns_with(w->live->rest, NULL, NULL, false, &rest) != 0)
 		log_error("reload refused: out of memory; the running configuration stays");
-		goto out;
-	}
-	if (settings_load(w->paths, w->npaths, next, why, sizeof(why)) != 0) {
+	else if (reload(w, rest, why, sizeof(why)) != 0)
 		log_error("reload refused: %s; the running configuration stays", why);
-		goto out;
+	else
+		log_notice("reload done");
+	worker_notify(w, "READY=1");
+}
+
+/* ---- the REST API's changes ---------------------------------------------- */
+
+/* Connect's words around a configuration the reload refused. */
+static void invalid(char *why, size_t len)
+{
+	char reason[2048];
+
+	snprintf(reason, sizeof(reason), "%s", why);
+	snprintf(
+	    why, len,
+	    "Connector configuration is invalid and contains the following 1 error(s):\n%.1800s\n"
+	    "You can also find the above list of errors at the endpoint "
+	    "`/connector-plugins/{connectorType}/config/validate`",
+	    reason);
+}
+
+/* The configuration of live connector cs as written (provider references
+ * unresolved): its kept REST one, else its keys read again from its file.
+ * Returns a new object of strings, or NULL (out of memory, or the file is
+ * unreadable now: why). */
+static cJSON *written_config(const struct worker *w, const struct connector_settings *cs, char *why,
+                             size_t len)
+{
+	long at = restconns_find(w->live->rest, cs->name);
+	size_t plen = strlen(cs->prefix);
+	struct props *p = NULL;
+	cJSON *j;
+
+	if (cs->rest && at >= 0)
+		return cJSON_Duplicate(restconns_config(w->live->rest, (size_t)at), true);
+	if (props_load_file(cs->file, &p, why, len) != 0)
+		return NULL;
+	j = cJSON_CreateObject();
+	if (j != NULL && plen > 0 && cJSON_AddStringToObject(j, "name", cs->name) == NULL)
+		goto nomem;
+	for (size_t i = 0; j != NULL && i < props_count(p); i++) {
+		const char *k = props_key(p, i);
+
+		if (strncmp(k, cs->prefix, plen) != 0)
+			continue;
+		if (cJSON_AddStringToObject(j, k + plen, props_value(p, i)) == NULL)
+			goto nomem;
 	}
-	key = config_section_diff(w->live->worker, next->worker, with_producer);
-	if (key != NULL) {
-		log_error("reload refused: %s changed, which needs a new offset store or client: "
-		          "restart skiff to apply it (systemctl restart skiff); the running "
-		          "configuration stays",
-		          key);
-		goto out;
-	}
-	if (check_new(w, next) != 0)
-		goto out;
-	if (slots_alloc(&sl, w->nconns, next->nconnectors) != 0) {
-		log_error("reload refused: out of memory; the running configuration stays");
-		goto out;
-	}
-	planned = true;
-	key = config_section_diff(w->live->worker, next->worker, reloadable);
-	if (key != NULL) {
-		snprintf(why, sizeof(why), "SIGHUP (%s changed)", key);
-		if (worker_sink_rebuild(w, next->worker, why) != 0) {
-			log_error("reload refused: the new producer settings do not load; the "
-			          "running configuration stays");
-			goto out;
+	props_destroy(p);
+	if (j == NULL)
+		snprintf(why, len, "out of memory");
+	return j;
+nomem:
+	props_destroy(p);
+	cJSON_Delete(j);
+	snprintf(why, len, "out of memory");
+	return NULL;
+}
+
+/* The whole configuration a change leaves (NULL for a deletion). */
+static int changed_config(const struct worker *w, const struct worker_change *ch, cJSON **out,
+                          char *why, size_t len)
+{
+	int i = find_connector(w->live, ch->name);
+
+	*out = NULL;
+	if (ch->op == REST_DELETE)
+		return 0;
+	if (ch->op != REST_PATCH) {
+		*out = cJSON_Duplicate(ch->config, true);
+	} else if (i >= 0 &&
+	           (*out = written_config(w, &w->live->connectors[i], why, len)) != NULL) {
+		for (const cJSON *kv = ch->config->child; kv != NULL; kv = kv->next) {
+			cJSON_DeleteItemFromObjectCaseSensitive(*out, kv->string);
+			if (cJSON_IsString(kv) &&
+			    cJSON_AddStringToObject(*out, kv->string, kv->valuestring) == NULL) {
+				cJSON_Delete(*out);
+				*out = NULL;
+				break;
+			}
 		}
 	}
-	settings_log_notices(next);
-	apply(w, next, key != NULL, &sl);
-	if (key != NULL && worker_sink_rewatch(w) != 0)
-		log_error("reload: out of memory: the new TLS files are not watched");
-	log_notice("reload done");
+	if (*out == NULL && why[0] == '\0')
+		snprintf(why, len, "out of memory");
+	return *out != NULL ? 0 : -1;
+}
+
+/* KIP-980's initial_state of a connector just created. */
+static void initial_state(struct worker *w, const char *name, const char *state)
+{
+	char why[512];
+	size_t n = worker_rest_ops.count(w);
+
+	if (state == NULL || strcmp(state, "RUNNING") == 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct rest_connector rc;
+
+		worker_rest_ops.connector(w, i, &rc);
+		if (strcmp(rc.name, name) == 0)
+			(void)worker_rest_ops.control(
+			    w, i, strcmp(state, "PAUSED") == 0 ? REST_PAUSE : REST_STOP, why,
+			    sizeof(why));
+	}
+}
+
+void worker_reload_change(struct worker *w)
+{
+	/* Taken out first: the reply lets the next change in at once. */
+	struct worker_change taken = w->change, *ch = &taken;
+	struct restconns *rest = NULL;
+	cJSON *config = NULL;
+	int i, rc = REST_ERR_NOMEM;
+	bool created, drop;
+	char why[2048] = "";
+
+	memset(&w->change, 0, sizeof(w->change));
+	i = find_connector(w->live, ch->name);
+	created = ch->op == REST_CREATE || (ch->op == REST_PUT && i < 0);
+	/* A deletion of a connector only the API gave drops its entry; one
+	 * of the files' is kept as "deleted", or the files would bring it back. */
+	drop = ch->op == REST_DELETE && i >= 0 && w->live->connectors[i].rest &&
+	       !w->live->connectors[i].in_files;
+
+	log_notice("connector %s: %s (REST API)", ch->name,
+	           ch->op == REST_DELETE ? "deleting"
+	           : created             ? "creating"
+	                                 : "changing its configuration");
+	worker_notify(w, "RELOADING=1");
+	if (changed_config(w, ch, &config, why, sizeof(why)) != 0) {
+		rc = why[0] && strcmp(why, "out of memory") != 0 ? REST_ERR : REST_ERR_NOMEM;
+		goto out;
+	}
+	if (restconns_with(w->live->rest, ch->name, config, drop, &rest) != 0) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto out;
+	}
+	if (reload(w, rest, why, sizeof(why)) != 0) {
+		log_error(
+		    "connector %s: the change is refused: %s; the running configuration stays",
+		    ch->name, why);
+		invalid(why, sizeof(why));
+		rc = REST_ERR_ARG;
+		goto out;
+	}
+	rc = 0;
+	if (ch->op == REST_CREATE)
+		initial_state(w, ch->name, ch->initial_state);
+	if (restconns_path(w->live->rest) == NULL) {
+		log_warn("connector %s: changed through the REST API until a restart: with "
+		         "offset.storage.topic alone there is no state directory to keep it in",
+		         ch->name);
+	} else if (restconns_save(w->live->rest, why, sizeof(why)) != 0) {
+		log_error("connector %s: changed, but the change could not be kept: %s; it lasts "
+		          "until a restart",
+		          ch->name, why);
+		rc = REST_ERR;
+	} else {
+		log_notice("connector %s: %s; kept in %s", ch->name,
+		           ch->op == REST_DELETE ? "deleted"
+		           : created             ? "created"
+		                                 : "changed",
+		           restconns_path(w->live->rest));
+	}
 out:
-	if (planned)
-		slots_free(&sl);
-	if (next != NULL)
-		settings_destroy(next);
-	free(next);
+	cJSON_Delete(config);
 	worker_notify(w, "READY=1");
+	rest_changed(ch->waiter, ch->op, ch->name, created, rc, why);
+	worker_change_clear(ch);
 }
 
 void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,

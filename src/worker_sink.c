@@ -191,6 +191,13 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 		log_warn("producer: %d records unacknowledged after offset.flush.timeout.ms=%lld",
 		         left, (long long)w->flush_timeout);
 	let_go_of_old_slots(w);
+	{
+		struct sink_stats ss;
+
+		/* skiff_producer_sent_bytes_total goes on from there. */
+		sink_stats(w->sink, &ss);
+		w->sent_before += ss.wire_bytes;
+	}
 	sink_destroy(w->sink);
 	acks_destroy(w->acks);
 	w->acks = slab;

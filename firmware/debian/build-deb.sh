@@ -162,6 +162,8 @@ fi
 # skiff dlopen()s libmicrohttpd when listeners= is set (src/mhdlib.h): no
 # NEEDED entry, so neither dpkg-shlibdeps nor the map above sees it.
 case ", $depends, " in *", libmicrohttpd12"*) ;; *) depends="$depends, libmicrohttpd12 (>= 0.9.71)" ;; esac
+# And GnuTLS for an https:// listener (src/gnutlslib.h).
+case ", $depends, " in *", libgnutls30"*) ;; *) depends="$depends, libgnutls30" ;; esac
 # Likewise SQLite and libsystemd (src/sqlitelib.h, src/journallib.h), loaded
 # when a SQLite or journald source is opened. libsystemd only when the build
 # has the journald source (the binary then names libsystemd.so.0).

@@ -10,12 +10,12 @@ SECTION = "net"
 LICENSE = "CLOSED"
 
 # librdkafka is in meta-oe (meta-openembedded), cjson and libmicrohttpd too;
-# sqlite3 and zlib in oe-core.
-DEPENDS = "librdkafka cjson sqlite3 zlib libmicrohttpd"
-# skiff dlopen()s libmicrohttpd when the REST API is on (listeners=), and
-# SQLite when a SQLite source is opened, so no shared-library dependency
-# names them: the package must.
-RDEPENDS:${PN} += "libmicrohttpd libsqlite3"
+# sqlite3, zlib and gnutls in oe-core.
+DEPENDS = "librdkafka cjson sqlite3 zlib libmicrohttpd gnutls"
+# skiff dlopen()s libmicrohttpd when the REST API is on (listeners=), GnuTLS
+# for an https listener, and SQLite when a SQLite source is opened, so no
+# shared-library dependency names them: the package must.
+RDEPENDS:${PN} += "libmicrohttpd gnutls libsqlite3"
 
 # Set SKIFF_GIT_URI in local.conf or a bbappend to where the skiff repository
 # is served; for development from a checkout use externalsrc instead:

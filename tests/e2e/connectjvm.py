@@ -71,11 +71,14 @@ class Connect:
     """One Connect worker process in directory d: mode "standalone" (with
     connector property files) or "distributed" (connectors by REST)."""
 
-    def __init__(self, d, mode, worker, connectors=()):
+    def __init__(self, d, mode, worker, connectors=(), jvm_args=(), admin_port=None):
         self.dir = d
         d.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         props = dict(worker, listeners=f"http://127.0.0.1:{self.port}")
+        self.admin_port = admin_port
+        if admin_port is not None:
+            props["admin.listeners"] = f"http://127.0.0.1:{admin_port}"
         (d / "worker.properties").write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         files = []
         for i, c in enumerate(connectors):
@@ -89,7 +92,7 @@ class Connect:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 ["java", "-Xmx256m", f"-Dlog4j.configuration=file:{d}/log4j.properties",
-                 "-cp", f"{libs()}/*", cls, str(d / "worker.properties"), *files],
+                 *jvm_args, "-cp", f"{libs()}/*", cls, str(d / "worker.properties"), *files],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
 
@@ -97,7 +100,7 @@ class Connect:
         return http(self.port, method, path, body)
 
     def wait_up(self, timeout=120):
-        wait_for(lambda: self.proc.poll() is None and self.rest("GET", "/")[0] == 200 or
+        wait_for(lambda: self.proc.poll() is None and self.rest("GET", "/")[0] in (200, 401) or
                  self.proc.poll() is not None, timeout, "Connect's REST API")
         assert self.proc.poll() is None, self.log.read_text()[-3000:]
 

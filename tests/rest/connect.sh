@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches a real Kafka Connect standalone worker (connect-runtime,
-# connect-file, connect-json and their dependencies) from Maven Central once,
+# connect-file, connect-json, connect-basic-auth-extension and their
+# dependencies) from Maven Central once,
 # the way tests/convert/compare.sh fetches Connect's converters, and prints
 # the classpath directory. tests/e2e/test_rest.py runs
 # org.apache.kafka.connect.cli.ConnectStandalone from it against the test
@@ -16,7 +17,8 @@ dir=${SKIFF_CACHE:-${HOME:-/tmp}/.cache/skiff}/connect-runtime-$ver
 libs=$dir/libs
 
 [ "${1:-}" = fetch ] || { echo "usage: connect.sh fetch" >&2; exit 2; }
-if [ -e "$libs/.complete" ]; then
+# A cache made before the basic-auth extension was listed is fetched again.
+if [ -e "$libs/.complete" ] && [ -e "$libs/connect-basic-auth-extension-$ver.jar" ]; then
 	echo "$libs"
 	exit 0
 fi
@@ -24,7 +26,7 @@ command -v mvn >/dev/null || { echo "connect.sh: mvn not found" >&2; exit 77; }
 mkdir -p "$dir"
 exec 9>"$dir/.lock"
 command -v flock >/dev/null && flock 9
-if [ ! -e "$libs/.complete" ]; then
+if [ ! -e "$libs/.complete" ] || [ ! -e "$libs/connect-basic-auth-extension-$ver.jar" ]; then
 	echo "connect.sh: fetching Connect $ver runtime with Maven into $dir" >&2
 	log=$dir/fetch.log
 	rm -rf "$libs.tmp"
@@ -41,6 +43,7 @@ if [ ! -e "$libs/.complete" ]; then
     <dependency><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId><version>$ver</version></dependency>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>connect-file</artifactId><version>$ver</version></dependency>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>connect-json</artifactId><version>$ver</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>connect-basic-auth-extension</artifactId><version>$ver</version></dependency>
     <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>
   </dependencies>
 </project>

@@ -263,7 +263,7 @@ static const char *member(const cJSON *o, const char *name)
 static void test_help_lists_every_key(void)
 {
 	cJSON *doc = NULL;
-	const cJSON *sections, *worker, *conn, *k, *defs;
+	const cJSON *sections, *worker, *rest, *conn, *k, *defs;
 	char *out = NULL;
 	size_t len = 0, nsources = 0;
 	FILE *fp;
@@ -273,9 +273,17 @@ static void test_help_lists_every_key(void)
 		return;
 	sections = cJSON_GetObjectItem(doc, "sections");
 	worker = cJSON_GetArrayItem(sections, 0);
-	conn = cJSON_GetArrayItem(sections, 1);
+	rest = cJSON_GetArrayItem(sections, 1);
+	conn = cJSON_GetArrayItem(sections, 2);
 	CHECK_STR(member(worker, "id"), "worker");
+	CHECK_STR(member(rest, "id"), "rest");
 	CHECK_STR(member(conn, "id"), "connector");
+	/* The REST API's keys, Connect's and skiff's bounds. */
+	CHECK(find(rest, "keys", "listeners") != NULL);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
+	    find(rest, "keys", "listeners.https.ssl.keystore.password"), "secret")));
+	CHECK_STR(member(find(rest, "keys", "rest.max.connections"), "default"), "64");
+	CHECK(find(rest, "ignored", "rest.port") != NULL);
 	k = find(worker, "keys", "offset.flush.interval.ms");
 	CHECK_STR(member(k, "default"), "60000");
 	CHECK_STR(member(k, "min"), "0");
@@ -296,7 +304,7 @@ static void test_help_lists_every_key(void)
 	CHECK_STR(member(defs, "acks"), "all");
 	CHECK_STR(member(defs, "message.timeout.ms"), "0");
 	for (size_t i = 0; source_registry[i] != NULL; i++) {
-		const cJSON *sec = cJSON_GetArrayItem(sections, (int)(2 + i));
+		const cJSON *sec = cJSON_GetArrayItem(sections, (int)(3 + i));
 
 		nsources++;
 		CHECK_STR(member(sec, "kind"), source_registry[i]->kind);
@@ -304,7 +312,7 @@ static void test_help_lists_every_key(void)
 			CHECK(find(sec, (t->flags & CFG_INERT) ? "ignored" : "keys", t->name) !=
 			      NULL);
 	}
-	CHECK_INT(cJSON_GetArraySize(sections), 2 + nsources);
+	CHECK_INT(cJSON_GetArraySize(sections), 3 + nsources);
 	CHECK(find(doc, "chain_keys", "transforms") != NULL);
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "transforms")) > 0);
 

@@ -52,7 +52,7 @@ static int check_partition(const struct config_section *cfg, const char *partiti
 		         "the partition's 'filename' %.300s is not a file this connector reads "
 		         "(its file or files setting)",
 		         f->valuestring);
-		rc = SOURCE_ERR_CONFIG;
+		rc = SOURCE_ERR_FOREIGN;
 	}
 	cJSON_Delete(p);
 	return rc;
@@ -69,9 +69,14 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
 	int rc = check_partition(cfg, partition, errbuf, errlen);
 
 	if (rc == 0 && jsonint_get(offset, "position", &v) != 0) {
+		/* Connect's words; a number that Java would read as a Long only
+		 * as written otherwise gets the reason too. */
 		snprintf(errbuf, errlen,
 		         "The value for the 'position' key in the offset is expected to be a Long "
-		         "value (an integer, written without a fraction or exponent)");
+		         "value%s",
+		         cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "position"))
+		             ? " (an integer, written without a fraction or exponent)"
+		             : "");
 		rc = SOURCE_ERR_CONFIG;
 	} else if (rc == 0 && v < 0) {
 		snprintf(errbuf, errlen,

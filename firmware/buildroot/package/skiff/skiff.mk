@@ -17,7 +17,7 @@ SKIFF_SITE_METHOD = local
 # which keeps `make legal-info` from copying the source meanwhile).
 SKIFF_LICENSE = PROPRIETARY
 SKIFF_REDISTRIBUTE = NO
-SKIFF_DEPENDENCIES = host-pkgconf librdkafka cjson sqlite zlib libmicrohttpd
+SKIFF_DEPENDENCIES = host-pkgconf librdkafka cjson sqlite zlib libmicrohttpd gnutls
 SKIFF_CONF_OPTS = -DSKIFF_TESTS=OFF -DSKIFF_SANITIZE=OFF
 
 # skiff's system user; the unit adds the adm group (SupplementaryGroups=adm),
