@@ -587,23 +587,34 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 bool tailstream_idle(const struct tailstream *s)
 {
 	const struct link *l = s->chain;
+	int64_t end;
 
-	if (s->n != 1 || s->nlinger > 0 || s->moved || l->copy || l->final || l->seen_size < 0 ||
-	    l->seen_size > tailfile_pos(l->tf) + (int64_t)s->c->max_line)
+	if (s->n != 1 || s->nlinger > 0 || s->moved || l->copy || l->final)
 		return false;
-	/* Marked ready (an event, a rescan) but nothing new: idle all the same. */
-	return !s->ready || tailfile_size(l->tf) == l->seen_size;
+	/* Idle only when the last read reached the file's end and nothing was
+	 * written since: an event may be on its way, and a file closed now
+	 * would be taken as unchanged by every later look (tailchain_unchanged),
+	 * its lines never read. A partial line no longer than a line may wait. */
+	end = tailfile_end(l->tf);
+	return end >= 0 && end <= tailfile_pos(l->tf) + (int64_t)s->c->max_line &&
+	       tailfile_size(l->tf) == end;
 }
 
 bool tailstream_suspend(struct tailstream *s)
 {
 	struct tailfile *tf;
 	const struct tailid *id;
+	struct tailid now;
 
 	if (!tailstream_idle(s))
 		return false;
 	tf = s->chain[0].tf;
 	id = tailfile_id(tf);
+	/* What a later look compares with: the file as its last read saw it
+	 * end (one fstat, so that size and mtime belong together). */
+	if (tailid_of_fd(tailfile_fd(tf), &now) != 0 || now.size != tailfile_end(tf))
+		return false;
+	s->idle_id = now;
 	s->saved = (struct tailpos){.known = true,
 	                            .has_id = true,
 	                            .has_fp = true,
@@ -614,10 +625,7 @@ bool tailstream_suspend(struct tailstream *s)
 	                            .fp = tailfile_fp(tf),
 	                            .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
-	if (tailid_of_fd(tailfile_fd(tf), &s->idle_id) != 0)
-		s->idle_id.size = -1; /* never matches: the next check opens it */
-	s->idle_left =
-	    s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
+	s->idle_left = now.size - s->saved.pos;
 	/* The inotify watch stays: growth wakes the stream, which reopens. */
 	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
