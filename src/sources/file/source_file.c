@@ -370,6 +370,7 @@ static void file_close(void *ctx)
 	tailmulti_rules_free(f->multi);
 	free(f->streams);
 	free(f->groups);
+	free(f->open);
 	free(f->recbuf.mem);
 	free(f->recs);
 	taildup_free(f->dup);
@@ -602,6 +603,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->env = env;
 	f->ctx.env = env;
 	f->ctx.ifd = -1;
+	f->open_head = f->open_tail = FILESRC_NONE;
 	f->ctx.opaque = f;
 	f->ctx.make_room = tailwatch_make_room;
 	f->ctx.wd_shared = tailwatch_wd_shared;

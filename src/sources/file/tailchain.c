@@ -95,7 +95,7 @@ bool tailchain_quiet(const struct tailstream *s)
 	if (s->c->ifd < 0 || s->wd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
 		return false;
 	if (s->n == 0)
-		return s->suspended && s->saved.known && s->idle_id.size >= 0 &&
+		return s->suspended && !s->no_room && s->saved.known && s->idle_id.size >= 0 &&
 		       s->idle_id.dev == s->wd_dev && s->idle_id.ino == s->wd_ino;
 	if (!tailstream_idle(s) || s->ready)
 		return false;

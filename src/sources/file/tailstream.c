@@ -388,6 +388,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 
 	*n = 0;
 	s->ready = false;
+	if (s->n == 0 && s->nlinger == 0)
+		return 0; /* a deadline set by its check (no descriptor free) stands */
 	s->deadline = -1;
 	if (s->nlinger > 0 && (rc = read_lingering(s, buf, out, max, n, now, &st)) != 0) {
 		count_stats(s, &st);
@@ -646,6 +648,11 @@ int64_t tailstream_last_active(const struct tailstream *s)
 bool tailstream_ready(const struct tailstream *s)
 {
 	return s->ready;
+}
+
+bool tailstream_waiting(const struct tailstream *s)
+{
+	return s->n == 0 && s->no_room;
 }
 
 void tailstream_set_ready(struct tailstream *s)

@@ -134,12 +134,52 @@ static struct tailstream *find_stream(const struct filesrc *f, const char *path)
 	return hash_get(&f->byname, path, &i) ? f->streams[i] : NULL;
 }
 
+/* ---- the open list ---------------------------------------------------------
+ * The streams holding a file open, least recently acted on first: where
+ * make_room looks for an idle one to close, without walking every stream
+ * (20,000 files opened through a budget of 256 would be 20,000 walks of
+ * 20,000). */
+
+static void open_unlink(struct filesrc *f, uint32_t i)
+{
+	struct openlink *l = &f->open[i];
+
+	if (!l->in)
+		return;
+	if (l->prev != FILESRC_NONE)
+		f->open[l->prev].next = l->next;
+	else
+		f->open_head = l->next;
+	if (l->next != FILESRC_NONE)
+		f->open[l->next].prev = l->prev;
+	else
+		f->open_tail = l->prev;
+	*l = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
+}
+
+static void open_append(struct filesrc *f, uint32_t i)
+{
+	struct openlink *l = &f->open[i];
+
+	l->prev = f->open_tail;
+	l->next = FILESRC_NONE;
+	l->in = true;
+	if (f->open_tail != FILESRC_NONE)
+		f->open[f->open_tail].next = i;
+	else
+		f->open_head = i;
+	f->open_tail = i;
+}
+
 /* Stream i was acted on: a poll looks at it until it is settled, and its
  * events find it under the file watch it has now. */
 void tailwatch_touch(struct filesrc *f, size_t i)
 {
 	tailindex_mark(f->idx, i);
 	(void)tailindex_wd(f->idx, i, tailstream_wd(f->streams[i])); /* if not: stays marked */
+	open_unlink(f, (uint32_t)i);
+	if (tailstream_open_files(f->streams[i]) > 0)
+		open_append(f, (uint32_t)i); /* the most recent */
 }
 
 /* True when a rescan need not look at stream i: tailstream_quiet, its
@@ -199,6 +239,7 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		size_t ncap = f->cap ? f->cap * 2 : 16;
 		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
 		struct tailmulti **groups;
+		struct openlink *open;
 
 		if (grown == NULL)
 			return -1;
@@ -206,9 +247,13 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
 			return -1;
 		f->groups = groups;
+		if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
+			return -1;
+		f->open = open;
 		f->cap = ncap;
 	}
 	f->groups[f->nstreams] = NULL;
+	f->open[f->nstreams] = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
 	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
@@ -278,24 +323,29 @@ static void expand_globs(struct filesrc *f, bool from_end)
 
 /* ---- callbacks for the streams ------------------------------------------ */
 
-/* tailctx.make_room: suspends the idle stream least recently active. */
+/* tailctx.make_room: suspends the idle stream least recently acted on. A
+ * walk of the open list: as long as the streams holding files, at most
+ * max.open.files and the few a rotation adds, whatever the number of
+ * files watched. */
 int tailwatch_make_room(void *opaque, const struct tailstream *except)
 {
 	struct filesrc *f = opaque;
-	size_t v = f->nstreams;
+	uint32_t i = f->open_head, next;
 
-	for (size_t i = 0; i < f->nstreams; i++) {
+	for (; i != FILESRC_NONE; i = next) {
 		struct tailstream *s = f->streams[i];
 
-		if (s != except && tailstream_idle(s) &&
-		    (v == f->nstreams ||
-		     tailstream_last_active(s) < tailstream_last_active(f->streams[v])))
-			v = i;
+		next = f->open[i].next;
+		if (tailstream_open_files(s) == 0) {
+			open_unlink(f, i); /* closed since it was listed */
+			continue;
+		}
+		if (s != except && tailstream_suspend(s)) {
+			tailwatch_touch(f, i);
+			return 0;
+		}
 	}
-	if (v == f->nstreams || !tailstream_suspend(f->streams[v]))
-		return -1;
-	tailwatch_touch(f, v);
-	return 0;
+	return -1;
 }
 
 /* Lets go of the oldest deleted file a stream holds (tailstream_first_gone),
@@ -457,15 +507,40 @@ void tailwatch_housekeeping(struct filesrc *f, int64_t now)
 	f->check_all = f->check_unquiet = false;
 }
 
-/* Unmarks the settled streams. Returns true when a marked one is ready. */
+/* How many streams waiting for a descriptor can get one now: those free
+ * below max.open.files, and the idle open streams make_room can close. */
+static size_t rooms(const struct filesrc *f)
+{
+	size_t n = f->ctx.nopen < f->ctx.max_open ? f->ctx.max_open - f->ctx.nopen : 0;
+
+	for (uint32_t i = f->open_head; i != FILESRC_NONE; i = f->open[i].next)
+		n += tailstream_idle(f->streams[i]);
+	return n;
+}
+
+/* Unmarks the settled streams, and makes as many streams waiting for a
+ * descriptor ready as can get one now: the next poll opens and reads them
+ * (at start-up, 20,000 new files go through max.open.files in turns of
+ * that many, one poll each, not one turn per 200 ms retry). Returns true
+ * when a marked one is ready. */
 bool tailwatch_unmark_settled(struct filesrc *f)
 {
+	size_t room = SIZE_MAX; /* not counted yet */
 	bool ready = false;
 
 	for (size_t k = 0; k < tailindex_nmarked(f->idx);) {
 		size_t i = tailindex_marked(f->idx, k);
+		struct tailstream *s = f->streams[i];
 
-		ready = ready || tailstream_ready(f->streams[i]);
+		if (tailstream_waiting(s) && !tailstream_ready(s)) {
+			if (room == SIZE_MAX)
+				room = rooms(f);
+			if (room > 0) {
+				tailstream_set_ready(s);
+				room--;
+			}
+		}
+		ready = ready || tailstream_ready(s);
 		if (settled(f, i))
 			tailindex_unmark_at(f->idx, k); /* the last one comes to k */
 		else
