@@ -561,6 +561,10 @@ void worker_conn_close(struct worker *w, struct conn *c)
 		free(p);
 	}
 	w->nparts = kept;
+	/* The index again, of those kept: it had room for all of them. */
+	hash_clear(&w->partidx);
+	for (size_t i = 0; i < w->nparts; i++)
+		(void)hash_put(&w->partidx, w->parts[i]->key, i);
 	stats_retire(w->stats, c->cs->name);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
@@ -834,6 +838,7 @@ void worker_destroy(struct worker *w)
 		free(w->parts[i]);
 	}
 	free(w->parts);
+	hash_free(&w->partidx);
 	free(w->logged);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);

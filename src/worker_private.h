@@ -7,6 +7,7 @@
 
 #include "acks.h"
 #include "buf.h"
+#include "hash.h"
 #include "loop.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -121,6 +122,7 @@ struct worker {
 	size_t nconns, capconns;
 	struct partition **parts;
 	size_t nparts;
+	struct hash partidx; /* key -> index in parts */
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
 	bool advanced;            /* an offset moved since the last flush */
