@@ -40,8 +40,9 @@ void hash_free(struct hash *h);
 /* Forgets every key, keeping the allocation. */
 void hash_clear(struct hash *h);
 
-/* Indexes key (not yet present: the caller looked) at position idx. key is
- * kept, not copied. Returns 0 or HASH_ERR_NOMEM (h unchanged). */
+/* Indexes key (not yet present: the caller looked) at position idx (at most
+ * UINT32_MAX). key is kept, not copied. Returns 0 or HASH_ERR_NOMEM (h
+ * unchanged; also for an idx past UINT32_MAX). */
 int hash_put(struct hash *h, const char *key, size_t idx);
 
 /* Finds key: true and *idx, or false. */
