@@ -50,6 +50,54 @@ void tailctx_fini(struct tailctx *c)
 	free(c->held);
 	c->held = NULL;
 	c->capheld = 0;
+	for (size_t i = 0; i < c->ndirs; i++)
+		free(c->dirs[i]);
+	free(c->dirs);
+	hash_free(&c->dirindex);
+	c->dirs = NULL;
+	c->ndirs = c->capdirs = 0;
+}
+
+const char *tailchain_dir(struct tailctx *c, const char *path)
+{
+	char *dir = tailscan_dirname(path), **grown;
+	size_t i;
+
+	if (dir == NULL)
+		return NULL;
+	if (hash_get(&c->dirindex, dir, &i)) {
+		free(dir);
+		return c->dirs[i];
+	}
+	if (c->ndirs == c->capdirs) {
+		size_t cap = c->capdirs ? c->capdirs * 2 : 4;
+
+		if ((grown = realloc(c->dirs, cap * sizeof(*grown))) == NULL) {
+			free(dir);
+			return NULL;
+		}
+		c->dirs = grown;
+		c->capdirs = cap;
+	}
+	if (hash_put(&c->dirindex, dir, c->ndirs) != 0) {
+		free(dir);
+		return NULL;
+	}
+	c->dirs[c->ndirs++] = dir;
+	return dir;
+}
+
+void tailchain_release(struct tailstream *s)
+{
+	if (s->n == 0) {
+		free(s->chain);
+		s->chain = NULL;
+		s->cap = 0;
+	}
+	if (s->nlinger == 0) {
+		free(s->linger);
+		s->linger = NULL;
+	}
 }
 
 /* ---- the chain ---------------------------------------------------------- */
@@ -655,6 +703,10 @@ struct src_offset tailchain_offset(const struct tailstream *s)
  * all LINGER_MAX places are taken the oldest is closed. */
 static void keep_lingering(struct tailstream *s, struct link *l)
 {
+	if (s->linger == NULL && (s->linger = malloc(LINGER_MAX * sizeof(*s->linger))) == NULL) {
+		tailchain_close(s, l); /* out of memory: let go for good */
+		return;
+	}
 	if (s->nlinger == LINGER_MAX) {
 		tailchain_close(s, &s->linger[0]);
 		memmove(&s->linger[0], &s->linger[1], (LINGER_MAX - 1) * sizeof(s->linger[0]));
@@ -715,6 +767,7 @@ void tailchain_pop(struct tailstream *s)
 	}
 	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
 	s->n--;
+	tailchain_release(s);
 	if (s->n > 0)
 		watch(s);
 	else if (s->wd >= 0 && s->c->ifd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {

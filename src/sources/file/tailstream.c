@@ -370,6 +370,7 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 		memmove(&s->linger[i], &s->linger[i + 1], (s->nlinger - i - 1) * sizeof(*l));
 		s->nlinger--;
 	}
+	tailchain_release(s);
 	return 0;
 }
 
@@ -576,7 +577,7 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 	s->wd = -1;
 	s->deadline = -1;
 	s->path = strdup(path);
-	s->dir = tailscan_dirname(path);
+	s->dir = tailchain_dir(c, path);
 	if (s->path == NULL || s->dir == NULL) {
 		tailstream_free(s);
 		return NULL;
@@ -632,6 +633,7 @@ bool tailstream_suspend(struct tailstream *s)
 	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	s->suspended = true;
+	tailchain_release(s);
 	return true;
 }
 
@@ -740,7 +742,7 @@ void tailstream_free(struct tailstream *s)
 	src_ref_drop(s->last_off.ref);
 	tailscan_free(s->pend, s->npend);
 	free(s->chain);
+	free(s->linger);
 	free(s->path);
-	free(s->dir);
 	free(s);
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h"
 #include "source.h"
 #include "tailfile.h"
 #include "tailpos.h"
@@ -60,6 +61,11 @@ struct tailctx {
 	 * file, so no more than the lines of one poll. */
 	struct src_ref **held;
 	size_t nheld, capheld;
+	/* The streams' directories, each once (tailstream_dir): most files of
+	 * a glob share one. */
+	char **dirs;
+	size_t ndirs, capdirs;
+	struct hash dirindex;
 };
 
 /* Gives back the marks held for the lines handed out so far (at the start
