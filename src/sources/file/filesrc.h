@@ -32,6 +32,8 @@ struct openlink {
 struct dirwatch {
 	int wd;      /* -1: gone (deleted, moved): watched again at a rescan */
 	bool direct; /* tailscan_dir_watchable when watched */
+	bool writes; /* it hears writes to its files too (a stream in it was
+	              * closed while idle: tailwatch_make_room) */
 	char *dir;
 };
 

@@ -113,7 +113,7 @@ static void watch(struct tailstream *s)
 		return;
 	id = tailfile_id(s->chain[0].tf);
 	if (s->wd >= 0 && s->wd_dev == id->dev && s->wd_ino == id->ino)
-		return; /* a suspended file reopened: its watch stayed */
+		return; /* watched already */
 	/* By descriptor: the file may no longer have its old name. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
 	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
@@ -124,6 +124,15 @@ static void watch(struct tailstream *s)
 	s->wd_ino = id->ino;
 	/* Once per watch: whether a rescan may leave the file to its events. */
 	s->wd_direct = wd >= 0 && tailscan_file_watchable(s->path, tailfile_fd(s->chain[0].tf));
+}
+
+void tailchain_unwatch(struct tailstream *s)
+{
+	struct tailctx *c = s->c;
+
+	if (s->wd >= 0 && c->ifd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
+		inotify_rm_watch(c->ifd, s->wd);
+	s->wd = -1; /* wd_dev, wd_ino and wd_direct still tell what it was */
 }
 
 bool tailchain_unchanged(const struct tailstream *s)
@@ -140,12 +149,13 @@ bool tailchain_quiet(const struct tailstream *s)
 {
 	const struct tailid *id;
 
-	if (s->c->ifd < 0 || s->wd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
+	if (s->c->ifd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
 		return false;
+	/* Closed while idle: the file it was closed on, as last watched. */
 	if (s->n == 0)
 		return s->suspended && !s->no_room && s->saved.known && s->idle_id.size >= 0 &&
 		       s->idle_id.dev == s->wd_dev && s->idle_id.ino == s->wd_ino;
-	if (!tailstream_idle(s) || s->ready)
+	if (s->wd < 0 || !tailstream_idle(s) || s->ready)
 		return false;
 	id = tailfile_id(s->chain[0].tf);
 	return id->dev == s->wd_dev && id->ino == s->wd_ino;

@@ -69,10 +69,10 @@ struct tailstream {
 	                           * (ino 0: none) */
 	int64_t idle_left;        /* ... with this many bytes after its position */
 	struct tailid idle_id;    /* ... and the file as it was then (fstat) */
-	int wd;
-	int64_t wd_dev, wd_ino; /* the inode wd watches */
-	bool wd_direct;         /* ... named by path itself when watched, on a
-	                         * file system inotify hears (tailscan.h) */
+	int wd;                   /* the watch on chain[0], -1: none */
+	int64_t wd_dev, wd_ino;   /* the inode wd watches (watched last, wd -1) */
+	bool wd_direct;           /* ... named by path itself when watched, on a
+	                           * file system inotify hears (tailscan.h) */
 	int64_t last_active;
 	int64_t deadline;
 };
@@ -125,9 +125,16 @@ bool tailchain_unchanged(const struct tailstream *s);
 
 /* True when only an inotify event can give s something to do: it is idle
  * (suspended, or one file read to its end, nothing lingering, no deadline),
- * and its one file is watched and was named by the path itself on a file
- * system inotify hears. Its directory's watch is the caller's to check. */
+ * and its one file is watched (was, when suspended) and was named by the
+ * path itself on a file system inotify hears. Its directory's watch is the
+ * caller's to check: it must hear writes to a suspended stream's file. */
 bool tailchain_quiet(const struct tailstream *s);
+
+/* Removes the inotify watch of s's file (unless another stream shares it):
+ * a file closed while idle is heard through its directory's watch, so that
+ * watches, and the inodes each one pins in the kernel, do not grow with
+ * the files (tailstream_suspend). */
+void tailchain_unwatch(struct tailstream *s);
 
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
  * lingering (link.linger) for late writes. */

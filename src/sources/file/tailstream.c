@@ -629,7 +629,10 @@ bool tailstream_suspend(struct tailstream *s)
 	                            .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
 	s->idle_left = now.size - s->saved.pos;
-	/* The inotify watch stays: growth wakes the stream, which reopens. */
+	/* Growth is heard through the directory's watch, which the caller made
+	 * hear writes before this (tailwatch_make_room): a write wakes the
+	 * stream, which reopens. */
+	tailchain_unwatch(s);
 	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	s->suspended = true;

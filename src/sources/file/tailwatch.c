@@ -4,19 +4,23 @@
  *
  * Change detection: one inotify descriptor watching the directories of the
  * streams (names appearing, disappearing, renamed) and the file each stream
- * reads (growth, rename, deletion), plus a slow rescan, with watch.mode=poll
- * stat polling every poll.interval.ms instead. An idle connector wakes only
- * for the rescan, which costs what the watches do not cover: it globs only
+ * holds open (growth, rename, deletion), plus a slow rescan, with
+ * watch.mode=poll stat polling every poll.interval.ms instead. Watches do
+ * not grow with the files: beyond max.open.files a file closed while idle
+ * loses its own watch, and its directory's watch hears writes to its files
+ * from then on (struct dirwatch.writes). An idle connector wakes only for
+ * the rescan, which costs what the watches do not cover: it globs only
  * patterns whose directory is not watched, and looks (a stat) only at the
  * streams that are not quiet (tailstream_quiet: an idle file watched by
- * itself, in a watched directory, both on a local file system, no symlink
- * on the way). Every FULL_EVERY-th rescan, after an inotify queue overflow,
- * and after a watched directory went away, it globs and looks at every
- * stream as before: the safety net for what inotify cannot hear (writes
- * through mmap, a symlink's target directory). Between those, nothing walks
- * every stream (tailindex): an event finds its streams by watch or by name,
- * and a poll, its deadline and a rescan look only at the streams marked
- * when something acted on them, until they are settled again. */
+ * itself or, closed, by its directory, in a watched directory, both on a
+ * local file system, no symlink on the way). Every FULL_EVERY-th rescan,
+ * after an inotify queue overflow, and after a watched directory went away,
+ * it globs and looks at every stream as before: the safety net for what
+ * inotify cannot hear (writes through mmap, a symlink's target directory).
+ * Between those, nothing walks every stream (tailindex): an event finds its
+ * streams by watch or by name, and a poll, its deadline and a rescan look
+ * only at the streams marked when something acted on them, until they are
+ * settled again. */
 #include "tailwatch.h"
 #include "config.h"
 #include "hash.h"
@@ -38,6 +42,11 @@
 	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF |     \
 	 IN_ONLYDIR)
 #define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
+
+static uint32_t dir_mask(const struct dirwatch *d)
+{
+	return DIR_MASK | (d->writes ? IN_MODIFY : 0);
+}
 
 /* ---- streams and watches ----------------------------------------------- */
 
@@ -62,6 +71,7 @@ static void watch_dir(struct filesrc *f, const char *dir)
 		return;
 	f->dirs = grown;
 	f->dirs[f->ndirs].wd = wd;
+	f->dirs[f->ndirs].writes = false;
 	f->dirs[f->ndirs].direct = tailscan_dir_watchable(dir);
 	if ((f->dirs[f->ndirs].dir = strdup(dir)) == NULL)
 		return;
@@ -72,12 +82,37 @@ static void watch_dir(struct filesrc *f, const char *dir)
 	f->ndirs++;
 }
 
-/* True when dir is watched, and its watch hears every name change in it. */
-static bool dir_watched(const struct filesrc *f, const char *dir)
+/* True when dir is watched, and its watch hears every name change in it
+ * (and, when writes, every write to its files). */
+static bool dir_watched(const struct filesrc *f, const char *dir, bool writes)
 {
 	size_t i;
 
-	return hash_get(&f->dirnames, dir, &i) && f->dirs[i].wd >= 0 && f->dirs[i].direct;
+	return hash_get(&f->dirnames, dir, &i) && f->dirs[i].wd >= 0 && f->dirs[i].direct &&
+	       (!writes || f->dirs[i].writes);
+}
+
+/* Makes dir's watch hear writes to its files (IN_MODIFY), for the streams
+ * closed while idle: beyond max.open.files, one watch per directory, not
+ * one per file (each pins an inode in the kernel, and a Raspberry Pi
+ * allows 8,192 or so). Directories with no stream closed never hear
+ * writes: writes of files skiff does not tail do not wake it. */
+static void hear_writes(struct filesrc *f, const char *dir)
+{
+	size_t i;
+	struct dirwatch *d;
+	int wd;
+
+	if (!hash_get(&f->dirnames, dir, &i) || (d = &f->dirs[i])->writes || d->wd < 0)
+		return;
+	d->writes = true;
+	/* The same directory: the same watch, its mask replaced. */
+	if ((wd = inotify_add_watch(f->ctx.ifd, d->dir, dir_mask(d))) != d->wd) {
+		if (wd >= 0)
+			inotify_rm_watch(f->ctx.ifd, wd); /* another one now: gone */
+		d->writes = false;
+		d->wd = -1; /* watched again at the next rescan, in full */
+	}
 }
 
 /* True when a glob of every pattern would find nothing that the watches of
@@ -92,7 +127,7 @@ static bool globs_watched(const struct filesrc *f)
 		if (strpbrk(f->patterns[i], "*?[{") == NULL)
 			continue; /* a stream of its own */
 		dir = tailscan_dirname(f->patterns[i]);
-		ok = dir != NULL && strpbrk(dir, "*?[{") == NULL && dir_watched(f, dir);
+		ok = dir != NULL && strpbrk(dir, "*?[{") == NULL && dir_watched(f, dir, false);
 		free(dir);
 	}
 	return ok;
@@ -105,7 +140,7 @@ static void rewatch_dirs(struct filesrc *f)
 	for (size_t i = 0; i < f->ndirs; i++) {
 		struct dirwatch *d = &f->dirs[i];
 
-		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, DIR_MASK)) < 0)
+		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, dir_mask(d))) < 0)
 			continue;
 		d->direct = tailscan_dir_watchable(d->dir);
 		f->check_all = f->glob_due = true;
@@ -183,12 +218,14 @@ void tailwatch_touch(struct filesrc *f, size_t i)
 }
 
 /* True when a rescan need not look at stream i: tailstream_quiet, its
- * directory watched, and its events found through the index. */
+ * directory watched (and hearing writes, for a stream with no file open),
+ * and its events found through the index. */
 static bool quiet(const struct filesrc *f, size_t i)
 {
 	const struct tailstream *s = f->streams[i];
 
-	return tailstream_quiet(s) && dir_watched(f, tailstream_dir(s)) &&
+	return tailstream_quiet(s) &&
+	       dir_watched(f, tailstream_dir(s), tailstream_open_files(s) == 0) &&
 	       tailindex_wd_is(f->idx, i, tailstream_wd(s));
 }
 
@@ -340,7 +377,11 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 			open_unlink(f, i); /* closed since it was listed */
 			continue;
 		}
-		if (s != except && tailstream_suspend(s)) {
+		if (s == except || !tailstream_idle(s))
+			continue;
+		/* Before the file's own watch goes: a write in between is heard. */
+		hear_writes(f, tailstream_dir(s));
+		if (tailstream_suspend(s)) {
 			tailwatch_touch(f, i);
 			return 0;
 		}
@@ -426,7 +467,14 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct ino
 		f->glob_due = true;
 	for (long i = tailindex_name_first(f->idx, dir, ev->name); i != TAILINDEX_NONE;
 	     i = tailindex_name_next(f->idx, (size_t)i)) {
-		tailstream_check(f->streams[i], now);
+		struct tailstream *s = f->streams[i];
+
+		/* A write (d->writes): to a file closed while idle, which the
+		 * check reopens; one open is read, as for its own watch's. */
+		if (!(ev->mask & IN_MODIFY) || tailstream_open_files(s) == 0)
+			tailstream_check(s, now);
+		else
+			tailstream_set_ready(s);
 		tailwatch_touch(f, (size_t)i);
 	}
 }
