@@ -1,7 +1,9 @@
 /* hash: see hash.h. A slot keeps 32 bits of the key's hash beside the
  * pointer, so a probe compares strings only when they match and growing
- * never hashes a key again; 16 bytes a slot (an index of 20,000 paths is
- * 1 MB at 65,536 slots, 1.5 MB with the full hash and a size_t). */
+ * never hashes a key again; 16 bytes a slot, and up to three quarters of
+ * them used (an index of 20,000 paths is 0.5 MB at 32,768 slots; it was
+ * 1.5 MB at 65,536 slots of 24 bytes). Linear probing at that load costs
+ * about 2.5 probes a hit, 8.5 a miss. */
 #include "hash.h"
 
 #include <stdlib.h>
@@ -76,7 +78,7 @@ int hash_put(struct hash *h, const char *key, size_t idx)
 {
 	struct hash_slot s = {key, (uint32_t)hash_str(key), (uint32_t)idx};
 
-	if (idx > UINT32_MAX || ((h->n + 1) * 2 > h->nslots && grow(h) != 0))
+	if (idx > UINT32_MAX || ((h->n + 1) * 4 > h->nslots * 3 && grow(h) != 0))
 		return HASH_ERR_NOMEM;
 	place(h->slots, h->nslots, &s);
 	h->n++;

@@ -1,5 +1,5 @@
 /* hash: an index from string keys to positions in an array the caller keeps
- * (open addressing, linear probing, at most half full; FNV-1a).
+ * (open addressing, linear probing, at most three quarters full; FNV-1a).
  *
  * Callers keep their entries in insertion order in their own array (props,
  * the offset map: both list entries in the order they came) and use this to
@@ -24,7 +24,7 @@ struct hash_slot; /* hash.c */
 
 struct hash {
 	struct hash_slot *slots;
-	size_t nslots; /* 0 or a power of two, at least twice n */
+	size_t nslots; /* 0 or a power of two, at least 4/3 of n */
 	size_t n;
 };
 
