@@ -52,7 +52,6 @@ struct filesrc {
 	size_t nstreams, cap, rr;
 	struct openlink *open; /* [i]: streams[i]'s place in the open list */
 	uint32_t open_head, open_tail;
-	struct hash byname;    /* path -> index in streams: a rescan's lookups */
 	struct tailindex *idx; /* events -> streams; the streams a poll looks at */
 	struct taildup *dup;   /* paths naming a file already tailed */
 	struct dirwatch *dirs;

@@ -363,7 +363,6 @@ static void file_close(void *ctx)
 		tailstream_free(f->streams[i]);
 		tailmulti_free(f->groups[i]);
 	}
-	hash_free(&f->byname);
 	hash_free(&f->dirnames);
 	tailindex_free(f->idx);
 	tailctx_fini(&f->ctx);

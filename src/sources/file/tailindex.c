@@ -20,7 +20,7 @@ struct wdslot {
 
 struct tailindex {
 	struct hash names; /* dir/base -> the first stream of the name */
-	char **key;        /* [i]: its dir/base */
+	char **key;        /* [i]: its dir/base when copied, else NULL (its path) */
 	long *next_name;   /* [i]: the next stream of that name */
 	int *wd;           /* [i]: its watch, -1 none */
 	long *next_wd;     /* [i]: the next stream of that watch */
@@ -90,24 +90,38 @@ static int grow(struct tailindex *x)
 	return 0;
 }
 
-int tailindex_add(struct tailindex *x, size_t i, const char *dir, const char *base)
+/* True when path reads dir/base. */
+static bool reads(const char *path, const char *dir, const char *base)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/' && strcmp(path + n + 1, base) == 0;
+}
+
+int tailindex_add(struct tailindex *x, size_t i, const char *dir, const char *base,
+                  const char *path)
 {
 	size_t head;
-	char *k;
+	char *own = NULL;
+	const char *k = path;
 
-	if (i != x->n || (x->n == x->cap && grow(x) != 0) || (k = join(dir, base)) == NULL)
+	if (i != x->n || (x->n == x->cap && grow(x) != 0))
+		return TAILINDEX_ERR_NOMEM;
+	/* The path itself when it is dir/base (a glob's match always is): no
+	 * copy per file. */
+	if (!reads(path, dir, base) && (k = own = join(dir, base)) == NULL)
 		return TAILINDEX_ERR_NOMEM;
 	if (hash_get(&x->names, k, &head)) {
 		/* A second stream of the name: after the first, in its chain. */
 		x->next_name[i] = x->next_name[head];
 		x->next_name[head] = (long)i;
 	} else if (hash_put(&x->names, k, i) != 0) {
-		free(k);
+		free(own);
 		return TAILINDEX_ERR_NOMEM;
 	} else {
 		x->next_name[i] = TAILINDEX_NONE;
 	}
-	x->key[i] = k;
+	x->key[i] = own;
 	x->wd[i] = -1;
 	x->next_wd[i] = TAILINDEX_NONE;
 	x->pos[i] = -1;

@@ -32,6 +32,7 @@
 #include "tailstream.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,11 +163,23 @@ static void rescan(struct filesrc *f)
 		f->glob_due = true;
 }
 
+/* The stream of path, found by its name (dir/base) in the index: the
+ * streams of one name are few, and a path is one of them or none. */
 static struct tailstream *find_stream(const struct filesrc *f, const char *path)
 {
-	size_t i;
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int len = slash == NULL   ? snprintf(dir, sizeof(dir), ".")
+	          : slash == path ? snprintf(dir, sizeof(dir), "/")
+	                          : snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 
-	return hash_get(&f->byname, path, &i) ? f->streams[i] : NULL;
+	if (len < 0 || (size_t)len >= sizeof(dir))
+		return NULL;
+	for (long i = tailindex_name_first(f->idx, dir, slash ? slash + 1 : path);
+	     i != TAILINDEX_NONE; i = tailindex_name_next(f->idx, (size_t)i))
+		if (strcmp(tailstream_path(f->streams[i]), path) == 0)
+			return f->streams[i];
+	return NULL;
 }
 
 /* ---- the open list ---------------------------------------------------------
@@ -294,14 +307,12 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
 	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
-	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s)) != 0) {
+	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
+	                  tailstream_path(s)) != 0) {
 		tailstream_free(s);
 		tailmulti_free(f->groups[f->nstreams]);
 		return -1;
 	}
-	/* Out of memory here, it is still followed; a glob adding it again is
-	 * stopped by taildup. */
-	(void)hash_put(&f->byname, tailstream_path(s), f->nstreams);
 	f->streams[f->nstreams++] = s;
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
