@@ -161,7 +161,9 @@ int offsets_register_stats(struct offsets *o, struct stats *st);
  * that returned 0, errbuf is "" or a note (see offsets_done_fn). */
 int offsets_flush(struct offsets *o, char *errbuf, size_t errlen);
 
-/* Iteration, in insertion order: number of entries, i-th key and value. */
+/* Iteration, in insertion order: number of entries, i-th key and value.
+ * Keys and values are shared strings (util/rstr.h): rstr_hold keeps one
+ * past the entry's next change or removal (the journal's shadow does). */
 size_t offsets_count(const struct offsets *o);
 const char *offsets_key(const struct offsets *o, size_t i);
 const char *offsets_value(const struct offsets *o, size_t i);

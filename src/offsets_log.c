@@ -7,6 +7,7 @@
 #include "jsonspan.h"
 #include "num.h"
 #include "offsets.h"
+#include "rstr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +31,11 @@ struct offsets_log {
 	char *name;
 	int fd; /* open for appending, -1 */
 	uint64_t size;
-	/* The shadow: what the log or the base last made durable. */
+	/* The shadow: what the log or the base last made durable, the store's
+	 * own strings held (util/rstr.h), not copies: an idle file's key and
+	 * value are one string each, whether 20 or 20,000 of them. */
 	struct hash index; /* key -> position in keys/vals */
-	char **keys, **vals;
+	const char **keys, **vals;
 	size_t n, cap;
 };
 
@@ -54,8 +57,8 @@ int offsets_log_new(const char *path, struct offsets_log **out)
 static void shadow_clear(struct offsets_log *lg)
 {
 	for (size_t i = 0; i < lg->n; i++) {
-		free(lg->keys[i]);
-		free(lg->vals[i]);
+		rstr_drop(lg->keys[i]);
+		rstr_drop(lg->vals[i]);
 	}
 	lg->n = 0;
 	hash_clear(&lg->index);
@@ -69,8 +72,8 @@ void offsets_log_free(struct offsets_log *lg)
 		close(lg->fd);
 	shadow_clear(lg);
 	hash_free(&lg->index);
-	free(lg->keys);
-	free(lg->vals);
+	free((void *)lg->keys);
+	free((void *)lg->vals);
 	free(lg->name);
 	free(lg);
 }
@@ -82,31 +85,26 @@ uint64_t offsets_log_size(const struct offsets_log *lg)
 
 /* ---- the shadow ---------------------------------------------------------- */
 
+/* Adds key with val to the shadow: the store's strings (offsets_key,
+ * offsets_value), held. */
 static int shadow_add(struct offsets_log *lg, const char *key, const char *val)
 {
-	char *k, *v;
-
 	if (lg->n == lg->cap) {
 		size_t cap = lg->cap ? lg->cap * 2 : 16;
-		char **keys = realloc(lg->keys, cap * sizeof(*keys)), **vals;
+		const char **keys = realloc((void *)lg->keys, cap * sizeof(*keys)), **vals;
 
 		if (keys == NULL)
 			return OFFSETS_ERR_NOMEM;
 		lg->keys = keys;
-		if ((vals = realloc(lg->vals, cap * sizeof(*vals))) == NULL)
+		if ((vals = realloc((void *)lg->vals, cap * sizeof(*vals))) == NULL)
 			return OFFSETS_ERR_NOMEM;
 		lg->vals = vals;
 		lg->cap = cap;
 	}
-	k = strdup(key);
-	v = strdup(val);
-	if (k == NULL || v == NULL || hash_put(&lg->index, k, lg->n) != 0) {
-		free(k);
-		free(v);
+	if (hash_put(&lg->index, key, lg->n) != 0)
 		return OFFSETS_ERR_NOMEM;
-	}
-	lg->keys[lg->n] = k;
-	lg->vals[lg->n++] = v;
+	lg->keys[lg->n] = rstr_hold(key);
+	lg->vals[lg->n++] = rstr_hold(val);
 	return 0;
 }
 
@@ -406,7 +404,7 @@ static int build(const struct offsets_log *lg, const struct offsets *o, uint64_t
 		           *was = shadow_get(lg, k);
 
 		present += was != NULL;
-		if (was == NULL || strcmp(was, v) != 0)
+		if (was == NULL || (was != v && strcmp(was, v) != 0))
 			rc = put_entry(buf, len, &cap, &first, k, v);
 	}
 	/* Keys gone since (a KIP-875 reset): null. Looked for only when some are. */
@@ -482,7 +480,6 @@ static int shadow_update(struct offsets_log *lg, const struct offsets *o)
 	for (size_t i = 0; i < offsets_count(o); i++) {
 		const char *k = offsets_key(o, i), *v = offsets_value(o, i);
 		size_t at;
-		char *nv;
 
 		if (!hash_get(&lg->index, k, &at)) {
 			if (shadow_add(lg, k, v) != 0)
@@ -491,12 +488,10 @@ static int shadow_update(struct offsets_log *lg, const struct offsets *o)
 			continue;
 		}
 		present++;
-		if (strcmp(lg->vals[at], v) == 0)
+		if (lg->vals[at] == v)
 			continue;
-		if ((nv = strdup(v)) == NULL)
-			return OFFSETS_ERR_NOMEM;
-		free(lg->vals[at]);
-		lg->vals[at] = nv;
+		rstr_drop(lg->vals[at]);
+		lg->vals[at] = rstr_hold(v);
 	}
 	return present < lg->n ? offsets_log_reset(lg, o) : 0;
 }
