@@ -304,12 +304,15 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	bool short_of_pos;
 	int rc;
 
-	if (at > s->n || chain_room(s) != 0)
+	if (at > s->n)
 		return -1;
 	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
 		s->no_room = true; /* tailstream_check retries soon */
 		return -1;
 	}
+	/* Only now: a stream waiting for a descriptor keeps no chain. */
+	if (chain_room(s) != 0)
+		return -1;
 	rc = tailfile_open(path, c->max_line, c->policy, &tf);
 	if (expect != NULL &&
 	    (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {

@@ -467,6 +467,7 @@ void tailstream_check(struct tailstream *s, int64_t now)
 		}
 		if (s->n > 0)
 			s->missing_logged = false;
+		tailchain_release(s); /* nothing opened: nothing kept */
 	} else {
 		refresh(s);
 	}
