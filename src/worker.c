@@ -298,6 +298,8 @@ static void flush_offsets(struct worker *w)
 			    "offsets: cannot record %s (out of memory or too many partitions)",
 			    p->key);
 			p->fifo.advanced = true; /* try again next flush */
+		} else {
+			acks_settle(&p->fifo); /* in the store as text now */
 		}
 		free(json);
 	}
