@@ -141,8 +141,8 @@ bool tailchain_unchanged(const struct tailstream *s)
 
 	if (s->n != 0 || !s->suspended || !s->saved.known)
 		return false;
-	return tailid_of_path(s->path, &live) == 0 && tailid_same(&live, &s->idle_id) &&
-	       live.size == s->idle_id.size && live.mtime == s->idle_id.mtime;
+	return tailid_of_path(s->path, &live) == 0 && live.dev == s->saved.dev &&
+	       live.ino == s->saved.ino && live.size == s->idle_size && live.mtime == s->idle_mtime;
 }
 
 bool tailchain_quiet(const struct tailstream *s)
@@ -153,8 +153,8 @@ bool tailchain_quiet(const struct tailstream *s)
 		return false;
 	/* Closed while idle: the file it was closed on, as last watched. */
 	if (s->n == 0)
-		return s->suspended && !s->no_room && s->saved.known && s->idle_id.size >= 0 &&
-		       s->idle_id.dev == s->wd_dev && s->idle_id.ino == s->wd_ino;
+		return s->suspended && !s->no_room && s->saved.known && s->idle_size >= 0 &&
+		       s->saved.dev == s->wd_dev && s->saved.ino == s->wd_ino;
 	if (s->wd < 0 || !tailstream_idle(s) || s->ready)
 		return false;
 	id = tailfile_id(s->chain[0].tf);
@@ -593,8 +593,8 @@ static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry
 
 	if (tailchain_has(s, &e->id) || (live != NULL && tailid_same(&e->id, live)))
 		return false;
-	if (s->unreadable.ino != 0 && tailid_same(&e->id, &s->unreadable) &&
-	    tailid_cmp_age(&e->id, &s->unreadable) == 0)
+	if (s->unreadable != NULL && tailid_same(&e->id, s->unreadable) &&
+	    tailid_cmp_age(&e->id, s->unreadable) == 0)
 		return false;
 	if (pass == 0)
 		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) &&
@@ -811,7 +811,7 @@ bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes)
 	if (!s->resolved || (s->n == 0 && s->no_room))
 		return false;
 	if (s->n == 0 && s->suspended) {
-		*bytes = (uint64_t)s->idle_left;
+		*bytes = (uint64_t)(s->idle_size - s->saved.pos);
 		return true;
 	}
 	for (size_t i = 0; i < s->n; i++)

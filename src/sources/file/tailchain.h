@@ -61,19 +61,19 @@ struct tailstream {
 	bool ready;
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
-	bool irregular_logged;    /* the path names a FIFO, directory or device */
-	bool no_room;             /* could not open for max.open.files */
-	bool suspended;           /* closed while idle (tailstream_suspend) */
-	struct tailid unreadable; /* the stored offset's file, compressed since and
-	                           * damaged: counted at resume, not read again
-	                           * (ino 0: none) */
-	int64_t idle_left;        /* ... with this many bytes after its position */
-	struct tailid idle_id;    /* ... and the file as it was then (fstat) */
-	int wd;                   /* the watch on chain[0], -1: none */
-	int64_t wd_dev, wd_ino;   /* the inode wd watches (watched last, wd -1) */
-	bool wd_direct;           /* ... named by path itself when watched, on a
-	                           * file system inotify hears (tailscan.h) */
-	int64_t last_active;
+	bool irregular_logged;     /* the path names a FIFO, directory or device */
+	bool no_room;              /* could not open for max.open.files */
+	bool suspended;            /* closed while idle (tailstream_suspend): saved
+	                            * is its place, saved.dev and .ino its file, */
+	int64_t idle_size;         /* ... whose size and mtime were these then */
+	int64_t idle_mtime;        /* (one fstat; size -1: compare as changed) */
+	struct tailid *unreadable; /* the stored offset's file, compressed since
+	                            * and damaged: counted at resume, not read
+	                            * again (NULL: none) */
+	int wd;                    /* the watch on chain[0], -1: none */
+	int64_t wd_dev, wd_ino;    /* the inode wd watches (watched last, wd -1) */
+	bool wd_direct;            /* ... named by path itself when watched, on a
+	                            * file system inotify hears (tailscan.h) */
 	int64_t deadline;
 };
 

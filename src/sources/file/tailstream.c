@@ -426,8 +426,6 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 			return TAILSTREAM_ERR_NOMEM;
 		}
 		*n += got;
-		if (got > 0)
-			s->last_active = now;
 		if (rc < 0) {
 			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf),
 			         strerror(-rc));
@@ -618,7 +616,8 @@ bool tailstream_suspend(struct tailstream *s)
 	 * end (one fstat, so that size and mtime belong together). */
 	if (tailid_of_fd(tailfile_fd(tf), &now) != 0 || now.size != tailfile_end(tf))
 		return false;
-	s->idle_id = now;
+	s->idle_size = now.size;
+	s->idle_mtime = now.mtime;
 	s->saved = (struct tailpos){.known = true,
 	                            .has_id = true,
 	                            .has_fp = true,
@@ -629,7 +628,6 @@ bool tailstream_suspend(struct tailstream *s)
 	                            .fp = tailfile_fp(tf),
 	                            .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
-	s->idle_left = now.size - s->saved.pos;
 	/* Growth is heard through the directory's watch, which the caller made
 	 * hear writes before this (tailwatch_make_room): a write wakes the
 	 * stream, which reopens. */
@@ -644,11 +642,6 @@ bool tailstream_suspend(struct tailstream *s)
 int64_t tailstream_deadline(const struct tailstream *s)
 {
 	return s->deadline;
-}
-
-int64_t tailstream_last_active(const struct tailstream *s)
-{
-	return s->last_active;
 }
 
 bool tailstream_ready(const struct tailstream *s)
@@ -747,6 +740,7 @@ void tailstream_free(struct tailstream *s)
 	tailscan_free(s->pend, s->npend);
 	free(s->chain);
 	free(s->linger);
+	free(s->unreadable);
 	free(s->path);
 	free(s);
 }

@@ -113,7 +113,6 @@ int64_t tailstream_deadline(const struct tailstream *s);
 bool tailstream_suspend(struct tailstream *s);
 /* True when tailstream_suspend would close a file. */
 bool tailstream_idle(const struct tailstream *s);
-int64_t tailstream_last_active(const struct tailstream *s);
 
 bool tailstream_ready(const struct tailstream *s);
 /* True when s has no file open because no descriptor was free for it
