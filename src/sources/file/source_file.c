@@ -359,6 +359,7 @@ static void file_close(void *ctx)
 
 	if (f == NULL)
 		return;
+	taildup_free(f->dup); /* first: it keeps the streams' paths */
 	for (size_t i = 0; i < f->nstreams; i++) {
 		tailstream_free(f->streams[i]);
 		tailmulti_free(f->groups[i]);
@@ -372,7 +373,6 @@ static void file_close(void *ctx)
 	free(f->open);
 	free(f->recbuf.mem);
 	free(f->recs);
-	taildup_free(f->dup);
 	for (size_t i = 0; i < f->ndirs; i++)
 		free(f->dirs[i].dir);
 	free(f->dirs);

@@ -17,14 +17,15 @@ struct alias {
 struct seen {
 	int64_t dev, ino;
 	unsigned pass;
-	bool ok; /* it named a regular file */
+	bool ok;    /* it named a regular file */
+	bool owned; /* the path is d's copy (else the caller's: taildup_adopt) */
 };
 
 struct taildup {
 	struct source_env *env;
-	char **paths;      /* tailed */
-	struct seen *seen; /* one per path */
-	size_t npaths;
+	const char **paths; /* tailed */
+	struct seen *seen;  /* one per path */
+	size_t npaths, cap;
 	unsigned pass; /* taildup_pass */
 	bool in_pass;
 	/* Within a pass, the tailed paths by the file they name (dev, ino):
@@ -210,8 +211,8 @@ static void note_shared(struct taildup *d, const char *path, const struct tailid
 bool taildup_skip(struct taildup *d, const char *path)
 {
 	struct tailid id = {0};
-	const char *first;
-	char **grown, *copy;
+	const char *first, **grown;
+	char *copy;
 	struct seen *seen;
 	bool known = tailid_of_path(path, &id) == 0;
 
@@ -230,20 +231,36 @@ bool taildup_skip(struct taildup *d, const char *path)
 		note_shared(d, path, &id);
 	}
 	/* Not there yet (or not a file): tailed, and compared when it is. */
-	grown = realloc(d->paths, (d->npaths + 1) * sizeof(*grown));
-	if (grown != NULL)
+	if (d->npaths == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+
+		if ((grown = realloc((void *)d->paths, cap * sizeof(*grown))) == NULL)
+			return false;
 		d->paths = grown;
-	seen = realloc(d->seen, (d->npaths + 1) * sizeof(*seen));
-	if (seen != NULL)
+		if ((seen = realloc(d->seen, cap * sizeof(*seen))) == NULL)
+			return false;
 		d->seen = seen;
-	if (grown == NULL || seen == NULL || (copy = strdup(path)) == NULL)
+		d->cap = cap;
+	}
+	if ((copy = strdup(path)) == NULL)
 		return false;
-	d->seen[d->npaths] =
-	    (struct seen){.dev = id.dev, .ino = id.ino, .pass = d->pass, .ok = known};
+	d->seen[d->npaths] = (struct seen){
+	    .dev = id.dev, .ino = id.ino, .pass = d->pass, .ok = known, .owned = true};
 	d->paths[d->npaths++] = copy;
 	if (d->in_pass && d->idx_pass == d->pass && index_put(d, d->npaths - 1) != 0)
 		d->idx_pass = d->pass - 1; /* walk for the rest of the pass */
 	return false;
+}
+
+void taildup_adopt(struct taildup *d, const char *path)
+{
+	size_t last = d->npaths - 1;
+
+	if (d->npaths == 0 || !d->seen[last].owned || strcmp(d->paths[last], path) != 0)
+		return;
+	free((void *)d->paths[last]);
+	d->paths[last] = path;
+	d->seen[last].owned = false;
 }
 
 void taildup_free(struct taildup *d)
@@ -257,10 +274,11 @@ void taildup_free(struct taildup *d)
 	if (*p == d)
 		*p = d->next;
 	for (size_t i = 0; i < d->npaths; i++)
-		free(d->paths[i]);
+		if (d->seen[i].owned)
+			free((void *)d->paths[i]);
 	for (size_t i = 0; i < d->naliases; i++)
 		free(d->aliases[i].path);
-	free(d->paths);
+	free((void *)d->paths);
 	free(d->seen);
 	free(d->slots);
 	free(d->aliases);

@@ -314,6 +314,7 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		return -1;
 	}
 	f->streams[f->nstreams++] = s;
+	taildup_adopt(f->dup, tailstream_path(s)); /* one copy of the path, not two */
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
 	return 0;
