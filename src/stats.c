@@ -1,11 +1,11 @@
 /* stats: the metric registry; see stats.h.
  *
- * A metric is 24 bytes: its value, the index of its description and of its
- * two labels. Descriptions (one per name, type, help and flags) and label
- * strings (a connector's name, a partition's JSON) are kept once each,
- * however many metrics share them: a file source registers seven metrics
- * per file, all labelled with the same partition, and 20,000 files made
- * 140,000 copies of their paths (2.5 KB per file; 0.35 KB now). Metrics live
+ * A metric is 16 bytes: its value, the index of its description and of its
+ * pair of labels. Descriptions (one per name, type, help and flags), label
+ * strings (a connector's name, a partition's JSON) and pairs of them are
+ * kept once each, however many metrics share them: a file source registers
+ * seven metrics per file, all labelled with the same partition, and 20,000
+ * files made 140,000 copies of their paths (2.5 KB per file; 0.25 KB now). Metrics live
  * in chunks that never move (a handle points at a value), listed in
  * registration order. Lookup at registration is by the name and the two
  * labels' indexes, in an open-addressing table of metric indexes; counting
@@ -20,13 +20,21 @@
 
 #define CHUNK 256 /* metrics per chunk */
 #define NOLABEL 0 /* a label index: 0 none, else 1 + index in strs */
+#define MAX_DESCS (1u << 31)
 
 struct metric {
-	uint64_t value; /* first: the handle points here */
-	uint32_t desc;  /* index in descs */
-	uint32_t conn, part;
-	bool retired; /* its connector was closed: not listed until registered again */
+	uint64_t value;  /* first: the handle points here */
+	uint32_t labels; /* index in pairs */
+	uint32_t desc : 31;
+	uint32_t retired : 1; /* its connector was closed: not listed until registered again */
 };
+
+/* A metric's labels: indexes of label strings (NOLABEL: none). */
+struct pair {
+	uint32_t conn, part;
+};
+
+_Static_assert(sizeof(struct metric) == 16, "a metric is 16 bytes (see the top of this file)");
 
 /* A description, and the index of the first description of its name (the
  * name's type and help). */
@@ -44,7 +52,11 @@ struct stats {
 	char **strs;        /* label strings, each once */
 	size_t nstrs, capstrs;
 	struct hash bystr;
-	uint32_t *slots; /* metric index + 1, 0 empty; at most half full */
+	struct pair *pairs; /* pairs of labels, each once */
+	size_t npairs, cappairs;
+	uint32_t *pslots; /* pair index + 1, 0 empty; at most 3/4 full */
+	size_t npslots;
+	uint32_t *slots; /* metric index + 1, 0 empty; at most 3/4 full */
 	size_t nslots;
 };
 
@@ -67,6 +79,8 @@ void stats_destroy(struct stats *s)
 	free(s->chunks);
 	free(s->descs);
 	free(s->strs);
+	free(s->pairs);
+	free(s->pslots);
 	free(s->slots);
 	hash_free(&s->byname);
 	hash_free(&s->bystr);
@@ -78,7 +92,7 @@ static struct metric *at(const struct stats *s, size_t i)
 	return &s->chunks[i / CHUNK][i % CHUNK];
 }
 
-static int grow_ptrs(void *pp, size_t *cap, size_t n, size_t size)
+static int grow_array(void *pp, size_t *cap, size_t n, size_t size)
 {
 	void **p = pp;
 	size_t c = *cap ? *cap * 2 : 16;
@@ -107,7 +121,7 @@ static int label(struct stats *s, const char *str, uint32_t *out)
 		*out = (uint32_t)i + 1;
 		return 0;
 	}
-	if (grow_ptrs(&s->strs, &s->capstrs, s->nstrs, sizeof(*s->strs)) != 0 ||
+	if (grow_array(&s->strs, &s->capstrs, s->nstrs, sizeof(*s->strs)) != 0 ||
 	    (copy = strdup(str)) == NULL)
 		return STATS_ERR_NOMEM;
 	if (hash_put(&s->bystr, copy, s->nstrs) != 0) {
@@ -144,7 +158,8 @@ static int describe(struct stats *s, const struct stats_desc *d, uint32_t *out)
 			return 0;
 		}
 	}
-	if (grow_ptrs(&s->descs, &s->capdescs, s->ndescs, sizeof(*s->descs)) != 0 ||
+	if (s->ndescs == MAX_DESCS ||
+	    grow_array(&s->descs, &s->capdescs, s->ndescs, sizeof(*s->descs)) != 0 ||
 	    (r = malloc(sizeof(*r))) == NULL)
 		return STATS_ERR_NOMEM;
 	r->d = *d;
@@ -158,24 +173,67 @@ static int describe(struct stats *s, const struct stats_desc *d, uint32_t *out)
 	return 0;
 }
 
-static size_t slot_of(const struct stats *s, uint32_t name, uint32_t conn, uint32_t part)
+static size_t mix(uint64_t a, uint64_t b, size_t nslots)
 {
-	uint64_t h = ((uint64_t)name * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)conn << 32 | part);
+	uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ b;
 
 	h *= 0xC2B2AE3D27D4EB4Full;
-	return (size_t)(h >> 17) & (s->nslots - 1);
+	return (size_t)(h >> 17) & (nslots - 1);
+}
+
+static void place_pair(struct stats *s, uint32_t i)
+{
+	size_t k = mix(s->pairs[i].conn, s->pairs[i].part, s->npslots);
+
+	while (s->pslots[k] != 0)
+		k = (k + 1) & (s->npslots - 1);
+	s->pslots[k] = i + 1;
+}
+
+/* The index of the pair (conn, part), added when new. Returns 0 or
+ * STATS_ERR_NOMEM. */
+static int pair(struct stats *s, uint32_t conn, uint32_t part, uint32_t *out)
+{
+	for (size_t k = s->npslots ? mix(conn, part, s->npslots) : 0;
+	     s->npslots > 0 && s->pslots[k] != 0; k = (k + 1) & (s->npslots - 1)) {
+		const struct pair *p = &s->pairs[s->pslots[k] - 1];
+
+		if (p->conn == conn && p->part == part) {
+			*out = s->pslots[k] - 1;
+			return 0;
+		}
+	}
+	if (s->npairs == UINT32_MAX - 1 ||
+	    grow_array(&s->pairs, &s->cappairs, s->npairs, sizeof(*s->pairs)) != 0)
+		return STATS_ERR_NOMEM;
+	if ((s->npairs + 1) * 4 > s->npslots * 3) {
+		size_t n = s->npslots ? s->npslots * 2 : 64;
+		uint32_t *slots = calloc(n, sizeof(*slots));
+
+		if (slots == NULL)
+			return STATS_ERR_NOMEM;
+		free(s->pslots);
+		s->pslots = slots;
+		s->npslots = n;
+		for (uint32_t i = 0; i < s->npairs; i++)
+			place_pair(s, i);
+	}
+	s->pairs[s->npairs] = (struct pair){conn, part};
+	place_pair(s, (uint32_t)s->npairs);
+	*out = (uint32_t)s->npairs++;
+	return 0;
 }
 
 /* The metric of name (a description index's name) and labels, or -1. */
-static long find(const struct stats *s, uint32_t name, uint32_t conn, uint32_t part)
+static long find(const struct stats *s, uint32_t name, uint32_t labels)
 {
 	if (s->nslots == 0)
 		return -1;
-	for (size_t k = slot_of(s, name, conn, part); s->slots[k] != 0;
+	for (size_t k = mix(name, labels, s->nslots); s->slots[k] != 0;
 	     k = (k + 1) & (s->nslots - 1)) {
 		const struct metric *m = at(s, s->slots[k] - 1);
 
-		if (s->descs[m->desc]->name == name && m->conn == conn && m->part == part)
+		if (s->descs[m->desc]->name == name && m->labels == labels)
 			return (long)s->slots[k] - 1;
 	}
 	return -1;
@@ -184,14 +242,14 @@ static long find(const struct stats *s, uint32_t name, uint32_t conn, uint32_t p
 static void place(struct stats *s, size_t i)
 {
 	const struct metric *m = at(s, i);
-	size_t k = slot_of(s, s->descs[m->desc]->name, m->conn, m->part);
+	size_t k = mix(s->descs[m->desc]->name, m->labels, s->nslots);
 
 	while (s->slots[k] != 0)
 		k = (k + 1) & (s->nslots - 1);
 	s->slots[k] = (uint32_t)i + 1;
 }
 
-/* Room for metric n: a chunk, and the index at most half full. */
+/* Room for metric n: a chunk, and the index at most three quarters full. */
 static int room(struct stats *s)
 {
 	if (s->n % CHUNK == 0 && s->n / CHUNK == s->nchunks) {
@@ -204,7 +262,7 @@ static int room(struct stats *s)
 			return STATS_ERR_NOMEM;
 		s->nchunks++;
 	}
-	if ((s->n + 1) * 2 > s->nslots) {
+	if ((s->n + 1) * 4 > s->nslots * 3) {
 		size_t n = s->nslots ? s->nslots * 2 : 64;
 		uint32_t *slots = calloc(n, sizeof(*slots));
 
@@ -222,7 +280,7 @@ static int room(struct stats *s)
 int stats_register(struct stats *s, const struct stats_desc *d, const struct stats_labels *labels,
                    uint64_t **value, size_t *index)
 {
-	uint32_t desc, conn, part;
+	uint32_t desc, conn, part, lp;
 	struct metric *m;
 	long i;
 	int rc;
@@ -230,18 +288,19 @@ int stats_register(struct stats *s, const struct stats_desc *d, const struct sta
 	*value = NULL;
 	if ((rc = describe(s, d, &desc)) != 0 ||
 	    (rc = label(s, labels ? labels->connector : NULL, &conn)) != 0 ||
-	    (rc = label(s, labels ? labels->partition : NULL, &part)) != 0)
+	    (rc = label(s, labels ? labels->partition : NULL, &part)) != 0 ||
+	    (rc = pair(s, conn, part, &lp)) != 0)
 		return rc;
-	i = find(s, s->descs[desc]->name, conn, part);
+	i = find(s, s->descs[desc]->name, lp);
 	if (i < 0) {
-		if ((rc = room(s)) != 0)
-			return rc;
+		if (s->n >= UINT32_MAX - 1 || (rc = room(s)) != 0)
+			return rc != 0 ? rc : STATS_ERR_NOMEM;
 		i = (long)s->n++;
-		*at(s, (size_t)i) = (struct metric){.desc = desc, .conn = conn, .part = part};
+		*at(s, (size_t)i) = (struct metric){.desc = desc, .labels = lp};
 		place(s, (size_t)i);
 	}
 	m = at(s, (size_t)i);
-	m->retired = false;
+	m->retired = 0;
 	*value = &m->value;
 	if (index != NULL)
 		*index = (size_t)i;
@@ -259,8 +318,8 @@ bool stats_next(const struct stats *s, size_t *cursor, struct stats_view *v)
 	m = at(s, *cursor);
 	*v = (struct stats_view){.index = *cursor,
 	                         .desc = &s->descs[m->desc]->d,
-	                         .connector = label_str(s, m->conn),
-	                         .partition = label_str(s, m->part),
+	                         .connector = label_str(s, s->pairs[m->labels].conn),
+	                         .partition = label_str(s, s->pairs[m->labels].part),
 	                         .value = m->value};
 	(*cursor)++;
 	return true;
@@ -273,8 +332,8 @@ void stats_retire(struct stats *s, const char *connector)
 	if (!hash_get(&s->bystr, connector, &l))
 		return; /* no metric has it */
 	for (size_t i = 0; i < s->n; i++)
-		if (at(s, i)->conn == (uint32_t)l + 1)
-			at(s, i)->retired = true;
+		if (s->pairs[at(s, i)->labels].conn == (uint32_t)l + 1)
+			at(s, i)->retired = 1;
 }
 
 void stats_hide(uint64_t *h)
@@ -282,7 +341,7 @@ void stats_hide(uint64_t *h)
 	/* The handle points at the metric's first member. */
 	struct metric *m = (struct metric *)(void *)h;
 
-	m->retired = true;
+	m->retired = 1;
 }
 
 size_t stats_count(const struct stats *s)
