@@ -7,6 +7,7 @@
 #include "jsonspan.h"
 #include "num.h"
 #include "offsets.h"
+#include "offsets_scan.h"
 #include "rstr.h"
 
 #include <errno.h>
@@ -168,28 +169,6 @@ static bool crc_ok(const char *p, size_t len)
 	return crc32c(0, p, len - 9) == stored;
 }
 
-/* Checks every entry's shape before any is applied: a record is applied
- * whole or not at all. */
-static bool entries_ok(const cJSON *offs)
-{
-	const cJSON *e;
-
-	if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) > OFFSETS_MAX_ENTRIES)
-		return false;
-	cJSON_ArrayForEach(e, offs)
-	{
-		const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
-
-		if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) != 2 ||
-		    !cJSON_IsString(cJSON_GetArrayItem(k, 0)) ||
-		    !cJSON_IsObject(cJSON_GetArrayItem(k, 1)) ||
-		    !(cJSON_IsObject(v) || cJSON_IsNull(v)))
-			return false;
-	}
-	return true;
-}
-
 /* One entry's key and value as written in a record (value "null": removed). */
 struct span {
 	const char *k, *v;
@@ -244,30 +223,36 @@ static int apply(struct offsets *o, const struct span *sp, size_t n)
 
 enum verdict { APPLY, SKIP, STOP, NEWER };
 
-/* Judges one complete line (without its newline). */
+enum { LOG, BASE, GENERATION };
+
+/* Judges one complete line (without its newline), parsed piece by piece
+ * (offsets_scan.h): a record of 20,000 offsets is 20 MB as one tree. Every
+ * entry's shape is checked before any is applied: a record is applied
+ * whole or not at all. */
 static enum verdict judge(const char *p, size_t len, uint64_t base, uint64_t last, uint64_t *gen,
                           int *entries)
 {
-	cJSON *r;
+	static const char *const names[] = {"log", "base", "generation"};
+	struct offsets_scan sc;
 	const cJSON *ver, *b, *g;
 	enum verdict v = STOP;
 
 	if (!crc_ok(p, len) || memchr(p, '\0', len) != NULL ||
-	    (r = cJSON_ParseWithLength(p, len - 9)) == NULL)
+	    !offsets_scan(p, len - 9, names, 3, true, &sc))
 		return STOP;
-	ver = cJSON_GetObjectItemCaseSensitive(r, "log");
-	b = cJSON_GetObjectItemCaseSensitive(r, "base");
-	g = cJSON_GetObjectItemCaseSensitive(r, "generation");
+	ver = sc.member[LOG];
+	b = sc.member[BASE];
+	g = sc.member[GENERATION];
 	if (whole(ver, LOG_VERSION + 1, INT32_MAX))
 		v = NEWER;
 	else if (whole(ver, LOG_VERSION, LOG_VERSION) && whole(b, 1, 9007199254740992.0) &&
-	         whole(g, 1, 9007199254740992.0) &&
-	         entries_ok(cJSON_GetObjectItemCaseSensitive(r, "offsets"))) {
+	         whole(g, 1, 9007199254740992.0) && sc.has_offsets && sc.bad < 0 &&
+	         sc.nentries <= OFFSETS_MAX_ENTRIES) {
 		*gen = (uint64_t)g->valuedouble;
-		*entries = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "offsets"));
+		*entries = sc.nentries;
 		v = (uint64_t)b->valuedouble != base ? SKIP : *gen > last ? APPLY : STOP;
 	}
-	cJSON_Delete(r);
+	offsets_scan_free(&sc);
 	return v;
 }
 
