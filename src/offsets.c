@@ -191,7 +191,7 @@ out:
 
 /* offsets_put and offsets_load_entry: the first lookup uses the text as given
  * (the worker's text is already canonical); only a miss canonicalises. */
-static int set(struct offsets *o, const char *key, const char *value, bool loading)
+static int set(struct offsets *o, const char *key, const char *value, bool loading, bool shared)
 {
 	struct entry *e = lookup(o, key);
 	char *ckey = NULL;
@@ -203,6 +203,10 @@ static int set(struct offsets *o, const char *key, const char *value, bool loadi
 		if (rc != 0)
 			return rc;
 		e = lookup(o, ckey);
+		if (e == NULL && shared && strcmp(ckey, key) == 0) {
+			rstr_drop(ckey); /* the caller's string will do */
+			ckey = (char *)rstr_hold(key);
+		}
 	}
 	if (e != NULL) {
 		rstr_drop(ckey);
@@ -222,12 +226,17 @@ static int set(struct offsets *o, const char *key, const char *value, bool loadi
 
 int offsets_put(struct offsets *o, const char *key, const char *value)
 {
-	return set(o, key, value, false);
+	return set(o, key, value, false, false);
+}
+
+int offsets_put_shared(struct offsets *o, const char *key, const char *value)
+{
+	return set(o, key, value, false, true);
 }
 
 int offsets_load_entry(struct offsets *o, const char *key, const char *value)
 {
-	return set(o, key, value, true);
+	return set(o, key, value, true, false);
 }
 
 /* Removes entry idx, keeping the order of the others. */

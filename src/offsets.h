@@ -102,6 +102,11 @@ const char *offsets_get(const struct offsets *o, const char *key);
  * changed value is parsed. */
 int offsets_put(struct offsets *o, const char *key, const char *value);
 
+/* offsets_put with key a shared string (util/rstr.h): when it is already
+ * canonical (the worker's keys are), a new entry keeps a reference to it
+ * instead of a copy (one copy of each partition's key, not two). */
+int offsets_put_shared(struct offsets *o, const char *key, const char *value);
+
 /* Removes key (Connect's offset reset, KIP-875) and marks the store dirty
  * when it was there. Returns 0 (also when it was not) or OFFSETS_ERR_ARG
  * for a key that is not valid JSON. */

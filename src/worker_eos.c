@@ -255,7 +255,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	/* Committed: the store may have them now. */
 	for (size_t i = 0; i < w->nparts; i++)
 		if (e->json[i] != NULL) {
-			if (offsets_put(w->offsets, w->parts[i]->key, e->json[i]) != 0)
+			if (offsets_put_shared(w->offsets, w->parts[i]->key, e->json[i]) != 0)
 				log_error("offsets: cannot record %s", w->parts[i]->key);
 			free(e->json[i]);
 			e->json[i] = NULL;

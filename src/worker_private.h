@@ -23,7 +23,7 @@
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
 struct partition {
-	char *key; /* ["connector",{partition map}] */
+	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
 	struct conn *conn;
 	struct acks_fifo fifo;
 	/* Partition-labelled registry handles (worker_control_partition). */
