@@ -41,40 +41,40 @@ struct link {
 	int64_t gone_size;
 };
 
+/* One for every file watched, open or not: 248 bytes, its fields packed. */
 struct tailstream {
 	struct tailctx *c;
 	char *path;
 	const char *dir; /* tailchain_dir */
-	const char *base;
 	struct partition *part;
 	struct link *chain; /* [0, n) of cap, grown as needed (chain_room) */
-	size_t n, cap;
-	struct link *linger; /* [0, nlinger): let go, watched for rotate.wait.ms;
-	                      * LINGER_MAX allocated while there are any */
-	size_t nlinger;
-	struct src_offset last_off;  /* after the last line of the chain (holds its ref) */
+	uint32_t n, cap;
+	struct link *linger;         /* [0, nlinger): let go, watched for rotate.wait.ms;
+	                              * LINGER_MAX allocated while there are any */
 	struct tailscan_entry *pend; /* rotated files the chain had no room for */
-	size_t npend;
-	struct tailpos saved; /* where to go on when n == 0 */
-	bool resolved;        /* the committed offset was read */
-	unsigned flags;
-	bool ready;
-	bool moved; /* the path no longer names chain[n-1] */
-	bool missing_logged;
-	bool irregular_logged;     /* the path names a FIFO, directory or device */
-	bool no_room;              /* could not open for max.open.files */
-	bool suspended;            /* closed while idle (tailstream_suspend): saved
-	                            * is its place, saved.dev and .ino its file, */
-	int64_t idle_size;         /* ... whose size and mtime were these then */
-	int64_t idle_mtime;        /* (one fstat; size -1: compare as changed) */
+	uint32_t nlinger, npend;
+	struct src_offset last_off; /* after the last line of the chain (holds its ref) */
+	struct tailpos saved;       /* where to go on when n == 0 */
+	/* Closed while idle (suspended): saved is its place, saved.dev and .ino
+	 * its file, whose size and mtime were these then (one fstat; size -1:
+	 * compare as changed). */
+	int64_t idle_size, idle_mtime;
 	struct tailid *unreadable; /* the stored offset's file, compressed since
 	                            * and damaged: counted at resume, not read
 	                            * again (NULL: none) */
-	int wd;                    /* the watch on chain[0], -1: none */
 	int64_t wd_dev, wd_ino;    /* the inode wd watches (watched last, wd -1) */
-	bool wd_direct;            /* ... named by path itself when watched, on a
-	                            * file system inotify hears (tailscan.h) */
 	int64_t deadline;
+	int wd; /* the watch on chain[0], -1: none */
+	unsigned flags;
+	bool resolved; /* the committed offset was read */
+	bool ready;
+	bool moved; /* the path no longer names chain[n-1] */
+	bool missing_logged;
+	bool irregular_logged; /* the path names a FIFO, directory or device */
+	bool no_room;          /* could not open for max.open.files */
+	bool suspended;        /* closed while idle (tailstream_suspend) */
+	bool wd_direct;        /* wd's file named by path itself when watched, on
+	                        * a file system inotify hears (tailscan.h) */
 };
 
 /* True when a file of the chain is the inode id. */

@@ -566,7 +566,6 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
                                   unsigned flags)
 {
 	struct tailstream *s = calloc(1, sizeof(*s));
-	const char *slash;
 
 	if (s == NULL)
 		return NULL;
@@ -581,8 +580,6 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 		tailstream_free(s);
 		return NULL;
 	}
-	slash = strrchr(s->path, '/');
-	s->base = slash ? slash + 1 : s->path;
 	return s;
 }
 
@@ -681,7 +678,9 @@ const char *tailstream_dir(const struct tailstream *s)
 
 const char *tailstream_base(const struct tailstream *s)
 {
-	return s->base;
+	const char *slash = strrchr(s->path, '/');
+
+	return slash ? slash + 1 : s->path;
 }
 
 struct partition *tailstream_partition(const struct tailstream *s)
