@@ -301,6 +301,13 @@ const char *offsets_get(const struct offsets *o, const char *key)
 	return e ? e->value : NULL;
 }
 
+const char *offsets_key_of(const struct offsets *o, const char *key)
+{
+	const struct entry *e = lookup(o, key);
+
+	return e != NULL ? e->key : NULL;
+}
+
 bool offsets_dirty(const struct offsets *o)
 {
 	return o->dirty;

@@ -102,6 +102,10 @@ const char *offsets_get(const struct offsets *o, const char *key);
  * changed value is parsed. */
 int offsets_put(struct offsets *o, const char *key, const char *value);
 
+/* The store's own string of key (util/rstr.h: rstr_hold keeps it), found
+ * as offsets_get finds it, or NULL when key has no entry. */
+const char *offsets_key_of(const struct offsets *o, const char *key);
+
 /* offsets_put with key a shared string (util/rstr.h): when it is already
  * canonical (the worker's keys are), a new entry keeps a reference to it
  * instead of a copy (one copy of each partition's key, not two). */

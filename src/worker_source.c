@@ -60,6 +60,13 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 		rstr_drop(key);
 		return w->parts[i];
 	}
+	/* Stored already (a restart): the store's string, not a second one. */
+	if (offsets_key_of(w->offsets, key) != NULL) {
+		const char *stored = rstr_hold(offsets_key_of(w->offsets, key));
+
+		rstr_drop(key);
+		key = (char *)stored;
+	}
 	if (w->nparts == MAX_PARTITIONS || (p = calloc(1, sizeof(*p))) == NULL ||
 	    (grown = realloc(w->parts, (w->nparts + 1) * sizeof(*grown))) == NULL) {
 		free(p);
