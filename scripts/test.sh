@@ -51,6 +51,9 @@ echo "== end-to-end tests (real Kafka ${KAFKA_VERSION:-3.9.1})"
 tests/kafka/kafka.sh fetch
 export SKIFF_BIN=$PWD/build-asan/skiff SKIFF_TOOLS=$PWD/build-asan
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+# A build without sanitizers, for what measures memory (a memory cgroup sees
+# AddressSanitizer's shadow): the release build, or the long profile's own.
+export SKIFF_PLAIN_BIN=$PWD/build-release/skiff
 [ "$profile" = short ] || { tests/faults/long.sh && export SKIFF_PLAIN_BIN=$PWD/build-plain/skiff; }
 cd tests/e2e
 # Two pytest-xdist workers (each with its own session broker): most tests wait

@@ -210,6 +210,14 @@ bool acks_take(struct acks_fifo *f, struct src_offset *out)
 	return true;
 }
 
+void acks_settle(struct acks_fifo *f)
+{
+	if (f->advanced)
+		return; /* moved again since: the new one is still to store */
+	src_ref_drop(f->committable.ref);
+	f->committable.ref = NULL;
+}
+
 void acks_fifo_fini(struct acks_fifo *f)
 {
 	src_ref_drop(f->committable.ref);

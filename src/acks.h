@@ -79,6 +79,12 @@ void acks_abandon(struct acks *a, struct acks_fifo *f);
  * until the next acks call on f; hold it to keep it longer. */
 bool acks_take(struct acks_fifo *f, struct src_offset *out);
 
+/* The offset acks_take gave is stored: f gives back its reference (nothing
+ * reads f's committable offset again until it moves). A source's offset
+ * reference is what it needs to render the offset (the file source: 56
+ * bytes per file, held by every idle file of a glob otherwise). */
+void acks_settle(struct acks_fifo *f);
+
 /* After a burst: when no record is in flight and more than 64 KiB of slots
  * were ever used, gives their pages back to the system (the slots count as
  * never used again) and returns true; otherwise changes nothing and returns

@@ -14,6 +14,7 @@
 #include "offsets.h"
 
 #include "hash.h"
+#include "rstr.h"
 #include "stats.h"
 
 #include <stdio.h>
@@ -26,8 +27,8 @@
 #define MIN_CAP 16
 
 struct entry {
-	char *key;
-	char *value;
+	char *key;   /* rstr (util/rstr.h): the journal's shadow may share it */
+	char *value; /* rstr, as key */
 };
 
 struct offsets {
@@ -86,10 +87,10 @@ static bool shape_ok(const cJSON *j, enum kind kind)
 }
 
 /* A copy of valid JSON text without the whitespace between tokens (what
- * cJSON skips: every byte up to 32), or NULL. */
+ * cJSON skips: every byte up to 32), an rstr (rstr_drop), or NULL. */
 static char *compact(const char *text)
 {
-	char *out = malloc(strlen(text) + 1), *q = out;
+	char *out = rstr_new(NULL, strlen(text)), *q = out;
 	bool in_string = false;
 
 	if (out == NULL)
@@ -109,7 +110,8 @@ static char *compact(const char *text)
 	return out;
 }
 
-/* Validates text and its shape; *out is its canonical text (free()). */
+/* Validates text and its shape; *out is its canonical text (an rstr:
+ * rstr_drop). */
 static int canonical(const char *text, enum kind kind, char **out)
 {
 	cJSON *j = cJSON_ParseWithOpts(text, NULL, 1);
@@ -148,12 +150,12 @@ static int update(struct offsets *o, struct entry *e, const char *value, bool *c
 		goto out;
 	}
 	o->bytes = o->bytes - oldlen + strlen(v);
-	free(e->value);
+	rstr_drop(e->value);
 	e->value = v;
 	v = NULL;
 	*changed = true;
 out:
-	free(v);
+	rstr_drop(v);
 	return rc;
 }
 
@@ -182,14 +184,14 @@ static int insert(struct offsets *o, char *key, const char *value)
 	o->bytes += need;
 	return 0;
 out:
-	free(key);
-	free(v);
+	rstr_drop(key);
+	rstr_drop(v);
 	return rc;
 }
 
 /* offsets_put and offsets_load_entry: the first lookup uses the text as given
  * (the worker's text is already canonical); only a miss canonicalises. */
-static int set(struct offsets *o, const char *key, const char *value, bool loading)
+static int set(struct offsets *o, const char *key, const char *value, bool loading, bool shared)
 {
 	struct entry *e = lookup(o, key);
 	char *ckey = NULL;
@@ -201,9 +203,13 @@ static int set(struct offsets *o, const char *key, const char *value, bool loadi
 		if (rc != 0)
 			return rc;
 		e = lookup(o, ckey);
+		if (e == NULL && shared && strcmp(ckey, key) == 0) {
+			rstr_drop(ckey); /* the caller's string will do */
+			ckey = (char *)rstr_hold(key);
+		}
 	}
 	if (e != NULL) {
-		free(ckey);
+		rstr_drop(ckey);
 		if (loading)
 			return OFFSETS_ERR_ARG;
 		rc = update(o, e, value, &changed);
@@ -220,12 +226,17 @@ static int set(struct offsets *o, const char *key, const char *value, bool loadi
 
 int offsets_put(struct offsets *o, const char *key, const char *value)
 {
-	return set(o, key, value, false);
+	return set(o, key, value, false, false);
+}
+
+int offsets_put_shared(struct offsets *o, const char *key, const char *value)
+{
+	return set(o, key, value, false, true);
 }
 
 int offsets_load_entry(struct offsets *o, const char *key, const char *value)
 {
-	return set(o, key, value, true);
+	return set(o, key, value, true, false);
 }
 
 /* Removes entry idx, keeping the order of the others. */
@@ -234,8 +245,8 @@ static void remove_at(struct offsets *o, size_t idx)
 	struct entry *e = &o->ents[idx];
 
 	o->bytes -= strlen(e->key) + strlen(e->value) + ENTRY_OVERHEAD;
-	free(e->key);
-	free(e->value);
+	rstr_drop(e->key);
+	rstr_drop(e->value);
 	memmove(e, e + 1, (o->n - idx - 1) * sizeof(*e));
 	o->n--;
 	/* Fewer keys than before: putting them back never allocates. */
@@ -255,12 +266,12 @@ int offsets_load_record(struct offsets *o, const char *key, const char *value)
 		return rc;
 	e = lookup(o, ckey);
 	if (e == NULL && value == NULL) {
-		free(ckey);
+		rstr_drop(ckey);
 		return 0;
 	}
 	if (e == NULL)
 		return insert(o, ckey, value);
-	free(ckey);
+	rstr_drop(ckey);
 	if (value != NULL)
 		return update(o, e, value, &changed);
 	remove_at(o, (size_t)(e - o->ents));
@@ -270,8 +281,8 @@ int offsets_load_record(struct offsets *o, const char *key, const char *value)
 void offsets_load_reset(struct offsets *o)
 {
 	for (size_t i = 0; i < o->n; i++) {
-		free(o->ents[i].key);
-		free(o->ents[i].value);
+		rstr_drop(o->ents[i].key);
+		rstr_drop(o->ents[i].value);
 	}
 	hash_clear(&o->index);
 	o->n = 0;
@@ -285,9 +296,16 @@ const char *offsets_get(const struct offsets *o, const char *key)
 
 	if (e == NULL && canonical(key, KEY, &ckey) == 0) {
 		e = lookup(o, ckey);
-		free(ckey);
+		rstr_drop(ckey);
 	}
 	return e ? e->value : NULL;
+}
+
+const char *offsets_key_of(const struct offsets *o, const char *key)
+{
+	const struct entry *e = lookup(o, key);
+
+	return e != NULL ? e->key : NULL;
 }
 
 bool offsets_dirty(const struct offsets *o)

@@ -102,6 +102,15 @@ const char *offsets_get(const struct offsets *o, const char *key);
  * changed value is parsed. */
 int offsets_put(struct offsets *o, const char *key, const char *value);
 
+/* The store's own string of key (util/rstr.h: rstr_hold keeps it), found
+ * as offsets_get finds it, or NULL when key has no entry. */
+const char *offsets_key_of(const struct offsets *o, const char *key);
+
+/* offsets_put with key a shared string (util/rstr.h): when it is already
+ * canonical (the worker's keys are), a new entry keeps a reference to it
+ * instead of a copy (one copy of each partition's key, not two). */
+int offsets_put_shared(struct offsets *o, const char *key, const char *value);
+
 /* Removes key (Connect's offset reset, KIP-875) and marks the store dirty
  * when it was there. Returns 0 (also when it was not) or OFFSETS_ERR_ARG
  * for a key that is not valid JSON. */
@@ -168,7 +177,9 @@ int offsets_register_stats(struct offsets *o, struct stats *st);
  * that returned 0, errbuf is "" or a note (see offsets_done_fn). */
 int offsets_flush(struct offsets *o, char *errbuf, size_t errlen);
 
-/* Iteration, in insertion order: number of entries, i-th key and value. */
+/* Iteration, in insertion order: number of entries, i-th key and value.
+ * Keys and values are shared strings (util/rstr.h): rstr_hold keeps one
+ * past the entry's next change or removal (the journal's shadow does). */
 size_t offsets_count(const struct offsets *o);
 const char *offsets_key(const struct offsets *o, size_t i);
 const char *offsets_value(const struct offsets *o, size_t i);

@@ -53,6 +53,7 @@
 #include "lockfile.h"
 #include "num.h"
 #include "offsets_log.h"
+#include "offsets_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -120,7 +121,7 @@ struct cand {
 	enum state state;
 	char *data;
 	size_t len;
-	cJSON *root;
+	int nentries; /* of a VALID one */
 	uint64_t generation;
 	char why[WHY_LEN];
 };
@@ -169,70 +170,59 @@ static bool whole(const cJSON *j, double min, double max)
 	       floor(j->valuedouble) == j->valuedouble;
 }
 
-static int check_entries(const cJSON *offs, char *why, size_t whylen)
-{
-	const cJSON *e;
-	int i = 0;
+enum { FORMAT, VERSION, GENERATION };
 
-	cJSON_ArrayForEach(e, offs)
-	{
-		const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
-
-		if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) != 2 ||
-		    !cJSON_IsString(cJSON_GetArrayItem(k, 0)) ||
-		    !cJSON_IsObject(cJSON_GetArrayItem(k, 1))) {
-			snprintf(why, whylen, "entry %d: key is not [\"connector\",{partition}]",
-			         i);
-			return -1;
-		}
-		if (!cJSON_IsObject(v)) {
-			snprintf(why, whylen, "entry %d: value is not an object", i);
-			return -1;
-		}
-		i++;
-	}
-	if (i > OFFSETS_MAX_ENTRIES) {
-		snprintf(why, whylen, "%d entries, more than %d", i, OFFSETS_MAX_ENTRIES);
-		return -1;
-	}
-	return 0;
-}
-
-/* Checks format, version, generation and the shape of every entry. */
+/* Checks format, version, generation and the shape of every entry, the
+ * document parsed piece by piece (offsets_scan.h). */
 static enum state check_doc(struct cand *c)
 {
-	const cJSON *r = c->root;
-	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(r, "format");
-	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(r, "version");
-	const cJSON *gen = cJSON_GetObjectItemCaseSensitive(r, "generation");
-	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(r, "offsets");
+	static const char *const names[] = {"format", "version", "generation"};
+	struct offsets_scan sc;
+	const cJSON *fmt, *ver, *gen;
+	enum state st = BAD;
 
-	if (!cJSON_IsObject(r) || !cJSON_IsString(fmt) ||
-	    strcmp(fmt->valuestring, FORMAT_NAME) != 0) {
-		snprintf(c->why, sizeof(c->why), "not a skiff offsets file (no \"format\":\"%s\")",
+	if (!offsets_scan(c->data, c->len, names, 3, false, &sc)) {
+		cJSON *j = cJSON_ParseWithLength(c->data, c->len); /* not an object? */
+
+		snprintf(c->why, sizeof(c->why),
+		         j != NULL ? "not a skiff offsets file (no \"format\":\"%s\")"
+		                   : "checksum matches but the JSON does not parse",
 		         FORMAT_NAME);
+		cJSON_Delete(j);
 		return BAD;
 	}
-	if (whole(ver, FORMAT_VERSION + 1, INT32_MAX)) {
+	fmt = sc.member[FORMAT];
+	ver = sc.member[VERSION];
+	gen = sc.member[GENERATION];
+	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_NAME) != 0) {
+		snprintf(c->why, sizeof(c->why), "not a skiff offsets file (no \"format\":\"%s\")",
+		         FORMAT_NAME);
+	} else if (whole(ver, FORMAT_VERSION + 1, INT32_MAX)) {
 		snprintf(
 		    c->why, sizeof(c->why),
 		    "written by a newer skiff (format version %d; this skiff reads version %d)",
 		    (int)ver->valuedouble, FORMAT_VERSION);
-		return NEWER;
-	}
-	if (!whole(ver, FORMAT_VERSION, FORMAT_VERSION)) {
+		st = NEWER;
+	} else if (!whole(ver, FORMAT_VERSION, FORMAT_VERSION)) {
 		snprintf(c->why, sizeof(c->why), "bad format version");
-		return BAD;
-	}
-	if (!whole(gen, 1, MAX_GENERATION) || !cJSON_IsArray(offs)) {
+	} else if (!whole(gen, 1, MAX_GENERATION) || !sc.has_offsets) {
 		snprintf(c->why, sizeof(c->why), "bad or missing \"generation\" or \"offsets\"");
-		return BAD;
+	} else if (sc.bad >= 0) {
+		snprintf(c->why, sizeof(c->why),
+		         sc.why == OFFSETS_SCAN_BAD_KEY
+		             ? "entry %d: key is not [\"connector\",{partition}]"
+		             : "entry %d: value is not an object",
+		         sc.bad);
+	} else if (sc.nentries > OFFSETS_MAX_ENTRIES) {
+		snprintf(c->why, sizeof(c->why), "%d entries, more than %d", sc.nentries,
+		         OFFSETS_MAX_ENTRIES);
+	} else {
+		c->generation = (uint64_t)gen->valuedouble;
+		c->nentries = sc.nentries;
+		st = VALID;
 	}
-	if (check_entries(offs, c->why, sizeof(c->why)) != 0)
-		return BAD;
-	c->generation = (uint64_t)gen->valuedouble;
-	return VALID;
+	offsets_scan_free(&sc);
+	return st;
 }
 
 /* Judges a file's bytes: checksum first, then JSON, then content. */
@@ -254,11 +244,6 @@ static enum state check_bytes(struct cand *c)
 		return BAD;
 	if (memchr(c->data, '\0', c->len) != NULL) {
 		snprintf(c->why, sizeof(c->why), "contains a NUL byte");
-		return BAD;
-	}
-	c->root = cJSON_ParseWithOpts(c->data, NULL, 1);
-	if (c->root == NULL) {
-		snprintf(c->why, sizeof(c->why), "checksum matches but the JSON does not parse");
 		return BAD;
 	}
 	return check_doc(c);
@@ -374,7 +359,6 @@ static int load_one(struct cand *c, struct offsets *o, const char *p, int i)
  * code with c->why set (the generation is then unusable). */
 static int fill(struct cand *c, struct offsets *o)
 {
-	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(c->root, "offsets");
 	const char *p = member(c->data, "offsets");
 	int i = 0, rc;
 
@@ -388,7 +372,7 @@ static int fill(struct cand *c, struct offsets *o)
 		if (*p == ',')
 			p = ws(p + 1);
 	}
-	if (*p == ']' && i == cJSON_GetArraySize(offs))
+	if (*p == ']' && i == c->nentries)
 		return 0;
 layout: /* cJSON and the walk disagree: escaped member names, for one */
 	snprintf(c->why, sizeof(c->why), "unexpected layout of \"offsets\"");
@@ -644,10 +628,8 @@ static int file_load(void *vctx, struct offsets *o, uint64_t *generation, int *f
 	if (pick == 0)
 		remember(&ctx->base_at, ctx->path);
 out:
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		free(c[i].data);
-		cJSON_Delete(c[i].root);
-	}
 	return rc;
 }
 

@@ -7,6 +7,8 @@
 #include "jsonspan.h"
 #include "num.h"
 #include "offsets.h"
+#include "offsets_scan.h"
+#include "rstr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +32,11 @@ struct offsets_log {
 	char *name;
 	int fd; /* open for appending, -1 */
 	uint64_t size;
-	/* The shadow: what the log or the base last made durable. */
+	/* The shadow: what the log or the base last made durable, the store's
+	 * own strings held (util/rstr.h), not copies: an idle file's key and
+	 * value are one string each, whether 20 or 20,000 of them. */
 	struct hash index; /* key -> position in keys/vals */
-	char **keys, **vals;
+	const char **keys, **vals;
 	size_t n, cap;
 };
 
@@ -54,8 +58,8 @@ int offsets_log_new(const char *path, struct offsets_log **out)
 static void shadow_clear(struct offsets_log *lg)
 {
 	for (size_t i = 0; i < lg->n; i++) {
-		free(lg->keys[i]);
-		free(lg->vals[i]);
+		rstr_drop(lg->keys[i]);
+		rstr_drop(lg->vals[i]);
 	}
 	lg->n = 0;
 	hash_clear(&lg->index);
@@ -69,8 +73,8 @@ void offsets_log_free(struct offsets_log *lg)
 		close(lg->fd);
 	shadow_clear(lg);
 	hash_free(&lg->index);
-	free(lg->keys);
-	free(lg->vals);
+	free((void *)lg->keys);
+	free((void *)lg->vals);
 	free(lg->name);
 	free(lg);
 }
@@ -82,31 +86,26 @@ uint64_t offsets_log_size(const struct offsets_log *lg)
 
 /* ---- the shadow ---------------------------------------------------------- */
 
+/* Adds key with val to the shadow: the store's strings (offsets_key,
+ * offsets_value), held. */
 static int shadow_add(struct offsets_log *lg, const char *key, const char *val)
 {
-	char *k, *v;
-
 	if (lg->n == lg->cap) {
 		size_t cap = lg->cap ? lg->cap * 2 : 16;
-		char **keys = realloc(lg->keys, cap * sizeof(*keys)), **vals;
+		const char **keys = realloc((void *)lg->keys, cap * sizeof(*keys)), **vals;
 
 		if (keys == NULL)
 			return OFFSETS_ERR_NOMEM;
 		lg->keys = keys;
-		if ((vals = realloc(lg->vals, cap * sizeof(*vals))) == NULL)
+		if ((vals = realloc((void *)lg->vals, cap * sizeof(*vals))) == NULL)
 			return OFFSETS_ERR_NOMEM;
 		lg->vals = vals;
 		lg->cap = cap;
 	}
-	k = strdup(key);
-	v = strdup(val);
-	if (k == NULL || v == NULL || hash_put(&lg->index, k, lg->n) != 0) {
-		free(k);
-		free(v);
+	if (hash_put(&lg->index, key, lg->n) != 0)
 		return OFFSETS_ERR_NOMEM;
-	}
-	lg->keys[lg->n] = k;
-	lg->vals[lg->n++] = v;
+	lg->keys[lg->n] = rstr_hold(key);
+	lg->vals[lg->n++] = rstr_hold(val);
 	return 0;
 }
 
@@ -170,28 +169,6 @@ static bool crc_ok(const char *p, size_t len)
 	return crc32c(0, p, len - 9) == stored;
 }
 
-/* Checks every entry's shape before any is applied: a record is applied
- * whole or not at all. */
-static bool entries_ok(const cJSON *offs)
-{
-	const cJSON *e;
-
-	if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) > OFFSETS_MAX_ENTRIES)
-		return false;
-	cJSON_ArrayForEach(e, offs)
-	{
-		const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "key");
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
-
-		if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) != 2 ||
-		    !cJSON_IsString(cJSON_GetArrayItem(k, 0)) ||
-		    !cJSON_IsObject(cJSON_GetArrayItem(k, 1)) ||
-		    !(cJSON_IsObject(v) || cJSON_IsNull(v)))
-			return false;
-	}
-	return true;
-}
-
 /* One entry's key and value as written in a record (value "null": removed). */
 struct span {
 	const char *k, *v;
@@ -246,30 +223,36 @@ static int apply(struct offsets *o, const struct span *sp, size_t n)
 
 enum verdict { APPLY, SKIP, STOP, NEWER };
 
-/* Judges one complete line (without its newline). */
+enum { LOG, BASE, GENERATION };
+
+/* Judges one complete line (without its newline), parsed piece by piece
+ * (offsets_scan.h): a record of 20,000 offsets is 20 MB as one tree. Every
+ * entry's shape is checked before any is applied: a record is applied
+ * whole or not at all. */
 static enum verdict judge(const char *p, size_t len, uint64_t base, uint64_t last, uint64_t *gen,
                           int *entries)
 {
-	cJSON *r;
+	static const char *const names[] = {"log", "base", "generation"};
+	struct offsets_scan sc;
 	const cJSON *ver, *b, *g;
 	enum verdict v = STOP;
 
 	if (!crc_ok(p, len) || memchr(p, '\0', len) != NULL ||
-	    (r = cJSON_ParseWithLength(p, len - 9)) == NULL)
+	    !offsets_scan(p, len - 9, names, 3, true, &sc))
 		return STOP;
-	ver = cJSON_GetObjectItemCaseSensitive(r, "log");
-	b = cJSON_GetObjectItemCaseSensitive(r, "base");
-	g = cJSON_GetObjectItemCaseSensitive(r, "generation");
+	ver = sc.member[LOG];
+	b = sc.member[BASE];
+	g = sc.member[GENERATION];
 	if (whole(ver, LOG_VERSION + 1, INT32_MAX))
 		v = NEWER;
 	else if (whole(ver, LOG_VERSION, LOG_VERSION) && whole(b, 1, 9007199254740992.0) &&
-	         whole(g, 1, 9007199254740992.0) &&
-	         entries_ok(cJSON_GetObjectItemCaseSensitive(r, "offsets"))) {
+	         whole(g, 1, 9007199254740992.0) && sc.has_offsets && sc.bad < 0 &&
+	         sc.nentries <= OFFSETS_MAX_ENTRIES) {
 		*gen = (uint64_t)g->valuedouble;
-		*entries = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "offsets"));
+		*entries = sc.nentries;
 		v = (uint64_t)b->valuedouble != base ? SKIP : *gen > last ? APPLY : STOP;
 	}
-	cJSON_Delete(r);
+	offsets_scan_free(&sc);
 	return v;
 }
 
@@ -406,7 +389,7 @@ static int build(const struct offsets_log *lg, const struct offsets *o, uint64_t
 		           *was = shadow_get(lg, k);
 
 		present += was != NULL;
-		if (was == NULL || strcmp(was, v) != 0)
+		if (was == NULL || (was != v && strcmp(was, v) != 0))
 			rc = put_entry(buf, len, &cap, &first, k, v);
 	}
 	/* Keys gone since (a KIP-875 reset): null. Looked for only when some are. */
@@ -482,7 +465,6 @@ static int shadow_update(struct offsets_log *lg, const struct offsets *o)
 	for (size_t i = 0; i < offsets_count(o); i++) {
 		const char *k = offsets_key(o, i), *v = offsets_value(o, i);
 		size_t at;
-		char *nv;
 
 		if (!hash_get(&lg->index, k, &at)) {
 			if (shadow_add(lg, k, v) != 0)
@@ -491,12 +473,10 @@ static int shadow_update(struct offsets_log *lg, const struct offsets *o)
 			continue;
 		}
 		present++;
-		if (strcmp(lg->vals[at], v) == 0)
+		if (lg->vals[at] == v)
 			continue;
-		if ((nv = strdup(v)) == NULL)
-			return OFFSETS_ERR_NOMEM;
-		free(lg->vals[at]);
-		lg->vals[at] = nv;
+		rstr_drop(lg->vals[at]);
+		lg->vals[at] = rstr_hold(v);
 	}
 	return present < lg->n ? offsets_log_reset(lg, o) : 0;
 }

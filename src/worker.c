@@ -9,6 +9,7 @@
 #include "loop.h"
 #include "ratelimit.h"
 #include "offsets.h"
+#include "rstr.h"
 #include "settings.h"
 #include "sink_kafka.h"
 #include "source.h"
@@ -295,11 +296,13 @@ static void flush_offsets(struct worker *w)
 		if (!acks_take(&p->fifo, &off))
 			continue;
 		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
-		if (json == NULL || offsets_put(w->offsets, p->key, json) != 0) {
+		if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0) {
 			log_error(
 			    "offsets: cannot record %s (out of memory or too many partitions)",
 			    p->key);
 			p->fifo.advanced = true; /* try again next flush */
+		} else {
+			acks_settle(&p->fifo); /* in the store as text now */
 		}
 		free(json);
 	}
@@ -567,10 +570,14 @@ void worker_conn_close(struct worker *w, struct conn *c)
 		 * stored offset. */
 		acks_abandon(w->acks, &p->fifo);
 		acks_fifo_fini(&p->fifo);
-		free(p->key);
+		rstr_drop(p->key);
 		free(p);
 	}
 	w->nparts = kept;
+	/* The index again, of those kept: it had room for all of them. */
+	hash_clear(&w->partidx);
+	for (size_t i = 0; i < w->nparts; i++)
+		(void)hash_put(&w->partidx, w->parts[i]->key, i);
 	stats_retire(w->stats, c->cs->name);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
@@ -843,10 +850,11 @@ void worker_destroy(struct worker *w)
 	worker_sink_close(w);
 	for (size_t i = 0; i < w->nparts; i++) {
 		acks_fifo_fini(&w->parts[i]->fifo);
-		free(w->parts[i]->key);
+		rstr_drop(w->parts[i]->key);
 		free(w->parts[i]);
 	}
 	free(w->parts);
+	hash_free(&w->partidx);
 	free(w->logged);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);

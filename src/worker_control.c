@@ -360,7 +360,7 @@ static void finish_stop(struct conn *c)
 			continue;
 		if (acks_take(&p->fifo, &off)) {
 			json = c->cs->ops->offset_json(c->ctx, &off);
-			if (json == NULL || offsets_put(w->offsets, p->key, json) != 0)
+			if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
 				log_error(
 				    "offsets: cannot record %s (out of memory or too many "
 				    "partitions): its last records will be read again after a "

@@ -302,7 +302,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	 * the offsets topic what the transaction wrote there. */
 	for (size_t i = 0; i < w->nparts; i++)
 		if (e->json[i] != NULL) {
-			if (offsets_put(w->offsets, w->parts[i]->key, e->json[i]) != 0)
+			if (offsets_put_shared(w->offsets, w->parts[i]->key, e->json[i]) != 0)
 				log_error("offsets: cannot record %s", w->parts[i]->key);
 			else
 				offsets_written_outside(w->offsets, w->parts[i]->key, e->gen,

@@ -8,6 +8,7 @@
 #include "acks.h"
 #include "rest.h"
 #include "buf.h"
+#include "hash.h"
 #include "loop.h"
 #include "settings.h"
 #include "sink_kafka.h"
@@ -23,7 +24,7 @@
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
 struct partition {
-	char *key; /* ["connector",{partition map}] */
+	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
 	struct conn *conn;
 	struct acks_fifo fifo;
 	/* Partition-labelled registry handles (worker_control_partition). */
@@ -137,6 +138,7 @@ struct worker {
 	size_t nconns, capconns;
 	struct partition **parts;
 	size_t nparts;
+	struct hash partidx; /* key -> index in parts */
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
 	bool advanced;            /* an offset moved since the last flush */

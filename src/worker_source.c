@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "offsets.h"
+#include "rstr.h"
 #include "sink_kafka.h"
 #include "stats.h"
 #include "transform.h"
@@ -22,17 +23,22 @@
 
 /* ---- what the worker offers sources -------------------------------------- */
 
+/* ["connector",{partition}] as a shared string (util/rstr.h: the offset
+ * store keeps it, not a copy), or NULL. */
 static char *offset_key(const char *connector, const char *partition_json)
 {
 	cJSON *arr = cJSON_CreateArray(), *map = cJSON_Parse(partition_json);
-	char *key = NULL;
+	char *text = NULL, *key = NULL;
 
 	if (arr != NULL && map != NULL && cJSON_IsObject(map)) {
 		cJSON_AddItemToArray(arr, cJSON_CreateString(connector));
 		cJSON_AddItemToArray(arr, map);
 		map = NULL;
-		key = cJSON_PrintUnformatted(arr);
+		text = cJSON_PrintUnformatted(arr);
 	}
+	if (text != NULL)
+		key = rstr_new(text, strlen(text));
+	free(text);
 	cJSON_Delete(map);
 	cJSON_Delete(arr);
 	return key;
@@ -45,27 +51,36 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 	char *key = offset_key(env->connector, partition_json);
 	struct partition *p = NULL, **grown;
 
+	size_t i;
+
 	if (key == NULL)
 		return NULL;
-	for (size_t i = 0; i < w->nparts; i++) {
-		if (strcmp(w->parts[i]->key, key) == 0) {
-			free(key);
-			return w->parts[i];
-		}
+	/* By key, not by a walk: a glob of 20,000 files asks for 20,000. */
+	if (hash_get(&w->partidx, key, &i)) {
+		rstr_drop(key);
+		return w->parts[i];
+	}
+	/* Stored already (a restart): the store's string, not a second one. */
+	if (offsets_key_of(w->offsets, key) != NULL) {
+		const char *stored = rstr_hold(offsets_key_of(w->offsets, key));
+
+		rstr_drop(key);
+		key = (char *)stored;
 	}
 	if (w->nparts == MAX_PARTITIONS || (p = calloc(1, sizeof(*p))) == NULL ||
 	    (grown = realloc(w->parts, (w->nparts + 1) * sizeof(*grown))) == NULL) {
 		free(p);
-		free(key);
+		rstr_drop(key);
 		return NULL;
 	}
 	w->parts = grown;
 	p->key = key;
 	p->conn = c;
 	acks_fifo_init(&p->fifo);
-	if (worker_control_partition(p, partition_json) != 0) {
+	if (worker_control_partition(p, partition_json) != 0 ||
+	    hash_put(&w->partidx, p->key, w->nparts) != 0) {
 		free(p);
-		free(key);
+		rstr_drop(key);
 		return NULL;
 	}
 	w->parts[w->nparts++] = p;
@@ -92,7 +107,7 @@ static void env_anchor(struct source_env *env, struct partition *p, const struct
 	    p->fifo.advanced)
 		return;
 	json = c->cs->ops->offset_json(c->ctx, off);
-	if (json == NULL || offsets_put(w->offsets, p->key, json) != 0)
+	if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
 		log_warn("offsets: cannot record where %s starts (out of memory or too many "
 		         "partitions): a restart before its first acknowledgement reads it again "
 		         "from the file then at its path",

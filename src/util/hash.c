@@ -1,6 +1,9 @@
-/* hash: see hash.h. A slot keeps the key's hash beside the pointer, so a
- * probe compares strings only when the hashes match and growing never
- * hashes a key again. */
+/* hash: see hash.h. A slot keeps 32 bits of the key's hash beside the
+ * pointer, so a probe compares strings only when they match and growing
+ * never hashes a key again; 16 bytes a slot, and up to three quarters of
+ * them used (an index of 20,000 paths is 0.5 MB at 32,768 slots; it was
+ * 1.5 MB at 65,536 slots of 24 bytes). Linear probing at that load costs
+ * about 2.5 probes a hit, 8.5 a miss. */
 #include "hash.h"
 
 #include <stdlib.h>
@@ -10,8 +13,8 @@
 
 struct hash_slot {
 	const char *key; /* NULL: empty */
-	uint64_t h;
-	size_t idx;
+	uint32_t h;      /* the low bits of hash_str */
+	uint32_t idx;
 };
 
 uint64_t hash_str(const char *s)
@@ -73,9 +76,9 @@ static int grow(struct hash *h)
 
 int hash_put(struct hash *h, const char *key, size_t idx)
 {
-	struct hash_slot s = {key, hash_str(key), idx};
+	struct hash_slot s = {key, (uint32_t)hash_str(key), (uint32_t)idx};
 
-	if ((h->n + 1) * 2 > h->nslots && grow(h) != 0)
+	if (idx > UINT32_MAX || ((h->n + 1) * 4 > h->nslots * 3 && grow(h) != 0))
 		return HASH_ERR_NOMEM;
 	place(h->slots, h->nslots, &s);
 	h->n++;
@@ -84,12 +87,12 @@ int hash_put(struct hash *h, const char *key, size_t idx)
 
 bool hash_get(const struct hash *h, const char *key, size_t *idx)
 {
-	uint64_t hv;
+	uint32_t hv;
 	size_t mask, i;
 
 	if (h->n == 0)
 		return false;
-	hv = hash_str(key);
+	hv = (uint32_t)hash_str(key);
 	mask = h->nslots - 1;
 	for (i = hv & mask; h->slots[i].key != NULL; i = (i + 1) & mask) {
 		if (h->slots[i].h == hv && strcmp(h->slots[i].key, key) == 0) {

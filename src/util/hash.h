@@ -1,5 +1,5 @@
 /* hash: an index from string keys to positions in an array the caller keeps
- * (open addressing, linear probing, at most half full; FNV-1a).
+ * (open addressing, linear probing, at most three quarters full; FNV-1a).
  *
  * Callers keep their entries in insertion order in their own array (props,
  * the offset map: both list entries in the order they came) and use this to
@@ -24,7 +24,7 @@ struct hash_slot; /* hash.c */
 
 struct hash {
 	struct hash_slot *slots;
-	size_t nslots; /* 0 or a power of two, at least twice n */
+	size_t nslots; /* 0 or a power of two, at least 4/3 of n */
 	size_t n;
 };
 
@@ -40,8 +40,9 @@ void hash_free(struct hash *h);
 /* Forgets every key, keeping the allocation. */
 void hash_clear(struct hash *h);
 
-/* Indexes key (not yet present: the caller looked) at position idx. key is
- * kept, not copied. Returns 0 or HASH_ERR_NOMEM (h unchanged). */
+/* Indexes key (not yet present: the caller looked) at position idx (at most
+ * UINT32_MAX). key is kept, not copied. Returns 0 or HASH_ERR_NOMEM (h
+ * unchanged; also for an idx past UINT32_MAX). */
 int hash_put(struct hash *h, const char *key, size_t idx);
 
 /* Finds key: true and *idx, or false. */

@@ -93,3 +93,46 @@ def test_symlinked_file_rotated(tmp_path, kafka, topic):
         assert values(kafka, topic, len(want), 1) == sorted(want) == got
     finally:
         sk.stop()
+
+
+def inotify_watches(pid):
+    """The inotify watches pid holds, over all its inotify descriptors."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:inotify":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                n += sum(1 for line in f if line.startswith("inotify wd:"))
+        except OSError:
+            continue
+    return n
+
+
+def test_watches_bounded_by_open_files(tmp_path, kafka, topic):
+    """Issue 22: beyond max.open.files a file closed while idle keeps no
+    inotify watch of its own (each pins an inode in the kernel, and a
+    Raspberry Pi allows some 8,000): 300 files, 8 open, need at most the
+    8, a rotation's 7 more and the directory's. Appends to closed files
+    still ship, exactly, within 15 s (their directory's watch hears
+    them)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    want = []
+    for i in range(N_FILES):
+        (logs / f"f{i:03d}.log").write_text(f"f{i:03d} 0\n")
+        want.append(f"f{i:03d} 0")
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), [conn(topic, str(logs / "*.log"))]).start()
+    try:
+        assert values(kafka, topic, N_FILES, 60) == sorted(want)
+        assert inotify_watches(sk.pid) <= 8 + 7 + 1, "a watch per file"
+        for i in range(0, N_FILES, 15):  # 20 files, most of them closed
+            with open(logs / f"f{i:03d}.log", "a") as f:
+                f.write(f"f{i:03d} 1\n")
+            want.append(f"f{i:03d} 1")
+        got = values(kafka, topic, len(want), PROMPT_S)
+        time.sleep(1.5)
+        assert values(kafka, topic, len(want), 1) == sorted(want) == got
+        assert inotify_watches(sk.pid) <= 8 + 7 + 1, "a watch per file"
+    finally:
+        sk.stop()

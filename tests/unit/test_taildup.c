@@ -57,6 +57,35 @@ int main(void)
 	/* A path not there yet is tailed (compared once it exists). */
 	CHECK(!taildup_skip(a, "/nonexistent/x.log"));
 
+	/* Kept at the caller's copy (a stream's path): still compared, and
+	 * named, by it; within a pass too (the inode index). */
+	{
+		static char kept[512];
+		char link2[512];
+
+		snprintf(kept, sizeof(kept), "%s/kept.log", testlib_tmpdir());
+		snprintf(link2, sizeof(link2), "%s/link2.log", testlib_tmpdir());
+		testlib_write_file(kept, "k\n", 2);
+		unlink(link2);
+		CHECK(symlink(kept, link2) == 0);
+		{
+			char tmp[512];
+
+			snprintf(tmp, sizeof(tmp), "%s", kept);
+			CHECK(!taildup_skip(a, tmp));
+			taildup_adopt(a, kept);
+			memset(tmp, 'x', sizeof(tmp) - 1); /* the copy given is gone */
+		}
+		logged[0] = '\0';
+		taildup_pass(a, true);
+		CHECK(taildup_skip(a, link2));
+		taildup_pass(a, false);
+		snprintf(expect, sizeof(expect), "a: %s is the same file as %s", link2, kept);
+		CHECK(strstr(logged, expect) != NULL);
+		unlink(link2);
+		unlink(kept);
+	}
+
 	/* Another connector: tailed too, with a warning naming both. */
 	logged[0] = '\0';
 	CHECK(!taildup_skip(b, link));

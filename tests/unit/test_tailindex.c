@@ -28,10 +28,11 @@ static void names(void)
 	struct tailindex *x = tailindex_new();
 	long i;
 
-	CHECK(tailindex_add(x, 0, "/var/log", "a.log") == 0);
-	CHECK(tailindex_add(x, 1, "/var/log", "b.log") == 0);
-	CHECK(tailindex_add(x, 2, "/var/log", "a.log") == 0);         /* another path, same name */
-	CHECK(tailindex_add(x, 5, "/x", "y") == TAILINDEX_ERR_NOMEM); /* not the next index */
+	CHECK(tailindex_add(x, 0, "/var/log", "a.log", "/var/log/a.log") == 0);
+	CHECK(tailindex_add(x, 1, "/var/log", "b.log", "/var/log/b.log") == 0);
+	/* another path, same name */
+	CHECK(tailindex_add(x, 2, "/var/log", "a.log", "/var/log/./a.log") == 0);
+	CHECK(tailindex_add(x, 5, "/x", "y", "/x/y") == TAILINDEX_ERR_NOMEM); /* not the next */
 	CHECK(tailindex_name_first(x, "/var/log", "b.log") == 1);
 	CHECK(tailindex_name_next(x, 1) == TAILINDEX_NONE);
 	i = tailindex_name_first(x, "/var/log", "a.log");
@@ -58,7 +59,7 @@ static void watches(void)
 	unsigned seed = 7;
 
 	for (size_t i = 0; i < N; i++) {
-		CHECK(tailindex_add(x, i, "/d", "f") == 0);
+		CHECK(tailindex_add(x, i, "/d", "f", "d/f") == 0);
 		model[i] = -1;
 	}
 	CHECK(tailindex_wd_first(x, 3) == TAILINDEX_NONE);

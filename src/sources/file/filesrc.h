@@ -20,9 +20,20 @@ struct tailmulti_rules;
 
 enum key_mode { KEY_NONE, KEY_PATH };
 
+/* A stream's place in the list of streams holding files open, least
+ * recently acted on first (tailwatch_make_room). */
+struct openlink {
+	uint32_t prev, next; /* FILESRC_NONE: the end */
+	bool in;             /* in the list */
+};
+
+#define FILESRC_NONE UINT32_MAX
+
 struct dirwatch {
 	int wd;      /* -1: gone (deleted, moved): watched again at a rescan */
 	bool direct; /* tailscan_dir_watchable when watched */
+	bool writes; /* it hears writes to its files too (a stream in it was
+	              * closed while idle: tailwatch_make_room) */
 	char *dir;
 };
 
@@ -39,7 +50,8 @@ struct filesrc {
 	struct tailstream **streams;
 	struct tailmulti **groups; /* streams[i]'s grouper; NULL: one line a record */
 	size_t nstreams, cap, rr;
-	struct hash byname;    /* path -> index in streams: a rescan's lookups */
+	struct openlink *open; /* [i]: streams[i]'s place in the open list */
+	uint32_t open_head, open_tail;
 	struct tailindex *idx; /* events -> streams; the streams a poll looks at */
 	struct taildup *dup;   /* paths naming a file already tailed */
 	struct dirwatch *dirs;

@@ -50,6 +50,54 @@ void tailctx_fini(struct tailctx *c)
 	free(c->held);
 	c->held = NULL;
 	c->capheld = 0;
+	for (size_t i = 0; i < c->ndirs; i++)
+		free(c->dirs[i]);
+	free(c->dirs);
+	hash_free(&c->dirindex);
+	c->dirs = NULL;
+	c->ndirs = c->capdirs = 0;
+}
+
+const char *tailchain_dir(struct tailctx *c, const char *path)
+{
+	char *dir = tailscan_dirname(path), **grown;
+	size_t i;
+
+	if (dir == NULL)
+		return NULL;
+	if (hash_get(&c->dirindex, dir, &i)) {
+		free(dir);
+		return c->dirs[i];
+	}
+	if (c->ndirs == c->capdirs) {
+		size_t cap = c->capdirs ? c->capdirs * 2 : 4;
+
+		if ((grown = realloc(c->dirs, cap * sizeof(*grown))) == NULL) {
+			free(dir);
+			return NULL;
+		}
+		c->dirs = grown;
+		c->capdirs = cap;
+	}
+	if (hash_put(&c->dirindex, dir, c->ndirs) != 0) {
+		free(dir);
+		return NULL;
+	}
+	c->dirs[c->ndirs++] = dir;
+	return dir;
+}
+
+void tailchain_release(struct tailstream *s)
+{
+	if (s->n == 0) {
+		free(s->chain);
+		s->chain = NULL;
+		s->cap = 0;
+	}
+	if (s->nlinger == 0) {
+		free(s->linger);
+		s->linger = NULL;
+	}
 }
 
 /* ---- the chain ---------------------------------------------------------- */
@@ -65,7 +113,7 @@ static void watch(struct tailstream *s)
 		return;
 	id = tailfile_id(s->chain[0].tf);
 	if (s->wd >= 0 && s->wd_dev == id->dev && s->wd_ino == id->ino)
-		return; /* a suspended file reopened: its watch stayed */
+		return; /* watched already */
 	/* By descriptor: the file may no longer have its old name. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
 	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
@@ -78,26 +126,36 @@ static void watch(struct tailstream *s)
 	s->wd_direct = wd >= 0 && tailscan_file_watchable(s->path, tailfile_fd(s->chain[0].tf));
 }
 
+void tailchain_unwatch(struct tailstream *s)
+{
+	struct tailctx *c = s->c;
+
+	if (s->wd >= 0 && c->ifd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
+		inotify_rm_watch(c->ifd, s->wd);
+	s->wd = -1; /* wd_dev, wd_ino and wd_direct still tell what it was */
+}
+
 bool tailchain_unchanged(const struct tailstream *s)
 {
 	struct tailid live;
 
 	if (s->n != 0 || !s->suspended || !s->saved.known)
 		return false;
-	return tailid_of_path(s->path, &live) == 0 && tailid_same(&live, &s->idle_id) &&
-	       live.size == s->idle_id.size && live.mtime == s->idle_id.mtime;
+	return tailid_of_path(s->path, &live) == 0 && live.dev == s->saved.dev &&
+	       live.ino == s->saved.ino && live.size == s->idle_size && live.mtime == s->idle_mtime;
 }
 
 bool tailchain_quiet(const struct tailstream *s)
 {
 	const struct tailid *id;
 
-	if (s->c->ifd < 0 || s->wd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
+	if (s->c->ifd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
 		return false;
+	/* Closed while idle: the file it was closed on, as last watched. */
 	if (s->n == 0)
-		return s->suspended && s->saved.known && s->idle_id.size >= 0 &&
-		       s->idle_id.dev == s->wd_dev && s->idle_id.ino == s->wd_ino;
-	if (!tailstream_idle(s) || s->ready)
+		return s->suspended && !s->no_room && s->saved.known && s->idle_size >= 0 &&
+		       s->saved.dev == s->wd_dev && s->saved.ino == s->wd_ino;
+	if (s->wd < 0 || !tailstream_idle(s) || s->ready)
 		return false;
 	id = tailfile_id(s->chain[0].tf);
 	return id->dev == s->wd_dev && id->ino == s->wd_ino;
@@ -246,12 +304,15 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	bool short_of_pos;
 	int rc;
 
-	if (at > s->n || chain_room(s) != 0)
+	if (at > s->n)
 		return -1;
 	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
 		s->no_room = true; /* tailstream_check retries soon */
 		return -1;
 	}
+	/* Only now: a stream waiting for a descriptor keeps no chain. */
+	if (chain_room(s) != 0)
+		return -1;
 	rc = tailfile_open(path, c->max_line, c->policy, &tf);
 	if (expect != NULL &&
 	    (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
@@ -532,8 +593,8 @@ static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry
 
 	if (tailchain_has(s, &e->id) || (live != NULL && tailid_same(&e->id, live)))
 		return false;
-	if (s->unreadable.ino != 0 && tailid_same(&e->id, &s->unreadable) &&
-	    tailid_cmp_age(&e->id, &s->unreadable) == 0)
+	if (s->unreadable != NULL && tailid_same(&e->id, s->unreadable) &&
+	    tailid_cmp_age(&e->id, s->unreadable) == 0)
 		return false;
 	if (pass == 0)
 		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) &&
@@ -655,6 +716,10 @@ struct src_offset tailchain_offset(const struct tailstream *s)
  * all LINGER_MAX places are taken the oldest is closed. */
 static void keep_lingering(struct tailstream *s, struct link *l)
 {
+	if (s->linger == NULL && (s->linger = malloc(LINGER_MAX * sizeof(*s->linger))) == NULL) {
+		tailchain_close(s, l); /* out of memory: let go for good */
+		return;
+	}
 	if (s->nlinger == LINGER_MAX) {
 		tailchain_close(s, &s->linger[0]);
 		memmove(&s->linger[0], &s->linger[1], (LINGER_MAX - 1) * sizeof(s->linger[0]));
@@ -715,6 +780,7 @@ void tailchain_pop(struct tailstream *s)
 	}
 	memmove(&s->chain[0], &s->chain[1], (s->n - 1) * sizeof(s->chain[0]));
 	s->n--;
+	tailchain_release(s);
 	if (s->n > 0)
 		watch(s);
 	else if (s->wd >= 0 && s->c->ifd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {
@@ -745,7 +811,7 @@ bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes)
 	if (!s->resolved || (s->n == 0 && s->no_room))
 		return false;
 	if (s->n == 0 && s->suspended) {
-		*bytes = (uint64_t)s->idle_left;
+		*bytes = (uint64_t)(s->idle_size - s->saved.pos);
 		return true;
 	}
 	for (size_t i = 0; i < s->n; i++)

@@ -41,38 +41,40 @@ struct link {
 	int64_t gone_size;
 };
 
+/* One for every file watched, open or not: 248 bytes, its fields packed. */
 struct tailstream {
 	struct tailctx *c;
-	char *path, *dir;
-	const char *base;
+	char *path;
+	const char *dir; /* tailchain_dir */
 	struct partition *part;
 	struct link *chain; /* [0, n) of cap, grown as needed (chain_room) */
-	size_t n, cap;
-	struct link linger[LINGER_MAX]; /* let go, watched for rotate.wait.ms */
-	size_t nlinger;
-	struct src_offset last_off;  /* after the last line of the chain (holds its ref) */
+	uint32_t n, cap;
+	struct link *linger;         /* [0, nlinger): let go, watched for rotate.wait.ms;
+	                              * LINGER_MAX allocated while there are any */
 	struct tailscan_entry *pend; /* rotated files the chain had no room for */
-	size_t npend;
-	struct tailpos saved; /* where to go on when n == 0 */
-	bool resolved;        /* the committed offset was read */
+	uint32_t nlinger, npend;
+	struct src_offset last_off; /* after the last line of the chain (holds its ref) */
+	struct tailpos saved;       /* where to go on when n == 0 */
+	/* Closed while idle (suspended): saved is its place, saved.dev and .ino
+	 * its file, whose size and mtime were these then (one fstat; size -1:
+	 * compare as changed). */
+	int64_t idle_size, idle_mtime;
+	struct tailid *unreadable; /* the stored offset's file, compressed since
+	                            * and damaged: counted at resume, not read
+	                            * again (NULL: none) */
+	int64_t wd_dev, wd_ino;    /* the inode wd watches (watched last, wd -1) */
+	int64_t deadline;
+	int wd; /* the watch on chain[0], -1: none */
 	unsigned flags;
+	bool resolved; /* the committed offset was read */
 	bool ready;
 	bool moved; /* the path no longer names chain[n-1] */
 	bool missing_logged;
-	bool irregular_logged;    /* the path names a FIFO, directory or device */
-	bool no_room;             /* could not open for max.open.files */
-	bool suspended;           /* closed while idle (tailstream_suspend) */
-	struct tailid unreadable; /* the stored offset's file, compressed since and
-	                           * damaged: counted at resume, not read again
-	                           * (ino 0: none) */
-	int64_t idle_left;        /* ... with this many bytes after its position */
-	struct tailid idle_id;    /* ... and the file as it was then (fstat) */
-	int wd;
-	int64_t wd_dev, wd_ino; /* the inode wd watches */
-	bool wd_direct;         /* ... named by path itself when watched, on a
-	                         * file system inotify hears (tailscan.h) */
-	int64_t last_active;
-	int64_t deadline;
+	bool irregular_logged; /* the path names a FIFO, directory or device */
+	bool no_room;          /* could not open for max.open.files */
+	bool suspended;        /* closed while idle (tailstream_suspend) */
+	bool wd_direct;        /* wd's file named by path itself when watched, on
+	                        * a file system inotify hears (tailscan.h) */
 };
 
 /* True when a file of the chain is the inode id. */
@@ -123,9 +125,16 @@ bool tailchain_unchanged(const struct tailstream *s);
 
 /* True when only an inotify event can give s something to do: it is idle
  * (suspended, or one file read to its end, nothing lingering, no deadline),
- * and its one file is watched and was named by the path itself on a file
- * system inotify hears. Its directory's watch is the caller's to check. */
+ * and its one file is watched (was, when suspended) and was named by the
+ * path itself on a file system inotify hears. Its directory's watch is the
+ * caller's to check: it must hear writes to a suspended stream's file. */
 bool tailchain_quiet(const struct tailstream *s);
+
+/* Removes the inotify watch of s's file (unless another stream shares it):
+ * a file closed while idle is heard through its directory's watch, so that
+ * watches, and the inodes each one pins in the kernel, do not grow with
+ * the files (tailstream_suspend). */
+void tailchain_unwatch(struct tailstream *s);
 
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
  * lingering (link.linger) for late writes. */
@@ -141,5 +150,14 @@ void tailchain_close(struct tailstream *s, struct link *l);
  * those deleted since (a fstat of each held file not known deleted yet)
  * count their bytes. */
 void tailchain_look_held(struct tailstream *s);
+
+/* Frees the chain's array when no file is in it, and the lingering files'
+ * when none lingers: a stream without open files keeps none (20,000 files,
+ * 256 open: 1.4 KB each was mostly these). */
+void tailchain_release(struct tailstream *s);
+
+/* The directory of path, kept once in c for every stream in it; NULL
+ * when out of memory. */
+const char *tailchain_dir(struct tailctx *c, const char *path);
 
 #endif

@@ -4,6 +4,7 @@
 #include "log.h"
 #include "tailid.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,18 +15,25 @@ struct alias {
 
 /* What a tailed path named when last looked at, and in which pass. */
 struct seen {
-	struct tailid id;
-	bool ok; /* it named a regular file */
+	int64_t dev, ino;
 	unsigned pass;
+	bool ok;    /* it named a regular file */
+	bool owned; /* the path is d's copy (else the caller's: taildup_adopt) */
 };
 
 struct taildup {
 	struct source_env *env;
-	char **paths;      /* tailed */
-	struct seen *seen; /* one per path */
-	size_t npaths;
+	const char **paths; /* tailed */
+	struct seen *seen;  /* one per path */
+	size_t npaths, cap;
 	unsigned pass; /* taildup_pass */
 	bool in_pass;
+	/* Within a pass, the tailed paths by the file they name (dev, ino):
+	 * open addressing, slots of path index + 1 (0: empty), at most half
+	 * full; built at the pass's first lookup (pass idx_pass). */
+	uint32_t *slots;
+	size_t nslots, nindexed;
+	unsigned idx_pass;
 	struct alias *aliases; /* skipped, already said */
 	size_t naliases;
 	struct taildup *next;
@@ -51,18 +59,101 @@ void taildup_pass(struct taildup *d, bool on)
 	d->in_pass = on;
 }
 
-/* The path of d that names the file id now, or NULL; within a pass, as
- * looked up once in it (taildup_pass). */
-static const char *naming(const struct taildup *d, const struct tailid *id)
+static size_t slot_of(const struct taildup *d, int64_t dev, int64_t ino)
 {
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ h >> 29) & (d->nslots - 1);
+}
+
+/* Indexes path i (its seen[i] current) when it names a file. Returns 0 or
+ * -1 when out of memory (the index is then dropped: lookups walk). */
+static int index_put(struct taildup *d, size_t i)
+{
+	size_t k;
+
+	if (!d->seen[i].ok)
+		return 0;
+	if ((d->nindexed + 1) * 2 > d->nslots) {
+		size_t n = d->nslots ? d->nslots * 2 : 64;
+		uint32_t *slots = calloc(n, sizeof(*slots)), *old = d->slots;
+		size_t nold = d->nslots;
+
+		if (slots == NULL)
+			return -1;
+		d->slots = slots;
+		d->nslots = n;
+		d->nindexed = 0;
+		for (size_t j = 0; j < nold; j++)
+			if (old[j] != 0)
+				(void)index_put(d, old[j] - 1); /* room: n > 2 * nold */
+		free(old);
+	}
+	for (k = slot_of(d, d->seen[i].dev, d->seen[i].ino); d->slots[k] != 0;
+	     k = (k + 1) & (d->nslots - 1))
+		;
+	d->slots[k] = (uint32_t)i + 1;
+	d->nindexed++;
+	return 0;
+}
+
+/* Looks at every tailed path once for this pass and indexes them by the
+ * file each names. Returns 0 or -1 when out of memory. */
+static int index_pass(struct taildup *d)
+{
+	struct tailid id;
+
+	if (d->slots != NULL)
+		memset(d->slots, 0, d->nslots * sizeof(*d->slots));
+	d->nindexed = 0;
+	d->idx_pass = d->pass;
+	for (size_t i = 0; i < d->npaths; i++) {
+		struct seen *s = &d->seen[i];
+
+		if (s->pass != d->pass) {
+			s->ok = tailid_of_path(d->paths[i], &id) == 0;
+			s->dev = s->ok ? id.dev : 0;
+			s->ino = s->ok ? id.ino : 0;
+			s->pass = d->pass;
+		}
+		if (index_put(d, i) != 0) {
+			d->idx_pass = d->pass - 1; /* not this pass's: walk instead */
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The path of d that names the file id now, or NULL; within a pass, as
+ * each path was when first looked at in the pass (one statx per path per
+ * pass, and one probe per lookup: a glob of 20,000 new files was 20,000
+ * walks of the 20,000 tailed). */
+static const char *naming(struct taildup *d, const struct tailid *id)
+{
+	struct tailid now;
+
+	if (d->in_pass && (d->idx_pass == d->pass || index_pass(d) == 0)) {
+		if (d->nslots == 0)
+			return NULL;
+		for (size_t k = slot_of(d, id->dev, id->ino); d->slots[k] != 0;
+		     k = (k + 1) & (d->nslots - 1)) {
+			const struct seen *s = &d->seen[d->slots[k] - 1];
+
+			if (s->dev == id->dev && s->ino == id->ino)
+				return d->paths[d->slots[k] - 1];
+		}
+		return NULL;
+	}
 	for (size_t i = 0; i < d->npaths; i++) {
 		struct seen *s = &d->seen[i];
 
 		if (!d->in_pass || s->pass != d->pass) {
-			s->ok = tailid_of_path(d->paths[i], &s->id) == 0;
+			s->ok = tailid_of_path(d->paths[i], &now) == 0;
+			s->dev = now.dev;
+			s->ino = now.ino;
 			s->pass = d->pass;
 		}
-		if (s->ok && tailid_same(&s->id, id))
+		if (s->ok && s->dev == id->dev && s->ino == id->ino)
 			return d->paths[i];
 	}
 	return NULL;
@@ -120,8 +211,8 @@ static void note_shared(struct taildup *d, const char *path, const struct tailid
 bool taildup_skip(struct taildup *d, const char *path)
 {
 	struct tailid id = {0};
-	const char *first;
-	char **grown, *copy;
+	const char *first, **grown;
+	char *copy;
 	struct seen *seen;
 	bool known = tailid_of_path(path, &id) == 0;
 
@@ -140,17 +231,36 @@ bool taildup_skip(struct taildup *d, const char *path)
 		note_shared(d, path, &id);
 	}
 	/* Not there yet (or not a file): tailed, and compared when it is. */
-	grown = realloc(d->paths, (d->npaths + 1) * sizeof(*grown));
-	if (grown != NULL)
+	if (d->npaths == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+
+		if ((grown = realloc((void *)d->paths, cap * sizeof(*grown))) == NULL)
+			return false;
 		d->paths = grown;
-	seen = realloc(d->seen, (d->npaths + 1) * sizeof(*seen));
-	if (seen != NULL)
+		if ((seen = realloc(d->seen, cap * sizeof(*seen))) == NULL)
+			return false;
 		d->seen = seen;
-	if (grown == NULL || seen == NULL || (copy = strdup(path)) == NULL)
+		d->cap = cap;
+	}
+	if ((copy = strdup(path)) == NULL)
 		return false;
-	d->seen[d->npaths] = (struct seen){.id = id, .ok = known, .pass = d->pass};
+	d->seen[d->npaths] = (struct seen){
+	    .dev = id.dev, .ino = id.ino, .pass = d->pass, .ok = known, .owned = true};
 	d->paths[d->npaths++] = copy;
+	if (d->in_pass && d->idx_pass == d->pass && index_put(d, d->npaths - 1) != 0)
+		d->idx_pass = d->pass - 1; /* walk for the rest of the pass */
 	return false;
+}
+
+void taildup_adopt(struct taildup *d, const char *path)
+{
+	size_t last = d->npaths - 1;
+
+	if (d->npaths == 0 || !d->seen[last].owned || strcmp(d->paths[last], path) != 0)
+		return;
+	free((void *)d->paths[last]);
+	d->paths[last] = path;
+	d->seen[last].owned = false;
 }
 
 void taildup_free(struct taildup *d)
@@ -164,11 +274,13 @@ void taildup_free(struct taildup *d)
 	if (*p == d)
 		*p = d->next;
 	for (size_t i = 0; i < d->npaths; i++)
-		free(d->paths[i]);
+		if (d->seen[i].owned)
+			free((void *)d->paths[i]);
 	for (size_t i = 0; i < d->naliases; i++)
 		free(d->aliases[i].path);
-	free(d->paths);
+	free((void *)d->paths);
 	free(d->seen);
+	free(d->slots);
 	free(d->aliases);
 	free(d);
 }

@@ -32,6 +32,11 @@ struct taildup *taildup_new(struct source_env *env);
  * false (tailed; a duplicate is worse than nothing). */
 bool taildup_skip(struct taildup *d, const char *path);
 
+/* The path taildup_skip just recorded as tailed (its last call, which
+ * returned false for these same bytes) is kept at path from now on, the
+ * caller's (a stream's own), valid as long as d: d frees its copy. */
+void taildup_adopt(struct taildup *d, const char *path);
+
 /* Starts (on) or ends a pass, such as one glob of every pattern: within it,
  * what a tailed path names is looked up once, not again for each new path
  * (a glob of 10,000 new files: 10,000 statx, not 50 million). Outside a

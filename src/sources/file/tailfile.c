@@ -20,6 +20,7 @@ struct tailfile {
 	size_t max_line;
 	enum tailfile_policy policy;
 	int64_t pos;     /* first byte not consumed */
+	int64_t end;     /* tailfile_end */
 	int64_t fp_len;  /* = min(pos, TAILID_FP_MAX) */
 	uint64_t fp;     /* hash of the first fp_len bytes */
 	bool discarding; /* dropping the rest of a truncated or skipped line */
@@ -139,6 +140,7 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 	tf->max_line = max_line;
 	tf->policy = policy;
 	tf->fp = TAILID_FP_EMPTY;
+	tf->end = -1;
 	*out = tf;
 	return 0;
 fail:
@@ -165,6 +167,7 @@ int tailfile_start(struct tailfile *tf, int64_t pos)
 	           pread(tf->fd, tf->last, k, pos - (int64_t)k) != (ssize_t)k)
 		return -1;
 	tf->pos = pos;
+	tf->end = -1;
 	tf->fp_len = n;
 	tf->fp = fp;
 	tf->last_len = k;
@@ -253,6 +256,7 @@ void tailfile_rewind(struct tailfile *tf)
 		tf->mark->fp_full = false; /* those offsets then go without fp */
 	}
 	tf->pos = 0;
+	tf->end = -1;
 	tf->fp_len = 0;
 	tf->fp = TAILID_FP_EMPTY;
 	tf->last_len = 0;
@@ -443,10 +447,14 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 			continue;
 		if (got < 0)
 			return -errno;
-		if (got == 0)
+		if (got == 0) {
+			tf->end = tf->pos;
 			return TAILFILE_EOF;
+		}
 		c.got = (size_t)got;
 		c.at_eof = at_eof;
+		if (at_eof)
+			tf->end = c.base + (int64_t)c.got;
 		*n += extract(tf, &c, out + *n, max - *n, st);
 		keep_last(tf, &c);
 		buf->used += c.scan; /* bytes after scan are read again next time */
@@ -542,6 +550,11 @@ int64_t tailfile_v3(const struct tailfile *tf)
 uint64_t tailfile_fp(const struct tailfile *tf)
 {
 	return tf->fp;
+}
+
+int64_t tailfile_end(const struct tailfile *tf)
+{
+	return tf->end;
 }
 
 int64_t tailfile_size(const struct tailfile *tf)

@@ -116,6 +116,11 @@ int64_t tailfile_pos(const struct tailfile *tf);
 uint64_t tailfile_fp(const struct tailfile *tf);
 /* The file's mark (born, where it was let go); tf holds it until closed. */
 struct tailmark *tailfile_mark(const struct tailfile *tf);
+/* Where the file's bytes ended when the last read reached its end: the
+ * position plus a partial line waiting for its terminator; -1 before a
+ * read reached the end. Lines written after it are not read yet, whatever
+ * the size is now. */
+int64_t tailfile_end(const struct tailfile *tf);
 /* Current size from fstat, or -1. A compressed file's: its uncompressed
  * size once read to the end, INT64_MAX before. */
 int64_t tailfile_size(const struct tailfile *tf);

@@ -30,9 +30,12 @@ struct tailindex *tailindex_new(void);
 /* Frees x. Accepts NULL. */
 void tailindex_free(struct tailindex *x);
 
-/* Adds stream i (the next index: 0, 1, ...) named dir/base (copied), with
- * no watch, marked. Returns 0 or TAILINDEX_ERR_NOMEM (x unchanged). */
-int tailindex_add(struct tailindex *x, size_t i, const char *dir, const char *base);
+/* Adds stream i (the next index: 0, 1, ...) named dir/base, with no watch,
+ * marked. path: the stream's path, kept (not copied) when it reads
+ * dir/base, and then valid while x is; otherwise dir/base is copied.
+ * Returns 0 or TAILINDEX_ERR_NOMEM (x unchanged). */
+int tailindex_add(struct tailindex *x, size_t i, const char *dir, const char *base,
+                  const char *path);
 
 /* The first stream named dir/base, then the next one after i; or
  * TAILINDEX_NONE. */

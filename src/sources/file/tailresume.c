@@ -199,6 +199,15 @@ static void resume_floor(struct tailstream *s, const struct tailpos *p)
 		tailchain_set_floor(s, 0, &floor);
 }
 
+/* Remembers id as the stored offset's file found damaged (s->unreadable). */
+static void set_unreadable(struct tailstream *s, const struct tailid *id)
+{
+	if (s->unreadable == NULL)
+		s->unreadable = malloc(sizeof(*s->unreadable));
+	if (s->unreadable != NULL)
+		*s->unreadable = *id;
+}
+
 /* The path names another file, or nothing: find p's file where rotation put
  * it, then what came after it. */
 static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reused)
@@ -234,7 +243,9 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	}
 	free(moved);
 	if (s->n == 0 && p->has_fp && resume_compressed(s, p, &zid))
-		s->unreadable = zid; /* counted: the rest comes after it */
+		/* Counted: the rest comes after it. Out of memory, it is read
+		 * again, and found damaged again. */
+		set_unreadable(s, &zid);
 	else if (s->n == 0 && !p->finished) {
 		char what[160];
 

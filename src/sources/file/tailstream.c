@@ -370,6 +370,7 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 		memmove(&s->linger[i], &s->linger[i + 1], (s->nlinger - i - 1) * sizeof(*l));
 		s->nlinger--;
 	}
+	tailchain_release(s);
 	return 0;
 }
 
@@ -388,6 +389,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 
 	*n = 0;
 	s->ready = false;
+	if (s->n == 0 && s->nlinger == 0)
+		return 0; /* a deadline set by its check (no descriptor free) stands */
 	s->deadline = -1;
 	if (s->nlinger > 0 && (rc = read_lingering(s, buf, out, max, n, now, &st)) != 0) {
 		count_stats(s, &st);
@@ -423,8 +426,6 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 			return TAILSTREAM_ERR_NOMEM;
 		}
 		*n += got;
-		if (got > 0)
-			s->last_active = now;
 		if (rc < 0) {
 			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf),
 			         strerror(-rc));
@@ -464,6 +465,7 @@ void tailstream_check(struct tailstream *s, int64_t now)
 		}
 		if (s->n > 0)
 			s->missing_logged = false;
+		tailchain_release(s); /* nothing opened: nothing kept */
 	} else {
 		refresh(s);
 	}
@@ -564,7 +566,6 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
                                   unsigned flags)
 {
 	struct tailstream *s = calloc(1, sizeof(*s));
-	const char *slash;
 
 	if (s == NULL)
 		return NULL;
@@ -574,36 +575,46 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 	s->wd = -1;
 	s->deadline = -1;
 	s->path = strdup(path);
-	s->dir = tailscan_dirname(path);
+	s->dir = tailchain_dir(c, path);
 	if (s->path == NULL || s->dir == NULL) {
 		tailstream_free(s);
 		return NULL;
 	}
-	slash = strrchr(s->path, '/');
-	s->base = slash ? slash + 1 : s->path;
 	return s;
 }
 
 bool tailstream_idle(const struct tailstream *s)
 {
 	const struct link *l = s->chain;
+	int64_t end;
 
-	if (s->n != 1 || s->nlinger > 0 || s->moved || l->copy || l->final || l->seen_size < 0 ||
-	    l->seen_size > tailfile_pos(l->tf) + (int64_t)s->c->max_line)
+	if (s->n != 1 || s->nlinger > 0 || s->moved || l->copy || l->final)
 		return false;
-	/* Marked ready (an event, a rescan) but nothing new: idle all the same. */
-	return !s->ready || tailfile_size(l->tf) == l->seen_size;
+	/* Idle only when the last read reached the file's end and nothing was
+	 * written since: an event may be on its way, and a file closed now
+	 * would be taken as unchanged by every later look (tailchain_unchanged),
+	 * its lines never read. A partial line no longer than a line may wait. */
+	end = tailfile_end(l->tf);
+	return end >= 0 && end <= tailfile_pos(l->tf) + (int64_t)s->c->max_line &&
+	       tailfile_size(l->tf) == end;
 }
 
 bool tailstream_suspend(struct tailstream *s)
 {
 	struct tailfile *tf;
 	const struct tailid *id;
+	struct tailid now;
 
 	if (!tailstream_idle(s))
 		return false;
 	tf = s->chain[0].tf;
 	id = tailfile_id(tf);
+	/* What a later look compares with: the file as its last read saw it
+	 * end (one fstat, so that size and mtime belong together). */
+	if (tailid_of_fd(tailfile_fd(tf), &now) != 0 || now.size != tailfile_end(tf))
+		return false;
+	s->idle_size = now.size;
+	s->idle_mtime = now.mtime;
 	s->saved = (struct tailpos){.known = true,
 	                            .has_id = true,
 	                            .has_fp = true,
@@ -614,14 +625,14 @@ bool tailstream_suspend(struct tailstream *s)
 	                            .fp = tailfile_fp(tf),
 	                            .born = id->born};
 	s->saved.fplen = s->saved.pos < TAILID_FP_MAX ? s->saved.pos : TAILID_FP_MAX;
-	if (tailid_of_fd(tailfile_fd(tf), &s->idle_id) != 0)
-		s->idle_id.size = -1; /* never matches: the next check opens it */
-	s->idle_left =
-	    s->chain[0].seen_size > s->saved.pos ? s->chain[0].seen_size - s->saved.pos : 0;
-	/* The inotify watch stays: growth wakes the stream, which reopens. */
+	/* Growth is heard through the directory's watch, which the caller made
+	 * hear writes before this (tailwatch_make_room): a write wakes the
+	 * stream, which reopens. */
+	tailchain_unwatch(s);
 	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	s->suspended = true;
+	tailchain_release(s);
 	return true;
 }
 
@@ -630,14 +641,14 @@ int64_t tailstream_deadline(const struct tailstream *s)
 	return s->deadline;
 }
 
-int64_t tailstream_last_active(const struct tailstream *s)
-{
-	return s->last_active;
-}
-
 bool tailstream_ready(const struct tailstream *s)
 {
 	return s->ready;
+}
+
+bool tailstream_waiting(const struct tailstream *s)
+{
+	return s->n == 0 && s->no_room;
 }
 
 void tailstream_set_ready(struct tailstream *s)
@@ -667,7 +678,9 @@ const char *tailstream_dir(const struct tailstream *s)
 
 const char *tailstream_base(const struct tailstream *s)
 {
-	return s->base;
+	const char *slash = strrchr(s->path, '/');
+
+	return slash ? slash + 1 : s->path;
 }
 
 struct partition *tailstream_partition(const struct tailstream *s)
@@ -725,7 +738,8 @@ void tailstream_free(struct tailstream *s)
 	src_ref_drop(s->last_off.ref);
 	tailscan_free(s->pend, s->npend);
 	free(s->chain);
+	free(s->linger);
+	free(s->unreadable);
 	free(s->path);
-	free(s->dir);
 	free(s);
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h"
 #include "source.h"
 #include "tailfile.h"
 #include "tailpos.h"
@@ -60,6 +61,11 @@ struct tailctx {
 	 * file, so no more than the lines of one poll. */
 	struct src_ref **held;
 	size_t nheld, capheld;
+	/* The streams' directories, each once (tailstream_dir): most files of
+	 * a glob share one. */
+	char **dirs;
+	size_t ndirs, capdirs;
+	struct hash dirindex;
 };
 
 /* Gives back the marks held for the lines handed out so far (at the start
@@ -107,9 +113,11 @@ int64_t tailstream_deadline(const struct tailstream *s);
 bool tailstream_suspend(struct tailstream *s);
 /* True when tailstream_suspend would close a file. */
 bool tailstream_idle(const struct tailstream *s);
-int64_t tailstream_last_active(const struct tailstream *s);
 
 bool tailstream_ready(const struct tailstream *s);
+/* True when s has no file open because no descriptor was free for it
+ * (max.open.files): it waits for one (tailstream_check again). */
+bool tailstream_waiting(const struct tailstream *s);
 void tailstream_set_ready(struct tailstream *s);
 /* True when a rescan need not look at s: nothing but an inotify event on its
  * file (or on its directory, whose watch the caller checks) can give it

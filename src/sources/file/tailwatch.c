@@ -4,19 +4,23 @@
  *
  * Change detection: one inotify descriptor watching the directories of the
  * streams (names appearing, disappearing, renamed) and the file each stream
- * reads (growth, rename, deletion), plus a slow rescan, with watch.mode=poll
- * stat polling every poll.interval.ms instead. An idle connector wakes only
- * for the rescan, which costs what the watches do not cover: it globs only
+ * holds open (growth, rename, deletion), plus a slow rescan, with
+ * watch.mode=poll stat polling every poll.interval.ms instead. Watches do
+ * not grow with the files: beyond max.open.files a file closed while idle
+ * loses its own watch, and its directory's watch hears writes to its files
+ * from then on (struct dirwatch.writes). An idle connector wakes only for
+ * the rescan, which costs what the watches do not cover: it globs only
  * patterns whose directory is not watched, and looks (a stat) only at the
  * streams that are not quiet (tailstream_quiet: an idle file watched by
- * itself, in a watched directory, both on a local file system, no symlink
- * on the way). Every FULL_EVERY-th rescan, after an inotify queue overflow,
- * and after a watched directory went away, it globs and looks at every
- * stream as before: the safety net for what inotify cannot hear (writes
- * through mmap, a symlink's target directory). Between those, nothing walks
- * every stream (tailindex): an event finds its streams by watch or by name,
- * and a poll, its deadline and a rescan look only at the streams marked
- * when something acted on them, until they are settled again. */
+ * itself or, closed, by its directory, in a watched directory, both on a
+ * local file system, no symlink on the way). Every FULL_EVERY-th rescan,
+ * after an inotify queue overflow, and after a watched directory went away,
+ * it globs and looks at every stream as before: the safety net for what
+ * inotify cannot hear (writes through mmap, a symlink's target directory).
+ * Between those, nothing walks every stream (tailindex): an event finds its
+ * streams by watch or by name, and a poll, its deadline and a rescan look
+ * only at the streams marked when something acted on them, until they are
+ * settled again. */
 #include "tailwatch.h"
 #include "config.h"
 #include "hash.h"
@@ -28,6 +32,7 @@
 #include "tailstream.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +43,11 @@
 	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF |     \
 	 IN_ONLYDIR)
 #define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
+
+static uint32_t dir_mask(const struct dirwatch *d)
+{
+	return DIR_MASK | (d->writes ? IN_MODIFY : 0);
+}
 
 /* ---- streams and watches ----------------------------------------------- */
 
@@ -62,6 +72,7 @@ static void watch_dir(struct filesrc *f, const char *dir)
 		return;
 	f->dirs = grown;
 	f->dirs[f->ndirs].wd = wd;
+	f->dirs[f->ndirs].writes = false;
 	f->dirs[f->ndirs].direct = tailscan_dir_watchable(dir);
 	if ((f->dirs[f->ndirs].dir = strdup(dir)) == NULL)
 		return;
@@ -72,12 +83,37 @@ static void watch_dir(struct filesrc *f, const char *dir)
 	f->ndirs++;
 }
 
-/* True when dir is watched, and its watch hears every name change in it. */
-static bool dir_watched(const struct filesrc *f, const char *dir)
+/* True when dir is watched, and its watch hears every name change in it
+ * (and, when writes, every write to its files). */
+static bool dir_watched(const struct filesrc *f, const char *dir, bool writes)
 {
 	size_t i;
 
-	return hash_get(&f->dirnames, dir, &i) && f->dirs[i].wd >= 0 && f->dirs[i].direct;
+	return hash_get(&f->dirnames, dir, &i) && f->dirs[i].wd >= 0 && f->dirs[i].direct &&
+	       (!writes || f->dirs[i].writes);
+}
+
+/* Makes dir's watch hear writes to its files (IN_MODIFY), for the streams
+ * closed while idle: beyond max.open.files, one watch per directory, not
+ * one per file (each pins an inode in the kernel, and a Raspberry Pi
+ * allows 8,192 or so). Directories with no stream closed never hear
+ * writes: writes of files skiff does not tail do not wake it. */
+static void hear_writes(struct filesrc *f, const char *dir)
+{
+	size_t i;
+	struct dirwatch *d;
+	int wd;
+
+	if (!hash_get(&f->dirnames, dir, &i) || (d = &f->dirs[i])->writes || d->wd < 0)
+		return;
+	d->writes = true;
+	/* The same directory: the same watch, its mask replaced. */
+	if ((wd = inotify_add_watch(f->ctx.ifd, d->dir, dir_mask(d))) != d->wd) {
+		if (wd >= 0)
+			inotify_rm_watch(f->ctx.ifd, wd); /* another one now: gone */
+		d->writes = false;
+		d->wd = -1; /* watched again at the next rescan, in full */
+	}
 }
 
 /* True when a glob of every pattern would find nothing that the watches of
@@ -92,7 +128,7 @@ static bool globs_watched(const struct filesrc *f)
 		if (strpbrk(f->patterns[i], "*?[{") == NULL)
 			continue; /* a stream of its own */
 		dir = tailscan_dirname(f->patterns[i]);
-		ok = dir != NULL && strpbrk(dir, "*?[{") == NULL && dir_watched(f, dir);
+		ok = dir != NULL && strpbrk(dir, "*?[{") == NULL && dir_watched(f, dir, false);
 		free(dir);
 	}
 	return ok;
@@ -105,7 +141,7 @@ static void rewatch_dirs(struct filesrc *f)
 	for (size_t i = 0; i < f->ndirs; i++) {
 		struct dirwatch *d = &f->dirs[i];
 
-		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, DIR_MASK)) < 0)
+		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, dir_mask(d))) < 0)
 			continue;
 		d->direct = tailscan_dir_watchable(d->dir);
 		f->check_all = f->glob_due = true;
@@ -127,11 +163,60 @@ static void rescan(struct filesrc *f)
 		f->glob_due = true;
 }
 
+/* The stream of path, found by its name (dir/base) in the index: the
+ * streams of one name are few, and a path is one of them or none. */
 static struct tailstream *find_stream(const struct filesrc *f, const char *path)
 {
-	size_t i;
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	int len = slash == NULL   ? snprintf(dir, sizeof(dir), ".")
+	          : slash == path ? snprintf(dir, sizeof(dir), "/")
+	                          : snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 
-	return hash_get(&f->byname, path, &i) ? f->streams[i] : NULL;
+	if (len < 0 || (size_t)len >= sizeof(dir))
+		return NULL;
+	for (long i = tailindex_name_first(f->idx, dir, slash ? slash + 1 : path);
+	     i != TAILINDEX_NONE; i = tailindex_name_next(f->idx, (size_t)i))
+		if (strcmp(tailstream_path(f->streams[i]), path) == 0)
+			return f->streams[i];
+	return NULL;
+}
+
+/* ---- the open list ---------------------------------------------------------
+ * The streams holding a file open, least recently acted on first: where
+ * make_room looks for an idle one to close, without walking every stream
+ * (20,000 files opened through a budget of 256 would be 20,000 walks of
+ * 20,000). */
+
+static void open_unlink(struct filesrc *f, uint32_t i)
+{
+	struct openlink *l = &f->open[i];
+
+	if (!l->in)
+		return;
+	if (l->prev != FILESRC_NONE)
+		f->open[l->prev].next = l->next;
+	else
+		f->open_head = l->next;
+	if (l->next != FILESRC_NONE)
+		f->open[l->next].prev = l->prev;
+	else
+		f->open_tail = l->prev;
+	*l = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
+}
+
+static void open_append(struct filesrc *f, uint32_t i)
+{
+	struct openlink *l = &f->open[i];
+
+	l->prev = f->open_tail;
+	l->next = FILESRC_NONE;
+	l->in = true;
+	if (f->open_tail != FILESRC_NONE)
+		f->open[f->open_tail].next = i;
+	else
+		f->open_head = i;
+	f->open_tail = i;
 }
 
 /* Stream i was acted on: a poll looks at it until it is settled, and its
@@ -140,15 +225,20 @@ void tailwatch_touch(struct filesrc *f, size_t i)
 {
 	tailindex_mark(f->idx, i);
 	(void)tailindex_wd(f->idx, i, tailstream_wd(f->streams[i])); /* if not: stays marked */
+	open_unlink(f, (uint32_t)i);
+	if (tailstream_open_files(f->streams[i]) > 0)
+		open_append(f, (uint32_t)i); /* the most recent */
 }
 
 /* True when a rescan need not look at stream i: tailstream_quiet, its
- * directory watched, and its events found through the index. */
+ * directory watched (and hearing writes, for a stream with no file open),
+ * and its events found through the index. */
 static bool quiet(const struct filesrc *f, size_t i)
 {
 	const struct tailstream *s = f->streams[i];
 
-	return tailstream_quiet(s) && dir_watched(f, tailstream_dir(s)) &&
+	return tailstream_quiet(s) &&
+	       dir_watched(f, tailstream_dir(s), tailstream_open_files(s) == 0) &&
 	       tailindex_wd_is(f->idx, i, tailstream_wd(s));
 }
 
@@ -199,6 +289,7 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		size_t ncap = f->cap ? f->cap * 2 : 16;
 		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
 		struct tailmulti **groups;
+		struct openlink *open;
 
 		if (grown == NULL)
 			return -1;
@@ -206,21 +297,24 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
 			return -1;
 		f->groups = groups;
+		if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
+			return -1;
+		f->open = open;
 		f->cap = ncap;
 	}
 	f->groups[f->nstreams] = NULL;
+	f->open[f->nstreams] = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
 	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
-	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s)) != 0) {
+	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
+	                  tailstream_path(s)) != 0) {
 		tailstream_free(s);
 		tailmulti_free(f->groups[f->nstreams]);
 		return -1;
 	}
-	/* Out of memory here, it is still followed; a glob adding it again is
-	 * stopped by taildup. */
-	(void)hash_put(&f->byname, tailstream_path(s), f->nstreams);
 	f->streams[f->nstreams++] = s;
+	taildup_adopt(f->dup, tailstream_path(s)); /* one copy of the path, not two */
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
 	return 0;
@@ -278,24 +372,33 @@ static void expand_globs(struct filesrc *f, bool from_end)
 
 /* ---- callbacks for the streams ------------------------------------------ */
 
-/* tailctx.make_room: suspends the idle stream least recently active. */
+/* tailctx.make_room: suspends the idle stream least recently acted on. A
+ * walk of the open list: as long as the streams holding files, at most
+ * max.open.files and the few a rotation adds, whatever the number of
+ * files watched. */
 int tailwatch_make_room(void *opaque, const struct tailstream *except)
 {
 	struct filesrc *f = opaque;
-	size_t v = f->nstreams;
+	uint32_t i = f->open_head, next;
 
-	for (size_t i = 0; i < f->nstreams; i++) {
+	for (; i != FILESRC_NONE; i = next) {
 		struct tailstream *s = f->streams[i];
 
-		if (s != except && tailstream_idle(s) &&
-		    (v == f->nstreams ||
-		     tailstream_last_active(s) < tailstream_last_active(f->streams[v])))
-			v = i;
+		next = f->open[i].next;
+		if (tailstream_open_files(s) == 0) {
+			open_unlink(f, i); /* closed since it was listed */
+			continue;
+		}
+		if (s == except || !tailstream_idle(s))
+			continue;
+		/* Before the file's own watch goes: a write in between is heard. */
+		hear_writes(f, tailstream_dir(s));
+		if (tailstream_suspend(s)) {
+			tailwatch_touch(f, i);
+			return 0;
+		}
 	}
-	if (v == f->nstreams || !tailstream_suspend(f->streams[v]))
-		return -1;
-	tailwatch_touch(f, v);
-	return 0;
+	return -1;
 }
 
 /* Lets go of the oldest deleted file a stream holds (tailstream_first_gone),
@@ -376,7 +479,14 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct ino
 		f->glob_due = true;
 	for (long i = tailindex_name_first(f->idx, dir, ev->name); i != TAILINDEX_NONE;
 	     i = tailindex_name_next(f->idx, (size_t)i)) {
-		tailstream_check(f->streams[i], now);
+		struct tailstream *s = f->streams[i];
+
+		/* A write (d->writes): to a file closed while idle, which the
+		 * check reopens; one open is read, as for its own watch's. */
+		if (!(ev->mask & IN_MODIFY) || tailstream_open_files(s) == 0)
+			tailstream_check(s, now);
+		else
+			tailstream_set_ready(s);
 		tailwatch_touch(f, (size_t)i);
 	}
 }
@@ -457,15 +567,40 @@ void tailwatch_housekeeping(struct filesrc *f, int64_t now)
 	f->check_all = f->check_unquiet = false;
 }
 
-/* Unmarks the settled streams. Returns true when a marked one is ready. */
+/* How many streams waiting for a descriptor can get one now: those free
+ * below max.open.files, and the idle open streams make_room can close. */
+static size_t rooms(const struct filesrc *f)
+{
+	size_t n = f->ctx.nopen < f->ctx.max_open ? f->ctx.max_open - f->ctx.nopen : 0;
+
+	for (uint32_t i = f->open_head; i != FILESRC_NONE; i = f->open[i].next)
+		n += tailstream_idle(f->streams[i]);
+	return n;
+}
+
+/* Unmarks the settled streams, and makes as many streams waiting for a
+ * descriptor ready as can get one now: the next poll opens and reads them
+ * (at start-up, 20,000 new files go through max.open.files in turns of
+ * that many, one poll each, not one turn per 200 ms retry). Returns true
+ * when a marked one is ready. */
 bool tailwatch_unmark_settled(struct filesrc *f)
 {
+	size_t room = SIZE_MAX; /* not counted yet */
 	bool ready = false;
 
 	for (size_t k = 0; k < tailindex_nmarked(f->idx);) {
 		size_t i = tailindex_marked(f->idx, k);
+		struct tailstream *s = f->streams[i];
 
-		ready = ready || tailstream_ready(f->streams[i]);
+		if (tailstream_waiting(s) && !tailstream_ready(s)) {
+			if (room == SIZE_MAX)
+				room = rooms(f);
+			if (room > 0) {
+				tailstream_set_ready(s);
+				room--;
+			}
+		}
+		ready = ready || tailstream_ready(s);
 		if (settled(f, i))
 			tailindex_unmark_at(f->idx, k); /* the last one comes to k */
 		else
