@@ -29,18 +29,28 @@ PACKAGES=(
 	python3-cryptography
 	# /metrics parsed as Prometheus parses it (test_rest.py, test_backlog.py)
 	python3-prometheus-client
-	# journal files written by systemd's own code for the journald tests
-	systemd-journal-remote
-	# the test broker (tests/kafka/kafka.sh)
-	openjdk-17-jre-headless maven
+	# journal files written and read by systemd's own code for the journald
+	# tests (systemd-journal-remote, journalctl); systemd writes /etc/machine-id
+	systemd-journal-remote systemd
+	# the test broker (tests/kafka/kafka.sh); openssl makes the certificates
+	# of its TLS listeners (--security, test_wire.py)
+	openjdk-17-jre-headless maven openssl
+	# the converters compared with Connect's in three time zones
+	# (tests/convert/compare.sh)
+	tzdata
+	# a small ext4 on a loop device (mkfs.ext4: test_tail*.py) and tmpfs
+	# mounts (mount, umount: test_fault_disk.py, test_blocked.py)
+	e2fsprogs mount
 	# fault, leak and sanitizer tests
 	strace eatmydata fiu-utils valgrind clang libclang-rt-14-dev
 	# scripts/check-format.sh (version 14, as .clang-format is written for)
 	clang-format
 	# the man pages rendered with every warning on (scripts/check-man.sh, CTest)
 	groff-base
-	# ps, kill, flock, setsid
+	# ps, kill, flock, setsid, setpriv (dropping capabilities for root), unshare
 	procps util-linux
+	# peak RSS of the benchmarks (tests/bench/benchlib.py: /usr/bin/time)
+	time
 )
 
 # One status line per installed architecture (a -dev package may be there
