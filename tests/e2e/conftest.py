@@ -10,6 +10,11 @@ Tests marked @pytest.mark.serial measure a skiff's CPU or the time it takes:
 scripts/test.sh runs them after the others, alone (the others run in two
 pytest-xdist workers, each with its own session broker).
 
+Under CI=true (.ci/run) a skip fails the test unless harness says it is
+legitimate (the long profile, what this machine cannot do, a chance the file
+system did not give): a test does not skip in CI for a tool or module the
+project installs (harness.require_tool, require_module).
+
 Every test has a time limit (ini skiff_test_timeout, env SKIFF_TEST_TIMEOUT, or
 @pytest.mark.skiff_timeout(seconds)); every skiff a test started is killed at
 its teardown, and a failing test shows the tail of each skiff's log.
@@ -107,6 +112,23 @@ def _skiff_guard(request):
             print(f"--- skiff {s.args} was still running; killed. Log tail:\n{s._tail()}")
 
 
+def _fail_unaccepted_skip(rep):
+    """Under CI=true, a skip whose reason is not one harness.legit_skip()
+    accepts becomes a failure that says so."""
+    if not (rep.skipped and harness.in_ci()) or hasattr(rep, "wasxfail"):
+        return
+    longrepr = rep.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    if harness.legit_skip(reason):
+        return
+    rep.outcome = "failed"
+    rep.longrepr = (f"CI=true: skipped for a reason a CI run does not accept: {reason}\n"
+                    f"(what scripts/install-deps.sh installs: harness.require_tool or "
+                    f"require_module; a legitimate skip: harness.skip_long_profile, "
+                    f"skip_not_here or skip_by_chance)")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -115,3 +137,11 @@ def pytest_runtest_makereport(item, call):
         for s in harness._all_skiffs:
             if s.proc is not None:
                 rep.sections.append((f"skiff log ({s.log_file})", s._tail(60)))
+    _fail_unaccepted_skip(rep)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # A module skipped as a whole (pytest.importorskip or pytest.skip at import).
+    outcome = yield
+    _fail_unaccepted_skip(outcome.get_result())

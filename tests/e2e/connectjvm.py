@@ -4,14 +4,11 @@ standalone (its Java-serialized offsets file) or distributed (its offsets
 topic). Connect's JVM takes 10-20 s to start on 2 cores: one run per module."""
 
 import json
-import shutil
 import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
-
-import pytest
 
 import harness
 
@@ -22,13 +19,13 @@ LOG4J = ("log4j.rootLogger=WARN, stdout\n"
 
 
 def libs():
-    """The classpath directory, or a skip when Java or the jars are missing."""
-    if shutil.which("java") is None:
-        pytest.skip("no java: cannot run a Connect worker to compare with")
+    """The classpath directory (fetched with Maven when not cached); without
+    java, or without mvn when nothing is cached, harness.missing()."""
+    harness.require_tool("java", "openjdk-17-jre-headless")
     r = subprocess.run([str(harness.REPO / "tests" / "rest" / "connect.sh"), "fetch"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
     if r.returncode == 77:
-        pytest.skip("Connect's jars are not cached and mvn is missing")
+        harness.missing("mvn not found and Connect's jars are not cached", "maven")
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout.decode().strip()
 

@@ -7,16 +7,18 @@ Paths come from the environment:
   SKIFF_BOOTSTRAP  an already running broker to use instead of starting one
   KAFKA_VERSION    the broker version kafka.sh fetches (default 3.9.1)
 
-Standard library only: it must run under Debian's python3-pytest 7.2 as well as
-newer pytest releases.
+Standard library and pytest only: it must run under Debian's python3-pytest 7.2
+as well as newer pytest releases.
 """
 
 import atexit
 import base64
+import importlib
 import json
 import os
 import re
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -59,6 +61,98 @@ def unique_topic(prefix="t"):
     """A topic name no other test uses: PREFIX-<10 hex digits>."""
     prefix = re.sub(r"[^A-Za-z0-9._-]", "-", prefix)[:200]
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+# --- what a test needs, and the skips a CI run accepts -------------------------
+#
+# A test that needs a program, a Python module or a file that the project
+# installs (scripts/install-deps.sh) asks for it with require_tool(),
+# require_module() or missing() (skip_unless_ci() for what scripts/test.sh
+# builds): on a developer's machine without it the test is skipped, naming
+# the package that brings it; under CI=true it fails, for there its absence
+# is the project's fault, not the machine's. The other skips
+# say why they are legitimate through skip_long_profile(), skip_not_here() or
+# skip_by_chance(); under CI=true conftest.py turns every other skip (a bare
+# pytest.skip, pytest.importorskip, a skipif) into a failure. (pytest is
+# imported where it is used: the benchmarks import this module without it.)
+
+SKIP_LONG = "long profile only"   # scripts/test.sh --long (SKIFF_PROFILE=long)
+SKIP_NOT_HERE = "not possible here"  # no root or no namespaces; an external broker
+SKIP_CHANCE = "not this time"     # the file system did not do what the case needs
+LEGIT_SKIPS = (SKIP_LONG, SKIP_NOT_HERE, SKIP_CHANCE)
+
+
+def in_ci():
+    """Whether this is a CI run (CI set, and not to 0/false/no): .ci/run sets
+    CI=true; most CI services do too."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def missing(what, package):
+    """Skips the test (fails it under CI=true): WHAT, which PACKAGE of
+    scripts/install-deps.sh brings, is not there."""
+    skip_unless_ci(f"{what}: scripts/install-deps.sh installs {package}")
+
+
+def skip_unless_ci(reason):
+    """Skips the test on a developer's machine and fails it under CI=true:
+    REASON names what the project's own scripts install or build (a package,
+    scripts/test.sh's build-release) and this machine lacks."""
+    import pytest
+    if in_ci():
+        pytest.fail(f"CI=true: {reason}; a CI run does not skip for what the project "
+                    f"installs or builds", pytrace=False)
+    _skip(reason)
+
+
+def require_tool(name, package):
+    """The path of the program NAME on PATH; missing() when there is none."""
+    path = shutil.which(name)
+    if path is None:
+        missing(f"{name} not found on PATH", package)
+    return path
+
+
+def require_module(name, package):
+    """The Python module NAME, imported; missing() when it cannot be."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        missing(f"python3 cannot import {name} ({e})", package)
+
+
+def skip_long_profile(what):
+    """Skips a case that runs only in the long profile (minutes to hours)."""
+    _skip(f"{SKIP_LONG} (scripts/test.sh --long): {what}")
+
+
+def skip_not_here(why):
+    """Skips a case this machine cannot run whatever is installed: no root or
+    no CAP_SYS_ADMIN for a mount, namespaces refused (a chroot, a container),
+    an external broker (SKIFF_BOOTSTRAP)."""
+    _skip(f"{SKIP_NOT_HERE}: {why}")
+
+
+def skip_by_chance(why):
+    """Skips a run in which the kernel or the file system did not do what the
+    case needs (an inode not reused); another run may."""
+    _skip(f"{SKIP_CHANCE}: {why}")
+
+
+def _skip(msg):
+    """pytest.skip, reported at the test (pytest names the line that raised:
+    this one) through pytest's own flag for it, private since pytest 7.0."""
+    import pytest
+    try:
+        exc = pytest.skip.Exception(msg, _use_item_location=True)
+    except TypeError:
+        exc = pytest.skip.Exception(msg)
+    raise exc
+
+
+def legit_skip(reason):
+    """Whether a skip's reason is one a CI run accepts (see above)."""
+    return reason.startswith(LEGIT_SKIPS)
 
 
 # --- the broker ---------------------------------------------------------------

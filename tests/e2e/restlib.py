@@ -6,14 +6,12 @@ import base64
 import datetime
 import http.client
 import json
-import shutil
 import socket
 import ssl
 import subprocess
 import time
 
-import pytest
-
+import harness
 from harness import Skiff
 
 
@@ -204,10 +202,8 @@ class CA:
 
 
 def keytool():
-    k = shutil.which("keytool")
-    if k is None:
-        pytest.skip("no keytool (Java): cannot make Java's keystores")
-    return k
+    """Java's keytool, for Java's own keystores (harness.missing() without)."""
+    return harness.require_tool("keytool", "openjdk-17-jre-headless")
 
 
 def java_p12(src, src_password, dest, password):

@@ -39,7 +39,7 @@ def one(port, name, connector):
 
 
 def test_backlog_bytes_and_rows_while_the_broker_is_down(tmp_path, kafka_late, topic):
-    pytest.importorskip("prometheus_client")
+    harness.require_module("prometheus_client", "python3-prometheus-client")
     src = fl.SeqSource(tmp_path / "app.log")
     src.append(10000)
     db = tmp_path / "t.db"

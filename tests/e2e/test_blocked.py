@@ -143,7 +143,7 @@ def test_paused_by_failed_flushes_sleeps(tmp_path, kafka, topic, monkeypatch):
     to the log can still fit in its last page of a full tmpfs and succeed."""
     monkeypatch.setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0")
     if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
+        harness.skip_not_here("mounting a tmpfs needs root")
     state = tmp_path / "state"
     mount_tmpfs(state, "256k")
     app = None

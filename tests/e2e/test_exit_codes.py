@@ -15,7 +15,6 @@ The machine id is hidden with a bind mount of an empty file over
 /etc/machine-id in a mount namespace of skiff's own (root: unshare -m)."""
 
 import os
-import shutil
 import socket
 import sys
 import time
@@ -39,15 +38,17 @@ def plain_skiff():
               REPO / "build-plain" / "skiff"):
         if p and Path(p).is_file() and os.access(p, os.X_OK):
             return Path(p)
-    pytest.skip("no skiff built without sanitizers (cmake -S . -B build-release "
-                "-DCMAKE_BUILD_TYPE=Release && cmake --build build-release --target skiff)")
+    harness.skip_unless_ci("no skiff built without sanitizers (scripts/test.sh builds it: "
+                           "cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release && "
+                           "cmake --build build-release --target skiff)")
 
 
 def no_machine_id(tmp_path):
     """A wrap that runs skiff with /etc/machine-id empty (a bind mount in a
     mount namespace of its own)."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        pytest.skip("needs root and unshare(1) to hide /etc/machine-id")
+    if os.geteuid() != 0:
+        harness.skip_not_here("hiding /etc/machine-id needs root")
+    harness.require_tool("unshare", "util-linux")
     if not Path("/etc/machine-id").exists():
         return []  # already missing
     empty = tmp_path / "empty-machine-id"

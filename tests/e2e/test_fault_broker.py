@@ -149,7 +149,7 @@ def test_fault_broker_10_minute_outage_sleeps(tmp_path, kafka_private, topic, mo
     nothing lost. 5bba890 spent a whole core here (the inotify descriptor of
     the growing file woke the blocked loop)."""
     if not fl.LONG:
-        pytest.skip("long profile only (scripts/test.sh --long): 10 minutes at 1,000 lines/s")
+        harness.skip_long_profile("10 minutes at 1,000 lines/s")
     plain = os.environ.get("SKIFF_PLAIN_BIN")
     if plain:
         monkeypatch.setenv("SKIFF_BIN", plain)
@@ -168,7 +168,7 @@ def test_fault_broker_killed_skiff_killed_during_outage(tmp_path, kafka_private,
 @pytest.mark.skiff_timeout(2700)
 def test_fault_broker_30_minute_outage(tmp_path, kafka_private, topic, monkeypatch):
     if not fl.LONG:
-        pytest.skip("long profile only (scripts/test.sh --long): 30 minutes at 1,000 lines/s")
+        harness.skip_long_profile("30 minutes at 1,000 lines/s")
     plain = os.environ.get("SKIFF_PLAIN_BIN")
     if plain:
         monkeypatch.setenv("SKIFF_BIN", plain)

@@ -15,7 +15,6 @@ no line lost, and duplicates only from restarts at a durable offset."""
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -87,8 +86,7 @@ def file_skiff(tmp_path, kafka, topic, name="hf"):
 
 
 def needs_setpriv():
-    if shutil.which("setpriv") is None:
-        pytest.skip("setpriv (util-linux) is needed to make permissions bind for root")
+    harness.require_tool("setpriv", "util-linux")  # permissions bind for root without it
 
 
 @pytest.mark.skiff_timeout(120)

@@ -22,7 +22,6 @@ anything."""
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -280,8 +279,7 @@ def test_fault_offset_file_e2e_newer_version_refuses(kafka, store, tmp_path):
 
 
 def test_fault_offset_file_e2e_unreadable_refuses_then_resumes(kafka, store, tmp_path):
-    if shutil.which("setpriv") is None:
-        pytest.skip("setpriv (util-linux) is needed to drop CAP_DAC_OVERRIDE")
+    harness.require_tool("setpriv", "util-linux")  # to drop CAP_DAC_OVERRIDE
     d, src, good_path, good_prev = store
     state = tmp_path / "state"
     # As root, permissions bind only without CAP_DAC_OVERRIDE/READ_SEARCH.

@@ -8,7 +8,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess
@@ -23,9 +22,15 @@ from harness import Skiff, consume
 REMOTE = next((p for p in ("/lib/systemd/systemd-journal-remote",
                            "/usr/lib/systemd/systemd-journal-remote") if Path(p).exists()), None)
 
-pytestmark = pytest.mark.skipif(REMOTE is None or shutil.which("journalctl") is None,
-                                reason="systemd-journal-remote and journalctl are needed "
-                                       "(scripts/install-deps.sh)")
+
+@pytest.fixture(autouse=True, scope="module")
+def _journal_tools():
+    """systemd's own writer and reader of journal files."""
+    if REMOTE is None:
+        harness.missing("systemd-journal-remote not found in /lib/systemd",
+                        "systemd-journal-remote")
+    harness.require_tool("journalctl", "systemd")
+
 
 BOOT = "0123456789abcdef0123456789abcdef"
 # Microseconds, an hour ago: the test broker deletes records older than its

@@ -10,10 +10,7 @@ configuration error naming the connector's file and the library."""
 
 import os
 import re
-import shutil
 import subprocess
-
-import pytest
 
 import harness
 from harness import Skiff
@@ -70,15 +67,22 @@ def library_path(soname):
     return os.path.realpath(m.group(1)) if m else None
 
 
+# The package of scripts/install-deps.sh that brings each library hidden below.
+BROUGHT_BY = {"libsqlite3.so.0": "libsqlite3-dev", "libsystemd.so.0": "libsystemd-dev"}
+
+
 def without(lib):
     """A command prefix that runs skiff where lib cannot be loaded: in a
     private mount namespace with /dev/null bound over it (unprivileged user
     and mount namespaces; the test is skipped where they are not allowed)."""
     path = library_path(lib)
+    if path is None:
+        harness.missing(f"{lib} is not in ldconfig's cache", BROUGHT_BY[lib])
+    harness.require_tool("unshare", "util-linux")
     wrap = ["unshare", "-rm", "sh", "-c", 'mount --bind /dev/null "$0" && exec "$@"', path]
-    if path is None or shutil.which("unshare") is None or subprocess.run(
-            [*wrap, "true"], capture_output=True).returncode != 0:
-        pytest.skip(f"cannot hide {lib} here (unshare -rm)")
+    r = subprocess.run([*wrap, "true"], capture_output=True, text=True)
+    if r.returncode != 0:
+        harness.skip_not_here(f"cannot hide {lib} (unshare -rm: {r.stderr.strip()})")
     return wrap
 
 
@@ -111,7 +115,7 @@ def test_sqlite_library_missing(tmp_path):
 
 def test_systemd_library_missing(tmp_path):
     if b"libsystemd.so.0" not in harness.skiff_bin().read_bytes():
-        pytest.skip("built without the journald source")
+        harness.missing("skiff was built without the journald source", "libsystemd-dev")
     conn = {"name": "j", "connector.class": "journald", "topic": "t",
             "journal.directory": str(tmp_path)}
     log = refused(tmp_path, conn, "libsystemd.so.0")

@@ -16,8 +16,6 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 import connectjvm
 import harness
 import restlib
@@ -520,7 +518,7 @@ def health(port):
 
 
 def test_metrics_match_topic_and_health_follows_the_broker(tmp_path, kafka_private, topic):
-    pytest.importorskip("prometheus_client")
+    harness.require_module("prometheus_client", "python3-prometheus-client")
     kafka_private.start()
     sk, port, src = start_skiff(tmp_path, kafka_private.bootstrap, topic,
                                 {"health.ack.timeout.ms": 3000})
@@ -806,7 +804,7 @@ def samples(port):
 def test_metrics_and_offsets_utf8_whatever_the_file_names(tmp_path, kafka, topic):
     """Issue 26 #5: a file name with byte 0xFF went raw into /metrics
     (Prometheus refused the whole scrape) and /offsets."""
-    pytest.importorskip("prometheus_client")
+    harness.require_module("prometheus_client", "python3-prometheus-client")
     d = tmp_path / "logs"
     d.mkdir()
     odd = os.fsencode(str(d)) + b"/odd-\xff.log"
@@ -839,7 +837,7 @@ def test_total_counters_never_go_back(tmp_path, kafka, topic):
     """Issue 26 #5: skiff_producer_sent_bytes_total dropped to 0 at each new
     producer (3 drops in 20 reloads). Three new producers (a producer key
     changed at each SIGHUP): no _total series goes back."""
-    pytest.importorskip("prometheus_client")
+    harness.require_module("prometheus_client", "python3-prometheus-client")
     port = free_port()
     worker = {"bootstrap.servers": kafka.bootstrap,
               "offset.storage.file.filename": str(tmp_path / "offsets"),

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import harness
 from restlib import (CA, check, client_tls, free_port, java_p12, java_truststore, request,
                      start_skiff, wait_for)
 
@@ -21,7 +22,7 @@ NAME = "local-file-source"
 
 @pytest.fixture
 def ca(tmp_path):
-    pytest.importorskip("cryptography")
+    harness.require_module("cryptography", "python3-cryptography")
     return CA(tmp_path / "certs")
 
 

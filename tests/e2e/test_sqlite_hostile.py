@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+import harness
 from harness import Skiff, consume, skiff_bin
 from test_sqlite import connector, ids, payloads, wait_ids, worker_props
 
@@ -216,7 +217,7 @@ def test_rollback_journal_writer_lock_errors(tmp_path, kafka, topic):
     beside a timestamp-mode skiff on 200k rows, 15 s, rollback journal versus
     WAL (and no reader at all)."""
     if not LONG:
-        pytest.skip("long profile only (SKIFF_PROFILE=long): a measurement")
+        harness.skip_long_profile("a measurement")
     seen = {}
     for journal, reader in (("delete", False), ("delete", True), ("wal", True)):
         db = tmp_path / f"{journal}-{reader}.db"

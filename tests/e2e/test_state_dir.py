@@ -90,7 +90,7 @@ def test_state_dir_deleted_under_a_running_skiff(tmp_path, kafka, topic):
     again takes the whole store at the next flush; deleted and left missing,
     SIGTERM exits 75 (the offsets could not be kept); a start on the empty
     directory says so and reads from where the connector says."""
-    pytest.importorskip("prometheus_client")
+    harness.require_module("prometheus_client", "python3-prometheus-client")
     state = tmp_path / "state"
     state.mkdir()
     src = fl.SeqSource(tmp_path / "app.log")
@@ -183,8 +183,9 @@ def test_second_skiff_in_another_network_namespace(tmp_path, kafka, topic):
     container sharing the state directory) sees no socket of the first, and
     the lock files refuse it, also once the directory was deleted and made
     again: the first skiff takes its lock file again at its next flush."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        pytest.skip("needs root and unshare(1) for a network namespace")
+    if os.geteuid() != 0:
+        harness.skip_not_here("a network namespace needs root")
+    harness.require_tool("unshare", "util-linux")
     state = tmp_path / "state"
     state.mkdir()
     src = fl.SeqSource(tmp_path / "app.log")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import harness
 from harness import Skiff, consume
 import offsetfile
 
@@ -177,12 +178,13 @@ def small_ext4(tmp_path):
     img, mnt = tmp_path / "fs.img", tmp_path / "mnt"
     mnt.mkdir()
     subprocess.run(["truncate", "-s", "16M", str(img)], check=True)
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True,
+    mkfs = harness.require_tool("mkfs.ext4", "e2fsprogs")
+    subprocess.run([mkfs, "-q", "-F", str(img)], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     r = subprocess.run(["mount", "-o", "loop", str(img), str(mnt)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if r.returncode != 0:
-        pytest.skip(f"cannot loop-mount ext4 here: {r.stdout.decode().strip()}")
+        harness.skip_not_here(f"cannot loop-mount ext4: {r.stdout.decode().strip()}")
     try:
         yield mnt
     finally:
@@ -595,7 +597,7 @@ def test_idle_cost_100_files(tmp_path, kafka, topic, mode):
     file does not change). Bound: < 0.5% of one core with inotify, < 2%
     with stat polling every second (ASan build)."""
     if mode == "poll" and not LONG:
-        pytest.skip("stat polling's idle cost is measured in the long profile")
+        harness.skip_long_profile("stat polling's idle cost")
     d = tmp_path / "logs"
     d.mkdir()
     for i in range(100):

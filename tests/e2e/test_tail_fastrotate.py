@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+import harness
 from harness import Skiff, consume
 import offsetfile
 from test_tail import small_ext4, write_lines  # noqa: F401 - a fixture
@@ -237,7 +238,7 @@ def test_inode_reused_after_stop_finds_rotated_files(tmp_path, kafka, topic, sma
     log.rename(small_ext4 / "app.log.1")
     write_lines(log, range(400, 500), mode="w")
     if log.stat().st_ino != ino:
-        pytest.skip("ext4 did not hand the deleted file's inode to the new file")
+        harness.skip_by_chance("ext4 did not hand the deleted file's inode to the new file")
     sk.start()
     consume(kafka.bootstrap, topic, n=400, timeout=60)
     time.sleep(0.8)
@@ -274,7 +275,7 @@ def test_reused_inode_smaller_than_the_position_is_said_plainly(tmp_path, kafka,
         n += 50
         time.sleep(0.02)
     if not any(p.stat().st_ino == ino for p in small_ext4.glob("app.log*")):
-        pytest.skip("ext4 did not hand the deleted file's inode to a newer file")
+        harness.skip_by_chance("ext4 did not hand the deleted file's inode to a newer file")
     mark = sk.log_mark()
     sk.start()
     consume(kafka.bootstrap, topic, n=250, timeout=60)
@@ -314,7 +315,7 @@ def test_rotation_soak_kill9_and_broker_pauses(tmp_path, kafka_private, topic, k
     5-15 s (down 0.3-2 s) and SIGSTOP of the broker for 1-6 s every 10-30 s.
     Bound: no line lost; duplicates only within the kill windows."""
     if not LONG:
-        pytest.skip("long profile only (SKIFF_PROFILE=long): a soak of minutes")
+        harness.skip_long_profile("a soak of minutes")
     secs = float(os.environ.get("SKIFF_SOAK_SECONDS", "300"))
     rng = random.Random(int(os.environ.get("SKIFF_SEED", "0")) or None)
     kafka = kafka_private

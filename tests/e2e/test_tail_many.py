@@ -24,7 +24,6 @@ shipped unit's limit, 64M)."""
 
 import os
 import random
-import shutil
 import subprocess
 import time
 import uuid
@@ -202,8 +201,8 @@ def plain_skiff():
     most of what a cgroup sees), or skip."""
     p = os.environ.get("SKIFF_PLAIN_BIN")
     if not p or not os.access(p, os.X_OK):
-        pytest.skip("needs SKIFF_PLAIN_BIN, a skiff built without sanitizers "
-                    "(scripts/test.sh sets it to build-release/skiff)")
+        harness.skip_unless_ci("needs SKIFF_PLAIN_BIN, a skiff built without sanitizers "
+                               "(scripts/test.sh sets it to build-release/skiff)")
     return p
 
 
@@ -230,8 +229,8 @@ def test_idle_files_start_under_memory_limit(tmp_path, kafka, topic, monkeypatch
     monkeypatch.setenv("SKIFF_BIN", plain_skiff())
     cg = MemoryCgroup.make(LIMIT_MB << 20)
     if cg is None:
-        pytest.skip("no memory cgroup can be made here (no memory controller, or "
-                    "cgroupfs read-only)")
+        harness.skip_not_here("no memory cgroup can be made (no memory controller, or "
+                              "cgroupfs read-only)")
     logs = tmp_path / "logs"
     want = make_files(logs, N_FILES)
     sk = Skiff(tmp_path, worker(tmp_path, kafka), [conn(topic, str(logs / "*.log"))])

@@ -26,6 +26,7 @@ import time
 
 import pytest
 
+import harness
 from harness import Skiff, consume
 import offsetfile
 
@@ -267,9 +268,8 @@ def test_multiline_rotation_kill9(tmp_path, kafka, topic, rotation):
     every second (logrotate create) or every ~0.5-1 s (RotatingFileHandler),
     skiff killed -9 twice: every record whole and exactly once, but for
     whole duplicates within a kill's flush window."""
-    if rotation == "logrotate" and subprocess.run(["which", "logrotate"],
-                                                  stdout=subprocess.DEVNULL).returncode != 0:
-        pytest.skip("logrotate is not installed")
+    if rotation == "logrotate":
+        harness.require_tool("logrotate", "logrotate")
     sk, written, windows = run(tmp_path, kafka, topic, rotation)
     assert written > RATE * SECONDS // 2
     check(kafka, topic, written, windows)

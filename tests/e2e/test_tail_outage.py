@@ -24,6 +24,7 @@ import time
 
 import pytest
 
+import harness
 import outage
 from harness import consume
 from outage import LINE_BYTES
@@ -119,12 +120,13 @@ def offsets_ext4(tmp_path):
     img, mnt = tmp_path / "state.img", tmp_path / "state"
     mnt.mkdir()
     subprocess.run(["truncate", "-s", "4M", str(img)], check=True)
-    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True,
+    mkfs = harness.require_tool("mkfs.ext4", "e2fsprogs")
+    subprocess.run([mkfs, "-q", "-F", str(img)], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     r = subprocess.run(["mount", "-o", "loop", str(img), str(mnt)],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if r.returncode != 0:
-        pytest.skip(f"cannot loop-mount ext4 here: {r.stdout.decode().strip()}")
+        harness.skip_not_here(f"cannot loop-mount ext4: {r.stdout.decode().strip()}")
     try:
         yield mnt
     finally:
