@@ -15,8 +15,9 @@
 # tests/kafka/kafka.sh fetches the broker. One JVM start per run.
 #
 # Environment: CONNECT_VERSION (default 3.9.1), SKIFF_CACHE, JAVA (default
-# java). Exits 77 (skipped) without java, or without mvn when the jars are
-# not cached yet; 1 on a difference, 2 when the fetch fails.
+# java). Exits 77 (skipped; under CI=true 1, tests/lib/missing.sh) without
+# java, without tzdata's zones, or without mvn when the jars are not cached
+# yet; 1 on a difference, 2 when the fetch fails.
 set -euo pipefail
 
 dump=${1:?usage: compare.sh CONVERTDUMP}
@@ -25,11 +26,8 @@ cd "$(dirname "$0")"
 ver=${CONNECT_VERSION:-3.9.1}
 java=${JAVA:-java}
 
-skip() {
-	echo "compare.sh: $*, skipping" >&2
-	exit 77
-}
-
+# shellcheck source=../lib/missing.sh
+. ../lib/missing.sh
 # shellcheck source=../lib/maven-fetch.sh
 . ../lib/maven-fetch.sh
 
@@ -44,7 +42,7 @@ connect_deps() { # dir log
 fetch() {
 	local rc=0 dir=${SKIFF_CACHE:-${HOME:-/tmp}/.cache/skiff}/connect-$ver
 	maven_fetch "$dir" connect-converters "$ver" "connect-json-$ver.jar" connect_deps || rc=$?
-	[ $rc != 3 ] || skip "mvn not found and the Connect jars are not cached"
+	[ $rc != 3 ] || missing "mvn not found and the Connect jars are not cached" maven
 	if [ $rc != 0 ]; then
 		echo "compare.sh: fetching Connect $ver failed (log: $dir/fetch.log)" >&2
 		exit 2
@@ -87,14 +85,15 @@ for k in list(java) + [k for k in c if k not in java]:
 EOF
 }
 
-command -v "$java" >/dev/null || skip "java not found"
+command -v "$java" >/dev/null || missing "$java not found" openjdk-17-jre-headless
 libs=$(fetch)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 zones=UTC
 for z in Europe/Berlin Asia/Kolkata; do
-	[ -e "/usr/share/zoneinfo/$z" ] && zones=$zones,$z
+	[ -e "/usr/share/zoneinfo/$z" ] || missing "no /usr/share/zoneinfo/$z" tzdata
+	zones=$zones,$z
 done
 cp structs.txt "$tmp/structs.txt"
 major=$("$java" -version 2>&1 | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -n 1)

@@ -10,16 +10,19 @@
 # row through skiff's source. Keys must be identical in every mode, values in
 # every mode but bulk: Confluent's bulk records carry no offset, skiff keeps
 # {"polling.timestamp":…} (the start of the pass, not read on restart)
-# (docs/source-sqlite.md). Exits 77 without java or the cached jars (compare.sh
-# fetches them), 1 on a difference.
+# (docs/source-sqlite.md). Exits 77 (under CI=true 1, tests/lib/missing.sh)
+# without java or the cached jars (compare.sh fetches them: CTest runs it
+# first), 1 on a difference.
 set -euo pipefail
 dumper=${1:?usage: jdbc_offsets.sh DUMPER}
 dumper=$(cd "$(dirname "$dumper")" && pwd -P)/$(basename "$dumper")
 cd "$(dirname "$0")"
 java=${JAVA:-java}
 libs=${SKIFF_CACHE:-${HOME:-/tmp}/.cache/skiff}/connect-${CONNECT_VERSION:-3.9.1}/libs
-command -v "$java" >/dev/null || { echo "jdbc_offsets.sh: no java, skipping" >&2; exit 77; }
-[ -e "$libs/.complete" ] || { echo "jdbc_offsets.sh: no Connect jars in $libs (run compare.sh), skipping" >&2; exit 77; }
+# shellcheck source=../lib/missing.sh
+. ../lib/missing.sh
+command -v "$java" >/dev/null || missing "$java not found" openjdk-17-jre-headless
+[ -e "$libs/.complete" ] || missing "no Connect jars in $libs (compare.sh fetches them)" maven
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$java" -Duser.timezone=UTC -cp "$libs/*" JdbcOffsets.java >"$tmp/java.out" 2>"$tmp/java.err" || {

@@ -16,8 +16,9 @@
 # The jars come from Maven Central once, into
 # ${SKIFF_CACHE:-~/.cache/skiff}/connect-transforms-VERSION/libs.
 # Environment: CONNECT_VERSION (default 3.9.1), SKIFF_CACHE, JAVA. Exits 77
-# (skipped) without java, or without mvn when the jars are not cached yet; 1
-# on a difference, 2 when the fetch fails.
+# (skipped; under CI=true 1, tests/lib/missing.sh) without java, or without
+# mvn when the jars are not cached yet; 1 on a difference, 2 when the fetch
+# fails.
 set -euo pipefail
 
 dump=${1:?usage: transforms.sh TRANSFORMDUMP}
@@ -26,11 +27,8 @@ cd "$(dirname "$0")"
 ver=${CONNECT_VERSION:-3.9.1}
 java=${JAVA:-java}
 
-skip() {
-	echo "transforms.sh: $*, skipping" >&2
-	exit 77
-}
-
+# shellcheck source=../lib/missing.sh
+. ../lib/missing.sh
 # shellcheck source=../lib/maven-fetch.sh
 . ../lib/maven-fetch.sh
 
@@ -41,11 +39,11 @@ deps() { # dir log
 	done
 }
 
-command -v "$java" >/dev/null || skip "java not found"
+command -v "$java" >/dev/null || missing "$java not found" openjdk-17-jre-headless
 dir=${SKIFF_CACHE:-${HOME:-/tmp}/.cache/skiff}/connect-transforms-$ver
 rc=0
 libs=$(maven_fetch "$dir" connect-transforms-compare "$ver" "connect-transforms-$ver.jar" deps) || rc=$?
-[ $rc != 3 ] || skip "mvn not found and the Connect jars are not cached"
+[ $rc != 3 ] || missing "mvn not found and the Connect jars are not cached" maven
 if [ $rc != 0 ]; then
 	echo "transforms.sh: fetching Connect $ver failed (log: $dir/fetch.log)" >&2
 	exit 2

@@ -5,15 +5,16 @@
 #
 # Every corpus/*.properties must load in both and give identical dumps;
 # every corpus-invalid/*.properties must fail in both. The JVM starts twice
-# in all (PropsDump.java takes many files). Exits 77 (skipped) without java.
+# in all (PropsDump.java takes many files). Environment: JAVA (default java).
+# Exits 77 (skipped; under CI=true 1, tests/lib/missing.sh) without java.
 set -euo pipefail
 
 dump=${1:?usage: compare.sh PROPSDUMP}
 cd "$(dirname "$0")"
-if ! command -v java >/dev/null; then
-	echo "compare.sh: java not found, skipping" >&2
-	exit 77
-fi
+# shellcheck source=../lib/missing.sh
+. ../lib/missing.sh
+java=${JAVA:-java}
+command -v "$java" >/dev/null || missing "$java not found" openjdk-17-jre-headless
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -25,7 +26,7 @@ if [ "${#valid[@]}" -lt 25 ] || [ ! -e "${invalid[0]}" ]; then
 fi
 
 fail=0
-java PropsDump.java "${valid[@]}" >"$tmp/java.out" 2>"$tmp/java.err" || {
+"$java" PropsDump.java "${valid[@]}" >"$tmp/java.out" 2>"$tmp/java.err" || {
 	echo "compare.sh: Java failed on the valid corpus:" >&2
 	cat "$tmp/java.err" >&2
 	fail=1
@@ -44,7 +45,7 @@ fi
 for f in "${invalid[@]}"; do printf '== %s\nERROR\n' "$f"; done >"$tmp/want.out"
 java_rc=0
 c_rc=0
-java PropsDump.java "${invalid[@]}" >"$tmp/java-inv.out" 2>/dev/null || java_rc=$?
+"$java" PropsDump.java "${invalid[@]}" >"$tmp/java-inv.out" 2>/dev/null || java_rc=$?
 "$dump" "${invalid[@]}" >"$tmp/c-inv.out" 2>/dev/null || c_rc=$?
 for side in java c; do
 	if ! diff -u --label expected "$tmp/want.out" --label "$side" "$tmp/$side-inv.out"; then

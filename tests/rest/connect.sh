@@ -9,7 +9,8 @@
 #
 # Usage: connect.sh fetch      prints the libs directory (fetching if needed)
 # Environment: CONNECT_VERSION (default 3.9.1), SKIFF_CACHE.
-# Exits 77 without mvn when nothing is cached, 2 when the fetch fails.
+# Exits 77 without mvn when nothing is cached (the caller, connectjvm.py,
+# skips or, under CI=true, fails), 2 when the fetch fails.
 set -euo pipefail
 ver=${CONNECT_VERSION:-3.9.1}
 DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
