@@ -30,12 +30,14 @@ export SKIFF_PROFILE=$profile
 
 scripts/install-deps.sh
 
+# SKIFF_REQUIRE_ALL: install-deps installed every optional library; a build
+# without one would quietly leave its feature and its tests out.
 echo "== build (ASan+UBSan)"
-cmake -S . -B build-asan -DSKIFF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build-asan -DSKIFF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DSKIFF_REQUIRE_ALL=ON >/dev/null
 cmake --build build-asan -j"$(nproc)"
 
 echo "== release build (-O2: gcc's optimiser finds warnings the Debug build does not)"
-cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DSKIFF_TESTS=OFF >/dev/null
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DSKIFF_TESTS=OFF -DSKIFF_REQUIRE_ALL=ON >/dev/null
 cmake --build build-release -j"$(nproc)" --target skiff
 
 echo "== unit tests"
