@@ -72,13 +72,21 @@ echo "== records arriving in topic connect-test (kcat -C):"
 if [ $follow = 1 ]; then
 	kcat -q -C -b "$bootstrap" -t connect-test -o beginning -f 'partition %p offset %o: %s\n' || true
 else
-	timeout 15 kcat -q -C -b "$bootstrap" -t connect-test -o beginning -f 'partition %p offset %o: %s\n' || true
+	timeout 15 kcat -q -C -b "$bootstrap" -t connect-test -o beginning \
+		-f 'partition %p offset %o: %s\n' | tee records.txt || true
 fi
 
 echo "== stopping skiff (SIGTERM): it commits what Kafka acknowledged"
 kill -TERM "$skiff_pid"
-wait "$skiff_pid" && echo "skiff exited 0"
+rc=0
+wait "$skiff_pid" || rc=$?
+echo "skiff exited $rc"
 echo "== skiff's log:"
 cat skiff.log
 echo "== committed offsets ($demo/connect.offsets):"
 cat connect.offsets
+echo
+# The demo fails when it did not show what it is for (scripts/cleanroom.sh
+# runs it on a fresh Debian root).
+[ "$rc" = 0 ] || { echo "demo: skiff exited $rc (its log above)" >&2; exit 1; }
+[ $follow = 1 ] || [ -s records.txt ] || { echo "demo: no record arrived in 15 s" >&2; exit 1; }
