@@ -51,6 +51,9 @@ PACKAGES=(
 	procps util-linux
 	# peak RSS of the benchmarks (tests/bench/benchlib.py: /usr/bin/time)
 	time
+	# the clean-room step of scripts/test.sh: a fresh Debian root
+	# (scripts/cleanroom.sh), and the install roots of the board profile
+	mmdebstrap
 )
 
 # One status line per installed architecture (a -dev package may be there
@@ -80,10 +83,10 @@ present() { # package
 main() {
 	local sudo=() missing=() pkg log
 	# --boards: also what board/test-boards.sh needs (cross compilers, qemu,
-	# mmdebstrap for the target sysroots and the install roots, man).
+	# man; mmdebstrap, for the target sysroots and the install roots, is above).
 	if [ "${1:-}" = --boards ]; then
 		PACKAGES+=(crossbuild-essential-arm64 crossbuild-essential-armhf qemu-user
-			qemu-user-static mmdebstrap file
+			qemu-user-static file
 			# man on a foreign root's pages (firmware/debian/test-install.sh)
 			man-db)
 	fi

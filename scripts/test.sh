@@ -10,15 +10,26 @@
 #                              armhf cross builds, their unit tests and a kill -9
 #                              end-to-end run under qemu-user, the .debs installed into
 #                              fresh roots (~5 min; not in CI's default run)
-# .ci/run calls this with no arguments.
+#   scripts/test.sh --cleanroom  also the clean-room step (scripts/cleanroom.sh: install-deps,
+#                              the build, the unit tests and the demo in a fresh Debian 12
+#                              root; needs root), beside the end-to-end tests; with --long
+#                              also the end-to-end tests in that root
+# .ci/run calls this with no arguments and CI=true, which adds the clean-room step
+# and makes a test that would skip for a tool or module the project installs fail
+# (tests/e2e/harness.py, tests/lib/missing.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=../tests/lib/missing.sh
+. tests/lib/missing.sh
 
 profile=short
 pytest_args=()
+cleanroom=0
+in_ci && cleanroom=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--long) profile=long ;;
+	--cleanroom) cleanroom=1 ;;
 	--boards) scripts/install-deps.sh --boards && exec board/test-boards.sh ;;
 	--kafka4) export KAFKA_VERSION=${KAFKA4_VERSION:-4.4.0} ;;
 	-k) pytest_args+=(-k "$2"); shift ;;
@@ -49,6 +60,30 @@ scripts/check-format.sh
 echo "== fuzz (tests/fuzz/run.sh)"
 tests/fuzz/run.sh $([ "$profile" = long ] && echo --long)
 
+# The clean-room step runs beside the end-to-end tests, which mostly wait on
+# brokers and kills; it is done before the tests that measure CPU or time.
+cleanroom_pid=
+if [ $cleanroom = 1 ]; then
+	cleanroom_log=$(mktemp "${TMPDIR:-/tmp}/skiff-cleanroom-log.XXXXXX")
+	echo "== clean room (scripts/cleanroom.sh), beside the end-to-end tests (log: $cleanroom_log)"
+	# A process group of its own, ended with this script whatever the way out.
+	# shellcheck disable=SC2046
+	setsid nice scripts/cleanroom.sh $([ "$profile" = long ] && echo --e2e) >"$cleanroom_log" 2>&1 &
+	cleanroom_pid=$!
+	trap '[ -z "$cleanroom_pid" ] || kill -- "-$cleanroom_pid" 2>/dev/null || true' EXIT
+fi
+# Waits for the clean-room step, shows its output; its status.
+cleanroom_done() {
+	[ -n "$cleanroom_pid" ] || return 0
+	local rc=0
+	wait "$cleanroom_pid" || rc=$?
+	cleanroom_pid=
+	echo "== clean room (scripts/cleanroom.sh)"
+	cat "$cleanroom_log"
+	rm -f "$cleanroom_log"
+	return $rc
+}
+
 echo "== end-to-end tests (real Kafka ${KAFKA_VERSION:-3.9.1})"
 tests/kafka/kafka.sh fetch
 export SKIFF_BIN=$PWD/build-asan/skiff SKIFF_TOOLS=$PWD/build-asan
@@ -63,17 +98,29 @@ cd tests/e2e
 # share or an elapsed time to a bound) run afterwards, alone. Without xdist,
 # or with SKIFF_E2E_WORKERS=0, everything runs in one process.
 workers=${SKIFF_E2E_WORKERS:-2}
-if [ "$workers" = 0 ] || ! python3 -c 'import xdist' 2>/dev/null; then
-	[ "$workers" = 0 ] || echo "test.sh: pytest-xdist missing: the end-to-end tests run one at a time"
-	exec python3 -m pytest -q --durations=25 "${pytest_args[@]}"
+clean=0
+if [ "$workers" != 0 ] && ! python3 -c 'import xdist' 2>/dev/null; then
+	in_ci && { echo "test.sh: pytest-xdist missing (CI=true; scripts/install-deps.sh installs python3-pytest-xdist)" >&2; exit 1; }
+	echo "test.sh: pytest-xdist missing: the end-to-end tests run one at a time"
+	workers=0
+fi
+if [ "$workers" = 0 ]; then
+	all=0
+	cleanroom_done || clean=$?
+	python3 -m pytest -q --durations=25 "${pytest_args[@]}" || all=$?
+	[ "$all" = 0 ] || exit "$all"
+	[ "$clean" = 0 ] || { echo "test.sh: the clean-room step failed (above)" >&2; exit 1; }
+	exit 0
 fi
 parallel=0 alone=0
 python3 -m pytest -q --durations=25 -n "$workers" -m "not serial" \
 	"${pytest_args[@]}" || parallel=$?
+cleanroom_done || clean=$?
 echo "== end-to-end tests that measure CPU or time, alone"
 python3 -m pytest -q --durations=10 -m serial "${pytest_args[@]}" || alone=$?
 # 5 is "no test selected": a -k EXPR may match tests of one part only.
 [ "$parallel" = 5 ] && [ "$alone" != 5 ] && parallel=0
 [ "$alone" = 5 ] && [ "$parallel" != 5 ] && alone=0
+[ "$clean" = 0 ] || { echo "test.sh: the clean-room step failed (above)" >&2; exit 1; }
 [ "$parallel" = 0 ] || exit "$parallel"
 exit "$alone"
