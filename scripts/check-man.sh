@@ -2,15 +2,14 @@
 # Renders the man pages (docs/man/*.[1-8]) with every groff warning on, for a
 # terminal (-Tutf8, as man shows them) and for print (groff's default device),
 # and fails on any warning: an undefined macro, a bad escape, a line groff
-# cannot break. Exit 77 (skipped) without groff, unless CI is set: there groff
-# must be installed (scripts/install-deps.sh installs groff-base).
+# cannot break. Exit 77 (skipped) without groff, 1 under CI=true: there groff
+# must be installed (scripts/install-deps.sh installs groff-base;
+# tests/lib/missing.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v groff >/dev/null; then
-	echo "check-man: groff not found (apt-get install groff-base)" >&2
-	[ -n "${CI:-}" ] && exit 1
-	exit 77
-fi
+# shellcheck source=../tests/lib/missing.sh
+. tests/lib/missing.sh
+command -v groff >/dev/null || missing "groff not found" groff-base
 rc=0
 for page in docs/man/*.[1-8]; do
 	for dev in utf8 ps; do

@@ -66,7 +66,7 @@ inside() { # [--e2e]
 	step install-deps scripts/install-deps.sh
 	step cmake cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKIFF_REQUIRE_ALL=ON
 	step build cmake --build build -j"$(nproc)"
-	step ctest sh -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
+	step ctest bash -c '. tests/lib/missing.sh && run_ctest build --output-on-failure -j"$(nproc)"'
 	step check-format scripts/check-format.sh
 	step e2e-imports sh -c 'cd tests/e2e && python3 -m pytest -q --collect-only &&
 		python3 -m pytest -q test_ci_skips.py'

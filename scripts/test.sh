@@ -52,7 +52,7 @@ cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DSKIFF_TESTS=OFF -DSKIFF
 cmake --build build-release -j"$(nproc)" --target skiff
 
 echo "== unit tests"
-(cd build-asan && ctest --output-on-failure -j"$(nproc)")
+run_ctest build-asan --output-on-failure -j"$(nproc)"
 
 echo "== format (clang-format 14, every C file: scripts/check-format.sh)"
 scripts/check-format.sh

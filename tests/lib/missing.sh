@@ -1,5 +1,6 @@
-# missing.sh: how a test script reacts to a tool it needs that is not there
-# (sourced, bash). The shell side of tests/e2e/harness.py's missing().
+# missing.sh: how a test script reacts to a tool it needs that is not there,
+# and how CTest's skips count (sourced, bash). The shell side of
+# tests/e2e/harness.py's missing().
 #
 # What scripts/install-deps.sh installs is the project's to provide: on a
 # developer's machine without it a test is skipped (exit 77, CTest's
@@ -22,4 +23,22 @@ missing() { # what package
 	fi
 	echo "$(basename "$0"): $1, skipping (scripts/install-deps.sh installs $2)" >&2
 	exit 77
+}
+
+# Runs ctest in DIR with ARGS. Under CI=true a test that CTest reports as
+# skipped fails the run: each SKIP_RETURN_CODE of CMakeLists.txt is for
+# something the project installs or builds (java, mvn, groff, the journald
+# source), which a CI run must have.
+run_ctest() { # dir args...
+	local - dir=$1 out rc=0
+	set -o pipefail # ctest's status through tee, whatever the caller's options
+	shift
+	out=$(mktemp "${TMPDIR:-/tmp}/ctest.XXXXXX")
+	(cd "$dir" && ctest "$@") 2>&1 | tee "$out" || rc=$?
+	if [ $rc = 0 ] && in_ci && grep -q '(Skipped)$' "$out"; then
+		echo "$(basename "$0"): CI=true: CTest skipped $(grep -c '(Skipped)$' "$out") test(s) (above); a CI run does not skip" >&2
+		rc=1
+	fi
+	rm -f "$out"
+	return $rc
 }
