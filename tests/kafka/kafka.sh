@@ -379,7 +379,7 @@ prepare() { # dir
 	# A prepared DIR keeps its version, ports and data; its config files are
 	# written anew, so changes to this script reach old DIRs too.
 	ver=$(cat "$dir/kafka.version" 2>/dev/null || echo "${KAFKA_VERSION:-$DEFAULT_VERSION}")
-	libs=$(fetch "$ver")
+	libs=$(fetch "$ver") || exit 1 # its message said why; set -e does not reach a caller in a condition
 	if [ -s "$dir/server.properties" ]; then
 		port=$(prop "$dir/server.properties" listeners | sed -n 's/^PLAINTEXT:\/\/127\.0\.0\.1:\([0-9]*\),.*/\1/p')
 		cport=$(prop "$dir/server.properties" controller.quorum.voters | sed -n 's/.*:\([0-9]*\)$/\1/p')
@@ -447,7 +447,7 @@ start() { # dir
 	command -v java >/dev/null || die "java not found on PATH (scripts/install-deps.sh installs it)"
 	command -v kcat >/dev/null || die "kcat not found on PATH (scripts/install-deps.sh installs it)"
 	ver=$(cat "$dir/kafka.version")
-	libs=$(fetch "$ver")
+	libs=$(fetch "$ver") || exit 1 # its message said why; set -e does not reach a caller in a condition
 	timeout=${KAFKA_START_TIMEOUT:-90}
 	t0=$SECONDS
 	echo "--- start $(date '+%F %T') Kafka $ver" >>"$dir/logs/stdout.log"
