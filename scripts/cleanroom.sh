@@ -9,6 +9,10 @@
 #   scripts/cleanroom.sh --e2e     also all the end-to-end tests in the root (12 minutes
 #                                  more; scripts/test.sh --long)
 #   scripts/cleanroom.sh --fresh   in a root made from nothing, not the kept one
+#   scripts/cleanroom.sh --run CMD  install-deps and the build, then CMD (bash, in the
+#                                  checkout's copy, its output shown): to reproduce a
+#                                  failure, e.g. --run 'cd tests/e2e && python3 -m pytest
+#                                  -x test_x.py' (SKIFF_BIN and SKIFF_TOOLS are set)
 #
 # scripts/test.sh runs it under CI=true (.ci/run), beside the end-to-end tests.
 #
@@ -61,19 +65,24 @@ die() {
 
 # Runs in the chroot, from the checkout's copy at /skiff. Each step's output
 # goes to /cleanroom-logs/STEP.log; the first that fails ends the run.
-inside() { # [--e2e]
+inside() { # [--e2e | --run CMD]
 	cd /skiff
+	# The end-to-end tests, when they run here, on this build (no sanitizers).
+	export SKIFF_BIN=/skiff/build/skiff SKIFF_TOOLS=/skiff/build SKIFF_PLAIN_BIN=/skiff/build/skiff
 	step install-deps scripts/install-deps.sh
 	step cmake cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKIFF_REQUIRE_ALL=ON
 	step build cmake --build build -j"$(nproc)"
+	if [ "${1:-}" = --run ]; then
+		bash -c "$2"
+		return
+	fi
 	step ctest bash -c '. tests/lib/missing.sh && run_ctest build --output-on-failure -j"$(nproc)"'
 	step check-format scripts/check-format.sh
 	step e2e-imports sh -c 'cd tests/e2e && python3 -m pytest -q --collect-only &&
 		python3 -m pytest -q test_ci_skips.py'
 	step demo scripts/demo.sh # fails without records or without skiff's exit 0
 	if [ "${1:-}" = --e2e ]; then
-		step e2e sh -c 'tests/kafka/kafka.sh fetch && cd tests/e2e &&
-			SKIFF_BIN=/skiff/build/skiff SKIFF_TOOLS=/skiff/build python3 -m pytest -q -n 2'
+		step e2e sh -c 'tests/kafka/kafka.sh fetch && cd tests/e2e && python3 -m pytest -q -n 2'
 	fi
 	echo "cleanroom: ok: install-deps, build, unit tests, format, e2e imports, demo${1:+, e2e}"
 }
@@ -99,19 +108,22 @@ fail() { # name message
 }
 
 if [ "${1:-}" = --inside ]; then
-	inside "${2:-}"
-	exit 0
+	shift
+	inside "$@"
+	exit
 fi
 
 # --- on the host ------------------------------------------------------------
 
-fresh=0 e2e=
-for arg in "$@"; do
-	case $arg in
+fresh=0 mode=()
+while [ $# -gt 0 ]; do
+	case $1 in
 	--fresh) fresh=1 ;;
-	--e2e) e2e=--e2e ;;
-	*) die "unknown argument $arg (see the comment at the top)" ;;
+	--e2e) mode=(--e2e) ;;
+	--run) [ $# -ge 2 ] || die "--run needs a command"; mode=(--run "$2"); shift ;;
+	*) die "unknown argument $1 (see the comment at the top)" ;;
 	esac
+	shift
 done
 [ "$(id -u)" = 0 ] || die "needs root (mmdebstrap, chroot and mounts)"
 command -v mmdebstrap >/dev/null || die "mmdebstrap not found (scripts/install-deps.sh installs it)"
@@ -244,6 +256,10 @@ setup="$setup"'
 	mount --bind "$CR_KEPT/m2" "$r/root/.m2"
 	mount --bind "$CR_KEPT/skiff-cache" "$r/root/.cache/skiff"'
 status=0
-in_root "$run/merged" "$setup" /skiff/scripts/cleanroom.sh --inside $e2e || status=$?
+in_root "$run/merged" "$setup" /skiff/scripts/cleanroom.sh --inside "${mode[@]}" || status=$?
 echo "cleanroom: $((SECONDS - t0)) s in all"
-[ $status = 0 ] || die "FAILED in a fresh $SUITE root (the step and the end of its log above)"
+if [ $status != 0 ]; then
+	logs=$(mktemp -d "${TMPDIR:-/tmp}/skiff-cleanroom-logs.XXXXXX")
+	cp -a "$run/logs/." "$logs/"
+	die "FAILED in a fresh $SUITE root (the step and the end of its log above; all logs: $logs)"
+fi
