@@ -32,7 +32,8 @@
 # a file never added to git is missing here as it is in a fresh clone), so
 # nothing a run writes outlives it.
 #
-# In the root, with CI=true: install-deps again (it finds everything), cmake
+# In the root, with CI=true: install-deps again (it finds everything; then
+# once more as nobody, who has no sudo and needs none), cmake
 # with SKIFF_REQUIRE_ALL (a missing optional library fails the build), the
 # build (RelWithDebInfo in build/, as demo.sh builds it, which then finds it
 # built; no sanitizers: this step is about what is installed, the host's ASan
@@ -70,6 +71,10 @@ inside() { # [--e2e | --run CMD]
 	# The end-to-end tests, when they run here, on this build (no sanitizers).
 	export SKIFF_BIN=/skiff/build/skiff SKIFF_TOOLS=/skiff/build SKIFF_PLAIN_BIN=/skiff/build/skiff
 	step install-deps scripts/install-deps.sh
+	# A user without sudo (minbase has none) on a machine that has it all:
+	# install-deps finds nothing to install and needs no root.
+	step install-deps-user setpriv --reuid=65534 --regid=65534 --clear-groups \
+		scripts/install-deps.sh
 	step cmake cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKIFF_REQUIRE_ALL=ON
 	step build cmake --build build -j"$(nproc)"
 	if [ "${1:-}" = --run ]; then

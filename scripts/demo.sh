@@ -6,14 +6,31 @@
 # committed.
 #   scripts/demo.sh              about 15 seconds of records, then a clean stop
 #   scripts/demo.sh --follow     keep going until Ctrl-C
-# Everything lives in ${SKIFF_DEMO_DIR:-/tmp/skiff-demo}; the broker listens on
-# 127.0.0.1 only.
+# Everything lives in ${SKIFF_DEMO_DIR:-${TMPDIR:-/tmp}/skiff-demo-$(id -un)}, one
+# directory per user, emptied by the next run; the broker listens on 127.0.0.1
+# only. A second demo while one runs there is refused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 follow=0
 [ "${1:-}" = "--follow" ] && follow=1
-demo=${SKIFF_DEMO_DIR:-/tmp/skiff-demo}
+demo=${SKIFF_DEMO_DIR:-${TMPDIR:-/tmp}/skiff-demo-$(id -un)}
+
+die() {
+	echo "demo: $*" >&2
+	exit 1
+}
+
+# The demo's directory: ours (in a shared /tmp another user's, or a symlink
+# someone put there, is refused, not written into), not in use by another
+# demo (locked while this one runs; the broker, the writer and skiff do not
+# inherit the lock), emptied in place.
+mkdir -p -m 0700 "$demo"
+[ ! -L "$demo" ] && [ -d "$demo" ] && [ -O "$demo" ] ||
+	die "$demo is not a directory of $(id -un)'s (SKIFF_DEMO_DIR=DIR picks another)"
+exec 9<"$demo"
+flock -n 9 || die "another demo runs in $demo (SKIFF_DEMO_DIR=DIR picks another)"
+find "$demo" -mindepth 1 -delete
 
 scripts/install-deps.sh
 echo "== building skiff (release)"
@@ -21,8 +38,6 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKIFF_TESTS=OFF >/dev/nu
 cmake --build build -j"$(nproc)" >/dev/null
 build/skiff --version
 
-rm -rf "$demo"
-mkdir -p "$demo"
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -31,7 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== starting a local Kafka broker (first run downloads it with Maven)"
-bootstrap=$(tests/kafka/kafka.sh start "$demo/kafka")
+bootstrap=$(tests/kafka/kafka.sh start "$demo/kafka" 9<&-)
 echo "broker at $bootstrap"
 
 cd "$demo"
@@ -55,11 +70,11 @@ topic=connect-test
 PROPS
 printf 'hello from skiff\nthis line was there before skiff started\n' >test.txt
 
-( i=0; while :; do i=$((i + 1)); echo "reading $i at $(date +%T.%N | cut -c1-12)" >>test.txt; sleep 0.5; done ) &
+( i=0; while :; do i=$((i + 1)); echo "reading $i at $(date +%T.%N | cut -c1-12)" >>test.txt; sleep 0.5; done ) 9<&- &
 pids+=($!)
 
 echo "== skiff connect-standalone.properties connect-file-source.properties"
-"$repo/build/skiff" connect-standalone.properties connect-file-source.properties 2>skiff.log &
+"$repo/build/skiff" connect-standalone.properties connect-file-source.properties 2>skiff.log 9<&- &
 skiff_pid=$!
 pids+=($skiff_pid)
 
@@ -88,5 +103,5 @@ cat connect.offsets
 echo
 # The demo fails when it did not show what it is for (scripts/cleanroom.sh
 # runs it on a fresh Debian root).
-[ "$rc" = 0 ] || { echo "demo: skiff exited $rc (its log above)" >&2; exit 1; }
-[ $follow = 1 ] || [ -s records.txt ] || { echo "demo: no record arrived in 15 s" >&2; exit 1; }
+[ "$rc" = 0 ] || die "skiff exited $rc (its log above)"
+[ $follow = 1 ] || [ -s records.txt ] || die "no record arrived in 15 s"

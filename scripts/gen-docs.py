@@ -14,7 +14,10 @@ by hand):
     keys and defaults it can read (`key`, `other.key` | `1`, `2`) names keys the
     binary has, with the defaults the binary has (or "required" for a required one);
   - docs/man/skiff.1 documents every option `skiff --help` prints, and every
-    subcommand (status, offsets list|set|reset|import).
+    subcommand (status, offsets list|set|reset|import);
+  - every ```properties block of README.md and docs/*.md names keys the binary
+    has, with no comment after a value (java.util.Properties has none: a user
+    who copies the block gets the comment in the value).
 Exit 0: all agree; 1: a difference (printed, with the command that fixes it);
 77: the binary lacks a source the docs describe (a build without journald), so
 there is nothing to compare against. Run by CTest (docs.generated) and CI."""
@@ -335,6 +338,48 @@ def check_tables(doc):
     return problems, checked
 
 
+def known_key(key, names):
+    """Whether KEY is one the binary takes: a listed property, inline under
+    connectors.<name>., or of a shape the worker section names (producer.*,
+    ssl.*, config.providers.<name>.*, transforms and predicates)."""
+    key = re.sub(r"^connectors\.[^.]+\.", "", key)
+    if key in names or key in ("transforms", "predicates"):
+        return True
+    return re.match(r"(producer|kafka|sasl|ssl|transforms|predicates)\.|security\.protocol$|"
+                    r"config\.providers\.[^.]+\.(class|param\.)", key) is not None
+
+
+def check_properties_blocks(doc):
+    """Every ```properties block of README.md and docs/*.md as a user copies it
+    into a file: java.util.Properties has no comment after a value (the `# ...`
+    becomes part of it), and each key is one the binary has."""
+    names = {k["name"] for s in doc["sections"] for k in s["keys"]}
+    problems, checked = [], 0
+    pages = ["README.md"] + sorted(os.path.join("docs", p)
+                                   for p in os.listdir(os.path.join(ROOT, "docs"))
+                                   if p.endswith(".md"))
+    for page in pages:
+        block = False
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if line.startswith("```"):
+                    block = line.strip() == "```properties"
+                    continue
+                line = line.strip()
+                if not block or not line or line[0] in "#!" or line.endswith("\\"):
+                    continue
+                m = re.match(r"((?:[^\\=:\s]|\\.)+)\s*[=:\s]\s*(.*)", line)
+                key, value = (m.group(1), m.group(2)) if m else (line, "")
+                checked += 1
+                if re.search(r"\s#", value):
+                    problems.append(f"{page}:{n}: {key}: a '#' after a value is part of the "
+                                    f"value in a .properties file; put the comment on a line "
+                                    f"of its own")
+                if not known_key(key, names):
+                    problems.append(f"{page}:{n}: {key}: no such property in the binary")
+    return problems, checked
+
+
 def help_options(skiff):
     text = subprocess.run([skiff, "--help"], check=True, stdout=subprocess.PIPE,
                           stdin=subprocess.DEVNULL, text=True).stdout
@@ -385,12 +430,15 @@ def main():
     if a.check:
         problems, checked = check_tables(doc)
         problems += check_skiff_1(a.skiff)
+        block_problems, lines = check_properties_blocks(doc)
+        problems += block_problems
         for p in problems:
             print(f"gen-docs: {p}")
         if problems:
             rc = 1
         print(f"gen-docs: {checked} rows of hand-written property tables checked against "
-              f"the binary; {len(problems)} problems")
+              f"the binary, {lines} lines of the docs' properties blocks; "
+              f"{len(problems)} problems")
     return rc
 
 

@@ -90,17 +90,19 @@ main() {
 			# man on a foreign root's pages (firmware/debian/test-install.sh)
 			man-db)
 	fi
-	if [ "$(id -u)" -ne 0 ]; then
-		command -v sudo >/dev/null || {
-			echo "install-deps: not root and no sudo" >&2
-			exit 1
-		}
-		sudo=(sudo)
-	fi
 	for pkg in "${PACKAGES[@]}"; do
 		present "$pkg" || missing+=("$pkg")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
+		# Root or sudo only when there is something to install: a user
+		# without sudo on a machine that has everything runs the demo.
+		if [ "$(id -u)" -ne 0 ]; then
+			command -v sudo >/dev/null || {
+				echo "install-deps: not root and no sudo; missing: ${missing[*]}" >&2
+				exit 1
+			}
+			sudo=(sudo)
+		fi
 		log=$(mktemp "${TMPDIR:-/tmp}/install-deps.XXXXXX")
 		# A list that fails to refresh (a mirror mid-sync, a foreign
 		# architecture) need not stop the install: the old one may do.

@@ -106,6 +106,18 @@ out:
 	return rc;
 }
 
+static void status_usage(FILE *f)
+{
+	fputs("usage: skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
+	      "\n"
+	      "Asks the running skiff through skiff.sock in the state directory (the\n"
+	      "offsets file's directory; run it as skiff's user or root). The files default\n"
+	      "to /etc/skiff/skiff.properties.\n"
+	      "Exit codes: 0 healthy; 1 unhealthy; 2 cannot reach skiff (not running, no\n"
+	      "permission, configuration unreadable).\n",
+	      f);
+}
+
 int status_main(int argc, char **argv)
 {
 	static char *const fallback[] = {"/etc/skiff/skiff.properties"};
@@ -113,6 +125,16 @@ int status_main(int argc, char **argv)
 	char errbuf[2048], path[128], *offsets = NULL;
 	int fd, code = STATUS_UNREACHABLE;
 
+	/* An option is not a file name: --help was opened as one. */
+	if (argc > 1 && argv[1][0] == '-') {
+		if (strcmp(argv[1], "--help") == 0) {
+			status_usage(stdout);
+			return 0;
+		}
+		fprintf(stderr, "skiff status: unknown option %s\n", argv[1]);
+		status_usage(stderr);
+		return STATUS_UNREACHABLE;
+	}
 	if (offsets_file(files[0], &offsets, errbuf, sizeof(errbuf)) != 0) {
 		fprintf(stderr, "skiff status: %s\n", errbuf);
 		goto out;

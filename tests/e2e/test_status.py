@@ -62,3 +62,18 @@ def test_status_healthy_unhealthy_unreachable(tmp_path, kafka_private, topic):
     assert not (state / "skiff.sock").exists()
     rc, out = status(sk)
     assert rc == 2, out
+
+
+def test_status_help_and_a_bad_option():
+    # `skiff status --help` read --help as a properties file: "--help: No such
+    # file or directory", exit 2 (hostile finding, issue 21).
+    skiff = str(harness.skiff_bin())
+    r = subprocess.run([skiff, "status", "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: skiff status [WORKER.properties"), r.stdout
+    assert "Exit codes: 0 healthy; 1 unhealthy; 2 cannot reach skiff" in r.stdout
+    assert r.stderr == ""
+    r = subprocess.run([skiff, "status", "--bogus"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2
+    assert "skiff status: unknown option --bogus" in r.stderr, r.stderr
+    assert "usage: skiff status" in r.stderr
