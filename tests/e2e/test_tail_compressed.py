@@ -277,22 +277,27 @@ def test_damaged_gz_sibling_ships_none_of_its_lines(tmp_path, kafka, topic, dama
                      rf"data ends early)", sk.log_text()), sk.log_text()[-2000:]
 
 
-def backup_race(log, first, n):
+def backup_race(log, first, n, old=None):
     """What logrotate (create, compress) and a writer that recreates its
     file do when the writer wins the race: logrotate renames app.log to
     app.log.1, the writer recreates app.log and writes lines [first,
     first + n), logrotate finds app.log there when it is about to create it
     and renames it to app.log-YYYYMMDDHH.backup, creates app.log, then
     compresses app.log.1. The .backup file is never rotated or compressed
-    again: it stays beside files compressed long after it was made."""
+    again: it stays beside files compressed long after it was made. old:
+    logrotate's olddir (app.log.1 and its .gz there), else log's directory.
+    As logrotate does, the .gz gets app.log.1's mtime."""
     d = log.parent
-    os.rename(log, d / "app.log.1")
+    o = old if old is not None else d
+    os.rename(log, o / "app.log.1")
     write_lines(log, range(first, first + n))
     os.rename(log, d / "app.log-2026120105.backup")
     log.write_text("")
-    with open(d / "app.log.1", "rb") as src, gzip.open(d / "app.log.1.gz", "wb") as dst:
+    with open(o / "app.log.1", "rb") as src, gzip.open(o / "app.log.1.gz", "wb") as dst:
         dst.write(src.read())
-    os.unlink(d / "app.log.1")
+    st = os.stat(o / "app.log.1")
+    os.utime(o / "app.log.1.gz", ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.unlink(o / "app.log.1")
 
 
 def test_backup_older_than_compressed_not_read_again(tmp_path, kafka, topic):
@@ -535,3 +540,47 @@ def test_inode_reused_after_compression_is_not_a_loss(tmp_path, kafka, topic, sm
     assert " warn: " not in "\n".join(
         ln for ln in sk.log_text().splitlines()
         if "kafka:" not in ln and "no stored offsets" not in ln), sk.log_text()[-2000:]
+
+
+@pytest.mark.parametrize("olddir", [False, True], ids=["samedir", "olddir"])
+def test_offset_in_backup_then_successor_compressed(tmp_path, kafka, topic, olddir):
+    """Issue 22 (test_compress_olddir_with_kills, 3,925 lines lost and none
+    counted): the stored offset named logrotate's app.log-YYYYMMDDHH.backup,
+    read to its end; while skiff was down the file after it (C, the one
+    logrotate created at the path) was rotated and compressed. The .backup
+    is never compressed, yet the restart took every compressed sibling as
+    older than it and went on with the path's new file: C's lines were
+    skipped without a word.
+    Lines 0-99 in A; the backup race puts 100-120 in the .backup (A
+    compressed); all read, clean stop (the offset names the .backup at its
+    end); while stopped 121-199 go to C, C is rotated and compressed, 200-
+    209 go to the path's new file. Restart: 121-209, each once."""
+    sk, log, conf, dirs = setup(tmp_path, kafka, topic, olddir)
+    write_lines(log, range(100))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=100, timeout=60)
+    backup_race(log, 100, 21, dirs[-1])
+    consume(kafka.bootstrap, topic, n=121, timeout=60, allow_timeout=True)
+    time.sleep(1.5)  # rotate.wait.ms: the .backup let go, the offset names it
+    assert sk.stop() == 0
+    backup = log.parent / "app.log-2026120105.backup"
+    r = subprocess.run([str(harness.skiff_bin()), "offsets", "list", str(sk.worker_file),
+                        *map(str, sk.connector_files)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    off = json.loads(r.stdout)["offsets"][0]["offset"]
+    assert off["ino"] == backup.stat().st_ino and off["position"] == 21 * 61, off
+    write_lines(log, range(121, 200))
+    subprocess_logrotate(conf, tmp_path / "logrotate.state")  # C -> app.log.1.gz
+    assert not os.path.exists(dirs[-1] / "app.log.1"), "logrotate did not compress"
+    write_lines(log, range(200, 210))
+    sk.start()
+    consume(kafka.bootstrap, topic, n=210, timeout=60, allow_timeout=True)
+    time.sleep(1.0)
+    assert sk.stop() == 0
+    vals = [r["value"] for r in consume(kafka.bootstrap, topic)]
+    missing, dups, _, unexpected = check_lines(vals, 210)
+    assert not unexpected
+    assert not missing, f"{len(missing)} lines lost, first {missing[:10]}"
+    assert not dups, f"{len(dups)} duplicates: {dups[:10]}"
+    assert counter(sk, "files_gone_unread") == 0
+    assert counter(sk, "bytes_unread_lost") == 0

@@ -548,19 +548,34 @@ static bool compressing(const struct tailstream *s, const struct tailscan_entry 
 	return false;
 }
 
+/* True when path is logrotate's NAME-YYYYMMDDHH.backup (tailid_rotated_name). */
+static bool backup_named(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 7 && strcmp(path + n - 7, ".backup") == 0;
+}
+
 /* The birth time after which compressed siblings come after `after`, the
  * last file of the chain (or, chain empty, the birth of the offset's file):
  * INT64_MAX for none (it is still uncompressed on disk, so all compressed
  * ones are older), else the birth of its compressed copy, found by its first
- * bytes, or its own birth when it was deleted uncompressed. */
+ * bytes, or its own birth when it was deleted uncompressed. *written: the
+ * compressed siblings must also have been written after that time (their
+ * mtime, which logrotate and gzip, xz, zstd copy from the original): `after`
+ * is a .backup, which logrotate never compresses, so the files rotated after
+ * it are compressed beside it - and so is the one it was made beside, older
+ * (issue 22: 3,925 lines of the file after a .backup skipped at a restart). */
 static int64_t compressed_since(const struct tailstream *s, const struct tailscan_entry *fam,
-                                size_t nfam, const struct tailid *after, const struct tailid *live)
+                                size_t nfam, const struct tailid *after, const struct tailid *live,
+                                bool *written)
 {
 	unsigned char h[TAILZ_HEAD], zh[TAILZ_HEAD];
 	const struct tailfile *last = s->n > 0 ? s->chain[s->n - 1].tf : NULL;
 	ssize_t len;
 	int zerr;
 
+	*written = false;
 	if (last != NULL && tailfile_compressed(last))
 		return after->born;
 	/* Held open, its inode is its own; else its birth tells it from a
@@ -570,8 +585,12 @@ static int64_t compressed_since(const struct tailstream *s, const struct tailsca
 		return INT64_MAX;
 	for (size_t i = 0; i < nfam; i++)
 		if (fam[i].kind == TAILID_ROTATED && tailid_same(&fam[i].id, after) &&
-		    (last != NULL || tailid_cmp_age(&fam[i].id, after) == 0))
-			return INT64_MAX;
+		    (last != NULL || tailid_cmp_age(&fam[i].id, after) == 0)) {
+			if (!backup_named(fam[i].path))
+				return INT64_MAX;
+			*written = true;
+			return after->born;
+		}
 	if (last == NULL || (len = pread(tailfile_fd(last), h, sizeof(h), 0)) < 0)
 		return after->born; /* gone: the offset's copy was looked for at resume */
 	for (size_t i = 0; i < nfam; i++)
@@ -584,10 +603,11 @@ static int64_t compressed_since(const struct tailstream *s, const struct tailsca
 }
 
 /* Whether fam[i] goes into the chain after `after` in this pass (0: the
- * compressed siblings, 1: the uncompressed ones). */
+ * compressed siblings born after zsince, and written after it when written
+ * (compressed_since); 1: the uncompressed ones). */
 static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry *fam, size_t nfam,
                          size_t i, int pass, const struct tailid *after, int64_t zsince,
-                         const struct tailid *live)
+                         bool written, const struct tailid *live)
 {
 	const struct tailscan_entry *e = &fam[i];
 
@@ -598,7 +618,8 @@ static bool next_in_pass(const struct tailstream *s, const struct tailscan_entry
 		return false;
 	if (pass == 0)
 		return e->kind == TAILID_COMPRESSED && tailz_named(e->path) &&
-		       e->id.born > zsince && !compressing(s, fam, nfam, i);
+		       e->id.born > zsince && (!written || e->id.mtime > zsince) &&
+		       !compressing(s, fam, nfam, i);
 	if (e->kind != TAILID_ROTATED)
 		return false;
 	/* After a compressed file, the uncompressed siblings born after its
@@ -640,7 +661,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after, const s
 		after = tailfile_id(s->chain[s->n - 1].tf);
 	if (after != NULL && tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) == 0) {
 		const struct tailid *lv = has_live ? &live : NULL;
-		int64_t zsince = compressed_since(s, fam, nfam, after, lv);
+		bool written;
+		int64_t zsince = compressed_since(s, fam, nfam, after, lv, &written);
 		bool z_out = false;
 		struct tailid from = *after; /* the chain grows: its last file changes */
 		struct tailid floor;
@@ -648,7 +670,8 @@ static int extend_once(struct tailstream *s, const struct tailid *after, const s
 
 		for (int pass = 0; pass < 2 && !z_out; pass++)
 			for (size_t i = 0; i < nfam && rc == 0; i++) {
-				if (!next_in_pass(s, fam, nfam, i, pass, &from, zsince, lv))
+				if (!next_in_pass(s, fam, nfam, i, pass, &from, zsince, written,
+				                  lv))
 					continue;
 				if (!held_room(s) && first_out == SIZE_MAX)
 					first_out = i; /* the rest once the chain has room */

@@ -65,7 +65,11 @@
  * stays uncompressed beside it (tailchain_set_floor). F's offset carries the
  * floor's birth ("after"). After an uncompressed F, compressed
  * siblings only when F itself is gone: those born after F's compressed copy
- * (found by its first bytes), else after F's birth. A compressed file whose
+ * (found by its first bytes), else after F's birth - or when F is a .backup:
+ * those born and written after F's birth (a compressed file's mtime is its
+ * original's: logrotate and gzip, xz, zstd copy it; a compressor that does
+ * not makes the older file beside the .backup read again, never skipped).
+ * A compressed file whose
  * first bytes begin an uncompressed sibling (or the file at the path) is
  * still being written by logrotate and is skipped: the original is read. F
  * held open while it is compressed and deleted is read to its end through
