@@ -570,6 +570,7 @@ void worker_conn_close(struct worker *w, struct conn *c)
 		 * stored offset. */
 		acks_abandon(w->acks, &p->fifo);
 		acks_fifo_fini(&p->fifo);
+		worker_control_unshow(p);
 		rstr_drop(p->key);
 		free(p);
 	}
@@ -717,6 +718,7 @@ int worker_new(const struct settings *s, struct stats *stats, struct worker **ou
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
+	w->part_limit = (size_t)config_int(s->worker, "metrics.partition.limit");
 	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
@@ -850,6 +852,7 @@ void worker_destroy(struct worker *w)
 	worker_sink_close(w);
 	for (size_t i = 0; i < w->nparts; i++) {
 		acks_fifo_fini(&w->parts[i]->fifo);
+		free(w->parts[i]->series); /* the registry went with stats */
 		rstr_drop(w->parts[i]->key);
 		free(w->parts[i]);
 	}

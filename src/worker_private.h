@@ -23,21 +23,24 @@
  * crash would replay ever more, so duplicates would no longer be bounded. */
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
+struct pseries; /* worker_control.c */
+
 struct partition {
 	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
 	struct conn *conn;
 	struct acks_fifo fifo;
-	/* Partition-labelled registry handles (worker_control_partition). */
-	uint64_t *produced, *acked, *read_bytes, *in_flight, *oldest_age, *last_ack;
+	/* Counted since the partition was made (its connector opened), and
+	 * shown as its series while it has them (worker_control.c). */
+	uint64_t produced, acked, read_bytes;
+	int64_t last_ack_ms; /* worker_epoch_ms() of the last acknowledgement, 0: none */
 	/* The oldest unacknowledged record: the FIFO head, and since when (loop
 	 * time) it has been the head: a lower bound of how long it waited. */
 	uint32_t head_seen;
+	bool chosen; /* worker_control.c, while it picks the partitions shown */
 	int64_t head_since;
-	/* The backlog gauge (worker_control.c), registered when the source
-	 * first tells it, in unit backlog_unit; hidden while unknown. */
-	uint64_t *backlog;
-	enum source_unit backlog_unit;
-	bool backlog_put, backlog_hidden;
+	/* Its series in the registry while it is among the
+	 * metrics.partition.limit most active partitions; NULL: not shown. */
+	struct pseries *series;
 };
 
 /* What a person asked of a connector through the REST API. */
@@ -86,6 +89,11 @@ struct conn {
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
 	uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
+	/* The backlog of its partitions as the last worker_stats_refresh
+	 * learnt it: their sum, in unit, of known of them (0: unknown). */
+	uint64_t backlog;
+	enum source_unit backlog_unit;
+	int backlog_known;
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
@@ -171,6 +179,7 @@ struct worker {
 	struct statusd *statusd;
 	/* rest: worker_control.c */
 	int64_t health_ack_ms;           /* health.ack.timeout.ms */
+	size_t part_limit;               /* metrics.partition.limit */
 	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
@@ -202,9 +211,12 @@ static inline void partition_head(struct partition *p, int64_t now)
  * producer's, the process's). Returns 0 or WORKER_ERR_NOMEM. */
 int worker_control_register(struct worker *w);
 
-/* Registers the metrics of a new partition p (labelled with its connector
- * and source partition). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_control_partition(struct partition *p, const char *partition_json);
+/* Sets up a new partition p's counts (not shown until the next
+ * worker_stats_refresh picks it). */
+void worker_control_partition(struct partition *p);
+
+/* Removes p's series, if shown (p goes away). */
+void worker_control_unshow(struct partition *p);
 
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */

@@ -77,8 +77,8 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 	p->key = key;
 	p->conn = c;
 	acks_fifo_init(&p->fifo);
-	if (worker_control_partition(p, partition_json) != 0 ||
-	    hash_put(&w->partidx, p->key, w->nparts) != 0) {
+	worker_control_partition(p);
+	if (hash_put(&w->partidx, p->key, w->nparts) != 0) {
 		free(p);
 		rstr_drop(key);
 		return NULL;

@@ -19,9 +19,14 @@ reserve far more than they touch). It needs a build without sanitizers
 (SKIFF_PLAIN_BIN; scripts/test.sh sets it), and is skipped where no memory
 cgroup can be made.
 
+/metrics stays a page a fleet's Prometheus can scrape: per-partition series
+for at most metrics.partition.limit partitions (the most active), the
+connector's totals exact.
+
 Default profile: 5,000 files. SKIFF_PROFILE=long: 20,000 files (and the
 shipped unit's limit, 64M)."""
 
+import json
 import os
 import random
 import subprocess
@@ -32,6 +37,7 @@ from pathlib import Path
 import pytest
 
 import harness
+import restlib
 from harness import Skiff, consume
 
 LONG = os.environ.get("SKIFF_PROFILE") == "long"
@@ -105,6 +111,69 @@ def test_every_appended_line_ships(tmp_path, kafka, topic):
         check_exact(kafka, topic, want, RESCAN_MS / 1000)
         assert sk.running(), sk.log_text()[-2000:]
         assert "inotify_overflows" not in sk.log_text()
+    finally:
+        sk.stop()
+
+
+def scrape(port):
+    """{name: [(labels, value)]} of /metrics, parsed as Prometheus does."""
+    from prometheus_client.parser import text_string_to_metric_families
+    r = restlib.request(port, "GET", "/metrics")
+    assert r.status == 200, r
+    out = {}
+    for fam in text_string_to_metric_families(r.raw.decode("utf-8")):
+        for smp in fam.samples:
+            out.setdefault(smp.name, []).append((smp.labels, smp.value))
+    return out
+
+
+def test_metrics_show_the_most_active_partitions(tmp_path, kafka, topic):
+    """300 one-line files: each skiff_partition_* name has at most
+    metrics.partition.limit (default 100) series, the connector's totals
+    count all 300 lines; a file appended to afterwards is among those
+    shown, with its exact counts. Before, 300 files were 2,100 series (and
+    20,000 files 140,000), kept for ever."""
+    pytest.importorskip("prometheus_client")
+    n, limit = 300, 100
+    logs = tmp_path / "logs"
+    want = make_files(logs, n)
+    port = restlib.free_port()
+    sk = Skiff(tmp_path, worker(tmp_path, kafka, {"listeners": f"http://127.0.0.1:{port}"}),
+               [conn(topic, str(logs / "*.log"))]).start()
+    try:
+        check_exact(kafka, topic, want, 120)
+        deadline = time.monotonic() + 30
+        while scrape(port)["skiff_records_acked_total"][0][1] < n:
+            assert time.monotonic() < deadline, "acked never reached the lines in the topic"
+            time.sleep(0.2)
+        m = scrape(port)
+        assert m["skiff_records_produced_total"] == [({"connector": "many"}, n)]
+        for name, rows in m.items():
+            if name.startswith("skiff_partition_"):
+                assert len(rows) <= limit, (name, len(rows))
+        assert len(m["skiff_partition_records_acked_total"]) == limit
+        assert sum(v for _, v in m["skiff_partition_records_acked_total"]) == limit
+        # One file busy now: shown, with every line it shipped.
+        busy = logs / "f00123.log"
+        with open(busy, "a") as f:
+            f.write("".join(f"f00123 {j}\n" for j in range(1, 21)))
+        want += [f"f00123 {j}" for j in range(1, 21)]
+        check_exact(kafka, topic, want, 60)
+        label = json.dumps({"filename": str(busy)}, separators=(",", ":"))
+        deadline = time.monotonic() + 30
+        while True:
+            m = scrape(port)
+            rows = [v for lab, v in m["skiff_partition_records_acked_total"]
+                    if lab["partition"] == label]
+            if rows == [21.0] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert rows == [21.0], rows
+        assert [v for lab, v in m["skiff_partition_read_bytes_total"]
+                if lab["partition"] == label] == [float(busy.stat().st_size - 21)]
+        assert m["skiff_records_acked_total"] == [({"connector": "many"}, n + 20)]
+        assert len(m["skiff_partition_records_acked_total"]) == limit
+        assert sk.running()
     finally:
         sk.stop()
 
