@@ -119,7 +119,7 @@ struct pseries {
 
 void worker_control_partition(struct partition *p)
 {
-	p->head_seen = ACKS_NIL;
+	(void)p; /* nothing counted yet, nothing shown */
 }
 
 /* The labels of p's series: its connector, and the source partition (the
@@ -177,8 +177,8 @@ static int show(struct partition *p)
 /* True when a is more active than b (see the top of this section). */
 static bool busier(const struct partition *a, size_t ia, const struct partition *b, size_t ib)
 {
-	if ((a->fifo.inflight > 0) != (b->fifo.inflight > 0))
-		return a->fifo.inflight > 0;
+	if ((partition_inflight(a) > 0) != (partition_inflight(b) > 0))
+		return partition_inflight(a) > 0;
 	if (a->last_ack_ms != b->last_ack_ms)
 		return a->last_ack_ms > b->last_ack_ms;
 	if ((a->series != NULL) != (b->series != NULL))
@@ -260,8 +260,8 @@ static void refresh_partitions(struct worker *w, int64_t now)
 		*h[S_PRODUCED] = p->produced;
 		*h[S_ACKED] = p->acked;
 		*h[S_READ] = p->read_bytes;
-		*h[S_IN_FLIGHT] = p->fifo.inflight;
-		*h[S_OLDEST_AGE] = p->fifo.inflight > 0 ? (uint64_t)(now - p->head_since) : 0;
+		*h[S_IN_FLIGHT] = partition_inflight(p);
+		*h[S_OLDEST_AGE] = (uint64_t)partition_waited(p, now);
 		*h[S_LAST_ACK] = (uint64_t)p->last_ack_ms;
 	}
 }
@@ -425,8 +425,8 @@ int worker_health(struct worker *w, char *msg, size_t len)
 		struct partition *p = w->parts[i];
 
 		partition_head(p, now);
-		if (p->fifo.inflight > 0 && now - p->head_since > oldest) {
-			oldest = now - p->head_since;
+		if (partition_waited(p, now) > oldest) {
+			oldest = partition_waited(p, now);
 			op = p;
 		}
 	}
@@ -453,7 +453,7 @@ static uint32_t conn_pending(const struct conn *c)
 
 	for (size_t i = 0; i < c->w->nparts; i++)
 		if (c->w->parts[i]->conn == c)
-			n += c->w->parts[i]->fifo.pending;
+			n += partition_pending(c->w->parts[i]);
 	return n;
 }
 
@@ -515,7 +515,7 @@ static void finish_stop(struct conn *c)
 
 		if (p->conn != c)
 			continue;
-		if (acks_take(&p->fifo, &off)) {
+		if (p->fl != NULL && acks_take(&p->fl->fifo, &off)) {
 			json = c->cs->ops->offset_json(c->ctx, &off);
 			if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
 				log_error(
@@ -525,8 +525,7 @@ static void finish_stop(struct conn *c)
 				    p->key);
 			free(json);
 		}
-		if (p->fifo.inflight > 0)
-			acks_abandon(w->acks, &p->fifo);
+		partition_abandon(w->acks, p);
 	}
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
@@ -546,7 +545,7 @@ void worker_control_acked(struct partition *p, bool ok)
 		p->last_ack_ms = p->conn->w->turn_epoch_ms;
 	}
 	/* acks_done has counted this one out already. */
-	if (p->conn->run == CONN_STOPPING && p->fifo.pending == 0)
+	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
 		finish_stop(p->conn);
 }
 
