@@ -2,7 +2,7 @@
  *
  * One slab of slots, sized once at creation (the most records skiff keeps in
  * flight: memory is bounded by construction). Each source partition has a
- * FIFO (struct acks_fifo, embedded in the caller's partition) threaded
+ * FIFO (struct acks_fifo, kept by the caller for the partition) threaded
  * through the slab in read order. A delivery report marks its slot; the
  * FIFO's head then advances over every acknowledged slot, and the offset of
  * the last slot passed becomes committable. A failed slot is never passed:

@@ -67,6 +67,10 @@ static const struct config_key worker_keys[] = {
      "Held by pausing reading, never by dropping."},
     {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
      "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
+    {"metrics.partition.limit", CFG_INT, "100", 0, INT_MAX32, NULL, 0,
+     "Most source partitions (files, tables) with skiff_partition_* series in /metrics: "
+     "those with records in flight, then the most recently acknowledged. Connector totals "
+     "count every partition whatever this is; 0: none."},
     INERT("group.id"),
     INERT("config.storage.topic"),
     INERT("status.storage.topic"),

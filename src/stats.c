@@ -9,7 +9,12 @@
  * in chunks that never move (a handle points at a value), listed in
  * registration order. Lookup at registration is by the name and the two
  * labels' indexes, in an open-addressing table of metric indexes; counting
- * never looks anything up. Metrics are never removed, only retired. */
+ * never looks anything up. A metric is retired (hidden, its value kept) or,
+ * for series that come and go (a source partition's, shown only while it
+ * is among the most active: worker_control.c), removed: its place is taken
+ * by the next metric registered, and a label string no metric uses any
+ * more is freed, so that a registry whose series come and go does not grow
+ * with the partitions it ever showed. */
 #include "stats.h"
 
 #include "hash.h"
@@ -20,13 +25,14 @@
 
 #define CHUNK 256 /* metrics per chunk */
 #define NOLABEL 0 /* a label index: 0 none, else 1 + index in strs */
-#define MAX_DESCS (1u << 31)
+#define MAX_DESCS (1u << 30)
 
 struct metric {
-	uint64_t value;  /* first: the handle points here */
+	uint64_t value;  /* first: the handle points here; removed: the next free + 1 */
 	uint32_t labels; /* index in pairs */
-	uint32_t desc : 31;
+	uint32_t desc : 30;
 	uint32_t retired : 1; /* its connector was closed: not listed until registered again */
+	uint32_t removed : 1; /* stats_remove: free for the next metric (retired too) */
 };
 
 /* A metric's labels: indexes of label strings (NOLABEL: none). */
@@ -49,8 +55,10 @@ struct stats {
 	struct descrec **descs; /* each allocated alone: views point at them */
 	size_t ndescs, capdescs;
 	struct hash byname; /* name -> its first description */
-	char **strs;        /* label strings, each once */
+	char **strs;        /* label strings, each once; NULL: free */
+	uint32_t *refs;     /* live metrics naming strs[i]; free: the next free + 1 */
 	size_t nstrs, capstrs;
+	uint32_t freestr; /* a free index in strs + 1, 0: none */
 	struct hash bystr;
 	struct pair *pairs; /* pairs of labels, each once */
 	size_t npairs, cappairs;
@@ -58,6 +66,7 @@ struct stats {
 	size_t npslots;
 	uint32_t *slots; /* metric index + 1, 0 empty; at most 3/4 full */
 	size_t nslots;
+	uint32_t freemetric; /* a removed metric's index + 1, 0: none */
 };
 
 int stats_new(struct stats **out)
@@ -75,10 +84,11 @@ void stats_destroy(struct stats *s)
 	for (size_t i = 0; i < s->ndescs; i++)
 		free(s->descs[i]);
 	for (size_t i = 0; i < s->nstrs; i++)
-		free(s->strs[i]);
+		free(s->strs[i]); /* NULL: free */
 	free(s->chunks);
 	free(s->descs);
 	free(s->strs);
+	free(s->refs);
 	free(s->pairs);
 	free(s->pslots);
 	free(s->slots);
@@ -121,16 +131,56 @@ static int label(struct stats *s, const char *str, uint32_t *out)
 		*out = (uint32_t)i + 1;
 		return 0;
 	}
-	if (grow_array(&s->strs, &s->capstrs, s->nstrs, sizeof(*s->strs)) != 0 ||
-	    (copy = strdup(str)) == NULL)
+	if (s->freestr == 0) {
+		size_t cap = s->capstrs;
+		uint32_t *refs;
+
+		if (s->nstrs == UINT32_MAX - 1 ||
+		    grow_array(&s->strs, &s->capstrs, s->nstrs, sizeof(*s->strs)) != 0)
+			return STATS_ERR_NOMEM;
+		if (s->capstrs != cap) {
+			if ((refs = realloc(s->refs, s->capstrs * sizeof(*refs))) == NULL) {
+				s->capstrs = cap; /* strs has room to spare: harmless */
+				return STATS_ERR_NOMEM;
+			}
+			s->refs = refs;
+		}
+	}
+	i = s->freestr != 0 ? s->freestr - 1 : s->nstrs;
+	if ((copy = strdup(str)) == NULL)
 		return STATS_ERR_NOMEM;
-	if (hash_put(&s->bystr, copy, s->nstrs) != 0) {
+	if (hash_put(&s->bystr, copy, i) != 0) {
 		free(copy);
 		return STATS_ERR_NOMEM;
 	}
-	s->strs[s->nstrs++] = copy;
-	*out = (uint32_t)s->nstrs;
+	if (s->freestr != 0)
+		s->freestr = s->refs[i];
+	else
+		s->nstrs++;
+	s->strs[i] = copy;
+	s->refs[i] = 0;
+	*out = (uint32_t)i + 1;
 	return 0;
+}
+
+/* A metric names label l (NOLABEL: nothing) once more (n 1) or once
+ * less (n -1); the last one frees the string. */
+static void label_ref(struct stats *s, uint32_t l, int n)
+{
+	char *str;
+
+	if (l == NOLABEL)
+		return;
+	if (n > 0 || --s->refs[l - 1] > 0) {
+		s->refs[l - 1] += n > 0;
+		return;
+	}
+	str = s->strs[l - 1];
+	(void)hash_del(&s->bystr, str, NULL);
+	free(str);
+	s->strs[l - 1] = NULL;
+	s->refs[l - 1] = s->freestr;
+	s->freestr = l;
 }
 
 static const char *label_str(const struct stats *s, uint32_t l)
@@ -293,11 +343,19 @@ int stats_register(struct stats *s, const struct stats_desc *d, const struct sta
 		return rc;
 	i = find(s, s->descs[desc]->name, lp);
 	if (i < 0) {
-		if (s->n >= UINT32_MAX - 1 || (rc = room(s)) != 0)
+		/* A removed metric's place first: the index has room for it. */
+		if (s->freemetric != 0) {
+			i = (long)s->freemetric - 1;
+			s->freemetric = (uint32_t)at(s, (size_t)i)->value;
+		} else if (s->n >= UINT32_MAX - 1 || (rc = room(s)) != 0) {
 			return rc != 0 ? rc : STATS_ERR_NOMEM;
-		i = (long)s->n++;
+		} else {
+			i = (long)s->n++;
+		}
 		*at(s, (size_t)i) = (struct metric){.desc = desc, .labels = lp};
 		place(s, (size_t)i);
+		label_ref(s, conn, 1);
+		label_ref(s, part, 1);
 	}
 	m = at(s, (size_t)i);
 	m->retired = 0;
@@ -334,6 +392,45 @@ void stats_retire(struct stats *s, const char *connector)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->pairs[at(s, i)->labels].conn == (uint32_t)l + 1)
 			at(s, i)->retired = 1;
+}
+
+/* Takes metric i out of the lookup table: the metrics after it in its run
+ * of slots move back into the gap unless that would put one before its home
+ * slot (no tombstones). */
+static void unplace(struct stats *s, size_t i)
+{
+	size_t mask = s->nslots - 1, k, j;
+
+	for (k = mix(s->descs[at(s, i)->desc]->name, at(s, i)->labels, s->nslots);
+	     s->slots[k] != i + 1; k = (k + 1) & mask)
+		;
+	for (j = (k + 1) & mask; s->slots[j] != 0; j = (j + 1) & mask) {
+		const struct metric *m = at(s, s->slots[j] - 1);
+		size_t home = mix(s->descs[m->desc]->name, m->labels, s->nslots);
+
+		if (((j - home) & mask) >= ((j - k) & mask)) {
+			s->slots[k] = s->slots[j];
+			k = j;
+		}
+	}
+	s->slots[k] = 0;
+}
+
+void stats_remove(struct stats *s, uint64_t *h)
+{
+	struct metric *m = (struct metric *)(void *)h;
+	long i;
+
+	if (h == NULL || m->removed)
+		return;
+	i = find(s, s->descs[m->desc]->name, m->labels);
+	if (i < 0 || at(s, (size_t)i) != m)
+		return; /* not one of s's */
+	unplace(s, (size_t)i);
+	label_ref(s, s->pairs[m->labels].conn, -1);
+	label_ref(s, s->pairs[m->labels].part, -1);
+	*m = (struct metric){.value = s->freemetric, .retired = 1, .removed = 1};
+	s->freemetric = (uint32_t)i + 1;
 }
 
 void stats_hide(uint64_t *h)

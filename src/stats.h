@@ -17,7 +17,7 @@
  *
  * Ownership: the registry owns the metrics and copies the labels; name and
  * help must be static strings (string literals). Handles stay valid until
- * stats_destroy. Single-threaded: main loop only. Error convention:
+ * stats_destroy, or stats_remove of that handle. Single-threaded: main loop only. Error convention:
  * util/err.h. */
 #ifndef SKIFF_STATS_H
 #define SKIFF_STATS_H
@@ -101,6 +101,13 @@ size_t stats_count(const struct stats *s);
  * restarted with new settings) from stats_next until it is registered again;
  * its value is kept (a counter never goes back). Handles stay valid. */
 void stats_retire(struct stats *s, const char *connector);
+
+/* Removes the metric of handle h for good (a series that comes and goes,
+ * such as a source partition's shown only while it is among the most
+ * active): not listed any more, its handle dead, its memory and that of a
+ * label no other metric names taken by the next metric registered. A later
+ * registration of the same name and labels starts from 0. Accepts NULL. */
+void stats_remove(struct stats *s, uint64_t *h);
 
 /* Hides the one metric of handle h in the same way (a gauge whose value
  * is unknown now) until it is registered again. */

@@ -56,6 +56,38 @@ void worker_conn_fail(struct conn *c, bool config, const char *why)
 	c->batch.n = c->next = 0;
 }
 
+struct acks_fifo *partition_fifo(struct partition *p)
+{
+	if (p->fl == NULL) {
+		if ((p->fl = calloc(1, sizeof(*p->fl))) == NULL)
+			return NULL;
+		acks_fifo_init(&p->fl->fifo);
+		p->fl->p = p;
+		p->fl->head_seen = ACKS_NIL;
+	}
+	return &p->fl->fifo;
+}
+
+void partition_land(struct partition *p)
+{
+	const struct acks_fifo *f = p->fl != NULL ? &p->fl->fifo : NULL;
+
+	if (f == NULL || f->inflight > 0 || f->advanced || f->committable.ref != NULL)
+		return;
+	free(p->fl);
+	p->fl = NULL;
+}
+
+void partition_abandon(struct acks *a, struct partition *p)
+{
+	if (p->fl == NULL)
+		return;
+	acks_abandon(a, &p->fl->fifo);
+	acks_fifo_fini(&p->fl->fifo);
+	free(p->fl);
+	p->fl = NULL;
+}
+
 void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct worker *w = ctx;
@@ -70,7 +102,7 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 		worker_eos_failed(w);
 	if (f == NULL)
 		return;
-	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
+	p = partition_of(f);
 	partition_head(p, w->turn_ms);
 	worker_control_acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED) {
@@ -131,6 +163,7 @@ static void produce_batch(struct conn *c)
 		enum transform_result tr;
 		const char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
+		struct acks_fifo *f;
 		void *token;
 		int rc, krc, vrc;
 
@@ -139,7 +172,11 @@ static void produce_batch(struct conn *c)
 		tr = transform_chain_apply(c->cs->chain, r, &t, errbuf, sizeof(errbuf));
 		if (tr == TRANSFORM_DROP) {
 			/* Connect commits a filtered record's offset: it is done. */
-			token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+			if ((f = partition_fifo(r->part)) == NULL) {
+				worker_conn_fail(c, false, "out of memory");
+				return;
+			}
+			token = acks_submit(w->acks, f, &r->offset);
 			worker_delivery(w, token, SINK_DELIVERED, NULL);
 			c->next++;
 			continue;
@@ -178,7 +215,11 @@ static void produce_batch(struct conn *c)
 		}
 		if (worker_eos_begin(w) != 0)
 			return; /* the turn's end exits (worker_eos_boundary) */
-		token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+		if ((f = partition_fifo(r->part)) == NULL) {
+			worker_conn_fail(c, false, "out of memory");
+			return;
+		}
+		token = acks_submit(w->acks, f, &r->offset);
 		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
 		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
 		trim(&w->kscratch);
@@ -293,16 +334,17 @@ static void flush_offsets(struct worker *w)
 		struct partition *p = w->parts[i];
 		char *json;
 
-		if (!acks_take(&p->fifo, &off))
+		if (p->fl == NULL || !acks_take(&p->fl->fifo, &off))
 			continue;
 		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
 		if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0) {
 			log_error(
 			    "offsets: cannot record %s (out of memory or too many partitions)",
 			    p->key);
-			p->fifo.advanced = true; /* try again next flush */
+			p->fl->fifo.advanced = true; /* try again next flush */
 		} else {
-			acks_settle(&p->fifo); /* in the store as text now */
+			acks_settle(&p->fl->fifo); /* in the store as text now */
+			partition_land(p);
 		}
 		free(json);
 	}
@@ -568,8 +610,8 @@ void worker_conn_close(struct worker *w, struct conn *c)
 		/* Still in flight: its acknowledgement finds nobody and
 		 * advances nothing; the record is read again from the
 		 * stored offset. */
-		acks_abandon(w->acks, &p->fifo);
-		acks_fifo_fini(&p->fifo);
+		partition_abandon(w->acks, p);
+		worker_control_unshow(p);
 		rstr_drop(p->key);
 		free(p);
 	}
@@ -717,6 +759,7 @@ int worker_new(const struct settings *s, struct stats *stats, struct worker **ou
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
+	w->part_limit = (size_t)config_int(s->worker, "metrics.partition.limit");
 	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
@@ -849,7 +892,8 @@ void worker_destroy(struct worker *w)
 	worker_status_close(w);
 	worker_sink_close(w);
 	for (size_t i = 0; i < w->nparts; i++) {
-		acks_fifo_fini(&w->parts[i]->fifo);
+		partition_abandon(w->acks, w->parts[i]);
+		free(w->parts[i]->series); /* the registry goes with stats */
 		rstr_drop(w->parts[i]->key);
 		free(w->parts[i]);
 	}

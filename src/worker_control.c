@@ -74,33 +74,196 @@ int worker_control_register(struct worker *w)
 	return 0;
 }
 
-int worker_control_partition(struct partition *p, const char *partition_json)
-{
-	static const struct stats_desc d[] = {
-	    {"partition_records_produced", STATS_COUNTER, "records handed to the producer", 0},
-	    {"partition_records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
-	    {"partition_read", STATS_COUNTER,
-	     "bytes of the values read (a line without its newline; a row as converted)",
-	     STATS_F_BYTES},
-	    {"partition_records_in_flight", STATS_GAUGE,
-	     "records waiting for Kafka's "
-	     "acknowledgement",
-	     0},
-	    {"partition_oldest_unacked_age", STATS_GAUGE,
-	     "how long the oldest unacknowledged record has waited (since it became the oldest)",
-	     STATS_F_MS},
-	    {"partition_last_ack", STATS_GAUGE, "when Kafka last acknowledged a record",
-	     STATS_F_EPOCH_MS},
-	};
-	uint64_t **cells[] = {&p->produced,  &p->acked,      &p->read_bytes,
-	                      &p->in_flight, &p->oldest_age, &p->last_ack};
-	struct stats_labels l = {.connector = p->conn->cs->name, .partition = partition_json};
+/* ---- a partition's series ------------------------------------------------------
+ *
+ * A partition counts its records (produced, acked, bytes read, the last
+ * acknowledgement) in itself, a few integers, whatever its number. Its
+ * series in the registry (the seven skiff_partition_* of /metrics) exist
+ * only for the metrics.partition.limit most active partitions, picked
+ * again at each export (worker_stats_refresh): those with records in
+ * flight first, then by their last acknowledgement, the ones shown already
+ * before others of the same rank. A glob of 20,000 files would otherwise
+ * be 140,000 series (more than a fleet's Prometheus wants from one device)
+ * and 0.25 KB per file that never goes. The connector's own counters
+ * (records, losses) are exact whatever is shown. */
 
-	p->head_seen = ACKS_NIL;
-	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
-		if (stats_register(p->conn->w->stats, &d[i], &l, cells[i], NULL) != 0)
-			return WORKER_ERR_NOMEM;
+enum { S_PRODUCED, S_ACKED, S_READ, S_IN_FLIGHT, S_OLDEST_AGE, S_LAST_ACK, NSERIES };
+
+static const struct stats_desc series_desc[NSERIES] = {
+    [S_PRODUCED] = {"partition_records_produced", STATS_COUNTER, "records handed to the producer",
+                    0},
+    [S_ACKED] = {"partition_records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
+    [S_READ] = {"partition_read", STATS_COUNTER,
+                "bytes of the values read (a line without its newline; a row as converted)",
+                STATS_F_BYTES},
+    [S_IN_FLIGHT] = {"partition_records_in_flight", STATS_GAUGE,
+                     "records waiting for Kafka's "
+                     "acknowledgement",
+                     0},
+    [S_OLDEST_AGE] = {"partition_oldest_unacked_age", STATS_GAUGE,
+                      "how long the oldest unacknowledged record has waited (since it became "
+                      "the oldest)",
+                      STATS_F_MS},
+    [S_LAST_ACK] = {"partition_last_ack", STATS_GAUGE, "when Kafka last acknowledged a record",
+                    STATS_F_EPOCH_MS},
+};
+
+struct pseries {
+	uint64_t *h[NSERIES];
+	/* The backlog gauge, registered when the source first tells it, in
+	 * unit backlog_unit; hidden while unknown. */
+	uint64_t *backlog;
+	enum source_unit backlog_unit;
+	bool backlog_put, backlog_hidden;
+};
+
+void worker_control_partition(struct partition *p)
+{
+	(void)p; /* nothing counted yet, nothing shown */
+}
+
+/* The labels of p's series: its connector, and the source partition (the
+ * second element of its key) copied into *json (free it). Returns 0 or
+ * WORKER_ERR_NOMEM. */
+static int series_labels(const struct partition *p, struct stats_labels *l, char **json)
+{
+	const char *part;
+	size_t plen;
+
+	*l = (struct stats_labels){.connector = p->conn->cs->name};
+	(void)offsets_doc_own_key(p->key, l->connector, &part, &plen);
+	if ((*json = strndup(part, plen)) == NULL)
+		return WORKER_ERR_NOMEM;
+	l->partition = *json;
 	return 0;
+}
+
+void worker_control_unshow(struct partition *p)
+{
+	struct stats *st = p->conn->w->stats;
+
+	if (p->series == NULL)
+		return;
+	for (size_t i = 0; i < NSERIES; i++)
+		stats_remove(st, p->series->h[i]);
+	stats_remove(st, p->series->backlog);
+	free(p->series);
+	p->series = NULL;
+}
+
+/* Gives p its series. Returns 0 or WORKER_ERR_NOMEM (then not shown). */
+static int show(struct partition *p)
+{
+	struct stats_labels l;
+	char *json = NULL;
+	int rc = 0;
+
+	if ((p->series = calloc(1, sizeof(*p->series))) == NULL ||
+	    series_labels(p, &l, &json) != 0) {
+		free(p->series);
+		p->series = NULL;
+		return WORKER_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < NSERIES && rc == 0; i++)
+		rc = stats_register(p->conn->w->stats, &series_desc[i], &l, &p->series->h[i], NULL);
+	free(json);
+	if (rc != 0) {
+		worker_control_unshow(p);
+		return WORKER_ERR_NOMEM;
+	}
+	return 0;
+}
+
+/* True when a is more active than b (see the top of this section). */
+static bool busier(const struct partition *a, size_t ia, const struct partition *b, size_t ib)
+{
+	if ((partition_inflight(a) > 0) != (partition_inflight(b) > 0))
+		return partition_inflight(a) > 0;
+	if (a->last_ack_ms != b->last_ack_ms)
+		return a->last_ack_ms > b->last_ack_ms;
+	if ((a->series != NULL) != (b->series != NULL))
+		return a->series != NULL;
+	return ia < ib;
+}
+
+/* A min-heap of partition indexes, the least active at its root. */
+static void sift_down(struct worker *w, uint32_t *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, least = i;
+
+		if (l < n && busier(w->parts[heap[least]], heap[least], w->parts[heap[l]], heap[l]))
+			least = l;
+		if (l + 1 < n &&
+		    busier(w->parts[heap[least]], heap[least], w->parts[heap[l + 1]], heap[l + 1]))
+			least = l + 1;
+		if (least == i)
+			return;
+		uint32_t t = heap[i];
+
+		heap[i] = heap[least];
+		heap[least] = t;
+		i = least;
+	}
+}
+
+/* Marks the partitions to show (chosen): all when they are no more than
+ * the limit, else the limit's most active, kept in a heap of the limit's
+ * size (O(n log limit), nothing of the size of n). Returns 0 or
+ * WORKER_ERR_NOMEM (then none is chosen anew). */
+static int choose(struct worker *w)
+{
+	size_t k = w->part_limit < w->nparts ? w->part_limit : w->nparts, n = 0;
+	uint32_t *heap;
+
+	for (size_t i = 0; i < w->nparts; i++)
+		w->parts[i]->chosen = k == w->nparts;
+	if (k == w->nparts || k == 0)
+		return 0;
+	if ((heap = malloc(k * sizeof(*heap))) == NULL)
+		return WORKER_ERR_NOMEM;
+	for (size_t i = 0; i < w->nparts; i++) {
+		if (n < k) {
+			heap[n++] = (uint32_t)i;
+			if (n == k)
+				for (size_t j = k / 2; j-- > 0;)
+					sift_down(w, heap, k, j);
+		} else if (busier(w->parts[i], i, w->parts[heap[0]], heap[0])) {
+			heap[0] = (uint32_t)i;
+			sift_down(w, heap, k, 0);
+		}
+	}
+	for (size_t j = 0; j < k; j++)
+		w->parts[heap[j]]->chosen = true;
+	free(heap);
+	return 0;
+}
+
+/* Shows the chosen partitions, with their values at now; those no longer
+ * chosen lose their series first, so that the registry never holds more
+ * than the limit's. */
+static void refresh_partitions(struct worker *w, int64_t now)
+{
+	if (choose(w) != 0)
+		return; /* the same ones as before, their values as they were */
+	for (size_t i = 0; i < w->nparts; i++)
+		if (!w->parts[i]->chosen)
+			worker_control_unshow(w->parts[i]);
+	for (size_t i = 0; i < w->nparts; i++) {
+		struct partition *p = w->parts[i];
+		uint64_t **h;
+
+		partition_head(p, now);
+		if (!p->chosen || (p->series == NULL && show(p) != 0))
+			continue;
+		h = p->series->h;
+		*h[S_PRODUCED] = p->produced;
+		*h[S_ACKED] = p->acked;
+		*h[S_READ] = p->read_bytes;
+		*h[S_IN_FLIGHT] = partition_inflight(p);
+		*h[S_OLDEST_AGE] = (uint64_t)partition_waited(p, now);
+		*h[S_LAST_ACK] = (uint64_t)p->last_ack_ms;
+	}
 }
 
 /* Most topics kept per connector for GET .../topics: a RegexRouter or
@@ -136,8 +299,8 @@ void worker_control_produced(const struct record *r, const char *topic, size_t v
 {
 	struct partition *p = r->part;
 
-	stats_add(p->produced, 1);
-	stats_add(p->read_bytes, r->value.kind == VALUE_STRING ? r->value.len : vlen);
+	p->produced++;
+	p->read_bytes += r->value.kind == VALUE_STRING ? r->value.len : vlen;
 	partition_head(p, p->conn->w->turn_ms);
 	note_topic(p->conn, topic);
 }
@@ -218,13 +381,7 @@ void worker_stats_refresh(struct worker *w)
 	int64_t now = loop_now_ms();
 	struct sink_stats ss;
 
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
-
-		partition_head(p, now);
-		*p->in_flight = p->fifo.inflight;
-		*p->oldest_age = p->fifo.inflight > 0 ? (uint64_t)(now - p->head_since) : 0;
-	}
+	refresh_partitions(w, now);
 	for (size_t i = 0; i < live_count(w); i++) {
 		struct conn *c = live(w, i);
 		struct stats_labels l = {.connector = c->cs->name};
@@ -268,8 +425,8 @@ int worker_health(struct worker *w, char *msg, size_t len)
 		struct partition *p = w->parts[i];
 
 		partition_head(p, now);
-		if (p->fifo.inflight > 0 && now - p->head_since > oldest) {
-			oldest = now - p->head_since;
+		if (partition_waited(p, now) > oldest) {
+			oldest = partition_waited(p, now);
 			op = p;
 		}
 	}
@@ -296,7 +453,7 @@ static uint32_t conn_pending(const struct conn *c)
 
 	for (size_t i = 0; i < c->w->nparts; i++)
 		if (c->w->parts[i]->conn == c)
-			n += c->w->parts[i]->fifo.pending;
+			n += partition_pending(c->w->parts[i]);
 	return n;
 }
 
@@ -358,7 +515,7 @@ static void finish_stop(struct conn *c)
 
 		if (p->conn != c)
 			continue;
-		if (acks_take(&p->fifo, &off)) {
+		if (p->fl != NULL && acks_take(&p->fl->fifo, &off)) {
 			json = c->cs->ops->offset_json(c->ctx, &off);
 			if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
 				log_error(
@@ -368,8 +525,7 @@ static void finish_stop(struct conn *c)
 				    p->key);
 			free(json);
 		}
-		if (p->fifo.inflight > 0)
-			acks_abandon(w->acks, &p->fifo);
+		partition_abandon(w->acks, p);
 	}
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
@@ -385,11 +541,11 @@ static void finish_stop(struct conn *c)
 void worker_control_acked(struct partition *p, bool ok)
 {
 	if (ok) {
-		stats_add(p->acked, 1);
-		*p->last_ack = (uint64_t)p->conn->w->turn_epoch_ms;
+		p->acked++;
+		p->last_ack_ms = p->conn->w->turn_epoch_ms;
 	}
 	/* acks_done has counted this one out already. */
-	if (p->conn->run == CONN_STOPPING && p->fifo.pending == 0)
+	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
 		finish_stop(p->conn);
 }
 
@@ -581,44 +737,49 @@ static const struct stats_desc backlog_desc[] = {
 };
 
 /* Registers p's backlog gauge in unit u, or shows it again; hides the
- * gauge of another unit. Labelled like p's other metrics: the partition's
- * JSON is the second element of its key. Returns 0 or WORKER_ERR_NOMEM. */
+ * gauge of another unit. Labelled like p's other series. Returns 0 or
+ * WORKER_ERR_NOMEM. */
 static int backlog_gauge(struct partition *p, enum source_unit u)
 {
-	struct stats_labels l = {.connector = p->conn->cs->name};
-	const char *part;
-	size_t plen;
+	struct pseries *ps = p->series;
+	struct stats_labels l;
 	char *json;
 	int rc;
 
-	if (p->backlog != NULL && p->backlog_unit != u && !p->backlog_hidden)
-		stats_hide(p->backlog);
-	(void)offsets_doc_own_key(p->key, l.connector, &part, &plen);
-	if ((json = strndup(part, plen)) == NULL)
+	if (ps->backlog != NULL && ps->backlog_unit != u && !ps->backlog_hidden)
+		stats_hide(ps->backlog);
+	if (series_labels(p, &l, &json) != 0)
 		return WORKER_ERR_NOMEM;
-	l.partition = json;
-	rc = stats_register(p->conn->w->stats, &backlog_desc[u], &l, &p->backlog, NULL);
+	rc = stats_register(p->conn->w->stats, &backlog_desc[u], &l, &ps->backlog, NULL);
 	free(json);
 	if (rc != 0) {
-		p->backlog = NULL;
+		ps->backlog = NULL;
 		return WORKER_ERR_NOMEM;
 	}
-	p->backlog_unit = u;
-	p->backlog_hidden = false;
+	ps->backlog_unit = u;
+	ps->backlog_hidden = false;
 	return 0;
 }
 
-/* source_ops.backlog's put. */
+/* source_ops.backlog's put: into the connector's sum, and p's gauge when
+ * p is shown. */
 static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint64_t n)
 {
+	struct pseries *ps;
+
 	(void)arg;
 	if (p == NULL || (unsigned)u >= sizeof(backlog_desc) / sizeof(backlog_desc[0]))
 		return;
-	if ((p->backlog == NULL || p->backlog_hidden || p->backlog_unit != u) &&
+	p->conn->backlog_unit = u;
+	p->conn->backlog += n;
+	p->conn->backlog_known++;
+	if ((ps = p->series) == NULL)
+		return;
+	if ((ps->backlog == NULL || ps->backlog_hidden || ps->backlog_unit != u) &&
 	    backlog_gauge(p, u) != 0)
 		return; /* unknown: the registry is out of memory */
-	*p->backlog = n;
-	p->backlog_put = true;
+	*ps->backlog = n;
+	ps->backlog_put = true;
 }
 
 /* Asks every open source for its backlog; a partition it did not tell is
@@ -627,19 +788,22 @@ static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint
 static void refresh_backlog(struct worker *w)
 {
 	for (size_t i = 0; i < w->nparts; i++)
-		w->parts[i]->backlog_put = false;
+		if (w->parts[i]->series != NULL)
+			w->parts[i]->series->backlog_put = false;
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
 
+		c->backlog = 0;
+		c->backlog_known = 0;
 		if (!c->removed && c->ctx != NULL && c->cs->ops->backlog != NULL)
 			c->cs->ops->backlog(c->ctx, put_backlog, w);
 	}
 	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+		struct pseries *ps = w->parts[i]->series;
 
-		if (p->backlog != NULL && !p->backlog_put && !p->backlog_hidden) {
-			stats_hide(p->backlog);
-			p->backlog_hidden = true;
+		if (ps != NULL && ps->backlog != NULL && !ps->backlog_put && !ps->backlog_hidden) {
+			stats_hide(ps->backlog);
+			ps->backlog_hidden = true;
 		}
 	}
 }
@@ -647,19 +811,10 @@ static void refresh_backlog(struct worker *w)
 int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
                    uint64_t *n)
 {
-	int known = 0;
-
-	*n = 0;
-	for (size_t i = 0; i < w->nparts; i++) {
-		const struct partition *p = w->parts[i];
-
-		if (p->conn != c || p->backlog == NULL || p->backlog_hidden)
-			continue;
-		*unit = p->backlog_unit;
-		*n += *p->backlog;
-		known++;
-	}
-	return known;
+	(void)w;
+	*unit = c->backlog_unit;
+	*n = c->backlog;
+	return c->backlog_known;
 }
 
 /* ---- the ops table ------------------------------------------------------------ */

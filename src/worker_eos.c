@@ -204,7 +204,7 @@ bool worker_eos_fenced(const struct worker *w)
 static bool holds_something(const struct worker *w)
 {
 	for (size_t i = 0; i < w->nparts; i++)
-		if (w->parts[i]->fifo.inflight > 0 || w->parts[i]->fifo.advanced)
+		if (partition_inflight(w->parts[i]) > 0 || partition_advanced(w->parts[i]))
 			return true;
 	return false;
 }
@@ -251,7 +251,7 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct partition *p = w->parts[i];
 
-		if (!acks_take(&p->fifo, &off))
+		if (p->fl == NULL || !acks_take(&p->fl->fifo, &off))
 			continue;
 		free(e->json[i]);
 		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
@@ -302,11 +302,16 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	 * the offsets topic what the transaction wrote there. */
 	for (size_t i = 0; i < w->nparts; i++)
 		if (e->json[i] != NULL) {
-			if (offsets_put_shared(w->offsets, w->parts[i]->key, e->json[i]) != 0)
-				log_error("offsets: cannot record %s", w->parts[i]->key);
-			else
-				offsets_written_outside(w->offsets, w->parts[i]->key, e->gen,
-				                        e->device);
+			struct partition *p = w->parts[i];
+
+			if (offsets_put_shared(w->offsets, p->key, e->json[i]) != 0) {
+				log_error("offsets: cannot record %s", p->key);
+			} else {
+				offsets_written_outside(w->offsets, p->key, e->gen, e->device);
+				if (p->fl != NULL)
+					acks_settle(&p->fl->fifo); /* in the store as text now */
+				partition_land(p);
+			}
 			free(e->json[i]);
 			e->json[i] = NULL;
 		}

@@ -94,7 +94,7 @@ bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason)
 
 	if (f == NULL)
 		return false;
-	p = (struct partition *)((char *)f - offsetof(struct partition, fifo));
+	p = partition_of(f);
 	if (!tolerates(p->conn))
 		return false;
 	stats_add(p->conn->skipped, 1);
@@ -116,7 +116,8 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
 	if (!tolerates(c))
 		return false;
 	/* The caller checked for room (blocked()): a slot is free. */
-	token = acks_submit(w->acks, &r->part->fifo, &r->offset);
+	f = partition_fifo(r->part);
+	token = f != NULL ? acks_submit(w->acks, f, &r->offset) : NULL;
 	if (token == NULL)
 		return false;
 	stats_add(c->skipped, 1);

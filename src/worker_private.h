@@ -23,21 +23,34 @@
  * crash would replay ever more, so duplicates would no longer be bounded. */
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
-struct partition {
-	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
-	struct conn *conn;
-	struct acks_fifo fifo;
-	/* Partition-labelled registry handles (worker_control_partition). */
-	uint64_t *produced, *acked, *read_bytes, *in_flight, *oldest_age, *last_ack;
+struct pseries; /* worker_control.c */
+
+/* What a partition needs only while records of it are in flight, or its
+ * committable offset moved and is not in the store yet: most partitions of
+ * a large glob are idle, and 88 bytes each were the most of what one cost
+ * the worker. Made at its first record (partition_fifo), freed once it has
+ * landed (partition_land). */
+struct flight {
+	struct acks_fifo fifo; /* first: a token's FIFO is its flight */
+	struct partition *p;
 	/* The oldest unacknowledged record: the FIFO head, and since when (loop
 	 * time) it has been the head: a lower bound of how long it waited. */
 	uint32_t head_seen;
 	int64_t head_since;
-	/* The backlog gauge (worker_control.c), registered when the source
-	 * first tells it, in unit backlog_unit; hidden while unknown. */
-	uint64_t *backlog;
-	enum source_unit backlog_unit;
-	bool backlog_put, backlog_hidden;
+};
+
+struct partition {
+	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
+	struct conn *conn;
+	struct flight *fl; /* NULL: nothing in flight, nothing to store */
+	/* Counted since the partition was made (its connector opened), and
+	 * shown as its series while it has them (worker_control.c). */
+	uint64_t produced, acked, read_bytes;
+	int64_t last_ack_ms; /* worker_epoch_ms() of the last acknowledgement, 0: none */
+	/* Its series in the registry while it is among the
+	 * metrics.partition.limit most active partitions; NULL: not shown. */
+	struct pseries *series;
+	bool chosen; /* worker_control.c, while it picks the partitions shown */
 };
 
 /* What a person asked of a connector through the REST API. */
@@ -86,6 +99,11 @@ struct conn {
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
 	uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
+	/* The backlog of its partitions as the last worker_stats_refresh
+	 * learnt it: their sum, in unit, of known of them (0: unknown). */
+	uint64_t backlog;
+	enum source_unit backlog_unit;
+	int backlog_known;
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
@@ -171,6 +189,7 @@ struct worker {
 	struct statusd *statusd;
 	/* rest: worker_control.c */
 	int64_t health_ack_ms;           /* health.ack.timeout.ms */
+	size_t part_limit;               /* metrics.partition.limit */
 	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
@@ -184,17 +203,64 @@ static inline bool conn_reading(const struct conn *c)
 	return !c->stopped && c->run == CONN_RUNNING;
 }
 
+/* Records of p in flight (waiting for Kafka, or failed). */
+static inline uint32_t partition_inflight(const struct partition *p)
+{
+	return p->fl != NULL ? p->fl->fifo.inflight : 0;
+}
+
+/* Records of p still waiting for a delivery report. */
+static inline uint32_t partition_pending(const struct partition *p)
+{
+	return p->fl != NULL ? p->fl->fifo.pending : 0;
+}
+
+/* True when p's committable offset moved since it was last taken. */
+static inline bool partition_advanced(const struct partition *p)
+{
+	return p->fl != NULL && p->fl->fifo.advanced;
+}
+
+/* The partition of a FIFO acks_done or acks_owner gave back. */
+static inline struct partition *partition_of(struct acks_fifo *f)
+{
+	return ((struct flight *)(void *)f)->p;
+}
+
 /* Notes that p's FIFO head (its oldest unacknowledged record) may have
  * changed, at loop time now. */
 static inline void partition_head(struct partition *p, int64_t now)
 {
-	if (p->fifo.inflight == 0) {
-		p->head_seen = ACKS_NIL;
-	} else if (p->fifo.head != p->head_seen) {
-		p->head_seen = p->fifo.head;
-		p->head_since = now;
+	struct flight *fl = p->fl;
+
+	if (fl == NULL)
+		return;
+	if (fl->fifo.inflight == 0) {
+		fl->head_seen = ACKS_NIL;
+	} else if (fl->fifo.head != fl->head_seen) {
+		fl->head_seen = fl->fifo.head;
+		fl->head_since = now;
 	}
 }
+
+/* How long p's oldest unacknowledged record has waited at loop time now
+ * (0: none), as partition_head last noted it. */
+static inline int64_t partition_waited(const struct partition *p, int64_t now)
+{
+	return partition_inflight(p) > 0 ? now - p->fl->head_since : 0;
+}
+
+/* p's FIFO, for a record to join (its flight made when p has none), or
+ * NULL when out of memory. */
+struct acks_fifo *partition_fifo(struct partition *p);
+
+/* Frees p's flight once nothing of p is in flight, its committable offset
+ * is stored and its source reference let go (acks_settle). */
+void partition_land(struct partition *p);
+
+/* Lets go of p's flight whatever it holds (p goes away, or its records
+ * are abandoned: their acknowledgements advance nothing). */
+void partition_abandon(struct acks *a, struct partition *p);
 
 /* ---- worker_control.c: the REST API's side of the worker ------------------ */
 
@@ -202,9 +268,12 @@ static inline void partition_head(struct partition *p, int64_t now)
  * producer's, the process's). Returns 0 or WORKER_ERR_NOMEM. */
 int worker_control_register(struct worker *w);
 
-/* Registers the metrics of a new partition p (labelled with its connector
- * and source partition). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_control_partition(struct partition *p, const char *partition_json);
+/* Sets up a new partition p's counts (not shown until the next
+ * worker_stats_refresh picks it). */
+void worker_control_partition(struct partition *p);
+
+/* Removes p's series, if shown (p goes away). */
+void worker_control_unshow(struct partition *p);
 
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */

@@ -241,6 +241,7 @@ static void apply_worker_keys(struct worker *w, const struct config_section *nw)
 	w->flush_interval = config_int(nw, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(nw, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(nw, "health.ack.timeout.ms");
+	w->part_limit = (size_t)config_int(nw, "metrics.partition.limit");
 	w->next_flush = loop_now_ms() + w->flush_interval;
 }
 

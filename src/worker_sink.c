@@ -137,22 +137,16 @@ static void let_go_of_old_slots(struct worker *w)
 		if (c->removed)
 			continue;
 		for (size_t i = 0; i < w->nparts; i++)
-			busy |= w->parts[i]->conn == c && w->parts[i]->fifo.inflight > 0;
+			busy |= w->parts[i]->conn == c && partition_inflight(w->parts[i]) > 0;
 		if (!busy)
 			continue;
 		if (!c->stopped) {
 			restart_conn(w, c);
 			continue;
 		}
-		for (size_t i = 0; i < w->nparts; i++) {
-			struct acks_fifo *f = &w->parts[i]->fifo;
-
-			if (w->parts[i]->conn != c || f->inflight == 0)
-				continue;
-			acks_abandon(w->acks, f);
-			acks_fifo_fini(f);
-			acks_fifo_init(f);
-		}
+		for (size_t i = 0; i < w->nparts; i++)
+			if (w->parts[i]->conn == c && partition_inflight(w->parts[i]) > 0)
+				partition_abandon(w->acks, w->parts[i]);
 	}
 }
 

@@ -76,9 +76,8 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 	w->parts = grown;
 	p->key = key;
 	p->conn = c;
-	acks_fifo_init(&p->fifo);
-	if (worker_control_partition(p, partition_json) != 0 ||
-	    hash_put(&w->partidx, p->key, w->nparts) != 0) {
+	worker_control_partition(p);
+	if (hash_put(&w->partidx, p->key, w->nparts) != 0) {
 		free(p);
 		rstr_drop(key);
 		return NULL;
@@ -103,8 +102,8 @@ static void env_anchor(struct source_env *env, struct partition *p, const struct
 	struct worker *w = c->w;
 	char *json;
 
-	if (c->ctx == NULL || offsets_get(w->offsets, p->key) != NULL || p->fifo.inflight > 0 ||
-	    p->fifo.advanced)
+	if (c->ctx == NULL || offsets_get(w->offsets, p->key) != NULL ||
+	    partition_inflight(p) > 0 || partition_advanced(p))
 		return;
 	json = c->cs->ops->offset_json(c->ctx, off);
 	if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)

@@ -103,6 +103,37 @@ bool hash_get(const struct hash *h, const char *key, size_t *idx)
 	return false;
 }
 
+bool hash_del(struct hash *h, const char *key, size_t *idx)
+{
+	uint32_t hv;
+	size_t mask, i, j;
+
+	if (h->n == 0)
+		return false;
+	hv = (uint32_t)hash_str(key);
+	mask = h->nslots - 1;
+	for (i = hv & mask; h->slots[i].key != NULL; i = (i + 1) & mask)
+		if (h->slots[i].h == hv && strcmp(h->slots[i].key, key) == 0)
+			break;
+	if (h->slots[i].key == NULL)
+		return false;
+	if (idx != NULL)
+		*idx = h->slots[i].idx;
+	/* Backward shift: each key after the gap, up to an empty slot, moves
+	 * into it unless that would put it before its home slot. */
+	for (j = (i + 1) & mask; h->slots[j].key != NULL; j = (j + 1) & mask) {
+		size_t home = h->slots[j].h & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			h->slots[i] = h->slots[j];
+			i = j;
+		}
+	}
+	h->slots[i] = (struct hash_slot){0};
+	h->n--;
+	return true;
+}
+
 size_t hash_count(const struct hash *h)
 {
 	return h->n;

@@ -4,8 +4,8 @@
  * Callers keep their entries in insertion order in their own array (props,
  * the offset map: both list entries in the order they came) and use this to
  * find one by key in O(1). The index stores the key pointer, not a copy: a
- * key must stay valid, and unchanged, while it is indexed. Removing is
- * hash_clear and adding the rest again (no caller removes on a hot path).
+ * key must stay valid, and unchanged, while it is indexed. hash_del removes
+ * one key (the rest move back into the gap: no tombstones); hash_clear all.
  *
  * The struct is declared here so that it can be embedded; its fields are the
  * module's. Single-threaded per index. Error convention: util/err.h. */
@@ -44,6 +44,10 @@ void hash_clear(struct hash *h);
  * UINT32_MAX). key is kept, not copied. Returns 0 or HASH_ERR_NOMEM (h
  * unchanged; also for an idx past UINT32_MAX). */
 int hash_put(struct hash *h, const char *key, size_t idx);
+
+/* Removes key: true when it was indexed (at *idx, when idx is not NULL),
+ * false when not. Never allocates. */
+bool hash_del(struct hash *h, const char *key, size_t *idx);
 
 /* Finds key: true and *idx, or false. */
 bool hash_get(const struct hash *h, const char *key, size_t *idx);

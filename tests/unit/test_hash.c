@@ -60,6 +60,39 @@ static void test_collisions(void)
 	hash_free(&h);
 }
 
+/* Removing keys in any order leaves every other key found: 2,000 keys in
+ * an index kept three quarters full (long probe runs), every other one
+ * removed, then the rest; a removed key is found no more and may be put
+ * again. */
+static void test_del(void)
+{
+	static char keys[2000][16];
+	struct hash h;
+	size_t idx = 99;
+
+	hash_init(&h);
+	CHECK(!hash_del(&h, "none", &idx));
+	for (size_t i = 0; i < 2000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
+		CHECK_INT(hash_put(&h, keys[i], i), 0);
+	}
+	for (size_t i = 0; i < 2000; i += 2)
+		CHECK(hash_del(&h, keys[i], &idx) && idx == i);
+	CHECK(!hash_del(&h, keys[0], NULL));
+	CHECK_INT(hash_count(&h), 1000);
+	for (size_t i = 0; i < 2000; i++)
+		CHECK(hash_get(&h, keys[i], &idx) == (i % 2 == 1) && (i % 2 == 0 || idx == i));
+	CHECK_INT(hash_put(&h, keys[0], 7), 0);
+	CHECK(hash_get(&h, keys[0], &idx) && idx == 7);
+	for (int i = 1999; i > 0; i -= 2)
+		CHECK(hash_del(&h, keys[i], NULL));
+	CHECK(hash_del(&h, keys[0], NULL));
+	CHECK_INT(hash_count(&h), 0);
+	for (size_t i = 0; i < 2000; i++)
+		CHECK(!hash_get(&h, keys[i], &idx));
+	hash_free(&h);
+}
+
 static void test_fnv(void)
 {
 	/* FNV-1a 64 reference values. */
@@ -72,6 +105,7 @@ int main(void)
 {
 	test_put_get();
 	test_collisions();
+	test_del();
 	test_fnv();
 	return testlib_done("test_hash");
 }

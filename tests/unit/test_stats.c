@@ -139,6 +139,65 @@ static void test_hide(void)
 	stats_destroy(s);
 }
 
+/* Series that come and go (a partition's, shown while among the most
+ * active): 20 rounds of 500 partitions, each round's removed before the
+ * next is registered. Each new series takes a removed one's place (the
+ * registry does not grow with the partitions it ever showed), a removed one
+ * is listed no more and starts from 0 when registered again, and every
+ * series not removed is still found under its labels. */
+static void test_remove(void)
+{
+	enum { N = 500, ROUNDS = 20 };
+	static char json[N][32];
+	struct stats *s = NULL;
+	struct stats_labels conn = {.connector = "c"};
+	struct stats_view v;
+	uint64_t *h[N], *keep, *again;
+	size_t cur = 0, n = 0, count;
+
+	CHECK_INT(stats_new(&s), 0);
+	CHECK_INT(stats_register(s, &lines, &conn, &keep, NULL), 0);
+	*keep = 5;
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < N; i++) {
+			struct stats_labels l = {.connector = "c", .partition = json[i]};
+
+			snprintf(json[i], sizeof(json[i]), "{\"p\":%d}", r * N + i);
+			CHECK_INT(stats_register(s, &depth, &l, &h[i], NULL), 0);
+			*h[i] = (uint64_t)(r * N + i);
+		}
+		if (r == 0)
+			count = stats_count(s);
+		CHECK_INT(stats_count(s), count);
+		/* Every other one first, then the rest: the lookup of those left
+		 * survives removals in the middle of a probe run. */
+		for (int i = 0; i < N; i += 2)
+			stats_remove(s, h[i]);
+		for (int i = 1; i < N; i += 2) {
+			struct stats_labels l = {.connector = "c", .partition = json[i]};
+
+			CHECK_INT(stats_register(s, &depth, &l, &again, NULL), 0);
+			CHECK(again == h[i] && *again == (uint64_t)(r * N + i));
+			stats_remove(s, h[i]);
+		}
+	}
+	stats_remove(s, NULL);
+	while (stats_next(s, &cur, &v)) {
+		CHECK(v.partition == NULL && v.value == 5);
+		n++;
+	}
+	CHECK_INT(n, 1);
+	{
+		struct stats_labels l = {.connector = "c", .partition = json[0]};
+
+		CHECK_INT(stats_register(s, &depth, &l, &again, NULL), 0);
+		CHECK(*again == 0);
+	}
+	CHECK_INT(stats_register(s, &lines, &conn, &again, NULL), 0);
+	CHECK(again == keep && *keep == 5);
+	stats_destroy(s);
+}
+
 /* No cap: the seventeenth counter of a connector (the old limit dropped it)
  * and thousands more are registered, each its own, and all iterate. */
 static void test_no_cap(void)
@@ -208,6 +267,7 @@ int main(void)
 	test_register_and_labels();
 	test_iterate();
 	test_retire();
+	test_remove();
 	test_hide();
 	test_no_cap();
 	test_offsets_stats();
