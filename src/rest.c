@@ -75,6 +75,8 @@
 #define RUN_BUDGET_MS 20
 /* Quiet time after the last change to a TLS file before it is read again. */
 #define TLS_SETTLE_MS 1000
+/* At most one line a minute about TLS clients refused. */
+#define REFUSED_LOG_MS 60000
 
 /* libmicrohttpd and GnuTLS, loaded by the first rest_open() (mhdlib.h,
  * gnutlslib.h). */
@@ -114,6 +116,10 @@ struct server {
 	struct pending *waiting; /* requests whose reply comes later */
 	struct slot *open;       /* nopen slots: rest.max.connections + EVICT_MARGIN */
 	size_t nopen, live;
+	/* TLS clients refused: the first logged, then once a minute with the
+	 * number since (anyone who reaches the port can make them). */
+	int64_t refused_at;
+	unsigned refused;
 };
 
 /* Files read again when they change: the TLS files of one role (main or
@@ -281,6 +287,27 @@ static int on_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, i
 	return 0;
 }
 
+/* Logs a TLS client refused for why, folded: a client that makes a
+ * thousand handshakes a second would otherwise write a thousand lines a
+ * second to the journal (and make journald drop skiff's other lines). */
+static void log_refused(struct server *s, const char *why)
+{
+	int64_t now = loop_now_ms();
+
+	if (s->refused_at != 0 && now - s->refused_at < REFUSED_LOG_MS) {
+		s->refused++;
+		return;
+	}
+	if (s->refused > 0)
+		log_info("rest: %s:%s: TLS client refused: %s (and %u more since the last of "
+		         "these lines)",
+		         s->spec.host, s->spec.port, why, s->refused);
+	else
+		log_info("rest: %s:%s: TLS client refused: %s", s->spec.host, s->spec.port, why);
+	s->refused_at = now;
+	s->refused = 0;
+}
+
 /* GnuTLS, once the client's certificate arrived: it must chain to the
  * truststore (ssl.client.auth). Non-zero ends the handshake. */
 static int on_verify(gnutls_session_t session)
@@ -297,8 +324,7 @@ static int on_verify(gnutls_session_t session)
 	if ((chain == NULL || n == 0) && !resttls_requires_client(sl->s->tls))
 		return 0;
 	if (resttls_gen_verify(sl->gen, chain, chain ? n : 0, why, sizeof(why)) != 0) {
-		log_info("rest: %s:%s: TLS client refused: %s", sl->s->spec.host, sl->s->spec.port,
-		         why);
+		log_refused(sl->s, why);
 		return -1;
 	}
 	return 0;

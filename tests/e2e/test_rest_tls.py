@@ -130,6 +130,34 @@ def test_client_certificates_required_and_requested(tmp_path, kafka, topic, ca):
     assert sk.stop() == 0
 
 
+def test_refused_clients_fold_in_the_log(tmp_path, kafka, topic, ca):
+    """Hostile finding: each TLS client refused was a log line, so 1,000
+    handshakes without a good certificate (3.5 s from one script) wrote
+    1,000 lines: anyone who reaches the port fills the journal, and journald's
+    rate limit then drops skiff's own lines. The first is logged, then one a
+    minute with the number since."""
+    other = CA(tmp_path / "other", "other CA")
+    ocrt, okey = other.pem_files("stranger", server=False)
+    ccrt, ckey = ca.pem_files("good-client", server=False)
+    keys = {"listeners.https.ssl.keystore.location": str(ca.p12("server", "ks-secret-1")),
+            "listeners.https.ssl.keystore.password": "ks-secret-1",
+            "listeners.https.ssl.client.auth": "required",
+            "listeners.https.ssl.truststore.location": str(ca.pem)}
+    sk, port, _ = start_skiff(tmp_path, kafka.bootstrap, topic, keys, scheme="https",
+                              wait=False)
+    good = client_tls(ca, ccrt, ckey)
+    wait_for(lambda: _ok(port, good), 30, 0.2, "the https listener")
+    for i in range(300):
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            request(port, "GET", "/connectors",
+                    tls=client_tls(ca, ocrt, okey) if i % 2 else client_tls(ca), timeout=5)
+    assert request(port, "GET", "/connectors", tls=good).status == 200
+    assert sk.stop() == 0
+    lines = sk.log_text().count("TLS client refused")
+    print(f"FIGURE rest.tls_refused_lines: {lines} log lines for 300 clients refused")
+    assert lines == 1, lines
+
+
 def _ok(port, tls):
     try:
         return request(port, "GET", "/", tls=tls, timeout=2).status == 200
