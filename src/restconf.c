@@ -345,6 +345,12 @@ static int read_tls(const struct config_section *w, const char *prefix, struct r
 			if (t->where == NULL && config_is_set(w, key))
 				t->where = config_where(w, key);
 		}
+		if (t->truststore_location != NULL)
+			t->truststore_where = config_where(
+			    w, pk(key, sizeof(key), prefix, "ssl.truststore.location"));
+		if (t->truststore_certs != NULL)
+			t->truststore_certs_where = config_where(
+			    w, pk(key, sizeof(key), prefix, "ssl.truststore.certificates"));
 		if (config_list_len(w, pk(key, sizeof(key), prefix, "ssl.cipher.suites")) > 0) {
 			snprintf(
 			    errbuf, errlen,

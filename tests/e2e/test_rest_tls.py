@@ -232,6 +232,17 @@ def test_check_and_start_refuse_alike_and_print_no_secret(tmp_path, ca):
         assert r.returncode == 78, r.stdout
         assert re.search(says, r.stdout.decode()), r.stdout
         assert b"secret" not in r.stdout.replace(b"[hidden]", b"")
+    # Hostile finding: a truststore that cannot be read was said to be on
+    # the keystore's line.
+    rc, out = check(tmp_path, {"listeners": "https://127.0.0.1:1",
+                               p + "ssl.keystore.location": good,
+                               p + "ssl.keystore.password": "ks-secret-1",
+                               p + "ssl.truststore.location": str(tmp_path / "missing.p12"),
+                               p + "ssl.client.auth": "required"}, name="trust")
+    lines = (tmp_path / "trust" / "w.properties").read_text().splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if "truststore.location" in t)
+    assert rc == 78, out
+    assert f"w.properties:{line}: {p}ssl.truststore.location: " in out, (line, out)
 
 
 def test_oversized_chunked_body_refused_over_tls(tmp_path, kafka, topic, ca):
