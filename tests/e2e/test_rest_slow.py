@@ -187,7 +187,11 @@ def test_slow_readers_of_a_large_metrics_page(tmp_path, kafka, topic):
           f"{base} -> {peak} kB, /health max "
           f"{max(t for t in took if t is not None):.3f} s")
     assert all(t is not None for t in took), took
-    assert peak - base < 8 * size // 1024, (base, peak)
+    # A copy per reader is 60 pages (before: 21 -> 305 MB). One shared page
+    # costs 2 (10 MB in a Release build); an ASan build keeps each render's
+    # freed growth buffers in its quarantine: 41 MB, 9 pages. 20 tells them
+    # apart in either build.
+    assert peak - base < 20 * size // 1024, (base, peak)
     assert sk.running()
     assert sk.stop() == 0
 
