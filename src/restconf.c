@@ -382,15 +382,17 @@ static bool type_ok(const char *type)
 /* What an https listener of role needs: a key and chain, and a truststore
  * for client certificates. */
 static int check_tls(const struct config_section *w, const struct rest_tls_settings *t,
-                     const char *lkey, const char *lwhere, char *errbuf, size_t errlen)
+                     const char *role, const char *lkey, const char *lwhere, char *errbuf,
+                     size_t errlen)
 {
-	const char *p = t->prefix[0] ? t->prefix : "listeners.https.";
+	const char *p = t->prefix[0] ? t->prefix : role;
 
 	if (t->keystore_location == NULL && t->keystore_key == NULL) {
 		snprintf(
 		    errbuf, errlen,
 		    "%s: %s: an https listener needs %sssl.keystore.location (a PKCS#12 or "
-		    "PEM keystore) or %sssl.keystore.key with %sssl.keystore.certificate.chain",
+		    "PEM keystore) or %sssl.keystore.key with %sssl.keystore.certificate.chain, "
+		    "or the worker's ssl.keystore.location",
 		    lwhere, lkey, p, p, p);
 		return -1;
 	}
@@ -505,6 +507,7 @@ int restconf_read(const struct config_section *w, struct rest_settings *out, cha
 		const char *key = l->admin ? "admin.listeners" : "listeners";
 
 		if (l->https && check_tls(w, &out->tls[l->admin ? REST_TLS_ADMIN : REST_TLS_MAIN],
+		                          l->admin ? "admin.listeners.https." : "listeners.https.",
 		                          key, l->where, errbuf, errlen) != 0)
 			return -1;
 	}

@@ -218,6 +218,12 @@ def test_check_and_start_refuse_alike_and_print_no_secret(tmp_path, ca):
         ({"listeners": "http://admin:pw-secret-3@127.0.0.1:8083"},
          r"listeners: 'http://\[hidden\]@127\.0\.0\.1:8083' is not PROTOCOL://HOST:PORT"),
         ({"listeners": "ftp://127.0.0.1:8083"}, r"the protocol must be http or https"),
+        # Hostile finding: an https admin listener without its keys was
+        # told to set listeners.https.*, which it never reads.
+        ({"listeners": "https://127.0.0.1:1", p + "ssl.keystore.location": good,
+          p + "ssl.keystore.password": "ks-secret-1", "admin.listeners": "https://127.0.0.1:2"},
+         r"admin\.listeners: an https listener needs admin\.listeners\.https\.ssl\.keystore\."
+         r"location .*or the worker's ssl\.keystore\.location"),
     ]
     for i, (keys, says) in enumerate(cases):
         rc, out = check(tmp_path, keys, name=f"c{i}")
