@@ -341,10 +341,28 @@ static void start_tls(struct slot *sl)
 	sl->gen = resttls_current(sl->s->tls);
 	if (session == NULL || !resttls_requests_client(sl->s->tls))
 		return;
-	gnutls->gnutls_certificate_server_set_request(session, resttls_requires_client(sl->s->tls)
-	                                                           ? GNUTLS_CERT_REQUIRE
-	                                                           : GNUTLS_CERT_REQUEST);
+	/* REQUEST even when one is required: under REQUIRE, GnuTLS ends a
+	 * handshake without a certificate itself, before on_verify, and the
+	 * log never says why the client was refused. on_verify refuses it. */
+	gnutls->gnutls_certificate_server_set_request(session, GNUTLS_CERT_REQUEST);
 	gnutls->gnutls_session_set_verify_function(session, on_verify);
+}
+
+/* A request on a connection that ssl.client.auth=required let in has its
+ * certificate: on_verify refused it otherwise, this makes sure. */
+static bool client_vouched(struct server *s, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned n = 0;
+
+	if (s->tls == NULL || !resttls_requires_client(s->tls))
+		return true;
+	ci = mhd->get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci != NULL && ci->tls_session != NULL &&
+	    gnutls->gnutls_certificate_get_peers(ci->tls_session, &n) != NULL && n > 0)
+		return true;
+	log_refused(s, "no client certificate");
+	return false;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -669,6 +687,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		/* The headers are in; the body (if any) follows in later calls,
 		 * unless it is refused now (libmicrohttpd then reads no more of
 		 * it). */
+		if (!client_vouched(s, conn))
+			return MHD_NO;
 		p = calloc(1, sizeof(*p));
 		*state = p;
 		if (p != NULL && announced_too_large(s, conn))

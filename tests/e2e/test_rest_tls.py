@@ -158,6 +158,28 @@ def test_refused_clients_fold_in_the_log(tmp_path, kafka, topic, ca):
     assert lines == 1, lines
 
 
+def test_client_without_certificate_refused_and_logged(tmp_path, kafka, topic, ca):
+    """Hostile finding: under ssl.client.auth=required a client that sent no
+    certificate was refused by GnuTLS before skiff's check ran, so the log
+    never said so (a prober missing its certificate failed, and the device
+    said nothing). Refused over TLS 1.2 and 1.3, and logged."""
+    ccrt, ckey = ca.pem_files("good-client", server=False)
+    keys = {"listeners.https.ssl.keystore.location": str(ca.p12("server", "ks-secret-1")),
+            "listeners.https.ssl.keystore.password": "ks-secret-1",
+            "listeners.https.ssl.client.auth": "required",
+            "listeners.https.ssl.truststore.location": str(ca.pem)}
+    sk, port, _ = start_skiff(tmp_path, kafka.bootstrap, topic, keys, scheme="https",
+                              wait=False)
+    wait_for(lambda: _ok(port, client_tls(ca, ccrt, ckey)), 30, 0.2, "the https listener")
+    for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        bare = client_tls(ca)
+        bare.minimum_version = bare.maximum_version = version
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            request(port, "GET", "/connectors", tls=bare, timeout=5)
+    sk.wait_log(r"TLS client refused: no client certificate", 10)
+    assert sk.stop() == 0
+
+
 def _ok(port, tls):
     try:
         return request(port, "GET", "/", tls=tls, timeout=2).status == 200
