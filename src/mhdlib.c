@@ -20,6 +20,7 @@ static const struct dynlib_sym entries[] = {
     ENTRY(get_connection_info),
     ENTRY(get_connection_values),
     ENTRY(create_response_from_buffer),
+    ENTRY(create_response_from_callback),
     ENTRY(add_response_header),
     ENTRY(queue_response),
     ENTRY(destroy_response),

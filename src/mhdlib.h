@@ -32,6 +32,7 @@ struct mhdlib {
 	__typeof__(MHD_get_connection_info) *get_connection_info;
 	__typeof__(MHD_get_connection_values) *get_connection_values;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_destroy_response) *destroy_response;

@@ -174,7 +174,16 @@ struct rest_request {
 	const char *worker_id; /* "host:port", as Connect names its workers */
 	const struct rest_policy *policy;
 	void *waiter; /* rest.c's handle for a reply that comes later */
+	/* rest.c holds a /metrics page rendered less than REST_SHARE_MS ago
+	 * that is still being sent: GET /metrics answers REST_SHARED_LAST
+	 * instead of rendering another. */
+	bool metrics_at_hand;
 };
+
+/* How long a /metrics page may serve the requests that come while it is
+ * still being sent to others: a page of 3,000 file partitions is 3.8 MB,
+ * and each slow reader held its own copy (60 of them: 186 MB of RSS). */
+#define REST_SHARE_MS 1000
 
 /* A header beside Content-Type. */
 struct rest_header {
@@ -190,8 +199,14 @@ struct rest_reply {
 	size_t len;
 	struct rest_header headers[REST_REPLY_HEADERS];
 	size_t nheaders;
-	char *owned; /* a header value malloc'd for this reply */
+	char *owned;     /* a header value malloc'd for this reply */
+	unsigned shared; /* REST_SHARED_* (GET /metrics) */
 };
+
+/* A reply of GET /metrics: NONE, another reply; NEW, body is a page the
+ * requests that come while it is sent may share; LAST, no body: send the
+ * page rest.c holds (rest_request.metrics_at_hand). */
+enum { REST_SHARED_NONE, REST_SHARED_NEW, REST_SHARED_LAST };
 
 /* Routes req through ops to *out (always filled: errors are replies, in
  * Connect's {"error_code":N,"message":".."} shape). Returns 0,

@@ -507,11 +507,18 @@ static int health(const struct ctx *c)
 
 static int metrics(const struct ctx *c)
 {
-	char *text = c->ops->metrics(c->pctx);
+	static const char type[] = "text/plain; version=0.0.4; charset=utf-8";
+	char *text;
 
-	if (text == NULL)
+	if (c->req->metrics_at_hand) {
+		reply_text(c->out, 200, type, NULL);
+		c->out->shared = REST_SHARED_LAST;
+		return 0;
+	}
+	if ((text = c->ops->metrics(c->pctx)) == NULL)
 		return reply_error(c->out, 500, "out of memory");
-	reply_text(c->out, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+	reply_text(c->out, 200, type, text);
+	c->out->shared = REST_SHARED_NEW;
 	return 0;
 }
 

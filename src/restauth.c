@@ -28,15 +28,27 @@ struct restauth {
 /* ---- the JAAS file ------------------------------------------------------------ */
 
 struct lexer {
-	const char *p, *end;
+	const char *text, *p, *end;
+	const char *at; /* where tok starts in text */
 	char tok[1024];
 	bool quoted;
+	bool unclosed; /* a quoted string ran to the end of the text */
 };
+
+/* The line (from 1) of text that at is on, for messages. */
+static int line_of(const struct lexer *lx, const char *at)
+{
+	int line = 1;
+
+	for (const char *c = lx->text; c < at && c < lx->end; c++)
+		line += *c == '\n';
+	return line;
+}
 
 /* The next token into lx->tok: a word, a "quoted string" (Java's escapes
  * \" and \\ kept simple), or one of { } ; =. Comments are // and slash-star
- * as Java's ConfigFile reads them. Returns false at the end or on a token
- * too long. */
+ * as Java's ConfigFile reads them. Returns false at the end, on a token
+ * too long, or on a quoted string that never ends (lx->unclosed). */
 static bool next(struct lexer *lx)
 {
 	size_t n = 0;
@@ -58,6 +70,8 @@ static bool next(struct lexer *lx)
 		}
 	}
 	lx->quoted = false;
+	lx->at = lx->p;
+	lx->tok[0] = '\0';
 	if (lx->p >= lx->end)
 		return false;
 	if (strchr("{};=", *lx->p) != NULL) {
@@ -73,6 +87,11 @@ static bool next(struct lexer *lx)
 			if (n + 1 >= sizeof(lx->tok))
 				return false;
 			lx->tok[n++] = *lx->p;
+		}
+		if (lx->p >= lx->end) {
+			lx->unclosed = true;
+			lx->tok[0] = '\0';
+			return false;
 		}
 		lx->p++;
 		lx->tok[n] = '\0';
@@ -93,19 +112,54 @@ static bool is(const struct lexer *lx, const char *s)
 	return !lx->quoted && strcmp(lx->tok, s) == 0;
 }
 
+/* A login module's control flag: Java compares them ignoring case. */
+static bool is_flag(const struct lexer *lx)
+{
+	static const char *const flags[] = {"required", "requisite", "sufficient", "optional"};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (!lx->quoted && strcasecmp(lx->tok, flags[i]) == 0)
+			return true;
+	return false;
+}
+
+/* errbuf := "WHAT:LINE: why", the line the lexer stopped on; a quoted
+ * string that never ends is named by the line it opens on. */
+static int refuse(const struct lexer *lx, const char *what, const char *why, char *errbuf,
+                  size_t errlen)
+{
+	if (lx->unclosed)
+		snprintf(errbuf, errlen, "%s:%d: a quoted string that never ends (a \" missing)",
+		         what, line_of(lx, lx->at));
+	else if (lx->tok[0] == '\0' && lx->at >= lx->end)
+		snprintf(errbuf, errlen, "%s:%d: %s (the file ends there)", what,
+		         line_of(lx, lx->at), why);
+	else {
+		char near[101];
+		size_t n = 0;
+
+		/* a binary file's bytes are not printed as they are */
+		for (const char *c = lx->at; c < lx->end && c < lx->p && n + 1 < sizeof(near); c++)
+			near[n++] = isprint((unsigned char)*c) ? *c : '?';
+		near[n] = '\0';
+		snprintf(errbuf, errlen, "%s:%d: %s (near '%s')", what, line_of(lx, lx->at), why,
+		         near);
+	}
+	return RESTAUTH_ERR_CONFIG;
+}
+
 /* One login module of the entry: MODULE FLAG (key=value)* ; . Sets *file
  * (malloc'd) from its file option. */
 static int module(struct lexer *lx, char **file, const char *what, char *errbuf, size_t errlen)
 {
 	if (strcmp(lx->tok, MODULE) != 0) {
 		snprintf(errbuf, errlen,
-		         "%s: the KafkaConnect entry names the login module %.200s: skiff has "
+		         "%s:%d: the KafkaConnect entry names the login module %.200s: skiff has "
 		         "%s only",
-		         what, lx->tok, MODULE);
+		         what, line_of(lx, lx->at), lx->tok, MODULE);
 		return RESTAUTH_ERR_CONFIG;
 	}
-	if (!next(lx) || (!is(lx, "required") && !is(lx, "requisite") && !is(lx, "sufficient") &&
-	                  !is(lx, "optional")))
+	if (!next(lx) || !is_flag(lx))
 		goto bad;
 	while (next(lx) && !is(lx, ";")) {
 		char key[64];
@@ -126,24 +180,36 @@ static int module(struct lexer *lx, char **file, const char *what, char *errbuf,
 		goto bad;
 	return 0;
 bad:
-	snprintf(errbuf, errlen,
-	         "%s: the KafkaConnect entry is not \"" MODULE " required "
-	         "file=\\\"...\\\";\" (near '%.100s')",
-	         what, lx->tok);
-	return RESTAUTH_ERR_CONFIG;
+	return refuse(lx, what,
+	              "the KafkaConnect entry is not \"" MODULE " required "
+	              "file=\\\"...\\\";\"",
+	              errbuf, errlen);
 }
 
-/* The file option of text's KafkaConnect entry, malloc'd. */
+/* The file option of text's KafkaConnect entry, malloc'd. The whole text
+ * is read, as Java's ConfigFile reads it: an error anywhere refuses it, and
+ * so does a second KafkaConnect entry. */
 static int jaas_file(const char *text, size_t len, const char *what, char **out, char *errbuf,
                      size_t errlen)
 {
-	struct lexer lx = {.p = text, .end = text + len};
-	int rc;
+	struct lexer lx = {.text = text, .p = text, .end = text + len};
+	int rc, first = 0;
 
 	*out = NULL;
 	while (next(&lx)) {
 		bool ours = is(&lx, "KafkaConnect");
 
+		if (ours && first != 0) {
+			snprintf(
+			    errbuf, errlen,
+			    "%s:%d: a second KafkaConnect entry (the first is on line %d): Java "
+			    "refuses it too (\"Can not specify multiple entries for "
+			    "KafkaConnect\")",
+			    what, line_of(&lx, lx.at), first);
+			return RESTAUTH_ERR_CONFIG;
+		}
+		if (ours)
+			first = line_of(&lx, lx.at);
 		if (!next(&lx) || !is(&lx, "{"))
 			goto bad;
 		while (next(&lx) && !is(&lx, "}")) {
@@ -157,9 +223,9 @@ static int jaas_file(const char *text, size_t len, const char *what, char **out,
 		}
 		if (!is(&lx, "}") || !next(&lx) || !is(&lx, ";"))
 			goto bad;
-		if (ours)
-			break;
 	}
+	if (lx.unclosed)
+		goto bad;
 	if (*out == NULL || (*out)[0] == '\0') {
 		snprintf(errbuf, errlen,
 		         "%s: no KafkaConnect entry with " MODULE " and its file=\"...\" option "
@@ -169,8 +235,7 @@ static int jaas_file(const char *text, size_t len, const char *what, char **out,
 	}
 	return 0;
 bad:
-	snprintf(errbuf, errlen, "%s: not a JAAS configuration (near '%.100s')", what, lx.tok);
-	return RESTAUTH_ERR_CONFIG;
+	return refuse(&lx, what, "not a JAAS configuration", errbuf, errlen);
 }
 
 static int read_jaas(const char *path, char **text, size_t *len, const char *where, char *errbuf,

@@ -345,6 +345,12 @@ static int read_tls(const struct config_section *w, const char *prefix, struct r
 			if (t->where == NULL && config_is_set(w, key))
 				t->where = config_where(w, key);
 		}
+		if (t->truststore_location != NULL)
+			t->truststore_where = config_where(
+			    w, pk(key, sizeof(key), prefix, "ssl.truststore.location"));
+		if (t->truststore_certs != NULL)
+			t->truststore_certs_where = config_where(
+			    w, pk(key, sizeof(key), prefix, "ssl.truststore.certificates"));
 		if (config_list_len(w, pk(key, sizeof(key), prefix, "ssl.cipher.suites")) > 0) {
 			snprintf(
 			    errbuf, errlen,
@@ -376,15 +382,17 @@ static bool type_ok(const char *type)
 /* What an https listener of role needs: a key and chain, and a truststore
  * for client certificates. */
 static int check_tls(const struct config_section *w, const struct rest_tls_settings *t,
-                     const char *lkey, const char *lwhere, char *errbuf, size_t errlen)
+                     const char *role, const char *lkey, const char *lwhere, char *errbuf,
+                     size_t errlen)
 {
-	const char *p = t->prefix[0] ? t->prefix : "listeners.https.";
+	const char *p = t->prefix[0] ? t->prefix : role;
 
 	if (t->keystore_location == NULL && t->keystore_key == NULL) {
 		snprintf(
 		    errbuf, errlen,
 		    "%s: %s: an https listener needs %sssl.keystore.location (a PKCS#12 or "
-		    "PEM keystore) or %sssl.keystore.key with %sssl.keystore.certificate.chain",
+		    "PEM keystore) or %sssl.keystore.key with %sssl.keystore.certificate.chain, "
+		    "or the worker's ssl.keystore.location",
 		    lwhere, lkey, p, p, p);
 		return -1;
 	}
@@ -499,6 +507,7 @@ int restconf_read(const struct config_section *w, struct rest_settings *out, cha
 		const char *key = l->admin ? "admin.listeners" : "listeners";
 
 		if (l->https && check_tls(w, &out->tls[l->admin ? REST_TLS_ADMIN : REST_TLS_MAIN],
+		                          l->admin ? "admin.listeners.https." : "listeners.https.",
 		                          key, l->where, errbuf, errlen) != 0)
 			return -1;
 	}

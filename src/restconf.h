@@ -42,6 +42,8 @@ struct rest_tls_settings {
 	const char *client_auth;      /* none, requested or required */
 	const char *priorities;       /* GnuTLS priorities from ssl.enabled.protocols */
 	const char *where;            /* file:line of the first key set, for messages */
+	/* file:line of ssl.truststore.location and .certificates (NULL: unset) */
+	const char *truststore_where, *truststore_certs_where;
 	char priobuf[128];
 };
 

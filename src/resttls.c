@@ -30,7 +30,7 @@ struct resttls_gen {
 };
 
 struct resttls {
-	char *prefix, *where;
+	char *prefix, *where, *ts_where, *tsc_where;
 	char *ks_location, *ks_type, *ks_password, *key_password, *ks_key, *ks_chain;
 	char *ts_location, *ts_type, *ts_password, *ts_certs;
 	char *priorities;
@@ -421,7 +421,7 @@ static int load_truststore(const struct resttls *tls, struct resttls_gen *gen, c
 
 	if (tls->ts_certs != NULL) {
 		d = text_datum(tls->ts_certs);
-		snprintf(what, sizeof(what), "%s: %sssl.truststore.certificates", tls->where,
+		snprintf(what, sizeof(what), "%s: %sssl.truststore.certificates", tls->tsc_where,
 		         tls->prefix);
 		rc = pem_truststore(gen, &d, what, errbuf, errlen);
 		if (rc != 0 || tls->ts_location == NULL)
@@ -429,10 +429,10 @@ static int load_truststore(const struct resttls *tls, struct resttls_gen *gen, c
 	}
 	if (tls->ts_location == NULL)
 		return 0;
-	snprintf(what, sizeof(what), "%s: %sssl.truststore.location: %s", tls->where, tls->prefix,
-	         tls->ts_location);
+	snprintf(what, sizeof(what), "%s: %sssl.truststore.location: %s", tls->ts_where,
+	         tls->prefix, tls->ts_location);
 	if ((rc = read_all(tls->ts_location, &d, why, sizeof(why))) != 0) {
-		snprintf(errbuf, errlen, "%s: %sssl.truststore.location: %s", tls->where,
+		snprintf(errbuf, errlen, "%s: %sssl.truststore.location: %s", tls->ts_where,
 		         tls->prefix, why);
 		return rc;
 	}
@@ -501,6 +501,9 @@ int resttls_new(const struct rest_tls_settings *t, struct resttls **out, char *e
 	}
 	tls->prefix = dup_or_null(t->prefix, &ok);
 	tls->where = dup_or_null(t->where ? t->where : "listeners", &ok);
+	tls->ts_where = dup_or_null(t->truststore_where ? t->truststore_where : tls->where, &ok);
+	tls->tsc_where =
+	    dup_or_null(t->truststore_certs_where ? t->truststore_certs_where : tls->where, &ok);
 	tls->ks_location = dup_or_null(t->keystore_location, &ok);
 	tls->ks_type = dup_or_null(t->keystore_type, &ok);
 	tls->ks_password = dup_or_null(t->keystore_password, &ok);
@@ -627,6 +630,8 @@ void resttls_destroy(struct resttls *tls)
 	resttls_gen_unref(tls->cur);
 	free(tls->prefix);
 	free(tls->where);
+	free(tls->ts_where);
+	free(tls->tsc_where);
 	free(tls->ks_location);
 	free(tls->ks_type);
 	free(tls->ks_password);

@@ -794,7 +794,9 @@ static void say_empty_store(const struct worker *w)
 {
 	const struct settings *s = w->settings;
 	const char *file = config_str(s->worker, "offset.storage.file.filename");
-	char line[4096];
+	/* No connector (the REST API's to come) leaves the loop below nothing
+	 * to write: it printed what the stack held. */
+	char line[4096] = "no connector yet";
 	size_t n = 0;
 
 	if (offsets_count(w->offsets) > 0)

@@ -154,6 +154,46 @@ def test_refused_by_check_and_start_alike(tmp_path):
     assert "secret" not in out
 
 
+def test_malformed_jaas_named_by_its_line(tmp_path):
+    """A JAAS file Java would refuse is refused naming its own line, not
+    only the worker key that points at it (hostile finding: a quote never
+    closed swallowed the rest of the file into the message, with no line;
+    a second KafkaConnect entry was ignored, where Java refuses it). Java's
+    flags are case-insensitive: REQUIRED is taken."""
+    d = tmp_path / "auth"
+    d.mkdir()
+    users = d / "users.properties"
+    users.write_text("alice: wonder-secret-1\n")
+    entry = f'KafkaConnect {{\n  {MODULE} required\n  file="{users}";\n}};\n'
+    cases = [
+        ("quote.conf", f'// users\nKafkaConnect {{\n  {MODULE} required\n  file="{users};\n}};\n',
+         r"quote\.conf:4: a quoted string that never ends"),
+        ("flag.conf", f'KafkaConnect {{\n  {MODULE}\n    requird\n  file="{users}";\n}};\n',
+         r"flag\.conf:3: the KafkaConnect entry is not .*\(near 'requird'\)"),
+        ("twice.conf", entry + "\n" + entry, r"twice\.conf:6: a second KafkaConnect entry "
+         r"\(the first is on line 1\)"),
+        ("after.conf", entry + "Other {\n  x.Y optional\n", r"after\.conf:7: not a JAAS"),
+        ("module.conf", "\n\nKafkaConnect {\n  com.example.Ldap required;\n};\n",
+         r"module\.conf:4: the KafkaConnect entry names the login module com\.example\.Ldap"),
+    ]
+    for name, text, says in cases:
+        (d / name).write_text(text)
+        keys = {"listeners": "http://127.0.0.1:1", "rest.extension.classes": EXT,
+                "java.security.auth.login.config": str(d / name)}
+        rc, out = check(tmp_path, keys, name=name)
+        assert rc == 78, (name, out)
+        assert re.search(r"w\.properties:\d+: JAAS file \S+/" + says, out), (says, out)
+        assert "\n};" not in out, out  # no file text spilled into the message
+        r = subprocess.run([str(skiff_bin()), str(tmp_path / name / "w.properties")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        assert r.returncode == 78 and re.search(says, r.stdout.decode()), r.stdout
+    (d / "upper.conf").write_text(entry.replace("required", "REQUIRED"))
+    rc, out = check(tmp_path, {"listeners": "http://127.0.0.1:1", "rest.extension.classes": EXT,
+                               "java.security.auth.login.config": str(d / "upper.conf")},
+                    name="upper")
+    assert rc == 0, out
+
+
 def test_admin_loggers_change_the_level_at_run_time(tmp_path, kafka, topic):
     sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic, {"log.level": "info"})
     assert request(port, "GET", "/admin/loggers").json == \

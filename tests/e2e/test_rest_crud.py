@@ -204,3 +204,27 @@ def test_config_providers_resolve_in_created_connectors(tmp_path, kafka, topic):
     kept = json.loads((sk.dir.parent / "rest-connectors.json").read_text())
     assert kept["connectors"][0]["config"]["topic"] == "${env:SKIFF_REST_TOPIC}"
     assert sk.stop() == 0
+
+
+def test_a_skiff_without_connectors_waits_for_a_post(tmp_path, kafka, topic):
+    """Hostile finding: started with the API and no connector, skiff's first
+    line ("no stored offsets ...: ") ended in whatever the stack held (a
+    stray '"' here): the list of connectors was never written."""
+    from harness import Skiff
+    from restlib import free_port, wait_up
+    port = free_port()
+    sk = Skiff(tmp_path, {"bootstrap.servers": kafka.bootstrap,
+                          "offset.storage.file.filename": str(tmp_path / "offsets"),
+                          "listeners": f"http://127.0.0.1:{port}"}, []).start()
+    wait_up(port)
+    assert request(port, "GET", "/connectors").json == []
+    line = next(x for x in sk.log_text().splitlines() if "no stored offsets" in x)
+    assert line.endswith("(a first start, or its files were deleted): no connector yet"), line
+    src = tmp_path / "a.log"
+    src.write_text("one\n")
+    r = request(port, "POST", "/connectors",
+                {"name": "a", "config": {"connector.class": "FileStreamSource",
+                                         "file": str(src), "topic": topic}})
+    assert r.status == 201, r
+    assert payloads(consume(kafka.bootstrap, topic, n=1)) == ["one"]
+    assert sk.stop() == 0

@@ -130,6 +130,56 @@ def test_client_certificates_required_and_requested(tmp_path, kafka, topic, ca):
     assert sk.stop() == 0
 
 
+def test_refused_clients_fold_in_the_log(tmp_path, kafka, topic, ca):
+    """Hostile finding: each TLS client refused was a log line, so 1,000
+    handshakes without a good certificate (3.5 s from one script) wrote
+    1,000 lines: anyone who reaches the port fills the journal, and journald's
+    rate limit then drops skiff's own lines. The first is logged, then one a
+    minute with the number since."""
+    other = CA(tmp_path / "other", "other CA")
+    ocrt, okey = other.pem_files("stranger", server=False)
+    ccrt, ckey = ca.pem_files("good-client", server=False)
+    keys = {"listeners.https.ssl.keystore.location": str(ca.p12("server", "ks-secret-1")),
+            "listeners.https.ssl.keystore.password": "ks-secret-1",
+            "listeners.https.ssl.client.auth": "required",
+            "listeners.https.ssl.truststore.location": str(ca.pem)}
+    sk, port, _ = start_skiff(tmp_path, kafka.bootstrap, topic, keys, scheme="https",
+                              wait=False)
+    good = client_tls(ca, ccrt, ckey)
+    wait_for(lambda: _ok(port, good), 30, 0.2, "the https listener")
+    for i in range(300):
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            request(port, "GET", "/connectors",
+                    tls=client_tls(ca, ocrt, okey) if i % 2 else client_tls(ca), timeout=5)
+    assert request(port, "GET", "/connectors", tls=good).status == 200
+    assert sk.stop() == 0
+    lines = sk.log_text().count("TLS client refused")
+    print(f"FIGURE rest.tls_refused_lines: {lines} log lines for 300 clients refused")
+    assert lines == 1, lines
+
+
+def test_client_without_certificate_refused_and_logged(tmp_path, kafka, topic, ca):
+    """Hostile finding: under ssl.client.auth=required a client that sent no
+    certificate was refused by GnuTLS before skiff's check ran, so the log
+    never said so (a prober missing its certificate failed, and the device
+    said nothing). Refused over TLS 1.2 and 1.3, and logged."""
+    ccrt, ckey = ca.pem_files("good-client", server=False)
+    keys = {"listeners.https.ssl.keystore.location": str(ca.p12("server", "ks-secret-1")),
+            "listeners.https.ssl.keystore.password": "ks-secret-1",
+            "listeners.https.ssl.client.auth": "required",
+            "listeners.https.ssl.truststore.location": str(ca.pem)}
+    sk, port, _ = start_skiff(tmp_path, kafka.bootstrap, topic, keys, scheme="https",
+                              wait=False)
+    wait_for(lambda: _ok(port, client_tls(ca, ccrt, ckey)), 30, 0.2, "the https listener")
+    for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        bare = client_tls(ca)
+        bare.minimum_version = bare.maximum_version = version
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            request(port, "GET", "/connectors", tls=bare, timeout=5)
+    sk.wait_log(r"TLS client refused: no client certificate", 10)
+    assert sk.stop() == 0
+
+
 def _ok(port, tls):
     try:
         return request(port, "GET", "/", tls=tls, timeout=2).status == 200
@@ -190,6 +240,12 @@ def test_check_and_start_refuse_alike_and_print_no_secret(tmp_path, ca):
         ({"listeners": "http://admin:pw-secret-3@127.0.0.1:8083"},
          r"listeners: 'http://\[hidden\]@127\.0\.0\.1:8083' is not PROTOCOL://HOST:PORT"),
         ({"listeners": "ftp://127.0.0.1:8083"}, r"the protocol must be http or https"),
+        # Hostile finding: an https admin listener without its keys was
+        # told to set listeners.https.*, which it never reads.
+        ({"listeners": "https://127.0.0.1:1", p + "ssl.keystore.location": good,
+          p + "ssl.keystore.password": "ks-secret-1", "admin.listeners": "https://127.0.0.1:2"},
+         r"admin\.listeners: an https listener needs admin\.listeners\.https\.ssl\.keystore\."
+         r"location .*or the worker's ssl\.keystore\.location"),
     ]
     for i, (keys, says) in enumerate(cases):
         rc, out = check(tmp_path, keys, name=f"c{i}")
@@ -204,6 +260,17 @@ def test_check_and_start_refuse_alike_and_print_no_secret(tmp_path, ca):
         assert r.returncode == 78, r.stdout
         assert re.search(says, r.stdout.decode()), r.stdout
         assert b"secret" not in r.stdout.replace(b"[hidden]", b"")
+    # Hostile finding: a truststore that cannot be read was said to be on
+    # the keystore's line.
+    rc, out = check(tmp_path, {"listeners": "https://127.0.0.1:1",
+                               p + "ssl.keystore.location": good,
+                               p + "ssl.keystore.password": "ks-secret-1",
+                               p + "ssl.truststore.location": str(tmp_path / "missing.p12"),
+                               p + "ssl.client.auth": "required"}, name="trust")
+    lines = (tmp_path / "trust" / "w.properties").read_text().splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if "truststore.location" in t)
+    assert rc == 78, out
+    assert f"w.properties:{line}: {p}ssl.truststore.location: " in out, (line, out)
 
 
 def test_oversized_chunked_body_refused_over_tls(tmp_path, kafka, topic, ca):
