@@ -299,6 +299,15 @@ static int64_t file_watch(void *ctx, int64_t now)
 
 	tailwatch_drain(f, now);
 	tailwatch_housekeeping(f, now);
+	/* A stream an event or a look made ready would be read now: what the
+	 * read would notice first, a copytruncate, must not wait for it, or
+	 * logrotate deletes the copies before they are opened. */
+	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
+		struct tailstream *s = f->streams[tailindex_marked(f->idx, k)];
+
+		if (tailstream_ready(s))
+			tailstream_look(s);
+	}
 	tailwatch_budget(f);
 	t = f->poll_mode && f->next_poll < f->next_rescan ? f->next_poll : f->next_rescan;
 	return t > now ? t - now : 0;

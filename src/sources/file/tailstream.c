@@ -139,11 +139,13 @@ static void refresh(struct tailstream *s)
 		tailchain_extend(s, NULL);
 }
 
-/* Puts the path's rotated siblings born after chain[0], a copy, before
- * chain[at], the truncated file: the copies later copytruncates made while
- * skiff was not reading, oldest first. */
+/* Puts the path's rotated siblings born after chain[at - 1], a copy,
+ * before chain[at], the truncated file: the copies later copytruncates made
+ * while skiff was not looking, oldest first. */
 static void newer_copies(struct tailstream *s, size_t at)
 {
+	struct tailid copy = *tailfile_id(s->chain[at - 1].tf);
+
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
 
@@ -151,26 +153,30 @@ static void newer_copies(struct tailstream *s, size_t at)
 		return;
 	for (size_t i = 0; i < nfam; i++)
 		if (fam[i].kind == TAILID_ROTATED && !tailchain_has(s, &fam[i].id) &&
-		    tailid_cmp_age(&fam[i].id, tailfile_id(s->chain[0].tf)) > 0 &&
+		    tailid_cmp_age(&fam[i].id, &copy) > 0 &&
 		    tailchain_add_as(s, at, fam[i].path, 0, true, false, &fam[i].id) == 0)
 			at++;
 	tailscan_free(fam, nfam);
 }
 
-/* chain[0] shrank below its position, or its first bytes or those before
+/* chain[k] shrank below its position, or its first bytes or those before
  * its position changed (see replaced): finish its copy, if logrotate made
  * one, and the copies made after it, then read it again from 0. The copy is
- * the one that holds the bytes read up to the position. */
-static void truncated(struct tailstream *s, int64_t size)
+ * the one that holds the bytes read up to the position. k is 0 (the file
+ * being read), or the file at the path behind rotated files or copies not
+ * read yet (tailstream_look: reading paused). */
+static void truncated(struct tailstream *s, size_t k, int64_t size)
 {
-	struct link *l = &s->chain[0];
+	struct link *l = &s->chain[k];
 	struct tailfile *tf = l->tf;
 	int64_t pos = tailfile_pos(tf), fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
 	int64_t csize = 0, before = l->max_size > pos ? l->max_size : pos;
 	uint64_t fp = tailfile_fp(tf);
 	const void *last;
 	size_t last_len;
-	bool alone = s->n == 1;
+	bool alone = k + 1 == s->n;
+	struct tailid zid;
+	const struct tailid *expect = NULL;
 	char *copy;
 
 	if (l->peek_len > fplen) {
@@ -183,6 +189,17 @@ static void truncated(struct tailstream *s, int64_t size)
 	 * made since then will do: an older one was read already. */
 	copy = tailscan_find_copy(s->path, ROTATED_DIRS(s), fp, fplen, pos, last, last_len,
 	                          fplen > 0 ? INT64_MIN : l->added_ns, &csize);
+	/* logrotate compress without delaycompress: the copy was compressed at
+	 * once. Made since this file was opened or last truncated (its first
+	 * bytes are no proof when every copy starts with one banner). */
+	if (copy == NULL && fplen > 0 &&
+	    (copy = tailscan_find_compressed(s->path, ROTATED_DIRS(s), fp, fplen, l->added_ns,
+	                                     &zid)) != NULL) {
+		expect = &zid;
+		/* Bytes, not its compressed size; unknown: count nothing lost. */
+		if ((csize = tailscan_zdecoded(copy, before)) < 0)
+			csize = before;
+	}
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
 	l->added_ns = clock_wall_ns();
@@ -193,14 +210,14 @@ static void truncated(struct tailstream *s, int64_t size)
 		size = 0;
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
-	if (copy != NULL && tailchain_add(s, 0, copy, pos, true, false) == 0) {
+	if (copy != NULL && tailchain_add_as(s, k, copy, pos, true, false, expect) == 0) {
 		s->c->env->log(s->c->env, LOG_INFO,
 		               "%s was truncated at byte %lld: finishing "
 		               "its copy %s, then reading it from the start",
 		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
 		if (alone)
-			newer_copies(s, 1);
+			newer_copies(s, k + 1);
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN,
 		               "%s was truncated at byte %lld: reading it "
@@ -279,7 +296,7 @@ static int at_end(struct tailstream *s, int64_t now)
 	int64_t size = tailfile_size(l->tf), wait;
 
 	if (size >= 0 && replaced(l, size)) {
-		truncated(s, size);
+		truncated(s, 0, size);
 		return 1;
 	}
 	if (size > l->max_size)
@@ -420,7 +437,7 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 
 		s->chain[0].started = true;
 		if (size >= 0 && replaced(&s->chain[0], size))
-			truncated(s, size);
+			truncated(s, 0, size);
 
 		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final,
 		                   &st);
@@ -476,6 +493,33 @@ void tailstream_check(struct tailstream *s, int64_t now)
 	tailchain_look_held(s);
 	if (s->n > 0)
 		s->ready = true;
+}
+
+void tailstream_look(struct tailstream *s)
+{
+	struct link *l;
+	int64_t size;
+
+	/* Only the file at the path is copied and truncated by logrotate: a
+	 * copy, or a file rotated away, is not the file it copies. */
+	if (s->n == 0 || s->moved || (l = &s->chain[s->n - 1])->copy || l->final ||
+	    (size = tailfile_size(l->tf)) < 0)
+		return;
+	if (replaced(l, size)) {
+		truncated(s, s->n - 1, size);
+		return;
+	}
+	if (size > l->max_size)
+		l->max_size = size; /* what a truncation would lose without a copy */
+	/* Not read yet: its first bytes as they grow, to know its copy by. */
+	if (l->peek_len < TAILID_FP_MAX && size > l->peek_len && tailfile_pos(l->tf) == 0) {
+		int64_t len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+
+		if (tailid_fp_file(tailfile_fd(l->tf), len, &l->peek_fp) == 0)
+			l->peek_len = len;
+		else
+			l->peek_len = 0;
+	}
 }
 
 /* The lingering file that was deleted since, oldest first; -1: none. */

@@ -93,6 +93,14 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
  * 200 ms), so nothing here stops the connector. */
 void tailstream_check(struct tailstream *s, int64_t now);
 
+/* While reading pauses, what a read would notice first: the file at the
+ * path truncated (logrotate copytruncate). Its copy, and the copies made
+ * after it, are opened into the chain then, before logrotate deletes them,
+ * and read from where reading stopped once it resumes; without a copy,
+ * the bytes seen in the file are counted lost. A fstat, and the fingerprint
+ * checks of a read. */
+void tailstream_look(struct tailstream *s);
+
 enum {
 	TAILSTREAM_ERR = -1,       /* a read failed: stops the connector */
 	TAILSTREAM_ERR_NOMEM = -2, /* out of memory */
