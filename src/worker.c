@@ -95,6 +95,7 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 	bool skipped = res == SINK_REFUSED && worker_tolerate_refusal(w, token, reason);
 	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
 	struct partition *p;
+	bool advanced;
 	char why[512];
 
 	w->queue_full = false; /* a report frees room in the producer queue */
@@ -104,15 +105,17 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 		return;
 	p = partition_of(f);
 	partition_head(p, w->turn_ms);
+	/* Read before worker_control_acked: a stop it finishes frees f. */
+	advanced = f->advanced;
 	worker_control_acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
 		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
-		w->advanced |= f->advanced;
+		w->advanced |= advanced;
 		return;
 	}
 	if (skipped) {
-		w->advanced |= f->advanced;
+		w->advanced |= advanced;
 		return;
 	}
 	stats_add(p->conn->failed, 1);
