@@ -50,11 +50,13 @@
 	X(sqlite3_column_value)                                                                    \
 	X(sqlite3_create_function)                                                                 \
 	X(sqlite3_data_count)                                                                      \
+	X(sqlite3_db_config)                                                                       \
 	X(sqlite3_errcode)                                                                         \
 	X(sqlite3_errmsg)                                                                          \
 	X(sqlite3_errstr)                                                                          \
 	X(sqlite3_exec)                                                                            \
 	X(sqlite3_extended_result_codes)                                                           \
+	X(sqlite3_file_control)                                                                    \
 	X(sqlite3_finalize)                                                                        \
 	X(sqlite3_free)                                                                            \
 	X(sqlite3_open)                                                                            \
@@ -72,6 +74,7 @@
 	X(sqlite3_value_text)                                                                      \
 	X(sqlite3_value_type)                                                                      \
 	X(sqlite3_vfs_find)                                                                        \
+	X(sqlite3_vfs_register)                                                                    \
 	X(sqlite3_wal_checkpoint_v2)
 
 #define SQLITELIB_FIELD(fn) __typeof__(fn) *fn;
@@ -136,11 +139,13 @@ static inline int sqlitelib_close(sqlite3 *db)
 #define sqlite3_column_value (sqlitelib_fns()->sqlite3_column_value)
 #define sqlite3_create_function (sqlitelib_fns()->sqlite3_create_function)
 #define sqlite3_data_count (sqlitelib_fns()->sqlite3_data_count)
+#define sqlite3_db_config (sqlitelib_fns()->sqlite3_db_config)
 #define sqlite3_errcode (sqlitelib_fns()->sqlite3_errcode)
 #define sqlite3_errmsg (sqlitelib_fns()->sqlite3_errmsg)
 #define sqlite3_errstr (sqlitelib_fns()->sqlite3_errstr)
 #define sqlite3_exec (sqlitelib_fns()->sqlite3_exec)
 #define sqlite3_extended_result_codes (sqlitelib_fns()->sqlite3_extended_result_codes)
+#define sqlite3_file_control (sqlitelib_fns()->sqlite3_file_control)
 #define sqlite3_free (sqlitelib_fns()->sqlite3_free)
 #define sqlite3_open (sqlitelib_fns()->sqlite3_open)
 #define sqlite3_open_v2 (sqlitelib_fns()->sqlite3_open_v2)
@@ -157,6 +162,7 @@ static inline int sqlitelib_close(sqlite3 *db)
 #define sqlite3_value_text (sqlitelib_fns()->sqlite3_value_text)
 #define sqlite3_value_type (sqlitelib_fns()->sqlite3_value_type)
 #define sqlite3_vfs_find (sqlitelib_fns()->sqlite3_vfs_find)
+#define sqlite3_vfs_register (sqlitelib_fns()->sqlite3_vfs_register)
 #define sqlite3_wal_checkpoint_v2 (sqlitelib_fns()->sqlite3_wal_checkpoint_v2)
 #endif
 

@@ -70,6 +70,8 @@ static void f_log(struct source_env *env, int level, const char *fmt, ...)
 	f->nlogs++;
 	if (getenv("TEST_VERBOSE"))
 		fprintf(stderr, "  log: %s\n", f->lastlog);
+	if (f->on_log != NULL)
+		f->on_log(f, f->lastlog);
 }
 
 uint64_t counted(struct fake *f, const char *name)

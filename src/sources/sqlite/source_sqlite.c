@@ -215,6 +215,16 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		sqdb_busy(s, now);
 		return 1;
 	}
+	if (rc == SQ_STALE) {
+		/* Rare (the application closed its database during the read):
+		 * the next look at the files reopens or waits (sqdb_ensure). */
+		s->env->log(s->env, LOG_NOTICE, "%s: %s during a read: reading again", s->path,
+		            errbuf);
+		s->env->count(s->env, "database_reads_dropped", 1);
+		s->retry_at = now + SQ_BUSY_TIMEOUT_MS;
+		errbuf[0] = '\0';
+		return 1;
+	}
 	if (rc == SQ_ERR || rc == SQ_CONFIG || rc == SQ_NOMEM)
 		return rc == SQ_CONFIG  ? SOURCE_ERR_CONFIG
 		       : rc == SQ_NOMEM ? SOURCE_ERR_NOMEM
@@ -540,6 +550,11 @@ static const struct stats_desc sqlite_counters[] = {
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
      .help = "times the database file was replaced and opened again"},
+    {.name = "database_reads_dropped",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "reads dropped and done again: the application changed the database's files "
+             "under them (closed its last connection, switched the journal mode)"},
     {.name = "database_busy",
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,

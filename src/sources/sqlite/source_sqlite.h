@@ -9,7 +9,9 @@
  *   sqlayout.c       a table's columns and the SQL that reads it
  *   sqquery.c        running one bounded batch
  *   sqreuse.c        incrementing ids reused under skiff (checked each query)
- *   sqguard.c        paths that are not files, journal mode, --check's env
+ *   sqguard.c        paths that are not files, the system calls SQLite may
+ *                    make for skiff, journal mode, --check's env
+ *   sqvfs.c          the read-only VFS every database is opened through
  *   squri.c          the file behind an SQLite URI
  *   sqbacklog.c      the rows still unread (incrementing mode)
  *
@@ -314,6 +316,7 @@ struct sqsrc {
 	sqlite3_stmt *begin, *commit, *rollback, *schema_version;
 	uint64_t dev, ino;
 	bool missing_warned;
+	bool empty_warned;     /* the path is an empty file */
 	bool irregular_warned; /* the path is a FIFO, directory or device */
 	int64_t retry_at;      /* monotonic ms; 0 none */
 	int64_t backoff_ms;    /* while the database is busy */
@@ -337,6 +340,7 @@ enum {
 	SQ_MISSING = -3,
 	SQ_CONFIG = -4, /* a person must act */
 	SQ_NOMEM = -5,  /* out of memory: a restart may pass */
+	SQ_STALE = -6,  /* the files changed under the read (sqvfs_check): dropped */
 };
 
 /* ---- the connection (sqdb.c) --------------------------------------------- */
@@ -374,8 +378,10 @@ char *sqlayout_quote(const char *name);
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
  * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
- * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
- * or SQ_ERR, SQ_CONFIG or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
+ * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later),
+ * SQ_STALE with errbuf (the application changed the files under the read:
+ * nothing kept, t's position as before; reopen, retry) or SQ_ERR, SQ_CONFIG
+ * or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
 int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
@@ -408,9 +414,26 @@ int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint
 
 /* ---- guards (sqguard.c) -------------------------------------------------- */
 
-/* Makes SQLite's open(2) of any file never block (a FIFO is refused). Once
- * per process, before the first sqlite3_open. */
+/* Makes SQLite's open(2) of any file never block (a FIFO is refused), and
+ * its open for writing, fchmod and unlink fail inside sqguard_enter()'s
+ * scope. Once per process, before the first sqlite3_open. */
 void sqguard_install(void);
+
+/* The scope of the read-only VFS (sqvfs.c): while entered, the unix VFS
+ * cannot open a file for writing or creating, change a file's mode or
+ * delete a file. Calls nest. */
+void sqguard_enter(void);
+void sqguard_leave(void);
+
+/* Remembers the descriptor of the next open of path (compared as a string)
+ * inside the scope; sqguard_captured() returns it (-1: none) and forgets
+ * path. path must live until then. */
+void sqguard_capture(const char *path);
+int sqguard_captured(void);
+
+/* Opens path read-only without blocking: a descriptor, or -1 with errno
+ * (ENXIO for a FIFO). The caller closes it. */
+int sqguard_open_ro(const char *path);
 
 /* The database path names a FIFO, directory or device: says so once while it
  * lasts, counts it, and schedules the next look. */
@@ -422,6 +445,37 @@ void sqguard_journal(struct sqsrc *s);
 
 /* Fills env for --check: logs go to the log, nothing is stored. */
 void sqguard_check_env(struct source_env *env, const char *connector);
+
+/* ---- the read-only VFS (sqvfs.c) ---------------------------------------- */
+
+#define SQVFS_NAME "skiff-ro"
+
+/* Registers the VFS SQVFS_NAME over the unix VFS (not as the default).
+ * Once per process; later calls do nothing. Returns an SQLite result code. */
+int sqvfs_register(void);
+
+/* The database file as a read began, for sqvfs_check(). */
+struct sqvfs_mark {
+	bool known;
+	int64_t size, mtime_ns, ctime_ns;
+};
+
+/* Records db's file (a connection opened through SQVFS_NAME) before a read
+ * transaction. */
+void sqvfs_mark(sqlite3 *db, struct sqvfs_mark *m);
+
+/* Whether what db read since m (NULL: before a read, whether db may read at
+ * all) can be trusted. In a WAL database skiff holds no lock an application
+ * sees (sqvfs.c), so an application that believed itself alone (it closed
+ * its last connection, switched the journal mode, took an exclusive lock)
+ * may have checkpointed pages under the read. Returns SQVFS_SOUND, or with
+ * why: SQVFS_STALE (the application deleted or replaced the -wal, or opened
+ * a database that had none, or the file changed under a read without one:
+ * drop what was read and open the database again), SQVFS_HELD (another
+ * connection holds the file with a write lock: drop what was read and wait).
+ * Main loop only. */
+enum { SQVFS_SOUND, SQVFS_STALE, SQVFS_HELD };
+int sqvfs_check(sqlite3 *db, const struct sqvfs_mark *m, char *why, size_t len);
 
 /* ---- URIs (squri.c) ------------------------------------------------------ */
 

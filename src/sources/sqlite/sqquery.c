@@ -362,16 +362,49 @@ static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf,
 	return SQ_ERR;
 }
 
-int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
-{
-	struct run u = {.limit = s->batch_max};
-	int rc, version = 0;
-	int64_t t0;
+/* The position of t a query may move, to put back when its read is dropped. */
+struct saved {
+	int64_t inc, ts, rid, done_ts, bulk_pos;
+	struct sqring ring;
+};
 
-	sqquery_drop_rows(t);
-	t->more = false;
+static void save(const struct sqtable *t, struct saved *v)
+{
+	*v = (struct saved){.inc = t->inc,
+	                    .ts = t->ts,
+	                    .rid = t->rid,
+	                    .done_ts = t->done_ts,
+	                    .bulk_pos = t->bulk_pos,
+	                    .ring = t->ring};
+}
+
+static void restore(struct sqsrc *s, struct sqtable *t, const struct saved *v)
+{
+	t->inc = v->inc;
+	t->ts = v->ts;
+	t->rid = v->rid;
+	t->done_ts = v->done_ts;
+	t->bulk_pos = v->bulk_pos;
+	t->ring = v->ring;
+	if (s->mode == SQ_TIMESTAMP && !t->keyset) {
+		/* The group may hold rows of the dropped read: start after the
+		 * last group read completely (its rows again, as a restart). */
+		sqseen_group_reset(&t->group, SQLTS_NONE);
+		t->ts = t->done_ts;
+	}
+	/* The layout may have been read under it too. */
+	sqlayout_drop(t);
+}
+
+/* Everything the query reads, in the open read transaction: the schema,
+ * reused ids, the rows. Returns 0 or an SQ_ code with errbuf. */
+static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, int64_t now_ns,
+                      char *errbuf, size_t errlen)
+{
+	int rc, version = 0;
+
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
-		goto out;
+		return rc;
 	if (t->laid_out && version != t->schema_version) {
 		s->env->log(s->env, LOG_INFO,
 		            "%s: the database schema changed: reading its "
@@ -381,25 +414,52 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	}
 	if ((!t->laid_out || version != t->schema_version) &&
 	    (rc = sqlayout_build(s, t, version, errbuf, errlen)) != 0)
-		goto out;
+		return rc;
 	if ((rc = sqreuse_check(s, t)) != 0)
-		goto out;
-	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
-	t0 = clock_mono_ms();
-	if (read_rows(s, t, &u) != 0) {
+		return rc;
+	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u->limit + 1 : u->limit, now_ns);
+	if (read_rows(s, t, u) != 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", t->name ? t->name : "query");
-		rc = SQ_NOMEM;
-		goto out;
+		return SQ_NOMEM;
 	}
-	if (u.rc != SQLITE_ROW && u.rc != SQLITE_DONE) {
+	if (u->rc != SQLITE_ROW && u->rc != SQLITE_DONE) {
 		if (t->nrows == 0) {
-			rc = busy(u.rc) ? SQ_BUSY : SQ_ERR;
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 			         sqlite3_errmsg(s->db));
-			goto out;
+			return busy(u->rc) ? SQ_BUSY : SQ_ERR;
 		}
-		snprintf(u.bad, sizeof(u.bad), "%s", sqlite3_errmsg(s->db));
+		snprintf(u->bad, sizeof(u->bad), "%s", sqlite3_errmsg(s->db));
 	}
+	if (t->nrows > 0 && s->mode == SQ_INCREMENTING)
+		ring_tail(s, t, u);
+	return 0;
+}
+
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
+{
+	struct run u = {.limit = s->batch_max};
+	struct sqvfs_mark mark;
+	struct saved was;
+	char why[200];
+	int rc;
+	int64_t t0 = clock_mono_ms();
+
+	sqquery_drop_rows(t);
+	t->more = false;
+	save(t, &was);
+	sqvfs_mark(s->db, &mark);
+	rc = read_batch(s, t, &u, now_ns, errbuf, errlen);
+	/* Whatever the read found (an error, a bad row, rows), it counts only
+	 * if nothing changed the files under it (sqvfs.c). */
+	if (rc != SQ_BUSY && rc != SQ_NOMEM &&
+	    sqvfs_check(s->db, &mark, why, sizeof(why)) != SQVFS_SOUND) {
+		restore(s, t, &was);
+		snprintf(errbuf, errlen, "%s", why);
+		rc = SQ_STALE;
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
 	if (u.bad[0] != '\0' && s->pending == NULL) {
 		char msg[640];
 
@@ -408,8 +468,6 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 		s->pending = strdup(msg);
 		s->pending_config = u.config;
 	}
-	if (t->nrows > 0 && s->mode == SQ_INCREMENTING)
-		ring_tail(s, t, &u);
 	if (t->nrows > 0)
 		advance(s, t, &u);
 	t->more = u.peek || (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
