@@ -150,6 +150,13 @@ struct source_env {
 	/* Optional (NULL: none). Sets the gauge name (a static string,
 	 * registered with counter() as a STATS_GAUGE) to value. */
 	void (*set)(struct source_env *env, const char *name, uint64_t value);
+	/* Optional (NULL: not offered). Adds n to the counter d of partition p,
+	 * or sets the gauge d to n (d->type), labelled with the connector and
+	 * p's partition: for what is known per partition (a table's rows the
+	 * clock hides). d is static; STATS_F_LOG shows it in the log (when it
+	 * first is not 0, then at offset flushes) and in `skiff status`. */
+	void (*partition_stat)(struct source_env *env, struct partition *p,
+	                       const struct stats_desc *d, uint64_t n);
 	/* Logs one line prefixed with the connector's name; level is a
 	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
 	void (*log)(struct source_env *env, int level, const char *fmt, ...)

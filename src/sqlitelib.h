@@ -68,6 +68,7 @@
 	X(sqlite3_result_int64)                                                                    \
 	X(sqlite3_result_null)                                                                     \
 	X(sqlite3_step)                                                                            \
+	X(sqlite3_user_data)                                                                       \
 	X(sqlite3_value_bytes)                                                                     \
 	X(sqlite3_value_double)                                                                    \
 	X(sqlite3_value_int64)                                                                     \
@@ -156,6 +157,7 @@ static inline int sqlitelib_close(sqlite3 *db)
 #define sqlite3_result_int64 (sqlitelib_fns()->sqlite3_result_int64)
 #define sqlite3_result_null (sqlitelib_fns()->sqlite3_result_null)
 #define sqlite3_step (sqlitelib_fns()->sqlite3_step)
+#define sqlite3_user_data (sqlitelib_fns()->sqlite3_user_data)
 #define sqlite3_value_bytes (sqlitelib_fns()->sqlite3_value_bytes)
 #define sqlite3_value_double (sqlitelib_fns()->sqlite3_value_double)
 #define sqlite3_value_int64 (sqlitelib_fns()->sqlite3_value_int64)

@@ -146,6 +146,11 @@ static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errle
 		t->inc = inc;
 	if (has_ts && s->mode != SQ_INCREMENTING)
 		t->ts = t->done_ts = ns;
+	/* The ids above the offset's are new to the clock's check (sqclock.c). */
+	if (has_inc && s->mode == SQ_TS_INC) {
+		t->clock_key = inc;
+		t->clock_ready = true;
+	}
 	return 0;
 }
 

@@ -71,9 +71,18 @@ int sqlts_from_real(double v, int64_t *ns);
  * Returns 0, or -1 with a message in errbuf naming the value. */
 int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen);
 
+/* What skiff_ts() counts as it converts: the values after `after` (the
+ * timestamp modes' query computes it once for every row of the table, so
+ * n is then the rows in the future). Reset by the caller. */
+struct sqlts_clock {
+	int64_t after;
+	uint64_t n;
+};
+
 /* Registers skiff_ts(x) on db: x as ns since the epoch, NULL for NULL,
- * SQLTS_BAD for anything else. Returns an SQLite result code. */
-int sqlts_register(sqlite3 *db);
+ * SQLTS_BAD for anything else; counting into clk (NULL: not). clk lives
+ * as long as db. Returns an SQLite result code. */
+int sqlts_register(sqlite3 *db, struct sqlts_clock *clk);
 
 struct sqsrc;
 struct sqtable;
@@ -262,6 +271,10 @@ struct sqtable {
 	sqlite3_stmt *max_stmt, *at_stmt, *seq_stmt;
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
+	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
+	 * clock_max_sql only where a key grows with each new row. */
+	char *clock_sql, *clock_max_sql, *future_sql;
+	sqlite3_stmt *clock_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
 	bool started;    /* position initialised from the committed offset */
@@ -278,6 +291,12 @@ struct sqtable {
 	char *at_sql;            /* incrementing: SELECT * of the row at an id */
 	bool autoinc;            /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
 	int64_t reuse_warned_ms; /* monotonic ms of the last warning of reused ids */
+	/* The rows the clock hides (sqclock.c). */
+	int64_t clock_key;  /* the largest key looked at */
+	bool clock_ready;   /* clock_key is set (from the offset, or the table) */
+	bool clock_checked; /* ... and checked against this layout's table */
+	int64_t behind_warned_ms, future_warned_ms; /* monotonic ms of the last warnings */
+	uint64_t behind_unwarned;                   /* rows behind since the last warning */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */
@@ -326,8 +345,9 @@ struct sqsrc {
 	cJSON **owned; /* payloads and keys of the last poll */
 	size_t nowned, capowned;
 	struct sqvalue_stats stats;
-	char *pending;       /* an error to report at the next poll */
-	bool pending_config; /* it is the data's or the configuration's: exit 78 */
+	struct sqlts_clock clock; /* what skiff_ts() counts (sqclock.c) */
+	char *pending;            /* an error to report at the next poll */
+	bool pending_config;      /* it is the data's or the configuration's: exit 78 */
 };
 
 /* How long one attempt waits for a lock inside SQLite (source_sqlite.c). */
@@ -394,6 +414,10 @@ bool sqquery_buffered(const struct sqtable *t);
 /* Frees t's buffered rows (close). */
 void sqquery_drop_rows(struct sqtable *t);
 
+/* Appends the current row of st (t's columns first, as t->stmt has them) to
+ * t's buffer, its offset zeroed. NULL when memory is short. */
+struct sqrow *sqquery_add_row(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st);
+
 /* True for the answers of a locked database. */
 bool sqquery_busy(int rc);
 
@@ -411,6 +435,19 @@ int sqreuse_check(struct sqsrc *s, struct sqtable *t);
  * were not fingerprinted as they were read. Returns 0, or -1 when it cannot
  * be read. */
 int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint *p);
+
+/* ---- the clock (sqclock.c) ---------------------------------------------- */
+
+/* Timestamp modes, in the batch's read transaction before its query: adds
+ * to t's buffer (at most room) the new rows whose timestamp is behind t's
+ * position, which the query will never return, with the position as their
+ * offset; counts and warns. Returns how many, or SQ_BUSY, SQ_ERR, SQ_NOMEM. */
+int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room);
+
+/* After the batch's query: n rows of t have a timestamp after now (counted
+ * by skiff_ts() into s->clock). Sets the gauge and warns, at most once a
+ * minute, naming one. */
+void sqclock_future(struct sqsrc *s, struct sqtable *t, uint64_t n);
 
 /* ---- guards (sqguard.c) -------------------------------------------------- */
 

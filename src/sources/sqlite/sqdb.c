@@ -68,7 +68,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 		sqlite3_extended_result_codes(s->db, 0);
 		sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
-		rc = sqlts_register(s->db);
+		rc = sqlts_register(s->db, &s->clock);
 	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
