@@ -302,6 +302,16 @@ struct source_ops {
 	int (*check_offset)(const struct config_section *cfg, const char *partition,
 	                    const char *offset, char *errbuf, size_t errlen);
 
+	/* Optional (NULL: not checked). After check_offset passed: whether
+	 * offset lies within what the source holds now, not past its end (a
+	 * table's newest row), where it would skip what comes up to it. Opens
+	 * what it reads read-only and changes nothing. bounded: called from the
+	 * main loop (REST), it must answer within a bounded time. Returns 0, or
+	 * SOURCE_ERR_CONFIG with errbuf naming the newest value (or why it
+	 * cannot tell: refused too); the caller may offer to force it. */
+	int (*check_reach)(const struct config_section *cfg, const char *partition,
+	                   const char *offset, bool bounded, char *errbuf, size_t errlen);
+
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);
 };

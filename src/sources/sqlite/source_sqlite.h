@@ -274,6 +274,7 @@ struct sqtable {
 	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
 	 * clock_max_sql only where a key grows with each new row. */
 	char *clock_sql, *clock_max_sql, *future_sql;
+	char *newest_sql; /* not bulk: the newest row (sqcheck_reach) */
 	sqlite3_stmt *clock_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
@@ -480,8 +481,9 @@ void sqguard_irregular(struct sqsrc *s, int64_t now);
  * query holds the writers off while it reads the whole table (WAL does not). */
 void sqguard_journal(struct sqsrc *s);
 
-/* Fills env for --check: logs go to the log, nothing is stored. */
-void sqguard_check_env(struct source_env *env, const char *connector);
+/* Fills env for --check: logs go to the log (quiet: nowhere), nothing is
+ * stored. */
+void sqguard_check_env(struct source_env *env, const char *connector, bool quiet);
 
 /* ---- the read-only VFS (sqvfs.c) ---------------------------------------- */
 
@@ -536,5 +538,17 @@ void sqbacklog_count(void *ctx,
  * stopped. */
 int sqcheck_offset(const struct config_section *cfg, const char *partition, const char *offset,
                    char *errbuf, size_t errlen);
+
+/* The position in an offset of the JDBC connector's shape: "incrementing"
+ * into *inc, "timestamp" (ms) and "timestamp_nanos" into *ns; has_* say
+ * which were there. Returns 0, or -1 when the timestamp is out of range. */
+int sqcheck_position(const char *offset, bool *has_inc, int64_t *inc, bool *has_ts, int64_t *ns);
+
+/* Whether offset lies within t's rows: compares it with t's newest row
+ * (t->newest_sql, in the open read transaction of s). Returns 0, SQ_BUSY,
+ * or SQ_CONFIG with errbuf naming the newest value ("table t: its newest id
+ * is 100, below ..."), SQ_ERR with errbuf when it cannot tell. */
+int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char *errbuf,
+                   size_t errlen);
 
 #endif

@@ -203,13 +203,21 @@ __attribute__((format(printf, 3, 4))) static void check_log(struct source_env *e
 	va_end(ap);
 }
 
-void sqguard_check_env(struct source_env *env, const char *connector)
+__attribute__((format(printf, 3, 4))) static void quiet_log(struct source_env *env, int level,
+                                                            const char *fmt, ...)
+{
+	(void)env;
+	(void)level;
+	(void)fmt;
+}
+
+void sqguard_check_env(struct source_env *env, const char *connector, bool quiet)
 {
 	*env = (struct source_env){.connector = connector,
 	                           .partition = check_partition,
 	                           .committed = check_committed,
 	                           .count = check_count,
-	                           .log = check_log};
+	                           .log = quiet ? quiet_log : check_log};
 }
 
 /* ---- a rollback journal under the timestamp modes ---------------------------- */

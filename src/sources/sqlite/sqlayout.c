@@ -626,6 +626,28 @@ static int build_future(struct lay *l)
 	return buf_take(&b, &l->t->future_sql, NULL) != 0 ? -1 : 0;
 }
 
+/* The newest row, for an offset a person sets (sqcheck_reach): the largest
+ * id; the latest timestamp; the latest (timestamp, id). */
+static int build_newest(struct lay *l)
+{
+	struct buf b;
+	enum sqmode m = l->s->mode;
+
+	sql_init(&b);
+	if (m == SQ_INCREMENTING)
+		sb_all(&b, "SELECT max(", l->inc_expr, ") FROM ", NULL);
+	else
+		sb_all(&b, "SELECT v", m == SQ_TS_INC ? ", k" : "", " FROM (SELECT ", l->ts_expr,
+		       " AS v", m == SQ_TS_INC ? ", " : "", m == SQ_TS_INC ? l->inc_expr : "",
+		       m == SQ_TS_INC ? " AS k" : "", " FROM ", NULL);
+	sb_src(&b, l);
+	if (m != SQ_INCREMENTING)
+		sb_all(&b,
+		       " LIMIT -1) WHERE v IS NOT NULL AND v <> " SQLTS_BAD_SQL " ORDER BY v DESC",
+		       m == SQ_TS_INC ? ", k DESC" : "", " LIMIT 1", NULL);
+	return buf_take(&b, &l->t->newest_sql, NULL) != 0 ? -1 : 0;
+}
+
 /* Rows whose timestamp is below the bound ?3, and rows whose timestamp
  * skiff_ts() cannot read (SQLTS_BAD, ordered after every instant): reaching
  * one stops the connector there, after the rows before it. */
@@ -641,6 +663,8 @@ static int build_sql(struct lay *l, struct buf *b)
 
 	t->inc_col = t->ts_col = t->rid_col = -1;
 	t->keyset = r != NULL;
+	if (l->s->mode != SQ_BULK && build_newest(l) != 0)
+		return oom(l);
 	switch (l->s->mode) {
 	case SQ_BULK:
 		if (r == NULL) {
@@ -715,6 +739,8 @@ void sqlayout_drop(struct sqtable *t)
 	free(t->clock_sql);
 	free(t->clock_max_sql);
 	free(t->future_sql);
+	free(t->newest_sql);
+	t->newest_sql = NULL;
 	t->max_sql = t->at_sql = t->count_sql = NULL;
 	t->clock_sql = t->clock_max_sql = t->future_sql = NULL;
 	t->clock_checked = false;
