@@ -201,6 +201,10 @@ def test_vacuum_into_swaps_beside_skiff(tmp_path, kafka, topic):
     assert not twice, f"{len(twice)} (id, version) delivered twice, e.g. {twice[:10]}"
     assert sk.stop() == 0
     assert sk.log_text().count("was replaced by another file") >= 1
+    # The figures docs/source-sqlite.md records (pytest -s shows them).
+    print(f"{swaps} swaps: {len(ledger)} rows, {sum(ledger.values()) - len(ledger)} updates, "
+          f"{len(got)} records; reads dropped and done again: "
+          f"{sk.log_text().count('during a read: reading again')}")
 
 
 # --- the mechanism, step by step ---------------------------------------------------------
