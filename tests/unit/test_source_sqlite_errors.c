@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -498,6 +499,57 @@ static void test_app_closes_during_read(void)
 	fake_free(&f);
 }
 
+/* A crashed application's hot rollback journal: a read-only reader cannot
+ * roll it back (SQLITE_READONLY_ROLLBACK), nor can a read-only -shm be
+ * recovered or initialised (SQLITE_READONLY_RECOVERY, _CANTINIT): the
+ * application will, so the source waits as for a lock, never stops. */
+static void test_hot_journal_waited_for(void)
+{
+	struct fake f;
+	struct source_batch b;
+	void *ctx = NULL;
+	char err[512], journal[600];
+	int64_t ids[16];
+	pid_t pid;
+
+	new_db("hotjournal.db");
+	snprintf(journal, sizeof(journal), "%s-journal", dbpath);
+	sql(dbpath, "PRAGMA journal_mode=DELETE; CREATE TABLE t(id INTEGER PRIMARY KEY, v);"
+	            "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+	pid = fork();
+	if (pid == 0) {
+		sqlite3 *w = NULL;
+
+		/* Pages spill into the file, the originals are in the journal. */
+		if (sqlite3_open(dbpath, &w) != SQLITE_OK ||
+		    sqlite3_exec(w,
+		                 "PRAGMA cache_size=1; BEGIN; WITH RECURSIVE c(x) AS (SELECT 10 "
+		                 "UNION ALL SELECT x+1 FROM c WHERE x<400) INSERT INTO t SELECT x, "
+		                 "randomblob(500) FROM c",
+		                 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(2);
+		_exit(0); /* crashed inside its transaction */
+	}
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	CHECK(access(journal, F_OK) == 0);
+	fake_init(&f);
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
+	                   sizeof(err)),
+	          0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+		CHECK_INT(b.n, 0);
+	}
+	CHECK(counted(&f, "database_busy") >= 3);
+	CHECK(access(journal, F_OK) == 0); /* skiff rolled nothing back */
+	/* The application comes back: its first read rolls the journal back. */
+	sql(dbpath, "SELECT count(*) FROM t");
+	CHECK(access(journal, F_OK) != 0);
+	CHECK_INT(drain(&f, ctx, 100, ids, 16), 3);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
 int main(void)
 {
 	test_config_errors();
@@ -508,5 +560,6 @@ int main(void)
 	test_locks();
 	test_timeouts();
 	test_app_closes_during_read();
+	test_hot_journal_waited_for();
 	return testlib_done("test_source_sqlite_errors");
 }

@@ -54,7 +54,7 @@ static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
 	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
-static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t errlen)
+static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *errbuf, size_t errlen)
 {
 	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (s->uri ? SQLITE_OPEN_URI : 0);
 	int rc;
@@ -78,6 +78,13 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
 	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
 		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
+	if (rc != SQLITE_OK && sqquery_busy(rc)) {
+		/* Reading the schema met a lock, or what only the application
+		 * can do first (a hot journal to roll back): wait for it. */
+		sqdb_close(s);
+		sqdb_busy(s, now);
+		return 1;
+	}
 	if (rc != SQLITE_OK) {
 		snprintf(errbuf, errlen, "%s: %s", s->path,
 		         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -168,7 +175,7 @@ int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size
 	if (s->db != NULL && (rc = stale(s, now, may_close)) != 0)
 		return rc;
 	s->missing_warned = false;
-	return s->db != NULL ? 0 : open_db(s, &st, errbuf, errlen);
+	return s->db != NULL ? 0 : open_db(s, &st, now, errbuf, errlen);
 }
 
 /* ---- the busy back-off ----------------------------------------------------- */

@@ -25,7 +25,10 @@
 
 bool sqquery_busy(int rc)
 {
-	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+	/* READONLY: what only a writer can do stands in the way of a read
+	 * (a hot journal to roll back, a -shm to recover or initialise:
+	 * sqvfs.c lets skiff do neither); the application will. */
+	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_READONLY;
 }
 
 static bool busy(int rc)
