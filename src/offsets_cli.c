@@ -53,7 +53,8 @@ static void usage(FILE *fp)
 	    "partition). import reads a Kafka Connect standalone offsets file.\n"
 	    "--connector may be left out when the configuration has one connector (import:\n"
 	    "every connector in the file must be configured, or --connector takes one).\n"
-	    "--force: set a position past a file's end; import over a position further ahead.\n");
+	    "--force: set a position past a file's end or a table's newest row; import over a\n"
+	    "position further ahead.\n");
 }
 
 /* Options and positional arguments into cli; -1 to go on, or an exit code. */
@@ -284,7 +285,8 @@ static int past_end(const char *file, const char *offset, int64_t pos, char *err
 }
 
 /* Whether c's source would use entry e (a null offset always passes), and,
- * unless forced, its position is within its file. */
+ * unless forced, its position is within its file, or its source's data
+ * (check_reach: a table's newest row). */
 static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, char *errbuf,
                        size_t errlen)
 {
@@ -306,6 +308,13 @@ static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, 
 	}
 	if (rc == 0 && !cl->force && file_position(c, e->partition, off, &file, &pos))
 		rc = past_end(file, off, pos, errbuf, errlen);
+	if (rc == 0 && !cl->force && c->ops->check_reach != NULL &&
+	    c->ops->check_reach(c->cfg, part, off, false, errbuf, errlen) != 0) {
+		size_t len = strlen(errbuf);
+
+		snprintf(errbuf + len, errlen - len, " (--force to store it anyway)");
+		rc = -1;
+	}
 	free(part);
 	free(off);
 	return rc;

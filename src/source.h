@@ -150,6 +150,13 @@ struct source_env {
 	/* Optional (NULL: none). Sets the gauge name (a static string,
 	 * registered with counter() as a STATS_GAUGE) to value. */
 	void (*set)(struct source_env *env, const char *name, uint64_t value);
+	/* Optional (NULL: not offered). Adds n to the counter d of partition p,
+	 * or sets the gauge d to n (d->type), labelled with the connector and
+	 * p's partition: for what is known per partition (a table's rows the
+	 * clock hides). d is static; STATS_F_LOG shows it in the log (when it
+	 * first is not 0, then at offset flushes) and in `skiff status`. */
+	void (*partition_stat)(struct source_env *env, struct partition *p,
+	                       const struct stats_desc *d, uint64_t n);
 	/* Logs one line prefixed with the connector's name; level is a
 	 * log.h enum log_level (LOG_WARN, LOG_INFO, ...). */
 	void (*log)(struct source_env *env, int level, const char *fmt, ...)
@@ -294,6 +301,16 @@ struct source_ops {
 	 * connector throws), or SOURCE_ERR_FOREIGN (above). */
 	int (*check_offset)(const struct config_section *cfg, const char *partition,
 	                    const char *offset, char *errbuf, size_t errlen);
+
+	/* Optional (NULL: not checked). After check_offset passed: whether
+	 * offset lies within what the source holds now, not past its end (a
+	 * table's newest row), where it would skip what comes up to it. Opens
+	 * what it reads read-only and changes nothing. bounded: called from the
+	 * main loop (REST), it must answer within a bounded time. Returns 0, or
+	 * SOURCE_ERR_CONFIG with errbuf naming the newest value (or why it
+	 * cannot tell: refused too); the caller may offer to force it. */
+	int (*check_reach)(const struct config_section *cfg, const char *partition,
+	                   const char *offset, bool bounded, char *errbuf, size_t errlen);
 
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);

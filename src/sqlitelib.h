@@ -50,11 +50,13 @@
 	X(sqlite3_column_value)                                                                    \
 	X(sqlite3_create_function)                                                                 \
 	X(sqlite3_data_count)                                                                      \
+	X(sqlite3_db_config)                                                                       \
 	X(sqlite3_errcode)                                                                         \
 	X(sqlite3_errmsg)                                                                          \
 	X(sqlite3_errstr)                                                                          \
 	X(sqlite3_exec)                                                                            \
 	X(sqlite3_extended_result_codes)                                                           \
+	X(sqlite3_file_control)                                                                    \
 	X(sqlite3_finalize)                                                                        \
 	X(sqlite3_free)                                                                            \
 	X(sqlite3_open)                                                                            \
@@ -66,12 +68,14 @@
 	X(sqlite3_result_int64)                                                                    \
 	X(sqlite3_result_null)                                                                     \
 	X(sqlite3_step)                                                                            \
+	X(sqlite3_user_data)                                                                       \
 	X(sqlite3_value_bytes)                                                                     \
 	X(sqlite3_value_double)                                                                    \
 	X(sqlite3_value_int64)                                                                     \
 	X(sqlite3_value_text)                                                                      \
 	X(sqlite3_value_type)                                                                      \
 	X(sqlite3_vfs_find)                                                                        \
+	X(sqlite3_vfs_register)                                                                    \
 	X(sqlite3_wal_checkpoint_v2)
 
 #define SQLITELIB_FIELD(fn) __typeof__(fn) *fn;
@@ -136,11 +140,13 @@ static inline int sqlitelib_close(sqlite3 *db)
 #define sqlite3_column_value (sqlitelib_fns()->sqlite3_column_value)
 #define sqlite3_create_function (sqlitelib_fns()->sqlite3_create_function)
 #define sqlite3_data_count (sqlitelib_fns()->sqlite3_data_count)
+#define sqlite3_db_config (sqlitelib_fns()->sqlite3_db_config)
 #define sqlite3_errcode (sqlitelib_fns()->sqlite3_errcode)
 #define sqlite3_errmsg (sqlitelib_fns()->sqlite3_errmsg)
 #define sqlite3_errstr (sqlitelib_fns()->sqlite3_errstr)
 #define sqlite3_exec (sqlitelib_fns()->sqlite3_exec)
 #define sqlite3_extended_result_codes (sqlitelib_fns()->sqlite3_extended_result_codes)
+#define sqlite3_file_control (sqlitelib_fns()->sqlite3_file_control)
 #define sqlite3_free (sqlitelib_fns()->sqlite3_free)
 #define sqlite3_open (sqlitelib_fns()->sqlite3_open)
 #define sqlite3_open_v2 (sqlitelib_fns()->sqlite3_open_v2)
@@ -151,12 +157,14 @@ static inline int sqlitelib_close(sqlite3 *db)
 #define sqlite3_result_int64 (sqlitelib_fns()->sqlite3_result_int64)
 #define sqlite3_result_null (sqlitelib_fns()->sqlite3_result_null)
 #define sqlite3_step (sqlitelib_fns()->sqlite3_step)
+#define sqlite3_user_data (sqlitelib_fns()->sqlite3_user_data)
 #define sqlite3_value_bytes (sqlitelib_fns()->sqlite3_value_bytes)
 #define sqlite3_value_double (sqlitelib_fns()->sqlite3_value_double)
 #define sqlite3_value_int64 (sqlitelib_fns()->sqlite3_value_int64)
 #define sqlite3_value_text (sqlitelib_fns()->sqlite3_value_text)
 #define sqlite3_value_type (sqlitelib_fns()->sqlite3_value_type)
 #define sqlite3_vfs_find (sqlitelib_fns()->sqlite3_vfs_find)
+#define sqlite3_vfs_register (sqlitelib_fns()->sqlite3_vfs_register)
 #define sqlite3_wal_checkpoint_v2 (sqlitelib_fns()->sqlite3_wal_checkpoint_v2)
 #endif
 

@@ -612,14 +612,16 @@ static int get_offsets(void *ctx, size_t i, char **json)
 }
 
 /* Whether c's source would use entry e (a reset always passes: junk stored
- * earlier must stay removable, as Connect allows). Returns 0,
+ * earlier must stay removable, as Connect allows), and it lies within the
+ * source's data (check_reach: not past a table's newest row; no --force
+ * here, `skiff offsets set --force` with skiff stopped). Returns 0,
  * REST_ERR_SOURCE with errbuf (the source's reason, as Connect's connector
  * throws it), or REST_ERR_NOMEM. */
 static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char *errbuf,
                      size_t errlen)
 {
 	char why[512], *part, *off;
-	int rc = 0;
+	int rc = 0, src = 0;
 
 	if (e->offset == NULL || c->cs->ops->check_offset == NULL)
 		return 0;
@@ -627,10 +629,12 @@ static int check_one(const struct conn *c, const struct offsets_doc_entry *e, ch
 	off = strndup(e->offset, e->olen);
 	if (part == NULL || off == NULL)
 		rc = REST_ERR_NOMEM;
-	else if ((rc = c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why))) ==
+	else if ((src = c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why))) ==
 	         SOURCE_ERR_FOREIGN)
-		rc = 0; /* stored, as Connect stores it */
-	else if (rc != 0) {
+		src = 0; /* stored, as Connect stores it */
+	else if (src == 0 && c->cs->ops->check_reach != NULL)
+		src = c->cs->ops->check_reach(c->cs->cfg, part, off, true, why, sizeof(why));
+	if (src != 0) {
 		snprintf(errbuf, errlen, "%s", why);
 		rc = REST_ERR_SOURCE;
 	}

@@ -61,9 +61,11 @@ enum conn_run {
 	CONN_STOPPED,  /* its source closed, its offsets in the store */
 };
 
-/* A counter a source named through env->count, and its registry handle. */
+/* A counter a source named through env->count (or a counter or gauge of one
+ * of its partitions, env->partition_stat), and its registry handle. */
 struct event {
 	const char *name;
+	char *partition; /* the partition's JSON (owned), NULL: the connector's */
 	uint64_t *value;
 	size_t index; /* in the registry */
 };

@@ -135,21 +135,26 @@ static int room_logged(struct worker *w, size_t i)
 	return 0;
 }
 
-/* c's counter name, registered on first use with d, or with a generic help
- * when d is NULL. NULL: out of memory, or the name clashes with another
- * metric (said in the log). */
-static struct event *event(struct conn *c, const char *name, const struct stats_desc *d)
+/* c's counter name (of partition part, a JSON object, or the connector's
+ * when NULL), registered on first use with d, or with a generic help when d
+ * is NULL. NULL: out of memory, or the name clashes with another metric
+ * (said in the log). */
+static struct event *event(struct conn *c, const char *name, const struct stats_desc *d,
+                           const char *part)
 {
 	static const char generic[] = "an event the source counted (the docs page of its "
 	                              "source says what each counter means)";
 	struct stats_desc own = {
 	    .name = name, .type = STATS_COUNTER, .help = generic, .flags = STATS_F_LOG};
-	struct stats_labels l = {.connector = c->cs->name};
+	struct stats_labels l = {.connector = c->cs->name, .partition = part};
 	struct event *e;
 	int rc = 0;
 
 	for (size_t i = 0; i < c->nevents; i++)
-		if (c->events[i].name == name || strcmp(c->events[i].name, name) == 0)
+		if ((c->events[i].name == name || strcmp(c->events[i].name, name) == 0) &&
+		    (part == NULL ? c->events[i].partition == NULL
+		                  : c->events[i].partition != NULL &&
+		                        strcmp(c->events[i].partition, part) == 0))
 			return &c->events[i];
 	if (d == NULL)
 		d = &own;
@@ -164,6 +169,9 @@ static struct event *event(struct conn *c, const char *name, const struct stats_
 		}
 	}
 	e = &c->events[c->nevents];
+	e->partition = NULL;
+	if (rc == 0 && part != NULL && (e->partition = strdup(part)) == NULL)
+		rc = STATS_ERR_NOMEM;
 	if (rc == 0)
 		rc = stats_register(c->w->stats, d, &l, &e->value, &e->index);
 	if (rc == 0)
@@ -171,6 +179,7 @@ static struct event *event(struct conn *c, const char *name, const struct stats_
 	if (rc != 0) {
 		log_error("connector %s: cannot count %s: %s", c->cs->name, name,
 		          stats_strerror(rc));
+		free(e->partition);
 		return NULL;
 	}
 	e->name = name;
@@ -183,7 +192,7 @@ static struct event *event(struct conn *c, const char *name, const struct stats_
 static void env_count(struct source_env *env, const char *name, uint64_t n)
 {
 	struct conn *c = env->opaque;
-	struct event *e = event(c, name, NULL);
+	struct event *e = event(c, name, NULL, NULL);
 
 	if (e == NULL)
 		return;
@@ -197,16 +206,51 @@ static void env_count(struct source_env *env, const char *name, uint64_t n)
 
 static void env_set(struct source_env *env, const char *name, uint64_t value)
 {
-	struct event *e = event(env->opaque, name, NULL);
+	struct event *e = event(env->opaque, name, NULL, NULL);
 
 	if (e != NULL)
 		*e->value = value;
 }
 
+/* The partition map of a key ["connector",{...}] (offset_key's shape), as a
+ * malloc'd string, or NULL: kept only where a partition's stat needs it, not
+ * beside every partition. */
+static char *partition_of_key(const char *key)
+{
+	const char *p = key + 2; /* past [" */
+
+	while (*p != '\0' && *p != '"')
+		p += *p == '\\' && p[1] != '\0' ? 2 : 1;
+	if (*p != '"' || p[1] != ',' || strlen(p) < 3)
+		return NULL;
+	p += 2;
+	return strndup(p, strlen(p) - 1); /* without the closing ] */
+}
+
+/* A partition's counter (added to) or gauge (set); logged as env_count's. */
+static void env_partition_stat(struct source_env *env, struct partition *p,
+                               const struct stats_desc *d, uint64_t n)
+{
+	struct conn *c = env->opaque;
+	char *json = p != NULL ? partition_of_key(p->key) : NULL;
+	struct event *e = json != NULL ? event(c, d->name, d, json) : NULL;
+
+	if (e != NULL && d->type == STATS_GAUGE)
+		*e->value = n;
+	else if (e != NULL)
+		stats_add(e->value, n);
+	if (e != NULL && c->w->logged[e->index] == 0 && *e->value != 0) {
+		log_warn("connector %s: %s %s=%llu", env->connector, json, d->name,
+		         (unsigned long long)*e->value);
+		c->w->logged[e->index] = *e->value;
+	}
+	free(json);
+}
+
 /* Registered now, counted through env_count by name. */
 static int env_counter(struct source_env *env, const struct stats_desc *d)
 {
-	return event(env->opaque, d->name, d) != NULL ? 0 : SOURCE_ERR_NOMEM;
+	return event(env->opaque, d->name, d, NULL) != NULL ? 0 : SOURCE_ERR_NOMEM;
 }
 
 __attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env, int level,
@@ -228,7 +272,8 @@ void worker_source_log_counters(struct worker *w)
 		if (!(v.desc->flags & STATS_F_LOG) || v.index >= w->nlogged ||
 		    v.value == w->logged[v.index])
 			continue;
-		log_warn("connector %s: %s=%llu", v.connector ? v.connector : "-", v.desc->name,
+		log_warn("connector %s: %s%s%s=%llu", v.connector ? v.connector : "-",
+		         v.partition ? v.partition : "", v.partition ? " " : "", v.desc->name,
 		         (unsigned long long)v.value);
 		w->logged[v.index] = v.value;
 	}
@@ -367,6 +412,7 @@ void worker_source_env(struct conn *c)
 	                             .counter = env_counter,
 	                             .count = env_count,
 	                             .set = env_set,
+	                             .partition_stat = env_partition_stat,
 	                             .log = env_log};
 	c->env.value_bytes_max = value_budget(c);
 	/* Rendered structs skip a tree per record; transforms need the tree. */
@@ -403,5 +449,7 @@ void worker_source_free(struct conn *c)
 {
 	free(c->pfds);
 	free(c->watches);
+	for (size_t i = 0; i < c->nevents; i++)
+		free(c->events[i].partition);
 	free(c->events);
 }

@@ -108,7 +108,9 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 			if ((v.desc->flags & (STATS_F_LOG | STATS_F_STATUS)) &&
 			    v.connector != NULL && v.value > 0 &&
 			    strcmp(v.connector, c->cs->name) == 0)
-				put(o, "  %s=%llu\n", v.desc->name, (unsigned long long)v.value);
+				put(o, "  %s%s%s=%llu\n", v.partition ? v.partition : "",
+				    v.partition ? " " : "", v.desc->name,
+				    (unsigned long long)v.value);
 	}
 }
 

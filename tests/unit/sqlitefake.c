@@ -6,6 +6,7 @@
 #include "source.h"
 #include "source_sqlite.h"
 #include "sqlitefake.h"
+#include "stats.h"
 #include "testlib.h"
 
 #include <math.h>
@@ -58,6 +59,20 @@ static void f_count(struct source_env *env, const char *name, uint64_t n)
 	}
 }
 
+/* Partition stats as counters of their own name (a gauge holds its last value). */
+static void f_partition_stat(struct source_env *env, struct partition *p,
+                             const struct stats_desc *d, uint64_t n)
+{
+	struct fake *f = env->opaque;
+
+	(void)p;
+	if (d->type == STATS_GAUGE)
+		for (size_t i = 0; i < f->ncounts; i++)
+			if (strcmp(f->cnames[i], d->name) == 0)
+				f->cvals[i] = 0;
+	f_count(env, d->name, n);
+}
+
 static void f_log(struct source_env *env, int level, const char *fmt, ...)
 {
 	struct fake *f = env->opaque;
@@ -70,6 +85,8 @@ static void f_log(struct source_env *env, int level, const char *fmt, ...)
 	f->nlogs++;
 	if (getenv("TEST_VERBOSE"))
 		fprintf(stderr, "  log: %s\n", f->lastlog);
+	if (f->on_log != NULL)
+		f->on_log(f, f->lastlog);
 }
 
 uint64_t counted(struct fake *f, const char *name)
@@ -88,6 +105,7 @@ void fake_init(struct fake *f)
 	                             .partition = f_partition,
 	                             .committed = f_committed,
 	                             .count = f_count,
+	                             .partition_stat = f_partition_stat,
 	                             .log = f_log};
 }
 

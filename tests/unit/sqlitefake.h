@@ -25,6 +25,9 @@ struct fake {
 	size_t ncounts;
 	char lastlog[1024];
 	int nlogs;
+	/* Optional: called with each line the source logs, as it logs it
+	 * (from inside a query, for some). */
+	void (*on_log)(struct fake *f, const char *line);
 };
 
 /* The database of the running test (new_db) and the records of the last poll. */

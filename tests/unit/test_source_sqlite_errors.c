@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -444,6 +445,111 @@ static void test_deletes_without_reuse(void)
 	fake_free(&f);
 }
 
+/* The application closes its last connection while skiff reads: it
+ * believes itself alone (skiff holds no lock it can see), checkpoints and
+ * deletes its -wal. The read is dropped, the position stays, and the rows
+ * come once, from the database opened again. */
+static sqlite3 *app_db;
+
+static void close_app_during_read(struct fake *f, const char *line)
+{
+	(void)f;
+	/* Logged while the batch's read transaction is open (the layout). */
+	if (app_db != NULL && strncmp(line, "t: SELECT", 9) == 0) {
+		CHECK_INT(sqlite3_close(app_db), SQLITE_OK);
+		app_db = NULL;
+	}
+}
+
+static void test_app_closes_during_read(void)
+{
+	struct fake f;
+	struct source_batch b;
+	void *ctx = NULL;
+	char err[512], wal[600];
+	int64_t ids[64];
+	size_t n;
+
+	new_db("closing.db");
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	CHECK_INT(sqlite3_open(dbpath, &app_db), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(app_db,
+	                       "PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, v);"
+	                       "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c "
+	                       "WHERE x<20) INSERT INTO t SELECT x, 'row ' || x FROM c",
+	                       NULL, NULL, NULL),
+	          SQLITE_OK);
+	fake_init(&f);
+	f.on_log = close_app_during_read;
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
+	                   sizeof(err)),
+	          0);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK(app_db == NULL);
+	CHECK(access(wal, F_OK) != 0); /* the application's close cleaned up */
+	CHECK_INT(b.n, 0);
+	CHECK_INT(counted(&f, "database_reads_dropped"), 1);
+	sql(dbpath, "INSERT INTO t VALUES (21, 'row 21'), (22, 'row 22')");
+	n = drain(&f, ctx, 100, ids, 64);
+	CHECK_INT(n, 22);
+	for (size_t i = 0; i < n && i < 64; i++)
+		CHECK_INT(ids[i], (int64_t)i + 1);
+	CHECK(counted(&f, "database_reopened") >= 1);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
+/* A crashed application's hot rollback journal: a read-only reader cannot
+ * roll it back (SQLITE_READONLY_ROLLBACK), nor can a read-only -shm be
+ * recovered or initialised (SQLITE_READONLY_RECOVERY, _CANTINIT): the
+ * application will, so the source waits as for a lock, never stops. */
+static void test_hot_journal_waited_for(void)
+{
+	struct fake f;
+	struct source_batch b;
+	void *ctx = NULL;
+	char err[512], journal[600];
+	int64_t ids[16];
+	pid_t pid;
+
+	new_db("hotjournal.db");
+	snprintf(journal, sizeof(journal), "%s-journal", dbpath);
+	sql(dbpath, "PRAGMA journal_mode=DELETE; CREATE TABLE t(id INTEGER PRIMARY KEY, v);"
+	            "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+	pid = fork();
+	if (pid == 0) {
+		sqlite3 *w = NULL;
+
+		/* Pages spill into the file, the originals are in the journal. */
+		if (sqlite3_open(dbpath, &w) != SQLITE_OK ||
+		    sqlite3_exec(w,
+		                 "PRAGMA cache_size=1; BEGIN; WITH RECURSIVE c(x) AS (SELECT 10 "
+		                 "UNION ALL SELECT x+1 FROM c WHERE x<400) INSERT INTO t SELECT x, "
+		                 "randomblob(500) FROM c",
+		                 NULL, NULL, NULL) != SQLITE_OK)
+			_exit(2);
+		_exit(0); /* crashed inside its transaction */
+	}
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	CHECK(access(journal, F_OK) == 0);
+	fake_init(&f);
+	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
+	                   sizeof(err)),
+	          0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+		CHECK_INT(b.n, 0);
+	}
+	CHECK(counted(&f, "database_busy") >= 3);
+	CHECK(access(journal, F_OK) == 0); /* skiff rolled nothing back */
+	/* The application comes back: its first read rolls the journal back. */
+	sql(dbpath, "SELECT count(*) FROM t");
+	CHECK(access(journal, F_OK) != 0);
+	CHECK_INT(drain(&f, ctx, 100, ids, 16), 3);
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
 int main(void)
 {
 	test_config_errors();
@@ -453,5 +559,7 @@ int main(void)
 	test_deletes_without_reuse();
 	test_locks();
 	test_timeouts();
+	test_app_closes_during_read();
+	test_hot_journal_waited_for();
 	return testlib_done("test_source_sqlite_errors");
 }

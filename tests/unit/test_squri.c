@@ -39,5 +39,9 @@ int main(void)
 	bad("file:?mode=ro", "name a database file");
 	bad("file:/a%2.db", "escape");
 	bad("file:/a%00.db", "escape");
+	/* skiff's read-only VFS is not to be replaced (sqvfs.c). */
+	bad("file:/x.db?vfs=unix", "vfs= is not allowed");
+	bad("file:/x.db?mode=ro&v%66s=unix-none", "vfs= is not allowed");
+	ok("file:/x.db?mode=ro&vfsx=1#vfs=unix", "/x.db");
 	return testlib_done("test_squri");
 }

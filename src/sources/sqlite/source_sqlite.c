@@ -117,18 +117,14 @@ static void initial_position(struct sqsrc *s, struct sqtable *t)
 static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen)
 {
 	const char *json = s->env->committed(s->env, t->part);
-	int64_t inc, ms, nanos = 0, ns;
+	int64_t inc = 0, ns = 0;
 	bool has_inc, has_ts;
 
 	initial_position(s, t);
 	t->started = true;
 	if (json == NULL || s->mode == SQ_BULK)
 		return 0;
-	has_inc = jsonint_get(json, "incrementing", &inc) == 0;
-	has_ts = jsonint_get(json, "timestamp", &ms) == 0;
-	if (has_ts && jsonint_get(json, "timestamp_nanos", &nanos) != 0)
-		nanos = ((ms % 1000) + 1000) % 1000 * 1000000;
-	if (has_ts && sqlts_join(ms, nanos, &ns) != 0) {
+	if (sqcheck_position(json, &has_inc, &inc, &has_ts, &ns) != 0) {
 		snprintf(errbuf, errlen, "%s: stored offset %s: timestamp out of range",
 		         t->name ? t->name : "query", json);
 		return -1;
@@ -146,6 +142,11 @@ static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errle
 		t->inc = inc;
 	if (has_ts && s->mode != SQ_INCREMENTING)
 		t->ts = t->done_ts = ns;
+	/* The ids above the offset's are new to the clock's check (sqclock.c). */
+	if (has_inc && s->mode == SQ_TS_INC) {
+		t->clock_key = inc;
+		t->clock_ready = true;
+	}
 	return 0;
 }
 
@@ -213,6 +214,16 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 	rc = sqquery_fill(s, t, clock_wall_ns(), errbuf, errlen);
 	if (rc == SQ_BUSY) {
 		sqdb_busy(s, now);
+		return 1;
+	}
+	if (rc == SQ_STALE) {
+		/* Rare (the application closed its database during the read):
+		 * the next look at the files reopens or waits (sqdb_ensure). */
+		s->env->log(s->env, LOG_NOTICE, "%s: %s during a read: reading again", s->path,
+		            errbuf);
+		s->env->count(s->env, "database_reads_dropped", 1);
+		s->retry_at = now + SQ_BUSY_TIMEOUT_MS;
+		errbuf[0] = '\0';
 		return 1;
 	}
 	if (rc == SQ_ERR || rc == SQ_CONFIG || rc == SQ_NOMEM)
@@ -540,6 +551,11 @@ static const struct stats_desc sqlite_counters[] = {
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
      .help = "times the database file was replaced and opened again"},
+    {.name = "database_reads_dropped",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "reads dropped and done again: the application changed the database's files "
+             "under them (closed its last connection, switched the journal mode)"},
     {.name = "database_busy",
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
@@ -682,7 +698,7 @@ static int sqlite_check(const struct config_section *cfg, const char *name, char
 	void *ctx = NULL;
 	int rc;
 
-	sqguard_check_env(&env, name);
+	sqguard_check_env(&env, name, false);
 	rc = sqlite_open(cfg, &env, &ctx, errbuf, errlen);
 	if (rc != 0)
 		return rc == SOURCE_ERR_NOMEM ? rc : SOURCE_ERR_CONFIG;
@@ -697,6 +713,104 @@ static int sqlite_check(const struct config_section *cfg, const char *name, char
 	                          : SOURCE_ERR;
 }
 
+/* The table (or the query) partition names, or NULL. */
+static struct sqtable *table_of(struct sqsrc *s, const char *partition)
+{
+	cJSON *p = cJSON_Parse(partition);
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "table");
+	struct sqtable *t = NULL;
+
+	for (size_t i = 0; i < s->ntables && t == NULL; i++)
+		if (cJSON_IsString(name) ? s->tables[i].name != NULL &&
+		                               strcmp(s->tables[i].name, name->valuestring) == 0
+		                         : s->tables[i].name == NULL)
+			t = &s->tables[i];
+	cJSON_Delete(p);
+	return t;
+}
+
+/* The most VM steps a check from the main loop (REST) may take: tens of
+ * milliseconds on a PC; a timestamp mode reads the whole table. */
+#define REACH_BUDGET_STEPS 20000000
+#define REACH_STEPS_PER_CALL 10000
+
+static int reach_over(void *arg)
+{
+	int *calls = arg;
+
+	return ++*calls > REACH_BUDGET_STEPS / REACH_STEPS_PER_CALL;
+}
+
+/* Compares offset with the newest row of its table, in one read
+ * transaction of a connection of its own. Returns an SQ_ code. */
+static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bounded, char *errbuf,
+                 size_t errlen)
+{
+	int rc, calls = 0;
+
+	rc = sqdb_ensure(s, 0, true, errbuf, errlen);
+	if (rc != 0) {
+		if (rc > 0)
+			snprintf(errbuf, errlen, "%s is not there (or is not a database yet)",
+			         s->path);
+		return SQ_ERR;
+	}
+	if (bounded)
+		sqlite3_progress_handler(s->db, REACH_STEPS_PER_CALL, reach_over, &calls);
+	rc = sqlite3_step(s->begin);
+	sqlite3_reset(s->begin);
+	if (rc != SQLITE_DONE)
+		rc = sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+	else if ((rc = sqlayout_build(s, t, 0, errbuf, errlen)) == 0)
+		rc = sqcheck_newest(s, t, offset, errbuf, errlen);
+	if (rc == SQ_ERR && calls > REACH_BUDGET_STEPS / REACH_STEPS_PER_CALL)
+		snprintf(errbuf, errlen, "%s %s is too large to read within a REST request",
+		         t->name ? "table" : "the", t->name ? t->name : "query");
+	if (sqlite3_step(s->commit) != SQLITE_DONE)
+		sqlite3_step(s->rollback);
+	sqlite3_reset(s->commit);
+	sqlite3_reset(s->rollback);
+	sqlite3_progress_handler(s->db, 0, NULL, NULL);
+	return rc;
+}
+
+/* source_ops.check_reach: an offset past the newest row is refused, and so
+ * is one that cannot be checked (its database or table missing, locked). */
+static int sqlite_check_reach(const struct config_section *cfg, const char *partition,
+                              const char *offset, bool bounded, char *errbuf, size_t errlen)
+{
+	struct source_env env;
+	struct sqtable *t;
+	char why[512] = "";
+	void *ctx = NULL;
+	int rc;
+
+	sqguard_check_env(&env, "offsets", true);
+	if (sqlite_open(cfg, &env, &ctx, why, sizeof(why)) != 0) {
+		snprintf(errbuf, errlen, "the offset cannot be checked: %s", why);
+		return SOURCE_ERR_CONFIG;
+	}
+	t = table_of(ctx, partition);
+	rc = t != NULL ? reach(ctx, t, offset, bounded, why, sizeof(why)) : 0;
+	if (rc == SQ_CONFIG)
+		snprintf(errbuf, errlen, "%s", why);
+	else if (rc == SQ_MISSING)
+		snprintf(errbuf, errlen,
+		         "table %s does not exist: the offset cannot be checked against its rows",
+		         t->name ? t->name : "?");
+	else if (rc == SQ_BUSY)
+		snprintf(errbuf, errlen,
+		         "the database is locked: the offset cannot be checked against the rows of "
+		         "%s %s now",
+		         t->name ? "table" : "the", t->name ? t->name : "query");
+	else if (rc != 0)
+		snprintf(errbuf, errlen,
+		         "the offset cannot be checked against the rows of %s %s: %s",
+		         t->name ? "table" : "the", t->name ? t->name : "query", why);
+	sqlite_close(ctx);
+	return rc == 0 ? 0 : SOURCE_ERR_CONFIG;
+}
+
 const struct source_ops source_sqlite_ops = {
     .kind = "sqlite",
     .classes = sqlite_classes,
@@ -705,6 +819,7 @@ const struct source_ops source_sqlite_ops = {
     .open = sqlite_open,
     .check = sqlite_check,
     .check_offset = sqcheck_offset,
+    .check_reach = sqlite_check_reach,
     .poll = sqlite_poll,
     .pollfds = sqlite_pollfds,
     .timeout_ms = sqlite_timeout,

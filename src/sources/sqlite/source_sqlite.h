@@ -9,7 +9,9 @@
  *   sqlayout.c       a table's columns and the SQL that reads it
  *   sqquery.c        running one bounded batch
  *   sqreuse.c        incrementing ids reused under skiff (checked each query)
- *   sqguard.c        paths that are not files, journal mode, --check's env
+ *   sqguard.c        paths that are not files, the system calls SQLite may
+ *                    make for skiff, journal mode, --check's env
+ *   sqvfs.c          the read-only VFS every database is opened through
  *   squri.c          the file behind an SQLite URI
  *   sqbacklog.c      the rows still unread (incrementing mode)
  *
@@ -69,9 +71,18 @@ int sqlts_from_real(double v, int64_t *ns);
  * Returns 0, or -1 with a message in errbuf naming the value. */
 int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen);
 
+/* What skiff_ts() counts as it converts: the values after `after` (the
+ * timestamp modes' query computes it once for every row of the table, so
+ * n is then the rows in the future). Reset by the caller. */
+struct sqlts_clock {
+	int64_t after;
+	uint64_t n;
+};
+
 /* Registers skiff_ts(x) on db: x as ns since the epoch, NULL for NULL,
- * SQLTS_BAD for anything else. Returns an SQLite result code. */
-int sqlts_register(sqlite3 *db);
+ * SQLTS_BAD for anything else; counting into clk (NULL: not). clk lives
+ * as long as db. Returns an SQLite result code. */
+int sqlts_register(sqlite3 *db, struct sqlts_clock *clk);
 
 struct sqsrc;
 struct sqtable;
@@ -260,6 +271,11 @@ struct sqtable {
 	sqlite3_stmt *max_stmt, *at_stmt, *seq_stmt;
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
+	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
+	 * clock_max_sql only where a key grows with each new row. */
+	char *clock_sql, *clock_max_sql, *future_sql;
+	char *newest_sql; /* not bulk: the newest row (sqcheck_reach) */
+	sqlite3_stmt *clock_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
 	bool started;    /* position initialised from the committed offset */
@@ -276,6 +292,12 @@ struct sqtable {
 	char *at_sql;            /* incrementing: SELECT * of the row at an id */
 	bool autoinc;            /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
 	int64_t reuse_warned_ms; /* monotonic ms of the last warning of reused ids */
+	/* The rows the clock hides (sqclock.c). */
+	int64_t clock_key;  /* the largest key looked at */
+	bool clock_ready;   /* clock_key is set (from the offset, or the table) */
+	bool clock_checked; /* ... and checked against this layout's table */
+	int64_t behind_warned_ms, future_warned_ms; /* monotonic ms of the last warnings */
+	uint64_t behind_unwarned;                   /* rows behind since the last warning */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */
@@ -314,6 +336,7 @@ struct sqsrc {
 	sqlite3_stmt *begin, *commit, *rollback, *schema_version;
 	uint64_t dev, ino;
 	bool missing_warned;
+	bool empty_warned;     /* the path is an empty file */
 	bool irregular_warned; /* the path is a FIFO, directory or device */
 	int64_t retry_at;      /* monotonic ms; 0 none */
 	int64_t backoff_ms;    /* while the database is busy */
@@ -323,8 +346,9 @@ struct sqsrc {
 	cJSON **owned; /* payloads and keys of the last poll */
 	size_t nowned, capowned;
 	struct sqvalue_stats stats;
-	char *pending;       /* an error to report at the next poll */
-	bool pending_config; /* it is the data's or the configuration's: exit 78 */
+	struct sqlts_clock clock; /* what skiff_ts() counts (sqclock.c) */
+	char *pending;            /* an error to report at the next poll */
+	bool pending_config;      /* it is the data's or the configuration's: exit 78 */
 };
 
 /* How long one attempt waits for a lock inside SQLite (source_sqlite.c). */
@@ -337,6 +361,7 @@ enum {
 	SQ_MISSING = -3,
 	SQ_CONFIG = -4, /* a person must act */
 	SQ_NOMEM = -5,  /* out of memory: a restart may pass */
+	SQ_STALE = -6,  /* the files changed under the read (sqvfs_check): dropped */
 };
 
 /* ---- the connection (sqdb.c) --------------------------------------------- */
@@ -374,8 +399,10 @@ char *sqlayout_quote(const char *name);
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
  * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
- * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later)
- * or SQ_ERR, SQ_CONFIG or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
+ * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later),
+ * SQ_STALE with errbuf (the application changed the files under the read:
+ * nothing kept, t's position as before; reopen, retry) or SQ_ERR, SQ_CONFIG
+ * or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
 int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
@@ -388,7 +415,12 @@ bool sqquery_buffered(const struct sqtable *t);
 /* Frees t's buffered rows (close). */
 void sqquery_drop_rows(struct sqtable *t);
 
-/* True for the answers of a locked database. */
+/* Appends the current row of st (t's columns first, as t->stmt has them) to
+ * t's buffer, its offset zeroed. NULL when memory is short. */
+struct sqrow *sqquery_add_row(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st);
+
+/* True for the answers of a locked database, and of one that needs a writer
+ * first (SQLITE_READONLY: a hot journal, a -shm to recover). */
 bool sqquery_busy(int rc);
 
 /* ---- reused ids (sqreuse.c) ---------------------------------------------- */
@@ -406,11 +438,41 @@ int sqreuse_check(struct sqsrc *s, struct sqtable *t);
  * be read. */
 int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint *p);
 
+/* ---- the clock (sqclock.c) ---------------------------------------------- */
+
+/* Timestamp modes, in the batch's read transaction before its query: adds
+ * to t's buffer (at most room) the new rows whose timestamp is behind t's
+ * position, which the query will never return, with the position as their
+ * offset; counts and warns. Returns how many, or SQ_BUSY, SQ_ERR, SQ_NOMEM. */
+int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room);
+
+/* After the batch's query: n rows of t have a timestamp after now (counted
+ * by skiff_ts() into s->clock). Sets the gauge and warns, at most once a
+ * minute, naming one. */
+void sqclock_future(struct sqsrc *s, struct sqtable *t, uint64_t n);
+
 /* ---- guards (sqguard.c) -------------------------------------------------- */
 
-/* Makes SQLite's open(2) of any file never block (a FIFO is refused). Once
- * per process, before the first sqlite3_open. */
+/* Makes SQLite's open(2) of any file never block (a FIFO is refused), and
+ * its open for writing, fchmod and unlink fail inside sqguard_enter()'s
+ * scope. Once per process, before the first sqlite3_open. */
 void sqguard_install(void);
+
+/* The scope of the read-only VFS (sqvfs.c): while entered, the unix VFS
+ * cannot open a file for writing or creating, change a file's mode or
+ * delete a file. Calls nest. */
+void sqguard_enter(void);
+void sqguard_leave(void);
+
+/* Remembers the descriptor of the next open of path (compared as a string)
+ * inside the scope; sqguard_captured() returns it (-1: none) and forgets
+ * path. path must live until then. */
+void sqguard_capture(const char *path);
+int sqguard_captured(void);
+
+/* Opens path read-only without blocking: a descriptor, or -1 with errno
+ * (ENXIO for a FIFO). The caller closes it. */
+int sqguard_open_ro(const char *path);
 
 /* The database path names a FIFO, directory or device: says so once while it
  * lasts, counts it, and schedules the next look. */
@@ -420,8 +482,40 @@ void sqguard_irregular(struct sqsrc *s, int64_t now);
  * query holds the writers off while it reads the whole table (WAL does not). */
 void sqguard_journal(struct sqsrc *s);
 
-/* Fills env for --check: logs go to the log, nothing is stored. */
-void sqguard_check_env(struct source_env *env, const char *connector);
+/* Fills env for --check: logs go to the log (quiet: nowhere), nothing is
+ * stored. */
+void sqguard_check_env(struct source_env *env, const char *connector, bool quiet);
+
+/* ---- the read-only VFS (sqvfs.c) ---------------------------------------- */
+
+#define SQVFS_NAME "skiff-ro"
+
+/* Registers the VFS SQVFS_NAME over the unix VFS (not as the default).
+ * Once per process; later calls do nothing. Returns an SQLite result code. */
+int sqvfs_register(void);
+
+/* The database file as a read began, for sqvfs_check(). */
+struct sqvfs_mark {
+	bool known;
+	int64_t size, mtime_ns, ctime_ns;
+};
+
+/* Records db's file (a connection opened through SQVFS_NAME) before a read
+ * transaction. */
+void sqvfs_mark(sqlite3 *db, struct sqvfs_mark *m);
+
+/* Whether what db read since m (NULL: before a read, whether db may read at
+ * all) can be trusted. In a WAL database skiff holds no lock an application
+ * sees (sqvfs.c), so an application that believed itself alone (it closed
+ * its last connection, switched the journal mode, took an exclusive lock)
+ * may have checkpointed pages under the read. Returns SQVFS_SOUND, or with
+ * why: SQVFS_STALE (the application deleted or replaced the -wal, or opened
+ * a database that had none, or the file changed under a read without one:
+ * drop what was read and open the database again), SQVFS_HELD (another
+ * connection holds the file with a write lock: drop what was read and wait).
+ * Main loop only. */
+enum { SQVFS_SOUND, SQVFS_STALE, SQVFS_HELD };
+int sqvfs_check(sqlite3 *db, const struct sqvfs_mark *m, char *why, size_t len);
 
 /* ---- URIs (squri.c) ------------------------------------------------------ */
 
@@ -445,5 +539,17 @@ void sqbacklog_count(void *ctx,
  * stopped. */
 int sqcheck_offset(const struct config_section *cfg, const char *partition, const char *offset,
                    char *errbuf, size_t errlen);
+
+/* The position in an offset of the JDBC connector's shape: "incrementing"
+ * into *inc, "timestamp" (ms) and "timestamp_nanos" into *ns; has_* say
+ * which were there. Returns 0, or -1 when the timestamp is out of range. */
+int sqcheck_position(const char *offset, bool *has_inc, int64_t *inc, bool *has_ts, int64_t *ns);
+
+/* Whether offset lies within t's rows: compares it with t's newest row
+ * (t->newest_sql, in the open read transaction of s). Returns 0, SQ_BUSY,
+ * or SQ_CONFIG with errbuf naming the newest value ("table t: its newest id
+ * is 100, below ..."), SQ_ERR with errbuf when it cannot tell. */
+int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char *errbuf,
+                   size_t errlen);
 
 #endif

@@ -108,3 +108,105 @@ int sqcheck_offset(const struct config_section *cfg, const char *partition, cons
 	}
 	return 0;
 }
+
+/* ---- an offset against the table's newest row ------------------------------- */
+
+int sqcheck_position(const char *offset, bool *has_inc, int64_t *inc, bool *has_ts, int64_t *ns)
+{
+	int64_t ms = 0, nanos = 0;
+
+	*has_inc = jsonint_get(offset, "incrementing", inc) == 0;
+	*has_ts = jsonint_get(offset, "timestamp", &ms) == 0;
+	if (*has_ts && jsonint_get(offset, "timestamp_nanos", &nanos) != 0)
+		nanos = ((ms % 1000) + 1000) % 1000 * 1000000;
+	return *has_ts && sqlts_join(ms, nanos, ns) != 0 ? -1 : 0;
+}
+
+static const char *tname(const struct sqtable *t)
+{
+	return t->name ? t->name : "query";
+}
+
+/* The newest row: *n columns of it (0: the table is empty), SQ_BUSY or
+ * SQ_ERR. */
+static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, int *n)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s->db, t->newest_sql, -1, &st, NULL);
+
+	*n = 0;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*v = sqlite3_column_int64(st, 0);
+		*k = sqlite3_column_count(st) > 1 ? sqlite3_column_int64(st, 1) : 0;
+		*n = sqlite3_column_count(st);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		return 0;
+	return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+}
+
+int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char *errbuf,
+                   size_t errlen)
+{
+	bool has_inc, has_ts;
+	int64_t inc = 0, ns = 0, v = 0, k = 0;
+	char when[40], at[40];
+	int n, rc;
+
+	if (sqcheck_position(offset, &has_inc, &inc, &has_ts, &ns) != 0 || t->newest_sql == NULL)
+		return 0; /* check_offset refused it, or bulk */
+	if ((rc = newest(s, t, &v, &k, &n)) != 0) {
+		snprintf(errbuf, errlen, "table %s: its newest row cannot be read: %s", tname(t),
+		         sqlite3_errmsg(s->db));
+		return rc;
+	}
+	sqlts_format(ns, at, sizeof(at));
+	if (s->mode == SQ_INCREMENTING && (n == 0 ? inc > 0 : inc > v)) {
+		if (n == 0)
+			snprintf(
+			    errbuf, errlen,
+			    "%s %s is empty: the offset's incrementing %lld would skip the rows "
+			    "with ids up to %lld when they come",
+			    t->name ? "table" : "the", tname(t), (long long)inc, (long long)inc);
+		else
+			snprintf(
+			    errbuf, errlen,
+			    "%s %s: its newest id is %lld, below the offset's incrementing %lld: "
+			    "the rows with ids %lld to %lld would be skipped when they come",
+			    t->name ? "table" : "the", tname(t), (long long)v, (long long)inc,
+			    (long long)v + 1, (long long)inc);
+		return SQ_CONFIG;
+	}
+	if (s->mode == SQ_INCREMENTING)
+		return 0;
+	if (n == 0) {
+		snprintf(
+		    errbuf, errlen,
+		    "%s %s has no row with a timestamp: the offset's timestamp %lld (%s) would "
+		    "skip the rows stamped up to then when they come",
+		    t->name ? "table" : "the", tname(t), (long long)sqlts_ms(ns), at);
+		return SQ_CONFIG;
+	}
+	sqlts_format(v, when, sizeof(when));
+	if (s->mode == SQ_TIMESTAMP && ns > v) {
+		snprintf(errbuf, errlen,
+		         "%s %s: its newest timestamp is %s (%lld), before the offset's %lld (%s): "
+		         "the rows stamped between would be skipped when they come",
+		         t->name ? "table" : "the", tname(t), when, (long long)sqlts_ms(v),
+		         (long long)sqlts_ms(ns), at);
+		return SQ_CONFIG;
+	}
+	if (s->mode == SQ_TS_INC && (ns > v || (ns == v && inc > k))) {
+		snprintf(errbuf, errlen,
+		         "%s %s: its newest row is at %s (%lld) with id %lld, before the offset's "
+		         "timestamp %lld (%s) and incrementing %lld: the rows between would be "
+		         "skipped when they come",
+		         t->name ? "table" : "the", tname(t), when, (long long)sqlts_ms(v),
+		         (long long)k, (long long)sqlts_ms(ns), at, (long long)inc);
+		return SQ_CONFIG;
+	}
+	return 0;
+}

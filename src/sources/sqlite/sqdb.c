@@ -1,11 +1,16 @@
 /* sqdb: the connection to the database file.
  *
- * Opened read-only and query_only, with the statements every query shares
- * (BEGIN, COMMIT, ROLLBACK, the schema version) prepared once. Before each
- * query the path is looked at again: a file deleted is waited for, a file
- * replaced (another inode) is opened anew, a path that is no regular file is
- * never opened (that would block the process). A database locked by a
- * writer is retried with a growing back-off, said once while it lasts. */
+ * Opened through skiff's read-only VFS (sqvfs.c: nothing of the
+ * application's files is ever written, created or deleted, and a WAL
+ * database's file is never locked), read-only, query_only and without a
+ * checkpoint at close, with the statements every query shares (BEGIN,
+ * COMMIT, ROLLBACK, the schema version) prepared once. Before each query the
+ * path is looked at again: a file deleted is waited for, a file replaced
+ * (another inode) is opened anew, as is a connection whose -wal the
+ * application deleted or replaced, a path that is no regular file is never
+ * opened (that would block the process), nor an empty file (an application
+ * creating its database). A database locked by a writer is retried with a
+ * growing back-off, said once while it lasts. */
 #include "source_sqlite.h"
 
 #include "log.h"
@@ -49,18 +54,21 @@ static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
 	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
-static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t errlen)
+static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *errbuf, size_t errlen)
 {
 	int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | (s->uri ? SQLITE_OPEN_URI : 0);
 	int rc;
 
 	sqguard_install();
-	rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
-
+	rc = sqvfs_register();
+	if (rc == SQLITE_OK)
+		rc = sqlite3_open_v2(s->path, &s->db, flags, SQVFS_NAME);
 	if (rc == SQLITE_OK) {
+		/* sqvfs.c refuses a checkpoint anyway; this keeps SQLite from asking. */
+		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
 		sqlite3_extended_result_codes(s->db, 0);
 		sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
-		rc = sqlts_register(s->db);
+		rc = sqlts_register(s->db, &s->clock);
 	}
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
@@ -70,6 +78,13 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
 	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
 		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
+	if (rc != SQLITE_OK && sqquery_busy(rc)) {
+		/* Reading the schema met a lock, or what only the application
+		 * can do first (a hot journal to roll back): wait for it. */
+		sqdb_close(s);
+		sqdb_busy(s, now);
+		return 1;
+	}
 	if (rc != SQLITE_OK) {
 		snprintf(errbuf, errlen, "%s: %s", s->path,
 		         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -83,9 +98,45 @@ static int open_db(struct sqsrc *s, const struct stat *st, char *errbuf, size_t 
 	return 0;
 }
 
+/* An empty file: SQLite would take it for an empty database, and beside a
+ * -wal it would delete the -wal (an application creating its database). */
+static int empty(struct sqsrc *s, int64_t now)
+{
+	if (!s->empty_warned)
+		s->env->log(s->env, LOG_WARN, "%s is empty (0 bytes): waiting for a database there",
+		            s->path);
+	s->empty_warned = true;
+	s->retry_at = now + s->poll_ms;
+	return 1;
+}
+
+/* The connection's files as the application left them (sqvfs_check): 0 to
+ * read on, 1 to wait (held exclusively, or not yet closable). */
+static int stale(struct sqsrc *s, int64_t now, bool may_close)
+{
+	char why[200];
+	int rc = sqvfs_check(s->db, NULL, why, sizeof(why));
+
+	if (rc == SQVFS_SOUND)
+		return 0;
+	if (rc == SQVFS_HELD) {
+		sqdb_busy(s, now);
+		return 1;
+	}
+	if (!may_close) {
+		s->retry_at = now + SQ_BUSY_TIMEOUT_MS;
+		return 1;
+	}
+	s->env->log(s->env, LOG_INFO, "%s: %s: re-opening it", s->path, why);
+	s->env->count(s->env, "database_reopened", 1);
+	sqdb_close(s);
+	return 0;
+}
+
 int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size_t errlen)
 {
 	struct stat st;
+	int rc;
 
 	if (stat(s->file, &st) != 0) {
 		if (s->db != NULL && !may_close)
@@ -111,6 +162,9 @@ int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size
 		return 1;
 	}
 	s->irregular_warned = false;
+	if (s->db == NULL && st.st_size == 0)
+		return empty(s, now);
+	s->empty_warned = false;
 	if (s->db != NULL && may_close &&
 	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
 		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
@@ -118,8 +172,10 @@ int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size
 		s->env->count(s->env, "database_reopened", 1);
 		sqdb_close(s);
 	}
+	if (s->db != NULL && (rc = stale(s, now, may_close)) != 0)
+		return rc;
 	s->missing_warned = false;
-	return s->db != NULL ? 0 : open_db(s, &st, errbuf, errlen);
+	return s->db != NULL ? 0 : open_db(s, &st, now, errbuf, errlen);
 }
 
 /* ---- the busy back-off ----------------------------------------------------- */

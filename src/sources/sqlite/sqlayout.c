@@ -590,6 +590,64 @@ static void ts_source(struct lay *l, struct buf *b, const char *inc, const char 
 	sb_str(b, " LIMIT -1)");
 }
 
+/* The clock's statements (sqclock.c) over key, the expression that grows
+ * with each new row: the rows above ?1 in key order, with the key and the
+ * timestamp after the table's columns; the largest key; one row after ?1. */
+static int build_clock(struct lay *l, const char *key)
+{
+	struct sqtable *t = l->t;
+	struct buf b;
+
+	sql_init(&b);
+	sb_all(&b, "SELECT *, ", key, ", ", l->ts_expr, " FROM ", NULL);
+	sb_src(&b, l);
+	sb_all(&b, " WHERE ", key, " > ?1 ORDER BY ", key, " LIMIT ?2", NULL);
+	if (buf_take(&b, &t->clock_sql, NULL) != 0)
+		return -1;
+	sb_all(&b, "SELECT max(", key, ") FROM ", NULL);
+	sb_src(&b, l);
+	if (buf_take(&b, &t->clock_max_sql, NULL) != 0)
+		return -1;
+	sb_all(&b, "SELECT ", l->ts_expr, ", ", key, " FROM ", NULL);
+	sb_src(&b, l);
+	sb_all(&b, " WHERE ", l->ts_expr, " > ?1 LIMIT 1", NULL);
+	return buf_take(&b, &t->future_sql, NULL) != 0 ? -1 : 0;
+}
+
+/* Without a key: only the example of a row in the future. */
+static int build_future(struct lay *l)
+{
+	struct buf b;
+
+	sql_init(&b);
+	sb_all(&b, "SELECT ", l->ts_expr, " FROM ", NULL);
+	sb_src(&b, l);
+	sb_all(&b, " WHERE ", l->ts_expr, " > ?1 LIMIT 1", NULL);
+	return buf_take(&b, &l->t->future_sql, NULL) != 0 ? -1 : 0;
+}
+
+/* The newest row, for an offset a person sets (sqcheck_reach): the largest
+ * id; the latest timestamp; the latest (timestamp, id). */
+static int build_newest(struct lay *l)
+{
+	struct buf b;
+	enum sqmode m = l->s->mode;
+
+	sql_init(&b);
+	if (m == SQ_INCREMENTING)
+		sb_all(&b, "SELECT max(", l->inc_expr, ") FROM ", NULL);
+	else
+		sb_all(&b, "SELECT v", m == SQ_TS_INC ? ", k" : "", " FROM (SELECT ", l->ts_expr,
+		       " AS v", m == SQ_TS_INC ? ", " : "", m == SQ_TS_INC ? l->inc_expr : "",
+		       m == SQ_TS_INC ? " AS k" : "", " FROM ", NULL);
+	sb_src(&b, l);
+	if (m != SQ_INCREMENTING)
+		sb_all(&b,
+		       " LIMIT -1) WHERE v IS NOT NULL AND v <> " SQLTS_BAD_SQL " ORDER BY v DESC",
+		       m == SQ_TS_INC ? ", k DESC" : "", " LIMIT 1", NULL);
+	return buf_take(&b, &l->t->newest_sql, NULL) != 0 ? -1 : 0;
+}
+
 /* Rows whose timestamp is below the bound ?3, and rows whose timestamp
  * skiff_ts() cannot read (SQLTS_BAD, ordered after every instant): reaching
  * one stops the connector there, after the rows before it. */
@@ -605,6 +663,8 @@ static int build_sql(struct lay *l, struct buf *b)
 
 	t->inc_col = t->ts_col = t->rid_col = -1;
 	t->keyset = r != NULL;
+	if (l->s->mode != SQ_BULK && build_newest(l) != 0)
+		return oom(l);
 	switch (l->s->mode) {
 	case SQ_BULK:
 		if (r == NULL) {
@@ -627,6 +687,8 @@ static int build_sql(struct lay *l, struct buf *b)
 		sb_all(b, " WHERE ", i, " > ?1 ORDER BY ", i, " LIMIT ?4", NULL);
 		break;
 	case SQ_TIMESTAMP:
+		if ((r != NULL ? build_clock(l, r) : build_future(l)) != 0)
+			return oom(l);
 		t->ts_col = next++;
 		ts_source(l, b, NULL, r);
 		if (r != NULL) {
@@ -643,6 +705,8 @@ static int build_sql(struct lay *l, struct buf *b)
 		          "ORDER BY \"__skiff_ts\" LIMIT ?4");
 		break;
 	case SQ_TS_INC:
+		if (build_clock(l, i) != 0)
+			return oom(l);
 		t->inc_col = next++;
 		t->ts_col = next;
 		ts_source(l, b, i, NULL);
@@ -660,7 +724,8 @@ void sqlayout_drop(struct sqtable *t)
 	sqlite3_finalize(t->max_stmt);
 	sqlite3_finalize(t->at_stmt);
 	sqlite3_finalize(t->seq_stmt);
-	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = NULL;
+	sqlite3_finalize(t->clock_stmt);
+	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = t->clock_stmt = NULL;
 	for (size_t i = 0; i < t->ncols; i++) {
 		free(t->cols[i].name);
 		free(t->cols[i].key);
@@ -671,7 +736,14 @@ void sqlayout_drop(struct sqtable *t)
 	free(t->max_sql);
 	free(t->at_sql);
 	free(t->count_sql);
+	free(t->clock_sql);
+	free(t->clock_max_sql);
+	free(t->future_sql);
+	free(t->newest_sql);
+	t->newest_sql = NULL;
 	t->max_sql = t->at_sql = t->count_sql = NULL;
+	t->clock_sql = t->clock_max_sql = t->future_sql = NULL;
+	t->clock_checked = false;
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
 	t->ncols = t->nkeys = 0;

@@ -384,6 +384,7 @@ int sqlts_from_value(sqlite3_value *v, int64_t *ns, char *errbuf, size_t errlen)
 
 static void ts_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
+	struct sqlts_clock *clk = sqlite3_user_data(ctx);
 	char err[512];
 	int64_t ns;
 
@@ -397,13 +398,15 @@ static void ts_func(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	 * table. The reader stops when it reaches that row. */
 	if (sqlts_from_value(argv[0], &ns, err, sizeof(err)) != 0)
 		ns = SQLTS_BAD;
+	else if (clk != NULL && ns > clk->after)
+		clk->n++;
 	sqlite3_result_int64(ctx, ns);
 }
 
-int sqlts_register(sqlite3 *db)
+int sqlts_register(sqlite3 *db, struct sqlts_clock *clk)
 {
 	return sqlite3_create_function(db, "skiff_ts", 1,
-	                               SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+	                               SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, clk,
 	                               ts_func, NULL, NULL);
 }
 

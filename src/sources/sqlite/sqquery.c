@@ -25,7 +25,10 @@
 
 bool sqquery_busy(int rc)
 {
-	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+	/* READONLY: what only a writer can do stands in the way of a read
+	 * (a hot journal to roll back, a -shm to recover or initialise:
+	 * sqvfs.c lets skiff do neither); the application will. */
+	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_READONLY;
 }
 
 static bool busy(int rc)
@@ -99,8 +102,7 @@ static void bind_position(struct sqsrc *s, struct sqtable *t, size_t limit, int6
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)limit);
 }
 
-/* Appends the current row of t->stmt to t's buffer. */
-static struct sqrow *add_row(struct sqsrc *s, struct sqtable *t)
+struct sqrow *sqquery_add_row(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st)
 {
 	struct sqrow *r;
 
@@ -117,18 +119,18 @@ static struct sqrow *add_row(struct sqsrc *s, struct sqtable *t)
 	memset(r, 0, sizeof(*r));
 	r->vat = buf_len(&t->text);
 	if (s->env->json_values
-	        ? sqvalue_row_json(t->stmt, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
+	        ? sqvalue_row_json(st, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
 	                           &t->text, &r->vjson, &s->stats) != 0
-	        : (r->value = sqvalue_row(t->stmt, t->cols, t->val_idx, t->ncols, t->name,
-	                                  &t->vschemas, &r->vschema, &s->stats)) == NULL)
+	        : (r->value = sqvalue_row(st, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
+	                                  &r->vschema, &s->stats)) == NULL)
 		return NULL;
 	r->vlen = buf_len(&t->text) - r->vat;
 	r->kat = buf_len(&t->text);
 	if (t->nkeys > 0 &&
 	    (s->env->json_keys
-	         ? sqvalue_row_json(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
-	                            &t->text, &r->kjson, &s->stats) != 0
-	         : (r->key = sqvalue_row(t->stmt, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
+	         ? sqvalue_row_json(st, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas, &t->text,
+	                            &r->kjson, &s->stats) != 0
+	         : (r->key = sqvalue_row(st, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
 	                                 &r->kschema, &s->stats)) == NULL)) {
 		cJSON_Delete(r->value);
 		return NULL;
@@ -157,12 +159,12 @@ static size_t row_bytes(sqlite3_stmt *st, size_t ncols)
 /* Timestamp mode: a record's offset is its timestamp only when no later row
  * shares it; otherwise the last timestamp read completely, so a restart from
  * any acknowledged record re-reads the rest of its group and loses nothing. */
-static void ts_offsets(struct sqtable *t, bool peek, int64_t peek_ts)
+static void ts_offsets(struct sqtable *t, size_t from, bool peek, int64_t peek_ts)
 {
 	struct sqrow *r = t->rows;
 	size_t n = t->nrows;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < n; i++) {
 		int64_t ts = r[i].off.v[1];
 		bool split = i + 1 < n ? r[i + 1].off.v[1] == ts : peek && peek_ts == ts;
 
@@ -174,6 +176,8 @@ static void ts_offsets(struct sqtable *t, bool peek, int64_t peek_ts)
 
 struct run {
 	size_t limit;
+	size_t behind;   /* the rows at the head of t's buffer from sqclock_behind */
+	uint64_t future; /* rows after now, counted by skiff_ts() during the query */
 	bool peek;
 	int64_t peek_ts;
 	size_t bytes;
@@ -258,7 +262,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			break;
 		}
 		text0 = buf_len(&t->text);
-		if ((r = add_row(s, t)) == NULL)
+		if ((r = sqquery_add_row(s, t, t->stmt)) == NULL)
 			return -1;
 		if (t->inc_col >= 0)
 			r->off.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
@@ -324,8 +328,10 @@ static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
 		t->ts = last->off.v[1];
 		break;
 	case SQ_TIMESTAMP:
+		if (n == u->behind)
+			break; /* only rows behind: the position stays */
 		t->ts = last->off.v[1];
-		ts_offsets(t, u->peek, u->peek_ts);
+		ts_offsets(t, u->behind, u->peek, u->peek_ts);
 		break;
 	}
 }
@@ -362,16 +368,51 @@ static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf,
 	return SQ_ERR;
 }
 
-int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
-{
-	struct run u = {.limit = s->batch_max};
-	int rc, version = 0;
-	int64_t t0;
+/* The position of t a query may move, to put back when its read is dropped. */
+struct saved {
+	int64_t inc, ts, rid, done_ts, bulk_pos, clock_key;
+	struct sqring ring;
+};
 
-	sqquery_drop_rows(t);
-	t->more = false;
+static void save(const struct sqtable *t, struct saved *v)
+{
+	*v = (struct saved){.inc = t->inc,
+	                    .ts = t->ts,
+	                    .rid = t->rid,
+	                    .done_ts = t->done_ts,
+	                    .bulk_pos = t->bulk_pos,
+	                    .clock_key = t->clock_key,
+	                    .ring = t->ring};
+}
+
+static void restore(struct sqsrc *s, struct sqtable *t, const struct saved *v)
+{
+	t->inc = v->inc;
+	t->ts = v->ts;
+	t->rid = v->rid;
+	t->done_ts = v->done_ts;
+	t->bulk_pos = v->bulk_pos;
+	t->clock_key = v->clock_key;
+	t->ring = v->ring;
+	if (s->mode == SQ_TIMESTAMP && !t->keyset) {
+		/* The group may hold rows of the dropped read: start after the
+		 * last group read completely (its rows again, as a restart). */
+		sqseen_group_reset(&t->group, SQLTS_NONE);
+		t->ts = t->done_ts;
+	}
+	/* The layout may have been read under it too. */
+	sqlayout_drop(t);
+}
+
+/* Everything the query reads, in the open read transaction: the schema,
+ * reused ids, the rows. Returns 0 or an SQ_ code with errbuf. */
+static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, int64_t now_ns,
+                      char *errbuf, size_t errlen)
+{
+	int rc, version = 0;
+
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
-		goto out;
+		return rc;
 	if (t->laid_out && version != t->schema_version) {
 		s->env->log(s->env, LOG_INFO,
 		            "%s: the database schema changed: reading its "
@@ -381,25 +422,64 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	}
 	if ((!t->laid_out || version != t->schema_version) &&
 	    (rc = sqlayout_build(s, t, version, errbuf, errlen)) != 0)
-		goto out;
+		return rc;
 	if ((rc = sqreuse_check(s, t)) != 0)
-		goto out;
-	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u.limit + 1 : u.limit, now_ns);
-	t0 = clock_mono_ms();
-	if (read_rows(s, t, &u) != 0) {
-		snprintf(errbuf, errlen, "%s: out of memory", t->name ? t->name : "query");
-		rc = SQ_NOMEM;
-		goto out;
+		return rc;
+	if ((rc = sqclock_behind(s, t, u->limit)) < 0) {
+		snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
+		         rc == SQ_NOMEM ? "out of memory" : sqlite3_errmsg(s->db));
+		return rc;
 	}
-	if (u.rc != SQLITE_ROW && u.rc != SQLITE_DONE) {
+	u->behind = (size_t)rc;
+	if (u->behind == u->limit) {
+		u->peek = true; /* the batch is full: the query next time */
+		return 0;
+	}
+	bind_position(s, t, s->mode == SQ_TIMESTAMP ? u->limit + 1 : u->limit, now_ns);
+	s->clock = (struct sqlts_clock){.after = now_ns};
+	if (read_rows(s, t, u) != 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", t->name ? t->name : "query");
+		return SQ_NOMEM;
+	}
+	u->future = s->clock.n;
+	if (u->rc != SQLITE_ROW && u->rc != SQLITE_DONE) {
 		if (t->nrows == 0) {
-			rc = busy(u.rc) ? SQ_BUSY : SQ_ERR;
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 			         sqlite3_errmsg(s->db));
-			goto out;
+			return busy(u->rc) ? SQ_BUSY : SQ_ERR;
 		}
-		snprintf(u.bad, sizeof(u.bad), "%s", sqlite3_errmsg(s->db));
+		snprintf(u->bad, sizeof(u->bad), "%s", sqlite3_errmsg(s->db));
 	}
+	if (t->nrows > 0 && s->mode == SQ_INCREMENTING)
+		ring_tail(s, t, u);
+	return 0;
+}
+
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
+{
+	struct run u = {.limit = s->batch_max};
+	struct sqvfs_mark mark;
+	struct saved was;
+	char why[200];
+	int rc;
+	int64_t t0 = clock_mono_ms();
+
+	sqquery_drop_rows(t);
+	t->more = false;
+	save(t, &was);
+	sqvfs_mark(s->db, &mark);
+	rc = read_batch(s, t, &u, now_ns, errbuf, errlen);
+	/* Whatever the read found (an error, a bad row, rows), it counts only
+	 * if nothing changed the files under it (sqvfs.c). */
+	if (rc != SQ_BUSY && rc != SQ_NOMEM &&
+	    sqvfs_check(s->db, &mark, why, sizeof(why)) != SQVFS_SOUND) {
+		restore(s, t, &was);
+		snprintf(errbuf, errlen, "%s", why);
+		rc = SQ_STALE;
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
 	if (u.bad[0] != '\0' && s->pending == NULL) {
 		char msg[640];
 
@@ -408,10 +488,10 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 		s->pending = strdup(msg);
 		s->pending_config = u.config;
 	}
-	if (t->nrows > 0 && s->mode == SQ_INCREMENTING)
-		ring_tail(s, t, &u);
 	if (t->nrows > 0)
 		advance(s, t, &u);
+	if (t->ts_col >= 0 && u.behind < u.limit)
+		sqclock_future(s, t, u.future);
 	t->more = u.peek || (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
 	slow_hint(s, t, clock_mono_ms() - t0);
 	rc = (int)t->nrows;

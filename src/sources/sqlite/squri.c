@@ -3,7 +3,9 @@
  *
  * SQLite's rules (https://sqlite.org/uri.html): "file:" then an optional
  * "//authority" (empty or "localhost"), the path up to '?' or '#', %XX
- * escapes decoded. An in-memory database has no file and is refused. */
+ * escapes decoded. An in-memory database has no file and is refused, and so
+ * is a vfs= parameter: skiff opens every database through its read-only VFS
+ * (sqvfs.c), which a vfs= would replace. */
 #include "num.h"
 #include "source_sqlite.h"
 
@@ -32,6 +34,27 @@ static bool unescape(const char *p, size_t n, char *out)
 	return true;
 }
 
+/* Whether the query q ("?k=v&k=v#...") names parameter key (decoded as
+ * SQLite decodes it). */
+static bool has_param(const char *q, const char *key)
+{
+	const char *end = q + strcspn(q, "#");
+
+	for (const char *p = q + 1; p < end;) {
+		size_t n = strcspn(p, "=&#");
+		char name[64];
+
+		if (n < sizeof(name) && unescape(p, n, name) && strcmp(name, key) == 0)
+			return true;
+		p += strcspn(p, "&#");
+		if (*p == '&')
+			p++;
+		else
+			break;
+	}
+	return false;
+}
+
 char *squri_file(const char *uri, char *errbuf, size_t errlen)
 {
 	const char *p = uri + 5, *q = strpbrk(uri, "?#");
@@ -56,6 +79,13 @@ char *squri_file(const char *uri, char *errbuf, size_t errlen)
 	if (n == 0 || (n == 8 && strncmp(p, ":memory:", 8) == 0) ||
 	    (q != NULL && strstr(q, "mode=memory") != NULL)) {
 		snprintf(errbuf, errlen, "connection.url: %s: name a database file", uri);
+		return NULL;
+	}
+	if (q != NULL && *q == '?' && has_param(q, "vfs")) {
+		snprintf(errbuf, errlen,
+		         "connection.url: %s: vfs= is not allowed: skiff reads every database "
+		         "through its own read-only VFS",
+		         uri);
 		return NULL;
 	}
 	if ((file = malloc(n + 1)) == NULL) {

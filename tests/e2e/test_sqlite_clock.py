@@ -1,0 +1,122 @@
+"""The rows a wrong clock hides from the SQLite source's timestamp modes
+(issue 23): rows inserted in order, 100 at the real time, 10 stamped in 2099,
+100 real, 10 stamped in 1970 (a board without an RTC before NTP), 100 real.
+
+A row stamped in the future waits for its time: counted per table (the gauge
+rows_in_future in /metrics and `skiff status`) and named in a warning (table,
+id, timestamp; at most once a minute). A new row stamped behind the offset is
+delivered at once, out of timestamp order (the JDBC connector skips it):
+counted (rows_behind_offset) and named. In timestamp mode the rowid tells a new
+row; timestamp+incrementing uses its id, also across a restart."""
+
+import json
+import re
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+import harness
+from harness import Skiff, consume
+from test_rest import free_port, metric_values, wait_http
+from test_sqlite import worker_props
+
+FUTURE = "2099-01-01T00:00:00.000Z"
+PAST = "1970-01-02T00:00:00.000Z"
+
+
+def iso(ms):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)
+
+
+def add(c, n, stamp=None):
+    """n rows, one transaction each, stamped now or with stamp; their ids."""
+    out = []
+    for _ in range(n):
+        ts = stamp or iso(int(time.time() * 1000))
+        out.append(c.execute("INSERT INTO t(ts, note) VALUES (?, 'x')", (ts,)).lastrowid)
+        time.sleep(0.002)
+    return out
+
+
+def status(sk):
+    r = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file),
+                        *map(str, sk.connector_files)], capture_output=True, text=True,
+                       timeout=30)
+    return r.stdout + r.stderr
+
+
+def one(port, name):
+    vals = [v for labels, v in metric_values(port, name)
+            if json.loads(labels.get("partition", "{}")).get("table") == "t"]
+    assert len(vals) <= 1, vals
+    return vals[0] if vals else None
+
+
+def delivered_ids(kafka, topic):
+    return [json.loads(r["value"])["id"] for r in consume(kafka.bootstrap, topic)]
+
+
+def wait_ids(kafka, topic, want, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = delivered_ids(kafka, topic)
+        if set(want) <= set(got) or time.monotonic() > deadline:
+            return got
+        time.sleep(0.3)
+
+
+@pytest.mark.parametrize("mode", ["timestamp", "timestamp+incrementing"])
+def test_rows_the_clock_hides(tmp_path, kafka, topic, mode):
+    pytest.importorskip("prometheus_client")
+    db = tmp_path / "app.db"
+    c = sqlite3.connect(db, isolation_level=None)
+    c.execute("PRAGMA journal_mode=WAL")
+    c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, note TEXT)")
+    port = free_port()
+    conn = {"name": "sq", "connector.class": "JdbcSourceConnector",
+            "connection.url": f"jdbc:sqlite:{db}", "mode": mode, "table.whitelist": "t",
+            "timestamp.column.name": "ts", "topic.prefix": topic,
+            "poll.interval.ms": "100", "timestamp.delay.interval.ms": "200"}
+    if mode != "timestamp":
+        conn["incrementing.column.name"] = "id"
+    sk = Skiff(tmp_path, worker_props(tmp_path, kafka, listeners=f"http://127.0.0.1:{port}"),
+               [conn]).start()
+    wait_http(port)
+    real = add(c, 100)
+    future = add(c, 10, FUTURE)
+    real += add(c, 100)
+    wait_ids(kafka, topic + "t", real)  # the offset is past the 1970 stamp
+    past = add(c, 10, PAST)
+    real += add(c, 100)
+    got = wait_ids(kafka, topic + "t", real + past)
+    time.sleep(1)  # more polls: nothing more comes
+    got = delivered_ids(kafka, topic + "t")
+    assert sorted(got) == sorted(real + past), "every row once, the future ones not yet"
+    assert not set(future) & set(got)
+    # Counted per table: the rows waiting in the future, the rows behind.
+    assert one(port, "skiff_rows_in_future") == 10
+    assert one(port, "skiff_rows_behind_offset_total") == 10
+    text = status(sk)
+    assert re.search(r'\{"protocol":"1","table":"t"\} rows_in_future=10', text), text
+    assert re.search(r'\{"protocol":"1","table":"t"\} rows_behind_offset=10', text), text
+    # Named in a warning, once for the ten of each kind.
+    log = sk.log_text()
+    key = "rowid" if mode == "timestamp" else "id"
+    fut = re.findall(r"table t: \d+ rows have a timestamp after now \(e\.g\. the row with "
+                     + key + r" (\d+), at 2099-01-01T00:00:00\.000000000Z", log)
+    assert len(fut) == 1 and int(fut[0]) in future, log
+    beh = re.findall(r"table t: the row with " + key + r" (\d+) has the timestamp "
+                     r"1970-01-02T00:00:00\.000000000Z, behind the offset", log)
+    assert len(beh) == 1 and int(beh[0]) == past[0], log
+    assert sk.stop() == 0
+    if mode == "timestamp":
+        return
+    # timestamp+incrementing after a restart: a row stamped behind the offset
+    # while skiff was stopped is found by its id.
+    late = add(c, 3, PAST)
+    sk.start()
+    got = wait_ids(kafka, topic + "t", real + past + late)
+    assert sorted(got) == sorted(real + past + late)
+    assert sk.stop() == 0
