@@ -27,8 +27,8 @@
 #include "num.h"
 
 #define EXIT_ERR 2
-#define BATCH 500 /* topics per CreateTopics request */
-#define TIMEOUT_MS 120000
+#define TIMEOUT_MS 900000
+#define BATCH 500 /* topics per CreateTopics request, devices per flush */
 
 struct opts {
 	const char *bootstrap, *topic;
@@ -91,6 +91,10 @@ static rd_kafka_t *producer(const struct opts *o, int *failed)
 	     * most Java's default: a reader meets the topic as it is. */
 	    rd_kafka_conf_set(conf, "batch.size", "16384", errstr, sizeof(errstr)) ||
 	    rd_kafka_conf_set(conf, "allow.auto.create.topics", "false", errstr, sizeof(errstr)) ||
+	    /* Thousands of topics just created take the broker minutes. */
+	    rd_kafka_conf_set(conf, "topic.metadata.propagation.max.ms", "600000", errstr,
+	                      sizeof(errstr)) ||
+	    rd_kafka_conf_set(conf, "message.timeout.ms", "900000", errstr, sizeof(errstr)) ||
 	    rd_kafka_conf_set(conf, "log_level", "3", errstr, sizeof(errstr))) {
 		fprintf(stderr, "fleetfill: %s\n", errstr);
 		rd_kafka_conf_destroy(conf);
@@ -149,28 +153,27 @@ out:
 	return rc;
 }
 
-/* Creates the topics the fleet writes to. */
-static int create_all(rd_kafka_t *rk, const struct opts *o)
+/* Creates the topics devices [from, to) write to: the shared one, or one
+ * each. */
+static int create_some(rd_kafka_t *rk, const struct opts *o, int64_t from, int64_t to)
 {
 	char *names[BATCH];
 	size_t n = 0;
-	int rc = 0;
+	int rc;
 
 	if (!o->per_device) {
 		names[0] = (char *)o->topic;
 		return create(rk, names, 1, (int)o->partitions);
 	}
-	for (int64_t i = o->first; i < o->first + o->devices && rc == 0; i++) {
+	for (int64_t i = from; i < to && n < BATCH; i++) {
 		size_t len = strlen(o->topic) + 32;
 
 		names[n] = malloc(len);
 		snprintf(names[n++], len, "%s-dev%" PRId64, o->topic, i);
-		if (n == BATCH || i + 1 == o->first + o->devices) {
-			rc = create(rk, names, n, 1);
-			while (n > 0)
-				free(names[--n]);
-		}
 	}
+	rc = create(rk, names, n, 1);
+	while (n > 0)
+		free(names[--n]);
 	return rc;
 }
 
@@ -225,7 +228,7 @@ static int device(rd_kafka_t *rk, const struct opts *o, int64_t i, uint64_t *byt
 int main(int argc, char **argv)
 {
 	struct opts o;
-	int failed = 0, rc;
+	int failed = 0, rc = 0;
 	uint64_t bytes = 0;
 	rd_kafka_t *rk;
 
@@ -234,12 +237,20 @@ int main(int argc, char **argv)
 	rk = producer(&o, &failed);
 	if (rk == NULL)
 		return EXIT_ERR;
-	rc = create_all(rk, &o);
-	for (int64_t i = o.first; i < o.first + o.devices && rc == 0; i++)
-		rc = device(rk, &o, i, &bytes);
-	if (rc == 0 && rd_kafka_flush(rk, TIMEOUT_MS) != 0) {
-		fprintf(stderr, "fleetfill: not every record acknowledged in time\n");
-		rc = EXIT_ERR;
+	/* A batch of devices at a time: their topics created, their records
+	 * produced and acknowledged, so that thousands of new topics never
+	 * wait in the producer at once. */
+	for (int64_t from = o.first; from < o.first + o.devices && rc == 0; from += BATCH) {
+		int64_t to =
+		    from + BATCH < o.first + o.devices ? from + BATCH : o.first + o.devices;
+
+		rc = from == o.first || o.per_device ? create_some(rk, &o, from, to) : 0;
+		for (int64_t i = from; i < to && rc == 0; i++)
+			rc = device(rk, &o, i, &bytes);
+		if (rc == 0 && rd_kafka_flush(rk, TIMEOUT_MS) != 0) {
+			fprintf(stderr, "fleetfill: not every record acknowledged in time\n");
+			rc = EXIT_ERR;
+		}
 	}
 	rd_kafka_destroy(rk);
 	if (rc == 0 && failed > 0)
