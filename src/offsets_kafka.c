@@ -720,9 +720,10 @@ static void note_load(struct kctx *k, struct offsets *o, int64_t ms)
 	char text[1536];
 
 	snprintf(text, sizeof(text),
-	         "offset.storage.topic %s: read %zu records (%zu bytes) from %zu partitions in "
+	         "offset.storage.topic %s: read %zu records (%zu bytes) from %zu partition%s in "
 	         "%lld ms, %zu keys of this skiff's connectors",
-	         k->topic, k->read_records, k->read_bytes, k->read_partitions, (long long)ms, k->n);
+	         k->topic, k->read_records, k->read_bytes, k->read_partitions,
+	         k->read_partitions == 1 ? "" : "s", (long long)ms, k->n);
 	offsets_load_note(o, false, text);
 	if (k->nwarned == 0)
 		return;

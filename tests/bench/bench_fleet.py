@@ -45,7 +45,7 @@ from benchlib import REPO, local_broker  # noqa: E402
 import harness  # noqa: E402  (tests/e2e, on the path through benchlib)
 
 FILES = 20
-NOTE_RE = re.compile(r"read (\d+) records \((\d+) bytes\) from (\d+) partitions in (\d+) ms, "
+NOTE_RE = re.compile(r"read (\d+) records \((\d+) bytes\) from (\d+) partitions? in (\d+) ms, "
                      r"(\d+) keys")
 
 
