@@ -1,12 +1,14 @@
 /* offsets_kafka: the offsets topic, alone or beside the file; see
  * offsets_kafka.h. One backend (struct offset_backend_ops) that holds the
  * file backend (if any) and a producer: load reads the file, then the topic to
- * its end, and merges them by generation; store writes the file (at once),
- * then sends to the topic what differs from what it holds, and completes when
- * the broker acknowledged every record.
+ * its end, and merges them by writer and generation (topic_wins); store
+ * writes the file (at once), then sends to the topic what differs from what
+ * it holds, and completes when the broker acknowledged every record.
  *
- * What the topic holds is kept here as a map key -> (value or tombstone,
- * generation), from the read at start and from every record sent since: a
+ * What the topic holds of this skiff's connectors' keys (and of no other:
+ * a shared topic's other keys cost no memory) is kept here as a map key ->
+ * (value or tombstone, generation, writer), from the read at start and from
+ * every record sent since: a
  * write sends only the keys whose value changed (Connect, too, writes only
  * what changed), so compaction has little to do. A failed write sends every
  * key again next time, since which records arrived is unknown. */
