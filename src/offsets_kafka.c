@@ -305,6 +305,19 @@ struct reading {
 	size_t records;
 };
 
+/* Whether key is an offset key, ["connector",{partition}]: a record of
+ * another shape is not an offset, nor ours to write back. */
+static bool offset_key(const char *key)
+{
+	cJSON *j = cJSON_Parse(key);
+	bool ok = cJSON_IsArray(j) && cJSON_GetArraySize(j) == 2 &&
+	          cJSON_IsString(cJSON_GetArrayItem(j, 0)) &&
+	          cJSON_IsObject(cJSON_GetArrayItem(j, 1));
+
+	cJSON_Delete(j);
+	return ok;
+}
+
 /* One record read back. Only the keys of this skiff's connectors are kept:
  * the rest of a shared topic (Connect's connectors, other devices') is read
  * past and costs no memory. A key or value that is not an offset is
@@ -329,6 +342,10 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 		return OFFSETS_ERR_FULL;
 	if ((key = strndup(m->key, m->key_len)) == NULL)
 		return OFFSETS_ERR_NOMEM;
+	if (!offset_key(key)) {
+		free(key);
+		return 0;
+	}
 	ts = rd_kafka_message_timestamp(m, NULL);
 	prev = find(k, key);
 	/* A key in two partitions (a tool that partitions otherwise, or a topic
