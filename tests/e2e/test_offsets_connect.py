@@ -215,3 +215,41 @@ def test_skiff_writes_no_record_of_connects_keys(tmp_path, kafka, topic, connect
     csrc.append(10)
     connect_ships(connect, kafka, cname, csrc, topic, 1010, csrc.chars(0, 1010))
     assert_shipped_once(kafka, topic, csrc)
+
+
+@pytest.mark.skiff_timeout(600)
+def test_connect_tool_edit_wins_over_kept_file(tmp_path, kafka, topic, connect):
+    """Connect's own offsets tool (KIP-875, on a connector created STOPPED in
+    Connect) rewinds skiff's connector on the shared topic, then resets it,
+    while skiff is stopped with its state directory kept. Each edit is the
+    key's newest record and wins over the older position in skiff's file:
+    skiff resumes at the rewound line, then after the reset from the start
+    (before: records without skiff's header counted only when there was no
+    file, and both edits were ignored)."""
+    name = f"tool-{uuid.uuid4().hex[:6]}"
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = Lines(tmp_path / "app.log", "ascii")
+    sk = skiff_for(tmp_path, kafka, connect, name, src, topic)
+    src.append(300)
+    skiff_ships(sk, kafka, src, topic, 300, name)
+    path = "/connectors/" + urllib.parse.quote(name)
+    st, body = connect.rest("POST", "/connectors", {
+        "name": name, "initial_state": "STOPPED", "config": {
+            "connector.class": "FileStreamSource", "tasks.max": "1", "file": str(src.path),
+            "topic": topic}})
+    assert st == 201, body
+    connectjvm.wait_for(lambda: connector_state(connect, name) == "STOPPED", 60, "STOPPED")
+    st, body = connect.rest("PATCH", path + "/offsets", {"offsets": [{
+        "partition": {"filename": str(src.path)}, "offset": {"position": src.bytes_to(100)}}]})
+    assert st == 200, body
+    src.append(50)
+    skiff_ships(sk, kafka, src, topic, 300 + 250, name)
+    st, body = connect.rest("DELETE", path + "/offsets")
+    assert st == 200, body
+    src.append(50)
+    skiff_ships(sk, kafka, src, topic, 550 + 400, name)
+    got = [r["value"].decode() for r in harness.consume(kafka.bootstrap, topic)]
+    want = ([line("ascii", i) for i in range(300)] + [line("ascii", i) for i in range(100, 350)]
+            + [line("ascii", i) for i in range(400)])
+    assert got == want, (f"{len(got)} records, {len(want)} wanted; first of the rewind: "
+                         f"{got[300:301]}, first after the reset: {got[550:551]}")
