@@ -96,14 +96,21 @@ static void usage(FILE *fp)
 }
 
 /* The newest offset generation was missing or damaged: records are about to
- * be sent again, and a person should know why. */
+ * be sent again, and a person should know why. Then what the load said
+ * (offsets_load_said: the offsets topic's read, at info, or a warning). */
 static void warn_fallback(const struct offsets *offsets, const char *why)
 {
 	struct offsets_stats st;
+	bool warn;
+	const char *note = offsets_load_said(offsets, &warn);
 
 	offsets_stats(offsets, &st);
 	if (st.loaded_from_prev)
 		log_warn("%s", why);
+	if (*note != '\0' && warn)
+		log_warn("%s", note);
+	else if (*note != '\0')
+		log_info("%s", note);
 }
 
 /* --check: each source looks at what it can without Kafka (a database's

@@ -51,6 +51,8 @@ struct offsets {
 	uint64_t *generation, *flushes, *flush_failures, *skipped_clean, *from_prev;
 	const struct offset_backend_ops *ops;
 	void *ctx;
+	char note[1024]; /* offsets_load_note */
+	bool note_warn;
 };
 
 enum kind { KEY, VALUE };
@@ -564,6 +566,13 @@ int offsets_remove(struct offsets *o, const char *key)
 	return rc;
 }
 
+int offsets_adopt(struct offsets *o, const char *connector, char *errbuf, size_t errlen)
+{
+	if (errlen > 0)
+		errbuf[0] = '\0';
+	return o->ops->adopt != NULL ? o->ops->adopt(o->ctx, o, connector, errbuf, errlen) : 0;
+}
+
 int offsets_fd(const struct offsets *o)
 {
 	return o->ops->fd != NULL ? o->ops->fd(o->ctx) : -1;
@@ -573,6 +582,20 @@ void offsets_poll(struct offsets *o)
 {
 	if (o->ops->poll != NULL)
 		o->ops->poll(o->ctx);
+}
+
+void offsets_load_note(struct offsets *o, bool warn, const char *text)
+{
+	if (o->note_warn && !warn)
+		return;
+	snprintf(o->note, sizeof(o->note), "%s", text);
+	o->note_warn = warn;
+}
+
+const char *offsets_load_said(const struct offsets *o, bool *warn)
+{
+	*warn = o->note_warn;
+	return o->note;
 }
 
 void offsets_load_mark_dirty(struct offsets *o)

@@ -228,7 +228,19 @@ struct offset_backend_ops {
 	 * outside the store as generation gen by device (offsets_written_outside). */
 	void (*written)(void *ctx, const char *key, const char *value, uint64_t gen,
 	                const char *device);
+	/* Optional (offsets_adopt): loads connector's keys now. */
+	int (*adopt)(void *ctx, struct offsets *o, const char *connector, char *errbuf,
+	             size_t errlen);
 };
+
+/* Takes the stored offsets of connector, which was not running when the
+ * store was loaded (a reload added it), from a backend that loads only the
+ * running connectors' keys (the offsets topic: ops->adopt), by the load's
+ * rules. Returns 0 (also for a backend that loads every key), or an
+ * OFFSETS_ERR_* with errbuf (the store goes on as it was); errbuf may also
+ * hold a warning on 0 ("" when none). Blocks for a read of the topic: the
+ * main loop, at a reload. */
+int offsets_adopt(struct offsets *o, const char *connector, char *errbuf, size_t errlen);
 
 /* The backend's descriptor to watch (ops->fd), or -1. */
 int offsets_fd(const struct offsets *o);
@@ -248,6 +260,16 @@ int offsets_file_backend(const char *path, bool hold, const struct offset_backen
  * file, or the file behind the topic), so the store is dirty and the next
  * write puts the same offsets in both. */
 void offsets_load_mark_dirty(struct offsets *o);
+
+/* For backends, during load: what the load found worth a line in the log
+ * beside the offsets themselves (copied, at most 1 KiB kept), at info
+ * (the offsets topic's records and bytes read and the time it took) or,
+ * with warn, as a warning (an offset Connect wrote that could not be taken
+ * as written). A later note replaces an info note, never a warning. */
+void offsets_load_note(struct offsets *o, bool warn, const char *text);
+
+/* The load's note ("" for none) and in *warn whether it is a warning. */
+const char *offsets_load_said(const struct offsets *o, bool *warn);
 
 /* For backends whose store returned OFFSETS_INPROGRESS: the write of
  * generation completed (rc and why as offsets_done_fn). */

@@ -456,22 +456,21 @@ static int not_behind(const struct cli *cl, const char *key, const char *value, 
 	return OFFSETS_ERR_ARG;
 }
 
-/* Connect's FileStreamSource position (Java chars) as skiff's (bytes), into
- * val (len bytes); other offsets are left as they are. */
+/* Connect's FileStreamSource position (Java chars, read from the file's
+ * start) as skiff's (bytes), into val (len bytes); other offsets are left
+ * as they are. */
 static int to_bytes(const struct connector_settings *c, const cJSON *part, const char **value,
                     char *val, size_t len, char *why, size_t wlen)
 {
 	const char *file;
-	int64_t chars, bytes;
+	int64_t chars;
 	int rc;
 
 	if (!file_position(c, part, *value, &file, &chars))
 		return 0;
-	rc = offsets_import_position(file, chars, &bytes, why, wlen);
-	if (rc == 0) {
-		snprintf(val, len, "{\"position\":%lld}", (long long)bytes);
+	rc = offsets_import_value(file, 0, *value, val, len, why, wlen);
+	if (rc == 0)
 		*value = val;
-	}
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 #include "offsets_fleet.h"
 
 #include "atomicfile.h"
+#include "jsonspan.h"
 #include "offsets.h"
 #include "settings.h"
 
@@ -79,29 +80,61 @@ static int clone_check(const struct offsets_fleet *f, const char *key, const cha
 	return OFFSETS_ERR_CONFIG;
 }
 
-/* The connector a key names (its first element) into name, when this skiff
- * runs it: only those keys are this device's to judge. */
-static bool runs_here(const struct offsets_fleet *f, const char *key, char *name, size_t len)
+/* offsets_fleet.h */
+const struct connector_settings *offsets_fleet_connector(const struct offsets_fleet *f,
+                                                         const char *key, size_t len)
 {
-	cJSON *j = cJSON_Parse(key);
-	const cJSON *n = cJSON_IsArray(j) ? cJSON_GetArrayItem(j, 0) : NULL;
-	bool here = false;
+	const struct connector_settings *found = NULL;
+	const char *v = NULL, *name;
+	size_t cursor = 0, vlen = 0, n;
+	cJSON *j = NULL;
 
-	for (size_t i = 0; cJSON_IsString(n) && i < f->s->nconnectors && !here; i++) {
-		here = strcmp(f->s->connectors[i].name, n->valuestring) == 0;
-		if (here)
-			snprintf(name, len, "%s", n->valuestring);
+	while (len > 0 && (*key == ' ' || *key == '\t' || *key == '\n' || *key == '\r')) {
+		key++;
+		len--;
 	}
+	if (len == 0 || *key != '[' || !jsonspan_array_next(key, len, &cursor, &v, &vlen) ||
+	    vlen < 2 || v[0] != '"')
+		return NULL;
+	name = v + 1;
+	n = vlen - 2;
+	/* An escape in the name (rare: Connect's JSON writes UTF-8 as it is)
+	 * is read as JSON. */
+	if (memchr(name, '\\', n) != NULL) {
+		char *text = strndup(v, vlen);
+
+		j = text != NULL ? cJSON_Parse(text) : NULL;
+		free(text);
+		if (!cJSON_IsString(j)) {
+			cJSON_Delete(j);
+			return NULL;
+		}
+		name = j->valuestring;
+		n = strlen(name);
+	}
+	for (size_t i = 0; i < f->s->nconnectors && found == NULL; i++)
+		if (strlen(f->s->connectors[i].name) == n &&
+		    memcmp(f->s->connectors[i].name, name, n) == 0)
+			found = &f->s->connectors[i];
 	cJSON_Delete(j);
-	return here;
+	return found;
+}
+
+/* offsets_fleet.h */
+bool offsets_fleet_mine(const struct offsets_fleet *f, const char *device, const char *store)
+{
+	if (device == NULL || (strcmp(device, f->device) != 0 && strcmp(device, f->machine) != 0))
+		return false;
+	return store == NULL || f->store[0] == '\0' || f->made || strcmp(store, f->store) == 0;
 }
 
 int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device,
                         const char *store, bool had_file, char *errbuf, size_t errlen)
 {
-	char name[256];
+	const struct connector_settings *c = offsets_fleet_connector(f, key, strlen(key));
+	const char *name = c != NULL ? c->name : "";
 
-	if (device == NULL || !runs_here(f, key, name, sizeof(name)))
+	if (device == NULL || c == NULL)
 		return 0;
 	/* With exactly-once, init_transactions fenced any other instance of this
 	 * device's transactional.id before the topic was read (a clone is told

@@ -5,7 +5,9 @@
  * one image and one config breaks it without knowing: each writes the same
  * keys (["app",{"filename":"/var/log/app.log"}]) and each restart takes
  * another device's position for its own file. This module tells, at load,
- * this device's records from another device's. Start-up only; never logs. */
+ * this device's records from another device's, and the keys of this
+ * skiff's connectors from everyone else's (the only ones it reads into
+ * memory and the only ones it writes). Main loop only; never logs. */
 #ifndef SKIFF_OFFSETS_FLEET_H
 #define SKIFF_OFFSETS_FLEET_H
 
@@ -14,6 +16,7 @@
 
 #include "device.h"
 
+struct connector_settings;
 struct settings;
 
 /* Embedded by its owner; fields are this module's, but for device (what
@@ -36,6 +39,22 @@ struct offsets_fleet {
  * boards cloned from one image, which share /etc/machine-id. */
 void offsets_fleet_init(struct offsets_fleet *f, const struct settings *s, const char *topic,
                         const char *file, bool create);
+
+/* The connector of this skiff that key (len bytes, not NUL-terminated)
+ * belongs to: the one its first element names, or NULL for a key of no
+ * connector running here (another writer's, or not an offset key). Reads
+ * only the name (no parse of the key): called for every record of a shared
+ * topic. The result is valid until the settings change (a reload). */
+const struct connector_settings *offsets_fleet_connector(const struct offsets_fleet *f,
+                                                         const char *key, size_t len);
+
+/* Whether a record skiff wrote (skiff.device device, skiff.store store;
+ * NULL: the header is missing) was written by this offsets store: this
+ * device's name or machine id, and this store's id, or no id to tell
+ * stores apart (a record of the exactly-once transactions, or of a skiff
+ * from before store ids; a store id made at this start). Only such a
+ * record's generation can be compared with the offset file's. */
+bool offsets_fleet_mine(const struct offsets_fleet *f, const char *device, const char *store);
 
 /* Judges the topic's last record of key, written by device (its
  * skiff.device; NULL: no header, Connect's or an older skiff's: nobody's)

@@ -9,7 +9,9 @@
  * who checks it and puts it in the store. Connect's FileStreamSource counts
  * its position in Java chars (UTF-16 code units: it reads the file through
  * a UTF-8 character reader), skiff in bytes: offsets_import_position turns
- * one into the other by reading the file. Leaf module. */
+ * one into the other by reading the file, for this import and for the
+ * offsets topic's records that Connect wrote (offsets_kafka.c). Leaf
+ * module. */
 #ifndef SKIFF_OFFSETS_IMPORT_H
 #define SKIFF_OFFSETS_IMPORT_H
 
@@ -30,15 +32,28 @@ typedef int (*offsets_import_fn)(void *arg, const char *key, const char *value, 
 int offsets_import_connect(const char *path, offsets_import_fn fn, void *arg, size_t *count,
                            char *errbuf, size_t errlen);
 
-/* FileStreamSource's position, chars Java chars into the file at path, as
- * the byte offset where they end in *bytes: the file's UTF-8 walked from its
- * start, a 4-byte sequence counted as 2 chars, a malformed sequence as the
- * one U+FFFD Java's decoder puts for it (utf8_seq). chars <= 0 is byte 0
- * without reading the file. Returns 0, or with errbuf naming the file:
- * OFFSETS_ERR_ARG when it is missing, holds fewer chars, or chars ends
- * inside a 4-byte character (no position is made up: only the file can say
- * it); OFFSETS_ERR_IO for a read error. */
-int offsets_import_position(const char *path, int64_t chars, int64_t *bytes, char *errbuf,
-                            size_t errlen);
+/* FileStreamSource's position as skiff's. A FileStreamSource task skips
+ * the position it starts from in bytes (InputStream.skip, before its UTF-8
+ * reader), then counts Java chars (UTF-16 code units) read from there: its
+ * position is from + chars. This walks the file at path from byte from
+ * (where a character starts) over chars chars and puts in *bytes where they
+ * end: the file's UTF-8 walked, a 4-byte sequence counted as 2 chars, a
+ * malformed sequence as the one U+FFFD Java's decoder puts for it
+ * (utf8_seq). chars <= 0 is byte from without reading the file. Returns 0,
+ * or with errbuf naming the file: OFFSETS_ERR_ARG when it is missing, holds
+ * fewer chars, or chars ends inside a 4-byte character (no position is made
+ * up: only the file can say it); OFFSETS_ERR_IO for a read error. */
+int offsets_import_position(const char *path, int64_t from, int64_t chars, int64_t *bytes,
+                            char *errbuf, size_t errlen);
+
+/* FileStreamSource's offset value ({"position":N}, written by Connect for
+ * the file at path, its task started at byte from: 0 for a task that read
+ * the file from its start) as skiff's {"position":<bytes>} in out (len
+ * bytes), through offsets_import_position. N below from is no count from
+ * there (a value set by hand, which a task skips in bytes): taken as
+ * bytes. Returns 0, OFFSETS_ERR_ARG for a value without a whole "position"
+ * (errbuf says so), or offsets_import_position's errors. */
+int offsets_import_value(const char *path, int64_t from, const char *value, char *out, size_t len,
+                         char *errbuf, size_t errlen);
 
 #endif

@@ -1,12 +1,14 @@
 /* offsets_kafka: the offsets topic, alone or beside the file; see
  * offsets_kafka.h. One backend (struct offset_backend_ops) that holds the
  * file backend (if any) and a producer: load reads the file, then the topic to
- * its end, and merges them by generation; store writes the file (at once),
- * then sends to the topic what differs from what it holds, and completes when
- * the broker acknowledged every record.
+ * its end, and merges them by writer and generation (topic_wins); store
+ * writes the file (at once), then sends to the topic what differs from what
+ * it holds, and completes when the broker acknowledged every record.
  *
- * What the topic holds is kept here as a map key -> (value or tombstone,
- * generation), from the read at start and from every record sent since: a
+ * What the topic holds of this skiff's connectors' keys (and of no other:
+ * a shared topic's other keys cost no memory) is kept here as a map key ->
+ * (value or tombstone, generation, writer), from the read at start and from
+ * every record sent since: a
  * write sends only the keys whose value changed (Connect, too, writes only
  * what changed), so compaction has little to do. A failed write sends every
  * key again next time, since which records arrived is unknown. */
@@ -15,12 +17,17 @@
 #include "clock.h"
 #include "config.h"
 #include "hash.h"
+#include "jsonint.h"
 #include "kconf.h"
 #include "offsets.h"
-#include "offsets_ktopic.h"
 #include "offsets_fleet.h"
+#include "offsets_import.h"
+#include "offsets_ktopic.h"
 #include "offsets_kvalue.h"
 #include "settings.h"
+#include "source.h"
+
+#include <cjson/cJSON.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,17 +43,37 @@
 #define DEV_HEADER "skiff.device"
 #define STORE_HEADER "skiff.store"
 #define MIN_READ_MS 10000
+/* The reader's fetches: 64 KiB, below glibc's 128 KiB mmap threshold
+ * (larger buffers are mapped, and each one freed raises the threshold: the
+ * heap then grows to keep them), and a prefetch queue of 128 KiB or 2,000
+ * records (librdkafka's defaults: 64 MiB or 100,000), a full one waiting
+ * 20 ms, not fetch.error.backoff.ms's 500. Measured on a topic of 200,000
+ * keys (52 MB, read in about 1 s on the test broker): peak RSS as on an
+ * empty topic (7.5 MB), against 45 MB with the defaults
+ * (tests/e2e/test_offsets_shared.py). librdkafka takes a batch larger than
+ * a fetch whole (KIP-74), up to receive.message.max.bytes (100 MB). */
+#define READ_FETCH_BYTES "65536"
+#define READ_QUEUE_KB "128"
+#define READ_QUEUE_MSGS "2000"
+#define READ_BACKOFF_MS "20"
 /* How far generations jump when the topic restores the file: more file
  * writes than any device makes between two restores (2^32 at one per
  * 100 ms: 13 years), and 2^21 restores below the file format's 2^53. */
 #define GEN_JUMP (UINT64_C(1) << 32)
 
+/* A key of this skiff's connectors as the topic holds it: its newest
+ * record. */
 struct rec {
 	char *key;
-	char *value; /* NULL: a tombstone */
-	uint64_t gen;
+	char *value;  /* NULL: a tombstone */
+	uint64_t gen; /* its skiff.generation, 0: none (not written by skiff) */
 	char *device; /* its skiff.device header, NULL: none */
 	char *store;  /* its skiff.store header, NULL: none */
+	int32_t part; /* the partition it was read from; -1: not read, written here */
+	int64_t ts;   /* its timestamp (a key found in two partitions) */
+	/* Not written by skiff (Connect's): the byte where the FileStreamSource
+	 * task that wrote it started (offsets_import.h), -1: not known. */
+	int64_t base;
 };
 
 struct kctx {
@@ -69,7 +96,11 @@ struct kctx {
 	struct offsets_fleet fleet; /* this device's names, load's warning */
 	int lockfd[2];              /* the topic's locks (hold), -1: none */
 	struct offsets *o;          /* from load: offsets_write_done's */
-	uint64_t writing;           /* the generation in flight, 0: none */
+	size_t read_records, read_bytes, read_partitions; /* the last read of the topic */
+	const char *only;  /* reading for one connector (kafka_adopt), NULL: all */
+	char warned[1024]; /* the load's warnings */
+	size_t nwarned;
+	uint64_t writing; /* the generation in flight, 0: none */
 	size_t pending;
 	int err;
 	char why[512];
@@ -187,7 +218,7 @@ static int remember(struct kctx *k, const char *key, const char *value, uint64_t
 			k->cap = cap;
 		}
 		r = &k->recs[k->n];
-		*r = (struct rec){.key = strdup(key)};
+		*r = (struct rec){.key = strdup(key), .part = -1, .base = -1};
 		if (r->key == NULL || hash_put(&k->index, r->key, k->n) != 0) {
 			free(r->key);
 			goto nomem;
@@ -227,38 +258,118 @@ static const char *header(const rd_kafka_message_t *m, const char *name, char *b
 	return buf;
 }
 
-/* One record read back. A key or value that is not an offset (another
- * tool's record in a shared topic) is skipped: it is not ours to judge. */
-static int apply(struct kctx *k, const rd_kafka_message_t *m, size_t *bytes)
+/* The bytes of m's headers, names and values. */
+static size_t header_bytes(const rd_kafka_message_t *m)
 {
-	char *key, *value = NULL, gen[24], dev[DEVICE_NAME_MAX], st[48];
-	const char *g = header(m, GEN_HEADER, gen, sizeof(gen));
-	int rc = 0;
+	rd_kafka_headers_t *hdrs = NULL;
+	const char *name;
+	const void *v;
+	size_t n = 0, len;
 
-	if (m->key == NULL || m->key_len == 0)
+	if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
 		return 0;
-	*bytes += m->key_len + m->len;
-	if (*bytes > OFFSETS_MAX_BYTES)
-		return OFFSETS_ERR_FULL;
-	key = strndup(m->key, m->key_len);
-	/* The file source's identity is in a header (offsets_kvalue.h). */
-	if (key == NULL || (m->payload != NULL && (value = offsets_kvalue_read(m)) == NULL))
-		rc = OFFSETS_ERR_NOMEM;
-	else
-		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
-		              header(m, DEV_HEADER, dev, sizeof(dev)),
-		              header(m, STORE_HEADER, st, sizeof(st)));
-	free(key);
-	free(value);
-	return rc;
+	for (size_t i = 0; rd_kafka_header_get_all(hdrs, i, &name, &v, &len) == 0; i++)
+		n += strlen(name) + len;
+	return n;
+}
+
+/* The position of an offset value, -1: none. */
+static int64_t position_of(const char *value)
+{
+	int64_t pos = -1;
+
+	return value != NULL && jsonint_get(value, "position", &pos) == 0 ? pos : -1;
+}
+
+/* Where the FileStreamSource task that wrote a record of Connect's after
+ * prev (the key's newest record so far, NULL: none) started: at the
+ * position of skiff's record it skipped, at the start after a tombstone
+ * (an offset reset), where the run of Connect's records it continues
+ * started; not known for the key's first record (the topic's oldest, or
+ * what compaction left). */
+static int64_t task_start(const struct rec *prev)
+{
+	if (prev == NULL)
+		return -1;
+	if (prev->value == NULL)
+		return 0;
+	return prev->gen > 0 ? position_of(prev->value) : prev->base;
 }
 
 struct reading {
 	int n;         /* partitions */
 	int64_t *high; /* each one's end at start */
 	int64_t *next; /* the next offset to read */
-	size_t bytes;
+	size_t bytes;  /* every record's key, value and headers */
+	size_t own;    /* the keys and values kept (OFFSETS_MAX_BYTES) */
+	size_t records;
 };
+
+/* Whether key is an offset key, ["connector",{partition}]: a record of
+ * another shape is not an offset, nor ours to write back. */
+static bool offset_key(const char *key)
+{
+	cJSON *j = cJSON_Parse(key);
+	bool ok = cJSON_IsArray(j) && cJSON_GetArraySize(j) == 2 &&
+	          cJSON_IsString(cJSON_GetArrayItem(j, 0)) &&
+	          cJSON_IsObject(cJSON_GetArrayItem(j, 1));
+
+	cJSON_Delete(j);
+	return ok;
+}
+
+/* One record read back. Only the keys of this skiff's connectors are kept:
+ * the rest of a shared topic (Connect's connectors, other devices') is read
+ * past and costs no memory. A key or value that is not an offset is
+ * skipped: it is not ours to judge. */
+static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd)
+{
+	char *key = NULL, *value = NULL, gen[24], dev[DEVICE_NAME_MAX], st[48];
+	const struct connector_settings *c;
+	const char *g = NULL;
+	struct rec *prev, *r;
+	int64_t ts, base;
+	int rc = OFFSETS_ERR_NOMEM;
+
+	rd->records++;
+	rd->bytes += m->key_len + m->len + header_bytes(m);
+	if (m->key == NULL || m->key_len == 0 ||
+	    (c = offsets_fleet_connector(&k->fleet, m->key, m->key_len)) == NULL ||
+	    (k->only != NULL && strcmp(c->name, k->only) != 0))
+		return 0;
+	rd->own += m->key_len + m->len;
+	if (rd->own > OFFSETS_MAX_BYTES)
+		return OFFSETS_ERR_FULL;
+	if ((key = strndup(m->key, m->key_len)) == NULL)
+		return OFFSETS_ERR_NOMEM;
+	if (!offset_key(key)) {
+		free(key);
+		return 0;
+	}
+	ts = rd_kafka_message_timestamp(m, NULL);
+	prev = find(k, key);
+	/* A key in two partitions (a tool that partitions otherwise, or a topic
+	 * that grew): the later timestamp is the newer record. */
+	if (prev != NULL && prev->part >= 0 && prev->part != m->partition && ts < prev->ts) {
+		free(key);
+		return 0;
+	}
+	g = header(m, GEN_HEADER, gen, sizeof(gen));
+	base = g == NULL ? task_start(prev) : -1;
+	/* The file source's identity is in a header (offsets_kvalue.h). */
+	if (m->payload == NULL || (value = offsets_kvalue_read(m)) != NULL)
+		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
+		              header(m, DEV_HEADER, dev, sizeof(dev)),
+		              header(m, STORE_HEADER, st, sizeof(st)));
+	if (rc == 0 && (r = find(k, key)) != NULL) {
+		r->part = m->partition;
+		r->ts = ts;
+		r->base = base;
+	}
+	free(key);
+	free(value);
+	return rc;
+}
 
 static bool read_all(const struct reading *r)
 {
@@ -369,7 +480,8 @@ out:
 	return rc;
 }
 
-/* Consumes until every partition reached its end at start. */
+/* Consumes until every partition reached its end at start, or fails when
+ * nothing comes for the read's time limit. */
 static int consume_to_end(struct kctx *k, rd_kafka_t *c, struct reading *r, char *errbuf,
                           size_t errlen)
 {
@@ -381,15 +493,19 @@ static int consume_to_end(struct kctx *k, rd_kafka_t *c, struct reading *r, char
 
 		if (m == NULL && clock_mono_ms() > deadline) {
 			snprintf(errbuf, errlen,
-			         "offset.storage.topic %s: not read to its end within %d ms",
-			         k->topic, k->timeout_ms);
+			         "offset.storage.topic %s: not read to its end (%zu records read, "
+			         "then nothing for %d ms)",
+			         k->topic, r->records, k->timeout_ms);
 			return OFFSETS_ERR_IO;
 		}
 		if (m == NULL)
 			continue;
+		/* A large shared topic over a slow link takes as long as it
+		 * takes: only a read that stalls fails. */
+		deadline = clock_mono_ms() + k->timeout_ms;
 		if (m->err == 0 && m->partition >= 0 && m->partition < r->n) {
 			r->next[m->partition] = m->offset + 1;
-			rc = apply(k, m, &r->bytes);
+			rc = apply(k, m, r);
 		} else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF && m->partition >= 0 &&
 		           m->partition < r->n) {
 			/* Exactly-once: the end read_committed sees; past it are the
@@ -420,10 +536,23 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	int rc = OFFSETS_ERR_CONFIG;
 
 	/* A group.id only because librdkafka's assign wants one: the reader
-	 * never joins the group nor commits. */
+	 * never joins the group nor commits. A shared topic holds far more
+	 * than this device's keys: small fetches keep its memory small
+	 * (READ_FETCH_BYTES). */
 	if (conf == NULL ||
 	    kconf_set(conf, "group.id", "skiff-offsets-reader", "defaults", errbuf, errlen) != 0 ||
 	    kconf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "message.max.bytes", READ_FETCH_BYTES, "defaults", errbuf, errlen) !=
+	        0 ||
+	    kconf_set(conf, "fetch.max.bytes", READ_FETCH_BYTES, "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "max.partition.fetch.bytes", READ_FETCH_BYTES, "defaults", errbuf,
+	              errlen) != 0 ||
+	    kconf_set(conf, "queued.max.messages.kbytes", READ_QUEUE_KB, "defaults", errbuf,
+	              errlen) != 0 ||
+	    kconf_set(conf, "queued.min.messages", READ_QUEUE_MSGS, "defaults", errbuf, errlen) !=
+	        0 ||
+	    kconf_set(conf, "fetch.error.backoff.ms", READ_BACKOFF_MS, "defaults", errbuf,
+	              errlen) != 0 ||
 	    (strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") == 0 &&
 	     (kconf_set(conf, "isolation.level", "read_committed", "exactly-once", errbuf,
 	                errlen) ||
@@ -447,6 +576,9 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	}
 	if (rc == 0)
 		rc = consume_to_end(k, c, &r, errbuf, errlen);
+	k->read_records = r.records;
+	k->read_bytes = r.bytes;
+	k->read_partitions = (size_t)r.n;
 out:
 	if (conf != NULL)
 		rd_kafka_conf_destroy(conf);
@@ -460,17 +592,87 @@ out:
 	return rc;
 }
 
-/* Applies the topic's records to o where they are newer than the file
- * (generation fgen; 0: no file, every record counts). */
+/* Whether the topic's newest record r of a key wins over the offset file
+ * (generation fgen, 0: no file): per key the newest record wins, whoever
+ * wrote it. A record this store wrote is compared by generation: it wins
+ * when the file does not hold its generation (the file is lost, or an older
+ * copy was put back); otherwise the file holds it or a later position that
+ * the topic did not take yet (its broker unreachable). A record anyone else
+ * wrote (Connect, a Connect tool, another skiff, another device) came after
+ * this store's last record of the key in the topic's order: it wins. */
+static bool topic_wins(const struct kctx *k, const struct rec *r, uint64_t fgen)
+{
+	return fgen == 0 || r->gen == 0 || !offsets_fleet_mine(&k->fleet, r->device, r->store) ||
+	       r->gen > fgen;
+}
+
+/* Adds a warning to the load's note (the first ones, then a count). */
+static void note_warn(struct kctx *k, const char *text)
+{
+	size_t len = strlen(k->warned);
+
+	k->nwarned++;
+	if (len + strlen(text) + 3 < sizeof(k->warned))
+		snprintf(k->warned + len, sizeof(k->warned) - len, "%s%s", len ? "; " : "", text);
+}
+
+/* The value to load for r, a record of Connect's (not skiff's) of the
+ * file source's connector c: FileStreamSource's position counts Java chars
+ * from where its task started, skiff's bytes (offsets_import.h). The
+ * task's start (r->base) may be unknown (the key's first record in the
+ * topic): then the position the file holds (have), when not past Connect's,
+ * else the start of the file. What cannot be counted (the file is missing
+ * or holds fewer characters) is taken as it is, and said. Returns value or
+ * buf. */
+static const char *from_connect(struct kctx *k, const struct connector_settings *c,
+                                const struct rec *r, const char *have, char *buf, size_t len)
+{
+	cJSON *key = cJSON_Parse(r->key);
+	const cJSON *file =
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(key, 1), "filename");
+	int64_t base = r->base, pos = position_of(r->value), had = position_of(have);
+	char why[512], text[1024];
+	const char *out = r->value;
+
+	if (strcmp(c->ops->kind, "file") != 0 || !cJSON_IsString(file) || pos < 0)
+		goto out;
+	if (base < 0)
+		base = had >= 0 && had <= pos ? had : 0;
+	if (offsets_import_value(file->valuestring, base, r->value, buf, len, why, sizeof(why)) ==
+	    0) {
+		out = buf;
+		goto out;
+	}
+	snprintf(text, sizeof(text),
+	         "offset.storage.topic %s: connector %s: the position %lld Kafka Connect wrote "
+	         "counts characters from byte %lld, which the file cannot tell (%s): taken as "
+	         "bytes",
+	         k->topic, c->name, (long long)pos, (long long)base, why);
+	note_warn(k, text);
+out:
+	cJSON_Delete(key);
+	return out;
+}
+
+/* Applies the topic's records to o where they win (topic_wins), and marks
+ * o dirty where the topic does not hold what o holds for a key of this
+ * skiff's connectors. *restored: a record of this store's won (the file was
+ * lost or older). */
 static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *maxgen, bool *restored,
                  char *errbuf, size_t errlen)
 {
 	bool differ = false;
+	char buf[64];
 	int rc;
 
 	for (size_t i = 0; i < k->n; i++) {
 		const struct rec *r = &k->recs[i];
-		const char *have;
+		const struct connector_settings *c =
+		    offsets_fleet_connector(&k->fleet, r->key, strlen(r->key));
+		const char *have = offsets_get(o, r->key), *value = r->value;
+
+		if (k->only != NULL && (c == NULL || strcmp(c->name, k->only) != 0))
+			continue;
 
 		rc = offsets_fleet_check(&k->fleet, r->key, r->device, r->store, fgen > 0, errbuf,
 		                         errlen);
@@ -478,9 +680,11 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 			return rc;
 		if (r->gen > *maxgen)
 			*maxgen = r->gen;
-		if (fgen == 0 || r->gen > fgen) {
-			*restored = true;
-			rc = offsets_load_record(o, r->key, r->value);
+		if (topic_wins(k, r, fgen)) {
+			*restored = *restored || fgen == 0 || r->gen > fgen;
+			if (r->gen == 0 && value != NULL && c != NULL)
+				value = from_connect(k, c, r, have, buf, sizeof(buf));
+			rc = offsets_load_record(o, r->key, value);
 			if (rc == OFFSETS_ERR_NOMEM || rc == OFFSETS_ERR_FULL)
 				return rc;
 		}
@@ -490,7 +694,9 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 			differ = true;
 	}
 	for (size_t i = 0; i < offsets_count(o) && !differ; i++)
-		differ = find(k, offsets_key(o, i)) == NULL;
+		differ = find(k, offsets_key(o, i)) == NULL &&
+		         offsets_fleet_connector(&k->fleet, offsets_key(o, i),
+		                                 strlen(offsets_key(o, i))) != NULL;
 	if (differ)
 		offsets_load_mark_dirty(o);
 	return 0;
@@ -525,6 +731,25 @@ static int file_only(struct kctx *k, uint64_t fgen, uint64_t *generation, int *f
 	return 0;
 }
 
+/* Says what the read cost (records and bytes read, for how many keys of
+ * this skiff's connectors, in how long) or, before that, what could not be
+ * taken as written. */
+static void note_load(struct kctx *k, struct offsets *o, int64_t ms)
+{
+	char text[1536];
+
+	snprintf(text, sizeof(text),
+	         "offset.storage.topic %s: read %zu records (%zu bytes) from %zu partition%s in "
+	         "%lld ms, %zu keys of this skiff's connectors",
+	         k->topic, k->read_records, k->read_bytes, k->read_partitions,
+	         k->read_partitions == 1 ? "" : "s", (long long)ms, k->n);
+	offsets_load_note(o, false, text);
+	if (k->nwarned == 0)
+		return;
+	snprintf(text, sizeof(text), "%s%s", k->warned, k->nwarned > 1 ? " (and more)" : "");
+	offsets_load_note(o, true, text);
+}
+
 static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *from_prev,
                       char *errbuf, size_t errlen)
 {
@@ -532,6 +757,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 	uint64_t fgen = 0, maxgen = 0;
 	bool restored = false;
 	char ferr[1024] = "";
+	int64_t t0 = clock_mono_ms();
 	int rc;
 
 	k->o = o;
@@ -561,13 +787,14 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 		         offsets_strerror(rc));
 	if (rc != 0)
 		return rc;
+	note_load(k, o, clock_mono_ms() - t0);
 	*generation = fgen > maxgen ? fgen : maxgen;
 	/* The topic restored a lost or older file. That file may have counted
 	 * generations past the topic's highest (writes that changed nothing the
 	 * topic holds, or that the topic never took): go on far above them, so
 	 * that an old copy of it put back later never wins over what is
 	 * written from now on. */
-	if (restored && k->fops != NULL)
+	if (restored && k->fops != NULL && maxgen + GEN_JUMP > *generation)
 		*generation = maxgen + GEN_JUMP;
 	if (*from_prev)
 		snprintf(errbuf, errlen, "%s", ferr); /* the fallback's warning */
@@ -644,8 +871,19 @@ static int send_one(struct kctx *k, const char *key, const char *value, uint64_t
 	return remember(k, key, value, gen, k->fleet.device, k->fleet.store);
 }
 
-/* Sends what the topic does not hold yet: changed values, and tombstones
- * for removed keys (with resend: everything). */
+/* Whether key is of a connector this skiff runs: the only keys it writes. */
+static bool runs_here(const struct kctx *k, const char *key)
+{
+	return offsets_fleet_connector(&k->fleet, key, strlen(key)) != NULL;
+}
+
+/* Sends what the topic does not hold yet of this skiff's connectors' keys:
+ * changed values (with resend: every value), and a tombstone for a key the
+ * topic holds but the store no longer does: one a person removed (`skiff
+ * offsets reset`, REST DELETE, also while skiff was stopped). The map holds
+ * no other keys (apply): a device never writes a record of another
+ * writer's key, the file's offsets of connectors it no longer runs
+ * included. */
 static int send_changes(struct kctx *k, const struct offsets *o, uint64_t gen)
 {
 	int rc = 0;
@@ -654,13 +892,15 @@ static int send_changes(struct kctx *k, const struct offsets *o, uint64_t gen)
 		const char *key = offsets_key(o, i), *v = offsets_value(o, i);
 		const struct rec *r = find(k, key);
 
-		if (k->resend || r == NULL || r->value == NULL || strcmp(r->value, v) != 0)
+		if ((k->resend || r == NULL || r->value == NULL || strcmp(r->value, v) != 0) &&
+		    runs_here(k, key))
 			rc = send_one(k, key, v, gen);
 	}
 	for (size_t i = 0; i < k->n && rc == 0; i++) {
 		const struct rec *r = &k->recs[i];
 
-		if ((r->value != NULL || k->resend) && offsets_get(o, r->key) == NULL)
+		if ((r->value != NULL || k->resend) && offsets_get(o, r->key) == NULL &&
+		    runs_here(k, r->key))
 			rc = send_one(k, r->key, NULL, gen);
 	}
 	return rc;
@@ -718,6 +958,33 @@ static void kafka_written(void *vctx, const char *key, const char *value, uint64
 	(void)remember(vctx, key, value, gen, device, NULL);
 }
 
+/* A connector a reload added: its keys were not read at load (only those
+ * of the connectors running then were). Reads the topic again for its keys
+ * alone and merges them as load does, with the file's generation now the
+ * store's (this store's own records are never newer). */
+static int kafka_adopt(void *vctx, struct offsets *o, const char *connector, char *errbuf,
+                       size_t errlen)
+{
+	struct kctx *k = vctx;
+	struct offsets_stats st;
+	uint64_t maxgen = 0;
+	bool restored = false;
+	int rc;
+
+	offsets_stats(o, &st);
+	k->only = connector;
+	k->nwarned = 0;
+	k->warned[0] = '\0';
+	rc = read_topic(k, errbuf, errlen);
+	if (rc == 0)
+		rc = merge(k, o, k->fops != NULL ? st.generation : 0, &maxgen, &restored, errbuf,
+		           errlen);
+	k->only = NULL;
+	if (rc == 0 && k->nwarned > 0)
+		snprintf(errbuf, errlen, "%s", k->warned);
+	return rc;
+}
+
 static int kafka_fd(void *vctx)
 {
 	return ((struct kctx *)vctx)->pipefd[0];
@@ -772,6 +1039,7 @@ static const struct offset_backend_ops kafka_ops = {
     .fd = kafka_fd,
     .poll = kafka_poll,
     .written = kafka_written,
+    .adopt = kafka_adopt,
 };
 
 static int open_store(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,

@@ -16,15 +16,22 @@
  * deleted topic comes back with cleanup.policy=delete): a write that finds
  * it gone fails, and the next creates it compacted (offsets_ktopic.h).
  *
- * Load: the file (if any), then the topic read from its start to its end.
- * Per key, the topic's record wins when its generation is above the file's
- * (the file is missing, or older than the topic: a re-flashed or restored
- * device); else the file's value stands. Both only ever hold acknowledged
- * positions, and every write (the worker's and `skiff offsets set`) takes a
- * generation above both, so the newest write wins, whichever copy holds it.
- * Records without the header (written by Connect itself) have generation 0:
- * they count only when there is no file. When the two disagree, the store
- * starts dirty and its first write puts the winner in both.
+ * Load: the file (if any), then the topic read from its start to its end,
+ * keeping only the keys of the connectors this skiff runs (offsets_fleet.h);
+ * a connector a reload adds has its keys read then (offsets_adopt). Per key
+ * the newest record wins, whoever wrote it: the topic's newest record of a
+ * key (its partition's order) wins over the file when someone else wrote it
+ * (Connect, a Connect tool, another skiff or device: it came after this
+ * store's last record of the key), or when this store wrote it with a
+ * generation above the file's (the file is missing, or older than the
+ * topic: a re-flashed or restored device); else the file's value stands.
+ * Both only ever hold acknowledged positions, and every write (the
+ * worker's and `skiff offsets set`) takes a generation above both. A
+ * FileStreamSource position Connect wrote is turned from characters into
+ * bytes from where its task started (offsets_import.h). When the two
+ * disagree, the store starts dirty and its first write puts the winner in
+ * both. A device writes records only for its own connectors' keys, and a
+ * tombstone only for a key removed from the store (a person's reset).
  *
  * Called from the main loop only; never logs. */
 #ifndef SKIFF_OFFSETS_KAFKA_H

@@ -39,6 +39,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "offsets.h"
 #include "props.h"
 #include "rest.h"
 #include "restconns.h"
@@ -205,6 +206,15 @@ static int start_conn(struct worker *w, struct conn *c, int j, bool changed, cha
 {
 	struct connector_settings *cs = &w->live->connectors[j];
 
+	/* An added connector's offsets in the topic were not read at start. */
+	if (!changed && offsets_adopt(w->offsets, cs->name, why, len) != 0) {
+		log_error("connector %s: not started: its offsets cannot be read: %s", cs->name,
+		          why);
+		failed(w, c, why);
+		return -1;
+	}
+	if (!changed && why[0] != '\0')
+		log_warn("%s", why);
 	if (worker_conn_open(w, c, cs, why, len) == 0) {
 		log_notice("connector %s: %s", cs->name,
 		           changed ? "restarted with its new settings" : "started");

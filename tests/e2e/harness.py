@@ -421,10 +421,12 @@ def create_topic(bootstrap, topic, partitions=1, timeout=30):
                            f"{r.stderr.decode(errors='replace')}")
 
 
-def produce(bootstrap, topic, values, key=None, partition=None, headers=(), timeout=30):
+def produce(bootstrap, topic, values, key=None, partition=None, headers=(), timeout=30,
+            partitioner=None):
     """Produces each bytes value of VALUES as one record, in order, with kcat
     (any bytes, NUL included). key: bytes or str for every record; headers:
-    (name, value) str pairs for every record."""
+    (name, value) str pairs for every record; partitioner: librdkafka's
+    (murmur2_random: Java's partition of the key, as Connect writes)."""
     with tempfile.TemporaryDirectory(prefix="skiff-produce-") as d:
         files = []
         for i, v in enumerate(values):
@@ -436,6 +438,8 @@ def produce(bootstrap, topic, values, key=None, partition=None, headers=(), time
             cmd += ["-k", key.decode() if isinstance(key, bytes) else key]
         if partition is not None:
             cmd += ["-p", str(partition)]
+        if partitioner is not None:
+            cmd += ["-X", f"partitioner={partitioner}"]
         for name, value in headers:
             cmd += ["-H", f"{name}={value}"]
         r = subprocess.run(cmd + files, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

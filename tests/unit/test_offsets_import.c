@@ -202,7 +202,7 @@ static int64_t bytes_at(const char *path, int64_t chars, char *err, size_t errle
 {
 	int64_t b = -1;
 
-	*rc = offsets_import_position(path, chars, &b, err, errlen);
+	*rc = offsets_import_position(path, 0, chars, &b, err, errlen);
 	return b;
 }
 
@@ -236,6 +236,40 @@ static void test_position_in_chars(const char *path)
 	CHECK_INT(rc, 0);
 }
 
+/* A task that started at a byte position (skiff's, or its own earlier
+ * one) skips it in bytes and counts chars from there: its value is
+ * from + chars. A value below from was set by hand: bytes. */
+static void test_value_from_a_start(const char *path)
+{
+	static const char text[] = "a\xC3\xA9\n"         /* 4 bytes, 3 chars */
+	                           "\xF0\x9F\x9A\x80\n"; /* 5 bytes, 3 chars */
+	char out[64], err[512];
+	int64_t b = -1;
+
+	testlib_write_file(path, text, strlen(text));
+	CHECK_INT(offsets_import_position(path, 4, 3, &b, err, sizeof(err)), 0);
+	CHECK_INT(b, 9);
+	CHECK_INT(
+	    offsets_import_value(path, 4, "{\"position\":7}", out, sizeof(out), err, sizeof(err)),
+	    0);
+	CHECK_STR(out, "{\"position\":9}");
+	CHECK_INT(
+	    offsets_import_value(path, 0, "{\"position\":6}", out, sizeof(out), err, sizeof(err)),
+	    0);
+	CHECK_STR(out, "{\"position\":9}");
+	CHECK_INT(
+	    offsets_import_value(path, 9, "{\"position\":4}", out, sizeof(out), err, sizeof(err)),
+	    0);
+	CHECK_STR(out, "{\"position\":4}");
+	CHECK_INT(
+	    offsets_import_value(path, 4, "{\"position\":8}", out, sizeof(out), err, sizeof(err)),
+	    OFFSETS_ERR_ARG);
+	CHECK(strstr(err, "from byte 4") != NULL);
+	CHECK_INT(offsets_import_value(path, 0, "{\"pos\":8}", out, sizeof(out), err, sizeof(err)),
+	          OFFSETS_ERR_ARG);
+	unlink(path);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -244,6 +278,7 @@ int main(void)
 	test_reads_connects_map(path);
 	test_truncated_and_flipped(path);
 	test_position_in_chars(path);
+	test_value_from_a_start(path);
 	unlink(path);
 	return testlib_done("test_offsets_import");
 }
