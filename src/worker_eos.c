@@ -72,6 +72,7 @@ struct eos {
 	bool failed;                  /* a record of the open transaction was not delivered */
 	bool broken;                  /* a transaction failed: the worker exits exit_code */
 	bool claimed;                 /* init_transactions done: other instances fenced */
+	bool asked;                   /* commit at the end of this turn (worker_eos_commit_soon) */
 	int64_t first_ms;             /* when the open transaction got its first record; 0 */
 	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
 	uint64_t gen;                 /* the generation of the open transaction's offset records */
@@ -198,6 +199,22 @@ bool worker_eos_fenced(const struct worker *w)
 	int64_t tmo;
 
 	return w->eos != NULL && sink_fenced(w->sink, id, sizeof(id), &tmo);
+}
+
+/* worker_private.h */
+bool worker_eos_holds(const struct worker *w, const struct conn *c)
+{
+	for (size_t i = 0; w->eos != NULL && i < w->nparts; i++)
+		if (w->parts[i]->conn == c && partition_advanced(w->parts[i]))
+			return true;
+	return false;
+}
+
+/* worker_private.h */
+void worker_eos_commit_soon(struct worker *w)
+{
+	if (w->eos != NULL)
+		w->eos->asked = true;
 }
 
 /* True when the open transaction holds a record or an offset. */
@@ -374,6 +391,8 @@ static bool due(const struct worker *w, int64_t now, int64_t *wake)
 {
 	const struct eos *e = w->eos;
 
+	if (e->asked)
+		return true;
 	if (!e->poll) {
 		*wake = e->next_ms;
 		return now >= e->next_ms;
@@ -408,8 +427,10 @@ int worker_eos_boundary(struct worker *w, bool force)
 		e->next_ms = now + e->period_ms;
 	if (commit(w, errbuf, sizeof(errbuf)) == 0) {
 		e->first_ms = 0;
+		e->asked = false;
 		if (e->poll)
 			e->next_ms = loop_now_ms() + e->period_ms;
+		worker_control_committed(w);
 		return 0;
 	}
 	/* A fenced producer can neither commit nor abort: only say so. */

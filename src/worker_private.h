@@ -281,6 +281,10 @@ void worker_control_unshow(struct partition *p);
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
 
+/* After an exactly-once transaction committed: completes the stops that
+ * waited for it to carry their connectors' offsets (worker_eos_holds). */
+void worker_control_committed(struct worker *w);
+
 /* Stops c for good (FAILED, why shown as its trace): its committed offsets
  * stay short of the failed record. config: no restart fixes the cause
  * (exit 78 once no connector runs). A REST restart clears it. */
@@ -402,6 +406,12 @@ int worker_eos_boundary(struct worker *w, bool force);
  * saying what to fix), else 75; from then on worker_eos_boundary returns it. */
 int worker_eos_exit_code(struct worker *w);
 void worker_eos_failed(struct worker *w);
+/* True when the open transaction holds offsets of c's partitions that the
+ * store does not have yet (records acknowledged, not committed). */
+bool worker_eos_holds(const struct worker *w, const struct conn *c);
+/* Commits the open transaction at the end of this turn, whatever the
+ * boundary (a connector that stops waits for its offsets). */
+void worker_eos_commit_soon(struct worker *w);
 /* True when another instance of the transactional.id fenced this one: what
  * follows (records purged, a transaction that cannot end) is only that, and
  * worker_eos_exit_code says it. */
