@@ -375,8 +375,9 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
 void worker_conn_close(struct worker *w, struct conn *c);
 
 /* Runs the loop with sources unwatched until nothing is in flight (or
- * offset.flush.timeout.ms), then writes the offsets (waiting as long).
- * Returns the records still in flight. */
+ * offset.flush.timeout.ms), then writes the offsets (waiting as long);
+ * with exactly-once, commits the open transaction first. Returns the
+ * records still in flight. */
 int worker_drain_and_flush(struct worker *w);
 
 /* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
