@@ -571,8 +571,15 @@ int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, 
 		return 0;
 	snprintf(errbuf, errlen, "transaction: %s", rd_kafka_error_string(e));
 	/* Fenced (another instance took the transactional.id) or fatal: this
-	 * producer can do nothing more. */
-	rc = rd_kafka_error_is_fatal(e) ? SINK_ERR_CONFIG : SINK_ERR;
+	 * producer can do nothing more. A timeout goes on in the background,
+	 * and the same call again resumes it (rdkafka.h). */
+	if (rd_kafka_error_is_fatal(e))
+		rc = SINK_ERR_CONFIG;
+	else if (rd_kafka_error_is_retriable(e) &&
+	         rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__TIMED_OUT)
+		rc = SINK_ERR_TIMEOUT;
+	else
+		rc = SINK_ERR;
 	rd_kafka_error_destroy(e);
 	return rc;
 }

@@ -383,9 +383,10 @@ static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg)
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+/* Takes the signals that came: SIGHUP asks for a reload at the end of the
+ * turn, any other stops. */
+static void take_signals(struct worker *w, int fd)
 {
-	struct worker *w = arg;
 	unsigned char sig[16];
 	ssize_t n;
 
@@ -399,6 +400,19 @@ static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int reve
 			}
 		}
 	}
+}
+
+static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	take_signals(arg, fd);
+}
+
+/* worker_private.h */
+void worker_waiting(struct worker *w)
+{
+	worker_notify_alive(w);
+	if (w->sig_watch != NULL)
+		take_signals(w, w->sigfd);
 }
 
 static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
@@ -648,6 +662,7 @@ int worker_run(struct worker *w, int sigfd)
 {
 	int code = 0;
 
+	w->sigfd = sigfd;
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
 	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 || worker_sink_watch(w) != 0 ||
 	    worker_bandwidth_open(w) != 0) {

@@ -132,6 +132,7 @@ struct worker {
 	struct stats *stats;
 	struct loop *loop;
 	struct loop_fd *sink_watch, *sig_watch, *offsets_watch;
+	int sigfd; /* the signal pipe sig_watch watches (set with it) */
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
 	/* The TLS files the producer read, watched for a new certificate
@@ -374,6 +375,13 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
  * are abandoned: their acknowledgements advance nothing). */
 void worker_conn_close(struct worker *w, struct conn *c);
 
+/* From a wait that holds the main thread outside the loop (an
+ * exactly-once commit, up to 6 x offset.flush.timeout.ms): feeds systemd's
+ * watchdog when due and takes the signals that came (SIGTERM sets w->stop,
+ * SIGHUP w->reload_asked), as the loop would. Call it at least every
+ * second of the wait. */
+void worker_waiting(struct worker *w);
+
 /* Runs the loop with sources unwatched until nothing is in flight (or
  * offset.flush.timeout.ms), then writes the offsets (waiting as long);
  * with exactly-once, commits the open transaction first. Returns the
@@ -477,6 +485,10 @@ void worker_notify(struct worker *w, const char *what);
 
 /* The one-line summary STATUS= carries, into buf. */
 void worker_notify_summary(const struct worker *w, char *buf, size_t len);
+
+/* Sends WATCHDOG=1 when the watchdog timer is due (a wait outside the loop,
+ * worker_waiting), and re-arms it. */
+void worker_notify_alive(struct worker *w);
 
 void worker_notify_close(struct worker *w);
 

@@ -502,3 +502,58 @@ def test_eos_reload_of_a_connector_repeats_nothing(tmp_path, kafka, topic):
     seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic, isolation="read_committed"))
     assert len(seqs) - len(set(seqs)) == 0, f"{len(seqs) - len(set(seqs))} lines repeated"
     assert seqs == list(range(total))
+
+
+@pytest.mark.skiff_timeout(240)
+def test_eos_frozen_broker_feeds_the_watchdog_and_stops_in_time(tmp_path, kafka_private, topic):
+    """Hostile finding: with the broker frozen (SIGSTOP) mid-transaction, the
+    commit held skiff's loop up to 6 x offset.flush.timeout.ms without a
+    WATCHDOG=1 (past the unit's WatchdogSec, systemd kills it), and a
+    SIGTERM then waited the commit out (past TimeoutStopSec: SIGKILL). The
+    wait now feeds the watchdog and takes signals, and a stop bounds it by
+    offset.flush.timeout.ms. Once the broker is back, every line once."""
+    from test_notify import Listener
+    kafka_private.start()
+    bootstrap = kafka_private.bootstrap
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(1000)
+    state = tmp_path / "state"
+    state.mkdir()
+    ln = Listener(str(tmp_path / "notify.sock"))
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets"),
+                       [fl.file_connector("eosw", src.path, topic)],
+                       env={"NOTIFY_SOCKET": ln.addr, "WATCHDOG_USEC": "4000000"})
+    writer = fl.Writer(src, rate=500)
+    writer.start()
+    sk.start()
+    committed_seqs(bootstrap, topic, 1000)
+    pings = []
+    kafka_private.pause()
+    try:
+        frozen = time.monotonic()
+        while time.monotonic() - frozen < 15:
+            before = len(ln.msgs)
+            ln.pump()
+            pings += [time.monotonic() for m in ln.msgs[before:] if "WATCHDOG=1" in m]
+        sk.proc.send_signal(signal.SIGTERM)
+        term = time.monotonic()
+        rc = sk.wait(60)
+        took = time.monotonic() - term
+    finally:
+        kafka_private.resume()
+    gaps = [b - a for a, b in zip([frozen] + pings, pings + [term])]
+    fl.figure("eos_frozen_broker_longest_watchdog_gap_s", round(max(gaps), 1))
+    fl.figure("eos_frozen_broker_sigterm_to_exit_s", round(took, 1))
+    assert max(gaps) < 4, f"no WATCHDOG=1 for {max(gaps):.1f} s of WATCHDOG_USEC=4 s"
+    # offset.flush.timeout.ms is 3 s: the commit's, then the abort's
+    assert took < 10, f"SIGTERM took {took:.1f} s to exit"
+    assert rc in (0, 75), f"exit {rc}"
+    sk.start()
+    time.sleep(2)
+    total = writer.stop()
+    committed_seqs(bootstrap, topic, total)
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
+    assert len(seqs) - len(set(seqs)) == 0, "lines repeated"
+    assert seqs == list(range(total))
