@@ -557,3 +557,25 @@ def test_eos_frozen_broker_feeds_the_watchdog_and_stops_in_time(tmp_path, kafka_
     seqs = fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
     assert len(seqs) - len(set(seqs)) == 0, "lines repeated"
     assert seqs == list(range(total))
+
+
+def test_eos_short_transaction_timeout_starts(tmp_path, kafka, topic):
+    """Hostile finding: producer.transaction.timeout.ms set below skiff's
+    message.timeout.ms of 60000 (to bound what a frozen broker holds open)
+    made the start exit 78 naming message.timeout.ms, which the user never
+    set (librdkafka refuses a record timeout longer than the transaction's;
+    Connect's Java producer takes it). The record timeout now follows the
+    transaction's unless the user set it."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(200)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(kafka.bootstrap, state, topic + "-offsets",
+                                            producer__transaction__timeout__ms=10000),
+                       [fl.file_connector("eost", src.path, topic)])
+    sk.start()
+    sk.wait_log(r"running 1 connector")
+    assert committed_seqs(kafka.bootstrap, topic, 200) == list(range(200))
+    assert sk.stop() == 0
+    assert "message.timeout.ms" not in sk.log_text()
