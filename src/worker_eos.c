@@ -125,6 +125,25 @@ int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 }
 
 /* worker_private.h */
+void worker_eos_reload(struct worker *w)
+{
+	struct eos *e = w->eos;
+	int64_t ms;
+
+	if (e == NULL)
+		return;
+	ms = interval_ms(w);
+	if ((ms == 0) == e->poll && (ms == 0 || ms == e->period_ms))
+		return;
+	e->poll = ms == 0;
+	e->period_ms = e->poll ? EOS_POLL_MS : ms;
+	/* An interval counts from now, as from a start. */
+	e->next_ms = loop_now_ms() + (e->poll ? 0 : e->period_ms);
+	log_info("exactly-once: boundary now %s (%lld ms)", e->poll ? "poll" : "interval",
+	         (long long)e->period_ms);
+}
+
+/* worker_private.h */
 int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen)
 {
 	int rc;

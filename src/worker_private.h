@@ -426,6 +426,10 @@ void worker_eos_commit_soon(struct worker *w);
  * worker_eos_exit_code says it. */
 bool worker_eos_fenced(const struct worker *w);
 void worker_eos_close(struct worker *w);
+/* After a reload: the boundary the connectors ask for now (a changed
+ * transaction.boundary, its interval, offset.flush.interval.ms behind an
+ * interval of -1), logged when it changed; it stayed the start's. */
+void worker_eos_reload(struct worker *w);
 /* For a new producer (worker_sink_rebuild; the old one's transaction was
  * committed by worker_eos_boundary(w, true)): fences; its first transaction
  * opens with the next record. On failure the next worker_eos_boundary

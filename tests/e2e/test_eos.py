@@ -579,3 +579,30 @@ def test_eos_short_transaction_timeout_starts(tmp_path, kafka, topic):
     assert committed_seqs(kafka.bootstrap, topic, 200) == list(range(200))
     assert sk.stop() == 0
     assert "message.timeout.ms" not in sk.log_text()
+
+
+@pytest.mark.skiff_timeout(120)
+def test_eos_reload_changes_the_boundary(tmp_path, kafka, topic):
+    """Hostile finding: a SIGHUP that changed transaction.boundary (interval
+    of 60 s to poll) said "reload done" and restarted the connector, but
+    the transactions kept the start's boundary: the lines written after it
+    waited out the 60 s. The reload now takes the new boundary."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(300)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(kafka.bootstrap, state, topic + "-offsets"),
+                       [fl.file_connector("eosr", src.path, topic,
+                                          transaction__boundary="interval",
+                                          transaction__boundary__interval__ms=60000)])
+    sk.start()
+    sk.wait_log(r"reading .* from byte 0")
+    text = sk.connector_files[0].read_text()
+    sk.connector_files[0].write_text(text.replace("=interval", "=poll"))
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"reload done", since=mark)
+    src.append(300)
+    assert committed_seqs(kafka.bootstrap, topic, 600, timeout=20) == list(range(600))
+    assert sk.stop() == 0
