@@ -324,6 +324,27 @@ static int statistics(const struct config_section *w, rd_kafka_conf_t *conf, cha
 	return 0;
 }
 
+/* librdkafka refuses a record timeout longer than the transaction's. Left at
+ * skiff's 60000 (transactional) beside a producer.transaction.timeout.ms
+ * set lower, as a test of a broker frozen past it would, the record timeout
+ * becomes the transaction's: the start failed naming message.timeout.ms,
+ * which the user never set. Both set so by the user: librdkafka says it. */
+static int record_timeout(const struct config_section *w, rd_kafka_conf_t *conf, char *errbuf,
+                          size_t errlen)
+{
+	long long txn = conf_ll(conf, "transaction.timeout.ms");
+	char val[32];
+
+	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0 || txn < 0 ||
+	    conf_ll(conf, "message.timeout.ms") <= txn ||
+	    passthrough_where(w, "message.timeout.ms") != NULL ||
+	    passthrough_where(w, "delivery.timeout.ms") != NULL)
+		return 0;
+	snprintf(val, sizeof(val), "%lld", txn);
+	return kconf_set(conf, "message.timeout.ms", val,
+	                 passthrough_where(w, "transaction.timeout.ms"), errbuf, errlen);
+}
+
 /* With exactly.once.source.support=enabled: a transactional producer whose
  * transactional.id is "<offset.storage.topic>-<device>" (device_name: the
  * device.id, else the machine id, else the id kept beside the offset file;
@@ -394,7 +415,8 @@ static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_c
 		s->queue_capacity = (uint32_t)strtoul(val, NULL, 10);
 	if (s->queue_capacity == 0)
 		s->queue_capacity = 5000;
-	if (check_limits(w, conf, errbuf, errlen) != 0)
+	if (check_limits(w, conf, errbuf, errlen) != 0 ||
+	    record_timeout(w, conf, errbuf, errlen) != 0)
 		goto fail;
 	s->message_max =
 	    (size_t)(conf_ll(conf, "message.max.bytes") > 0 ? conf_ll(conf, "message.max.bytes")
@@ -571,8 +593,15 @@ int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, 
 		return 0;
 	snprintf(errbuf, errlen, "transaction: %s", rd_kafka_error_string(e));
 	/* Fenced (another instance took the transactional.id) or fatal: this
-	 * producer can do nothing more. */
-	rc = rd_kafka_error_is_fatal(e) ? SINK_ERR_CONFIG : SINK_ERR;
+	 * producer can do nothing more. A timeout goes on in the background,
+	 * and the same call again resumes it (rdkafka.h). */
+	if (rd_kafka_error_is_fatal(e))
+		rc = SINK_ERR_CONFIG;
+	else if (rd_kafka_error_is_retriable(e) &&
+	         rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__TIMED_OUT)
+		rc = SINK_ERR_TIMEOUT;
+	else
+		rc = SINK_ERR;
 	rd_kafka_error_destroy(e);
 	return rc;
 }

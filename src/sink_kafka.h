@@ -39,11 +39,13 @@ const char *sink_default(size_t i, const char **value);
 
 /* Failures of sink_open and sink_produce (error convention: util/err.h). */
 enum {
-	SINK_ERR = -1,        /* not taken, and a restart may help (fatal, a pipe) */
-	SINK_QUEUE_FULL = -2, /* nothing taken: retry after sink_poll freed room */
-	SINK_ERR_CONFIG = -3, /* this record can never be produced as configured; or,
-	                       * from sink_open, a bad property */
-	SINK_ERR_NOMEM = -4,  /* out of memory: a restart may help */
+	SINK_ERR = -1,         /* not taken, and a restart may help (fatal, a pipe) */
+	SINK_QUEUE_FULL = -2,  /* nothing taken: retry after sink_poll freed room */
+	SINK_ERR_CONFIG = -3,  /* this record can never be produced as configured; or,
+	                        * from sink_open, a bad property */
+	SINK_ERR_NOMEM = -4,   /* out of memory: a restart may help */
+	SINK_ERR_TIMEOUT = -5, /* sink_txn: not done within the timeout; calling it
+	                        * again with the same op resumes it */
 };
 
 /* Creates the producer from the worker section (bootstrap.servers, producer.*,
@@ -82,8 +84,10 @@ enum sink_txn_op {
 };
 
 /* Runs op, blocking up to timeout_ms (INIT, COMMIT, ABORT). Returns 0;
- * SINK_ERR_CONFIG when the producer can do nothing more (fenced, fatal);
- * SINK_ERR otherwise (abort, and a restart may help). errbuf says why.
+ * SINK_ERR_TIMEOUT when it did not finish in time and goes on (call again to
+ * resume it, or give up: SINK_ERR); SINK_ERR_CONFIG when the producer can do
+ * nothing more (fenced, fatal); SINK_ERR otherwise (abort, and a restart may
+ * help). errbuf says why.
  * A record produced with token NULL gets no delivery callback: the offset
  * records a transaction carries beside the records. */
 int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, size_t errlen);

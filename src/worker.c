@@ -383,9 +383,10 @@ static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg)
 
 /* ---- the loop ------------------------------------------------------------ */
 
-static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+/* Takes the signals that came: SIGHUP asks for a reload at the end of the
+ * turn, any other stops. */
+static void take_signals(struct worker *w, int fd)
 {
-	struct worker *w = arg;
 	unsigned char sig[16];
 	ssize_t n;
 
@@ -399,6 +400,19 @@ static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int reve
 			}
 		}
 	}
+}
+
+static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+{
+	take_signals(arg, fd);
+}
+
+/* worker_private.h */
+void worker_waiting(struct worker *w)
+{
+	worker_notify_alive(w);
+	if (w->sig_watch != NULL)
+		take_signals(w, w->sigfd);
 }
 
 static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
@@ -589,6 +603,12 @@ int worker_drain_and_flush(struct worker *w)
 	int left;
 
 	w->reloading = true; /* no source is watched while it drains */
+	/* Exactly-once: the open transaction carries the offsets of its
+	 * records into the store. A connector a reload restarts opens from the
+	 * store: without the commit it read again what the transaction then
+	 * committed (2,140 lines twice for read_committed, no crash). A failed
+	 * commit makes the turn's end exit. */
+	(void)worker_eos_boundary(w, true);
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
 	left = sink_in_flight(w->sink);
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
@@ -642,6 +662,7 @@ int worker_run(struct worker *w, int sigfd)
 {
 	int code = 0;
 
+	w->sigfd = sigfd;
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
 	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 || worker_sink_watch(w) != 0 ||
 	    worker_bandwidth_open(w) != 0) {

@@ -72,6 +72,7 @@ struct eos {
 	bool failed;                  /* a record of the open transaction was not delivered */
 	bool broken;                  /* a transaction failed: the worker exits exit_code */
 	bool claimed;                 /* init_transactions done: other instances fenced */
+	bool asked;                   /* commit at the end of this turn (worker_eos_commit_soon) */
 	int64_t first_ms;             /* when the open transaction got its first record; 0 */
 	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
 	uint64_t gen;                 /* the generation of the open transaction's offset records */
@@ -121,6 +122,25 @@ int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 		w->eos->period_ms = EOS_POLL_MS;
 	(void)device_name(w->settings->worker, w->eos->device, sizeof(w->eos->device));
 	return 0;
+}
+
+/* worker_private.h */
+void worker_eos_reload(struct worker *w)
+{
+	struct eos *e = w->eos;
+	int64_t ms;
+
+	if (e == NULL)
+		return;
+	ms = interval_ms(w);
+	if ((ms == 0) == e->poll && (ms == 0 || ms == e->period_ms))
+		return;
+	e->poll = ms == 0;
+	e->period_ms = e->poll ? EOS_POLL_MS : ms;
+	/* An interval counts from now, as from a start. */
+	e->next_ms = loop_now_ms() + (e->poll ? 0 : e->period_ms);
+	log_info("exactly-once: boundary now %s (%lld ms)", e->poll ? "poll" : "interval",
+	         (long long)e->period_ms);
 }
 
 /* worker_private.h */
@@ -200,6 +220,22 @@ bool worker_eos_fenced(const struct worker *w)
 	return w->eos != NULL && sink_fenced(w->sink, id, sizeof(id), &tmo);
 }
 
+/* worker_private.h */
+bool worker_eos_holds(const struct worker *w, const struct conn *c)
+{
+	for (size_t i = 0; w->eos != NULL && i < w->nparts; i++)
+		if (w->parts[i]->conn == c && partition_advanced(w->parts[i]))
+			return true;
+	return false;
+}
+
+/* worker_private.h */
+void worker_eos_commit_soon(struct worker *w)
+{
+	if (w->eos != NULL)
+		w->eos->asked = true;
+}
+
 /* True when the open transaction holds a record or an offset. */
 static bool holds_something(const struct worker *w)
 {
@@ -209,19 +245,56 @@ static bool holds_something(const struct worker *w)
 	return false;
 }
 
+/* The waits below hold the main thread outside the loop, up to
+ * timeout_ms from start: offset.flush.timeout.ms once skiff stops, the
+ * stop's own bound (SIGTERM with the broker frozen exited after 37 s, past
+ * the unit's TimeoutStopSec=30s). Each step is at most TXN_STEP_MS, and
+ * between steps worker_waiting feeds systemd's watchdog and takes signals:
+ * a broker stopped or frozen mid-transaction held the loop 36 to 40 s
+ * without a WATCHDOG=1, past the unit's WatchdogSec=30s. */
+#define TXN_STEP_MS 1000
+
+static int64_t wait_left(const struct worker *w, int64_t start, int64_t timeout_ms)
+{
+	if (w->stop && timeout_ms > w->flush_timeout)
+		timeout_ms = w->flush_timeout;
+	return start + timeout_ms - loop_now_ms();
+}
+
+/* Runs op (INIT, COMMIT, ABORT) for up to timeout_ms, resuming it step by
+ * step. Returns sink_txn's code (a timeout at the end: SINK_ERR). */
+static int txn(struct worker *w, enum sink_txn_op op, int64_t timeout_ms, char *errbuf,
+               size_t errlen)
+{
+	int64_t start = loop_now_ms(), left, step;
+	int rc;
+
+	for (;;) {
+		left = wait_left(w, start, timeout_ms);
+		step = left > TXN_STEP_MS ? TXN_STEP_MS : left > 0 ? left : 0;
+		rc = sink_txn(w->sink, op, (int)step, errbuf, errlen);
+		if (rc != SINK_ERR_TIMEOUT)
+			return rc;
+		if (left <= TXN_STEP_MS)
+			return SINK_ERR;
+		worker_waiting(w);
+	}
+}
+
 /* Serves delivery reports until every record is acknowledged or failed,
  * and the store's write in flight (the file, then the topic's replica
  * records) until it completed: the transaction's offset records must come
  * after those in the topic, since a read keeps the last record of a key. */
 static int await_records(struct worker *w)
 {
-	int64_t deadline = loop_now_ms() + w->flush_timeout * 6;
+	int64_t start = loop_now_ms();
 
 	while (sink_in_flight(w->sink) > 0 || offsets_writing(w->offsets)) {
 		struct pollfd pfd[2] = {{.fd = sink_fd(w->sink), .events = POLLIN},
 		                        {.fd = offsets_fd(w->offsets), .events = POLLIN}};
 
-		if (loop_now_ms() > deadline)
+		worker_waiting(w);
+		if (wait_left(w, start, w->flush_timeout * 6) < 0)
 			return -1;
 		(void)poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 100);
 		w->turn_ms = loop_now_ms();
@@ -295,7 +368,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 		return -1;
 	}
 	if (add_offsets(w, errbuf, errlen) != 0 ||
-	    sink_txn(w->sink, SINK_TXN_COMMIT, (int)w->flush_timeout * 6, errbuf, errlen) != 0)
+	    txn(w, SINK_TXN_COMMIT, w->flush_timeout * 6, errbuf, errlen) != 0)
 		return -1;
 	e->open = false;
 	/* Committed: the store may have them now, and its write need not send
@@ -374,6 +447,8 @@ static bool due(const struct worker *w, int64_t now, int64_t *wake)
 {
 	const struct eos *e = w->eos;
 
+	if (e->asked)
+		return true;
 	if (!e->poll) {
 		*wake = e->next_ms;
 		return now >= e->next_ms;
@@ -408,15 +483,17 @@ int worker_eos_boundary(struct worker *w, bool force)
 		e->next_ms = now + e->period_ms;
 	if (commit(w, errbuf, sizeof(errbuf)) == 0) {
 		e->first_ms = 0;
+		e->asked = false;
 		if (e->poll)
 			e->next_ms = loop_now_ms() + e->period_ms;
+		worker_control_committed(w);
 		return 0;
 	}
 	/* A fenced producer can neither commit nor abort: only say so. */
 	if (worker_eos_fenced(w))
 		return worker_eos_exit_code(w);
 	log_error("%s; aborting it: its records are read again at the next start", errbuf);
-	if (sink_txn(w->sink, SINK_TXN_ABORT, (int)w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
+	if (txn(w, SINK_TXN_ABORT, w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
 		log_error("%s", errbuf);
 	return worker_eos_exit_code(w);
 }
@@ -429,8 +506,7 @@ void worker_eos_reopen(struct worker *w)
 	if (w->eos == NULL)
 		return;
 	w->eos->open = false; /* the old producer's committed, the next opens on this one */
-	if (sink_txn(w->sink, SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf, sizeof(errbuf)) !=
-	    0) {
+	if (txn(w, SINK_TXN_INIT, w->flush_timeout * 6, errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s (the new producer's); exiting to start again", errbuf);
 		w->eos->broken = true;
 		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;

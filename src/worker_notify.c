@@ -90,6 +90,27 @@ static void on_watchdog(struct loop *l, struct loop_timer *t, void *arg)
 	send_msg(arg, "WATCHDOG=1");
 }
 
+/* How often WATCHDOG=1 goes: half of $WATCHDOG_USEC, in ms; 0: never. */
+static int64_t watchdog_every(const struct worker *w)
+{
+	uint64_t usec = sdnotify_watchdog_usec(w->notify);
+	int64_t half = (int64_t)(usec / 2000);
+
+	return usec > 0 && half < 1 ? 1 : half;
+}
+
+/* worker_private.h */
+void worker_notify_alive(struct worker *w)
+{
+	int64_t now = loop_now_ms(), when, every;
+
+	if (w->watchdog == NULL || (when = loop_timer_when(w->watchdog)) < 0 || when > now)
+		return;
+	every = watchdog_every(w);
+	send_msg(w, "WATCHDOG=1");
+	loop_timer_set(w->watchdog, now + every, every);
+}
+
 int worker_notify_open(struct worker *w)
 {
 	char why[512];
@@ -105,9 +126,7 @@ int worker_notify_open(struct worker *w)
 	if (w->notify == NULL)
 		return 0;
 	usec = sdnotify_watchdog_usec(w->notify);
-	half = (int64_t)(usec / 2000);
-	if (usec > 0 && half < 1)
-		half = 1;
+	half = watchdog_every(w);
 	if (loop_timer_add(w->loop, usec > 0 ? loop_now_ms() : -1, half, on_watchdog, w,
 	                   &w->watchdog) != 0 ||
 	    loop_timer_add(w->loop, loop_now_ms() + STATUS_EVERY_MS, STATUS_EVERY_MS,

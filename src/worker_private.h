@@ -132,6 +132,7 @@ struct worker {
 	struct stats *stats;
 	struct loop *loop;
 	struct loop_fd *sink_watch, *sig_watch, *offsets_watch;
+	int sigfd; /* the signal pipe sig_watch watches (set with it) */
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
 	/* The TLS files the producer read, watched for a new certificate
@@ -281,6 +282,10 @@ void worker_control_unshow(struct partition *p);
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
 
+/* After an exactly-once transaction committed: completes the stops that
+ * waited for it to carry their connectors' offsets (worker_eos_holds). */
+void worker_control_committed(struct worker *w);
+
 /* Stops c for good (FAILED, why shown as its trace): its committed offsets
  * stay short of the failed record. config: no restart fixes the cause
  * (exit 78 once no connector runs). A REST restart clears it. */
@@ -370,9 +375,17 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
  * are abandoned: their acknowledgements advance nothing). */
 void worker_conn_close(struct worker *w, struct conn *c);
 
+/* From a wait that holds the main thread outside the loop (an
+ * exactly-once commit, up to 6 x offset.flush.timeout.ms): feeds systemd's
+ * watchdog when due and takes the signals that came (SIGTERM sets w->stop,
+ * SIGHUP w->reload_asked), as the loop would. Call it at least every
+ * second of the wait. */
+void worker_waiting(struct worker *w);
+
 /* Runs the loop with sources unwatched until nothing is in flight (or
- * offset.flush.timeout.ms), then writes the offsets (waiting as long).
- * Returns the records still in flight. */
+ * offset.flush.timeout.ms), then writes the offsets (waiting as long);
+ * with exactly-once, commits the open transaction first. Returns the
+ * records still in flight. */
 int worker_drain_and_flush(struct worker *w);
 
 /* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
@@ -402,11 +415,21 @@ int worker_eos_boundary(struct worker *w, bool force);
  * saying what to fix), else 75; from then on worker_eos_boundary returns it. */
 int worker_eos_exit_code(struct worker *w);
 void worker_eos_failed(struct worker *w);
+/* True when the open transaction holds offsets of c's partitions that the
+ * store does not have yet (records acknowledged, not committed). */
+bool worker_eos_holds(const struct worker *w, const struct conn *c);
+/* Commits the open transaction at the end of this turn, whatever the
+ * boundary (a connector that stops waits for its offsets). */
+void worker_eos_commit_soon(struct worker *w);
 /* True when another instance of the transactional.id fenced this one: what
  * follows (records purged, a transaction that cannot end) is only that, and
  * worker_eos_exit_code says it. */
 bool worker_eos_fenced(const struct worker *w);
 void worker_eos_close(struct worker *w);
+/* After a reload: the boundary the connectors ask for now (a changed
+ * transaction.boundary, its interval, offset.flush.interval.ms behind an
+ * interval of -1), logged when it changed; it stayed the start's. */
+void worker_eos_reload(struct worker *w);
 /* For a new producer (worker_sink_rebuild; the old one's transaction was
  * committed by worker_eos_boundary(w, true)): fences; its first transaction
  * opens with the next record. On failure the next worker_eos_boundary
@@ -466,6 +489,10 @@ void worker_notify(struct worker *w, const char *what);
 
 /* The one-line summary STATUS= carries, into buf. */
 void worker_notify_summary(const struct worker *w, char *buf, size_t len);
+
+/* Sends WATCHDOG=1 when the watchdog timer is due (a wait outside the loop,
+ * worker_waiting), and re-arms it. */
+void worker_notify_alive(struct worker *w);
 
 void worker_notify_close(struct worker *w);
 

@@ -423,6 +423,7 @@ static int reload(struct worker *w, struct restconns *rest, char *why, size_t le
 		goto out;
 	}
 	switch_worker(w, next, key);
+	worker_eos_reload(w);
 	rc = 0;
 out:
 	settings_destroy(next);

@@ -417,3 +417,192 @@ def test_eos_transactional_id_from_device_id(tmp_path, kafka, topic):
         assert sk.stop() == 0
         assert "fenced" not in sk.log_text()
         assert "exactly-once: transactional.id " + offsets + "-gw-" + name + " " in sk.log_text()
+
+
+def rest_skiff(tmp_path, bootstrap, topic, name, rate=1000):
+    """An exactly-once skiff with the REST API whose transactions stay open
+    5 s (boundary interval): what a connector's stop, restart or reload does
+    with the records of the open transaction shows, not a race with its
+    commit. Returns (skiff, port, writer, source)."""
+    from test_rest import free_port, wait_http
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(1000)
+    state = tmp_path / "state"
+    state.mkdir()
+    port = free_port()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets",
+                                            listeners=f"http://127.0.0.1:{port}"),
+                       [fl.file_connector(name, src.path, topic,
+                                          transaction__boundary="interval",
+                                          transaction__boundary__interval__ms=5000)])
+    writer = fl.Writer(src, rate=rate)
+    writer.start()
+    sk.start()
+    wait_http(port)
+    committed_seqs(bootstrap, topic, 1000)
+    return sk, port, writer, src
+
+
+@pytest.mark.skiff_timeout(120)
+@pytest.mark.parametrize("action", ["stop", "restart"])
+def test_eos_connector_stop_then_kill9_loses_nothing(tmp_path, kafka, topic, action):
+    """Hostile finding: a connector stopped or restarted through REST with
+    records in the open transaction put their offsets in the store before
+    the transaction committed; a kill -9 then (a power cut) aborted them and
+    the next start read on past them: 2,346 lines never reached a
+    read_committed consumer. Its offsets now wait for the commit."""
+    from test_rest import http, wait_for
+    sk, port, writer, _ = rest_skiff(tmp_path, kafka.bootstrap, topic, "eoss")
+    time.sleep(1.5)  # lines read into the transaction that opened after the first commit
+    base = "/connectors/eoss"
+    mark = sk.log_mark()
+    if action == "stop":
+        assert http(port, "PUT", base + "/stop")[0] == 204
+        wait_for(lambda: http(port, "GET", base + "/status")[1]["connector"]["state"] ==
+                 "STOPPED", what="STOPPED")
+    else:
+        assert http(port, "POST", base + "/restart")[0] == 204
+        sk.wait_log(r"restarted \(REST API\)", since=mark)
+    time.sleep(0.3)  # the store's write, had it the offsets
+    sk.kill9()
+    sk.start()
+    if action == "stop":
+        from test_rest import wait_http
+        wait_http(port)
+        assert http(port, "PUT", base + "/resume")[0] == 202
+    time.sleep(2)
+    total = writer.stop()
+    committed_seqs(kafka.bootstrap, topic, total)
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic, isolation="read_committed"))
+    missing = sorted(set(range(total)) - set(seqs))
+    assert not missing, f"{len(missing)} lines lost from line {missing[0]}"
+    assert seqs == list(range(total))
+
+
+
+@pytest.mark.skiff_timeout(120)
+def test_eos_reload_of_a_connector_repeats_nothing(tmp_path, kafka, topic):
+    """Hostile finding: a reload that changes a connector restarts it from
+    the store, which got the offsets of the open transaction's records only
+    at its commit, after the restart: read_committed saw them twice (2,140
+    lines, no crash). The reload now commits first."""
+    sk, port, writer, _ = rest_skiff(tmp_path, kafka.bootstrap, topic, "eosh")
+    time.sleep(1.5)
+    text = sk.connector_files[0].read_text()
+    sk.connector_files[0].write_text(text + "batch.size=1000\n")
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"connector eosh: restarted with its new settings", since=mark)
+    time.sleep(2)
+    total = writer.stop()
+    committed_seqs(kafka.bootstrap, topic, total)
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(kafka.bootstrap, topic, isolation="read_committed"))
+    assert len(seqs) - len(set(seqs)) == 0, f"{len(seqs) - len(set(seqs))} lines repeated"
+    assert seqs == list(range(total))
+
+
+@pytest.mark.skiff_timeout(240)
+def test_eos_frozen_broker_feeds_the_watchdog_and_stops_in_time(tmp_path, kafka_private, topic):
+    """Hostile finding: with the broker frozen (SIGSTOP) mid-transaction, the
+    commit held skiff's loop up to 6 x offset.flush.timeout.ms without a
+    WATCHDOG=1 (past the unit's WatchdogSec, systemd kills it), and a
+    SIGTERM then waited the commit out (past TimeoutStopSec: SIGKILL). The
+    wait now feeds the watchdog and takes signals, and a stop bounds it by
+    offset.flush.timeout.ms. Once the broker is back, every line once."""
+    from test_notify import Listener
+    kafka_private.start()
+    bootstrap = kafka_private.bootstrap
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(1000)
+    state = tmp_path / "state"
+    state.mkdir()
+    ln = Listener(str(tmp_path / "notify.sock"))
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets"),
+                       [fl.file_connector("eosw", src.path, topic)],
+                       env={"NOTIFY_SOCKET": ln.addr, "WATCHDOG_USEC": "4000000"})
+    writer = fl.Writer(src, rate=500)
+    writer.start()
+    sk.start()
+    committed_seqs(bootstrap, topic, 1000)
+    pings = []
+    kafka_private.pause()
+    try:
+        frozen = time.monotonic()
+        while time.monotonic() - frozen < 15:
+            before = len(ln.msgs)
+            ln.pump()
+            pings += [time.monotonic() for m in ln.msgs[before:] if "WATCHDOG=1" in m]
+        sk.proc.send_signal(signal.SIGTERM)
+        term = time.monotonic()
+        rc = sk.wait(60)
+        took = time.monotonic() - term
+    finally:
+        kafka_private.resume()
+    gaps = [b - a for a, b in zip([frozen] + pings, pings + [term])]
+    fl.figure("eos_frozen_broker_longest_watchdog_gap_s", round(max(gaps), 1))
+    fl.figure("eos_frozen_broker_sigterm_to_exit_s", round(took, 1))
+    assert max(gaps) < 4, f"no WATCHDOG=1 for {max(gaps):.1f} s of WATCHDOG_USEC=4 s"
+    # offset.flush.timeout.ms is 3 s: the commit's, then the abort's
+    assert took < 10, f"SIGTERM took {took:.1f} s to exit"
+    assert rc in (0, 75), f"exit {rc}"
+    sk.start()
+    time.sleep(2)
+    total = writer.stop()
+    committed_seqs(bootstrap, topic, total)
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
+    assert len(seqs) - len(set(seqs)) == 0, "lines repeated"
+    assert seqs == list(range(total))
+
+
+def test_eos_short_transaction_timeout_starts(tmp_path, kafka, topic):
+    """Hostile finding: producer.transaction.timeout.ms set below skiff's
+    message.timeout.ms of 60000 (to bound what a frozen broker holds open)
+    made the start exit 78 naming message.timeout.ms, which the user never
+    set (librdkafka refuses a record timeout longer than the transaction's;
+    Connect's Java producer takes it). The record timeout now follows the
+    transaction's unless the user set it."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(200)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(kafka.bootstrap, state, topic + "-offsets",
+                                            producer__transaction__timeout__ms=10000),
+                       [fl.file_connector("eost", src.path, topic)])
+    sk.start()
+    sk.wait_log(r"running 1 connector")
+    assert committed_seqs(kafka.bootstrap, topic, 200) == list(range(200))
+    assert sk.stop() == 0
+    assert "message.timeout.ms" not in sk.log_text()
+
+
+@pytest.mark.skiff_timeout(120)
+def test_eos_reload_changes_the_boundary(tmp_path, kafka, topic):
+    """Hostile finding: a SIGHUP that changed transaction.boundary (interval
+    of 60 s to poll) said "reload done" and restarted the connector, but
+    the transactions kept the start's boundary: the lines written after it
+    waited out the 60 s. The reload now takes the new boundary."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(300)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(kafka.bootstrap, state, topic + "-offsets"),
+                       [fl.file_connector("eosr", src.path, topic,
+                                          transaction__boundary="interval",
+                                          transaction__boundary__interval__ms=60000)])
+    sk.start()
+    sk.wait_log(r"reading .* from byte 0")
+    text = sk.connector_files[0].read_text()
+    sk.connector_files[0].write_text(text.replace("=interval", "=poll"))
+    mark = sk.log_mark()
+    sk.proc.send_signal(signal.SIGHUP)
+    sk.wait_log(r"reload done", since=mark)
+    src.append(300)
+    assert committed_seqs(kafka.bootstrap, topic, 600, timeout=20) == list(range(600))
+    assert sk.stop() == 0
