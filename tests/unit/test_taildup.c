@@ -97,6 +97,40 @@ int main(void)
 	CHECK(symlink(other, link) == 0);
 	CHECK(!taildup_skip(a, link));
 
+	/* A pass that starts on an empty register (its first lookup builds an
+	 * empty index) and grows it past its first room (the index is kept for
+	 * the pass only, and grows with it): the last path, a link to the
+	 * first, is still found; a later pass sees the link re-pointed. */
+	{
+		struct taildup *c = taildup_new(&env_a);
+		const char *dir = testlib_tmpdir(); /* a new one at each call */
+		char p[512], l[512];
+
+		taildup_pass(c, true);
+		for (int i = 0; i < 40; i++) {
+			snprintf(p, sizeof(p), "%s/many%02d.log", dir, i);
+			testlib_write_file(p, "m\n", 2);
+			CHECK(!taildup_skip(c, p));
+		}
+		snprintf(p, sizeof(p), "%s/many00.log", dir);
+		snprintf(l, sizeof(l), "%s/manylink.log", dir);
+		unlink(l);
+		CHECK(symlink(p, l) == 0);
+		CHECK(taildup_skip(c, l));
+		taildup_pass(c, false);
+		unlink(l);
+		CHECK(symlink(other, l) == 0);
+		taildup_pass(c, true);
+		CHECK(!taildup_skip(c, l));
+		taildup_pass(c, false);
+		taildup_free(c);
+		unlink(l);
+		for (int i = 0; i < 40; i++) {
+			snprintf(p, sizeof(p), "%s/many%02d.log", dir, i);
+			unlink(p);
+		}
+	}
+
 	taildup_free(a);
 	logged[0] = '\0';
 	CHECK(!taildup_skip(b, real));

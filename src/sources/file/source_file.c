@@ -215,7 +215,7 @@ static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int6
                        char *errbuf, size_t errlen)
 {
 	struct tailstream *s = f->streams[k];
-	struct tailmulti *m = f->groups[k];
+	struct tailmulti *m = f->groups != NULL ? f->groups[k] : NULL;
 	size_t n = 0, max = b->max - b->n - (m != NULL ? 1 : 0);
 	int rc = 0;
 
@@ -333,7 +333,9 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
 		size_t i = tailindex_marked(f->idx, k); /* an unmarked one has no deadline */
 		int64_t d = tailstream_deadline(f->streams[i]);
-		int64_t g = f->groups[i] != NULL ? tailmulti_deadline(f->groups[i]) : -1;
+		int64_t g = f->groups != NULL && f->groups[i] != NULL
+		                ? tailmulti_deadline(f->groups[i])
+		                : -1;
 
 		if (d >= 0 && d < t)
 			t = d;
@@ -375,7 +377,7 @@ static void file_close(void *ctx)
 	taildup_free(f->dup); /* first: it keeps the streams' paths */
 	for (size_t i = 0; i < f->nstreams; i++) {
 		tailstream_free(f->streams[i]);
-		tailmulti_free(f->groups[i]);
+		tailmulti_free(f->groups != NULL ? f->groups[i] : NULL);
 	}
 	hash_free(&f->dirnames);
 	tailindex_free(f->idx);

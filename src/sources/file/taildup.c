@@ -13,24 +13,25 @@ struct alias {
 	int64_t dev, ino; /* the file it named when it was said */
 };
 
-/* What a tailed path named when last looked at, and in which pass. */
+/* What a tailed path named when looked at in this pass. */
 struct seen {
 	int64_t dev, ino;
-	unsigned pass;
-	bool ok;    /* it named a regular file */
-	bool owned; /* the path is d's copy (else the caller's: taildup_adopt) */
+	bool ok; /* it named a regular file */
 };
 
 struct taildup {
 	struct source_env *env;
 	const char **paths; /* tailed */
-	struct seen *seen;  /* one per path */
+	uint8_t *owned;     /* bit i: paths[i] is d's copy (else the caller's: taildup_adopt) */
 	size_t npaths, cap;
 	unsigned pass; /* taildup_pass */
 	bool in_pass;
-	/* Within a pass, the tailed paths by the file they name (dev, ino):
-	 * open addressing, slots of path index + 1 (0: empty), at most half
-	 * full; built at the pass's first lookup (pass idx_pass). */
+	/* Within a pass only (freed at its end: 8 bytes a path between passes,
+	 * not 40), what each path named at the pass's first lookup, and the
+	 * paths by that file (dev, ino): open addressing, slots of path index
+	 * + 1 (0: empty), at most half full. Built at the pass's first lookup
+	 * (pass idx_pass); seen has room for cap paths. */
+	struct seen *seen;
 	uint32_t *slots;
 	size_t nslots, nindexed;
 	unsigned idx_pass;
@@ -53,10 +54,28 @@ struct taildup *taildup_new(struct source_env *env)
 	return d;
 }
 
+/* Drops the pass's index. */
+static void unindex(struct taildup *d)
+{
+	free(d->seen);
+	free(d->slots);
+	d->seen = NULL;
+	d->slots = NULL;
+	d->nslots = d->nindexed = 0;
+	d->idx_pass = d->pass - 1;
+}
+
 void taildup_pass(struct taildup *d, bool on)
 {
 	d->pass += on;
 	d->in_pass = on;
+	if (!on)
+		unindex(d);
+}
+
+static bool owned(const struct taildup *d, size_t i)
+{
+	return d->owned[i / 8] & (1u << (i % 8));
 }
 
 static size_t slot_of(const struct taildup *d, int64_t dev, int64_t ino)
@@ -98,26 +117,25 @@ static int index_put(struct taildup *d, size_t i)
 }
 
 /* Looks at every tailed path once for this pass and indexes them by the
- * file each names. Returns 0 or -1 when out of memory. */
+ * file each names. Returns 0 or -1 when out of memory (no index: lookups
+ * walk). */
 static int index_pass(struct taildup *d)
 {
 	struct tailid id;
 
-	if (d->slots != NULL)
-		memset(d->slots, 0, d->nslots * sizeof(*d->slots));
-	d->nindexed = 0;
+	unindex(d);
+	/* Room for cap paths, at least the first cap's (taildup_skip grows it). */
+	if ((d->seen = calloc(d->cap ? d->cap : 16, sizeof(*d->seen))) == NULL)
+		return -1;
 	d->idx_pass = d->pass;
 	for (size_t i = 0; i < d->npaths; i++) {
 		struct seen *s = &d->seen[i];
 
-		if (s->pass != d->pass) {
-			s->ok = tailid_of_path(d->paths[i], &id) == 0;
-			s->dev = s->ok ? id.dev : 0;
-			s->ino = s->ok ? id.ino : 0;
-			s->pass = d->pass;
-		}
+		s->ok = tailid_of_path(d->paths[i], &id) == 0;
+		s->dev = s->ok ? id.dev : 0;
+		s->ino = s->ok ? id.ino : 0;
 		if (index_put(d, i) != 0) {
-			d->idx_pass = d->pass - 1; /* not this pass's: walk instead */
+			unindex(d);
 			return -1;
 		}
 	}
@@ -127,7 +145,8 @@ static int index_pass(struct taildup *d)
 /* The path of d that names the file id now, or NULL; within a pass, as
  * each path was when first looked at in the pass (one statx per path per
  * pass, and one probe per lookup: a glob of 20,000 new files was 20,000
- * walks of the 20,000 tailed). */
+ * walks of the 20,000 tailed). Outside a pass, or without memory for the
+ * index, a walk with one statx per path. */
 static const char *naming(struct taildup *d, const struct tailid *id)
 {
 	struct tailid now;
@@ -144,18 +163,10 @@ static const char *naming(struct taildup *d, const struct tailid *id)
 		}
 		return NULL;
 	}
-	for (size_t i = 0; i < d->npaths; i++) {
-		struct seen *s = &d->seen[i];
-
-		if (!d->in_pass || s->pass != d->pass) {
-			s->ok = tailid_of_path(d->paths[i], &now) == 0;
-			s->dev = now.dev;
-			s->ino = now.ino;
-			s->pass = d->pass;
-		}
-		if (s->ok && s->dev == id->dev && s->ino == id->ino)
+	for (size_t i = 0; i < d->npaths; i++)
+		if (tailid_of_path(d->paths[i], &now) == 0 && now.dev == id->dev &&
+		    now.ino == id->ino)
 			return d->paths[i];
-	}
 	return NULL;
 }
 
@@ -213,6 +224,7 @@ bool taildup_skip(struct taildup *d, const char *path)
 	struct tailid id = {0};
 	const char *first, **grown;
 	char *copy;
+	uint8_t *bits;
 	struct seen *seen;
 	bool known = tailid_of_path(path, &id) == 0;
 
@@ -237,18 +249,25 @@ bool taildup_skip(struct taildup *d, const char *path)
 		if ((grown = realloc((void *)d->paths, cap * sizeof(*grown))) == NULL)
 			return false;
 		d->paths = grown;
-		if ((seen = realloc(d->seen, cap * sizeof(*seen))) == NULL)
+		if ((bits = realloc(d->owned, cap / 8)) == NULL)
 			return false;
-		d->seen = seen;
+		memset(bits + d->cap / 8, 0, (cap - d->cap) / 8);
+		d->owned = bits;
+		if (d->seen != NULL && (seen = realloc(d->seen, cap * sizeof(*seen))) == NULL)
+			unindex(d); /* walk for the rest of the pass */
+		else if (d->seen != NULL)
+			d->seen = seen;
 		d->cap = cap;
 	}
 	if ((copy = strdup(path)) == NULL)
 		return false;
-	d->seen[d->npaths] = (struct seen){
-	    .dev = id.dev, .ino = id.ino, .pass = d->pass, .ok = known, .owned = true};
+	d->owned[d->npaths / 8] |= (uint8_t)(1u << (d->npaths % 8));
 	d->paths[d->npaths++] = copy;
-	if (d->in_pass && d->idx_pass == d->pass && index_put(d, d->npaths - 1) != 0)
-		d->idx_pass = d->pass - 1; /* walk for the rest of the pass */
+	if (d->in_pass && d->idx_pass == d->pass) {
+		d->seen[d->npaths - 1] = (struct seen){.dev = id.dev, .ino = id.ino, .ok = known};
+		if (index_put(d, d->npaths - 1) != 0)
+			unindex(d); /* walk for the rest of the pass */
+	}
 	return false;
 }
 
@@ -256,11 +275,11 @@ void taildup_adopt(struct taildup *d, const char *path)
 {
 	size_t last = d->npaths - 1;
 
-	if (d->npaths == 0 || !d->seen[last].owned || strcmp(d->paths[last], path) != 0)
+	if (d->npaths == 0 || !owned(d, last) || strcmp(d->paths[last], path) != 0)
 		return;
 	free((void *)d->paths[last]);
 	d->paths[last] = path;
-	d->seen[last].owned = false;
+	d->owned[last / 8] &= (uint8_t) ~(1u << (last % 8));
 }
 
 void taildup_free(struct taildup *d)
@@ -274,11 +293,12 @@ void taildup_free(struct taildup *d)
 	if (*p == d)
 		*p = d->next;
 	for (size_t i = 0; i < d->npaths; i++)
-		if (d->seen[i].owned)
+		if (owned(d, i))
 			free((void *)d->paths[i]);
 	for (size_t i = 0; i < d->naliases; i++)
 		free(d->aliases[i].path);
 	free((void *)d->paths);
+	free(d->owned);
 	free(d->seen);
 	free(d->slots);
 	free(d->aliases);

@@ -21,7 +21,10 @@ struct wdslot {
 
 struct tailindex {
 	struct hash names; /* dir/base -> the first stream of the name */
-	char **key;        /* [i]: its dir/base when copied, else NULL (its path) */
+	/* The names copied (a path that is not dir/base): the rest are the
+	 * streams' paths, no copy and no slot per file. */
+	char **own;
+	size_t nown, owncap;
 	/* 32-bit indexes: 20 bytes a stream, not 36 (20,000 of them). */
 	int32_t *next_name; /* [i]: the next stream of that name */
 	int *wd;            /* [i]: its watch, -1 none */
@@ -47,10 +50,10 @@ void tailindex_free(struct tailindex *x)
 {
 	if (x == NULL)
 		return;
-	for (size_t i = 0; i < x->n; i++)
-		free(x->key[i]);
+	for (size_t i = 0; i < x->nown; i++)
+		free(x->own[i]);
 	hash_free(&x->names);
-	free(x->key);
+	free(x->own);
 	free(x->next_name);
 	free(x->wd);
 	free(x->next_wd);
@@ -82,7 +85,6 @@ static int grow(struct tailindex *x)
 			return TAILINDEX_ERR_NOMEM;                                                \
 		x->field = p;                                                                      \
 	} while (0)
-	GROW(key);
 	GROW(next_name);
 	GROW(wd);
 	GROW(next_wd);
@@ -112,8 +114,19 @@ int tailindex_add(struct tailindex *x, size_t i, const char *dir, const char *ba
 		return TAILINDEX_ERR_NOMEM;
 	/* The path itself when it is dir/base (a glob's match always is): no
 	 * copy per file. */
-	if (!reads(path, dir, base) && (k = own = join(dir, base)) == NULL)
-		return TAILINDEX_ERR_NOMEM;
+	if (!reads(path, dir, base)) {
+		if (x->nown == x->owncap) {
+			size_t cap = x->owncap ? x->owncap * 2 : 8;
+			char **grown = realloc(x->own, cap * sizeof(*grown));
+
+			if (grown == NULL)
+				return TAILINDEX_ERR_NOMEM;
+			x->own = grown;
+			x->owncap = cap;
+		}
+		if ((k = own = join(dir, base)) == NULL)
+			return TAILINDEX_ERR_NOMEM;
+	}
 	if (hash_get(&x->names, k, &head)) {
 		/* A second stream of the name: after the first, in its chain. */
 		x->next_name[i] = x->next_name[head];
@@ -124,7 +137,8 @@ int tailindex_add(struct tailindex *x, size_t i, const char *dir, const char *ba
 	} else {
 		x->next_name[i] = TAILINDEX_NONE;
 	}
-	x->key[i] = own;
+	if (own != NULL)
+		x->own[x->nown++] = own;
 	x->wd[i] = -1;
 	x->next_wd[i] = TAILINDEX_NONE;
 	x->pos[i] = -1;

@@ -318,7 +318,7 @@ void tailresume_resume(struct tailstream *s)
 	p = s->saved;
 	if (!p.known) {
 		resume_new(s);
-		s->flags &= ~(unsigned)TAILSTREAM_FROM_END;
+		s->flags &= (uint8_t)~TAILSTREAM_FROM_END;
 		return;
 	}
 	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)

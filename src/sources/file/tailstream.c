@@ -613,18 +613,19 @@ void tailstream_drop_first(struct tailstream *s, const char *why)
 struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
                                   unsigned flags)
 {
-	struct tailstream *s = calloc(1, sizeof(*s));
+	size_t len = strlen(path);
+	struct tailstream *s = calloc(1, sizeof(*s) + len + 1);
 
 	if (s == NULL)
 		return NULL;
+	memcpy(s->path, path, len + 1);
 	s->c = c;
 	s->part = part;
-	s->flags = flags;
+	s->flags = (uint8_t)flags;
 	s->wd = -1;
 	s->deadline = -1;
-	s->path = strdup(path);
 	s->dir = tailchain_dir(c, path);
-	if (s->path == NULL || s->dir == NULL) {
+	if (s->dir == NULL) {
 		tailstream_free(s);
 		return NULL;
 	}
@@ -788,6 +789,5 @@ void tailstream_free(struct tailstream *s)
 	free(s->chain);
 	free(s->linger);
 	free(s->unreadable);
-	free(s->path);
 	free(s);
 }

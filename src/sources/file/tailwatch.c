@@ -249,7 +249,9 @@ static bool settled(const struct filesrc *f, size_t i)
 	const struct tailstream *s = f->streams[i];
 
 	return !tailstream_ready(s) && tailstream_deadline(s) < 0 &&
-	       (f->groups[i] == NULL || tailmulti_deadline(f->groups[i]) < 0) && quiet(f, i);
+	       (f->groups == NULL || f->groups[i] == NULL ||
+	        tailmulti_deadline(f->groups[i]) < 0) &&
+	       quiet(f, i);
 }
 
 static char *partition_json(const char *path)
@@ -294,15 +296,16 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		if (grown == NULL)
 			return -1;
 		f->streams = grown;
-		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
-			return -1;
-		f->groups = groups;
+		if (f->multi != NULL) {
+			if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
+				return -1;
+			f->groups = groups;
+		}
 		if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
 			return -1;
 		f->open = open;
 		f->cap = ncap;
 	}
-	f->groups[f->nstreams] = NULL;
 	f->open[f->nstreams] = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
@@ -310,7 +313,8 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
 	                  tailstream_path(s)) != 0) {
 		tailstream_free(s);
-		tailmulti_free(f->groups[f->nstreams]);
+		if (f->multi != NULL)
+			tailmulti_free(f->groups[f->nstreams]);
 		return -1;
 	}
 	f->streams[f->nstreams++] = s;
