@@ -278,7 +278,12 @@ class LateBroker:
     def __init__(self, broker):
         self._target = broker.bootstrap.rsplit(":", 1)
         self._target = (self._target[0], int(self._target[1]))
-        self.port = _port_below_ephemeral()
+        # The port is held from here on: bound, not listening (a connection
+        # is refused, as by a broker that is down). Picked and released
+        # here to be bound again at start(), it was taken meanwhile once
+        # ("Address already in use"), by another test's broker or door.
+        self._held = _bind_below_ephemeral()
+        self.port = self._held.getsockname()[1]
         self.bootstrap = f"127.0.0.1:{self.port}"
         self._server = None
         self._socks = []
@@ -287,7 +292,10 @@ class LateBroker:
     def start(self):
         """Opens the door; returns the bootstrap address."""
         if self._server is None:
-            self._server = socket.create_server(("127.0.0.1", self.port))
+            if self._held is None:  # started again after kill(): its port again
+                self._held = _bind_below_ephemeral(self.port)
+            self._server, self._held = self._held, None
+            self._server.listen()
             threading.Thread(target=self._accept, args=(self._server,), daemon=True).start()
         return self.bootstrap
 
@@ -295,7 +303,16 @@ class LateBroker:
         """Closes the door and every connection through it."""
         server, self._server = self._server, None
         if server is not None:
+            # close() alone leaves the thread blocked in accept() holding the
+            # listening socket open; shutdown() wakes it.
+            try:
+                server.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             server.close()
+        held, self._held = self._held, None
+        if held is not None:
+            held.close()
         with self._lock:
             socks, self._socks = self._socks, []
         for s in socks:
@@ -331,22 +348,27 @@ class LateBroker:
             pass
 
 
-def _port_below_ephemeral():
-    """A free port below the kernel's ephemeral range (as kafka.sh picks its
-    ports), so no client connection takes it before the door opens."""
+def _bind_below_ephemeral(port=None):
+    """A TCP socket bound to 127.0.0.1 (to PORT, or to a free port below the
+    kernel's ephemeral range, as kafka.sh picks its ports, so that no client
+    connection takes it), not listening. Without SO_REUSEADDR: while it is
+    bound nobody else can bind the port, listening or not."""
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             low = int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         low = 32768
-    for _ in range(200):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", random.randint(10000, low - 1) if low > 11000 else 0))
-            except OSError:
-                continue
-            return s.getsockname()[1]
-    raise HarnessError("no free port for a late broker's door")
+    for _ in range(1 if port else 200):
+        s = socket.socket()
+        if port:  # the door's own port again: its old connections may linger
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port or (random.randint(10000, low - 1) if low > 11000 else 0)))
+        except OSError:
+            s.close()
+            continue
+        return s
+    raise HarnessError(f"no free port for a late broker's door ({port or 'any'})")
 
 
 # --- the consume tool ----------------------------------------------------------

@@ -56,7 +56,9 @@ def inject_cmd(state, syscall, which, when, trace):
             "-e", f"inject={syscall}:error=EIO:signal=SIGKILL:when={when}"]
 
 
-@pytest.mark.skiff_timeout(fl.scaled(240, 900))
+# 20 trials (40 in the long profile) of a skiff under strace: 84 s at a load
+# average of 4, 238 s at 7 to 13 (a trial of a second flush up to 23 s).
+@pytest.mark.skiff_timeout(fl.scaled(480, 1200))
 def test_fault_crash_before_each_flush_step(tmp_path, kafka, topic):
     harness.create_topic(kafka.bootstrap, topic, partitions=1)
     state = tmp_path / "state"
@@ -65,9 +67,14 @@ def test_fault_crash_before_each_flush_step(tmp_path, kafka, topic):
     src.append(500)
     sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
                        [fl.file_connector("cp", src.path, topic)])
-    # At most 40 s of writing: on a loaded machine the trials take longer, and
-    # an unbounded writer made the final read-back outgrow the time limit.
-    writer = fl.Writer(src, rate=1000, limit=40500)
+    # At most 40 s of writing at full rate: on a loaded machine the trials
+    # take longer, and an unbounded writer made the final read-back outgrow
+    # the time limit. Then a trickle, enough for a new offset at every flush:
+    # a flush with no offset moved writes nothing, and a trial waiting for
+    # the Mth write (a second compaction needs 4 KiB of log appends) waited
+    # out its 60 s once the lines stopped (a load average of 12: trials of
+    # 10 to 20 s, the writer done after the tenth).
+    writer = fl.Writer(src, rate=1000, limit=40500, trickle=50)
     writer.start()
     resume, trials = {0}, 0
     started = time.monotonic()
@@ -81,7 +88,7 @@ def test_fault_crash_before_each_flush_step(tmp_path, kafka, topic):
                 mark = sk.log_mark()
                 sk.start(["--log-level", "debug"],
                          wrap=inject_cmd(state, syscall, which, m, trace))
-                rc = sk.wait(timeout=60)
+                rc = sk.wait(timeout=120)
                 assert rc == -9 or rc == 137, f"{step}, flush {m}: exit {rc}, not killed"
                 died = [l for l in crashsim._merge_unfinished(trace.read_text().splitlines())
                         if re.match(rf"\d+ +{syscall}\(.*= \?", l)]

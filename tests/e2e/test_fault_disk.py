@@ -226,6 +226,17 @@ def fill(directory):
     return filler
 
 
+def in_flight(sk):
+    """Records skiff has produced and Kafka not yet acknowledged, from
+    `skiff status` (its socket in the state directory)."""
+    r = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file)],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=30)
+    m = re.search(r"^kafka: (\d+) records in flight", r.stdout.decode(errors="replace"), re.M)
+    assert m, f"skiff status exited {r.returncode}: {r.stdout!r} {r.stderr!r}"
+    return int(m.group(1))
+
+
 def generation_or_0(path):
     """The generation at path; 0 while a flush has it renamed away."""
     try:
@@ -307,6 +318,12 @@ def test_fault_full_disk_pauses_reading_and_bounds_the_replay(tmp_path, kafka, t
         src.append(100)  # acknowledged, but its offsets cannot be saved
         fl.wait_for(lambda: "reading pauses until offsets can be saved" in sk.log_text(), 30,
                     "the pause after three failed flushes")
+        # What was read before the pause may still be on its way: the flushes
+        # can fail on the first lines' offsets before the next 100 are
+        # acknowledged (on a loaded machine, or while the broker answers
+        # "Not leader" and librdkafka retries), and those land after the
+        # pause. Counted once nothing is in flight, the topic must not grow.
+        fl.wait_for(lambda: in_flight(sk) == 0, 60, "no records in flight while paused")
         shipped = len(harness.consume(kafka.bootstrap, topic))
         src.append(300)  # must wait: not read while paused
         time.sleep(2)

@@ -95,24 +95,26 @@ class SeqSource:
 
 class Writer(threading.Thread):
     """Appends to a SeqSource at about rate lines a second, in chunks, until
-    stop() or, with limit, until the source holds limit lines. The
-    application a skiff tails."""
+    stop() or, with limit, until the source holds limit lines; from there on
+    at trickle lines a second (0: none). The application a skiff tails."""
 
-    def __init__(self, source, rate, chunk_interval=0.05, limit=None):
+    def __init__(self, source, rate, chunk_interval=0.05, limit=None, trickle=0):
         super().__init__(daemon=True)
         self.source, self.rate, self.interval = source, rate, chunk_interval
-        self.limit = limit
+        self.limit, self.trickle = limit, trickle
         self._halt = threading.Event()
 
     def run(self):
         carry, last = 0.0, time.monotonic()
         while not self._halt.wait(self.interval):
             now = time.monotonic()
-            carry += (now - last) * self.rate
+            full = self.limit is not None and self.source.next >= self.limit
+            carry += (now - last) * (self.trickle if full else self.rate)
             last = now
             n = int(carry)
-            if self.limit is not None:
-                n = min(n, self.limit - self.source.next)
+            if not full and self.limit is not None and n > self.limit - self.source.next:
+                n = self.limit - self.source.next
+                carry = n  # the rest of this chunk is not owed to the trickle
             if n >= 1:
                 self.source.append(n)
                 carry -= n

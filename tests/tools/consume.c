@@ -409,8 +409,22 @@ static int delete_topic(const struct opts *o)
 	return rc;
 }
 
-/* Sets every partition's target to its current high watermark. Returns 0
- * or -1. */
+/* Whether a watermark query failed only for now: a topic just created
+ * (auto-created by the producer under test) can be in the metadata before
+ * its partition has a leader that answers ("Broker: Not leader for
+ * partition"), as can one whose broker is restarting; and this client's
+ * own view of the partition can lag the metadata it was counted from
+ * ("Local: Unknown partition", seen at a load average of 21). */
+static bool transient(rd_kafka_resp_err_t err)
+{
+	return err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+	       err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
+	       err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+	       err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+}
+
+/* Sets every partition's target to its current high watermark, asking
+ * again after a transient error until the deadline. Returns 0 or -1. */
 static int set_targets(rd_kafka_t *rk, const char *topic, struct part *parts, int n,
                        int64_t deadline)
 {
@@ -419,8 +433,10 @@ static int set_targets(rd_kafka_t *rk, const char *topic, struct part *parts, in
 	int p;
 
 	for (p = 0; p < n; p++) {
-		err = rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi,
-		                                       remaining(deadline) + 1);
+		while ((err = rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi,
+		                                               remaining(deadline) + 1)) &&
+		       transient(err) && now_ms() < deadline)
+			usleep(100 * 1000);
 		if (err) {
 			fprintf(stderr, "consume: watermarks of %s [%d]: %s\n", topic, p,
 			        rd_kafka_err2str(err));
