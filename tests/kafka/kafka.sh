@@ -209,9 +209,13 @@ share.coordinator.state.topic.min.isr=1
 min.insync.replicas=1
 group.initial.rebalance.delay.ms=0
 # A broker restarted after SIGKILL must wait out its old session before it
-# registers again: keep that wait short.
+# registers again, which argues for a short session; but on a loaded 2-core
+# CI machine (load 20-30) a 4 s session made the controller fence its own
+# broker three times in three minutes, each time taking every partition's
+# leader away for ~2 s ("Not leader" in unrelated tests). Kafka's default,
+# 9 s, with 1 s heartbeats: nine missed beats before a fence.
 broker.heartbeat.interval.ms=1000
-broker.session.timeout.ms=4000
+broker.session.timeout.ms=9000
 num.network.threads=2
 num.io.threads=2
 background.threads=2
