@@ -622,10 +622,12 @@ static void test_held_budget(void)
 }
 
 /* Closed (a stop while Kafka is away) with held files deleted since they
- * were rotated: each one with bytes unread is named with what it still
- * held - a restart finds only the stored offset's file missing. One read
- * to its end is not. */
-static void test_closing_names_held_deleted_files(void)
+ * were rotated: each one with bytes unread is named and counted with what
+ * it still held, to the byte and line - a restart finds only the stored
+ * offset's file missing. One read to its end is not; one whose compressed
+ * copy is on disk (compress without delaycompress) is not either: the
+ * restart reads the copy. */
+static void test_closing_counts_held_deleted_files(void)
 {
 	struct tailstream *s;
 
@@ -640,15 +642,23 @@ static void test_closing_names_held_deleted_files(void)
 	mv("c.log", "c.log.1"); /* c0 deleted, read to its end */
 	put("c.log", "c2\n", "w");
 	tailstream_check(s, mono_ms());
-	rm("c.log.1"); /* c1 deleted, unread */
+	mv("c.log", "c.log.2");
+	put("c.log", "c3\n", "w");
+	tailstream_check(s, mono_ms());
+	rm("c.log.1");                         /* c1 deleted, unread */
+	put_gz("c.log.2.gz", "c2\n", GZ_GOOD); /* c2 compressed, then deleted */
+	rm("c.log.2");
 	logged[0] = '\0';
+	counted[0] = '\0';
 	tailstream_free(s);
-	CHECK(strstr(logged, "unread from byte 0: its 8 bytes after that are lost") != NULL);
+	CHECK(strstr(logged, "unread from byte 0: 8 bytes, 2 lines lost") != NULL);
 	CHECK(strstr(logged, "closing rotated file") != NULL &&
 	      strstr(strstr(logged, "closing rotated file") + 1, "closing rotated file") == NULL);
+	CHECK_STR(counted, "bytes_unread_lost+8 lines_unread_lost+2 files_gone_unread+1 ");
 	CHECK_INT(ctx.nopen, 0);
 	CHECK_INT(ctx.held_files, 0);
 	CHECK_INT(ctx.held_bytes, 0);
+	rm("c.log.2.gz");
 	ctx.rotate_wait_ms = 0;
 }
 
@@ -669,7 +679,7 @@ int main(void)
 	test_damaged_compressed_offset_file();
 	test_backup_older_than_compressed_while_running();
 	test_held_budget();
-	test_closing_names_held_deleted_files();
+	test_closing_counts_held_deleted_files();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

@@ -742,36 +742,62 @@ size_t tailstream_open_files(const struct tailstream *s)
 	return s->n;
 }
 
-/* Says which held files closing s loses: deleted since they were rotated,
- * with bytes skiff has not read. Closed, they are gone; a restart finds
- * only the stored offset's file missing (files_gone_unread), so each is
- * named here, with what it still held. */
+/* True when l, deleted since, left a compressed copy (logrotate compress
+ * without delaycompress): the next start reads that copy after the stored
+ * offset's file (tailresume), so closing l loses nothing. */
+static bool compressed_since(const struct tailstream *s, const struct link *l,
+                             const struct stat *st)
+{
+	int64_t fplen = st->st_size < TAILID_FP_MAX ? st->st_size : TAILID_FP_MAX;
+	uint64_t fp;
+	char *z;
+
+	if (tailfile_compressed(l->tf) || fplen == 0 ||
+	    tailid_fp_file(tailfile_fd(l->tf), fplen, &fp) != 0)
+		return false;
+	z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), fp, fplen, tailfile_id(l->tf)->born,
+	                             NULL);
+	free(z);
+	return z != NULL;
+}
+
+/* Counts and names the held files closing s loses: deleted since they were
+ * rotated, with bytes skiff has not read. Closed, they are gone; a restart
+ * finds only the stored offset's file missing (files_gone_unread, bytes
+ * unknown), so each is read through to its end here (a compressed one
+ * decompressed) and what it still held counted to the byte and line. A
+ * stop while Kafka is away closes every file rotated during the outage this
+ * way. */
 static void note_closing(struct tailstream *s)
 {
+	struct source_env *env = s->c->env;
+
 	for (size_t i = 0; i < s->n + s->nlinger; i++) {
-		const struct link *l = i < s->n ? &s->chain[i] : &s->linger[i - s->n];
+		struct link *l = i < s->n ? &s->chain[i] : &s->linger[i - s->n];
 		struct stat st;
 		int64_t pos = tailfile_pos(l->tf);
+		uint64_t bytes = 0, lines = 0;
+		int rc;
 
 		if (!l->held || fstat(tailfile_fd(l->tf), &st) != 0 || st.st_nlink > 0 ||
-		    (!tailfile_compressed(l->tf) && st.st_size <= pos))
+		    (!tailfile_compressed(l->tf) && st.st_size <= pos) ||
+		    compressed_since(s, l, &st))
 			continue;
-		if (tailfile_compressed(l->tf))
-			s->c->env->log(
-			    s->c->env, LOG_WARN,
-			    "%s: closing rotated file inode %lld (opened as %s, deleted "
-			    "since) unread from byte %lld of its uncompressed bytes: what "
-			    "it still held is lost",
-			    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
-			    (long long)pos);
-		else
-			s->c->env->log(
-			    s->c->env, LOG_WARN,
-			    "%s: closing rotated file inode %lld (opened as %s, deleted "
-			    "since) unread from byte %lld: its %lld bytes after that are "
-			    "lost",
-			    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
-			    (long long)pos, (long long)(st.st_size - pos));
+		rc = tailfile_skip_rest(l->tf, &bytes, &lines);
+		if (bytes == 0 && rc == 0)
+			continue;
+		env->log(env, LOG_WARN,
+		         "%s: closing rotated file inode %lld (opened as %s, deleted since) "
+		         "unread from byte %lld%s: %llu bytes, %llu lines lost%s (counted in "
+		         "bytes_unread_lost, lines_unread_lost and files_gone_unread)",
+		         s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
+		         (long long)pos,
+		         tailfile_compressed(l->tf) ? " of its uncompressed bytes" : "",
+		         (unsigned long long)bytes, (unsigned long long)lines,
+		         rc != 0 ? " and more: it could not be read to its end" : "");
+		env->count(env, "bytes_unread_lost", bytes);
+		env->count(env, "lines_unread_lost", lines);
+		env->count(env, "files_gone_unread", 1);
 	}
 }
 
