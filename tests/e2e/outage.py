@@ -214,7 +214,8 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
     held.stop()
     assert sk.running(), sk._tail()
     assert sk.stop() == 0, sk._tail()
-    values = [r["value"] for r in consume(broker.bootstrap, topic)]
+    records = consume(broker.bootstrap, topic)
+    values = [r["value"] for r in records]
     missing, dups, _, unexpected = check_lines(values, written)
     named = re.findall(r"rotated file (\S+) was deleted before skiff could open it|"
                        r"let go of rotated file (inode \d+) .* lost|"
@@ -223,7 +224,7 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
             "bytes_unread_lost": counter(sk, "bytes_unread_lost", scene.marks),
             "lines_unread_lost": counter(sk, "lines_unread_lost", scene.marks),
             "files_gone_unread": counter(sk, "files_gone_unread", scene.marks),
-            "marks": scene.marks,
+            "marks": scene.marks, "records": records,
             "named": named, "held_files": held.max_files, "held_bytes": held.max_bytes,
             "paused_files": held.paused_files, "paused_bytes": held.paused_bytes,
             "paused_cpu": cpu,
@@ -245,6 +246,17 @@ def drain(broker, topic, want, timeout):
             return n
         time.sleep(1)
     return last
+
+
+def ranges(numbers):
+    """Sorted line numbers as [(first, last), ...] runs."""
+    out = []
+    for n in numbers:
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
 
 
 def summary(r):

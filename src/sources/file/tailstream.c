@@ -139,23 +139,50 @@ static void refresh(struct tailstream *s)
 		tailchain_extend(s, NULL);
 }
 
-/* Puts the path's rotated siblings born after chain[at - 1], a copy,
- * before chain[at], the truncated file: the copies later copytruncates made
- * while skiff was not looking, oldest first. */
-static void newer_copies(struct tailstream *s, size_t at)
+/* True when the compressed file z is plain compressed under its name
+ * (app.log.1.gz beside app.log.1): gzip still writing it. */
+static bool compressing(const char *z, const struct tailscan_entry *fam, size_t nfam)
 {
-	struct tailid copy = *tailfile_id(s->chain[at - 1].tf);
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = strlen(fam[i].path);
 
+		if (fam[i].kind == TAILID_ROTATED && strncmp(z, fam[i].path, len) == 0 &&
+		    z[len] == '.' && strchr(z + len + 1, '.') == NULL &&
+		    strchr(z + len + 1, '/') == NULL)
+			return true;
+	}
+	return false;
+}
+
+/* Puts the path's rotated siblings born after *after before chain[at], the
+ * truncated file: the copies later copytruncates made while skiff was not
+ * looking, oldest first. after is the copy found (chain[at - 1]; copy_fd
+ * its descriptor when it is not compressed, else -1). With logrotate
+ * compress and no delaycompress they are compressed at once, so compressed
+ * ones are taken too - but not one gzip is still writing beside its
+ * original (the original is), nor the copy found compressed since (its
+ * bytes begin with the copy's). */
+static void newer_copies(struct tailstream *s, size_t at, const struct tailid *after, int copy_fd)
+{
+	struct tailid copy = *after;
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
 
 	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
 		return;
-	for (size_t i = 0; i < nfam; i++)
-		if (fam[i].kind == TAILID_ROTATED && !tailchain_has(s, &fam[i].id) &&
-		    tailid_cmp_age(&fam[i].id, &copy) > 0 &&
-		    tailchain_add_as(s, at, fam[i].path, 0, true, false, &fam[i].id) == 0)
+	for (size_t i = 0; i < nfam; i++) {
+		struct tailscan_entry *e = &fam[i];
+
+		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
+		    tailid_cmp_age(&e->id, &copy) <= 0)
+			continue;
+		if (e->kind == TAILID_COMPRESSED &&
+		    (compressing(e->path, fam, nfam) ||
+		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd))))
+			continue;
+		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0)
 			at++;
+	}
 	tailscan_free(fam, nfam);
 }
 
@@ -211,13 +238,16 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
 	if (copy != NULL && tailchain_add_as(s, k, copy, pos, true, false, expect) == 0) {
+		const struct tailfile *ctf = s->chain[k].tf;
+
 		s->c->env->log(s->c->env, LOG_INFO,
 		               "%s was truncated at byte %lld: finishing "
 		               "its copy %s, then reading it from the start",
 		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
 		if (alone)
-			newer_copies(s, k + 1);
+			newer_copies(s, k + 1, tailfile_id(ctf),
+			             tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN,
 		               "%s was truncated at byte %lld: reading it "
