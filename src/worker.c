@@ -433,15 +433,17 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
  * blocked a source is not read (a readable one would wake the loop for
  * nothing, as often as the file is written, and one with rows buffered would
  * ask for 0), but it is watched, resting between looks (worker_source_mode):
- * a file rotated and deleted meanwhile must be opened before it goes. */
+ * a file rotated and deleted meanwhile must be opened before it goes. A stop
+ * or a reload waiting for acknowledgements (drain) reads nothing either, and
+ * watches for the same reason: with Kafka away that wait is
+ * offset.flush.timeout.ms, time enough for rotations to delete files. */
 static int prepare(struct worker *w, int64_t now)
 {
-	bool wait = blocked(w);
+	bool wait = blocked(w) || w->stop || w->reloading;
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
-		enum source_mode m =
-		    w->stop || w->reloading ? SOURCE_IDLE : worker_source_mode(c, wait);
+		enum source_mode m = worker_source_mode(c, wait);
 
 		if (c->removed)
 			continue;
@@ -532,22 +534,29 @@ static int turn(struct worker *w)
 	return code;
 }
 
-/* Runs the loop with only the producer's pipe and signals watched until
- * done(w) or the deadline. */
+/* Runs the loop with the producer's pipe, signals and the sources' watches
+ * (w->stop or w->reloading is set: nothing is read) until done(w) or the
+ * deadline. */
 static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct worker *))
 {
 	char errbuf[512];
 	int64_t now;
 
-	(void)prepare(w, now_ms()); /* w->stop is set: no source is watched */
-	loop_timer_set(w->flush_timer, -1, 0);
 	while (!done(w) && (now = now_ms()) < deadline) {
+		if (prepare(w, now) != 0)
+			break;
+		loop_timer_set(w->flush_timer, -1, 0);
 		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 			break;
 		poll_sink(w);
 		offsets_poll(w->offsets);
+		now = now_ms();
+		for (size_t i = 0; i < w->nconns; i++)
+			if (worker_source_mode(w->conns[i], true) == SOURCE_WATCH)
+				worker_source_notice(w->conns[i], now);
 	}
+	loop_timer_set(w->flush_timer, -1, 0);
 	loop_timer_set(w->tick, -1, 0);
 }
 
@@ -602,7 +611,7 @@ int worker_drain_and_flush(struct worker *w)
 	bool reloading = w->reloading;
 	int left;
 
-	w->reloading = true; /* no source is watched while it drains */
+	w->reloading = true; /* no source is read while it drains (watched: prepare) */
 	/* Exactly-once: the open transaction carries the offsets of its
 	 * records into the store. A connector a reload restarts opens from the
 	 * store: without the commit it read again what the transaction then
@@ -643,9 +652,10 @@ void worker_conn_close(struct worker *w, struct conn *c)
 	hash_clear(&w->partidx);
 	for (size_t i = 0; i < w->nparts; i++)
 		(void)hash_put(&w->partidx, w->parts[i]->key, i);
-	stats_retire(w->stats, c->cs->name);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
+	worker_source_log_counters(w); /* what closing it lost (file source) */
+	stats_retire(w->stats, c->cs->name);
 	for (int i = 0; i < c->nwatches; i++)
 		loop_fd_del(w->loop, c->watches[i]);
 	loop_timer_del(w->loop, c->deadline);
@@ -912,6 +922,10 @@ void worker_destroy(struct worker *w)
 		}
 		free(c);
 	}
+	/* What closing the sources lost (the file source counts the held
+	 * files deleted since), said before the registry goes. */
+	if (w->stats != NULL && w->logged != NULL)
+		worker_source_log_counters(w);
 	free(w->conns);
 	worker_change_clear(&w->change);
 	worker_notify_close(w);

@@ -108,10 +108,32 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def counter(sk, name):
-    """The last value skiff logged for a counter ("connector X: name=N")."""
-    vals = [int(m) for m in re.findall(rf"\b{name}=(\d+)", sk.log_text())]
-    return max(vals) if vals else 0
+def counter(sk, name, marks=(0,)):
+    """The last value skiff logged for a counter ("connector X: name=N"),
+    summed over its runs: marks are where each run's log begins (a restart
+    counts from 0 again)."""
+    text = sk.log_text().encode()
+    total = 0
+    for i, at in enumerate(marks):
+        end = marks[i + 1] if i + 1 < len(marks) else len(text)
+        vals = [int(m) for m in re.findall(rf"\b{name}=(\d+)", text[at:end].decode(errors="replace"))]
+        total += max(vals) if vals else 0
+    return total
+
+
+class Scene:
+    """What a `mid` callable of run() may act on: the running skiff, the
+    writer and the rotator, and restart() (which keeps the counters and the
+    held-file sampling right across skiff runs)."""
+
+    def __init__(self, sk, writer, rot, held):
+        self.sk, self.writer, self.rot, self.held = sk, writer, rot, held
+        self.marks = [0]
+
+    def restart(self):
+        self.marks.append(self.sk.log_mark())
+        self.sk.start()
+        self.held.pid = self.sk.pid
 
 
 def logrotate_conf(log, directives):
@@ -120,12 +142,14 @@ def logrotate_conf(log, directives):
 
 def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, connector=None,
         worker=None, directives=("size 100k", "rotate 2", "compress", "create"),
-        pause_offsets=None, drain_timeout=180, skiff_env=None):
+        pause_offsets=None, drain_timeout=180, skiff_env=None, mid=None):
     """Runs the scenario against broker (running at the start; stopped for
     `outage` seconds after `before`, then started again; the writer goes on
     for `after` seconds more). connector, worker: keys added to skiff's.
     pause_offsets: a callable(skiff) run instead of the broker stop (then
     `outage` is how long it lasts; it returns a callable that ends it).
+    mid: a callable(Scene) run halfway through the broker's outage (it may
+    stop or kill skiff, stop the writer, restart skiff).
 
     Returns a dict: written, missing (line numbers), dups, unexpected,
     counted (bytes_unread_lost, lines_unread_lost, files_gone_unread),
@@ -150,6 +174,7 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
     writer = Writer(log, rate=rate, reopen=True, width=LINE_BYTES - 1)
     rot = Rotator(conf, tmp_path / "logrotate.state")
     held = HeldSampler(sk.pid)
+    scene = Scene(sk, writer, rot, held)
     writer.start()
     rot.start()
     held.start()
@@ -159,13 +184,16 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
         cpu0 = cpu_seconds(sk.pid)
         if pause_offsets is None:
             broker.stop()
+            if mid is not None:
+                time.sleep(outage / 2)
+                mid(scene)
             # Sampled "while reading paused" once the files read before
             # stopped lingering for late writes (rotate.wait.ms, 5 s).
             time.sleep(max(0.0, min(8.0, outage / 2) - (time.monotonic() - t0)))
             held.pausing = True
             time.sleep(max(0.0, outage - (time.monotonic() - t0)))
             held.pausing = False
-            cpu = cpu_seconds(sk.pid) - cpu0
+            cpu = cpu_seconds(sk.pid) - cpu0 if mid is None else 0.0
             broker.start()
         else:
             end = pause_offsets(sk)
@@ -181,19 +209,22 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
         rot.stop()
     assert not rot.errors, rot.errors[:3]
     # Everything left on disk ships; wait until the topic stops growing.
-    lost_now = counter(sk, "lines_unread_lost")
+    lost_now = counter(sk, "lines_unread_lost", scene.marks)
     values = drain(broker, topic, written - lost_now, drain_timeout)
     held.stop()
     assert sk.running(), sk._tail()
     assert sk.stop() == 0, sk._tail()
-    values = [r["value"] for r in consume(broker.bootstrap, topic)]
+    records = consume(broker.bootstrap, topic)
+    values = [r["value"] for r in records]
     missing, dups, _, unexpected = check_lines(values, written)
     named = re.findall(r"rotated file (\S+) was deleted before skiff could open it|"
-                       r"let go of rotated file (inode \d+) .* lost", sk.log_text())
+                       r"let go of rotated file (inode \d+) .* lost|"
+                       r"closing rotated file (inode \d+) .* lost", sk.log_text())
     return {"written": written, "missing": missing, "dups": dups, "unexpected": unexpected,
-            "bytes_unread_lost": counter(sk, "bytes_unread_lost"),
-            "lines_unread_lost": counter(sk, "lines_unread_lost"),
-            "files_gone_unread": counter(sk, "files_gone_unread"),
+            "bytes_unread_lost": counter(sk, "bytes_unread_lost", scene.marks),
+            "lines_unread_lost": counter(sk, "lines_unread_lost", scene.marks),
+            "files_gone_unread": counter(sk, "files_gone_unread", scene.marks),
+            "marks": scene.marks, "records": records,
             "named": named, "held_files": held.max_files, "held_bytes": held.max_bytes,
             "paused_files": held.paused_files, "paused_bytes": held.paused_bytes,
             "paused_cpu": cpu,
@@ -215,6 +246,17 @@ def drain(broker, topic, want, timeout):
             return n
         time.sleep(1)
     return last
+
+
+def ranges(numbers):
+    """Sorted line numbers as [(first, last), ...] runs."""
+    out = []
+    for n in numbers:
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
 
 
 def summary(r):

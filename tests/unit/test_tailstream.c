@@ -621,11 +621,53 @@ static void test_held_budget(void)
 	ctx.rotate_wait_ms = 0;
 }
 
+/* Two copytruncates with compress (no delaycompress) before skiff looks
+ * (reading paused, SIGSTOP, a slow look): the first copy is found
+ * compressed by its first bytes, and the second, compressed too, is read
+ * after it - not lost whole. A copy still being compressed beside its
+ * original is taken once. (Before, only uncompressed newer copies were.) */
+static void test_two_compressed_copytruncates_unseen(void)
+{
+	struct tailstream *s;
+
+	put("cz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/cz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	/* Born after skiff opened cz.log as the file system's coarse clock
+	 * tells (a copy is looked for among those made since). */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("cz.log", "x3\n", "a");
+	put_gz("cz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("cz.log", "", "w");
+	put("cz.log", "y1\ny2\n", "a");
+	mv("cz.log.1.gz", "cz.log.2.gz");
+	put_gz("cz.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("cz.log", "", "w");
+	put("cz.log", "z1\nz2\n", "a");
+	mv("cz.log.2.gz", "cz.log.3.gz");
+	mv("cz.log.1.gz", "cz.log.2.gz");
+	put("cz.log.1", "z1\nz2\n", "w"); /* the third copy, gzip under way */
+	put_gz("cz.log.1.gz", "z1\n", GZ_NO_TRAILER);
+	put("cz.log", "", "w");
+	put("cz.log", "w1\n", "a");
+	counted[0] = '\0';
+	logged[0] = '\0';
+	CHECK_STR(drain(s), "x3|y1|y2|y3|z1|z2|w1|");
+	tailstream_free(s);
+	rm("cz.log.1");
+	rm("cz.log.1.gz");
+	rm("cz.log.2.gz");
+	rm("cz.log.3.gz");
+}
+
 /* Closed (a stop while Kafka is away) with held files deleted since they
- * were rotated: each one with bytes unread is named with what it still
- * held - a restart finds only the stored offset's file missing. One read
- * to its end is not. */
-static void test_closing_names_held_deleted_files(void)
+ * were rotated: each one with bytes unread is named and counted with what
+ * it still held, to the byte and line - a restart finds only the stored
+ * offset's file missing. One read to its end is not; one whose compressed
+ * copy is on disk (compress without delaycompress) is not either: the
+ * restart reads the copy. */
+static void test_closing_counts_held_deleted_files(void)
 {
 	struct tailstream *s;
 
@@ -640,15 +682,23 @@ static void test_closing_names_held_deleted_files(void)
 	mv("c.log", "c.log.1"); /* c0 deleted, read to its end */
 	put("c.log", "c2\n", "w");
 	tailstream_check(s, mono_ms());
-	rm("c.log.1"); /* c1 deleted, unread */
+	mv("c.log", "c.log.2");
+	put("c.log", "c3\n", "w");
+	tailstream_check(s, mono_ms());
+	rm("c.log.1");                         /* c1 deleted, unread */
+	put_gz("c.log.2.gz", "c2\n", GZ_GOOD); /* c2 compressed, then deleted */
+	rm("c.log.2");
 	logged[0] = '\0';
+	counted[0] = '\0';
 	tailstream_free(s);
-	CHECK(strstr(logged, "unread from byte 0: its 8 bytes after that are lost") != NULL);
+	CHECK(strstr(logged, "unread from byte 0: 8 bytes, 2 lines lost") != NULL);
 	CHECK(strstr(logged, "closing rotated file") != NULL &&
 	      strstr(strstr(logged, "closing rotated file") + 1, "closing rotated file") == NULL);
+	CHECK_STR(counted, "bytes_unread_lost+8 lines_unread_lost+2 files_gone_unread+1 ");
 	CHECK_INT(ctx.nopen, 0);
 	CHECK_INT(ctx.held_files, 0);
 	CHECK_INT(ctx.held_bytes, 0);
+	rm("c.log.2.gz");
 	ctx.rotate_wait_ms = 0;
 }
 
@@ -669,7 +719,8 @@ int main(void)
 	test_damaged_compressed_offset_file();
 	test_backup_older_than_compressed_while_running();
 	test_held_budget();
-	test_closing_names_held_deleted_files();
+	test_two_compressed_copytruncates_unseen();
+	test_closing_counts_held_deleted_files();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

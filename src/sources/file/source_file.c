@@ -536,7 +536,8 @@ static const struct stats_desc file_counters[] = {
     {.name = "lines_unread_lost",
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
-     .help = "lines of held files let go unread past max.held.files or max.held.bytes"},
+     .help = "lines of held files let go unread past max.held.files or max.held.bytes, "
+             "or closed deleted and unread by a stop"},
     {.name = "held_files",
      .type = STATS_GAUGE,
      .flags = STATS_F_STATUS,

@@ -139,23 +139,50 @@ static void refresh(struct tailstream *s)
 		tailchain_extend(s, NULL);
 }
 
-/* Puts the path's rotated siblings born after chain[at - 1], a copy,
- * before chain[at], the truncated file: the copies later copytruncates made
- * while skiff was not looking, oldest first. */
-static void newer_copies(struct tailstream *s, size_t at)
+/* True when the compressed file z is plain compressed under its name
+ * (app.log.1.gz beside app.log.1): gzip still writing it. */
+static bool compressing(const char *z, const struct tailscan_entry *fam, size_t nfam)
 {
-	struct tailid copy = *tailfile_id(s->chain[at - 1].tf);
+	for (size_t i = 0; i < nfam; i++) {
+		size_t len = strlen(fam[i].path);
 
+		if (fam[i].kind == TAILID_ROTATED && strncmp(z, fam[i].path, len) == 0 &&
+		    z[len] == '.' && strchr(z + len + 1, '.') == NULL &&
+		    strchr(z + len + 1, '/') == NULL)
+			return true;
+	}
+	return false;
+}
+
+/* Puts the path's rotated siblings born after *after before chain[at], the
+ * truncated file: the copies later copytruncates made while skiff was not
+ * looking, oldest first. after is the copy found (chain[at - 1]; copy_fd
+ * its descriptor when it is not compressed, else -1). With logrotate
+ * compress and no delaycompress they are compressed at once, so compressed
+ * ones are taken too - but not one gzip is still writing beside its
+ * original (the original is), nor the copy found compressed since (its
+ * bytes begin with the copy's). */
+static void newer_copies(struct tailstream *s, size_t at, const struct tailid *after, int copy_fd)
+{
+	struct tailid copy = *after;
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0;
 
 	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
 		return;
-	for (size_t i = 0; i < nfam; i++)
-		if (fam[i].kind == TAILID_ROTATED && !tailchain_has(s, &fam[i].id) &&
-		    tailid_cmp_age(&fam[i].id, &copy) > 0 &&
-		    tailchain_add_as(s, at, fam[i].path, 0, true, false, &fam[i].id) == 0)
+	for (size_t i = 0; i < nfam; i++) {
+		struct tailscan_entry *e = &fam[i];
+
+		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
+		    tailid_cmp_age(&e->id, &copy) <= 0)
+			continue;
+		if (e->kind == TAILID_COMPRESSED &&
+		    (compressing(e->path, fam, nfam) ||
+		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd))))
+			continue;
+		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0)
 			at++;
+	}
 	tailscan_free(fam, nfam);
 }
 
@@ -211,13 +238,16 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	l->seen_size = l->max_size = size;
 	l->peek_len = 0;
 	if (copy != NULL && tailchain_add_as(s, k, copy, pos, true, false, expect) == 0) {
+		const struct tailfile *ctf = s->chain[k].tf;
+
 		s->c->env->log(s->c->env, LOG_INFO,
 		               "%s was truncated at byte %lld: finishing "
 		               "its copy %s, then reading it from the start",
 		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
 		if (alone)
-			newer_copies(s, k + 1);
+			newer_copies(s, k + 1, tailfile_id(ctf),
+			             tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN,
 		               "%s was truncated at byte %lld: reading it "
@@ -742,36 +772,62 @@ size_t tailstream_open_files(const struct tailstream *s)
 	return s->n;
 }
 
-/* Says which held files closing s loses: deleted since they were rotated,
- * with bytes skiff has not read. Closed, they are gone; a restart finds
- * only the stored offset's file missing (files_gone_unread), so each is
- * named here, with what it still held. */
+/* True when l, deleted since, left a compressed copy (logrotate compress
+ * without delaycompress): the next start reads that copy after the stored
+ * offset's file (tailresume), so closing l loses nothing. */
+static bool compressed_since(const struct tailstream *s, const struct link *l,
+                             const struct stat *st)
+{
+	int64_t fplen = st->st_size < TAILID_FP_MAX ? st->st_size : TAILID_FP_MAX;
+	uint64_t fp;
+	char *z;
+
+	if (tailfile_compressed(l->tf) || fplen == 0 ||
+	    tailid_fp_file(tailfile_fd(l->tf), fplen, &fp) != 0)
+		return false;
+	z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), fp, fplen, tailfile_id(l->tf)->born,
+	                             NULL);
+	free(z);
+	return z != NULL;
+}
+
+/* Counts and names the held files closing s loses: deleted since they were
+ * rotated, with bytes skiff has not read. Closed, they are gone; a restart
+ * finds only the stored offset's file missing (files_gone_unread, bytes
+ * unknown), so each is read through to its end here (a compressed one
+ * decompressed) and what it still held counted to the byte and line. A
+ * stop while Kafka is away closes every file rotated during the outage this
+ * way. */
 static void note_closing(struct tailstream *s)
 {
+	struct source_env *env = s->c->env;
+
 	for (size_t i = 0; i < s->n + s->nlinger; i++) {
-		const struct link *l = i < s->n ? &s->chain[i] : &s->linger[i - s->n];
+		struct link *l = i < s->n ? &s->chain[i] : &s->linger[i - s->n];
 		struct stat st;
 		int64_t pos = tailfile_pos(l->tf);
+		uint64_t bytes = 0, lines = 0;
+		int rc;
 
 		if (!l->held || fstat(tailfile_fd(l->tf), &st) != 0 || st.st_nlink > 0 ||
-		    (!tailfile_compressed(l->tf) && st.st_size <= pos))
+		    (!tailfile_compressed(l->tf) && st.st_size <= pos) ||
+		    compressed_since(s, l, &st))
 			continue;
-		if (tailfile_compressed(l->tf))
-			s->c->env->log(
-			    s->c->env, LOG_WARN,
-			    "%s: closing rotated file inode %lld (opened as %s, deleted "
-			    "since) unread from byte %lld of its uncompressed bytes: what "
-			    "it still held is lost",
-			    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
-			    (long long)pos);
-		else
-			s->c->env->log(
-			    s->c->env, LOG_WARN,
-			    "%s: closing rotated file inode %lld (opened as %s, deleted "
-			    "since) unread from byte %lld: its %lld bytes after that are "
-			    "lost",
-			    s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
-			    (long long)pos, (long long)(st.st_size - pos));
+		rc = tailfile_skip_rest(l->tf, &bytes, &lines);
+		if (bytes == 0 && rc == 0)
+			continue;
+		env->log(env, LOG_WARN,
+		         "%s: closing rotated file inode %lld (opened as %s, deleted since) "
+		         "unread from byte %lld%s: %llu bytes, %llu lines lost%s (counted in "
+		         "bytes_unread_lost, lines_unread_lost and files_gone_unread)",
+		         s->path, (long long)tailfile_id(l->tf)->ino, tailfile_path(l->tf),
+		         (long long)pos,
+		         tailfile_compressed(l->tf) ? " of its uncompressed bytes" : "",
+		         (unsigned long long)bytes, (unsigned long long)lines,
+		         rc != 0 ? " and more: it could not be read to its end" : "");
+		env->count(env, "bytes_unread_lost", bytes);
+		env->count(env, "lines_unread_lost", lines);
+		env->count(env, "files_gone_unread", 1);
 	}
 }
 
