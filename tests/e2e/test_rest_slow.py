@@ -157,6 +157,9 @@ def test_slow_readers_of_a_large_metrics_page(tmp_path, kafka, topic):
     for i in range(3000):
         (many / f"f{i:05d}-{'x' * 60}.log").write_text(f"hello {i}\n")
     sk, port, src = start_skiff(tmp_path, kafka.bootstrap, topic, {
+        # Every partition's series on the page (the default shows the 100
+        # most active): the large page is what this test is about.
+        "metrics.partition.limit": "5000",
         "connectors.many.connector.class": "FileStreamSource",
         "connectors.many.files": str(many / "*.log"),
         "connectors.many.topic": topic + "-many"})
