@@ -398,12 +398,12 @@ char *sqlayout_quote(const char *name);
 
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
- * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
- * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later),
- * SQ_STALE with errbuf (the application changed the files under the read:
- * nothing kept, t's position as before; reopen, retry) or SQ_ERR, SQ_CONFIG
- * or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
-int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
+ * empty. Now is the wall clock once the read's snapshot is taken. Returns the number of rows,
+ * SQ_BUSY (nothing read: retry later), SQ_MISSING (no such table: warned, retry later), SQ_STALE
+ * with errbuf (the application changed the files under the read: nothing kept, t's position as
+ * before; reopen, retry) or SQ_ERR, SQ_CONFIG or SQ_NOMEM with errbuf. The read transaction is over
+ * when this returns. */
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
  * then s's until the next poll). Returns how many. */
