@@ -272,10 +272,11 @@ struct sqtable {
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
 	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
-	 * clock_max_sql only where a key grows with each new row. */
-	char *clock_sql, *clock_max_sql, *future_sql;
+	 * clock_max_sql only where a key grows with each new row, clock_gap_sql
+	 * only in timestamp+incrementing. */
+	char *clock_sql, *clock_max_sql, *clock_gap_sql, *future_sql;
 	char *newest_sql; /* not bulk: the newest row (sqcheck_reach) */
-	sqlite3_stmt *clock_stmt;
+	sqlite3_stmt *clock_stmt, *clock_gap_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
 	bool started;    /* position initialised from the committed offset */
@@ -443,7 +444,9 @@ int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint
 /* Timestamp modes, in the batch's read transaction before its query: adds
  * to t's buffer (at most room) the new rows whose timestamp is behind t's
  * position, which the query will never return, with the position as their
- * offset; counts and warns. Returns how many, or SQ_BUSY, SQ_ERR, SQ_NOMEM. */
+ * offset (in timestamp+incrementing the position's id moves up to the row's
+ * when no unread row lies between them); counts and warns. Returns how many, or SQ_BUSY, SQ_ERR,
+ * SQ_NOMEM. */
 int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room);
 
 /* After the batch's query: n rows of t have a timestamp after now (counted

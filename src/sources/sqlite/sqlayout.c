@@ -592,7 +592,9 @@ static void ts_source(struct lay *l, struct buf *b, const char *inc, const char 
 
 /* The clock's statements (sqclock.c) over key, the expression that grows
  * with each new row: the rows above ?1 in key order, with the key and the
- * timestamp after the table's columns; the largest key; one row after ?1. */
+ * timestamp after the table's columns; the largest key; one row after ?1;
+ * in timestamp+incrementing, one row between the keys ?1 and ?2 stamped ?3
+ * (an index range where key is the rowid). */
 static int build_clock(struct lay *l, const char *key)
 {
 	struct sqtable *t = l->t;
@@ -608,6 +610,14 @@ static int build_clock(struct lay *l, const char *key)
 	sb_src(&b, l);
 	if (buf_take(&b, &t->clock_max_sql, NULL) != 0)
 		return -1;
+	if (l->s->mode == SQ_TS_INC) {
+		sb_str(&b, "SELECT 1 FROM ");
+		sb_src(&b, l);
+		sb_all(&b, " WHERE ", key, " > ?1 AND ", key, " < ?2 AND ", l->ts_expr,
+		       " = ?3 LIMIT 1", NULL);
+		if (buf_take(&b, &t->clock_gap_sql, NULL) != 0)
+			return -1;
+	}
 	sb_all(&b, "SELECT ", l->ts_expr, ", ", key, " FROM ", NULL);
 	sb_src(&b, l);
 	sb_all(&b, " WHERE ", l->ts_expr, " > ?1 LIMIT 1", NULL);
@@ -627,7 +637,7 @@ static int build_future(struct lay *l)
 }
 
 /* The newest row, for an offset a person sets (sqcheck_reach): the largest
- * id; the latest timestamp; the latest (timestamp, id). */
+ * id; the latest timestamp; the latest (timestamp, id) and the largest id. */
 static int build_newest(struct lay *l)
 {
 	struct buf b;
@@ -636,10 +646,13 @@ static int build_newest(struct lay *l)
 	sql_init(&b);
 	if (m == SQ_INCREMENTING)
 		sb_all(&b, "SELECT max(", l->inc_expr, ") FROM ", NULL);
-	else
-		sb_all(&b, "SELECT v", m == SQ_TS_INC ? ", k" : "", " FROM (SELECT ", l->ts_expr,
-		       " AS v", m == SQ_TS_INC ? ", " : "", m == SQ_TS_INC ? l->inc_expr : "",
-		       m == SQ_TS_INC ? " AS k" : "", " FROM ", NULL);
+	else if (m == SQ_TS_INC) {
+		sb_all(&b, "SELECT v, k, (SELECT max(", l->inc_expr, ") FROM ", NULL);
+		sb_src(&b, l);
+		sb_all(&b, ") FROM (SELECT ", l->ts_expr, " AS v, ", l->inc_expr, " AS k FROM ",
+		       NULL);
+	} else
+		sb_all(&b, "SELECT v FROM (SELECT ", l->ts_expr, " AS v FROM ", NULL);
 	sb_src(&b, l);
 	if (m != SQ_INCREMENTING)
 		sb_all(&b,
@@ -725,7 +738,9 @@ void sqlayout_drop(struct sqtable *t)
 	sqlite3_finalize(t->at_stmt);
 	sqlite3_finalize(t->seq_stmt);
 	sqlite3_finalize(t->clock_stmt);
+	sqlite3_finalize(t->clock_gap_stmt);
 	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = t->clock_stmt = NULL;
+	t->clock_gap_stmt = NULL;
 	for (size_t i = 0; i < t->ncols; i++) {
 		free(t->cols[i].name);
 		free(t->cols[i].key);
@@ -738,11 +753,12 @@ void sqlayout_drop(struct sqtable *t)
 	free(t->count_sql);
 	free(t->clock_sql);
 	free(t->clock_max_sql);
+	free(t->clock_gap_sql);
 	free(t->future_sql);
 	free(t->newest_sql);
 	t->newest_sql = NULL;
 	t->max_sql = t->at_sql = t->count_sql = NULL;
-	t->clock_sql = t->clock_max_sql = t->future_sql = NULL;
+	t->clock_sql = t->clock_max_sql = t->clock_gap_sql = t->future_sql = NULL;
 	t->clock_checked = false;
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
