@@ -276,6 +276,10 @@ struct sqtable {
 	 * only in timestamp+incrementing. */
 	char *clock_sql, *clock_max_sql, *clock_gap_sql, *future_sql;
 	char *newest_sql; /* not bulk: the newest row (sqcheck_reach) */
+	/* Rows without a position (validate.non.null=false, a view, a query):
+	 * count(*) of NULL ids, of NULL timestamps (sqlayout_nulls), between the
+	 * rowids ?1 and ?2 where there is a rowid (nulls_max_sql its largest). */
+	char *nulls_sql[2], *nulls_max_sql;
 	sqlite3_stmt *clock_stmt, *clock_gap_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
@@ -299,6 +303,12 @@ struct sqtable {
 	bool clock_checked; /* ... and checked against this layout's table */
 	int64_t behind_warned_ms, future_warned_ms; /* monotonic ms of the last warnings */
 	uint64_t behind_unwarned;                   /* rows behind since the last warning */
+	/* Rows without a position (sqlayout_nulls). */
+	int64_t nulls[2]; /* counted so far */
+	int64_t
+	    nulls_counted_ms; /* no rowid: monotonic ms of the last count; 0: at the next query */
+	int64_t nulls_rowid;  /* rowid: the largest counted ... */
+	bool nulls_ranged;    /* ... once there is one */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */
@@ -391,6 +401,13 @@ int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf
 
 /* Forgets t's layout and statement (schema change, reconnect, close). */
 void sqlayout_drop(struct sqtable *t);
+
+/* Where rows without a position can be (validate.non.null=false, a view, a
+ * query), counts them in the open read transaction: in a table, the new rows
+ * by rowid at every query (an index range); without a rowid, all of them at
+ * a new layout and then at most once a minute. Rows found since the last
+ * count are counted (rows_without_position) and said in a warning. */
+void sqlayout_nulls(struct sqsrc *s, struct sqtable *t);
 
 /* Appends "name" with embedded quotes doubled to a malloc'd buffer. */
 char *sqlayout_quote(const char *name);

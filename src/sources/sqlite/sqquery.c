@@ -430,6 +430,7 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, char *e
 		return rc;
 	if ((rc = sqreuse_check(s, t)) != 0)
 		return rc;
+	sqlayout_nulls(s, t);
 	if ((rc = sqclock_behind(s, t, u->limit)) < 0) {
 		snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 		         rc == SQ_NOMEM ? "out of memory" : sqlite3_errmsg(s->db));
