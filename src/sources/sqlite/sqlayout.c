@@ -787,8 +787,11 @@ static int build_sql(struct lay *l, struct buf *b)
 		t->inc_col = next++;
 		t->ts_col = next;
 		ts_source(l, b, i, NULL);
-		sb_str(b, " WHERE " TS_BELOW " AND ((\"__skiff_ts\" = ?1 AND "
-		          "\"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
+		/* A NULL id has no place in the order: never read, counted
+		 * (validate.non.null=false; sqlayout_nulls), as incrementing's
+		 * "> ?1" leaves it. */
+		sb_str(b, " WHERE " TS_BELOW " AND \"__skiff_inc\" IS NOT NULL AND "
+		          "((\"__skiff_ts\" = ?1 AND \"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
 		          "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;
 	}
