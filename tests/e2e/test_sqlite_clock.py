@@ -21,6 +21,7 @@ import harness
 from harness import Skiff, consume
 from test_rest import free_port, metric_values, wait_http
 from test_sqlite import worker_props
+from test_sqlite_offsets import offsets_cmd
 
 FUTURE = "2099-01-01T00:00:00.000Z"
 PAST = "1970-01-02T00:00:00.000Z"
@@ -119,4 +120,86 @@ def test_rows_the_clock_hides(tmp_path, kafka, topic, mode):
     sk.start()
     got = wait_ids(kafka, topic + "t", real + past + late)
     assert sorted(got) == sorted(real + past + late)
+    assert sk.stop() == 0
+
+
+def test_rows_behind_offset_once_across_restart(tmp_path, kafka, topic):
+    """timestamp+incrementing: a clock set back (an hour, as NTP steps a board
+    that ran fast) stamps every new row behind the offset for that hour; each
+    is delivered at once, and a restart meanwhile (a reboot, when clocks jump)
+    does not send them again: their offset holds their id (hostile finding:
+    before, the offset kept the last in-order row's id, and a restart sent
+    every row since the jump a second time, 40 of 40 here). Rows stamped
+    after the offset's timestamp are read as usual afterwards."""
+    db = tmp_path / "app.db"
+    c = sqlite3.connect(db, isolation_level=None)
+    c.execute("PRAGMA journal_mode=WAL")
+    c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, note TEXT)")
+    conn = {"name": "sq", "connector.class": "JdbcSourceConnector",
+            "connection.url": f"jdbc:sqlite:{db}", "mode": "timestamp+incrementing",
+            "table.whitelist": "t", "timestamp.column.name": "ts",
+            "incrementing.column.name": "id", "topic.prefix": topic,
+            "poll.interval.ms": "100", "batch.max.rows": "7"}
+    sk = Skiff(tmp_path, worker_props(tmp_path, kafka), [conn]).start()
+    ids = add(c, 30)
+    wait_ids(kafka, topic + "t", ids)
+    back = int(time.time() * 1000) - 3600 * 1000
+    for i in range(20):  # one by one, as the clock runs on from an hour back
+        ids.append(c.execute("INSERT INTO t(ts, note) VALUES (?, 'x')",
+                             (iso(back + i),)).lastrowid)
+    c.execute("BEGIN")  # and in one transaction, more than a batch
+    ids += [c.execute("INSERT INTO t(ts, note) VALUES (?, 'x')", (iso(back + 100 + i),)).lastrowid
+            for i in range(20)]
+    c.execute("COMMIT")
+    wait_ids(kafka, topic + "t", ids)
+    assert sk.stop() == 0
+    # The stored offset, listed and set back as a script would, is not
+    # refused as past the newest row: its id is a row's behind it.
+    listed = offsets_cmd(sk, "list")
+    assert listed[0] == 0, listed
+    stored = json.loads(listed[1])["offsets"][0]["offset"]
+    assert stored["incrementing"] == ids[-1], stored
+    put = offsets_cmd(sk, "set", "-", stdin=listed[1])
+    assert put[0] == 0, put
+    sk.start()
+    ids += add(c, 5)
+    got = wait_ids(kafka, topic + "t", ids)
+    time.sleep(1)  # more polls: nothing more comes
+    got = delivered_ids(kafka, topic + "t")
+    twice = sorted(i for i in set(got) if got.count(i) > 1)
+    assert not twice, f"{len(twice)} rows sent twice: {twice}"
+    assert sorted(got) == sorted(ids)
+    assert "rows_behind_offset" in sk.log_text()
+    assert sk.stop() == 0
+
+
+def test_no_future_rows_while_waiting_for_a_lock(tmp_path, kafka, topic):
+    """A rollback-journal application holding its write lock while it stamps
+    and commits rows with the real time: skiff's query waits for the lock, and
+    the rows committed meanwhile are not 'after now' (hostile finding: now was
+    read before the wait, so every such wait counted rows_in_future and warned
+    of a wrong clock that was right)."""
+    db = tmp_path / "app.db"
+    c = sqlite3.connect(db, isolation_level=None, timeout=10)
+    c.execute("CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts INTEGER NOT NULL)")
+    conn = {"name": "sq", "connector.class": "JdbcSourceConnector",
+            "connection.url": f"jdbc:sqlite:{db}", "mode": "timestamp",
+            "table.whitelist": "t", "timestamp.column.name": "ts", "topic.prefix": topic,
+            "poll.interval.ms": "50"}
+    sk = Skiff(tmp_path, worker_props(tmp_path, kafka), [conn]).start()
+    sk.wait_log(r"reading .*app\.db")
+    ids = []
+    deadline = time.monotonic() + 6
+    while time.monotonic() < deadline:
+        c.execute("BEGIN EXCLUSIVE")  # readers wait for the whole transaction
+        time.sleep(0.08)
+        ids.append(c.execute("INSERT INTO t(ts) VALUES (?)",
+                             (int(time.time() * 1000),)).lastrowid)
+        c.execute("COMMIT")
+        time.sleep(0.003)
+    got = wait_ids(kafka, topic + "t", ids)
+    assert sorted(got) == sorted(ids)
+    log = sk.log_text()
+    assert "database_busy" in log, "skiff never waited for the lock: the test proves nothing"
+    assert "timestamp after now" not in log, log
     assert sk.stop() == 0

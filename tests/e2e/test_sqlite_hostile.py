@@ -235,3 +235,32 @@ def test_rollback_journal_writer_lock_errors(tmp_path, kafka, topic):
     print("writer (rows, 'database is locked') in 15 s:", seen)
     assert seen[("wal", True)][1] == 0
 
+
+
+@pytest.mark.parametrize("mode", ["incrementing", "timestamp", "timestamp+incrementing"])
+def test_null_positions_added_while_running_are_counted(tmp_path, kafka, topic, mode):
+    """validate.non.null=false: a row whose id or timestamp is NULL is never
+    read; one the application adds while skiff runs is counted
+    (rows_without_position) and named in a warning at the next query, not
+    only those there at start, and the rows after it still come (hostile
+    finding: they were skipped without a word, the count ran only when the
+    table's columns were read; in timestamp+incrementing a NULL id stopped
+    the connector)."""
+    db = tmp_path / "app.db"
+    c = sqlite3.connect(db, isolation_level=None)
+    c.execute("PRAGMA journal_mode=WAL")
+    c.execute("CREATE TABLE t(id INTEGER, ts INTEGER, note TEXT)")
+    sk = Skiff(tmp_path, worker_props(tmp_path, kafka),
+               [connector(db, mode, topic, **{"validate.non.null": "false"})]).start()
+    now = int(time.time() * 1000)
+    c.executemany("INSERT INTO t VALUES (?, ?, 'a')", [(i, now + i) for i in range(1, 6)])
+    wait_ids(kafka, topic + "t", [1, 2, 3, 4, 5])
+    col = "ts" if mode == "timestamp" else "id"
+    c.execute("INSERT INTO t VALUES (?, ?, 'null')",
+              (None, now + 6) if col == "id" else (6, None))
+    c.executemany("INSERT INTO t VALUES (?, ?, 'b')", [(i, now + i) for i in range(7, 10)])
+    wait_ids(kafka, topic + "t", [1, 2, 3, 4, 5, 7, 8, 9])
+    sk.wait_log(r"t: 1 rows have NULL in the (incrementing|timestamp) column " + col
+                + r" \(1 since the last count\): they are never read", timeout=10)
+    sk.wait_log(r"rows_without_position=1", timeout=10)
+    assert sk.stop() == 0

@@ -242,7 +242,10 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
 	CHECK_INT(int_field(&recs[0], "id"), 4);
-	CHECK_STR(offj(ctx, &recs[0]), behind_offset); /* the position: it never moves back */
+	/* The position, never moved back: in timestamp+incrementing with the
+	 * row's id, as no unread row lies between (a restart does not send it
+	 * again). */
+	CHECK_STR(offj(ctx, &recs[0]), behind_offset);
 	CHECK_INT(int_field(&recs[1], "id"), 6);
 	for (size_t i = 0; i < b.n; i++)
 		commit(&f, ctx, &recs[i]);
@@ -263,6 +266,50 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
 		CHECK_INT(b.n, 1);
 		CHECK_INT(b.n == 1 ? int_field(&recs[0], "id") : 0, 7);
 	}
+	source_sqlite_ops.close(ctx);
+	fake_free(&f);
+}
+
+/* timestamp+incrementing: a row behind the position while rows stamped
+ * with the position's timestamp wait unread between (a batch split them):
+ * its offset keeps the position's id, so a restart from it loses none of
+ * them. */
+static void test_clock_row_with_rows_between(void)
+{
+	struct fake f;
+	struct source_batch b;
+	void *ctx = NULL;
+	char err[512];
+	static int64_t ids[16];
+	const char *props = "mode=timestamp+incrementing\ntable.whitelist=t\ntopic.prefix=p.\n"
+	                    "timestamp.column.name=ts\nincrementing.column.name=id\n"
+	                    "batch.max.rows=2\n";
+
+	new_db("between.db");
+	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL);"
+	            "INSERT INTO t(ts) VALUES ('2024-01-01 00:00:05'), ('2024-01-01 00:00:05'), "
+	            "('2024-01-01 00:00:05'), ('2024-01-01 00:00:05')");
+	fake_init(&f);
+	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 2);
+	for (size_t i = 0; i < b.n; i++)
+		commit(&f, ctx, &recs[i]);
+	sql(dbpath, "INSERT INTO t(ts) VALUES ('1970-01-02 00:00:00')");
+	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
+	CHECK_INT(b.n, 2);
+	CHECK_INT(int_field(&recs[0], "id"), 5);
+	CHECK_STR(offj(ctx, &recs[0]),
+	          "{\"timestamp_nanos\":0,\"incrementing\":2,\"timestamp\":1704067205000}");
+	CHECK_INT(b.n == 2 ? int_field(&recs[1], "id") : 0, 3);
+	commit(&f, ctx, &recs[0]);
+	source_sqlite_ops.close(ctx);
+	/* Stopped after the row behind: rows 3 and 4 come, then 5 again. */
+	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
+	CHECK_INT(drain(&f, ctx, 100, ids, 16), 3);
+	CHECK_INT(ids[0], 3);
+	CHECK_INT(ids[1], 4);
+	CHECK_INT(ids[2], 5);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
 }
@@ -560,7 +607,8 @@ int main(void)
 	test_without_rowid();
 	test_timestamp_incrementing();
 	test_clock_rows("timestamp+incrementing",
-	                "{\"timestamp_nanos\":0,\"incrementing\":3,\"timestamp\":1704067203000}");
+	                "{\"timestamp_nanos\":0,\"incrementing\":4,\"timestamp\":1704067203000}");
+	test_clock_row_with_rows_between();
 	test_clock_rows("timestamp", "{\"timestamp_nanos\":0,\"timestamp\":1704067203000}");
 	test_delay_and_initial();
 	test_query_mode();

@@ -211,7 +211,7 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 	if (t->laid_out &&
 	    (sqvalue_schemas_full(&t->vschemas) || sqvalue_schemas_full(&t->kschemas)))
 		sqlayout_drop(t);
-	rc = sqquery_fill(s, t, clock_wall_ns(), errbuf, errlen);
+	rc = sqquery_fill(s, t, errbuf, errlen);
 	if (rc == SQ_BUSY) {
 		sqdb_busy(s, now);
 		return 1;

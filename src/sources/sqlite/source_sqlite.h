@@ -272,10 +272,15 @@ struct sqtable {
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
 	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
-	 * clock_max_sql only where a key grows with each new row. */
-	char *clock_sql, *clock_max_sql, *future_sql;
+	 * clock_max_sql only where a key grows with each new row, clock_gap_sql
+	 * only in timestamp+incrementing. */
+	char *clock_sql, *clock_max_sql, *clock_gap_sql, *future_sql;
 	char *newest_sql; /* not bulk: the newest row (sqcheck_reach) */
-	sqlite3_stmt *clock_stmt;
+	/* Rows without a position (validate.non.null=false, a view, a query):
+	 * count(*) of NULL ids, of NULL timestamps (sqlayout_nulls), between the
+	 * rowids ?1 and ?2 where there is a rowid (nulls_max_sql its largest). */
+	char *nulls_sql[2], *nulls_max_sql;
+	sqlite3_stmt *clock_stmt, *clock_gap_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
 	bool started;    /* position initialised from the committed offset */
@@ -298,6 +303,12 @@ struct sqtable {
 	bool clock_checked; /* ... and checked against this layout's table */
 	int64_t behind_warned_ms, future_warned_ms; /* monotonic ms of the last warnings */
 	uint64_t behind_unwarned;                   /* rows behind since the last warning */
+	/* Rows without a position (sqlayout_nulls). */
+	int64_t nulls[2]; /* counted so far */
+	int64_t
+	    nulls_counted_ms; /* no rowid: monotonic ms of the last count; 0: at the next query */
+	int64_t nulls_rowid;  /* rowid: the largest counted ... */
+	bool nulls_ranged;    /* ... once there is one */
 
 	/* The rows of the last query (at most batch.max.rows), handed out over
 	 * as many polls as the worker's batches need. */
@@ -391,6 +402,13 @@ int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf
 /* Forgets t's layout and statement (schema change, reconnect, close). */
 void sqlayout_drop(struct sqtable *t);
 
+/* Where rows without a position can be (validate.non.null=false, a view, a
+ * query), counts them in the open read transaction: in a table, the new rows
+ * by rowid at every query (an index range); without a rowid, all of them at
+ * a new layout and then at most once a minute. Rows found since the last
+ * count are counted (rows_without_position) and said in a warning. */
+void sqlayout_nulls(struct sqsrc *s, struct sqtable *t);
+
 /* Appends "name" with embedded quotes doubled to a malloc'd buffer. */
 char *sqlayout_quote(const char *name);
 
@@ -398,12 +416,12 @@ char *sqlayout_quote(const char *name);
 
 /* Runs t's query in one short read transaction and buffers its rows (at most
  * batch.max.rows, and a few MB), with their offsets; t's buffer must be
- * empty. now_ns is the wall clock. Returns the number of rows, SQ_BUSY
- * (nothing read: retry later), SQ_MISSING (no such table: warned, retry later),
- * SQ_STALE with errbuf (the application changed the files under the read:
- * nothing kept, t's position as before; reopen, retry) or SQ_ERR, SQ_CONFIG
- * or SQ_NOMEM with errbuf. The read transaction is over when this returns. */
-int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen);
+ * empty. Now is the wall clock once the read's snapshot is taken. Returns the number of rows,
+ * SQ_BUSY (nothing read: retry later), SQ_MISSING (no such table: warned, retry later), SQ_STALE
+ * with errbuf (the application changed the files under the read: nothing kept, t's position as
+ * before; reopen, retry) or SQ_ERR, SQ_CONFIG or SQ_NOMEM with errbuf. The read transaction is over
+ * when this returns. */
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen);
 
 /* Hands up to room buffered rows of t to b as records (their payloads are
  * then s's until the next poll). Returns how many. */
@@ -443,7 +461,9 @@ int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint
 /* Timestamp modes, in the batch's read transaction before its query: adds
  * to t's buffer (at most room) the new rows whose timestamp is behind t's
  * position, which the query will never return, with the position as their
- * offset; counts and warns. Returns how many, or SQ_BUSY, SQ_ERR, SQ_NOMEM. */
+ * offset (in timestamp+incrementing the position's id moves up to the row's
+ * when no unread row lies between them); counts and warns. Returns how many, or SQ_BUSY, SQ_ERR,
+ * SQ_NOMEM. */
 int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room);
 
 /* After the batch's query: n rows of t have a timestamp after now (counted

@@ -128,8 +128,8 @@ static const char *tname(const struct sqtable *t)
 }
 
 /* The newest row: *n columns of it (0: the table is empty), SQ_BUSY or
- * SQ_ERR. */
-static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, int *n)
+ * SQ_ERR; *v its timestamp or id, *k its id, *kmax the largest id. */
+static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, int64_t *kmax, int *n)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = sqlite3_prepare_v2(s->db, t->newest_sql, -1, &st, NULL);
@@ -140,6 +140,7 @@ static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, in
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		*v = sqlite3_column_int64(st, 0);
 		*k = sqlite3_column_count(st) > 1 ? sqlite3_column_int64(st, 1) : 0;
+		*kmax = sqlite3_column_count(st) > 2 ? sqlite3_column_int64(st, 2) : *k;
 		*n = sqlite3_column_count(st);
 	}
 	sqlite3_finalize(st);
@@ -152,13 +153,13 @@ int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char 
                    size_t errlen)
 {
 	bool has_inc, has_ts;
-	int64_t inc = 0, ns = 0, v = 0, k = 0;
+	int64_t inc = 0, ns = 0, v = 0, k = 0, kmax = 0;
 	char when[40], at[40];
 	int n, rc;
 
 	if (sqcheck_position(offset, &has_inc, &inc, &has_ts, &ns) != 0 || t->newest_sql == NULL)
 		return 0; /* check_offset refused it, or bulk */
-	if ((rc = newest(s, t, &v, &k, &n)) != 0) {
+	if ((rc = newest(s, t, &v, &k, &kmax, &n)) != 0) {
 		snprintf(errbuf, errlen, "table %s: its newest row cannot be read: %s", tname(t),
 		         sqlite3_errmsg(s->db));
 		return rc;
@@ -199,13 +200,16 @@ int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char 
 		         (long long)sqlts_ms(ns), at);
 		return SQ_CONFIG;
 	}
-	if (s->mode == SQ_TS_INC && (ns > v || (ns == v && inc > k))) {
+	/* At the newest timestamp, ids up to the largest one: the position of a
+	 * row delivered behind the offset (sqclock.c) is taken as it is given. */
+	if (s->mode == SQ_TS_INC && (ns > v || (ns == v && inc > kmax))) {
 		snprintf(errbuf, errlen,
-		         "%s %s: its newest row is at %s (%lld) with id %lld, before the offset's "
-		         "timestamp %lld (%s) and incrementing %lld: the rows between would be "
-		         "skipped when they come",
+		         "%s %s: its newest row is at %s (%lld) with id %lld (largest id %lld), "
+		         "before the offset's timestamp %lld (%s) and incrementing %lld: the rows "
+		         "between would be skipped when they come",
 		         t->name ? "table" : "the", tname(t), when, (long long)sqlts_ms(v),
-		         (long long)k, (long long)sqlts_ms(ns), at, (long long)inc);
+		         (long long)k, (long long)kmax, (long long)sqlts_ms(ns), at,
+		         (long long)inc);
 		return SQ_CONFIG;
 	}
 	return 0;

@@ -21,11 +21,16 @@
  * is (timestamp mode, whose offset holds no id; a first start without
  * offset, where every row is read in order anyway). So a row stamped behind
  * the offset while skiff was stopped is found in timestamp+incrementing mode
- * but not in timestamp mode; and after a restart a row read before it whose
- * id is above the offset's and whose timestamp is below it (writers whose
- * ids and timestamps disagree in order) is taken for a hidden one and sent
- * again. A view or a query without a key: only the rows in the future are
- * seen. */
+ * but not in timestamp mode. For the same reason, in timestamp+incrementing
+ * the position's id moves up to a row behind it when no unread row lies
+ * between (none stamped with the position's timestamp, whose rows the batch
+ * query reads by id): the offset then says the row was sent, and a restart
+ * does not send it again (a clock set back an hour makes every row of that
+ * hour one of these). Where such a row does lie between (equal timestamps
+ * split across batches), and for writers whose ids and timestamps disagree
+ * in order, a row read before a restart whose id is above the offset's and
+ * whose timestamp is below it is taken for a hidden one and sent again. A
+ * view or a query without a key: only the rows in the future are seen. */
 #include "source_sqlite.h"
 #include "clock.h"
 
@@ -109,6 +114,28 @@ static bool behind(const struct sqsrc *s, const struct sqtable *t, int64_t ts, i
 	return ts < pts || (ts == pts && key <= pkey);
 }
 
+/* timestamp+incrementing: whether no row the batch query has yet to read
+ * lies between the position's id and key, that is, none with the position's
+ * timestamp: then the position's id may move to key. Returns 1, 0, or
+ * SQ_BUSY/SQ_ERR. */
+static int nothing_between(struct sqsrc *s, struct sqtable *t, int64_t key)
+{
+	int rc;
+
+	if ((rc = kept(s, &t->clock_gap_stmt, t->clock_gap_sql)) != SQLITE_OK)
+		return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+	sqlite3_bind_int64(t->clock_gap_stmt, 1, t->inc);
+	sqlite3_bind_int64(t->clock_gap_stmt, 2, key);
+	sqlite3_bind_int64(t->clock_gap_stmt, 3, t->ts);
+	rc = sqlite3_step(t->clock_gap_stmt);
+	sqlite3_reset(t->clock_gap_stmt);
+	if (rc == SQLITE_DONE)
+		return 1;
+	if (rc == SQLITE_ROW)
+		return 0;
+	return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+}
+
 static void warn_behind(struct sqsrc *s, struct sqtable *t, int64_t key, int64_t ts, int64_t now)
 {
 	char when[40], pos[40];
@@ -133,6 +160,7 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 {
 	int64_t now = clock_mono_ms();
 	size_t added = 0;
+	bool between = false; /* an unread row lies between the position and a key */
 	int rc;
 
 	if (t->clock_sql == NULL || room == 0)
@@ -154,6 +182,16 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 		if (sqlite3_column_type(t->clock_stmt, (int)t->ncols + 1) != SQLITE_INTEGER ||
 		    ts == SQLTS_BAD || !behind(s, t, ts, key))
 			continue;
+		if (s->mode == SQ_TS_INC && t->clock_gap_sql != NULL && !between && key > t->inc) {
+			if ((rc = nothing_between(s, t, key)) < 0) {
+				sqlite3_reset(t->clock_stmt);
+				return rc;
+			}
+			if (rc == 1)
+				t->inc = key;
+			else
+				between = true; /* and for every larger key */
+		}
 		if ((r = sqquery_add_row(s, t, t->clock_stmt)) == NULL) {
 			sqlite3_reset(t->clock_stmt);
 			return SQ_NOMEM;

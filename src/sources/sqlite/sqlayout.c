@@ -12,6 +12,7 @@
 #include "source_sqlite.h"
 
 #include "buf.h"
+#include "clock.h"
 #include "log.h"
 #include "source.h"
 
@@ -538,39 +539,102 @@ static void warn_reusable(struct lay *l)
 	               l->alias ? "" : ", and VACUUM renumbers it");
 }
 
+#define NULLS_EVERY_MS 60000
+
 /* Without validate.non.null (or for a query or a view, which cannot be
- * checked), says how many rows have no position: NULL ids or timestamps are
- * never read. */
-static void check_nulls(struct lay *l)
+ * checked), the statements that count the rows without a position: NULL ids
+ * or timestamps are never read. Returns 0 or -1 (out of memory). */
+static int build_nulls(struct lay *l)
 {
 	const char *what[2] = {l->inc_expr, l->ts_raw};
-	const char *name[2] = {"incrementing column", "timestamp column(s)"};
+	struct buf b;
 
 	if (l->s->validate_non_null && l->t->name != NULL && !l->is_view)
-		return;
+		return 0;
 	for (int i = 0; i < 2; i++) {
-		struct buf b;
-		sqlite3_stmt *st = NULL;
-
 		if (what[i] == NULL)
 			continue;
 		sql_init(&b);
 		sb_all(&b, "SELECT count(*) FROM ", NULL);
 		sb_src(&b, l);
 		sb_all(&b, " WHERE ", what[i], " IS NULL", NULL);
-		if (buf_cstr(&b) != NULL &&
-		    sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL) == SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
-			l->s->env->log(l->s->env, LOG_WARN,
-			               "%s: %lld rows have NULL in the %s %s: they are never read",
-			               l->t->name ? l->t->name : "query",
-			               (long long)sqlite3_column_int64(st, 0), name[i],
-			               i == 0 ? what[0] : what[1]);
-			l->s->env->count(l->s->env, "rows_without_position",
-			                 (uint64_t)sqlite3_column_int64(st, 0));
+		if (l->rowid != NULL)
+			sb_all(&b, " AND ", l->rowid, " > ?1 AND ", l->rowid, " <= ?2", NULL);
+		if (buf_take(&b, &l->t->nulls_sql[i], NULL) != 0)
+			return -1;
+	}
+	l->t->nulls_counted_ms = 0; /* a new layout: count at once */
+	if (l->rowid == NULL)
+		return 0;
+	sql_init(&b);
+	sb_all(&b, "SELECT max(", l->rowid, ") FROM ", NULL);
+	sb_src(&b, l);
+	return buf_take(&b, &l->t->nulls_max_sql, NULL) != 0 ? -1 : 0;
+}
+
+/* One count(*) or max() of t, binding the rowids from and to where it has
+ * them: the value, INT64_MIN for NULL, -1 when it cannot be read. */
+static int64_t count_of(struct sqsrc *s, const char *sql, int64_t from, int64_t to)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_bind_parameter_count(st) == 2) {
+			sqlite3_bind_int64(st, 1, from);
+			sqlite3_bind_int64(st, 2, to);
 		}
-		sqlite3_finalize(st);
-		buf_free(&b);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_type(st, 0) == SQLITE_NULL ? INT64_MIN
+			                                              : sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+void sqlayout_nulls(struct sqsrc *s, struct sqtable *t)
+{
+	const char *col[2] = {s->inc_name[0] != '\0' ? s->inc_name : "rowid",
+	                      s->nts == 1 ? s->ts_names[0] : "(every one named)"};
+	int64_t now = clock_mono_ms(), from = INT64_MIN, to = 0;
+	bool ranged = t->nulls_max_sql != NULL;
+
+	if (t->nulls_sql[0] == NULL && t->nulls_sql[1] == NULL)
+		return;
+	if (ranged) {
+		/* The rows after the largest rowid counted (all of them where
+		 * the rowids went back: another table). */
+		to = count_of(s, t->nulls_max_sql, 0, 0);
+		if (to == -1 || to == INT64_MIN)
+			return;
+		if (t->nulls_ranged && to >= t->nulls_rowid)
+			from = t->nulls_rowid;
+		if (from == to)
+			return;
+	} else if (t->nulls_counted_ms != 0 && now - t->nulls_counted_ms < NULLS_EVERY_MS) {
+		return;
+	}
+	t->nulls_counted_ms = now;
+	for (int i = 0; i < 2; i++) {
+		int64_t n, more;
+
+		if (t->nulls_sql[i] == NULL || (n = count_of(s, t->nulls_sql[i], from, to)) < 0)
+			continue;
+		/* Without a rowid fewer than before means rows deleted. */
+		more = ranged ? n : n - t->nulls[i];
+		t->nulls[i] = ranged ? t->nulls[i] + n : n;
+		if (more <= 0)
+			continue;
+		s->env->log(s->env, LOG_WARN,
+		            "%s: %lld rows have NULL in the %s column %s (%lld since the last "
+		            "count): they are never read",
+		            t->name ? t->name : "query", (long long)t->nulls[i],
+		            i == 0 ? "incrementing" : "timestamp", col[i], (long long)more);
+		s->env->count(s->env, "rows_without_position", (uint64_t)more);
+	}
+	if (ranged) {
+		t->nulls_rowid = to;
+		t->nulls_ranged = true;
 	}
 }
 
@@ -592,7 +656,9 @@ static void ts_source(struct lay *l, struct buf *b, const char *inc, const char 
 
 /* The clock's statements (sqclock.c) over key, the expression that grows
  * with each new row: the rows above ?1 in key order, with the key and the
- * timestamp after the table's columns; the largest key; one row after ?1. */
+ * timestamp after the table's columns; the largest key; one row after ?1;
+ * in timestamp+incrementing, one row between the keys ?1 and ?2 stamped ?3
+ * (an index range where key is the rowid). */
 static int build_clock(struct lay *l, const char *key)
 {
 	struct sqtable *t = l->t;
@@ -608,6 +674,14 @@ static int build_clock(struct lay *l, const char *key)
 	sb_src(&b, l);
 	if (buf_take(&b, &t->clock_max_sql, NULL) != 0)
 		return -1;
+	if (l->s->mode == SQ_TS_INC) {
+		sb_str(&b, "SELECT 1 FROM ");
+		sb_src(&b, l);
+		sb_all(&b, " WHERE ", key, " > ?1 AND ", key, " < ?2 AND ", l->ts_expr,
+		       " = ?3 LIMIT 1", NULL);
+		if (buf_take(&b, &t->clock_gap_sql, NULL) != 0)
+			return -1;
+	}
 	sb_all(&b, "SELECT ", l->ts_expr, ", ", key, " FROM ", NULL);
 	sb_src(&b, l);
 	sb_all(&b, " WHERE ", l->ts_expr, " > ?1 LIMIT 1", NULL);
@@ -627,7 +701,7 @@ static int build_future(struct lay *l)
 }
 
 /* The newest row, for an offset a person sets (sqcheck_reach): the largest
- * id; the latest timestamp; the latest (timestamp, id). */
+ * id; the latest timestamp; the latest (timestamp, id) and the largest id. */
 static int build_newest(struct lay *l)
 {
 	struct buf b;
@@ -636,10 +710,13 @@ static int build_newest(struct lay *l)
 	sql_init(&b);
 	if (m == SQ_INCREMENTING)
 		sb_all(&b, "SELECT max(", l->inc_expr, ") FROM ", NULL);
-	else
-		sb_all(&b, "SELECT v", m == SQ_TS_INC ? ", k" : "", " FROM (SELECT ", l->ts_expr,
-		       " AS v", m == SQ_TS_INC ? ", " : "", m == SQ_TS_INC ? l->inc_expr : "",
-		       m == SQ_TS_INC ? " AS k" : "", " FROM ", NULL);
+	else if (m == SQ_TS_INC) {
+		sb_all(&b, "SELECT v, k, (SELECT max(", l->inc_expr, ") FROM ", NULL);
+		sb_src(&b, l);
+		sb_all(&b, ") FROM (SELECT ", l->ts_expr, " AS v, ", l->inc_expr, " AS k FROM ",
+		       NULL);
+	} else
+		sb_all(&b, "SELECT v FROM (SELECT ", l->ts_expr, " AS v FROM ", NULL);
 	sb_src(&b, l);
 	if (m != SQ_INCREMENTING)
 		sb_all(&b,
@@ -710,8 +787,11 @@ static int build_sql(struct lay *l, struct buf *b)
 		t->inc_col = next++;
 		t->ts_col = next;
 		ts_source(l, b, i, NULL);
-		sb_str(b, " WHERE " TS_BELOW " AND ((\"__skiff_ts\" = ?1 AND "
-		          "\"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
+		/* A NULL id has no place in the order: never read, counted
+		 * (validate.non.null=false; sqlayout_nulls), as incrementing's
+		 * "> ?1" leaves it. */
+		sb_str(b, " WHERE " TS_BELOW " AND \"__skiff_inc\" IS NOT NULL AND "
+		          "((\"__skiff_ts\" = ?1 AND \"__skiff_inc\" > ?2) OR \"__skiff_ts\" > ?1) "
 		          "ORDER BY \"__skiff_ts\", \"__skiff_inc\" LIMIT ?4");
 		break;
 	}
@@ -725,7 +805,9 @@ void sqlayout_drop(struct sqtable *t)
 	sqlite3_finalize(t->at_stmt);
 	sqlite3_finalize(t->seq_stmt);
 	sqlite3_finalize(t->clock_stmt);
+	sqlite3_finalize(t->clock_gap_stmt);
 	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = t->clock_stmt = NULL;
+	t->clock_gap_stmt = NULL;
 	for (size_t i = 0; i < t->ncols; i++) {
 		free(t->cols[i].name);
 		free(t->cols[i].key);
@@ -738,11 +820,15 @@ void sqlayout_drop(struct sqtable *t)
 	free(t->count_sql);
 	free(t->clock_sql);
 	free(t->clock_max_sql);
+	free(t->clock_gap_sql);
 	free(t->future_sql);
 	free(t->newest_sql);
-	t->newest_sql = NULL;
+	free(t->nulls_sql[0]);
+	free(t->nulls_sql[1]);
+	free(t->nulls_max_sql);
+	t->newest_sql = t->nulls_sql[0] = t->nulls_sql[1] = t->nulls_max_sql = NULL;
 	t->max_sql = t->at_sql = t->count_sql = NULL;
-	t->clock_sql = t->clock_max_sql = t->future_sql = NULL;
+	t->clock_sql = t->clock_max_sql = t->clock_gap_sql = t->future_sql = NULL;
 	t->clock_checked = false;
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
@@ -784,7 +870,10 @@ int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf
 		goto out;
 	if (s->mode == SQ_INCREMENTING)
 		warn_reusable(&l);
-	check_nulls(&l);
+	if (build_nulls(&l) != 0) {
+		rc = oom(&l);
+		goto out;
+	}
 	rc = sqlite3_prepare_v3(s->db, buf_cstr(&b), -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
 	if (rc != SQLITE_OK) {
 		rc = busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");

@@ -406,13 +406,18 @@ static void restore(struct sqsrc *s, struct sqtable *t, const struct saved *v)
 
 /* Everything the query reads, in the open read transaction: the schema,
  * reused ids, the rows. Returns 0 or an SQ_ code with errbuf. */
-static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, int64_t now_ns,
-                      char *errbuf, size_t errlen)
+static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, char *errbuf,
+                      size_t errlen)
 {
+	int64_t now_ns;
 	int rc, version = 0;
 
 	if ((rc = begin(s, t, &version, errbuf, errlen)) != 0)
 		return rc;
+	/* Now is read once the snapshot is taken: begin() may have waited for
+	 * a writer's lock (a rollback journal), and a row that writer stamped
+	 * and committed meanwhile is not in the future. */
+	now_ns = clock_wall_ns();
 	if (t->laid_out && version != t->schema_version) {
 		s->env->log(s->env, LOG_INFO,
 		            "%s: the database schema changed: reading its "
@@ -425,6 +430,7 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, int64_t
 		return rc;
 	if ((rc = sqreuse_check(s, t)) != 0)
 		return rc;
+	sqlayout_nulls(s, t);
 	if ((rc = sqclock_behind(s, t, u->limit)) < 0) {
 		snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 		         rc == SQ_NOMEM ? "out of memory" : sqlite3_errmsg(s->db));
@@ -455,7 +461,7 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, int64_t
 	return 0;
 }
 
-int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbuf, size_t errlen)
+int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen)
 {
 	struct run u = {.limit = s->batch_max};
 	struct sqvfs_mark mark;
@@ -468,7 +474,7 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, int64_t now_ns, char *errbu
 	t->more = false;
 	save(t, &was);
 	sqvfs_mark(s->db, &mark);
-	rc = read_batch(s, t, &u, now_ns, errbuf, errlen);
+	rc = read_batch(s, t, &u, errbuf, errlen);
 	/* Whatever the read found (an error, a bad row, rows), it counts only
 	 * if nothing changed the files under it (sqvfs.c). */
 	if (rc != SQ_BUSY && rc != SQ_NOMEM &&
