@@ -87,7 +87,11 @@ static int create_result(const struct config_section *w, const char *topic, int 
 	size_t n = 0;
 
 	if (ev == NULL) {
-		snprintf(errbuf, errlen, "offset.storage.topic %s: no answer from %s within %d ms",
+		/* No result at all (a loaded machine delivers librdkafka's own
+		 * timeout after ours): the cluster was not reached either. */
+		snprintf(errbuf, errlen,
+		         "offset.storage.topic %s: cannot reach the cluster (bootstrap.servers %s) "
+		         "to check it: no answer within %d ms",
 		         topic, config_str(w, "bootstrap.servers"), timeout_ms);
 		return OFFSETS_ERR_IO;
 	}
