@@ -75,7 +75,9 @@ static int clone_check(const struct offsets_fleet *f, const char *key, const cha
 	         "offsets store (%s, this one's is %s) of the same device %s: boards cloned from "
 	         "one image share /etc/machine-id, and would take each other's positions and "
 	         "re-send or skip lines. Fix: give each board its own device.id, or run "
-	         "systemd-machine-id-setup on each after removing /etc/machine-id",
+	         "systemd-machine-id-setup on each after removing /etc/machine-id (an older "
+	         "copy of this board's state directory put back: set device.id, and its "
+	         "newest record wins)",
 	         f->topic, name, key, store, f->store, f->device);
 	return OFFSETS_ERR_CONFIG;
 }
@@ -139,6 +141,11 @@ int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *de
 	/* With exactly-once, init_transactions fenced any other instance of this
 	 * device's transactional.id before the topic was read (a clone is told
 	 * so when fenced): another store of the same device is a takeover. */
+	/* A configured device.id is a person's word that this is the device:
+	 * another store under it is this device's other state directory (a
+	 * new card, an older backup put back), and the newest record wins. */
+	if (f->configured && strcmp(device, f->device) == 0)
+		return 0;
 	if (strcmp(device, f->machine) == 0 || strcmp(device, f->device) == 0)
 		return had_file && !f->fenced ? clone_check(f, key, name, store, errbuf, errlen)
 		                              : 0;

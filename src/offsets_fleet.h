@@ -69,7 +69,9 @@ bool offsets_fleet_mine(const struct offsets_fleet *f, const char *device, const
  * A record of this device's own name from another store while had_file is a
  * clone's (same image, same machine id): refused (an older copy of this
  * store's own file is the same store; a re-flashed card has no file; an id
- * made at this start judges nothing).
+ * made at this start judges nothing), unless the name is the configured
+ * device.id: then the other store is this device's own other state
+ * directory (a new card, an older backup put back), and passes.
  * Returns 0, or OFFSETS_ERR_CONFIG with errbuf naming the connector, the key,
  * the other device or store and the fix. */
 int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device,

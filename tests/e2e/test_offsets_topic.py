@@ -406,6 +406,43 @@ def test_clones_sharing_machine_id_refused(tmp_path, kafka, topic):
         assert said in a.log_text()
 
 
+def test_old_backup_put_back_after_a_new_card_resumes(tmp_path, kafka, topic):
+    """A device with its device.id loses its state directory (a new card:
+    a new store id), runs, and then an older backup of its first state
+    directory is put back. The configured device.id says it is this device:
+    its other store is its own earlier or later state directory, and the
+    topic's newer record wins (hostile finding: exit 78 'boards cloned from
+    one image ... give each board its own device.id', and the device
+    shipped nothing until a person acted)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    key = key_of("app", src.path)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets,
+                                              device__id="dev-1"),
+                       [fl.file_connector("app", src.path, topic)])
+
+    def run(n):
+        src.append(100)
+        sk.start()
+        wait_offset(kafka.bootstrap, offsets, key, n, f"the offset of line {n}")
+        assert sk.stop() == 0
+
+    run(100)
+    shutil.copytree(state, tmp_path / "backup")
+    run(200)  # the backup is now older than the topic
+    shutil.rmtree(state)  # the card is lost; a new one makes a new store id
+    state.mkdir()
+    run(300)
+    shutil.rmtree(state)  # the old backup put back
+    shutil.copytree(tmp_path / "backup", state)
+    run(400)
+    assert "another offsets store" not in sk.log_text()
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 400), 400, max_dups=0)
+
+
 def first_alone(tmp_path, kafka, topic, offsets):
     """A skiff with the offsets topic alone, running, its first 10 lines
     read. Returns (src, props, the skiff)."""
