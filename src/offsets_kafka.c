@@ -318,6 +318,28 @@ static bool offset_key(const char *key)
 	return ok;
 }
 
+/* Whether a record (timestamp ts, skiff.generation gen, 0: none, from
+ * device and store, NULL: no header) is newer than prev, the key's record
+ * read from another partition (a tool that partitions otherwise, or a topic
+ * that grew). One writer's generations say it whatever its clock (a board
+ * without an RTC stamps its records years behind): the same store, or the
+ * same device where neither record names a store. Otherwise the later
+ * timestamp is the newer record. */
+static bool newer(const struct rec *prev, int64_t ts, uint64_t gen, const char *device,
+                  const char *store)
+{
+	bool same = false;
+
+	if (prev->gen != 0 && gen != 0) {
+		if (store != NULL && prev->store != NULL)
+			same = strcmp(store, prev->store) == 0;
+		else if (store == NULL && prev->store == NULL && device != NULL &&
+		         prev->device != NULL)
+			same = strcmp(device, prev->device) == 0;
+	}
+	return same ? gen > prev->gen : ts >= prev->ts;
+}
+
 /* One record read back. Only the keys of this skiff's connectors are kept:
  * the rest of a shared topic (Connect's connectors, other devices') is read
  * past and costs no memory. A key or value that is not an offset is
@@ -348,13 +370,13 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 	}
 	ts = rd_kafka_message_timestamp(m, NULL);
 	prev = find(k, key);
-	/* A key in two partitions (a tool that partitions otherwise, or a topic
-	 * that grew): the later timestamp is the newer record. */
-	if (prev != NULL && prev->part >= 0 && prev->part != m->partition && ts < prev->ts) {
+	g = header(m, GEN_HEADER, gen, sizeof(gen));
+	if (prev != NULL && prev->part >= 0 && prev->part != m->partition &&
+	    !newer(prev, ts, g != NULL ? strtoull(g, NULL, 10) : 0,
+	           header(m, DEV_HEADER, dev, sizeof(dev)), header(m, STORE_HEADER, st, sizeof(st)))) {
 		free(key);
 		return 0;
 	}
-	g = header(m, GEN_HEADER, gen, sizeof(gen));
 	base = g == NULL ? task_start(prev) : -1;
 	/* The file source's identity is in a header (offsets_kvalue.h). */
 	if (m->payload == NULL || (value = offsets_kvalue_read(m)) != NULL)
