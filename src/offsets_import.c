@@ -439,7 +439,8 @@ int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, cha
 		}
 		for (int64_t i = end - from - 1; i >= 0; i--) {
 			int64_t at = from + i;
-			bool ends = buf[i] == '\n' || (buf[i] == '\r' && !(at == pos - 1 && next == '\n'));
+			bool ends =
+			    buf[i] == '\n' || (buf[i] == '\r' && !(at == pos - 1 && next == '\n'));
 
 			if (ends) {
 				*start = at + 1;

@@ -382,7 +382,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 	g = header(m, GEN_HEADER, gen, sizeof(gen));
 	if (prev != NULL && prev->part >= 0 && prev->part != m->partition &&
 	    !newer(prev, ts, g != NULL ? strtoull(g, NULL, 10) : 0,
-	           header(m, DEV_HEADER, dev, sizeof(dev)), header(m, STORE_HEADER, st, sizeof(st)))) {
+	           header(m, DEV_HEADER, dev, sizeof(dev)),
+	           header(m, STORE_HEADER, st, sizeof(st)))) {
 		free(key);
 		return 0;
 	}
@@ -659,8 +660,8 @@ static void note_warn(struct kctx *k, const char *text)
 
 /* Connect's value counted from byte from in the file at path, in bytes:
  * 0 with *bytes, else as offsets_import_value (why says it). */
-static int count_from(const char *path, int64_t from, const char *value, int64_t *bytes,
-                      char *why, size_t wlen)
+static int count_from(const char *path, int64_t from, const char *value, int64_t *bytes, char *why,
+                      size_t wlen)
 {
 	char buf[64];
 	int rc = offsets_import_value(path, from, value, buf, sizeof(buf), why, wlen);
@@ -714,18 +715,19 @@ static const char *from_connect(struct kctx *k, const struct connector_settings 
 	}
 	for (unsigned i = r->nstarts; i-- > 0;) {
 		from = r->starts[i];
-		if (from < 0 || from > pos || count_from(path, from, r->value, &at, text,
-		                                         sizeof(text)) != 0)
+		if (from < 0 || from > pos ||
+		    count_from(path, from, r->value, &at, text, sizeof(text)) != 0)
 			continue;
 		if (least < 0 || at < least)
 			least = at;
 		if (line_start(path, at)) {
 			bytes = at;
-			snprintf(text, sizeof(text),
-			         "offset.storage.topic %s: connector %s: Kafka Connect's task restarted "
-			         "after byte %lld (it skipped its position as bytes): its position %lld "
-			         "counted from byte %lld, its earlier record",
-			         k->topic, c->name, (long long)base, (long long)pos, (long long)from);
+			snprintf(
+			    text, sizeof(text),
+			    "offset.storage.topic %s: connector %s: Kafka Connect's task restarted "
+			    "after byte %lld (it skipped its position as bytes): its position %lld "
+			    "counted from byte %lld, its earlier record",
+			    k->topic, c->name, (long long)base, (long long)pos, (long long)from);
 			note_warn(k, text);
 			goto found;
 		}

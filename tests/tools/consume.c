@@ -74,10 +74,9 @@ static int remaining(int64_t deadline)
 
 static void usage(void)
 {
-	fprintf(stderr,
-	        "usage: consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]\n"
-	        "               [-x read_committed|read_uncommitted] [-c PARTITIONS]\n"
-	        "               [-g PARTITIONS] [-D]\n");
+	fprintf(stderr, "usage: consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]\n"
+	                "               [-x read_committed|read_uncommitted] [-c PARTITIONS]\n"
+	                "               [-g PARTITIONS] [-D]\n");
 	exit(EXIT_ERR);
 }
 
@@ -394,8 +393,8 @@ static int grow_topic(const struct opts *o)
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
 	int64_t deadline = now_ms() + o->timeout_ms;
 	char errstr[512];
-	rd_kafka_NewPartitions_t *np =
-	    rd_kafka_NewPartitions_new(o->topic, (size_t)o->grow_partitions, errstr, sizeof(errstr));
+	rd_kafka_NewPartitions_t *np = rd_kafka_NewPartitions_new(
+	    o->topic, (size_t)o->grow_partitions, errstr, sizeof(errstr));
 	rd_kafka_event_t *ev = NULL;
 	const rd_kafka_topic_result_t **res;
 	size_t cnt = 0;

@@ -275,10 +275,10 @@ static void test_value_from_a_start(const char *path)
  * lone \r; a file without a line end before the byte starts at 0. */
 static void test_line_start(const char *path)
 {
-	static const char text[] = "ab\n"  /* 0-2 */
+	static const char text[] = "ab\n"   /* 0-2 */
 	                           "cd\r\n" /* 3-6 */
 	                           "ef\r"   /* 7-9 */
-	                           "gh";     /* 10-11, no end */
+	                           "gh";    /* 10-11, no end */
 	char err[512];
 	int64_t at = -1;
 
