@@ -779,8 +779,8 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 		if (k->only != NULL && (c == NULL || strcmp(c->name, k->only) != 0))
 			continue;
 
-		rc = offsets_fleet_check(&k->fleet, r->key, r->device, r->store, fgen > 0, errbuf,
-		                         errlen);
+		rc = offsets_fleet_check(&k->fleet, r->key, r->device, r->store, r->gen, fgen,
+		                         errbuf, errlen);
 		if (rc != 0)
 			return rc;
 		if (r->gen > *maxgen)

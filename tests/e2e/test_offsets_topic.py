@@ -443,6 +443,47 @@ def test_old_backup_put_back_after_a_new_card_resumes(tmp_path, kafka, topic):
     fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 400), 400, max_dups=0)
 
 
+def test_device_renamed_resumes_from_its_file(tmp_path, kafka, topic):
+    """A device's device.id is changed (provisioning renamed it) with its
+    state directory kept: the topic's record of its key names the old
+    device.id but this very store (skiff.store), with a generation the
+    file holds: its own record, and the file stands (hostile finding: exit
+    78 'last written by device dev-old ... give each device its own
+    connector names', and `skiff offsets` refused too: nothing but the old
+    name let the device run). A record of this store above the file's
+    generation under another name is still refused: a state directory
+    copied to another board (the file cannot tell it from a clone)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    key = key_of("app", src.path)
+    state = tmp_path / "state"
+    state.mkdir()
+
+    def device(name):
+        return harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets,
+                                                    device__id=name),
+                             [fl.file_connector("app", src.path, topic)], name=name)
+
+    def run(sk, n):
+        src.append(100)
+        sk.start()
+        wait_offset(kafka.bootstrap, offsets, key, n, f"the offset of line {n}")
+        assert sk.stop() == 0
+
+    run(device("dev-old"), 100)
+    shutil.copytree(state, tmp_path / "copy")
+    run(device("dev-new"), 200)
+    run(device("dev-new"), 300)
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 300), 300, max_dups=0)
+    shutil.rmtree(state)  # the copy made at line 100 on a board named otherwise
+    shutil.copytree(tmp_path / "copy", state)
+    other = device("dev-other")
+    other.start()
+    assert other.wait(timeout=60) == 78
+    assert "was last written by device dev-new" in other.log_text()
+
+
 def murmur2_partition(key, partitions):
     """Java's murmur2 partition of key bytes (Kafka's default partitioner)."""
     m, h = 0x5bd1e995, 0x9747b28c ^ len(key)
