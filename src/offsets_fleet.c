@@ -75,9 +75,19 @@ static int clone_check(const struct offsets_fleet *f, const char *key, const cha
 	         "offsets store (%s, this one's is %s) of the same device %s: boards cloned from "
 	         "one image share /etc/machine-id, and would take each other's positions and "
 	         "re-send or skip lines. Fix: give each board its own device.id, or run "
-	         "systemd-machine-id-setup on each after removing /etc/machine-id",
+	         "systemd-machine-id-setup on each after removing /etc/machine-id (an older "
+	         "copy of this board's state directory put back: set device.id, and its "
+	         "newest record wins)",
 	         f->topic, name, key, store, f->store, f->device);
 	return OFFSETS_ERR_CONFIG;
+}
+
+/* Whether store (a record's skiff.store, NULL: none) is this offsets
+ * store's id, one not made at this start: written through this state
+ * directory, whatever device name it had then. */
+static bool own_store(const struct offsets_fleet *f, const char *store)
+{
+	return store != NULL && f->store[0] != '\0' && !f->made && strcmp(store, f->store) == 0;
 }
 
 /* offsets_fleet.h */
@@ -123,22 +133,34 @@ const struct connector_settings *offsets_fleet_connector(const struct offsets_fl
 /* offsets_fleet.h */
 bool offsets_fleet_mine(const struct offsets_fleet *f, const char *device, const char *store)
 {
+	if (own_store(f, store))
+		return true;
 	if (device == NULL || (strcmp(device, f->device) != 0 && strcmp(device, f->machine) != 0))
 		return false;
 	return store == NULL || f->store[0] == '\0' || f->made || strcmp(store, f->store) == 0;
 }
 
 int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device,
-                        const char *store, bool had_file, char *errbuf, size_t errlen)
+                        const char *store, uint64_t gen, uint64_t fgen, char *errbuf, size_t errlen)
 {
 	const struct connector_settings *c = offsets_fleet_connector(f, key, strlen(key));
 	const char *name = c != NULL ? c->name : "";
+	bool had_file = fgen > 0;
 
 	if (device == NULL || c == NULL)
+		return 0;
+	/* This store's own record under another name (device.id changed) that
+	 * the file holds, or a later write: the file stands. */
+	if (own_store(f, store) && gen > 0 && gen <= fgen)
 		return 0;
 	/* With exactly-once, init_transactions fenced any other instance of this
 	 * device's transactional.id before the topic was read (a clone is told
 	 * so when fenced): another store of the same device is a takeover. */
+	/* A configured device.id is a person's word that this is the device:
+	 * another store under it is this device's other state directory (a
+	 * new card, an older backup put back), and the newest record wins. */
+	if (f->configured && strcmp(device, f->device) == 0)
+		return 0;
 	if (strcmp(device, f->machine) == 0 || strcmp(device, f->device) == 0)
 		return had_file && !f->fenced ? clone_check(f, key, name, store, errbuf, errlen)
 		                              : 0;

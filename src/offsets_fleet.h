@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device.h"
 
@@ -50,29 +51,37 @@ const struct connector_settings *offsets_fleet_connector(const struct offsets_fl
 
 /* Whether a record skiff wrote (skiff.device device, skiff.store store;
  * NULL: the header is missing) was written by this offsets store: this
- * device's name or machine id, and this store's id, or no id to tell
- * stores apart (a record of the exactly-once transactions, or of a skiff
- * from before store ids; a store id made at this start). Only such a
- * record's generation can be compared with the offset file's. */
+ * store's id (not one made at this start), whatever device name it had
+ * then; or this device's name or machine id, and no id to tell stores apart
+ * (a record of the exactly-once transactions, or of a skiff from before
+ * store ids; a store id made at this start). Only such a record's
+ * generation can be compared with the offset file's. */
 bool offsets_fleet_mine(const struct offsets_fleet *f, const char *device, const char *store);
 
 /* Judges the topic's last record of key, written by device (its
  * skiff.device; NULL: no header, Connect's or an older skiff's: nobody's)
- * from store (its skiff.store; NULL: none).
+ * from store (its skiff.store; NULL: none) with generation gen (0: none),
+ * against the offset file's generation fgen (0: no file loaded).
+ * This store's own record (its id, not made at this start) at or below
+ * fgen passes whatever device name it carries: the device was renamed,
+ * and the file, which holds that write or a later one, stands.
  * A key of a connector running here, written by a device that is neither
  * this device's device.id nor its machine id, is another device's. It is
  * refused when this device can tell it is another one: its device.id is
- * configured (it survives re-flashing) or had_file (its offset file loaded:
+ * configured (it survives re-flashing) or fgen > 0 (its offset file loaded:
  * it was not re-flashed). Otherwise (a new card, or the topic alone, named by
  * a machine id that a re-flash may have changed) the record may be this
  * device's own from before: it is taken and f->warn says so (the first one).
- * A record of this device's own name from another store while had_file is a
+ * A record of this device's own name from another store while fgen > 0 is a
  * clone's (same image, same machine id): refused (an older copy of this
  * store's own file is the same store; a re-flashed card has no file; an id
- * made at this start judges nothing).
+ * made at this start judges nothing), unless the name is the configured
+ * device.id: then the other store is this device's own other state
+ * directory (a new card, an older backup put back), and passes.
  * Returns 0, or OFFSETS_ERR_CONFIG with errbuf naming the connector, the key,
  * the other device or store and the fix. */
 int offsets_fleet_check(struct offsets_fleet *f, const char *key, const char *device,
-                        const char *store, bool had_file, char *errbuf, size_t errlen);
+                        const char *store, uint64_t gen, uint64_t fgen, char *errbuf,
+                        size_t errlen);
 
 #endif

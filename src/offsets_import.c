@@ -408,3 +408,53 @@ int offsets_import_value(const char *path, int64_t from, const char *value, char
 	}
 	return rc;
 }
+
+/* offsets_import.h */
+int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, char *errbuf,
+                              size_t errlen)
+{
+	unsigned char buf[4096];
+	int64_t end = pos;
+	unsigned char next = 0; /* the byte at pos, 0: none (the end) */
+	int fd = -1, rc = 0;
+	ssize_t n;
+
+	*start = pos;
+	if (pos <= 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &next, 1, (off_t)pos) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	/* From pos back: the first byte that ends a line, but not the \r of a
+	 * \r\n that pos splits. */
+	while (end > 0) {
+		int64_t from = end > (int64_t)sizeof(buf) ? end - (int64_t)sizeof(buf) : 0;
+
+		n = pread(fd, buf, (size_t)(end - from), (off_t)from);
+		if (n != (ssize_t)(end - from)) {
+			rc = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		for (int64_t i = end - from - 1; i >= 0; i--) {
+			int64_t at = from + i;
+			bool ends =
+			    buf[i] == '\n' || (buf[i] == '\r' && !(at == pos - 1 && next == '\n'));
+
+			if (ends) {
+				*start = at + 1;
+				goto out;
+			}
+		}
+		end = from;
+	}
+	*start = 0;
+out:
+	if (rc != 0)
+		snprintf(errbuf, errlen, "%s: %s: cannot find the start of the line at byte %lld",
+		         path, strerror(-rc), (long long)pos);
+	if (fd >= 0)
+		close(fd);
+	return rc == 0 ? 0 : OFFSETS_ERR_IO;
+}

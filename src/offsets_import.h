@@ -56,4 +56,13 @@ int offsets_import_position(const char *path, int64_t from, int64_t chars, int64
 int offsets_import_value(const char *path, int64_t from, const char *value, char *out, size_t len,
                          char *errbuf, size_t errlen);
 
+/* The start of the line that holds byte pos of the file at path in *start,
+ * as FileStreamSource splits lines (at \n, \r\n or a lone \r): pos itself
+ * when it is 0 or the byte before it ends a line, else the byte after the
+ * nearest line end before pos (0 when there is none). A position Connect
+ * wrote is always a line start: one that is not was counted from the wrong
+ * byte. Returns 0, or OFFSETS_ERR_IO with errbuf naming the file. */
+int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, char *errbuf,
+                              size_t errlen);
+
 #endif

@@ -60,6 +60,8 @@
  * writes than any device makes between two restores (2^32 at one per
  * 100 ms: 13 years), and 2^21 restores below the file format's 2^53. */
 #define GEN_JUMP (UINT64_C(1) << 32)
+/* Earlier positions of a run of Connect's records kept per key (rec). */
+#define RUN_STARTS 16
 
 /* A key of this skiff's connectors as the topic holds it: its newest
  * record. */
@@ -74,6 +76,12 @@ struct rec {
 	/* Not written by skiff (Connect's): the byte where the FileStreamSource
 	 * task that wrote it started (offsets_import.h), -1: not known. */
 	int64_t base;
+	/* Connect's: the positions of the key's earlier records in the same
+	 * run of Connect's records, oldest first (the last RUN_STARTS): where a
+	 * later task of it started when Connect's task restarted (a worker
+	 * restart, a rebalance, a pause), which skips them as bytes. */
+	int64_t starts[RUN_STARTS];
+	unsigned nstarts;
 };
 
 struct kctx {
@@ -318,6 +326,28 @@ static bool offset_key(const char *key)
 	return ok;
 }
 
+/* Whether a record (timestamp ts, skiff.generation gen, 0: none, from
+ * device and store, NULL: no header) is newer than prev, the key's record
+ * read from another partition (a tool that partitions otherwise, or a topic
+ * that grew). One writer's generations say it whatever its clock (a board
+ * without an RTC stamps its records years behind): the same store, or the
+ * same device where neither record names a store. Otherwise the later
+ * timestamp is the newer record. */
+static bool newer(const struct rec *prev, int64_t ts, uint64_t gen, const char *device,
+                  const char *store)
+{
+	bool same = false;
+
+	if (prev->gen != 0 && gen != 0) {
+		if (store != NULL && prev->store != NULL)
+			same = strcmp(store, prev->store) == 0;
+		else if (store == NULL && prev->store == NULL && device != NULL &&
+		         prev->device != NULL)
+			same = strcmp(device, prev->device) == 0;
+	}
+	return same ? gen > prev->gen : ts >= prev->ts;
+}
+
 /* One record read back. Only the keys of this skiff's connectors are kept:
  * the rest of a shared topic (Connect's connectors, other devices') is read
  * past and costs no memory. A key or value that is not an offset is
@@ -328,7 +358,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 	const struct connector_settings *c;
 	const char *g = NULL;
 	struct rec *prev, *r;
-	int64_t ts, base;
+	int64_t ts, base, starts[RUN_STARTS];
+	unsigned ns = 0;
 	int rc = OFFSETS_ERR_NOMEM;
 
 	rd->records++;
@@ -348,14 +379,23 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 	}
 	ts = rd_kafka_message_timestamp(m, NULL);
 	prev = find(k, key);
-	/* A key in two partitions (a tool that partitions otherwise, or a topic
-	 * that grew): the later timestamp is the newer record. */
-	if (prev != NULL && prev->part >= 0 && prev->part != m->partition && ts < prev->ts) {
+	g = header(m, GEN_HEADER, gen, sizeof(gen));
+	if (prev != NULL && prev->part >= 0 && prev->part != m->partition &&
+	    !newer(prev, ts, g != NULL ? strtoull(g, NULL, 10) : 0,
+	           header(m, DEV_HEADER, dev, sizeof(dev)),
+	           header(m, STORE_HEADER, st, sizeof(st)))) {
 		free(key);
 		return 0;
 	}
-	g = header(m, GEN_HEADER, gen, sizeof(gen));
 	base = g == NULL ? task_start(prev) : -1;
+	/* A run of Connect's records goes on: the previous one is a start too. */
+	if (g == NULL && prev != NULL && prev->gen == 0 && prev->value != NULL) {
+		ns = prev->nstarts;
+		memcpy(starts, prev->starts, ns * sizeof(starts[0]));
+		if (ns == RUN_STARTS)
+			memmove(starts, starts + 1, --ns * sizeof(starts[0]));
+		starts[ns++] = position_of(prev->value);
+	}
 	/* The file source's identity is in a header (offsets_kvalue.h). */
 	if (m->payload == NULL || (value = offsets_kvalue_read(m)) != NULL)
 		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
@@ -365,6 +405,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 		r->part = m->partition;
 		r->ts = ts;
 		r->base = base;
+		memcpy(r->starts, starts, ns * sizeof(starts[0]));
+		r->nstarts = ns;
 	}
 	free(key);
 	free(value);
@@ -616,14 +658,40 @@ static void note_warn(struct kctx *k, const char *text)
 		snprintf(k->warned + len, sizeof(k->warned) - len, "%s%s", len ? "; " : "", text);
 }
 
+/* Connect's value counted from byte from in the file at path, in bytes:
+ * 0 with *bytes, else as offsets_import_value (why says it). */
+static int count_from(const char *path, int64_t from, const char *value, int64_t *bytes, char *why,
+                      size_t wlen)
+{
+	char buf[64];
+	int rc = offsets_import_value(path, from, value, buf, sizeof(buf), why, wlen);
+
+	*bytes = rc == 0 ? position_of(buf) : -1;
+	return *bytes < 0 ? OFFSETS_ERR_ARG : rc;
+}
+
+/* Whether byte pos of the file at path starts a line (a position Connect
+ * could have written). */
+static bool line_start(const char *path, int64_t pos)
+{
+	char why[256];
+	int64_t start;
+
+	return offsets_import_line_start(path, pos, &start, why, sizeof(why)) == 0 && start == pos;
+}
+
 /* The value to load for r, a record of Connect's (not skiff's) of the
  * file source's connector c: FileStreamSource's position counts Java chars
  * from where its task started, skiff's bytes (offsets_import.h). The
  * task's start (r->base) may be unknown (the key's first record in the
  * topic): then the position the file holds (have), when not past Connect's,
- * else the start of the file. What cannot be counted (the file is missing
- * or holds fewer characters) is taken as it is, and said. Returns value or
- * buf. */
+ * else the start of the file. Connect writes only line starts: where the
+ * count from there is none, its task restarted since (it skipped its own
+ * earlier position as bytes), and the run's earlier records are tried,
+ * newest first; where none gives a line start, the earliest count, moved
+ * back to its line's start (lines again rather than lines lost or a
+ * fragment). What cannot be counted (the file is missing or holds fewer
+ * characters) is taken as it is, and said. Returns value or buf. */
 static const char *from_connect(struct kctx *k, const struct connector_settings *c,
                                 const struct rec *r, const char *have, char *buf, size_t len)
 {
@@ -631,17 +699,50 @@ static const char *from_connect(struct kctx *k, const struct connector_settings 
 	const cJSON *file =
 	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(key, 1), "filename");
 	int64_t base = r->base, pos = position_of(r->value), had = position_of(have);
+	int64_t bytes = -1, least = -1, from = -1, at;
 	char why[512], text[1024];
-	const char *out = r->value;
+	const char *out = r->value, *path;
 
 	if (strcmp(c->ops->kind, "file") != 0 || !cJSON_IsString(file) || pos < 0)
 		goto out;
+	path = file->valuestring;
 	if (base < 0)
 		base = had >= 0 && had <= pos ? had : 0;
-	if (offsets_import_value(file->valuestring, base, r->value, buf, len, why, sizeof(why)) ==
-	    0) {
-		out = buf;
-		goto out;
+	if (count_from(path, base, r->value, &bytes, why, sizeof(why)) == 0) {
+		least = bytes;
+		if (line_start(path, bytes))
+			goto found;
+	}
+	for (unsigned i = r->nstarts; i-- > 0;) {
+		from = r->starts[i];
+		if (from < 0 || from > pos ||
+		    count_from(path, from, r->value, &at, text, sizeof(text)) != 0)
+			continue;
+		if (least < 0 || at < least)
+			least = at;
+		if (line_start(path, at)) {
+			bytes = at;
+			snprintf(
+			    text, sizeof(text),
+			    "offset.storage.topic %s: connector %s: Kafka Connect's task restarted "
+			    "after byte %lld (it skipped its position as bytes): its position %lld "
+			    "counted from byte %lld, its earlier record",
+			    k->topic, c->name, (long long)base, (long long)pos, (long long)from);
+			note_warn(k, text);
+			goto found;
+		}
+	}
+	if (least >= 0) {
+		if (offsets_import_line_start(path, least, &bytes, why, sizeof(why)) != 0)
+			bytes = least;
+		snprintf(text, sizeof(text),
+		         "offset.storage.topic %s: connector %s: Kafka Connect's position %lld is "
+		         "no line start counted from any byte its task could have started at: "
+		         "resuming at byte %lld, the start of the earliest line it may not have "
+		         "sent (lines may be sent again)",
+		         k->topic, c->name, (long long)pos, (long long)bytes);
+		note_warn(k, text);
+		goto found;
 	}
 	snprintf(text, sizeof(text),
 	         "offset.storage.topic %s: connector %s: the position %lld Kafka Connect wrote "
@@ -649,6 +750,10 @@ static const char *from_connect(struct kctx *k, const struct connector_settings 
 	         "bytes",
 	         k->topic, c->name, (long long)pos, (long long)base, why);
 	note_warn(k, text);
+	goto out;
+found:
+	if ((size_t)snprintf(buf, len, "{\"position\":%lld}", (long long)bytes) < len)
+		out = buf;
 out:
 	cJSON_Delete(key);
 	return out;
@@ -674,8 +779,8 @@ static int merge(struct kctx *k, struct offsets *o, uint64_t fgen, uint64_t *max
 		if (k->only != NULL && (c == NULL || strcmp(c->name, k->only) != 0))
 			continue;
 
-		rc = offsets_fleet_check(&k->fleet, r->key, r->device, r->store, fgen > 0, errbuf,
-		                         errlen);
+		rc = offsets_fleet_check(&k->fleet, r->key, r->device, r->store, r->gen, fgen,
+		                         errbuf, errlen);
 		if (rc != 0)
 			return rc;
 		if (r->gen > *maxgen)

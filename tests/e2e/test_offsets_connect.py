@@ -166,6 +166,59 @@ def test_skiff_connect_skiff(tmp_path, kafka, topic, connect, enc, state):
 
 
 @pytest.mark.skiff_timeout(600)
+@pytest.mark.parametrize("state", ["kept", "lost"])
+def test_skiff_connect_restarted_skiff(tmp_path, kafka, topic, connect, state):
+    """skiff ships 100 lines of é, emoji and CJK; Connect takes over and
+    ships 100; its task restarts (stop, resume: a worker restart or a
+    rebalance does the same) and skips its own character position as bytes,
+    inside an earlier line (Connect's fragment and repeats: Connect's to
+    mend), then ships to line 299; skiff takes back over. Connect's last task
+    started at its own earlier record, not at skiff's: counted from skiff's,
+    skiff resumed past Connect's line (hostile finding: 25 lines that no one
+    sent, and the fragment 't' as a record). skiff ships no fragment and
+    every line is in the topic."""
+    name = f"r-{state}-{uuid.uuid4().hex[:6]}"
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = Lines(tmp_path / "app.log", "utf8")
+    sk = skiff_for(tmp_path, kafka, connect, name, src, topic)
+    src.append(100)
+    skiff_ships(sk, kafka, src, topic, 100, name)
+    src.append(100)
+    connect_ships(connect, kafka, name, src, topic, 200,
+                  src.bytes_to(100) + src.chars(100, 200))
+    src.append(100)
+    path = "/connectors/" + urllib.parse.quote(name)
+    assert connect.rest("PUT", path + "/resume")[0] == 202
+    last = line("utf8", 299).encode()
+    connectjvm.wait_for(lambda: any(r["value"] == last for r in harness.consume(
+        kafka.bootstrap, topic)), 120, "Connect's line 299")
+    key, seen = key_of(name, src.path), []
+
+    def settled():  # Connect's offset the same for 3 s (it commits every 500 ms)
+        seen.append(latest(offset_records(kafka.bootstrap, connect.offsets)).get(key))
+        return len(seen) > 15 and all(s == seen[-1] for s in seen[-15:])
+
+    connectjvm.wait_for(settled, 120, "Connect's offset settled", step=0.2)
+    assert connect.rest("PUT", path + "/stop")[0] == 204
+    connectjvm.wait_for(lambda: connector_state(connect, name) == "STOPPED", 60, "STOPPED")
+    if state == "lost":
+        shutil.rmtree(tmp_path / "state")
+        (tmp_path / "state").mkdir()
+    src.append(100)
+    before = len(harness.consume(kafka.bootstrap, topic))
+    sk.start()
+    connectjvm.wait_for(lambda: any(r["value"] == line("utf8", 399).encode() for r in
+                                    harness.consume(kafka.bootstrap, topic)), 60, "line 399")
+    assert sk.stop() == 0
+    got = [r["value"].decode() for r in harness.consume(kafka.bootstrap, topic)]
+    want = [line("utf8", i) for i in range(src.n)]
+    fragments = [v for v in got[before:] if v not in set(want)]
+    assert not fragments, f"skiff shipped fragments: {fragments[:3]}"
+    lost = sorted(set(want) - set(got))
+    assert not lost, f"{len(lost)} lines never sent, first {lost[:3]}"
+
+
+@pytest.mark.skiff_timeout(600)
 @pytest.mark.parametrize("enc", ["ascii", "utf8"])
 @pytest.mark.parametrize("state", ["none", "other"])
 def test_connect_skiff(tmp_path, kafka, topic, connect, enc, state):

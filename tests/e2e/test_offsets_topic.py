@@ -406,6 +406,140 @@ def test_clones_sharing_machine_id_refused(tmp_path, kafka, topic):
         assert said in a.log_text()
 
 
+def test_old_backup_put_back_after_a_new_card_resumes(tmp_path, kafka, topic):
+    """A device with its device.id loses its state directory (a new card:
+    a new store id), runs, and then an older backup of its first state
+    directory is put back. The configured device.id says it is this device:
+    its other store is its own earlier or later state directory, and the
+    topic's newer record wins (hostile finding: exit 78 'boards cloned from
+    one image ... give each board its own device.id', and the device
+    shipped nothing until a person acted)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    key = key_of("app", src.path)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets,
+                                              device__id="dev-1"),
+                       [fl.file_connector("app", src.path, topic)])
+
+    def run(n):
+        src.append(100)
+        sk.start()
+        wait_offset(kafka.bootstrap, offsets, key, n, f"the offset of line {n}")
+        assert sk.stop() == 0
+
+    run(100)
+    shutil.copytree(state, tmp_path / "backup")
+    run(200)  # the backup is now older than the topic
+    shutil.rmtree(state)  # the card is lost; a new one makes a new store id
+    state.mkdir()
+    run(300)
+    shutil.rmtree(state)  # the old backup put back
+    shutil.copytree(tmp_path / "backup", state)
+    run(400)
+    assert "another offsets store" not in sk.log_text()
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 400), 400, max_dups=0)
+
+
+def test_device_renamed_resumes_from_its_file(tmp_path, kafka, topic):
+    """A device's device.id is changed (provisioning renamed it) with its
+    state directory kept: the topic's record of its key names the old
+    device.id but this very store (skiff.store), with a generation the
+    file holds: its own record, and the file stands (hostile finding: exit
+    78 'last written by device dev-old ... give each device its own
+    connector names', and `skiff offsets` refused too: nothing but the old
+    name let the device run). A record of this store above the file's
+    generation under another name is still refused: a state directory
+    copied to another board (the file cannot tell it from a clone)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    key = key_of("app", src.path)
+    state = tmp_path / "state"
+    state.mkdir()
+
+    def device(name):
+        return harness.Skiff(tmp_path, topic_worker(kafka.bootstrap, state, offsets,
+                                                    device__id=name),
+                             [fl.file_connector("app", src.path, topic)], name=name)
+
+    def run(sk, n):
+        src.append(100)
+        sk.start()
+        wait_offset(kafka.bootstrap, offsets, key, n, f"the offset of line {n}")
+        assert sk.stop() == 0
+
+    run(device("dev-old"), 100)
+    shutil.copytree(state, tmp_path / "copy")
+    run(device("dev-new"), 200)
+    run(device("dev-new"), 300)
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 300), 300, max_dups=0)
+    shutil.rmtree(state)  # the copy made at line 100 on a board named otherwise
+    shutil.copytree(tmp_path / "copy", state)
+    other = device("dev-other")
+    other.start()
+    assert other.wait(timeout=60) == 78
+    assert "was last written by device dev-new" in other.log_text()
+
+
+def murmur2_partition(key, partitions):
+    """Java's murmur2 partition of key bytes (Kafka's default partitioner)."""
+    m, h = 0x5bd1e995, 0x9747b28c ^ len(key)
+    for i in range(0, len(key) - len(key) % 4, 4):
+        k = int.from_bytes(key[i:i + 4], "little") * m & 0xffffffff
+        k = (k ^ k >> 24) * m & 0xffffffff
+        h = (h * m & 0xffffffff) ^ k
+    tail = key[len(key) - len(key) % 4:]
+    for i in reversed(range(len(tail))):
+        h ^= tail[i] << (8 * i)
+    if tail:
+        h = h * m & 0xffffffff
+    h = (h ^ h >> 13) * m & 0xffffffff
+    return ((h ^ h >> 15) & 0x7fffffff) % partitions
+
+
+def test_topic_grown_under_a_clock_behind(tmp_path, kafka, topic):
+    """The offsets topic grows (partitions added: the key's murmur2
+    partition moves) and the device's clock is a year behind (a board
+    without an RTC before NTP): its next record lands in the new partition
+    with an older timestamp than its record in the old one. Its own
+    skiff.generation says which is newer; the restart resumes there
+    (hostile finding: the later timestamp won, the restart went back to the
+    old partition's position and sent 100 lines again)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    offsets = topic + "-offsets"
+    src = fl.SeqSource(tmp_path / "app.log")
+    key = key_of("app", src.path)
+    props = topic_alone_worker(kafka.bootstrap, tmp_path, offsets)
+    props["offset.storage.partitions"] = "1"
+    sk = harness.Skiff(tmp_path, props, [fl.file_connector("app", src.path, topic)])
+
+    def run(n):
+        src.append(100)
+        sk.start()
+        wait_offset(kafka.bootstrap, offsets, key, n, f"the offset of line {n}")
+        assert sk.stop() == 0
+
+    run(100)
+    grown = next(n for n in range(2, 64) if murmur2_partition(key, n) != 0)
+    subprocess.run([str(harness.tool("consume")), "-b", kafka.bootstrap, "-t", offsets,
+                    "-g", str(grown)], check=True, timeout=90)
+    sk.env = {"LD_PRELOAD": str(harness.tool("clockshift.so")),
+              "CLOCKSHIFT_SECONDS": str(-365 * 86400),
+              "ASAN_OPTIONS": "abort_on_error=0:detect_leaks=1:verify_asan_link_order=0"}
+    run(200)
+    recs = [r for r in offset_records(kafka.bootstrap, offsets) if r["key"] == key]
+    moved = murmur2_partition(key, grown)
+    assert {r["partition"] for r in recs} == {0, moved}
+    assert max(r["timestamp"] for r in recs if r["partition"] == moved) < \
+        min(r["timestamp"] for r in recs if r["partition"] == 0)  # the clock behind
+    sk.env = {}
+    run(300)
+    fl.check_delivery(fl.read_topic(kafka.bootstrap, topic, 300), 300, max_dups=0)
+
+
 def first_alone(tmp_path, kafka, topic, offsets):
     """A skiff with the offsets topic alone, running, its first 10 lines
     read. Returns (src, props, the skiff)."""

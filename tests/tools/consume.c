@@ -2,7 +2,7 @@
  * one JSON line.
  *
  *   consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]
- *           [-x read_committed|read_uncommitted] [-c PARTITIONS] [-D]
+ *           [-x read_committed|read_uncommitted] [-c PARTITIONS] [-g PARTITIONS] [-D]
  *
  * Without -n: reads every partition from the beginning up to its high
  * watermark as of the start (for read_committed: up to what is committed),
@@ -12,6 +12,8 @@
  * everything the topic held; exits 3 when fewer than N came within -T.
  * With -c N: creates the topic with N partitions and replication factor 1
  * (fine when it exists), waits until every partition has a leader, exits 0.
+ * With -g N: grows the existing topic to N partitions, waits until it has
+ * them, exits 0 (murmur2 then moves keys: one key in two partitions).
  * With -D: deletes the topic (fine when it is missing), exits 0.
  *
  * Output: {"partition":p,"offset":o,"timestamp":ms,"key":b64|null,
@@ -42,6 +44,7 @@ struct opts {
 	int64_t min_records; /* -1: no -n */
 	int64_t timeout_ms;
 	int64_t create_partitions; /* 0: no -c */
+	int64_t grow_partitions;   /* 0: no -g */
 	bool delete_topic;         /* -D */
 };
 
@@ -71,9 +74,9 @@ static int remaining(int64_t deadline)
 
 static void usage(void)
 {
-	fprintf(stderr,
-	        "usage: consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]\n"
-	        "               [-x read_committed|read_uncommitted] [-c PARTITIONS] [-D]\n");
+	fprintf(stderr, "usage: consume -b BOOTSTRAP -t TOPIC [-n MIN_RECORDS] [-T TIMEOUT_MS]\n"
+	                "               [-x read_committed|read_uncommitted] [-c PARTITIONS]\n"
+	                "               [-g PARTITIONS] [-D]\n");
 	exit(EXIT_ERR);
 }
 
@@ -95,7 +98,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.isolation = "read_uncommitted", .min_records = -1, .timeout_ms = 30000};
-	while ((c = getopt(argc, argv, "b:t:n:T:x:c:D")) != -1) {
+	while ((c = getopt(argc, argv, "b:t:n:T:x:c:g:D")) != -1) {
 		switch (c) {
 		case 'b':
 			o->bootstrap = optarg;
@@ -114,6 +117,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'c':
 			o->create_partitions = num_arg(optarg, 1, MAX_PARTITIONS, 'c');
+			break;
+		case 'g':
+			o->grow_partitions = num_arg(optarg, 2, MAX_PARTITIONS, 'g');
 			break;
 		case 'D':
 			o->delete_topic = true;
@@ -379,6 +385,55 @@ out:
 	return rc;
 }
 
+/* -g: an existing topic grown to grow_partitions partitions (a key's
+ * partition by murmur2 then moves: the same key in two partitions). */
+static int grow_topic(const struct opts *o)
+{
+	rd_kafka_t *rk = client(o, RD_KAFKA_PRODUCER);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	int64_t deadline = now_ms() + o->timeout_ms;
+	char errstr[512];
+	rd_kafka_NewPartitions_t *np = rd_kafka_NewPartitions_new(
+	    o->topic, (size_t)o->grow_partitions, errstr, sizeof(errstr));
+	rd_kafka_event_t *ev = NULL;
+	const rd_kafka_topic_result_t **res;
+	size_t cnt = 0;
+	int rc = EXIT_ERR;
+
+	if (!np) {
+		fprintf(stderr, "consume: -g: %s\n", errstr);
+		goto out;
+	}
+	rd_kafka_CreatePartitions(rk, &np, 1, NULL, q);
+	ev = rd_kafka_queue_poll(q, remaining(deadline) + 1);
+	if (!ev || rd_kafka_event_error(ev)) {
+		fprintf(stderr, "consume: grow %s: %s\n", o->topic,
+		        ev ? rd_kafka_event_error_string(ev) : "timed out");
+		goto out;
+	}
+	res = rd_kafka_CreatePartitions_result_topics(rd_kafka_event_CreatePartitions_result(ev),
+	                                              &cnt);
+	if (cnt != 1 || rd_kafka_topic_result_error(res[0])) {
+		fprintf(stderr, "consume: grow %s: %s\n", o->topic,
+		        cnt == 1 ? rd_kafka_topic_result_error_string(res[0]) : "no result");
+		goto out;
+	}
+	while (await_topic(rk, o->topic, deadline) < o->grow_partitions && now_ms() < deadline)
+		usleep(200 * 1000);
+	if (await_topic(rk, o->topic, deadline) >= o->grow_partitions)
+		rc = 0;
+	else
+		fprintf(stderr, "consume: grow %s: partitions have no leader in time\n", o->topic);
+out:
+	if (ev)
+		rd_kafka_event_destroy(ev);
+	if (np)
+		rd_kafka_NewPartitions_destroy(np);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	return rc;
+}
+
 static int delete_topic(const struct opts *o)
 {
 	rd_kafka_t *rk = client(o, RD_KAFKA_PRODUCER);
@@ -580,6 +635,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	rc = o.delete_topic        ? delete_topic(&o)
 	     : o.create_partitions ? create_topic(&o)
+	     : o.grow_partitions   ? grow_topic(&o)
 	                           : consume(&o);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "consume: writing stdout: %s\n", strerror(errno));

@@ -54,12 +54,15 @@ static void test_mine(void)
 	CHECK(offsets_fleet_mine(&f, "dev-a", NULL));
 	/* Another store of the same device name (a clone, a copied card). */
 	CHECK(!offsets_fleet_mine(&f, "dev-a", "s2"));
-	CHECK(!offsets_fleet_mine(&f, "dev-b", "s1"));
+	CHECK(!offsets_fleet_mine(&f, "dev-b", "s2"));
+	/* This store under another name (device.id changed): this store's. */
+	CHECK(offsets_fleet_mine(&f, "dev-b", "s1"));
 	/* No device header: Connect's, a tool's. */
 	CHECK(!offsets_fleet_mine(&f, NULL, NULL));
 	/* A store id made at this start, or none (the topic alone): the device. */
 	f.made = true;
 	CHECK(offsets_fleet_mine(&f, "dev-a", "s2"));
+	CHECK(!offsets_fleet_mine(&f, "dev-b", "s1"));
 	f.made = false;
 	f.store[0] = '\0';
 	CHECK(offsets_fleet_mine(&f, "dev-a", "s2"));

@@ -270,6 +270,35 @@ static void test_value_from_a_start(const char *path)
 	unlink(path);
 }
 
+/* The start of the line holding a byte, as FileStreamSource splits lines:
+ * \n, \r\n (a position between the two is inside the terminator) or a
+ * lone \r; a file without a line end before the byte starts at 0. */
+static void test_line_start(const char *path)
+{
+	static const char text[] = "ab\n"   /* 0-2 */
+	                           "cd\r\n" /* 3-6 */
+	                           "ef\r"   /* 7-9 */
+	                           "gh";    /* 10-11, no end */
+	char err[512];
+	int64_t at = -1;
+
+	testlib_write_file(path, text, strlen(text));
+	for (int64_t pos = 0; pos <= 12; pos++) {
+		static const int64_t want[] = {0, 0, 0, 3, 3, 3, 3, 7, 7, 7, 10, 10, 10};
+
+		CHECK_INT(offsets_import_line_start(path, pos, &at, err, sizeof(err)), 0);
+		CHECK_INT(at, want[pos]);
+	}
+	testlib_write_file(path, "no line end", 11);
+	CHECK_INT(offsets_import_line_start(path, 5, &at, err, sizeof(err)), 0);
+	CHECK_INT(at, 0);
+	unlink(path);
+	CHECK_INT(offsets_import_line_start(path, 5, &at, err, sizeof(err)), OFFSETS_ERR_IO);
+	CHECK(strstr(err, path) != NULL);
+	CHECK_INT(offsets_import_line_start(path, 0, &at, err, sizeof(err)), 0);
+	CHECK_INT(at, 0);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -279,6 +308,7 @@ int main(void)
 	test_truncated_and_flipped(path);
 	test_position_in_chars(path);
 	test_value_from_a_start(path);
+	test_line_start(path);
 	unlink(path);
 	return testlib_done("test_offsets_import");
 }
