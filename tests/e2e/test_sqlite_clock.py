@@ -293,3 +293,41 @@ def test_timestamp_offset_without_rowid_loads(tmp_path, kafka, topic):
     assert stored["rowid_seen"] == late[-1], stored
     put = offsets_cmd(sk, "set", "-", stdin=text)
     assert put[0] == 0, put
+
+
+def test_timestamp_rowid_seen_in_the_offsets_topic(tmp_path, kafka, topic):
+    """With offset.storage.topic the record's value stays the JDBC
+    connector's {"timestamp_nanos":…,"timestamp":…} and the whole offset, with
+    rowid_seen, rides in the header skiff.offset (as the file source's
+    identity does): with the offsets file lost and rows stamped 1970 written
+    while skiff was stopped, the restart reads the topic and delivers them."""
+    db = tmp_path / "app.db"
+    c = app_table(db)
+    offsets = topic + "-offsets"
+    worker = worker_props(tmp_path, kafka, **{"offset.storage.topic": offsets,
+                                              "offset.storage.replication.factor": "1"})
+    sk = Skiff(tmp_path, worker, [ts_conn(db, topic)]).start()
+    ids = add(c, 30)
+    wait_ids(kafka, topic + "t", ids)
+    key = json.dumps(["sq", {"protocol": "1", "table": "t"}], separators=(",", ":")).encode()
+    deadline = time.monotonic() + 60
+    while True:  # the last row's offset in the topic
+        recs = [r for r in consume(kafka.bootstrap, offsets) if r["key"] == key]
+        full = json.loads(dict(recs[-1]["headers"]).get("skiff.offset", "{}")) if recs else {}
+        if full.get("rowid_seen") == ids[-1]:
+            break
+        assert time.monotonic() < deadline, recs[-1:] or "no offset record"
+        time.sleep(0.3)
+    assert sk.stop() == 0
+    value = json.loads(recs[-1]["value"])
+    assert list(value) == ["timestamp_nanos", "timestamp"], recs[-1]
+    assert value == {k: full[k] for k in value}, (value, full)
+    for p in tmp_path.glob("offsets*"):  # the file lost: the topic alone tells
+        p.unlink()
+    past = add(c, 20, PAST)
+    sk.start()
+    wait_ids(kafka, topic + "t", ids + past)
+    time.sleep(1)
+    got = delivered_ids(kafka, topic + "t")
+    assert sorted(got) == sorted(ids + past), f"missing {sorted(set(ids + past) - set(got))}"
+    assert sk.stop() == 0
