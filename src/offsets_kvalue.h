@@ -4,12 +4,13 @@
  * "fp":..,"fplen":..[,"born":..][,"after":..][,"finished":1]} is
  * FileStreamSource's {"position":N} in the value, and the whole of it in the
  * record's header skiff.offset (the identity that keeps rotation and inode
- * reuse safe). Other values (the JDBC shapes, journald's) are written whole,
- * with no header. Reading back, the header counts only when its Connect value
- * is the record's value: a value written by Connect, or changed by a Connect
- * tool (KIP-875's alter offsets writes no skiff header), stands alone: the
- * file source then resumes at that position of the file at the path, as with
- * an imported Connect offset. Never logs. */
+ * reuse safe). The SQLite source's timestamp value {"timestamp_nanos":..,
+ * "timestamp":..,"rowid_seen":..} is the JDBC connector's without the last
+ * member in the value, whole in the header. Other values (the other JDBC
+ * shapes, journald's) are written whole, with no header. Reading back, the header counts only when
+ * its Connect value is the record's value: a value written by Connect, or changed by a Connect tool
+ * (KIP-875's alter offsets writes no skiff header), stands alone: the file source then resumes at
+ * that position of the file at the path, as with an imported Connect offset. Never logs. */
 #ifndef SKIFF_OFFSETS_KVALUE_H
 #define SKIFF_OFFSETS_KVALUE_H
 
@@ -18,6 +19,8 @@
 #include <librdkafka/rdkafka.h>
 
 #define OFFSETS_KVALUE_HEADER "skiff.offset"
+/* Room for Connect's value of an offset (offsets_kvalue_connect). */
+#define OFFSETS_KVALUE_MAX 128
 
 /* Connect's value of full (a compact JSON offset value, as the store holds
  * it) into buf (len bytes): its length when it differs from full (then

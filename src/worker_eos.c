@@ -312,7 +312,7 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	struct eos *e = w->eos;
 	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
 	struct src_offset off;
-	char gen[24], cv[64];
+	char gen[24], cv[OFFSETS_KVALUE_MAX];
 	struct record_header h[3] = {{.name = "skiff.generation", .value = gen},
 	                             {.name = "skiff.device", .value = e->device},
 	                             {.name = OFFSETS_KVALUE_HEADER}};

@@ -239,8 +239,11 @@ def test_mode_restart_and_kill9(tmp_path, kafka, topic, mode, query):
         if mode == "timestamp+incrementing":
             assert list(value) == ["timestamp_nanos", "incrementing", "timestamp"]
             assert value["incrementing"] == 5000
-        else:
+        elif query:
             assert list(value) == ["timestamp_nanos", "timestamp"]
+        else:  # and skiff's member: the largest rowid looked at
+            assert list(value) == ["timestamp_nanos", "timestamp", "rowid_seen"]
+            assert value["rowid_seen"] == 5000
 
 
 # --- timestamps ---------------------------------------------------------------------
@@ -267,7 +270,7 @@ def test_equal_timestamps_across_batches_and_kill9(tmp_path, kafka, topic):
     assert sorted(ids(recs)) == list(range(1, 1001))
     offs = offsetfile.load(tmp_path / "offsets")
     assert offs[offsetfile.key("eq", {"protocol": "1", "table": "t"})] == \
-        {"timestamp_nanos": 0, "timestamp": 1714564809000}
+        {"timestamp_nanos": 0, "timestamp": 1714564809000, "rowid_seen": 1000}
     # Again from scratch, killed after a partial delivery, then restarted.
     topic2 = topic + "-again"
     conn.update({"topic.prefix": topic2, "batch.max.rows": "7"})

@@ -7,7 +7,7 @@
 
 static bool connect_is(const char *full, const char *want)
 {
-	char buf[64];
+	char buf[OFFSETS_KVALUE_MAX];
 	size_t n = offsets_kvalue_connect(full, buf, sizeof(buf));
 
 	if (want == NULL)
@@ -26,6 +26,10 @@ int main(void)
 	CHECK(connect_is("{\"position\":1234}", NULL));
 	CHECK(connect_is("{\"incrementing\":5}", NULL));
 	CHECK(connect_is("{\"timestamp_nanos\":0,\"incrementing\":5,\"timestamp\":17}", NULL));
+	/* The SQLite source's timestamp value: skiff's rowid_seen left out. */
+	CHECK(connect_is("{\"timestamp_nanos\":5,\"timestamp\":17,\"rowid_seen\":-3}",
+	                 "{\"timestamp_nanos\":5,\"timestamp\":17}"));
+	CHECK(connect_is("{\"rowid_seen\":3,\"timestamp\":17}", NULL));
 	CHECK(connect_is("{\"cursor\":\"s=1;i=2\",\"seqnums\":{\"a\":3}}", NULL));
 	/* Too small a buffer: written whole rather than cut short. */
 	{

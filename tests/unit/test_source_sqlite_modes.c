@@ -102,7 +102,8 @@ static void test_timestamp_groups(const char *create, const char *rows, size_t w
 	char err[512];
 	static char *offs[64];
 	static int64_t seen[64];
-	char props[512];
+	char props[512], want[128];
+	const char *seen_at;
 	size_t n = 0;
 
 	new_db("ts.db");
@@ -130,13 +131,21 @@ static void test_timestamp_groups(const char *create, const char *rows, size_t w
 			break;
 	}
 	CHECK_INT(n, 11);
-	/* Record 2 (ts 2, the group goes on) carries ts 1, the last complete one. */
-	CHECK_STR(offs[0], "{\"timestamp_nanos\":0,\"timestamp\":1704067201000}");
+	/* Record 2 (ts 2, the group goes on) carries ts 1, the last complete one;
+	 * a table with a rowid the largest one looked at (11, at the start). */
+	seen_at = strstr(create, "WITHOUT ROWID") ? "}" : ",\"rowid_seen\":11}";
+	snprintf(want, sizeof(want), "{\"timestamp_nanos\":0,\"timestamp\":1704067201000%s",
+	         seen_at);
+	CHECK_STR(offs[0], want);
 	if (strcmp(rows, "3") == 0) {
-		CHECK_STR(offs[1], "{\"timestamp_nanos\":0,\"timestamp\":1704067201000}");
-		CHECK_STR(offs[5], "{\"timestamp_nanos\":0,\"timestamp\":1704067202000}");
+		CHECK_STR(offs[1], want);
+		snprintf(want, sizeof(want), "{\"timestamp_nanos\":0,\"timestamp\":1704067202000%s",
+		         seen_at);
+		CHECK_STR(offs[5], want);
 	}
-	CHECK_STR(offs[10], "{\"timestamp_nanos\":0,\"timestamp\":1704067204000}");
+	snprintf(want, sizeof(want), "{\"timestamp_nanos\":0,\"timestamp\":1704067204000%s",
+	         seen_at);
+	CHECK_STR(offs[10], want);
 	source_sqlite_ops.close(ctx);
 
 	/* Restart after every possible last-acknowledged record: the rows after it
@@ -256,16 +265,13 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
 	CHECK_INT(b.n, 0); /* each once */
 	source_sqlite_ops.close(ctx);
 	/* Stopped: a row stamped behind the offset comes meanwhile. Its id
-	 * tells it after a restart; timestamp mode's offset holds no id. */
+	 * tells it after a restart; in timestamp mode its rowid above the
+	 * offset's rowid_seen. */
 	sql(dbpath, "INSERT INTO t(ts, v) VALUES ('1970-01-03 00:00:00', 7)");
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
-	if (strcmp(mode, "timestamp") == 0) {
-		CHECK_INT(b.n, 0);
-	} else {
-		CHECK_INT(b.n, 1);
-		CHECK_INT(b.n == 1 ? int_field(&recs[0], "id") : 0, 7);
-	}
+	CHECK_INT(b.n, 1);
+	CHECK_INT(b.n == 1 ? int_field(&recs[0], "id") : 0, 7);
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
 }
@@ -548,8 +554,10 @@ static void test_two_tables_and_coalesce(void)
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 0);
 	CHECK(counted(&f, "rows_without_position") == 1); /* b's row 2 */
-	CHECK_STR(f.committed[0], "{\"timestamp_nanos\":0,\"timestamp\":1704067209000}");
-	CHECK_STR(f.committed[1], "{\"timestamp_nanos\":0,\"timestamp\":1704067200000}");
+	CHECK_STR(f.committed[0],
+	          "{\"timestamp_nanos\":0,\"timestamp\":1704067209000,\"rowid_seen\":3}");
+	CHECK_STR(f.committed[1],
+	          "{\"timestamp_nanos\":0,\"timestamp\":1704067200000,\"rowid_seen\":2}");
 	source_sqlite_ops.close(ctx);
 	fake_free(&f);
 }
@@ -609,7 +617,8 @@ int main(void)
 	test_clock_rows("timestamp+incrementing",
 	                "{\"timestamp_nanos\":0,\"incrementing\":4,\"timestamp\":1704067203000}");
 	test_clock_row_with_rows_between();
-	test_clock_rows("timestamp", "{\"timestamp_nanos\":0,\"timestamp\":1704067203000}");
+	test_clock_rows("timestamp",
+	                "{\"timestamp_nanos\":0,\"timestamp\":1704067203000,\"rowid_seen\":4}");
 	test_delay_and_initial();
 	test_query_mode();
 	test_ts_function();

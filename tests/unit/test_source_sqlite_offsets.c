@@ -2,9 +2,11 @@
  * writes them. With a file argument the lines are written there for
  * tests/convert/jdbc_offsets.sh, which compares them byte for byte with what
  * Kafka Connect's JsonConverter makes of Confluent's JDBC partition and
- * offset maps for the same rows (JdbcOffsets.java). Without one, only the
+ * offset maps for the same rows (JdbcOffsets.java); the value as the
+ * offsets topic's record holds it (skiff's own members in a header). Without one, only the
  * shapes are checked here. */
 #include "offsets_doc.h"
+#include "offsets_kvalue.h"
 #include "source.h"
 #include "sqlitefake.h"
 #include "testlib.h"
@@ -28,6 +30,8 @@ static void dump_mode(FILE *out, const char *name, const char *props)
 	char err[512];
 	char *val = NULL, *key = NULL;
 	cJSON *part;
+	char cv[OFFSETS_KVALUE_MAX];
+	size_t n;
 
 	new_db("offsets.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, ts TEXT NOT NULL)");
@@ -42,6 +46,9 @@ static void dump_mode(FILE *out, const char *name, const char *props)
 		key = offsets_doc_key("jdbc-sqlite", part);
 		cJSON_Delete(part);
 		val = source_sqlite_ops.offset_json(ctx, &recs[0].offset);
+		/* The record's value: Connect's members (offsets_kvalue.h). */
+		if (val != NULL && (n = offsets_kvalue_connect(val, cv, sizeof(cv))) > 0)
+			memcpy(val, cv, n + 1);
 		fprintf(out, "%s %s %s\n", name, key ? key : "?", val ? val : "null");
 	}
 	free(key);

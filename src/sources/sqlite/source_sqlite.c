@@ -117,7 +117,7 @@ static void initial_position(struct sqsrc *s, struct sqtable *t)
 static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen)
 {
 	const char *json = s->env->committed(s->env, t->part);
-	int64_t inc = 0, ns = 0;
+	int64_t inc = 0, ns = 0, seen = 0;
 	bool has_inc, has_ts;
 
 	initial_position(s, t);
@@ -147,14 +147,23 @@ static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errle
 		t->clock_key = inc;
 		t->clock_ready = true;
 	}
+	/* timestamp: the rowids above the one skiff's offset keeps are new. An
+	 * offset without it (Connect's, or one a person set) says nothing of
+	 * the rows written meanwhile: sqclock.c says so. */
+	if (s->mode == SQ_TIMESTAMP && jsonint_get(json, SQ_ROWID_SEEN, &seen) == 0) {
+		t->clock_key = seen;
+		t->clock_ready = true;
+	} else if (s->mode == SQ_TIMESTAMP)
+		t->clock_unknown = true;
 	return 0;
 }
 
 static char *sqlite_offset_json(void *ctx, const struct src_offset *off)
 {
 	struct sqsrc *s = ctx;
-	char buf[160];
+	char buf[200];
 	int64_t ns = off->v[1];
+	int n;
 
 	/* Key order as Connect writes the JDBC connector's HashMap. */
 	switch (s->mode) {
@@ -165,8 +174,15 @@ static char *sqlite_offset_json(void *ctx, const struct src_offset *off)
 		snprintf(buf, sizeof(buf), "{\"incrementing\":%lld}", (long long)off->v[0]);
 		break;
 	case SQ_TIMESTAMP:
-		snprintf(buf, sizeof(buf), "{\"timestamp_nanos\":%lld,\"timestamp\":%lld}",
-		         (long long)sqlts_nanos(ns), (long long)sqlts_ms(ns));
+		/* skiff's member last, after Connect's (which Connect reads alone;
+		 * the offsets topic's value leaves it out, offsets_kvalue.c). */
+		n = snprintf(buf, sizeof(buf), "{\"timestamp_nanos\":%lld,\"timestamp\":%lld",
+		             (long long)sqlts_nanos(ns), (long long)sqlts_ms(ns));
+		if (off->v[2] == 1 && n > 0 && (size_t)n < sizeof(buf))
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+			              ",\"" SQ_ROWID_SEEN "\":%lld", (long long)off->v[3]);
+		if (n > 0 && (size_t)n < sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - (size_t)n, "}");
 		break;
 	case SQ_TS_INC:
 		snprintf(buf, sizeof(buf),

@@ -241,8 +241,15 @@ struct sqrow {
 	const cJSON *vschema, *kschema;
 	const char *vjson, *kjson;   /* text: the schemas as the converter writes them */
 	size_t vat, vlen, kat, klen; /* text: where in the table's text */
+	/* v[0] the id, v[1] the timestamp, v[2] bulk: the pass's start; in
+	 * timestamp mode 1 when v[3] holds the largest rowid the clock's check
+	 * had looked at (the offset's "rowid_seen", sqclock.c). */
 	struct src_offset off;
 };
+
+/* timestamp mode: the offset member, beside Connect's, holding the largest
+ * rowid the clock's check had looked at when the record was read. */
+#define SQ_ROWID_SEEN "rowid_seen"
 
 /* The most text a table's rows of one query hold: the batch stops adding
  * rows at a few MB, so this only bounds one huge row (key and value). */
@@ -298,9 +305,11 @@ struct sqtable {
 	bool autoinc;            /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
 	int64_t reuse_warned_ms; /* monotonic ms of the last warning of reused ids */
 	/* The rows the clock hides (sqclock.c). */
-	int64_t clock_key;  /* the largest key looked at */
-	bool clock_ready;   /* clock_key is set (from the offset, or the table) */
-	bool clock_checked; /* ... and checked against this layout's table */
+	int64_t clock_key;   /* the largest key looked at */
+	bool clock_ready;    /* clock_key is set (from the offset, or the table) */
+	bool clock_checked;  /* ... and checked against this layout's table */
+	bool clock_unknown;  /* timestamp: the stored offset held no rowid_seen */
+	bool warned_keyless; /* timestamp without a rowid: said at the first layout */
 	int64_t behind_warned_ms, future_warned_ms; /* monotonic ms of the last warnings */
 	uint64_t behind_unwarned;                   /* rows behind since the last warning */
 	/* Rows without a position (sqlayout_nulls). */

@@ -48,7 +48,9 @@ static bool partition_ok(const struct config_section *cfg, const cJSON *p, bool 
 	       strcmp(proto->valuestring, "1") == 0;
 }
 
-/* Each member an exact integer, the mode's members present, nothing else. */
+/* Each member an exact integer, the mode's members present, nothing else
+ * but, in timestamp mode, skiff's own rowid_seen (any integer: rowids may be
+ * negative). */
 static bool offset_ok(const char *mode, const char *offset)
 {
 	static const char *const keys[] = {"incrementing", "timestamp", "timestamp_nanos"};
@@ -66,6 +68,10 @@ static bool offset_ok(const char *mode, const char *offset)
 			continue;
 		}
 		ok = want && jsonint_get(offset, keys[i], &v) == 0 && v >= 0;
+		found++;
+	}
+	if (ok && !inc && cJSON_GetObjectItemCaseSensitive(o, SQ_ROWID_SEEN) != NULL) {
+		ok = jsonint_get(offset, SQ_ROWID_SEEN, &v) == 0;
 		found++;
 	}
 	ok = ok && found == cJSON_GetArraySize(o);
@@ -102,7 +108,8 @@ int sqcheck_offset(const struct config_section *cfg, const char *partition, cons
 		    mode,
 		    strcmp(mode, "incrementing") == 0 ? "\"incrementing\""
 		    : strcmp(mode, "timestamp") == 0
-		        ? "\"timestamp\" (ms) and optionally \"timestamp_nanos\""
+		        ? "\"timestamp\" (ms), optionally \"timestamp_nanos\" and skiff's "
+		          "\"" SQ_ROWID_SEEN "\" (any integer)"
 		        : "\"incrementing\", \"timestamp\" and optionally \"timestamp_nanos\"");
 		return SOURCE_ERR_CONFIG;
 	}

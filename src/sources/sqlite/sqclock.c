@@ -16,12 +16,14 @@
  *   not move back): the counter rows_behind_offset and a warning naming the
  *   row (at most once a minute). The JDBC connector skips them.
  *
- * The largest key looked at lives in memory. It starts at the offset's
- * incrementing value (timestamp+incrementing), or at the largest key there
- * is (timestamp mode, whose offset holds no id; a first start without
- * offset, where every row is read in order anyway). So a row stamped behind
- * the offset while skiff was stopped is found in timestamp+incrementing mode
- * but not in timestamp mode. For the same reason, in timestamp+incrementing
+ * The largest key looked at starts at the offset's incrementing value
+ * (timestamp+incrementing), or at its "rowid_seen" (timestamp mode: each
+ * record's offset keeps, beside Connect's members, the largest rowid looked
+ * at when it was read, its own for a row delivered behind), so a row stamped
+ * behind the offset while skiff was stopped is found after a restart. An
+ * offset without it (Connect's, one set by hand) and a first start without
+ * offset (every row is read in order anyway) start at the largest key there
+ * is, said in a warning for the former. For the same reason, in timestamp+incrementing
  * the position's id moves up to a row behind it when no unread row lies
  * between (none stamped with the position's timestamp, whose rows the batch
  * query reads by id): the offset then says the row was sent, and a restart
@@ -94,6 +96,15 @@ static int start(struct sqsrc *s, struct sqtable *t)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK)
 		return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+	if (!t->clock_ready && t->clock_unknown)
+		s->env->log(s->env, LOG_WARN,
+		            "table %s: the stored offset holds no " SQ_ROWID_SEEN
+		            " (written by Kafka Connect, or set by hand): a row stamped behind the "
+		            "offset that was written while skiff was stopped cannot be told from "
+		            "the rows read before; new rows behind the offset are looked for from "
+		            "the largest rowid now, %lld",
+		            tname(t), (long long)max);
+	t->clock_unknown = false;
 	if (!t->clock_ready)
 		t->clock_key = max;
 	else if (max < t->clock_key)
@@ -199,6 +210,12 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 		/* Its offset is the position: the offset never moves back. */
 		r->off.v[0] = t->inc;
 		r->off.v[1] = s->mode == SQ_TS_INC ? t->ts : t->done_ts;
+		if (s->mode == SQ_TIMESTAMP) {
+			/* The rowids up to its own were looked at: a restart
+			 * from it does not send it again. */
+			r->off.v[2] = 1;
+			r->off.v[3] = key;
+		}
 		added++;
 		stat(s, t, &behind_desc, 1);
 		warn_behind(s, t, key, ts, now);

@@ -766,6 +766,20 @@ static int build_sql(struct lay *l, struct buf *b)
 	case SQ_TIMESTAMP:
 		if ((r != NULL ? build_clock(l, r) : build_future(l)) != 0)
 			return oom(l);
+		if (r == NULL && !t->warned_keyless) {
+			l->s->env->log(
+			    l->s->env, LOG_WARN,
+			    "%s%s: mode=timestamp without a rowid (a view, a WITHOUT ROWID table "
+			    "or a "
+			    "query): a new row stamped behind the offset (a clock that was wrong "
+			    "when "
+			    "it was written) is never read, and nothing counts it; only rows "
+			    "stamped "
+			    "in the future are counted. timestamp+incrementing with an id column "
+			    "delivers them",
+			    t->name ? "table " : "the ", t->name ? t->name : "query");
+			t->warned_keyless = true;
+		}
 		t->ts_col = next++;
 		ts_source(l, b, NULL, r);
 		if (r != NULL) {

@@ -273,6 +273,11 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 		}
 		if (t->ts_col >= 0)
 			r->off.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
+		if (s->mode == SQ_TIMESTAMP && t->clock_sql != NULL) {
+			/* Every rowid up to it was looked at (sqclock.c). */
+			r->off.v[2] = 1;
+			r->off.v[3] = t->clock_key;
+		}
 		if (s->mode == SQ_BULK)
 			r->off.v[2] = t->bulk_ms;
 		if (t->rid_col >= 0)
