@@ -207,7 +207,11 @@ def report(res, ns, bins):
             if "before" in bins and med(res, "before", n, m) and med(res, "skiff", n, m):
                 ratio = f"  {med(res, 'skiff', n, m) / med(res, 'before', n, m):12.2f}"
             print(f"  {n:>6}  {row}  {('-' if iss is None else fmt.format(iss)):>9}{ratio}")
-    print("\nVmRSS after the start, growth per file between two N (KB):")
+    # Issue 22's bound: at most 1 KB per watched file that is not open. A
+    # memory target is checked here, not in a test: VmRSS after the start's
+    # burst moves by tens of bytes a file between runs (heap holes), and a
+    # loaded CI machine measured 1.06 KB where quiet runs measured 0.93.
+    print("\nVmRSS after the start, growth per file between two N (KB; issue 22: <= 1.00):")
     for k in bins:
         for a, b in zip(ns, ns[1:]):
             ra, rb = med(res, k, a, "rss"), med(res, k, b, "rss")

@@ -29,7 +29,6 @@ shipped unit's limit, 64M)."""
 import json
 import os
 import random
-import statistics
 import subprocess
 import time
 import uuid
@@ -333,49 +332,3 @@ def test_idle_files_start_under_memory_limit(tmp_path, kafka, topic, monkeypatch
         if sk.running():
             sk.kill9()
         cg.remove()
-
-
-def idle_rss_kb(tmp_path, kafka, topic, n):
-    """VmRSS (KB) of a skiff on n idle one-line files, 5 s after the topic
-    holds every line and the offsets were flushed (every second): the median
-    of 5 samples a second apart."""
-    tmp_path.mkdir()
-    logs = tmp_path / "logs"
-    want = make_files(logs, n)
-    sk = Skiff(tmp_path, worker(tmp_path, kafka, {"offset.flush.interval.ms": "1000"}),
-               [conn(topic, str(logs / "*.log"))]).start()
-    try:
-        check_exact(kafka, topic, want, 900 if LONG else 300, sk)
-        time.sleep(5)
-        samples = []
-        for _ in range(5):
-            assert sk.running(), sk.log_text()[-2000:]
-            samples.append(rss_kb(sk.pid))
-            time.sleep(1)
-        return statistics.median(samples)
-    finally:
-        sk.stop()
-
-
-RSS_RUNS = 3
-
-
-@pytest.mark.skiff_timeout(1800 if LONG else 900)
-def test_idle_file_costs_at_most_1kb(tmp_path, kafka, topic, monkeypatch):
-    """An idle watched file (shipped, offset stored, not open) costs skiff at
-    most 1 KB: VmRSS grows by at most 1 KB per file from 1,000 files to
-    1,000 + N. Before, 1.26-1.32 KB per file at 20,000 files (the tail
-    stream, the partition's acks FIFO, seven per-partition series), then
-    0.90-1.0 KB (a pass 1-10% under the bound). Each size runs RSS_RUNS
-    times, interleaved, and the medians are compared: how the heap's holes
-    fall after the start's burst differs from run to run by tens of bytes a
-    file."""
-    monkeypatch.setenv("SKIFF_BIN", plain_skiff())
-    small, big = [], []
-    for r in range(RSS_RUNS):
-        small.append(idle_rss_kb(tmp_path / f"small{r}", kafka, f"{topic}-small{r}", 1000))
-        big.append(idle_rss_kb(tmp_path / f"big{r}", kafka, f"{topic}-big{r}", 1000 + N_FILES))
-    per_file = (statistics.median(big) - statistics.median(small)) * 1024 / N_FILES
-    print(f"VmRSS {small} KB at 1,000 idle files, {big} KB at {1000 + N_FILES}: "
-          f"{per_file:.0f} bytes per file (medians)")
-    assert per_file <= 1024, (small, big, per_file)
