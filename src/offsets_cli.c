@@ -301,13 +301,16 @@ static int cmd_set(struct cli *cl)
 	char *text = read_doc(cl->input, &len), why[1024] = "", **settled = NULL;
 	cJSON *j = text != NULL ? cJSON_ParseWithLength(text, len) : NULL;
 	struct offsets_doc_entry *e = NULL;
-	int rc = WORKER_EXIT_CONFIG;
+	int rc = WORKER_EXIT_CONFIG, drc;
 
 	if (text == NULL)
 		fprintf(stderr, "skiff offsets: %s: cannot read it (or larger than %u bytes)\n",
 		        cl->input, MAX_DOC);
-	else if (j == NULL || offsets_doc_entries(text, len, j, &e, &n) != 0)
+	else if (j == NULL)
 		fprintf(stderr, "skiff offsets: %s: %s\n", cl->input, offsets_doc_shape);
+	else if ((drc = offsets_doc_entries(text, len, j, &e, &n, why, sizeof(why))) != 0)
+		fprintf(stderr, "skiff offsets: %s: %s\n", cl->input,
+		        drc == OFFSETS_DOC_ERR_SHAPE ? offsets_doc_shape : why);
 	else if ((settled = calloc(n + 1, sizeof(*settled))) == NULL)
 		fprintf(stderr, "skiff offsets: out of memory\n");
 	else
