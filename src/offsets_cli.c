@@ -51,8 +51,8 @@ static void usage(FILE *fp)
 	    "partition). import reads a Kafka Connect standalone offsets file.\n"
 	    "--connector may be left out when the configuration has one connector (import:\n"
 	    "every connector in the file must be configured, or --connector takes one).\n"
-	    "--force: set a position past a file's end or a table's newest row; import over a\n"
-	    "position further ahead.\n");
+	    "--force: set a position past a file's end, inside a line or past a table's newest\n"
+	    "row; import over a position further ahead.\n");
 }
 
 /* Options and positional arguments into cli; -1 to go on, or an exit code. */
