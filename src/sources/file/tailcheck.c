@@ -232,8 +232,10 @@ static int find_target(const struct config_section *cfg, const char *path, const
 		t->path = strdup(path);
 		t->id = at;
 		t->named = who != NULL && here && names(who, &at) ? who : NULL;
-		if (t->path == NULL)
+		if (t->path == NULL) {
+			snprintf(errbuf, errlen, "out of memory");
 			return SOURCE_ERR_NOMEM;
+		}
 	}
 	return 0;
 }
@@ -392,6 +394,7 @@ int tailcheck_reach(const struct config_section *cfg, const char *partition, con
 		snprintf(errbuf, errlen, "%s", note); /* resumed in the path's file as sent */
 	} else if (tailpos_parse(buf, &now) == 0 && !same_place(&p, &now) &&
 	           (*settled = strdup(buf)) == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
 		rc = SOURCE_ERR_NOMEM;
 	} else {
 		snprintf(errbuf, errlen, "%s", note);
