@@ -310,7 +310,9 @@ static int cmd_set(struct cli *cl)
 		fprintf(stderr, "skiff offsets: %s: %s\n", cl->input, offsets_doc_shape);
 	else if ((drc = offsets_doc_entries(text, len, j, &e, &n, why, sizeof(why))) != 0)
 		fprintf(stderr, "skiff offsets: %s: %s\n", cl->input,
-		        drc == OFFSETS_DOC_ERR_SHAPE ? offsets_doc_shape : why);
+		        drc == OFFSETS_DOC_ERR_VALUE   ? why
+		        : drc == OFFSETS_DOC_ERR_NOMEM ? "out of memory"
+		                                       : offsets_doc_shape);
 	else if ((settled = calloc(n + 1, sizeof(*settled))) == NULL)
 		fprintf(stderr, "skiff offsets: out of memory\n");
 	else
