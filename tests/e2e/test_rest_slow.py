@@ -247,6 +247,33 @@ def test_cut_and_closed_connections_leave_room(tmp_path, kafka, topic):
     assert sk.stop() == 0
 
 
+def test_refused_bodies_leave_room(tmp_path, kafka, topic):
+    """A listener of four holds four clients whose bodies were refused 413 in
+    their middle (their reply is written; each is kept a second so that its
+    client reads it, not a reset): four new clients are not evicted for them
+    (before: three were, while the refused ones waited out their second; a
+    hostile run of ten 50 MB chunked senders at once lost one reply so)."""
+    sk, port, _ = start_skiff(tmp_path, kafka.bootstrap, topic, {
+        "rest.max.connections": 4, "rest.max.body.bytes": 1024})
+    refused = [connect(port) for _ in range(4)]
+    for s in refused:
+        s.sendall(f"PATCH /connectors/{NAME}/offsets HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  f"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  f"800\r\n{'[' * 2048}\r\n".encode())
+    assert [read_reply(s, 5) for s in refused] == [413] * 4
+    with stopped(sk):
+        news = [connect(port) for _ in range(4)]
+        for s in news:
+            s.sendall(b"GET /health HTTP/1.1\r\n")
+    time.sleep(0.3)
+    for s in news:
+        s.sendall(b"Host: 127.0.0.1\r\n\r\n")
+    assert [whole_reply(s) for s in news] == [200] * 4
+    for s in news + refused:
+        s.close()
+    assert sk.stop() == 0
+
+
 def test_request_arriving_as_the_timeout_passes_is_answered(tmp_path, kafka, topic):
     """A keep-alive client sends its next whole request just as
     rest.request.timeout.ms passes since its last reply, in the turn that
