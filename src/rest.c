@@ -52,7 +52,8 @@
  *   once (libmicrohttpd then reads no more), a chunked body as soon as it
  *   passes the limit. libmicrohttpd queues no reply in the middle of a body,
  *   so that one is written on the socket (or the TLS session) here, and the
- *   rest of the body is read and dropped until the connection is cut.
+ *   rest of the body is read and dropped until the connection is cut
+ *   (LINGER_MS later, or first when room is needed).
  * Each turn runs libmicrohttpd until it has nothing more to do (within
  * RUN_BUDGET_MS): it reads a buffer per connection per run, and a 1 MB body
  * waited a second per buffer for the next timer. */
@@ -112,6 +113,7 @@ struct slot {
 	bool in_request;         /* its request's head is in (a body may follow) */
 	bool served;             /* it had a reply: between requests it is idle */
 	bool spared;             /* kept past rest.request.timeout.ms, its request whole */
+	bool lingering;          /* its 413 written midway: kept LINGER_MS for its client */
 	unsigned char addr[16];  /* the client's address (IPv4 mapped) */
 	struct resttls_gen *gen; /* https: the certificates it was accepted under */
 };
@@ -297,9 +299,12 @@ static struct slot *most_held(struct slot **c, size_t n)
 }
 
 /* The connection to evict for newcomer, of make_room's n candidates: never
- * one whose whole request waits in its socket. An idle keep-alive
- * connection first (its client has had its reply; a byte of its next
- * request makes it no longer idle), the longest idle; then, from the
+ * one whose whole request waits in its socket. One whose 413 is written
+ * first (kept only so that its client reads it rather than a reset: ten
+ * 50 MB senders refused at once held a listener for a second, and a new
+ * client was evicted); then an idle keep-alive connection (its client has
+ * had its reply; a byte of its next request makes it no longer idle), the
+ * longest idle; then, from the
  * address holding the most, the one on its current request the longest;
  * and only when every other connection has a reply on the way, one of
  * those (clients that never read their replies must not keep /health out
@@ -307,21 +312,28 @@ static struct slot *most_held(struct slot **c, size_t n)
 static struct slot *victim(struct server *s, const struct slot *newcomer,
                            const struct candidate *cand, size_t n)
 {
-	struct slot *idle = NULL;
+	struct slot *idle = NULL, *done = NULL;
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct slot *sl = cand[i].sl;
 
-		if (sl->cut || cand[i].u == UNREAD_WHOLE)
+		if (sl->cut)
+			continue;
+		if (sl->lingering) {
+			if (done == NULL || sl->since < done->since)
+				done = sl;
+			continue;
+		}
+		if (cand[i].u == UNREAD_WHOLE)
 			continue;
 		if (sl->served && !sl->in_request && cand[i].u == UNREAD_NONE &&
 		    (idle == NULL || sl->since < idle->since))
 			idle = sl;
 		s->pick[k++] = sl;
 	}
-	if (idle != NULL)
-		return idle;
+	if (done != NULL || idle != NULL)
+		return done != NULL ? done : idle;
 	if (k == 0)
 		for (size_t i = 0; i < s->nopen; i++) {
 			struct slot *sl = &s->open[i];
@@ -349,7 +361,7 @@ static void make_room(struct server *s, struct slot *newcomer)
 		if (sl->conn == NULL || sl->cut)
 			continue;
 		held++;
-		if (sl == newcomer || sl->answering || sl->waiting)
+		if (sl == newcomer || sl->waiting || (sl->answering && !sl->lingering))
 			continue;
 		s->pfds[n] = (struct pollfd){.fd = sl->fd, .events = POLLIN | POLLRDHUP};
 		s->cand[n++] = (struct candidate){.sl = sl};
@@ -743,7 +755,7 @@ static void refuse_midway(struct server *s, struct MHD_Connection *conn, struct 
 	} else {
 		(void)send(sl->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
-	sl->answering = true;
+	sl->answering = sl->lingering = true;
 	sl->since = loop_now_ms() - s->r->cfg.request_ms + LINGER_MS;
 }
 
@@ -882,7 +894,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 	/* The next request on this connection has its own time. */
 	if (sl != NULL) {
 		sl->since = loop_now_ms();
-		sl->answering = sl->waiting = sl->in_request = sl->spared = false;
+		sl->answering = sl->waiting = sl->in_request = sl->spared = sl->lingering = false;
 		sl->served = true;
 	}
 	if (p != NULL) {
