@@ -71,8 +71,8 @@
 #include "resttls.h"
 
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -304,11 +304,10 @@ static struct slot *most_held(struct slot **c, size_t n)
  * 50 MB senders refused at once held a listener for a second, and a new
  * client was evicted); then an idle keep-alive connection (its client has
  * had its reply; a byte of its next request makes it no longer idle), the
- * longest idle; then, from the
- * address holding the most, the one on its current request the longest;
- * and only when every other connection has a reply on the way, one of
- * those (clients that never read their replies must not keep /health out
- * for rest.request.timeout.ms). */
+ * longest idle; then, from the address holding the most, the one on its
+ * current request the longest; and only when every other connection has a
+ * reply on the way, one of those (clients that never read their replies
+ * must not keep /health out for rest.request.timeout.ms). */
 static struct slot *victim(struct server *s, const struct slot *newcomer,
                            const struct candidate *cand, size_t n)
 {
