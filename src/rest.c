@@ -25,13 +25,23 @@
  *   slowloris connections from 40 addresses cannot keep /health out, and a
  *   prober is never refused because its own address is busy: a cap per
  *   address refused local probes and 61,201 of 75,663 requests of 50 local
- *   clients). libmicrohttpd's own limit is EVICT_MARGIN above, for the
- *   connections accepted before the evicted ones are freed.
+ *   clients). Counted are the connections neither cut nor closed by their
+ *   clients (libmicrohttpd frees those a run or two later: counted, they
+ *   made 50 local clients evict each other); an idle keep-alive connection
+ *   goes first; a connection whose request is whole, read or still in its
+ *   socket (libmicrohttpd accepts in a run before it reads), is never
+ *   evicted (make_room). libmicrohttpd's own limit is EVICT_MARGIN above,
+ *   for the connections accepted before the evicted ones are freed and for
+ *   whole requests beyond the cap; past it, clients wait in the kernel's
+ *   accept queue, none is refused.
  * - rest.request.timeout.ms for a whole request and its reply, counted from
  *   the accept or the end of the connection's previous request: a slowloris
  *   client sending a byte a second is never silent, so a silence timeout
  *   alone lets it hold its slot for as long as it likes; and
- *   rest.idle.timeout.ms of silence.
+ *   rest.idle.timeout.ms of silence. A request whose head has arrived whole
+ *   when the time is found up (in the turn that would read it) is answered,
+ *   its reply given the time a request has: the keep-alive client that
+ *   sends as the time passes got a close with no reply (cut_slow).
  * - REST_CONN_MEMORY bytes per connection for the request line and headers
  *   (more: 431/414 from libmicrohttpd).
  * - One /metrics page for the requests that come while it is being sent
@@ -42,7 +52,8 @@
  *   once (libmicrohttpd then reads no more), a chunked body as soon as it
  *   passes the limit. libmicrohttpd queues no reply in the middle of a body,
  *   so that one is written on the socket (or the TLS session) here, and the
- *   rest of the body is read and dropped until the connection is cut.
+ *   rest of the body is read and dropped until the connection is cut
+ *   (LINGER_MS later, or first when room is needed).
  * Each turn runs libmicrohttpd until it has nothing more to do (within
  * RUN_BUDGET_MS): it reads a buffer per connection per run, and a 1 MB body
  * waited a second per buffer for the next timer. */
@@ -60,7 +71,9 @@
 #include "resttls.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +85,9 @@
 #define REST_CONN_MEMORY (32u * 1024)
 #define REST_IDLE_RUN_MS 1000
 #define EVICT_MARGIN 16
+/* How much of a socket's unread bytes is looked at for a whole request head
+ * (a larger head is taken for a part). */
+#define PEEK_BYTES 4096
 #define RUN_BUDGET_MS 20
 /* Quiet time after the last change to a TLS file before it is read again. */
 #define TLS_SETTLE_MS 1000
@@ -94,8 +110,26 @@ struct slot {
 	bool cut;                /* shut down: libmicrohttpd frees it soon */
 	bool answering;          /* a reply is queued on it */
 	bool waiting;            /* suspended until rest_changed */
+	bool in_request;         /* its request's head is in (a body may follow) */
+	bool served;             /* it had a reply: between requests it is idle */
+	bool spared;             /* kept past rest.request.timeout.ms, its request whole */
+	bool lingering;          /* its 413 written midway: kept LINGER_MS for its client */
 	unsigned char addr[16];  /* the client's address (IPv4 mapped) */
 	struct resttls_gen *gen; /* https: the certificates it was accepted under */
+};
+
+/* What a connection's socket holds that libmicrohttpd has not read yet. */
+enum unread {
+	UNREAD_NONE,  /* nothing */
+	UNREAD_PART,  /* bytes, not a whole request head (or https: opaque) */
+	UNREAD_WHOLE, /* a request head to its blank line */
+	UNREAD_GONE,  /* nothing, and the client closed or reset it */
+};
+
+/* One connection make_room may let go, and what its socket holds. */
+struct candidate {
+	struct slot *sl;
+	enum unread u;
 };
 
 /* One listener: one libmicrohttpd daemon. */
@@ -116,6 +150,10 @@ struct server {
 	struct pending *waiting; /* requests whose reply comes later */
 	struct slot *open;       /* nopen slots: rest.max.connections + EVICT_MARGIN */
 	size_t nopen, live;
+	/* make_room's room, nopen each: a full listener is when it is needed */
+	struct pollfd *pfds;
+	struct candidate *cand;
+	struct slot **pick;
 	/* TLS clients refused: the first logged, then once a minute with the
 	 * number since (anyone who reaches the port can make them). */
 	int64_t refused_at;
@@ -183,9 +221,27 @@ static void cut(struct slot *sl, const char *why)
 	sl->cut = true;
 }
 
+static enum unread unread(const struct server *s, const struct slot *sl)
+{
+	char buf[PEEK_BYTES];
+	ssize_t n = recv(sl->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+
+	if (n == 0)
+		return UNREAD_GONE;
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? UNREAD_NONE
+		                                                                 : UNREAD_GONE;
+	if (s->tls == NULL && memmem(buf, (size_t)n, "\r\n\r\n", 4) != NULL)
+		return UNREAD_WHOLE;
+	return UNREAD_PART;
+}
+
 /* Cuts each connection that has spent rest.request.timeout.ms on one
  * request and its reply: shutdown(2) on its socket, which libmicrohttpd
- * then sees end and closes (the descriptor stays its own). */
+ * then sees end and closes (the descriptor stays its own). Not one whose
+ * request head has just arrived whole, unread: this run reads it; once per
+ * request, so that no client keeps a slot by sending heads libmicrohttpd
+ * does not read. */
 static void cut_slow(struct server *s)
 {
 	int64_t now = loop_now_ms(), limit = s->r->cfg.request_ms;
@@ -193,8 +249,14 @@ static void cut_slow(struct server *s)
 	for (size_t i = 0; i < s->nopen; i++) {
 		struct slot *sl = &s->open[i];
 
-		if (sl->conn != NULL && !sl->cut && !sl->waiting && now - sl->since >= limit)
-			cut(sl, "rest.request.timeout.ms passed on one request");
+		if (sl->conn == NULL || sl->cut || sl->waiting || now - sl->since < limit)
+			continue;
+		if (!sl->answering && !sl->spared && unread(s, sl) == UNREAD_WHOLE) {
+			sl->spared = true;
+			sl->since = now;
+			continue;
+		}
+		cut(sl, "rest.request.timeout.ms passed on one request");
 	}
 }
 
@@ -215,24 +277,13 @@ static int by_addr(const void *a, const void *b)
 	return c != 0 ? c : x->since < y->since ? -1 : x->since > y->since;
 }
 
-/* The connection to evict for newcomer: among those without a reply on
- * the way (any, if every one has one), from the address holding the most,
- * the one on its current request the longest. */
-static struct slot *victim(struct server *s, const struct slot *newcomer)
+/* Of the n connections in c (sorted here), the one on its current request
+ * the longest from the address holding the most, or NULL. */
+static struct slot *most_held(struct slot **c, size_t n)
 {
-	struct slot **c = malloc(s->nopen * sizeof(*c)), *best = NULL;
-	size_t n = 0, run_len = 0, best_len = 0;
+	struct slot *best = NULL;
+	size_t run_len = 0, best_len = 0;
 
-	if (c == NULL)
-		return NULL;
-	for (int pass = 0; pass < 2 && n == 0; pass++)
-		for (size_t i = 0; i < s->nopen; i++) {
-			struct slot *sl = &s->open[i];
-
-			if (sl->conn != NULL && sl != newcomer && !sl->cut && !sl->waiting &&
-			    (pass == 1 || !sl->answering))
-				c[n++] = sl;
-		}
 	qsort(c, n, sizeof(*c), by_addr);
 	for (size_t i = 0; i < n; i++) {
 		run_len = i > 0 && memcmp(c[i]->addr, c[i - 1]->addr, sizeof(c[i]->addr)) == 0
@@ -244,8 +295,94 @@ static struct slot *victim(struct server *s, const struct slot *newcomer)
 			best = c[i - run_len + 1];
 		}
 	}
-	free(c);
 	return best;
+}
+
+/* The connection to evict for newcomer, of make_room's n candidates: never
+ * one whose whole request waits in its socket. One whose 413 is written
+ * first (kept only so that its client reads it rather than a reset: ten
+ * 50 MB senders refused at once held a listener for a second, and a new
+ * client was evicted); then an idle keep-alive connection (its client has
+ * had its reply; a byte of its next request makes it no longer idle), the
+ * longest idle; then, from the address holding the most, the one on its
+ * current request the longest; and only when every other connection has a
+ * reply on the way, one of those (clients that never read their replies
+ * must not keep /health out for rest.request.timeout.ms). */
+static struct slot *victim(struct server *s, const struct slot *newcomer,
+                           const struct candidate *cand, size_t n)
+{
+	struct slot *idle = NULL, *done = NULL;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct slot *sl = cand[i].sl;
+
+		if (sl->cut)
+			continue;
+		if (sl->lingering) {
+			if (done == NULL || sl->since < done->since)
+				done = sl;
+			continue;
+		}
+		if (cand[i].u == UNREAD_WHOLE)
+			continue;
+		if (sl->served && !sl->in_request && cand[i].u == UNREAD_NONE &&
+		    (idle == NULL || sl->since < idle->since))
+			idle = sl;
+		s->pick[k++] = sl;
+	}
+	if (done != NULL || idle != NULL)
+		return done != NULL ? done : idle;
+	if (k == 0)
+		for (size_t i = 0; i < s->nopen; i++) {
+			struct slot *sl = &s->open[i];
+
+			if (sl->conn != NULL && sl != newcomer && !sl->cut && !sl->waiting &&
+			    sl->answering)
+				s->pick[k++] = sl;
+		}
+	return most_held(s->pick, k);
+}
+
+/* newcomer took the listener over rest.max.connections: the connections
+ * their clients closed are cut (libmicrohttpd would free them a run or two
+ * later; until then they were counted, and 50 local clients evicted each
+ * other), and if the others, not cut, are still too many, one is evicted.
+ * One poll(2) tells which sockets hold anything to look at. */
+static void make_room(struct server *s, struct slot *newcomer)
+{
+	size_t held = 0, n = 0;
+	bool polled;
+
+	for (size_t i = 0; i < s->nopen; i++) {
+		struct slot *sl = &s->open[i];
+
+		if (sl->conn == NULL || sl->cut)
+			continue;
+		held++;
+		if (sl == newcomer || sl->waiting || (sl->answering && !sl->lingering))
+			continue;
+		s->pfds[n] = (struct pollfd){.fd = sl->fd, .events = POLLIN | POLLRDHUP};
+		s->cand[n++] = (struct candidate){.sl = sl};
+	}
+	if (held <= (size_t)s->r->cfg.max_connections)
+		return;
+	polled = poll(s->pfds, (nfds_t)n, 0) >= 0;
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *c = &s->cand[i];
+
+		c->u = polled && s->pfds[i].revents == 0 ? UNREAD_NONE : unread(s, c->sl);
+		if (c->u == UNREAD_GONE) {
+			cut(c->sl, "closed by its client");
+			held--;
+		}
+	}
+	if (held > (size_t)s->r->cfg.max_connections) {
+		struct slot *v = victim(s, newcomer, s->cand, n);
+
+		if (v != NULL)
+			cut(v, "evicted by a new connection (rest.max.connections)");
+	}
 }
 
 static void note_address(struct slot *sl)
@@ -392,12 +529,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	note_address(sl);
 	if (s->tls != NULL)
 		start_tls(sl);
-	if (++s->live > (size_t)s->r->cfg.max_connections) {
-		struct slot *v = victim(s, sl);
-
-		if (v != NULL)
-			cut(v, "evicted by a new connection (rest.max.connections)");
-	}
+	if (++s->live > (size_t)s->r->cfg.max_connections)
+		make_room(s, sl);
 }
 
 /* Runs libmicrohttpd, then re-arms the timer at its next deadline. At the
@@ -621,7 +754,7 @@ static void refuse_midway(struct server *s, struct MHD_Connection *conn, struct 
 	} else {
 		(void)send(sl->fd, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
-	sl->answering = true;
+	sl->answering = sl->lingering = true;
 	sl->since = loop_now_ms() - s->r->cfg.request_ms + LINGER_MS;
 }
 
@@ -684,9 +817,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	int rc;
 
 	if (p == NULL) {
+		struct slot *sl = slot_of(conn);
+
 		/* The headers are in; the body (if any) follows in later calls,
 		 * unless it is refused now (libmicrohttpd then reads no more of
 		 * it). */
+		if (sl != NULL)
+			sl->in_request = true;
 		if (!client_vouched(s, conn))
 			return MHD_NO;
 		p = calloc(1, sizeof(*p));
@@ -756,7 +893,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **state,
 	/* The next request on this connection has its own time. */
 	if (sl != NULL) {
 		sl->since = loop_now_ms();
-		sl->answering = sl->waiting = false;
+		sl->answering = sl->waiting = sl->in_request = sl->spared = sl->lingering = false;
+		sl->served = true;
 	}
 	if (p != NULL) {
 		rest_reply_free(&p->reply);
@@ -788,7 +926,10 @@ static int start(struct server *s, const struct addrinfo *ai)
 
 	s->nopen = (size_t)s->r->cfg.max_connections + EVICT_MARGIN;
 	s->open = calloc(s->nopen, sizeof(*s->open));
-	if (s->open == NULL)
+	s->pfds = calloc(s->nopen, sizeof(*s->pfds));
+	s->cand = calloc(s->nopen, sizeof(*s->cand));
+	s->pick = calloc(s->nopen, sizeof(*s->pick));
+	if (s->open == NULL || s->pfds == NULL || s->cand == NULL || s->pick == NULL)
 		return REST_ERR_NOMEM;
 	s->d = mhd->start_daemon(
 	    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
@@ -1115,6 +1256,9 @@ void rest_destroy(struct rest *r)
 		if (s->d != NULL)
 			mhd->stop_daemon(s->d);
 		free(s->open);
+		free(s->pfds);
+		free(s->cand);
+		free(s->pick);
 	}
 	for (size_t i = 0; i < 2; i++) {
 		unwatch(r, &r->tw[i]);

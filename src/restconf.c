@@ -160,13 +160,15 @@ const struct config_key restconf_keys[] = {
     {"rest.max.connections", CFG_INT, "64", 4, 1024, NULL, 0,
      "skiff's own: connections served at once per listener. One more evicts the "
      "connection that has waited longest without a complete request, from the address "
-     "holding the most: slow clients cannot keep others out."},
+     "holding the most: slow clients cannot keep others out. Connections closed by their "
+     "clients are not counted; one whose request has arrived whole is never evicted."},
     {"rest.max.body.bytes", CFG_INT, "262144", 1024, 67108864, NULL, 0,
      "skiff's own: the largest request body; a larger one is answered 413 as soon as "
      "that is known."},
     {"rest.request.timeout.ms", CFG_INT, "4000", 100, INT_MAX32, NULL, 0,
      "skiff's own: the longest a request may take to arrive, from the connection's "
-     "accept or its previous reply; then the connection is closed."},
+     "accept or its previous reply; then the connection is closed, unless the request "
+     "has just arrived whole."},
     {"rest.idle.timeout.ms", CFG_INT, "10000", 1000, INT_MAX32, NULL, 0,
      "skiff's own: an idle keep-alive connection is closed after this long."},
     {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
