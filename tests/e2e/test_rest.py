@@ -290,13 +290,19 @@ def settle(port, method, path):
     if method in ("GET", "HEAD", "OPTIONS") or "/connector-plugins" in path or \
             path.startswith("/admin"):
         return
+    # A pause or resume of this connector is applied in Connect's herder
+    # thread: until it shows, the status still says the state before (seen
+    # under load: the next GET answered RUNNING from Connect, PAUSED from skiff).
+    want = {"/pause": "PAUSED", "/resume": "RUNNING"}.get(path[len(C):]) \
+        if path.startswith(C + "/") else None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         st, j = http(port, "GET", C + "/status")
         states = {j["connector"]["state"]} | {t["state"] for t in j["tasks"]} \
             if st == 200 else {"?"}
         # Connect pauses and resumes a task after its connector.
-        if not states & {"RESTARTING", "UNASSIGNED", "?"} and len(states) <= 1:
+        if not states & {"RESTARTING", "UNASSIGNED", "?"} and len(states) <= 1 and \
+                (want is None or states == {want}):
             break
         time.sleep(0.2)
     if method in ("POST", "DELETE") or path.endswith(("/config", "/stop", "/resume")):
