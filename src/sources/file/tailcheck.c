@@ -4,11 +4,19 @@
 #include "config.h"
 #include "jsonint.h"
 #include "source.h"
+#include "tailid.h"
+#include "tailpos.h"
+#include "tailscan.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Whether cfg's connector follows path, or would once it exists. */
 static bool follows(const struct config_section *cfg, const char *path)
@@ -110,5 +118,291 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
 		}
 	}
 	cJSON_Delete(o);
+	return rc;
+}
+
+/* ---- reach: where a position set lies ------------------------------------ */
+
+/* How far from a position inside a line its start and the next are looked
+ * for (a REST request waits on it). */
+#define LINE_LOOK (64 * 1024)
+
+/* The file a position is set in: its path (malloc'd) and what it is. */
+struct target {
+	char *path;
+	struct tailid id;
+	const struct tailpos *named; /* the identity that named it, NULL: none */
+	bool moved;                  /* not the file at the path: rotated since */
+};
+
+/* Whether id is the file p names: dev and inode, and the birth where both
+ * know it (tailresume's rule: ext4 gives a deleted file's inode away). */
+static bool names(const struct tailpos *p, const struct tailid *id)
+{
+	return p->dev == id->dev && p->ino == id->ino &&
+	       (!p->has_born || !id->has_btime || id->born == p->born);
+}
+
+/* The rotated.dirs of cfg as tailscan takes them (malloc'd array of
+ * pointers into cfg), or NULL (none, or out of memory: *n 0). */
+static const char **rotated_dirs(const struct config_section *cfg, size_t *n)
+{
+	size_t len = config_list_len(cfg, "rotated.dirs");
+	const char **d = len > 0 ? calloc(len, sizeof(*d)) : NULL;
+
+	*n = d != NULL ? len : 0;
+	for (size_t i = 0; i < *n; i++)
+		d[i] = config_list_item(cfg, "rotated.dirs", i);
+	return d;
+}
+
+static bool compressed_name(const char *path, const char *other)
+{
+	const char *b = strrchr(path, '/'), *o = strrchr(other, '/');
+
+	return tailid_rotated_name(b ? b + 1 : path, o ? o + 1 : other) == TAILID_COMPRESSED;
+}
+
+/* Finds the file identity p names (rotated since: where the rotation put
+ * it) into *t. Returns 0 (found, or gone: t->path NULL), or
+ * SOURCE_ERR_CONFIG with errbuf when it was compressed since. */
+static int find_named(const struct config_section *cfg, const char *path, const struct tailpos *p,
+                      struct target *t, char *errbuf, size_t errlen)
+{
+	size_t nd;
+	const char **dirs = rotated_dirs(cfg, &nd);
+	char *f = tailscan_find_moved(path, dirs, nd, p->dev, p->ino);
+	int rc = 0;
+
+	if (f != NULL && (tailid_of_path(f, &t->id) != 0 || !names(p, &t->id))) {
+		free(f);
+		f = NULL;
+	}
+	if (f == NULL && p->has_fp)
+		f = tailscan_find_compressed(path, dirs, nd, p->fp, p->fplen,
+		                             p->has_born ? p->born : INT64_MIN, NULL);
+	if (f != NULL && compressed_name(path, f)) {
+		snprintf(
+		    errbuf, errlen,
+		    "%s: the file of the stored offset (inode %lld) was rotated and compressed "
+		    "since: it is %s now, where a new position cannot be checked; leave the "
+		    "position as it is (skiff finishes %s from there), or set a position in "
+		    "the file now at the path with \"dev\" and \"ino\" of that file",
+		    path, (long long)p->ino, f, f);
+		rc = SOURCE_ERR_CONFIG;
+		free(f);
+		f = NULL;
+	}
+	t->path = f;
+	t->named = f != NULL ? p : NULL;
+	t->moved = f != NULL;
+	free(dirs);
+	return rc;
+}
+
+/* The file an offset set for path means: the one its identity names (the
+ * offset's own dev and ino, else the stored offset's), where rotation put
+ * it; the path's file when it names none, or one gone. *note says which,
+ * when not the path's. */
+static int find_target(const struct config_section *cfg, const char *path, const struct tailpos *p,
+                       const struct tailpos *s, struct target *t, char *errbuf, size_t errlen,
+                       char *note, size_t nlen)
+{
+	const struct tailpos *who = p->has_id ? p : s->has_id ? s : NULL;
+	struct tailid at;
+	bool here = tailid_of_path(path, &at) == 0;
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (who != NULL && !(here && names(who, &at))) {
+		if ((rc = find_named(cfg, path, who, t, errbuf, errlen)) != 0)
+			return rc;
+		if (t->path != NULL)
+			snprintf(note, nlen,
+			         "%s: the position is in %s, the file the stored offset names "
+			         "(rotated since)",
+			         path, t->path);
+		else if (!who->finished)
+			snprintf(note, nlen,
+			         "%s: the file the offset names (inode %lld) is gone: the position "
+			         "is in the file now at the path",
+			         path, (long long)who->ino);
+	}
+	if (t->path == NULL) {
+		t->path = strdup(path);
+		t->id = at;
+		t->named = who != NULL && here && names(who, &at) ? who : NULL;
+		if (t->path == NULL) {
+			snprintf(errbuf, errlen, "out of memory");
+			return SOURCE_ERR_NOMEM;
+		}
+	}
+	return 0;
+}
+
+static ssize_t read_at(int fd, void *buf, size_t len, int64_t at)
+{
+	ssize_t got;
+
+	do
+		got = pread(fd, buf, len, (off_t)at);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/* True when pos (0 < pos <= size) starts a line: the byte before ends one
+ * ("\n", or a "\r" not followed by "\n", as tailfile reads lines). */
+static bool line_start(int fd, int64_t pos, int64_t size)
+{
+	unsigned char b[2] = {0, 0};
+	ssize_t got = read_at(fd, b, pos < size ? 2 : 1, pos - 1);
+
+	return got >= 1 && (b[0] == '\n' || (b[0] == '\r' && (got < 2 || b[1] != '\n')));
+}
+
+/* Where the line holding pos starts and where the next one does, each
+ * looked for within LINE_LOOK bytes (-1: not found). */
+static void line_bounds(int fd, int64_t pos, int64_t *start, int64_t *next)
+{
+	static char buf[LINE_LOOK];
+	int64_t from = pos > LINE_LOOK ? pos - LINE_LOOK : 0;
+	ssize_t got = read_at(fd, buf, (size_t)(pos - from), from);
+
+	*start = from == 0 ? 0 : -1;
+	for (ssize_t i = got; i-- > 0;)
+		if (buf[i] == '\n' || buf[i] == '\r') {
+			*start = from + i + 1;
+			break;
+		}
+	*next = -1;
+	got = read_at(fd, buf, sizeof(buf), pos);
+	for (ssize_t i = 0; i < got; i++)
+		if (buf[i] == '\n' || buf[i] == '\r') {
+			*next = pos + i + 1 + (buf[i] == '\r' && i + 1 < got && buf[i + 1] == '\n');
+			break;
+		}
+}
+
+/* Refuses a position past the end of t's file, or inside a line. */
+static int check_place(const struct target *t, int fd, int64_t pos, char *errbuf, size_t errlen)
+{
+	int64_t start, next;
+
+	if (pos > t->id.size) {
+		snprintf(
+		    errbuf, errlen,
+		    "%s holds %lld bytes, fewer than the position %lld: skiff would take it as "
+		    "truncated and read it again from its start",
+		    t->path, (long long)t->id.size, (long long)pos);
+		return SOURCE_ERR_CONFIG;
+	}
+	if (pos == 0 || line_start(fd, pos, t->id.size))
+		return 0;
+	line_bounds(fd, pos, &start, &next);
+	snprintf(errbuf, errlen,
+	         "%s: the position %lld is inside a line (that line starts at byte %lld, the next "
+	         "%s%lld): skiff would send the rest of the line as a record; set a position where "
+	         "a line starts",
+	         t->path, (long long)pos, (long long)start,
+	         next < 0 ? "is not written yet: " : "at byte ", (long long)next);
+	return SOURCE_ERR_CONFIG;
+}
+
+/* The offset skiff itself would store at pos in t's file, into buf. */
+static int refreshed(const struct target *t, int fd, int64_t pos, char *buf, size_t len)
+{
+	unsigned char tail[TAILPOS_TAIL];
+	int64_t fplen = pos < TAILID_FP_MAX ? pos : TAILID_FP_MAX;
+	struct tailmark m = {.born = t->named && t->named->has_born ? t->named->born : t->id.born,
+	                     .done = -1};
+	struct src_offset off = {.v = {pos, t->id.dev, t->id.ino, 0}, .ref = &m.ref};
+	uint64_t fp;
+
+	if (tailid_fp_file(fd, fplen, &fp) != 0)
+		return -1;
+	m.fp = fp;
+	m.fp_full = pos > TAILID_FP_MAX;
+	off.v[3] = (int64_t)fp;
+	if (pos > TAILID_FP_MAX) {
+		if (read_at(fd, tail, sizeof(tail), pos - TAILPOS_TAIL) != (ssize_t)sizeof(tail))
+			return -1;
+		off.v[3] = (int64_t)tailpos_tail(tail, sizeof(tail));
+	}
+	return tailpos_format(&off, buf, len);
+}
+
+/* True when a and b say the same (the offset sent back as it is stored). */
+static bool same_place(const struct tailpos *a, const struct tailpos *b)
+{
+	return a->pos == b->pos && a->has_id == b->has_id && a->dev == b->dev && a->ino == b->ino &&
+	       a->has_fp == b->has_fp && a->fp == b->fp && a->fplen == b->fplen &&
+	       a->has_tail == b->has_tail && a->tail == b->tail && a->has_born == b->has_born &&
+	       a->born == b->born && a->has_after == b->has_after && a->after == b->after &&
+	       a->finished == b->finished;
+}
+
+/* True when p is Connect's offset, a position alone: it names no file but
+ * the path's. */
+static bool bare(const struct tailpos *p)
+{
+	return !p->has_id && !p->has_fp && !p->has_tail && !p->has_born && !p->has_after &&
+	       !p->finished;
+}
+
+int tailcheck_reach(const struct config_section *cfg, const char *partition, const char *offset,
+                    const char *stored, bool bounded, char **settled, char *errbuf, size_t errlen)
+{
+	cJSON *part = cJSON_Parse(partition);
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(part, "filename");
+	struct tailpos p, s = {0}, now;
+	struct target t = {0};
+	char note[1024] = "", buf[512];
+	int fd = -1, rc = 0, n;
+
+	(void)bounded; /* every read below is bounded (LINE_LOOK, a fingerprint) */
+	*settled = NULL;
+	if (errlen > 0)
+		errbuf[0] = '\0';
+	if (!cJSON_IsString(f) || tailpos_parse(offset, &p) != 0)
+		goto out; /* check_offset's to refuse */
+	if (stored != NULL && tailpos_parse(stored, &s) == 0 && same_place(&p, &s))
+		goto out; /* nothing changes */
+	if (stored == NULL || tailpos_parse(stored, &s) != 0)
+		memset(&s, 0, sizeof(s));
+	rc = find_target(cfg, f->valuestring, &p, &s, &t, errbuf, errlen, note, sizeof(note));
+	if (rc != 0)
+		goto out;
+	fd = open(t.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || tailid_of_fd(fd, &t.id) != 0) {
+		if (p.pos == 0)
+			goto out; /* nothing to skip: stored as sent */
+		snprintf(errbuf, errlen,
+		         "%s: %s: a position (%lld) in it would be taken as a truncation when it "
+		         "appears, and the file read from its start",
+		         t.path, strerror(errno), (long long)p.pos);
+		rc = SOURCE_ERR_CONFIG;
+		goto out;
+	}
+	if ((rc = check_place(&t, fd, p.pos, errbuf, errlen)) != 0)
+		goto out;
+	n = refreshed(&t, fd, p.pos, buf, sizeof(buf));
+	if (n < 0) {
+		snprintf(errbuf, errlen, "%s: the bytes before the position cannot be read: %s",
+		         t.path, strerror(errno));
+		rc = SOURCE_ERR_CONFIG;
+	} else if (bare(&p) && !t.moved) {
+		snprintf(errbuf, errlen, "%s", note); /* resumed in the path's file as sent */
+	} else if (tailpos_parse(buf, &now) == 0 && !same_place(&p, &now) &&
+	           (*settled = strdup(buf)) == NULL) {
+		snprintf(errbuf, errlen, "out of memory");
+		rc = SOURCE_ERR_NOMEM;
+	} else {
+		snprintf(errbuf, errlen, "%s", note);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(t.path);
+	cJSON_Delete(part);
 	return rc;
 }
