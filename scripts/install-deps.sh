@@ -23,7 +23,7 @@ PACKAGES=(
 	libsystemd-dev
 	# the demo and the end-to-end tests
 	sqlite3 kcat logrotate python3 python3-pytest
-	# the end-to-end tests in two workers (scripts/test.sh)
+	# the end-to-end tests in three workers (scripts/test.sh)
 	python3-pytest-xdist
 	# short-lived client certificates for the TLS rotation tests (test_wire.py)
 	python3-cryptography

@@ -93,11 +93,12 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export SKIFF_PLAIN_BIN=$PWD/build-release/skiff
 [ "$profile" = short ] || { tests/faults/long.sh && export SKIFF_PLAIN_BIN=$PWD/build-plain/skiff; }
 cd tests/e2e
-# Two pytest-xdist workers (each with its own session broker): most tests wait
-# on a broker or a kill, not on a core. Tests marked serial (they hold a CPU
+# Three pytest-xdist workers (each with its own session broker) on CI's two
+# cores: most tests wait on a broker, a rotation or a kill, not on a core
+# (two workers took 1,233 s on a quiet machine, three 983 s under load 6-10). Tests marked serial (they hold a CPU
 # share or an elapsed time to a bound) run afterwards, alone. Without xdist,
 # or with SKIFF_E2E_WORKERS=0, everything runs in one process.
-workers=${SKIFF_E2E_WORKERS:-2}
+workers=${SKIFF_E2E_WORKERS:-3}
 clean=0
 if [ "$workers" != 0 ] && ! python3 -c 'import xdist' 2>/dev/null; then
 	in_ci && { echo "test.sh: pytest-xdist missing (CI=true; scripts/install-deps.sh installs python3-pytest-xdist)" >&2; exit 1; }
