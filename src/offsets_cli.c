@@ -16,13 +16,11 @@
 #include "source.h"
 #include "worker.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define MAX_DOC (OFFSETS_MAX_BYTES + 65536u)
 #define WRITE_MS 60000
@@ -53,8 +51,8 @@ static void usage(FILE *fp)
 	    "partition). import reads a Kafka Connect standalone offsets file.\n"
 	    "--connector may be left out when the configuration has one connector (import:\n"
 	    "every connector in the file must be configured, or --connector takes one).\n"
-	    "--force: set a position past a file's end or a table's newest row; import over a\n"
-	    "position further ahead.\n");
+	    "--force: set a position past a file's end, inside a line or past a table's newest\n"
+	    "row; import over a position further ahead.\n");
 }
 
 /* Options and positional arguments into cli; -1 to go on, or an exit code. */
@@ -232,102 +230,61 @@ static bool file_position(const struct connector_settings *c, const cJSON *parti
 	return true;
 }
 
-/* True when offset names a file by dev and ino (as skiff writes it) and
- * that is not the file st describes (none: st NULL): a rotated or
- * compressed file skiff was reading, which a size at the path says nothing
- * about. Noted on stderr. */
-static bool names_other_file(const char *file, const char *offset, const struct stat *st,
-                             int64_t pos)
-{
-	int64_t dev, ino;
-
-	if (jsonint_get(offset, "dev", &dev) != 0 || jsonint_get(offset, "ino", &ino) != 0)
-		return false;
-	if (st != NULL && (int64_t)st->st_dev == dev && (int64_t)st->st_ino == ino)
-		return false;
-	fprintf(stderr,
-	        "skiff offsets: %s: the offset names another file (inode %lld) than the one at "
-	        "the path: its position (%lld) is not checked against it\n",
-	        file, (long long)ino, (long long)pos);
-	return true;
-}
-
-/* A position past the end of its file (or in a file not there) would read
- * as a truncation at the next start: the file read again from its start.
- * Not checked when the offset names another file (names_other_file).
- * Returns 0, or -1 with errbuf. */
-static int past_end(const char *file, const char *offset, int64_t pos, char *errbuf, size_t errlen)
-{
-	struct stat st;
-	int err;
-
-	if (pos == 0)
-		return 0;
-	if (stat(file, &st) != 0) {
-		err = errno;
-		if (names_other_file(file, offset, NULL, pos))
-			return 0;
-		snprintf(errbuf, errlen,
-		         "%s: %s: a position (%lld) in it would be taken as a truncation when it "
-		         "appears, and the file read from its start (--force to store it anyway)",
-		         file, strerror(err), (long long)pos);
-		return -1;
-	}
-	if (names_other_file(file, offset, &st, pos))
-		return 0;
-	if (st.st_size >= pos)
-		return 0;
-	snprintf(errbuf, errlen,
-	         "%s holds %lld bytes, fewer than the position %lld: skiff would take it as "
-	         "truncated and read it again from its start (--force to store it anyway)",
-	         file, (long long)st.st_size, (long long)pos);
-	return -1;
-}
-
 /* Whether c's source would use entry e (a null offset always passes), and,
- * unless forced, its position is within its file, or its source's data
- * (check_reach: a table's newest row). */
-static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, char *errbuf,
-                       size_t errlen)
+ * unless forced, it lies within its source's data (check_reach: a file's
+ * end and its line starts, a table's newest row). *settled: what
+ * check_reach would store instead (NULL: e as sent; caller frees); forced,
+ * a refused entry is stored as sent. A note of check_reach's (which file
+ * the position is in) goes to stderr. */
+static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, char **settled,
+                       char *errbuf, size_t errlen)
 {
 	const struct connector_settings *c = cl->c;
-	const char *file;
-	char *part, *off;
-	int64_t pos;
+	char *part, *off, *key;
 	int rc = 0;
 
+	*settled = NULL;
 	if (e->offset == NULL || c->ops->check_offset == NULL)
 		return 0;
 	part = cJSON_PrintUnformatted(e->partition);
 	off = strndup(e->offset, e->olen);
-	if (part == NULL || off == NULL) {
+	key = offsets_doc_key(c->name, e->partition);
+	if (part == NULL || off == NULL || key == NULL) {
 		snprintf(errbuf, errlen, "out of memory");
 		rc = -1;
 	} else {
 		rc = c->ops->check_offset(c->cfg, part, off, errbuf, errlen);
 	}
-	if (rc == 0 && !cl->force && file_position(c, e->partition, off, &file, &pos))
-		rc = past_end(file, off, pos, errbuf, errlen);
-	if (rc == 0 && !cl->force && c->ops->check_reach != NULL &&
-	    c->ops->check_reach(c->cfg, part, off, false, errbuf, errlen) != 0) {
+	if (rc == 0 && c->ops->check_reach != NULL &&
+	    c->ops->check_reach(c->cfg, part, off, offsets_get(cl->o, key), false, settled, errbuf,
+	                        errlen) != 0) {
 		size_t len = strlen(errbuf);
 
-		snprintf(errbuf + len, errlen - len, " (--force to store it anyway)");
-		rc = -1;
+		free(*settled);
+		*settled = NULL;
+		if (cl->force)
+			fprintf(stderr, "skiff offsets: --force: stored as sent: %s\n", errbuf);
+		else
+			snprintf(errbuf + len, errlen - len, " (--force to store it anyway)");
+		rc = cl->force ? 0 : -1;
+	} else if (rc == 0 && c->ops->check_reach != NULL && errbuf[0] != '\0') {
+		fprintf(stderr, "skiff offsets: %s\n", errbuf);
 	}
 	free(part);
 	free(off);
+	free(key);
 	return rc;
 }
 
-/* Puts or removes one entry of the document. */
-static int apply_entry(struct cli *cl, const struct offsets_doc_entry *e)
+/* Puts or removes one entry of the document (its offset as settled, when
+ * not NULL). */
+static int apply_entry(struct cli *cl, const struct offsets_doc_entry *e, const char *settled)
 {
 	char *key = offsets_doc_key(cl->c->name, e->partition), *val = NULL;
 	int rc = OFFSETS_ERR_NOMEM;
 
 	if (e->offset != NULL)
-		val = strndup(e->offset, e->olen);
+		val = settled != NULL ? strdup(settled) : strndup(e->offset, e->olen);
 	if (key != NULL && (e->offset == NULL || val != NULL))
 		rc = val != NULL ? offsets_put(cl->o, key, val) : offsets_remove(cl->o, key);
 	if (rc != 0)
@@ -341,33 +298,43 @@ static int apply_entry(struct cli *cl, const struct offsets_doc_entry *e)
 static int cmd_set(struct cli *cl)
 {
 	size_t len = 0, n = 0;
-	char *text = read_doc(cl->input, &len), why[512];
+	char *text = read_doc(cl->input, &len), why[1024] = "", **settled = NULL;
 	cJSON *j = text != NULL ? cJSON_ParseWithLength(text, len) : NULL;
 	struct offsets_doc_entry *e = NULL;
-	int rc = WORKER_EXIT_CONFIG;
+	int rc = WORKER_EXIT_CONFIG, drc;
 
 	if (text == NULL)
 		fprintf(stderr, "skiff offsets: %s: cannot read it (or larger than %u bytes)\n",
 		        cl->input, MAX_DOC);
-	else if (j == NULL || offsets_doc_entries(text, len, j, &e, &n) != 0)
+	else if (j == NULL)
 		fprintf(stderr, "skiff offsets: %s: %s\n", cl->input, offsets_doc_shape);
+	else if ((drc = offsets_doc_entries(text, len, j, &e, &n, why, sizeof(why))) != 0)
+		fprintf(stderr, "skiff offsets: %s: %s\n", cl->input,
+		        drc == OFFSETS_DOC_ERR_VALUE   ? why
+		        : drc == OFFSETS_DOC_ERR_NOMEM ? "out of memory"
+		                                       : offsets_doc_shape);
+	else if ((settled = calloc(n + 1, sizeof(*settled))) == NULL)
+		fprintf(stderr, "skiff offsets: out of memory\n");
 	else
 		rc = 0;
 	/* All checked before any is stored: a refused document changes nothing. */
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		if (check_entry(cl, &e[i], why, sizeof(why)) != 0) {
+		if (check_entry(cl, &e[i], &settled[i], why, sizeof(why)) != 0) {
 			fprintf(stderr, "skiff offsets: %s: entry %zu: %s\n", cl->input, i + 1,
 			        why);
 			rc = WORKER_EXIT_CONFIG;
 		}
 	}
 	for (size_t i = 0; i < n && rc == 0; i++)
-		if (apply_entry(cl, &e[i]) != 0)
+		if (apply_entry(cl, &e[i], settled[i]) != 0)
 			rc = WORKER_EXIT_CONFIG;
 	if (rc == 0)
 		rc = write_store(cl);
 	if (rc == 0)
 		printf("connector %s: %zu offsets set\n", cl->c->name, n);
+	for (size_t i = 0; i < n && settled != NULL; i++)
+		free(settled[i]);
+	free(settled);
 	free(e);
 	cJSON_Delete(j);
 	free(text);

@@ -91,20 +91,84 @@ int offsets_doc_print(const struct offsets *o, const char *name, char **json)
 	return 0;
 }
 
+/* True when text holds a NUL character: a byte, or a "\u0000" escape in a
+ * string (a C string ends there: "app.log\u0000x" would be stored as
+ * "app.log"). */
+static bool has_nul(const char *text, size_t len)
+{
+	bool in_string = false;
+
+	if (memchr(text, '\0', len) != NULL)
+		return true;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '"') {
+			in_string = !in_string;
+		} else if (in_string && text[i] == '\\' && i + 1 < len) {
+			if (text[i + 1] == 'u' && i + 5 < len &&
+			    strncmp(text + i + 2, "0000", 4) == 0)
+				return true;
+			i++;
+		}
+	}
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Refuses a partition named twice among v[0..n) (which one would win is a
+ * guess: Connect takes the last, silently). Returns 0,
+ * OFFSETS_DOC_ERR_VALUE with errbuf, or OFFSETS_DOC_ERR_NOMEM. */
+static int once_each(const struct offsets_doc_entry *v, size_t n, char *errbuf, size_t errlen)
+{
+	char **p = calloc(n + 1, sizeof(*p));
+	int rc = p != NULL ? 0 : OFFSETS_DOC_ERR_NOMEM;
+
+	for (size_t k = 0; k < n && rc == 0; k++)
+		if ((p[k] = cJSON_PrintUnformatted(v[k].partition)) == NULL)
+			rc = OFFSETS_DOC_ERR_NOMEM;
+	if (rc == 0)
+		qsort(p, n, sizeof(*p), cmp_str);
+	for (size_t k = 1; k < n && rc == 0; k++)
+		if (strcmp(p[k - 1], p[k]) == 0) {
+			snprintf(
+			    errbuf, errlen,
+			    "the partition %.300s is named twice: which of its offsets is meant "
+			    "is not clear (send it once)",
+			    p[k]);
+			rc = OFFSETS_DOC_ERR_VALUE;
+		}
+	for (size_t k = 0; k < n && p != NULL; k++)
+		free(p[k]);
+	free(p);
+	return rc;
+}
+
 int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
-                        struct offsets_doc_entry **out, size_t *n)
+                        struct offsets_doc_entry **out, size_t *n, char *errbuf, size_t errlen)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "offsets"), *e;
 	const char *raw, *el, *off;
 	size_t rlen, ellen, olen, cur = 0, k = 0;
 	struct offsets_doc_entry *v;
+	int rc;
 
+	if (errlen > 0)
+		errbuf[0] = '\0';
 	while (len > 0 && (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r'))
 		text++, len--;
 	/* The raw key must be "offsets" too: a key spelt with escapes is
 	 * refused rather than read differently by the two. */
 	if (!cJSON_IsArray(arr) || !jsonspan_member(text, len, "offsets", &raw, &rlen))
 		return OFFSETS_DOC_ERR_SHAPE;
+	if (has_nul(text, len)) {
+		snprintf(errbuf, errlen,
+		         "a string holds \\u0000 (NUL), which no file name, table or offset holds: "
+		         "it would be stored cut short there");
+		return OFFSETS_DOC_ERR_VALUE;
+	}
 	*n = (size_t)cJSON_GetArraySize(arr);
 	if ((v = calloc(*n + 1, sizeof(*v))) == NULL)
 		return OFFSETS_DOC_ERR_NOMEM;
@@ -122,6 +186,10 @@ int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
 		v[k].partition = part;
 		v[k].offset = cJSON_IsObject(o) ? off : NULL;
 		v[k++].olen = olen;
+	}
+	if ((rc = once_each(v, k, errbuf, errlen)) != 0) {
+		free(v);
+		return rc;
 	}
 	*out = v;
 	return 0;

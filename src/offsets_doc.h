@@ -16,6 +16,9 @@ struct offsets;
 enum {
 	OFFSETS_DOC_ERR_SHAPE = -1, /* not the document's shape */
 	OFFSETS_DOC_ERR_NOMEM = -2,
+	/* the shape, but not storable as meant: a NUL in a string, a
+	 * partition named twice (errbuf says which) */
+	OFFSETS_DOC_ERR_VALUE = -3,
 };
 
 /* One entry of a document read: the partition parsed, the offset as the text
@@ -38,10 +41,10 @@ char *offsets_doc_key(const char *name, const cJSON *partition);
 int offsets_doc_print(const struct offsets *o, const char *name, char **json);
 
 /* The entries of a document: j is text parsed; *out (malloc'd, n + 1 of
- * them) points into j and text. Returns 0, OFFSETS_DOC_ERR_SHAPE or
- * OFFSETS_DOC_ERR_NOMEM. */
+ * them) points into j and text. Returns 0, OFFSETS_DOC_ERR_SHAPE,
+ * OFFSETS_DOC_ERR_VALUE with errbuf, or OFFSETS_DOC_ERR_NOMEM. */
 int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
-                        struct offsets_doc_entry **out, size_t *n);
+                        struct offsets_doc_entry **out, size_t *n, char *errbuf, size_t errlen);
 
 /* What the document must look like, for an error message. */
 extern const char offsets_doc_shape[];

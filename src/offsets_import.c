@@ -261,15 +261,24 @@ int offsets_import_connect(const char *path, offsets_import_fn fn, void *arg, si
 
 	*count = 0;
 	if (buf == NULL || f == NULL) {
+		int err = errno;
+
 		snprintf(errbuf, errlen, "%s: %s", path,
-		         buf == NULL ? "out of memory" : strerror(errno));
-		rc = buf == NULL ? OFFSETS_ERR_NOMEM : OFFSETS_ERR_IO;
+		         buf == NULL ? "out of memory" : strerror(err));
+		/* A path missing, or not readable, is a person's to fix, not
+		 * something a retry mends. */
+		rc = buf == NULL ? OFFSETS_ERR_NOMEM
+		     : err == EIO || err == ENOMEM || err == EMFILE || err == ENFILE
+		         ? OFFSETS_ERR_IO
+		         : OFFSETS_ERR_ARG;
 		goto out;
 	}
 	r.len = fread(buf, 1, MAX_FILE + 1, f);
 	r.p = buf;
 	if (ferror(f) || r.len > MAX_FILE) {
-		snprintf(errbuf, errlen, "%s: %s", path, ferror(f) ? "read error" : "too large");
+		snprintf(errbuf, errlen, "%s: %s", path,
+		         ferror(f) ? "read error (a directory?)" : "too large");
+		rc = ferror(f) && errno != EISDIR ? OFFSETS_ERR_IO : OFFSETS_ERR_ARG;
 		goto out;
 	}
 	rc = import(&r, fn, arg, path, count, errbuf, errlen);

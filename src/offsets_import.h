@@ -28,7 +28,9 @@ typedef int (*offsets_import_fn)(void *arg, const char *key, const char *value, 
 /* Hands every entry of the Connect offsets file at path to fn, in the
  * file's order. *count: entries fn took. Returns 0, or a negative
  * OFFSETS_ERR_* with errbuf naming the file and, for a shape skiff does not
- * read, the byte offset (OFFSETS_ERR_CORRUPT), or what fn returned. */
+ * read, the byte offset (OFFSETS_ERR_CORRUPT), or what fn returned; a file
+ * missing, unreadable by its permissions or too large is OFFSETS_ERR_ARG (a
+ * person must act), a read error OFFSETS_ERR_IO. */
 int offsets_import_connect(const char *path, offsets_import_fn fn, void *arg, size_t *count,
                            char *errbuf, size_t errlen);
 

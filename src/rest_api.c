@@ -623,6 +623,7 @@ static int patch_entries(const struct ctx *c, const cJSON *j, struct offsets_doc
                          size_t *n)
 {
 	const cJSON *offs = cJSON_GetObjectItemCaseSensitive(j, "offsets");
+	char why[512];
 	int rc;
 
 	/* Connect's order: no entries is its 400; a body Jackson cannot
@@ -634,12 +635,14 @@ static int patch_entries(const struct ctx *c, const cJSON *j, struct offsets_doc
 		rc = reply_error(c->out, 400, offsets_doc_shape);
 	else if (offs == NULL || cJSON_IsNull(offs) || cJSON_GetArraySize(offs) == 0)
 		rc = reply_error(c->out, 400, no_offsets);
-	else if ((rc = offsets_doc_entries(c->req->body, c->req->len, j, e, n)) == 0)
+	else if ((rc = offsets_doc_entries(c->req->body, c->req->len, j, e, n, why, sizeof(why))) ==
+	         0)
 		return 0;
 	else if (rc == OFFSETS_DOC_ERR_NOMEM)
 		return REST_ERR_NOMEM;
 	else
-		rc = reply_error(c->out, 400, offsets_doc_shape);
+		rc =
+		    reply_error(c->out, 400, rc == OFFSETS_DOC_ERR_VALUE ? why : offsets_doc_shape);
 	return rc == REST_ERR_NOMEM ? REST_ERR_NOMEM : 1;
 }
 

@@ -304,13 +304,23 @@ struct source_ops {
 
 	/* Optional (NULL: not checked). After check_offset passed: whether
 	 * offset lies within what the source holds now, not past its end (a
-	 * table's newest row), where it would skip what comes up to it. Opens
-	 * what it reads read-only and changes nothing. bounded: called from the
-	 * main loop (REST), it must answer within a bounded time. Returns 0, or
+	 * table's newest row, a file's size; a file's position at a line
+	 * start), where it would skip what comes up to it or start inside a
+	 * record. stored: the partition's offset stored now (NULL: none): what
+	 * an offset that leaves something out means (a file's position alone
+	 * is in the file the stored offset names). Opens what it reads
+	 * read-only and changes nothing. bounded: called from the main loop
+	 * (REST), it must answer within a bounded time. Returns 0, or
 	 * SOURCE_ERR_CONFIG with errbuf naming the newest value (or why it
-	 * cannot tell: refused too); the caller may offer to force it. */
+	 * cannot tell: refused too); the caller may offer to force it. On 0,
+	 * *settled is NULL (store offset as sent) or the offset to store
+	 * instead, malloc'd (caller frees): what the source derives from its
+	 * data refreshed for the position set (a file's identity members, which
+	 * describe the bytes before a position), and errbuf holds a note for
+	 * the person ("" when none). */
 	int (*check_reach)(const struct config_section *cfg, const char *partition,
-	                   const char *offset, bool bounded, char *errbuf, size_t errlen);
+	                   const char *offset, const char *stored, bool bounded, char **settled,
+	                   char *errbuf, size_t errlen);
 
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);

@@ -630,45 +630,54 @@ static int get_offsets(void *ctx, size_t i, char **json)
 
 /* Whether c's source would use entry e (a reset always passes: junk stored
  * earlier must stay removable, as Connect allows), and it lies within the
- * source's data (check_reach: not past a table's newest row; no --force
- * here, `skiff offsets set --force` with skiff stopped). Returns 0,
- * REST_ERR_SOURCE with errbuf (the source's reason, as Connect's connector
- * throws it), or REST_ERR_NOMEM. */
-static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char *errbuf,
-                     size_t errlen)
+ * source's data (check_reach: not past a table's newest row or a file's
+ * end, not inside a line; no --force here, `skiff offsets set --force` with
+ * skiff stopped). *settled: what check_reach would store instead (NULL: e
+ * as sent; caller frees). Returns 0, REST_ERR_SOURCE with errbuf (the
+ * source's reason, as Connect's connector throws it), or REST_ERR_NOMEM. */
+static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char **settled,
+                     char *errbuf, size_t errlen)
 {
-	char why[512], *part, *off;
+	char why[1024] = "", *part, *off, *key;
 	int rc = 0, src = 0;
 
+	*settled = NULL;
 	if (e->offset == NULL || c->cs->ops->check_offset == NULL)
 		return 0;
 	part = cJSON_PrintUnformatted(e->partition);
 	off = strndup(e->offset, e->olen);
-	if (part == NULL || off == NULL)
+	key = offsets_doc_key(c->cs->name, e->partition);
+	if (part == NULL || off == NULL || key == NULL)
 		rc = REST_ERR_NOMEM;
 	else if ((src = c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why))) ==
 	         SOURCE_ERR_FOREIGN)
 		src = 0; /* stored, as Connect stores it */
 	else if (src == 0 && c->cs->ops->check_reach != NULL)
-		src = c->cs->ops->check_reach(c->cs->cfg, part, off, true, why, sizeof(why));
+		src =
+		    c->cs->ops->check_reach(c->cs->cfg, part, off, offsets_get(c->w->offsets, key),
+		                            true, settled, why, sizeof(why));
 	if (src != 0) {
 		snprintf(errbuf, errlen, "%s", why);
 		rc = REST_ERR_SOURCE;
+	} else if (rc == 0 && why[0] != '\0') {
+		log_info("connector %s: %s", c->cs->name, why);
 	}
 	free(part);
 	free(off);
+	free(key);
 	return rc;
 }
 
-/* Applies one PATCH entry: an offset is stored as sent, null removes. */
+/* Applies one PATCH entry: an offset is stored as sent (or as settled,
+ * when not NULL), null removes. */
 static int alter_one(struct worker *w, const char *name, const struct offsets_doc_entry *e,
-                     char *errbuf, size_t errlen)
+                     const char *settled, char *errbuf, size_t errlen)
 {
 	char *key = offsets_doc_key(name, e->partition), *val = NULL;
 	int rc = REST_ERR_ARG;
 
 	if (e->offset != NULL)
-		val = strndup(e->offset, e->olen);
+		val = settled != NULL ? strdup(settled) : strndup(e->offset, e->olen);
 	if (key == NULL || (e->offset != NULL && val == NULL))
 		rc = REST_ERR_NOMEM;
 	else if ((val ? offsets_put(w->offsets, key, val) : offsets_remove(w->offsets, key)) == 0)
@@ -734,10 +743,16 @@ static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e,
 	} else {
 		/* All checked before any is stored: a refused PATCH changes
 		 * nothing. */
+		char **settled = calloc(n, sizeof(*settled));
+
+		rc = settled != NULL ? 0 : REST_ERR_NOMEM;
 		for (size_t k = 0; k < n && rc == 0; k++)
-			rc = check_one(c, &e[k], errbuf, errlen);
+			rc = check_one(c, &e[k], &settled[k], errbuf, errlen);
 		for (size_t k = 0; k < n && rc == 0; k++)
-			rc = alter_one(w, name, &e[k], errbuf, errlen);
+			rc = alter_one(w, name, &e[k], settled[k], errbuf, errlen);
+		for (size_t k = 0; k < n && settled != NULL; k++)
+			free(settled[k]);
+		free(settled);
 	}
 	if (rc == REST_ERR_NOMEM)
 		snprintf(errbuf, errlen, "out of memory");

@@ -242,11 +242,13 @@ def test_set_past_the_end_refused(tmp_path):
         {"position": 11 * fl.WIDTH}
 
 
-def test_set_offset_of_another_file_not_checked_against_the_path(tmp_path):
+def test_set_offset_of_another_file_checked_against_that_file(tmp_path):
     """Issue 14: an offset skiff writes while it reads a rotated file names
     that file by dev and ino; its position is not checked against the
-    (newer, shorter) file at the path: stored, with a note saying so. The
-    path's own file named: checked, refused past its end."""
+    (newer, shorter) file at the path. Issue 24 (item 7): it is checked
+    against the file it names, where rotation put it (app.log.1), said on
+    stderr; past that file's end it is refused naming it. The path's own
+    file named: checked, refused past its end."""
     src = fl.SeqSource(tmp_path / "app.log")
     src.append(20)
     os.rename(src.path, str(src.path) + ".1")
@@ -263,11 +265,13 @@ def test_set_offset_of_another_file_not_checked_against_the_path(tmp_path):
                                         "offset": {"position": pos, "dev": st.st_dev,
                                                    "ino": st.st_ino}}]})
     rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(old, 15 * fl.WIDTH))
-    assert rc == 0 and f"inode {old.st_ino}" in err and "not checked" in err, err
-    assert json.loads(offsets_cmd(sk, "list")[1])["offsets"][0]["offset"]["position"] == \
-        15 * fl.WIDTH
+    assert rc == 0 and f"{src.path}.1" in err, err
+    stored = json.loads(offsets_cmd(sk, "list")[1])["offsets"][0]["offset"]
+    assert (stored["position"], stored["ino"]) == (15 * fl.WIDTH, old.st_ino), stored
+    rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(old, 21 * fl.WIDTH))
+    assert rc == 78 and f"{src.path}.1 holds {20 * fl.WIDTH} bytes" in err, err
     rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(new, 11 * fl.WIDTH))
     assert rc == 78 and str(10 * fl.WIDTH) in err and "--force" in err, err
     os.unlink(src.path)  # the path's file gone: the offset's file is not
     rc, out, err = offsets_cmd(sk, "set", "-", stdin=doc(old, 16 * fl.WIDTH))
-    assert rc == 0 and "not checked" in err, err
+    assert rc == 0 and f"{src.path}.1" in err, err

@@ -10,6 +10,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
@@ -158,6 +160,37 @@ def plain_skiff():
     return Path(p) if Path(p).is_file() else None
 
 
+def run_while_moving(cmd, stall=300):
+    """Runs cmd, a tool that writes a line to stderr as it makes progress
+    (fleetfill), for as long as it takes while it moves: on a machine that
+    parallel runs share, a fill is slow, not stuck. Kills it and fails,
+    with its last lines, only after stall seconds without a line. Returns
+    (returncode, stdout, stderr)."""
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    err, out, last = [], [], [time.monotonic()]
+
+    def pump_err():
+        for ln in p.stderr:
+            err.append(ln)
+            last[0] = time.monotonic()
+
+    pumps = [threading.Thread(target=pump_err, daemon=True),
+             threading.Thread(target=lambda: out.append(p.stdout.read()), daemon=True)]
+    for t in pumps:
+        t.start()
+    while p.poll() is None:
+        if time.monotonic() - last[0] > stall:
+            p.kill()
+            p.wait()
+            pytest.fail(f"{cmd[0]}: no progress for {stall}s, killed; its last lines:\n" +
+                        "".join(err[-5:]))
+        time.sleep(0.5)
+    for t in pumps:
+        t.join()
+    return p.returncode, "".join(out), "".join(err)
+
+
 def rss_after_shipping(tmp_path, kafka, name, offsets, topic, binary=None, lines=1000):
     """A device started on offsets (file and topic), its app.log of lines
     shipped and its offset in the topic: (VmHWM, VmRSS) in kB."""
@@ -187,10 +220,10 @@ def test_fleet_topic_of_200000_keys(tmp_path, kafka, topic):
     and, without sanitizers (plain_skiff), its peak and final RSS stay
     within 5 MB of what it holds on an empty topic."""
     full = topic + "-fleet"
-    r = subprocess.run([str(harness.tool("fleetfill")), "-b", kafka.bootstrap, "-t", full,
-                        "-d", "10000", "-f", "20"], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("200000 records"), r.stdout
+    rc, out, err = run_while_moving([str(harness.tool("fleetfill")), "-b", kafka.bootstrap,
+                                     "-t", full, "-d", "10000", "-f", "20"])
+    assert rc == 0, err[-2000:]
+    assert out.startswith("200000 records"), out
     rss_after_shipping(tmp_path, kafka, "dev-sanitized", full, topic)
     plain = plain_skiff()
     if plain is None:

@@ -15,7 +15,9 @@
  * partitions when missing. With -P: a topic per device, TOPIC-dev<i>, one
  * partition each, compacted, created in batches (an existing one is fine).
  * Prints "<records> records <bytes> bytes" (key, value and headers) and exits
- * 0; errors go to stderr with exit 2. */
+ * 0; errors go to stderr with exit 2. Progress goes to stderr, a line for
+ * each PROGRESS records acknowledged and for each batch of topics created,
+ * so that a caller can tell a slow fill (a loaded machine) from one stuck. */
 #include <inttypes.h>
 #include <librdkafka/rdkafka.h>
 #include <stdbool.h>
@@ -29,6 +31,12 @@
 #define EXIT_ERR 2
 #define TIMEOUT_MS 900000
 #define BATCH 500 /* topics per CreateTopics request, devices per flush */
+#define PROGRESS 2000
+
+/* What the delivery reports counted. */
+struct acks {
+	int64_t acked, failed, total;
+};
 
 struct opts {
 	const char *bootstrap, *topic;
@@ -71,14 +79,17 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
-	int *failed = opaque;
+	struct acks *a = opaque;
 
 	(void)rk;
-	if (m->err != 0 && (*failed)++ == 0)
+	if (m->err != 0 && a->failed++ == 0)
 		fprintf(stderr, "fleetfill: %s\n", rd_kafka_err2str(m->err));
+	if (m->err == 0 && ++a->acked % PROGRESS == 0)
+		fprintf(stderr, "fleetfill: %" PRId64 " of %" PRId64 " records acknowledged\n",
+		        a->acked, a->total);
 }
 
-static rd_kafka_t *producer(const struct opts *o, int *failed)
+static rd_kafka_t *producer(const struct opts *o, struct acks *acks)
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	char errstr[512];
@@ -100,7 +111,7 @@ static rd_kafka_t *producer(const struct opts *o, int *failed)
 		rd_kafka_conf_destroy(conf);
 		return NULL;
 	}
-	rd_kafka_conf_set_opaque(conf, failed);
+	rd_kafka_conf_set_opaque(conf, acks);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
 	if (rk == NULL) {
@@ -174,6 +185,9 @@ static int create_some(rd_kafka_t *rk, const struct opts *o, int64_t from, int64
 	rc = create(rk, names, n, 1);
 	while (n > 0)
 		free(names[--n]);
+	if (rc == 0)
+		fprintf(stderr, "fleetfill: topics of devices %" PRId64 "-%" PRId64 " created\n",
+		        from, to - 1);
 	return rc;
 }
 
@@ -228,13 +242,15 @@ static int device(rd_kafka_t *rk, const struct opts *o, int64_t i, uint64_t *byt
 int main(int argc, char **argv)
 {
 	struct opts o;
-	int failed = 0, rc = 0;
+	struct acks acks = {0};
+	int rc = 0;
 	uint64_t bytes = 0;
 	rd_kafka_t *rk;
 
 	if (parse(argc, argv, &o) != 0)
 		return EXIT_ERR;
-	rk = producer(&o, &failed);
+	acks.total = o.devices * o.files;
+	rk = producer(&o, &acks);
 	if (rk == NULL)
 		return EXIT_ERR;
 	/* A batch of devices at a time: their topics created, their records
@@ -253,7 +269,7 @@ int main(int argc, char **argv)
 		}
 	}
 	rd_kafka_destroy(rk);
-	if (rc == 0 && failed > 0)
+	if (rc == 0 && acks.failed > 0)
 		rc = EXIT_ERR;
 	if (rc == 0)
 		printf("%" PRId64 " records %" PRIu64 " bytes\n", o.devices * o.files, bytes);

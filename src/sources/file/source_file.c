@@ -684,5 +684,6 @@ const struct source_ops source_file_ops = {
     .offset_json = file_offset_json,
     .backlog = file_backlog,
     .check_offset = tailcheck_offset,
+    .check_reach = tailcheck_reach,
     .close = file_close,
 };

@@ -791,9 +791,11 @@ static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bo
 }
 
 /* source_ops.check_reach: an offset past the newest row is refused, and so
- * is one that cannot be checked (its database or table missing, locked). */
+ * is one that cannot be checked (its database or table missing, locked). A
+ * row offset names everything it means: stored aside, stored as sent. */
 static int sqlite_check_reach(const struct config_section *cfg, const char *partition,
-                              const char *offset, bool bounded, char *errbuf, size_t errlen)
+                              const char *offset, const char *stored, bool bounded, char **settled,
+                              char *errbuf, size_t errlen)
 {
 	struct source_env env;
 	struct sqtable *t;
@@ -801,6 +803,10 @@ static int sqlite_check_reach(const struct config_section *cfg, const char *part
 	void *ctx = NULL;
 	int rc;
 
+	(void)stored;
+	*settled = NULL;
+	if (errlen > 0)
+		errbuf[0] = '\0';
 	sqguard_check_env(&env, "offsets", true);
 	if (sqlite_open(cfg, &env, &ctx, why, sizeof(why)) != 0) {
 		snprintf(errbuf, errlen, "the offset cannot be checked: %s", why);
