@@ -112,6 +112,7 @@
 
 #include "log.h"
 #include "tailchain.h"
+#include "tailheld.h"
 #include "tailresume.h"
 #include "tailscan.h"
 
@@ -829,6 +830,44 @@ static void note_closing(struct tailstream *s)
 		env->count(env, "lines_unread_lost", lines);
 		env->count(env, "files_gone_unread", 1);
 	}
+}
+
+/* Puts link l of s into h (tailstream_held_files). */
+static int put_held(const struct tailstream *s, const struct link *l, struct tailheld *h,
+                    bool closing)
+{
+	const struct tailid *id = tailfile_id(l->tf);
+	struct tailheld_file f = {.dev = id->dev,
+	                          .ino = id->ino,
+	                          .born = id->born,
+	                          .size = -1,
+	                          .name = tailfile_path(l->tf)};
+	struct stat st;
+
+	if (fstat(tailfile_fd(l->tf), &st) != 0 || (closing && st.st_nlink == 0))
+		return 0;
+	if (!tailfile_compressed(l->tf)) {
+		/* A compressed file stays one: found again by its inode. */
+		f.size = (int64_t)st.st_size;
+		f.fplen = f.size < TAILID_FP_MAX ? f.size : TAILID_FP_MAX;
+		if (l->peek_len == f.fplen)
+			f.fp = l->peek_fp;
+		else if (tailid_fp_file(tailfile_fd(l->tf), f.fplen, &f.fp) != 0)
+			f.fplen = 0;
+	}
+	return tailheld_put(h, s->path, &f);
+}
+
+int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool closing)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < s->nlinger; i++)
+		rc = put_held(s, &s->linger[i], h, closing);
+	for (size_t i = 0; rc == 0 && i < s->n; i++)
+		if (s->chain[i].held)
+			rc = put_held(s, &s->chain[i], h, closing);
+	return rc;
 }
 
 void tailstream_free(struct tailstream *s)
