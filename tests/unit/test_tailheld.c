@@ -46,7 +46,7 @@ static void test_round_trip(void)
 	CHECK_INT(tailheld_put(h, "/var/log/app log", &a), 0);
 	CHECK_INT(tailheld_put(h, "/var/log/app log", &b), 0);
 	CHECK_INT(tailheld_put(h, "/other", &b), 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	CHECK(access(path, F_OK) == 0);
 	CHECK(!tailheld_due(h, 999, true)); /* at most once per interval */
 	CHECK_INT(tailheld_deadline(h, 400, true), 600);
@@ -72,7 +72,7 @@ static void test_round_trip(void)
 	CHECK_INT(n, 0); /* taken once */
 	/* What was not taken (another stream's) is kept across a snapshot. */
 	tailheld_begin(h, 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	tailheld_free(h);
 	h = fresh();
 	CHECK_INT(tailheld_load(h, err, sizeof(err)), 0);
@@ -81,7 +81,7 @@ static void test_round_trip(void)
 	tailheld_files_free(f, n);
 	/* Everything taken and nothing held: the file goes. */
 	tailheld_begin(h, 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	CHECK(access(path, F_OK) != 0);
 	CHECK(!tailheld_due(h, 5000, false));
 	tailheld_free(h);
@@ -96,12 +96,12 @@ static void test_unchanged_not_written(void)
 	unlink(path);
 	tailheld_begin(h, 0);
 	CHECK_INT(tailheld_put(h, "s", &b), 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	CHECK_INT(stat(path, &st1), 0);
 	usleep(20000);
 	tailheld_begin(h, 1000);
 	CHECK_INT(tailheld_put(h, "s", &b), 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	CHECK_INT(stat(path, &st2), 0);
 	CHECK(st1.st_ino == st2.st_ino && st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec);
 	/* A size that changed is written. */
@@ -109,14 +109,14 @@ static void test_unchanged_not_written(void)
 	grown.size = 10;
 	tailheld_begin(h, 2000);
 	CHECK_INT(tailheld_put(h, "s", &grown), 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	CHECK_INT(stat(path, &st2), 0);
 	CHECK(st1.st_ino != st2.st_ino); /* replaced (a new inode by rename) */
 	/* Bounded: past cap (8) the rest is left out. */
 	tailheld_begin(h, 3000);
 	for (int i = 0; i < 20; i++)
 		CHECK_INT(tailheld_put(h, "s", &b), 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	tailheld_free(h);
 	unlink(path);
 }
@@ -139,7 +139,7 @@ static void refused(const char *content, size_t len, int want, const char *why)
 	/* The next snapshot replaces it (nothing held: removes it). */
 	CHECK(tailheld_due(h, 0, false));
 	tailheld_begin(h, 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	CHECK(access(path, F_OK) != 0);
 	tailheld_free(h);
 }
@@ -155,7 +155,7 @@ static void test_damaged(void)
 	tailheld_begin(h, 0);
 	CHECK_INT(tailheld_put(h, "s", &a), 0);
 	CHECK_INT(tailheld_put(h, "s", &b), 0);
-	CHECK_INT(tailheld_end(h, err, sizeof(err)), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
 	tailheld_free(h);
 	fp = fopen(path, "rb");
 	CHECK(fp != NULL);

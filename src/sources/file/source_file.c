@@ -239,6 +239,27 @@ static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int6
 
 /* ---- the held set on disk (tailheld.h) ----------------------------------- */
 
+/* tailheld_end's passed: whether the committed offset of stream is past
+ * f, a file let go (read to its end): the offset names f at its size or
+ * finished, or a file born after it (an uncompressed one: a compressed
+ * file's birth is when it was compressed). Unknown order: not past. */
+static bool held_passed(void *arg, const char *stream, const struct tailheld_file *f)
+{
+	struct filesrc *fs = arg;
+	struct tailstream *s = tailwatch_stream(fs, stream);
+	const char *json;
+	struct tailpos p;
+
+	if (s == NULL)
+		return true; /* no longer followed: nothing to compare at a start */
+	json = fs->env->committed(fs->env, tailstream_partition(s));
+	if (json == NULL || tailpos_parse(json, &p) != 0 || !p.known)
+		return false;
+	if (p.has_id && p.dev == f->dev && p.ino == f->ino && (!p.has_born || p.born == f->born))
+		return p.finished || (f->size >= 0 && p.pos >= f->size);
+	return p.has_id && p.has_born && !p.has_after && p.born > f->born;
+}
+
 /* Writes the held set when due (at most every offset.flush.interval.ms, only
  * when it changed), or now when closing. A failure is said once until a
  * write succeeds: the offsets, and reading, do not depend on it. */
@@ -254,7 +275,7 @@ static void held_snapshot(struct filesrc *f, int64_t now, bool closing)
 	for (size_t i = 0; rc == 0 && i < f->nstreams; i++)
 		rc = tailstream_held_files(f->streams[i], h, closing);
 	if (rc == 0)
-		rc = tailheld_end(h, err, sizeof(err));
+		rc = tailheld_end(h, closing, held_passed, f, err, sizeof(err));
 	else
 		snprintf(err, sizeof(err), "%s: out of memory", tailheld_path(h));
 	if (rc != 0 && !f->held_warned)

@@ -26,6 +26,8 @@ struct ent {
 	char *stream, *name;
 	struct tailheld_file f; /* f.name is name */
 	bool loaded;            /* from the last run, not taken yet */
+	bool stale;             /* not put again yet in this snapshot */
+	bool kept;              /* no longer held; its lines may not be acknowledged yet */
 };
 
 struct tailheld {
@@ -257,7 +259,8 @@ static int parse(struct tailheld *h, char *data, size_t len, char *errbuf, size_
 		*nl = '\0';
 		if ((rc = parse_line(h, p)) != 0) {
 			snprintf(errbuf, errlen, "%s:%zu: %s", h->path, lineno,
-			         rc == TAILHELD_ERR_NOMEM ? "out of memory" : "not a held file's line");
+			         rc == TAILHELD_ERR_NOMEM ? "out of memory"
+			                                  : "not a held file's line");
 			return rc;
 		}
 	}
@@ -274,7 +277,7 @@ int tailheld_load(struct tailheld *h, char *errbuf, size_t errlen)
 		return 0;
 	h->on_disk = true;
 	if (rc != 0)
-		return rc == ATOMICFILE_ERR_NOMEM   ? TAILHELD_ERR_NOMEM
+		return rc == ATOMICFILE_ERR_NOMEM    ? TAILHELD_ERR_NOMEM
 		       : rc == ATOMICFILE_ERR_TOOBIG ? TAILHELD_ERR_CORRUPT
 		                                     : TAILHELD_ERR_IO;
 	rc = parse(h, data, len, errbuf, errlen);
@@ -362,28 +365,86 @@ int64_t tailheld_deadline(const struct tailheld *h, int64_t now, bool holding)
 
 void tailheld_begin(struct tailheld *h, int64_t now)
 {
-	size_t w = 0;
-
-	for (size_t i = 0; i < h->n; i++) {
-		if (h->e[i].loaded)
-			h->e[w++] = h->e[i];
-		else
-			ent_free(&h->e[i]);
-	}
-	h->n = w;
+	for (size_t i = 0; i < h->n; i++)
+		h->e[i].stale = !h->e[i].loaded;
 	h->last = now;
 	h->whole = true;
 }
 
+static bool same(const struct ent *e, const char *stream, int64_t dev, int64_t ino, int64_t born)
+{
+	return !e->loaded && e->f.dev == dev && e->f.ino == ino &&
+	       (born == 0 || e->f.born == born) && strcmp(e->stream, stream) == 0;
+}
+
 int tailheld_put(struct tailheld *h, const char *stream, const struct tailheld_file *f)
 {
+	char *name;
 	int rc;
 
+	for (size_t i = 0; i < h->n; i++) {
+		struct ent *e = &h->e[i];
+
+		if (!same(e, stream, f->dev, f->ino, f->born))
+			continue;
+		/* Its place in the order stays: held again, or still held. */
+		if (strcmp(e->name, f->name) != 0) {
+			if ((name = strdup(f->name)) == NULL) {
+				h->whole = false;
+				return TAILHELD_ERR_NOMEM;
+			}
+			free(e->name);
+			e->name = name;
+		}
+		e->f = *f;
+		e->f.name = e->name;
+		e->stale = e->kept = false;
+		return 0;
+	}
 	if (h->n >= h->cap)
 		return 0; /* bounded: the oldest are in, a lower bound */
 	if ((rc = add(h, stream, f, false)) != 0)
 		h->whole = false;
 	return rc;
+}
+
+void tailheld_forget(struct tailheld *h, const char *stream, int64_t dev, int64_t ino, int64_t born)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (same(&h->e[i], stream, dev, ino, born))
+			ent_free(&h->e[i]);
+		else
+			h->e[w++] = h->e[i];
+	}
+	h->n = w;
+}
+
+/* Ends what the snapshot did not put again: dropped when closing or passed
+ * (the committed offset is past it), else kept (kept beyond cap: the
+ * oldest dropped). */
+static void sweep(struct tailheld *h, bool closing,
+                  bool (*passed)(void *arg, const char *stream, const struct tailheld_file *f),
+                  void *arg)
+{
+	size_t w = 0, over = h->n > h->cap ? h->n - h->cap : 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		struct ent *e = &h->e[i];
+
+		if (e->stale &&
+		    (closing || over > 0 || passed == NULL || passed(arg, e->stream, &e->f))) {
+			over -= over > 0;
+			ent_free(e);
+			continue;
+		}
+		if (e->stale)
+			e->kept = true;
+		e->stale = false;
+		h->e[w++] = *e;
+	}
+	h->n = w;
 }
 
 /* Removes the file, and makes that durable (its directory fsynced). */
@@ -412,14 +473,20 @@ static int remove_file(struct tailheld *h, char *errbuf, size_t errlen)
 	return rc;
 }
 
-int tailheld_end(struct tailheld *h, char *errbuf, size_t errlen)
+int tailheld_end(struct tailheld *h, bool closing,
+                 bool (*passed)(void *arg, const char *stream, const struct tailheld_file *f),
+                 void *arg, char *errbuf, size_t errlen)
 {
 	struct buf b;
 	uint32_t crc;
 	int rc;
 
-	if (!h->whole)
+	if (!h->whole) {
+		for (size_t i = 0; i < h->n; i++)
+			h->e[i].stale = false;
 		return 0; /* out of memory mid-way: keep what is on disk */
+	}
+	sweep(h, closing, passed, arg);
 	if (h->n == 0) {
 		if (!h->on_disk)
 			return 0;

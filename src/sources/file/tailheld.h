@@ -39,9 +39,9 @@ struct tailheld;
 /* A file of the set. */
 struct tailheld_file {
 	int64_t dev, ino, born;
-	int64_t size;  /* bytes when last seen; -1: not known (compressed) */
-	uint64_t fp;   /* FNV-1a 64 of its first fplen bytes (tailid.h) */
-	int64_t fplen; /* 0: none */
+	int64_t size;     /* bytes when last seen; -1: not known (compressed) */
+	uint64_t fp;      /* FNV-1a 64 of its first fplen bytes (tailid.h) */
+	int64_t fplen;    /* 0: none */
 	const char *name; /* the name it was opened by */
 };
 
@@ -91,15 +91,32 @@ bool tailheld_due(const struct tailheld *h, int64_t now, bool holding);
 int64_t tailheld_deadline(const struct tailheld *h, int64_t now, bool holding);
 
 /* A snapshot: tailheld_begin, tailheld_put for every file held now (each
- * stream's in reading order), tailheld_end. Files loaded and not taken yet
- * are kept. put returns 0, or TAILHELD_ERR_NOMEM (the snapshot is then
- * incomplete: nothing is written until a whole one). Past cap files, the
- * rest is left out. */
+ * stream's in reading order; one already in the set keeps its place, a new
+ * one goes after), tailheld_end. Files loaded and not taken yet are kept.
+ * put returns 0, or TAILHELD_ERR_NOMEM (the snapshot is then incomplete:
+ * nothing is written until a whole one). Past cap files, the rest is left
+ * out. */
 void tailheld_begin(struct tailheld *h, int64_t now);
 int tailheld_put(struct tailheld *h, const char *stream, const struct tailheld_file *f);
 /* Ends the snapshot and writes the file when its content changed (an empty
- * set: removes it). Returns 0, or TAILHELD_ERR_IO / _NOMEM with errbuf (the
- * next snapshot tries again). */
-int tailheld_end(struct tailheld *h, char *errbuf, size_t errlen);
+ * set: removes it). A file of the set not put again was let go, read to
+ * its end, while its lines may not be acknowledged yet (a kill -9 loses
+ * them with the file): it stays, in its place, until passed(arg, stream,
+ * file) says the stream's committed offset is past it (passed NULL: at
+ * once), or the set is past cap (the oldest go first). closing: a clean
+ * stop, whose own accounting covers what it drops: every file not put
+ * again goes. Returns 0, or TAILHELD_ERR_IO / _NOMEM with errbuf (the next
+ * snapshot tries again). */
+int tailheld_end(struct tailheld *h, bool closing,
+                 bool (*passed)(void *arg, const char *stream, const struct tailheld_file *f),
+                 void *arg, char *errbuf, size_t errlen);
+
+/* Removes the file dev/ino born at born (0: any) of stream from the set:
+ * its loss was counted while running (the held-file budget let go of it),
+ * so it must not stay as a file let go whose lines may be lost. (A kill -9
+ * before the next snapshot still finds it in the file: counted again at
+ * the start, within one interval.) */
+void tailheld_forget(struct tailheld *h, const char *stream, int64_t dev, int64_t ino,
+                     int64_t born);
 
 #endif

@@ -170,7 +170,8 @@ bool tailstream_first_gone(const struct tailstream *s, int64_t *born);
 void tailstream_drop_first(struct tailstream *s, const char *why);
 
 /* Puts the files s holds (lingering ones, then those of its chain no
- * longer at the path, in reading order) into h's snapshot (tailheld_put).
+ * longer at the path, in reading order, and behind them the file at the
+ * path) into h's snapshot (tailheld_put).
  * closing: leaves out those deleted since, which closing s counts
  * (tailstream_free). A fstat of each, a read of its first KiB when opened
  * shorter. Returns 0 or TAILHELD_ERR_NOMEM. */
