@@ -9,7 +9,7 @@ open at once and the disk they took (sampled from /proc every 0.1 s), and
 skiff's CPU while the broker was down.
 
   python3 tests/bench/bench_outage.py [--skiff build/skiff] [--outages 30,240]
-      [--before BIN] [--connector key=value ...]
+      [--before BIN] [--connector key=value ...] [--kill9]
 
 --before BIN runs the same outages with another binary first (e.g. a build
 of the commit before issue 22), in the same invocation. Issue 22's figures
@@ -32,14 +32,24 @@ import harness  # noqa: E402
 import outage  # noqa: E402
 
 
-def one(binary, seconds, work, connector, before, after):
+def one(binary, seconds, work, connector, before, after, kill9=False):
     os.environ["SKIFF_BIN"] = str(binary)
     d = Path(tempfile.mkdtemp(prefix=f"outage{seconds}-", dir=work))
     broker = harness.Broker(d / "kafka")
     broker.start()
+    mid = back = None
+    if kill9:
+        # Halfway through the outage: kill -9 (a power cut, the OOM
+        # killer); skiff starts again once the broker is back.
+        def mid(scene):
+            scene.sk.kill9()
+
+        def back(scene):
+            scene.restart()
     try:
         r = outage.run(d, broker, harness.unique_topic("outage"), seconds, before=before,
-                       after=after, connector=connector, drain_timeout=900)
+                       after=after, connector=connector, drain_timeout=900, mid=mid,
+                       back=back)
     finally:
         broker.kill()
     return r
@@ -55,6 +65,9 @@ def main():
     ap.add_argument("--connector", action="append", default=[],
                     help="key=value added to the connector (e.g. max.held.files=64)")
     ap.add_argument("--work", default=None, help="directory for the runs (default: a temp dir)")
+    ap.add_argument("--kill9", action="store_true",
+                    help="kill -9 skiff halfway through the outage, start it again once the "
+                         "broker is back (what it held dies with it: counted at the start)")
     a = ap.parse_args()
     connector = dict(kv.split("=", 1) for kv in a.connector)
     work = Path(a.work or tempfile.mkdtemp(prefix="bench-outage-"))
@@ -65,7 +78,7 @@ def main():
     runs.append(("skiff", a.skiff))
     for label, binary in runs:
         for seconds in [int(s) for s in a.outages.split(",")]:
-            r = one(binary, seconds, work, connector, a.lead, a.tail)
+            r = one(binary, seconds, work, connector, a.lead, a.tail, a.kill9)
             print(f"{label} {binary}: outage {seconds} s: {outage.summary(r)}", flush=True)
 
 
