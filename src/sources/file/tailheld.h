@@ -4,10 +4,12 @@
  *
  * While Kafka is away the connector holds rotated files open until it can
  * read them (tailchain: the descriptor keeps a deleted file's bytes). Those
- * descriptors die with the process. The held set names each held file -
- * the stream (path) it belongs to, its identity (device, inode, birth, the
- * fingerprint of its first bytes), the name it was opened by and its size
- * when last seen - in reading order per stream. At the next start each
+ * descriptors die with the process. The held set names each held file,
+ * each file let go whose lines may not be acknowledged yet, and the file at
+ * the path behind held files - the stream (path) it belongs to, its
+ * identity (device, inode, birth, the fingerprint of its first bytes), the
+ * name it was opened by and its size when last seen - in reading order per
+ * stream. At the next start each
  * stream compares the set with what it finds on disk (tailresume.c): a file
  * found under any name, compressed too, is read as usual; one found nowhere
  * is gone, and at least size − position of it (the stored offset's position
