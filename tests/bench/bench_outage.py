@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,20 +39,26 @@ def one(binary, seconds, work, connector, before, after, kill9=False):
     broker = harness.Broker(d / "kafka")
     broker.start()
     mid = back = None
+    dead = {}
     if kill9:
         # Halfway through the outage: kill -9 (a power cut, the OOM
         # killer); skiff starts again once the broker is back.
         def mid(scene):
             scene.sk.kill9()
+            dead["at"], dead["line"] = time.monotonic(), scene.writer.count
 
         def back(scene):
             scene.restart()
+            dead["s"] = time.monotonic() - dead["at"]
+            dead["lines"] = scene.writer.count - dead["line"]
     try:
         r = outage.run(d, broker, harness.unique_topic("outage"), seconds, before=before,
                        after=after, connector=connector, drain_timeout=900, mid=mid,
                        back=back)
     finally:
         broker.kill()
+    if dead:
+        r["dead"] = dead
     return r
 
 
@@ -79,7 +86,10 @@ def main():
     for label, binary in runs:
         for seconds in [int(s) for s in a.outages.split(",")]:
             r = one(binary, seconds, work, connector, a.lead, a.tail, a.kill9)
-            print(f"{label} {binary}: outage {seconds} s: {outage.summary(r)}", flush=True)
+            dead = r.get("dead")
+            print(f"{label} {binary}: outage {seconds} s: {outage.summary(r)}"
+                  + (f"; skiff dead {dead['s']:.1f} s, {dead['lines']} lines written meanwhile"
+                     if dead else ""), flush=True)
 
 
 if __name__ == "__main__":
