@@ -174,6 +174,16 @@ struct source_env {
 	 * 6, "\u0001"; StringConverter 3, an invalid byte becoming U+FFFD;
 	 * ByteArrayConverter 1). Transforms can add more. */
 	size_t value_bytes_max;
+	/* A file of the source's own (NULL: none, the offsets are in a topic
+	 * alone), in the state directory beside the offsets file
+	 * (<offset.storage.file.filename>.state-<connector name, escaped>):
+	 * what the source must know after a kill -9 that no offset says (the
+	 * file source: the rotated files it held). Written as the offsets are
+	 * (crash-safe), at most every state_interval_ms
+	 * (offset.flush.interval.ms) and only when it changed. Owned by the
+	 * worker, valid until close(). */
+	const char *state_file;
+	int64_t state_interval_ms;
 };
 
 /* Registers n counters d[] through env->counter when the env offers it

@@ -725,6 +725,8 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
 		snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);
 		free(c->records);
 		c->records = NULL;
+		free((char *)c->env.state_file);
+		c->env.state_file = NULL;
 		return WORKER_ERR_NOMEM;
 	}
 	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));

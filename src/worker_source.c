@@ -7,6 +7,7 @@
 #include "worker.h"
 #include "worker_private.h"
 
+#include "config.h"
 #include "log.h"
 #include "offsets.h"
 #include "rstr.h"
@@ -402,6 +403,50 @@ static size_t value_budget(const struct conn *c)
 	return (max - room) / per_byte;
 }
 
+/* source_env.state_file for c: <offsets file>.state-<name>, the name's
+ * bytes other than [A-Za-z0-9._-] as %XX (a name too long for one
+ * directory entry: its FNV-1a 64 hash in hex); NULL without an offsets
+ * file, or out of memory. */
+static char *state_file(const struct conn *c)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *file = config_str(c->w->settings->worker, "offset.storage.file.filename");
+	const char *base, *name = c->cs->name;
+	size_t len, at;
+	char *out;
+
+	if (file == NULL || file[0] == '\0')
+		return NULL;
+	base = strrchr(file, '/') != NULL ? strrchr(file, '/') + 1 : file;
+	len = strlen(file);
+	if ((out = malloc(len + 7 + 3 * strlen(name) + 1)) == NULL)
+		return NULL;
+	memcpy(out, file, len);
+	memcpy(out + len, ".state-", 7);
+	at = len + 7;
+	for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-') {
+			out[at++] = (char)*p;
+		} else {
+			out[at++] = '%';
+			out[at++] = hex[*p >> 4];
+			out[at++] = hex[*p & 15];
+		}
+	}
+	if (at - (size_t)(base - file) > 255) {
+		uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+		for (const unsigned char *p = (const unsigned char *)name; *p != '\0'; p++)
+			h = (h ^ *p) * UINT64_C(0x100000001b3);
+		at = len + 7;
+		for (int i = 15; i >= 0; i--)
+			out[at++] = hex[(h >> (4 * i)) & 15];
+	}
+	out[at] = '\0';
+	return out;
+}
+
 void worker_source_env(struct conn *c)
 {
 	c->env = (struct source_env){.opaque = c,
@@ -415,6 +460,8 @@ void worker_source_env(struct conn *c)
 	                             .partition_stat = env_partition_stat,
 	                             .log = env_log};
 	c->env.value_bytes_max = value_budget(c);
+	c->env.state_file = state_file(c);
+	c->env.state_interval_ms = c->w->flush_interval;
 	/* Rendered structs skip a tree per record; transforms need the tree. */
 	if (transform_chain_len(c->cs->chain) == 0) {
 		c->env.json_values = c->cs->value_conv.kind == CONV_JSON;
@@ -447,6 +494,8 @@ int worker_source_register(struct conn *c)
 
 void worker_source_free(struct conn *c)
 {
+	free((char *)c->env.state_file);
+	c->env.state_file = NULL;
 	free(c->pfds);
 	free(c->watches);
 	for (size_t i = 0; i < c->nevents; i++)

@@ -9,7 +9,7 @@ open at once and the disk they took (sampled from /proc every 0.1 s), and
 skiff's CPU while the broker was down.
 
   python3 tests/bench/bench_outage.py [--skiff build/skiff] [--outages 30,240]
-      [--before BIN] [--connector key=value ...]
+      [--before BIN] [--connector key=value ...] [--kill9]
 
 --before BIN runs the same outages with another binary first (e.g. a build
 of the commit before issue 22), in the same invocation. Issue 22's figures
@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,16 +33,32 @@ import harness  # noqa: E402
 import outage  # noqa: E402
 
 
-def one(binary, seconds, work, connector, before, after):
+def one(binary, seconds, work, connector, before, after, kill9=False):
     os.environ["SKIFF_BIN"] = str(binary)
     d = Path(tempfile.mkdtemp(prefix=f"outage{seconds}-", dir=work))
     broker = harness.Broker(d / "kafka")
     broker.start()
+    mid = back = None
+    dead = {}
+    if kill9:
+        # Halfway through the outage: kill -9 (a power cut, the OOM
+        # killer); skiff starts again once the broker is back.
+        def mid(scene):
+            scene.sk.kill9()
+            dead["at"], dead["line"] = time.monotonic(), scene.writer.count
+
+        def back(scene):
+            scene.restart()
+            dead["s"] = time.monotonic() - dead["at"]
+            dead["lines"] = scene.writer.count - dead["line"]
     try:
         r = outage.run(d, broker, harness.unique_topic("outage"), seconds, before=before,
-                       after=after, connector=connector, drain_timeout=900)
+                       after=after, connector=connector, drain_timeout=900, mid=mid,
+                       back=back)
     finally:
         broker.kill()
+    if dead:
+        r["dead"] = dead
     return r
 
 
@@ -55,6 +72,9 @@ def main():
     ap.add_argument("--connector", action="append", default=[],
                     help="key=value added to the connector (e.g. max.held.files=64)")
     ap.add_argument("--work", default=None, help="directory for the runs (default: a temp dir)")
+    ap.add_argument("--kill9", action="store_true",
+                    help="kill -9 skiff halfway through the outage, start it again once the "
+                         "broker is back (what it held dies with it: counted at the start)")
     a = ap.parse_args()
     connector = dict(kv.split("=", 1) for kv in a.connector)
     work = Path(a.work or tempfile.mkdtemp(prefix="bench-outage-"))
@@ -65,8 +85,11 @@ def main():
     runs.append(("skiff", a.skiff))
     for label, binary in runs:
         for seconds in [int(s) for s in a.outages.split(",")]:
-            r = one(binary, seconds, work, connector, a.lead, a.tail)
-            print(f"{label} {binary}: outage {seconds} s: {outage.summary(r)}", flush=True)
+            r = one(binary, seconds, work, connector, a.lead, a.tail, a.kill9)
+            dead = r.get("dead")
+            print(f"{label} {binary}: outage {seconds} s: {outage.summary(r)}"
+                  + (f"; skiff dead {dead['s']:.1f} s, {dead['lines']} lines written meanwhile"
+                     if dead else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -142,14 +142,16 @@ def logrotate_conf(log, directives):
 
 def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, connector=None,
         worker=None, directives=("size 100k", "rotate 2", "compress", "create"),
-        pause_offsets=None, drain_timeout=180, skiff_env=None, mid=None):
+        pause_offsets=None, drain_timeout=180, skiff_env=None, mid=None, back=None):
     """Runs the scenario against broker (running at the start; stopped for
     `outage` seconds after `before`, then started again; the writer goes on
     for `after` seconds more). connector, worker: keys added to skiff's.
     pause_offsets: a callable(skiff) run instead of the broker stop (then
     `outage` is how long it lasts; it returns a callable that ends it).
     mid: a callable(Scene) run halfway through the broker's outage (it may
-    stop or kill skiff, stop the writer, restart skiff).
+    stop or kill skiff, stop the writer, restart skiff). back: a callable(Scene)
+    run right after the broker is started again (e.g. restart a skiff mid
+    killed).
 
     Returns a dict: written, missing (line numbers), dups, unexpected,
     counted (bytes_unread_lost, lines_unread_lost, files_gone_unread),
@@ -195,6 +197,8 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
             held.pausing = False
             cpu = cpu_seconds(sk.pid) - cpu0 if mid is None else 0.0
             broker.start()
+            if back is not None:
+                back(scene)
         else:
             end = pause_offsets(sk)
             time.sleep(max(0.0, min(8.0, outage / 2) - (time.monotonic() - t0)))
@@ -219,7 +223,9 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
     missing, dups, _, unexpected = check_lines(values, written)
     named = re.findall(r"rotated file (\S+) was deleted before skiff could open it|"
                        r"let go of rotated file (inode \d+) .* lost|"
-                       r"closing rotated file (inode \d+) .* lost", sk.log_text())
+                       r"closing rotated file (inode \d+) .* lost|"
+                       r"rotated file (inode \d+) .*held when skiff stopped, is gone|"
+                       r"stored offset \((inode \d+), held when skiff stopped", sk.log_text())
     return {"written": written, "missing": missing, "dups": dups, "unexpected": unexpected,
             "bytes_unread_lost": counter(sk, "bytes_unread_lost", scene.marks),
             "lines_unread_lost": counter(sk, "lines_unread_lost", scene.marks),

@@ -68,6 +68,7 @@ struct filesrc {
 	enum key_mode key;
 	char *hdr_path, *hdr_offset;
 	bool partitions_full_logged;
+	bool held_warned;              /* the held set could not be written (said once) */
 	struct tailmulti_rules *multi; /* NULL: no multiline.pattern */
 	size_t multi_max_bytes;
 	struct tailbuf recbuf; /* the poll's multi-line records */

@@ -30,6 +30,7 @@
 #include "stats.h"
 #include "tailcheck.h"
 #include "taildup.h"
+#include "tailheld.h"
 #include "tailindex.h"
 #include "tailmulti.h"
 #include "tailstream.h"
@@ -236,6 +237,90 @@ static int read_stream(struct filesrc *f, size_t k, struct source_batch *b, int6
 	return rc < 0 ? SOURCE_ERR : rc;
 }
 
+/* ---- the held set on disk (tailheld.h) ----------------------------------- */
+
+/* tailheld_end's passed: whether the committed offset of stream is past
+ * f, a file let go (read to its end): the offset names f at its size or
+ * finished, or a file born after it (an uncompressed one: a compressed
+ * file's birth is when it was compressed). Unknown order: not past. */
+static bool held_passed(void *arg, const char *stream, const struct tailheld_file *f)
+{
+	struct filesrc *fs = arg;
+	struct tailstream *s = tailwatch_stream(fs, stream);
+	const char *json;
+	struct tailpos p;
+
+	if (s == NULL)
+		return true; /* no longer followed: nothing to compare at a start */
+	json = fs->env->committed(fs->env, tailstream_partition(s));
+	if (json == NULL || tailpos_parse(json, &p) != 0 || !p.known)
+		return false;
+	if (p.has_id && p.dev == f->dev && p.ino == f->ino && (!p.has_born || p.born == f->born))
+		return p.finished || (f->size >= 0 && p.pos >= f->size);
+	return p.has_id && p.has_born && !p.has_after && p.born > f->born;
+}
+
+/* Writes the held set when due (at most every offset.flush.interval.ms, only
+ * when it changed), or now when closing. A failure is said once until a
+ * write succeeds: the offsets, and reading, do not depend on it. */
+static void held_snapshot(struct filesrc *f, int64_t now, bool closing)
+{
+	struct tailheld *h = f->ctx.heldset;
+	char err[512];
+	int rc = 0;
+
+	if (h == NULL || (!closing && !tailheld_due(h, now, f->ctx.held_files > 0)))
+		return;
+	tailheld_begin(h, now);
+	for (size_t i = 0; rc == 0 && i < f->nstreams; i++)
+		rc = tailstream_held_files(f->streams[i], h, closing);
+	if (rc == 0)
+		rc = tailheld_end(h, closing, held_passed, f, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s: out of memory", tailheld_path(h));
+	if (rc != 0 && !f->held_warned)
+		f->env->log(f->env, LOG_WARN,
+		            "cannot keep the held rotated files' list: %s (a kill -9 now would "
+		            "leave files it loses uncounted; the offsets are not affected)",
+		            err);
+	f->held_warned = rc != 0;
+}
+
+/* The ms until held_snapshot wants a turn, earlier than t (absolute). */
+static int64_t held_due(const struct filesrc *f, int64_t now, int64_t t)
+{
+	int64_t d = f->ctx.heldset != NULL
+	                ? tailheld_deadline(f->ctx.heldset, now, f->ctx.held_files > 0)
+	                : -1;
+
+	return d >= 0 && now + d < t ? now + d : t;
+}
+
+/* Opens the held set beside the offsets and reads what the last run left
+ * (tailheld.h). A set that cannot be read is said, naming its file, and
+ * never stops the connector: only what it would have counted is lost. */
+static int held_open(struct filesrc *f)
+{
+	char err[512];
+	int rc;
+
+	if (f->env->state_file == NULL)
+		return 0;
+	if (tailheld_new(f->env->state_file, f->env->state_interval_ms, f->ctx.max_held_files + 64,
+	                 &f->ctx.heldset) != 0)
+		return -1;
+	rc = tailheld_load(f->ctx.heldset, err, sizeof(err));
+	if (rc == TAILHELD_ERR_NOMEM)
+		return -1;
+	if (rc != 0)
+		f->env->log(f->env, LOG_WARN,
+		            "the list of rotated files held when skiff last stopped cannot be read "
+		            "(%s): those deleted since, if any, are not counted; it is written "
+		            "again (the offsets are not affected)",
+		            err);
+	return 0;
+}
+
 static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf, size_t errlen)
 {
 	struct filesrc *f = ctx;
@@ -286,6 +371,7 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 		f->rr = (f->rr + i) % n;
 	b->more = tailwatch_unmark_settled(f) || more || b->n == b->max;
 	tailwatch_budget(f);
+	held_snapshot(f, now, false);
 	return 0;
 }
 
@@ -309,7 +395,9 @@ static int64_t file_watch(void *ctx, int64_t now)
 			tailstream_look(s);
 	}
 	tailwatch_budget(f);
+	held_snapshot(f, now, false);
 	t = f->poll_mode && f->next_poll < f->next_rescan ? f->next_poll : f->next_rescan;
+	t = held_due(f, now, t);
 	return t > now ? t - now : 0;
 }
 
@@ -342,6 +430,7 @@ static int64_t file_timeout(void *ctx, int64_t now_ms)
 		if (g >= 0 && g < t)
 			t = g;
 	}
+	t = held_due(f, now_ms, t);
 	return t > now_ms ? t - now_ms : 0;
 }
 
@@ -374,6 +463,9 @@ static void file_close(void *ctx)
 
 	if (f == NULL)
 		return;
+	/* What a next start must know: the held files still on disk (those
+	 * deleted since are counted as they close, below). */
+	held_snapshot(f, clock_mono_ms(), true);
 	taildup_free(f->dup); /* first: it keeps the streams' paths */
 	for (size_t i = 0; i < f->nstreams; i++) {
 		tailstream_free(f->streams[i]);
@@ -382,6 +474,7 @@ static void file_close(void *ctx)
 	hash_free(&f->dirnames);
 	tailindex_free(f->idx);
 	tailctx_fini(&f->ctx);
+	tailheld_free(f->ctx.heldset);
 	tailmulti_rules_free(f->multi);
 	free(f->streams);
 	free(f->groups);
@@ -652,6 +745,8 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		         strerror(errno));
 		goto fail;
 	}
+	if (held_open(f) != 0)
+		goto nomem;
 	if (tailwatch_initial_streams(f, cfg, strcmp(config_str(cfg, "read.from"), "end") == 0) !=
 	    0)
 		goto nomem;

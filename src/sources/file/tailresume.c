@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "tailchain.h"
+#include "tailheld.h"
 #include "tailscan.h"
 
 #include <stdint.h>
@@ -174,6 +175,36 @@ static bool resume_compressed(struct tailstream *s, const struct tailpos *p, str
 	return broken;
 }
 
+/* p's file is gone. Whether it held more than the position is unknowable
+ * now, unless the held set saw it (tailheld.h): then at least its size when
+ * last seen less the position was lost. */
+static void offset_file_gone(struct tailstream *s, const struct tailpos *p)
+{
+	struct source_env *env = s->c->env;
+	int64_t seen = s->c->heldset != NULL && p->has_id
+	                   ? tailheld_size_of(s->c->heldset, s->path, p->dev, p->ino,
+	                                      p->has_born ? p->born : 0)
+	                   : -1;
+	char what[256];
+
+	if (seen <= p->pos) {
+		snprintf(what, sizeof(what),
+		         "the file of the stored offset (inode %lld) is gone: "
+		         "whatever it held after byte %lld was not read",
+		         (long long)p->ino, (long long)p->pos);
+		tailresume_lost(s, what, 0);
+		return;
+	}
+	env->log(env, LOG_WARN,
+	         "%s: the file of the stored offset (inode %lld, held when skiff stopped, %lld "
+	         "bytes when last seen) is gone: at least %lld bytes after byte %lld were not "
+	         "read (counted in bytes_unread_lost and files_gone_unread)",
+	         s->path, (long long)p->ino, (long long)seen, (long long)(seen - p->pos),
+	         (long long)p->pos);
+	env->count(env, "bytes_unread_lost", (uint64_t)(seen - p->pos));
+	env->count(env, "files_gone_unread", 1);
+}
+
 /* p as a file's identity and birth (ns), for ordering. */
 static struct tailid born_at(const struct tailpos *p, int64_t born)
 {
@@ -247,16 +278,9 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		 * again, and found damaged again. */
 		set_unreadable(s, &zid);
 	else if (s->n == 0 && !p->finished) {
-		char what[160];
-
-		/* Whether it held more than the position is unknowable now. */
-		snprintf(what, sizeof(what),
-		         "the file of the stored offset (inode %lld) is gone: "
-		         "whatever it held after byte %lld was not read",
-		         (long long)p->ino, (long long)p->pos);
 		if (reused) /* its inode given to the file now at the path */
 			s->c->env->count(s->c->env, "fingerprint_resets", 1);
-		tailresume_lost(s, what, 0);
+		offset_file_gone(s, p);
 	}
 	resume_floor(s, p);
 	tailchain_extend_z(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL),
@@ -306,8 +330,100 @@ static void resume_new(struct tailstream *s)
 	anchor(s);
 }
 
+static void resume(struct tailstream *s, struct tailpos *used);
+
+/* ---- the held set of the last run ---------------------------------------- */
+
+/* True when f, a file of the held set, is on disk: by its inode (and birth)
+ * where rotation put it, or compressed since, by its first bytes. */
+static bool held_on_disk(const struct tailstream *s, const struct tailheld_file *f)
+{
+	struct tailid id;
+	char *found;
+	bool there = false;
+
+	/* Its inode alone is no proof: ext4 gives it to the next file made
+	 * (the compressed copy of another). */
+	found = tailscan_find_moved(s->path, ROTATED_DIRS(s), f->dev, f->ino);
+	if (found != NULL && tailid_of_path(found, &id) == 0)
+		there = !id.has_btime || id.born == f->born;
+	free(found);
+	if (!there && f->fplen > 0) {
+		found = tailscan_find_compressed(s->path, ROTATED_DIRS(s), f->fp, f->fplen, f->born,
+		                                 NULL);
+		there = found != NULL;
+		free(found);
+	}
+	return there;
+}
+
+/* The index of the first file of f[0..n) that comes after p's file, n when
+ * none is known to: those after p's own file in the set's order, else those
+ * born after it. Without p's identity and birth, or with p naming a
+ * compressed file (born when compressed), the order is not known: none. */
+static size_t held_after(const struct tailheld_file *f, size_t n, const struct tailpos *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p->has_id && f[i].dev == p->dev && f[i].ino == p->ino &&
+		    (!p->has_born || f[i].born == p->born))
+			return i + 1;
+	if (!p->has_born || p->has_after)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (f[i].born > p->born)
+			return i;
+	return n;
+}
+
+/* At the first resume: the files the last run held for s (tailheld.h)
+ * that come after the stored offset's file p and are found nowhere now
+ * were deleted while skiff was not running: each is named, its bytes when
+ * last seen counted as lost (at least: more may have been written to it
+ * after), its lines not known. The stored offset's own file is counted
+ * where it is found gone (offset_file_gone). */
+static void settle_held(struct tailstream *s, const struct tailpos *p)
+{
+	struct source_env *env = s->c->env;
+	struct tailheld_file *f = NULL;
+	size_t n = 0;
+
+	if (s->c->heldset == NULL || tailheld_take(s->c->heldset, s->path, &f, &n) != 0)
+		return;
+	for (size_t i = p->known ? held_after(f, n, p) : n; i < n; i++) {
+		if (held_on_disk(s, &f[i]))
+			continue;
+		if (f[i].size > 0) {
+			env->log(
+			    env, LOG_WARN,
+			    "%s: rotated file inode %lld (opened as %s), held when skiff stopped, "
+			    "is gone: at least %lld bytes lost, its size when last seen (counted "
+			    "in bytes_unread_lost and files_gone_unread; its lines not known)",
+			    s->path, (long long)f[i].ino, f[i].name, (long long)f[i].size);
+			env->count(env, "bytes_unread_lost", (uint64_t)f[i].size);
+		} else {
+			env->log(
+			    env, LOG_WARN,
+			    "%s: rotated file inode %lld (opened as %s), held when skiff stopped, "
+			    "is gone unread (counted in files_gone_unread; its bytes not known)",
+			    s->path, (long long)f[i].ino, f[i].name);
+		}
+		env->count(env, "files_gone_unread", 1);
+	}
+	tailheld_files_free(f, n);
+}
+
 /* Gives a stream without files its files (see the top of tailstream.c). */
 void tailresume_resume(struct tailstream *s)
+{
+	bool first = !s->resolved;
+	struct tailpos p = {0};
+
+	resume(s, &p);
+	if (first)
+		settle_held(s, &p);
+}
+
+static void resume(struct tailstream *s, struct tailpos *used)
 {
 	struct tailpos p;
 	struct tailfile *live = NULL;
@@ -316,6 +432,7 @@ void tailresume_resume(struct tailstream *s)
 	if (first)
 		load_committed(s);
 	p = s->saved;
+	*used = p;
 	if (!p.known) {
 		resume_new(s);
 		s->flags &= (uint8_t)~TAILSTREAM_FROM_END;

@@ -112,6 +112,7 @@
 
 #include "log.h"
 #include "tailchain.h"
+#include "tailheld.h"
 #include "tailresume.h"
 #include "tailscan.h"
 
@@ -552,6 +553,15 @@ void tailstream_look(struct tailstream *s)
 	}
 }
 
+/* l's loss was counted: the held set (tailheld.h) must not count it again. */
+static void forget_held(struct tailstream *s, const struct link *l)
+{
+	const struct tailid *id = tailfile_id(l->tf);
+
+	if (s->c->heldset != NULL)
+		tailheld_forget(s->c->heldset, s->path, id->dev, id->ino, id->born);
+}
+
 /* The lingering file that was deleted since, oldest first; -1: none. */
 static long gone_lingering(const struct tailstream *s)
 {
@@ -593,6 +603,7 @@ static void drop_lingering(struct tailstream *s, size_t k, const char *why)
 		env->count(env, "bytes_unread_lost", bytes);
 		env->count(env, "lines_unread_lost", lines);
 		env->count(env, "files_gone_unread", 1);
+		forget_held(s, l);
 	}
 	tailchain_close(s, l);
 	memmove(&s->linger[k], &s->linger[k + 1], (s->nlinger - k - 1) * sizeof(*l));
@@ -632,6 +643,7 @@ void tailstream_drop_first(struct tailstream *s, const char *why)
 		if (lines > 0)
 			env->count(env, "lines_unread_lost", lines);
 		env->count(env, "files_gone_unread", 1);
+		forget_held(s, l);
 	}
 	l->linger = false;
 	tailchain_pop(s);
@@ -829,6 +841,49 @@ static void note_closing(struct tailstream *s)
 		env->count(env, "lines_unread_lost", lines);
 		env->count(env, "files_gone_unread", 1);
 	}
+}
+
+/* Puts link l of s into h (tailstream_held_files). */
+static int put_held(const struct tailstream *s, const struct link *l, struct tailheld *h,
+                    bool closing)
+{
+	const struct tailid *id = tailfile_id(l->tf);
+	struct tailheld_file f = {.dev = id->dev,
+	                          .ino = id->ino,
+	                          .born = id->born,
+	                          .size = -1,
+	                          .name = tailfile_path(l->tf)};
+	struct stat st;
+
+	if (fstat(tailfile_fd(l->tf), &st) != 0 || (closing && st.st_nlink == 0))
+		return 0;
+	if (!tailfile_compressed(l->tf)) {
+		/* A compressed file stays one: found again by its inode. */
+		f.size = (int64_t)st.st_size;
+		f.fplen = f.size < TAILID_FP_MAX ? f.size : TAILID_FP_MAX;
+		if (l->peek_len == f.fplen)
+			f.fp = l->peek_fp;
+		else if (tailid_fp_file(tailfile_fd(l->tf), f.fplen, &f.fp) != 0)
+			f.fplen = 0;
+	}
+	return tailheld_put(h, s->path, &f);
+}
+
+int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool closing)
+{
+	bool any = s->nlinger > 0;
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < s->nlinger; i++)
+		rc = put_held(s, &s->linger[i], h, closing);
+	for (size_t i = 0; rc == 0 && i < s->n; i++) {
+		any = any || s->chain[i].held;
+		/* Behind held files, the file at the path too: rotated and
+		 * deleted while skiff is not running, its bytes are lost. */
+		if (s->chain[i].held || (any && i + 1 == s->n))
+			rc = put_held(s, &s->chain[i], h, closing);
+	}
+	return rc;
 }
 
 void tailstream_free(struct tailstream *s)

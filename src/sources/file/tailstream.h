@@ -28,6 +28,7 @@
 #include "tailpos.h"
 
 struct tailstream;
+struct tailheld;
 
 /* What the streams of one connector share. Filled by the connector. */
 struct tailctx {
@@ -49,6 +50,9 @@ struct tailctx {
 	 * deleted ones while past either (tailstream_drop_first). */
 	size_t held_files, max_held_files;
 	int64_t held_bytes, max_held_bytes;
+	/* The held files as a kill -9 would leave them (tailheld.h), owned by
+	 * the connector; NULL: no state directory to keep them in. */
+	struct tailheld *heldset;
 	/* Closes some idle stream other than except to free a descriptor;
 	 * returns 0 when one was freed. */
 	int (*make_room)(void *opaque, const struct tailstream *except);
@@ -164,6 +168,14 @@ bool tailstream_first_gone(const struct tailstream *s, int64_t *born);
  * when tailstream_first_gone; call between checks and reads, never from
  * inside one. */
 void tailstream_drop_first(struct tailstream *s, const char *why);
+
+/* Puts the files s holds (lingering ones, then those of its chain no
+ * longer at the path, in reading order, and behind them the file at the
+ * path) into h's snapshot (tailheld_put).
+ * closing: leaves out those deleted since, which closing s counts
+ * (tailstream_free). A fstat of each, a read of its first KiB when opened
+ * shorter. Returns 0 or TAILHELD_ERR_NOMEM. */
+int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool closing);
 
 /* Closes every file and frees. Accepts NULL. */
 void tailstream_free(struct tailstream *s);

@@ -638,3 +638,8 @@ int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cf
 	expand_globs(f, from_end);
 	return 0;
 }
+
+struct tailstream *tailwatch_stream(const struct filesrc *f, const char *path)
+{
+	return find_stream(f, path);
+}

@@ -44,6 +44,9 @@ void tailwatch_budget(struct filesrc *f);
  * than except least recently active. Returns 0, or -1 when none could be. */
 int tailwatch_make_room(void *opaque, const struct tailstream *except);
 
+/* The stream of path (tailstream_path), or NULL: an index look-up. */
+struct tailstream *tailwatch_stream(const struct filesrc *f, const char *path);
+
 /* tailctx.wd_shared (opaque: the filesrc): true when a stream other than
  * except watches wd. */
 bool tailwatch_wd_shared(void *opaque, int wd, const struct tailstream *except);

@@ -1,0 +1,235 @@
+"""A kill -9 (a power cut, the OOM killer) while Kafka is away and rotated
+files are held (issue 22): what the held descriptors kept dies with skiff,
+and the next start must count and name it, never lose it silently.
+
+skiff keeps the list of the rotated files it holds beside the offsets
+(<offsets file>.state-<connector>, docs/source-file.md); at the next start
+each one found nowhere, under any name, compressed or not, is counted with
+its size when last seen (less the stored position for the stored offset's
+own file) and named. Every scene is deterministic: numbered lines of 76
+bytes, real `logrotate -f` (rotate N, compress, create: the uncompressed
+rotated file is deleted at once, only skiff's descriptor keeps it), the
+broker stopped, producer queue small so reading pauses early in the first
+file.
+
+Before (main at 64b216b): the first scene counted files_gone_unread=1 and
+no bytes for the 3,900 lines of four files lost; the idle scene had no file
+to look at.
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from harness import Skiff, consume
+import outage
+
+LINE = 76
+NAME = "crash"
+FLUSH_MS = 500
+
+
+def text(lo, hi):
+    return "".join(f"{i:08d} " + "x" * (LINE - 10) + "\n" for i in range(lo, hi))
+
+
+def append(path, lo, hi):
+    with open(path, "a") as f:
+        f.write(text(lo, hi))
+
+
+class Scene:
+    """app.log under logrotate -f (rotate `keep`, compress, create) and a
+    skiff whose reading pauses after 200 lines while the broker is away."""
+
+    def __init__(self, tmp_path, broker, topic, keep, queue="200"):
+        self.tmp, self.broker, self.topic = tmp_path, broker, topic
+        self.logdir = tmp_path / "logs"
+        self.logdir.mkdir()
+        self.log = self.logdir / "app.log"
+        self.log.write_text("")
+        self.conf = tmp_path / "logrotate.conf"
+        self.conf.write_text(outage.logrotate_conf(
+            self.log, (f"rotate {keep}", "compress", "create")))
+        self.offsets = tmp_path / "offsets"
+        self.state = tmp_path / f"offsets.state-{NAME}"
+        w = {"bootstrap.servers": broker.bootstrap,
+             "offset.storage.file.filename": str(self.offsets),
+             "offset.flush.interval.ms": str(FLUSH_MS),
+             "producer.queue.buffering.max.messages": queue,
+             "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"}
+        c = {"name": NAME, "connector.class": "FileStreamSource", "topic": topic,
+             "file": str(self.log)}
+        self.sk = Skiff(tmp_path, w, [c])
+        self.marks = [0]
+
+    def start(self):
+        self.sk.start()
+        self.sk.wait_log(r"reading .*app\.log from byte", timeout=60)
+
+    def restart(self):
+        self.marks.append(self.sk.log_mark())
+        self.start()
+
+    def rotate(self):
+        r = subprocess.run(["logrotate", "-f", "-s", str(self.tmp / "lr.state"),
+                            str(self.conf)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert r.returncode == 0, r.stdout
+        time.sleep(0.3)  # skiff notices the rotation (inotify) and holds the file
+
+    def counter(self, name):
+        return outage.counter(self.sk, name, self.marks)
+
+    def values(self, want, timeout=120):
+        deadline = time.monotonic() + timeout
+        while True:
+            recs = consume(self.broker.bootstrap, self.topic, timeout=30)
+            if len(recs) >= want or time.monotonic() > deadline:
+                return [r["value"] for r in recs]
+            time.sleep(1)
+
+    def before_outage(self, n):
+        """Lines 0..n arrive and their offset is flushed; then the broker stops."""
+        self.broker.start()
+        self.start()
+        append(self.log, 0, n)
+        assert len(consume(self.broker.bootstrap, self.topic, n=n, timeout=60)) == n
+        time.sleep(3 * FLUSH_MS / 1000)
+        self.broker.stop()
+
+    def file(self, lo, hi):
+        """Lines lo..hi written to app.log, then rotated; returns the inode."""
+        append(self.log, lo, hi)
+        ino = os.stat(self.log).st_ino
+        time.sleep(0.3)
+        self.rotate()
+        return ino
+
+
+def numbers(values):
+    return sorted(int(v[:8]) for v in values)
+
+
+@pytest.mark.skiff_timeout(400)
+@pytest.mark.parametrize("queue", ["200", "5000"], ids=["held", "read-unacknowledged"])
+def test_kill9_while_holding_counts_and_names_the_files_rotation_deleted(
+        tmp_path, kafka_private, topic, queue):
+    """Broker stopped after lines 0-99; files A (lines 100-999 unread), B, C
+    and D rotated while skiff holds them (compress: their uncompressed
+    inodes deleted at once, only skiff's descriptors keep them); E is the
+    live file. kill -9; two more rotations while skiff is dead delete the
+    last compressed copies of A-D. skiff starts again after the broker is
+    back: lines 100-3999 are lost (not avoidable), and counted: 4 files
+    (A, the stored offset's, and B, C, D from the held list), each named by
+    inode, and 3,900 lines' bytes exactly (their sizes when last seen less
+    the stored position). Every other line arrives. (main: files_gone_unread
+    =1, bytes_unread_lost=0.) With a producer queue of 5,000 the files are
+    all read before the kill, their lines in the queue, unacknowledged: the
+    files let go stay in the list until the committed offset passes them,
+    and count the same."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=2, queue=queue)
+    sc.before_outage(100)
+    inodes = [sc.file(100, 1000), sc.file(1000, 2000), sc.file(2000, 3000),
+              sc.file(3000, 4000)]
+    append(sc.log, 4000, 4500)  # E, live
+    time.sleep(4 * FLUSH_MS / 1000)  # the held list written
+    assert sc.sk.kill9() == -9
+    sc.rotate()  # E -> .1.gz; the last copy of C goes
+    append(sc.log, 4500, 5000)
+    sc.rotate()  # F -> .1.gz, E -> .2.gz; the last copy of D goes
+    append(sc.log, 5000, 5100)
+    kafka_private.start()
+    sc.restart()
+    got = numbers(sc.values(100 + 1100))
+    lost = set(range(100, 4000))
+    assert got == [n for n in range(5100) if n not in lost], (
+        len(got), sorted(set(range(5100)) - set(got) - lost)[:10])
+    log = sc.sk.log_text()[sc.marks[-1]:]
+    print(log)
+    assert sc.counter("files_gone_unread") == 4, log
+    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, log
+    named = set(int(i) for i in re.findall(
+        r"(?:rotated file |stored offset \()inode (\d+)[ ,)].*held when skiff stopped", log))
+    assert named == set(inodes), (named, inodes)
+    assert "at least" in log
+
+
+@pytest.mark.skiff_timeout(400)
+def test_kill9_while_holding_files_compressed_since_loses_nothing(
+        tmp_path, kafka_private, topic):
+    """The same, but logrotate keeps 4 files: the held files' uncompressed
+    inodes are deleted (compress) but their compressed copies are on disk,
+    and one more rotation compresses the live file while skiff is dead.
+    Every line arrives once, and nothing is counted lost: a held file
+    found compressed is read, not counted."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=4)
+    sc.before_outage(100)
+    sc.file(100, 1000)
+    sc.file(1000, 2000)
+    append(sc.log, 2000, 2500)
+    time.sleep(4 * FLUSH_MS / 1000)
+    assert sc.sk.kill9() == -9
+    sc.rotate()  # the live file compressed while skiff is dead
+    append(sc.log, 2500, 2600)
+    kafka_private.start()
+    sc.restart()
+    got = numbers(sc.values(2600))
+    assert got == list(range(2600)), (len(got), sorted(set(range(2600)) - set(got))[:10])
+    log = sc.sk.log_text()[sc.marks[-1]:]
+    assert sc.counter("files_gone_unread") == 0, log
+    assert sc.counter("bytes_unread_lost") == 0, log
+
+
+@pytest.mark.skiff_timeout(300)
+def test_held_list_not_rewritten_while_idle_and_gone_once_read(tmp_path, kafka_private, topic):
+    """While files are held and nothing changes, the list is not written
+    again (an SD card's wear): its mtime stays over several flush
+    intervals. Once Kafka is back and the held files are read, the list is
+    removed: an idle skiff with nothing held has no such file, and writes
+    nothing."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=2)
+    sc.before_outage(100)
+    sc.file(100, 1000)
+    append(sc.log, 1000, 1100)
+    deadline = time.monotonic() + 10
+    while not sc.state.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sc.state.exists(), "no held list beside the offsets"
+    time.sleep(2 * FLUSH_MS / 1000)
+    before = os.stat(sc.state).st_mtime_ns, sc.state.read_bytes()
+    time.sleep(6 * FLUSH_MS / 1000)
+    assert (os.stat(sc.state).st_mtime_ns, sc.state.read_bytes()) == before
+    assert before[1].startswith(b"skiff-held 1\n") and b" " + str(sc.log).encode() in before[1]
+    kafka_private.start()
+    got = numbers(sc.values(1100))
+    assert got == list(range(1100))
+    deadline = time.monotonic() + 30
+    while sc.state.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sc.state.exists(), sc.state.read_bytes()[:300]
+    assert sc.sk.stop() == 0
+
+
+@pytest.mark.parametrize("content", [b"", b"skiff-held 1\nF 1 2", b"\x00garbage\n"],
+                         ids=["empty", "cut-short", "garbage"])
+def test_unreadable_held_list_is_said_and_never_stops_skiff(tmp_path, kafka, topic, content):
+    """A held list that is empty, cut short or garbage (a torn write on
+    another file system, a person's edit): one warning naming the file,
+    skiff starts and ships, the offsets untouched, and the list is replaced
+    at the next write."""
+    sc = Scene(tmp_path, kafka, topic, keep=2)
+    append(sc.log, 0, 50)
+    sc.state.write_bytes(content)
+    sc.start()
+    assert len(consume(kafka.bootstrap, topic, n=50, timeout=60)) == 50
+    sc.sk.wait_log(r"held when skiff last stopped cannot be read \(.*" +
+                   re.escape(str(sc.state)))
+    deadline = time.monotonic() + 10
+    while sc.state.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sc.state.exists()  # nothing held: replaced by no file
+    assert sc.sk.stop() == 0
+    assert b'"position":3800' in sc.offsets.read_bytes()
