@@ -661,6 +661,96 @@ static void test_two_compressed_copytruncates_unseen(void)
 	rm("cz.log.3.gz");
 }
 
+/* Reading paused (Kafka away), the watch looks at the file at the path
+ * (tailstream_look) behind a copy it already holds: two copytruncates it
+ * missed (starved), compressed at once, are both read - the one its first
+ * bytes name and the one made after it. (Before, a look with files ahead
+ * in the chain took only the first: a whole copy lost, not counted.) */
+static void test_copytruncates_unseen_while_paused(void)
+{
+	struct tailstream *s;
+
+	put("pz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/pz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	/* Seen: the copy is held, the file at the path waits behind it. */
+	put("pz.log", "x3\n", "a");
+	put_gz("pz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("pz.log", "", "w");
+	put("pz.log", "y1\ny2\n", "a");
+	tailstream_look(s);
+	tailstream_look(s); /* its first bytes, to know its next copy by */
+	CHECK_INT((int)tailstream_open_files(s), 2);
+	/* Two more, unseen. */
+	put("pz.log", "y3\n", "a");
+	mv("pz.log.1.gz", "pz.log.2.gz");
+	put_gz("pz.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("pz.log", "", "w");
+	put("pz.log", "z1\nz2\n", "a");
+	put("pz.log", "z3\n", "a");
+	rm("pz.log.2.gz"); /* rotate 2: x's copy, held */
+	mv("pz.log.1.gz", "pz.log.2.gz");
+	put_gz("pz.log.1.gz", "z1\nz2\nz3\n", GZ_GOOD);
+	put("pz.log", "", "w");
+	put("pz.log", "w1\n", "a");
+	counted[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|y1|y2|y3|z1|z2|z3|w1|");
+	CHECK_STR(counted, "truncations+1 ");
+	tailstream_free(s);
+	rm("pz.log.1.gz");
+	rm("pz.log.2.gz");
+}
+
+/* The same, starved longer: the copy the look's first bytes name was
+ * deleted before skiff looked. The copies made after it are still read,
+ * and the one gone is counted (files_gone_unread, at least the bytes skiff
+ * saw in the file) and named in a warning. */
+static void test_copytruncate_copy_gone_while_paused(void)
+{
+	struct tailstream *s;
+
+	put("qz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/qz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("qz.log", "x3\n", "a");
+	put_gz("qz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "y1\ny2\n", "a");
+	tailstream_look(s);
+	tailstream_look(s);
+	/* Three unseen: y's copy made, shifted, deleted. */
+	put("qz.log", "y3\n", "a");
+	mv("qz.log.1.gz", "qz.log.2.gz");
+	put_gz("qz.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "z1\n", "a");
+	rm("qz.log.2.gz");
+	mv("qz.log.1.gz", "qz.log.2.gz");
+	put_gz("qz.log.1.gz", "z1\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "v1\n", "a");
+	rm("qz.log.2.gz"); /* y's copy, never opened */
+	mv("qz.log.1.gz", "qz.log.2.gz");
+	put_gz("qz.log.1.gz", "v1\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "w1\n", "a");
+	counted[0] = '\0';
+	logged[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|z1|v1|w1|");
+	CHECK_STR(counted, "truncations+1 bytes_unread_lost+6 files_gone_unread+1 ");
+	CHECK(strstr(logged, "qz.log was truncated at byte 0") != NULL);
+	CHECK(strstr(logged, "at least 6 bytes") != NULL);
+	tailstream_free(s);
+	rm("qz.log.1.gz");
+	rm("qz.log.2.gz");
+}
+
 /* Closed (a stop while Kafka is away) with held files deleted since they
  * were rotated: each one with bytes unread is named and counted with what
  * it still held, to the byte and line - a restart finds only the stored
@@ -721,6 +811,8 @@ int main(void)
 	test_held_budget();
 	test_two_compressed_copytruncates_unseen();
 	test_closing_counts_held_deleted_files();
+	test_copytruncates_unseen_while_paused();
+	test_copytruncate_copy_gone_while_paused();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

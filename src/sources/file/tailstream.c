@@ -154,36 +154,53 @@ static bool compressing(const char *z, const struct tailscan_entry *fam, size_t 
 	return false;
 }
 
-/* Puts the path's rotated siblings born after *after before chain[at], the
- * truncated file: the copies later copytruncates made while skiff was not
- * looking, oldest first. after is the copy found (chain[at - 1]; copy_fd
- * its descriptor when it is not compressed, else -1). With logrotate
- * compress and no delaycompress they are compressed at once, so compressed
- * ones are taken too - but not one gzip is still writing beside its
- * original (the original is), nor the copy found compressed since (its
- * bytes begin with the copy's). */
-static void newer_copies(struct tailstream *s, size_t at, const struct tailid *after, int copy_fd)
+/* True when the compressed file z holds the bytes of a file the chain
+ * holds uncompressed (a copy opened before gzip replaced it): not a newer
+ * copy. The file at the path (last) is not a copy. */
+static bool compresses_held(const struct tailstream *s, const char *z)
 {
-	struct tailid copy = *after;
+	for (size_t i = 0; i + 1 < s->n; i++)
+		if (!tailfile_compressed(s->chain[i].tf) && tailfile_size(s->chain[i].tf) > 0 &&
+		    tailscan_zprefix(z, tailfile_fd(s->chain[i].tf)))
+			return true;
+	return false;
+}
+
+/* Puts the path's rotated siblings born after *after (or, after NULL, born
+ * since born_ns) before chain[at], the truncated file: the copies later
+ * copytruncates made while skiff was not looking, oldest first. after is
+ * the copy found (chain[at - 1]; copy_fd its descriptor when it is not
+ * compressed, else -1). With logrotate compress and no delaycompress they
+ * are compressed at once, so compressed ones are taken too - but not one
+ * gzip is still writing beside its original (the original is), nor the
+ * copy found compressed since (its bytes begin with the copy's), nor one
+ * the chain holds uncompressed. Returns how many it put. */
+static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid *after,
+                           int64_t born_ns, int copy_fd)
+{
 	struct tailscan_entry *fam = NULL;
-	size_t nfam = 0;
+	size_t nfam = 0, put = 0;
 
 	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
-		return;
+		return 0;
 	for (size_t i = 0; i < nfam; i++) {
 		struct tailscan_entry *e = &fam[i];
 
 		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
-		    tailid_cmp_age(&e->id, &copy) <= 0)
+		    (after != NULL ? tailid_cmp_age(&e->id, after) <= 0 : e->id.born < born_ns))
 			continue;
 		if (e->kind == TAILID_COMPRESSED &&
 		    (compressing(e->path, fam, nfam) ||
-		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd))))
+		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd)) ||
+		     compresses_held(s, e->path)))
 			continue;
-		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0)
+		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0) {
 			at++;
+			put++;
+		}
 	}
 	tailscan_free(fam, nfam);
+	return put;
 }
 
 /* chain[k] shrank below its position, or its first bytes or those before
@@ -204,6 +221,8 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	bool alone = k + 1 == s->n;
 	struct tailid zid;
 	const struct tailid *expect = NULL;
+	int64_t since = l->added_ns;
+	size_t later;
 	char *copy;
 
 	if (l->peek_len > fplen) {
@@ -246,8 +265,23 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
 		if (alone)
-			newer_copies(s, k + 1, tailfile_id(ctf),
+			newer_copies(s, k + 1, tailfile_id(ctf), 0,
 			             tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
+	} else if (alone && fplen > 0 && (later = newer_copies(s, k, NULL, since, -1)) > 0) {
+		/* Copies made since the last truncation seen, but none holds
+		 * what skiff saw in the file: its copy was made, then deleted
+		 * (rotate N) while skiff was not looking (starved, stopped).
+		 * The later ones are read; the one gone is counted. */
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s was truncated at byte %lld, and its copy deleted before skiff "
+		               "could open it (the %zu copies made after it are read): at least "
+		               "%lld bytes lost, and any copy made and deleted between them "
+		               "(counted in bytes_unread_lost and files_gone_unread)",
+		               s->path, (long long)pos, later, (long long)(before - pos));
+		if (before > pos)
+			s->c->env->count(s->c->env, "bytes_unread_lost", (uint64_t)(before - pos));
+		s->c->env->count(s->c->env, "files_gone_unread", 1);
+		before = 0;
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN,
 		               "%s was truncated at byte %lld: reading it "
