@@ -39,6 +39,15 @@ struct link {
 	 * skiff's descriptor keeps (tailctx.held_bytes). */
 	bool held, gone;
 	int64_t gone_size;
+	/* The file at the path: copies of it heard made (a rotated name
+	 * created in its directory: logrotate copytruncate's copy) less the
+	 * copies skiff opened after its truncations; more heard than opened
+	 * when copies were deleted before skiff looked (tailstream.c). */
+	int32_t copies_owed;
+	/* The first cut_len bytes of its copy at its last truncation hash to
+	 * cut_fp: that copy, compressed since, is not a newer one. */
+	int64_t cut_len;
+	uint64_t cut_fp;
 };
 
 /* One for every file watched, open or not: 232 bytes and its path, in one

@@ -114,6 +114,7 @@
 #include "tailchain.h"
 #include "tailresume.h"
 #include "tailscan.h"
+#include "tailz.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -166,6 +167,16 @@ static bool compresses_held(const struct tailstream *s, const char *z)
 	return false;
 }
 
+/* True when path's first len bytes (uncompressed) hash to fp. */
+static bool head_is(const char *path, uint64_t fp, int64_t len)
+{
+	unsigned char head[TAILZ_HEAD];
+	int zerr;
+
+	return len > 0 && tailscan_head(path, head, &zerr) >= len &&
+	       tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)len) == fp;
+}
+
 /* Puts the path's rotated siblings born after *after (or, after NULL, born
  * since born_ns) before chain[at], the truncated file: the copies later
  * copytruncates made while skiff was not looking, oldest first. after is
@@ -174,13 +185,27 @@ static bool compresses_held(const struct tailstream *s, const char *z)
  * are compressed at once, so compressed ones are taken too - but not one
  * gzip is still writing beside its original (the original is), nor the
  * copy found compressed since (its bytes begin with the copy's), nor one
- * the chain holds uncompressed. Returns how many it put. */
+ * the chain holds uncompressed, nor the last truncation's copy compressed
+ * since (cut_fp), nor a copy of the file as it is now (logrotate copying
+ * it for a truncation to come). Without after, a copy whose first bytes
+ * are own_len bytes hashing to own_fp (those skiff read of the file) is
+ * this truncation's copy, shorter than the position (skiff read past it):
+ * not taken, *own set. Returns how many it put. */
 static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid *after,
-                           int64_t born_ns, int copy_fd)
+                           int64_t born_ns, int copy_fd, uint64_t own_fp, int64_t own_len,
+                           bool *own)
 {
+	/* The truncated file's: the chain may move as copies are put in. */
+	const struct link *l = &s->chain[at];
+	int64_t cut_len = l->cut_len, now_len = tailfile_size(l->tf);
+	uint64_t cut_fp = l->cut_fp, now_fp = 0;
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0, put = 0;
 
+	if (now_len > TAILID_FP_MAX)
+		now_len = TAILID_FP_MAX;
+	if (now_len > 0 && tailid_fp_file(tailfile_fd(l->tf), now_len, &now_fp) != 0)
+		now_len = 0;
 	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
 		return 0;
 	for (size_t i = 0; i < nfam; i++) {
@@ -194,6 +219,12 @@ static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid 
 		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd)) ||
 		     compresses_held(s, e->path)))
 			continue;
+		if (head_is(e->path, cut_fp, cut_len) || head_is(e->path, now_fp, now_len))
+			continue;
+		if (after == NULL && head_is(e->path, own_fp, own_len)) {
+			*own = true;
+			continue;
+		}
 		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0) {
 			at++;
 			put++;
@@ -201,6 +232,51 @@ static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid 
 	}
 	tailscan_free(fam, nfam);
 	return put;
+}
+
+/* Notes the newest copy the chain took for l's truncation, c: if gzip
+ * compresses it later (born after the truncation was seen), that is not a
+ * newer copy (newer_copies). A compressed one was made before. */
+static void note_cut(struct link *l, const struct link *c)
+{
+	int64_t size = tailfile_size(c->tf);
+
+	if (tailfile_compressed(c->tf) || size <= 0)
+		return;
+	l->cut_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+	if (tailid_fp_file(tailfile_fd(c->tf), l->cut_len, &l->cut_fp) != 0)
+		l->cut_len = 0;
+}
+
+/* Counts and names the copies of the file at the path (chain[n - 1], just
+ * truncated at pos) that were made and deleted before skiff looked: at
+ * least one, or as many as its directory's watch heard made beyond the
+ * `later` copies that are still on disk (read, after the one gone). The
+ * first held what skiff saw in the file, `seen` bytes from pos: counted
+ * as lost, at least; the bytes of the others are not known. */
+static void gone_copies(struct tailstream *s, int64_t pos, int64_t seen, size_t later)
+{
+	struct link *l = &s->chain[s->n - 1];
+	struct source_env *env = s->c->env;
+	int32_t gone = l->copies_owed - (int32_t)later;
+
+	if (gone < 1)
+		gone = 1;
+	env->log(env, LOG_WARN,
+	         "%s was truncated at byte %lld, and its copy deleted before skiff could "
+	         "open it (%zu made after it still on disk are read): at least %lld bytes lost "
+	         "(counted in bytes_unread_lost and files_gone_unread)",
+	         s->path, (long long)pos, later, (long long)(seen > 0 ? seen : 0));
+	for (int32_t i = 1; i < gone; i++)
+		env->log(env, LOG_WARN,
+		         "%s was truncated again, and that copy deleted before skiff could open it "
+		         "too (heard made, never seen): its bytes unknown (counted in "
+		         "files_gone_unread)",
+		         s->path);
+	if (seen > 0)
+		env->count(env, "bytes_unread_lost", (uint64_t)seen);
+	env->count(env, "files_gone_unread", (uint64_t)gone);
+	l->copies_owed -= gone;
 }
 
 /* chain[k] shrank below its position, or its first bytes or those before
@@ -222,7 +298,8 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	struct tailid zid;
 	const struct tailid *expect = NULL;
 	int64_t since = l->added_ns;
-	size_t later;
+	size_t taken = 0;
+	bool own = false; /* its copy is there, but skiff read past its end */
 	char *copy;
 
 	if (l->peek_len > fplen) {
@@ -255,7 +332,12 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	if ((size = tailfile_size(tf)) < 0)
 		size = 0;
 	l->seen_size = l->max_size = size;
-	l->peek_len = 0;
+	/* Its first bytes now, to know its next copy by - and to notice the
+	 * next truncation at all: one before the next look, the file grown
+	 * past this size again, would otherwise go unseen with its copies. */
+	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+	if (l->peek_len > 0 && tailid_fp_file(tailfile_fd(tf), l->peek_len, &l->peek_fp) != 0)
+		l->peek_len = 0;
 	if (copy != NULL && tailchain_add_as(s, k, copy, pos, true, false, expect) == 0) {
 		const struct tailfile *ctf = s->chain[k].tf;
 
@@ -264,23 +346,23 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		               "its copy %s, then reading it from the start",
 		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
+		taken = 1;
 		if (alone)
-			newer_copies(s, k + 1, tailfile_id(ctf), 0,
-			             tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
-	} else if (alone && fplen > 0 && (later = newer_copies(s, k, NULL, since, -1)) > 0) {
+			taken += newer_copies(s, k + 1, tailfile_id(ctf), 0,
+			                      tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf), 0,
+			                      0, &own);
+	} else if (alone && (taken = newer_copies(s, k, NULL, since, -1, fp, fplen, &own)) > 0 &&
+	           fplen > 0 && !own) {
 		/* Copies made since the last truncation seen, but none holds
 		 * what skiff saw in the file: its copy was made, then deleted
 		 * (rotate N) while skiff was not looking (starved, stopped).
 		 * The later ones are read; the one gone is counted. */
-		s->c->env->log(s->c->env, LOG_WARN,
-		               "%s was truncated at byte %lld, and its copy deleted before skiff "
-		               "could open it (the %zu copies made after it are read): at least "
-		               "%lld bytes lost, and any copy made and deleted between them "
-		               "(counted in bytes_unread_lost and files_gone_unread)",
-		               s->path, (long long)pos, later, (long long)(before - pos));
-		if (before > pos)
-			s->c->env->count(s->c->env, "bytes_unread_lost", (uint64_t)(before - pos));
-		s->c->env->count(s->c->env, "files_gone_unread", 1);
+		gone_copies(s, pos, before - pos, taken);
+		before = 0;
+	} else if (alone && !own && s->chain[s->n - 1].copies_owed > (int32_t)taken) {
+		/* No copy on disk holds anything after the last one read, but
+		 * the watch heard copies made: all deleted unseen. */
+		gone_copies(s, pos, before - pos, taken);
 		before = 0;
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN,
@@ -289,6 +371,11 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		               s->path, (long long)pos);
 		before -= pos;
 	}
+	k = alone ? s->n - 1 : k + taken; /* the truncated file, moved */
+	l = &s->chain[k];
+	l->copies_owed -= (int32_t)taken + own;
+	if (taken > 0)
+		note_cut(l, &s->chain[k - 1]);
 	if (before > 0)
 		tailresume_lost(
 		    s,
@@ -584,6 +671,12 @@ void tailstream_look(struct tailstream *s)
 		else
 			l->peek_len = 0;
 	}
+}
+
+void tailstream_copy_made(struct tailstream *s)
+{
+	if (s->n > 0 && !s->moved)
+		s->chain[s->n - 1].copies_owed++;
 }
 
 /* The lingering file that was deleted since, oldest first; -1: none. */
