@@ -220,7 +220,8 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
     named = re.findall(r"rotated file (\S+) was deleted before skiff could open it|"
                        r"let go of rotated file (inode \d+) .* lost|"
                        r"closing rotated file (inode \d+) .* lost|"
-                       r"(\S+ was truncated at byte \d+), and its copy deleted", sk.log_text())
+                       r"(\S+ was truncated (?:at byte \d+|again)), and (?:its|that) copy deleted",
+                       sk.log_text())
     return {"written": written, "missing": missing, "dups": dups, "unexpected": unexpected,
             "bytes_unread_lost": counter(sk, "bytes_unread_lost", scene.marks),
             "lines_unread_lost": counter(sk, "lines_unread_lost", scene.marks),

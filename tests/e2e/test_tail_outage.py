@@ -101,7 +101,8 @@ def assert_windows_or_counted(r):
         offset[int(rec["value"][:8])] = int(hdr)
     missing = len(r["missing"])
     runs = outage.ranges(r["missing"])
-    gone = [n for n in r["named"] if n[-1]]  # "X was truncated at byte N, and its copy deleted"
+    # "X was truncated at byte N, and its copy deleted", "... again, and that copy deleted"
+    gone = [n for n in r["named"] if n[-1]]
     whole = [(a, b) for a, b in runs if b + 1 - a >= COPY_LINES]
     for first, last in runs:
         assert offset.get(last + 1) == 0, (

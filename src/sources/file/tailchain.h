@@ -44,10 +44,6 @@ struct link {
 	 * copies skiff opened after its truncations; more heard than opened
 	 * when copies were deleted before skiff looked (tailstream.c). */
 	int32_t copies_owed;
-	/* The first cut_len bytes of its copy at its last truncation hash to
-	 * cut_fp: that copy, compressed since, is not a newer one. */
-	int64_t cut_len;
-	uint64_t cut_fp;
 };
 
 /* One for every file watched, open or not: 232 bytes and its path, in one

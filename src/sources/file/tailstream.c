@@ -117,6 +117,7 @@
 #include "tailz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,54 +178,58 @@ static bool head_is(const char *path, uint64_t fp, int64_t len)
 	       tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)len) == fp;
 }
 
-/* Puts the path's rotated siblings born after *after (or, after NULL, born
- * since born_ns) before chain[at], the truncated file: the copies later
- * copytruncates made while skiff was not looking, oldest first. after is
- * the copy found (chain[at - 1]; copy_fd its descriptor when it is not
- * compressed, else -1). With logrotate compress and no delaycompress they
- * are compressed at once, so compressed ones are taken too - but not one
- * gzip is still writing beside its original (the original is), nor the
- * copy found compressed since (its bytes begin with the copy's), nor one
- * the chain holds uncompressed, nor the last truncation's copy compressed
- * since (cut_fp), nor a copy of the file as it is now (logrotate copying
- * it for a truncation to come). Without after, a copy whose first bytes
- * are own_len bytes hashing to own_fp (those skiff read of the file) is
- * this truncation's copy, shorter than the position (skiff read past it):
- * not taken, *own set. Returns how many it put. */
-static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid *after,
-                           int64_t born_ns, int copy_fd, uint64_t own_fp, int64_t own_len,
-                           bool *own)
+/* True when e, a sibling, holds the first bytes of the file open as fd as
+ * it is now, and no more: a copy of it logrotate is making (or made) for a
+ * truncation still to come. */
+static bool copy_of_now(const struct tailscan_entry *e, int fd)
 {
-	/* The truncated file's: the chain may move as copies are put in. */
-	const struct link *l = &s->chain[at];
-	int64_t cut_len = l->cut_len, now_len = tailfile_size(l->tf);
-	uint64_t cut_fp = l->cut_fp, now_fp = 0;
+	unsigned char a[4096], b[4096];
+	int cfd;
+	int64_t off = 0;
+	bool same = true;
+
+	if (e->kind == TAILID_COMPRESSED)
+		return tailscan_zprefix(e->path, fd);
+	if (e->id.size <= 0 || (cfd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return false;
+	while (same && off < e->id.size) {
+		ssize_t got = pread(cfd, a, sizeof(a), off);
+
+		same = got > 0 && pread(fd, b, (size_t)got, off) == got &&
+		       memcmp(a, b, (size_t)got) == 0;
+		off += got > 0 ? got : 0;
+	}
+	close(cfd);
+	return same;
+}
+
+/* Puts the path's rotated siblings born after *after before chain[at], the
+ * truncated file: the copies later copytruncates made while skiff was not
+ * looking, oldest first. after is the copy found (chain[at - 1]; copy_fd
+ * its descriptor when it is not compressed, else -1). With logrotate
+ * compress and no delaycompress they are compressed at once, so compressed
+ * ones are taken too - but not one gzip is still writing beside its
+ * original (the original is), nor the copy found compressed since (its
+ * bytes begin with the copy's), nor one the chain holds uncompressed.
+ * Returns how many it put. */
+static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid *after, int copy_fd)
+{
 	struct tailscan_entry *fam = NULL;
 	size_t nfam = 0, put = 0;
 
-	if (now_len > TAILID_FP_MAX)
-		now_len = TAILID_FP_MAX;
-	if (now_len > 0 && tailid_fp_file(tailfile_fd(l->tf), now_len, &now_fp) != 0)
-		now_len = 0;
 	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
 		return 0;
 	for (size_t i = 0; i < nfam; i++) {
 		struct tailscan_entry *e = &fam[i];
 
 		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
-		    (after != NULL ? tailid_cmp_age(&e->id, after) <= 0 : e->id.born < born_ns))
+		    tailid_cmp_age(&e->id, after) <= 0)
 			continue;
 		if (e->kind == TAILID_COMPRESSED &&
 		    (compressing(e->path, fam, nfam) ||
 		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd)) ||
 		     compresses_held(s, e->path)))
 			continue;
-		if (head_is(e->path, cut_fp, cut_len) || head_is(e->path, now_fp, now_len))
-			continue;
-		if (after == NULL && head_is(e->path, own_fp, own_len)) {
-			*own = true;
-			continue;
-		}
 		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0) {
 			at++;
 			put++;
@@ -234,18 +239,53 @@ static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid 
 	return put;
 }
 
-/* Notes the newest copy the chain took for l's truncation, c: if gzip
- * compresses it later (born after the truncation was seen), that is not a
- * newer copy (newer_copies). A compressed one was made before. */
-static void note_cut(struct link *l, const struct link *c)
+/* No copy holds what skiff saw of chain[at], the truncated file: puts
+ * before it the copies written since the last truncation seen (since_ns:
+ * by their mtime, which a compressed file keeps from its original - so not
+ * the copies of earlier truncations that logrotate compressed since), oldest
+ * first: the copies later copytruncates made while skiff was not looking.
+ * Not one gzip is still writing beside its original, nor one the chain
+ * holds uncompressed, nor one of the file as it is now (a copy under way
+ * for a truncation to come). The oldest, when its first bytes are skiff's
+ * (own_fp, own_len) and it is shorter than pos, is this truncation's copy,
+ * which skiff read past (the copytruncate window read before the
+ * truncation): not taken, *own set. Returns how many it put. */
+static size_t copies_since(struct tailstream *s, size_t at, int64_t since_ns, uint64_t own_fp,
+                           int64_t own_len, int64_t pos, bool *own)
 {
-	int64_t size = tailfile_size(c->tf);
+	int fd = tailfile_fd(s->chain[at].tf);
+	struct tailscan_entry *fam = NULL;
+	size_t nfam = 0, put = 0;
+	bool oldest = true;
 
-	if (tailfile_compressed(c->tf) || size <= 0)
-		return;
-	l->cut_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
-	if (tailid_fp_file(tailfile_fd(c->tf), l->cut_len, &l->cut_fp) != 0)
-		l->cut_len = 0;
+	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
+		return 0;
+	for (size_t i = 0; i < nfam; i++) {
+		struct tailscan_entry *e = &fam[i];
+
+		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
+		    e->id.mtime <= since_ns)
+			continue;
+		if (e->kind == TAILID_COMPRESSED &&
+		    (compressing(e->path, fam, nfam) || compresses_held(s, e->path)))
+			continue;
+		if (copy_of_now(e, fd))
+			continue;
+		if (oldest && head_is(e->path, own_fp, own_len) &&
+		    (e->kind == TAILID_COMPRESSED ? tailscan_zdecoded(e->path, pos) < pos
+		                                  : e->id.size < pos)) {
+			*own = true;
+			oldest = false;
+			continue;
+		}
+		oldest = false;
+		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0) {
+			at++;
+			put++;
+		}
+	}
+	tailscan_free(fam, nfam);
+	return put;
 }
 
 /* Counts and names the copies of the file at the path (chain[n - 1], just
@@ -348,10 +388,9 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		before = before > csize ? before - csize : 0;
 		taken = 1;
 		if (alone)
-			taken += newer_copies(s, k + 1, tailfile_id(ctf), 0,
-			                      tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf), 0,
-			                      0, &own);
-	} else if (alone && (taken = newer_copies(s, k, NULL, since, -1, fp, fplen, &own)) > 0 &&
+			taken += newer_copies(s, k + 1, tailfile_id(ctf),
+			                      tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
+	} else if (alone && (taken = copies_since(s, k, since, fp, fplen, pos, &own)) > 0 &&
 	           fplen > 0 && !own) {
 		/* Copies made since the last truncation seen, but none holds
 		 * what skiff saw in the file: its copy was made, then deleted
@@ -374,8 +413,6 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	k = alone ? s->n - 1 : k + taken; /* the truncated file, moved */
 	l = &s->chain[k];
 	l->copies_owed -= (int32_t)taken + own;
-	if (taken > 0)
-		note_cut(l, &s->chain[k - 1]);
 	if (before > 0)
 		tailresume_lost(
 		    s,
