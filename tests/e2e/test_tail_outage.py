@@ -20,6 +20,7 @@ counted none: the worker stopped watching the source while reading paused.
 
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -81,26 +82,39 @@ def test_outage_past_the_budget_is_counted_and_named(tmp_path, kafka_private, to
     assert r["paused_files"] <= 4 + 1, outage.summary(r)
 
 
-def assert_only_copytruncate_windows(r):
-    """Every missing run of lines is a copytruncate window: the lines written
-    between logrotate's copy and its truncation, which exist nowhere after
-    it. So the line after the run was read at byte 0 of the file at the path
-    (header.offset), and the run is shorter than one copy (size 100k: 1,316
-    lines) - a copy lost whole would be a run longer than that. skiff never
+COPY_LINES = 100_000 // LINE_BYTES  # a copy at size 100k: 1,316 lines
+
+
+def assert_windows_or_counted(r):
+    """Every missing run of lines is a copytruncate window or a copy counted
+    gone. A window: the lines written between logrotate's copy and its
+    truncation, which exist nowhere after it - shorter than one copy (size
+    100k: 1,316 lines). A copy gone: made, compressed and deleted while
+    skiff was not looking (starved, stopped), named in a warning and
+    counted in files_gone_unread - a run of a copy or more. Either way the
+    line after the run was read at byte 0 of a file (header.offset): the
+    file at the path after its truncation, or the next copy. skiff never
     counts more than is missing."""
     offset = {}
     for rec in r["records"]:
         hdr = dict(rec["headers"]).get("log.offset")
         offset[int(rec["value"][:8])] = int(hdr)
     missing = len(r["missing"])
-    for first, last in outage.ranges(r["missing"]):
-        assert last + 1 - first < 100_000 // LINE_BYTES, (
-            f"lines {first}-{last} missing: more than a copytruncate window",
-            outage.summary(r), outage.ranges(r["missing"])[:20])
+    runs = outage.ranges(r["missing"])
+    # "X was truncated at byte N, and its copy deleted", "... again, and that copy deleted"
+    gone = [n for n in r["named"] if n[-1]]
+    whole = [(a, b) for a, b in runs if b + 1 - a >= COPY_LINES]
+    for first, last in runs:
         assert offset.get(last + 1) == 0, (
             f"lines {first}-{last} missing, and line {last + 1} is not the first of a "
-            f"truncated file (read at byte {offset.get(last + 1)})", outage.summary(r))
+            f"truncated file or a copy (read at byte {offset.get(last + 1)})",
+            outage.summary(r))
+    assert len(whole) <= len(gone), (
+        f"{len(whole)} runs of a copy or more missing, {len(gone)} copies counted gone",
+        whole, outage.summary(r), runs[:20])
+    assert r["files_gone_unread"] == len(r["named"]), (outage.summary(r), r["named"][:5])
     assert r["bytes_unread_lost"] <= missing * LINE_BYTES, outage.summary(r)
+    return whole
 
 
 @pytest.mark.skiff_timeout(OUTAGE + 400)
@@ -120,14 +134,55 @@ def test_outage_with_copytruncate_holds_the_copies(tmp_path, kafka_private, topi
     with delaycompress, 96,881 of 121,191 with compress, nothing counted: a
     truncation was noticed only by a read, and the copies were gone by then;
     then, with compress, a whole copy of ~2,000 lines now and then: the
-    copies made while skiff was not looking were taken only uncompressed.)"""
+    copies made while skiff was not looking were taken only uncompressed;
+    then, at load 10, runs of 1.5 and 3 copies, uncounted: a copy deleted
+    before skiff looked, counted now, and the copies after it, read now -
+    test_copytruncate_copies_deleted_while_starved_are_counted.)"""
     kafka_private.start()
     r = outage.run(tmp_path, kafka_private, topic, OUTAGE, directives=directives,
                    connector={"header.offset": "log.offset"})
     print(outage.summary(r), outage.ranges(r["missing"])[:20])
     assert not r["unexpected"] and not r["dups"], outage.summary(r)
     assert counter_of(r, "truncations") >= OUTAGE / 2, outage.summary(r)
-    assert_only_copytruncate_windows(r)
+    assert_windows_or_counted(r)
+
+
+def sigstop_bursts(bursts=3, stopped=3.0, between=1.5):
+    """A `mid` for outage.run: skiff stopped (SIGSTOP) for `stopped` seconds,
+    `bursts` times - a machine so loaded that skiff is not scheduled while
+    logrotate copies, compresses and deletes several files."""
+    def mid(scene):
+        for _ in range(bursts):
+            os.kill(scene.sk.pid, signal.SIGSTOP)
+            try:
+                time.sleep(stopped)
+            finally:
+                os.kill(scene.sk.pid, signal.SIGCONT)
+            time.sleep(between)
+    return mid
+
+
+@pytest.mark.skiff_timeout(OUTAGE + 400)
+def test_copytruncate_copies_deleted_while_starved_are_counted(tmp_path, kafka_private, topic):
+    """compress + copytruncate during the outage, skiff stopped 3 s at a
+    time (SIGSTOP) three times: logrotate (size 100k, a copy every ~0.7 s,
+    rotate 2) makes, compresses and deletes copies skiff never sees. Each
+    is counted (files_gone_unread, at least the bytes skiff saw) and named;
+    the copies still on disk after it are read, so every missing run is a
+    copytruncate window or a copy counted gone. (CI at load 10 before the
+    fix: runs of 1.5 and 3 copies missing, files_gone_unread=0 - the copies
+    after the one gone were not read either.)"""
+    kafka_private.start()
+    r = outage.run(tmp_path, kafka_private, topic, OUTAGE,
+                   directives=("size 100k", "rotate 2", "compress", "copytruncate"),
+                   connector={"header.offset": "log.offset"}, mid=sigstop_bursts())
+    print(outage.summary(r), outage.ranges(r["missing"])[:20], r["named"][:10])
+    assert not r["unexpected"] and not r["dups"], outage.summary(r)
+    whole = assert_windows_or_counted(r)
+    assert r["files_gone_unread"] >= 1 and whole, (outage.summary(r), r["named"][:5])
+    # Never more copies counted than are missing: each holds 100k or more.
+    assert r["files_gone_unread"] <= sum((b + 1 - a) // COPY_LINES for a, b in whole), (
+        outage.summary(r), whole)
 
 
 def counter_of(r, name):

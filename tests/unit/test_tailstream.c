@@ -661,6 +661,237 @@ static void test_two_compressed_copytruncates_unseen(void)
 	rm("cz.log.3.gz");
 }
 
+/* Reading paused (Kafka away), the watch looks at the file at the path
+ * (tailstream_look) behind a copy it already holds: two copytruncates it
+ * missed (starved), compressed at once, are both read - the one its first
+ * bytes name and the one made after it. (Before, a look with files ahead
+ * in the chain took only the first: a whole copy lost, not counted.) */
+static void test_copytruncates_unseen_while_paused(void)
+{
+	struct tailstream *s;
+
+	put("pz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/pz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	/* Seen: the copy is held, the file at the path waits behind it. */
+	put("pz.log", "x3\n", "a");
+	put_gz("pz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("pz.log", "", "w");
+	put("pz.log", "y1\ny2\n", "a");
+	tailstream_look(s);
+	tailstream_look(s); /* its first bytes, to know its next copy by */
+	CHECK_INT((int)tailstream_open_files(s), 2);
+	/* Two more, unseen. */
+	put("pz.log", "y3\n", "a");
+	mv("pz.log.1.gz", "pz.log.2.gz");
+	put_gz("pz.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("pz.log", "", "w");
+	put("pz.log", "z1\nz2\n", "a");
+	put("pz.log", "z3\n", "a");
+	rm("pz.log.2.gz"); /* rotate 2: x's copy, held */
+	mv("pz.log.1.gz", "pz.log.2.gz");
+	put_gz("pz.log.1.gz", "z1\nz2\nz3\n", GZ_GOOD);
+	put("pz.log", "", "w");
+	put("pz.log", "w1\n", "a");
+	counted[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|y1|y2|y3|z1|z2|z3|w1|");
+	CHECK_STR(counted, "truncations+1 ");
+	tailstream_free(s);
+	rm("pz.log.1.gz");
+	rm("pz.log.2.gz");
+}
+
+/* The same, starved longer: the copy the look's first bytes name was
+ * deleted before skiff looked. The copies made after it are still read,
+ * and the one gone is counted (files_gone_unread, at least the bytes skiff
+ * saw in the file) and named in a warning. */
+static void test_copytruncate_copy_gone_while_paused(void)
+{
+	struct tailstream *s;
+
+	put("qz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/qz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("qz.log", "x3\n", "a");
+	put_gz("qz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "y1\ny2\n", "a");
+	tailstream_look(s);
+	tailstream_look(s);
+	/* Three unseen: y's copy made, shifted, deleted. */
+	put("qz.log", "y3\n", "a");
+	mv("qz.log.1.gz", "qz.log.2.gz");
+	put_gz("qz.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "z1\n", "a");
+	rm("qz.log.2.gz");
+	mv("qz.log.1.gz", "qz.log.2.gz");
+	put_gz("qz.log.1.gz", "z1\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "v1\n", "a");
+	rm("qz.log.2.gz"); /* y's copy, never opened */
+	mv("qz.log.1.gz", "qz.log.2.gz");
+	put_gz("qz.log.1.gz", "v1\n", GZ_GOOD);
+	put("qz.log", "", "w");
+	put("qz.log", "w1\n", "a");
+	counted[0] = '\0';
+	logged[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|z1|v1|w1|");
+	CHECK_STR(counted, "truncations+1 bytes_unread_lost+6 files_gone_unread+1 ");
+	CHECK(strstr(logged, "qz.log was truncated at byte 0") != NULL);
+	CHECK(strstr(logged, "at least 6 bytes") != NULL);
+	tailstream_free(s);
+	rm("qz.log.1.gz");
+	rm("qz.log.2.gz");
+}
+
+/* The watch heard each copy made (tailstream_copy_made: a rotated name
+ * created): starved through four copytruncates, two of their copies were
+ * deleted unseen, two are on disk. Both gone are counted and named, one
+ * warning each, and the two on disk read; starved through two more whose
+ * copies are all gone, both are counted though none is left to read. */
+static void test_copytruncate_copies_heard_made_and_gone(void)
+{
+	struct tailstream *s;
+
+	put("hz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/hz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("hz.log", "x3\n", "a");
+	tailstream_copy_made(s);
+	put_gz("hz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("hz.log", "", "w");
+	put("hz.log", "y1\ny2\n", "a");
+	tailstream_look(s);
+	tailstream_look(s);
+	/* Four unseen: y's and z's copies deleted, u's and v's on disk. */
+	put("hz.log", "y3\n", "a");
+	tailstream_copy_made(s);
+	rm("hz.log.1.gz"); /* held */
+	put_gz("hz.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("hz.log", "", "w");
+	put("hz.log", "z1\n", "a");
+	tailstream_copy_made(s);
+	mv("hz.log.1.gz", "hz.log.2.gz");
+	put_gz("hz.log.1.gz", "z1\n", GZ_GOOD);
+	put("hz.log", "", "w");
+	put("hz.log", "u1\n", "a");
+	tailstream_copy_made(s);
+	rm("hz.log.2.gz");
+	mv("hz.log.1.gz", "hz.log.2.gz");
+	put_gz("hz.log.1.gz", "u1\n", GZ_GOOD);
+	put("hz.log", "", "w");
+	put("hz.log", "v1\n", "a");
+	tailstream_copy_made(s);
+	rm("hz.log.2.gz");
+	mv("hz.log.1.gz", "hz.log.2.gz");
+	put_gz("hz.log.1.gz", "v1\n", GZ_GOOD);
+	put("hz.log", "", "w");
+	put("hz.log", "w1\n", "a");
+	counted[0] = '\0';
+	logged[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|u1|v1|w1|");
+	CHECK_STR(counted, "truncations+1 bytes_unread_lost+6 files_gone_unread+2 ");
+	CHECK(strstr(logged, "hz.log was truncated at byte 0, and its copy deleted") != NULL);
+	CHECK(strstr(logged, "hz.log was truncated again, and that copy deleted") != NULL);
+	/* Two more, both copies gone (rotate 2 made a third since). */
+	put("hz.log", "w2\n", "a");
+	tailstream_look(s); /* hz.log's first bytes, as a look would see them */
+	tailstream_copy_made(s);
+	put("hz.log", "", "w");
+	put("hz.log", "t1\n", "a");
+	tailstream_copy_made(s);
+	put("hz.log", "", "w");
+	put("hz.log", "s1\n", "a");
+	counted[0] = '\0';
+	logged[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "s1|");
+	CHECK_STR(counted, "truncations+1 bytes_unread_lost+3 files_gone_unread+2 ");
+	tailstream_free(s);
+	rm("hz.log.1.gz");
+	rm("hz.log.2.gz");
+}
+
+/* skiff read past the end of the copy (lines written between logrotate's
+ * copy and its truncation, read before it): the copy, born since the file
+ * was opened, is not a later copy to read, nor a copy gone. */
+static void test_copytruncate_read_past_the_copy(void)
+{
+	struct tailstream *s;
+	char big[1200] = "";
+	size_t used = 0;
+
+	/* Over 1 KiB: a copy is known by its first KiB. */
+	for (int i = 0; i < 11; i++)
+		used += (size_t)snprintf(big + used, sizeof(big) - used, "x%02d%096d\n", i, 0);
+	put("oz.log", big, "w");
+	snprintf(logpath, sizeof(logpath), "%s/oz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK(strlen(drain(s)) == 11 * 100);
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("oz.log", "x11\n", "a");
+	snprintf(big + used, sizeof(big) - used, "x11\n");
+	put("oz.log.1", big, "w");
+	put("oz.log", "x12\n", "a");
+	CHECK_STR(drain(s), "x11|x12|");
+	put("oz.log", "", "w");
+	put("oz.log", "y1\n", "a");
+	counted[0] = '\0';
+	CHECK_STR(drain(s), "y1|");
+	CHECK_STR(counted, "truncations+1 ");
+	tailstream_free(s);
+	rm("oz.log.1");
+}
+
+/* The truncation handled, skiff stopped before it looks again (SIGSTOP,
+ * starved): two more copytruncates, the file grown past the size it had
+ * then. The look knows it by its first bytes, kept when the truncation was
+ * handled, and reads both copies. (Before, they were kept only from the
+ * next look on: the truncations went unseen, their copies unread.) */
+static void test_copytruncates_right_after_one_seen(void)
+{
+	struct tailstream *s;
+
+	put("rz.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/rz.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("rz.log", "x3\n", "a");
+	put_gz("rz.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("rz.log", "", "w");
+	put("rz.log", "y1\n", "a");
+	tailstream_look(s); /* no look after it */
+	put("rz.log", "y2\n", "a");
+	mv("rz.log.1.gz", "rz.log.2.gz");
+	put_gz("rz.log.1.gz", "y1\ny2\n", GZ_GOOD);
+	put("rz.log", "", "w");
+	put("rz.log", "z1\n", "a");
+	put("rz.log", "z2\n", "a");
+	rm("rz.log.2.gz");
+	mv("rz.log.1.gz", "rz.log.2.gz");
+	put_gz("rz.log.1.gz", "z1\nz2\n", GZ_GOOD);
+	put("rz.log", "", "w");
+	put("rz.log", "w1\nw2\nw3\n", "a");
+	counted[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|y1|y2|z1|z2|w1|w2|w3|");
+	CHECK_STR(counted, "truncations+1 ");
+	tailstream_free(s);
+	rm("rz.log.1.gz");
+	rm("rz.log.2.gz");
+}
+
 /* Closed (a stop while Kafka is away) with held files deleted since they
  * were rotated: each one with bytes unread is named and counted with what
  * it still held, to the byte and line - a restart finds only the stored
@@ -721,6 +952,11 @@ int main(void)
 	test_held_budget();
 	test_two_compressed_copytruncates_unseen();
 	test_closing_counts_held_deleted_files();
+	test_copytruncates_unseen_while_paused();
+	test_copytruncate_copy_gone_while_paused();
+	test_copytruncate_copies_heard_made_and_gone();
+	test_copytruncate_read_past_the_copy();
+	test_copytruncates_right_after_one_seen();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

@@ -39,6 +39,11 @@ struct link {
 	 * skiff's descriptor keeps (tailctx.held_bytes). */
 	bool held, gone;
 	int64_t gone_size;
+	/* The file at the path: copies of it heard made (a rotated name
+	 * created in its directory: logrotate copytruncate's copy) less the
+	 * copies skiff opened after its truncations; more heard than opened
+	 * when copies were deleted before skiff looked (tailstream.c). */
+	int32_t copies_owed;
 };
 
 /* One for every file watched, open or not: 232 bytes and its path, in one

@@ -115,8 +115,10 @@
 #include "tailheld.h"
 #include "tailresume.h"
 #include "tailscan.h"
+#include "tailz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,53 @@ static bool compressing(const char *z, const struct tailscan_entry *fam, size_t 
 	return false;
 }
 
+/* True when the compressed file z holds the bytes of a file the chain
+ * holds uncompressed (a copy opened before gzip replaced it): not a newer
+ * copy. The file at the path (last) is not a copy. */
+static bool compresses_held(const struct tailstream *s, const char *z)
+{
+	for (size_t i = 0; i + 1 < s->n; i++)
+		if (!tailfile_compressed(s->chain[i].tf) && tailfile_size(s->chain[i].tf) > 0 &&
+		    tailscan_zprefix(z, tailfile_fd(s->chain[i].tf)))
+			return true;
+	return false;
+}
+
+/* True when path's first len bytes (uncompressed) hash to fp. */
+static bool head_is(const char *path, uint64_t fp, int64_t len)
+{
+	unsigned char head[TAILZ_HEAD];
+	int zerr;
+
+	return len > 0 && tailscan_head(path, head, &zerr) >= len &&
+	       tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)len) == fp;
+}
+
+/* True when e, a sibling, holds the first bytes of the file open as fd as
+ * it is now, and no more: a copy of it logrotate is making (or made) for a
+ * truncation still to come. */
+static bool copy_of_now(const struct tailscan_entry *e, int fd)
+{
+	unsigned char a[4096], b[4096];
+	int cfd;
+	int64_t off = 0;
+	bool same = true;
+
+	if (e->kind == TAILID_COMPRESSED)
+		return tailscan_zprefix(e->path, fd);
+	if (e->id.size <= 0 || (cfd = open(e->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return false;
+	while (same && off < e->id.size) {
+		ssize_t got = pread(cfd, a, sizeof(a), off);
+
+		same = got > 0 && pread(fd, b, (size_t)got, off) == got &&
+		       memcmp(a, b, (size_t)got) == 0;
+		off += got > 0 ? got : 0;
+	}
+	close(cfd);
+	return same;
+}
+
 /* Puts the path's rotated siblings born after *after before chain[at], the
  * truncated file: the copies later copytruncates made while skiff was not
  * looking, oldest first. after is the copy found (chain[at - 1]; copy_fd
@@ -162,29 +211,113 @@ static bool compressing(const char *z, const struct tailscan_entry *fam, size_t 
  * compress and no delaycompress they are compressed at once, so compressed
  * ones are taken too - but not one gzip is still writing beside its
  * original (the original is), nor the copy found compressed since (its
- * bytes begin with the copy's). */
-static void newer_copies(struct tailstream *s, size_t at, const struct tailid *after, int copy_fd)
+ * bytes begin with the copy's), nor one the chain holds uncompressed.
+ * Returns how many it put. */
+static size_t newer_copies(struct tailstream *s, size_t at, const struct tailid *after, int copy_fd)
 {
-	struct tailid copy = *after;
 	struct tailscan_entry *fam = NULL;
-	size_t nfam = 0;
+	size_t nfam = 0, put = 0;
 
 	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
-		return;
+		return 0;
 	for (size_t i = 0; i < nfam; i++) {
 		struct tailscan_entry *e = &fam[i];
 
 		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
-		    tailid_cmp_age(&e->id, &copy) <= 0)
+		    tailid_cmp_age(&e->id, after) <= 0)
 			continue;
 		if (e->kind == TAILID_COMPRESSED &&
 		    (compressing(e->path, fam, nfam) ||
-		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd))))
+		     (copy_fd >= 0 && tailscan_zprefix(e->path, copy_fd)) ||
+		     compresses_held(s, e->path)))
 			continue;
-		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0)
+		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0) {
 			at++;
+			put++;
+		}
 	}
 	tailscan_free(fam, nfam);
+	return put;
+}
+
+/* No copy holds what skiff saw of chain[at], the truncated file: puts
+ * before it the copies written since the last truncation seen (since_ns:
+ * by their mtime, which a compressed file keeps from its original - so not
+ * the copies of earlier truncations that logrotate compressed since), oldest
+ * first: the copies later copytruncates made while skiff was not looking.
+ * Not one gzip is still writing beside its original, nor one the chain
+ * holds uncompressed, nor one of the file as it is now (a copy under way
+ * for a truncation to come). The oldest, when its first bytes are skiff's
+ * (own_fp, own_len) and it is shorter than pos, is this truncation's copy,
+ * which skiff read past (the copytruncate window read before the
+ * truncation): not taken, *own set. Returns how many it put. */
+static size_t copies_since(struct tailstream *s, size_t at, int64_t since_ns, uint64_t own_fp,
+                           int64_t own_len, int64_t pos, bool *own)
+{
+	int fd = tailfile_fd(s->chain[at].tf);
+	struct tailscan_entry *fam = NULL;
+	size_t nfam = 0, put = 0;
+	bool oldest = true;
+
+	if (tailscan_family(s->path, ROTATED_DIRS(s), &fam, &nfam) != 0)
+		return 0;
+	for (size_t i = 0; i < nfam; i++) {
+		struct tailscan_entry *e = &fam[i];
+
+		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
+		    e->id.mtime <= since_ns)
+			continue;
+		if (e->kind == TAILID_COMPRESSED &&
+		    (compressing(e->path, fam, nfam) || compresses_held(s, e->path)))
+			continue;
+		if (copy_of_now(e, fd))
+			continue;
+		if (oldest && head_is(e->path, own_fp, own_len) &&
+		    (e->kind == TAILID_COMPRESSED ? tailscan_zdecoded(e->path, pos) < pos
+		                                  : e->id.size < pos)) {
+			*own = true;
+			oldest = false;
+			continue;
+		}
+		oldest = false;
+		if (tailchain_add_as(s, at, e->path, 0, true, false, &e->id) == 0) {
+			at++;
+			put++;
+		}
+	}
+	tailscan_free(fam, nfam);
+	return put;
+}
+
+/* Counts and names the copies of the file at the path (chain[n - 1], just
+ * truncated at pos) that were made and deleted before skiff looked: at
+ * least one, or as many as its directory's watch heard made beyond the
+ * `later` copies that are still on disk (read, after the one gone). The
+ * first held what skiff saw in the file, `seen` bytes from pos: counted
+ * as lost, at least; the bytes of the others are not known. */
+static void gone_copies(struct tailstream *s, int64_t pos, int64_t seen, size_t later)
+{
+	struct link *l = &s->chain[s->n - 1];
+	struct source_env *env = s->c->env;
+	int32_t gone = l->copies_owed - (int32_t)later;
+
+	if (gone < 1)
+		gone = 1;
+	env->log(env, LOG_WARN,
+	         "%s was truncated at byte %lld, and its copy deleted before skiff could "
+	         "open it (%zu made after it still on disk are read): at least %lld bytes lost "
+	         "(counted in bytes_unread_lost and files_gone_unread)",
+	         s->path, (long long)pos, later, (long long)(seen > 0 ? seen : 0));
+	for (int32_t i = 1; i < gone; i++)
+		env->log(env, LOG_WARN,
+		         "%s was truncated again, and that copy deleted before skiff could open it "
+		         "too (heard made, never seen): its bytes unknown (counted in "
+		         "files_gone_unread)",
+		         s->path);
+	if (seen > 0)
+		env->count(env, "bytes_unread_lost", (uint64_t)seen);
+	env->count(env, "files_gone_unread", (uint64_t)gone);
+	l->copies_owed -= gone;
 }
 
 /* chain[k] shrank below its position, or its first bytes or those before
@@ -205,6 +338,9 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	bool alone = k + 1 == s->n;
 	struct tailid zid;
 	const struct tailid *expect = NULL;
+	int64_t since = l->added_ns;
+	size_t taken = 0;
+	bool own = false; /* its copy is there, but skiff read past its end */
 	char *copy;
 
 	if (l->peek_len > fplen) {
@@ -237,7 +373,12 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	if ((size = tailfile_size(tf)) < 0)
 		size = 0;
 	l->seen_size = l->max_size = size;
-	l->peek_len = 0;
+	/* Its first bytes now, to know its next copy by - and to notice the
+	 * next truncation at all: one before the next look, the file grown
+	 * past this size again, would otherwise go unseen with its copies. */
+	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+	if (l->peek_len > 0 && tailid_fp_file(tailfile_fd(tf), l->peek_len, &l->peek_fp) != 0)
+		l->peek_len = 0;
 	if (copy != NULL && tailchain_add_as(s, k, copy, pos, true, false, expect) == 0) {
 		const struct tailfile *ctf = s->chain[k].tf;
 
@@ -246,9 +387,23 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		               "its copy %s, then reading it from the start",
 		               s->path, (long long)pos, copy);
 		before = before > csize ? before - csize : 0;
+		taken = 1;
 		if (alone)
-			newer_copies(s, k + 1, tailfile_id(ctf),
-			             tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
+			taken += newer_copies(s, k + 1, tailfile_id(ctf),
+			                      tailfile_compressed(ctf) ? -1 : tailfile_fd(ctf));
+	} else if (alone && (taken = copies_since(s, k, since, fp, fplen, pos, &own)) > 0 &&
+	           fplen > 0 && !own) {
+		/* Copies made since the last truncation seen, but none holds
+		 * what skiff saw in the file: its copy was made, then deleted
+		 * (rotate N) while skiff was not looking (starved, stopped).
+		 * The later ones are read; the one gone is counted. */
+		gone_copies(s, pos, before - pos, taken);
+		before = 0;
+	} else if (alone && !own && s->chain[s->n - 1].copies_owed > (int32_t)taken) {
+		/* No copy on disk holds anything after the last one read, but
+		 * the watch heard copies made: all deleted unseen. */
+		gone_copies(s, pos, before - pos, taken);
+		before = 0;
 	} else {
 		s->c->env->log(s->c->env, LOG_WARN,
 		               "%s was truncated at byte %lld: reading it "
@@ -256,6 +411,9 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		               s->path, (long long)pos);
 		before -= pos;
 	}
+	k = alone ? s->n - 1 : k + taken; /* the truncated file, moved */
+	l = &s->chain[k];
+	l->copies_owed -= (int32_t)taken + own;
 	if (before > 0)
 		tailresume_lost(
 		    s,
@@ -560,6 +718,12 @@ static void forget_held(struct tailstream *s, const struct link *l)
 
 	if (s->c->heldset != NULL)
 		tailheld_forget(s->c->heldset, s->path, id->dev, id->ino, id->born);
+}
+
+void tailstream_copy_made(struct tailstream *s)
+{
+	if (s->n > 0 && !s->moved)
+		s->chain[s->n - 1].copies_owed++;
 }
 
 /* The lingering file that was deleted since, oldest first; -1: none. */

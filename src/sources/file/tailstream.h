@@ -105,6 +105,12 @@ void tailstream_check(struct tailstream *s, int64_t now);
  * checks of a read. */
 void tailstream_look(struct tailstream *s);
 
+/* Notes that a copy of s's file was made (its directory's watch heard a
+ * rotated name of it created: logrotate copytruncate), for the next
+ * truncation: copies made and deleted before skiff looked are counted
+ * (files_gone_unread). */
+void tailstream_copy_made(struct tailstream *s);
+
 enum {
 	TAILSTREAM_ERR = -1,       /* a read failed: stops the connector */
 	TAILSTREAM_ERR_NOMEM = -2, /* out of memory */

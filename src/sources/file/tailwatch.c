@@ -31,6 +31,7 @@
 #include "tailscan.h"
 #include "tailstream.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -464,6 +465,32 @@ bool tailwatch_wd_shared(void *opaque, int wd, const struct tailstream *except)
 
 /* ---- events --------------------------------------------------------------- */
 
+/* name, created in dir, is a rotated name of a stream's file (app.log.1 of
+ * app.log; not a compressed one, which gzip makes of a copy already
+ * heard): a copy made, most likely by logrotate copytruncate. Each such
+ * stream is told, so that copies made and deleted before it looks are
+ * counted (tailstream_copy_made). */
+static void note_copy_made(struct filesrc *f, const char *dir, const char *name)
+{
+	char base[NAME_MAX + 1];
+	size_t len = strlen(name);
+
+	if (len > NAME_MAX)
+		return;
+	for (size_t i = len; i-- > 1;) {
+		if (i + 1 >= len || strchr(".-_", name[i]) == NULL ||
+		    !isdigit((unsigned char)name[i + 1]))
+			continue;
+		memcpy(base, name, i);
+		base[i] = '\0';
+		if (tailid_rotated_name(base, name) != TAILID_ROTATED)
+			continue;
+		for (long k = tailindex_name_first(f->idx, dir, base); k != TAILINDEX_NONE;
+		     k = tailindex_name_next(f->idx, (size_t)k))
+			tailstream_copy_made(f->streams[k]);
+	}
+}
+
 static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct inotify_event *ev,
                          int64_t now)
 {
@@ -481,6 +508,8 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct ino
 		return;
 	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
 		f->glob_due = true;
+	if ((ev->mask & IN_CREATE) && !(ev->mask & IN_ISDIR))
+		note_copy_made(f, dir, ev->name);
 	for (long i = tailindex_name_first(f->idx, dir, ev->name); i != TAILINDEX_NONE;
 	     i = tailindex_name_next(f->idx, (size_t)i)) {
 		struct tailstream *s = f->streams[i];
