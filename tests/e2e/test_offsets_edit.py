@@ -215,3 +215,45 @@ def test_rest_refuses_what_it_cannot_store_as_meant(tmp_path, kafka, topic):
         assert st == 400 and word in j["message"], (body, st, j)
     assert restlib.request(port, "GET", BASE + "/offsets").raw == before
     assert sk.stop() == 0
+
+
+def test_set_force_inside_a_line_resumes_there(tmp_path, kafka, topic):
+    """Hostile finding: `set --force` of a position inside a line, the body
+    read with `list` (it carries the old position's "tail"), stored it as
+    sent: at the start the tail no longer matched, the file was taken as
+    truncated and all 3,000 lines were sent again. Forced, the offset is
+    stored with the file's identity at that position: the rest of line
+    1,000 (what --force asks for), then lines 1,001 on, nothing again."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(3000)
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
+                       [fl.file_connector(NAME, src.path, topic)])
+    sk.start()
+    fl.read_topic(kafka.bootstrap, topic, 3000)
+    fl.wait_for(lambda: fl.peek_line(state / "offsets", NAME, src.path) == 3000, 30,
+                "the offset at line 3000")
+    assert sk.stop() == 0
+    rc, out, err = offsets_cmd(sk, "list")
+    doc = json.loads(out)
+    assert "tail" in doc["offsets"][0]["offset"], doc
+    doc["offsets"][0]["offset"]["position"] = 1000 * W + 3
+    rc, out, err = offsets_cmd(sk, "set", "-", stdin=json.dumps(doc))
+    assert rc == 78 and str(1000 * W + 3) in err, (rc, err)
+    rc, out, err = offsets_cmd(sk, "set", "--force", "-", stdin=json.dumps(doc))
+    assert rc == 0 and "inside a line" in err, (rc, err)
+    sk.start()
+    src.append(10)
+    recs = harness.consume(kafka.bootstrap, topic, n=3000 + 2010, timeout=60)
+    after = [r["value"] for r in recs[3000:]]
+    assert after[0] == fl.seq_line(1000)[3:], after[:3]
+    assert fl.seqs_of(recs[3001:]) == list(range(1001, 3010)), \
+        fl.runs_of(fl.seqs_of(recs[3001:]))[:5]
+    fl.wait_for(lambda: fl.peek_line(state / "offsets", NAME, src.path) == 3010, 30,
+                "the offset after line 3009")
+    assert sk.stop() == 0
+    assert len(harness.consume(kafka.bootstrap, topic)) == 3000 + 2010
+    for c in ("truncations", "files_gone_unread", "fingerprint_resets"):
+        assert counter(sk, c) == 0, (c, sk.log_text()[-2000:])

@@ -383,8 +383,13 @@ int tailcheck_reach(const struct config_section *cfg, const char *partition, con
 		rc = SOURCE_ERR_CONFIG;
 		goto out;
 	}
-	if ((rc = check_place(&t, fd, p.pos, errbuf, errlen)) != 0)
+	if ((rc = check_place(&t, fd, p.pos, errbuf, errlen)) != 0) {
+		/* Inside a line: what --force stores is still this file at that
+		 * position; the old position's tail would read it from 0. */
+		if (p.pos <= t.id.size && refreshed(&t, fd, p.pos, buf, sizeof(buf)) > 0)
+			*settled = strdup(buf);
 		goto out;
+	}
 	n = refreshed(&t, fd, p.pos, buf, sizeof(buf));
 	if (n < 0) {
 		snprintf(errbuf, errlen, "%s: the bytes before the position cannot be read: %s",

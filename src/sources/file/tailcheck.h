@@ -27,7 +27,9 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
  * body read with GET and sent back with a new position carries the old
  * position's "tail"): never a reason to read the file again from its start.
  * A position alone (Connect's offset) in the path's file is stored as sent.
- * An offset equal to the stored one passes unchecked. On 0, errbuf notes
+ * An offset equal to the stored one passes unchecked. Refused inside a
+ * line, *settled may still hold that file's identity at the position (what
+ * --force stores). On 0, errbuf notes
  * the file when it is not the path's. Reads at most a fingerprint and
  * 2 x 64 KiB around the position. */
 int tailcheck_reach(const struct config_section *cfg, const char *partition, const char *offset,
