@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
@@ -257,3 +258,57 @@ def test_set_force_inside_a_line_resumes_there(tmp_path, kafka, topic):
     assert len(harness.consume(kafka.bootstrap, topic)) == 3000 + 2010
     for c in ("truncations", "files_gone_unread", "fingerprint_resets"):
         assert counter(sk, c) == 0, (c, sk.log_text()[-2000:])
+
+
+def test_rest_partition_members_in_another_order_and_twice(tmp_path, kafka, topic):
+    """Hostile findings: an SQLite partition sent as {"table","protocol"}
+    (a script's own dict; Connect compares partitions as maps) was answered
+    200 and stored under a second key the connector never reads: the
+    rewind did nothing (0 rows again) and GET showed the table twice. It is
+    now the connector's partition: rows 801-1000 again, exactly, one entry.
+    A member named twice in an offset ({"position":A,"position":B}: skiff
+    read A, GET's readers B) is a bad request (400), nothing stored."""
+    import sqlite3
+    db = tmp_path / "app.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE r (id INTEGER PRIMARY KEY, v TEXT)")
+    con.executemany("INSERT INTO r VALUES (?, ?)", [(i, f"row{i}") for i in range(1, 1001)])
+    con.commit()
+    con.close()
+    harness.create_topic(kafka.bootstrap, topic + "r", partitions=1)
+    port = restlib.free_port()
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state,
+                                                 listeners=f"http://127.0.0.1:{port}"),
+                       [{"name": NAME, "connector.class": "JdbcSourceConnector",
+                         "connection.url": f"jdbc:sqlite:{db}", "mode": "incrementing",
+                         "table.whitelist": "r", "topic.prefix": topic,
+                         "poll.interval.ms": "200"}]).start()
+    restlib.wait_up(port)
+    harness.consume(kafka.bootstrap, topic + "r", n=1000, timeout=60)
+    stop_connector(port)
+    before = restlib.request(port, "GET", BASE + "/offsets").raw
+    st, j = req(port, "PATCH", BASE + "/offsets", raw_body(
+        '{"offsets":[{"partition":{"protocol":"1","table":"r"},'
+        '"offset":{"incrementing":800,"incrementing":1000}}]}'))
+    assert st == 400 and "twice" in j["message"] and "incrementing" in j["message"], (st, j)
+    assert restlib.request(port, "GET", BASE + "/offsets").raw == before
+    body = {"offsets": [{"partition": {"table": "r", "protocol": "1"},
+                         "offset": {"incrementing": 800}}]}
+    st, j = req(port, "PATCH", BASE + "/offsets", body)
+    assert st == 200, j
+    st, doc = req(port, "GET", BASE + "/offsets")
+    assert doc == {"offsets": [{"partition": {"protocol": "1", "table": "r"},
+                                "offset": {"incrementing": 800}}]}, doc
+    assert req(port, "PUT", BASE + "/resume")[0] == 202
+    recs = harness.consume(kafka.bootstrap, topic + "r", n=1200, timeout=60)
+    time.sleep(1)
+    recs = harness.consume(kafka.bootstrap, topic + "r")
+    assert sk.stop() == 0
+    ids = [int(re.search(rb"row(\d+)", r["value"]).group(1)) for r in recs]
+    assert ids[1000:] == list(range(801, 1001)), (len(ids), fl.runs_of(ids[1000:])[:5])
+
+
+def raw_body(text):
+    return text.encode()
