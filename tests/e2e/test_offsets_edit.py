@@ -312,3 +312,40 @@ def test_rest_partition_members_in_another_order_and_twice(tmp_path, kafka, topi
 
 def raw_body(text):
     return text.encode()
+
+
+def test_rest_positions_around_a_carriage_return(tmp_path, kafka, topic):
+    """Hostile findings: lines ending "\\r\\n", the last one's "\\n" not
+    written yet. A position after the "\\r" that ends the file was accepted
+    (200); when the "\\n" came, skiff sent an empty record, a line the file
+    does not hold. A position between "\\r" and "\\n" was refused naming
+    itself as its line's start ("that line starts at byte 59"). Now both are
+    refused with the line's real start, nothing stored, and the resume
+    sends exactly the lines after the stored offset."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"".join(b"line%04d\r\n" % i for i in range(10))[:-1])  # 10 bytes a line
+    port = restlib.free_port()
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state,
+                                                 listeners=f"http://127.0.0.1:{port}"),
+                       [fl.file_connector(NAME, path, topic)]).start()
+    restlib.wait_up(port)
+    harness.consume(kafka.bootstrap, topic, n=9, timeout=60)
+    stop_connector(port)
+    st, doc = req(port, "GET", BASE + "/offsets")
+    before = restlib.request(port, "GET", BASE + "/offsets").raw
+    for pos, words in [(59, ["59", "byte 50", "byte 60"]), (99, ["99", "byte 90", "\\r"])]:
+        doc["offsets"][0]["offset"]["position"] = pos
+        st, j = req(port, "PATCH", BASE + "/offsets", doc)
+        assert st == 500 and all(w in j["message"] for w in words), (pos, st, j)
+        assert restlib.request(port, "GET", BASE + "/offsets").raw == before
+    assert req(port, "PUT", BASE + "/resume")[0] == 202
+    with open(path, "ab") as f:
+        f.write(b"\nline0010\r\n")
+    harness.consume(kafka.bootstrap, topic, n=11, timeout=60)
+    time.sleep(1)
+    values = [r["value"] for r in harness.consume(kafka.bootstrap, topic)]
+    assert sk.stop() == 0
+    assert values == [b"line%04d" % i for i in range(11)], values

@@ -251,26 +251,34 @@ static ssize_t read_at(int fd, void *buf, size_t len, int64_t at)
 }
 
 /* True when pos (0 < pos <= size) starts a line: the byte before ends one
- * ("\n", or a "\r" not followed by "\n", as tailfile reads lines). */
-static bool line_start(int fd, int64_t pos, int64_t size)
+ * ("\n", or a "\r" not followed by "\n", as tailfile reads lines). A "\r"
+ * that ends a file still written (not final) ends no line yet: tailfile
+ * waits for the next byte, and a "\n" would make "\r\n" one line end. */
+static bool line_start(int fd, int64_t pos, int64_t size, bool final)
 {
 	unsigned char b[2] = {0, 0};
 	ssize_t got = read_at(fd, b, pos < size ? 2 : 1, pos - 1);
 
-	return got >= 1 && (b[0] == '\n' || (b[0] == '\r' && (got < 2 || b[1] != '\n')));
+	if (got < 1)
+		return false;
+	if (b[0] == '\r' && pos == size)
+		return final;
+	return b[0] == '\n' || (b[0] == '\r' && (got < 2 || b[1] != '\n'));
 }
 
 /* Where the line holding pos starts and where the next one does, each
- * looked for within LINE_LOOK bytes (-1: not found). */
+ * looked for within LINE_LOOK bytes (-1: not found). A "\r" right before
+ * pos with "\n" at pos is half of one line end, not the end of a line. */
 static void line_bounds(int fd, int64_t pos, int64_t *start, int64_t *next)
 {
-	static char buf[LINE_LOOK];
+	static char buf[LINE_LOOK + 1];
 	int64_t from = pos > LINE_LOOK ? pos - LINE_LOOK : 0;
-	ssize_t got = read_at(fd, buf, (size_t)(pos - from), from);
+	ssize_t got = read_at(fd, buf, (size_t)(pos - from) + 1, from);
+	ssize_t before = got > pos - from ? (ssize_t)(pos - from) : got;
 
 	*start = from == 0 ? 0 : -1;
-	for (ssize_t i = got; i-- > 0;)
-		if (buf[i] == '\n' || buf[i] == '\r') {
+	for (ssize_t i = before; i-- > 0;)
+		if (buf[i] == '\n' || (buf[i] == '\r' && (i + 1 >= got || buf[i + 1] != '\n'))) {
 			*start = from + i + 1;
 			break;
 		}
@@ -296,9 +304,18 @@ static int check_place(const struct target *t, int fd, int64_t pos, char *errbuf
 		    t->path, (long long)t->id.size, (long long)pos);
 		return SOURCE_ERR_CONFIG;
 	}
-	if (pos == 0 || line_start(fd, pos, t->id.size))
+	if (pos == 0 || line_start(fd, pos, t->id.size, t->moved))
 		return 0;
-	line_bounds(fd, pos, &start, &next);
+	line_bounds(fd, pos == t->id.size ? pos - 1 : pos, &start, &next);
+	if (pos == t->id.size) {
+		snprintf(errbuf, errlen,
+		         "%s: the position %lld follows the \"\\r\" that ends the file (its line "
+		         "starts at byte %lld): the next byte is not written yet, and a \"\\n\" "
+		         "(\"\\r\\n\", one line end) would be sent as an empty record; set the "
+		         "position once it is written",
+		         t->path, (long long)pos, (long long)start);
+		return SOURCE_ERR_CONFIG;
+	}
 	snprintf(errbuf, errlen,
 	         "%s: the position %lld is inside a line (that line starts at byte %lld, the next "
 	         "%s%lld): skiff would send the rest of the line as a record; set a position where "

@@ -21,7 +21,8 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
  * taken in the file the offset's identity names (its own dev and ino, else
  * the stored offset's), where rotation put it (app.log.1), else in the file
  * at the partition's path; refused past that file's end, inside a line (the
- * byte before it ends no line), or in a file compressed since (named). The
+ * byte before it ends no line; a "\r" ending a file still written ends none
+ * yet), or in a file compressed since (named). The
  * identity members (dev, ino, fp, fplen, tail, born) are then those of that
  * file at that position, in *settled when they differ from those sent (a
  * body read with GET and sent back with a new position carries the old
@@ -29,8 +30,8 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
  * A position alone (Connect's offset) in the path's file is stored as sent.
  * An offset equal to the stored one passes unchecked. Refused inside a
  * line, *settled may still hold that file's identity at the position (what
- * --force stores). On 0, errbuf notes
- * the file when it is not the path's. Reads at most a fingerprint and
+ * --force stores). On 0, errbuf notes the file when it is not the path's.
+ * Reads at most a fingerprint and
  * 2 x 64 KiB around the position. */
 int tailcheck_reach(const struct config_section *cfg, const char *partition, const char *offset,
                     const char *stored, bool bounded, char **settled, char *errbuf, size_t errlen);
