@@ -349,3 +349,36 @@ def test_rest_positions_around_a_carriage_return(tmp_path, kafka, topic):
     values = [r["value"] for r in harness.consume(kafka.bootstrap, topic)]
     assert sk.stop() == 0
     assert values == [b"line%04d" % i for i in range(11)], values
+
+
+def test_rest_position_0_for_a_file_gone(tmp_path, kafka, topic):
+    """Hostile finding: app.log read whole (3,000 lines) and deleted while
+    the connector was STOPPED; the body GET → position 0 → PATCH (what a
+    person does to have the next app.log read from its start) kept the gone
+    file's identity, and the resume counted files_gone_unread=1 ("whatever
+    it held after byte 0 was not read") though every line had been sent;
+    {"position":0} alone counted it too, as "inode 0". Position 0 of a file
+    not there is stored alone and counts nothing: the new app.log's 100
+    lines follow, exactly."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(3000)
+    sk, port = rest_skiff(tmp_path, kafka.bootstrap, topic, src)
+    fl.read_topic(kafka.bootstrap, topic, 3000)
+    stop_connector(port)
+    os.unlink(src.path)
+    st, doc = req(port, "GET", BASE + "/offsets")
+    doc["offsets"][0]["offset"]["position"] = 0
+    st, j = req(port, "PATCH", BASE + "/offsets", doc)
+    assert st == 200, j
+    assert req(port, "GET", BASE + "/offsets")[1]["offsets"][0]["offset"] == {"position": 0}
+    assert req(port, "PUT", BASE + "/resume")[0] == 202
+    time.sleep(1)
+    src.append(100)
+    seqs = fl.read_topic(kafka.bootstrap, topic, 3100)
+    time.sleep(1)
+    assert sk.stop() == 0
+    assert len(harness.consume(kafka.bootstrap, topic)) == 3100
+    assert seqs[3000:] == list(range(3000, 3100)), fl.runs_of(seqs[3000:])[:5]
+    for c in ("truncations", "files_gone_unread", "fingerprint_resets"):
+        assert counter(sk, c) == 0, (c, sk.log_text()[-2000:])

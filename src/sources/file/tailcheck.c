@@ -391,8 +391,19 @@ int tailcheck_reach(const struct config_section *cfg, const char *partition, con
 		goto out;
 	fd = open(t.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || tailid_of_fd(fd, &t.id) != 0) {
+		/* Nothing to skip. The identity of a file not there describes
+		 * none: kept, its file would count as gone unread at the start. */
+		if (p.pos == 0 && !bare(&p) && (*settled = strdup("{\"position\":0}")) == NULL) {
+			snprintf(errbuf, errlen, "out of memory");
+			rc = SOURCE_ERR_NOMEM;
+		} else if (p.pos == 0 && !bare(&p)) {
+			snprintf(errbuf, errlen,
+			         "%s is not there: the position 0 is stored alone (the next file "
+			         "at the path is read from its start)",
+			         t.path);
+		}
 		if (p.pos == 0)
-			goto out; /* nothing to skip: stored as sent */
+			goto out;
 		snprintf(errbuf, errlen,
 		         "%s: %s: a position (%lld) in it would be taken as a truncation when it "
 		         "appears, and the file read from its start",
