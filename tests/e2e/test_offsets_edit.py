@@ -382,3 +382,33 @@ def test_rest_position_0_for_a_file_gone(tmp_path, kafka, topic):
     assert seqs[3000:] == list(range(3000, 3100)), fl.runs_of(seqs[3000:])[:5]
     for c in ("truncations", "files_gone_unread", "fingerprint_resets"):
         assert counter(sk, c) == 0, (c, sk.log_text()[-2000:])
+
+
+def test_rest_inside_a_line_longer_than_the_look(tmp_path, kafka, topic):
+    """Hostile finding: inside a 200,000-byte line the refusal said "that
+    line starts at byte -1, the next is not written yet: -1", though the
+    next line was there: the line ends are looked for 64 KiB either side.
+    It now says how far it looked, and "not written yet" only where the
+    file ends first."""
+    path = tmp_path / "app.log"
+    path.write_bytes(b"short0\n" + b"x" * 200000 + b"\nshort2\npartial")
+    port = restlib.free_port()
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state,
+                                                 listeners=f"http://127.0.0.1:{port}"),
+                       [fl.file_connector(NAME, path, topic, max__line__bytes=300000)]).start()
+    restlib.wait_up(port)
+    harness.consume(kafka.bootstrap, topic, n=3, timeout=60)
+    stop_connector(port)
+    st, doc = req(port, "GET", BASE + "/offsets")
+    for pos, words in [(100007, ["100007", "more than 65536 bytes before it",
+                                 "more than 65536 bytes after it"]),
+                       (12, ["byte 7", "more than 65536 bytes after it"]),
+                       (199997, ["more than 65536 bytes before it", "byte 200008"]),
+                       (200017, ["byte 200015", "not written yet"])]:
+        doc["offsets"][0]["offset"]["position"] = pos
+        st, j = req(port, "PATCH", BASE + "/offsets", doc)
+        assert st == 500 and all(w in j["message"] for w in words) and \
+            "-1" not in j["message"], (pos, st, j)
+    assert sk.stop() == 0

@@ -267,8 +267,9 @@ static bool line_start(int fd, int64_t pos, int64_t size, bool final)
 }
 
 /* Where the line holding pos starts and where the next one does, each
- * looked for within LINE_LOOK bytes (-1: not found). A "\r" right before
- * pos with "\n" at pos is half of one line end, not the end of a line. */
+ * looked for within LINE_LOOK bytes (-1: farther; *next -2: the file ends
+ * first, the line end is not written yet). A "\r" right before pos with
+ * "\n" at pos is half of one line end, not the end of a line. */
 static void line_bounds(int fd, int64_t pos, int64_t *start, int64_t *next)
 {
 	static char buf[LINE_LOOK + 1];
@@ -282,8 +283,8 @@ static void line_bounds(int fd, int64_t pos, int64_t *start, int64_t *next)
 			*start = from + i + 1;
 			break;
 		}
-	*next = -1;
 	got = read_at(fd, buf, sizeof(buf), pos);
+	*next = got >= 0 && (size_t)got < sizeof(buf) ? -2 : -1;
 	for (ssize_t i = 0; i < got; i++)
 		if (buf[i] == '\n' || buf[i] == '\r') {
 			*next = pos + i + 1 + (buf[i] == '\r' && i + 1 < got && buf[i + 1] == '\n');
@@ -291,10 +292,25 @@ static void line_bounds(int fd, int64_t pos, int64_t *start, int64_t *next)
 		}
 }
 
+/* "at byte N", or what line_bounds' -1 and -2 mean, into buf. */
+static const char *at_byte(char *buf, size_t len, int64_t at, const char *farther)
+{
+	if (at == -2)
+		snprintf(buf, len, "is not written yet");
+	else if (at < 0)
+		snprintf(buf, len, "%s more than %d bytes %s it",
+		         farther[0] == 'b' ? "starts" : "is", LINE_LOOK, farther);
+	else
+		snprintf(buf, len, "%s byte %lld", farther[0] == 'b' ? "starts at" : "at",
+		         (long long)at);
+	return buf;
+}
+
 /* Refuses a position past the end of t's file, or inside a line. */
 static int check_place(const struct target *t, int fd, int64_t pos, char *errbuf, size_t errlen)
 {
 	int64_t start, next;
+	char a[80], b[80];
 
 	if (pos > t->id.size) {
 		snprintf(
@@ -310,18 +326,18 @@ static int check_place(const struct target *t, int fd, int64_t pos, char *errbuf
 	if (pos == t->id.size) {
 		snprintf(errbuf, errlen,
 		         "%s: the position %lld follows the \"\\r\" that ends the file (its line "
-		         "starts at byte %lld): the next byte is not written yet, and a \"\\n\" "
-		         "(\"\\r\\n\", one line end) would be sent as an empty record; set the "
-		         "position once it is written",
-		         t->path, (long long)pos, (long long)start);
+		         "%s): the next byte is not written yet, and a \"\\n\" (\"\\r\\n\", one "
+		         "line end) would be sent as an empty record; set the position once it is "
+		         "written",
+		         t->path, (long long)pos, at_byte(a, sizeof(a), start, "before"));
 		return SOURCE_ERR_CONFIG;
 	}
 	snprintf(errbuf, errlen,
-	         "%s: the position %lld is inside a line (that line starts at byte %lld, the next "
-	         "%s%lld): skiff would send the rest of the line as a record; set a position where "
-	         "a line starts",
-	         t->path, (long long)pos, (long long)start,
-	         next < 0 ? "is not written yet: " : "at byte ", (long long)next);
+	         "%s: the position %lld is inside a line (that line %s, the next %s): skiff "
+	         "would send the rest of the line as a record; set a position where a line "
+	         "starts",
+	         t->path, (long long)pos, at_byte(a, sizeof(a), start, "before"),
+	         at_byte(b, sizeof(b), next, "after"));
 	return SOURCE_ERR_CONFIG;
 }
 
