@@ -412,3 +412,41 @@ def test_rest_inside_a_line_longer_than_the_look(tmp_path, kafka, topic):
         assert st == 500 and all(w in j["message"] for w in words) and \
             "-1" not in j["message"], (pos, st, j)
     assert sk.stop() == 0
+
+
+def test_rest_position_in_a_file_rotated_and_deleted_since(tmp_path, kafka, topic):
+    """Hostile finding: stopped at line 3,000; the app wrote 3,000-3,499,
+    rotated, deleted app.log.1 (logrotate's rotate 0); the new app.log holds
+    3,500-3,999. GET → position of line 100 (a rewind) → PATCH: answered 200,
+    the position taken in the new app.log, whose first 100 lines (3,500-
+    3,599) were never sent, and the deleted file no longer counted in
+    files_gone_unread: the rewind sent less than no edit. The file the
+    offset names being gone, the PATCH is refused naming it (500), nothing
+    stored; skiff then counts the gone file and reads the new one whole."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(3000)
+    sk, port = rest_skiff(tmp_path, kafka.bootstrap, topic, src)
+    fl.read_topic(kafka.bootstrap, topic, 3000)
+    stop_connector(port)
+    src.append(500)
+    os.rename(src.path, str(src.path) + ".1")
+    new = fl.SeqSource(src.path)
+    new.next = 3500
+    new.append(500)
+    os.unlink(str(src.path) + ".1")
+    st, doc = req(port, "GET", BASE + "/offsets")
+    before = restlib.request(port, "GET", BASE + "/offsets").raw
+    ino = doc["offsets"][0]["offset"]["ino"]
+    doc["offsets"][0]["offset"]["position"] = 100 * W
+    st, j = req(port, "PATCH", BASE + "/offsets", doc)
+    assert st == 500 and str(src.path) in j["message"] and str(ino) in j["message"] and \
+        str(100 * W) in j["message"], (st, j)
+    assert restlib.request(port, "GET", BASE + "/offsets").raw == before
+    assert req(port, "PUT", BASE + "/resume")[0] == 202
+    seqs = fl.read_topic(kafka.bootstrap, topic, 3500)
+    time.sleep(1)
+    assert sk.stop() == 0
+    assert len(harness.consume(kafka.bootstrap, topic)) == 3500
+    assert seqs[3000:] == list(range(3500, 4000)), fl.runs_of(seqs[3000:])[:5]
+    assert counter(sk, "files_gone_unread") == 1, sk.log_text()[-2000:]

@@ -217,12 +217,27 @@ static int find_target(const struct config_section *cfg, const char *path, const
 	if (who != NULL && !(here && names(who, &at))) {
 		if ((rc = find_named(cfg, path, who, t, errbuf, errlen)) != 0)
 			return rc;
-		if (t->path != NULL)
+		if (t->path != NULL) {
 			snprintf(note, nlen,
 			         "%s: the position is in %s, the file the stored offset names "
 			         "(rotated since)",
 			         path, t->path);
-		else if (!who->finished)
+		} else if (who == p && p->pos > 0 && !p->finished) {
+			/* Named by the offset itself (a GET body with a new
+			 * position): taken in another file, the position would
+			 * skip that file's first bytes, a rewind sending less. */
+			snprintf(
+			    errbuf, errlen,
+			    "%s: the file the offset names (dev %lld, ino %lld) is neither the "
+			    "file at the path%s nor where rotation puts it (gone since, or "
+			    "another file's identity): the position %lld cannot be taken in "
+			    "it; send the position alone "
+			    "({\"position\":N}) to set it in the file now at the path, or that "
+			    "file's \"dev\" and \"ino\"",
+			    path, (long long)p->dev, (long long)p->ino,
+			    here ? "" : " (nothing is there)", (long long)p->pos);
+			return SOURCE_ERR_CONFIG;
+		} else if (!who->finished)
 			snprintf(note, nlen,
 			         "%s: the file the offset names (inode %lld) is gone: the position "
 			         "is in the file now at the path",

@@ -22,7 +22,9 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
  * the stored offset's), where rotation put it (app.log.1), else in the file
  * at the partition's path; refused past that file's end, inside a line (the
  * byte before it ends no line; a "\r" ending a file still written ends none
- * yet), or in a file compressed since (named). The
+ * yet), in a file compressed since (named), or, but for position 0, in a
+ * file the offset's own dev and ino name that is not found (gone since, or
+ * another file's identity: named). The
  * identity members (dev, ino, fp, fplen, tail, born) are then those of that
  * file at that position, in *settled when they differ from those sent (a
  * body read with GET and sent back with a new position carries the old
