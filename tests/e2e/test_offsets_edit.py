@@ -450,3 +450,48 @@ def test_rest_position_in_a_file_rotated_and_deleted_since(tmp_path, kafka, topi
     assert len(harness.consume(kafka.bootstrap, topic)) == 3500
     assert seqs[3000:] == list(range(3500, 4000)), fl.runs_of(seqs[3000:])[:5]
     assert counter(sk, "files_gone_unread") == 1, sk.log_text()[-2000:]
+
+
+def test_rest_sqlite_new_timestamp_keeps_its_sub_second(tmp_path, kafka, topic):
+    """Hostile finding: mode=timestamp, rows 1-1000 stamped T0 + 10 ms * i
+    (T0 at .900 s). GET gives {"timestamp_nanos":900000000,"timestamp":..};
+    a script changes "timestamp" to row 451's (.410 s) and PATCHes the body
+    back: the nanos replace the second's fraction (the JDBC connector's
+    Timestamp.setNanos), so skiff read from .900, and rows 452-500 (asked
+    for again) never came. The nanos are refreshed from the new timestamp:
+    rows 452-1000 again, exactly."""
+    import sqlite3
+    t0 = 1_700_000_000_900
+    db = tmp_path / "app.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE r (id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, v TEXT)")
+    con.executemany("INSERT INTO r VALUES (?, ?, ?)",
+                    [(i, t0 + 10 * i, f"row{i}") for i in range(1, 1001)])
+    con.commit()
+    con.close()
+    harness.create_topic(kafka.bootstrap, topic + "r", partitions=1)
+    port = restlib.free_port()
+    state = tmp_path / "state"
+    state.mkdir()
+    sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state,
+                                                 listeners=f"http://127.0.0.1:{port}"),
+                       [{"name": NAME, "connector.class": "JdbcSourceConnector",
+                         "connection.url": f"jdbc:sqlite:{db}", "mode": "timestamp",
+                         "timestamp.column.name": "ts", "table.whitelist": "r",
+                         "topic.prefix": topic, "poll.interval.ms": "200"}]).start()
+    restlib.wait_up(port)
+    harness.consume(kafka.bootstrap, topic + "r", n=1000, timeout=60)
+    stop_connector(port)
+    st, doc = req(port, "GET", BASE + "/offsets")
+    off = doc["offsets"][0]["offset"]
+    assert off == {"timestamp_nanos": 900_000_000, "timestamp": t0 + 10_000}, off
+    off["timestamp"] = t0 + 10 * 451
+    st, j = req(port, "PATCH", BASE + "/offsets", doc)
+    assert st == 200, j
+    assert req(port, "PUT", BASE + "/resume")[0] == 202
+    harness.consume(kafka.bootstrap, topic + "r", n=1000 + 549, timeout=60)
+    time.sleep(1.5)
+    recs = harness.consume(kafka.bootstrap, topic + "r")
+    assert sk.stop() == 0
+    ids = [int(re.search(rb"row(\d+)", r["value"]).group(1)) for r in recs]
+    assert ids[1000:] == list(range(452, 1001)), (len(ids), fl.runs_of(ids[1000:])[:5])
