@@ -246,7 +246,9 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		/* Counted: the rest comes after it. Out of memory, it is read
 		 * again, and found damaged again. */
 		set_unreadable(s, &zid);
-	else if (s->n == 0 && !p->finished) {
+	else if (s->n == 0 && !p->finished && (p->has_id || p->pos > 0)) {
+		/* A position 0 alone (Connect's, or an operator's) names no
+		 * file that was ever read: nothing of one can be lost. */
 		char what[160];
 
 		/* Whether it held more than the position is unknowable now. */
