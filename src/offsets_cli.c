@@ -234,7 +234,8 @@ static bool file_position(const struct connector_settings *c, const cJSON *parti
  * unless forced, it lies within its source's data (check_reach: a file's
  * end and its line starts, a table's newest row). *settled: what
  * check_reach would store instead (NULL: e as sent; caller frees); forced,
- * a refused entry is stored as sent. A note of check_reach's (which file
+ * a refused entry is stored as check_reach settled it (a file's identity at
+ * a position inside a line), else as sent. A note of check_reach's (which file
  * the position is in) goes to stderr. */
 static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, char **settled,
                        char *errbuf, size_t errlen)
@@ -260,12 +261,16 @@ static int check_entry(const struct cli *cl, const struct offsets_doc_entry *e, 
 	                        errlen) != 0) {
 		size_t len = strlen(errbuf);
 
-		free(*settled);
-		*settled = NULL;
-		if (cl->force)
-			fprintf(stderr, "skiff offsets: --force: stored as sent: %s\n", errbuf);
-		else
+		if (!cl->force) {
+			free(*settled);
+			*settled = NULL;
 			snprintf(errbuf + len, errlen - len, " (--force to store it anyway)");
+		} else {
+			fprintf(stderr, "skiff offsets: --force: stored %s: %s\n",
+			        *settled != NULL ? "with the file's identity at that position"
+			                         : "as sent",
+			        errbuf);
+		}
 		rc = cl->force ? 0 : -1;
 	} else if (rc == 0 && c->ops->check_reach != NULL && errbuf[0] != '\0') {
 		fprintf(stderr, "skiff offsets: %s\n", errbuf);

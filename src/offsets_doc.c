@@ -44,13 +44,55 @@ bool offsets_doc_own_key(const char *key, const char *name, const char **part, s
 	return mine;
 }
 
+static int cmp_member(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+
+	return strcmp(x->string != NULL ? x->string : "", y->string != NULL ? y->string : "");
+}
+
+/* A copy of partition with its members in name order (NULL when memory is
+ * short): every source writes its partition's members so ({"protocol",
+ * "table"}), and Connect compares partitions as maps, so a person's
+ * {"table","protocol"} is the same partition, not another key. */
+static cJSON *in_order(const cJSON *partition)
+{
+	cJSON *copy = cJSON_Duplicate(partition, true), **m = NULL, *c;
+	size_t n = 0, k = 0;
+
+	if (!cJSON_IsObject(copy))
+		return copy;
+	n = (size_t)cJSON_GetArraySize(copy);
+	if (n < 2 || (m = calloc(n, sizeof(*m))) == NULL)
+		return n < 2 ? copy : (cJSON_Delete(copy), NULL);
+	cJSON_ArrayForEach(c, copy) m[k++] = c;
+	qsort(m, n, sizeof(*m), cmp_member);
+	for (k = 0; k < n; k++) {
+		m[k]->prev = k > 0 ? m[k - 1] : m[n - 1]; /* cJSON: the head's prev is the tail */
+		m[k]->next = k + 1 < n ? m[k + 1] : NULL;
+	}
+	copy->child = m[0];
+	free(m);
+	return copy;
+}
+
+/* partition's text with its members in name order (malloc'd), or NULL. */
+static char *partition_text(const cJSON *partition)
+{
+	cJSON *o = in_order(partition);
+	char *text = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
+
+	cJSON_Delete(o);
+	return text;
+}
+
 char *offsets_doc_key(const char *name, const cJSON *partition)
 {
 	cJSON *arr = cJSON_CreateArray();
 	char *key = NULL;
 
 	if (arr != NULL && cJSON_AddItemToArray(arr, cJSON_CreateString(name)) &&
-	    cJSON_AddItemToArray(arr, cJSON_Duplicate(partition, true)))
+	    cJSON_AddItemToArray(arr, in_order(partition)))
 		key = cJSON_PrintUnformatted(arr);
 	cJSON_Delete(arr);
 	return key;
@@ -127,7 +169,7 @@ static int once_each(const struct offsets_doc_entry *v, size_t n, char *errbuf, 
 	int rc = p != NULL ? 0 : OFFSETS_DOC_ERR_NOMEM;
 
 	for (size_t k = 0; k < n && rc == 0; k++)
-		if ((p[k] = cJSON_PrintUnformatted(v[k].partition)) == NULL)
+		if ((p[k] = partition_text(v[k].partition)) == NULL)
 			rc = OFFSETS_DOC_ERR_NOMEM;
 	if (rc == 0)
 		qsort(p, n, sizeof(*p), cmp_str);
@@ -146,11 +188,32 @@ static int once_each(const struct offsets_doc_entry *v, size_t n, char *errbuf, 
 	return rc;
 }
 
+/* The name of a member that j, or an object inside it, holds twice (JSON
+ * leaves it open which one counts: skiff's readers take the first, cJSON's
+ * and Jackson's the last), or NULL. */
+static const char *twice_in(const cJSON *j)
+{
+	const cJSON *a, *b;
+	const char *t;
+
+	cJSON_ArrayForEach(a, j)
+	{
+		if ((t = twice_in(a)) != NULL)
+			return t;
+		if (!cJSON_IsObject(j))
+			continue;
+		for (b = a->next; b != NULL; b = b->next)
+			if (strcmp(a->string, b->string) == 0)
+				return a->string;
+	}
+	return NULL;
+}
+
 int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
                         struct offsets_doc_entry **out, size_t *n, char *errbuf, size_t errlen)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "offsets"), *e;
-	const char *raw, *el, *off;
+	const char *raw, *el, *off, *dup;
 	size_t rlen, ellen, olen, cur = 0, k = 0;
 	struct offsets_doc_entry *v;
 	int rc;
@@ -182,6 +245,14 @@ int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
 		    !jsonspan_member(el, ellen, "offset", &off, &olen)) {
 			free(v);
 			return OFFSETS_DOC_ERR_SHAPE;
+		}
+		if ((dup = twice_in(part)) != NULL || (dup = twice_in(o)) != NULL) {
+			snprintf(errbuf, errlen,
+			         "the member \"%.100s\" is named twice in %s: which of its values "
+			         "is meant is not clear (send it once)",
+			         dup, twice_in(part) != NULL ? "a partition" : "an offset");
+			free(v);
+			return OFFSETS_DOC_ERR_VALUE;
 		}
 		v[k].partition = part;
 		v[k].offset = cJSON_IsObject(o) ? off : NULL;

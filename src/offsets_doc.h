@@ -33,7 +33,8 @@ struct offsets_doc_entry {
  * with the partition's text in *part, *plen. */
 bool offsets_doc_own_key(const char *key, const char *name, const char **part, size_t *plen);
 
-/* ["name",partition] as the worker writes keys (malloc'd), or NULL. */
+/* ["name",partition] as the worker writes keys (malloc'd), or NULL; the
+ * partition's members in name order, as every source writes them. */
 char *offsets_doc_key(const char *name, const cJSON *partition);
 
 /* The document of connector name's stored offsets, in *json (malloc'd).
@@ -41,7 +42,9 @@ char *offsets_doc_key(const char *name, const cJSON *partition);
 int offsets_doc_print(const struct offsets *o, const char *name, char **json);
 
 /* The entries of a document: j is text parsed; *out (malloc'd, n + 1 of
- * them) points into j and text. Returns 0, OFFSETS_DOC_ERR_SHAPE,
+ * them) points into j and text. A NUL in a string, a partition named twice
+ * (whatever its members' order) and an object with a member named twice are
+ * refused (OFFSETS_DOC_ERR_VALUE). Returns 0, OFFSETS_DOC_ERR_SHAPE,
  * OFFSETS_DOC_ERR_VALUE with errbuf, or OFFSETS_DOC_ERR_NOMEM. */
 int offsets_doc_entries(const char *text, size_t len, const cJSON *j,
                         struct offsets_doc_entry **out, size_t *n, char *errbuf, size_t errlen);

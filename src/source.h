@@ -327,7 +327,8 @@ struct source_ops {
 	 * instead, malloc'd (caller frees): what the source derives from its
 	 * data refreshed for the position set (a file's identity members, which
 	 * describe the bytes before a position), and errbuf holds a note for
-	 * the person ("" when none). */
+	 * the person ("" when none). Refused, *settled may still hold what
+	 * forcing it should store (caller frees either way). */
 	int (*check_reach)(const struct config_section *cfg, const char *partition,
 	                   const char *offset, const char *stored, bool bounded, char **settled,
 	                   char *errbuf, size_t errlen);

@@ -511,3 +511,46 @@ def test_journald_old_cursor_offset_keeps_its_meaning(tmp_path, kafka, topic):
     assert sk.stop() == 0
     assert sorted(seqs(recs)[2000:]) == list(range(501, 1001)) + list(range(3001, 3101))
     assert len(offs[0]["offset"]["seqnums"]) == 3, offs
+
+
+def test_journald_rest_round_trip_with_a_new_cursor(tmp_path, kafka, topic):
+    """Hostile finding: GET the offset, change "cursor" to an older entry's,
+    PATCH the body back (what any script does): the body still carries the
+    old position's "seqnums", by which every entry up to the old position
+    counts as read, so the rewind did nothing (0 entries again) while the
+    PATCH said 200. A cursor changed beside the stored seqnums is taken
+    alone (what sd-journal orders up to it counts as read): entries 501-1000
+    again, exactly. A cursor sd-journal cannot parse (the connector then
+    failed at resume) is refused with 500 naming it, nothing stored."""
+    from test_rest import free_port, http, wait_for, wait_http
+    jdir = tmp_path / "journal"
+    jdir.mkdir()
+    write_journal(jdir / "a.journal", [entry(i) for i in range(1, 1001)])
+    port = free_port()
+    sk = Skiff(tmp_path, worker(kafka, tmp_path, listeners=f"http://127.0.0.1:{port}"),
+               [connector(jdir, topic)])
+    sk.start()
+    wait_http(port)
+    assert seqs(consume(kafka.bootstrap, topic, n=1000, timeout=60)) == list(range(1, 1001))
+    base = "/connectors/journal"
+    assert http(port, "PUT", base + "/stop")[0] == 204
+    wait_for(lambda: http(port, "GET", base + "/status")[1]["connector"]["state"] == "STOPPED")
+    st, doc = http(port, "GET", base + "/offsets")
+    assert st == 200 and "seqnums" in doc["offsets"][0]["offset"], doc
+    before = json.dumps(doc)
+    for bad in ("garbage", "s=zz;i=1"):
+        doc["offsets"][0]["offset"]["cursor"] = bad
+        st, j = http(port, "PATCH", base + "/offsets", doc)
+        assert st == 500 and bad in j["message"], (bad, st, j)
+        assert json.dumps(http(port, "GET", base + "/offsets")[1]) == before
+    out = subprocess.run(["journalctl", "--no-pager", f"--directory={jdir}", "-o", "export",
+                          "SEQ=500"], stdout=subprocess.PIPE, check=True).stdout.decode()
+    doc["offsets"][0]["offset"]["cursor"] = re.search(r"^__CURSOR=(.*)$", out, re.M).group(1)
+    st, j = http(port, "PATCH", base + "/offsets", doc)
+    assert st == 200, j
+    assert http(port, "PUT", base + "/resume")[0] == 202
+    consume(kafka.bootstrap, topic, n=1500, timeout=60)
+    time.sleep(1)
+    recs = consume(kafka.bootstrap, topic)
+    assert sk.stop() == 0
+    assert seqs(recs)[1000:] == list(range(501, 1001))

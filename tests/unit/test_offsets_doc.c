@@ -54,10 +54,55 @@ int main(void)
 	                  &n, why, sizeof(why)),
 	          OFFSETS_DOC_ERR_VALUE);
 	CHECK(strstr(why, "twice") != NULL && strstr(why, "/a") != NULL);
+	/* One partition twice, its members in another order: Connect's maps
+	 * are equal. */
+	CHECK_INT(entries("{\"offsets\":[{\"partition\":{\"protocol\":\"1\",\"table\":\"t\"},"
+	                  "\"offset\":null},{\"partition\":{\"table\":\"t\",\"protocol\":\"1\"},"
+	                  "\"offset\":null}]}",
+	                  &n, why, sizeof(why)),
+	          OFFSETS_DOC_ERR_VALUE);
+	CHECK(strstr(why, "twice") != NULL);
+	/* A member twice in an offset (skiff's reader takes the first, the
+	 * GET's readers the last), in a partition, in a nested object. */
+	CHECK_INT(entries("{\"offsets\":[{\"partition\":{\"filename\":\"/a\"},\"offset\":"
+	                  "{\"position\":1,\"position\":2}}]}",
+	                  &n, why, sizeof(why)),
+	          OFFSETS_DOC_ERR_VALUE);
+	CHECK(strstr(why, "\"position\" is named twice in an offset") != NULL);
+	CHECK_INT(entries("{\"offsets\":[{\"partition\":{\"table\":\"a\",\"table\":\"b\"},"
+	                  "\"offset\":null}]}",
+	                  &n, why, sizeof(why)),
+	          OFFSETS_DOC_ERR_VALUE);
+	CHECK(strstr(why, "table") != NULL && strstr(why, "partition") != NULL);
+	CHECK_INT(entries("{\"offsets\":[{\"partition\":{\"journal\":\"j\"},\"offset\":"
+	                  "{\"cursor\":\"c\",\"seqnums\":{\"ab\":1,\"ab\":2}}}]}",
+	                  &n, why, sizeof(why)),
+	          OFFSETS_DOC_ERR_VALUE);
+	/* The same name in two objects is no repeat. */
+	CHECK_INT(entries("{\"offsets\":[{\"partition\":{\"journal\":\"j\"},\"offset\":"
+	                  "{\"cursor\":\"c\",\"seqnums\":{\"cursor\":1}}}]}",
+	                  &n, why, sizeof(why)),
+	          0);
 	CHECK_INT(
 	    entries("{\"offsets\":[{\"partition\":{},\"offset\":null}]}", &n, why, sizeof(why)), 0);
 	CHECK_INT(
 	    entries("{\"offsets\":[{\"partition\":5,\"offset\":null}]}", &n, why, sizeof(why)),
 	    OFFSETS_DOC_ERR_SHAPE);
+	/* Keys: a partition's members in name order, as the sources write
+	 * them. */
+	{
+		cJSON *p = cJSON_Parse("{\"table\":\"t\",\"protocol\":\"1\"}");
+		char *key = offsets_doc_key("c", p);
+
+		CHECK(key != NULL &&
+		      strcmp(key, "[\"c\",{\"protocol\":\"1\",\"table\":\"t\"}]") == 0);
+		free(key);
+		cJSON_Delete(p);
+		p = cJSON_Parse("{\"filename\":\"/a\"}");
+		key = offsets_doc_key("c", p);
+		CHECK(key != NULL && strcmp(key, "[\"c\",{\"filename\":\"/a\"}]") == 0);
+		free(key);
+		cJSON_Delete(p);
+	}
 	return testlib_done("test_offsets_doc");
 }

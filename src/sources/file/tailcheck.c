@@ -144,9 +144,10 @@ struct target {
 
 /* The bytes of a file around a position pos, in uncompressed bytes: those
  * before it (from `from`, at most LINE_LOOK) and after it (at most
- * LINE_LOOK), whether the file is plain or compressed (decoded up to there,
- * tailz: memory is its window and these two buffers, whatever the file's
- * size). */
+ * LINE_LOOK + 1: whether a "\r" ends a line, and whether the data ends
+ * within the look, are known at its last byte), whether the file is plain
+ * or compressed (decoded up to there, tailz: memory is its window and
+ * these two buffers, whatever the file's size). */
 struct around {
 	int64_t pos, from;
 	int64_t size; /* the file's size; -1: not known (a compressed file
@@ -156,7 +157,7 @@ struct around {
 	bool far;     /* compressed, and pos too far in to decode within a bound */
 	uint64_t fp;  /* of its first min(pos, TAILID_FP_MAX) bytes */
 	size_t nbefore, nafter;
-	unsigned char before[LINE_LOOK], after[LINE_LOOK];
+	unsigned char before[LINE_LOOK], after[LINE_LOOK + 1];
 };
 
 /* Whether id is the file p names: dev and inode, and the birth where both
@@ -235,12 +236,27 @@ static int find_target(const struct config_section *cfg, const char *path, const
 	if (who != NULL && !(here && names(who, &at))) {
 		if ((rc = find_named(cfg, path, who, t, errbuf, errlen)) != 0)
 			return rc;
-		if (t->path != NULL)
+		if (t->path != NULL) {
 			snprintf(note, nlen,
 			         "%s: the position is in %s, the file the stored offset names "
 			         "(rotated since)",
 			         path, t->path);
-		else if (!who->finished)
+		} else if (who == p && p->pos > 0 && !p->finished) {
+			/* Named by the offset itself (a GET body with a new
+			 * position): taken in another file, the position would
+			 * skip that file's first bytes, a rewind sending less. */
+			snprintf(
+			    errbuf, errlen,
+			    "%s: the file the offset names (dev %lld, ino %lld) is neither the "
+			    "file at the path%s nor where rotation puts it (gone since, or "
+			    "another file's identity): the position %lld cannot be taken in "
+			    "it; send the position alone "
+			    "({\"position\":N}) to set it in the file now at the path, or that "
+			    "file's \"dev\" and \"ino\"",
+			    path, (long long)p->dev, (long long)p->ino,
+			    here ? "" : " (nothing is there)", (long long)p->pos);
+			return SOURCE_ERR_CONFIG;
+		} else if (!who->finished)
 			snprintf(note, nlen,
 			         "%s: the file the offset names (inode %lld) is gone: the position "
 			         "is in the file now at the path",
@@ -317,9 +333,10 @@ static int z_read(struct tailz *z, int64_t off, unsigned char *dst, size_t len, 
 }
 
 /* a's bytes from the compressed file fd (format f), decoded from its start
- * up to LINE_LOOK past a->pos; bounded: a->far instead when pos is more than
- * Z_BOUNDED bytes in and the data goes that far. Returns 0, or TAILZ_ERR*
- * (the data before the position damaged: tailz_error's, or the read's). */
+ * up to LINE_LOOK + 1 bytes past a->pos; bounded: a->far instead when pos
+ * is more than Z_BOUNDED bytes in and the data goes that far. Returns 0,
+ * or TAILZ_ERR* (the data before the position damaged: tailz_error's, or
+ * the read's). */
 static int around_z(int fd, enum tailz_format f, bool bounded, struct around *a)
 {
 	struct tailz *z = NULL;
@@ -405,22 +422,30 @@ static int around_read(const struct target *t, int fd, int64_t pos, bool bounded
 }
 
 /* True when a->pos (> 0) starts a line: the byte before ends one ("\n", or
- * a "\r" not followed by "\n", as tailfile reads lines). */
-static bool line_start(const struct around *a)
+ * a "\r" not followed by "\n", as tailfile reads lines). A "\r" that ends a
+ * file still written (not final) ends no line yet: tailfile waits for the
+ * next byte, and a "\n" would make "\r\n" one line end. */
+static bool line_start(const struct around *a, bool final)
 {
 	unsigned char b = a->before[a->nbefore - 1];
 
-	return b == '\n' || (b == '\r' && (a->nafter == 0 || a->after[0] != '\n'));
+	if (b == '\r' && a->nafter == 0)
+		return final;
+	return b == '\n' || (b == '\r' && a->after[0] != '\n');
 }
 
 /* Where the line holding a->pos starts and where the next one does, each
- * looked for within LINE_LOOK bytes (-1: not found). */
+ * looked for within LINE_LOOK bytes (-1: farther; *next -2: the data ends
+ * first, the line end is not written yet). A "\r" right before a->pos with
+ * "\n" at it, or ending a file still written, is (or may be) half of one
+ * line end, not the end of a line. */
 static void line_bounds(const struct around *a, int64_t *start, int64_t *next)
 {
 	size_t i = a->nbefore;
 
-	/* Between "\r" and "\n": the line they end holds the position. */
-	if (i > 0 && a->before[i - 1] == '\r' && a->nafter > 0 && a->after[0] == '\n')
+	/* Between "\r" and "\n", or after a "\r" that ends the data: the line
+	 * that "\r" ends holds the position. */
+	if (i > 0 && a->before[i - 1] == '\r' && (a->nafter == 0 || a->after[0] == '\n'))
 		i--;
 	*start = a->from == 0 ? 0 : -1;
 	while (i-- > 0)
@@ -428,7 +453,7 @@ static void line_bounds(const struct around *a, int64_t *start, int64_t *next)
 			*start = a->from + (int64_t)i + 1;
 			break;
 		}
-	*next = -1;
+	*next = a->nafter < sizeof(a->after) ? -2 : -1;
 	for (i = 0; i < a->nafter; i++)
 		if (a->after[i] == '\n' || a->after[i] == '\r') {
 			*next =
@@ -438,10 +463,26 @@ static void line_bounds(const struct around *a, int64_t *start, int64_t *next)
 		}
 }
 
-/* Refuses a position past the end of t's file, or inside a line. */
+/* "at byte N", or what line_bounds' -1 and -2 mean, into buf. */
+static const char *at_byte(char *buf, size_t len, int64_t at, const char *farther)
+{
+	if (at == -2)
+		snprintf(buf, len, "is not written yet");
+	else if (at < 0)
+		snprintf(buf, len, "%s more than %d bytes %s it",
+		         farther[0] == 'b' ? "starts" : "is", LINE_LOOK, farther);
+	else
+		snprintf(buf, len, "%s byte %lld", farther[0] == 'b' ? "starts at" : "at",
+		         (long long)at);
+	return buf;
+}
+
+/* Refuses a position past the end of t's file, too far in a compressed one
+ * to decode (bounded), or inside a line. */
 static int check_place(const struct target *t, const struct around *a, char *errbuf, size_t errlen)
 {
 	int64_t start, next;
+	char sw[80], nw[80];
 
 	if (a->far) {
 		snprintf(errbuf, errlen,
@@ -459,16 +500,25 @@ static int check_place(const struct target *t, const struct around *a, char *err
 		         : "skiff would take it as truncated and read it again from its start");
 		return SOURCE_ERR_CONFIG;
 	}
-	if (a->pos == 0 || line_start(a))
+	/* A file rotated since (a compressed one always) is taken as finished. */
+	if (a->pos == 0 || line_start(a, t->moved || a->z))
 		return 0;
 	line_bounds(a, &start, &next);
+	if (a->nafter == 0 && a->before[a->nbefore - 1] == '\r') {
+		snprintf(errbuf, errlen,
+		         "%s: the position %lld follows the \"\\r\" that ends the file (its line "
+		         "%s): the next byte is not written yet, and a \"\\n\" (\"\\r\\n\", one "
+		         "line end) would be sent as an empty record; set the position once it is "
+		         "written",
+		         t->path, (long long)a->pos, at_byte(sw, sizeof(sw), start, "before"));
+		return SOURCE_ERR_CONFIG;
+	}
 	snprintf(errbuf, errlen,
-	         "%s: the position %lld is inside a line (that line starts at byte %lld, the next "
-	         "%s%lld%s): skiff would send the rest of the line as a record; set a position "
-	         "where a line starts",
-	         t->path, (long long)a->pos, (long long)start,
-	         next < 0 ? "is not written yet: " : "at byte ", (long long)next,
-	         a->z ? "; uncompressed bytes" : "");
+	         "%s: the position %lld is inside a line (that line %s, the next %s%s): skiff "
+	         "would send the rest of the line as a record; set a position where a line "
+	         "starts",
+	         t->path, (long long)a->pos, at_byte(sw, sizeof(sw), start, "before"),
+	         at_byte(nw, sizeof(nw), next, "after"), a->z ? "; uncompressed bytes" : "");
 	return SOURCE_ERR_CONFIG;
 }
 
@@ -529,8 +579,19 @@ static int reach(const struct config_section *cfg, const char *path, const struc
 		goto out;
 	fd = open(t.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || tailid_of_fd(fd, &t.id) != 0) {
+		/* Nothing to skip. The identity of a file not there describes
+		 * none: kept, its file would count as gone unread at the start. */
+		if (p->pos == 0 && !bare(p) && (*settled = strdup("{\"position\":0}")) == NULL) {
+			snprintf(errbuf, errlen, "out of memory");
+			rc = SOURCE_ERR_NOMEM;
+		} else if (p->pos == 0 && !bare(p)) {
+			snprintf(errbuf, errlen,
+			         "%s is not there: the position 0 is stored alone (the next file "
+			         "at the path is read from its start)",
+			         t.path);
+		}
 		if (p->pos == 0)
-			goto out; /* nothing to skip: stored as sent */
+			goto out;
 		snprintf(errbuf, errlen,
 		         "%s: %s: a position (%lld) in it would be taken as a truncation when it "
 		         "appears, and the file read from its start",
@@ -538,9 +599,15 @@ static int reach(const struct config_section *cfg, const char *path, const struc
 		rc = SOURCE_ERR_CONFIG;
 		goto out;
 	}
-	if ((rc = around_read(&t, fd, p->pos, bounded, &a, errbuf, errlen)) != 0 ||
-	    (rc = check_place(&t, a, errbuf, errlen)) != 0)
+	if ((rc = around_read(&t, fd, p->pos, bounded, &a, errbuf, errlen)) != 0)
 		goto out;
+	if ((rc = check_place(&t, a, errbuf, errlen)) != 0) {
+		/* Inside a line: what --force stores is still this file at that
+		 * position; the old position's tail would read it from 0. */
+		if (!a->past && !a->far && refreshed(&t, a, buf, sizeof(buf)) > 0)
+			*settled = strdup(buf);
+		goto out;
+	}
 	n = refreshed(&t, a, buf, sizeof(buf));
 	if (n < 0) {
 		snprintf(errbuf, errlen, "%s: the offset at %lld does not fit its buffer", t.path,
@@ -590,6 +657,8 @@ int tailcheck_reach(const struct config_section *cfg, const char *partition, con
 		rc = 0;
 		if (errlen > 0)
 			errbuf[0] = '\0';
+		free(*settled); /* what --force would have stored instead */
+		*settled = NULL;
 		if (bare(&p) && (*settled = strdup(stored)) == NULL) {
 			snprintf(errbuf, errlen, "out of memory");
 			rc = SOURCE_ERR_NOMEM;

@@ -277,7 +277,9 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		/* Counted: the rest comes after it. Out of memory, it is read
 		 * again, and found damaged again. */
 		set_unreadable(s, &zid);
-	else if (s->n == 0 && !p->finished) {
+	else if (s->n == 0 && !p->finished && (p->has_id || p->pos > 0)) {
+		/* A position 0 alone (Connect's, or an operator's) names no
+		 * file that was ever read: nothing of one can be lost. */
 		if (reused) /* its inode given to the file now at the path */
 			s->c->env->count(s->c->env, "fingerprint_resets", 1);
 		offset_file_gone(s, p);

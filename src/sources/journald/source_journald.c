@@ -753,6 +753,63 @@ static int journald_check_offset(const struct config_section *cfg, const char *p
 	return SOURCE_ERR_CONFIG;
 }
 
+/* source_ops.check_reach: a cursor sd-journal would not take is refused
+ * (the connector failed at its resume); a cursor changed beside the stored
+ * offset's seqnums (a GET -> PATCH with a new "cursor") is stored alone:
+ * by those seqnums every entry up to the old position counts as read, so a
+ * rewind would send nothing again. A cursor alone means what sd-journal
+ * orders up to it was read (an older skiff's offset). */
+static int journald_check_reach(const struct config_section *cfg, const char *partition,
+                                const char *offset, const char *stored, bool bounded,
+                                char **settled, char *errbuf, size_t errlen)
+{
+	cJSON *o = cJSON_Parse(offset), *s = stored != NULL ? cJSON_Parse(stored) : NULL;
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "cursor");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
+	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "cursor");
+	const cJSON *sm = cJSON_GetObjectItemCaseSensitive(s, "seqnums");
+	char id[33];
+	uint64_t seq;
+	int rc = 0;
+
+	(void)cfg;
+	(void)partition;
+	(void)bounded;
+	*settled = NULL;
+	if (errlen > 0)
+		errbuf[0] = '\0';
+	if (!cJSON_IsString(c)) {
+		rc = 0; /* check_offset's to refuse */
+	} else if (c->valuestring[0] != '\0' && jcursor_seqnum(c->valuestring, id, &seq) != 0) {
+		snprintf(
+		    errbuf, errlen,
+		    "the cursor '%.300s' is not a journal cursor (\"s=<32 hex digits>;i=<hex>;"
+		    "...\", as journalctl --show-cursor prints one): sd-journal would refuse it "
+		    "when the connector resumes",
+		    c->valuestring);
+		rc = SOURCE_ERR_CONFIG;
+	} else if (m != NULL && cJSON_IsString(sc) &&
+	           strcmp(sc->valuestring, c->valuestring) != 0 && cJSON_Compare(m, sm, true)) {
+		cJSON *alone = cJSON_CreateObject();
+
+		if (alone != NULL &&
+		    cJSON_AddStringToObject(alone, "cursor", c->valuestring) != NULL)
+			*settled = cJSON_PrintUnformatted(alone);
+		cJSON_Delete(alone);
+		if (*settled == NULL) {
+			snprintf(errbuf, errlen, "out of memory");
+			rc = SOURCE_ERR_NOMEM;
+		} else {
+			snprintf(errbuf, errlen,
+			         "the cursor changed beside the stored seqnums: stored alone, what "
+			         "sd-journal orders up to it counts as read");
+		}
+	}
+	cJSON_Delete(o);
+	cJSON_Delete(s);
+	return rc;
+}
+
 /* --check: the journal opens and the matches are accepted. */
 static int journald_check(const struct config_section *cfg, const char *name, char *errbuf,
                           size_t errlen)
@@ -777,5 +834,6 @@ const struct source_ops source_journald_ops = {
     .timeout_ms = journald_timeout,
     .offset_json = journald_offset_json,
     .check_offset = journald_check_offset,
+    .check_reach = journald_check_reach,
     .close = journald_close,
 };

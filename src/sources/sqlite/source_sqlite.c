@@ -790,9 +790,50 @@ static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bo
 	return rc;
 }
 
+/* The offset to store when "timestamp" (ms) was changed from stored's and
+ * "timestamp_nanos" was not (a GET body with a new timestamp): the nanos
+ * of the new millisecond (malloc'd), or NULL to store it as sent. The
+ * nanos replace the sub-second part of the ms (the JDBC connector's
+ * Timestamp.setNanos), so the old ones moved the instant back into the old
+ * position's second fraction: a rewind to .410 read from .900. skiff's
+ * rowid_seen, when sent, is kept as sent (dropped, the restart would look
+ * for rows stamped behind the offset from the largest rowid then only). */
+static char *nanos_refreshed(const char *offset, const char *stored)
+{
+	int64_t ms, ns, sms, sns, inc, sub, seen;
+	bool has_inc = jsonint_get(offset, "incrementing", &inc) == 0;
+	bool has_seen = jsonint_get(offset, SQ_ROWID_SEEN, &seen) == 0;
+	char buf[200];
+	int n;
+
+	if (stored == NULL || jsonint_get(offset, "timestamp", &ms) != 0 ||
+	    jsonint_get(offset, "timestamp_nanos", &ns) != 0 ||
+	    jsonint_get(stored, "timestamp", &sms) != 0 ||
+	    jsonint_get(stored, "timestamp_nanos", &sns) != 0 || ms == sms || ns != sns)
+		return NULL;
+	sub = (ms % 1000 + 1000) % 1000 * 1000000;
+	if (ns / 1000000 == sub / 1000000)
+		return NULL;
+	if (has_inc) /* Connect's key order, skiff's member last */
+		n = snprintf(buf, sizeof(buf),
+		             "{\"timestamp_nanos\":%lld,\"incrementing\":%lld,\"timestamp\":%lld",
+		             (long long)sub, (long long)inc, (long long)ms);
+	else
+		n = snprintf(buf, sizeof(buf), "{\"timestamp_nanos\":%lld,\"timestamp\":%lld",
+		             (long long)sub, (long long)ms);
+	if (has_seen && n > 0 && (size_t)n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, ",\"" SQ_ROWID_SEEN "\":%lld",
+		              (long long)seen);
+	if (n <= 0 || (size_t)n + 1 >= sizeof(buf))
+		return NULL;
+	snprintf(buf + n, sizeof(buf) - (size_t)n, "}");
+	return strdup(buf);
+}
+
 /* source_ops.check_reach: an offset past the newest row is refused, and so
  * is one that cannot be checked (its database or table missing, locked). A
- * row offset names everything it means: stored aside, stored as sent. */
+ * row offset names everything it means: stored aside, stored as sent, but
+ * for the nanos of a changed timestamp (nanos_refreshed). */
 static int sqlite_check_reach(const struct config_section *cfg, const char *partition,
                               const char *offset, const char *stored, bool bounded, char **settled,
                               char *errbuf, size_t errlen)
@@ -803,8 +844,7 @@ static int sqlite_check_reach(const struct config_section *cfg, const char *part
 	void *ctx = NULL;
 	int rc;
 
-	(void)stored;
-	*settled = NULL;
+	*settled = nanos_refreshed(offset, stored);
 	if (errlen > 0)
 		errbuf[0] = '\0';
 	sqguard_check_env(&env, "offsets", true);
@@ -813,7 +853,7 @@ static int sqlite_check_reach(const struct config_section *cfg, const char *part
 		return SOURCE_ERR_CONFIG;
 	}
 	t = table_of(ctx, partition);
-	rc = t != NULL ? reach(ctx, t, offset, bounded, why, sizeof(why)) : 0;
+	rc = t != NULL ? reach(ctx, t, *settled ? *settled : offset, bounded, why, sizeof(why)) : 0;
 	if (rc == SQ_CONFIG)
 		snprintf(errbuf, errlen, "%s", why);
 	else if (rc == SQ_MISSING)
@@ -829,6 +869,11 @@ static int sqlite_check_reach(const struct config_section *cfg, const char *part
 		snprintf(errbuf, errlen,
 		         "the offset cannot be checked against the rows of %s %s: %s",
 		         t->name ? "table" : "the", t->name ? t->name : "query", why);
+	else if (*settled != NULL)
+		snprintf(errbuf, errlen,
+		         "table %s: \"timestamp_nanos\" stored as the new timestamp's sub-second "
+		         "part: %s",
+		         t != NULL && t->name ? t->name : "query", *settled);
 	sqlite_close(ctx);
 	return rc == 0 ? 0 : SOURCE_ERR_CONFIG;
 }
