@@ -654,8 +654,7 @@ static bool has_stream(void *arg, const char *path)
  * patterns left in by its excludes. */
 static bool follows(const struct filesrc *f, const char *path)
 {
-	return f->globbing &&
-	       tailscan_matches(path, (const char *const *)f->patterns, f->npat) &&
+	return f->globbing && tailscan_matches(path, (const char *const *)f->patterns, f->npat) &&
 	       !tailscan_excluded(path, (const char *const *)f->excludes, f->nex) &&
 	       !tailscan_is_history(path, (const char *const *)f->patterns, f->npat);
 }
