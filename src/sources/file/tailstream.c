@@ -264,10 +264,8 @@ static size_t copies_since(struct tailstream *s, size_t at, int64_t since_ns, ui
 	for (size_t i = 0; i < nfam; i++) {
 		struct tailscan_entry *e = &fam[i];
 
-		/* Strictly before: a copy written in the tick the truncation
-		 * was seen has that tick's stamp (clock_file_ns). */
 		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
-		    e->id.mtime < since_ns)
+		    e->id.mtime <= since_ns)
 			continue;
 		if (e->kind == TAILID_COMPRESSED &&
 		    (compressing(e->path, fam, nfam) || compresses_held(s, e->path)))
@@ -368,7 +366,7 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	}
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
-	l->added_ns = clock_file_ns();
+	l->added_ns = clock_wall_ns();
 	/* size may predate the truncation (measured before its bytes were found
 	 * changed): taken as the new size, it would make the file seem truncated
 	 * again at 0, and its copy be read twice. */
