@@ -683,6 +683,10 @@ static void test_copytruncates_unseen_while_paused(void)
 	tailstream_look(s);
 	tailstream_look(s); /* its first bytes, to know its next copy by */
 	CHECK_INT((int)tailstream_open_files(s), 2);
+	/* A clock tick: copies are told from older ones by an mtime after the
+	 * look at the truncation, and a file written in the look's own tick
+	 * may be stamped before it (logrotate's copies come rotations apart). */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Two more, unseen. */
 	put("pz.log", "y3\n", "a");
 	mv("pz.log.1.gz", "pz.log.2.gz");
@@ -723,6 +727,8 @@ static void test_copytruncate_copy_gone_while_paused(void)
 	put("qz.log", "y1\ny2\n", "a");
 	tailstream_look(s);
 	tailstream_look(s);
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Three unseen: y's copy made, shifted, deleted. */
 	put("qz.log", "y3\n", "a");
 	mv("qz.log.1.gz", "qz.log.2.gz");
@@ -772,6 +778,8 @@ static void test_copytruncate_copies_heard_made_and_gone(void)
 	put("hz.log", "y1\ny2\n", "a");
 	tailstream_look(s);
 	tailstream_look(s);
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Four unseen: y's and z's copies deleted, u's and v's on disk. */
 	put("hz.log", "y3\n", "a");
 	tailstream_copy_made(s);
@@ -806,6 +814,8 @@ static void test_copytruncate_copies_heard_made_and_gone(void)
 	/* Two more, both copies gone (rotate 2 made a third since). */
 	put("hz.log", "w2\n", "a");
 	tailstream_look(s); /* hz.log's first bytes, as a look would see them */
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	tailstream_copy_made(s);
 	put("hz.log", "", "w");
 	put("hz.log", "t1\n", "a");
@@ -872,6 +882,8 @@ static void test_copytruncates_right_after_one_seen(void)
 	put("rz.log", "", "w");
 	put("rz.log", "y1\n", "a");
 	tailstream_look(s); /* no look after it */
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("rz.log", "y2\n", "a");
 	mv("rz.log.1.gz", "rz.log.2.gz");
 	put_gz("rz.log.1.gz", "y1\ny2\n", GZ_GOOD);
