@@ -41,6 +41,10 @@ struct taildup {
 };
 
 static struct taildup *all; /* every connector's register */
+/* The register in a pass (NULL: none): while it is, the others are looked
+ * up through an index of their own too, built at their first lookup in
+ * the pass and dropped at its end (note_shared). */
+static struct taildup *passing;
 
 struct taildup *taildup_new(struct source_env *env)
 {
@@ -69,8 +73,11 @@ void taildup_pass(struct taildup *d, bool on)
 {
 	d->pass += on;
 	d->in_pass = on;
+	passing = on ? d : NULL;
 	if (!on)
-		unindex(d);
+		for (struct taildup *o = all; o != NULL; o = o->next)
+			if (o == d || o->seen != NULL)
+				unindex(o);
 }
 
 static bool owned(const struct taildup *d, size_t i)
@@ -142,16 +149,19 @@ static int index_pass(struct taildup *d)
 	return 0;
 }
 
-/* The path of d that names the file id now, or NULL; within a pass, as
- * each path was when first looked at in the pass (one statx per path per
- * pass, and one probe per lookup: a glob of 20,000 new files was 20,000
- * walks of the 20,000 tailed). Outside a pass, or without memory for the
- * index, a walk with one statx per path. */
+/* The path of d that names the file id now, or NULL; within a pass (d's,
+ * or another connector's asking about d's paths), as each path was when
+ * first looked at in the pass (one statx per path per pass, and one probe
+ * per lookup: a glob of 20,000 new files was 20,000 walks of the 20,000
+ * tailed, and a second connector's glob of N files N walks of the first
+ * one's N). Outside a pass, or without memory for the index, a walk with
+ * one statx per path. */
 static const char *naming(struct taildup *d, const struct tailid *id)
 {
 	struct tailid now;
+	bool indexed = d->seen != NULL && d->idx_pass == d->pass;
 
-	if (d->in_pass && (d->idx_pass == d->pass || index_pass(d) == 0)) {
+	if ((d->in_pass || passing != NULL) && (indexed || index_pass(d) == 0)) {
 		if (d->nslots == 0)
 			return NULL;
 		for (size_t k = slot_of(d, id->dev, id->ino); d->slots[k] != 0;
@@ -292,6 +302,8 @@ void taildup_free(struct taildup *d)
 		p = &(*p)->next;
 	if (*p == d)
 		*p = d->next;
+	if (passing == d)
+		passing = NULL;
 	for (size_t i = 0; i < d->npaths; i++)
 		if (owned(d, i))
 			free((void *)d->paths[i]);
