@@ -247,6 +247,19 @@ static void fire_timers(struct loop *l, int64_t now)
 	}
 }
 
+/* The kernel's ERESTART_RESTARTBLOCK (include/linux/errno.h), internal,
+ * but seen by user space when a debugger attaches (ptrace) while poll()
+ * sleeps: an interruption like EINTR. Taken as a failure, skiff exited 75
+ * under gdb. */
+#define LOOP_ERESTART_RESTARTBLOCK 516
+
+/* True when poll() failed only because something interrupted it: the
+ * turn goes on with no descriptor ready. */
+static bool interrupted(int err)
+{
+	return err == EINTR || err == LOOP_ERESTART_RESTARTBLOCK;
+}
+
 int loop_once(struct loop *l, char *errbuf, size_t errlen)
 {
 	nfds_t n;
@@ -257,7 +270,7 @@ int loop_once(struct loop *l, char *errbuf, size_t errlen)
 		return rc;
 	}
 	if (poll(l->pfds, n, loop_timeout(l, loop_now_ms())) < 0) {
-		if (errno != EINTR) {
+		if (!interrupted(errno)) {
 			snprintf(errbuf, errlen, "poll: %s", strerror(errno));
 			return LOOP_ERR;
 		}

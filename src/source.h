@@ -333,6 +333,23 @@ struct source_ops {
 	                   const char *offset, const char *stored, bool bounded, char **settled,
 	                   char *errbuf, size_t errlen);
 
+	/* Optional (NULL: nothing to say). Called once at a stop (SIGTERM),
+	 * after the wait for acknowledgements and before the last offset
+	 * flush, while env->committed gives each partition's acknowledged
+	 * prefix: what the source read past it is dropped with the process.
+	 * The source says which of what it read the next start reads again
+	 * and counts what it cannot (the file source: files deleted since).
+	 * For a partition whose restart must know more than its offset (the
+	 * file source: the size its file had at the stop, to count it if it is
+	 * deleted before the restart), it calls put(arg, p, json): json is the
+	 * committed offset with members only its own parser reads (Connect's
+	 * ignore them), naming the same place; the worker stores it in the
+	 * stop's last flush (not with exactly-once, whose offsets only a
+	 * transaction moves). Reading has stopped; watch() may still be
+	 * called until close(). */
+	void (*stopping)(void *ctx, void (*put)(void *arg, struct partition *p, const char *json),
+	                 void *arg);
+
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);
 };

@@ -322,14 +322,10 @@ static void on_flushed(void *arg, int rc, const char *why)
 
 /* Moves every partition's committable offset into the store and starts a
  * write when something changed (never while one is in flight). */
-static void flush_offsets(struct worker *w)
+/* Puts the offsets acknowledged since the last flush into the store. */
+static void put_acked(struct worker *w)
 {
 	struct src_offset off;
-
-	/* A store acknowledged later is served from its descriptor; this
-	 * catches a wake-up its queue did not give (it signals only when it
-	 * turns non-empty). */
-	offsets_poll(w->offsets);
 
 	/* Exactly-once: offsets reach the store when their transaction
 	 * commits (worker_eos.c), not when their records are acknowledged. */
@@ -351,6 +347,15 @@ static void flush_offsets(struct worker *w)
 		}
 		free(json);
 	}
+}
+
+static void flush_offsets(struct worker *w)
+{
+	/* A store acknowledged later is served from its descriptor; this
+	 * catches a wake-up its queue did not give (it signals only when it
+	 * turns non-empty). */
+	offsets_poll(w->offsets);
+	put_acked(w);
 	w->advanced = false;
 	worker_source_log_counters(w);
 	/* A store deleted under skiff is written whole again, or the write
@@ -574,6 +579,35 @@ static void on_tick(struct loop *l, struct loop_timer *t, void *arg)
 {
 }
 
+/* source_ops.stopping's put: p's offset as the source amends it, over the
+ * acknowledged prefix just put (never a partition with none stored). */
+static void put_stopping(void *arg, struct partition *p, const char *json)
+{
+	struct worker *w = arg;
+
+	if (w->eos != NULL || offsets_get(w->offsets, p->key) == NULL)
+		return;
+	if (offsets_put_shared(w->offsets, p->key, json) != 0)
+		log_warn("offsets: cannot record what %s held at this stop (out of memory or too "
+		         "many partitions)",
+		         p->key);
+}
+
+/* At a stop: the acknowledged prefix into the store, then each source says
+ * what of what it read past it the next start reads again, and counts the
+ * rest (source_ops.stopping). */
+static void stop_sources(struct worker *w)
+{
+	offsets_poll(w->offsets);
+	put_acked(w);
+	for (size_t i = 0; i < w->nconns; i++) {
+		struct conn *c = w->conns[i];
+
+		if (!c->removed && c->ctx != NULL && c->cs->ops->stopping != NULL)
+			c->cs->ops->stopping(c->ctx, put_stopping, w);
+	}
+}
+
 /* Waits up to offset.flush.timeout.ms for records in flight, then commits
  * what was acknowledged (waiting as long again for that write). */
 static int shut_down(struct worker *w, int code)
@@ -588,8 +622,9 @@ static int shut_down(struct worker *w, int code)
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
 	left = sink_in_flight(w->sink);
 	if (left > 0)
-		log_warn("%d records still unacknowledged after offset.flush.timeout.ms=%lld: they "
-		         "will be read again at the next start",
+		log_warn("%d records still unacknowledged after offset.flush.timeout.ms=%lld: the "
+		         "next start reads again those still in their files, tables and journals "
+		         "(each file connector names its files, and counts those deleted since)",
 		         left, (long long)w->flush_timeout);
 	for (size_t i = 0; i < w->nconns; i++)
 		replaced += w->conns[i]->removed ? 0 : *w->conns[i]->utf8_replaced;
@@ -599,6 +634,7 @@ static int shut_down(struct worker *w, int code)
 		    "does; ByteArrayConverter passes bytes unchanged)",
 		    (unsigned long long)replaced);
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
+	stop_sources(w);
 	flush_offsets(w);
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
 	if ((offsets_writing(w->offsets) || w->last_flush != 0) && code == WORKER_EXIT_OK)

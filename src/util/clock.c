@@ -25,11 +25,3 @@ int64_t clock_wall_ns(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
-
-int64_t clock_file_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}

@@ -13,10 +13,4 @@ int64_t clock_mono_ms(void);
 /* CLOCK_REALTIME in nanoseconds since the epoch. */
 int64_t clock_wall_ns(void);
 
-/* The wall clock as the kernel stamps files (CLOCK_REALTIME_COARSE), in
- * nanoseconds: a file written after this reading has an mtime (and birth) at
- * or after it. CLOCK_REALTIME can be ahead of the stamp of a file written
- * later in the same tick (up to a jiffy), which makes "written since" miss it. */
-int64_t clock_file_ns(void);
-
 #endif

@@ -226,8 +226,8 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
                        r"closing rotated file (inode \d+) .* lost|"
                        r"rotated file (inode \d+) .*held when skiff stopped, is gone|"
                        r"stored offset \((inode \d+), held when skiff stopped|"
-                       r"(\S+ was truncated (?:at byte \d+|again)), and (?:its|that) copy deleted",
-                       sk.log_text())
+                       r"(\S+ was truncated (?:at byte \d+|again)), and (?:its|that) copy deleted|"
+                       r"at this stop: \S+ \((inode \d+)\) .* lost", sk.log_text())
     return {"written": written, "missing": missing, "dups": dups, "unexpected": unexpected,
             "bytes_unread_lost": counter(sk, "bytes_unread_lost", scene.marks),
             "lines_unread_lost": counter(sk, "lines_unread_lost", scene.marks),

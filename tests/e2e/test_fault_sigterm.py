@@ -6,8 +6,10 @@
   so a restart re-sends nothing: zero duplicates, zero loss overall.
 - Broker down: SIGTERM with records in flight. Bound: exit 0 within
   offset.flush.timeout.ms (plus 2 s for teardown), a log line
-  saying how many records will be read again; after the broker and skiff come
-  back, zero loss and zero duplicates (the broker never had those records)."""
+  saying how many records were not acknowledged, and one naming the file
+  that holds them, still on disk, read again at the next start; after the
+  broker and skiff come back, zero loss and zero duplicates (the broker
+  never had those records)."""
 
 import os
 import random
@@ -90,8 +92,11 @@ def test_fault_sigterm_broker_down_exits_in_time(tmp_path, kafka_private, topic)
     took = time.monotonic() - t
     assert rc == 0, f"exit {rc}"
     assert took <= FLUSH_TIMEOUT_MS / 1000 + MARGIN_S, f"took {took:.1f}s to stop, broker down"
-    assert re.search(r"\d+ records still unacknowledged .* read again at the next start",
-                     fl.log_since(sk, mark)), "no word about the records left in flight"
+    said = fl.log_since(sk, mark)
+    assert re.search(r"\d+ records still unacknowledged", said), "no word about the records left"
+    # The file holding them named, with what was read of it: still on disk.
+    assert re.search(re.escape(str(src.path)) + r" \(inode \d+\) from byte \d+ to \d+: on disk, "
+                     r"read again at the next start", said), said
     _, durable = fl.durable_line(state / "offsets", "down", src.path)
     assert durable == 1000, f"the offset moved to line {durable} with the broker down"
     kafka_private.start()

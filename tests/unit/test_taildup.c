@@ -92,6 +92,41 @@ int main(void)
 	snprintf(expect, sizeof(expect), "b: %s is also tailed by connector a (as %s)", link, real);
 	CHECK(strstr(logged, expect) != NULL);
 
+	/* Within b's pass (a glob), a's paths are looked up through an index
+	 * built for the pass (not one walk of a's paths per new path of b):
+	 * still named; and dropped at the pass's end, so a later pass sees
+	 * what a's paths name then. */
+	{
+		struct taildup *e = taildup_new(&env_b); /* a third, tailing nothing yet */
+		char real2[512];
+
+		snprintf(real2, sizeof(real2), "%s/real2.log", testlib_tmpdir());
+		logged[0] = '\0';
+		taildup_pass(e, true);
+		CHECK(!taildup_skip(e, real));
+		CHECK(!taildup_skip(e, "/nonexistent/y.log"));
+		taildup_pass(e, false);
+		snprintf(expect, sizeof(expect), "b: %s is also tailed by connector a (as %s)",
+		         real, real);
+		CHECK(strstr(logged, expect) != NULL);
+		/* a's real.log replaced by another file: b's new link to the
+		 * old one's successor is not a's. */
+		CHECK(rename(real, real2) == 0);
+		testlib_write_file(real, "z\n", 2);
+		logged[0] = '\0';
+		taildup_pass(e, true);
+		CHECK(!taildup_skip(e, real2));
+		taildup_pass(e, false);
+		CHECK(strstr(logged, "also tailed") == NULL);
+		logged[0] = '\0';
+		taildup_pass(e, true);
+		CHECK(!taildup_skip(e, other));
+		taildup_pass(e, false);
+		CHECK(strstr(logged, "also tailed") == NULL);
+		taildup_free(e);
+		CHECK(rename(real2, real) == 0); /* a's file back at its path */
+	}
+
 	/* The link re-pointed to a file nobody tails: tailed. */
 	unlink(link);
 	CHECK(symlink(other, link) == 0);

@@ -152,6 +152,11 @@ static void test_tailpos(void)
 	/* fplen beyond the position is not trusted. */
 	CHECK_INT(tailpos_parse("{\"position\":5,\"fp\":1,\"fplen\":9}", &p), 0);
 	CHECK(!p.has_fp);
+	/* A stop's "seen": the file's size then, never below the position. */
+	CHECK_INT(tailpos_parse("{\"position\":5,\"fp\":1,\"fplen\":5,\"seen\":70}", &p), 0);
+	CHECK(p.has_fp && p.fplen == 5 && p.has_seen && p.seen == 70 && !p.finished);
+	CHECK_INT(tailpos_parse("{\"position\":5,\"seen\":4}", &p), 0);
+	CHECK(!p.has_seen);
 }
 
 /* The tail's value is stored in offset files: pinned, so that a change of

@@ -108,17 +108,17 @@ static void put(const char *name, const char *text, const char *mode)
 /* The wall clock as skiff reads it, moved by wall_shift_ns (a clock stepped
  * back: negative); files are stamped on it with stamp_shifted. */
 static int64_t wall_shift_ns;
-int64_t __real_clock_file_ns(void);
-int64_t __wrap_clock_file_ns(void);
-int64_t __wrap_clock_file_ns(void)
+int64_t __real_clock_wall_ns(void);
+int64_t __wrap_clock_wall_ns(void);
+int64_t __wrap_clock_wall_ns(void)
 {
-	return __real_clock_file_ns() + wall_shift_ns;
+	return __real_clock_wall_ns() + wall_shift_ns;
 }
 
 static void stamp_shifted(const char *name)
 {
 	char p[1024];
-	int64_t at = __real_clock_file_ns() + wall_shift_ns;
+	int64_t at = __real_clock_wall_ns() + wall_shift_ns;
 	struct timespec ts[2] = {{.tv_sec = at / 1000000000, .tv_nsec = at % 1000000000}};
 
 	ts[1] = ts[0];
@@ -704,6 +704,10 @@ static void test_copytruncates_unseen_while_paused(void)
 	tailstream_look(s);
 	tailstream_look(s); /* its first bytes, to know its next copy by */
 	CHECK_INT((int)tailstream_open_files(s), 2);
+	/* A clock tick: copies are told from older ones by an mtime after the
+	 * look at the truncation, and a file written in the look's own tick
+	 * may be stamped before it (logrotate's copies come rotations apart). */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Two more, unseen. */
 	put("pz.log", "y3\n", "a");
 	mv("pz.log.1.gz", "pz.log.2.gz");
@@ -744,6 +748,8 @@ static void test_copytruncate_copy_gone_while_paused(void)
 	put("qz.log", "y1\ny2\n", "a");
 	tailstream_look(s);
 	tailstream_look(s);
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Three unseen: y's copy made, shifted, deleted. */
 	put("qz.log", "y3\n", "a");
 	mv("qz.log.1.gz", "qz.log.2.gz");
@@ -844,6 +850,8 @@ static void test_copytruncate_copies_heard_made_and_gone(void)
 	put("hz.log", "y1\ny2\n", "a");
 	tailstream_look(s);
 	tailstream_look(s);
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Four unseen: y's and z's copies deleted, u's and v's on disk. */
 	put("hz.log", "y3\n", "a");
 	tailstream_copy_made(s);
@@ -878,6 +886,8 @@ static void test_copytruncate_copies_heard_made_and_gone(void)
 	/* Two more, both copies gone (rotate 2 made a third since). */
 	put("hz.log", "w2\n", "a");
 	tailstream_look(s); /* hz.log's first bytes, as a look would see them */
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	tailstream_copy_made(s);
 	put("hz.log", "", "w");
 	put("hz.log", "t1\n", "a");
@@ -944,6 +954,8 @@ static void test_copytruncates_right_after_one_seen(void)
 	put("rz.log", "", "w");
 	put("rz.log", "y1\n", "a");
 	tailstream_look(s); /* no look after it */
+	/* A tick: see pz.log. */
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("rz.log", "y2\n", "a");
 	mv("rz.log.1.gz", "rz.log.2.gz");
 	put_gz("rz.log.1.gz", "y1\ny2\n", GZ_GOOD);

@@ -457,6 +457,27 @@ static char *file_offset_json(void *ctx, const struct src_offset *off)
 
 /* ---- set-up ----------------------------------------------------------------- */
 
+/* source_ops.stopping: each stream says what of what it read the next
+ * start reads again, counts what it cannot, and amends its offset. */
+static void file_stopping(void *ctx, void (*put)(void *arg, struct partition *p, const char *json),
+                          void *arg)
+{
+	struct filesrc *f = ctx;
+
+	for (size_t i = 0; i < f->nstreams; i++) {
+		struct tailstream *s = f->streams[i];
+		struct partition *p = tailstream_partition(s);
+		char *json;
+
+		if (tailstream_open_files(s) == 0 || p == NULL)
+			continue;
+		json = tailstream_stop(s, f->env->committed(f->env, p));
+		if (json != NULL)
+			put(arg, p, json);
+		free(json);
+	}
+}
+
 static void file_close(void *ctx)
 {
 	struct filesrc *f = ctx;
@@ -780,5 +801,6 @@ const struct source_ops source_file_ops = {
     .backlog = file_backlog,
     .check_offset = tailcheck_offset,
     .check_reach = tailcheck_reach,
+    .stopping = file_stopping,
     .close = file_close,
 };

@@ -179,7 +179,7 @@ static void peek(struct link *l)
 	l->peek_len = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
 	if (l->peek_len < 0 || tailid_fp_file(tailfile_fd(l->tf), l->peek_len, &l->peek_fp) != 0)
 		l->peek_len = 0;
-	l->added_ns = clock_file_ns();
+	l->added_ns = clock_wall_ns();
 	l->added_ms = clock_mono_ms();
 }
 

@@ -25,7 +25,7 @@ struct link {
 	int64_t max_size;    /* largest size seen since it was opened */
 	uint64_t peek_fp;    /* fingerprint of its first peek_len bytes at open, */
 	int64_t peek_len;    /* to find its copy if it is truncated before it is read */
-	int64_t added_ns;    /* clock_file_ns when opened, or last found truncated */
+	int64_t added_ns;    /* wall clock when opened, or last found truncated */
 	int64_t added_ms;    /* clock_mono_ms then: tells a wall clock stepped back */
 	bool started;        /* read at least once */
 	int64_t quiet_since; /* ms when it was last seen growing */

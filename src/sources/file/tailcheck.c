@@ -70,8 +70,8 @@ static int check_partition(const struct config_section *cfg, const char *partiti
 int tailcheck_offset(const struct config_section *cfg, const char *partition, const char *offset,
                      char *errbuf, size_t errlen)
 {
-	static const char *const ids[] = {"dev",  "ino",  "fp",    "fplen",
-	                                  "tail", "born", "after", "finished"};
+	static const char *const ids[] = {"dev",  "ino",   "fp",       "fplen", "tail",
+	                                  "born", "after", "finished", "seen"};
 	cJSON *o = cJSON_Parse(offset);
 	const cJSON *m;
 	int64_t v;
@@ -113,7 +113,7 @@ int tailcheck_offset(const struct config_section *cfg, const char *partition, co
 			snprintf(errbuf, errlen,
 			         "unknown key '%.100s' in the offset (the file source's offset is "
 			         "'position' and optionally dev, ino, fp, fplen, tail, born, "
-			         "after, finished)",
+			         "after, finished, seen)",
 			         m->string);
 			rc = SOURCE_ERR_CONFIG;
 		}

@@ -1,6 +1,7 @@
 /* taildup: the same file named twice (see taildup.h). */
 #include "taildup.h"
 
+#include "hash.h"
 #include "log.h"
 #include "tailid.h"
 
@@ -37,10 +38,17 @@ struct taildup {
 	unsigned idx_pass;
 	struct alias *aliases; /* skipped, already said */
 	size_t naliases;
+	struct hash aliasidx; /* alias path -> index in aliases: each rescan looks
+	                       * up every skipped path (a symlinked directory of
+	                       * 20,000 files: 20,000 walks of 20,000 aliases) */
 	struct taildup *next;
 };
 
 static struct taildup *all; /* every connector's register */
+/* The register in a pass (NULL: none): while it is, the others are looked
+ * up through an index of their own too, built at their first lookup in
+ * the pass and dropped at its end (note_shared). */
+static struct taildup *passing;
 
 struct taildup *taildup_new(struct source_env *env)
 {
@@ -49,6 +57,7 @@ struct taildup *taildup_new(struct source_env *env)
 	if (d == NULL)
 		return NULL;
 	d->env = env;
+	hash_init(&d->aliasidx);
 	d->next = all;
 	all = d;
 	return d;
@@ -69,8 +78,11 @@ void taildup_pass(struct taildup *d, bool on)
 {
 	d->pass += on;
 	d->in_pass = on;
+	passing = on ? d : NULL;
 	if (!on)
-		unindex(d);
+		for (struct taildup *o = all; o != NULL; o = o->next)
+			if (o == d || o->seen != NULL)
+				unindex(o);
 }
 
 static bool owned(const struct taildup *d, size_t i)
@@ -142,16 +154,19 @@ static int index_pass(struct taildup *d)
 	return 0;
 }
 
-/* The path of d that names the file id now, or NULL; within a pass, as
- * each path was when first looked at in the pass (one statx per path per
- * pass, and one probe per lookup: a glob of 20,000 new files was 20,000
- * walks of the 20,000 tailed). Outside a pass, or without memory for the
- * index, a walk with one statx per path. */
+/* The path of d that names the file id now, or NULL; within a pass (d's,
+ * or another connector's asking about d's paths), as each path was when
+ * first looked at in the pass (one statx per path per pass, and one probe
+ * per lookup: a glob of 20,000 new files was 20,000 walks of the 20,000
+ * tailed, and a second connector's glob of N files N walks of the first
+ * one's N). Outside a pass, or without memory for the index, a walk with
+ * one statx per path. */
 static const char *naming(struct taildup *d, const struct tailid *id)
 {
 	struct tailid now;
+	bool indexed = d->seen != NULL && d->idx_pass == d->pass;
 
-	if (d->in_pass && (d->idx_pass == d->pass || index_pass(d) == 0)) {
+	if ((d->in_pass || passing != NULL) && (indexed || index_pass(d) == 0)) {
 		if (d->nslots == 0)
 			return NULL;
 		for (size_t k = slot_of(d, id->dev, id->ino); d->slots[k] != 0;
@@ -172,10 +187,9 @@ static const char *naming(struct taildup *d, const struct tailid *id)
 
 static struct alias *find_alias(struct taildup *d, const char *path)
 {
-	for (size_t i = 0; i < d->naliases; i++)
-		if (strcmp(d->aliases[i].path, path) == 0)
-			return &d->aliases[i];
-	return NULL;
+	size_t i;
+
+	return hash_get(&d->aliasidx, path, &i) ? &d->aliases[i] : NULL;
 }
 
 /* Says once per path and file that path is skipped for first. */
@@ -199,6 +213,10 @@ static void note_alias(struct taildup *d, const char *path, const char *first,
 		a = &d->aliases[d->naliases];
 		if ((a->path = strdup(path)) == NULL)
 			return;
+		if (hash_put(&d->aliasidx, a->path, d->naliases) != 0) {
+			free(a->path); /* said again next time */
+			return;
+		}
 		d->naliases++;
 	}
 	a->dev = id->dev;
@@ -292,11 +310,14 @@ void taildup_free(struct taildup *d)
 		p = &(*p)->next;
 	if (*p == d)
 		*p = d->next;
+	if (passing == d)
+		passing = NULL;
 	for (size_t i = 0; i < d->npaths; i++)
 		if (owned(d, i))
 			free((void *)d->paths[i]);
 	for (size_t i = 0; i < d->naliases; i++)
 		free(d->aliases[i].path);
+	hash_free(&d->aliasidx);
 	free((void *)d->paths);
 	free(d->owned);
 	free(d->seen);

@@ -513,6 +513,30 @@ int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines)
 	return 0;
 }
 
+int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines)
+{
+	char b[16384];
+	bool cr = false; /* from starts a line, as tailfile_read read it */
+
+	*lines = 0;
+	if (tf->z != NULL)
+		return -ENOTSUP;
+	while (from < to) {
+		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b);
+		ssize_t got = pread(tf->fd, b, want, from);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			return -EIO; /* shorter than what was read from it */
+		*lines += terminators(b, (size_t)got, &cr);
+		from += got;
+	}
+	return 0;
+}
+
 const char *tailfile_path(const struct tailfile *tf)
 {
 	return tf->path;

@@ -98,6 +98,13 @@ int64_t tailfile_v3(const struct tailfile *tf);
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
                   size_t *n, bool final, struct tailfile_stats *st);
 
+/* The lines ending in the bytes [from, to) of an uncompressed file, from
+ * and to at line starts (read before: a stop counting what was read but
+ * not acknowledged), into *lines. Reads them again with pread; the
+ * position does not move. Returns 0, -ENOTSUP for a compressed file, or a
+ * negative errno. */
+int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines);
+
 /* Moves the position to the end of the file (a compressed file: of its
  * uncompressed bytes) without reading lines out, for a file let go unread:
  * *bytes the bytes passed over, *lines the lines among them (a partial

@@ -70,7 +70,7 @@ uint64_t tailpos_tail(const void *bytes, size_t len)
 
 int tailpos_parse(const char *json, struct tailpos *out)
 {
-	int64_t fp = 0;
+	int64_t fp = 0, fplen = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (json == NULL || jsonint_get(json, "position", &out->pos) != 0 || out->pos < 0)
@@ -79,14 +79,16 @@ int tailpos_parse(const char *json, struct tailpos *out)
 	out->has_id =
 	    jsonint_get(json, "dev", &out->dev) == 0 && jsonint_get(json, "ino", &out->ino) == 0;
 	out->has_fp = jsonint_get(json, "fp", &fp) == 0 &&
-	              jsonint_get(json, "fplen", &out->fplen) == 0 && out->fplen >= 0 &&
-	              out->fplen <= TAILID_FP_MAX && out->fplen <= out->pos;
+	              jsonint_get(json, "fplen", &fplen) == 0 && fplen >= 0 &&
+	              fplen <= TAILID_FP_MAX && fplen <= out->pos;
+	out->fplen = out->has_fp ? (int32_t)fplen : 0;
 	out->fp = (uint64_t)fp;
 	out->has_tail = jsonint_get(json, "tail", &fp) == 0 && out->pos > TAILID_FP_MAX;
 	out->tail = (uint64_t)fp;
 	out->has_born = jsonint_get(json, "born", &out->born) == 0;
 	out->has_after = jsonint_get(json, "after", &out->after) == 0 && out->after > 0;
 	out->finished = jsonint_get(json, "finished", &fp) == 0 && fp == 1;
+	out->has_seen = jsonint_get(json, "seen", &out->seen) == 0 && out->seen >= out->pos;
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* tailpos: the file source's offset value, parsed and rendered.
  *
  *   {"position":N,"dev":D,"ino":I,"fp":H,"fplen":L,"tail":T,"born":B,"after":A,
- *    "finished":1}
+ *    "finished":1,"seen":S}
  *
  * position: the byte after the last line Kafka acknowledged (Connect reads it
  * alone); dev, ino: the file's identity; fp: FNV-1a 64 of its first fplen =
@@ -15,7 +15,13 @@
  * uncompressed file skiff read before it - its own birth is when it was
  * compressed, so it cannot tell which uncompressed siblings are older;
  * finished (only when 1): skiff had read the file to its end and let go of
- * it at position (tailstream), so not finding it loses nothing.
+ * it at position (tailstream), so not finding it loses nothing (also
+ * written by a stop that found the file deleted and counted what it held:
+ * tailstream_stop); seen (only from a stop, with records read past the
+ * position unacknowledged or unread bytes): the file's size then, so that
+ * a restart that finds it gone counts the bytes it held past the position.
+ * Connect's FileStreamSourceTask reads "position" alone and ignores the
+ * rest; the next acknowledged offset is written without "seen".
  * Integers are written with snprintf and read with jsonint, exactly. Leaf
  * module. */
 #ifndef SKIFF_TAILPOS_H
@@ -32,17 +38,20 @@
 
 /* A place in a file: a committed offset, or where a closed stream stopped. */
 struct tailpos {
-	int64_t pos, dev, ino, fplen, born;
+	int64_t pos, dev, ino, born;
 	int64_t after; /* when has_after: see "after" above */
+	int64_t seen;  /* when has_seen: see "seen" above */
 	uint64_t fp;
-	uint64_t tail; /* when has_tail */
-	bool known;    /* there is a place at all */
-	bool has_id;   /* dev and ino */
-	bool has_fp;   /* fp and fplen */
-	bool has_tail; /* tail (position > TAILID_FP_MAX) */
-	bool has_born;
-	bool has_after;
-	bool finished; /* read to its end and let go: not finding it loses nothing */
+	uint64_t tail;     /* when has_tail */
+	int32_t fplen;     /* <= TAILID_FP_MAX */
+	bool known : 1;    /* there is a place at all */
+	bool has_id : 1;   /* dev and ino */
+	bool has_fp : 1;   /* fp and fplen */
+	bool has_tail : 1; /* tail (position > TAILID_FP_MAX) */
+	bool has_born : 1;
+	bool has_after : 1;
+	bool has_seen : 1;
+	bool finished : 1; /* read to its end and let go: not finding it loses nothing */
 };
 
 /* What a file's offsets carry beyond their four integers (src_offset.v =

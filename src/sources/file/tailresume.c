@@ -176,8 +176,9 @@ static bool resume_compressed(struct tailstream *s, const struct tailpos *p, str
 }
 
 /* p's file is gone. Whether it held more than the position is unknowable
- * now, unless the held set saw it (tailheld.h): then at least its size when
- * last seen less the position was lost. */
+ * now, unless a clean stop saw it on disk ("seen", tailpos.h) or the held
+ * set saw it (tailheld.h): then at least its size then less the position
+ * was lost. */
 static void offset_file_gone(struct tailstream *s, const struct tailpos *p)
 {
 	struct source_env *env = s->c->env;
@@ -187,6 +188,19 @@ static void offset_file_gone(struct tailstream *s, const struct tailpos *p)
 	                   : -1;
 	char what[256];
 
+	/* A stop that saw it on disk wrote its size then ("seen"). */
+	if (p->has_seen && p->seen > p->pos && p->seen >= seen) {
+		env->log(
+		    env, LOG_WARN,
+		    "%s: the file of the stored offset (inode %lld) is gone: the %lld bytes it "
+		    "held after byte %lld at the last stop were not read (counted in "
+		    "bytes_unread_lost and files_gone_unread), nor whatever was written to it "
+		    "since",
+		    s->path, (long long)p->ino, (long long)(p->seen - p->pos), (long long)p->pos);
+		env->count(env, "bytes_unread_lost", (uint64_t)(p->seen - p->pos));
+		env->count(env, "files_gone_unread", 1);
+		return;
+	}
 	if (seen <= p->pos) {
 		snprintf(what, sizeof(what),
 		         "the file of the stored offset (inode %lld) is gone: "

@@ -264,10 +264,8 @@ static size_t copies_since(struct tailstream *s, size_t at, int64_t since_ns, ui
 	for (size_t i = 0; i < nfam; i++) {
 		struct tailscan_entry *e = &fam[i];
 
-		/* Strictly before: a copy written in the tick the truncation
-		 * was seen has that tick's stamp (clock_file_ns). */
 		if (e->kind == TAILID_NOT_ROTATED || tailchain_has(s, &e->id) ||
-		    e->id.mtime < since_ns)
+		    e->id.mtime <= since_ns)
 			continue;
 		if (e->kind == TAILID_COMPRESSED &&
 		    (compressing(e->path, fam, nfam) || compresses_held(s, e->path)))
@@ -301,7 +299,7 @@ static size_t copies_since(struct tailstream *s, size_t at, int64_t since_ns, ui
  * loss. Under a second is the clocks' own jitter. */
 static int64_t added_since(const struct link *l)
 {
-	int64_t back = l->added_ns + (clock_mono_ms() - l->added_ms) * 1000000 - clock_file_ns();
+	int64_t back = l->added_ns + (clock_mono_ms() - l->added_ms) * 1000000 - clock_wall_ns();
 
 	return back > 1000000000 ? l->added_ns - back : l->added_ns;
 }
@@ -383,7 +381,7 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	}
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
-	l->added_ns = clock_file_ns();
+	l->added_ns = clock_wall_ns();
 	l->added_ms = clock_mono_ms();
 	/* size may predate the truncation (measured before its bytes were found
 	 * changed): taken as the new size, it would make the file seem truncated
@@ -1066,6 +1064,142 @@ int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool c
 			rc = put_held(s, &s->chain[i], h, closing);
 	}
 	return rc;
+}
+
+/* The open files of s in read order: those lingering (let go early,
+ * oldest first), then the chain. */
+static struct link *link_at(struct tailstream *s, size_t i)
+{
+	return i < s->nlinger ? &s->linger[i] : &s->chain[i - s->nlinger];
+}
+
+/* json, a compact object of integers, with member name set to v (any
+ * member of that name left out, the new one last). malloc'd; NULL: no
+ * memory. */
+static char *with_member(const char *json, const char *name, int64_t v)
+{
+	size_t len = strlen(json), nlen = strlen(name), n = 0;
+	char *out = malloc(len + nlen + 32);
+	const char *p = json;
+
+	if (out == NULL)
+		return NULL;
+	while (*p != '\0') {
+		if ((*p == '{' || *p == ',') && p[1] == '"' && strncmp(p + 2, name, nlen) == 0 &&
+		    p[2 + nlen] == '"' && p[3 + nlen] == ':') {
+			const char *e = p + 4 + nlen;
+
+			while (*e != '\0' && *e != ',' && *e != '}')
+				e++;
+			if (*p == '{') {
+				out[n++] = '{';
+				e += *e == ',';
+			}
+			p = e;
+			continue;
+		}
+		out[n++] = *p++;
+	}
+	while (n > 0 && out[n - 1] != '}')
+		n--;
+	if (n == 0) {
+		free(out);
+		return NULL;
+	}
+	n--; /* the closing brace */
+	snprintf(out + n, len + nlen + 32 - n, "%s\"%s\":%lld}", n > 1 ? "," : "", name,
+	         (long long)v);
+	return out;
+}
+
+/* tailstream_stop for l, whose bytes [from, its position) were read and
+ * not acknowledged (none when from is at or past it). Returns 1 when l was
+ * deleted (no compressed copy on disk) and what it held from `from` on was
+ * counted here, 0 when it is on disk (*size: its size) or a compressed
+ * copy is, -1 when it cannot tell. */
+static int stop_file(struct tailstream *s, struct link *l, int64_t from, int64_t *size)
+{
+	struct source_env *env = s->c->env;
+	int64_t to = tailfile_pos(l->tf);
+	int64_t read = to > from ? to - from : 0;
+	uint64_t bytes = 0, lines = 0, before = 0;
+	bool unknown = false;
+	struct stat st;
+	int rc;
+
+	*size = -1;
+	if (fstat(tailfile_fd(l->tf), &st) != 0)
+		return -1;
+	*size = st.st_size;
+	if (st.st_nlink > 0 || compressed_since(s, l, &st)) {
+		if (read > 0)
+			env->log(env, LOG_WARN,
+			         "%s: read but not acknowledged at this stop: %s (inode %lld) from "
+			         "byte %lld to %lld: %s, read again at the next start",
+			         s->path, tailfile_path(l->tf), (long long)tailfile_id(l->tf)->ino,
+			         (long long)from, (long long)to,
+			         st.st_nlink > 0 ? "on disk"
+			                         : "deleted since, its compressed copy on disk");
+		return 0;
+	}
+	if (read > 0 && tailfile_lines_between(l->tf, from, to, &before) != 0)
+		unknown = true;
+	rc = tailfile_skip_rest(l->tf, &bytes, &lines);
+	bytes += (uint64_t)read;
+	lines += before;
+	if (bytes == 0 && rc == 0)
+		return 1;
+	env->log(env, LOG_WARN,
+	         "%s: %s at this stop: %s (inode %lld) from byte %lld to %lld, deleted since: "
+	         "%llu bytes, %llu lines lost%s%s (counted in bytes_unread_lost, "
+	         "lines_unread_lost and files_gone_unread)",
+	         s->path, read > 0 ? "read but not acknowledged" : "not read", tailfile_path(l->tf),
+	         (long long)tailfile_id(l->tf)->ino, (long long)from,
+	         (long long)(read > 0 ? to : from), (unsigned long long)bytes,
+	         (unsigned long long)lines,
+	         unknown ? " (and those of the bytes read before, compressed: not counted)" : "",
+	         rc != 0 ? " and more: it could not be read to its end" : "");
+	env->count(env, "bytes_unread_lost", bytes);
+	env->count(env, "lines_unread_lost", lines);
+	env->count(env, "files_gone_unread", 1);
+	return 1;
+}
+
+char *tailstream_stop(struct tailstream *s, const char *json)
+{
+	size_t total = s->n + s->nlinger, k = 0;
+	bool found = false;
+	struct tailpos p;
+	int64_t size = -1;
+	int gone = -1;
+
+	if (total == 0 || json == NULL || tailpos_parse(json, &p) != 0)
+		return NULL;
+	for (size_t i = 0; i < total && p.has_id && !found; i++) {
+		const struct tailid *id = tailfile_id(link_at(s, i)->tf);
+
+		if (id->dev == p.dev && id->ino == p.ino && (!p.has_born || id->born == p.born)) {
+			k = i;
+			found = true;
+		}
+	}
+	/* Not open: skiff let go of the offset's file, and every open file
+	 * comes after it (nothing of them acknowledged). */
+	for (size_t i = found ? k : 0; i < total; i++) {
+		int64_t sz = -1;
+		int r = stop_file(s, link_at(s, i), found && i == k ? p.pos : 0, &sz);
+
+		if (found && i == k) {
+			gone = r;
+			size = sz;
+		}
+	}
+	if (gone == 1 && !p.finished)
+		return with_member(json, "finished", 1);
+	if (gone == 0 && !tailfile_compressed(link_at(s, k)->tf) && size > p.pos &&
+	    !(p.has_seen && p.seen == size))
+		return with_member(json, "seen", size);
+	return NULL;
 }
 
 void tailstream_free(struct tailstream *s)

@@ -183,6 +183,19 @@ void tailstream_drop_first(struct tailstream *s, const char *why);
  * shorter. Returns 0 or TAILHELD_ERR_NOMEM. */
 int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool closing);
 
+/* At a stop (source_ops.stopping), json s's committed offset (the
+ * acknowledged prefix; NULL: none): what s read past it is dropped. For
+ * each open file from the offset's on holding such bytes, says whether the
+ * next start reads them again (on disk, or a compressed copy of it is) or
+ * not: deleted since, it is read through now and counted lost, those
+ * bytes and the rest (bytes_unread_lost, lines_unread_lost,
+ * files_gone_unread), and closing it counts nothing more. Returns the
+ * offset to store instead (malloc'd; NULL: keep json): json with "seen"
+ * (the file's size now) when the offset's file is on disk with bytes past
+ * the position, or "finished" when it was deleted and counted here, so
+ * that the restart counts it once (tailpos.h). */
+char *tailstream_stop(struct tailstream *s, const char *json);
+
 /* Closes every file and frees. Accepts NULL. */
 void tailstream_free(struct tailstream *s);
 
