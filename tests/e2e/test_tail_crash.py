@@ -296,3 +296,40 @@ def crc32c(data):
         for _ in range(8):
             crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
     return crc ^ 0xFFFFFFFF
+
+
+@pytest.mark.skiff_timeout(400)
+def test_stop_then_compressed_copies_rotated_away_are_counted(tmp_path, kafka_private, topic):
+    """Hostile finding (h22b): a clean stop while Kafka is away, the held
+    files deleted since with their compressed copies on disk ("read again
+    at the next start"), then logrotate deletes those copies while skiff is
+    stopped. The stop left them out of the held list (deleted), so the
+    middle file's 1,000 lines were lost unsaid: 2,400 lines missing, 106,400
+    of their 182,400 bytes counted. The stop keeps a deleted file whose
+    compressed copy is on disk in the list: found at the start, it is read;
+    gone, it is counted and named."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=2)
+    w = sc.sk.worker_file
+    w.write_text(w.read_text() + "offset.flush.timeout.ms=1000\n")
+    sc.before_outage(100)
+    inodes = [sc.file(100, 1000), sc.file(1000, 2000)]
+    append(sc.log, 2000, 2500)  # the file at the path, on disk at the stop
+    inodes.append(os.stat(sc.log).st_ino)
+    time.sleep(4 * FLUSH_MS / 1000)
+    assert sc.sk.stop() == 0
+    for lo in (2500, 2600, 2700):  # the compressed copies of all three go
+        sc.rotate()
+        append(sc.log, lo, lo + 100)
+    kafka_private.start()
+    sc.restart()
+    lost = set(range(100, 2500))
+    got = numbers(sc.values(400))
+    assert got == [n for n in range(2800) if n not in lost], (
+        len(got), sorted(set(range(2800)) - set(got) - lost)[:10])
+    log = sc.sk.log_text()[sc.marks[-1]:]
+    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, log
+    named = set(int(i) for i in re.findall(
+        r"(?:rotated file |stored offset \()inode (\d+)[ ,)].*(?:held when skiff stopped|"
+        r"at the last stop)", log))
+    assert named == set(inodes), (named, inodes)
+    assert sc.sk.stop() == 0
