@@ -233,3 +233,103 @@ def test_unreadable_held_list_is_said_and_never_stops_skiff(tmp_path, kafka, top
     assert not sc.state.exists()  # nothing held: replaced by no file
     assert sc.sk.stop() == 0
     assert b'"position":3800' in sc.offsets.read_bytes()
+
+
+@pytest.mark.skiff_timeout(400)
+def test_kill9_then_a_glob_match_gone_whole_counts_its_held_files(tmp_path, kafka_private, topic):
+    """Hostile finding (h22b): with files=logs/*.log, app.log and all its
+    rotations deleted while skiff is dead (the app removed, or its log not
+    made again yet at the start): no glob match names it, so no stream took
+    its held files, and 2,000 lines were lost unsaid (files_gone_unread=0,
+    bytes_unread_lost=0), the held list kept for good though nothing was
+    held. The held list's streams the patterns still match are followed:
+    the stored offset's file and the held files are counted and named,
+    exactly their bytes, and the list is removed once nothing is held. A
+    stream the connector no longer follows (file= changed) leaves the list
+    with a warning naming it."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=2)
+    f = sc.sk.connector_files[0]
+    f.write_text(f.read_text().replace("file=", "files=").replace("app.log", "*.log"))
+    sc.before_outage(100)
+    inodes = [sc.file(100, 1000), sc.file(1000, 2000)]
+    append(sc.log, 2000, 2100)
+    time.sleep(4 * FLUSH_MS / 1000)
+    assert sc.sk.kill9() == -9
+    assert sc.state.exists()
+    for p in sc.logdir.glob("app.log*"):
+        p.unlink()
+    append(sc.logdir / "other.log", 0, 10)
+    kafka_private.start()
+    sc.marks.append(sc.sk.log_mark())
+    sc.sk.start()
+    sc.sk.wait_log(r"reading .*other\.log from byte", timeout=60)
+    deadline = time.monotonic() + 30
+    while sc.state.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    log = sc.sk.log_text()[sc.marks[-1]:]
+    assert not sc.state.exists(), (sc.state.read_text(), log)
+    assert sc.counter("bytes_unread_lost") == 2000 * LINE, log
+    named = set(int(i) for i in re.findall(
+        r"(?:rotated file |stored offset \()inode (\d+)[ ,)].*held when skiff stopped", log))
+    assert set(inodes) <= named, (named, inodes)
+    assert sc.sk.stop() == 0
+    # file= changed: the old stream's entries leave the list, said.
+    f.write_text(f.read_text().replace("files=", "file=").replace("*.log", "other.log"))
+    sc.state.write_text(
+        "skiff-held 1\nF 1 2 3 100 4 1024 %s %s\n" % (sc.log, sc.log))
+    body = sc.state.read_bytes()
+    sc.state.write_bytes(body + b"end %08x\n" % crc32c(body))
+    sc.marks.append(sc.sk.log_mark())
+    sc.sk.start()
+    sc.sk.wait_log(r"no longer follows", timeout=30)
+    deadline = time.monotonic() + 10
+    while sc.state.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sc.state.exists(), sc.state.read_text()
+    assert sc.sk.stop() == 0
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+@pytest.mark.skiff_timeout(400)
+def test_stop_then_compressed_copies_rotated_away_are_counted(tmp_path, kafka_private, topic):
+    """Hostile finding (h22b): a clean stop while Kafka is away, the held
+    files deleted since with their compressed copies on disk ("read again
+    at the next start"), then logrotate deletes those copies while skiff is
+    stopped. The stop left them out of the held list (deleted), so the
+    middle file's 1,000 lines were lost unsaid: 2,400 lines missing, 106,400
+    of their 182,400 bytes counted. The stop keeps a deleted file whose
+    compressed copy is on disk in the list: found at the start, it is read;
+    gone, it is counted and named."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=2)
+    w = sc.sk.worker_file
+    w.write_text(w.read_text() + "offset.flush.timeout.ms=1000\n")
+    sc.before_outage(100)
+    inodes = [sc.file(100, 1000), sc.file(1000, 2000)]
+    append(sc.log, 2000, 2500)  # the file at the path, on disk at the stop
+    inodes.append(os.stat(sc.log).st_ino)
+    time.sleep(4 * FLUSH_MS / 1000)
+    assert sc.sk.stop() == 0
+    for lo in (2500, 2600, 2700):  # the compressed copies of all three go
+        sc.rotate()
+        append(sc.log, lo, lo + 100)
+    kafka_private.start()
+    sc.restart()
+    lost = set(range(100, 2500))
+    got = numbers(sc.values(400))
+    assert got == [n for n in range(2800) if n not in lost], (
+        len(got), sorted(set(range(2800)) - set(got) - lost)[:10])
+    log = sc.sk.log_text()[sc.marks[-1]:]
+    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, log
+    named = set(int(i) for i in re.findall(
+        r"(?:rotated file |stored offset \()inode (\d+)[ ,)].*(?:held when skiff stopped|"
+        r"at the last stop)", log))
+    assert named == set(inodes), (named, inodes)
+    assert sc.sk.stop() == 0

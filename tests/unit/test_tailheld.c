@@ -87,6 +87,38 @@ static void test_round_trip(void)
 	tailheld_free(h);
 }
 
+static bool only_other(void *arg, const char *stream)
+{
+	(void)arg;
+	return strcmp(stream, "/other") == 0;
+}
+
+/* The streams left untaken at a start (a glob match gone whole: hostile
+ * finding h22b), in the set's order, those with a stream skipped. */
+static void test_untaken(void)
+{
+	struct tailheld *h = fresh();
+	struct tailheld_file *f = NULL;
+	char err[256];
+	size_t n = 0;
+
+	unlink(path);
+	tailheld_begin(h, 0);
+	CHECK_INT(tailheld_put(h, "/other", &b), 0);
+	CHECK_INT(tailheld_put(h, "/gone", &a), 0);
+	CHECK_INT(tailheld_end(h, false, NULL, NULL, err, sizeof(err)), 0);
+	CHECK(tailheld_untaken(h, only_other, NULL) == NULL); /* none loaded */
+	tailheld_free(h);
+	h = fresh();
+	CHECK_INT(tailheld_load(h, err, sizeof(err)), 0);
+	CHECK_STR(tailheld_untaken(h, only_other, NULL), "/gone");
+	CHECK_INT(tailheld_take(h, "/gone", &f, &n), 0);
+	tailheld_files_free(f, n);
+	CHECK(tailheld_untaken(h, only_other, NULL) == NULL);
+	tailheld_free(h);
+	unlink(path);
+}
+
 static void test_unchanged_not_written(void)
 {
 	struct tailheld *h = fresh();
@@ -187,6 +219,7 @@ int main(void)
 {
 	snprintf(path, sizeof(path), "%s/offsets.state-x", testlib_tmpdir());
 	test_round_trip();
+	test_untaken();
 	test_unchanged_not_written();
 	test_damaged();
 	return testlib_done("test_tailheld");

@@ -105,6 +105,27 @@ static void put(const char *name, const char *text, const char *mode)
 	nanosleep(&(struct timespec){.tv_nsec = 5000000}, NULL);
 }
 
+/* The wall clock as skiff reads it, moved by wall_shift_ns (a clock stepped
+ * back: negative); files are stamped on it with stamp_shifted. */
+static int64_t wall_shift_ns;
+int64_t __real_clock_wall_ns(void);
+int64_t __wrap_clock_wall_ns(void);
+int64_t __wrap_clock_wall_ns(void)
+{
+	return __real_clock_wall_ns() + wall_shift_ns;
+}
+
+static void stamp_shifted(const char *name)
+{
+	char p[1024];
+	int64_t at = __real_clock_wall_ns() + wall_shift_ns;
+	struct timespec ts[2] = {{.tv_sec = at / 1000000000, .tv_nsec = at % 1000000000}};
+
+	ts[1] = ts[0];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	CHECK_INT(utimensat(AT_FDCWD, p, ts, 0), 0);
+}
+
 static void mv(const char *from, const char *to)
 {
 	char a[600], b[600];
@@ -757,6 +778,57 @@ static void test_copytruncate_copy_gone_while_paused(void)
 	rm("qz.log.2.gz");
 }
 
+/* The wall clock stepped back an hour (NTP correcting a board's clock)
+ * after a truncation was seen, then three copytruncates while skiff was
+ * starved: the files written since are stamped before that truncation was
+ * seen. The copies on disk are still read and the one gone counted (hostile
+ * finding h22b: z1 and v1 were not read, y's copy not counted, the loss
+ * called a copytruncate window). */
+static void test_copytruncate_after_the_clock_stepped_back(void)
+{
+	struct tailstream *s;
+
+	put("cb.log", "x1\nx2\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/cb.log", dir);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "x1|x2|");
+	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+	put("cb.log", "x3\n", "a");
+	put_gz("cb.log.1.gz", "x1\nx2\nx3\n", GZ_GOOD);
+	put("cb.log", "", "w");
+	put("cb.log", "y1\ny2\n", "a");
+	tailstream_look(s);
+	tailstream_look(s);
+	wall_shift_ns = -INT64_C(3600000000000);
+	put("cb.log", "y3\n", "a");
+	mv("cb.log.1.gz", "cb.log.2.gz");
+	put_gz("cb.log.1.gz", "y1\ny2\ny3\n", GZ_GOOD);
+	put("cb.log", "", "w");
+	put("cb.log", "z1\n", "a");
+	rm("cb.log.2.gz");
+	mv("cb.log.1.gz", "cb.log.2.gz");
+	put_gz("cb.log.1.gz", "z1\n", GZ_GOOD);
+	put("cb.log", "", "w");
+	put("cb.log", "v1\n", "a");
+	rm("cb.log.2.gz"); /* y's copy, never opened */
+	mv("cb.log.1.gz", "cb.log.2.gz");
+	put_gz("cb.log.1.gz", "v1\n", GZ_GOOD);
+	put("cb.log", "", "w");
+	put("cb.log", "w1\n", "a");
+	stamp_shifted("cb.log.1.gz");
+	stamp_shifted("cb.log.2.gz");
+	stamp_shifted("cb.log");
+	counted[0] = '\0';
+	logged[0] = '\0';
+	tailstream_look(s);
+	CHECK_STR(drain(s), "x3|z1|v1|w1|");
+	CHECK_STR(counted, "truncations+1 bytes_unread_lost+6 files_gone_unread+1 ");
+	wall_shift_ns = 0;
+	tailstream_free(s);
+	rm("cb.log.1.gz");
+	rm("cb.log.2.gz");
+}
+
 /* The watch heard each copy made (tailstream_copy_made: a rotated name
  * created): starved through four copytruncates, two of their copies were
  * deleted unseen, two are on disk. Both gone are counted and named, one
@@ -966,6 +1038,7 @@ int main(void)
 	test_closing_counts_held_deleted_files();
 	test_copytruncates_unseen_while_paused();
 	test_copytruncate_copy_gone_while_paused();
+	test_copytruncate_after_the_clock_stepped_back();
 	test_copytruncate_copies_heard_made_and_gone();
 	test_copytruncate_read_past_the_copy();
 	test_copytruncates_right_after_one_seen();

@@ -180,6 +180,7 @@ static void peek(struct link *l)
 	if (l->peek_len < 0 || tailid_fp_file(tailfile_fd(l->tf), l->peek_len, &l->peek_fp) != 0)
 		l->peek_len = 0;
 	l->added_ns = clock_wall_ns();
+	l->added_ms = clock_mono_ms();
 }
 
 /* The most links a chain holds: the held-file budget and its slack, and the

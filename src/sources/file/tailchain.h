@@ -26,6 +26,7 @@ struct link {
 	uint64_t peek_fp;    /* fingerprint of its first peek_len bytes at open, */
 	int64_t peek_len;    /* to find its copy if it is truncated before it is read */
 	int64_t added_ns;    /* wall clock when opened, or last found truncated */
+	int64_t added_ms;    /* clock_mono_ms then: tells a wall clock stepped back */
 	bool started;        /* read at least once */
 	int64_t quiet_since; /* ms when it was last seen growing */
 	int64_t moved_at;    /* ms when it was seen not to be at the path, -1 */

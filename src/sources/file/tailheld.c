@@ -328,6 +328,15 @@ void tailheld_files_free(struct tailheld_file *f, size_t n)
 	free(f);
 }
 
+const char *tailheld_untaken(const struct tailheld *h,
+                             bool (*has_stream)(void *arg, const char *stream), void *arg)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->e[i].loaded && !has_stream(arg, h->e[i].stream))
+			return h->e[i].stream;
+	return NULL;
+}
+
 int64_t tailheld_size_of(const struct tailheld *h, const char *stream, int64_t dev, int64_t ino,
                          int64_t born)
 {

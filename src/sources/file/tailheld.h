@@ -78,6 +78,14 @@ int tailheld_load(struct tailheld *h, char *errbuf, size_t errlen);
 int tailheld_take(struct tailheld *h, const char *stream, struct tailheld_file **out, size_t *n);
 void tailheld_files_free(struct tailheld_file *f, size_t n);
 
+/* The stream of a file loaded and not taken yet, the first in the set's
+ * order whose stream has_stream(arg, stream) says has no stream of the
+ * connector, or NULL: a start that found no file for a stream of the last
+ * run (a glob match gone whole) still settles its held files. The string
+ * is h's: valid until h changes. */
+const char *tailheld_untaken(const struct tailheld *h,
+                             bool (*has_stream)(void *arg, const char *stream), void *arg);
+
 /* The size last seen of the loaded file of stream with inode dev/ino born
  * at born (0: any birth), or -1: for the stored offset's own file when it
  * is gone (tailresume.c). Leaves it loaded. */

@@ -76,7 +76,7 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static bool excluded(const char *path, const char *const *excludes, size_t nex)
+bool tailscan_excluded(const char *path, const char *const *excludes, size_t nex)
 {
 	for (size_t i = 0; i < nex; i++) {
 		const char *subject = strchr(excludes[i], '/') ? path : base_of(path);
@@ -106,7 +106,7 @@ int tailscan_glob(const char *const *patterns, size_t n, const char *const *excl
 			const char *p = g.gl_pathv[j];
 			size_t len = strlen(p);
 
-			if (len == 0 || p[len - 1] == '/' || excluded(p, excludes, nex))
+			if (len == 0 || p[len - 1] == '/' || tailscan_excluded(p, excludes, nex))
 				continue; /* GLOB_MARK: a directory */
 			fn(opaque, p);
 			found++;

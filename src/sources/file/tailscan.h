@@ -32,6 +32,9 @@ struct tailscan_entry {
 int tailscan_glob(const char *const *patterns, size_t n, const char *const *excludes, size_t nex,
                   void (*fn)(void *opaque, const char *path), void *opaque);
 
+/* True when an exclude of excludes[0..nex) leaves path out (as tailscan_glob). */
+bool tailscan_excluded(const char *path, const char *const *excludes, size_t nex);
+
 /* True when path matches one of patterns (fnmatch, FNM_PATHNAME). */
 bool tailscan_matches(const char *path, const char *const *patterns, size_t n);
 

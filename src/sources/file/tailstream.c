@@ -289,6 +289,21 @@ static size_t copies_since(struct tailstream *s, size_t at, int64_t since_ns, ui
 	return put;
 }
 
+/* l->added_ns on the wall clock as it reads now: earlier by as much as the
+ * clock was stepped back since (NTP correcting a board's clock, an operator's
+ * date -s), told by the monotonic clock, which does not jump. Files written
+ * after such a step are stamped before added_ns, and "made since" would miss
+ * every copy logrotate made then: read neither the copy of this truncation
+ * nor those after it (hostile finding h22b). Copies of earlier truncations
+ * made within the step before it may then be read again: duplicates, not a
+ * loss. Under a second is the clocks' own jitter. */
+static int64_t added_since(const struct link *l)
+{
+	int64_t back = l->added_ns + (clock_mono_ms() - l->added_ms) * 1000000 - clock_wall_ns();
+
+	return back > 1000000000 ? l->added_ns - back : l->added_ns;
+}
+
 /* Counts and names the copies of the file at the path (chain[n - 1], just
  * truncated at pos) that were made and deleted before skiff looked: at
  * least one, or as many as its directory's watch heard made beyond the
@@ -338,7 +353,7 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	bool alone = k + 1 == s->n;
 	struct tailid zid;
 	const struct tailid *expect = NULL;
-	int64_t since = l->added_ns;
+	int64_t since = added_since(l);
 	size_t taken = 0;
 	bool own = false; /* its copy is there, but skiff read past its end */
 	char *copy;
@@ -352,13 +367,13 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	 * opened, or nothing was read since the last truncation), only a copy
 	 * made since then will do: an older one was read already. */
 	copy = tailscan_find_copy(s->path, ROTATED_DIRS(s), fp, fplen, pos, last, last_len,
-	                          fplen > 0 ? INT64_MIN : l->added_ns, &csize);
+	                          fplen > 0 ? INT64_MIN : since, &csize);
 	/* logrotate compress without delaycompress: the copy was compressed at
 	 * once. Made since this file was opened or last truncated (its first
 	 * bytes are no proof when every copy starts with one banner). */
 	if (copy == NULL && fplen > 0 &&
-	    (copy = tailscan_find_compressed(s->path, ROTATED_DIRS(s), fp, fplen, l->added_ns,
-	                                     &zid)) != NULL) {
+	    (copy = tailscan_find_compressed(s->path, ROTATED_DIRS(s), fp, fplen, since, &zid)) !=
+	        NULL) {
 		expect = &zid;
 		/* Bytes, not its compressed size; unknown: count nothing lost. */
 		if ((csize = tailscan_zdecoded(copy, before)) < 0)
@@ -367,6 +382,7 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	s->c->env->count(s->c->env, "truncations", 1);
 	tailfile_rewind(tf);
 	l->added_ns = clock_wall_ns();
+	l->added_ms = clock_mono_ms();
 	/* size may predate the truncation (measured before its bytes were found
 	 * changed): taken as the new size, it would make the file seem truncated
 	 * again at 0, and its copy be read twice. */
@@ -1019,7 +1035,12 @@ static int put_held(const struct tailstream *s, const struct link *l, struct tai
 	                          .name = tailfile_path(l->tf)};
 	struct stat st;
 
-	if (fstat(tailfile_fd(l->tf), &st) != 0 || (closing && st.st_nlink == 0))
+	/* A stop counts a deleted file itself, unless its compressed copy is
+	 * on disk ("read again at the next start"): that one stays, or the
+	 * copy deleted while skiff is stopped would be lost unsaid (hostile
+	 * finding h22b: 1,000 lines). */
+	if (fstat(tailfile_fd(l->tf), &st) != 0 ||
+	    (closing && st.st_nlink == 0 && !compressed_since(s, l, &st)))
 		return 0;
 	if (!tailfile_compressed(l->tf)) {
 		/* A compressed file stays one: found again by its inode. */

@@ -26,6 +26,7 @@
 #include "hash.h"
 #include "log.h"
 #include "taildup.h"
+#include "tailheld.h"
 #include "tailindex.h"
 #include "tailmulti.h"
 #include "tailscan.h"
@@ -644,12 +645,59 @@ bool tailwatch_unmark_settled(struct filesrc *f)
 
 /* Creates the streams named literally (file, or patterns without wildcards)
  * and expands the globs. */
+static bool has_stream(void *arg, const char *path)
+{
+	return find_stream(arg, path) != NULL;
+}
+
+/* Whether path is one the connector follows: its file, or a match of its
+ * patterns left in by its excludes. */
+static bool follows(const struct filesrc *f, const char *path)
+{
+	return f->globbing && tailscan_matches(path, (const char *const *)f->patterns, f->npat) &&
+	       !tailscan_excluded(path, (const char *const *)f->excludes, f->nex) &&
+	       !tailscan_is_history(path, (const char *const *)f->patterns, f->npat);
+}
+
+/* The streams of the last run's held set that no file found at the start
+ * names (tailheld.h): a glob match gone whole while skiff was not running.
+ * One the connector still follows gets its stream, whose first resume
+ * counts and names what rotation deleted; one it no longer follows (its
+ * configuration changed) leaves the set, said, or the set would be kept
+ * for good. */
+static int settle_untaken(struct filesrc *f)
+{
+	struct tailheld *h = f->ctx.heldset;
+	struct tailheld_file *files;
+	const char *stream;
+	size_t n;
+
+	while (h != NULL && (stream = tailheld_untaken(h, has_stream, f)) != NULL) {
+		if (follows(f, stream)) {
+			if (add_stream(f, stream, stream_flags(f, stream, true, false)) != 0)
+				return -1;
+			continue;
+		}
+		f->env->log(f->env, LOG_WARN,
+		            "%s: rotated files were held for it when skiff stopped, but this "
+		            "connector no longer follows it: those deleted since are not counted",
+		            stream);
+		if (tailheld_take(h, stream, &files, &n) != 0)
+			return -1;
+		tailheld_files_free(files, n);
+	}
+	return 0;
+}
+
 int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cfg, bool from_end)
 {
 	const char *file = config_str(cfg, "file");
 
-	if (!f->globbing)
-		return add_stream(f, file, stream_flags(f, file, false, from_end));
+	if (!f->globbing) {
+		if (add_stream(f, file, stream_flags(f, file, false, from_end)) != 0)
+			return -1;
+		return settle_untaken(f);
+	}
 	for (size_t i = 0; i < f->npat; i++) {
 		const char *p = f->patterns[i];
 
@@ -665,7 +713,7 @@ int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cf
 		}
 	}
 	expand_globs(f, from_end);
-	return 0;
+	return settle_untaken(f);
 }
 
 struct tailstream *tailwatch_stream(const struct filesrc *f, const char *path)
