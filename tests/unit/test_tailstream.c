@@ -593,6 +593,73 @@ static void test_backup_older_than_compressed_while_running(void)
 	CHECK_INT(ctx.nopen, 0);
 }
 
+/* Stopped cleanly after reading U to its end; bk2.log-2026120500.backup
+ * (b1, logrotate's rename race) was read before U. While stopped U is
+ * rotated and compressed, then V, and U's copy deleted: at the restart the
+ * stored offset's file is gone, not compressed, and the .backup, born
+ * before it, was read already - only V and W (issue 22: ~20 lines shipped
+ * twice after a stop during an outage). */
+static void test_backup_older_than_gone_offset_file(void)
+{
+	struct tailstream *s;
+	char *saved;
+
+	snprintf(logpath, sizeof(logpath), "%s/bk2.log", dir);
+	committed_json = NULL;
+	put("bk2.log", "b1\n", "w");
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "b1|");
+	mv("bk2.log", "bk2.log-2026120500.backup");
+	put("bk2.log", "u1\n", "w");
+	CHECK_STR(drain(s), "u1|");
+	saved = strdup(offset_of_last());
+	tailstream_free(s);
+	rotate_gz("bk2.log", "u1\n", 0);
+	put("bk2.log", "v1\n", "w");
+	rotate_gz("bk2.log", "v1\n", 1);
+	put("bk2.log", "w1\n", "w");
+	rm("bk2.log.2.gz"); /* U's copy: `rotate 1` */
+	committed_json = saved;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "v1|w1|");
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	free(saved);
+	committed_json = NULL;
+}
+
+/* read.from history: fz.log.2.gz is read first, with no uncompressed file
+ * before it, so its offset says its floor is not known ("after":1). While
+ * stopped it is deleted and a newer .gz made; fz.log.1, born before the
+ * first .gz was compressed (delaycompress) yet newer than its lines, is
+ * still read: only an uncompressed offset's birth is a floor (issue 22). */
+static void test_compressed_offset_floor_unknown(void)
+{
+	struct tailstream *s;
+	char *saved;
+
+	snprintf(logpath, sizeof(logpath), "%s/fz.log", dir);
+	committed_json = NULL;
+	put("fz.keep", "n1\n", "w");
+	put_gz("fz.log.2.gz", "o1\no2\n", GZ_GOOD);
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, TAILSTREAM_HISTORY);
+	CHECK_STR(drain(s), "o1|o2|");
+	saved = strdup(offset_of_last());
+	CHECK(strstr(saved, "\"after\":1") != NULL);
+	tailstream_free(s);
+	rm("fz.log.2.gz");
+	put_gz("fz.log.2.gz", "p1\n", GZ_GOOD);
+	mv("fz.keep", "fz.log.1");
+	put("fz.log", "c1\n", "w");
+	committed_json = saved;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "p1|n1|c1|");
+	tailstream_free(s);
+	CHECK_INT(ctx.nopen, 0);
+	free(saved);
+	committed_json = NULL;
+}
+
 /* While the stream is not read (Kafka away) rotated files are held: each
  * counts in the budget once rotated away, and its bytes once deleted (only
  * skiff keeps them on disk). Letting go of the first deleted one counts
@@ -1033,6 +1100,8 @@ int main(void)
 	test_damaged_compressed_sibling();
 	test_damaged_compressed_offset_file();
 	test_backup_older_than_compressed_while_running();
+	test_backup_older_than_gone_offset_file();
+	test_compressed_offset_floor_unknown();
 	test_held_budget();
 	test_two_compressed_copytruncates_unseen();
 	test_closing_counts_held_deleted_files();

@@ -783,13 +783,13 @@ void tailchain_pop(struct tailstream *s)
 	s->saved = (struct tailpos){.known = true,
 	                            .has_id = true,
 	                            .has_born = true,
-	                            .has_after = l->has_floor,
+	                            .has_after = tailfile_compressed(l->tf),
 	                            .finished = true,
 	                            .pos = tailfile_pos(l->tf),
 	                            .dev = id->dev,
 	                            .ino = id->ino,
 	                            .born = id->born,
-	                            .after = l->floor.born};
+	                            .after = l->has_floor ? l->floor.born : TAILPOS_AFTER_UNKNOWN};
 	s->c->env->log(s->c->env, LOG_INFO, "%s: finished %s at byte %lld", s->path,
 	               tailfile_path(l->tf), (long long)end);
 	note_broken(s, l->tf, end);

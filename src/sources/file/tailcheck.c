@@ -537,6 +537,8 @@ static int refreshed(const struct target *t, const struct around *a, char *buf, 
 		m.after = t->named->after;
 	else if (a->z && !itself && t->named != NULL && t->named->has_born)
 		m.after = t->named->born;
+	else if (a->z)
+		m.after = TAILPOS_AFTER_UNKNOWN;
 	m.fp = a->fp;
 	m.fp_full = a->pos > TAILID_FP_MAX;
 	if (a->pos > TAILID_FP_MAX)

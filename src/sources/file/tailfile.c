@@ -136,6 +136,8 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 		err = -ENOMEM;
 		goto fail;
 	}
+	if (tf->z != NULL) /* until tailchain_set_floor knows better */
+		tf->mark->after = TAILPOS_AFTER_UNKNOWN;
 	tf->fd = fd;
 	tf->max_line = max_line;
 	tf->policy = policy;

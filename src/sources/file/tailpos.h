@@ -11,9 +11,13 @@
  * fp's) is known to hold the bytes read up to position; born: the file's
  * birth time in ns (statx btime, or its mtime when opened where the file
  * system keeps no birth time), to order rotated files when the file itself
- * is gone; after (only for a compressed file, when known): the birth of the
+ * is gone; after (only for a compressed file): the birth of the
  * uncompressed file skiff read before it - its own birth is when it was
- * compressed, so it cannot tell which uncompressed siblings are older;
+ * compressed, so it cannot tell which uncompressed siblings are older -
+ * or TAILPOS_AFTER_UNKNOWN when that is not known (every uncompressed
+ * sibling may be newer). So an offset with born and no after names an
+ * uncompressed file: the siblings born before it are older, read already
+ * (those of skiff before issue 22 may name a compressed file too);
  * finished (only when 1): skiff had read the file to its end and let go of
  * it at position (tailstream), so not finding it loses nothing (also
  * written by a stop that found the file deleted and counted what it held:
@@ -32,6 +36,10 @@
 #include <stdint.h>
 
 #include "source.h"
+
+/* "after" of a compressed file read without knowing the uncompressed file
+ * before it: the earliest time, so every uncompressed sibling is later. */
+#define TAILPOS_AFTER_UNKNOWN 1
 
 /* How many bytes before the position "tail" hashes (fewer: none). */
 #define TAILPOS_TAIL 64
@@ -64,7 +72,7 @@ struct tailpos {
 struct tailmark {
 	struct src_ref ref;
 	int64_t born;  /* tailid.born: ns, > 0 */
-	int64_t after; /* a compressed file: "after" above, ns; 0 not known */
+	int64_t after; /* a compressed file: "after" above, ns; 0 not compressed */
 	int64_t done;  /* the position skiff let go of the file at, -1 while read */
 	uint64_t fp;   /* when fp_full: the hash of its first TAILID_FP_MAX bytes */
 	bool fp_full;

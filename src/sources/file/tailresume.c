@@ -240,7 +240,7 @@ static void resume_floor(struct tailstream *s, const struct tailpos *p)
 	id = tailfile_id(s->chain[0].tf);
 	itself = p->has_id && id->dev == p->dev && id->ino == p->ino;
 	floor = born_at(p, itself ? p->after : p->born);
-	if (itself ? p->has_after : p->has_born)
+	if (itself ? p->has_after && p->after != TAILPOS_AFTER_UNKNOWN : p->has_born)
 		tailchain_set_floor(s, 0, &floor);
 }
 
@@ -251,6 +251,21 @@ static void set_unreadable(struct tailstream *s, const struct tailid *id)
 		s->unreadable = malloc(sizeof(*s->unreadable));
 	if (s->unreadable != NULL)
 		*s->unreadable = *id;
+}
+
+/* The floor of the compressed siblings found after p's file when it is gone
+ * (tailchain_extend_z): after p named a compressed file, the one it carries
+ * (none: every uncompressed sibling may be newer); after an uncompressed
+ * one, the file itself, by its birth (after): the uncompressed siblings born
+ * before it were read before it - logrotate's .backup of its rename race,
+ * never compressed, found after a newer .gz (issue 22: ~20 lines shipped
+ * twice at a restart). Without a birth (Connect's offsets) none. */
+static const struct tailid *gone_floor(const struct tailpos *p, const struct tailid *after,
+                                       const struct tailid *floor)
+{
+	if (p->has_after)
+		return p->after != TAILPOS_AFTER_UNKNOWN ? floor : NULL;
+	return p->has_born ? after : NULL;
 }
 
 /* The path names another file, or nothing: find p's file where rotation put
@@ -300,7 +315,7 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 	}
 	resume_floor(s, p);
 	tailchain_extend_z(s, s->n > 0 ? NULL : (p->has_born ? &after : NULL),
-	                   p->has_after ? &floor : NULL);
+	                   gone_floor(p, &after, &floor));
 }
 
 static void load_committed(struct tailstream *s)
