@@ -370,3 +370,39 @@ def test_stop_counts_a_file_let_go_whose_records_wait(tmp_path, kafka_private, t
     assert sc.counter("bytes_unread_lost") == len(lost) * LINE, log[sc.marks[-1]:]
     assert re.search(rf"inode {ino}\b.*\b{len(lost) * LINE} bytes", log), log
     assert sc.sk.stop() == 0
+
+
+@pytest.mark.skiff_timeout(400)
+@pytest.mark.xfail(strict=True, reason="issue 22: resume_replaced reads the path from 0 when the "
+                   "stored generation's copy is gone, skipping newer copies on disk, and ignores "
+                   "\"seen\" (open: i22-stop2's report)")
+def test_stop_then_copytruncate_twice_reads_the_newer_copy_and_counts_the_gone_one(
+        tmp_path, kafka_private, topic):
+    """Hostile finding (issue 22, copytruncate + delaycompress, clean
+    stops during an outage: ~18,000 lines lost unsaid; about 8,000 of them
+    in copies on disk at the next start). Stopped with lines 100-599 read
+    but not acknowledged, then two copytruncate rotations (rotate 1) while
+    skiff is stopped: the copy holding 100-599 is deleted, the copy holding
+    600-999 is on disk. The start said only "the rest of the file it
+    replaced is gone" (1 file, no bytes, though the stop wrote what it saw
+    as "seen") and read the path from 0: 600-999 were skipped, on disk."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=1, queue="5000")
+    sc.conf.write_text(outage.logrotate_conf(sc.log, ("rotate 1", "copytruncate")))
+    w = sc.sk.worker_file
+    w.write_text(w.read_text() + "offset.flush.timeout.ms=1000\n")
+    sc.before_outage(100)
+    append(sc.log, 100, 600)
+    time.sleep(4 * FLUSH_MS / 1000)
+    assert sc.sk.stop() == 0
+    sc.rotate()  # 0-599 copied to app.log.1, app.log truncated
+    append(sc.log, 600, 1000)
+    sc.rotate()  # 600-999 copied to app.log.1 (0-599's copy deleted)
+    append(sc.log, 1000, 1100)
+    kafka_private.start()
+    sc.restart()
+    lost = set(range(100, 600))
+    got = numbers(sc.values(600, timeout=30))
+    assert got == [n for n in range(1100) if n not in lost], (
+        len(got), sorted(set(range(1100)) - set(got) - lost)[:10])
+    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, sc.sk.log_text()[sc.marks[-1]:]
+    assert sc.sk.stop() == 0
