@@ -4,7 +4,7 @@
     scripts/gen-docs.py [--skiff BUILD/skiff]           rewrite the generated parts
     scripts/gen-docs.py --check [--skiff BUILD/skiff]   exit 1 when the docs disagree
 
-It reads `skiff --help-config=json` (its shape: src/help.h) and writes, between the
+It reads `skiff --help-config=json` (its shape: src/cli/help.h) and writes, between the
 markers `BEGIN GENERATED` and `END GENERATED` (everything outside them is written
 by hand):
   - docs/properties.md, every property as a table per section;

@@ -159,12 +159,12 @@ if [ -z "$depends" ]; then
 	echo "build-deb: Depends from NEEDED: $depends" >&2
 fi
 
-# skiff dlopen()s libmicrohttpd when listeners= is set (src/mhdlib.h): no
+# skiff dlopen()s libmicrohttpd when listeners= is set (src/control/mhdlib.h): no
 # NEEDED entry, so neither dpkg-shlibdeps nor the map above sees it.
 case ", $depends, " in *", libmicrohttpd12"*) ;; *) depends="$depends, libmicrohttpd12 (>= 0.9.71)" ;; esac
-# And GnuTLS for an https:// listener (src/gnutlslib.h).
+# And GnuTLS for an https:// listener (src/control/gnutlslib.h).
 case ", $depends, " in *", libgnutls30"*) ;; *) depends="$depends, libgnutls30" ;; esac
-# Likewise SQLite and libsystemd (src/sqlitelib.h, src/journallib.h), loaded
+# Likewise SQLite and libsystemd (src/sources/sqlite/sqlitelib.h, src/sources/journald/journallib.h), loaded
 # when a SQLite or journald source is opened. libsystemd only when the build
 # has the journald source (the binary then names libsystemd.so.0).
 case ", $depends, " in *", libsqlite3-0"*) ;; *) depends="$depends, libsqlite3-0 (>= 3.22.0)" ;; esac

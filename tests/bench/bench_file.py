@@ -4,7 +4,7 @@ to one local Kafka 3.9.1 broker by each of
 
   kcat -P -l                 librdkafka's defaults
   kcat same settings         kcat -P -l with skiff's producer defaults
-                             (src/sink_kafka.c: enable.idempotence=true,
+                             (src/kafka/sink_kafka.c: enable.idempotence=true,
                              acks=all, linger.ms=5, queue.buffering.max.
                              messages=5000, queue.buffering.max.kbytes=2048,
                              message.timeout.ms=0): the reference of the ratios
@@ -86,7 +86,7 @@ def write_input(src, n):
 
 
 # JsonConverter's envelope for a string value with schemas.enable=true, as
-# skiff writes it (src/convert.c string_envelope).
+# skiff writes it (src/convert/convert.c string_envelope).
 STRING_ENVELOPE = b'{"schema":{"type":"string","optional":false},"payload":'
 JSON_TOOLS = ("kcat-json", "skiff-json", "base-json")
 

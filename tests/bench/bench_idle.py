@@ -94,7 +94,7 @@ def idle_windows(pids, settle, window, windows):
     return out
 
 
-# skiff's producer defaults (src/sink_kafka.c) that kcat takes; no
+# skiff's producer defaults (src/kafka/sink_kafka.c) that kcat takes; no
 # statistics.interval.ms: skiff sets it only with listeners= or a bandwidth cap.
 KCAT_AS_SKIFF = ("enable.idempotence=true", "acks=all", "linger.ms=5", "message.timeout.ms=0",
                  "partitioner=murmur2_random", "queue.buffering.max.messages=5000",

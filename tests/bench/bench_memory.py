@@ -119,7 +119,7 @@ def idle_run(skiff, d, bootstrap, settle, want_smaps):
     return roll, smaps
 
 
-# skiff's producer defaults (src/sink_kafka.c) that kcat can take.
+# skiff's producer defaults (src/kafka/sink_kafka.c) that kcat can take.
 KCAT_AS_SKIFF = ("enable.idempotence=true", "acks=all", "linger.ms=5", "message.timeout.ms=0",
                  "partitioner=murmur2_random", "queue.buffering.max.messages=5000",
                  "queue.buffering.max.kbytes=2048", "client.id=skiff",

@@ -5,7 +5,7 @@ Kafka 3.9.1 broker by
   sqlite3 | kcat -P              sqlite3 -readonly DB "SELECT json_object(...)"
                                  piped to kcat with librdkafka's defaults
   sqlite3 | kcat, skiff's settings   the same with skiff's producer defaults
-                                 (src/sink_kafka.c: enable.idempotence=true,
+                                 (src/kafka/sink_kafka.c: enable.idempotence=true,
                                  acks=all, linger.ms=5, queue.buffering.max.*,
                                  message.timeout.ms=0): the reference
   skiff schemas.enable=false     JdbcSourceConnector mode=incrementing,

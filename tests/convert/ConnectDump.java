@@ -33,7 +33,7 @@ import org.apache.kafka.connect.storage.StringConverter;
  * The reference side of tests/convert/compare.sh: runs Kafka Connect's own
  * converters over tests/convert/lines.hex and tests/convert/structs.txt and
  * prints what they produce, in the format that tests/tools/convertdump.c
- * reproduces from src/convert.c.
+ * reproduces from src/convert/convert.c.
  *
  * Usage: java -cp LIBS/'*' ConnectDump.java LINES STRUCTS TMPDIR ZONE[,ZONE...]
  * (single-file launch; LIBS holds connect-json, connect-api, connect-file

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Compares src/convert.c with Kafka Connect's own converters.
+# Compares src/convert/convert.c with Kafka Connect's own converters.
 #
 # Usage: compare.sh CONVERTDUMP   (the tests/tools/convertdump binary)
 #
 # ConnectDump.java runs the real JsonConverter (schemas.enable false and
 # true) and StringConverter over lines.hex and structs.txt, and checks its
 # model of FileStreamSourceTask against the real task; convertdump runs
-# src/convert.c over the same; the two dumps must be identical. Struct
+# src/convert/convert.c over the same; the two dumps must be identical. Struct
 # strings are compared in three time zones (Date.toString). With a JVM of
 # version 19 or later, structs-jdk19.txt is added (see there).
 #
@@ -115,7 +115,7 @@ if ! "$dump" lines.hex "$tmp/structs.txt" "$zones" >"$tmp/c.out" 2>"$tmp/c.err";
 fi
 if ! cmp -s "$tmp/java.out" "$tmp/c.out"; then
 	explain "$tmp/java.out" "$tmp/c.out"
-	echo "compare.sh: src/convert.c differs from Kafka Connect $ver's converters (see above)" >&2
+	echo "compare.sh: src/convert/convert.c differs from Kafka Connect $ver's converters (see above)" >&2
 	fail=1
 fi
 [ "$fail" = 0 ] && echo "compare.sh: $(grep -c '^line .* replaced' "$tmp/c.out") lines," \

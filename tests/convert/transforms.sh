@@ -10,7 +10,7 @@
 # records.txt (lines as FileStreamSourceTask gives them, rows as schema and
 # payload), and prints the transformed topic, headers (SimpleHeaderConverter)
 # and the key and value through JsonConverter (schemas.enable true and false)
-# and StringConverter; transformdump runs src/transform/ and src/convert.c
+# and StringConverter; transformdump runs src/transform/ and src/convert/convert.c
 # over the same; the two dumps must be identical. One JVM start per run.
 #
 # The jars come from Maven Central once, into

@@ -1,5 +1,5 @@
-/* fuzz_config: libFuzzer target for the configuration loader (src/settings.c,
- * src/config.c and the source tables, through settings_load, the function
+/* fuzz_config: libFuzzer target for the configuration loader (src/config/settings.c,
+ * src/config/config.c and the source tables, through settings_load, the function
  * skiff and skiff --check run first).
  *
  * The input is a worker file; when it holds the line "--connector--", what

@@ -1,4 +1,4 @@
-/* fuzz_offsets: libFuzzer target for the offset-file parser (src/offsets_file.c
+/* fuzz_offsets: libFuzzer target for the offset-file parser (src/offsets/offsets_file.c
  * through offsets_open_file, the code skiff runs at start-up).
  *
  * The input is the newest generation ("offsets"); when it holds the line

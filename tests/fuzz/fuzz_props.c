@@ -1,4 +1,4 @@
-/* fuzz_props: libFuzzer target for the .properties reader (src/props.c).
+/* fuzz_props: libFuzzer target for the .properties reader (src/config/props.c).
  *
  * Any bytes are a properties file. Beyond "no crash, no leak, no undefined
  * behaviour", it checks what props.h promises of a successful parse: keys are

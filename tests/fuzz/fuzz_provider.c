@@ -1,4 +1,4 @@
-/* fuzz_provider: libFuzzer target for config providers (src/provider.c):
+/* fuzz_provider: libFuzzer target for config providers (src/config/provider.c):
  * the declarations a worker file makes and the references its values hold.
  *
  * The input is a properties text. It is read twice:

@@ -1,5 +1,5 @@
 /* fuzz_rest: libFuzzer target for the REST API's request handling
- * (src/rest_api.c, rest_route) over a fake worker of three connectors in
+ * (src/control/rest_api.c, rest_route) over a fake worker of three connectors in
  * every state.
  *
  * Input: first byte, the method (GET, PUT, PATCH, DELETE, POST, HEAD,

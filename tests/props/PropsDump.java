@@ -13,7 +13,7 @@ import java.util.TreeMap;
 /**
  * The reference side of tests/props/compare.sh: loads each file with
  * java.util.Properties and prints what it holds, in the format that
- * tests/tools/propsdump.c reproduces from src/props.c.
+ * tests/tools/propsdump.c reproduces from src/config/props.c.
  *
  * Usage: java tests/props/PropsDump.java FILE... (single-file launch, Java 11+)
  *
@@ -25,7 +25,7 @@ import java.util.TreeMap;
  * written as backslash-u and four upper-case hex digits, so the output is
  * ASCII and the key/value boundary is the first '='.
  *
- * Strictness, to mirror the contract of src/props.h: bytes are decoded as
+ * Strictness, to mirror the contract of src/config/props.h: bytes are decoded as
  * UTF-8 with CodingErrorAction.REPORT (Properties.load(Reader) with a lenient
  * reader would substitute U+FFFD), and a key or value holding U+0000 or an
  * unpaired surrogate is an error, even when a later line replaces it (a Java

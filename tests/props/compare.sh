@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compares src/props.c with java.util.Properties over the corpus.
+# Compares src/config/props.c with java.util.Properties over the corpus.
 #
 # Usage: compare.sh PROPSDUMP   (the tests/tools/propsdump binary)
 #

@@ -1,4 +1,4 @@
-/* convertdump: runs src/convert.c over tests/convert/lines.hex and
+/* convertdump: runs src/convert/convert.c over tests/convert/lines.hex and
  * tests/convert/structs.txt and prints what it produces, in the format of
  * tests/convert/ConnectDump.java, for tests/convert/compare.sh.
  *

@@ -1,4 +1,4 @@
-/* propsdump: prints .properties files as src/props.c loads them, in the
+/* propsdump: prints .properties files as src/config/props.c loads them, in the
  * format of tests/props/PropsDump.java, for tests/props/compare.sh.
  *
  * Usage: propsdump FILE...

@@ -1,4 +1,4 @@
-/* transformdump: runs src/transform/ and src/convert.c over
+/* transformdump: runs src/transform/ and src/convert/convert.c over
  * tests/convert/records.txt, chain by chain of tests/convert/transforms.txt,
  * and prints the result in the format of tests/convert/TransformDump.java,
  * for tests/convert/transforms.sh.

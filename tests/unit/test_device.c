@@ -1,4 +1,4 @@
-/* test_device: this device's name (src/device.c): device.id, else
+/* test_device: this device's name (src/core/device.c): device.id, else
  * /etc/machine-id (SKIFF_MACHINE_ID_FILE here), else the id kept beside the
  * offset file; never the host name. */
 #include "config.h"

@@ -1,5 +1,5 @@
 /* test_offsets_scan: documents and journal records checked piece by piece
- * (src/offsets_scan.c): the verdicts a whole-document cJSON parse gave. */
+ * (src/offsets/offsets_scan.c): the verdicts a whole-document cJSON parse gave. */
 #include "offsets_scan.h"
 #include "testlib.h"
 

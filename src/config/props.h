@@ -62,7 +62,7 @@ const char *props_value(const struct props *p, size_t i);
 int props_line(const struct props *p, size_t i);
 
 /* Replaces the i-th value with a copy of value (a config provider resolved
- * it: src/provider.h); secret marks it as never to be shown. Returns 0, or
+ * it: src/config/provider.h); secret marks it as never to be shown. Returns 0, or
  * -1 (out of memory, or no such entry) with p unchanged. */
 int props_set_value(struct props *p, size_t i, const char *value, bool secret);
 
