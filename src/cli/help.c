@@ -1,5 +1,5 @@
 /* help: --help-config's document as text (help.h). */
-#include "help.h"
+#include "cli/help.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -2,19 +2,19 @@
  * offsets the way the REST API's PATCH and DELETE do (offsets_doc.h and each
  * source's check_offset), then writes the store once, as a new generation:
  * above both the file's and the topic's, so the next start takes it. */
-#include "offsets_cli.h"
+#include "cli/offsets_cli.h"
 
-#include "clock.h"
-#include "config.h"
-#include "device.h"
-#include "jsonint.h"
-#include "offsets.h"
-#include "offsets_doc.h"
-#include "offsets_import.h"
-#include "offsets_kafka.h"
-#include "settings.h"
-#include "source.h"
-#include "worker.h"
+#include "util/clock.h"
+#include "config/config.h"
+#include "core/device.h"
+#include "util/jsonint.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_doc.h"
+#include "offsets/offsets_import.h"
+#include "offsets/offsets_kafka.h"
+#include "config/settings.h"
+#include "core/source.h"
+#include "core/worker.h"
 
 #include <getopt.h>
 #include <poll.h>

@@ -1,9 +1,9 @@
 /* status_cli: `skiff status` (see status_cli.h). */
-#include "status_cli.h"
+#include "cli/status_cli.h"
 
-#include "props.h"
-#include "provider.h"
-#include "worker.h"
+#include "config/props.h"
+#include "config/provider.h"
+#include "core/worker.h"
 
 #include <ctype.h>
 #include <errno.h>

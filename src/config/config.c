@@ -1,8 +1,8 @@
 /* config: validation of properties against config tables. */
-#include "config.h"
+#include "config/config.h"
 
-#include "num.h"
-#include "props.h"
+#include "util/num.h"
+#include "config/props.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

@@ -6,11 +6,11 @@
  * All syntax characters are ASCII and UTF-8 never uses ASCII bytes inside a
  * multi-byte sequence, so once the input is known to be valid UTF-8 the Java
  * algorithms can run on bytes unchanged. */
-#include "props.h"
-#include "buf.h"
-#include "hash.h"
-#include "num.h"
-#include "utf8.h"
+#include "config/props.h"
+#include "util/buf.h"
+#include "util/hash.h"
+#include "util/num.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>

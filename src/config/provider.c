@@ -8,11 +8,11 @@
  * Matcher.find() does; after a reference it goes on past its '}'. The
  * behaviour of each provider was read off Kafka 3.9.1's classes run on the
  * JVM (see tests/unit/test_provider.c for the cases). */
-#include "provider.h"
+#include "config/provider.h"
 
-#include "buf.h"
-#include "props.h"
-#include "utf8.h"
+#include "util/buf.h"
+#include "config/props.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>

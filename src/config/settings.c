@@ -1,17 +1,17 @@
 /* settings: the worker and connector tables, and the two ways of giving
  * connectors (Connect's separate files, or inline under "connectors.<name>."). */
-#include "settings.h"
+#include "config/settings.h"
 
-#include "config.h"
-#include "log.h"
-#include "props.h"
-#include "provider.h"
-#include "restconf.h"
-#include "restconns.h"
-#include "sink_kafka.h"
-#include "source.h"
-#include "transform.h"
-#include "wireprops.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "config/props.h"
+#include "config/provider.h"
+#include "control/restconf.h"
+#include "control/restconns.h"
+#include "kafka/sink_kafka.h"
+#include "core/source.h"
+#include "transform/transform.h"
+#include "kafka/wireprops.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "convert.h"
+#include "convert/convert.h"
 
 struct cJSON;
 struct config_key;

@@ -1,7 +1,7 @@
 /* gnutlslib: GnuTLS resolved at run time (gnutlslib.h). */
-#include "gnutlslib.h"
+#include "control/gnutlslib.h"
 
-#include "dynlib.h"
+#include "util/dynlib.h"
 
 static struct gnutlslib table;
 static int loaded;

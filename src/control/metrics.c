@@ -1,9 +1,9 @@
 /* metrics: the registry as Prometheus text (metrics.h). */
-#include "metrics.h"
+#include "control/metrics.h"
 
-#include "buf.h"
-#include "stats.h"
-#include "utf8.h"
+#include "util/buf.h"
+#include "core/stats.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>

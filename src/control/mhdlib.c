@@ -1,7 +1,7 @@
 /* mhdlib: libmicrohttpd resolved at run time (mhdlib.h). */
-#include "mhdlib.h"
+#include "control/mhdlib.h"
 
-#include "dynlib.h"
+#include "util/dynlib.h"
 
 static struct mhdlib table;
 static int loaded;

@@ -1,11 +1,11 @@
 /* plugins: Connect's /connector-plugins (plugins.h). */
-#include "plugins.h"
+#include "control/plugins.h"
 
-#include "config.h"
-#include "props.h"
-#include "settings.h"
-#include "source.h"
-#include "txops.h"
+#include "config/config.h"
+#include "config/props.h"
+#include "config/settings.h"
+#include "core/source.h"
+#include "transform/txops.h"
 
 #include <stdint.h>
 #include <stdio.h>

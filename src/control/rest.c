@@ -57,18 +57,18 @@
  * Each turn runs libmicrohttpd until it has nothing more to do (within
  * RUN_BUDGET_MS): it reads a buffer per connection per run, and a 1 MB body
  * waited a second per buffer for the next timer. */
-#include "rest.h"
+#include "control/rest.h"
 
-#include "config.h"
-#include "filewatch.h"
-#include "gnutlslib.h"
-#include "log.h"
-#include "loop.h"
-#include "mhdlib.h"
-#include "num.h"
-#include "restauth.h"
-#include "restconf.h"
-#include "resttls.h"
+#include "config/config.h"
+#include "util/filewatch.h"
+#include "control/gnutlslib.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "control/mhdlib.h"
+#include "util/num.h"
+#include "control/restauth.h"
+#include "control/restconf.h"
+#include "control/resttls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -26,7 +26,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "offsets_doc.h"
+#include "offsets/offsets_doc.h"
 
 struct config_section;
 struct loop;

@@ -8,13 +8,13 @@
  * the routes below, the body's type (415), the credentials (401,
  * BasicAuthSecurityRestExtension, restauth.h), then the route itself. HEAD
  * is a GET without a body; OPTIONS lists the route's methods (Jersey's). */
-#include "rest.h"
+#include "control/rest.h"
 
-#include "config.h"
-#include "restauth.h"
-#include "restguard.h"
-#include "text.h"
-#include "utf8.h"
+#include "config/config.h"
+#include "control/restauth.h"
+#include "control/restguard.h"
+#include "util/text.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,8 +1,8 @@
 /* restauth: HTTP Basic authentication of the REST API (restauth.h). */
-#include "restauth.h"
+#include "control/restauth.h"
 
-#include "props.h"
-#include "text.h"
+#include "config/props.h"
+#include "util/text.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* restconf: the REST API's keys (restconf.h). */
-#include "restconf.h"
+#include "control/restconf.h"
 
-#include "config.h"
-#include "num.h"
+#include "config/config.h"
+#include "util/num.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 
 /* The table, loaded with the worker's keys (settings.c). */
 extern const struct config_key restconf_keys[];

@@ -1,8 +1,8 @@
 /* restconns: the REST API's connectors, kept (restconns.h). */
-#include "restconns.h"
+#include "control/restconns.h"
 
-#include "atomicfile.h"
-#include "props.h"
+#include "util/atomicfile.h"
+#include "config/props.h"
 
 #include <stdio.h>
 #include <stdlib.h>

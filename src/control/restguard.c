@@ -1,7 +1,7 @@
 /* restguard: Host and Origin checks of the REST API (restguard.h). */
-#include "restguard.h"
+#include "control/restguard.h"
 
-#include "rest.h"
+#include "control/rest.h"
 
 #include <arpa/inet.h>
 #include <fnmatch.h>

@@ -1,8 +1,8 @@
 /* resttls: the https listeners' certificates and trusted CAs (resttls.h). */
-#include "resttls.h"
+#include "control/resttls.h"
 
-#include "gnutlslib.h"
-#include "restconf.h"
+#include "control/gnutlslib.h"
+#include "control/restconf.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* sdnotify: the sd_notify datagram protocol (see sdnotify.h). */
-#include "sdnotify.h"
+#include "control/sdnotify.h"
 
-#include "num.h"
+#include "util/num.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* standby: see standby.h. */
-#include "standby.h"
+#include "control/standby.h"
 
-#include "log.h"
-#include "loop.h"
-#include "sdnotify.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "control/sdnotify.h"
 
 #include <poll.h>
 #include <signal.h>

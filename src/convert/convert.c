@@ -3,12 +3,12 @@
  * What Connect writes was settled against the real converters (Kafka 3.9.1,
  * Jackson 2.16, JDK 17) by tests/convert/compare.sh; the rules below are the
  * ones it found. */
-#include "convert.h"
-#include "buf.h"
+#include "convert/convert.h"
+#include "util/buf.h"
 
-#include "javafmt.h"
-#include "source.h"
-#include "utf8.h"
+#include "convert/javafmt.h"
+#include "core/source.h"
+#include "util/utf8.h"
 
 #include <math.h>
 #include <stdint.h>

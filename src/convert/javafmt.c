@@ -1,5 +1,5 @@
 /* javafmt: numbers and dates as Java prints them, for Connect's converters. */
-#include "javafmt.h"
+#include "convert/javafmt.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* acks: the in-flight slab and per-partition FIFOs of acknowledgements. */
-#include "acks.h"
+#include "core/acks.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "source.h"
+#include "core/source.h"
 
 struct acks;
 

@@ -1,6 +1,6 @@
-#include "device.h"
+#include "core/device.h"
 
-#include "config.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <fcntl.h>

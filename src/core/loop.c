@@ -6,7 +6,7 @@
  * the turn ends, so a callback that deletes its neighbour cannot make the
  * dispatch read freed memory. The pollfd array is rebuilt every turn from the
  * enabled watches: a handful of descriptors, cheaper than tracking changes. */
-#include "loop.h"
+#include "core/loop.h"
 
 #include <errno.h>
 #include <stdbool.h>

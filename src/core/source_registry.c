@@ -1,7 +1,7 @@
 /* The list of source connectors. Adding a source is adding its file and one
  * line here. */
-#include "source.h"
-#include "stats.h"
+#include "core/source.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -15,9 +15,9 @@
  * by the next metric registered, and a label string no metric uses any
  * more is freed, so that a registry whose series come and go does not grow
  * with the partitions it ever showed. */
-#include "stats.h"
+#include "core/stats.h"
 
-#include "hash.h"
+#include "util/hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>

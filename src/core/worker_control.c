@@ -12,18 +12,18 @@
  * exactly the records after the last acknowledged one, unless KIP-875's
  * PATCH or DELETE changed the stored offsets while it was stopped. Main
  * loop only. */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "config.h"
-#include "log.h"
-#include "metrics.h"
-#include "offsets.h"
-#include "offsets_doc.h"
-#include "plugins.h"
-#include "rest.h"
-#include "sink_kafka.h"
-#include "stats.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "control/metrics.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_doc.h"
+#include "control/plugins.h"
+#include "control/rest.h"
+#include "kafka/sink_kafka.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,21 +11,21 @@
  * (read_committed) and reads again what the aborted transaction held; 78
  * when another instance of the transactional.id fenced it (a restart would
  * fence that one in turn). */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "acks.h"
-#include "config.h"
-#include "device.h"
-#include "log.h"
-#include "loop.h"
-#include "offsets.h"
-#include "offsets_kvalue.h"
-#include "sdnotify.h"
-#include "settings.h"
-#include "sink_kafka.h"
-#include "source.h"
-#include "standby.h"
+#include "core/acks.h"
+#include "config/config.h"
+#include "core/device.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_kvalue.h"
+#include "control/sdnotify.h"
+#include "config/settings.h"
+#include "kafka/sink_kafka.h"
+#include "core/source.h"
+#include "control/standby.h"
 
 #include <inttypes.h>
 #include <poll.h>

@@ -19,13 +19,13 @@
  * delivery report. A delivery that failed for a reason a restart may pass
  * (a timeout) is not skipped: it stops the connector, offset kept, as with
  * none. Main loop only. */
-#include "worker_private.h"
+#include "core/worker_private.h"
 
-#include "acks.h"
-#include "config.h"
-#include "log.h"
-#include "loop.h"
-#include "stats.h"
+#include "core/acks.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/stats.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -6,13 +6,13 @@
  * restarts skiff), STOPPING=1 at shutdown, RELOADING=1 around a reload.
  * A failed send is logged once and otherwise ignored: notifications never
  * stop skiff. Main thread only. */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "log.h"
-#include "loop.h"
-#include "sdnotify.h"
-#include "sink_kafka.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "control/sdnotify.h"
+#include "kafka/sink_kafka.h"
 
 #include <stdio.h>
 #include <stdlib.h>

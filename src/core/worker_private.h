@@ -5,14 +5,14 @@
 #ifndef SKIFF_WORKER_PRIVATE_H
 #define SKIFF_WORKER_PRIVATE_H
 
-#include "acks.h"
-#include "rest.h"
-#include "buf.h"
-#include "hash.h"
-#include "loop.h"
-#include "settings.h"
-#include "sink_kafka.h"
-#include "source.h"
+#include "core/acks.h"
+#include "control/rest.h"
+#include "util/buf.h"
+#include "util/hash.h"
+#include "core/loop.h"
+#include "config/settings.h"
+#include "kafka/sink_kafka.h"
+#include "core/source.h"
 
 #include <stdbool.h>
 #include <stdint.h>

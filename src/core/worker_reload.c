@@ -34,18 +34,18 @@
  * The settings a source was opened from stay alive as long as the source:
  * an unchanged connector keeps its section objects (they are moved into the
  * new settings). Main thread only. */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "config.h"
-#include "log.h"
-#include "offsets.h"
-#include "props.h"
-#include "rest.h"
-#include "restconns.h"
-#include "settings.h"
-#include "sink_kafka.h"
-#include "source.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "offsets/offsets.h"
+#include "config/props.h"
+#include "control/rest.h"
+#include "control/restconns.h"
+#include "config/settings.h"
+#include "kafka/sink_kafka.h"
+#include "core/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,17 +21,17 @@
  *    the new producer's queue, and reading resumes.
  *
  * Main thread only. */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "acks.h"
-#include "config.h"
-#include "filewatch.h"
-#include "log.h"
-#include "loop.h"
-#include "ratelimit.h"
-#include "sink_kafka.h"
-#include "stats.h"
+#include "core/acks.h"
+#include "config/config.h"
+#include "util/filewatch.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "kafka/ratelimit.h"
+#include "kafka/sink_kafka.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,16 +4,16 @@
  * with the loop (the source's pollfds/timeout_ms ops, adapted each turn).
  * Counted events go to the stats registry; this file is also their log
  * exporter. Main thread only. */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "config.h"
-#include "log.h"
-#include "offsets.h"
-#include "rstr.h"
-#include "sink_kafka.h"
-#include "stats.h"
-#include "transform.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "offsets/offsets.h"
+#include "util/rstr.h"
+#include "kafka/sink_kafka.h"
+#include "core/stats.h"
+#include "transform/transform.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -8,15 +8,15 @@
  * that does not read gets what fitted). A stale socket of a dead skiff is
  * replaced: the offsets lock is held, so no other skiff serves this
  * directory. Main thread only. */
-#include "worker.h"
-#include "worker_private.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
 
-#include "config.h"
-#include "log.h"
-#include "loop.h"
-#include "offsets.h"
-#include "sink_kafka.h"
-#include "stats.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "offsets/offsets.h"
+#include "kafka/sink_kafka.h"
+#include "core/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* kconf: librdkafka properties with skiff's errors (see kconf.h). */
-#include "kconf.h"
+#include "kafka/kconf.h"
 
-#include "log.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* ratelimit: the token bucket (see ratelimit.h). */
-#include "ratelimit.h"
+#include "kafka/ratelimit.h"
 
 #include <stdlib.h>
 

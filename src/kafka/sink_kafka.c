@@ -1,13 +1,13 @@
 /* sink_kafka: librdkafka producer wrapper. */
-#include "sink_kafka.h"
+#include "kafka/sink_kafka.h"
 
-#include "config.h"
-#include "device.h"
-#include "kconf.h"
-#include "log.h"
-#include "num.h"
-#include "source.h"
-#include "tlserr.h"
+#include "config/config.h"
+#include "core/device.h"
+#include "kafka/kconf.h"
+#include "core/log.h"
+#include "util/num.h"
+#include "core/source.h"
+#include "kafka/tlserr.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* tlserr: X509 verification errors in words. */
-#include "tlserr.h"
+#include "kafka/tlserr.h"
 
 #include <stddef.h>
 

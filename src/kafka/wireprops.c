@@ -1,8 +1,8 @@
 /* wireprops: Connect-only client security properties, refused with the
  * librdkafka way. */
-#include "wireprops.h"
+#include "kafka/wireprops.h"
 
-#include "config.h"
+#include "config/config.h"
 
 #include <fcntl.h>
 #include <stdbool.h>

@@ -11,11 +11,11 @@
  * above 2^53 (a SQLite rowid, an inode) rounded; jsonint reads them exactly,
  * so they must survive the store byte for byte. For the worker's text
  * (cJSON_PrintUnformatted keys, snprintf values) this is the identity. */
-#include "offsets.h"
+#include "offsets/offsets.h"
 
-#include "hash.h"
-#include "rstr.h"
-#include "stats.h"
+#include "util/hash.h"
+#include "util/rstr.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

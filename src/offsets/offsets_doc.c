@@ -1,8 +1,8 @@
 /* offsets_doc: KIP-875's offsets document; see offsets_doc.h. */
-#include "offsets_doc.h"
+#include "offsets/offsets_doc.h"
 
-#include "jsonspan.h"
-#include "offsets.h"
+#include "util/jsonspan.h"
+#include "offsets/offsets.h"
 
 #include <stdio.h>
 #include <stdlib.h>

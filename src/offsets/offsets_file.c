@@ -45,15 +45,15 @@
  * second skiff started on the directory made again ran beside the first.
  * Abstract names are per network namespace; skiffs in two namespaces sharing
  * one directory see only the lock files. */
-#include "offsets.h"
+#include "offsets/offsets.h"
 
-#include "atomicfile.h"
-#include "crc32c.h"
-#include "hash.h"
-#include "lockfile.h"
-#include "num.h"
-#include "offsets_log.h"
-#include "offsets_scan.h"
+#include "util/atomicfile.h"
+#include "util/crc32c.h"
+#include "util/hash.h"
+#include "util/lockfile.h"
+#include "util/num.h"
+#include "offsets/offsets_log.h"
+#include "offsets/offsets_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
-#include "offsets_fleet.h"
+#include "offsets/offsets_fleet.h"
 
-#include "atomicfile.h"
-#include "jsonspan.h"
-#include "offsets.h"
-#include "settings.h"
+#include "util/atomicfile.h"
+#include "util/jsonspan.h"
+#include "offsets/offsets.h"
+#include "config/settings.h"
 
 #include <cJSON.h>
 #include <stdio.h>

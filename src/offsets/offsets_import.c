@@ -11,11 +11,11 @@
  *   78                                   end of block data
  * The "[B" class is described once (72 ...) and referred to (71 <handle>)
  * after. */
-#include "offsets_import.h"
+#include "offsets/offsets_import.h"
 
-#include "jsonint.h"
-#include "offsets.h"
-#include "utf8.h"
+#include "util/jsonint.h"
+#include "offsets/offsets.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,20 +12,20 @@
  * write sends only the keys whose value changed (Connect, too, writes only
  * what changed), so compaction has little to do. A failed write sends every
  * key again next time, since which records arrived is unknown. */
-#include "offsets_kafka.h"
+#include "offsets/offsets_kafka.h"
 
-#include "clock.h"
-#include "config.h"
-#include "hash.h"
-#include "jsonint.h"
-#include "kconf.h"
-#include "offsets.h"
-#include "offsets_fleet.h"
-#include "offsets_import.h"
-#include "offsets_ktopic.h"
-#include "offsets_kvalue.h"
-#include "settings.h"
-#include "source.h"
+#include "util/clock.h"
+#include "config/config.h"
+#include "util/hash.h"
+#include "util/jsonint.h"
+#include "kafka/kconf.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_fleet.h"
+#include "offsets/offsets_import.h"
+#include "offsets/offsets_ktopic.h"
+#include "offsets/offsets_kvalue.h"
+#include "config/settings.h"
+#include "core/source.h"
 
 #include <cjson/cJSON.h>
 

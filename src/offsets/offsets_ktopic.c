@@ -1,9 +1,9 @@
-#include "offsets_ktopic.h"
+#include "offsets/offsets_ktopic.h"
 
-#include "config.h"
-#include "hash.h"
-#include "lockfile.h"
-#include "offsets.h"
+#include "config/config.h"
+#include "util/hash.h"
+#include "util/lockfile.h"
+#include "offsets/offsets.h"
 
 #include <inttypes.h>
 #include <stdio.h>

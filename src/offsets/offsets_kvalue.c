@@ -1,7 +1,7 @@
 /* offsets_kvalue: see offsets_kvalue.h. */
-#include "offsets_kvalue.h"
+#include "offsets/offsets_kvalue.h"
 
-#include "jsonspan.h"
+#include "util/jsonspan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

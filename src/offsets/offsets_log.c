@@ -1,14 +1,14 @@
 /* offsets_log: the journal of the file backend; see offsets_log.h. */
-#include "offsets_log.h"
+#include "offsets/offsets_log.h"
 
-#include "atomicfile.h"
-#include "crc32c.h"
-#include "hash.h"
-#include "jsonspan.h"
-#include "num.h"
-#include "offsets.h"
-#include "offsets_scan.h"
-#include "rstr.h"
+#include "util/atomicfile.h"
+#include "util/crc32c.h"
+#include "util/hash.h"
+#include "util/jsonspan.h"
+#include "util/num.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_scan.h"
+#include "util/rstr.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /* offsets_scan: documents and records checked piece by piece; see
  * offsets_scan.h. */
-#include "offsets_scan.h"
+#include "offsets/offsets_scan.h"
 
-#include "jsonspan.h"
+#include "util/jsonspan.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * A step runs when it has no predicate, or when its predicate's test,
  * inverted by negate=true, holds (Connect's TransformationStage). A step
  * that drops the record ends the chain. */
-#include "transform.h"
+#include "transform/transform.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "util/buf.h"
-#include "txops.h"
+#include "transform/txops.h"
 
 #define MAX_STEPS 64
 #define ALIAS_MAX 128

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "source.h"
+#include "core/source.h"
 
 struct cJSON;
 struct config_section;

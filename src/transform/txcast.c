@@ -15,9 +15,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "javafmt.h"
-#include "txdate.h"
-#include "txops.h"
+#include "convert/javafmt.h"
+#include "transform/txdate.h"
+#include "transform/txops.h"
 #include "util/buf.h"
 
 #define PURPOSE "cast types"

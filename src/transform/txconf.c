@@ -1,5 +1,5 @@
 /* txconf: one transform's view of its properties (txops.h). */
-#include "txops.h"
+#include "transform/txops.h"
 
 #include <stdarg.h>
 #include <stdio.h>

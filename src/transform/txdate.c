@@ -1,6 +1,6 @@
 /* txdate: SimpleDateFormat's common letters, formatting and lenient
  * parsing (txdate.h). */
-#include "txdate.h"
+#include "transform/txdate.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "txops.h"
+#include "transform/txops.h"
 
 /* ---- ReplaceField ---------------------------------------------------------- */
 

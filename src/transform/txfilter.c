@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "txops.h"
-#include "txregex.h"
+#include "transform/txops.h"
+#include "transform/txregex.h"
 
 static void no_free(void *ctx)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "txops.h"
+#include "transform/txops.h"
 
 #define PURPOSE "flattening"
 #define NAME_MAX_LEN 4096

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "javafmt.h"
-#include "txops.h"
+#include "convert/javafmt.h"
+#include "transform/txops.h"
 
 /* ---- InsertHeader ---------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "txops.h"
+#include "transform/txops.h"
 
 #define PURPOSE "field insertion"
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "txrec.h"
+#include "transform/txrec.h"
 
 /* The properties of one transform or predicate: "transforms.ALIAS.*" with
  * the prefix taken off ("static.field"), and where each was set. */

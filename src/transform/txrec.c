@@ -1,5 +1,5 @@
 /* txrec: a record in Connect's data model while transforms run (txrec.h). */
-#include "txrec.h"
+#include "transform/txrec.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "txops.h"
+#include "convert/convert.h"
+#include "transform/txops.h"
 
 int txrec_load(struct txrec *t, const struct record *r)
 {

@@ -17,7 +17,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "source.h"
+#include "core/source.h"
 
 /* Most headers a transformed record may carry. */
 #define TXREC_MAX_HEADERS 32

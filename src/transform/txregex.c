@@ -1,13 +1,13 @@
 /* txregex: Java's regular expressions (java.util.regex), as far as POSIX
  * extended regexes can run them (txregex.h). */
-#include "txregex.h"
+#include "transform/txregex.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "txops.h"
+#include "transform/txops.h"
 #include "util/buf.h"
 
 /* Java's \d \w \s (and capitals), as the set of ASCII characters each

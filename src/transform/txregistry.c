@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "txops.h"
+#include "transform/txops.h"
 
 extern const struct tx_ops txinsert_field_ops, txheaders_insert_ops, txheaders_drop_ops,
     txheaders_from_ops, txfields_replace_ops, txfields_mask_ops, txshape_value_to_key_ops,

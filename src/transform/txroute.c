@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "txdate.h"
-#include "txops.h"
-#include "txregex.h"
+#include "transform/txdate.h"
+#include "transform/txops.h"
+#include "transform/txregex.h"
 #include "util/buf.h"
 
 #define TOPIC_MAX 249 /* Kafka's longest topic name */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "txops.h"
+#include "transform/txops.h"
 
 struct shape {
 	bool key;

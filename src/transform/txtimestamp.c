@@ -11,8 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "txdate.h"
-#include "txops.h"
+#include "transform/txdate.h"
+#include "transform/txops.h"
 #include "util/buf.h"
 
 #define PURPOSE "converting timestamp formats"

@@ -14,7 +14,7 @@
  * prev and takes the newest valid one finds generation N or N+1. This relies
  * on rename(2) being atomic across a crash, which ext4, xfs, btrfs and f2fs
  * provide; FAT (vfat/exfat) does not, and is not a supported place for state. */
-#include "atomicfile.h"
+#include "util/atomicfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

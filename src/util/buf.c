@@ -4,7 +4,7 @@
  * always there for the NUL of buf_cstr and buf_take; and cap <= max + 1, so
  * buf_room's fast path (room for n with a byte to spare) can never pass the
  * maximum without asking. */
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdarg.h>
 #include <stdint.h>

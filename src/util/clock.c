@@ -1,6 +1,6 @@
 /* clock: the monotonic and wall clocks. clock_gettime cannot fail for these
  * two clock ids on Linux, so there is no error to pass on. */
-#include "clock.h"
+#include "util/clock.h"
 
 #include <time.h>
 

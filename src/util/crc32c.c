@@ -1,4 +1,4 @@
-#include "crc32c.h"
+#include "util/crc32c.h"
 
 /* table[i] is the CRC of the byte i, reflected polynomial 0x82F63B78:
  *   c = i; repeat 8 times: c = (c & 1) ? (c >> 1) ^ 0x82F63B78 : c >> 1

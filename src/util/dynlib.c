@@ -1,5 +1,5 @@
 /* dynlib: a shared library loaded at run time (dynlib.h). */
-#include "dynlib.h"
+#include "util/dynlib.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

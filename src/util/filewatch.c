@@ -1,5 +1,5 @@
 /* filewatch: files watched through their directories (see filewatch.h). */
-#include "filewatch.h"
+#include "util/filewatch.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -4,7 +4,7 @@
  * them used (an index of 20,000 paths is 0.5 MB at 32,768 slots; it was
  * 1.5 MB at 65,536 slots of 24 bytes). Linear probing at that load costs
  * about 2.5 probes a hit, 8.5 a miss. */
-#include "hash.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>

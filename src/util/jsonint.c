@@ -1,4 +1,4 @@
-#include "jsonint.h"
+#include "util/jsonint.h"
 
 #include <ctype.h>
 #include <errno.h>

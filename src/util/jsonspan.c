@@ -1,5 +1,5 @@
 /* jsonspan: value spans in JSON text (jsonspan.h). */
-#include "jsonspan.h"
+#include "util/jsonspan.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
-#include "lockfile.h"
+#include "util/lockfile.h"
 
-#include "num.h"
+#include "util/num.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "num.h"
+#include "util/num.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* rstr: see rstr.h. */
-#include "rstr.h"
+#include "util/rstr.h"
 
 #include <stddef.h>
 #include <stdint.h>

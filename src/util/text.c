@@ -1,6 +1,6 @@
 /* text: see text.h. */
-#include "text.h"
-#include "utf8.h"
+#include "util/text.h"
+#include "util/utf8.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* utf8: Java's UTF-8 decoder, settled against the real one by
  * tests/convert/compare.sh (lines.hex). */
-#include "utf8.h"
+#include "util/utf8.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * connector, each with a name and a source, and prints (--check's output,
  * secrets masked) without trouble; one that does not load says why. The files
  * live in a private directory (/dev/shm preferred), removed at exit. */
-#include "settings.h"
+#include "config/settings.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -13,8 +13,8 @@
  * next generation with every entry byte for byte. A store that does not load
  * must say why. The files live in a private directory (TMPDIR, /dev/shm
  * preferred), removed at exit. */
-#include "crc32c.h"
-#include "offsets.h"
+#include "util/crc32c.h"
+#include "offsets/offsets.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * distinct, props_get finds each key's own value, lines are 1-based and never
  * past the input's last line, and strings are NUL-free C strings (the reader
  * refuses \u0000). A failed parse must say why, naming the file. */
-#include "props.h"
+#include "config/props.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -13,8 +13,8 @@
  * comes back unchanged and not secret; one that resolves is a C string no
  * longer than PROVIDER_MAX_VALUE_BYTES; a failure says why in "file:line:
  * key: ..." form. The directory (/dev/shm preferred) is removed at exit. */
-#include "props.h"
-#include "provider.h"
+#include "config/props.h"
+#include "config/provider.h"
 
 #include <stdint.h>
 #include <stdio.h>

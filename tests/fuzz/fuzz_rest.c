@@ -10,8 +10,8 @@
  * reply must be: a status between 200 and 599, JSON that parses when the
  * type says JSON (but Connect's 401 text), a body whose length is its
  * text's. A change the worker takes is answered through rest_change_reply. */
-#include "rest.h"
-#include "utf8.h"
+#include "control/rest.h"
+#include "util/utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -6,11 +6,11 @@
  * undefined behaviour": a chain that does not load says why; one that loads
  * prints (--check's form) and is applied to a line and to a row, whose
  * results the converters must take, or it says why it failed. */
-#include "config.h"
-#include "convert.h"
-#include "props.h"
-#include "source.h"
-#include "transform.h"
+#include "config/config.h"
+#include "convert/convert.h"
+#include "config/props.h"
+#include "core/source.h"
+#include "transform/transform.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "num.h"
+#include "util/num.h"
 
 #define EXIT_ERR 2
 #define EXIT_TIMEOUT 3

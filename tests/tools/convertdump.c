@@ -27,10 +27,10 @@
  * blobs with their length, NUL bytes and invalid UTF-8 included) and read
  * back through sqvalue_row(), schema and all. Exit status 1 on a malformed
  * input file or a conversion failure. */
-#include "convert.h"
-#include "num.h"
-#include "source.h"
-#include "source_sqlite.h"
+#include "convert/convert.h"
+#include "util/num.h"
+#include "core/source.h"
+#include "sources/sqlite/source_sqlite.h"
 
 #include <math.h>
 #include <stdio.h>

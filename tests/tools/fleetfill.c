@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "num.h"
+#include "util/num.h"
 
 #define EXIT_ERR 2
 #define TIMEOUT_MS 900000

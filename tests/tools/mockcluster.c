@@ -22,7 +22,7 @@
  *   quit                   exits (so does the end of standard input)
  *
  * Exit status 0, or 2 on a usage error or when the cluster cannot start. */
-#include "num.h"
+#include "util/num.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * "io", "corrupt", "nomem" or "arg" (offsets.h). Like skiff, loading removes a
  * stale PATH.tmp. Exit status: 0 when every line was printed, 2 on a usage
  * or output error; a store that does not load is reported, not an exit code. */
-#include "offsets.h"
+#include "offsets/offsets.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * printable ASCII, and '\' and '=', as backslash-u and four upper-case hex
  * digits. Since the escaped strings are ASCII, strcmp sorts them as Java's
  * String.compareTo does. Exit status 1 when any file failed. */
-#include "props.h"
+#include "config/props.h"
 
 #include <stdint.h>
 #include <stdio.h>

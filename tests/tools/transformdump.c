@@ -13,11 +13,11 @@
  * envelope, as the SQLite source builds them ("schema":null: a value
  * without a schema, as JsonConverter reads it). Exit status 1 on a malformed
  * input file. */
-#include "config.h"
-#include "convert.h"
-#include "props.h"
-#include "source.h"
-#include "transform.h"
+#include "config/config.h"
+#include "convert/convert.h"
+#include "config/props.h"
+#include "core/source.h"
+#include "transform/transform.h"
 
 #include <stdio.h>
 #include <stdlib.h>

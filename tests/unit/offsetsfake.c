@@ -5,7 +5,7 @@
 #include "offsetsfake.h"
 #include "testlib.h"
 
-#include "crc32c.h"
+#include "util/crc32c.h"
 
 #include <errno.h>
 #include <fcntl.h>

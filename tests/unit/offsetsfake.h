@@ -3,7 +3,7 @@
 #ifndef SKIFF_OFFSETSFAKE_H
 #define SKIFF_OFFSETSFAKE_H
 
-#include "offsets.h"
+#include "offsets/offsets.h"
 
 #include <stddef.h>
 #include <stdint.h>

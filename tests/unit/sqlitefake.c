@@ -1,12 +1,12 @@
 /* sqlitefake: the shared part of the test_source_sqlite_*.c unit tests
  * (see sqlitefake.h). */
-#include "config.h"
-#include "javafmt.h"
-#include "props.h"
-#include "source.h"
-#include "source_sqlite.h"
+#include "config/config.h"
+#include "convert/javafmt.h"
+#include "config/props.h"
+#include "core/source.h"
+#include "sources/sqlite/source_sqlite.h"
 #include "sqlitefake.h"
-#include "stats.h"
+#include "core/stats.h"
 #include "testlib.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
 #ifndef SKIFF_SQLITEFAKE_H
 #define SKIFF_SQLITEFAKE_H
 
-#include "source.h"
+#include "core/source.h"
 
 #include <stddef.h>
 #include <stdint.h>

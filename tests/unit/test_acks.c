@@ -1,5 +1,5 @@
 /* acks: the contiguous acknowledged prefix, failures, cancel, abandon. */
-#include "acks.h"
+#include "core/acks.h"
 #include "testlib.h"
 
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * those calls. */
 #include "testlib.h"
 
-#include "atomicfile.h"
+#include "util/atomicfile.h"
 
 #include <errno.h>
 #include <ftw.h>

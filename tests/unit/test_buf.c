@@ -1,5 +1,5 @@
 /* test_buf: the capped growable buffer (src/util/buf.c). */
-#include "buf.h"
+#include "util/buf.h"
 #include "testlib.h"
 
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* convert: Connect's converters, byte for byte. Every expectation here was
  * produced by the real converters (Kafka 3.9.1 on JDK 17; numbers that JDK 17
  * prints differently, on JDK 25): tests/convert/compare.sh checks the rest. */
-#include "convert.h"
-#include "source.h"
+#include "convert/convert.h"
+#include "core/source.h"
 #include "testlib.h"
 
 #include <math.h>

@@ -1,9 +1,9 @@
 /* test_device: this device's name (src/core/device.c): device.id, else
  * /etc/machine-id (SKIFF_MACHINE_ID_FILE here), else the id kept beside the
  * offset file; never the host name. */
-#include "config.h"
-#include "device.h"
-#include "props.h"
+#include "config/config.h"
+#include "core/device.h"
+#include "config/props.h"
 #include "testlib.h"
 
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * ../ext/device.pem): its target written over in place, replaced by a
  * rename in that directory, and the link pointed elsewhere, after which the
  * new target's directory is watched too. */
-#include "filewatch.h"
+#include "util/filewatch.h"
 #include "testlib.h"
 
 #include <limits.h>

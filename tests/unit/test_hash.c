@@ -1,5 +1,5 @@
 /* test_hash: the string index (src/util/hash.c). */
-#include "hash.h"
+#include "util/hash.h"
 #include "testlib.h"
 
 #include <stdio.h>

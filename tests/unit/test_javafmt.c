@@ -1,5 +1,5 @@
 /* test_javafmt: Java's text for integers, against snprintf's "%lld". */
-#include "javafmt.h"
+#include "convert/javafmt.h"
 #include "testlib.h"
 
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* jsonint: exact integers out of offset JSON. */
-#include "jsonint.h"
+#include "util/jsonint.h"
 #include "testlib.h"
 
 int main(void)

@@ -1,5 +1,5 @@
 /* jsonspan: value spans in JSON text, for the KIP-875 PATCH (issue 11 #2). */
-#include "jsonspan.h"
+#include "util/jsonspan.h"
 #include "testlib.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Unit tests for loop.c: descriptors, timers, removal during callbacks, the
  * computed timeout, and no fixed cap on registrations. */
-#include "loop.h"
+#include "core/loop.h"
 #include "testlib.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* offsets_doc: KIP-875 documents read as the CLI and REST PATCH read them;
  * what cannot be stored as meant is refused (issue 24, item 8). */
-#include "offsets_doc.h"
+#include "offsets/offsets_doc.h"
 #include "testlib.h"
 
 #include <stdlib.h>

@@ -4,8 +4,8 @@
 #include "offsetsfake.h"
 #include "testlib.h"
 
-#include "crc32c.h"
-#include "offsets.h"
+#include "util/crc32c.h"
+#include "offsets/offsets.h"
 
 #include <errno.h>
 #include <fcntl.h>

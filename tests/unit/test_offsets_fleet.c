@@ -2,8 +2,8 @@
  * connectors', read from the key's first element without parsing the rest
  * (every record of a topic of 200,000 keys goes through it), and which
  * records this offsets store wrote (issue 24). */
-#include "offsets_fleet.h"
-#include "settings.h"
+#include "offsets/offsets_fleet.h"
+#include "config/settings.h"
 #include "testlib.h"
 
 #include <stdbool.h>

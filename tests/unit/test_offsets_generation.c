@@ -4,8 +4,8 @@
  * as damage, falling back to the older file on the next start. */
 #include "testlib.h"
 
-#include "crc32c.h"
-#include "offsets.h"
+#include "util/crc32c.h"
+#include "offsets/offsets.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * HashMap<byte[],byte[]> (the end-to-end test imports a file a real Connect
  * wrote); every truncation and every flipped byte is refused or read without
  * a crash. */
-#include "offsets.h"
-#include "offsets_import.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_import.h"
 #include "testlib.h"
 
 #include <stdint.h>

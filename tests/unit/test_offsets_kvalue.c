@@ -1,5 +1,5 @@
 /* offsets_kvalue: the offsets topic's value is Connect's (issue 12). */
-#include "offsets_kvalue.h"
+#include "offsets/offsets_kvalue.h"
 #include "testlib.h"
 
 #include <stdbool.h>

@@ -6,7 +6,7 @@
  * exactly as another process would be. */
 #include "testlib.h"
 
-#include "offsets.h"
+#include "offsets/offsets.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* test_offsets_scan: documents and journal records checked piece by piece
  * (src/offsets/offsets_scan.c): the verdicts a whole-document cJSON parse gave. */
-#include "offsets_scan.h"
+#include "offsets/offsets_scan.h"
 #include "testlib.h"
 
 #include <string.h>

@@ -2,7 +2,7 @@
  * offsets_write with a backend that completes at once (as the file does) and
  * one that completes later (as a Kafka topic will), and a log backend's load
  * (offsets_load_record: later values win, tombstones delete). */
-#include "offsets.h"
+#include "offsets/offsets.h"
 #include "testlib.h"
 
 #include <stdio.h>

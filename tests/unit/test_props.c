@@ -1,6 +1,6 @@
 /* Unit tests of props: one test per rule of java.util.Properties.load and per
  * error. tests/props/compare.sh checks the same rules against the JVM. */
-#include "props.h"
+#include "config/props.h"
 #include "testlib.h"
 
 #include <stdlib.h>

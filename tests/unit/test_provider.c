@@ -3,10 +3,10 @@
  * with its EnvVarConfigProvider, FileConfigProvider and
  * DirectoryConfigProvider gave for the same values on the JVM, except where
  * skiff refuses a reference Connect would keep as text (marked "skiff:"). */
-#include "config.h"
-#include "props.h"
-#include "provider.h"
-#include "settings.h"
+#include "config/config.h"
+#include "config/props.h"
+#include "config/provider.h"
+#include "config/settings.h"
 #include "testlib.h"
 
 #include <stdio.h>

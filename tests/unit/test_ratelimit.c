@@ -3,7 +3,7 @@
  * counting from 0 again, the ratio learnt under compression, the bound on
  * what is queued while the link is down, the debt of a large record, the
  * wake-up time, and the most any 10 s window lets through. */
-#include "ratelimit.h"
+#include "kafka/ratelimit.h"
 #include "testlib.h"
 
 static void test_burst_and_refill(void)

@@ -2,7 +2,7 @@
  * codes and bodies over a fake worker of two connectors (a running "a", a
  * stopped "b"), each answer as a real Connect 3.9.1 standalone gives it
  * (tests/e2e/test_rest.py compares the two servers end to end). */
-#include "rest.h"
+#include "control/rest.h"
 #include "testlib.h"
 
 #include <stdio.h>

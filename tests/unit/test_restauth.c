@@ -1,8 +1,8 @@
 /* Unit tests for restauth.c (Connect's BasicAuthSecurityRestExtension) and
  * text_unbase64 (Java's Base64 decoder, which it parses credentials with). */
-#include "restauth.h"
+#include "control/restauth.h"
 #include "testlib.h"
-#include "text.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>

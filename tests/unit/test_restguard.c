@@ -1,6 +1,6 @@
 /* Unit tests for restguard.c: which Host and Origin a request may carry. */
-#include "rest.h"
-#include "restguard.h"
+#include "control/rest.h"
+#include "control/restguard.h"
 #include "testlib.h"
 
 static const char *const names[] = {"gw7", "gw7.local", "device.example"};

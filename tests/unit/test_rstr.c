@@ -1,6 +1,6 @@
 /* test_rstr: shared immutable strings (src/util/rstr.c). Under ASan a
  * reference too few is a use after free, one too many a leak. */
-#include "rstr.h"
+#include "util/rstr.h"
 #include "testlib.h"
 
 #include <string.h>

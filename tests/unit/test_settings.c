@@ -1,9 +1,9 @@
 /* settings and config: Connect's files as shipped, the inline form, and every
  * error with file:line. */
-#include "config.h"
-#include "help.h"
-#include "settings.h"
-#include "source.h"
+#include "config/config.h"
+#include "cli/help.h"
+#include "config/settings.h"
+#include "core/source.h"
 #include "testlib.h"
 
 #include <cjson/cJSON.h>

@@ -1,8 +1,8 @@
 /* Unit tests of the journald source's libsystemd-free parts: the cursor
  * ring, the cursor reader, an entry's data as a struct, and util/text. */
-#include "source_journald.h"
+#include "sources/journald/source_journald.h"
 #include "testlib.h"
-#include "text.h"
+#include "util/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /* source_sqlite: bad input: configuration errors, missing databases and
  * tables, bad rows, schema changes and a replaced database, deletes, locks
  * and timeouts. */
-#include "config.h"
-#include "javafmt.h"
-#include "props.h"
-#include "source.h"
-#include "source_sqlite.h"
+#include "config/config.h"
+#include "convert/javafmt.h"
+#include "config/props.h"
+#include "core/source.h"
+#include "sources/sqlite/source_sqlite.h"
 #include "sqlitefake.h"
 #include "testlib.h"
 

@@ -1,11 +1,11 @@
 /* source_sqlite: every mode against temporary databases (incrementing,
  * timestamp, both, query), batches, restarts from committed offsets, equal
  * timestamps across batch boundaries, several tables, quoted names. */
-#include "config.h"
-#include "javafmt.h"
-#include "props.h"
-#include "source.h"
-#include "source_sqlite.h"
+#include "config/config.h"
+#include "convert/javafmt.h"
+#include "config/props.h"
+#include "core/source.h"
+#include "sources/sqlite/source_sqlite.h"
 #include "sqlitefake.h"
 #include "testlib.h"
 

@@ -5,9 +5,9 @@
  * offset maps for the same rows (JdbcOffsets.java); the value as the
  * offsets topic's record holds it (skiff's own members in a header). Without one, only the
  * shapes are checked here. */
-#include "offsets_doc.h"
-#include "offsets_kvalue.h"
-#include "source.h"
+#include "offsets/offsets_doc.h"
+#include "offsets/offsets_kvalue.h"
+#include "core/source.h"
 #include "sqlitefake.h"
 #include "testlib.h"
 

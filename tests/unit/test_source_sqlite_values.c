@@ -1,14 +1,14 @@
 /* source_sqlite: timestamps parsed and formatted, Java's doubles, base64, and
  * a row's values and schema as the source builds them. */
-#include "config.h"
-#include "convert.h"
-#include "javafmt.h"
-#include "props.h"
-#include "source.h"
-#include "source_sqlite.h"
+#include "config/config.h"
+#include "convert/convert.h"
+#include "convert/javafmt.h"
+#include "config/props.h"
+#include "core/source.h"
+#include "sources/sqlite/source_sqlite.h"
 #include "sqlitefake.h"
 #include "testlib.h"
-#include "text.h"
+#include "util/text.h"
 
 #include <math.h>
 #include <stdarg.h>

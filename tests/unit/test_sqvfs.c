@@ -4,7 +4,7 @@
  * database: the reader reads every state a writer leaves, and changes
  * nothing of it: no file created, written, truncated, re-moded or deleted,
  * no lock the writer's close can see. */
-#include "source_sqlite.h"
+#include "sources/sqlite/source_sqlite.h"
 #include "testlib.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Unit tests for stats.c: registration, labels, iteration, no cap, and the
  * offset store's statistics moved into the registry. */
-#include "offsets.h"
-#include "stats.h"
+#include "offsets/offsets.h"
+#include "core/stats.h"
 #include "testlib.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Unit tests of taildup: one file named twice, in one connector or two. */
-#include "taildup.h"
+#include "sources/file/taildup.h"
 #include "testlib.h"
 
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* tailfile: line ends, partial lines, long-line policies, fingerprints. */
-#include "tailfile.h"
+#include "sources/file/tailfile.h"
 #include "testlib.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * and '%'; 64-bit identities exact), written only when it changed, removed
  * when empty, loaded files kept until taken, and every damaged file refused
  * whole with a reason naming it. */
-#include "tailheld.h"
+#include "sources/file/tailheld.h"
 #include "testlib.h"
 #include "util/crc32c.h"
 

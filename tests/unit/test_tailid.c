@@ -1,8 +1,8 @@
 /* tailid and tailscan: rotated names, identity, birth order, globs, files
  * by inode, and the offset JSON of tailstream (tailpos). */
-#include "tailid.h"
-#include "tailscan.h"
-#include "tailstream.h"
+#include "sources/file/tailid.h"
+#include "sources/file/tailscan.h"
+#include "sources/file/tailstream.h"
 #include "testlib.h"
 
 #include <stdlib.h>

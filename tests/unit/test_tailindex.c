@@ -1,7 +1,7 @@
 /* Unit tests of tailindex: streams found by name and by watch descriptor,
  * watches moving and shared, the marked set; checked against a plain model
  * through many random moves (the removal of wd slots shifts entries). */
-#include "tailindex.h"
+#include "sources/file/tailindex.h"
 #include "testlib.h"
 
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Unit tests of tailmulti: Filebeat's pattern/negate/match over lines, the
  * offsets of records, the caps, the timeout, files never mixed. */
-#include "tailmulti.h"
+#include "sources/file/tailmulti.h"
 #include "testlib.h"
 
 #include <stdio.h>

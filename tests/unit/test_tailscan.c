@@ -1,7 +1,7 @@
 /* Unit tests of tailscan's watch predicates: when a rescan may leave a
  * directory or a file to its inotify watches; and of the search for a
  * compressed file by its first bytes while logrotate renames .N.gz. */
-#include "tailscan.h"
+#include "sources/file/tailscan.h"
 #include "testlib.h"
 
 #include <fcntl.h>

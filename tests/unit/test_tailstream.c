@@ -1,7 +1,7 @@
 /* tailstream: where a stream resumes and what it reads next, without Kafka:
  * a fake environment hands out one partition and a committed offset. */
-#include "log.h"
-#include "tailstream.h"
+#include "core/log.h"
+#include "sources/file/tailstream.h"
 #include "testlib.h"
 
 #include <fcntl.h>

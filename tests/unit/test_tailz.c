@@ -1,7 +1,7 @@
 /* tailz: reading gzip (and zstd, xz when built) as uncompressed bytes,
  * forward, from any position, in a bounded window; cut-short and corrupt
  * data end the bytes with the reason. */
-#include "tailz.h"
+#include "sources/file/tailz.h"
 #include "testlib.h"
 
 #include <fcntl.h>

@@ -2,14 +2,14 @@
  * predicates, errors naming file:line and key) and each transform on a line
  * and on a row, checked through the JsonConverter bytes a user would see.
  * tests/convert/transforms.sh checks the same transforms against Connect's. */
-#include "config.h"
-#include "convert.h"
-#include "props.h"
-#include "source.h"
+#include "config/config.h"
+#include "convert/convert.h"
+#include "config/props.h"
+#include "core/source.h"
 #include "testlib.h"
-#include "transform.h"
-#include "txdate.h"
-#include "txregex.h"
+#include "transform/transform.h"
+#include "transform/txdate.h"
+#include "transform/txregex.h"
 #include "util/buf.h"
 
 #include <stdlib.h>

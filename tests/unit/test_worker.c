@@ -2,11 +2,11 @@
  * worker_new is WORKER_ERR_NOMEM (exit 75, restart me), never the
  * configuration error (exit 78) it was reported as before. No broker is
  * needed: the producer does not connect until a record is produced. */
-#include "offsets.h"
-#include "settings.h"
-#include "stats.h"
+#include "offsets/offsets.h"
+#include "config/settings.h"
+#include "core/stats.h"
 #include "testlib.h"
-#include "worker.h"
+#include "core/worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash.h"
-#include "source.h"
-#include "tailstream.h"
+#include "util/hash.h"
+#include "core/source.h"
+#include "sources/file/tailstream.h"
 
 struct taildup;
 struct tailindex;

@@ -22,18 +22,18 @@
  * chain: tailstream.c). A file watched but not open costs its stream (248
  * bytes), its partition, metrics and offset in the worker: about 1.3 KB in
  * all (tests/bench/bench_many.py), whatever max.open.files is. */
-#include "config.h"
-#include "filesrc.h"
-#include "tailwatch.h"
-#include "log.h"
-#include "source.h"
-#include "stats.h"
-#include "tailcheck.h"
-#include "taildup.h"
-#include "tailheld.h"
-#include "tailindex.h"
-#include "tailmulti.h"
-#include "tailstream.h"
+#include "config/config.h"
+#include "sources/file/filesrc.h"
+#include "sources/file/tailwatch.h"
+#include "core/log.h"
+#include "core/source.h"
+#include "core/stats.h"
+#include "sources/file/tailcheck.h"
+#include "sources/file/taildup.h"
+#include "sources/file/tailheld.h"
+#include "sources/file/tailindex.h"
+#include "sources/file/tailmulti.h"
+#include "sources/file/tailstream.h"
 #include "util/clock.h"
 
 #include <errno.h>

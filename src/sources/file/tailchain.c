@@ -2,11 +2,11 @@
  * (rotated siblings, the file at the path), letting go; the marks (tailpos.h)
  * of the lines handed out, held until the next poll. See tailchain.h, and
  * tailstream.c for the safety argument. */
-#include "tailchain.h"
-#include "clock.h"
+#include "sources/file/tailchain.h"
+#include "util/clock.h"
 
-#include "log.h"
-#include "tailz.h"
+#include "core/log.h"
+#include "sources/file/tailz.h"
 
 #include <errno.h>
 #include <fcntl.h>

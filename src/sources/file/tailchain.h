@@ -6,8 +6,8 @@
 #ifndef SKIFF_TAILCHAIN_H
 #define SKIFF_TAILCHAIN_H
 
-#include "tailscan.h"
-#include "tailstream.h"
+#include "sources/file/tailscan.h"
+#include "sources/file/tailstream.h"
 
 /* Rotated files a look may open beyond max.held.files before the budget
  * lets go of the oldest deleted ones (tailstream_drop_first): one listing's

@@ -1,13 +1,13 @@
 /* tailcheck: a KIP-875 offset for the file source, checked (tailcheck.h). */
-#include "tailcheck.h"
+#include "sources/file/tailcheck.h"
 
-#include "config.h"
-#include "jsonint.h"
-#include "source.h"
-#include "tailid.h"
-#include "tailpos.h"
-#include "tailscan.h"
-#include "tailz.h"
+#include "config/config.h"
+#include "util/jsonint.h"
+#include "core/source.h"
+#include "sources/file/tailid.h"
+#include "sources/file/tailpos.h"
+#include "sources/file/tailscan.h"
+#include "sources/file/tailz.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 /* taildup: the same file named twice (see taildup.h). */
-#include "taildup.h"
+#include "sources/file/taildup.h"
 
-#include "hash.h"
-#include "log.h"
-#include "tailid.h"
+#include "util/hash.h"
+#include "core/log.h"
+#include "sources/file/tailid.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 #ifndef SKIFF_TAILDUP_H
 #define SKIFF_TAILDUP_H
 
-#include "source.h"
+#include "core/source.h"
 
 struct taildup;
 

@@ -1,7 +1,7 @@
 /* tailfile: reading one open file line by line. */
-#include "tailfile.h"
+#include "sources/file/tailfile.h"
 
-#include "tailz.h"
+#include "sources/file/tailz.h"
 #include "util/utf8.h"
 
 #include <errno.h>

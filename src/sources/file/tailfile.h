@@ -20,9 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source.h"
-#include "tailid.h"
-#include "tailpos.h"
+#include "core/source.h"
+#include "sources/file/tailid.h"
+#include "sources/file/tailpos.h"
 
 /* Bytes before the position a reader remembers (tailfile_still_there). */
 #define TAILFILE_LAST 64

@@ -3,7 +3,7 @@
  * start, never moves an offset or skips a file; a file is counted only when
  * it is found nowhere, and for no more bytes than it had when last seen past
  * the stored position, so a stale or missing set counts less, never more. */
-#include "tailheld.h"
+#include "sources/file/tailheld.h"
 
 #include "util/atomicfile.h"
 #include "util/buf.h"

@@ -1,5 +1,5 @@
 /* tailid: file identity, fingerprints, birth order, rotated names. */
-#include "tailid.h"
+#include "sources/file/tailid.h"
 
 #include <errno.h>
 #include <fcntl.h>

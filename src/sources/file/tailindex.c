@@ -3,8 +3,8 @@
  * small open-addressing table of its own, from wd to the first stream of
  * its chain, whose empty chains are removed (wds are not reused soon, so
  * keeping them would grow the table with every rotation). */
-#include "tailindex.h"
-#include "hash.h"
+#include "sources/file/tailindex.h"
+#include "util/hash.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * record whole from its first line. What is waiting when skiff stops or
  * crashes was never shipped and is read again. Between complete records
  * nothing is skipped: every line fed ends up in exactly one record. */
-#include "tailmulti.h"
-#include "config.h"
+#include "sources/file/tailmulti.h"
+#include "config/config.h"
 
 #include <regex.h>
 #include <stdio.h>

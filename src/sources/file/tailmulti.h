@@ -40,7 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tailfile.h"
+#include "sources/file/tailfile.h"
 
 struct tailmulti_opts {
 	const char *pattern; /* POSIX extended regex */

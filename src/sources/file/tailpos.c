@@ -1,8 +1,8 @@
 /* tailpos: the file source's offset value. */
-#include "tailpos.h"
+#include "sources/file/tailpos.h"
 
-#include "jsonint.h"
-#include "tailid.h"
+#include "util/jsonint.h"
+#include "sources/file/tailid.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source.h"
+#include "core/source.h"
 
 /* "after" of a compressed file read without knowing the uncompressed file
  * before it: the earliest time, so every uncompressed sibling is later. */

@@ -4,12 +4,12 @@
  * found at the path, among its rotated or compressed siblings, or gone.
  * The cases and the offset-safety argument are at the top of
  * tailstream.c. Private to tailstream (tailchain.h). Main loop only. */
-#include "tailresume.h"
+#include "sources/file/tailresume.h"
 
-#include "log.h"
-#include "tailchain.h"
-#include "tailheld.h"
-#include "tailscan.h"
+#include "core/log.h"
+#include "sources/file/tailchain.h"
+#include "sources/file/tailheld.h"
+#include "sources/file/tailscan.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* tailscan: globs, rotated siblings, files by inode. */
-#include "tailscan.h"
+#include "sources/file/tailscan.h"
 
-#include "tailz.h"
+#include "sources/file/tailz.h"
 
 #include <dirent.h>
 #include <errno.h>

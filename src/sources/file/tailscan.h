@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "tailid.h"
+#include "sources/file/tailid.h"
 
 /* Most paths one glob expansion or one family listing returns. */
 #define TAILSCAN_MAX_ENTRIES 65536

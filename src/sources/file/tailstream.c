@@ -107,15 +107,15 @@
  * opened) is read from the position, then the file again from 0. What the
  * writer added between logrotate's copy and its truncation exists nowhere
  * any more: counted in bytes_unread_lost. */
-#include "tailstream.h"
-#include "clock.h"
+#include "sources/file/tailstream.h"
+#include "util/clock.h"
 
-#include "log.h"
-#include "tailchain.h"
-#include "tailheld.h"
-#include "tailresume.h"
-#include "tailscan.h"
-#include "tailz.h"
+#include "core/log.h"
+#include "sources/file/tailchain.h"
+#include "sources/file/tailheld.h"
+#include "sources/file/tailresume.h"
+#include "sources/file/tailscan.h"
+#include "sources/file/tailz.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,10 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash.h"
-#include "source.h"
-#include "tailfile.h"
-#include "tailpos.h"
+#include "util/hash.h"
+#include "core/source.h"
+#include "sources/file/tailfile.h"
+#include "sources/file/tailpos.h"
 
 struct tailstream;
 struct tailheld;

@@ -21,16 +21,16 @@
  * streams by watch or by name, and a poll, its deadline and a rescan look
  * only at the streams marked when something acted on them, until they are
  * settled again. */
-#include "tailwatch.h"
-#include "config.h"
-#include "hash.h"
-#include "log.h"
-#include "taildup.h"
-#include "tailheld.h"
-#include "tailindex.h"
-#include "tailmulti.h"
-#include "tailscan.h"
-#include "tailstream.h"
+#include "sources/file/tailwatch.h"
+#include "config/config.h"
+#include "util/hash.h"
+#include "core/log.h"
+#include "sources/file/taildup.h"
+#include "sources/file/tailheld.h"
+#include "sources/file/tailindex.h"
+#include "sources/file/tailmulti.h"
+#include "sources/file/tailscan.h"
+#include "sources/file/tailstream.h"
 
 #include <ctype.h>
 #include <errno.h>

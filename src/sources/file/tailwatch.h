@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "filesrc.h"
+#include "config/config.h"
+#include "sources/file/filesrc.h"
 
 /* Creates the streams named literally (file, or patterns without
  * wildcards), watches the directories of the globs and expands them.

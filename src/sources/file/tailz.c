@@ -1,8 +1,8 @@
 /* tailz: a compressed rotated file read forward as its uncompressed bytes,
  * through a window of bounded size (see tailz.h). */
-#include "tailz.h"
+#include "sources/file/tailz.h"
 
-#include "tailz_codec.h"
+#include "sources/file/tailz_codec.h"
 
 #include <errno.h>
 #include <stdlib.h>

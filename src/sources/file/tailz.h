@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tailid.h"
+#include "sources/file/tailid.h"
 
 #define TAILZ_HEAD TAILID_FP_MAX
 #define TAILZ_DICT_MAX (64u << 20) /* larger zstd/xz dictionaries are refused */

@@ -1,5 +1,5 @@
 /* tailz_codec: gzip through zlib; zstd and xz when the build has them. */
-#include "tailz_codec.h"
+#include "sources/file/tailz_codec.h"
 
 #include <stdlib.h>
 #include <zlib.h>

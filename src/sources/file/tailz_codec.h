@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tailz.h"
+#include "sources/file/tailz.h"
 
 struct tailz_codec {
 	enum tailz_format format;

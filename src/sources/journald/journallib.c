@@ -1,8 +1,8 @@
 /* journallib: libsystemd's sd-journal resolved at run time (journallib.h). */
 #define JOURNALLIB_TABLE
-#include "journallib.h"
+#include "sources/journald/journallib.h"
 
-#include "dynlib.h"
+#include "util/dynlib.h"
 
 #include <stdio.h>
 #include <stdlib.h>

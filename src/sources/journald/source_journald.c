@@ -34,15 +34,15 @@
  * to the loop; poll() calls sd_journal_process() and reads what is new. An
  * idle journal costs nothing; a changed set of files costs one pass over
  * the journal's entry headers. */
-#include "clock.h"
-#include "config.h"
-#include "device.h"
-#include "log.h"
-#include "journallib.h"
-#include "source.h"
-#include "source_journald.h"
-#include "source_journald_src.h"
-#include "stats.h"
+#include "util/clock.h"
+#include "config/config.h"
+#include "core/device.h"
+#include "core/log.h"
+#include "sources/journald/journallib.h"
+#include "core/source.h"
+#include "sources/journald/source_journald.h"
+#include "sources/journald/source_journald_src.h"
+#include "core/stats.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* source_journald_entry: a journal entry as a record (see
  * source_journald_src.h). */
-#include "journallib.h"
-#include "source_journald.h"
-#include "source_journald_src.h"
-#include "stats.h"
+#include "sources/journald/journallib.h"
+#include "sources/journald/source_journald.h"
+#include "sources/journald/source_journald_src.h"
+#include "core/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

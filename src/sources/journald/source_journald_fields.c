@@ -1,8 +1,8 @@
 /* source_journald_fields: a journal entry's data as a Connect struct; see
  * source_journald.h. */
-#include "source_journald.h"
+#include "sources/journald/source_journald.h"
 
-#include "text.h"
+#include "util/text.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* source_journald_pos: the journal position as one sequence number per
  * sequence-number id; see source_journald.h. */
-#include "source_journald.h"
+#include "sources/journald/source_journald.h"
 
-#include "num.h"
+#include "util/num.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* source_journald_ring: the cursor ring and the cursor reader; see
  * source_journald.h. */
-#include "source_journald.h"
+#include "sources/journald/source_journald.h"
 
-#include "num.h"
+#include "util/num.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,14 +4,14 @@
 #ifndef SKIFF_SOURCE_JOURNALD_SRC_H
 #define SKIFF_SOURCE_JOURNALD_SRC_H
 
-#include "source.h"
+#include "core/source.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
-#include "journallib.h"
+#include "sources/journald/journallib.h"
 
 /* sd-journal.h brings <syslog.h>, whose LOG_INFO (6), LOG_NOTICE and
  * LOG_DEBUG macros hid log.h's levels of the same names: the source's info

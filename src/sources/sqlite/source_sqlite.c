@@ -11,14 +11,14 @@
  * This file: the config table, the schedule of the tables and the offsets.
  * The database connection and its busy back-off are in sqdb.c, the SQL in
  * sqquery.c. */
-#include "source_sqlite.h"
-#include "clock.h"
+#include "sources/sqlite/source_sqlite.h"
+#include "util/clock.h"
 
-#include "config.h"
-#include "jsonint.h"
-#include "log.h"
-#include "source.h"
-#include "stats.h"
+#include "config/config.h"
+#include "util/jsonint.h"
+#include "core/log.h"
+#include "core/source.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,11 +30,11 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
-#include "sqlitelib.h"
+#include "sources/sqlite/sqlitelib.h"
 
-#include "buf.h"
-#include "convert.h"
-#include "source.h"
+#include "util/buf.h"
+#include "convert/convert.h"
+#include "core/source.h"
 
 struct source_env;
 struct source_batch;

@@ -1,10 +1,10 @@
 /* sqcheck: whether an offset a person sends (KIP-875, REST PATCH) is one the
  * SQLite source would use, checked against the connector's configuration. */
-#include "source.h"
-#include "source_sqlite.h"
+#include "core/source.h"
+#include "sources/sqlite/source_sqlite.h"
 
-#include "config.h"
-#include "jsonint.h"
+#include "config/config.h"
+#include "util/jsonint.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -33,12 +33,12 @@
  * in order, a row read before a restart whose id is above the offset's and
  * whose timestamp is below it is taken for a hidden one and sent again. A
  * view or a query without a key: only the rows in the future are seen. */
-#include "source_sqlite.h"
-#include "clock.h"
+#include "sources/sqlite/source_sqlite.h"
+#include "util/clock.h"
 
-#include "log.h"
-#include "source.h"
-#include "stats.h"
+#include "core/log.h"
+#include "core/source.h"
+#include "core/stats.h"
 
 #include <stdio.h>
 #include <string.h>

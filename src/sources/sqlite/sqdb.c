@@ -11,10 +11,10 @@
  * opened (that would block the process), nor an empty file (an application
  * creating its database). A database locked by a writer is retried with a
  * growing back-off, said once while it lasts. */
-#include "source_sqlite.h"
+#include "sources/sqlite/source_sqlite.h"
 
-#include "log.h"
-#include "source.h"
+#include "core/log.h"
+#include "core/source.h"
 
 #include <errno.h>
 #include <stdio.h>

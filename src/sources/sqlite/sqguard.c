@@ -18,10 +18,10 @@
  *   inside the unix VFS. Outside that scope (an in-process writer in a unit
  *   test, a tool) the calls pass unchanged.
  * - --check: the environment a source gets when no worker runs. */
-#include "source_sqlite.h"
+#include "sources/sqlite/source_sqlite.h"
 
-#include "log.h"
-#include "source.h"
+#include "core/log.h"
+#include "core/source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,12 +9,12 @@
  * Configuration values become SQL only as quoted identifiers (table and
  * column names, quotes doubled); the user's query is SQL by definition and is
  * wrapped as a subquery. Positions are bound as parameters. */
-#include "source_sqlite.h"
+#include "sources/sqlite/source_sqlite.h"
 
-#include "buf.h"
-#include "clock.h"
-#include "log.h"
-#include "source.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "core/log.h"
+#include "core/source.h"
 
 #include <stdarg.h>
 #include <stdio.h>

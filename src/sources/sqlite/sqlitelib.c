@@ -1,8 +1,8 @@
 /* sqlitelib: SQLite resolved at run time (sqlitelib.h). */
 #define SQLITELIB_TABLE
-#include "sqlitelib.h"
+#include "sources/sqlite/sqlitelib.h"
 
-#include "dynlib.h"
+#include "util/dynlib.h"
 
 #include <stdio.h>
 #include <stdlib.h>

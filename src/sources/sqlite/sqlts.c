@@ -8,7 +8,7 @@
  * whatever the text layout or the zone. (The JDBC connector binds a
  * java.sql.Timestamp and lets SQLite compare it with whatever the column
  * holds, which is why its timestamp modes fail on SQLite.) */
-#include "source_sqlite.h"
+#include "sources/sqlite/source_sqlite.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,11 +4,11 @@
  * version, step at most room (+1) rows of a LIMITed statement, reset it,
  * COMMIT. Nothing stays open between polls, so writers are never held up by
  * a reader waiting on Kafka and the WAL can always be checkpointed. */
-#include "source_sqlite.h"
-#include "clock.h"
+#include "sources/sqlite/source_sqlite.h"
+#include "util/clock.h"
 
-#include "log.h"
-#include "source.h"
+#include "core/log.h"
+#include "core/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

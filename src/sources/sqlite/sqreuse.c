@@ -21,11 +21,11 @@
  * nothing is remembered: an AUTOINCREMENT sequence below the stored offset
  * (dropped and created, another file) is read from its start; otherwise a
  * largest id below the stored offset is only reported. */
-#include "source_sqlite.h"
-#include "clock.h"
+#include "sources/sqlite/source_sqlite.h"
+#include "util/clock.h"
 
-#include "log.h"
-#include "source.h"
+#include "core/log.h"
+#include "core/source.h"
 
 #include <stdarg.h>
 #include <stdio.h>

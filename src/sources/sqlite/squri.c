@@ -6,8 +6,8 @@
  * escapes decoded. An in-memory database has no file and is refused, and so
  * is a vfs= parameter: skiff opens every database through its read-only VFS
  * (sqvfs.c), which a vfs= would replace. */
-#include "num.h"
-#include "source_sqlite.h"
+#include "util/num.h"
+#include "sources/sqlite/source_sqlite.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,11 +11,11 @@
  * double. Doubles are written as Java's Double.toString writes them
  * (javafmt_number), so the bytes match what Connect's JsonConverter
  * produces. */
-#include "buf.h"
-#include "convert.h"
-#include "javafmt.h"
-#include "source_sqlite.h"
-#include "text.h"
+#include "util/buf.h"
+#include "convert/convert.h"
+#include "convert/javafmt.h"
+#include "sources/sqlite/source_sqlite.h"
+#include "util/text.h"
 
 #include <math.h>
 #include <stdio.h>
