@@ -12,47 +12,19 @@ Standard library only, like harness.py.
 
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from harness import Skiff, consume
+from rotator import Rotator
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "tools"))
 from tailwriter import Writer, check_lines  # noqa: E402
 
 LINE_BYTES = 76  # "NNNNNNNN w xxx...x\n"
-
-
-class Rotator(threading.Thread):
-    """Runs `logrotate` (not forced: its size directive decides) on conf every
-    `every` seconds until stop()."""
-
-    def __init__(self, conf, state, every=0.5):
-        super().__init__(daemon=True)
-        self.conf, self.state, self.every = conf, state, every
-        self.runs = 0
-        self.errors = []
-        self._halt = threading.Event()
-
-    def run(self):
-        due = time.monotonic()
-        while True:
-            due += self.every
-            if self._halt.wait(max(0.0, due - time.monotonic())):
-                break
-            r = subprocess.run(["logrotate", "-s", str(self.state), str(self.conf)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if r.returncode != 0:
-                self.errors.append(r.stdout.decode(errors="replace"))
-            self.runs += 1
-
-    def stop(self):
-        self._halt.set()
-        self.join(30)
 
 
 class HeldSampler(threading.Thread):
@@ -174,7 +146,7 @@ def run(tmp_path, broker, topic, outage, before=3.0, after=5.0, rate=2000, conne
     sk = Skiff(tmp_path, w, [c], env=skiff_env).start()
     sk.wait_log(r"reading .*app\.log from byte", timeout=60)
     writer = Writer(log, rate=rate, reopen=True, width=LINE_BYTES - 1)
-    rot = Rotator(conf, tmp_path / "logrotate.state")
+    rot = Rotator(conf, tmp_path / "logrotate.state", every=0.5, force=False)
     held = HeldSampler(sk.pid)
     scene = Scene(sk, writer, rot, held)
     writer.start()

@@ -9,6 +9,7 @@ import json
 import socket
 import ssl
 import subprocess
+import threading
 import time
 
 import harness
@@ -69,6 +70,31 @@ def wait_for(pred, timeout=30, step=0.1, what="condition"):
             return v
         time.sleep(step)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def client_storm(port, path, clients=50, seconds=5.0):
+    """`clients` threads, each sending GET path back to back for `seconds`
+    (10 s timeout each). Returns (answered, failures): failures are the
+    non-200 statuses and the errors raised."""
+    stop, failed, done = threading.Event(), [], [0]
+
+    def client():
+        while not stop.is_set():
+            try:
+                r = request(port, "GET", path, timeout=10)
+                if r.status != 200:
+                    failed.append(r.status)
+                done[0] += 1
+            except OSError as e:
+                failed.append(repr(e))
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    return done[0], failed
 
 
 def wait_up(port, timeout=30, **kw):

@@ -55,6 +55,18 @@ def req(port, method, path, body=None):
     return r.status, r.json
 
 
+def rest_shipped_then_stopped(tmp_path, kafka, topic, lines):
+    """A skiff with the REST API whose connector shipped app.log's `lines`
+    lines and was STOPPED over REST. Returns (sk, port, src)."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(lines)
+    sk, port = rest_skiff(tmp_path, kafka.bootstrap, topic, src)
+    fl.read_topic(kafka.bootstrap, topic, lines)
+    stop_connector(port)
+    return sk, port, src
+
+
 def stop_connector(port):
     assert req(port, "PUT", BASE + "/stop")[0] == 204
     restlib.wait_for(lambda: req(port, "GET", BASE + "/status")[1]["connector"]["state"] ==
@@ -69,12 +81,7 @@ def test_rest_round_trip_with_a_new_position(tmp_path, kafka, topic):
     the position set. A position past the end or inside a line is refused
     as the CLI refuses it (500: the connector's refusal, as Connect answers
     its FileStreamSourceConnector's), and nothing is stored."""
-    harness.create_topic(kafka.bootstrap, topic, partitions=1)
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(3000)
-    sk, port = rest_skiff(tmp_path, kafka.bootstrap, topic, src)
-    fl.read_topic(kafka.bootstrap, topic, 3000)
-    stop_connector(port)
+    sk, port, src = rest_shipped_then_stopped(tmp_path, kafka, topic, 3000)
     st, doc = req(port, "GET", BASE + "/offsets")
     assert st == 200 and doc["offsets"][0]["offset"]["position"] == 3000 * W, doc
     assert "tail" in doc["offsets"][0]["offset"], doc  # what made main re-read
@@ -106,21 +113,28 @@ def test_rest_round_trip_with_a_new_position(tmp_path, kafka, topic):
     assert len(harness.consume(kafka.bootstrap, topic)) == 5100
 
 
-def rotated_while_stopped(tmp_path, kafka, topic, compress=False):
-    """Stopped at line 1000; the app wrote 1000-1499 and rotated; the new
-    app.log holds 1500-2999 (issue 24, item 7). Returns (sk, src)."""
+def shipped_then_stopped(tmp_path, kafka, topic, lines):
+    """A skiff that shipped app.log's `lines` lines and stopped with its
+    offset there. Returns (sk, src, state)."""
     harness.create_topic(kafka.bootstrap, topic, partitions=1)
     src = fl.SeqSource(tmp_path / "app.log")
-    src.append(1000)
+    src.append(lines)
     state = tmp_path / "state"
     state.mkdir()
     sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
                        [fl.file_connector(NAME, src.path, topic)])
     sk.start()
-    fl.read_topic(kafka.bootstrap, topic, 1000)
-    fl.wait_for(lambda: fl.peek_line(state / "offsets", NAME, src.path) == 1000, 30,
-                "the offset at line 1000")
+    fl.read_topic(kafka.bootstrap, topic, lines)
+    fl.wait_for(lambda: fl.peek_line(state / "offsets", NAME, src.path) == lines, 30,
+                f"the offset at line {lines}")
     assert sk.stop() == 0
+    return sk, src, state
+
+
+def rotated_while_stopped(tmp_path, kafka, topic, compress=False):
+    """Stopped at line 1000; the app wrote 1000-1499 and rotated; the new
+    app.log holds 1500-2999 (issue 24, item 7). Returns (sk, src)."""
+    sk, src, state = shipped_then_stopped(tmp_path, kafka, topic, 1000)
     src.append(500)
     os.rename(src.path, str(src.path) + ".1")
     if compress:
@@ -324,18 +338,7 @@ def test_set_force_inside_a_line_resumes_there(tmp_path, kafka, topic):
     truncated and all 3,000 lines were sent again. Forced, the offset is
     stored with the file's identity at that position: the rest of line
     1,000 (what --force asks for), then lines 1,001 on, nothing again."""
-    harness.create_topic(kafka.bootstrap, topic, partitions=1)
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(3000)
-    state = tmp_path / "state"
-    state.mkdir()
-    sk = harness.Skiff(tmp_path, fl.worker_props(kafka.bootstrap, state),
-                       [fl.file_connector(NAME, src.path, topic)])
-    sk.start()
-    fl.read_topic(kafka.bootstrap, topic, 3000)
-    fl.wait_for(lambda: fl.peek_line(state / "offsets", NAME, src.path) == 3000, 30,
-                "the offset at line 3000")
-    assert sk.stop() == 0
+    sk, src, state = shipped_then_stopped(tmp_path, kafka, topic, 3000)
     rc, out, err = offsets_cmd(sk, "list")
     doc = json.loads(out)
     assert "tail" in doc["offsets"][0]["offset"], doc
@@ -519,12 +522,7 @@ def test_rest_position_0_for_a_file_gone(tmp_path, kafka, topic):
     {"position":0} alone counted it too, as "inode 0". Position 0 of a file
     not there is stored alone and counts nothing: the new app.log's 100
     lines follow, exactly."""
-    harness.create_topic(kafka.bootstrap, topic, partitions=1)
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(3000)
-    sk, port = rest_skiff(tmp_path, kafka.bootstrap, topic, src)
-    fl.read_topic(kafka.bootstrap, topic, 3000)
-    stop_connector(port)
+    sk, port, src = rest_shipped_then_stopped(tmp_path, kafka, topic, 3000)
     os.unlink(src.path)
     st, doc = req(port, "GET", BASE + "/offsets")
     doc["offsets"][0]["offset"]["position"] = 0
@@ -582,12 +580,7 @@ def test_rest_position_in_a_file_rotated_and_deleted_since(tmp_path, kafka, topi
     files_gone_unread: the rewind sent less than no edit. The file the
     offset names being gone, the PATCH is refused naming it (500), nothing
     stored; skiff then counts the gone file and reads the new one whole."""
-    harness.create_topic(kafka.bootstrap, topic, partitions=1)
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(3000)
-    sk, port = rest_skiff(tmp_path, kafka.bootstrap, topic, src)
-    fl.read_topic(kafka.bootstrap, topic, 3000)
-    stop_connector(port)
+    sk, port, src = rest_shipped_then_stopped(tmp_path, kafka, topic, 3000)
     src.append(500)
     os.rename(src.path, str(src.path) + ".1")
     new = fl.SeqSource(src.path)

@@ -18,7 +18,7 @@ import time
 import pytest
 
 from harness import consume
-from restlib import request, start_skiff, wait_for
+from restlib import client_storm, request, start_skiff, wait_for
 
 NAME = "local-file-source"
 
@@ -103,27 +103,10 @@ def test_local_probes_and_clients_never_refused(tmp_path, kafka, topic):
     finally:
         slow.stop()
     # 50 local clients at once, each a stream of requests: none refused.
-    stop, failed, done = threading.Event(), [], [0]
-
-    def client():
-        while not stop.is_set():
-            try:
-                r = request(port, "GET", f"/connectors/{NAME}/status", timeout=10)
-                if r.status != 200:
-                    failed.append(r.status)
-                done[0] += 1
-            except OSError as e:
-                failed.append(repr(e))
-    threads = [threading.Thread(target=client) for _ in range(50)]
-    for t in threads:
-        t.start()
-    time.sleep(5)
-    stop.set()
-    for t in threads:
-        t.join()
-    print(f"FIGURE rest.local_clients: {done[0]} requests of 50 clients, "
+    done, failed = client_storm(port, f"/connectors/{NAME}/status")
+    print(f"FIGURE rest.local_clients: {done} requests of 50 clients, "
           f"{len(failed)} failed")
-    assert done[0] > 100 and failed == [], failed[:5]
+    assert done > 100 and failed == [], failed[:5]
     assert sk.stop() == 0
 
 

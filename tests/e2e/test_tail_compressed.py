@@ -31,7 +31,8 @@ import pytest
 import harness
 from harness import Skiff, consume
 import offsetfile
-from test_tail_logrotate import Rotator, allowed, finish, fnv1a64
+from rotator import Rotator
+from test_tail_logrotate import allowed, finish, fnv1a64
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "tools"))

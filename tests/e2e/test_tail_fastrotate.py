@@ -32,7 +32,8 @@ import harness
 from harness import Skiff, consume
 import offsetfile
 from test_tail import small_ext4, write_lines  # noqa: F401 - a fixture
-from test_tail_logrotate import Rotator, durable_line
+from rotator import Rotator
+from test_tail_logrotate import durable_line
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "tools"))

@@ -17,9 +17,7 @@ Bounds checked:
 
 import os
 import random
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -27,6 +25,7 @@ import pytest
 
 from harness import Skiff, consume
 import offsetfile
+from rotator import Rotator
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "tools"))
@@ -42,33 +41,6 @@ def fnv1a64(data):
     for b in data:
         h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return h
-
-
-class Rotator(threading.Thread):
-    """Runs `logrotate -f` on conf every `every` seconds until stop()."""
-
-    def __init__(self, conf, state, every=1.0):
-        super().__init__(daemon=True)
-        self.conf, self.state, self.every = conf, state, every
-        self.runs = 0
-        self.errors = []
-        self._halt = threading.Event()
-
-    def run(self):
-        due = time.monotonic()
-        while True:
-            due += self.every
-            if self._halt.wait(max(0.0, due - time.monotonic())):
-                break
-            r = subprocess.run(["logrotate", "-f", "-s", str(self.state), str(self.conf)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if r.returncode != 0:
-                self.errors.append(r.stdout.decode(errors="replace"))
-            self.runs += 1
-
-    def stop(self):
-        self._halt.set()
-        self.join(30)
 
 
 def durable_line(offsets_path, key, logdir):

@@ -21,7 +21,6 @@ import logging
 import logging.handlers
 import os
 import re
-import subprocess
 import threading
 import time
 
@@ -29,6 +28,7 @@ import pytest
 
 import harness
 from harness import Skiff, consume
+from rotator import Rotator
 import offsetfile
 
 SECONDS = 9
@@ -143,25 +143,6 @@ class HandlerWriter(threading.Thread):
             for h in lg.handlers:
                 h.close()
         return self.count
-
-
-class Rotator(threading.Thread):
-    def __init__(self, conf, state):
-        super().__init__(daemon=True)
-        self.conf, self.state, self.errors, self.runs = conf, state, [], 0
-        self._halt = threading.Event()
-
-    def run(self):
-        while not self._halt.wait(1.0):
-            r = subprocess.run(["logrotate", "-f", "-s", str(self.state), str(self.conf)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            if r.returncode != 0:
-                self.errors.append(r.stdout.decode(errors="replace"))
-            self.runs += 1
-
-    def stop(self):
-        self._halt.set()
-        self.join(30)
 
 
 def fnv1a64(data):
