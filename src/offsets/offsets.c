@@ -37,6 +37,14 @@ struct offsets {
 	struct hash index; /* key -> position in ents */
 	size_t bytes;      /* counted against OFFSETS_MAX_BYTES */
 	bool dirty;
+	/* What changed since the last write that left nothing unwritten
+	 * (offsets_changed): positions in ents, each once (chg_bits: one bit a
+	 * position, words for cap of them), in the order first changed; or
+	 * chg_all: not known (a load, a removal, out of memory). */
+	uint32_t *chg;
+	size_t nchg, chg_cap, chg_words;
+	uint64_t *chg_bits;
+	bool chg_all;
 	uint64_t changes;   /* puts that changed something, ever */
 	uint64_t attempted; /* highest generation loaded or handed to the backend */
 	/* The write in flight: its generation (0: none), the changes it holds. */
@@ -56,6 +64,50 @@ struct offsets {
 };
 
 enum kind { KEY, VALUE };
+
+/* Notes that ents[i] changed (offsets_changed). */
+static void note_changed(struct offsets *o, size_t i)
+{
+	size_t w = i / 64;
+
+	if (o->chg_all)
+		return;
+	if (w >= o->chg_words) {
+		size_t words = (o->cap + 63) / 64 > w ? (o->cap + 63) / 64 : w + 1;
+		uint64_t *bits = realloc(o->chg_bits, words * sizeof(*bits));
+
+		if (bits == NULL)
+			goto all;
+		memset(bits + o->chg_words, 0, (words - o->chg_words) * sizeof(*bits));
+		o->chg_bits = bits;
+		o->chg_words = words;
+	}
+	if (o->chg_bits[w] >> (i % 64) & 1)
+		return;
+	if (o->nchg == o->chg_cap) {
+		size_t cap = o->chg_cap ? o->chg_cap * 2 : MIN_CAP;
+		uint32_t *chg = realloc(o->chg, cap * sizeof(*chg));
+
+		if (chg == NULL)
+			goto all;
+		o->chg = chg;
+		o->chg_cap = cap;
+	}
+	o->chg_bits[w] |= UINT64_C(1) << (i % 64);
+	o->chg[o->nchg++] = (uint32_t)i;
+	return;
+all:
+	o->chg_all = true;
+}
+
+/* After a write that left nothing unwritten: nothing changed since. */
+static void changed_clear(struct offsets *o)
+{
+	for (size_t k = 0; k < o->nchg; k++)
+		o->chg_bits[o->chg[k] / 64] &= ~(UINT64_C(1) << (o->chg[k] % 64));
+	o->nchg = 0;
+	o->chg_all = false;
+}
 
 static struct entry *lookup(const struct offsets *o, const char *key)
 {
@@ -218,10 +270,14 @@ static int set(struct offsets *o, const char *key, const char *value, bool loadi
 	} else {
 		rc = insert(o, ckey, value);
 		changed = rc == 0;
+		e = changed ? &o->ents[o->n - 1] : NULL;
 	}
 	if (changed && !loading) {
 		o->dirty = true;
 		o->changes++;
+		note_changed(o, (size_t)(e - o->ents));
+	} else if (changed) {
+		o->chg_all = true;
 	}
 	return rc;
 }
@@ -251,6 +307,7 @@ static void remove_at(struct offsets *o, size_t idx)
 	rstr_drop(e->value);
 	memmove(e, e + 1, (o->n - idx - 1) * sizeof(*e));
 	o->n--;
+	o->chg_all = true; /* the positions after it moved */
 	/* Fewer keys than before: putting them back never allocates. */
 	hash_clear(&o->index);
 	for (size_t i = 0; i < o->n; i++)
@@ -271,6 +328,7 @@ int offsets_load_record(struct offsets *o, const char *key, const char *value)
 		rstr_drop(ckey);
 		return 0;
 	}
+	o->chg_all = true;
 	if (e == NULL)
 		return insert(o, ckey, value);
 	rstr_drop(ckey);
@@ -289,6 +347,7 @@ void offsets_load_reset(struct offsets *o)
 	hash_clear(&o->index);
 	o->n = 0;
 	o->bytes = 0;
+	o->chg_all = true;
 }
 
 const char *offsets_get(const struct offsets *o, const char *key)
@@ -353,8 +412,10 @@ static void end(struct offsets *o, int rc)
 	if (rc != 0) {
 		(*o->flush_failures)++;
 	} else {
-		if (o->changes == o->writing_changes)
+		if (o->changes == o->writing_changes) {
 			o->dirty = false;
+			changed_clear(o);
+		}
 		*o->generation = o->writing;
 		(*o->flushes)++;
 	}
@@ -523,6 +584,7 @@ int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets
 	}
 	o->ops = ops;
 	o->ctx = ctx;
+	o->chg_all = true; /* until the first write */
 	o->generation = &o->own.generation;
 	o->flushes = &o->own.flushes;
 	o->flush_failures = &o->own.flush_failures;
@@ -546,6 +608,8 @@ void offsets_destroy(struct offsets *o)
 		return;
 	offsets_load_reset(o);
 	free(o->ents);
+	free(o->chg);
+	free(o->chg_bits);
 	hash_free(&o->index);
 	if (o->ops != NULL && o->ops->close != NULL)
 		o->ops->close(o->ctx);
@@ -602,4 +666,12 @@ void offsets_load_mark_dirty(struct offsets *o)
 {
 	o->dirty = true;
 	o->changes++;
+	o->chg_all = true;
+}
+
+bool offsets_changed(const struct offsets *o, const uint32_t **idx, size_t *n)
+{
+	*idx = o->chg;
+	*n = o->nchg;
+	return !o->chg_all;
 }

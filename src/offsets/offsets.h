@@ -119,6 +119,16 @@ int offsets_remove(struct offsets *o, const char *key);
 /* True when a put changed something since the last successful flush. */
 bool offsets_dirty(const struct offsets *o);
 
+/* What changed since the last write that succeeded with nothing changed
+ * meanwhile: *idx[0..*n) (positions for offsets_key/offsets_value, each
+ * once, valid until the next change), so that a backend writes in
+ * proportion to what changed, not to the store (issue 22: 20,000 entries
+ * looked up per flush). Returns false when that is not known - after a
+ * load, a removal (positions move), out of memory, or before the first
+ * write: every entry may have changed. A superset: a put of the same value
+ * is not a change, and a write that failed leaves the list as it was. */
+bool offsets_changed(const struct offsets *o, const uint32_t **idx, size_t *n);
+
 /* The completion of offsets_write: rc 0 (the generation is durable) or a
  * negative OFFSETS_ERR_* with why ("what: why", valid during the call only).
  * With rc 0, why is NULL or something a person should hear (the store had

@@ -369,11 +369,31 @@ static int put_entry(char **buf, size_t *len, size_t *cap, bool *first, const ch
 	return rc == 0 ? put(buf, len, cap, "}", 1) : rc;
 }
 
-/* The record of what o changed since the shadow, into *buf (free()). */
+/* The entries of o to compare with the shadow: *idx[0..*n) when o knows
+ * what changed since it was last written (offsets_changed) and that fits
+ * the shadow - as many entries as the shadow holds plus those of the list
+ * it does not, so none was removed - else NULL: all of them. */
+static const uint32_t *changed_only(const struct offsets_log *lg, const struct offsets *o,
+                                    size_t *n)
+{
+	const uint32_t *idx;
+	size_t added = 0, at;
+
+	if (!offsets_changed(o, &idx, n))
+		return NULL;
+	for (size_t k = 0; k < *n; k++)
+		added += !hash_get(&lg->index, offsets_key(o, idx[k]), &at);
+	return lg->n + added == offsets_count(o) ? idx : NULL;
+}
+
+/* The record of what o changed since the shadow, into *buf (free()): from
+ * o's list of changes (changed_only) when it has one, so that a flush costs
+ * what changed, not the store; else comparing every entry. */
 static int build(const struct offsets_log *lg, const struct offsets *o, uint64_t base, uint64_t gen,
                  char **buf, size_t *len)
 {
-	size_t cap = 0, present = 0;
+	size_t cap = 0, present = 0, nchg = 0;
+	const uint32_t *chg = changed_only(lg, o, &nchg);
 	bool first = true;
 	char head[96], tail[16];
 	int rc, hl = snprintf(head, sizeof(head),
@@ -384,7 +404,8 @@ static int build(const struct offsets_log *lg, const struct offsets *o, uint64_t
 	*buf = NULL;
 	*len = 0;
 	rc = put(buf, len, &cap, head, (size_t)hl);
-	for (size_t i = 0; rc == 0 && i < offsets_count(o); i++) {
+	for (size_t j = 0; rc == 0 && j < (chg != NULL ? nchg : offsets_count(o)); j++) {
+		size_t i = chg != NULL ? chg[j] : j;
 		const char *k = offsets_key(o, i), *v = offsets_value(o, i),
 		           *was = shadow_get(lg, k);
 
@@ -392,8 +413,9 @@ static int build(const struct offsets_log *lg, const struct offsets *o, uint64_t
 		if (was == NULL || (was != v && strcmp(was, v) != 0))
 			rc = put_entry(buf, len, &cap, &first, k, v);
 	}
-	/* Keys gone since (a KIP-875 reset): null. Looked for only when some are. */
-	for (size_t i = 0; rc == 0 && present < lg->n && i < lg->n; i++)
+	/* Keys gone since (a KIP-875 reset): null. Looked for only when some
+	 * are (with a list of changes, none is: changed_only). */
+	for (size_t i = 0; rc == 0 && chg == NULL && present < lg->n && i < lg->n; i++)
 		if (offsets_get(o, lg->keys[i]) == NULL)
 			rc = put_entry(buf, len, &cap, &first, lg->keys[i], "null");
 	if (rc == 0)
@@ -457,28 +479,28 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Makes the shadow what the record just written says. */
+/* Makes the shadow what the record just written (build) says: the
+ * entries of o's list of changes when build used it, else all. */
 static int shadow_update(struct offsets_log *lg, const struct offsets *o)
 {
-	size_t present = 0;
+	size_t nchg = 0;
+	const uint32_t *chg = changed_only(lg, o, &nchg);
 
-	for (size_t i = 0; i < offsets_count(o); i++) {
+	for (size_t j = 0; j < (chg != NULL ? nchg : offsets_count(o)); j++) {
+		size_t i = chg != NULL ? chg[j] : j, at;
 		const char *k = offsets_key(o, i), *v = offsets_value(o, i);
-		size_t at;
 
 		if (!hash_get(&lg->index, k, &at)) {
 			if (shadow_add(lg, k, v) != 0)
 				return OFFSETS_ERR_NOMEM;
-			present++;
 			continue;
 		}
-		present++;
 		if (lg->vals[at] == v)
 			continue;
 		rstr_drop(lg->vals[at]);
 		lg->vals[at] = rstr_hold(v);
 	}
-	return present < lg->n ? offsets_log_reset(lg, o) : 0;
+	return lg->n != offsets_count(o) ? offsets_log_reset(lg, o) : 0;
 }
 
 int offsets_log_append(struct offsets_log *lg, const struct offsets *o, uint64_t base, uint64_t gen,

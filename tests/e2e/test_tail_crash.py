@@ -373,9 +373,6 @@ def test_stop_counts_a_file_let_go_whose_records_wait(tmp_path, kafka_private, t
 
 
 @pytest.mark.skiff_timeout(400)
-@pytest.mark.xfail(strict=True, reason="issue 22: resume_replaced reads the path from 0 when the "
-                   "stored generation's copy is gone, skipping newer copies on disk, and ignores "
-                   "\"seen\" (open: i22-stop2's report)")
 def test_stop_then_copytruncate_twice_reads_the_newer_copy_and_counts_the_gone_one(
         tmp_path, kafka_private, topic):
     """Hostile finding (issue 22, copytruncate + delaycompress, clean
@@ -385,7 +382,9 @@ def test_stop_then_copytruncate_twice_reads_the_newer_copy_and_counts_the_gone_o
     skiff is stopped: the copy holding 100-599 is deleted, the copy holding
     600-999 is on disk. The start said only "the rest of the file it
     replaced is gone" (1 file, no bytes, though the stop wrote what it saw
-    as "seen") and read the path from 0: 600-999 were skipped, on disk."""
+    as "seen") and read the path from 0: 600-999 were skipped, on disk.
+    Now the copies made after the gone one are read, then the path, and
+    the gone generation's unread bytes are counted and named."""
     sc = Scene(tmp_path, kafka_private, topic, keep=1, queue="5000")
     sc.conf.write_text(outage.logrotate_conf(sc.log, ("rotate 1", "copytruncate")))
     w = sc.sk.worker_file
@@ -404,5 +403,8 @@ def test_stop_then_copytruncate_twice_reads_the_newer_copy_and_counts_the_gone_o
     got = numbers(sc.values(600, timeout=30))
     assert got == [n for n in range(1100) if n not in lost], (
         len(got), sorted(set(range(1100)) - set(got) - lost)[:10])
-    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, sc.sk.log_text()[sc.marks[-1]:]
+    log = sc.sk.log_text()[sc.marks[-1]:]
+    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, log
+    assert sc.counter("files_gone_unread") == 1, log
+    assert f"bytes {100 * LINE} to {600 * LINE} were not read" in log, log
     assert sc.sk.stop() == 0

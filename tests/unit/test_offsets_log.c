@@ -395,6 +395,100 @@ static void test_deleted_under_the_store(void)
 	offsets_destroy(o);
 }
 
+/* The log's last line, as written (static storage). */
+static const char *last_record(void)
+{
+	static char rec[4096];
+	FILE *f = fopen(logp, "r");
+	char line[4096];
+
+	rec[0] = '\0';
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		snprintf(rec, sizeof(rec), "%s", line);
+	if (f != NULL)
+		fclose(f);
+	return rec;
+}
+
+static void fkey(char *key, size_t len, int i)
+{
+	snprintf(key, len, "[\"conn\",{\"filename\":\"/var/log/f%04d\"}]", i);
+}
+
+/* A flush writes from the store's list of what changed since the last
+ * write (offsets_changed), not by comparing every entry with the journal's
+ * shadow (issue 22: 20,000 lookups a flush at 20,000 files): the list holds
+ * each changed entry once, is empty after a write, unknown after a removal
+ * or a load, kept by a failed write; the records and a restart hold
+ * exactly the store. */
+static void test_changes_listed(void)
+{
+	struct offsets *o;
+	const uint32_t *idx;
+	char key[64];
+	size_t n;
+	uint64_t gen;
+	int fp;
+
+	fresh_log();
+	o = open_ok();
+	CHECK(!offsets_changed(o, &idx, &n)); /* loaded: not known */
+	for (int i = 0; i < 1000; i++) {
+		fkey(key, sizeof(key), i);
+		CHECK_INT(offsets_put(o, key, VAL_A), 0);
+	}
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0); /* a base */
+	CHECK(offsets_changed(o, &idx, &n) && n == 0);
+	fkey(key, sizeof(key), 900);
+	CHECK_INT(offsets_put(o, key, VAL_B), 0);
+	CHECK_INT(offsets_put(o, key, VAL_C), 0);
+	fkey(key, sizeof(key), 5);
+	CHECK_INT(offsets_put(o, key, VAL_A), 0); /* the same: no change */
+	CHECK(offsets_changed(o, &idx, &n) && n == 1 && idx[0] == 900);
+	CHECK_INT(offsets_put(o, key, VAL_B), 0);
+	CHECK_INT(offsets_put(o, KEY2, VAL_A), 0); /* a new key */
+	CHECK(offsets_changed(o, &idx, &n) && n == 3 && idx[1] == 5 && idx[2] == 1000);
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(offsets_changed(o, &idx, &n) && n == 0);
+	CHECK(strstr(last_record(), "f0900") != NULL && strstr(last_record(), "f0005") != NULL &&
+	      strstr(last_record(), "\"g\"") != NULL && strstr(last_record(), "f0006") == NULL);
+	/* A failed append keeps the list; the compaction after it writes all. */
+	fkey(key, sizeof(key), 7);
+	CHECK_INT(offsets_put(o, key, VAL_C), 0);
+	w.write_errno = ENOSPC;
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), OFFSETS_ERR_IO);
+	CHECK(offsets_changed(o, &idx, &n) && n == 1 && idx[0] == 7);
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(offsets_changed(o, &idx, &n) && n == 0 && !exists(logp));
+	/* A removal moves positions: the next write compares all (null). */
+	fkey(key, sizeof(key), 3);
+	CHECK_INT(offsets_remove(o, key), 0);
+	CHECK(!offsets_changed(o, &idx, &n));
+	fkey(key, sizeof(key), 8);
+	CHECK_INT(offsets_put(o, key, VAL_B), 0);
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(strstr(last_record(), "f0003\"}],\"value\":null") != NULL &&
+	      strstr(last_record(), "f0008") != NULL && strstr(last_record(), "f0009") == NULL);
+	CHECK(offsets_changed(o, &idx, &n) && n == 0);
+	fkey(key, sizeof(key), 999);
+	CHECK_INT(offsets_put(o, key, VAL_C), 0);
+	CHECK_INT(offsets_flush(o, err, sizeof(err)), 0);
+	CHECK(strstr(last_record(), "f0999") != NULL && strstr(last_record(), "f0998") == NULL);
+	offsets_destroy(o);
+	CHECK_STR(reload(key, &gen, &fp), VAL_C);
+	fkey(key, sizeof(key), 3);
+	CHECK_STR(reload(key, &gen, &fp), "(none)");
+	fkey(key, sizeof(key), 5);
+	CHECK_STR(reload(key, &gen, &fp), VAL_B);
+	fkey(key, sizeof(key), 7);
+	CHECK_STR(reload(key, &gen, &fp), VAL_C);
+	fkey(key, sizeof(key), 900);
+	CHECK_STR(reload(key, &gen, &fp), VAL_C);
+	CHECK_STR(reload(KEY2, &gen, &fp), VAL_A);
+	fkey(key, sizeof(key), 6);
+	CHECK_STR(reload(key, &gen, &fp), VAL_A);
+}
+
 int main(void)
 {
 	unsetenv("SKIFF_OFFSETS_COMPACT_BYTES");
@@ -409,6 +503,7 @@ int main(void)
 	test_append_faults();
 	test_compaction_at_close();
 	test_deleted_under_the_store();
+	test_changes_listed();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_offsets_log");
 }

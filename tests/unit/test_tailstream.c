@@ -92,6 +92,7 @@ static struct tailctx ctx = {.env = &env,
 static char dir[256], logpath[512];
 static char arena[1 << 16];
 static struct src_offset last;
+static struct tailstream *s_ct; /* the stream of the copytruncate resume tests */
 
 static void put(const char *name, const char *text, const char *mode)
 {
@@ -1084,6 +1085,117 @@ static void test_closing_counts_held_deleted_files(void)
 	ctx.rotate_wait_ms = 0;
 }
 
+/* The stored offset (after a2) with "seen" as a stop writes it: the file
+ * held a3 too, read but not acknowledged. */
+static char *stopped_offset(const char *base)
+{
+	char *saved;
+	size_t n;
+
+	put(base, "a1\na2\n", "w");
+	committed_json = NULL;
+	s_ct = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s_ct), "a1|a2|");
+	saved = malloc(300);
+	CHECK(saved != NULL);
+	snprintf(saved, 300, "%s", offset_of_last()); /* acknowledged */
+	put(base, "a3\n", "a");
+	CHECK_STR(drain(s_ct), "a3|"); /* waiting at the stop */
+	tailstream_free(s_ct);
+	n = strlen(saved);
+	CHECK(n > 1 && saved[n - 1] == '}');
+	snprintf(saved + n - 1, 300 - (n - 1), ",\"seen\":9}");
+	return saved;
+}
+
+/* Stopped with a3 read but not acknowledged; while stopped, copytruncate
+ * three times (delaycompress, rotate 2): A's copy is deleted, B's is on
+ * disk compressed, C's uncompressed. The restart reads B, C, then the path
+ * (D), and counts A's 3 unread bytes ("seen"), naming the generation lost.
+ * (Before: the path from 0 alone, B and C skipped, 1 file and 0 bytes
+ * counted - issue 22's hostile run, 8,010 lines.) */
+static void test_copytruncated_while_stopped_copy_gone(void)
+{
+	char *saved;
+
+	snprintf(logpath, sizeof(logpath), "%s/ct.log", dir);
+	saved = stopped_offset("ct.log");
+	put("ct.log.1", "a1\na2\na3\n", "w"); /* A's copy */
+	put("ct.log", "", "w");
+	put("ct.log", "b1\nb2\n", "a");
+	put_gz("ct.log.2.gz", "a1\na2\na3\n", GZ_GOOD);
+	rm("ct.log.1");
+	put("ct.log.1", "b1\nb2\n", "w"); /* B's copy */
+	put("ct.log", "", "w");
+	put("ct.log", "c1\n", "a");
+	rm("ct.log.2.gz"); /* A's, rotate 2 */
+	put_gz("ct.log.2.gz", "b1\nb2\n", GZ_GOOD);
+	rm("ct.log.1");
+	put("ct.log.1", "c1\n", "w"); /* C's copy */
+	put("ct.log", "", "w");
+	put("ct.log", "d1\n", "a");
+	committed_json = saved;
+	counted[0] = '\0';
+	logged[0] = '\0';
+	s_ct = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s_ct), "b1|b2|c1|d1|");
+	CHECK(strstr(counted, "bytes_unread_lost+3 ") != NULL);
+	CHECK(strstr(counted, "files_gone_unread+1 ") != NULL);
+	CHECK(strstr(logged, "bytes 6 to 9") != NULL);
+	tailstream_free(s_ct);
+	CHECK_INT(ctx.nopen, 0);
+	free(saved);
+	committed_json = NULL;
+	rm("ct.log.1");
+	rm("ct.log.2.gz");
+}
+
+/* The same, A's copy compressed and on disk (compress, no delaycompress):
+ * a3 is read from it, then B's copy and the path; nothing counted. */
+static void test_copytruncated_while_stopped_copy_compressed(void)
+{
+	char *saved;
+
+	snprintf(logpath, sizeof(logpath), "%s/cu.log", dir);
+	saved = stopped_offset("cu.log");
+	put_gz("cu.log.1.gz", "a1\na2\na3\n", GZ_GOOD); /* A's copy */
+	put("cu.log", "", "w");
+	put("cu.log", "b1\nb2\n", "a");
+	mv("cu.log.1.gz", "cu.log.2.gz");
+	put_gz("cu.log.1.gz", "b1\nb2\n", GZ_GOOD); /* B's copy */
+	put("cu.log", "", "w");
+	put("cu.log", "c1\n", "a");
+	committed_json = saved;
+	counted[0] = '\0';
+	s_ct = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s_ct), "a3|b1|b2|c1|");
+	CHECK(strstr(counted, "lost") == NULL && strstr(counted, "gone") == NULL);
+	tailstream_free(s_ct);
+	CHECK_INT(ctx.nopen, 0);
+	free(saved);
+	committed_json = NULL;
+	rm("cu.log.1.gz");
+	rm("cu.log.2.gz");
+}
+
+/* Connect's offset (a position alone) on a file truncated since: nothing
+ * orders the rotated siblings against it, so the path alone is read from
+ * 0, as Connect would - not every sibling on disk again. */
+static void test_connect_offset_truncated(void)
+{
+	struct tailstream *s;
+
+	snprintf(logpath, sizeof(logpath), "%s/cn.log", dir);
+	put("cn.log.1", "old1\n", "w");
+	put("cn.log", "b1\n", "w");
+	committed_json = "{\"position\":6}";
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "b1|");
+	tailstream_free(s);
+	committed_json = NULL;
+	rm("cn.log.1");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -1111,6 +1223,9 @@ int main(void)
 	test_copytruncate_copies_heard_made_and_gone();
 	test_copytruncate_read_past_the_copy();
 	test_copytruncates_right_after_one_seen();
+	test_copytruncated_while_stopped_copy_gone();
+	test_copytruncated_while_stopped_copy_compressed();
+	test_connect_offset_truncated();
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

@@ -65,33 +65,93 @@ static bool tail_differs(struct tailstream *s, const struct tailpos *p, const ch
 	return true;
 }
 
+/* Defined further down, with resume_compressed and resume_floor. */
+static char *add_compressed(struct tailstream *s, const struct tailpos *p, int64_t born, int *rc,
+                            struct tailid *id);
+static void set_unreadable(struct tailstream *s, const struct tailid *id);
+
+/* The generation of p's file (same inode: copytruncate) that held p's
+ * position is gone, its copy with it: what it held past the position is
+ * counted when a stop saw its size ("seen") or the held set did, else only
+ * the file (its bytes not known). Named in one warning. What is read after
+ * it (the newer copies, the path) is never counted. */
+static void generation_gone(struct tailstream *s, const struct tailpos *p)
+{
+	struct source_env *env = s->c->env;
+	int64_t seen = s->c->heldset != NULL && p->has_id
+	                   ? tailheld_size_of(s->c->heldset, s->path, p->dev, p->ino,
+	                                      p->has_born ? p->born : 0)
+	                   : -1;
+
+	if (p->finished)
+		return;
+	if (p->has_seen && p->seen > seen)
+		seen = p->seen;
+	if (seen > p->pos) {
+		env->log(env, LOG_WARN,
+		         "%s: the content of the stored offset's file (inode %lld) was truncated "
+		         "while skiff was stopped and its copy is gone: bytes %lld to %lld were "
+		         "not read (counted in bytes_unread_lost and files_gone_unread), nor "
+		         "whatever was written to it after them",
+		         s->path, (long long)p->ino, (long long)p->pos, (long long)seen);
+		env->count(env, "bytes_unread_lost", (uint64_t)(seen - p->pos));
+		env->count(env, "files_gone_unread", 1);
+		return;
+	}
+	tailresume_lost(s,
+	                "the rest of the file it replaced is gone (its copy too): counted in "
+	                "files_gone_unread",
+	                0);
+}
+
 /* The file at the path is the file of p, but it shrank or has other first
- * bytes: read its copy from p if one exists, then the path's file from 0. */
+ * bytes: read its copy from p if one exists (compressed since too), then
+ * the copies made after it and the path's file from 0. When p's copy is
+ * gone, the copies on disk born after p's file are read oldest first (by
+ * logrotate's order every copy older than p's was deleted before it; one
+ * truncation without a copy, an application's own, may read an older copy
+ * again: a duplicate, never a loss), and what p's file held past the
+ * position is counted (generation_gone). */
 static void resume_replaced(struct tailstream *s, const struct tailpos *p, const char *why)
 {
-	int64_t csize = 0;
+	int64_t csize = 0, born = p->has_born ? p->born : INT64_MIN;
 	char *copy = p->has_fp ? tailscan_find_copy(s->path, ROTATED_DIRS(s), p->fp, p->fplen,
 	                                            p->pos, NULL, 0, INT64_MIN, &csize)
 	                       : NULL;
+	bool broken = false;
+	struct tailid zid;
+	int rc = -1;
 
+	if (copy == NULL && p->has_fp) {
+		/* Its copy compressed since (logrotate's compress): from p on. */
+		copy = add_compressed(s, p, born, &rc, &zid);
+		broken = copy != NULL && rc == -3; /* logged and counted */
+		if (broken)
+			set_unreadable(s, &zid);
+	}
 	s->c->env->count(
 	    s->c->env, strncmp(why, "truncated", 9) == 0 ? "truncations" : "fingerprint_resets", 1);
 	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s", s->path,
 	               why,
-	               copy ? "finishing its rotated copy first" : "reading it from the start");
-	if (copy != NULL && tailchain_add(s, 0, copy, p->pos, true, false) == 0 &&
+	               s->n > 0 || (copy != NULL && !broken)
+	                   ? "finishing its rotated copy first"
+	                   : "reading the copies made after it, then it from the start");
+	if (copy != NULL && rc == -1 && tailchain_add(s, 0, copy, p->pos, true, false) == 0 &&
 	    tail_differs(s, p, copy)) {
 		/* A copy made after p's file was replaced: p's is gone, this one
-		 * is read whole (failing that, the path alone). */
-		if (!p->finished)
-			tailresume_lost(s,
-			                "the rest of the file it replaced is gone: counted in "
-			                "files_gone_unread",
-			                0);
+		 * is read whole, then the rest. */
+		generation_gone(s, p);
 		tailchain_add(s, 0, copy, 0, true, false);
-	} else if (s->n == 0 && !p->finished) {
-		tailresume_lost(
-		    s, "the rest of the file it replaced is gone: counted in files_gone_unread", 0);
+	} else if (s->n == 0) {
+		if (!broken)
+			generation_gone(s, p);
+		/* The copies born after p's file, oldest first, then the path.
+		 * No identity: p's inode is the path's own. Without a birth
+		 * (Connect's offset: a position alone) nothing orders them: the
+		 * path alone, as Connect would. */
+		if (p->has_born)
+			tailchain_extend(
+			    s, &(struct tailid){.born = born, .mtime = born, .has_btime = true});
 	}
 	if (s->n > 0) {
 		tailchain_extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */

@@ -407,21 +407,35 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 	return -1;
 }
 
+/* Stream i as a candidate of drop_oldest: *v when its first deleted file
+ * is older than *oldest. */
+static void older_gone(const struct filesrc *f, size_t i, size_t *v, int64_t *oldest)
+{
+	int64_t born;
+
+	if (tailstream_first_gone(f->streams[i], &born) && (*v == f->nstreams || born < *oldest)) {
+		*v = i;
+		*oldest = born;
+	}
+}
+
 /* Lets go of the oldest deleted file a stream holds (tailstream_first_gone),
- * saying why. Returns 0, or -1 when no stream holds one. */
+ * saying why. Returns 0, or -1 when no stream holds one. Only streams with
+ * files open can: those of the open list (touch follows every operation on
+ * a stream) and the marked ones (a watch's look may have opened a copy
+ * since their last touch) - not the idle ones, however many (issue 22:
+ * every stream was asked, each time the budget was over). */
 static int drop_oldest(struct filesrc *f)
 {
 	const struct tailctx *c = &f->ctx;
 	size_t v = f->nstreams;
-	int64_t born, oldest = INT64_MAX;
+	int64_t oldest = INT64_MAX;
 	char why[160];
 
-	for (size_t i = 0; i < f->nstreams; i++)
-		if (tailstream_first_gone(f->streams[i], &born) &&
-		    (v == f->nstreams || born < oldest)) {
-			v = i;
-			oldest = born;
-		}
+	for (uint32_t i = f->open_head; i != FILESRC_NONE; i = f->open[i].next)
+		older_gone(f, i, &v, &oldest);
+	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++)
+		older_gone(f, tailindex_marked(f->idx, k), &v, &oldest);
 	if (v == f->nstreams)
 		return -1;
 	if (c->held_files > c->max_held_files)
