@@ -9,7 +9,8 @@ open at once and the disk they took (sampled from /proc every 0.1 s), and
 skiff's CPU while the broker was down.
 
   python3 tests/bench/bench_outage.py [--skiff build/skiff] [--outages 30,240]
-      [--before BIN] [--connector key=value ...] [--kill9]
+      [--before BIN] [--connector key=value ...] [--kill9] [--stops N]
+      [--rotation create|copytruncate]
 
 --before BIN runs the same outages with another binary first (e.g. a build
 of the commit before issue 22), in the same invocation. Issue 22's figures
@@ -33,7 +34,14 @@ import harness  # noqa: E402
 import outage  # noqa: E402
 
 
-def one(binary, seconds, work, connector, before, after, kill9=False):
+ROTATIONS = {
+    "create": ("size 100k", "rotate 2", "compress", "create"),
+    "copytruncate": ("size 100k", "rotate 2", "compress", "delaycompress", "copytruncate"),
+}
+
+
+def one(binary, seconds, work, connector, before, after, kill9=False, stops=0,
+        rotation="create"):
     os.environ["SKIFF_BIN"] = str(binary)
     d = Path(tempfile.mkdtemp(prefix=f"outage{seconds}-", dir=work))
     broker = harness.Broker(d / "kafka")
@@ -51,10 +59,20 @@ def one(binary, seconds, work, connector, before, after, kill9=False):
             scene.restart()
             dead["s"] = time.monotonic() - dead["at"]
             dead["lines"] = scene.writer.count - dead["line"]
+    elif stops:
+        # Halfway through the outage: SIGTERM, skiff started again at once,
+        # `stops` times 3 s apart (a clean stop drops what is unacknowledged:
+        # each file holding it must be named, and counted once lost).
+        def mid(scene):
+            for i in range(stops):
+                if i:
+                    time.sleep(3)
+                assert scene.sk.stop() == 0
+                scene.restart()
     try:
         r = outage.run(d, broker, harness.unique_topic("outage"), seconds, before=before,
                        after=after, connector=connector, drain_timeout=900, mid=mid,
-                       back=back)
+                       back=back, directives=ROTATIONS[rotation])
     finally:
         broker.kill()
     if dead:
@@ -75,6 +93,12 @@ def main():
     ap.add_argument("--kill9", action="store_true",
                     help="kill -9 skiff halfway through the outage, start it again once the "
                          "broker is back (what it held dies with it: counted at the start)")
+    ap.add_argument("--stops", type=int, default=0,
+                    help="SIGTERM skiff this many times (3 s apart) halfway through the "
+                         "outage, starting it again at once each time")
+    ap.add_argument("--rotation", choices=sorted(ROTATIONS), default="create",
+                    help="logrotate's way: create (rotate 2, compress) or copytruncate "
+                         "(rotate 2, compress, delaycompress)")
     a = ap.parse_args()
     connector = dict(kv.split("=", 1) for kv in a.connector)
     work = Path(a.work or tempfile.mkdtemp(prefix="bench-outage-"))
@@ -85,7 +109,8 @@ def main():
     runs.append(("skiff", a.skiff))
     for label, binary in runs:
         for seconds in [int(s) for s in a.outages.split(",")]:
-            r = one(binary, seconds, work, connector, a.lead, a.tail, a.kill9)
+            r = one(binary, seconds, work, connector, a.lead, a.tail, a.kill9, a.stops,
+                    a.rotation)
             dead = r.get("dead")
             print(f"{label} {binary}: outage {seconds} s: {outage.summary(r)}"
                   + (f"; skiff dead {dead['s']:.1f} s, {dead['lines']} lines written meanwhile"

@@ -158,14 +158,19 @@ static const char *drain(struct tailstream *s)
 	for (int rounds = 0; rounds < 50; rounds++) {
 		struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
 		size_t n = 0;
-		int rc = tailstream_read(s, &buf, lines, 64, &n, mono_ms(), errbuf, sizeof(errbuf));
+		int rc;
+
+		tailctx_release(&ctx); /* as the worker does at each poll */
+		rc = tailstream_read(s, &buf, lines, 64, &n, mono_ms(), errbuf, sizeof(errbuf));
 
 		for (size_t i = 0; i < n && used + lines[i].len + 2 < sizeof(out); i++) {
 			memcpy(out + used, lines[i].bytes, lines[i].len);
 			used += lines[i].len;
 			out[used++] = '|';
 			out[used] = '\0';
+			src_ref_drop(last.ref); /* held as the worker holds an offset */
 			last = lines[i].after;
+			src_ref_hold(last.ref);
 		}
 		CHECK(rc >= 0);
 		if (rc == 0 && n == 0 && tailstream_deadline(s) < 0)
@@ -1196,6 +1201,96 @@ static void test_connect_offset_truncated(void)
 	rm("cn.log.1");
 }
 
+/* A file read to its end and let go while the record of its last line
+ * still waits for Kafka (the worker holds its offset), then deleted: a
+ * stop names it with the bytes read past the committed offset and counts
+ * them (issue 22: with create rotation such files were forgotten, one a
+ * stop, their lines lost unsaid). */
+static void test_stop_counts_a_file_let_go_while_its_records_wait(void)
+{
+	struct tailstream *s;
+	struct src_offset held;
+	char *saved, *stored;
+
+	put("w.log", "w0\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/w.log", dir);
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "w0|");
+	saved = strdup(offset_of_last()); /* w0 acknowledged */
+	put("w.log", "w1\n", "a");
+	CHECK_STR(drain(s), "w1|");
+	held = last; /* w1's record, in flight */
+	src_ref_hold(held.ref);
+	mv("w.log", "w.log.1");
+	put("w.log", "x0\n", "w");
+	committed_json = saved;
+	CHECK_STR(drain(s), "x0|"); /* w.log.1 let go: waiting */
+	CHECK_INT(ctx.nopen, 2);
+	rm("w.log.1");
+	logged[0] = '\0';
+	counted[0] = '\0';
+	stored = tailstream_stop(s, saved);
+	CHECK(strstr(logged, "from byte 3 to 6, deleted since: 3 bytes, 1 lines lost") != NULL);
+	CHECK(strstr(logged, "from byte 0 to 3: on disk") != NULL);
+	CHECK_STR(counted, "bytes_unread_lost+3 lines_unread_lost+1 files_gone_unread+1 ");
+	CHECK(stored != NULL && strstr(stored, "\"finished\":1") != NULL);
+	free(stored);
+	/* Acknowledged since: no longer kept. */
+	src_ref_drop(held.ref);
+	tailctx_release(&ctx);
+	CHECK_STR(drain(s), "");
+	CHECK_INT(ctx.nopen, 1);
+	tailstream_free(s);
+	committed_json = NULL;
+	free(saved);
+	rm("w.log");
+}
+
+/* Lines read from a file, then logrotate copytruncate: the copy holds them.
+ * Their records wait for Kafka and the copy is deleted: a stop starts from
+ * the copy (the file at the path, same inode, holds the next generation),
+ * names it and counts it, and stores no "seen" of the next generation's
+ * size (issue 22: "5000 records still unacknowledged", no file named). */
+static void test_stop_names_the_copy_holding_the_unacknowledged(void)
+{
+	struct tailstream *s;
+	struct src_offset held;
+	char *saved, *stored;
+
+	put("t.log", "t0\n", "w");
+	snprintf(logpath, sizeof(logpath), "%s/t.log", dir);
+	committed_json = NULL;
+	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_STR(drain(s), "t0|");
+	saved = strdup(offset_of_last()); /* t0 acknowledged */
+	put("t.log", "t1\n", "a");
+	CHECK_STR(drain(s), "t1|");
+	held = last; /* t1's record, in flight */
+	src_ref_hold(held.ref);
+	put("t.log.1", "t0\nt1\n", "w");
+	put("t.log", "u0\nu1\n", "w");
+	committed_json = saved;
+	CHECK_STR(drain(s), "u0|u1|"); /* the copy read from byte 6: nothing more */
+	rm("t.log.1");
+	logged[0] = '\0';
+	counted[0] = '\0';
+	stored = tailstream_stop(s, saved);
+	CHECK(strstr(logged, "t.log.1 (inode ") != NULL &&
+	      strstr(logged, "from byte 3 to 6, deleted since: 3 bytes, 1 lines lost") != NULL);
+	CHECK(strstr(logged, "t.log (inode ") != NULL &&
+	      strstr(logged, "from byte 0 to 6: on disk") != NULL);
+	CHECK_STR(counted, "bytes_unread_lost+3 lines_unread_lost+1 files_gone_unread+1 ");
+	CHECK(stored != NULL && strstr(stored, "\"finished\":1") != NULL &&
+	      strstr(stored, "\"seen\"") == NULL);
+	free(stored);
+	src_ref_drop(held.ref);
+	tailstream_free(s);
+	committed_json = NULL;
+	free(saved);
+	rm("t.log");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -1226,6 +1321,9 @@ int main(void)
 	test_copytruncated_while_stopped_copy_gone();
 	test_copytruncated_while_stopped_copy_compressed();
 	test_connect_offset_truncated();
+	test_stop_counts_a_file_let_go_while_its_records_wait();
+	test_stop_names_the_copy_holding_the_unacknowledged();
+	src_ref_drop(last.ref);
 	tailctx_fini(&ctx); /* the marks of the lines handed out */
 	return testlib_done("test_tailstream");
 }

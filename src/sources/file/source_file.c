@@ -469,8 +469,8 @@ static void file_stopping(void *ctx, void (*put)(void *arg, struct partition *p,
 		struct partition *p = tailstream_partition(s);
 		char *json;
 
-		if (tailstream_open_files(s) == 0 || p == NULL)
-			continue;
+		if (p == NULL)
+			continue; /* files let go while their records wait count too */
 		json = tailstream_stop(s, f->env->committed(f->env, p));
 		if (json != NULL)
 			put(arg, p, json);

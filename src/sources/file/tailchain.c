@@ -234,6 +234,9 @@ static void unhold(struct tailstream *s, struct link *l)
 void tailchain_close(struct tailstream *s, struct link *l)
 {
 	unhold(s, l);
+	if (l->gen != NULL)
+		src_ref_drop(&l->gen->ref);
+	l->gen = NULL;
 	tailfile_close(l->tf);
 	l->tf = NULL;
 	s->c->nopen--;
@@ -736,8 +739,47 @@ struct src_offset tailchain_offset(const struct tailstream *s)
 	    .ref = &tailfile_mark(tf)->ref};
 }
 
-/* Keeps l, let go early, open for late writes (see tailstream_read); when
- * all LINGER_MAX places are taken the oldest is closed. */
+bool tailchain_holds(const struct link *l, const struct tailpos *p)
+{
+	const struct tailid *id = tailfile_id(l->tf);
+	bool same = p->has_id && id->dev == p->dev && id->ino == p->ino &&
+	            (!p->has_born || id->born == p->born);
+	int64_t size = tailfile_size(l->tf);
+
+	if (!p->known || (!same && (!l->copy || !p->has_fp || p->fplen == 0)))
+		return false;
+	if (size >= 0 && size < p->pos)
+		return false;
+	if (p->has_fp && p->fplen > 0 && !tailfile_matches(l->tf, p->fp, p->fplen))
+		return false;
+	return !p->has_tail || tailfile_tail_at(l->tf, p->pos, p->tail);
+}
+
+/* True when m is referenced by more than base and what the stream holds. */
+static bool named(const struct tailstream *s, const struct tailmark *m, uint32_t base)
+{
+	return m->ref.refs > base + (s->last_off.ref == &m->ref);
+}
+
+bool tailchain_in_flight(const struct tailstream *s, const struct link *l)
+{
+	struct source_env *env = s->c->env;
+	const char *json;
+	struct tailpos p;
+
+	/* A copy's bytes are also named by the offsets of the file it copies,
+	 * read before its truncation: that generation's mark. */
+	if (!named(s, tailfile_mark(l->tf), 1) && (l->gen == NULL || !named(s, l->gen, 1)))
+		return false;
+	json = env->committed(env, s->part);
+	if (json == NULL || tailpos_parse(json, &p) != 0 || !tailchain_holds(l, &p))
+		return true;
+	return !p.finished && p.pos < tailfile_pos(l->tf);
+}
+
+/* Keeps l, let go early, open for late writes (see tailstream_read), or
+ * waiting for its records' acknowledgements; when all LINGER_MAX places
+ * are taken the oldest is closed. */
 static void keep_lingering(struct tailstream *s, struct link *l)
 {
 	if (s->linger == NULL && (s->linger = malloc(LINGER_MAX * sizeof(*s->linger))) == NULL) {
@@ -772,7 +814,7 @@ static void note_broken(struct tailstream *s, const struct tailfile *tf, int64_t
 }
 
 /* Lets go of chain[0], which was read to its end. */
-void tailchain_pop(struct tailstream *s)
+void tailchain_pop(struct tailstream *s, bool may_wait)
 {
 	struct link *l = &s->chain[0];
 	const struct tailid *id = tailfile_id(l->tf);
@@ -797,7 +839,11 @@ void tailchain_pop(struct tailstream *s)
 	s->last_off = tailchain_offset(s);
 	src_ref_hold(s->last_off.ref); /* the mark outlives the file */
 	tailfile_mark(l->tf)->done = end;
-	if (l->linger && s->n > 1) {
+	/* Not lingering, it waits while its records may: a stop during an
+	 * outage must still name it, and count it once deleted (issue 22: one
+	 * file a stop, 3,987 lines lost uncounted with create rotation). */
+	l->waiting = !(l->linger && s->n > 1) && may_wait && tailchain_in_flight(s, l);
+	if ((l->linger && s->n > 1) || l->waiting) {
 		keep_lingering(s, l);
 	} else {
 		tailchain_close(s, l);

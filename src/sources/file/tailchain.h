@@ -33,6 +33,15 @@ struct link {
 	bool copy;           /* a copytruncate copy: complete, done at its end */
 	bool final;          /* let go at the next end: the partial line ships */
 	bool linger;         /* let go early (its successor has bytes): late writes */
+	/* Let go, read to its end, and kept open (among the lingering ones)
+	 * while records of it may still wait for Kafka (tailchain_in_flight):
+	 * a stop names it and counts what it loses (tailstream_stop), and the
+	 * held list keeps it. No longer read. */
+	bool waiting;
+	/* A copytruncate copy: the mark of the generation of the file at the
+	 * path it copies (one reference), which the offsets of the lines read
+	 * from that file before its truncation name; NULL otherwise. */
+	struct tailmark *gen;
 	bool has_floor;      /* a compressed file: floor is known */
 	struct tailid floor; /* ... the uncompressed file read before it */
 	/* Held (tailctx.held_files): no longer the file at the path; gone:
@@ -145,8 +154,22 @@ bool tailchain_quiet(const struct tailstream *s);
 void tailchain_unwatch(struct tailstream *s);
 
 /* Lets go of chain[0], which was read to its end: closes it, or keeps it
- * lingering (link.linger) for late writes. */
-void tailchain_pop(struct tailstream *s);
+ * lingering (link.linger) for late writes, or, may_wait, waiting
+ * (link.waiting) while records of it may be unacknowledged. */
+void tailchain_pop(struct tailstream *s, bool may_wait);
+
+/* True when l's file holds the bytes offset p names: p's file (its dev,
+ * inode and birth) or a copytruncate copy of it (l->copy), at least
+ * p->pos bytes long, its first bytes and those before p->pos (fp, tail)
+ * those p names. The file at the path truncated since holds another
+ * generation: not the one p names. */
+bool tailchain_holds(const struct link *l, const struct tailpos *p);
+
+/* True when records of l, let go, may still be unacknowledged: its mark
+ * is referenced by more than the file and the stream's last offset (by
+ * records in flight, lines handed out, the partition's acknowledged
+ * offset), and the committed offset does not name it at its end. */
+bool tailchain_in_flight(const struct tailstream *s, const struct link *l);
 
 /* Closes l, a link of s's chain or a lingering one, and gives back what it
  * held (a descriptor; its place in the held-file budget). The caller

@@ -101,6 +101,15 @@
  * before they are written does (as for any write to a file skiff let go).
  * The files of the chain stay in order and are never affected.
  *
+ * A file let go while records of it may still wait for Kafka (the
+ * producer queue during an outage: tailchain_in_flight) stays open among
+ * the lingering ones, no longer read ("waiting"), until no unacknowledged
+ * record names it or the committed offset passes it: a stop names it with
+ * the bytes it drops and counts them once it is deleted, and the held list
+ * keeps it. A copytruncate copy waits too while the records read from the
+ * file at the path before its truncation do (they name that file, whose
+ * position now counts the next generation: link.gen).
+ *
  * A file that shrinks, or whose first bytes change, under skiff
  * (copytruncate) is followed by its copy: the rotated sibling with its
  * fingerprint (of the bytes read, or of the bytes it held when it was
@@ -356,6 +365,7 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	int64_t since = added_since(l);
 	size_t taken = 0;
 	bool own = false; /* its copy is there, but skiff read past its end */
+	struct tailmark *gen;
 	char *copy;
 
 	if (l->peek_len > fplen) {
@@ -380,6 +390,8 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 			csize = before;
 	}
 	s->c->env->count(s->c->env, "truncations", 1);
+	gen = tailfile_mark(tf);
+	src_ref_hold(&gen->ref); /* what the offsets read before name: the copy's */
 	tailfile_rewind(tf);
 	l->added_ns = clock_wall_ns();
 	l->added_ms = clock_mono_ms();
@@ -397,6 +409,9 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		l->peek_len = 0;
 	if (copy != NULL && tailchain_add_as(s, k, copy, pos, true, false, expect) == 0) {
 		const struct tailfile *ctf = s->chain[k].tf;
+
+		s->chain[k].gen = gen;
+		gen = NULL;
 
 		s->c->env->log(s->c->env, LOG_INFO,
 		               "%s was truncated at byte %lld: finishing "
@@ -436,6 +451,8 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 		    "bytes written just before a truncation were not read (the copytruncate "
 		    "window)",
 		    before);
+	if (gen != NULL)
+		src_ref_drop(&gen->ref);
 	free(copy);
 }
 
@@ -515,7 +532,7 @@ static int at_end(struct tailstream *s, int64_t now)
 			l->final = true; /* a copy is complete: its partial line ships */
 			return 1;
 		}
-		tailchain_pop(s);
+		tailchain_pop(s, true);
 		return s->n > 0;
 	}
 	if (s->n == 1)
@@ -571,6 +588,12 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 		size_t got = 0;
 		int rc = TAILFILE_EOF;
 
+		if (l->waiting && tailchain_in_flight(s, l)) {
+			i++; /* read: kept only for a stop while its records wait */
+			continue;
+		}
+		if (l->waiting)
+			goto close;
 		if (size != l->seen_size) {
 			l->seen_size = size;
 			l->quiet_since = now;
@@ -592,6 +615,13 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 			i++;
 			continue;
 		}
+		/* Quiet: no more late writes. Its records may still wait for
+		 * Kafka: then it waits too (link.waiting). */
+		if (rc >= 0 && (l->waiting = tailchain_in_flight(s, l))) {
+			i++;
+			continue;
+		}
+	close:
 		tailchain_close(s, l);
 		memmove(&s->linger[i], &s->linger[i + 1], (s->nlinger - i - 1) * sizeof(*l));
 		s->nlinger--;
@@ -826,7 +856,7 @@ void tailstream_drop_first(struct tailstream *s, const char *why)
 		forget_held(s, l);
 	}
 	l->linger = false;
-	tailchain_pop(s);
+	tailchain_pop(s, false); /* for the budget: closed, not kept waiting */
 	s->ready = s->n > 0;
 }
 
@@ -1180,20 +1210,26 @@ char *tailstream_stop(struct tailstream *s, const char *json)
 
 	if (total == 0 || json == NULL || tailpos_parse(json, &p) != 0)
 		return NULL;
-	for (size_t i = 0; i < total && p.has_id && !found; i++) {
-		const struct tailid *id = tailfile_id(link_at(s, i)->tf);
-
-		if (id->dev == p.dev && id->ino == p.ino && (!p.has_born || id->born == p.born)) {
+	/* The file holding the offset's bytes: its own, or after a
+	 * copytruncate its copy (the file at the path, same inode, holds a
+	 * later generation: its position and size say nothing of this one). */
+	for (size_t i = 0; i < total && !found; i++) {
+		if (tailchain_holds(link_at(s, i), &p)) {
 			k = i;
 			found = true;
 		}
 	}
 	/* Not open: skiff let go of the offset's file, and every open file
-	 * comes after it (nothing of them acknowledged). */
+	 * comes after it (nothing of them acknowledged) but those let go whose
+	 * records were all acknowledged. */
 	for (size_t i = found ? k : 0; i < total; i++) {
+		struct link *l = link_at(s, i);
 		int64_t sz = -1;
-		int r = stop_file(s, link_at(s, i), found && i == k ? p.pos : 0, &sz);
+		int r;
 
+		if (i < s->nlinger && !(found && i == k) && !tailchain_in_flight(s, l))
+			continue;
+		r = stop_file(s, l, found && i == k ? p.pos : 0, &sz);
 		if (found && i == k) {
 			gone = r;
 			size = sz;
@@ -1201,6 +1237,8 @@ char *tailstream_stop(struct tailstream *s, const char *json)
 	}
 	if (gone == 1 && !p.finished)
 		return with_member(json, "finished", 1);
+	/* "seen": the size of the generation the offset names, its copy's
+	 * when the file at the path was truncated since. */
 	if (gone == 0 && !tailfile_compressed(link_at(s, k)->tf) && size > p.pos &&
 	    !(p.has_seen && p.seen == size))
 		return with_member(json, "seen", size);

@@ -175,9 +175,10 @@ bool tailstream_first_gone(const struct tailstream *s, int64_t *born);
  * inside one. */
 void tailstream_drop_first(struct tailstream *s, const char *why);
 
-/* Puts the files s holds (lingering ones, then those of its chain no
- * longer at the path, in reading order, and behind them the file at the
- * path) into h's snapshot (tailheld_put).
+/* Puts the files s holds (lingering ones and those let go whose records
+ * still wait, then those of its chain no longer at the path, in reading
+ * order, and behind them the file at the path) into h's snapshot
+ * (tailheld_put).
  * closing: leaves out those deleted since, which closing s counts
  * (tailstream_free). A fstat of each, a read of its first KiB when opened
  * shorter. Returns 0 or TAILHELD_ERR_NOMEM. */
@@ -185,7 +186,9 @@ int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool c
 
 /* At a stop (source_ops.stopping), json s's committed offset (the
  * acknowledged prefix; NULL: none): what s read past it is dropped. For
- * each open file from the offset's on holding such bytes, says whether the
+ * each open file from the one holding the offset's bytes on (its own, or
+ * after a copytruncate its copy; files let go whose records still wait
+ * included, link.waiting) holding such bytes, says whether the
  * next start reads them again (on disk, or a compressed copy of it is) or
  * not: deleted since, it is read through now and counted lost, those
  * bytes and the rest (bytes_unread_lost, lines_unread_lost,
