@@ -679,10 +679,10 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		seen++;
 		b = jentry_record(s, &batch->records[batch->n], before);
 		if (b < 0) {
-			snprintf(errbuf, errlen, "journal: out of memory");
+			snprintf(errbuf, errlen, "journal: %s", jentry_strerror(b));
 			return SOURCE_ERR;
 		}
-		batch->n += b == 0;
+		batch->n += b == JENTRY_OK;
 	}
 	if (r < 0) {
 		sderr(errbuf, errlen, "reading the next entry", r);

@@ -43,6 +43,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/err.h"
+
 #define JRING_SLOTS 4096
 #define JRING_BYTES (4u << 20) /* of offset texts held: 64 ids make one ~4 KiB */
 #define JPOS_IDS_MAX 1024      /* ~56 bytes each in memory, up to ~50 in the offset */
@@ -116,13 +118,25 @@ int jpos_load(struct jpos *p, const cJSON *seqnums);
  * caller frees), NULL when memory is short. */
 char *jpos_json(const struct jpos *p, const char *cursor);
 
+/* Results of jfields_add and jfields_add_time (util/err.h). */
+enum jfields_err {
+	JFIELDS_OK = 0,
+	JFIELDS_REPEATED = 1,       /* not a failure: the field was there already */
+	JFIELDS_ERR_MALFORMED = -1, /* a datum without '=', or a bad field name */
+	JFIELDS_ERR_NOMEM = -2,     /* out of memory */
+};
+
+/* A short text for a jfields_err code; never NULL. */
+const char *jfields_strerror(int err);
+
 /* Adds one datum of an entry to payload (the struct's values) and fields
  * (its schema's "fields" array). The value becomes a string when it is
  * well-formed UTF-8 without NUL, else bytes (base64 in the payload, as
  * Connect's JsonConverter writes bytes). Journal field names are [A-Z0-9_],
- * valid Connect field names. Returns 0, 1 when the field was already in the
- * entry (a repeated field: its first value is kept, this one dropped), -1
- * for a datum without '=' (malformed) or when memory is short (-2). */
+ * valid Connect field names. Returns JFIELDS_OK, JFIELDS_REPEATED when the
+ * field was already in the entry (its first value is kept, this one
+ * dropped), JFIELDS_ERR_MALFORMED for a datum without '=', or
+ * JFIELDS_ERR_NOMEM. */
 int jfields_add(cJSON *payload, cJSON *fields, const void *data, size_t len);
 
 /* How many bytes of a field value v (len bytes) to keep under a cap: len
@@ -132,7 +146,7 @@ size_t jfields_cut(const char *v, size_t len, size_t cap);
 
 /* The optional int64 fields __REALTIME_TIMESTAMP and __MONOTONIC_TIMESTAMP
  * (microseconds), which sd-journal keeps outside the entry's data. Returns
- * 0 or -2 when memory is short. */
+ * JFIELDS_OK or JFIELDS_ERR_NOMEM. */
 int jfields_add_time(cJSON *payload, cJSON *fields, const char *name, uint64_t usec);
 
 /* A new struct schema {"type":"struct","fields":[],"optional":false,
