@@ -63,10 +63,20 @@ static void test_ring_bytes(void)
 	free(big);
 }
 
+/* An empty position (jpos_new's out parameter). */
+static struct jpos *pos_new(void)
+{
+	struct jpos *p = NULL;
+
+	CHECK_INT(jpos_new(&p), JPOS_OK);
+	CHECK(p != NULL);
+	return p;
+}
+
 static void test_pos(void)
 {
 	const char *a = "0123456789abcdef0123456789abcdef", *b = "fedcba9876543210fedcba9876543210";
-	struct jpos *p = jpos_new(), *q = jpos_new();
+	struct jpos *p = pos_new(), *q = pos_new();
 	char id[33], dropped[33] = "";
 	cJSON *o;
 	char *json;
@@ -121,7 +131,7 @@ static void test_pos(void)
  * and comes back from the offset text, so a restart reads none again. */
 static void test_pos_many_ids(void)
 {
-	struct jpos *p = jpos_new(), *q = jpos_new();
+	struct jpos *p = pos_new(), *q = pos_new();
 	char id[33], dropped[33] = "";
 	cJSON *o;
 	char *json;

@@ -439,8 +439,7 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
 	s->texts = calloc(BATCH_MAX, sizeof(*s->texts));
-	s->sent = jpos_new();
-	if (s->topic == NULL || s->built == NULL || s->texts == NULL || s->sent == NULL)
+	if (s->topic == NULL || s->built == NULL || s->texts == NULL || jpos_new(&s->sent) != 0)
 		goto nomem;
 	if (journallib_load(config_where(cfg, "connector.class"), errbuf, errlen) != 0 ||
 	    open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
@@ -735,8 +734,9 @@ static int journald_check_offset(const struct config_section *cfg, const char *p
 {
 	cJSON *o = cJSON_Parse(offset);
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
-	struct jpos *p = jpos_new();
-	bool ok = p != NULL && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
+	struct jpos *p = NULL;
+	bool ok = jpos_new(&p) == JPOS_OK &&
+	          cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
 	          cJSON_GetArraySize(o) == 1 + (m != NULL) && (m == NULL || jpos_load(p, m) == 0);
 
 	(void)cfg;

@@ -84,9 +84,19 @@ int jcursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum);
 
 struct jpos;
 
-/* An empty position (NULL when memory is short); free with jpos_free
- * (accepts NULL). */
-struct jpos *jpos_new(void);
+/* Failures of jpos_* (util/err.h). */
+enum jpos_err {
+	JPOS_OK = 0,
+	JPOS_ERR = -1,       /* not an id, not a "seqnums" object */
+	JPOS_ERR_NOMEM = -2, /* out of memory */
+};
+
+/* A short text for a jpos_err code; never NULL. */
+const char *jpos_strerror(int err);
+
+/* An empty position in *out. Returns JPOS_OK, or JPOS_ERR_NOMEM with *out
+ * NULL. Free with jpos_free (accepts NULL). */
+int jpos_new(struct jpos **out);
 void jpos_free(struct jpos *p);
 
 /* True and *seq when id (32 hex digits) has a position. */

@@ -24,9 +24,24 @@ struct jpos {
 	size_t hint; /* the id found last: entries of one id come in runs */
 };
 
-struct jpos *jpos_new(void)
+int jpos_new(struct jpos **out)
 {
-	return calloc(1, sizeof(struct jpos));
+	*out = calloc(1, sizeof(struct jpos));
+	return *out != NULL ? JPOS_OK : JPOS_ERR_NOMEM;
+}
+
+const char *jpos_strerror(int err)
+{
+	switch (err) {
+	case JPOS_OK:
+		return "no error";
+	case JPOS_ERR:
+		return "not a journal position";
+	case JPOS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }
 
 void jpos_free(struct jpos *p)
