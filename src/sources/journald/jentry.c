@@ -1,4 +1,4 @@
-/* source_journald_entry: a journal entry as a record (see
+/* jentry: a journal entry as a record (see
  * source_journald_src.h). */
 #include "sources/journald/journallib.h"
 #include "sources/journald/source_journald.h"

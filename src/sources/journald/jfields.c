@@ -1,4 +1,4 @@
-/* source_journald_fields: a journal entry's data as a Connect struct; see
+/* jfields: a journal entry's data as a Connect struct; see
  * source_journald.h. */
 #include "sources/journald/source_journald.h"
 

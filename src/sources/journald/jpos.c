@@ -1,4 +1,4 @@
-/* source_journald_pos: the journal position as one sequence number per
+/* jpos: the journal position as one sequence number per
  * sequence-number id; see source_journald.h. */
 #include "sources/journald/source_journald.h"
 

@@ -1,4 +1,4 @@
-/* source_journald_ring: the cursor ring and the cursor reader; see
+/* jring: the cursor ring and the cursor reader; see
  * source_journald.h. */
 #include "sources/journald/source_journald.h"
 

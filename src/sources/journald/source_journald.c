@@ -258,7 +258,8 @@ static void advance(struct jsrc *s, const char *id, uint64_t n)
 /* The committed offset into s->sent; *out its cursor (malloc'd, "" before
  * the first entry), or NULL when nothing was committed. *legacy when it
  * has no "seqnums" (skiff before them). Returns 0, -1 on a malformed
- * offset (errbuf), -2 when memory is short. */
+ * offset (errbuf), or -ENOMEM (as sd-journal's calls beside it say it, for
+ * sderr). */
 static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, size_t errlen)
 {
 	const char *json = s->env->committed(s->env, s->part);
@@ -273,7 +274,7 @@ static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, siz
 	m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
 	*legacy = m == NULL;
 	if (cJSON_IsString(c) && (m == NULL || jpos_load(s->sent, m) == 0))
-		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : -2;
+		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : -ENOMEM;
 	cJSON_Delete(o);
 	if (rc == -1)
 		snprintf(errbuf, errlen,

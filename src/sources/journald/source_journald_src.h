@@ -1,6 +1,6 @@
 /* source_journald_src: the journald connector's state, shared by its two
  * files that need libsystemd (source_journald.c: positions and polling;
- * source_journald_entry.c: an entry as a record). Include only from them. */
+ * jentry.c: an entry as a record). Include only from them. */
 #ifndef SKIFF_SOURCE_JOURNALD_SRC_H
 #define SKIFF_SOURCE_JOURNALD_SRC_H
 
