@@ -133,7 +133,7 @@ static int build_message(struct jsrc *s, struct record *rec, size_t cap)
 	return JENTRY_OK;
 }
 
-int jentry_record(struct jsrc *s, struct record *rec, int64_t seq)
+int jentry_record(struct jsrc *s, struct record *rec, struct src_ref *pos)
 {
 	size_t cap = entry_cap(s);
 	uint64_t usec = 0;
@@ -149,7 +149,7 @@ int jentry_record(struct jsrc *s, struct record *rec, int64_t seq)
 	}
 	rec->part = s->part;
 	rec->topic = s->topic;
-	rec->offset.v[0] = seq;
+	rec->offset.ref = pos;
 	rec->key = (struct record_value){.kind = VALUE_NULL};
 	if (sd_journal_get_realtime_usec(s->j, &usec) >= 0)
 		rec->timestamp_ms = (int64_t)(usec / 1000);

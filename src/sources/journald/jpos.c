@@ -1,7 +1,9 @@
 /* jpos: the journal position as one sequence number per
- * sequence-number id; see source_journald.h. */
+ * sequence-number id, its offset text, and the cursor reader; see
+ * source_journald.h. */
 #include "sources/journald/source_journald.h"
 
+#include "core/source.h"
 #include "util/num.h"
 
 #include <stdio.h>
@@ -180,4 +182,79 @@ char *jpos_json(const struct jpos *p, const char *cursor)
 out:
 	cJSON_Delete(o);
 	return json;
+}
+
+/* A position text as records' offsets name it: ref first, so that the
+ * object starts where its ref does and free needs no context. */
+struct jpos_text {
+	struct src_ref ref;
+	char json[];
+};
+
+static void text_free(struct src_ref *ref)
+{
+	free(ref);
+}
+
+int jpos_text_new(const char *json, struct src_ref **out)
+{
+	size_t n = strlen(json) + 1;
+	struct jpos_text *t = malloc(sizeof(*t) + n);
+
+	*out = NULL;
+	if (t == NULL)
+		return JPOS_ERR_NOMEM;
+	src_ref_init(&t->ref, text_free);
+	memcpy(t->json, json, n);
+	*out = &t->ref;
+	return JPOS_OK;
+}
+
+const char *jpos_text(const struct src_ref *ref)
+{
+	if (ref == NULL)
+		return NULL;
+	return ((const struct jpos_text *)(const void *)ref)->json;
+}
+
+/* The value of "<key>=" in a ';'-separated cursor, and its length. */
+static const char *cursor_item(const char *c, char key, size_t *len)
+{
+	while (*c != '\0') {
+		const char *end = strchr(c, ';');
+
+		if (end == NULL)
+			end = c + strlen(c);
+		if (c[0] == key && c[1] == '=') {
+			*len = (size_t)(end - c - 2);
+			return c + 2;
+		}
+		c = *end == ';' ? end + 1 : end;
+	}
+	return NULL;
+}
+
+int jpos_cursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum)
+{
+	size_t slen = 0, ilen = 0;
+	const char *s = cursor_item(cursor, 's', &slen);
+	const char *i = cursor_item(cursor, 'i', &ilen);
+	uint64_t v = 0;
+
+	if (s == NULL || i == NULL || slen != 32 || ilen == 0 || ilen > 16)
+		return -1;
+	for (size_t k = 0; k < 32; k++)
+		if (num_hex_digit(s[k]) < 0)
+			return -1;
+	for (size_t k = 0; k < ilen; k++) {
+		int h = num_hex_digit(i[k]);
+
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint64_t)h;
+	}
+	memcpy(id, s, 32);
+	id[32] = '\0';
+	*seqnum = v;
+	return 0;
 }

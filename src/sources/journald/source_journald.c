@@ -5,8 +5,8 @@
  * system's journal, {"journal":"<journal.directory>"} for a directory. Its
  * offset is {"cursor":"<cursor of the last entry committed>","seqnums":
  * {"<sequence-number id>":<the last sequence number committed>,...}}; the
- * offsets that records stand for live in a bounded ring (source_journald.h
- * says how, and the bounds). An offset of {"cursor":...} alone (skiff before
+ * offsets that records stand for are refcounted texts (jpos_text;
+ * source_journald.h says how, and the bounds). An offset of {"cursor":...} alone (skiff before
  * the seqnums) still loads: what sd-journal orders up to its cursor counts
  * as read.
  *
@@ -49,7 +49,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FULL_RETRY_MS 100         /* ring full: look again soon, a flush frees it */
 #define PASS_MAX (64 * BATCH_MAX) /* entries passed over in one poll at most */
 
 static const char *const journald_classes[] = {
@@ -102,6 +101,8 @@ static void free_batch(struct jsrc *s)
 	for (size_t i = 0; i < s->ntexts; i++)
 		free(s->texts[i]);
 	s->nbuilt = s->ntexts = 0;
+	src_ref_drop(s->prev); /* the worker holds its own where it needs one */
+	s->prev = NULL;
 }
 
 static void journald_close(void *ctx)
@@ -115,7 +116,7 @@ static void journald_close(void *ctx)
 	free(s->texts);
 	if (s->j != NULL)
 		sd_journal_close(s->j);
-	jring_free(s->ring);
+	src_ref_drop(s->pos);
 	jpos_free(s->sent);
 	free(s->legacy_stop);
 	free(s->topic);
@@ -233,7 +234,7 @@ static int entry_seqnum(struct jsrc *s, char id[33], uint64_t *n)
 
 	if (r < 0)
 		return r;
-	r = jcursor_seqnum(c, id, n) == 0 ? 0 : -EBADMSG;
+	r = jpos_cursor_seqnum(c, id, n) == 0 ? 0 : -EBADMSG;
 	free(c);
 	return r;
 }
@@ -281,7 +282,7 @@ static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, siz
 		         "journal: stored offset %s is not {\"cursor\": <string>, \"seqnums\": "
 		         "{<32 hex digits>: <integer>, ...}}",
 		         json);
-	if (rc == 0 && jcursor_seqnum(*out, s->main_id, &s->main_seq) != 0)
+	if (rc == 0 && jpos_cursor_seqnum(*out, s->main_id, &s->main_seq) != 0)
 		s->main_id[0] = '\0';
 	if (rc == 0 && *legacy && s->main_id[0] != '\0') {
 		char none[33];
@@ -339,7 +340,7 @@ static int pass_all(struct jsrc *s, char **first)
 }
 
 /* Positions the journal for the committed offset (or read.from on a first
- * start) and starts the ring. */
+ * start), and the offset text records name until the first batch. */
 static int position(struct jsrc *s, const struct config_section *cfg, char *errbuf, size_t errlen)
 {
 	char *cur = NULL, *first = NULL;
@@ -374,9 +375,9 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 		sderr(errbuf, errlen, "positioning", r < 0 ? r : -ENOMEM);
 		return -1;
 	}
-	s->ring = jring_new(first);
+	r = jpos_text_new(first, &s->pos);
 	free(first);
-	if (s->ring == NULL) {
+	if (r != JPOS_OK) {
 		snprintf(errbuf, errlen, "journal: out of memory");
 		return -1;
 	}
@@ -606,7 +607,7 @@ static int next_entry(struct jsrc *s, size_t *passes)
 static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, size_t errlen)
 {
 	char *cur = NULL, *text;
-	int64_t seq = -1;
+	struct src_ref *pos = NULL;
 	int r = sd_journal_get_cursor(s->j, &cur);
 
 	if (r < 0) {
@@ -615,14 +616,16 @@ static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, 
 	}
 	text = jpos_json(s->sent, cur);
 	free(cur);
-	if (text != NULL)
-		seq = jring_push(s->ring, text);
+	r = text != NULL ? jpos_text_new(text, &pos) : JPOS_ERR_NOMEM;
 	free(text);
-	if (seq < 0) {
+	if (r != JPOS_OK) {
 		snprintf(errbuf, errlen, "journal: out of memory");
 		return SOURCE_ERR;
 	}
-	batch->records[batch->n - 1].offset.v[0] = seq;
+	/* The batch's other records name s->pos: held until the next poll. */
+	s->prev = s->pos;
+	s->pos = pos;
+	batch->records[batch->n - 1].offset.ref = pos;
 	return 0;
 }
 
@@ -644,7 +647,7 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 {
 	struct jsrc *s = ctx;
 	size_t max = batch->max < BATCH_MAX ? batch->max : BATCH_MAX;
-	int64_t before = jring_head(s->ring);
+	struct src_ref *before = s->pos;
 	size_t seen = 0, passes = 0;
 	int r = 0, b;
 
@@ -658,10 +661,8 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		 * restart reads from the head again. */
 		s->anchor_due = false;
 		if (s->env->anchor != NULL)
-			s->env->anchor(s->env, s->part, &(struct src_offset){.v = {0}});
+			s->env->anchor(s->env, s->part, &(struct src_offset){.ref = s->pos});
 	}
-	if ((s->full = jring_full(s->ring)))
-		return 0; /* the next offset flush frees a slot (source_journald.h) */
 	if ((r = sd_journal_process(s->j)) < 0) {
 		sderr(errbuf, errlen, "processing changes", r);
 		return SOURCE_ERR;
@@ -698,7 +699,7 @@ static int journald_pollfds(void *ctx, struct pollfd *fds, int max)
 {
 	struct jsrc *s = ctx;
 
-	if (max < 1 || s->full)
+	if (max < 1)
 		return 0;
 	fds[0] = (struct pollfd){.fd = s->fd, .events = (short)sd_journal_get_events(s->j)};
 	return 1;
@@ -710,8 +711,6 @@ static int64_t journald_timeout(void *ctx, int64_t now_ms)
 	uint64_t t;
 	int64_t ms;
 
-	if (s->full)
-		return FULL_RETRY_MS;
 	/* Local files are watched by inotify: no deadline. On network file
 	 * systems sd-journal asks to be looked at every 250 ms. */
 	if (sd_journal_get_timeout(s->j, &t) < 0 || t == UINT64_MAX)
@@ -722,9 +721,9 @@ static int64_t journald_timeout(void *ctx, int64_t now_ms)
 
 static char *journald_offset_json(void *ctx, const struct src_offset *off)
 {
-	struct jsrc *s = ctx;
-	const char *text = jring_get(s->ring, off->v[0]);
+	const char *text = jpos_text(off->ref); /* needs no ctx: refs outlive it */
 
+	(void)ctx;
 	return text != NULL ? strdup(text) : NULL;
 }
 
@@ -781,7 +780,7 @@ static int journald_check_reach(const struct config_section *cfg, const char *pa
 		errbuf[0] = '\0';
 	if (!cJSON_IsString(c)) {
 		rc = 0; /* check_offset's to refuse */
-	} else if (c->valuestring[0] != '\0' && jcursor_seqnum(c->valuestring, id, &seq) != 0) {
+	} else if (c->valuestring[0] != '\0' && jpos_cursor_seqnum(c->valuestring, id, &seq) != 0) {
 		snprintf(
 		    errbuf, errlen,
 		    "the cursor '%.300s' is not a journal cursor (\"s=<32 hex digits>;i=<hex>;"

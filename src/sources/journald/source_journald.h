@@ -1,22 +1,22 @@
 /* source_journald: the parts of the journald connector that need no
  * libsystemd, so that they build (and are unit-tested) everywhere.
  *
- * jring: the offsets that records stand for. A journal position is text
- * (jpos_json: a cursor and a map of sequence numbers); struct src_offset
- * holds integers. Each record's offset carries a sequence number (v[0])
- * naming an offset text kept here, which offset_json() hands back. The ring
- * keeps one text per poll batch (the position after the batch's last
- * entry): a record inside a batch carries the previous batch's, so an
- * acknowledged prefix that ends inside a batch commits the position before
- * that batch (re-read after a crash: duplicates within one batch, never a
- * gap).
+ * jpos_text: the offsets that records stand for. A journal position is
+ * text (jpos_json: a cursor and a map of sequence numbers); struct
+ * src_offset holds integers and a reference (core/source.h). Each record's
+ * offset refers to a refcounted copy of a text, which offset_json() hands
+ * back. There is one text per poll batch (the position after the batch's
+ * last entry): a record inside a batch refers to the previous batch's, so
+ * an acknowledged prefix that ends inside a batch commits the position
+ * before that batch (re-read after a crash: duplicates within one batch,
+ * never a gap). A text lives while a record in flight or a committable
+ * offset names it, and is freed when the last such reference goes.
  *
- * Bound: at most JRING_SLOTS texts, and JRING_BYTES of them, between the
- * oldest one the worker may still ask for (the last one it asked for:
- * offsets advance in order) and the newest. A full ring stops reading until
- * the next offset flush asks for a newer one; with BATCH_RECORDS-sized
- * batches that is far beyond what an offset flush interval ever holds, with
- * one-entry batches 4096 batches per flush interval.
+ * Bound: at most one text per batch in flight, so at most as many as the
+ * worker's ack slots (producer.queue.buffering.max.messages), which bound
+ * reading as for the other sources; each text is ~60 bytes per sequence-number id
+ * (one or two on most systems). An offset flush no longer has to ask for a
+ * text before reading goes on.
  *
  * jpos: where reading stands, per sequence-number id. sd-journal orders
  * the files of a journal by sequence number only within one id (one
@@ -45,42 +45,19 @@
 
 #include "util/err.h"
 
-#define JRING_SLOTS 4096
-#define JRING_BYTES (4u << 20) /* of offset texts held: 64 ids make one ~4 KiB */
-#define JPOS_IDS_MAX 1024      /* ~56 bytes each in memory, up to ~50 in the offset */
+struct src_ref;
+
+#define JPOS_IDS_MAX 1024 /* ~56 bytes each in memory, up to ~50 in the offset */
 
 /* jpos flags, the reader's own marks per id. */
 #define JPOS_SEEN 1u    /* an entry of the id was met since the scan began */
 #define JPOS_SETTLED 2u /* its stored position was found, or found gone */
 
-struct jring;
-
-/* A ring whose sequence number 0 holds a copy of the offset text first.
- * NULL when memory is short. Free with jring_free (accepts NULL). */
-struct jring *jring_new(const char *first);
-void jring_free(struct jring *r);
-
-/* True when no more texts can be pushed until jring_get asks for a newer
- * one (JRING_SLOTS of them, or JRING_BYTES). */
-bool jring_full(const struct jring *r);
-
-/* Keeps a copy of text; returns its sequence number, or -1 when the ring
- * is full or memory is short. */
-int64_t jring_push(struct jring *r, const char *text);
-
-/* The newest sequence number. */
-int64_t jring_head(const struct jring *r);
-
-/* The text of sequence number seq (owned by the ring, valid until the
- * next push), and every older one may be dropped from now on. NULL when seq
- * is no longer (or not yet) held. */
-const char *jring_get(struct jring *r, int64_t seq);
-
 /* The sequence-number id (s=, 32 hex digits) and sequence number (i=) of a
  * journal cursor. sd-journal calls cursors opaque, and libsystemd 252 has
  * no sd_journal_get_seqnum(); every cursor it writes has both. Returns 0,
  * or -1 when the cursor has not both. */
-int jcursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum);
+int jpos_cursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum);
 
 struct jpos;
 
@@ -127,6 +104,16 @@ int jpos_load(struct jpos *p, const cJSON *seqnums);
 /* The offset text {"cursor":"<cursor>","seqnums":{...}}, malloc'd (the
  * caller frees), NULL when memory is short. */
 char *jpos_json(const struct jpos *p, const char *cursor);
+
+/* A refcounted copy of an offset text (jpos_json) for records' offsets to
+ * refer to, in *out with one reference, the caller's; src_ref_drop of the
+ * last frees it, and needs no context. Returns JPOS_OK, or JPOS_ERR_NOMEM
+ * with *out NULL. */
+int jpos_text_new(const char *json, struct src_ref **out);
+
+/* The text of a ref from jpos_text_new, valid while the ref is held; NULL
+ * for NULL. */
+const char *jpos_text(const struct src_ref *ref);
 
 /* Results of jfields_add and jfields_add_time (util/err.h). */
 enum jfields_err {

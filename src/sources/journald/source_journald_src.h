@@ -31,7 +31,9 @@ struct jsrc {
 	struct partition *part;
 	char *topic;
 	bool message_only;
-	struct jring *ring;
+	struct src_ref *pos;  /* the offset text after the last batch (jpos_text): ours */
+	struct src_ref *prev; /* the one before, which that batch's other records name:
+	                       * held until the next poll, as records are */
 	struct jpos *sent;    /* per id, the last entry made a record (or passed) */
 	bool settling;        /* the first pass after a start: find each stored id */
 	bool rechecking;      /* a pass from the head after the set of files changed:
@@ -43,7 +45,6 @@ struct jsrc {
 	int64_t opened_ms;    /* when it began (clock_mono_ms) */
 	char *legacy_stop;    /* an old {"cursor"} offset: entries before this pass */
 	bool legacy_incl;     /* and this one too */
-	bool full;            /* the last poll found the ring full */
 	bool anchor_due;      /* read.from=end on a first start: store where it begins */
 	size_t max_entry;     /* journal.max.entry.bytes */
 	bool skip_big;        /* journal.max.entry.policy=skip */
@@ -63,10 +64,10 @@ enum jentry_err {
 /* A short text for a jentry_err code; never NULL. */
 const char *jentry_strerror(int err);
 
-/* The entry the journal is at as rec, carrying the offset seq: its value
+/* The entry the journal is at as rec, its offset referring to pos: its value
  * built per journal.value, cut to journal.max.entry.bytes (or skipped, by
  * the policy). The value's memory is s's until the next poll. Returns
  * JENTRY_OK, JENTRY_SKIPPED, or JENTRY_ERR_NOMEM. Main loop. */
-int jentry_record(struct jsrc *s, struct record *rec, int64_t seq);
+int jentry_record(struct jsrc *s, struct record *rec, struct src_ref *pos);
 
 #endif
