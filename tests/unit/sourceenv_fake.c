@@ -38,10 +38,8 @@ static const char *f_committed(struct source_env *env, struct partition *p)
 	return f->committed[sourceenv_fake_index(p)];
 }
 
-static void f_count(struct source_env *env, const char *name, uint64_t n)
+static void add(struct sourceenv_fake *f, const char *name, uint64_t n)
 {
-	struct sourceenv_fake *f = env->opaque;
-
 	for (size_t i = 0; i < f->ncounts; i++)
 		if (strcmp(f->cnames[i], name) == 0) {
 			f->cvals[i] += n;
@@ -51,6 +49,16 @@ static void f_count(struct source_env *env, const char *name, uint64_t n)
 		f->cnames[f->ncounts] = name;
 		f->cvals[f->ncounts++] = n;
 	}
+}
+
+static void f_count(struct source_env *env, const char *name, uint64_t n)
+{
+	struct sourceenv_fake *f = env->opaque;
+	size_t used = strlen(f->counts);
+
+	add(f, name, n);
+	snprintf(f->counts + used, sizeof(f->counts) - used, "%s+%llu ", name,
+	         (unsigned long long)n);
 }
 
 /* Partition stats as counters of their own name (a gauge holds its last value). */
@@ -64,7 +72,7 @@ static void f_partition_stat(struct source_env *env, struct partition *p,
 		for (size_t i = 0; i < f->ncounts; i++)
 			if (strcmp(f->cnames[i], d->name) == 0)
 				f->cvals[i] = 0;
-	f_count(env, d->name, n);
+	add(f, d->name, n);
 }
 
 static void f_log(struct source_env *env, int level, const char *fmt, ...)

@@ -15,13 +15,16 @@
 #define SOURCEENV_FAKE_COUNTERS 16 /* counter names at most (more are not kept) */
 
 struct sourceenv_fake {
-	struct source_env env; /* hand &f->env to the source */
+	struct source_env env;                 /* hand &f->env to the source */
 	char *parts[SOURCEENV_FAKE_PARTS];     /* partition JSON, owned */
 	char *committed[SOURCEENV_FAKE_PARTS]; /* committed offset JSON or NULL, owned */
 	size_t nparts;
 	const char *cnames[SOURCEENV_FAKE_COUNTERS]; /* the source's (static) names */
 	uint64_t cvals[SOURCEENV_FAKE_COUNTERS];
 	size_t ncounts;
+	/* Every count() call in order, "name+n " each, while there is room; a
+	 * test empties it (counts[0] = '\0') to look at what comes next. */
+	char counts[512];
 	char lastlog[1024]; /* the last line logged */
 	int nlogs;          /* lines logged */
 	/* The lines logged (of level log_only, when it is not -1), each
