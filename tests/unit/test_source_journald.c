@@ -1,7 +1,8 @@
 /* Unit tests of the journald source's libsystemd-free parts: the position
  * texts, the cursor reader, an entry's data as a struct, and util/text. */
 #include "core/source.h"
-#include "sources/journald/source_journald.h"
+#include "sources/journald/jfields.h"
+#include "sources/journald/jpos.h"
 #include "testlib.h"
 #include "util/text.h"
 

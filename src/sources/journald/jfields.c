@@ -1,6 +1,6 @@
 /* jfields: a journal entry's data as a Connect struct; see
- * source_journald.h. */
-#include "sources/journald/source_journald.h"
+ * jfields.h. */
+#include "sources/journald/jfields.h"
 
 #include "util/text.h"
 

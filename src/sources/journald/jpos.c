@@ -1,7 +1,7 @@
 /* jpos: the journal position as one sequence number per
  * sequence-number id, its offset text, and the cursor reader; see
- * source_journald.h. */
-#include "sources/journald/source_journald.h"
+ * jpos.h. */
+#include "sources/journald/jpos.h"
 
 #include "core/source.h"
 #include "util/num.h"

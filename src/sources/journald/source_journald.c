@@ -5,10 +5,10 @@
  * system's journal, {"journal":"<journal.directory>"} for a directory. Its
  * offset is {"cursor":"<cursor of the last entry committed>","seqnums":
  * {"<sequence-number id>":<the last sequence number committed>,...}}; the
- * offsets that records stand for are refcounted texts (jpos_text;
- * source_journald.h says how, and the bounds). An offset of {"cursor":...} alone (skiff before
- * the seqnums) still loads: what sd-journal orders up to its cursor counts
- * as read.
+ * offsets that records stand for are refcounted texts (jpos.h says how,
+ * and the bounds). An offset of {"cursor":...} alone (skiff before the
+ * seqnums) still loads: what sd-journal orders up to its cursor counts as
+ * read.
  *
  * Why nothing is lost or repeated beyond a batch:
  * - sd-journal's order is a merge: by sequence number within one
@@ -40,7 +40,7 @@
 #include "core/log.h"
 #include "sources/journald/journallib.h"
 #include "core/source.h"
-#include "sources/journald/source_journald.h"
+#include "sources/journald/jpos.h"
 #include "sources/journald/source_journald_src.h"
 #include "core/stats.h"
 

@@ -1,24 +1,8 @@
-/* source_journald: the parts of the journald connector that need no
- * libsystemd, so that they build (and are unit-tested) everywhere.
+/* jpos: the journald source's position, and the offset texts records
+ * refer to. Needs no libsystemd, so that it builds (and is unit-tested)
+ * everywhere. Main loop only.
  *
- * jpos_text: the offsets that records stand for. A journal position is
- * text (jpos_json: a cursor and a map of sequence numbers); struct
- * src_offset holds integers and a reference (core/source.h). Each record's
- * offset refers to a refcounted copy of a text, which offset_json() hands
- * back. There is one text per poll batch (the position after the batch's
- * last entry): a record inside a batch refers to the previous batch's, so
- * an acknowledged prefix that ends inside a batch commits the position
- * before that batch (re-read after a crash: duplicates within one batch,
- * never a gap). A text lives while a record in flight or a committable
- * offset names it, and is freed when the last such reference goes.
- *
- * Bound: at most one text per batch in flight, so at most as many as the
- * worker's ack slots (producer.queue.buffering.max.messages), which bound
- * reading as for the other sources; each text is ~60 bytes per sequence-number id
- * (one or two on most systems). An offset flush no longer has to ask for a
- * text before reading goes on.
- *
- * jpos: where reading stands, per sequence-number id. sd-journal orders
+ * Where reading stands, per sequence-number id. sd-journal orders
  * the files of a journal by sequence number only within one id (one
  * journald's files); files of different ids (another boot after the
  * journal was recreated, another host's file in a journal-remote
@@ -32,10 +16,24 @@
  * dropped at the end of each pass from the head, so only ids that are in
  * the journal count against the bound.
  *
- * jfields: one journal datum ("FIELD=value", value any bytes) into a
- * Connect struct's payload and schema. Main loop only. */
-#ifndef SKIFF_SOURCE_JOURNALD_H
-#define SKIFF_SOURCE_JOURNALD_H
+ * The offset texts (jpos_text), which records stand for. A journal position is
+ * text (jpos_json: a cursor and a map of sequence numbers); struct
+ * src_offset holds integers and a reference (core/source.h). Each record's
+ * offset refers to a refcounted copy of a text, which offset_json() hands
+ * back. There is one text per poll batch (the position after the batch's
+ * last entry): a record inside a batch refers to the previous batch's, so
+ * an acknowledged prefix that ends inside a batch commits the position
+ * before that batch (re-read after a crash: duplicates within one batch,
+ * never a gap). A text lives while a record in flight or a committable
+ * offset names it, and is freed when the last such reference goes.
+ *
+ * Bound: at most one text per batch in flight, so at most as many as the
+ * worker's ack slots (producer.queue.buffering.max.messages), which bound
+ * reading as for the other sources; each text is ~60 bytes per
+ * sequence-number id (one or two on most systems). An offset flush no
+ * longer has to ask for a text before reading goes on. */
+#ifndef SKIFF_JPOS_H
+#define SKIFF_JPOS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -114,40 +112,5 @@ int jpos_text_new(const char *json, struct src_ref **out);
 /* The text of a ref from jpos_text_new, valid while the ref is held; NULL
  * for NULL. */
 const char *jpos_text(const struct src_ref *ref);
-
-/* Results of jfields_add and jfields_add_time (util/err.h). */
-enum jfields_err {
-	JFIELDS_OK = 0,
-	JFIELDS_REPEATED = 1,       /* not a failure: the field was there already */
-	JFIELDS_ERR_MALFORMED = -1, /* a datum without '=', or a bad field name */
-	JFIELDS_ERR_NOMEM = -2,     /* out of memory */
-};
-
-/* A short text for a jfields_err code; never NULL. */
-const char *jfields_strerror(int err);
-
-/* Adds one datum of an entry to payload (the struct's values) and fields
- * (its schema's "fields" array). The value becomes a string when it is
- * well-formed UTF-8 without NUL, else bytes (base64 in the payload, as
- * Connect's JsonConverter writes bytes). Journal field names are [A-Z0-9_],
- * valid Connect field names. Returns JFIELDS_OK, JFIELDS_REPEATED when the
- * field was already in the entry (its first value is kept, this one
- * dropped), JFIELDS_ERR_MALFORMED for a datum without '=', or
- * JFIELDS_ERR_NOMEM. */
-int jfields_add(cJSON *payload, cJSON *fields, const void *data, size_t len);
-
-/* How many bytes of a field value v (len bytes) to keep under a cap: len
- * when it fits, else cap moved back (by at most 3 bytes) to the start of a
- * UTF-8 character, so that cutting text keeps it text. */
-size_t jfields_cut(const char *v, size_t len, size_t cap);
-
-/* The optional int64 fields __REALTIME_TIMESTAMP and __MONOTONIC_TIMESTAMP
- * (microseconds), which sd-journal keeps outside the entry's data. Returns
- * JFIELDS_OK or JFIELDS_ERR_NOMEM. */
-int jfields_add_time(cJSON *payload, cJSON *fields, const char *name, uint64_t usec);
-
-/* A new struct schema {"type":"struct","fields":[],"optional":false,
- * "name":"skiff.journal.Entry"}; *fields is its array. NULL on no memory. */
-cJSON *jfields_schema(cJSON **fields);
 
 #endif
