@@ -12,28 +12,42 @@
 
 /* Position texts (jpos_text) live while a reference names them: more of
  * them at once than the 4096 the old ring held (whose 4097th push failed
- * and stopped reading until an offset flush); each keeps its text, and
- * the last drop frees it (ASan sees a leak or a double free). */
+ * and stopped reading until an offset flush); each keeps its text, their
+ * account counts their bytes until the last drop frees them, and outlives
+ * the source's reference while a text is alive (ASan sees a leak, a double
+ * free or a use after free). */
 static void test_texts(void)
 {
 	enum { N = 5000 };
 	static struct src_ref *t[N];
+	struct jpos_texts *held = NULL;
 	char json[64];
+	size_t one;
 
+	CHECK_INT(jpos_texts_new(&held), JPOS_OK);
+	CHECK_INT(jpos_texts_bytes(held), 0);
 	for (int i = 0; i < N; i++) {
-		snprintf(json, sizeof(json), "{\"cursor\":\"c%d\",\"seqnums\":{}}", i);
+		snprintf(json, sizeof(json), "{\"cursor\":\"c%04d\",\"seqnums\":{}}", i);
 		t[i] = NULL;
-		CHECK_INT(jpos_text_new(json, &t[i]), JPOS_OK);
+		CHECK_INT(jpos_text_new(held, json, &t[i]), JPOS_OK);
 		CHECK(t[i] != NULL);
 	}
-	CHECK_STR(jpos_text(t[0]), "{\"cursor\":\"c0\",\"seqnums\":{}}");
+	one = jpos_texts_bytes(held) / N;
+	CHECK(one > strlen(json) && one < strlen(json) + 64);
+	CHECK_INT(jpos_texts_bytes(held), N * one);
+	CHECK_STR(jpos_text(t[0]), "{\"cursor\":\"c0000\",\"seqnums\":{}}");
 	CHECK_STR(jpos_text(t[N - 1]), "{\"cursor\":\"c4999\",\"seqnums\":{}}");
 	CHECK(jpos_text(NULL) == NULL);
 	src_ref_hold(t[7]); /* a record in flight and a committable offset */
 	src_ref_drop(t[7]);
-	CHECK_STR(jpos_text(t[7]), "{\"cursor\":\"c7\",\"seqnums\":{}}");
-	for (int i = 0; i < N; i++)
+	CHECK_STR(jpos_text(t[7]), "{\"cursor\":\"c0007\",\"seqnums\":{}}");
+	for (int i = 0; i < N - 1; i++)
 		src_ref_drop(t[i]);
+	CHECK_INT(jpos_texts_bytes(held), one);
+	jpos_texts_free(held); /* the source closes; one text is still named */
+	CHECK_STR(jpos_text(t[N - 1]), "{\"cursor\":\"c4999\",\"seqnums\":{}}");
+	src_ref_drop(t[N - 1]);
+	jpos_texts_free(NULL);
 }
 
 /* An empty position (jpos_new's out parameter). */

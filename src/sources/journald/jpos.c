@@ -184,19 +184,57 @@ out:
 	return json;
 }
 
+/* The texts of one source, counted (jpos.h): the source's reference and
+ * one per text alive, so that the last of them frees it. */
+struct jpos_texts {
+	uint32_t refs;
+	size_t bytes;
+};
+
 /* A position text as records' offsets name it: ref first, so that the
  * object starts where its ref does and free needs no context. */
 struct jpos_text {
 	struct src_ref ref;
+	struct jpos_texts *of;
+	size_t size;
 	char json[];
 };
 
-static void text_free(struct src_ref *ref)
+static void texts_drop(struct jpos_texts *t)
 {
-	free(ref);
+	if (t != NULL && --t->refs == 0)
+		free(t);
 }
 
-int jpos_text_new(const char *json, struct src_ref **out)
+int jpos_texts_new(struct jpos_texts **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (*out == NULL)
+		return JPOS_ERR_NOMEM;
+	(*out)->refs = 1;
+	return JPOS_OK;
+}
+
+void jpos_texts_free(struct jpos_texts *t)
+{
+	texts_drop(t);
+}
+
+size_t jpos_texts_bytes(const struct jpos_texts *t)
+{
+	return t->bytes;
+}
+
+static void text_free(struct src_ref *ref)
+{
+	struct jpos_text *t = (struct jpos_text *)(void *)ref;
+
+	t->of->bytes -= t->size;
+	texts_drop(t->of);
+	free(t);
+}
+
+int jpos_text_new(struct jpos_texts *of, const char *json, struct src_ref **out)
 {
 	size_t n = strlen(json) + 1;
 	struct jpos_text *t = malloc(sizeof(*t) + n);
@@ -205,7 +243,11 @@ int jpos_text_new(const char *json, struct src_ref **out)
 	if (t == NULL)
 		return JPOS_ERR_NOMEM;
 	src_ref_init(&t->ref, text_free);
+	t->of = of;
+	t->size = sizeof(*t) + n;
 	memcpy(t->json, json, n);
+	of->refs++;
+	of->bytes += t->size;
 	*out = &t->ref;
 	return JPOS_OK;
 }

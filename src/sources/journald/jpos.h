@@ -29,9 +29,13 @@
  *
  * Bound: at most one text per batch in flight, so at most as many as the
  * worker's ack slots (producer.queue.buffering.max.messages), which bound
- * reading as for the other sources; each text is ~60 bytes per
- * sequence-number id (one or two on most systems). An offset flush no
- * longer has to ask for a text before reading goes on. */
+ * reading as for the other sources. A text is ~200 bytes and ~50 more
+ * per sequence-number id: with one or two ids, 5000 one-entry batches in
+ * flight (the ack slots nearly full: each acknowledgement lets one entry
+ * in) hold ~1.3 MiB. With many ids they could hold far more (1,024 ids:
+ * 45 KB a text), so the source also stops reading while its texts alive
+ * hold JPOS_TEXTS_BYTES (jpos_texts_bytes), until acknowledgements free
+ * them; no offset flush has to ask for a text any more. */
 #ifndef SKIFF_JPOS_H
 #define SKIFF_JPOS_H
 
@@ -45,7 +49,8 @@
 
 struct src_ref;
 
-#define JPOS_IDS_MAX 1024 /* ~56 bytes each in memory, up to ~50 in the offset */
+#define JPOS_IDS_MAX 1024           /* ~56 bytes each in memory, up to ~50 in the offset */
+#define JPOS_TEXTS_BYTES (4u << 20) /* of one source's texts alive, at most */
 
 /* jpos flags, the reader's own marks per id. */
 #define JPOS_SEEN 1u    /* an entry of the id was met since the scan began */
@@ -103,11 +108,23 @@ int jpos_load(struct jpos *p, const cJSON *seqnums);
  * caller frees), NULL when memory is short. */
 char *jpos_json(const struct jpos *p, const char *cursor);
 
+struct jpos_texts;
+
+/* The account of one source's texts, in *out. Returns JPOS_OK, or
+ * JPOS_ERR_NOMEM with *out NULL. jpos_texts_free gives the source's
+ * reference back (accepts NULL); the account lives on until its last text
+ * goes, which may be after the source closed. */
+int jpos_texts_new(struct jpos_texts **out);
+void jpos_texts_free(struct jpos_texts *t);
+
+/* The bytes of t's texts alive. */
+size_t jpos_texts_bytes(const struct jpos_texts *t);
+
 /* A refcounted copy of an offset text (jpos_json) for records' offsets to
- * refer to, in *out with one reference, the caller's; src_ref_drop of the
- * last frees it, and needs no context. Returns JPOS_OK, or JPOS_ERR_NOMEM
- * with *out NULL. */
-int jpos_text_new(const char *json, struct src_ref **out);
+ * refer to, counted in of, in *out with one reference, the caller's;
+ * src_ref_drop of the last frees it, and needs no context. Returns
+ * JPOS_OK, or JPOS_ERR_NOMEM with *out NULL. */
+int jpos_text_new(struct jpos_texts *of, const char *json, struct src_ref **out);
 
 /* The text of a ref from jpos_text_new, valid while the ref is held; NULL
  * for NULL. */

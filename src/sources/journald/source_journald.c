@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FULL_RETRY_MS 100         /* texts held at their bound: look again soon, acks free them */
 #define PASS_MAX (64 * BATCH_MAX) /* entries passed over in one poll at most */
 
 static const char *const journald_classes[] = {
@@ -117,6 +118,7 @@ static void journald_close(void *ctx)
 	if (s->j != NULL)
 		sd_journal_close(s->j);
 	src_ref_drop(s->pos);
+	jpos_texts_free(s->held);
 	jpos_free(s->sent);
 	free(s->legacy_stop);
 	free(s->topic);
@@ -375,7 +377,9 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 		sderr(errbuf, errlen, "positioning", r < 0 ? r : -ENOMEM);
 		return -1;
 	}
-	r = jpos_text_new(first, &s->pos);
+	r = jpos_texts_new(&s->held);
+	if (r == JPOS_OK)
+		r = jpos_text_new(s->held, first, &s->pos);
 	free(first);
 	if (r != JPOS_OK) {
 		snprintf(errbuf, errlen, "journal: out of memory");
@@ -616,7 +620,7 @@ static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, 
 	}
 	text = jpos_json(s->sent, cur);
 	free(cur);
-	r = text != NULL ? jpos_text_new(text, &pos) : JPOS_ERR_NOMEM;
+	r = text != NULL ? jpos_text_new(s->held, text, &pos) : JPOS_ERR_NOMEM;
 	free(text);
 	if (r != JPOS_OK) {
 		snprintf(errbuf, errlen, "journal: out of memory");
@@ -663,6 +667,8 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		if (s->env->anchor != NULL)
 			s->env->anchor(s->env, s->part, &(struct src_offset){.ref = s->pos});
 	}
+	if ((s->full = jpos_texts_bytes(s->held) >= JPOS_TEXTS_BYTES))
+		return 0; /* acknowledgements free them (jpos.h) */
 	if ((r = sd_journal_process(s->j)) < 0) {
 		sderr(errbuf, errlen, "processing changes", r);
 		return SOURCE_ERR;
@@ -699,7 +705,7 @@ static int journald_pollfds(void *ctx, struct pollfd *fds, int max)
 {
 	struct jsrc *s = ctx;
 
-	if (max < 1)
+	if (max < 1 || s->full)
 		return 0;
 	fds[0] = (struct pollfd){.fd = s->fd, .events = (short)sd_journal_get_events(s->j)};
 	return 1;
@@ -713,6 +719,8 @@ static int64_t journald_timeout(void *ctx, int64_t now_ms)
 
 	/* Local files are watched by inotify: no deadline. On network file
 	 * systems sd-journal asks to be looked at every 250 ms. */
+	if (s->full)
+		return FULL_RETRY_MS;
 	if (sd_journal_get_timeout(s->j, &t) < 0 || t == UINT64_MAX)
 		return -1;
 	ms = (int64_t)(t / 1000) - now_ms;
