@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/err.h"
+
 struct cJSON;
 struct props;
 
@@ -64,6 +66,7 @@ struct config_spec {
 /* Failures of config_section_load, config_section_set and config_table_doc
  * (util/err.h). */
 enum {
+	CONFIG_OK = 0,
 	CONFIG_ERR = -1,       /* a bad key or value: a person must act */
 	CONFIG_ERR_NOMEM = -2, /* out of memory: a restart may pass */
 };

@@ -20,12 +20,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/err.h"
+
 #define PROPS_MAX_FILE_BYTES (1024 * 1024)
 
 struct props;
 
 /* Failures of props_load_file and props_load_mem (util/err.h). */
 enum {
+	PROPS_OK = 0,
 	PROPS_ERR = -1,       /* unreadable or malformed: a person must act */
 	PROPS_ERR_NOMEM = -2, /* out of memory: a restart may pass */
 };

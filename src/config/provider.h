@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util/err.h"
+
 struct props;
 struct providers;
 
@@ -38,6 +40,7 @@ struct providers;
 #define PROVIDER_MAX_VALUE_BYTES (1024 * 1024)
 
 enum {
+	PROVIDER_OK = 0,
 	PROVIDER_ERR_CONFIG = -1, /* a bad declaration or reference: exit 78 */
 	PROVIDER_ERR_NOMEM = -2,
 };

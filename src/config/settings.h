@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "convert/convert.h"
+#include "util/err.h"
 
 struct cJSON;
 struct config_key;
@@ -49,6 +50,7 @@ struct settings {
 
 /* Failures of settings_load and settings_help_doc (util/err.h). */
 enum {
+	SETTINGS_OK = 0,
 	SETTINGS_ERR = -1,       /* the configuration is wrong: a person must act (exit 78) */
 	SETTINGS_ERR_NOMEM = -2, /* out of memory: a restart may pass (exit 75) */
 };

@@ -121,7 +121,7 @@ int metrics_render(const struct stats *s, char **out, size_t *len)
 	buf_init(&b, METRICS_MAX_BYTES);
 	*out = NULL;
 	if (v == NULL)
-		return -2;
+		return METRICS_ERR_NOMEM;
 	while (i < n && stats_next(s, &cur, &v[i]))
 		i++;
 	n = i;
@@ -140,5 +140,17 @@ int metrics_render(const struct stats *s, char **out, size_t *len)
 	}
 	free(v);
 	/* An empty registry is still a page (""). */
-	return buf_take(&b, out, len) == 0 ? 0 : -2;
+	return buf_take(&b, out, len) == 0 ? METRICS_OK : METRICS_ERR_NOMEM;
+}
+
+const char *metrics_strerror(int err)
+{
+	switch (err) {
+	case METRICS_OK:
+		return "no error";
+	case METRICS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }

@@ -11,10 +11,21 @@
 
 #include <stddef.h>
 
+#include "util/err.h"
+
 struct stats;
 
+/* Failures of metrics_render (util/err.h). */
+enum metrics_err {
+	METRICS_OK = 0,
+	METRICS_ERR_NOMEM = -2, /* out of memory */
+};
+
 /* Renders every metric of s. Returns 0 and *out (malloc'd, NUL-terminated,
- * caller frees; *len without the NUL), or -2 (out of memory). */
+ * caller frees; *len without the NUL), or METRICS_ERR_NOMEM. */
 int metrics_render(const struct stats *s, char **out, size_t *len);
+
+/* A short text for a metrics_err code; never NULL. */
+const char *metrics_strerror(int err);
 
 #endif

@@ -15,9 +15,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/err.h"
+
 struct config_section;
 
 enum {
+	PLUGINS_OK = 0,
 	PLUGINS_ERR_UNKNOWN = -1, /* no such plugin (errbuf says so where there is one) */
 	PLUGINS_ERR_NOMEM = -2,
 	PLUGINS_ERR_MISMATCH = -3, /* validate: the body's connector.class is another's */

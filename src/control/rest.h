@@ -27,12 +27,14 @@
 #include <cjson/cJSON.h>
 
 #include "offsets/offsets_doc.h"
+#include "util/err.h"
 
 struct config_section;
 struct loop;
 struct restauth;
 
 enum {
+	REST_OK = 0,
 	REST_ERR = -1,          /* failed, a retry may pass (500) */
 	REST_ERR_NOMEM = -2,    /* out of memory (500; rest_open: exit 75) */
 	REST_ERR_CONFIG = -3,   /* rest_open: a bad listeners value (exit 78) */

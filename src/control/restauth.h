@@ -21,7 +21,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/err.h"
+
 enum {
+	RESTAUTH_OK = 0,
 	RESTAUTH_ERR = -1,        /* a file cannot be read */
 	RESTAUTH_ERR_NOMEM = -2,  /* out of memory */
 	RESTAUTH_ERR_CONFIG = -3, /* a file is not what Connect would take */

@@ -26,9 +26,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/err.h"
+
 struct props;
 
 enum {
+	RESTCONNS_OK = 0,
 	RESTCONNS_ERR_IO = -1,     /* the file cannot be read or written */
 	RESTCONNS_ERR_NOMEM = -2,  /* out of memory */
 	RESTCONNS_ERR_FORMAT = -3, /* the file is not this format */

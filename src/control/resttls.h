@@ -23,9 +23,12 @@
 
 #include <gnutls/abstract.h>
 
+#include "util/err.h"
+
 struct rest_tls_settings;
 
 enum {
+	RESTTLS_OK = 0,
 	RESTTLS_ERR = -1,        /* a file cannot be read (errbuf says why) */
 	RESTTLS_ERR_NOMEM = -2,  /* out of memory */
 	RESTTLS_ERR_CONFIG = -3, /* a keystore or truststore is not usable (errbuf says why) */

@@ -17,7 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 enum {
+	SDNOTIFY_OK = 0,
 	SDNOTIFY_ERR = -1,      /* the socket could not be made or the send failed */
 	SDNOTIFY_ERR_ADDR = -2, /* $NOTIFY_SOCKET is no address skiff can use */
 	SDNOTIFY_ERR_NOMEM = -3,

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/err.h"
+
 struct buf;
 struct record_value;
 
@@ -71,6 +73,7 @@ const char *convert_class_name(const struct converter *c);
  * failure or when the result would pass CONVERT_MAX_BYTES. Called from the
  * main loop (reads the time zone). */
 enum {
+	CONVERT_OK = 0,
 	CONVERT_ERR_NOMEM = -1,
 	CONVERT_ERR_SHAPE = -2,
 };

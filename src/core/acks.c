@@ -33,28 +33,44 @@ void acks_fifo_init(struct acks_fifo *f)
 	*f = (struct acks_fifo){.head = ACKS_NIL, .tail = ACKS_NIL};
 }
 
-struct acks *acks_new(uint32_t capacity)
+int acks_new(uint32_t capacity, struct acks **out)
 {
 	struct acks *a = NULL;
 
+	*out = NULL;
 	if (capacity == 0 || capacity > (UINT32_C(1) << 31))
-		return NULL;
+		return ACKS_ERR_RANGE;
 	a = calloc(1, sizeof(*a));
 	if (a == NULL)
-		return NULL;
+		return ACKS_ERR_NOMEM;
 	/* Never written here: a slot's page becomes resident when a record
 	 * first needs it, so an idle or slow pipeline keeps a few pages, not
 	 * the whole slab (calloc of this size maps fresh zero pages). */
 	a->slots = calloc(capacity, sizeof(*a->slots));
 	if (a->slots == NULL) {
 		free(a);
-		return NULL;
+		return ACKS_ERR_NOMEM;
 	}
 	a->capacity = capacity;
 	a->available = capacity;
 	a->free_head = ACKS_NIL;
 	a->fresh = 0;
-	return a;
+	*out = a;
+	return ACKS_OK;
+}
+
+const char *acks_strerror(int err)
+{
+	switch (err) {
+	case ACKS_OK:
+		return "no error";
+	case ACKS_ERR_RANGE:
+		return "capacity out of range";
+	case ACKS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }
 
 uint32_t acks_available(const struct acks *a)

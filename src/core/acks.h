@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "core/source.h"
+#include "util/err.h"
 
 struct acks;
 
@@ -39,13 +40,24 @@ void acks_fifo_init(struct acks_fifo *f);
  * acks_abandon, or with acks_destroy). */
 void acks_fifo_fini(struct acks_fifo *f);
 
-/* Creates a slab of capacity slots (1..2^31). Returns NULL on failure. The
- * caller owns it (acks_destroy). A slot is 56 bytes (x86-64): with the
+/* Failures of acks_new (util/err.h). */
+enum acks_err {
+	ACKS_OK = 0,
+	ACKS_ERR_RANGE = -2, /* capacity not in 1..2^31 */
+	ACKS_ERR_NOMEM = -3, /* out of memory */
+};
+
+/* A short text for an acks_err code; never NULL. */
+const char *acks_strerror(int err);
+
+/* Creates a slab of capacity slots (1..2^31) in *out. Returns ACKS_OK, or
+ * ACKS_ERR_RANGE or ACKS_ERR_NOMEM with *out NULL. The caller owns it
+ * (acks_destroy). A slot is 56 bytes (x86-64): with the
  * default 20,000 in flight, 1.1 MB of address space, resident only as far
  * as records were ever in flight at once (freed slots are reused first).
  * Each holds a reference to its offset's src_ref, if any, until the FIFO
  * passes it. */
-struct acks *acks_new(uint32_t capacity);
+int acks_new(uint32_t capacity, struct acks **out);
 
 /* Free slots. */
 uint32_t acks_available(const struct acks *a);

@@ -25,7 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 enum {
+	LOOP_OK = 0,
 	LOOP_ERR = -1,       /* poll(2) failed (not EINTR) */
 	LOOP_ERR_NOMEM = -2, /* a table could not grow */
 };

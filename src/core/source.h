@@ -21,6 +21,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/err.h"
+
 struct config_key;
 struct config_section;
 struct partition; /* worker-owned handle of one source partition */
@@ -201,6 +203,7 @@ int source_counters(struct source_env *env, const struct stats_desc *d, size_t n
  * SOURCE_ERR_CONFIG fails the check and SOURCE_ERR (or _NOMEM) is logged as
  * "not checked". */
 enum {
+	SOURCE_OK = 0,
 	SOURCE_ERR = -1,        /* may pass (I/O error, lock): a restart may succeed (75) */
 	SOURCE_ERR_CONFIG = -2, /* a person must act (bad column, bad query): exit 78 */
 	SOURCE_ERR_NOMEM = -3,  /* out of memory: a restart may succeed (75) */

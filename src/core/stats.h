@@ -26,7 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 enum {
+	STATS_OK = 0,
 	STATS_ERR_NOMEM = -2,
 	STATS_ERR_CONFLICT = -3, /* the name was registered with another type or help */
 };

@@ -806,8 +806,7 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
-	w->acks = acks_new(sink_queue_capacity(w->sink));
-	if (w->acks == NULL) {
+	if (acks_new(sink_queue_capacity(w->sink), &w->acks) != 0) {
 		snprintf(errbuf, errlen, "out of memory for %u in-flight records",
 		         sink_queue_capacity(w->sink));
 		return WORKER_ERR_NOMEM;

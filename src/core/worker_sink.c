@@ -166,8 +166,7 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
 		                              : WORKER_ERR;
 	}
-	slab = acks_new(sink_queue_capacity(next));
-	if (slab == NULL) {
+	if (acks_new(sink_queue_capacity(next), &slab) != 0) {
 		sink_destroy(next);
 		log_error("producer: no new producer after %s: out of memory; the running one "
 		          "goes on",

@@ -92,26 +92,40 @@ static bool gssapi(const rd_kafka_conf_t *conf)
 	       strcmp(val, "GSSAPI") == 0;
 }
 
-rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errlen)
+int kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, rd_kafka_t **out, char *errbuf,
+              size_t errlen)
 {
 	static bool first = true;
-	bool quiet;
-	rd_kafka_t *rk;
+	bool quiet = false;
 
-	if (!first)
-		return rd_kafka_new(type, conf, errstr, errlen);
-	first = false;
-	/* Cyrus reads SASL_PATH as the plugin directories, "" as none. */
-	quiet = !gssapi(conf) && getenv("SASL_PATH") == NULL && setenv("SASL_PATH", "", 0) == 0;
-	rk = rd_kafka_new(type, conf, errstr, errlen);
+	if (first) {
+		first = false;
+		/* Cyrus reads SASL_PATH as the plugin directories, "" as none. */
+		quiet =
+		    !gssapi(conf) && getenv("SASL_PATH") == NULL && setenv("SASL_PATH", "", 0) == 0;
+	}
+	*out = rd_kafka_new(type, conf, errbuf, errlen);
 	if (quiet)
 		unsetenv("SASL_PATH");
-	return rk;
+	if (*out != NULL)
+		return KCONF_OK;
+	/* rd_kafka_last_error() is this thread's, set by rd_kafka_new. */
+	return rd_kafka_last_error() == RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE ? KCONF_ERR_NOMEM
+	                                                                     : KCONF_ERR;
 }
 
-bool kconf_new_lacked_resources(void)
+const char *kconf_strerror(int err)
 {
-	return rd_kafka_last_error() == RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE;
+	switch (err) {
+	case KCONF_OK:
+		return "no error";
+	case KCONF_ERR:
+		return "refused";
+	case KCONF_ERR_NOMEM:
+		return "out of memory or threads";
+	default:
+		return "unknown error";
+	}
 }
 
 /* Folding of kconf_log's lines: per facility, one a minute. */

@@ -16,9 +16,20 @@
 
 #include <librdkafka/rdkafka.h>
 
-enum {
+#include "util/err.h"
+
+enum kconf_err {
+	KCONF_OK = 0,
 	KCONF_ERR = -1, /* refused: errbuf says "where: name: why" */
+	/* kconf_new: no client for want of memory or threads (librdkafka's
+	 * RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE, "Failed to create thread:
+	 * Cannot allocate memory"), which a restart may cure, rather than for
+	 * its configuration. */
+	KCONF_ERR_NOMEM = -2,
 };
+
+/* A short text for a kconf_err code; never NULL. */
+const char *kconf_strerror(int err);
 
 /* Sets name=value in conf. where says where the value came from
  * ("file:line", "defaults", or the key that implied it). Returns 0, or
@@ -27,23 +38,19 @@ enum {
 int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const char *where,
               char *errbuf, size_t errlen);
 
-/* rd_kafka_new(type, conf, errstr, errlen), with one thing done around the
- * process's first call, which runs librdkafka's global init: unless conf's
- * sasl.mechanisms is GSSAPI (or SASL_PATH is set), SASL_PATH is set empty
- * for that call, so that sasl_client_init() loads none of Cyrus SASL's
- * plugins. librdkafka uses Cyrus for GSSAPI only (PLAIN, SCRAM and
+/* rd_kafka_new(type, conf, errbuf, errlen) into *out, with one thing done
+ * around the process's first call, which runs librdkafka's global init:
+ * unless conf's sasl.mechanisms is GSSAPI (or SASL_PATH is set), SASL_PATH
+ * is set empty for that call, so that sasl_client_init() loads none of Cyrus
+ * SASL's plugins. librdkafka uses Cyrus for GSSAPI only (PLAIN, SCRAM and
  * OAUTHBEARER are its own), and the plugins and the Berkeley DB one of them
  * needs are ~0.5 MB resident. A configuration that turns to GSSAPI by a
  * reload needs a restart. Takes conf as rd_kafka_new() does (owned by the
- * client on success). Main thread, before any other thread calls getenv. */
-rd_kafka_t *kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, char *errstr, size_t errlen);
-
-/* After kconf_new returned NULL, on the same thread: true when the client
- * could not be made for want of memory or threads (librdkafka's
- * RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE, "Failed to create thread: Cannot
- * allocate memory"), which a restart may cure, rather than for its
- * configuration. */
-bool kconf_new_lacked_resources(void);
+ * client on success, still the caller's on failure). Returns KCONF_OK, or
+ * KCONF_ERR or KCONF_ERR_NOMEM with *out NULL and errbuf librdkafka's
+ * reason. Main thread, before any other thread calls getenv. */
+int kconf_new(rd_kafka_type_t type, rd_kafka_conf_t *conf, rd_kafka_t **out, char *errbuf,
+              size_t errlen);
 
 /* A librdkafka log callback (rd_kafka_conf_set_log_cb) for the clients
  * other than the records' producer (which folds its own, sink_kafka.c):

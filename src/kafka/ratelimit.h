@@ -31,7 +31,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 enum {
+	RATELIMIT_OK = 0,
 	RATELIMIT_ERR_NOMEM = -2,
 };
 

@@ -454,8 +454,7 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	struct sink *s = calloc(1, sizeof(*s));
 	rd_kafka_conf_t *conf = NULL;
 	char why[512];
-
-	int rc = SINK_ERR_CONFIG;
+	int rc = SINK_ERR_CONFIG, kc;
 
 	*out = NULL;
 	if (s == NULL) {
@@ -467,14 +466,14 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	s->cb_ctx = cb_ctx;
 	if (build_conf(s, worker, &conf, errbuf, errlen) != 0)
 		goto fail;
-	s->rk = kconf_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
-	if (s->rk == NULL && kconf_new_lacked_resources()) {
+	kc = kconf_new(RD_KAFKA_PRODUCER, conf, &s->rk, why, sizeof(why));
+	if (kc == KCONF_ERR_NOMEM) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "kafka producer: %s: out of memory or threads", why);
 		rc = SINK_ERR_NOMEM;
 		goto fail;
 	}
-	if (s->rk == NULL) {
+	if (kc != KCONF_OK) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "%s: kafka producer: %s", where_named(worker, why), why);
 		goto fail;

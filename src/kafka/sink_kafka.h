@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 struct config_section;
 struct record_header;
 
@@ -39,6 +41,7 @@ const char *sink_default(size_t i, const char **value);
 
 /* Failures of sink_open and sink_produce (error convention: util/err.h). */
 enum {
+	SINK_OK = 0,
 	SINK_ERR = -1,         /* not taken, and a restart may help (fatal, a pipe) */
 	SINK_QUEUE_FULL = -2,  /* nothing taken: retry after sink_poll freed room */
 	SINK_ERR_CONFIG = -3,  /* this record can never be produced as configured; or,

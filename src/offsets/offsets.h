@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 /* Largest number of entries a store holds; offsets_put beyond it fails. */
 #define OFFSETS_MAX_ENTRIES 65536
 
@@ -38,6 +40,7 @@
 
 /* Error codes (negative returns). */
 enum {
+	OFFSETS_OK = 0,
 	OFFSETS_ERR_IO = -1,      /* a read, write, fsync, rename failed: transient */
 	OFFSETS_ERR_CORRUPT = -2, /* every stored generation is unreadable: refuse to start */
 	OFFSETS_ERR_FULL = -3,    /* OFFSETS_MAX_ENTRIES reached */

@@ -11,9 +11,12 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/err.h"
+
 struct offsets;
 
 enum {
+	OFFSETS_DOC_OK = 0,
 	OFFSETS_DOC_ERR_SHAPE = -1, /* not the document's shape */
 	OFFSETS_DOC_ERR_NOMEM = -2,
 	/* the shape, but not storable as meant: a NUL in a string, a

@@ -290,14 +290,23 @@ out:
 	return rc;
 }
 
+/* How a walk over a file's characters ended (refill, walk). */
+enum walk_end {
+	WALK_OK = 0,
+	WALK_ERR_SYS = -1,   /* a system call failed: errno says why */
+	WALK_ERR_SHORT = -2, /* the file ends first */
+	WALK_ERR_SPLIT = -3, /* the units end inside a character */
+};
+
 /* Refills b from fd so that it holds at least 4 bytes (a whole UTF-8
- * sequence) unless the file ends first. Returns 0 or -errno. */
+ * sequence) unless the file ends first. Returns WALK_OK, or WALK_ERR_SYS
+ * with errno. */
 static int refill(int fd, unsigned char *b, size_t cap, size_t *at, size_t *have, bool *eof)
 {
 	ssize_t got;
 
 	if (*have >= 4 || *eof)
-		return 0;
+		return WALK_OK;
 	memmove(b, b + *at, *have);
 	*at = 0;
 	while (*have < cap && !*eof) {
@@ -305,18 +314,18 @@ static int refill(int fd, unsigned char *b, size_t cap, size_t *at, size_t *have
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return -errno;
+			return WALK_ERR_SYS;
 		*eof = got == 0;
 		*have += (size_t)got;
 		if (*have >= 4)
 			break;
 	}
-	return 0;
+	return WALK_OK;
 }
 
 /* Walks fd's UTF-8 from its start over *left UTF-16 units; *bytes: where
- * they end, *left: the units not found. 0, -ERANGE (the file ends first),
- * -EILSEQ (the units end inside a character), or -errno. */
+ * they end, *left: the units not found. Returns a walk_end (WALK_ERR_SYS
+ * with errno). */
 static int walk(int fd, int64_t *left, int64_t *bytes)
 {
 	int64_t chars = *left;
@@ -327,10 +336,10 @@ static int walk(int fd, int64_t *left, int64_t *bytes)
 
 	*bytes = 0;
 	while (chars > 0) {
-		if ((rc = refill(fd, b, sizeof(b), &at, &have, &eof)) != 0)
+		if ((rc = refill(fd, b, sizeof(b), &at, &have, &eof)) != WALK_OK)
 			return rc;
 		if (have == 0)
-			return -ERANGE;
+			return WALK_ERR_SHORT;
 		n = utf8_ascii_run((const char *)b + at, have);
 		n = (int64_t)n < chars ? n : (size_t)chars;
 		units = n;
@@ -341,7 +350,7 @@ static int walk(int fd, int64_t *left, int64_t *bytes)
 			units = n == 4 ? 2 : 1;
 			n = n != 0 ? n : skip;
 			if ((int64_t)units > chars)
-				return -EILSEQ;
+				return WALK_ERR_SPLIT;
 		}
 		chars -= (int64_t)units;
 		*left = chars;
@@ -349,27 +358,30 @@ static int walk(int fd, int64_t *left, int64_t *bytes)
 		at += n;
 		have -= n;
 	}
-	return 0;
+	return WALK_OK;
 }
 
 int offsets_import_position(const char *path, int64_t from, int64_t chars, int64_t *bytes,
                             char *errbuf, size_t errlen)
 {
 	int64_t left = chars, walked = 0;
-	int fd = -1, rc = 0;
+	int fd = -1, rc = WALK_OK, sys = 0;
 
 	*bytes = from;
 	if (chars <= 0)
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		rc = -errno;
-	else if (from > 0 && lseek(fd, (off_t)from, SEEK_SET) != (off_t)from)
-		rc = -EIO;
-	if (rc == 0)
-		rc = walk(fd, &left, &walked);
+	if (fd < 0) {
+		rc = WALK_ERR_SYS;
+		sys = errno;
+	} else if (from > 0 && lseek(fd, (off_t)from, SEEK_SET) != (off_t)from) {
+		rc = WALK_ERR_SYS;
+		sys = EIO;
+	}
+	if (rc == WALK_OK && (rc = walk(fd, &left, &walked)) == WALK_ERR_SYS)
+		sys = errno;
 	*bytes = from + walked;
-	if (rc == -ERANGE)
+	if (rc == WALK_ERR_SHORT)
 		snprintf(
 		    errbuf, errlen,
 		    "%s: holds %lld characters (as Connect counts them, UTF-16 units; %lld "
@@ -377,7 +389,7 @@ int offsets_import_position(const char *path, int64_t from, int64_t chars, int64
 		    "the file Connect read (truncated or replaced since)",
 		    path, (long long)(chars - left), (long long)(*bytes - from), (long long)from,
 		    (long long)chars);
-	else if (rc == -EILSEQ)
+	else if (rc == WALK_ERR_SPLIT)
 		snprintf(errbuf, errlen,
 		         "%s: Connect's position %lld ends inside a character (at byte %lld): not "
 		         "the file Connect read",
@@ -386,10 +398,13 @@ int offsets_import_position(const char *path, int64_t from, int64_t chars, int64
 		snprintf(errbuf, errlen,
 		         "%s: %s: Connect's position %lld counts characters, which only the file "
 		         "can turn into bytes",
-		         path, strerror(-rc), (long long)(from + chars));
+		         path, strerror(sys), (long long)(from + chars));
 	if (fd >= 0)
 		close(fd);
-	return rc == 0 ? 0 : rc == -EIO || rc == -ENOMEM ? OFFSETS_ERR_IO : OFFSETS_ERR_ARG;
+	if (rc == WALK_OK)
+		return 0;
+	return rc == WALK_ERR_SYS && (sys == EIO || sys == ENOMEM) ? OFFSETS_ERR_IO
+	                                                           : OFFSETS_ERR_ARG;
 }
 
 /* offsets_import.h */
@@ -425,7 +440,7 @@ int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, cha
 	unsigned char buf[4096];
 	int64_t end = pos;
 	unsigned char next = 0; /* the byte at pos, 0: none (the end) */
-	int fd = -1, rc = 0;
+	int fd = -1, sys = 0;   /* sys: the errno of a failure, 0 for none */
 	ssize_t n;
 
 	*start = pos;
@@ -433,7 +448,7 @@ int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, cha
 		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || pread(fd, &next, 1, (off_t)pos) < 0) {
-		rc = -errno;
+		sys = errno;
 		goto out;
 	}
 	/* From pos back: the first byte that ends a line, but not the \r of a
@@ -443,7 +458,7 @@ int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, cha
 
 		n = pread(fd, buf, (size_t)(end - from), (off_t)from);
 		if (n != (ssize_t)(end - from)) {
-			rc = n < 0 ? -errno : -EIO;
+			sys = n < 0 ? errno : EIO;
 			goto out;
 		}
 		for (int64_t i = end - from - 1; i >= 0; i--) {
@@ -460,10 +475,10 @@ int offsets_import_line_start(const char *path, int64_t pos, int64_t *start, cha
 	}
 	*start = 0;
 out:
-	if (rc != 0)
+	if (sys != 0)
 		snprintf(errbuf, errlen, "%s: %s: cannot find the start of the line at byte %lld",
-		         path, strerror(-rc), (long long)pos);
+		         path, strerror(sys), (long long)pos);
 	if (fd >= 0)
 		close(fd);
-	return rc == 0 ? 0 : OFFSETS_ERR_IO;
+	return sys == 0 ? 0 : OFFSETS_ERR_IO;
 }

@@ -157,6 +157,7 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 {
 	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
 	char tmo[32], why[512];
+	int kc;
 
 	if (conf == NULL)
 		return OFFSETS_ERR_CONFIG;
@@ -176,9 +177,8 @@ static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 	}
 	rd_kafka_conf_set_opaque(conf, k);
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-	k->rk = kconf_new(RD_KAFKA_PRODUCER, conf, why, sizeof(why));
-	if (k->rk == NULL) {
-		bool lacked = kconf_new_lacked_resources();
+	if ((kc = kconf_new(RD_KAFKA_PRODUCER, conf, &k->rk, why, sizeof(why))) != KCONF_OK) {
+		bool lacked = kc == KCONF_ERR_NOMEM;
 
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "offset.storage.topic: producer: %s%s", why,
@@ -575,7 +575,7 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	rd_kafka_resp_err_t err;
 	rd_kafka_t *c = NULL;
 	char why[512];
-	int rc = OFFSETS_ERR_CONFIG;
+	int rc = OFFSETS_ERR_CONFIG, kc;
 
 	/* A group.id only because librdkafka's assign wants one: the reader
 	 * never joins the group nor commits. A shared topic holds far more
@@ -600,9 +600,8 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	                errlen) ||
 	      kconf_set(conf, "enable.partition.eof", "true", "exactly-once", errbuf, errlen))))
 		goto out;
-	c = kconf_new(RD_KAFKA_CONSUMER, conf, why, sizeof(why));
-	if (c == NULL) {
-		bool lacked = kconf_new_lacked_resources();
+	if ((kc = kconf_new(RD_KAFKA_CONSUMER, conf, &c, why, sizeof(why))) != KCONF_OK) {
+		bool lacked = kc == KCONF_ERR_NOMEM;
 
 		snprintf(errbuf, errlen, "offset.storage.topic: consumer: %s%s", why,
 		         lacked ? ": out of memory or threads" : "");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "core/source.h"
+#include "util/err.h"
 
 struct cJSON;
 struct config_section;

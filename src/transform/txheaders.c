@@ -37,9 +37,9 @@ static int ih_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 	struct insert_header *t = ctx;
 	int rc = txrec_add_header(r, t->name, t->literal, strlen(t->literal));
 
-	if (rc == -2)
+	if (rc == TXREC_ERR_HEADERS)
 		snprintf(errbuf, errlen, "more than %d headers", TXREC_MAX_HEADERS);
-	return rc == 0 ? TX_OK : rc == -1 ? TX_ERR_NOMEM : TX_ERR;
+	return rc == TXREC_OK ? TX_OK : rc == TXREC_ERR_NOMEM ? TX_ERR_NOMEM : TX_ERR;
 }
 
 const struct tx_ops txheaders_insert_ops = {
@@ -218,10 +218,11 @@ static int hf_apply(void *ctx, struct txrec *r, char *errbuf, size_t errlen)
 		rc = txrec_add_header(r, header, text, text ? strlen(text) : 0);
 		free(text);
 		if (rc != 0)
-			return rc == -1 ? TX_ERR_NOMEM
-			                : (snprintf(errbuf, errlen, "more than %d headers",
-			                            TXREC_MAX_HEADERS),
-			                   TX_ERR);
+			return rc == TXREC_ERR_NOMEM
+			           ? TX_ERR_NOMEM
+			           : (snprintf(errbuf, errlen, "more than %d headers",
+			                       TXREC_MAX_HEADERS),
+			              TX_ERR);
 	}
 	return t->move ? drop_fields(t, d) : TX_OK;
 }

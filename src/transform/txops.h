@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "transform/txrec.h"
+#include "util/err.h"
 
 /* The properties of one transform or predicate: "transforms.ALIAS.*" with
  * the prefix taken off ("static.field"), and where each was set. */

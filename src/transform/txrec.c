@@ -91,7 +91,7 @@ int txrec_add_header(struct txrec *t, const char *name, const char *value, size_
 	struct txheader *h;
 
 	if (t->nheaders == TXREC_MAX_HEADERS)
-		return -2;
+		return TXREC_ERR_HEADERS;
 	h = &t->headers[t->nheaders];
 	h->name = strdup(name);
 	h->value = value != NULL ? malloc(len + 1) : NULL;
@@ -99,14 +99,14 @@ int txrec_add_header(struct txrec *t, const char *name, const char *value, size_
 	if (h->name == NULL || (value != NULL && h->value == NULL)) {
 		free(h->name);
 		free(h->value);
-		return -1;
+		return TXREC_ERR_NOMEM;
 	}
 	if (value != NULL) {
 		memcpy(h->value, value, len);
 		h->value[len] = '\0';
 	}
 	t->nheaders++;
-	return 0;
+	return TXREC_OK;
 }
 
 void txrec_remove_header(struct txrec *t, size_t i)
@@ -335,4 +335,18 @@ int txrec_require_struct(struct txdata *d, const char *purpose, char *errbuf, si
 	snprintf(errbuf, errlen, "Only Struct objects supported for [%s], found: %s", purpose,
 	         txschema_java_class(d->schema, d->payload));
 	return TX_ERR;
+}
+
+const char *txrec_strerror(int err)
+{
+	switch (err) {
+	case TXREC_OK:
+		return "no error";
+	case TXREC_ERR_NOMEM:
+		return "out of memory";
+	case TXREC_ERR_HEADERS:
+		return "too many headers";
+	default:
+		return "unknown error";
+	}
 }

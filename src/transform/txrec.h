@@ -18,9 +18,21 @@
 #include <cjson/cJSON.h>
 
 #include "core/source.h"
+#include "util/err.h"
 
 /* Most headers a transformed record may carry. */
 #define TXREC_MAX_HEADERS 32
+
+/* Failures of txrec_* (util/err.h). Memory is the one failure of most of
+ * them, so it keeps -1, the value their callers have always tested. */
+enum txrec_err {
+	TXREC_OK = 0,
+	TXREC_ERR_NOMEM = -1,   /* out of memory */
+	TXREC_ERR_HEADERS = -2, /* more than TXREC_MAX_HEADERS headers */
+};
+
+/* A short text for a txrec_err code; never NULL. */
+const char *txrec_strerror(int err);
 
 struct txdata {
 	const struct record_value *src; /* the source's, until taken */
@@ -61,7 +73,7 @@ int txrec_finish(struct txdata *d, cJSON *schema, cJSON *payload, int rc);
 bool txrec_is_null(const struct txdata *d);
 
 /* Appends a header (copies name and len bytes of value; value NULL: a null
- * header). Returns 0, -1 (memory) or -2 (more than TXREC_MAX_HEADERS). */
+ * header). Returns TXREC_OK, TXREC_ERR_NOMEM or TXREC_ERR_HEADERS. */
 int txrec_add_header(struct txrec *t, const char *name, const char *value, size_t len);
 
 /* Removes header i. */

@@ -14,8 +14,11 @@
 
 #include <stddef.h>
 
+#include "util/err.h"
+
 /* Error codes (negative returns). */
 enum {
+	ATOMICFILE_OK = 0,
 	ATOMICFILE_ERR_IO = -1,
 	ATOMICFILE_ERR_NOENT = -2,  /* atomicfile_read: the file does not exist */
 	ATOMICFILE_ERR_TOOBIG = -3, /* atomicfile_read: larger than the caller's limit */

@@ -23,7 +23,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "util/err.h"
+
 enum {
+	BUF_OK = 0,
 	BUF_ERR_NOMEM = -2,
 	BUF_ERR_TOOBIG = -3, /* the content would pass the buffer's maximum */
 };

@@ -9,7 +9,10 @@
  * 2. A function that creates something returns it through an out parameter
  *    (struct x **out, set to NULL on failure), never as a NULL-or-pointer
  *    return, so that the reason travels in the return code. Plain lookups
- *    (x_get, x_find) may return NULL for "not there".
+ *    (x_get, x_find) may return NULL for "not there". Value allocators
+ *    whose only failure is memory, like strdup, return the value or NULL:
+ *    rstr_new (a refcounted string) and txschema_new (a schema node) are
+ *    such values, not objects with a life of their own.
  * 3. Where the reason matters to a person, the caller passes
  *    `char *errbuf, size_t errlen` and gets one line "what: why" back (the
  *    file, key, partition or path first, then the cause). errbuf is written

@@ -20,7 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/err.h"
+
 enum {
+	FILEWATCH_OK = 0,
 	FILEWATCH_ERR = -1,       /* inotify could not be set up (errbuf says why) */
 	FILEWATCH_ERR_NOMEM = -2, /* out of memory */
 };

@@ -16,7 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 enum {
+	HASH_OK = 0,
 	HASH_ERR_NOMEM = -2,
 };
 

@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
+#include "util/err.h"
+
 enum {
+	LOCKFILE_OK = 0,
 	LOCKFILE_ERR = -1,  /* cannot be opened or locked */
 	LOCKFILE_HELD = -2, /* another process holds it */
 };

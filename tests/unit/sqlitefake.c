@@ -1,5 +1,5 @@
 /* sqlitefake: the shared part of the test_source_sqlite_*.c unit tests
- * (see sqlitefake.h). */
+ * (see sqlitefake.h); the fake environment is sourceenv_fake's. */
 #include "config/config.h"
 #include "convert/javafmt.h"
 #include "config/props.h"
@@ -22,108 +22,10 @@
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
 
-/* ---- a fake worker ---------------------------------------------------------- */
-
-static struct partition *f_partition(struct source_env *env, const char *json)
-{
-	struct fake *f = env->opaque;
-
-	for (size_t i = 0; i < f->nparts; i++)
-		if (strcmp(f->parts[i], json) == 0)
-			return (struct partition *)(uintptr_t)(i + 1);
-	if (f->nparts == MAXP)
-		return NULL;
-	f->parts[f->nparts] = strdup(json);
-	return (struct partition *)(uintptr_t)(++f->nparts);
-}
-
-static const char *f_committed(struct source_env *env, struct partition *p)
-{
-	struct fake *f = env->opaque;
-
-	return f->committed[(uintptr_t)p - 1];
-}
-
-static void f_count(struct source_env *env, const char *name, uint64_t n)
-{
-	struct fake *f = env->opaque;
-
-	for (size_t i = 0; i < f->ncounts; i++)
-		if (strcmp(f->cnames[i], name) == 0) {
-			f->cvals[i] += n;
-			return;
-		}
-	if (f->ncounts < MAXC) {
-		f->cnames[f->ncounts] = name;
-		f->cvals[f->ncounts++] = n;
-	}
-}
-
-/* Partition stats as counters of their own name (a gauge holds its last value). */
-static void f_partition_stat(struct source_env *env, struct partition *p,
-                             const struct stats_desc *d, uint64_t n)
-{
-	struct fake *f = env->opaque;
-
-	(void)p;
-	if (d->type == STATS_GAUGE)
-		for (size_t i = 0; i < f->ncounts; i++)
-			if (strcmp(f->cnames[i], d->name) == 0)
-				f->cvals[i] = 0;
-	f_count(env, d->name, n);
-}
-
-static void f_log(struct source_env *env, int level, const char *fmt, ...)
-{
-	struct fake *f = env->opaque;
-	va_list ap;
-
-	(void)level;
-	va_start(ap, fmt);
-	vsnprintf(f->lastlog, sizeof(f->lastlog), fmt, ap);
-	va_end(ap);
-	f->nlogs++;
-	if (getenv("TEST_VERBOSE"))
-		fprintf(stderr, "  log: %s\n", f->lastlog);
-	if (f->on_log != NULL)
-		f->on_log(f, f->lastlog);
-}
-
-uint64_t counted(struct fake *f, const char *name)
-{
-	for (size_t i = 0; i < f->ncounts; i++)
-		if (strcmp(f->cnames[i], name) == 0)
-			return f->cvals[i];
-	return 0;
-}
-
-void fake_init(struct fake *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->env = (struct source_env){.opaque = f,
-	                             .connector = "test",
-	                             .partition = f_partition,
-	                             .committed = f_committed,
-	                             .count = f_count,
-	                             .partition_stat = f_partition_stat,
-	                             .log = f_log};
-}
-
-void fake_free(struct fake *f)
-{
-	for (size_t i = 0; i < f->nparts; i++) {
-		free(f->parts[i]);
-		free(f->committed[i]);
-	}
-}
-
 /* Commits off as the worker would after an ack of the record. */
-void commit(struct fake *f, void *ctx, const struct record *r)
+void commit(struct sourceenv_fake *f, void *ctx, const struct record *r)
 {
-	size_t i = (uintptr_t)r->part - 1;
-
-	free(f->committed[i]);
-	f->committed[i] = source_sqlite_ops.offset_json(ctx, &r->offset);
+	sourceenv_fake_take(f, r->part, source_sqlite_ops.offset_json(ctx, &r->offset));
 }
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -150,7 +52,7 @@ void new_db(const char *name)
 }
 
 /* Opens the source with properties text (connection.url is added). */
-int open_src(struct fake *f, const char *text, void **ctx, char *err, size_t errlen)
+int open_src(struct sourceenv_fake *f, const char *text, void **ctx, char *err, size_t errlen)
 {
 	/* The connector's own key, which skiff's connector section holds
 	 * beside the source's (the source names its line in errors). */
@@ -238,7 +140,7 @@ int64_t int_field(const struct record *r, const char *name)
 
 /* Polls until nothing is left, committing every record; returns the ids (field
  * id) seen, in order, in ids[]. */
-size_t drain(struct fake *f, void *ctx, size_t max, int64_t *ids, size_t cap)
+size_t drain(struct sourceenv_fake *f, void *ctx, size_t max, int64_t *ids, size_t cap)
 {
 	struct source_batch b;
 	char err[512];

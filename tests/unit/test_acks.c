@@ -7,6 +7,29 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* A slab of cap slots (acks_new's out parameter). */
+static struct acks *slab(uint32_t cap)
+{
+	struct acks *a = NULL;
+
+	CHECK_INT(acks_new(cap, &a), ACKS_OK);
+	CHECK(a != NULL);
+	return a;
+}
+
+/* A capacity out of range is its own code, and *out is NULL. */
+static void test_new_range(void)
+{
+	struct acks *a = (struct acks *)&a;
+
+	CHECK_INT(acks_new(0, &a), ACKS_ERR_RANGE);
+	CHECK(a == NULL);
+	a = (struct acks *)&a;
+	CHECK_INT(acks_new((UINT32_C(1) << 31) + 1, &a), ACKS_ERR_RANGE);
+	CHECK(a == NULL);
+	CHECK_STR(acks_strerror(ACKS_ERR_RANGE), "capacity out of range");
+}
+
 static struct src_offset off(int64_t v)
 {
 	struct src_offset o = {.v = {v, 0, 0, 0}};
@@ -15,7 +38,7 @@ static struct src_offset off(int64_t v)
 
 static void test_in_order_and_out_of_order(void)
 {
-	struct acks *a = acks_new(8);
+	struct acks *a = slab(8);
 	struct acks_fifo f;
 	struct src_offset got;
 	void *t[5];
@@ -46,7 +69,7 @@ static void test_in_order_and_out_of_order(void)
 
 static void test_failure_blocks_prefix(void)
 {
-	struct acks *a = acks_new(4);
+	struct acks *a = slab(4);
 	struct acks_fifo f;
 	struct src_offset got;
 	void *t1, *t2, *t3;
@@ -83,7 +106,7 @@ static void test_failure_blocks_prefix(void)
 
 static void test_two_fifos_and_full(void)
 {
-	struct acks *a = acks_new(2);
+	struct acks *a = slab(2);
 	struct acks_fifo f, g;
 	struct src_offset got;
 	void *t1, *t2;
@@ -105,7 +128,7 @@ static void test_two_fifos_and_full(void)
 
 static void test_cancel_and_orphans(void)
 {
-	struct acks *a = acks_new(3);
+	struct acks *a = slab(3);
 	struct acks_fifo f;
 	struct src_offset got;
 	void *t1, *t2, *t3;
@@ -141,7 +164,7 @@ static void test_many(void)
 	/* A long random-order run: committable is always the largest offset
 	 * whose predecessors are all acknowledged. */
 	enum { N = 5000, CAP = 64 };
-	struct acks *a = acks_new(CAP);
+	struct acks *a = slab(CAP);
 	struct acks_fifo f;
 	struct src_offset got;
 	void *tok[N];
@@ -191,7 +214,7 @@ static void count_free(struct src_ref *r)
 static void test_refs_live_while_named(void)
 {
 	struct src_ref a, b;
-	struct acks *k = acks_new(8);
+	struct acks *k = slab(8);
 	struct acks_fifo f;
 	struct src_offset o;
 	void *t1, *t2, *t3;
@@ -252,7 +275,7 @@ static void test_slab_resident_as_used(void)
 	 * a page or two of it resident, not all of it; after a burst, a shrink
 	 * gives the pages back and the slab works as new. */
 	enum { CAP = 20000, BURST = 5000 };
-	struct acks *a = acks_new(CAP);
+	struct acks *a = slab(CAP);
 	struct acks_fifo f;
 	struct src_offset got;
 	static void *tok[CAP];
@@ -294,6 +317,7 @@ static void test_slab_resident_as_used(void)
 
 int main(void)
 {
+	test_new_range();
 	test_slab_resident_as_used();
 	test_refs_live_while_named();
 	test_in_order_and_out_of_order();

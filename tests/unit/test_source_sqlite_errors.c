@@ -27,34 +27,34 @@
 
 static void expect_open_error(const char *props, const char *needle)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512];
 
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), -1);
 	if (strstr(err, needle) == NULL)
 		fprintf(stderr, "  error was: %s\n  expected: %s\n", err, needle);
 	CHECK(strstr(err, needle) != NULL);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void expect_poll_code(const char *props, int code, const char *needle)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
 
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), code);
 	if (strstr(err, needle) == NULL)
 		fprintf(stderr, "  error was: %s\n  expected: %s\n", err, needle);
 	CHECK(strstr(err, needle) != NULL);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* What a restart cannot fix: a person must act (exit 78). */
@@ -122,33 +122,33 @@ static void test_config_errors(void)
 
 static void test_missing_db_and_table(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
 
 	new_db("later.db");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 0);
-	CHECK(counted(&f, "database_missing") == 1);
+	CHECK(sourceenv_fake_counted(&f, "database_missing") == 1);
 	CHECK(strstr(f.lastlog, "waiting for it") != NULL);
 	sql(dbpath, "CREATE TABLE other(x)");
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 0);
-	CHECK(counted(&f, "tables_missing") == 1);
+	CHECK(sourceenv_fake_counted(&f, "tables_missing") == 1);
 	CHECK(strstr(f.lastlog, "tables there: other") != NULL);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
-	CHECK(counted(&f, "tables_missing") == 1); /* warned once */
+	CHECK(sourceenv_fake_counted(&f, "tables_missing") == 1); /* warned once */
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 'x')");
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	/* A non-database file. */
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 	new_db("notadb.db");
 	testlib_write_file(dbpath, "this is not an SQLite database, not at all....", 46);
 	/* ... may pass (the application writes its database there): 75. */
@@ -158,7 +158,7 @@ static void test_missing_db_and_table(void)
 
 static void test_bad_rows(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -166,7 +166,7 @@ static void test_bad_rows(void)
 	new_db("badrows.db");
 	sql(dbpath, "CREATE TABLE t(k INTEGER, v); INSERT INTO t VALUES (1,'a'),(2,'b'),"
 	            "('three','c'),(4,'d'),(NULL,'e')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
 	                   "incrementing.column.name=k\nvalidate.non.null=false\n",
@@ -180,9 +180,9 @@ static void test_bad_rows(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), SOURCE_ERR_CONFIG);
 	CHECK(strstr(err, "not an integer") != NULL);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 	/* The same with worker batches of 2: the good rows still come first. */
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
 	                   "incrementing.column.name=k\nvalidate.non.null=false\n",
@@ -195,19 +195,19 @@ static void test_bad_rows(void)
 	CHECK_INT(int_field(&recs[0], "k"), 4);
 	CHECK_INT(poll_once(ctx, &b, 2, err, sizeof(err)), SOURCE_ERR_CONFIG);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_schema_change_and_replaced_db(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512], other[600];
 
 	new_db("change.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v); INSERT INTO t VALUES (1, 'x')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
@@ -217,12 +217,12 @@ static void test_schema_change_and_replaced_db(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	CHECK_STR(field(&recs[0], "extra"), "\"new\"");
-	CHECK(counted(&f, "schema_changes") == 1);
+	CHECK(sourceenv_fake_counted(&f, "schema_changes") == 1);
 	sql(dbpath, "ALTER TABLE t DROP COLUMN v; INSERT INTO t VALUES (3, 'z')");
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	CHECK_STR(field(&recs[0], "v"), "(absent)");
-	CHECK(counted(&f, "schema_changes") == 2);
+	CHECK(sourceenv_fake_counted(&f, "schema_changes") == 2);
 
 	/* Replaced by a database of other rows: its ids are read from their
 	 * start. */
@@ -233,17 +233,17 @@ static void test_schema_change_and_replaced_db(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	CHECK_STR(field(&recs[0], "v"), "\"again\"");
-	CHECK(counted(&f, "database_reopened") == 1);
-	CHECK(counted(&f, "ids_reused") == 1);
+	CHECK(sourceenv_fake_counted(&f, "database_reopened") == 1);
+	CHECK(sourceenv_fake_counted(&f, "ids_reused") == 1);
 	CHECK(strstr(f.lastlog, "reading the new ids from their start") != NULL);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 
 	/* Dropping the mode's column stops the connector with the reason. */
 	new_db("drop.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, ts TEXT NOT NULL, v);"
 	            "INSERT INTO t VALUES (1, '2024-01-01', 'x')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p\n"
 	                   "timestamp.column.name=ts\n",
@@ -255,14 +255,14 @@ static void test_schema_change_and_replaced_db(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), SOURCE_ERR_CONFIG);
 	CHECK(strstr(err, "timestamp.column.name ts is not one of its columns") != NULL);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* Never in the writers' way: after a poll no lock and no read transaction
  * remain; a locked database makes poll return quickly and retry later. */
 static void test_locks(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -273,7 +273,7 @@ static void test_locks(void)
 	new_db("locks.db");
 	sql(dbpath, "PRAGMA journal_mode=DELETE; CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
 	fill(1, 50);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
 	                   "batch.max.rows=10\n",
@@ -288,7 +288,7 @@ static void test_locks(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 0);
 	CHECK(mono_ms() - t0 < 1000);
-	CHECK(counted(&f, "database_busy") >= 1);
+	CHECK(sourceenv_fake_counted(&f, "database_busy") >= 1);
 	CHECK_INT(sqlite3_exec(w, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
 	for (int i = 0; i < 50 && total < 40; i++) {
 		int rc = poll_once(ctx, &b, 100, err, sizeof(err));
@@ -302,14 +302,14 @@ static void test_locks(void)
 	CHECK_INT(total, 40);
 	sqlite3_close(w);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 
 	/* WAL: after a poll a TRUNCATE checkpoint completes (no reader left). */
 	new_db("wal.db");
 	sql(dbpath, "PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
 	CHECK_INT(sqlite3_open(dbpath, &w), SQLITE_OK);
 	sqlite3_exec(w, "PRAGMA wal_autocheckpoint=0", NULL, NULL, NULL);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
 	                   "batch.max.rows=10\n",
@@ -332,19 +332,19 @@ static void test_locks(void)
 	}
 	sqlite3_close(w);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_timeouts(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
 
 	new_db("timer.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n"
 	                   "poll.interval.ms=700\n",
@@ -359,13 +359,13 @@ static void test_timeouts(void)
 	CHECK_INT(source_sqlite_ops.timeout_ms(ctx, 1500), 200);
 	CHECK_INT(source_sqlite_ops.pollfds(ctx, NULL, 0), 0);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* Rows deleted without ids being reused: nothing is read again, nothing said. */
 static void test_deletes_without_reuse(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -374,7 +374,7 @@ static void test_deletes_without_reuse(void)
 	new_db("queue.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, v);"
 	            "INSERT INTO t(v) VALUES ('a'), ('b')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
@@ -387,15 +387,15 @@ static void test_deletes_without_reuse(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	CHECK_INT(int_field(&recs[0], "id"), 3);
-	CHECK(counted(&f, "ids_reused") == 0);
+	CHECK(sourceenv_fake_counted(&f, "ids_reused") == 0);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 
 	/* Without AUTOINCREMENT: the last row read deleted, larger ids remain. */
 	new_db("del.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v);"
 	            "INSERT INTO t(v) VALUES ('a'), ('b')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
@@ -410,39 +410,39 @@ static void test_deletes_without_reuse(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
 	CHECK_INT(int_field(&recs[0], "id"), 3);
-	CHECK(counted(&f, "ids_reused") == 1);
+	CHECK(sourceenv_fake_counted(&f, "ids_reused") == 1);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 
 	/* After a restart: an AUTOINCREMENT sequence below the stored offset
 	 * (the table dropped and created while skiff was stopped). */
 	new_db("restart.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, v);"
 	            "INSERT INTO t(v) VALUES ('new1'), ('new2')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	f.committed[0] = strdup("{\"incrementing\":5}");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
-	CHECK(counted(&f, "ids_reused") == 1);
+	CHECK(sourceenv_fake_counted(&f, "ids_reused") == 1);
 	CHECK(strstr(f.lastlog, "AUTOINCREMENT sequence is below the stored offset 5") != NULL);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 	/* The newest rows deleted while stopped: the sequence holds, no alarm. */
 	sql(dbpath, "INSERT INTO t(v) VALUES ('3'), ('4'), ('5'); DELETE FROM t WHERE id > 3");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	f.committed[0] = strdup("{\"incrementing\":5}");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 0);
-	CHECK(counted(&f, "ids_reused") == 0);
-	CHECK(counted(&f, "offset_ahead_of_table") == 0);
+	CHECK(sourceenv_fake_counted(&f, "ids_reused") == 0);
+	CHECK(sourceenv_fake_counted(&f, "offset_ahead_of_table") == 0);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* The application closes its last connection while skiff reads: it
@@ -451,7 +451,7 @@ static void test_deletes_without_reuse(void)
  * come once, from the database opened again. */
 static sqlite3 *app_db;
 
-static void close_app_during_read(struct fake *f, const char *line)
+static void close_app_during_read(struct sourceenv_fake *f, const char *line)
 {
 	(void)f;
 	/* Logged while the batch's read transaction is open (the layout). */
@@ -463,7 +463,7 @@ static void close_app_during_read(struct fake *f, const char *line)
 
 static void test_app_closes_during_read(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512], wal[600];
@@ -479,7 +479,7 @@ static void test_app_closes_during_read(void)
 	                       "WHERE x<20) INSERT INTO t SELECT x, 'row ' || x FROM c",
 	                       NULL, NULL, NULL),
 	          SQLITE_OK);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	f.on_log = close_app_during_read;
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
@@ -488,15 +488,15 @@ static void test_app_closes_during_read(void)
 	CHECK(app_db == NULL);
 	CHECK(access(wal, F_OK) != 0); /* the application's close cleaned up */
 	CHECK_INT(b.n, 0);
-	CHECK_INT(counted(&f, "database_reads_dropped"), 1);
+	CHECK_INT(sourceenv_fake_counted(&f, "database_reads_dropped"), 1);
 	sql(dbpath, "INSERT INTO t VALUES (21, 'row 21'), (22, 'row 22')");
 	n = drain(&f, ctx, 100, ids, 64);
 	CHECK_INT(n, 22);
 	for (size_t i = 0; i < n && i < 64; i++)
 		CHECK_INT(ids[i], (int64_t)i + 1);
-	CHECK(counted(&f, "database_reopened") >= 1);
+	CHECK(sourceenv_fake_counted(&f, "database_reopened") >= 1);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* A crashed application's hot rollback journal: a read-only reader cannot
@@ -505,7 +505,7 @@ static void test_app_closes_during_read(void)
  * application will, so the source waits as for a lock, never stops. */
 static void test_hot_journal_waited_for(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512], journal[600];
@@ -532,7 +532,7 @@ static void test_hot_journal_waited_for(void)
 	}
 	CHECK(waitpid(pid, NULL, 0) == pid);
 	CHECK(access(journal, F_OK) == 0);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=p\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
@@ -540,14 +540,14 @@ static void test_hot_journal_waited_for(void)
 		CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 		CHECK_INT(b.n, 0);
 	}
-	CHECK(counted(&f, "database_busy") >= 3);
+	CHECK(sourceenv_fake_counted(&f, "database_busy") >= 3);
 	CHECK(access(journal, F_OK) == 0); /* skiff rolled nothing back */
 	/* The application comes back: its first read rolls the journal back. */
 	sql(dbpath, "SELECT count(*) FROM t");
 	CHECK(access(journal, F_OK) != 0);
 	CHECK_INT(drain(&f, ctx, 100, ids, 16), 3);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 int main(void)

@@ -26,7 +26,7 @@
 
 static void test_incrementing(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512];
 	static int64_t ids[4000];
@@ -36,7 +36,7 @@ static void test_incrementing(void)
 	new_db("inc.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT NOT NULL)");
 	fill(1, 2500);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=t\ntopic.prefix=db-\n"
 	                   "batch.max.rows=1000\n",
@@ -62,12 +62,12 @@ static void test_incrementing(void)
 	CHECK_INT(ids[0], 2501);
 	CHECK_INT(ids[99], 2600);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_hidden_rowid_and_worker_max(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -75,7 +75,7 @@ static void test_hidden_rowid_and_worker_max(void)
 	new_db("rowid.db");
 	sql(dbpath,
 	    "CREATE TABLE t(id INT, v TEXT); INSERT INTO t VALUES (10,'a'),(5,'b'),(7,'c')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=t\ntopic.prefix=\n", &ctx, err,
 	                   sizeof(err)),
 	          0);
@@ -91,12 +91,12 @@ static void test_hidden_rowid_and_worker_max(void)
 	CHECK_INT(int_field(&recs[0], "id"), 7);
 	CHECK(!b.more);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_timestamp_groups(const char *create, const char *rows, size_t worker_max)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -115,7 +115,7 @@ static void test_timestamp_groups(const char *create, const char *rows, size_t w
 	    "(4,'2024-01-01 02:00:02+02:00'),(5,'2024-01-01 00:00:02.000'),"
 	    "(6,1704067202),(7,'2024-01-01 00:00:03'),(8,'2024-01-01 00:00:04'),"
 	    "(9,'2024-01-01 00:00:04'),(10,1704067204000),(11,'2024-01-01 00:00:04')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	snprintf(props, sizeof(props),
 	         "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
 	         "timestamp.column.name=ts\nbatch.max.rows=%s\n",
@@ -171,12 +171,12 @@ static void test_timestamp_groups(const char *create, const char *rows, size_t w
 	}
 	for (size_t k = 0; k < n; k++)
 		free(offs[k]);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_timestamp_incrementing(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512];
 	static int64_t ids[64];
@@ -187,7 +187,7 @@ static void test_timestamp_incrementing(void)
 	    "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, v);"
 	    "INSERT INTO t(ts, v) VALUES ('2024-01-01 00:00:02', 1), ('2024-01-01 00:00:01', 2),"
 	    "('2024-01-01 00:00:02', 3), ('2024-01-01 00:00:02', 4), ('2024-01-01 00:00:03', 5)");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp+incrementing\ntable.whitelist=t\ntopic.prefix=p.\n"
 	                   "timestamp.column.name=ts\nincrementing.column.name=id\n"
@@ -221,7 +221,7 @@ static void test_timestamp_incrementing(void)
 	CHECK_INT(ids[1], 5);
 	CHECK_INT(ids[2], 1);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* The rows a wrong clock hides (sqclock.c): a new row stamped behind the
@@ -230,7 +230,7 @@ static void test_timestamp_incrementing(void)
  * id, also after a restart) and in timestamp mode (the rowid). */
 static void test_clock_rows(const char *mode, const char *behind_offset)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512], props[300];
@@ -243,7 +243,7 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
 	         "mode=%s\ntable.whitelist=t\ntopic.prefix=p.\ntimestamp.column.name=ts\n"
 	         "incrementing.column.name=id\n",
 	         mode);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	CHECK_INT(drain(&f, ctx, 100, NULL, 0), 3);
 	sql(dbpath, "INSERT INTO t(ts, v) VALUES ('1970-01-02 00:00:00', 4), "
@@ -258,8 +258,8 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
 	CHECK_INT(int_field(&recs[1], "id"), 6);
 	for (size_t i = 0; i < b.n; i++)
 		commit(&f, ctx, &recs[i]);
-	CHECK_INT(counted(&f, "rows_behind_offset"), 1);
-	CHECK_INT(counted(&f, "rows_in_future"), 1);
+	CHECK_INT(sourceenv_fake_counted(&f, "rows_behind_offset"), 1);
+	CHECK_INT(sourceenv_fake_counted(&f, "rows_in_future"), 1);
 	CHECK(strstr(f.lastlog, "rows have a timestamp after now") != NULL);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 0); /* each once */
@@ -273,7 +273,7 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
 	CHECK_INT(b.n, 1);
 	CHECK_INT(b.n == 1 ? int_field(&recs[0], "id") : 0, 7);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* timestamp+incrementing: a row behind the position while rows stamped
@@ -282,7 +282,7 @@ static void test_clock_rows(const char *mode, const char *behind_offset)
  * them. */
 static void test_clock_row_with_rows_between(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -295,7 +295,7 @@ static void test_clock_row_with_rows_between(void)
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL);"
 	            "INSERT INTO t(ts) VALUES ('2024-01-01 00:00:05'), ('2024-01-01 00:00:05'), "
 	            "('2024-01-01 00:00:05'), ('2024-01-01 00:00:05')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 2);
@@ -317,12 +317,12 @@ static void test_clock_row_with_rows_between(void)
 	CHECK_INT(ids[1], 4);
 	CHECK_INT(ids[2], 5);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_delay_and_initial(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512], buf[512];
 	static int64_t ids[16];
@@ -334,7 +334,7 @@ static void test_delay_and_initial(void)
 	snprintf(buf, sizeof(buf), "INSERT INTO t VALUES (1, %lld), (2, %lld), (3, %lld)",
 	         (long long)(now - 100), (long long)(now - 2) * 1000, (long long)(now + 1000));
 	sql(dbpath, buf);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
 	                   "timestamp.column.name=ts\ntimestamp.delay.interval.ms=30000\n",
@@ -358,10 +358,10 @@ static void test_delay_and_initial(void)
 	CHECK_INT(ids[0], 4);
 	CHECK_INT(ids[1], 2);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 
 	/* timestamp.initial=-1: only rows from now on. */
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
 	                   "timestamp.column.name=ts\ntimestamp.initial=-1\n",
@@ -370,8 +370,8 @@ static void test_delay_and_initial(void)
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 0);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
-	fake_init(&f);
+	sourceenv_fake_free(&f);
+	sourceenv_fake_init(&f, "test");
 	snprintf(buf, sizeof(buf),
 	         "mode=timestamp\ntable.whitelist=t\ntopic.prefix=p.\n"
 	         "timestamp.column.name=ts\ntimestamp.initial=%lld\n",
@@ -380,12 +380,12 @@ static void test_delay_and_initial(void)
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 2);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_query_mode(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512], *sc;
@@ -395,7 +395,7 @@ static void test_query_mode(void)
 	            "CREATE TABLE n(id INTEGER PRIMARY KEY, name TEXT);"
 	            "INSERT INTO a VALUES (1, 5), (2, -1), (3, 7);"
 	            "INSERT INTO n VALUES (1, 'one'), (2, 'two'), (3, 'three')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntopic.prefix=joined\nincrementing.column.name=id\n"
 	                   "query=SELECT a.id, a.v, n.name FROM a JOIN n ON n.id = a.id "
@@ -426,13 +426,13 @@ static void test_query_mode(void)
 	CHECK_INT(b.n, 1);
 	CHECK_STR(field(&recs[0], "name"), "\"four\"");
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 
 	/* Timestamp mode over a query: no rowid, equal timestamps page by OFFSET. */
 	sql(dbpath, "CREATE TABLE e(id INT, ts TEXT);"
 	            "INSERT INTO e VALUES (1,'2024-01-01'),(2,'2024-01-02'),(3,'2024-01-02'),"
 	            "(4,'2024-01-02'),(5,'2024-01-02'),(6,'2024-01-03')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp\ntopic.prefix=e\ntimestamp.column.name=ts\n"
 	                   "batch.max.rows=2\nquery=SELECT * FROM e\n",
@@ -454,7 +454,7 @@ static void test_query_mode(void)
 		CHECK_INT(n, 6);
 	}
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_without_rowid(void)
@@ -516,7 +516,7 @@ static void test_ts_function(void)
  * columns; NULL positions are counted when not refused. */
 static void test_two_tables_and_coalesce(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512];
 	static int64_t ids[16];
@@ -529,7 +529,7 @@ static void test_two_tables_and_coalesce(void)
 	    "INSERT INTO a VALUES (1, '2024-01-01 00:00:05', NULL),"
 	    "(2, '2024-01-01 00:00:01', '2024-01-01 00:00:09'), (3, '2024-01-01 00:00:07', NULL);"
 	    "INSERT INTO b VALUES (1, '2024-01-01', NULL), (2, NULL, NULL)");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp\ntable.whitelist=a, b\ntopic.prefix=two.\n"
 	                   "timestamp.column.name=updated,created\nvalidate.non.null=false\n",
@@ -553,18 +553,18 @@ static void test_two_tables_and_coalesce(void)
 	}
 	n = drain(&f, ctx, 100, ids, 16);
 	CHECK_INT(n, 0);
-	CHECK(counted(&f, "rows_without_position") == 1); /* b's row 2 */
+	CHECK(sourceenv_fake_counted(&f, "rows_without_position") == 1); /* b's row 2 */
 	CHECK_STR(f.committed[0],
 	          "{\"timestamp_nanos\":0,\"timestamp\":1704067209000,\"rowid_seen\":3}");
 	CHECK_STR(f.committed[1],
 	          "{\"timestamp_nanos\":0,\"timestamp\":1704067200000,\"rowid_seen\":2}");
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static void test_quoted_identifiers(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -573,7 +573,7 @@ static void test_quoted_identifiers(void)
 	sql(dbpath, "CREATE TABLE \"my.table-1\"(\"select\" INTEGER PRIMARY KEY, "
 	            "\"we\"\"ird col\" TEXT NOT NULL);"
 	            "INSERT INTO \"my.table-1\" VALUES (1, 'a'), (2, 'b')");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=timestamp+incrementing\ntable.whitelist=my.table-1\n"
 	                   "topic.prefix=\nincrementing.column.name=select\n"
@@ -602,7 +602,7 @@ static void test_quoted_identifiers(void)
 	CHECK_STR(recs[0].topic, "my.table-1");
 	CHECK_STR(field(&recs[1], "we\"ird col"), "\"2024-01-01 00:00:02\"");
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 int main(void)

@@ -24,7 +24,7 @@
  * no offset is kept) to out. */
 static void dump_mode(FILE *out, const char *name, const char *props)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512];
@@ -36,7 +36,7 @@ static void dump_mode(FILE *out, const char *name, const char *props)
 	new_db("offsets.db");
 	sql(dbpath, "CREATE TABLE t(id INTEGER PRIMARY KEY, ts TEXT NOT NULL)");
 	sql(dbpath, ROW);
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f, props, &ctx, err, sizeof(err)), 0);
 	CHECK_INT(poll_once(ctx, &b, 10, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 1);
@@ -54,7 +54,7 @@ static void dump_mode(FILE *out, const char *name, const char *props)
 	free(key);
 	free(val);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 static const char *const modes[][2] = {

@@ -161,7 +161,7 @@ static const char expect_schema[] =
 
 static void test_values_and_schema(void)
 {
-	struct fake f;
+	struct sourceenv_fake f;
 	struct source_batch b;
 	void *ctx = NULL;
 	char err[512], *p, *sc;
@@ -177,7 +177,7 @@ static void test_values_and_schema(void)
 	    "'2024-03-02', 0);"
 	    "INSERT INTO vals VALUES (4, 'text in int', 5, 'y', 'not blob', 'garbage', "
 	    "NULL, NULL);");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK_INT(open_src(&f,
 	                   "mode=bulk\ntable.whitelist=vals\ntopic.prefix=x.\nkey.column.name=id\n",
 	                   &ctx, err, sizeof(err)),
@@ -222,7 +222,7 @@ static void test_values_and_schema(void)
 	CHECK_STR(sc, "{\"type\":\"struct\",\"fields\":[{\"type\":\"int64\",\"optional\":false,"
 	              "\"field\":\"id\"}],\"optional\":false}");
 	free(sc);
-	CHECK(counted(&f, "timestamps_unparsed") == 1);
+	CHECK(sourceenv_fake_counted(&f, "timestamps_unparsed") == 1);
 	p = source_sqlite_ops.offset_json(ctx, &recs[0].offset);
 	CHECK(strncmp(p, "{\"polling.timestamp\":", 21) == 0);
 	free(p);
@@ -231,7 +231,7 @@ static void test_values_and_schema(void)
 	CHECK_INT(poll_once(ctx, &b, 100, err, sizeof(err)), 0);
 	CHECK_INT(b.n, 4);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* ---- rows rendered as text: the converter's bytes, as from the tree -------- */
@@ -257,11 +257,11 @@ static char *conv(bool schemas, const struct record_value *v, uint64_t *replaced
 static size_t render_all(bool text, char *out[NTRICKY][4], uint64_t *replaced, uint64_t *unparsed)
 {
 	struct source_batch b;
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512];
 
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	f.env.json_values = f.env.json_keys = text;
 	CHECK_INT(open_src(&f,
 	                   "mode=incrementing\ntable.whitelist=tricky\ntopic.prefix=x.\n"
@@ -283,10 +283,10 @@ static size_t render_all(bool text, char *out[NTRICKY][4], uint64_t *replaced, u
 		out[i][2] = conv(true, &recs[i].key, replaced);
 		out[i][3] = conv(false, &recs[i].key, replaced);
 	}
-	*replaced += counted(&f, "utf8_replaced");
-	*unparsed = counted(&f, "timestamps_unparsed");
+	*replaced += sourceenv_fake_counted(&f, "utf8_replaced");
+	*unparsed = sourceenv_fake_counted(&f, "timestamps_unparsed");
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 	return b.n;
 }
 
@@ -343,7 +343,7 @@ static void test_text_matches_tree(void)
 static void test_text_key_counted_per_row(void)
 {
 	struct source_batch b;
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx = NULL;
 	char err[512], *v;
 	uint64_t replaced = 0;
@@ -351,7 +351,7 @@ static void test_text_key_counted_per_row(void)
 	new_db("oddname.db");
 	sql(dbpath, "CREATE TABLE odd(id INTEGER PRIMARY KEY, \"a\xff\" TEXT);"
 	            "INSERT INTO odd VALUES (1, 'x'), (2, 'y'), (3, 'z');");
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	f.env.json_values = f.env.json_keys = true;
 	CHECK_INT(open_src(&f, "mode=incrementing\ntable.whitelist=odd\ntopic.prefix=x.\n", &ctx,
 	                   err, sizeof(err)),
@@ -361,9 +361,9 @@ static void test_text_key_counted_per_row(void)
 	v = b.n == 3 ? conv(false, &recs[2].value, &replaced) : NULL;
 	CHECK_STR(v != NULL ? v : "", "{\"id\":3,\"a\xef\xbf\xbd\":\"z\"}");
 	free(v);
-	CHECK_INT(counted(&f, "utf8_replaced"), 3);
+	CHECK_INT(sourceenv_fake_counted(&f, "utf8_replaced"), 3);
 	source_sqlite_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 }
 
 /* Timestamp mode with 3-row batches over groups of equal timestamps: every

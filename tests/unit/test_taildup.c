@@ -1,44 +1,24 @@
 /* Unit tests of taildup: one file named twice, in one connector or two. */
 #include "sources/file/taildup.h"
+#include "sourceenv_fake.h"
 #include "testlib.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static char logged[4096];
-static int dup_count;
-
-static void fake_count(struct source_env *env, const char *name, uint64_t n)
-{
-	(void)env;
-	if (strcmp(name, "paths_duplicate") == 0)
-		dup_count += (int)n;
-}
-
-static void fake_log(struct source_env *env, int level, const char *fmt, ...)
-{
-	size_t used = strlen(logged);
-	va_list ap;
-
-	(void)level;
-	used += (size_t)snprintf(logged + used, sizeof(logged) - used, "%s: ", env->connector);
-	va_start(ap, fmt);
-	vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
-	va_end(ap);
-	used = strlen(logged);
-	snprintf(logged + used, sizeof(logged) - used, "\n");
-}
-
-static struct source_env env_a = {.connector = "a", .count = fake_count, .log = fake_log};
-static struct source_env env_b = {.connector = "b", .count = fake_count, .log = fake_log};
+/* Two connectors' environments (sourceenv_fake.h): a and b. */
+static struct sourceenv_fake fa, fb;
 
 int main(void)
 {
 	char real[512], link[512], other[512], expect[2048];
-	struct taildup *a = taildup_new(&env_a), *b = taildup_new(&env_b);
+	struct taildup *a, *b;
 
+	sourceenv_fake_init(&fa, "a");
+	sourceenv_fake_init(&fb, "b");
+	a = taildup_new(&fa.env);
+	b = taildup_new(&fb.env);
 	snprintf(real, sizeof(real), "%s/real.log", testlib_tmpdir());
 	snprintf(link, sizeof(link), "%s/link.log", testlib_tmpdir());
 	snprintf(other, sizeof(other), "%s/other.log", testlib_tmpdir());
@@ -51,9 +31,9 @@ int main(void)
 	CHECK(!taildup_skip(a, real));
 	CHECK(taildup_skip(a, link));
 	CHECK(taildup_skip(a, link));
-	CHECK_INT(dup_count, 1);
+	CHECK_INT(sourceenv_fake_counted(&fa, "paths_duplicate"), 1);
 	snprintf(expect, sizeof(expect), "a: %s is the same file as %s", link, real);
-	CHECK(strstr(logged, expect) != NULL);
+	CHECK(strstr(fa.logged, expect) != NULL);
 	/* A path not there yet is tailed (compared once it exists). */
 	CHECK(!taildup_skip(a, "/nonexistent/x.log"));
 
@@ -76,53 +56,53 @@ int main(void)
 			taildup_adopt(a, kept);
 			memset(tmp, 'x', sizeof(tmp) - 1); /* the copy given is gone */
 		}
-		logged[0] = '\0';
+		fa.logged[0] = '\0';
 		taildup_pass(a, true);
 		CHECK(taildup_skip(a, link2));
 		taildup_pass(a, false);
 		snprintf(expect, sizeof(expect), "a: %s is the same file as %s", link2, kept);
-		CHECK(strstr(logged, expect) != NULL);
+		CHECK(strstr(fa.logged, expect) != NULL);
 		unlink(link2);
 		unlink(kept);
 	}
 
 	/* Another connector: tailed too, with a warning naming both. */
-	logged[0] = '\0';
+	fb.logged[0] = '\0';
 	CHECK(!taildup_skip(b, link));
 	snprintf(expect, sizeof(expect), "b: %s is also tailed by connector a (as %s)", link, real);
-	CHECK(strstr(logged, expect) != NULL);
+	CHECK(strstr(fb.logged, expect) != NULL);
 
 	/* Within b's pass (a glob), a's paths are looked up through an index
 	 * built for the pass (not one walk of a's paths per new path of b):
 	 * still named; and dropped at the pass's end, so a later pass sees
 	 * what a's paths name then. */
 	{
-		struct taildup *e = taildup_new(&env_b); /* a third, tailing nothing yet */
+		struct taildup *e = taildup_new(&fb.env); /* a third, tailing nothing yet */
 		char real2[512];
 
 		snprintf(real2, sizeof(real2), "%s/real2.log", testlib_tmpdir());
-		logged[0] = '\0';
+		fb.logged[0] = '\0';
 		taildup_pass(e, true);
 		CHECK(!taildup_skip(e, real));
 		CHECK(!taildup_skip(e, "/nonexistent/y.log"));
 		taildup_pass(e, false);
 		snprintf(expect, sizeof(expect), "b: %s is also tailed by connector a (as %s)",
 		         real, real);
-		CHECK(strstr(logged, expect) != NULL);
+		CHECK(strstr(fb.logged, expect) != NULL);
 		/* a's real.log replaced by another file: b's new link to the
 		 * old one's successor is not a's. */
 		CHECK(rename(real, real2) == 0);
 		testlib_write_file(real, "z\n", 2);
-		logged[0] = '\0';
+		fb.logged[0] = '\0';
 		taildup_pass(e, true);
 		CHECK(!taildup_skip(e, real2));
 		taildup_pass(e, false);
-		CHECK(strstr(logged, "also tailed") == NULL);
-		logged[0] = '\0';
+		CHECK(strstr(fb.logged, "also tailed") == NULL);
+		fb.logged[0] = '\0';
 		taildup_pass(e, true);
 		CHECK(!taildup_skip(e, other));
 		taildup_pass(e, false);
-		CHECK(strstr(logged, "also tailed") == NULL);
+		CHECK(strstr(fb.logged, "also tailed") == NULL);
 		taildup_free(e);
 		CHECK(rename(real2, real) == 0); /* a's file back at its path */
 	}
@@ -137,7 +117,7 @@ int main(void)
 	 * the pass only, and grows with it): the last path, a link to the
 	 * first, is still found; a later pass sees the link re-pointed. */
 	{
-		struct taildup *c = taildup_new(&env_a);
+		struct taildup *c = taildup_new(&fa.env);
 		const char *dir = testlib_tmpdir(); /* a new one at each call */
 		char p[512], l[512];
 
@@ -167,13 +147,15 @@ int main(void)
 	}
 
 	taildup_free(a);
-	logged[0] = '\0';
+	fb.logged[0] = '\0';
 	CHECK(!taildup_skip(b, real));
-	CHECK(strstr(logged, "connector a") == NULL); /* a is gone */
+	CHECK(strstr(fb.logged, "connector a") == NULL); /* a is gone */
 	taildup_free(b);
 	taildup_free(NULL);
 	unlink(link);
 	unlink(real);
 	unlink(other);
+	sourceenv_fake_free(&fa);
+	sourceenv_fake_free(&fb);
 	return testlib_done("test_taildup");
 }

@@ -2,10 +2,10 @@
  * a fake environment hands out one partition and a committed offset. */
 #include "core/log.h"
 #include "sources/file/tailstream.h"
+#include "sourceenv_fake.h"
 #include "testlib.h"
 
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,15 +14,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* The environment (sourceenv_fake.h): warnings only, bare, as the checks
+ * below read them; one partition, whose committed offset is committed_json. */
+static struct sourceenv_fake fake;
+static char *const counted = fake.counts;
+static char *const logged = fake.logged;
 static const char *committed_json;
-static char counted[512];
-
-static struct partition *fake_partition(struct source_env *env, const char *json)
-{
-	(void)env;
-	(void)json;
-	return (struct partition *)&committed_json;
-}
 
 static const char *fake_committed(struct source_env *env, struct partition *p)
 {
@@ -30,37 +27,6 @@ static const char *fake_committed(struct source_env *env, struct partition *p)
 	(void)p;
 	return committed_json;
 }
-
-static void fake_count(struct source_env *env, const char *name, uint64_t n)
-{
-	(void)env;
-	snprintf(counted + strlen(counted), sizeof(counted) - strlen(counted), "%s+%llu ", name,
-	         (unsigned long long)n);
-}
-
-static char logged[2048]; /* the warnings since it was last emptied */
-
-static void fake_log(struct source_env *env, int level, const char *fmt, ...)
-{
-	size_t used = strlen(logged);
-	va_list ap;
-
-	(void)env;
-	if (level != LOG_WARN || used + 2 >= sizeof(logged))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(logged + used, sizeof(logged) - used - 1, fmt, ap);
-	va_end(ap);
-	used = strlen(logged);
-	logged[used] = '\n';
-	logged[used + 1] = '\0';
-}
-
-static struct source_env env = {.connector = "t",
-                                .partition = fake_partition,
-                                .committed = fake_committed,
-                                .count = fake_count,
-                                .log = fake_log};
 
 static int no_room(void *opaque, const struct tailstream *except)
 {
@@ -77,7 +43,7 @@ static bool not_shared(void *opaque, int wd, const struct tailstream *except)
 	return false;
 }
 
-static struct tailctx ctx = {.env = &env,
+static struct tailctx ctx = {.env = &fake.env,
                              .max_line = 1000,
                              .policy = TAILFILE_SPLIT,
                              .rotate_wait_ms = 0,
@@ -1293,6 +1259,10 @@ static void test_stop_names_the_copy_holding_the_unacknowledged(void)
 
 int main(void)
 {
+	sourceenv_fake_init(&fake, "t");
+	fake.log_only = LOG_WARN;
+	fake.log_bare = 1;
+	fake.env.committed = fake_committed;
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
 	snprintf(logpath, sizeof(logpath), "%s/app.log", dir);
 	test_new_then_rotations_while_stopped();

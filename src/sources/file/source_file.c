@@ -590,8 +590,8 @@ static size_t record_limit(const struct filesrc *f, const struct config_section 
 	return v;
 }
 
-/* Reads the configuration into f. Returns 0, -1 with errbuf (a
- * configuration error), or -2 when out of memory. */
+/* Reads the configuration into f. Returns 0, SOURCE_ERR_CONFIG with errbuf,
+ * or SOURCE_ERR_NOMEM. */
 static int configure(struct filesrc *f, const struct config_section *cfg, char *errbuf,
                      size_t errlen)
 {
@@ -619,22 +619,29 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 	f->rotated_dirs = copy_list(cfg, "rotated.dirs", &f->ctx.nrotated_dirs);
 	f->ctx.rotated_dirs = (const char *const *)f->rotated_dirs;
 	if (f->rotated_dirs == NULL || f->ctx.nrotated_dirs < config_list_len(cfg, "rotated.dirs"))
-		return -2;
+		return SOURCE_ERR_NOMEM;
 	if (f->topic == NULL || f->patterns == NULL || f->excludes == NULL ||
 	    f->npat < config_list_len(cfg, "files") ||
 	    f->nex < config_list_len(cfg, "files.exclude"))
-		return -2;
+		return SOURCE_ERR_NOMEM;
 	if ((file != NULL && file[0] != '\0') == (f->npat > 0)) {
 		snprintf(errbuf, errlen,
 		         "%s: set exactly one of file (one file) and files (glob "
 		         "patterns)",
 		         config_where(cfg, file != NULL ? "file" : "topic"));
-		return -1;
+		return SOURCE_ERR_CONFIG;
 	}
 	f->globbing = f->npat > 0;
 	f->multi_max_bytes = record_limit(f, cfg, "multiline.max.bytes");
-	return tailmulti_configure(cfg, f->ctx.max_line, f->multi_max_bytes, &f->multi, errbuf,
-	                           errlen);
+	switch (tailmulti_configure(cfg, f->ctx.max_line, f->multi_max_bytes, &f->multi, errbuf,
+	                            errlen)) {
+	case 0:
+		return 0;
+	case -1: /* a configuration error (tailmulti.h) */
+		return SOURCE_ERR_CONFIG;
+	default:
+		return SOURCE_ERR_NOMEM;
+	}
 }
 
 /* Every counter this source keeps, registered at open (source_counters). */
@@ -739,7 +746,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	if (source_counters(env, file_counters, sizeof(file_counters) / sizeof(file_counters[0])))
 		goto nomem;
 	rc = configure(f, cfg, errbuf, errlen);
-	if (rc == -1)
+	if (rc == SOURCE_ERR_CONFIG)
 		goto fail;
 	if (rc != 0)
 		goto nomem;

@@ -5,10 +5,10 @@
  * system's journal, {"journal":"<journal.directory>"} for a directory. Its
  * offset is {"cursor":"<cursor of the last entry committed>","seqnums":
  * {"<sequence-number id>":<the last sequence number committed>,...}}; the
- * offsets that records stand for live in a bounded ring (source_journald.h
- * says how, and the bounds). An offset of {"cursor":...} alone (skiff before
- * the seqnums) still loads: what sd-journal orders up to its cursor counts
- * as read.
+ * offsets that records stand for are refcounted texts (jpos.h says how,
+ * and the bounds). An offset of {"cursor":...} alone (skiff before the
+ * seqnums) still loads: what sd-journal orders up to its cursor counts as
+ * read.
  *
  * Why nothing is lost or repeated beyond a batch:
  * - sd-journal's order is a merge: by sequence number within one
@@ -40,7 +40,7 @@
 #include "core/log.h"
 #include "sources/journald/journallib.h"
 #include "core/source.h"
-#include "sources/journald/source_journald.h"
+#include "sources/journald/jpos.h"
 #include "sources/journald/source_journald_src.h"
 #include "core/stats.h"
 
@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FULL_RETRY_MS 100         /* ring full: look again soon, a flush frees it */
+#define FULL_RETRY_MS 100         /* texts held at their bound: look again soon, acks free them */
 #define PASS_MAX (64 * BATCH_MAX) /* entries passed over in one poll at most */
 
 static const char *const journald_classes[] = {
@@ -102,6 +102,8 @@ static void free_batch(struct jsrc *s)
 	for (size_t i = 0; i < s->ntexts; i++)
 		free(s->texts[i]);
 	s->nbuilt = s->ntexts = 0;
+	src_ref_drop(s->prev); /* the worker holds its own where it needs one */
+	s->prev = NULL;
 }
 
 static void journald_close(void *ctx)
@@ -115,7 +117,8 @@ static void journald_close(void *ctx)
 	free(s->texts);
 	if (s->j != NULL)
 		sd_journal_close(s->j);
-	jring_free(s->ring);
+	src_ref_drop(s->pos);
+	jpos_texts_free(s->held);
 	jpos_free(s->sent);
 	free(s->legacy_stop);
 	free(s->topic);
@@ -233,7 +236,7 @@ static int entry_seqnum(struct jsrc *s, char id[33], uint64_t *n)
 
 	if (r < 0)
 		return r;
-	r = jcursor_seqnum(c, id, n) == 0 ? 0 : -EBADMSG;
+	r = jpos_cursor_seqnum(c, id, n) == 0 ? 0 : -EBADMSG;
 	free(c);
 	return r;
 }
@@ -258,7 +261,8 @@ static void advance(struct jsrc *s, const char *id, uint64_t n)
 /* The committed offset into s->sent; *out its cursor (malloc'd, "" before
  * the first entry), or NULL when nothing was committed. *legacy when it
  * has no "seqnums" (skiff before them). Returns 0, -1 on a malformed
- * offset (errbuf), -2 when memory is short. */
+ * offset (errbuf), or -ENOMEM (as sd-journal's calls beside it say it, for
+ * sderr). */
 static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, size_t errlen)
 {
 	const char *json = s->env->committed(s->env, s->part);
@@ -273,14 +277,14 @@ static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, siz
 	m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
 	*legacy = m == NULL;
 	if (cJSON_IsString(c) && (m == NULL || jpos_load(s->sent, m) == 0))
-		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : -2;
+		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : -ENOMEM;
 	cJSON_Delete(o);
 	if (rc == -1)
 		snprintf(errbuf, errlen,
 		         "journal: stored offset %s is not {\"cursor\": <string>, \"seqnums\": "
 		         "{<32 hex digits>: <integer>, ...}}",
 		         json);
-	if (rc == 0 && jcursor_seqnum(*out, s->main_id, &s->main_seq) != 0)
+	if (rc == 0 && jpos_cursor_seqnum(*out, s->main_id, &s->main_seq) != 0)
 		s->main_id[0] = '\0';
 	if (rc == 0 && *legacy && s->main_id[0] != '\0') {
 		char none[33];
@@ -338,7 +342,7 @@ static int pass_all(struct jsrc *s, char **first)
 }
 
 /* Positions the journal for the committed offset (or read.from on a first
- * start) and starts the ring. */
+ * start), and the offset text records name until the first batch. */
 static int position(struct jsrc *s, const struct config_section *cfg, char *errbuf, size_t errlen)
 {
 	char *cur = NULL, *first = NULL;
@@ -373,9 +377,11 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 		sderr(errbuf, errlen, "positioning", r < 0 ? r : -ENOMEM);
 		return -1;
 	}
-	s->ring = jring_new(first);
+	r = jpos_texts_new(&s->held);
+	if (r == JPOS_OK)
+		r = jpos_text_new(s->held, first, &s->pos);
 	free(first);
-	if (s->ring == NULL) {
+	if (r != JPOS_OK) {
 		snprintf(errbuf, errlen, "journal: out of memory");
 		return -1;
 	}
@@ -439,8 +445,7 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	s->topic = strdup(config_str(cfg, "topic"));
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
 	s->texts = calloc(BATCH_MAX, sizeof(*s->texts));
-	s->sent = jpos_new();
-	if (s->topic == NULL || s->built == NULL || s->texts == NULL || s->sent == NULL)
+	if (s->topic == NULL || s->built == NULL || s->texts == NULL || jpos_new(&s->sent) != 0)
 		goto nomem;
 	if (journallib_load(config_where(cfg, "connector.class"), errbuf, errlen) != 0 ||
 	    open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
@@ -606,7 +611,7 @@ static int next_entry(struct jsrc *s, size_t *passes)
 static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, size_t errlen)
 {
 	char *cur = NULL, *text;
-	int64_t seq = -1;
+	struct src_ref *pos = NULL;
 	int r = sd_journal_get_cursor(s->j, &cur);
 
 	if (r < 0) {
@@ -615,14 +620,16 @@ static int seal_batch(struct jsrc *s, struct source_batch *batch, char *errbuf, 
 	}
 	text = jpos_json(s->sent, cur);
 	free(cur);
-	if (text != NULL)
-		seq = jring_push(s->ring, text);
+	r = text != NULL ? jpos_text_new(s->held, text, &pos) : JPOS_ERR_NOMEM;
 	free(text);
-	if (seq < 0) {
+	if (r != JPOS_OK) {
 		snprintf(errbuf, errlen, "journal: out of memory");
 		return SOURCE_ERR;
 	}
-	batch->records[batch->n - 1].offset.v[0] = seq;
+	/* The batch's other records name s->pos: held until the next poll. */
+	s->prev = s->pos;
+	s->pos = pos;
+	batch->records[batch->n - 1].offset.ref = pos;
 	return 0;
 }
 
@@ -644,7 +651,7 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 {
 	struct jsrc *s = ctx;
 	size_t max = batch->max < BATCH_MAX ? batch->max : BATCH_MAX;
-	int64_t before = jring_head(s->ring);
+	struct src_ref *before = s->pos;
 	size_t seen = 0, passes = 0;
 	int r = 0, b;
 
@@ -658,10 +665,10 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		 * restart reads from the head again. */
 		s->anchor_due = false;
 		if (s->env->anchor != NULL)
-			s->env->anchor(s->env, s->part, &(struct src_offset){.v = {0}});
+			s->env->anchor(s->env, s->part, &(struct src_offset){.ref = s->pos});
 	}
-	if ((s->full = jring_full(s->ring)))
-		return 0; /* the next offset flush frees a slot (source_journald.h) */
+	if ((s->full = jpos_texts_bytes(s->held) >= JPOS_TEXTS_BYTES))
+		return 0; /* acknowledgements free them (jpos.h) */
 	if ((r = sd_journal_process(s->j)) < 0) {
 		sderr(errbuf, errlen, "processing changes", r);
 		return SOURCE_ERR;
@@ -679,10 +686,10 @@ static int journald_poll(void *ctx, struct source_batch *batch, int64_t now_ms, 
 		seen++;
 		b = jentry_record(s, &batch->records[batch->n], before);
 		if (b < 0) {
-			snprintf(errbuf, errlen, "journal: out of memory");
+			snprintf(errbuf, errlen, "journal: %s", jentry_strerror(b));
 			return SOURCE_ERR;
 		}
-		batch->n += b == 0;
+		batch->n += b == JENTRY_OK;
 	}
 	if (r < 0) {
 		sderr(errbuf, errlen, "reading the next entry", r);
@@ -710,10 +717,10 @@ static int64_t journald_timeout(void *ctx, int64_t now_ms)
 	uint64_t t;
 	int64_t ms;
 
-	if (s->full)
-		return FULL_RETRY_MS;
 	/* Local files are watched by inotify: no deadline. On network file
 	 * systems sd-journal asks to be looked at every 250 ms. */
+	if (s->full)
+		return FULL_RETRY_MS;
 	if (sd_journal_get_timeout(s->j, &t) < 0 || t == UINT64_MAX)
 		return -1;
 	ms = (int64_t)(t / 1000) - now_ms;
@@ -722,9 +729,9 @@ static int64_t journald_timeout(void *ctx, int64_t now_ms)
 
 static char *journald_offset_json(void *ctx, const struct src_offset *off)
 {
-	struct jsrc *s = ctx;
-	const char *text = jring_get(s->ring, off->v[0]);
+	const char *text = jpos_text(off->ref); /* needs no ctx: refs outlive it */
 
+	(void)ctx;
 	return text != NULL ? strdup(text) : NULL;
 }
 
@@ -735,8 +742,9 @@ static int journald_check_offset(const struct config_section *cfg, const char *p
 {
 	cJSON *o = cJSON_Parse(offset);
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
-	struct jpos *p = jpos_new();
-	bool ok = p != NULL && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
+	struct jpos *p = NULL;
+	bool ok = jpos_new(&p) == JPOS_OK &&
+	          cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "cursor")) &&
 	          cJSON_GetArraySize(o) == 1 + (m != NULL) && (m == NULL || jpos_load(p, m) == 0);
 
 	(void)cfg;
@@ -780,7 +788,7 @@ static int journald_check_reach(const struct config_section *cfg, const char *pa
 		errbuf[0] = '\0';
 	if (!cJSON_IsString(c)) {
 		rc = 0; /* check_offset's to refuse */
-	} else if (c->valuestring[0] != '\0' && jcursor_seqnum(c->valuestring, id, &seq) != 0) {
+	} else if (c->valuestring[0] != '\0' && jpos_cursor_seqnum(c->valuestring, id, &seq) != 0) {
 		snprintf(
 		    errbuf, errlen,
 		    "the cursor '%.300s' is not a journal cursor (\"s=<32 hex digits>;i=<hex>;"

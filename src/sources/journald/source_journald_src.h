@@ -1,10 +1,11 @@
 /* source_journald_src: the journald connector's state, shared by its two
  * files that need libsystemd (source_journald.c: positions and polling;
- * source_journald_entry.c: an entry as a record). Include only from them. */
+ * jentry.c: an entry as a record). Include only from them. */
 #ifndef SKIFF_SOURCE_JOURNALD_SRC_H
 #define SKIFF_SOURCE_JOURNALD_SRC_H
 
 #include "core/source.h"
+#include "util/err.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,32 +31,45 @@ struct jsrc {
 	struct partition *part;
 	char *topic;
 	bool message_only;
-	struct jring *ring;
-	struct jpos *sent;    /* per id, the last entry made a record (or passed) */
-	bool settling;        /* the first pass after a start: find each stored id */
-	bool rechecking;      /* a pass from the head after the set of files changed:
-	                       * find each id's position again (note_gap) */
-	char main_id[33];     /* the id of the committed cursor ("" when none) */
-	uint64_t main_seq;    /* and its sequence number */
-	uint64_t shipped;     /* records made in the first pass */
-	uint64_t passed_over; /* entries passed over in it (read before) */
-	int64_t opened_ms;    /* when it began (clock_mono_ms) */
-	char *legacy_stop;    /* an old {"cursor"} offset: entries before this pass */
-	bool legacy_incl;     /* and this one too */
-	bool full;            /* the last poll found the ring full */
-	bool anchor_due;      /* read.from=end on a first start: store where it begins */
-	size_t max_entry;     /* journal.max.entry.bytes */
-	bool skip_big;        /* journal.max.entry.policy=skip */
-	cJSON **built;        /* this batch's payloads and schemas, freed next poll */
+	struct jpos_texts *held; /* the account of the offset texts (jpos.h) */
+	struct src_ref *pos;     /* the offset text after the last batch (jpos_text): ours */
+	struct src_ref *prev;    /* the one before, which that batch's other records name:
+	                          * held until the next poll, as records are */
+	struct jpos *sent;       /* per id, the last entry made a record (or passed) */
+	bool settling;           /* the first pass after a start: find each stored id */
+	bool rechecking;         /* a pass from the head after the set of files changed:
+	                          * find each id's position again (note_gap) */
+	char main_id[33];        /* the id of the committed cursor ("" when none) */
+	uint64_t main_seq;       /* and its sequence number */
+	uint64_t shipped;        /* records made in the first pass */
+	uint64_t passed_over;    /* entries passed over in it (read before) */
+	int64_t opened_ms;       /* when it began (clock_mono_ms) */
+	char *legacy_stop;       /* an old {"cursor"} offset: entries before this pass */
+	bool legacy_incl;        /* and this one too */
+	bool full;               /* the last poll found JPOS_TEXTS_BYTES held */
+	bool anchor_due;         /* read.from=end on a first start: store where it begins */
+	size_t max_entry;        /* journal.max.entry.bytes */
+	bool skip_big;           /* journal.max.entry.policy=skip */
+	cJSON **built;           /* this batch's payloads and schemas, freed next poll */
 	size_t nbuilt;
 	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
 	size_t ntexts;
 };
 
-/* The entry the journal is at as rec, carrying the offset seq: its value
+/* Results of jentry_record (util/err.h). */
+enum jentry_err {
+	JENTRY_OK = 0,
+	JENTRY_SKIPPED = 1,    /* not a failure: the size policy skipped the entry */
+	JENTRY_ERR_NOMEM = -2, /* out of memory */
+};
+
+/* A short text for a jentry_err code; never NULL. */
+const char *jentry_strerror(int err);
+
+/* The entry the journal is at as rec, its offset referring to pos: its value
  * built per journal.value, cut to journal.max.entry.bytes (or skipped, by
- * the policy). The value's memory is s's until the next poll. Returns 0, 1
- * when the policy skips the entry, or -2 when memory is short. Main loop. */
-int jentry_record(struct jsrc *s, struct record *rec, int64_t seq);
+ * the policy). The value's memory is s's until the next poll. Returns
+ * JENTRY_OK, JENTRY_SKIPPED, or JENTRY_ERR_NOMEM. Main loop. */
+int jentry_record(struct jsrc *s, struct record *rec, struct src_ref *pos);
 
 #endif

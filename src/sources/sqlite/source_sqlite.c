@@ -458,7 +458,8 @@ static int partition_of(struct sqsrc *s, struct sqtable *t)
 	return t->part != NULL ? 0 : -1;
 }
 
-/* Sets up the tables (or the query) of the configuration. */
+/* Sets up the tables (or the query) of the configuration. Returns 0,
+ * SOURCE_ERR_NOMEM, or SOURCE_ERR_CONFIG with errbuf. */
 static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *errbuf,
                       size_t errlen)
 {
@@ -469,7 +470,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 
 	s->tables = calloc(n, sizeof(*s->tables));
 	if (s->tables == NULL)
-		return -1;
+		return SOURCE_ERR_NOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct sqtable *t = &s->tables[i];
 		size_t plen = strlen(prefix);
@@ -479,7 +480,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 			if (strcasecmp(s->tables[j].name, name) == 0) {
 				snprintf(errbuf, errlen, "%s: %s: table %s is listed twice",
 				         config_where(cfg, key), key, name);
-				return -2;
+				return SOURCE_ERR_CONFIG;
 			}
 		}
 		s->ntables++;
@@ -487,7 +488,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 		t->name = s->query ? NULL : strdup(name);
 		t->topic = malloc(plen + strlen(name) + 1);
 		if ((s->query == NULL && t->name == NULL) || t->topic == NULL)
-			return -1;
+			return SOURCE_ERR_NOMEM;
 		memcpy(t->topic, prefix, plen);
 		memcpy(t->topic + plen, name, strlen(name) + 1);
 		if (!topic_ok(t->topic)) {
@@ -496,12 +497,12 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 			         "Kafka topic name (letters, digits, '.', '_', '-'; at most 249)",
 			         config_where(cfg, "topic.prefix"), t->topic,
 			         s->query ? "" : " + table name");
-			return -2;
+			return SOURCE_ERR_CONFIG;
 		}
 		if (partition_of(s, t) != 0)
-			return -1;
+			return SOURCE_ERR_NOMEM;
 		if (resume(s, t, errbuf, errlen) != 0)
-			return -2;
+			return SOURCE_ERR_CONFIG;
 	}
 	return 0;
 }
@@ -657,7 +658,7 @@ static int sqlite_open(const struct config_section *cfg, struct source_env *env,
 	s->poll_ms = config_int(cfg, "poll.interval.ms");
 	s->batch_max = (size_t)config_int(cfg, "batch.max.rows");
 	rc = add_tables(s, cfg, errbuf, errlen);
-	if (rc == -1)
+	if (rc == SOURCE_ERR_NOMEM)
 		goto nomem;
 	if (rc != 0)
 		goto fail;

@@ -33,6 +33,7 @@
 #include "sources/sqlite/sqlitelib.h"
 
 #include "util/buf.h"
+#include "util/err.h"
 #include "convert/convert.h"
 #include "core/source.h"
 
@@ -207,7 +208,16 @@ void sqseen_group_new_pass(struct sqgroup *g);
 /* True when a row with fingerprint p was read before and this query has not
  * yet met that many of them: skip it. */
 bool sqseen_group_seen(struct sqgroup *g, const struct sqprint *p);
-/* Records a row read. Returns 0, -1 out of memory, -2 when full. */
+/* Failures of sqseen_group_add (util/err.h). */
+enum sqseen_err {
+	SQSEEN_OK = 0,
+	SQSEEN_ERR_FULL = -2,  /* SQGROUP_MAX rows remembered already */
+	SQSEEN_ERR_NOMEM = -3, /* out of memory */
+};
+/* A short text for a sqseen_err code; never NULL. */
+const char *sqseen_strerror(int err);
+/* Records a row read. Returns SQSEEN_OK, SQSEEN_ERR_NOMEM, or
+ * SQSEEN_ERR_FULL. */
 int sqseen_group_add(struct sqgroup *g, const struct sqprint *p);
 bool sqseen_group_full(const struct sqgroup *g);
 void sqseen_group_free(struct sqgroup *g);

@@ -192,8 +192,8 @@ struct run {
 
 /* Timestamp mode without a rowid: whether the current row was read before
  * (skip it), and else remembers it in the group of its timestamp. Returns 1
- * to skip, 0 to buffer the row, -1 out of memory, -2 with u->bad when the
- * group is too large to remember. */
+ * to skip, 0 to buffer the row, SQSEEN_ERR_NOMEM, or SQSEEN_ERR_FULL with
+ * u->bad when the group is too large to remember. */
 static int in_group(struct sqtable *t, struct run *u, bool peek)
 {
 	int64_t ts = sqlite3_column_int64(t->stmt, t->ts_col);
@@ -210,7 +210,7 @@ static int in_group(struct sqtable *t, struct run *u, bool peek)
 		return 0;
 	if (ts != t->group.ts)
 		sqseen_group_reset(&t->group, ts);
-	if ((rc = sqseen_group_add(&t->group, &p)) != -2)
+	if ((rc = sqseen_group_add(&t->group, &p)) != SQSEEN_ERR_FULL)
 		return rc;
 	sqlts_format(ts, when, sizeof(when));
 	snprintf(u->bad, sizeof(u->bad),
@@ -219,7 +219,7 @@ static int in_group(struct sqtable *t, struct run *u, bool peek)
 	         "mode=timestamp+incrementing with a unique increasing column, or finer "
 	         "timestamps",
 	         SQGROUP_MAX, when);
-	return -2;
+	return SQSEEN_ERR_FULL;
 }
 
 /* Steps the statement, buffering up to run->limit rows; one more row, when
@@ -235,9 +235,9 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 
 		if (g == 1)
 			continue;
-		if (g == -2)
+		if (g == SQSEEN_ERR_FULL)
 			break;
-		if (g == -1)
+		if (g == SQSEEN_ERR_NOMEM)
 			return -1;
 		if (t->nrows < u->limit && t->ts_col >= 0 &&
 		    sqlite3_column_int64(t->stmt, t->ts_col) == SQLTS_BAD) {

@@ -172,9 +172,9 @@ int sqseen_group_add(struct sqgroup *g, const struct sqprint *p)
 	struct sqgroup_entry *e;
 
 	if (g->rows >= SQGROUP_MAX)
-		return -2;
+		return SQSEEN_ERR_FULL;
 	if ((g->n + 1) * 2 > g->cap && grow(g) != 0)
-		return -1;
+		return SQSEEN_ERR_NOMEM;
 	e = slot(g, p);
 	if (e->sent == 0) {
 		e->p = *p;
@@ -183,7 +183,7 @@ int sqseen_group_add(struct sqgroup *g, const struct sqprint *p)
 	e->sent++;
 	e->seen++;
 	g->rows++;
-	return 0;
+	return SQSEEN_OK;
 }
 
 bool sqseen_group_full(const struct sqgroup *g)
@@ -237,4 +237,18 @@ void sqseen_ring_drop_newest(struct sqring *r)
 void sqseen_ring_clear(struct sqring *r)
 {
 	r->n = r->head = 0;
+}
+
+const char *sqseen_strerror(int err)
+{
+	switch (err) {
+	case SQSEEN_OK:
+		return "no error";
+	case SQSEEN_ERR_FULL:
+		return "too many rows share one timestamp";
+	case SQSEEN_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }

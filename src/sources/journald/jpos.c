@@ -1,7 +1,9 @@
-/* source_journald_pos: the journal position as one sequence number per
- * sequence-number id; see source_journald.h. */
-#include "sources/journald/source_journald.h"
+/* jpos: the journal position as one sequence number per
+ * sequence-number id, its offset text, and the cursor reader; see
+ * jpos.h. */
+#include "sources/journald/jpos.h"
 
+#include "core/source.h"
 #include "util/num.h"
 
 #include <stdio.h>
@@ -24,9 +26,24 @@ struct jpos {
 	size_t hint; /* the id found last: entries of one id come in runs */
 };
 
-struct jpos *jpos_new(void)
+int jpos_new(struct jpos **out)
 {
-	return calloc(1, sizeof(struct jpos));
+	*out = calloc(1, sizeof(struct jpos));
+	return *out != NULL ? JPOS_OK : JPOS_ERR_NOMEM;
+}
+
+const char *jpos_strerror(int err)
+{
+	switch (err) {
+	case JPOS_OK:
+		return "no error";
+	case JPOS_ERR:
+		return "not a journal position";
+	case JPOS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }
 
 void jpos_free(struct jpos *p)
@@ -165,4 +182,121 @@ char *jpos_json(const struct jpos *p, const char *cursor)
 out:
 	cJSON_Delete(o);
 	return json;
+}
+
+/* The texts of one source, counted (jpos.h): the source's reference and
+ * one per text alive, so that the last of them frees it. */
+struct jpos_texts {
+	uint32_t refs;
+	size_t bytes;
+};
+
+/* A position text as records' offsets name it: ref first, so that the
+ * object starts where its ref does and free needs no context. */
+struct jpos_text {
+	struct src_ref ref;
+	struct jpos_texts *of;
+	size_t size;
+	char json[];
+};
+
+static void texts_drop(struct jpos_texts *t)
+{
+	if (t != NULL && --t->refs == 0)
+		free(t);
+}
+
+int jpos_texts_new(struct jpos_texts **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (*out == NULL)
+		return JPOS_ERR_NOMEM;
+	(*out)->refs = 1;
+	return JPOS_OK;
+}
+
+void jpos_texts_free(struct jpos_texts *t)
+{
+	texts_drop(t);
+}
+
+size_t jpos_texts_bytes(const struct jpos_texts *t)
+{
+	return t->bytes;
+}
+
+static void text_free(struct src_ref *ref)
+{
+	struct jpos_text *t = (struct jpos_text *)(void *)ref;
+
+	t->of->bytes -= t->size;
+	texts_drop(t->of);
+	free(t);
+}
+
+int jpos_text_new(struct jpos_texts *of, const char *json, struct src_ref **out)
+{
+	size_t n = strlen(json) + 1;
+	struct jpos_text *t = malloc(sizeof(*t) + n);
+
+	*out = NULL;
+	if (t == NULL)
+		return JPOS_ERR_NOMEM;
+	src_ref_init(&t->ref, text_free);
+	t->of = of;
+	t->size = sizeof(*t) + n;
+	memcpy(t->json, json, n);
+	of->refs++;
+	of->bytes += t->size;
+	*out = &t->ref;
+	return JPOS_OK;
+}
+
+const char *jpos_text(const struct src_ref *ref)
+{
+	if (ref == NULL)
+		return NULL;
+	return ((const struct jpos_text *)(const void *)ref)->json;
+}
+
+/* The value of "<key>=" in a ';'-separated cursor, and its length. */
+static const char *cursor_item(const char *c, char key, size_t *len)
+{
+	while (*c != '\0') {
+		const char *end = strchr(c, ';');
+
+		if (end == NULL)
+			end = c + strlen(c);
+		if (c[0] == key && c[1] == '=') {
+			*len = (size_t)(end - c - 2);
+			return c + 2;
+		}
+		c = *end == ';' ? end + 1 : end;
+	}
+	return NULL;
+}
+
+int jpos_cursor_seqnum(const char *cursor, char id[33], uint64_t *seqnum)
+{
+	size_t slen = 0, ilen = 0;
+	const char *s = cursor_item(cursor, 's', &slen);
+	const char *i = cursor_item(cursor, 'i', &ilen);
+	uint64_t v = 0;
+
+	if (s == NULL || i == NULL || slen != 32 || ilen == 0 || ilen > 16)
+		return -1;
+	for (size_t k = 0; k < 32; k++)
+		if (num_hex_digit(s[k]) < 0)
+			return -1;
+	for (size_t k = 0; k < ilen; k++) {
+		int h = num_hex_digit(i[k]);
+
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint64_t)h;
+	}
+	memcpy(id, s, 32);
+	id[32] = '\0';
+	*seqnum = v;
+	return 0;
 }

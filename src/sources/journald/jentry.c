@@ -1,7 +1,7 @@
-/* source_journald_entry: a journal entry as a record (see
+/* jentry: a journal entry as a record (see
  * source_journald_src.h). */
 #include "sources/journald/journallib.h"
-#include "sources/journald/source_journald.h"
+#include "sources/journald/jfields.h"
 #include "sources/journald/source_journald_src.h"
 #include "core/stats.h"
 
@@ -66,8 +66,8 @@ static int add_datum(cJSON *payload, cJSON *fields, const char *d, size_t len, s
 }
 
 /* The current entry as rec's value, values cut to cap and marked
- * _SKIFF_TRUNCATED=1 unless cap is SIZE_MAX. Returns 0, or -2 when memory
- * is short. */
+ * _SKIFF_TRUNCATED=1 unless cap is SIZE_MAX. Returns JENTRY_OK or
+ * JENTRY_ERR_NOMEM. */
 static int build_value(struct jsrc *s, struct record *rec, size_t cap)
 {
 	cJSON *fields = NULL, *payload = cJSON_CreateObject(), *schema = jfields_schema(&fields);
@@ -84,30 +84,31 @@ static int build_value(struct jsrc *s, struct record *rec, size_t cap)
 	SD_JOURNAL_FOREACH_DATA(s->j, d, len)
 	{
 		r = add_datum(payload, fields, d, len, cap);
-		if (r == -2)
-			return -2;
-		repeated += r == 1;
-		bad += r == -1;
+		if (r == JFIELDS_ERR_NOMEM)
+			return JENTRY_ERR_NOMEM;
+		repeated += r == JFIELDS_REPEATED;
+		bad += r == JFIELDS_ERR_MALFORMED;
 	}
-	if (cap != SIZE_MAX && jfields_add(payload, fields, TRUNC_FIELD, strlen(TRUNC_FIELD)) == -2)
-		return -2;
+	if (cap != SIZE_MAX &&
+	    jfields_add(payload, fields, TRUNC_FIELD, strlen(TRUNC_FIELD)) == JFIELDS_ERR_NOMEM)
+		return JENTRY_ERR_NOMEM;
 	if (sd_journal_get_realtime_usec(s->j, &t) >= 0 &&
 	    jfields_add_time(payload, fields, "__REALTIME_TIMESTAMP", t) != 0)
-		return -2;
+		return JENTRY_ERR_NOMEM;
 	if (sd_journal_get_monotonic_usec(s->j, &t, &boot) >= 0 &&
 	    jfields_add_time(payload, fields, "__MONOTONIC_TIMESTAMP", t) != 0)
-		return -2;
+		return JENTRY_ERR_NOMEM;
 	if (repeated > 0)
 		s->env->count(s->env, "journal_fields_repeated", repeated);
 	if (bad > 0)
 		s->env->count(s->env, "journal_data_malformed", bad);
 	rec->value =
 	    (struct record_value){.kind = VALUE_STRUCT, .payload = payload, .schema = schema};
-	return 0;
+	return JENTRY_OK;
 nomem:
 	cJSON_Delete(payload);
 	cJSON_Delete(schema);
-	return -2;
+	return JENTRY_ERR_NOMEM;
 }
 
 /* MESSAGE alone as rec's value (null when the entry has none), cut to
@@ -120,26 +121,26 @@ static int build_message(struct jsrc *s, struct record *rec, size_t cap)
 
 	if (sd_journal_get_data(s->j, "MESSAGE", &d, &len) < 0 || len < 8) {
 		rec->value = (struct record_value){.kind = VALUE_NULL};
-		return 0;
+		return JENTRY_OK;
 	}
 	len = 8 + jfields_cut((const char *)d + 8, len - 8, cap);
 	if ((copy = malloc(len - 8 + 1)) == NULL)
-		return -2;
+		return JENTRY_ERR_NOMEM;
 	memcpy(copy, (const char *)d + 8, len - 8);
 	copy[len - 8] = '\0';
 	s->texts[s->ntexts++] = copy;
 	rec->value = (struct record_value){.kind = VALUE_STRING, .bytes = copy, .len = len - 8};
-	return 0;
+	return JENTRY_OK;
 }
 
-int jentry_record(struct jsrc *s, struct record *rec, int64_t seq)
+int jentry_record(struct jsrc *s, struct record *rec, struct src_ref *pos)
 {
 	size_t cap = entry_cap(s);
 	uint64_t usec = 0;
 
 	if (cap != SIZE_MAX && s->skip_big) {
 		s->env->count(s->env, "entries_skipped", 1);
-		return 1;
+		return JENTRY_SKIPPED;
 	}
 	memset(rec, 0, sizeof(*rec));
 	if (cap != SIZE_MAX) {
@@ -148,9 +149,23 @@ int jentry_record(struct jsrc *s, struct record *rec, int64_t seq)
 	}
 	rec->part = s->part;
 	rec->topic = s->topic;
-	rec->offset.v[0] = seq;
+	rec->offset.ref = pos;
 	rec->key = (struct record_value){.kind = VALUE_NULL};
 	if (sd_journal_get_realtime_usec(s->j, &usec) >= 0)
 		rec->timestamp_ms = (int64_t)(usec / 1000);
 	return s->message_only ? build_message(s, rec, cap) : build_value(s, rec, cap);
+}
+
+const char *jentry_strerror(int err)
+{
+	switch (err) {
+	case JENTRY_OK:
+		return "no error";
+	case JENTRY_SKIPPED:
+		return "entry skipped";
+	case JENTRY_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }

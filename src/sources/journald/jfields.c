@@ -1,6 +1,6 @@
-/* source_journald_fields: a journal entry's data as a Connect struct; see
- * source_journald.h. */
-#include "sources/journald/source_journald.h"
+/* jfields: a journal entry's data as a Connect struct; see
+ * jfields.h. */
+#include "sources/journald/jfields.h"
 
 #include "util/text.h"
 
@@ -34,10 +34,10 @@ static int add_field(cJSON *fields, const char *name, const char *type)
 	    cJSON_AddBoolToObject(f, "optional", true) == NULL ||
 	    cJSON_AddStringToObject(f, "field", name) == NULL) {
 		cJSON_Delete(f);
-		return -2;
+		return JFIELDS_ERR_NOMEM;
 	}
 	cJSON_AddItemToArray(fields, f);
-	return 0;
+	return JFIELDS_OK;
 }
 
 /* The value as a payload item: a string, or the base64 of bytes. */
@@ -64,20 +64,20 @@ int jfields_add(cJSON *payload, cJSON *fields, const void *data, size_t len)
 	bool text;
 
 	if (eq == NULL || eq == d || (nlen = (size_t)(eq - d)) > NAME_MAX_LEN)
-		return -1;
+		return JFIELDS_ERR_MALFORMED;
 	memcpy(name, d, nlen);
 	name[nlen] = '\0';
 	if (cJSON_GetObjectItemCaseSensitive(payload, name) != NULL)
-		return 1;
+		return JFIELDS_REPEATED;
 	item = value_item(eq + 1, len - nlen - 1, &text);
 	if (item == NULL)
-		return -2;
+		return JFIELDS_ERR_NOMEM;
 	if (add_field(fields, name, text ? "string" : "bytes") != 0) {
 		cJSON_Delete(item);
-		return -2;
+		return JFIELDS_ERR_NOMEM;
 	}
 	cJSON_AddItemToObject(payload, name, item);
-	return 0;
+	return JFIELDS_OK;
 }
 
 int jfields_add_time(cJSON *payload, cJSON *fields, const char *name, uint64_t usec)
@@ -88,13 +88,13 @@ int jfields_add_time(cJSON *payload, cJSON *fields, const char *name, uint64_t u
 	snprintf(num, sizeof(num), "%" PRIu64, usec);
 	item = cJSON_CreateRaw(num); /* exact beyond 2^53 */
 	if (item == NULL)
-		return -2;
+		return JFIELDS_ERR_NOMEM;
 	if (add_field(fields, name, "int64") != 0) {
 		cJSON_Delete(item);
-		return -2;
+		return JFIELDS_ERR_NOMEM;
 	}
 	cJSON_AddItemToObject(payload, name, item);
-	return 0;
+	return JFIELDS_OK;
 }
 
 size_t jfields_cut(const char *v, size_t len, size_t cap)
@@ -108,4 +108,20 @@ size_t jfields_cut(const char *v, size_t len, size_t cap)
 	while (n > 0 && cap - n < 3 && ((unsigned char)v[n] & 0xC0) == 0x80)
 		n--;
 	return ((unsigned char)v[n] & 0xC0) == 0x80 ? cap : n;
+}
+
+const char *jfields_strerror(int err)
+{
+	switch (err) {
+	case JFIELDS_OK:
+		return "no error";
+	case JFIELDS_REPEATED:
+		return "repeated field";
+	case JFIELDS_ERR_MALFORMED:
+		return "malformed datum";
+	case JFIELDS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "unknown error";
+	}
 }
