@@ -6,9 +6,9 @@
 #include "config/props.h"
 #include "core/source.h"
 #include "sources/file/tailwatch.h"
+#include "sourceenv_fake.h"
 #include "testlib.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,73 +17,7 @@
 
 extern const struct source_ops source_file_ops;
 
-#define MAXF 2048
-
-struct fake {
-	struct source_env env;
-	char *parts[MAXF];
-	size_t nparts;
-};
-
-static struct partition *f_partition(struct source_env *env, const char *json)
-{
-	struct fake *f = env->opaque;
-
-	for (size_t i = 0; i < f->nparts; i++)
-		if (strcmp(f->parts[i], json) == 0)
-			return (struct partition *)(uintptr_t)(i + 1);
-	if (f->nparts == MAXF)
-		return NULL;
-	f->parts[f->nparts] = strdup(json);
-	return (struct partition *)(uintptr_t)(++f->nparts);
-}
-
-static const char *f_committed(struct source_env *env, struct partition *p)
-{
-	(void)env;
-	(void)p;
-	return NULL;
-}
-
-static void f_count(struct source_env *env, const char *name, uint64_t n)
-{
-	(void)env;
-	(void)name;
-	(void)n;
-}
-
-static void f_log(struct source_env *env, int level, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)env;
-	(void)level;
-	if (!getenv("TEST_VERBOSE"))
-		return;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static void fake_init(struct fake *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->env = (struct source_env){.opaque = f,
-	                             .connector = "test",
-	                             .partition = f_partition,
-	                             .committed = f_committed,
-	                             .count = f_count,
-	                             .log = f_log};
-}
-
-static void fake_free(struct fake *f)
-{
-	for (size_t i = 0; i < f->nparts; i++)
-		free(f->parts[i]);
-}
-
-static void *open_glob(struct fake *f, const char *dir)
+static void *open_glob(struct sourceenv_fake *f, const char *dir)
 {
 	static const struct config_key conn_keys[] = {
 	    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, 0, "the source"},
@@ -97,7 +31,8 @@ static void *open_glob(struct fake *f, const char *dir)
 	void *ctx = NULL;
 
 	snprintf(buf, sizeof(buf),
-	         "connector.class=FileStreamSource\ntopic=t\nfiles=%s/*.log\nmax.open.files=8\n", dir);
+	         "connector.class=FileStreamSource\ntopic=t\nfiles=%s/*.log\nmax.open.files=8\n",
+	         dir);
 	if (props_load_mem("test.properties", buf, strlen(buf), &p, err, sizeof(err)) != 0 ||
 	    config_section_load(p, &spec, &cfg, err, sizeof(err)) != 0 ||
 	    source_file_ops.open(cfg, &f->env, &ctx, err, sizeof(err)) != 0)
@@ -157,12 +92,12 @@ static void rm_files(const char *dir, size_t n)
 static double visits_per_turn(size_t n)
 {
 	char dir[] = "/tmp/skiff-tw-XXXXXX";
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx;
 	int64_t now = 1000;
 	size_t before;
 
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK(mkdtemp(dir) != NULL);
 	make_files(dir, n);
 	ctx = open_glob(&f, dir);
@@ -177,7 +112,7 @@ static double visits_per_turn(size_t n)
 		source_file_ops.watch(ctx, now);
 	}
 	source_file_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 	rm_files(dir, n);
 	return (double)(tailwatch_visits - before) / 20;
 }
@@ -191,7 +126,8 @@ static void test_waiting_streams_cost_nothing_per_turn(void)
 	double small = visits_per_turn(50), large = visits_per_turn(1000);
 
 	if (getenv("TEST_VERBOSE"))
-		fprintf(stderr, "  visits per turn: 50 files %.1f, 1000 files %.1f\n", small, large);
+		fprintf(stderr, "  visits per turn: 50 files %.1f, 1000 files %.1f\n", small,
+		        large);
 	CHECK(large <= small + 8);
 	CHECK(large <= 64);
 }
@@ -205,13 +141,13 @@ static void test_every_waiting_stream_is_read(void)
 	static struct record recs[256];
 	static bool seen[400];
 	struct source_batch b = {.records = recs, .max = 256};
-	struct fake f;
+	struct sourceenv_fake f;
 	void *ctx;
 	char err[512];
 	int64_t now = 1000;
 	size_t got = 0;
 
-	fake_init(&f);
+	sourceenv_fake_init(&f, "test");
 	CHECK(mkdtemp(dir) != NULL);
 	make_files(dir, 400);
 	ctx = open_glob(&f, dir);
@@ -222,7 +158,8 @@ static void test_every_waiting_stream_is_read(void)
 			char line[64];
 			size_t k;
 
-			snprintf(line, sizeof(line), "%.*s", (int)recs[i].value.len, recs[i].value.bytes);
+			snprintf(line, sizeof(line), "%.*s", (int)recs[i].value.len,
+			         recs[i].value.bytes);
 			if (sscanf(line, "line of file %zu", &k) == 1 && k < 400 && !seen[k]) {
 				seen[k] = true;
 				got++;
@@ -232,7 +169,7 @@ static void test_every_waiting_stream_is_read(void)
 	CHECK_INT(got, 400);
 	if (ctx != NULL)
 		source_file_ops.close(ctx);
-	fake_free(&f);
+	sourceenv_fake_free(&f);
 	rm_files(dir, 400);
 }
 
