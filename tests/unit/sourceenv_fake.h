@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SOURCEENV_FAKE_PARTS 8     /* partitions at most (more: partition() is NULL) */
+/* partitions at most (more: partition() is NULL): a file source has one a
+ * file, and test_tailwatch 1,000 files */
+#define SOURCEENV_FAKE_PARTS 1024
 #define SOURCEENV_FAKE_COUNTERS 16 /* counter names at most (more are not kept) */
 
 struct sourceenv_fake {

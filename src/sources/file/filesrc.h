@@ -21,10 +21,13 @@ struct tailmulti_rules;
 enum key_mode { KEY_NONE, KEY_PATH };
 
 /* A stream's place in the list of streams holding files open, least
- * recently acted on first (tailwatch_make_room). */
+ * recently acted on first (tailwatch_make_room), and in the queue of those
+ * waiting for a descriptor, first come first served. */
 struct openlink {
 	uint32_t prev, next; /* FILESRC_NONE: the end */
-	bool in;             /* in the list */
+	uint32_t wnext;      /* the next one waiting; FILESRC_NONE: the last */
+	bool in;             /* in the open list */
+	bool queued;         /* in the waiting queue */
 };
 
 #define FILESRC_NONE UINT32_MAX
@@ -54,6 +57,10 @@ struct filesrc {
 	size_t nstreams, cap, rr;
 	struct openlink *open; /* [i]: streams[i]'s place in the open list */
 	uint32_t open_head, open_tail;
+	uint32_t wait_head, wait_tail; /* the waiting queue (tailwatch.c) */
+	/* An open stream was acted on since a walk of the open list found none
+	 * idle: make_room and the waiting queue walk it again only then. */
+	bool room_maybe;
 	struct tailindex *idx; /* events -> streams; the streams a poll looks at */
 	struct taildup *dup;   /* paths naming a file already tailed */
 	struct dirwatch *dirs;

@@ -740,6 +740,8 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->ctx.env = env;
 	f->ctx.ifd = -1;
 	f->open_head = f->open_tail = FILESRC_NONE;
+	f->wait_head = f->wait_tail = FILESRC_NONE;
+	f->room_maybe = true;
 	f->ctx.opaque = f;
 	f->ctx.make_room = tailwatch_make_room;
 	f->ctx.wd_shared = tailwatch_wd_shared;

@@ -949,7 +949,7 @@ bool tailstream_ready(const struct tailstream *s)
 
 bool tailstream_waiting(const struct tailstream *s)
 {
-	return s->n == 0 && s->no_room;
+	return s->n == 0 && s->no_room && s->nlinger == 0;
 }
 
 void tailstream_set_ready(struct tailstream *s)

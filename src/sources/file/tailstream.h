@@ -134,7 +134,8 @@ bool tailstream_idle(const struct tailstream *s);
 
 bool tailstream_ready(const struct tailstream *s);
 /* True when s has no file open because no descriptor was free for it
- * (max.open.files): it waits for one (tailstream_check again). */
+ * (max.open.files), nor a lingering file to read: it waits for one
+ * (tailstream_check again). */
 bool tailstream_waiting(const struct tailstream *s);
 void tailstream_set_ready(struct tailstream *s);
 /* True when a rescan need not look at s: nothing but an inotify event on its

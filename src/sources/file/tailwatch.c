@@ -204,7 +204,8 @@ static void open_unlink(struct filesrc *f, uint32_t i)
 		f->open[l->next].prev = l->prev;
 	else
 		f->open_tail = l->prev;
-	*l = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
+	l->prev = l->next = FILESRC_NONE;
+	l->in = false;
 }
 
 static void open_append(struct filesrc *f, uint32_t i)
@@ -227,9 +228,101 @@ void tailwatch_touch(struct filesrc *f, size_t i)
 {
 	tailindex_mark(f->idx, i);
 	(void)tailindex_wd(f->idx, i, tailstream_wd(f->streams[i])); /* if not: stays marked */
+	/* Only a stream acted on can have become idle, or closed its files:
+	 * room may have been made since the open list was last walked. */
+	if (f->open[i].in || tailstream_open_files(f->streams[i]) > 0)
+		f->room_maybe = true;
 	open_unlink(f, (uint32_t)i);
 	if (tailstream_open_files(f->streams[i]) > 0)
 		open_append(f, (uint32_t)i); /* the most recent */
+}
+
+/* ---- the waiting queue -----------------------------------------------------
+ * The streams waiting for a descriptor (tailstream_waiting) with nothing
+ * else due leave the marked streams for this queue, and come back to them,
+ * ready, first come first served, as descriptors become free or open
+ * streams idle (issue 22: 20,000 files through max.open.files=256 had each
+ * of the ~19,700 waiting streams retried every turn, each retry a walk of
+ * the open list: a second of CPU in five with the broker away). Their
+ * events still find them (the index) and a full look still looks at them:
+ * a rotation while they wait is seen. */
+
+static void wait_push(struct filesrc *f, uint32_t i)
+{
+	struct openlink *l = &f->open[i];
+
+	if (l->queued)
+		return;
+	l->queued = true;
+	l->wnext = FILESRC_NONE;
+	if (f->wait_tail != FILESRC_NONE)
+		f->open[f->wait_tail].wnext = i;
+	else
+		f->wait_head = i;
+	f->wait_tail = i;
+}
+
+/* The first stream queued, or FILESRC_NONE. One that no longer waits (an
+ * event or a full look opened it) simply leaves. */
+static uint32_t wait_pop(struct filesrc *f)
+{
+	uint32_t i = f->wait_head;
+
+	if (i == FILESRC_NONE)
+		return i;
+	f->wait_head = f->open[i].wnext;
+	if (f->wait_head == FILESRC_NONE)
+		f->wait_tail = FILESRC_NONE;
+	f->open[i].queued = false;
+	return i;
+}
+
+/* True when stream i only waits for a descriptor: the queue holds it, no
+ * poll need look at it. */
+static bool parks(const struct filesrc *f, size_t i)
+{
+	return tailstream_waiting(f->streams[i]) &&
+	       (f->groups == NULL || f->groups[i] == NULL || tailmulti_deadline(f->groups[i]) < 0);
+}
+
+size_t tailwatch_visits; /* tests: streams looked at by walks and turns */
+
+/* How many waiting streams can get a descriptor now: those free below
+ * max.open.files, and the idle open streams make_room can close. A walk of
+ * the open list (at most max.open.files and the few a rotation adds), and
+ * only when an open stream was acted on since the last walk found none. */
+static size_t rooms(struct filesrc *f)
+{
+	size_t n = f->ctx.nopen < f->ctx.max_open ? f->ctx.max_open - f->ctx.nopen : 0, idle = 0;
+
+	if (!f->room_maybe)
+		return n;
+	for (uint32_t i = f->open_head; i != FILESRC_NONE; i = f->open[i].next) {
+		tailwatch_visits++;
+		idle += tailstream_idle(f->streams[i]);
+	}
+	f->room_maybe = idle > 0;
+	return n + idle;
+}
+
+/* Makes as many queued streams ready and marked as rooms() finds, first
+ * queued first: the next look (tailwatch_housekeeping) or poll opens them.
+ * Returns how many. */
+static size_t serve_waiting(struct filesrc *f)
+{
+	size_t room, served = 0;
+	uint32_t i;
+
+	if (f->wait_head == FILESRC_NONE || (room = rooms(f)) == 0)
+		return 0;
+	while (served < room && (i = wait_pop(f)) != FILESRC_NONE) {
+		if (!tailstream_waiting(f->streams[i]))
+			continue; /* opened since (an event, a full look) */
+		tailstream_set_ready(f->streams[i]);
+		tailindex_mark(f->idx, i);
+		served++;
+	}
+	return served;
 }
 
 /* True when a rescan need not look at stream i: tailstream_quiet, its
@@ -308,7 +401,8 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 		f->open = open;
 		f->cap = ncap;
 	}
-	f->open[f->nstreams] = (struct openlink){FILESRC_NONE, FILESRC_NONE, false};
+	f->open[f->nstreams] =
+	    (struct openlink){FILESRC_NONE, FILESRC_NONE, FILESRC_NONE, false, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
 	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
@@ -387,9 +481,13 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 	struct filesrc *f = opaque;
 	uint32_t i = f->open_head, next;
 
+	/* None idle at the last walk, and none acted on since: none now. */
+	if (!f->room_maybe)
+		return -1;
 	for (; i != FILESRC_NONE; i = next) {
 		struct tailstream *s = f->streams[i];
 
+		tailwatch_visits++;
 		next = f->open[i].next;
 		if (tailstream_open_files(s) == 0) {
 			open_unlink(f, i); /* closed since it was listed */
@@ -404,6 +502,8 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 			return 0;
 		}
 	}
+	if (except == NULL || tailstream_open_files(except) == 0)
+		f->room_maybe = false; /* (except, idle, may be another's room) */
 	return -1;
 }
 
@@ -599,57 +699,47 @@ void tailwatch_housekeeping(struct filesrc *f, int64_t now)
 	if (f->check_all)
 		for (size_t i = 0; i < f->nstreams; i++)
 			tailwatch_touch(f, i); /* a full look: every stream */
+	serve_waiting(f);
 	/* The unmarked streams are settled: a look would find nothing. */
-	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
+	for (size_t k = 0; k < tailindex_nmarked(f->idx);) {
 		size_t i = tailindex_marked(f->idx, k);
 		struct tailstream *s = f->streams[i];
 		int64_t d = tailstream_deadline(s);
 		bool look = f->check_all || (f->check_unquiet && !quiet(f, i));
 
+		tailwatch_visits++;
 		if (look || (tailstream_ready(s) && tailstream_open_files(s) == 0))
 			tailstream_check(s, now);
-		else if (d >= 0 && now >= d)
+		else if (d >= 0 && now >= d && !parks(f, i))
 			tailstream_set_ready(s);
 		tailwatch_touch(f, i);
+		if (parks(f, i)) {
+			wait_push(f, (uint32_t)i);
+			tailindex_unmark_at(f->idx, k); /* the last one comes to k */
+		} else {
+			k++;
+		}
 	}
 	f->check_all = f->check_unquiet = false;
 }
 
-/* How many streams waiting for a descriptor can get one now: those free
- * below max.open.files, and the idle open streams make_room can close. */
-static size_t rooms(const struct filesrc *f)
-{
-	size_t n = f->ctx.nopen < f->ctx.max_open ? f->ctx.max_open - f->ctx.nopen : 0;
-
-	for (uint32_t i = f->open_head; i != FILESRC_NONE; i = f->open[i].next)
-		n += tailstream_idle(f->streams[i]);
-	return n;
-}
-
-/* Unmarks the settled streams, and makes as many streams waiting for a
- * descriptor ready as can get one now: the next poll opens and reads them
- * (at start-up, 20,000 new files go through max.open.files in turns of
- * that many, one poll each, not one turn per 200 ms retry). Returns true
- * when a marked one is ready. */
+/* Unmarks the settled streams and those the waiting queue holds, and makes
+ * as many waiting streams ready as can get a descriptor now: the next poll
+ * opens and reads them (at start-up, 20,000 new files go through
+ * max.open.files in turns of that many, one poll each, not one turn per
+ * 200 ms retry). Returns true when a marked one is ready. */
 bool tailwatch_unmark_settled(struct filesrc *f)
 {
-	size_t room = SIZE_MAX; /* not counted yet */
-	bool ready = false;
+	bool ready = serve_waiting(f) > 0;
 
 	for (size_t k = 0; k < tailindex_nmarked(f->idx);) {
 		size_t i = tailindex_marked(f->idx, k);
 		struct tailstream *s = f->streams[i];
 
-		if (tailstream_waiting(s) && !tailstream_ready(s)) {
-			if (room == SIZE_MAX)
-				room = rooms(f);
-			if (room > 0) {
-				tailstream_set_ready(s);
-				room--;
-			}
-		}
 		ready = ready || tailstream_ready(s);
-		if (settled(f, i))
+		if (parks(f, i) && !tailstream_ready(s))
+			wait_push(f, (uint32_t)i);
+		if (f->open[i].queued || settled(f, i))
 			tailindex_unmark_at(f->idx, k); /* the last one comes to k */
 		else
 			k++;

@@ -40,6 +40,12 @@ bool tailwatch_unmark_settled(struct filesrc *f);
  * held_files and held_bytes gauges. At the end of a poll or a watch. */
 void tailwatch_budget(struct filesrc *f);
 
+/* For tests: how many streams the looks of tailwatch_housekeeping and the
+ * walks of the open list (make_room, the room for waiting streams) went
+ * through since the start. It must not grow with the streams that only
+ * wait for a descriptor. */
+extern size_t tailwatch_visits;
+
 /* tailctx.make_room (opaque: the filesrc): suspends the idle stream other
  * than except least recently active. Returns 0, or -1 when none could be. */
 int tailwatch_make_room(void *opaque, const struct tailstream *except);
