@@ -1147,8 +1147,9 @@ static const struct offset_backend_ops kafka_ops = {
     .adopt = kafka_adopt,
 };
 
-static int open_store(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
-                      struct offsets **out, char *errbuf, size_t errlen)
+/* offsets_kafka.h */
+int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
+                       struct offsets **out, char *errbuf, size_t errlen)
 {
 	const struct config_section *w = s->worker;
 	const char *file = config_str(w, "offset.storage.file.filename");
@@ -1158,9 +1159,6 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 	int rc = 0;
 
 	*out = NULL;
-	if (topic == NULL || *topic == '\0')
-		return (hold ? offsets_open_file_held : offsets_open_file)(file, out, errbuf,
-		                                                           errlen);
 	k = calloc(1, sizeof(*k));
 	if (k == NULL) {
 		snprintf(errbuf, errlen, "offset store: out of memory");
@@ -1199,16 +1197,4 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 		return rc;
 	}
 	return offsets_open(&kafka_ops, k, out, errbuf, errlen);
-}
-
-int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
-                       size_t errlen)
-{
-	return open_store(s, hold, NULL, NULL, out, errbuf, errlen);
-}
-
-int offsets_open_store_fenced(const struct settings *s, offsets_fence_fn fence, void *arg,
-                              struct offsets **out, char *errbuf, size_t errlen)
-{
-	return open_store(s, true, fence, arg, out, errbuf, errlen);
 }
