@@ -685,7 +685,7 @@ static int check_tables(struct sqsrc *s, char *errbuf, size_t errlen)
 		sqlite3_reset(s->begin);
 		if (rc == SQLITE_DONE)
 			rc = sqlayout_build(s, &s->tables[i], 0, errbuf, errlen);
-		else if (sqquery_busy(rc))
+		else if (sqlitelib_busy(rc))
 			rc = SQ_BUSY;
 		else
 			rc = SQ_ERR;
@@ -777,7 +777,7 @@ static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bo
 	rc = sqlite3_step(s->begin);
 	sqlite3_reset(s->begin);
 	if (rc != SQLITE_DONE)
-		rc = sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+		rc = sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	else if ((rc = sqlayout_build(s, t, 0, errbuf, errlen)) == 0)
 		rc = sqcheck_newest(s, t, offset, errbuf, errlen);
 	if (rc == SQ_ERR && calls > REACH_BUDGET_STEPS / REACH_STEPS_PER_CALL)

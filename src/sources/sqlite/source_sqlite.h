@@ -456,10 +456,6 @@ void sqquery_drop_rows(struct sqtable *t);
  * t's buffer, its offset zeroed. NULL when memory is short. */
 struct sqrow *sqquery_add_row(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st);
 
-/* True for the answers of a locked database, and of one that needs a writer
- * first (SQLITE_READONLY: a hot journal, a -shm to recover). */
-bool sqquery_busy(int rc);
-
 /* ---- reused ids (sqreuse.c) ---------------------------------------------- */
 
 /* Incrementing mode, inside the read transaction before t's query: when ids

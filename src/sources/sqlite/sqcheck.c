@@ -153,7 +153,7 @@ static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, in
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		return 0;
-	return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+	return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 }
 
 int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char *errbuf,

@@ -78,7 +78,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *er
 	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
 	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
 		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
-	if (rc != SQLITE_OK && sqquery_busy(rc)) {
+	if (rc != SQLITE_OK && sqlitelib_busy(rc)) {
 		/* Reading the schema met a lock, or what only the application
 		 * can do first (a hot journal to roll back): wait for it. */
 		sqdb_close(s);

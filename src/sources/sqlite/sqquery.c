@@ -23,19 +23,6 @@
 /* The most rendered text kept allocated between queries. */
 #define TEXT_KEEP (1u << 20)
 
-bool sqquery_busy(int rc)
-{
-	/* READONLY: what only a writer can do stands in the way of a read
-	 * (a hot journal to roll back, a -shm to recover or initialise:
-	 * sqvfs.c lets skiff do neither); the application will. */
-	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_READONLY;
-}
-
-static bool busy(int rc)
-{
-	return sqquery_busy(rc);
-}
-
 /* ---- one batch ------------------------------------------------------------- */
 
 static int step_simple(sqlite3_stmt *st)
@@ -367,7 +354,7 @@ static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf,
 		if (rc == SQLITE_ROW)
 			return 0;
 	}
-	if (busy(rc))
+	if (sqlitelib_busy(rc))
 		return SQ_BUSY;
 	snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
 	return SQ_ERR;
@@ -457,7 +444,7 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, char *e
 		if (t->nrows == 0) {
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 			         sqlite3_errmsg(s->db));
-			return busy(u->rc) ? SQ_BUSY : SQ_ERR;
+			return sqlitelib_busy(u->rc) ? SQ_BUSY : SQ_ERR;
 		}
 		snprintf(u->bad, sizeof(u->bad), "%s", sqlite3_errmsg(s->db));
 	}
