@@ -257,7 +257,7 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 static bool any_buffered(const struct sqsrc *s)
 {
 	for (size_t i = 0; i < s->ntables; i++)
-		if (sqquery_buffered(&s->tables[i]))
+		if (sqrows_buffered(&s->tables[i]))
 			return true;
 	return false;
 }
@@ -275,7 +275,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
 		int rc;
 
-		if (!sqquery_buffered(t)) {
+		if (!sqrows_buffered(t)) {
 			if (!may_query || t->next_due > now)
 				continue;
 			if (!opened) {
@@ -292,8 +292,8 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 			if (rc > 0)
 				return 0; /* busy: back off */
 		}
-		sqquery_emit(s, t, b, limit - b->n);
-		t->next_due = sqquery_buffered(t) || t->more ? now : now + s->poll_ms;
+		sqrows_emit(s, t, b, limit - b->n);
+		t->next_due = sqrows_buffered(t) || t->more ? now : now + s->poll_ms;
 	}
 	return 0;
 }
@@ -315,7 +315,7 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 	s->rr = (s->rr + 1) % s->ntables;
 	report_stats(s);
 	for (size_t i = 0; i < s->ntables && rc == 0; i++)
-		b->more = b->more || sqquery_buffered(&s->tables[i]) ||
+		b->more = b->more || sqrows_buffered(&s->tables[i]) ||
 		          (s->retry_at == 0 && s->tables[i].next_due <= now);
 	return rc;
 }
@@ -353,7 +353,7 @@ static void sqlite_close(void *ctx)
 		return;
 	release(s);
 	for (size_t i = 0; i < s->ntables; i++)
-		sqquery_drop_rows(&s->tables[i]);
+		sqrows_drop(&s->tables[i]);
 	sqdb_close(s);
 	for (size_t i = 0; i < s->ntables; i++) {
 		sqseen_group_free(&s->tables[i].group);

@@ -8,6 +8,7 @@
  *   sqseen.c         row fingerprints: the last timestamp's group, the last ids
  *   sqlayout.c       a table's columns and the SQL that reads it
  *   sqquery.c        running one bounded batch
+ *   sqrows.c         a table's rows read and not yet handed out
  *   sqreuse.c        incrementing ids reused under skiff (checked each query)
  *   sqguard.c        paths that are not files, the system calls SQLite may
  *                    make for skiff, journal mode, --check's env
@@ -442,19 +443,21 @@ char *sqlayout_quote(const char *name);
  * when this returns. */
 int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen);
 
-/* Hands up to room buffered rows of t to b as records (their payloads are
- * then s's until the next poll). Returns how many. */
-size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room);
-
-/* True while t has buffered rows not yet handed out. */
-bool sqquery_buffered(const struct sqtable *t);
-
-/* Frees t's buffered rows (close). */
-void sqquery_drop_rows(struct sqtable *t);
+/* ---- the rows read (sqrows.c) ---------------------------------------------- */
 
 /* Appends the current row of st (t's columns first, as t->stmt has them) to
  * t's buffer, its offset zeroed. NULL when memory is short. */
-struct sqrow *sqquery_add_row(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st);
+struct sqrow *sqrows_add(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st);
+
+/* Hands up to room buffered rows of t to b as records (their payloads are
+ * then s's until the next poll). Returns how many. */
+size_t sqrows_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room);
+
+/* True while t has buffered rows not yet handed out. */
+bool sqrows_buffered(const struct sqtable *t);
+
+/* Frees t's buffered rows (close, and before each query). */
+void sqrows_drop(struct sqtable *t);
 
 /* ---- reused ids (sqreuse.c) ---------------------------------------------- */
 

@@ -203,7 +203,7 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 			else
 				between = true; /* and for every larger key */
 		}
-		if ((r = sqquery_add_row(s, t, t->clock_stmt)) == NULL) {
+		if ((r = sqrows_add(s, t, t->clock_stmt)) == NULL) {
 			sqlite3_reset(t->clock_stmt);
 			return SQ_NOMEM;
 		}
