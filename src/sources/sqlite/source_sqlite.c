@@ -12,6 +12,18 @@
  * The database connection and its busy back-off are in sqdb.c, the SQL in
  * sqquery.c. */
 #include "sources/sqlite/source_sqlite.h"
+
+#include "sources/sqlite/sqbacklog.h"
+#include "sources/sqlite/sqcheck.h"
+#include "sources/sqlite/sqdb.h"
+#include "sources/sqlite/sqguard.h"
+#include "sources/sqlite/sqlayout.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqquery.h"
+#include "sources/sqlite/sqrows.h"
+#include "sources/sqlite/sqseen.h"
+#include "sources/sqlite/squri.h"
+#include "sources/sqlite/sqvalue.h"
 #include "util/clock.h"
 
 #include "config/config.h"

@@ -1,7 +1,10 @@
 /* sqcheck: whether an offset a person sends (KIP-875, REST PATCH) is one the
  * SQLite source would use, checked against the connector's configuration. */
 #include "core/source.h"
+#include "sources/sqlite/sqcheck.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
 
 #include "config/config.h"
 #include "util/jsonint.h"

@@ -33,7 +33,11 @@
  * in order, a row read before a restart whose id is above the offset's and
  * whose timestamp is below it is taken for a hidden one and sent again. A
  * view or a query without a key: only the rows in the future are seen. */
+#include "sources/sqlite/sqclock.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqrows.h"
 #include "util/clock.h"
 
 #include "core/log.h"

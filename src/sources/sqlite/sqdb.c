@@ -11,7 +11,13 @@
  * opened (that would block the process), nor an empty file (an application
  * creating its database). A database locked by a writer is retried with a
  * growing back-off, said once while it lasts. */
+#include "sources/sqlite/sqdb.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqguard.h"
+#include "sources/sqlite/sqlayout.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqvfs.h"
 
 #include "core/log.h"
 #include "core/source.h"

@@ -9,7 +9,11 @@
  * Configuration values become SQL only as quoted identifiers (table and
  * column names, quotes doubled); the user's query is SQL by definition and is
  * wrapped as a subquery. Positions are bound as parameters. */
+#include "sources/sqlite/sqlayout.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqvalue.h"
 
 #include "util/buf.h"
 #include "util/clock.h"

@@ -4,7 +4,16 @@
  * version, step at most room (+1) rows of a LIMITed statement, reset it,
  * COMMIT. Nothing stays open between polls, so writers are never held up by
  * a reader waiting on Kafka and the WAL can always be checkpointed. */
+#include "sources/sqlite/sqquery.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqclock.h"
+#include "sources/sqlite/sqlayout.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqreuse.h"
+#include "sources/sqlite/sqrows.h"
+#include "sources/sqlite/sqseen.h"
+#include "sources/sqlite/sqvfs.h"
 #include "util/clock.h"
 
 #include "core/log.h"

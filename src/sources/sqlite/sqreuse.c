@@ -21,7 +21,10 @@
  * nothing is remembered: an AUTOINCREMENT sequence below the stored offset
  * (dropped and created, another file) is read from its start; otherwise a
  * largest id below the stored offset is only reported. */
+#include "sources/sqlite/sqreuse.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqseen.h"
 #include "util/clock.h"
 
 #include "core/log.h"

@@ -1,7 +1,10 @@
 /* sqrows: a table's buffer of rows read (by its query, sqquery.c, or found
  * behind the clock, sqclock.c) and not yet handed out as records: their
  * values and keys rendered once, as trees or as text in t->text. */
+#include "sources/sqlite/sqrows.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqvalue.h"
 
 #include "core/source.h"
 
