@@ -6,7 +6,7 @@
 #include "core/loop.h"
 #include "offsets/offsets.h"
 #include "cli/offsets_cli.h"
-#include "offsets/offsets_kafka.h"
+#include "offsets/offsets_factory.h"
 #include "control/rest.h"
 #include "config/settings.h"
 #include "kafka/sink_kafka.h"

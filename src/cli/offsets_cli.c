@@ -11,6 +11,7 @@
 #include "offsets/offsets.h"
 #include "offsets/offsets_doc.h"
 #include "offsets/offsets_import.h"
+#include "offsets/offsets_factory.h"
 #include "offsets/offsets_kafka.h"
 #include "config/settings.h"
 #include "core/source.h"

@@ -312,15 +312,9 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	struct eos *e = w->eos;
 	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
 	struct src_offset off;
-	char gen[24], cv[OFFSETS_KVALUE_MAX];
-	struct record_header h[3] = {{.name = "skiff.generation", .value = gen},
-	                             {.name = "skiff.device", .value = e->device},
-	                             {.name = OFFSETS_KVALUE_HEADER}};
-	size_t cvlen;
+	struct offsets_krecord r;
 
 	e->gen = offsets_next_generation(w->offsets);
-	h[0].len = (size_t)snprintf(gen, sizeof(gen), "%" PRIu64, e->gen);
-	h[1].len = strlen(e->device);
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct partition *p = w->parts[i];
 
@@ -328,13 +322,11 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 			continue;
 		free(e->json[i]);
 		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
-		cvlen = e->json[i] != NULL ? offsets_kvalue_connect(e->json[i], cv, sizeof(cv)) : 0;
-		h[2].value = e->json[i];
-		h[2].len = e->json[i] != NULL ? strlen(e->json[i]) : 0;
+		if (e->json[i] != NULL)
+			offsets_kvalue_encode(&r, e->json[i], e->gen, e->device, NULL);
 		if (e->json[i] == NULL ||
-		    sink_produce(w->sink, topic, p->key, strlen(p->key),
-		                 cvlen > 0 ? cv : e->json[i], cvlen > 0 ? cvlen : h[2].len, h,
-		                 cvlen > 0 ? 3 : 2, 0, NULL, errbuf, errlen) != 0) {
+		    sink_produce(w->sink, topic, p->key, strlen(p->key), r.value, r.vlen, r.headers,
+		                 r.nheaders, 0, NULL, errbuf, errlen) != 0) {
 			if (e->json[i] == NULL)
 				snprintf(errbuf, errlen, "exactly-once: out of memory");
 			return -1;

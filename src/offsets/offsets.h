@@ -2,7 +2,9 @@
  * offset value, both compact JSON text, e.g.
  *   ["app-log",{"filename":"/var/log/app.log"}]  ->  {"position":1234}
  * persisted by a backend (struct offset_backend_ops): the crash-safe local file
- * (offsets_file.c) today, a compacted Kafka topic later.
+ * (offsets_file.h), a compacted Kafka topic (offsets_kafka.h). A backend opens
+ * itself and hands offsets_open its ops; the part "backends" below is the
+ * store core they call, which calls no backend but through the ops.
  *
  * Only the worker writes to the store, and only offsets of records Kafka has
  * acknowledged. Keys and values are canonicalised on put and on load by
@@ -66,29 +68,6 @@ struct offsets_stats {
 	uint64_t skipped_clean;  /* flushes skipped because nothing changed */
 	int loaded_from_prev;    /* 1 when load fell back to the previous generation */
 };
-
-/* Opens the file-backed store at path and loads it: the newest valid of
- * "path" and "path.prev" wins; a stale "path.tmp" is removed. Neither
- * present: an empty store. Present but all unreadable: OFFSETS_ERR_CORRUPT
- * with errbuf naming each file and what is wrong, and what the user can do.
- * A file written by a newer skiff (higher format version) is also
- * OFFSETS_ERR_CORRUPT, even when the other generation is valid: falling back
- * silently would rewind and then overwrite it. A file that cannot be read
- * (EACCES, EIO, a directory in its place): OFFSETS_ERR_IO; a missing
- * directory: OFFSETS_ERR_NODIR (skiff does not create it: a typo would
- * silently start from nothing).
- * On success *out is owned by the caller (offsets_destroy); when the load fell
- * back to "path.prev" (offsets_stats: loaded_from_prev), errbuf says why, for
- * the caller to log as a warning. */
-int offsets_open_file(const char *path, struct offsets **out, char *errbuf, size_t errlen);
-
-/* offsets_open_file for the one process that will write the store: first
- * takes "path.lock" (flock), then, while loading, locks the files at path and
- * "path.prev", and locks every new generation before it is renamed into
- * place, so the store itself stays locked while this process lives: a second
- * skiff is refused with OFFSETS_ERR_LOCKED even when the lock file was deleted.
- * The locks go with offsets_destroy or the process (even after SIGKILL). */
-int offsets_open_file_held(const char *path, struct offsets **out, char *errbuf, size_t errlen);
 
 /* The stored value for key, or NULL. Owned by the store; valid until the next
  * offsets_put of that key or offsets_destroy. A key that is not stored as
@@ -260,14 +239,6 @@ int offsets_fd(const struct offsets *o);
 
 /* Serves the backend's completions (ops->poll); a no-op for the file. */
 void offsets_poll(struct offsets *o);
-
-/* The file backend of offsets_open_file(_held) without opening a store, for
- * a backend that keeps the file beside something else (offsets_kafka.h).
- * Checks the directory and, with hold, takes the lock as
- * offsets_open_file_held does. On success *ops and *ctx are the caller's
- * (ops->close(ctx)). Errors as offsets_open_file. */
-int offsets_file_backend(const char *path, bool hold, const struct offset_backend_ops **ops,
-                         void **ctx, char *errbuf, size_t errlen);
 
 /* For backends, during load: the backends disagree (a topic behind the
  * file, or the file behind the topic), so the store is dirty and the next

@@ -45,8 +45,9 @@
  * second skiff started on the directory made again ran beside the first.
  * Abstract names are per network namespace; skiffs in two namespaces sharing
  * one directory see only the lock files. */
-#include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 
+#include "offsets/offsets.h"
 #include "util/atomicfile.h"
 #include "util/crc32c.h"
 #include "util/hash.h"

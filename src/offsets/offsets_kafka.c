@@ -20,6 +20,7 @@
 #include "util/jsonint.h"
 #include "kafka/kconf.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 #include "offsets/offsets_fleet.h"
 #include "offsets/offsets_import.h"
 #include "offsets/offsets_ktopic.h"
@@ -39,9 +40,6 @@
 
 #include <librdkafka/rdkafka.h>
 
-#define GEN_HEADER "skiff.generation"
-#define DEV_HEADER "skiff.device"
-#define STORE_HEADER "skiff.store"
 #define MIN_READ_MS 10000
 /* The reader's fetches: 64 KiB, below glibc's 128 KiB mmap threshold
  * (larger buffers are mapped, and each one freed raises the threshold: the
@@ -250,22 +248,6 @@ nomem:
 
 /* ---- load ------------------------------------------------------------------------ */
 
-/* The last header name of m as a string in buf, or NULL. */
-static const char *header(const rd_kafka_message_t *m, const char *name, char *buf, size_t len)
-{
-	rd_kafka_headers_t *hdrs = NULL;
-	const void *v = NULL;
-	size_t n = 0;
-
-	if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-	    rd_kafka_header_get_last(hdrs, name, &v, &n) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-	    v == NULL || n == 0 || n >= len)
-		return NULL;
-	memcpy(buf, v, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 /* The bytes of m's headers, names and values. */
 static size_t header_bytes(const rd_kafka_message_t *m)
 {
@@ -354,10 +336,12 @@ static bool newer(const struct rec *prev, int64_t ts, uint64_t gen, const char *
  * skipped: it is not ours to judge. */
 static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd)
 {
-	char *key = NULL, *value = NULL, gen[24], dev[DEVICE_NAME_MAX], st[48];
+	char *key = NULL, *value = NULL;
 	const struct connector_settings *c;
-	const char *g = NULL;
+	struct record_header h[OFFSETS_KVALUE_HEADERS];
+	struct offsets_kmeta meta;
 	struct rec *prev, *r;
+	size_t nh;
 	int64_t ts, base, starts[RUN_STARTS];
 	unsigned ns = 0;
 	int rc = OFFSETS_ERR_NOMEM;
@@ -379,17 +363,16 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 	}
 	ts = rd_kafka_message_timestamp(m, NULL);
 	prev = find(k, key);
-	g = header(m, GEN_HEADER, gen, sizeof(gen));
+	nh = offsets_kvalue_headers_of(m, h);
+	offsets_kvalue_meta(h, nh, &meta);
 	if (prev != NULL && prev->part >= 0 && prev->part != m->partition &&
-	    !newer(prev, ts, g != NULL ? strtoull(g, NULL, 10) : 0,
-	           header(m, DEV_HEADER, dev, sizeof(dev)),
-	           header(m, STORE_HEADER, st, sizeof(st)))) {
+	    !newer(prev, ts, meta.gen, meta.device, meta.store)) {
 		free(key);
 		return 0;
 	}
-	base = g == NULL ? task_start(prev) : -1;
+	base = !meta.skiff ? task_start(prev) : -1;
 	/* A run of Connect's records goes on: the previous one is a start too. */
-	if (g == NULL && prev != NULL && prev->gen == 0 && prev->value != NULL) {
+	if (!meta.skiff && prev != NULL && prev->gen == 0 && prev->value != NULL) {
 		ns = prev->nstarts;
 		memcpy(starts, prev->starts, ns * sizeof(starts[0]));
 		if (ns == RUN_STARTS)
@@ -397,10 +380,8 @@ static int apply(struct kctx *k, const rd_kafka_message_t *m, struct reading *rd
 		starts[ns++] = position_of(prev->value);
 	}
 	/* The file source's identity is in a header (offsets_kvalue.h). */
-	if (m->payload == NULL || (value = offsets_kvalue_read(m)) != NULL)
-		rc = remember(k, key, value, g != NULL ? strtoull(g, NULL, 10) : 0,
-		              header(m, DEV_HEADER, dev, sizeof(dev)),
-		              header(m, STORE_HEADER, st, sizeof(st)));
+	if (m->payload == NULL || (value = offsets_kvalue_value(m->payload, m->len, h, nh)) != NULL)
+		rc = remember(k, key, value, meta.gen, meta.device, meta.store);
 	if (rc == 0 && (r = find(k, key)) != NULL) {
 		r->part = m->partition;
 		r->ts = ts;
@@ -959,14 +940,11 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
  * whole in a header: offsets_kvalue.h) and notes it in the map. */
 static int send_one(struct kctx *k, const char *key, const char *value, uint64_t gen)
 {
-	char g[24];
-	rd_kafka_headers_t *h = rd_kafka_headers_new(4);
+	struct offsets_krecord r;
 	rd_kafka_resp_err_t err;
 
-	(void)rd_kafka_header_add(h, GEN_HEADER, -1, g, snprintf(g, sizeof(g), "%" PRIu64, gen));
-	(void)rd_kafka_header_add(h, DEV_HEADER, -1, k->fleet.device, -1);
-	(void)rd_kafka_header_add(h, STORE_HEADER, -1, k->fleet.store, -1);
-	err = offsets_kvalue_produce(k->rk, k->topic, key, value, h);
+	offsets_kvalue_encode(&r, value, gen, k->fleet.device, k->fleet.store);
+	err = offsets_kvalue_produce(k->rk, k->topic, key, &r);
 	if (err != 0) {
 		write_failed(k, err);
 		return OFFSETS_ERR_IO;
@@ -1146,8 +1124,9 @@ static const struct offset_backend_ops kafka_ops = {
     .adopt = kafka_adopt,
 };
 
-static int open_store(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
-                      struct offsets **out, char *errbuf, size_t errlen)
+/* offsets_kafka.h */
+int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
+                       struct offsets **out, char *errbuf, size_t errlen)
 {
 	const struct config_section *w = s->worker;
 	const char *file = config_str(w, "offset.storage.file.filename");
@@ -1157,9 +1136,6 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 	int rc = 0;
 
 	*out = NULL;
-	if (topic == NULL || *topic == '\0')
-		return (hold ? offsets_open_file_held : offsets_open_file)(file, out, errbuf,
-		                                                           errlen);
 	k = calloc(1, sizeof(*k));
 	if (k == NULL) {
 		snprintf(errbuf, errlen, "offset store: out of memory");
@@ -1198,16 +1174,4 @@ static int open_store(const struct settings *s, bool hold, offsets_fence_fn fenc
 		return rc;
 	}
 	return offsets_open(&kafka_ops, k, out, errbuf, errlen);
-}
-
-int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
-                       size_t errlen)
-{
-	return open_store(s, hold, NULL, NULL, out, errbuf, errlen);
-}
-
-int offsets_open_store_fenced(const struct settings *s, offsets_fence_fn fence, void *arg,
-                              struct offsets **out, char *errbuf, size_t errlen)
-{
-	return open_store(s, true, fence, arg, out, errbuf, errlen);
 }

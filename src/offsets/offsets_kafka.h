@@ -1,8 +1,9 @@
-/* offsets_kafka: the offset store of the worker's offset.storage.* settings.
- * A file alone (offset.storage.file.filename), as Connect's standalone mode;
- * a compacted Kafka topic alone (offset.storage.topic), as its distributed
- * mode; or both: the file is the fast local truth, the topic a replica that
- * restores it when the state directory is lost (docs/offsets.md).
+/* offsets_kafka: the offsets topic backend of the offset store: a compacted
+ * Kafka topic alone (offset.storage.topic), as Connect's distributed mode,
+ * or beside the file (offset.storage.file.filename, offsets_file.h): the
+ * file is the fast local truth, the topic a replica that restores it when
+ * the state directory is lost (docs/offsets.md). offsets_factory.h chooses
+ * it from the worker's settings.
  *
  * The topic's records are Connect's, byte for byte: key
  * ["<connector>",{partition}] and value {offset} with Connect's members
@@ -48,30 +49,17 @@ struct settings;
  * while a failure of the file itself names the file. */
 #define OFFSETS_KAFKA_TOPIC_ERR "offset.storage.topic "
 
-/* Opens and loads the store the worker's settings name; hold: this process
- * will write it (the file's lock, offsets_open_file_held). With hold it
- * creates the topic when missing (without, a missing topic reads as empty) (cleanup.policy=compact,
- * offset.storage.partitions, offset.storage.replication.factor, other offset.storage.X as topic
- * configs X). Errors as offsets_open_file, and OFFSETS_ERR_IO when the topic cannot be read within
- * offset.flush.timeout.ms x 6 (at least 10 s) and there is no file to start from (with one, the
- * file alone is loaded and *from_prev-style warning given: offsets_stats loaded_from_prev),
- * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings, when the topic is not
- * compacted only, or when another device wrote a key of a connector of s (offsets_fleet.h). With
- * hold, also the topic's own lock (offsets_ktopic_lock: one writer per topic and
- * bootstrap.servers on this device, with or without the file): OFFSETS_ERR_LOCKED naming the
- * other skiff's pid. s is borrowed for the store's life. */
-int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,
-                       size_t errlen);
-
 /* Runs between taking the store's locks and reading its topic: 0, or an
  * OFFSETS_ERR_* code with errbuf "what: why". */
 typedef int (*offsets_fence_fn)(void *arg, char *errbuf, size_t errlen);
 
-/* offsets_open_store with hold, calling fence(arg) once the locks are taken
- * and the file is loaded, before the topic is read (not without a topic):
- * exactly-once fences every other instance of its transactional.id there,
- * so that none commits after the read. Its failure fails the open. */
-int offsets_open_store_fenced(const struct settings *s, offsets_fence_fn fence, void *arg,
-                              struct offsets **out, char *errbuf, size_t errlen);
+/* Opens and loads the store of the worker's settings s with the offsets
+ * topic (offset.storage.topic, not empty) and the file beside it when
+ * offset.storage.file.filename is set; hold and errors as
+ * offsets_open_store (offsets_factory.h). fence, when not NULL, runs with
+ * arg once the locks are taken and the file is loaded, before the topic is
+ * read; its failure fails the open. s is borrowed for the store's life. */
+int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
+                       struct offsets **out, char *errbuf, size_t errlen);
 
 #endif

@@ -1,4 +1,14 @@
-/* offsets_kvalue: an offset's value as the offsets topic's record holds it.
+/* offsets_kvalue: the offsets topic's records, the one codec of what skiff
+ * writes there beside Connect's key: the store's writes (offsets_kafka.c) and
+ * the exactly-once transaction's offset records (core/worker_eos.c) encode
+ * with it, the load (offsets_kafka.c) decodes with it.
+ *
+ * Headers: skiff.generation (the store generation that wrote the record),
+ * skiff.device (the device that wrote it: offsets_fleet.h), skiff.store (the
+ * store that wrote it; not on exactly-once's records) and skiff.offset (below),
+ * in that order. A record without skiff.generation is Connect's (or a Connect
+ * tool's).
+ *
  * The record's value is Connect's, byte for byte: only the members Connect's
  * connector defines. The file source's value {"position":N,"dev":..,"ino":..,
  * "fp":..,"fplen":..[,"born":..][,"after":..][,"finished":1]} is
@@ -14,13 +24,60 @@
 #ifndef SKIFF_OFFSETS_KVALUE_H
 #define SKIFF_OFFSETS_KVALUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <librdkafka/rdkafka.h>
 
+#include "core/device.h"
+#include "core/source.h"
+
+#define OFFSETS_KVALUE_GEN_HEADER "skiff.generation"
+#define OFFSETS_KVALUE_DEVICE_HEADER "skiff.device"
+#define OFFSETS_KVALUE_STORE_HEADER "skiff.store"
 #define OFFSETS_KVALUE_HEADER "skiff.offset"
+/* Headers of one record: the four above. */
+#define OFFSETS_KVALUE_HEADERS 4
 /* Room for Connect's value of an offset (offsets_kvalue_connect). */
 #define OFFSETS_KVALUE_MAX 128
+/* Longest skiff.store read back (an id is 32 hex digits), plus one. */
+#define OFFSETS_KVALUE_STORE_MAX 48
+
+/* One record to write, as offsets_kvalue_encode makes it. Points into its
+ * own buffers and into the strings given to encode: valid while they are,
+ * and not to be copied as a struct. */
+struct offsets_krecord {
+	const char *value; /* the record's value (Connect's, or the whole); NULL: a tombstone */
+	size_t vlen;
+	struct record_header headers[OFFSETS_KVALUE_HEADERS];
+	size_t nheaders;
+	char gen[24];
+	char connect[OFFSETS_KVALUE_MAX];
+};
+
+/* What a record read back says beside its key and value (offsets_kvalue_meta).
+ * device and store point into the struct's own buffers. */
+struct offsets_kmeta {
+	bool skiff;         /* it has skiff.generation: skiff wrote it */
+	uint64_t gen;       /* skiff.generation's number, 0: none */
+	const char *device; /* skiff.device, NULL: none (or empty, or too long) */
+	const char *store;  /* skiff.store, NULL: none (or empty, or too long) */
+	char devbuf[DEVICE_NAME_MAX];
+	char storebuf[OFFSETS_KVALUE_STORE_MAX];
+};
+
+/* Makes the record of the offset value value (a compact JSON offset value as
+ * the store holds it; NULL: a tombstone) written as generation gen by device
+ * and, when not NULL, the store store (exactly-once's records name none)
+ * into r: Connect's value, the whole value in skiff.offset when they differ. */
+void offsets_kvalue_encode(struct offsets_krecord *r, const char *value, uint64_t gen,
+                           const char *device, const char *store);
+
+/* The headers of a record read back: skiff.generation, skiff.device,
+ * skiff.store and skiff.offset as found (empty or too long: as absent) into
+ * out. */
+void offsets_kvalue_meta(const struct record_header *h, size_t nh, struct offsets_kmeta *out);
 
 /* Connect's value of full (a compact JSON offset value, as the store holds
  * it) into buf (len bytes): its length when it differs from full (then
@@ -28,15 +85,20 @@
  * does not fit (then the record's value is full, with no header). */
 size_t offsets_kvalue_connect(const char *full, char *buf, size_t len);
 
-/* Produces (copied) key -> Connect's value of value (NULL: a tombstone)
- * to topic with the headers h and, when the value was cut, skiff.offset.
- * Takes h in every case. Returns librdkafka's error. */
+/* Produces (copied) key -> r to topic. Returns librdkafka's error. */
 rd_kafka_resp_err_t offsets_kvalue_produce(rd_kafka_t *rk, const char *topic, const char *key,
-                                           const char *value, rd_kafka_headers_t *h);
+                                           const struct offsets_krecord *r);
 
-/* The offset value the record m (not a tombstone) stands for: its
- * skiff.offset header when that header's Connect value is m's value, else
- * m's value. A new string (the caller frees it), or NULL: out of memory. */
-char *offsets_kvalue_read(const rd_kafka_message_t *m);
+/* The last header of each of the four names of m into h (pointing into m,
+ * valid while m is); returns how many. */
+size_t offsets_kvalue_headers_of(const rd_kafka_message_t *m,
+                                 struct record_header h[OFFSETS_KVALUE_HEADERS]);
+
+/* The offset value a record (value payload of len bytes, not a tombstone;
+ * headers h) stands for: its skiff.offset header when that header's Connect
+ * value is the record's value, else the record's value. A new string (the
+ * caller frees it), or NULL: out of memory. */
+char *offsets_kvalue_value(const void *payload, size_t len, const struct record_header *h,
+                           size_t nh);
 
 #endif

@@ -15,6 +15,7 @@
  * preferred), removed at exit. */
 #include "util/crc32c.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -30,7 +30,7 @@
 #include "convert/convert.h"
 #include "util/num.h"
 #include "core/source.h"
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqvalue.h"
 
 #include <math.h>
 #include <stdio.h>

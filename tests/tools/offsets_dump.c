@@ -15,6 +15,7 @@
  * stale PATH.tmp. Exit status: 0 when every line was printed, 2 on a usage
  * or output error; a store that does not load is reported, not an exit code. */
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 
 #include <stdbool.h>
 #include <stdio.h>

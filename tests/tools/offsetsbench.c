@@ -11,6 +11,7 @@
  * cpu_us_mean=A" - the process CPU time (user + system, fsync included)
  * of each offsets_flush. Exits 0, or 2 with a message. */
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 
 #include <inttypes.h>
 #include <stdio.h>

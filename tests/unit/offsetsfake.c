@@ -3,6 +3,8 @@
  * rename that count calls and fail one on demand, and helpers that make
  * store files and judge what a load makes of them. */
 #include "offsetsfake.h"
+
+#include "offsets/offsets_file.h"
 #include "testlib.h"
 
 #include "util/crc32c.h"

@@ -4,7 +4,8 @@
 #include "convert/javafmt.h"
 #include "config/props.h"
 #include "core/source.h"
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlitelib.h"
+
 #include "sqlitefake.h"
 #include "core/stats.h"
 #include "testlib.h"

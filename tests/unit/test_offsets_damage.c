@@ -10,6 +10,7 @@
 
 #include "util/crc32c.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

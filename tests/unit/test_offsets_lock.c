@@ -7,6 +7,7 @@
 #include "testlib.h"
 
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 
 #include <stdio.h>
 #include <stdlib.h>

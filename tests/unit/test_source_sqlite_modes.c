@@ -5,7 +5,7 @@
 #include "convert/javafmt.h"
 #include "config/props.h"
 #include "core/source.h"
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
 #include "sqlitefake.h"
 #include "testlib.h"
 

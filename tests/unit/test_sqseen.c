@@ -1,7 +1,7 @@
 /* sqseen: row fingerprints, the multiset of the last timestamp's
  * group (identical rows counted, a new pass, the bound) and the ring of the
  * last ids read. */
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqseen.h"
 #include "testlib.h"
 
 #include <sqlite3.h>

@@ -1,5 +1,5 @@
 /* squri: the file behind an SQLite URI, as SQLite reads it. */
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/squri.h"
 #include "testlib.h"
 
 #include <stdlib.h>

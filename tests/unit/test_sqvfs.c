@@ -4,7 +4,8 @@
  * database: the reader reads every state a writer leaves, and changes
  * nothing of it: no file created, written, truncated, re-moded or deleted,
  * no lock the writer's close can see. */
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqguard.h"
+#include "sources/sqlite/sqvfs.h"
 #include "testlib.h"
 
 #include <errno.h>

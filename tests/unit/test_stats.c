@@ -1,6 +1,7 @@
 /* Unit tests for stats.c: registration, labels, iteration, no cap, and the
  * offset store's statistics moved into the registry. */
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 #include "core/stats.h"
 #include "testlib.h"
 

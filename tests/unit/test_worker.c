@@ -3,6 +3,7 @@
  * configuration error (exit 78) it was reported as before. No broker is
  * needed: the producer does not connect until a record is produced. */
 #include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 #include "config/settings.h"
 #include "core/stats.h"
 #include "testlib.h"

@@ -12,6 +12,18 @@
  * The database connection and its busy back-off are in sqdb.c, the SQL in
  * sqquery.c. */
 #include "sources/sqlite/source_sqlite.h"
+
+#include "sources/sqlite/sqbacklog.h"
+#include "sources/sqlite/sqcheck.h"
+#include "sources/sqlite/sqdb.h"
+#include "sources/sqlite/sqguard.h"
+#include "sources/sqlite/sqlayout.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqquery.h"
+#include "sources/sqlite/sqrows.h"
+#include "sources/sqlite/sqseen.h"
+#include "sources/sqlite/squri.h"
+#include "sources/sqlite/sqvalue.h"
 #include "util/clock.h"
 
 #include "config/config.h"
@@ -257,7 +269,7 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 static bool any_buffered(const struct sqsrc *s)
 {
 	for (size_t i = 0; i < s->ntables; i++)
-		if (sqquery_buffered(&s->tables[i]))
+		if (sqrows_buffered(&s->tables[i]))
 			return true;
 	return false;
 }
@@ -275,7 +287,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
 		int rc;
 
-		if (!sqquery_buffered(t)) {
+		if (!sqrows_buffered(t)) {
 			if (!may_query || t->next_due > now)
 				continue;
 			if (!opened) {
@@ -292,8 +304,8 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 			if (rc > 0)
 				return 0; /* busy: back off */
 		}
-		sqquery_emit(s, t, b, limit - b->n);
-		t->next_due = sqquery_buffered(t) || t->more ? now : now + s->poll_ms;
+		sqrows_emit(s, t, b, limit - b->n);
+		t->next_due = sqrows_buffered(t) || t->more ? now : now + s->poll_ms;
 	}
 	return 0;
 }
@@ -315,7 +327,7 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 	s->rr = (s->rr + 1) % s->ntables;
 	report_stats(s);
 	for (size_t i = 0; i < s->ntables && rc == 0; i++)
-		b->more = b->more || sqquery_buffered(&s->tables[i]) ||
+		b->more = b->more || sqrows_buffered(&s->tables[i]) ||
 		          (s->retry_at == 0 && s->tables[i].next_due <= now);
 	return rc;
 }
@@ -353,7 +365,7 @@ static void sqlite_close(void *ctx)
 		return;
 	release(s);
 	for (size_t i = 0; i < s->ntables; i++)
-		sqquery_drop_rows(&s->tables[i]);
+		sqrows_drop(&s->tables[i]);
 	sqdb_close(s);
 	for (size_t i = 0; i < s->ntables; i++) {
 		sqseen_group_free(&s->tables[i].group);
@@ -685,7 +697,7 @@ static int check_tables(struct sqsrc *s, char *errbuf, size_t errlen)
 		sqlite3_reset(s->begin);
 		if (rc == SQLITE_DONE)
 			rc = sqlayout_build(s, &s->tables[i], 0, errbuf, errlen);
-		else if (sqquery_busy(rc))
+		else if (sqlitelib_busy(rc))
 			rc = SQ_BUSY;
 		else
 			rc = SQ_ERR;
@@ -777,7 +789,7 @@ static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bo
 	rc = sqlite3_step(s->begin);
 	sqlite3_reset(s->begin);
 	if (rc != SQLITE_DONE)
-		rc = sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+		rc = sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	else if ((rc = sqlayout_build(s, t, 0, errbuf, errlen)) == 0)
 		rc = sqcheck_newest(s, t, offset, errbuf, errlen);
 	if (rc == SQ_ERR && calls > REACH_BUDGET_STEPS / REACH_STEPS_PER_CALL)

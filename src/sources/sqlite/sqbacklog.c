@@ -8,6 +8,8 @@
  * while the database is locked (no waiting), the backlog is unknown and not
  * put. The timestamp modes and bulk are unknown: counting rows above a
  * timestamp would scan the table. */
+#include "sources/sqlite/sqbacklog.h"
+
 #include "sources/sqlite/source_sqlite.h"
 
 /* ~2 M rows counted through an index; ~25 ms on a PC, a few times that on

@@ -1,7 +1,10 @@
 /* sqcheck: whether an offset a person sends (KIP-875, REST PATCH) is one the
  * SQLite source would use, checked against the connector's configuration. */
 #include "core/source.h"
+#include "sources/sqlite/sqcheck.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
 
 #include "config/config.h"
 #include "util/jsonint.h"
@@ -153,7 +156,7 @@ static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, in
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		return 0;
-	return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+	return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 }
 
 int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char *errbuf,

@@ -33,7 +33,11 @@
  * in order, a row read before a restart whose id is above the offset's and
  * whose timestamp is below it is taken for a hidden one and sent again. A
  * view or a query without a key: only the rows in the future are seen. */
+#include "sources/sqlite/sqclock.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqrows.h"
 #include "util/clock.h"
 
 #include "core/log.h"
@@ -95,7 +99,7 @@ static int start(struct sqsrc *s, struct sqtable *t)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK)
-		return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+		return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	if (!t->clock_ready && t->clock_unknown)
 		s->env->log(s->env, LOG_WARN,
 		            "table %s: the stored offset holds no " SQ_ROWID_SEEN
@@ -134,7 +138,7 @@ static int nothing_between(struct sqsrc *s, struct sqtable *t, int64_t key)
 	int rc;
 
 	if ((rc = kept(s, &t->clock_gap_stmt, t->clock_gap_sql)) != SQLITE_OK)
-		return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+		return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	sqlite3_bind_int64(t->clock_gap_stmt, 1, t->inc);
 	sqlite3_bind_int64(t->clock_gap_stmt, 2, key);
 	sqlite3_bind_int64(t->clock_gap_stmt, 3, t->ts);
@@ -144,7 +148,7 @@ static int nothing_between(struct sqsrc *s, struct sqtable *t, int64_t key)
 		return 1;
 	if (rc == SQLITE_ROW)
 		return 0;
-	return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+	return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 }
 
 static void warn_behind(struct sqsrc *s, struct sqtable *t, int64_t key, int64_t ts, int64_t now)
@@ -179,7 +183,7 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 	if (!t->clock_checked && (rc = start(s, t)) != 0)
 		return rc;
 	if ((rc = kept(s, &t->clock_stmt, t->clock_sql)) != SQLITE_OK)
-		return sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+		return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	sqlite3_bind_int64(t->clock_stmt, 1, t->clock_key);
 	sqlite3_bind_int64(t->clock_stmt, 2, (sqlite3_int64)room);
 	while ((rc = sqlite3_step(t->clock_stmt)) == SQLITE_ROW) {
@@ -203,7 +207,7 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 			else
 				between = true; /* and for every larger key */
 		}
-		if ((r = sqquery_add_row(s, t, t->clock_stmt)) == NULL) {
+		if ((r = sqrows_add(s, t, t->clock_stmt)) == NULL) {
 			sqlite3_reset(t->clock_stmt);
 			return SQ_NOMEM;
 		}
@@ -221,7 +225,7 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 		warn_behind(s, t, key, ts, now);
 	}
 	sqlite3_reset(t->clock_stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE && sqquery_busy(rc))
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && sqlitelib_busy(rc))
 		return SQ_BUSY;
 	return (int)added;
 }

@@ -11,7 +11,13 @@
  * opened (that would block the process), nor an empty file (an application
  * creating its database). A database locked by a writer is retried with a
  * growing back-off, said once while it lasts. */
+#include "sources/sqlite/sqdb.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqguard.h"
+#include "sources/sqlite/sqlayout.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqvfs.h"
 
 #include "core/log.h"
 #include "core/source.h"
@@ -78,7 +84,7 @@ static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *er
 	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
 	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
 		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
-	if (rc != SQLITE_OK && sqquery_busy(rc)) {
+	if (rc != SQLITE_OK && sqlitelib_busy(rc)) {
 		/* Reading the schema met a lock, or what only the application
 		 * can do first (a hot journal to roll back): wait for it. */
 		sqdb_close(s);

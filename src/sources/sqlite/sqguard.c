@@ -18,6 +18,8 @@
  *   inside the unix VFS. Outside that scope (an in-process writer in a unit
  *   test, a tool) the calls pass unchanged.
  * - --check: the environment a source gets when no worker runs. */
+#include "sources/sqlite/sqguard.h"
+
 #include "sources/sqlite/source_sqlite.h"
 
 #include "core/log.h"

@@ -9,7 +9,11 @@
  * Configuration values become SQL only as quoted identifiers (table and
  * column names, quotes doubled); the user's query is SQL by definition and is
  * wrapped as a subquery. Positions are bound as parameters. */
+#include "sources/sqlite/sqlayout.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqvalue.h"
 
 #include "util/buf.h"
 #include "util/clock.h"
@@ -138,11 +142,6 @@ static int oom(struct lay *l)
 	return SQ_NOMEM;
 }
 
-static bool busy(int rc)
-{
-	return sqquery_busy(rc);
-}
-
 /* Lists the database's tables for a message. */
 static void list_tables(sqlite3 *db, char *buf, size_t len)
 {
@@ -179,7 +178,7 @@ static int find_table(struct lay *l)
 	                        "name = ?1 COLLATE NOCASE",
 	                        -1, &st, NULL);
 	if (rc != SQLITE_OK)
-		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
+		return sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
 	sqlite3_bind_text(st, 1, l->t->name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
@@ -201,7 +200,7 @@ static int find_table(struct lay *l)
 		l->t->warned_missing = true;
 		return SQ_MISSING;
 	}
-	return busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
+	return sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(l, "reading the schema");
 }
 
 /* Reads pragma table_info: not-null and primary key flags by column. */
@@ -214,7 +213,7 @@ static int table_info(struct lay *l)
 	                        "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1)", -1,
 	                        &st, NULL);
 	if (rc != SQLITE_OK)
-		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
+		return sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
 	sqlite3_bind_text(st, 1, l->t->name, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct tinfo *g = realloc(l->ti, (l->nti + 1) * sizeof(*g));
@@ -235,7 +234,7 @@ static int table_info(struct lay *l)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
+		return sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(l, "reading its columns");
 	for (size_t i = 0; i < l->nti; i++)
 		l->ti[i].alias = l->ti[i].alias && npk == 1;
 	return 0;
@@ -297,7 +296,7 @@ static int read_columns(struct lay *l)
 	rc = sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL);
 	buf_free(&b);
 	if (rc != SQLITE_OK)
-		return busy(rc) ? SQ_BUSY : sql_fail(l, "preparing it");
+		return sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(l, "preparing it");
 	if (sqlite3_bind_parameter_count(st) > 0) {
 		sqlite3_finalize(st);
 		return fail(l, "it has parameters (?, :name): skiff binds only its own");
@@ -890,7 +889,7 @@ int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf
 	}
 	rc = sqlite3_prepare_v3(s->db, buf_cstr(&b), -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
 	if (rc != SQLITE_OK) {
-		rc = busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");
+		rc = sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");
 		goto out;
 	}
 	s->env->log(s->env, LOG_DEBUG, "%s: %s", t->name ? t->name : "query", buf_cstr(&b));

@@ -22,6 +22,15 @@
 
 #include <sqlite3.h>
 
+/* True for the answers of a locked database, and of one that needs a writer
+ * first: what only a writer can do stands in the way of a read (SQLITE_READONLY:
+ * a hot journal to roll back, a -shm to recover or initialise: sqvfs.c lets
+ * skiff do neither); the application will. The read is tried again later. */
+static inline bool sqlitelib_busy(int rc)
+{
+	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_READONLY;
+}
+
 #ifndef SKIFF_SQLITE_SONAME
 #define SKIFF_SQLITE_SONAME "libsqlite3.so.0"
 #endif

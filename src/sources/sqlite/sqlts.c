@@ -8,6 +8,8 @@
  * whatever the text layout or the zone. (The JDBC connector binds a
  * java.sql.Timestamp and lets SQLite compare it with whatever the column
  * holds, which is why its timestamp modes fail on SQLite.) */
+#include "sources/sqlite/sqlts.h"
+
 #include "sources/sqlite/source_sqlite.h"
 
 #include <errno.h>

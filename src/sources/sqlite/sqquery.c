@@ -4,7 +4,16 @@
  * version, step at most room (+1) rows of a LIMITed statement, reset it,
  * COMMIT. Nothing stays open between polls, so writers are never held up by
  * a reader waiting on Kafka and the WAL can always be checkpointed. */
+#include "sources/sqlite/sqquery.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqclock.h"
+#include "sources/sqlite/sqlayout.h"
+#include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqreuse.h"
+#include "sources/sqlite/sqrows.h"
+#include "sources/sqlite/sqseen.h"
+#include "sources/sqlite/sqvfs.h"
 #include "util/clock.h"
 
 #include "core/log.h"
@@ -20,21 +29,6 @@
  * rendered text than the queue can take at once; rows of ordinary size reach
  * the batch's row limit long before. */
 #define BATCH_BYTES (2u << 20)
-/* The most rendered text kept allocated between queries. */
-#define TEXT_KEEP (1u << 20)
-
-bool sqquery_busy(int rc)
-{
-	/* READONLY: what only a writer can do stands in the way of a read
-	 * (a hot journal to roll back, a -shm to recover or initialise:
-	 * sqvfs.c lets skiff do neither); the application will. */
-	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_READONLY;
-}
-
-static bool busy(int rc)
-{
-	return sqquery_busy(rc);
-}
 
 /* ---- one batch ------------------------------------------------------------- */
 
@@ -44,21 +38,6 @@ static int step_simple(sqlite3_stmt *st)
 
 	sqlite3_reset(st);
 	return rc;
-}
-
-static bool own(struct sqsrc *s, cJSON *o)
-{
-	if (s->nowned == s->capowned) {
-		size_t cap = s->capowned ? s->capowned * 2 : 256;
-		cJSON **g = realloc(s->owned, cap * sizeof(*g));
-
-		if (g == NULL)
-			return false;
-		s->owned = g;
-		s->capowned = cap;
-	}
-	s->owned[s->nowned++] = o;
-	return true;
 }
 
 static void bind_position(struct sqsrc *s, struct sqtable *t, size_t limit, int64_t now_ns)
@@ -100,44 +79,6 @@ static void bind_position(struct sqsrc *s, struct sqtable *t, size_t limit, int6
 	if (sqlite3_bind_parameter_count(st) >= 3)
 		sqlite3_bind_int64(st, 3, now_ns - s->delay_ms * 1000000);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)limit);
-}
-
-struct sqrow *sqquery_add_row(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st)
-{
-	struct sqrow *r;
-
-	if (t->nrows == t->caprows) {
-		size_t cap = t->caprows ? t->caprows * 2 : 64;
-		struct sqrow *g = realloc(t->rows, cap * sizeof(*g));
-
-		if (g == NULL)
-			return NULL;
-		t->rows = g;
-		t->caprows = cap;
-	}
-	r = &t->rows[t->nrows];
-	memset(r, 0, sizeof(*r));
-	r->vat = buf_len(&t->text);
-	if (s->env->json_values
-	        ? sqvalue_row_json(st, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
-	                           &t->text, &r->vjson, &s->stats) != 0
-	        : (r->value = sqvalue_row(st, t->cols, t->val_idx, t->ncols, t->name, &t->vschemas,
-	                                  &r->vschema, &s->stats)) == NULL)
-		return NULL;
-	r->vlen = buf_len(&t->text) - r->vat;
-	r->kat = buf_len(&t->text);
-	if (t->nkeys > 0 &&
-	    (s->env->json_keys
-	         ? sqvalue_row_json(st, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas, &t->text,
-	                            &r->kjson, &s->stats) != 0
-	         : (r->key = sqvalue_row(st, t->cols, t->key_idx, t->nkeys, NULL, &t->kschemas,
-	                                 &r->kschema, &s->stats)) == NULL)) {
-		cJSON_Delete(r->value);
-		return NULL;
-	}
-	r->klen = buf_len(&t->text) - r->kat;
-	t->nrows++;
-	return r;
 }
 
 /* What a row costs in memory, roughly: its text and blob bytes (asking a
@@ -262,7 +203,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			break;
 		}
 		text0 = buf_len(&t->text);
-		if ((r = sqquery_add_row(s, t, t->stmt)) == NULL)
+		if ((r = sqrows_add(s, t, t->stmt)) == NULL)
 			return -1;
 		if (t->inc_col >= 0)
 			r->off.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
@@ -367,7 +308,7 @@ static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf,
 		if (rc == SQLITE_ROW)
 			return 0;
 	}
-	if (busy(rc))
+	if (sqlitelib_busy(rc))
 		return SQ_BUSY;
 	snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
 	return SQ_ERR;
@@ -457,7 +398,7 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, char *e
 		if (t->nrows == 0) {
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
 			         sqlite3_errmsg(s->db));
-			return busy(u->rc) ? SQ_BUSY : SQ_ERR;
+			return sqlitelib_busy(u->rc) ? SQ_BUSY : SQ_ERR;
 		}
 		snprintf(u->bad, sizeof(u->bad), "%s", sqlite3_errmsg(s->db));
 	}
@@ -475,7 +416,7 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen
 	int rc;
 	int64_t t0 = clock_mono_ms();
 
-	sqquery_drop_rows(t);
+	sqrows_drop(t);
 	t->more = false;
 	save(t, &was);
 	sqvfs_mark(s->db, &mark);
@@ -512,71 +453,6 @@ out:
 	if (step_simple(s->commit) != SQLITE_DONE)
 		step_simple(s->rollback);
 	if (rc < 0)
-		sqquery_drop_rows(t);
+		sqrows_drop(t);
 	return rc;
-}
-
-/* A row's value or key as a record carries it: its tree, its text, or null
- * (no key columns). */
-static struct record_value value_of(const struct sqtable *t, const struct sqschemas *c,
-                                    const cJSON *tree, const cJSON *schema, const char *json,
-                                    size_t at, size_t len)
-{
-	if (tree != NULL)
-		return (struct record_value){.kind = VALUE_STRUCT,
-		                             .payload = tree,
-		                             .schema = schema,
-		                             .schema_json = sqvalue_schemas_json(c, schema)};
-	if (json != NULL)
-		return (struct record_value){.kind = VALUE_JSON,
-		                             .bytes = buf_ptr(&t->text) + at,
-		                             .len = len,
-		                             .schema_json = json};
-	return (struct record_value){.kind = VALUE_NULL};
-}
-
-size_t sqquery_emit(struct sqsrc *s, struct sqtable *t, struct source_batch *b, size_t room)
-{
-	size_t n = 0;
-
-	while (n < room && t->head < t->nrows && b->n < b->max) {
-		struct sqrow *w = &t->rows[t->head];
-		struct record *r = &b->records[b->n];
-
-		/* Trees are freed at the next poll; text lives until the
-		 * table's next query, which no poll before the next runs. */
-		if ((w->value != NULL && !own(s, w->value)) || (w->key != NULL && !own(s, w->key)))
-			break;
-		memset(r, 0, sizeof(*r));
-		r->part = t->part;
-		r->topic = t->topic;
-		r->offset = w->off;
-		r->value =
-		    value_of(t, &t->vschemas, w->value, w->vschema, w->vjson, w->vat, w->vlen);
-		r->key = value_of(t, &t->kschemas, w->key, w->kschema, w->kjson, w->kat, w->klen);
-		w->value = w->key = NULL;
-		t->head++;
-		b->n++;
-		n++;
-	}
-	return n;
-}
-
-bool sqquery_buffered(const struct sqtable *t)
-{
-	return t->head < t->nrows;
-}
-
-void sqquery_drop_rows(struct sqtable *t)
-{
-	for (size_t i = t->head; i < t->nrows; i++) {
-		cJSON_Delete(t->rows[i].value);
-		cJSON_Delete(t->rows[i].key);
-	}
-	t->head = t->nrows = 0;
-	/* A query of large rows must not pin their size for good. */
-	if (buf_len(&t->text) > TEXT_KEEP)
-		buf_free(&t->text);
-	else
-		buf_reset(&t->text);
 }

@@ -21,7 +21,10 @@
  * nothing is remembered: an AUTOINCREMENT sequence below the stored offset
  * (dropped and created, another file) is read from its start; otherwise a
  * largest id below the stored offset is only reported. */
+#include "sources/sqlite/sqreuse.h"
+
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqseen.h"
 #include "util/clock.h"
 
 #include "core/log.h"
@@ -57,7 +60,7 @@ static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
 		*max = sqlite3_column_int64(t->max_stmt, 0);
 		rc = sqlite3_column_type(t->max_stmt, 0) == SQLITE_NULL ? 0 : 1;
 	} else {
-		rc = sqquery_busy(rc) ? SQ_BUSY : SQ_ERR;
+		rc = sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	}
 	sqlite3_reset(t->max_stmt);
 	return rc;
@@ -102,7 +105,7 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
 		rc = now.a == p->a && now.b == p->b;
 	} else {
 		rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-		     : sqquery_busy(rc)                    ? SQ_BUSY
+		     : sqlitelib_busy(rc)                  ? SQ_BUSY
 		                                           : SQ_ERR;
 	}
 	*gone = rc == 0 && sqlite3_data_count(st) == 0;

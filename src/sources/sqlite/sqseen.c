@@ -19,7 +19,7 @@
  *
  * Collisions: two distinct rows of one group collide with probability about
  * n^2 / 2^129, far below any other failure. */
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqseen.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * is a vfs= parameter: skiff opens every database through its read-only VFS
  * (sqvfs.c), which a vfs= would replace. */
 #include "util/num.h"
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/squri.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,9 @@
 #include "util/buf.h"
 #include "convert/convert.h"
 #include "convert/javafmt.h"
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqvalue.h"
+
+#include "sources/sqlite/sqlts.h"
 #include "util/text.h"
 
 #include <math.h>

@@ -44,7 +44,9 @@
  * again. (It cannot see one case: an application that keeps its -wal at
  * close, SQLITE_FCNTL_PERSIST_WAL, or whose close-time checkpoint fails
  * with an I/O error, and that closed entirely while skiff read.) */
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqvfs.h"
+
+#include "sources/sqlite/sqguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
