@@ -167,6 +167,7 @@ static void produce_batch(struct conn *c)
 		const char *key = NULL, *val = NULL;
 		size_t klen = 0, vlen = 0;
 		struct acks_fifo *f;
+		struct sink_record rec;
 		void *token;
 		int rc, krc, vrc;
 
@@ -223,8 +224,15 @@ static void produce_batch(struct conn *c)
 			return;
 		}
 		token = acks_submit(w->acks, f, &r->offset);
-		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
-		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
+		rec = (struct sink_record){.topic = t.topic,
+		                           .key = key,
+		                           .klen = klen,
+		                           .value = val,
+		                           .vlen = vlen,
+		                           .headers = t.headers,
+		                           .nheaders = t.nheaders,
+		                           .timestamp_ms = t.timestamp_ms};
+		rc = sink_produce(w->sink, &rec, token, errbuf, sizeof(errbuf));
 		trim(&w->kscratch);
 		trim(&w->vscratch);
 		if (rc == 0) {

@@ -22,7 +22,7 @@
 #include "offsets/offsets_doc.h"
 #include "control/plugins.h"
 #include "control/rest.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/stats.h"
 
 #include <stdio.h>

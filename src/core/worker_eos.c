@@ -23,7 +23,7 @@
 #include "offsets/offsets_kvalue.h"
 #include "control/sdnotify.h"
 #include "config/settings.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/source.h"
 #include "control/standby.h"
 
@@ -316,6 +316,7 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	struct record_header h[3] = {{.name = "skiff.generation", .value = gen},
 	                             {.name = "skiff.device", .value = e->device},
 	                             {.name = OFFSETS_KVALUE_HEADER}};
+	struct sink_record rec;
 	size_t cvlen;
 
 	e->gen = offsets_next_generation(w->offsets);
@@ -331,10 +332,14 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 		cvlen = e->json[i] != NULL ? offsets_kvalue_connect(e->json[i], cv, sizeof(cv)) : 0;
 		h[2].value = e->json[i];
 		h[2].len = e->json[i] != NULL ? strlen(e->json[i]) : 0;
-		if (e->json[i] == NULL ||
-		    sink_produce(w->sink, topic, p->key, strlen(p->key),
-		                 cvlen > 0 ? cv : e->json[i], cvlen > 0 ? cvlen : h[2].len, h,
-		                 cvlen > 0 ? 3 : 2, 0, NULL, errbuf, errlen) != 0) {
+		rec = (struct sink_record){.topic = topic,
+		                           .key = p->key,
+		                           .klen = strlen(p->key),
+		                           .value = cvlen > 0 ? cv : e->json[i],
+		                           .vlen = cvlen > 0 ? cvlen : h[2].len,
+		                           .headers = h,
+		                           .nheaders = cvlen > 0 ? 3 : 2};
+		if (e->json[i] == NULL || sink_produce(w->sink, &rec, NULL, errbuf, errlen) != 0) {
 			if (e->json[i] == NULL)
 				snprintf(errbuf, errlen, "exactly-once: out of memory");
 			return -1;

@@ -12,7 +12,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "control/sdnotify.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include "util/hash.h"
 #include "core/loop.h"
 #include "config/settings.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/source.h"
 
 #include <stdbool.h>

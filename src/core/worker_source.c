@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "offsets/offsets.h"
 #include "util/rstr.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/stats.h"
 #include "transform/transform.h"
 

@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "offsets/offsets.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/stats.h"
 
 #include <errno.h>
