@@ -56,38 +56,6 @@ void worker_conn_fail(struct conn *c, bool config, const char *why)
 	c->batch.n = c->next = 0;
 }
 
-struct acks_fifo *partition_fifo(struct partition *p)
-{
-	if (p->fl == NULL) {
-		if ((p->fl = calloc(1, sizeof(*p->fl))) == NULL)
-			return NULL;
-		acks_fifo_init(&p->fl->fifo);
-		p->fl->p = p;
-		p->fl->head_seen = ACKS_NIL;
-	}
-	return &p->fl->fifo;
-}
-
-void partition_land(struct partition *p)
-{
-	const struct acks_fifo *f = p->fl != NULL ? &p->fl->fifo : NULL;
-
-	if (f == NULL || f->inflight > 0 || f->advanced || f->committable.ref != NULL)
-		return;
-	free(p->fl);
-	p->fl = NULL;
-}
-
-void partition_abandon(struct acks *a, struct partition *p)
-{
-	if (p->fl == NULL)
-		return;
-	acks_abandon(a, &p->fl->fifo);
-	acks_fifo_fini(&p->fl->fifo);
-	free(p->fl);
-	p->fl = NULL;
-}
-
 void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct worker *w = ctx;
@@ -337,20 +305,21 @@ static void put_acked(struct worker *w)
 
 	/* Exactly-once: offsets reach the store when their transaction
 	 * commits (worker_eos.c), not when their records are acknowledged. */
-	for (size_t i = 0; i < w->nparts && w->eos == NULL; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts) && w->eos == NULL; i++) {
+		struct partition *p = partitions_at(w->parts, i);
+		struct acks_fifo *f;
 		char *json;
 
-		if (p->fl == NULL || !acks_take(&p->fl->fifo, &off))
+		if ((f = partition_flight(p)) == NULL || !acks_take(f, &off))
 			continue;
 		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
 		if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0) {
 			log_error(
 			    "offsets: cannot record %s (out of memory or too many partitions)",
 			    p->key);
-			p->fl->fifo.advanced = true; /* try again next flush */
+			f->advanced = true; /* try again next flush */
 		} else {
-			acks_settle(&p->fl->fifo); /* in the store as text now */
+			acks_settle(f); /* in the store as text now */
 			partition_land(p);
 		}
 		free(json);
@@ -674,28 +643,7 @@ int worker_drain_and_flush(struct worker *w)
 
 void worker_conn_close(struct worker *w, struct conn *c)
 {
-	size_t kept = 0;
-
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
-
-		if (p->conn != c) {
-			w->parts[kept++] = p;
-			continue;
-		}
-		/* Still in flight: its acknowledgement finds nobody and
-		 * advances nothing; the record is read again from the
-		 * stored offset. */
-		partition_abandon(w->acks, p);
-		worker_control_unshow(p);
-		rstr_drop(p->key);
-		free(p);
-	}
-	w->nparts = kept;
-	/* The index again, of those kept: it had room for all of them. */
-	hash_clear(&w->partidx);
-	for (size_t i = 0; i < w->nparts; i++)
-		(void)hash_put(&w->partidx, w->parts[i]->key, i);
+	partitions_drop_conn(w->parts, w->acks, c, worker_control_unshow);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
 	worker_source_log_counters(w); /* what closing it lost (file source) */
@@ -789,7 +737,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	    "offsets_flush_failures_in_a_row", STATS_GAUGE,
 	    "offset writes that failed in a row (3 pause reading until one succeeds)", 0};
 
-	if (loop_new(&w->loop) != 0 ||
+	if (loop_new(&w->loop) != 0 || (w->parts = partitions_new()) == NULL ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0 ||
@@ -947,6 +895,12 @@ const char *worker_strerror(int err)
 	}
 }
 
+/* partitions_destroy's gone: the series' registry goes with stats. */
+static void free_series(struct partition *p)
+{
+	free(p->series);
+}
+
 void worker_destroy(struct worker *w)
 {
 	if (w == NULL)
@@ -976,14 +930,7 @@ void worker_destroy(struct worker *w)
 	worker_notify_close(w);
 	worker_status_close(w);
 	worker_sink_close(w);
-	for (size_t i = 0; i < w->nparts; i++) {
-		partition_abandon(w->acks, w->parts[i]);
-		free(w->parts[i]->series); /* the registry goes with stats */
-		rstr_drop(w->parts[i]->key);
-		free(w->parts[i]);
-	}
-	free(w->parts);
-	hash_free(&w->partidx);
+	partitions_destroy(w->parts, w->acks, free_series);
 	free(w->logged);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);

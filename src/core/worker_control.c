@@ -192,10 +192,11 @@ static void sift_down(struct worker *w, uint32_t *heap, size_t n, size_t i)
 	for (;;) {
 		size_t l = 2 * i + 1, least = i;
 
-		if (l < n && busier(w->parts[heap[least]], heap[least], w->parts[heap[l]], heap[l]))
+		if (l < n && busier(partitions_at(w->parts, heap[least]), heap[least],
+		                    partitions_at(w->parts, heap[l]), heap[l]))
 			least = l;
-		if (l + 1 < n &&
-		    busier(w->parts[heap[least]], heap[least], w->parts[heap[l + 1]], heap[l + 1]))
+		if (l + 1 < n && busier(partitions_at(w->parts, heap[least]), heap[least],
+		                        partitions_at(w->parts, heap[l + 1]), heap[l + 1]))
 			least = l + 1;
 		if (least == i)
 			return;
@@ -213,28 +214,31 @@ static void sift_down(struct worker *w, uint32_t *heap, size_t n, size_t i)
  * WORKER_ERR_NOMEM (then none is chosen anew). */
 static int choose(struct worker *w)
 {
-	size_t k = w->part_limit < w->nparts ? w->part_limit : w->nparts, n = 0;
+	size_t k = w->part_limit < partitions_count(w->parts) ? w->part_limit
+	                                                      : partitions_count(w->parts),
+	       n = 0;
 	uint32_t *heap;
 
-	for (size_t i = 0; i < w->nparts; i++)
-		w->parts[i]->chosen = k == w->nparts;
-	if (k == w->nparts || k == 0)
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		partitions_at(w->parts, i)->chosen = k == partitions_count(w->parts);
+	if (k == partitions_count(w->parts) || k == 0)
 		return 0;
 	if ((heap = malloc(k * sizeof(*heap))) == NULL)
 		return WORKER_ERR_NOMEM;
-	for (size_t i = 0; i < w->nparts; i++) {
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
 		if (n < k) {
 			heap[n++] = (uint32_t)i;
 			if (n == k)
 				for (size_t j = k / 2; j-- > 0;)
 					sift_down(w, heap, k, j);
-		} else if (busier(w->parts[i], i, w->parts[heap[0]], heap[0])) {
+		} else if (busier(partitions_at(w->parts, i), i, partitions_at(w->parts, heap[0]),
+		                  heap[0])) {
 			heap[0] = (uint32_t)i;
 			sift_down(w, heap, k, 0);
 		}
 	}
 	for (size_t j = 0; j < k; j++)
-		w->parts[heap[j]]->chosen = true;
+		partitions_at(w->parts, heap[j])->chosen = true;
 	free(heap);
 	return 0;
 }
@@ -246,11 +250,11 @@ static void refresh_partitions(struct worker *w, int64_t now)
 {
 	if (choose(w) != 0)
 		return; /* the same ones as before, their values as they were */
-	for (size_t i = 0; i < w->nparts; i++)
-		if (!w->parts[i]->chosen)
-			worker_control_unshow(w->parts[i]);
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		if (!partitions_at(w->parts, i)->chosen)
+			worker_control_unshow(partitions_at(w->parts, i));
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 		uint64_t **h;
 
 		partition_head(p, now);
@@ -421,8 +425,8 @@ int worker_health(struct worker *w, char *msg, size_t len)
 		         offsets_strerror(w->last_flush));
 		return -1;
 	}
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 
 		partition_head(p, now);
 		if (partition_waited(p, now) > oldest) {
@@ -451,9 +455,9 @@ static uint32_t conn_pending(const struct conn *c)
 {
 	uint32_t n = 0;
 
-	for (size_t i = 0; i < c->w->nparts; i++)
-		if (c->w->parts[i]->conn == c)
-			n += partition_pending(c->w->parts[i]);
+	for (size_t i = 0; i < partitions_count(c->w->parts); i++)
+		if (partitions_at(c->w->parts, i)->conn == c)
+			n += partition_pending(partitions_at(c->w->parts, i));
 	return n;
 }
 
@@ -518,13 +522,13 @@ static void finish_stop(struct conn *c)
 		worker_eos_commit_soon(w);
 		return;
 	}
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 		char *json;
 
 		if (p->conn != c)
 			continue;
-		if (p->fl != NULL && acks_take(&p->fl->fifo, &off)) {
+		if (partition_flight(p) != NULL && acks_take(partition_flight(p), &off)) {
 			json = c->cs->ops->offset_json(c->ctx, &off);
 			if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
 				log_error(
@@ -823,9 +827,9 @@ static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint
  * mislead). */
 static void refresh_backlog(struct worker *w)
 {
-	for (size_t i = 0; i < w->nparts; i++)
-		if (w->parts[i]->series != NULL)
-			w->parts[i]->series->backlog_put = false;
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		if (partitions_at(w->parts, i)->series != NULL)
+			partitions_at(w->parts, i)->series->backlog_put = false;
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
 
@@ -834,8 +838,8 @@ static void refresh_backlog(struct worker *w)
 		if (!c->removed && c->ctx != NULL && c->cs->ops->backlog != NULL)
 			c->cs->ops->backlog(c->ctx, put_backlog, w);
 	}
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct pseries *ps = w->parts[i]->series;
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct pseries *ps = partitions_at(w->parts, i)->series;
 
 		if (ps != NULL && ps->backlog != NULL && !ps->backlog_put && !ps->backlog_hidden) {
 			stats_hide(ps->backlog);

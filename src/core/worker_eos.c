@@ -223,8 +223,9 @@ bool worker_eos_fenced(const struct worker *w)
 /* worker_private.h */
 bool worker_eos_holds(const struct worker *w, const struct conn *c)
 {
-	for (size_t i = 0; w->eos != NULL && i < w->nparts; i++)
-		if (w->parts[i]->conn == c && partition_advanced(w->parts[i]))
+	for (size_t i = 0; w->eos != NULL && i < partitions_count(w->parts); i++)
+		if (partitions_at(w->parts, i)->conn == c &&
+		    partition_advanced(partitions_at(w->parts, i)))
 			return true;
 	return false;
 }
@@ -239,8 +240,9 @@ void worker_eos_commit_soon(struct worker *w)
 /* True when the open transaction holds a record or an offset. */
 static bool holds_something(const struct worker *w)
 {
-	for (size_t i = 0; i < w->nparts; i++)
-		if (partition_inflight(w->parts[i]) > 0 || partition_advanced(w->parts[i]))
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		if (partition_inflight(partitions_at(w->parts, i)) > 0 ||
+		    partition_advanced(partitions_at(w->parts, i)))
 			return true;
 	return false;
 }
@@ -322,10 +324,10 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	e->gen = offsets_next_generation(w->offsets);
 	h[0].len = (size_t)snprintf(gen, sizeof(gen), "%" PRIu64, e->gen);
 	h[1].len = strlen(e->device);
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 
-		if (p->fl == NULL || !acks_take(&p->fl->fifo, &off))
+		if (partition_flight(p) == NULL || !acks_take(partition_flight(p), &off))
 			continue;
 		free(e->json[i]);
 		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
@@ -353,7 +355,7 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 static int commit(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
-	char **json = realloc(e->json, (w->nparts + 1) * sizeof(*json));
+	char **json = realloc(e->json, (partitions_count(w->parts) + 1) * sizeof(*json));
 
 	if (json == NULL) {
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
@@ -362,7 +364,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	if (!e->open && sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
 		return -1;
 	e->open = true;
-	memset(json, 0, (w->nparts + 1) * sizeof(*json));
+	memset(json, 0, (partitions_count(w->parts) + 1) * sizeof(*json));
 	e->json = json;
 	if (await_records(w) != 0) {
 		snprintf(errbuf, errlen, "exactly-once: records not acknowledged in time");
@@ -378,16 +380,16 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	e->open = false;
 	/* Committed: the store may have them now, and its write need not send
 	 * the offsets topic what the transaction wrote there. */
-	for (size_t i = 0; i < w->nparts; i++)
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
 		if (e->json[i] != NULL) {
-			struct partition *p = w->parts[i];
+			struct partition *p = partitions_at(w->parts, i);
 
 			if (offsets_put_shared(w->offsets, p->key, e->json[i]) != 0) {
 				log_error("offsets: cannot record %s", p->key);
 			} else {
 				offsets_written_outside(w->offsets, p->key, e->gen, e->device);
-				if (p->fl != NULL)
-					acks_settle(&p->fl->fifo); /* in the store as text now */
+				if (partition_flight(p) != NULL) /* in the store as text now */
+					acks_settle(partition_flight(p));
 				partition_land(p);
 			}
 			free(e->json[i]);
@@ -565,7 +567,7 @@ void worker_eos_close(struct worker *w)
 	if (w->eos == NULL)
 		return;
 	loop_timer_del(w->loop, w->eos->timer);
-	for (size_t i = 0; w->eos->json != NULL && i < w->nparts; i++)
+	for (size_t i = 0; w->eos->json != NULL && i < partitions_count(w->parts); i++)
 		free(w->eos->json[i]);
 	free(w->eos->json);
 	free(w->eos);

@@ -10,6 +10,7 @@
 #include "util/buf.h"
 #include "util/hash.h"
 #include "core/loop.h"
+#include "core/partitions.h"
 #include "config/settings.h"
 #include "core/sink.h"
 #include "core/source.h"
@@ -17,41 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MAX_PARTITIONS 65536
 #define BATCH_RECORDS 1024
 /* Offset flushes that may fail in a row before reading pauses: past them, a
  * crash would replay ever more, so duplicates would no longer be bounded. */
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
-
-struct pseries; /* worker_control.c */
-
-/* What a partition needs only while records of it are in flight, or its
- * committable offset moved and is not in the store yet: most partitions of
- * a large glob are idle, and 88 bytes each were the most of what one cost
- * the worker. Made at its first record (partition_fifo), freed once it has
- * landed (partition_land). */
-struct flight {
-	struct acks_fifo fifo; /* first: a token's FIFO is its flight */
-	struct partition *p;
-	/* The oldest unacknowledged record: the FIFO head, and since when (loop
-	 * time) it has been the head: a lower bound of how long it waited. */
-	uint32_t head_seen;
-	int64_t head_since;
-};
-
-struct partition {
-	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
-	struct conn *conn;
-	struct flight *fl; /* NULL: nothing in flight, nothing to store */
-	/* Counted since the partition was made (its connector opened), and
-	 * shown as its series while it has them (worker_control.c). */
-	uint64_t produced, acked, read_bytes;
-	int64_t last_ack_ms; /* worker_epoch_ms() of the last acknowledgement, 0: none */
-	/* Its series in the registry while it is among the
-	 * metrics.partition.limit most active partitions; NULL: not shown. */
-	struct pseries *series;
-	bool chosen; /* worker_control.c, while it picks the partitions shown */
-};
 
 /* What a person asked of a connector through the REST API. */
 enum conn_run {
@@ -157,9 +127,7 @@ struct worker {
 	 * worker_conn_slot, bounded by memory only. */
 	struct conn **conns;
 	size_t nconns, capconns;
-	struct partition **parts;
-	size_t nparts;
-	struct hash partidx; /* key -> index in parts */
+	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
 	bool advanced;            /* an offset moved since the last flush */
@@ -205,65 +173,6 @@ static inline bool conn_reading(const struct conn *c)
 {
 	return !c->stopped && c->run == CONN_RUNNING;
 }
-
-/* Records of p in flight (waiting for Kafka, or failed). */
-static inline uint32_t partition_inflight(const struct partition *p)
-{
-	return p->fl != NULL ? p->fl->fifo.inflight : 0;
-}
-
-/* Records of p still waiting for a delivery report. */
-static inline uint32_t partition_pending(const struct partition *p)
-{
-	return p->fl != NULL ? p->fl->fifo.pending : 0;
-}
-
-/* True when p's committable offset moved since it was last taken. */
-static inline bool partition_advanced(const struct partition *p)
-{
-	return p->fl != NULL && p->fl->fifo.advanced;
-}
-
-/* The partition of a FIFO acks_done or acks_owner gave back. */
-static inline struct partition *partition_of(struct acks_fifo *f)
-{
-	return ((struct flight *)(void *)f)->p;
-}
-
-/* Notes that p's FIFO head (its oldest unacknowledged record) may have
- * changed, at loop time now. */
-static inline void partition_head(struct partition *p, int64_t now)
-{
-	struct flight *fl = p->fl;
-
-	if (fl == NULL)
-		return;
-	if (fl->fifo.inflight == 0) {
-		fl->head_seen = ACKS_NIL;
-	} else if (fl->fifo.head != fl->head_seen) {
-		fl->head_seen = fl->fifo.head;
-		fl->head_since = now;
-	}
-}
-
-/* How long p's oldest unacknowledged record has waited at loop time now
- * (0: none), as partition_head last noted it. */
-static inline int64_t partition_waited(const struct partition *p, int64_t now)
-{
-	return partition_inflight(p) > 0 ? now - p->fl->head_since : 0;
-}
-
-/* p's FIFO, for a record to join (its flight made when p has none), or
- * NULL when out of memory. */
-struct acks_fifo *partition_fifo(struct partition *p);
-
-/* Frees p's flight once nothing of p is in flight, its committable offset
- * is stored and its source reference let go (acks_settle). */
-void partition_land(struct partition *p);
-
-/* Lets go of p's flight whatever it holds (p goes away, or its records
- * are abandoned: their acknowledgements advance nothing). */
-void partition_abandon(struct acks *a, struct partition *p);
 
 /* ---- worker_control.c: the REST API's side of the worker ------------------ */
 

@@ -136,17 +136,19 @@ static void let_go_of_old_slots(struct worker *w)
 
 		if (c->removed)
 			continue;
-		for (size_t i = 0; i < w->nparts; i++)
-			busy |= w->parts[i]->conn == c && partition_inflight(w->parts[i]) > 0;
+		for (size_t i = 0; i < partitions_count(w->parts); i++)
+			busy |= partitions_at(w->parts, i)->conn == c &&
+			        partition_inflight(partitions_at(w->parts, i)) > 0;
 		if (!busy)
 			continue;
 		if (!c->stopped) {
 			restart_conn(w, c);
 			continue;
 		}
-		for (size_t i = 0; i < w->nparts; i++)
-			if (w->parts[i]->conn == c && partition_inflight(w->parts[i]) > 0)
-				partition_abandon(w->acks, w->parts[i]);
+		for (size_t i = 0; i < partitions_count(w->parts); i++)
+			if (partitions_at(w->parts, i)->conn == c &&
+			    partition_inflight(partitions_at(w->parts, i)) > 0)
+				partition_abandon(w->acks, partitions_at(w->parts, i));
 	}
 }
 
