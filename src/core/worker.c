@@ -79,11 +79,13 @@ void worker_delivery(void *ctx, void *token, enum sink_result res, const char *r
 	if (res == SINK_DELIVERED) {
 		stats_add(p->conn->acked, 1);
 		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
-		w->advanced |= advanced;
+		if (advanced)
+			commits_moved(w->commits);
 		return;
 	}
 	if (skipped) {
-		w->advanced |= advanced;
+		if (advanced)
+			commits_moved(w->commits);
 		return;
 	}
 	stats_add(p->conn->failed, 1);
@@ -108,8 +110,7 @@ static void poll_sink(struct worker *w)
 /* True while records cannot go to the producer: its queue or the ack slots are full. */
 static bool blocked(const struct worker *w)
 {
-	return w->queue_full || acks_available(w->acks) == 0 ||
-	       *w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE ||
+	return w->queue_full || acks_available(w->acks) == 0 || commits_paused(w->commits) ||
 	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
 }
 
@@ -260,91 +261,13 @@ static void poll_source(struct conn *c, int64_t now)
 
 /* ---- offsets ------------------------------------------------------------- */
 
-/* Pauses reading while offsets cannot be saved, and resumes when they can. */
-static void note_flush(struct worker *w, int rc)
-{
-	w->last_flush = rc;
-	*w->flush_time = (uint64_t)worker_epoch_ms();
-	*w->flush_ok = rc == 0;
-	if (rc == 0) {
-		if (*w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE && !w->stop)
-			log_notice("offsets: saved again; reading resumes");
-		*w->failed_flushes = 0;
-		return;
-	}
-	if (++*w->failed_flushes == FLUSH_FAILURES_BEFORE_PAUSE)
-		log_warn("offsets: %d flushes in a row failed: reading pauses until offsets can be "
-		         "saved, so that a crash cannot replay more than was acknowledged since",
-		         FLUSH_FAILURES_BEFORE_PAUSE);
-}
-
-/* The completion of an offset write (offsets_done_fn): for the file store
- * at once, for a store acknowledged later from the loop. */
-static void on_flushed(void *arg, int rc, const char *why)
-{
-	struct worker *w = arg;
-
-	if (rc != 0)
-		log_error("offsets: %s (the previous offsets stay in place; retrying at the next "
-		          "flush)",
-		          why != NULL ? why : offsets_strerror(rc));
-	else if (why != NULL)
-		log_warn("offsets: %s", why);
-	else
-		log_debug("offsets: flushed");
-	w->last_flush_ms = now_ms();
-	note_flush(w, rc);
-}
-
-/* Moves every partition's committable offset into the store and starts a
- * write when something changed (never while one is in flight). */
-/* Puts the offsets acknowledged since the last flush into the store. */
-static void put_acked(struct worker *w)
-{
-	struct src_offset off;
-
-	/* Exactly-once: offsets reach the store when their transaction
-	 * commits (worker_eos.c), not when their records are acknowledged. */
-	for (size_t i = 0; i < partitions_count(w->parts) && w->eos == NULL; i++) {
-		struct partition *p = partitions_at(w->parts, i);
-		struct acks_fifo *f;
-		char *json;
-
-		if ((f = partition_flight(p)) == NULL || !acks_take(f, &off))
-			continue;
-		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
-		if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0) {
-			log_error(
-			    "offsets: cannot record %s (out of memory or too many partitions)",
-			    p->key);
-			f->advanced = true; /* try again next flush */
-		} else {
-			acks_settle(f); /* in the store as text now */
-			partition_land(p);
-		}
-		free(json);
-	}
-}
-
+/* Puts the offsets acknowledged since the last flush into the store, and
+ * writes it when something changed. */
 static void flush_offsets(struct worker *w)
 {
-	/* A store acknowledged later is served from its descriptor; this
-	 * catches a wake-up its queue did not give (it signals only when it
-	 * turns non-empty). */
-	offsets_poll(w->offsets);
-	put_acked(w);
-	w->advanced = false;
+	commits_put_all(w->commits, w->parts, w->eos != NULL);
 	worker_source_log_counters(w);
-	/* A store deleted under skiff is written whole again, or the write
-	 * fails saying so, even when no offset moved. */
-	offsets_verify(w->offsets);
-	w->verified_ms = now_ms();
-	if (!offsets_dirty(w->offsets)) {
-		note_flush(w, 0);
-		return;
-	}
-	if (!offsets_writing(w->offsets))
-		offsets_write(w->offsets, on_flushed, w);
+	commits_write(w->commits, now_ms());
 }
 
 static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg)
@@ -436,13 +359,8 @@ static int prepare(struct worker *w, int64_t now)
 	/* An idle skiff has nothing to flush and sets no flush timer; whatever
 	 * wakes it (the rescan) checks, once a flush interval, that the store
 	 * was not deleted under it, which arms the timer. */
-	if (!w->advanced && !offsets_dirty(w->offsets) && !offsets_writing(w->offsets) &&
-	    now - w->verified_ms >= w->flush_interval) {
-		offsets_verify(w->offsets);
-		w->verified_ms = now;
-	}
-	loop_timer_set(w->flush_timer,
-	               w->advanced || offsets_dirty(w->offsets) ? w->next_flush : -1, 0);
+	commits_idle_check(w->commits, now, w->flush_interval);
+	loop_timer_set(w->flush_timer, commits_due(w->commits) ? w->next_flush : -1, 0);
 	return 0;
 }
 
@@ -575,8 +493,7 @@ static void put_stopping(void *arg, struct partition *p, const char *json)
  * rest (source_ops.stopping). */
 static void stop_sources(struct worker *w)
 {
-	offsets_poll(w->offsets);
-	put_acked(w);
+	commits_put_all(w->commits, w->parts, w->eos != NULL);
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
 
@@ -614,7 +531,8 @@ static int shut_down(struct worker *w, int code)
 	stop_sources(w);
 	flush_offsets(w);
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
-	if ((offsets_writing(w->offsets) || w->last_flush != 0) && code == WORKER_EXIT_OK)
+	if ((offsets_writing(w->offsets) || commits_last(w->commits, NULL) != 0) &&
+	    code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	return code;
 }
@@ -730,6 +648,12 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
 	return 0;
 }
 
+/* commits_render_fn: p's offset as its source renders it. */
+static char *render(struct partition *p, const struct src_offset *off)
+{
+	return p->conn->cs->ops->offset_json(p->conn->ctx, off);
+}
+
 /* The loop and the worker's own registrations. */
 static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 {
@@ -738,13 +662,16 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	    "offset writes that failed in a row (3 pause reading until one succeeds)", 0};
 
 	if (loop_new(&w->loop) != 0 || (w->parts = partitions_new()) == NULL ||
+	    (w->commits = commits_new(NULL, render)) == NULL ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
-	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0 ||
+	    stats_register(w->stats, &in_a_row, NULL,
+	                   commits_cell(w->commits, COMMITS_FAILED_IN_A_ROW), NULL) != 0 ||
 	    worker_control_register(w) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
+	commits_set_stopping(w->commits, &w->stop);
 	return 0;
 }
 
@@ -851,6 +778,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 	int rc;
 
 	w->offsets = offsets;
+	commits_set_store(w->commits, offsets);
 	if (offsets_fd(offsets) >= 0 && loop_fd_add(w->loop, offsets_fd(offsets), POLLIN,
 	                                            on_offsets_fd, w, &w->offsets_watch) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
@@ -932,6 +860,7 @@ void worker_destroy(struct worker *w)
 	worker_sink_close(w);
 	partitions_destroy(w->parts, w->acks, free_series);
 	free(w->logged);
+	commits_destroy(w->commits);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);
 	buf_free(&w->kscratch);

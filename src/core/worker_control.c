@@ -65,8 +65,14 @@ int worker_control_register(struct worker *w)
 	     STATS_F_BYTES},
 	    {"process_cpu", STATS_COUNTER, "CPU time of the process, user and system", STATS_F_MS},
 	};
-	uint64_t **cells[] = {&w->flush_time, &w->flush_ok,   &w->sent_bytes, &w->queue_depth,
-	                      &w->brokers,    &w->brokers_up, &w->rss,        &w->cpu};
+	uint64_t **cells[] = {commits_cell(w->commits, COMMITS_FLUSH_TIME),
+	                      commits_cell(w->commits, COMMITS_FLUSH_OK),
+	                      &w->sent_bytes,
+	                      &w->queue_depth,
+	                      &w->brokers,
+	                      &w->brokers_up,
+	                      &w->rss,
+	                      &w->cpu};
 
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		if (stats_register(w->stats, &d[i], NULL, cells[i], NULL) != 0)
@@ -420,9 +426,9 @@ int worker_health(struct worker *w, char *msg, size_t len)
 			return -1;
 		}
 	}
-	if (w->last_flush != 0) {
+	if (commits_last(w->commits, NULL) != 0) {
 		snprintf(msg, len, "the last offset write failed: %s (the log says more)",
-		         offsets_strerror(w->last_flush));
+		         offsets_strerror(commits_last(w->commits, NULL)));
 		return -1;
 	}
 	for (size_t i = 0; i < partitions_count(w->parts); i++) {
@@ -509,7 +515,6 @@ static void finish_restart(struct conn *c)
 static void finish_stop(struct conn *c)
 {
 	struct worker *w = c->w;
-	struct src_offset off;
 
 	if (c->run != CONN_STOPPING || conn_pending(c) > 0)
 		return;
@@ -528,16 +533,15 @@ static void finish_stop(struct conn *c)
 
 		if (p->conn != c)
 			continue;
-		if (partition_flight(p) != NULL && acks_take(partition_flight(p), &off)) {
-			json = c->cs->ops->offset_json(c->ctx, &off);
-			if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
-				log_error(
-				    "offsets: cannot record %s (out of memory or too many "
-				    "partitions): its last records will be read again after a "
-				    "resume",
-				    p->key);
-			free(json);
-		}
+		/* A put that fails is kept and tried again at the next flush:
+		 * c's source is closed by then, its text is not. */
+		if (commits_take(w->commits, p, &json) != 0 &&
+		    (json == NULL || commits_store(w->commits, p, json, NULL) != 0))
+			log_error("offsets: cannot record %s (out of memory or too many "
+			          "partitions): retrying at the next flush; until then its last "
+			          "records would be read again after a resume",
+			          p->key);
+		free(json);
 		partition_abandon(w->acks, p);
 	}
 	c->cs->ops->close(c->ctx);

@@ -313,7 +313,7 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
 	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
-	struct src_offset off;
+	char *json;
 	char gen[24], cv[OFFSETS_KVALUE_MAX];
 	struct record_header h[3] = {{.name = "skiff.generation", .value = gen},
 	                             {.name = "skiff.device", .value = e->device},
@@ -327,10 +327,10 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 	for (size_t i = 0; i < partitions_count(w->parts); i++) {
 		struct partition *p = partitions_at(w->parts, i);
 
-		if (partition_flight(p) == NULL || !acks_take(partition_flight(p), &off))
+		if (commits_take(w->commits, p, &json) == 0)
 			continue;
 		free(e->json[i]);
-		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
+		e->json[i] = json;
 		cvlen = e->json[i] != NULL ? offsets_kvalue_connect(e->json[i], cv, sizeof(cv)) : 0;
 		h[2].value = e->json[i];
 		h[2].len = e->json[i] != NULL ? strlen(e->json[i]) : 0;
@@ -355,6 +355,7 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 static int commit(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
+	struct commit_origin origin;
 	char **json = realloc(e->json, (partitions_count(w->parts) + 1) * sizeof(*json));
 
 	if (json == NULL) {
@@ -378,20 +379,16 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	    txn(w, SINK_TXN_COMMIT, w->flush_timeout * 6, errbuf, errlen) != 0)
 		return -1;
 	e->open = false;
+	origin = (struct commit_origin){.gen = e->gen, .device = e->device};
 	/* Committed: the store may have them now, and its write need not send
 	 * the offsets topic what the transaction wrote there. */
 	for (size_t i = 0; i < partitions_count(w->parts); i++)
 		if (e->json[i] != NULL) {
 			struct partition *p = partitions_at(w->parts, i);
 
-			if (offsets_put_shared(w->offsets, p->key, e->json[i]) != 0) {
+			/* A failed put is kept and tried again at the next flush. */
+			if (commits_store(w->commits, p, e->json[i], &origin) != 0)
 				log_error("offsets: cannot record %s", p->key);
-			} else {
-				offsets_written_outside(w->offsets, p->key, e->gen, e->device);
-				if (partition_flight(p) != NULL) /* in the store as text now */
-					acks_settle(partition_flight(p));
-				partition_land(p);
-			}
 			free(e->json[i]);
 			e->json[i] = NULL;
 		}

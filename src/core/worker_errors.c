@@ -126,7 +126,8 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
 	f = acks_done(w->acks, token, true);
 	if (f != NULL) {
 		partition_head(r->part, loop_now_ms());
-		w->advanced |= f->advanced;
+		if (f->advanced)
+			commits_moved(w->commits);
 	}
 	return true;
 }

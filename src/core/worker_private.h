@@ -6,6 +6,7 @@
 #define SKIFF_WORKER_PRIVATE_H
 
 #include "core/acks.h"
+#include "core/commits.h"
 #include "control/rest.h"
 #include "util/buf.h"
 #include "util/hash.h"
@@ -19,9 +20,6 @@
 #include <stdint.h>
 
 #define BATCH_RECORDS 1024
-/* Offset flushes that may fail in a row before reading pauses: past them, a
- * crash would replay ever more, so duplicates would no longer be bounded. */
-#define FLUSH_FAILURES_BEFORE_PAUSE 3
 
 /* What a person asked of a connector through the REST API. */
 enum conn_run {
@@ -130,13 +128,10 @@ struct worker {
 	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
-	bool advanced;            /* an offset moved since the last flush */
-	bool queue_full;          /* the producer refused a record; wait for a delivery report */
-	uint64_t produced;        /* records handed to the producer since the start */
-	int last_flush;           /* outcome of the last completed offset write */
-	int64_t verified_ms;      /* now_ms() of the last offsets_verify */
-	uint64_t *failed_flushes; /* in a row (a gauge) */
-	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
+	bool queue_full;         /* the producer refused a record; wait for a delivery report */
+	uint64_t produced;       /* records handed to the producer since the start */
+	struct commits *commits; /* acknowledged prefixes into the store */
+	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
 	/* notify: systemd (worker_notify.c), reload (worker_reload.c), status
 	 * (worker_status.c). */
@@ -156,12 +151,10 @@ struct worker {
 	/* A record's key and value as converted, reused record after record
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
-	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
 	/* rest: worker_control.c */
-	int64_t health_ack_ms;           /* health.ack.timeout.ms */
-	size_t part_limit;               /* metrics.partition.limit */
-	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
+	int64_t health_ack_ms; /* health.ack.timeout.ms */
+	size_t part_limit;     /* metrics.partition.limit */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
 	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */

@@ -88,20 +88,17 @@ static void env_anchor(struct source_env *env, struct partition *p, const struct
 {
 	struct conn *c = env->opaque;
 	struct worker *w = c->w;
-	char *json;
+	int rc;
 
-	if (c->ctx == NULL || offsets_get(w->offsets, p->key) != NULL ||
-	    partition_inflight(p) > 0 || partition_advanced(p))
+	if (c->ctx == NULL || (rc = commits_anchor(w->commits, p, off)) == 0)
 		return;
-	json = c->cs->ops->offset_json(c->ctx, off);
-	if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
+	if (rc < 0)
 		log_warn("offsets: cannot record where %s starts (out of memory or too many "
 		         "partitions): a restart before its first acknowledgement reads it again "
 		         "from the file then at its path",
 		         p->key);
 	else
 		w->next_flush = loop_now_ms();
-	free(json);
 }
 
 /* Makes room in w->logged for registry index i. */
