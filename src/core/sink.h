@@ -18,6 +18,7 @@
 
 #include "util/err.h"
 
+struct config_section;
 struct record_header;
 
 /* The outcome of one record, in a delivery report. */
@@ -104,6 +105,11 @@ struct sink {
 	const struct sink_ops *ops;
 	void *ctx;
 };
+
+/* A producer's constructor, as sink_open (kafka/sink_kafka.h): from the
+ * worker section, reports to cb(cb_ctx, ...). */
+typedef int (*sink_open_fn)(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
+                            struct sink **out, char *errbuf, size_t errlen);
 
 /* Produces r. token comes back exactly once through the delivery callback,
  * unless this returns non-zero (then the sink took nothing). 0,

@@ -384,8 +384,8 @@ static int all_stopped(const struct worker *w)
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
-/* One turn of the loop. Returns 0 to go on, or an exit code. */
-static int turn(struct worker *w)
+/* worker_private.h */
+int worker_turn(struct worker *w)
 {
 	char errbuf[512];
 	int64_t now;
@@ -592,7 +592,7 @@ int worker_run(struct worker *w, int sigfd)
 	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
 	worker_notify(w, "READY=1");
 	while (!w->stop && code == 0)
-		code = turn(w);
+		code = worker_turn(w);
 	code = shut_down(w, code);
 	log_info("stopped (exit %d)", code);
 	return code;
@@ -679,7 +679,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
  * holds records: memory for in-flight records is bounded by construction. */
 static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 {
-	int rc = sink_open(w->settings->worker, worker_delivery, w, &w->sink, errbuf, errlen);
+	int rc = w->open_sink(w->settings->worker, worker_delivery, w, &w->sink, errbuf, errlen);
 
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
@@ -700,6 +700,13 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 int worker_new(const struct settings *s, struct stats *stats, struct worker **out, char *errbuf,
                size_t errlen)
 {
+	return worker_new_with(s, stats, sink_open, out, errbuf, errlen);
+}
+
+/* worker_private.h */
+int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn opener,
+                    struct worker **out, char *errbuf, size_t errlen)
+{
 	struct worker *w = calloc(1, sizeof(*w));
 	int rc;
 
@@ -710,6 +717,7 @@ int worker_new(const struct settings *s, struct stats *stats, struct worker **ou
 	}
 	w->settings = s;
 	w->stats = stats;
+	w->open_sink = opener;
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");

@@ -103,6 +103,7 @@ struct worker {
 	int sigfd; /* the signal pipe sig_watch watches (set with it) */
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
+	sink_open_fn open_sink; /* sink_open, or a test's fake */
 	/* The TLS files the producer read, watched for a new certificate
 	 * (worker_sink.c). */
 	struct filewatch *tls;
@@ -262,7 +263,17 @@ void worker_source_log_counters(struct worker *w);
 /* Frees what worker_source_* allocated for c (not the source itself). */
 void worker_source_free(struct conn *c);
 
-/* ---- worker.c, for the reload -------------------------------------------- */
+/* ---- worker.c, for the reload and the tests --------------------------- */
+
+/* worker_new with the producer made by open_sink (sink_open: Kafka's; a
+ * test passes its fake's constructor). */
+int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn open_sink,
+                    struct worker **out, char *errbuf, size_t errlen);
+
+/* One turn of the loop (worker_run's body): waits for what is due, serves
+ * the producer's reports, reads and produces. Returns 0 to go on, or an
+ * exit code. */
+int worker_turn(struct worker *w);
 
 /* Opens c's source from cs in slot c (counters, deadline, source). Returns 0
  * or a WORKER_ERR_* code with errbuf "connector X: why". */

@@ -159,7 +159,7 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 	char err[1024];
 	int rc, left;
 
-	rc = sink_open(ws, worker_delivery, w, &next, err, sizeof(err));
+	rc = w->open_sink(ws, worker_delivery, w, &next, err, sizeof(err));
 	if (rc != 0) {
 		log_error("producer: no new producer after %s: %s; the running one goes on, and "
 		          "the next change is tried again",

@@ -95,7 +95,8 @@ static void poll_reports(void *ctx)
 		f->cb(f->cb_ctx, f->recs[rep.i].token, rep.res,
 		      rep.res == SINK_DELIVERED ? NULL : rep.reason);
 	}
-	memmove(f->reports, f->reports + n, (f->nreports - n) * sizeof(*f->reports));
+	if (n > 0)
+		memmove(f->reports, f->reports + n, (f->nreports - n) * sizeof(*f->reports));
 	f->nreports -= n;
 	if (f->nreports > 0)
 		(void)!write(f->pipefd[1], "1", 1);
@@ -287,4 +288,9 @@ int sinkfake_txn_calls(const struct sinkfake *f, enum sink_txn_op op)
 int sinkfake_polls(const struct sinkfake *f)
 {
 	return f->polls;
+}
+
+void sinkfake_wake(struct sinkfake *f)
+{
+	(void)!write(f->pipefd[1], "1", 1);
 }

@@ -55,6 +55,9 @@ void sinkfake_set_fatal(struct sinkfake *f, const char *why);
 void sinkfake_txn_answer(struct sinkfake *f, int rc, int n);
 int sinkfake_txn_calls(const struct sinkfake *f, enum sink_txn_op op);
 
+/* Makes the fake's descriptor readable (a loop waiting on it wakes). */
+void sinkfake_wake(struct sinkfake *f);
+
 /* How many times sink_poll was called. */
 int sinkfake_polls(const struct sinkfake *f);
 
