@@ -6,15 +6,14 @@
 #include "config/config.h"
 #include "convert/convert.h"
 #include "core/log.h"
+#include "core/pipeline.h"
 #include "core/loop.h"
-#include "kafka/ratelimit.h"
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
 #include "core/stats.h"
-#include "transform/transform.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -28,9 +27,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-
-/* The most bytes a converted key or value keeps allocated between records. */
-#define SCRATCH_KEEP (1024 * 1024)
 
 static int64_t now_ms(void)
 {
@@ -54,209 +50,6 @@ void worker_conn_fail(struct conn *c, bool config, const char *why)
 	free(c->trace);
 	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
 	c->batch.n = c->next = 0;
-}
-
-void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
-{
-	struct worker *w = ctx;
-	/* errors.tolerance=all: a record Kafka refused for good is done. */
-	bool skipped = res == SINK_REFUSED && worker_tolerate_refusal(w, token, reason);
-	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
-	struct partition *p;
-	bool advanced;
-	char why[512];
-
-	w->queue_full = false; /* a report frees room in the producer queue */
-	if (res != SINK_DELIVERED)
-		worker_eos_failed(w);
-	if (f == NULL)
-		return;
-	p = partition_of(f);
-	partition_head(p, w->turn_ms);
-	/* Read before worker_control_acked: a stop it finishes frees f. */
-	advanced = f->advanced;
-	worker_control_acked(p, res == SINK_DELIVERED);
-	if (res == SINK_DELIVERED) {
-		stats_add(p->conn->acked, 1);
-		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
-		if (advanced)
-			commits_moved(w->commits);
-		return;
-	}
-	if (skipped) {
-		if (advanced)
-			commits_moved(w->commits);
-		return;
-	}
-	stats_add(p->conn->failed, 1);
-	/* Fenced: librdkafka fails or purges every record; the connector did
-	 * nothing wrong, and the worker exits (worker_eos_exit_code). */
-	if (worker_eos_fenced(w))
-		return;
-	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
-	worker_conn_fail(p->conn, res == SINK_REFUSED, why);
-}
-
-/* ---- the path of a record ----------------------------------------------- */
-
-/* Serves the producer's reports, the clocks read once for all of them. */
-static void poll_sink(struct worker *w)
-{
-	w->turn_ms = now_ms();
-	w->turn_epoch_ms = worker_epoch_ms();
-	sink_poll(w->sink);
-}
-
-/* True while records cannot go to the producer: its queue or the ack slots are full. */
-static bool blocked(const struct worker *w)
-{
-	return w->queue_full || acks_available(w->acks) == 0 || commits_paused(w->commits) ||
-	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
-}
-
-/* Frees a scratch buffer that held a large record: a long line or row must
- * not pin its size for good. */
-static void trim(struct buf *b)
-{
-	if (buf_len(b) > SCRATCH_KEEP)
-		buf_free(b);
-}
-
-/* Converts and produces c's batch from c->next on. Returns when the batch is
- * done, or the producer queue or the ack slots are full. */
-static void produce_batch(struct conn *c)
-{
-	struct worker *w = c->w;
-	char errbuf[512];
-
-	while (conn_reading(c) && c->next < c->batch.n) {
-		struct record *r = &c->records[c->next];
-		struct transform_out t;
-		enum transform_result tr;
-		const char *key = NULL, *val = NULL;
-		size_t klen = 0, vlen = 0;
-		struct acks_fifo *f;
-		struct sink_record rec;
-		void *token;
-		int rc, krc, vrc;
-
-		if (blocked(w))
-			return;
-		tr = transform_chain_apply(c->cs->chain, r, &t, errbuf, sizeof(errbuf));
-		if (tr == TRANSFORM_DROP) {
-			/* Connect commits a filtered record's offset: it is done. */
-			if ((f = partition_fifo(r->part)) == NULL) {
-				worker_conn_fail(c, false, "out of memory");
-				return;
-			}
-			token = acks_submit(w->acks, f, &r->offset);
-			worker_delivery(w, token, SINK_DELIVERED, NULL);
-			c->next++;
-			continue;
-		}
-		if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf)) {
-			c->next++;
-			continue;
-		}
-		if (tr != TRANSFORM_OK) {
-			/* The same record fails the same way after a restart (78);
-			 * out of memory may pass (75). */
-			worker_conn_fail(c, tr == TRANSFORM_ERROR, errbuf);
-			return;
-		}
-		krc = convert_value_view(&c->cs->key_conv, &t.key, &w->kscratch, &key, &klen,
-		                         c->utf8_replaced);
-		vrc = krc != 0 ? 0
-		               : convert_value_view(&c->cs->value_conv, &t.value, &w->vscratch,
-		                                    &val, &vlen, c->utf8_replaced);
-		if (krc != 0 || vrc != 0) {
-			/* A shape no restart changes is the user's to fix (78); out of
-			 * memory may pass (75). */
-			bool shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
-
-			snprintf(
-			    errbuf, sizeof(errbuf), "%s cannot serialise this record's %s (%s)",
-			    convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
-			    krc != 0 ? "key" : "value",
-			    shape ? "a struct" : "out of memory, or larger than 1 GB");
-			if (shape && worker_tolerate(c, r, errbuf)) {
-				c->next++;
-				continue;
-			}
-			worker_conn_fail(c, shape, errbuf);
-			return;
-		}
-		if (worker_eos_begin(w) != 0)
-			return; /* the turn's end exits (worker_eos_boundary) */
-		if ((f = partition_fifo(r->part)) == NULL) {
-			worker_conn_fail(c, false, "out of memory");
-			return;
-		}
-		token = acks_submit(w->acks, f, &r->offset);
-		rec = (struct sink_record){.topic = t.topic,
-		                           .key = key,
-		                           .klen = klen,
-		                           .value = val,
-		                           .vlen = vlen,
-		                           .headers = t.headers,
-		                           .nheaders = t.nheaders,
-		                           .timestamp_ms = t.timestamp_ms};
-		rc = sink_produce(w->sink, &rec, token, errbuf, sizeof(errbuf));
-		trim(&w->kscratch);
-		trim(&w->vscratch);
-		if (rc == 0) {
-			worker_bandwidth_charge(w, klen + vlen);
-			stats_add(c->produced, 1);
-			w->produced++;
-			worker_control_produced(r, t.topic, vlen);
-			c->next++;
-			continue;
-		}
-		acks_cancel(w->acks, token);
-		if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
-			/* Backpressure: no reading, no spinning, until a delivery report. */
-			w->queue_full = true;
-			return;
-		}
-		if (rc == SINK_QUEUE_FULL) {
-			/* Nothing queued and still no room: it can never fit. */
-			snprintf(errbuf, sizeof(errbuf),
-			         "a record of %zu bytes is larger than the "
-			         "whole producer queue (producer.queue.buffering.max.kbytes)",
-			         klen + vlen);
-			worker_conn_fail(c, true, errbuf);
-			return;
-		}
-		if (rc == SINK_ERR_CONFIG && worker_tolerate(c, r, errbuf)) {
-			c->next++;
-			continue;
-		}
-		worker_conn_fail(c, rc == SINK_ERR_CONFIG, errbuf);
-	}
-}
-
-/* Polls c's source for a new batch when the last one is done. */
-static void poll_source(struct conn *c, int64_t now)
-{
-	char errbuf[1024];
-	uint32_t room = acks_available(c->w->acks);
-	int rc;
-
-	if (!conn_reading(c) || c->next < c->batch.n || blocked(c->w))
-		return;
-	c->batch.records = c->records;
-	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
-	c->batch.n = 0;
-	c->next = 0;
-	c->ready = c->woke = false;
-	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
-	if (rc != 0) {
-		worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
-		return;
-	}
-	if (c->batch.more)
-		c->ready = true;
-	produce_batch(c);
 }
 
 /* ---- offsets ------------------------------------------------------------- */
@@ -331,7 +124,7 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
 {
 	struct worker *w = arg;
 
-	poll_sink(w);
+	pipeline_poll_sink(w);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
@@ -344,7 +137,7 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
  * offset.flush.timeout.ms, time enough for rotations to delete files. */
 static int prepare(struct worker *w, int64_t now)
 {
-	bool wait = blocked(w) || w->stop || w->reloading;
+	bool wait = pipeline_blocked(w) || w->stop || w->reloading;
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
@@ -401,7 +194,7 @@ int worker_turn(struct worker *w)
 	}
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
-	poll_sink(w);
+	pipeline_poll_sink(w);
 	worker_sink_turn(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		if (!worker_eos_fenced(w)) /* else worker_eos_exit_code says it */
@@ -420,11 +213,11 @@ int worker_turn(struct worker *w)
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
 		struct conn *c = w->conns[i];
 
-		produce_batch(c);
-		if (worker_source_mode(c, blocked(w)) == SOURCE_WATCH)
+		pipeline_produce(c);
+		if (worker_source_mode(c, pipeline_blocked(w)) == SOURCE_WATCH)
 			worker_source_notice(c, now);
 		else if (c->ready)
-			poll_source(c, now);
+			pipeline_poll_source(c, now);
 	}
 	if ((code = worker_eos_boundary(w, false)) != 0)
 		return code;
@@ -449,7 +242,7 @@ static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct 
 		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 			break;
-		poll_sink(w);
+		pipeline_poll_sink(w);
 		offsets_poll(w->offsets);
 		now = now_ms();
 		for (size_t i = 0; i < w->nconns; i++)
@@ -648,6 +441,17 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
 	return 0;
 }
 
+/* What the record path (core/pipeline.c) calls of the worker. */
+static const struct pipeline_hooks hooks = {
+    .fail = worker_conn_fail,
+    .acked = worker_control_acked,
+    .produced = worker_control_produced,
+    .charge = worker_bandwidth_charge,
+    .txn_begin = worker_eos_begin,
+    .txn_failed = worker_eos_failed,
+    .fenced = worker_eos_fenced,
+};
+
 /* commits_render_fn: p's offset as its source renders it. */
 static char *render(struct partition *p, const struct src_offset *off)
 {
@@ -679,7 +483,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
  * holds records: memory for in-flight records is bounded by construction. */
 static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 {
-	int rc = w->open_sink(w->settings->worker, worker_delivery, w, &w->sink, errbuf, errlen);
+	int rc = w->open_sink(w->settings->worker, pipeline_delivery, w, &w->sink, errbuf, errlen);
 
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
@@ -718,6 +522,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->settings = s;
 	w->stats = stats;
 	w->open_sink = opener;
+	w->hooks = &hooks;
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");

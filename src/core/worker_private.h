@@ -103,7 +103,8 @@ struct worker {
 	int sigfd; /* the signal pipe sig_watch watches (set with it) */
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
-	sink_open_fn open_sink; /* sink_open, or a test's fake */
+	sink_open_fn open_sink;             /* sink_open, or a test's fake */
+	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
 	/* The TLS files the producer read, watched for a new certificate
 	 * (worker_sink.c). */
 	struct filewatch *tls;
@@ -200,7 +201,7 @@ void worker_conn_fail(struct conn *c, bool config, const char *why);
  * errors.tolerance=all: counts, logs (errors.log.*) and skips r, which is
  * done at once (its offset may move past it), and returns true; else
  * returns false and the caller stops c. Call only while a slot is free
- * (blocked() is false). */
+ * (pipeline_blocked() is false). */
 bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
 
 /* A delivery report says Kafka refused token's record for good (reason:
@@ -300,9 +301,6 @@ void worker_waiting(struct worker *w);
  * with exactly-once, commits the open transaction first. Returns the
  * records still in flight. */
 int worker_drain_and_flush(struct worker *w);
-
-/* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
-void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason);
 
 /* Exactly-once (worker_eos.c), when exactly.once.source.support=enabled
  * (else no-ops): worker_eos_open makes w->eos; worker_eos_fence claims the

@@ -28,6 +28,7 @@
 #include "config/config.h"
 #include "util/filewatch.h"
 #include "core/log.h"
+#include "core/pipeline.h"
 #include "core/loop.h"
 #include "kafka/ratelimit.h"
 #include "kafka/sink_kafka.h"
@@ -159,7 +160,7 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 	char err[1024];
 	int rc, left;
 
-	rc = w->open_sink(ws, worker_delivery, w, &next, err, sizeof(err));
+	rc = w->open_sink(ws, pipeline_delivery, w, &next, err, sizeof(err));
 	if (rc != 0) {
 		log_error("producer: no new producer after %s: %s; the running one goes on, and "
 		          "the next change is tried again",
