@@ -339,6 +339,46 @@ static void test_stop_with_records_in_flight(void)
 	CHECK_INT(sc.closes, 1);
 }
 
+/* Fills the store o up to OFFSETS_MAX_BYTES but a little: a new key no
+ * longer fits. */
+static void fill(struct offsets *o)
+{
+	size_t n = OFFSETS_MAX_BYTES - 60;
+	char *v = malloc(n + 16);
+
+	CHECK(v != NULL);
+	memcpy(v, "{\"x\":\"", 6);
+	memset(v + 6, 'a', n - 8);
+	memcpy(v + n - 2, "\"}", 3);
+	CHECK_INT(offsets_put(o, "[\"big\",{}]", v), 0);
+	free(v);
+}
+
+/* A stop whose store fails (the store is full) keeps the acknowledged
+ * prefix and stores it at a later flush, although the source is closed:
+ * before core/commits it was dropped with a log line, and a resume read
+ * those records again. */
+static void test_failed_store_at_a_stop_is_retried(void)
+{
+	struct rig r;
+	char errbuf[512];
+
+	rig_up(&r, 3, 0, "none");
+	CHECK_INT(turns(&r, 3), 0);
+	CHECK_INT(sinkfake_count(fake), 3);
+	fill(r.o);
+	CHECK_INT(worker_rest_ops.control(r.wk, 0, REST_STOP, errbuf, sizeof(errbuf)), 0);
+	for (size_t k = 0; k < 3; k++)
+		sinkfake_deliver(fake, k, SINK_DELIVERED, NULL);
+	CHECK_INT(turns(&r, 5), 0);
+	CHECK_INT(r.wk->conns[0]->run, CONN_STOPPED);
+	CHECK_INT(sc.closes, 1);
+	CHECK(offsets_get(r.o, KEY_P) == NULL); /* no room */
+	CHECK_INT(offsets_put(r.o, "[\"big\",{}]", "{\"x\":1}"), 0);
+	CHECK_STR(stored_after_turns(&r, "{\"position\":3}"), "{\"position\":3}");
+	rig_down(&r);
+}
+
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	(void)st;
@@ -356,6 +396,7 @@ int main(void)
 	test_refused_record_and_tolerance();
 	test_failed_offset_writes_pause_reading();
 	test_stop_with_records_in_flight();
+	test_failed_store_at_a_stop_is_retried();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_pipeline");
 }
