@@ -6,15 +6,14 @@
 #include "config/config.h"
 #include "convert/convert.h"
 #include "core/log.h"
+#include "core/pipeline.h"
 #include "core/loop.h"
-#include "kafka/ratelimit.h"
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
 #include "core/stats.h"
-#include "transform/transform.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -28,9 +27,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-
-/* The most bytes a converted key or value keeps allocated between records. */
-#define SCRATCH_KEEP (1024 * 1024)
 
 static int64_t now_ms(void)
 {
@@ -56,318 +52,15 @@ void worker_conn_fail(struct conn *c, bool config, const char *why)
 	c->batch.n = c->next = 0;
 }
 
-struct acks_fifo *partition_fifo(struct partition *p)
-{
-	if (p->fl == NULL) {
-		if ((p->fl = calloc(1, sizeof(*p->fl))) == NULL)
-			return NULL;
-		acks_fifo_init(&p->fl->fifo);
-		p->fl->p = p;
-		p->fl->head_seen = ACKS_NIL;
-	}
-	return &p->fl->fifo;
-}
-
-void partition_land(struct partition *p)
-{
-	const struct acks_fifo *f = p->fl != NULL ? &p->fl->fifo : NULL;
-
-	if (f == NULL || f->inflight > 0 || f->advanced || f->committable.ref != NULL)
-		return;
-	free(p->fl);
-	p->fl = NULL;
-}
-
-void partition_abandon(struct acks *a, struct partition *p)
-{
-	if (p->fl == NULL)
-		return;
-	acks_abandon(a, &p->fl->fifo);
-	acks_fifo_fini(&p->fl->fifo);
-	free(p->fl);
-	p->fl = NULL;
-}
-
-void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
-{
-	struct worker *w = ctx;
-	/* errors.tolerance=all: a record Kafka refused for good is done. */
-	bool skipped = res == SINK_REFUSED && worker_tolerate_refusal(w, token, reason);
-	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
-	struct partition *p;
-	bool advanced;
-	char why[512];
-
-	w->queue_full = false; /* a report frees room in the producer queue */
-	if (res != SINK_DELIVERED)
-		worker_eos_failed(w);
-	if (f == NULL)
-		return;
-	p = partition_of(f);
-	partition_head(p, w->turn_ms);
-	/* Read before worker_control_acked: a stop it finishes frees f. */
-	advanced = f->advanced;
-	worker_control_acked(p, res == SINK_DELIVERED);
-	if (res == SINK_DELIVERED) {
-		stats_add(p->conn->acked, 1);
-		p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
-		w->advanced |= advanced;
-		return;
-	}
-	if (skipped) {
-		w->advanced |= advanced;
-		return;
-	}
-	stats_add(p->conn->failed, 1);
-	/* Fenced: librdkafka fails or purges every record; the connector did
-	 * nothing wrong, and the worker exits (worker_eos_exit_code). */
-	if (worker_eos_fenced(w))
-		return;
-	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
-	worker_conn_fail(p->conn, res == SINK_REFUSED, why);
-}
-
-/* ---- the path of a record ----------------------------------------------- */
-
-/* Serves the producer's reports, the clocks read once for all of them. */
-static void poll_sink(struct worker *w)
-{
-	w->turn_ms = now_ms();
-	w->turn_epoch_ms = worker_epoch_ms();
-	sink_poll(w->sink);
-}
-
-/* True while records cannot go to the producer: its queue or the ack slots are full. */
-static bool blocked(const struct worker *w)
-{
-	return w->queue_full || acks_available(w->acks) == 0 ||
-	       *w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE ||
-	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
-}
-
-/* Frees a scratch buffer that held a large record: a long line or row must
- * not pin its size for good. */
-static void trim(struct buf *b)
-{
-	if (buf_len(b) > SCRATCH_KEEP)
-		buf_free(b);
-}
-
-/* Converts and produces c's batch from c->next on. Returns when the batch is
- * done, or the producer queue or the ack slots are full. */
-static void produce_batch(struct conn *c)
-{
-	struct worker *w = c->w;
-	char errbuf[512];
-
-	while (conn_reading(c) && c->next < c->batch.n) {
-		struct record *r = &c->records[c->next];
-		struct transform_out t;
-		enum transform_result tr;
-		const char *key = NULL, *val = NULL;
-		size_t klen = 0, vlen = 0;
-		struct acks_fifo *f;
-		void *token;
-		int rc, krc, vrc;
-
-		if (blocked(w))
-			return;
-		tr = transform_chain_apply(c->cs->chain, r, &t, errbuf, sizeof(errbuf));
-		if (tr == TRANSFORM_DROP) {
-			/* Connect commits a filtered record's offset: it is done. */
-			if ((f = partition_fifo(r->part)) == NULL) {
-				worker_conn_fail(c, false, "out of memory");
-				return;
-			}
-			token = acks_submit(w->acks, f, &r->offset);
-			worker_delivery(w, token, SINK_DELIVERED, NULL);
-			c->next++;
-			continue;
-		}
-		if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf)) {
-			c->next++;
-			continue;
-		}
-		if (tr != TRANSFORM_OK) {
-			/* The same record fails the same way after a restart (78);
-			 * out of memory may pass (75). */
-			worker_conn_fail(c, tr == TRANSFORM_ERROR, errbuf);
-			return;
-		}
-		krc = convert_value_view(&c->cs->key_conv, &t.key, &w->kscratch, &key, &klen,
-		                         c->utf8_replaced);
-		vrc = krc != 0 ? 0
-		               : convert_value_view(&c->cs->value_conv, &t.value, &w->vscratch,
-		                                    &val, &vlen, c->utf8_replaced);
-		if (krc != 0 || vrc != 0) {
-			/* A shape no restart changes is the user's to fix (78); out of
-			 * memory may pass (75). */
-			bool shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
-
-			snprintf(
-			    errbuf, sizeof(errbuf), "%s cannot serialise this record's %s (%s)",
-			    convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
-			    krc != 0 ? "key" : "value",
-			    shape ? "a struct" : "out of memory, or larger than 1 GB");
-			if (shape && worker_tolerate(c, r, errbuf)) {
-				c->next++;
-				continue;
-			}
-			worker_conn_fail(c, shape, errbuf);
-			return;
-		}
-		if (worker_eos_begin(w) != 0)
-			return; /* the turn's end exits (worker_eos_boundary) */
-		if ((f = partition_fifo(r->part)) == NULL) {
-			worker_conn_fail(c, false, "out of memory");
-			return;
-		}
-		token = acks_submit(w->acks, f, &r->offset);
-		rc = sink_produce(w->sink, t.topic, key, klen, val, vlen, t.headers, t.nheaders,
-		                  t.timestamp_ms, token, errbuf, sizeof(errbuf));
-		trim(&w->kscratch);
-		trim(&w->vscratch);
-		if (rc == 0) {
-			worker_bandwidth_charge(w, klen + vlen);
-			stats_add(c->produced, 1);
-			w->produced++;
-			worker_control_produced(r, t.topic, vlen);
-			c->next++;
-			continue;
-		}
-		acks_cancel(w->acks, token);
-		if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
-			/* Backpressure: no reading, no spinning, until a delivery report. */
-			w->queue_full = true;
-			return;
-		}
-		if (rc == SINK_QUEUE_FULL) {
-			/* Nothing queued and still no room: it can never fit. */
-			snprintf(errbuf, sizeof(errbuf),
-			         "a record of %zu bytes is larger than the "
-			         "whole producer queue (producer.queue.buffering.max.kbytes)",
-			         klen + vlen);
-			worker_conn_fail(c, true, errbuf);
-			return;
-		}
-		if (rc == SINK_ERR_CONFIG && worker_tolerate(c, r, errbuf)) {
-			c->next++;
-			continue;
-		}
-		worker_conn_fail(c, rc == SINK_ERR_CONFIG, errbuf);
-	}
-}
-
-/* Polls c's source for a new batch when the last one is done. */
-static void poll_source(struct conn *c, int64_t now)
-{
-	char errbuf[1024];
-	uint32_t room = acks_available(c->w->acks);
-	int rc;
-
-	if (!conn_reading(c) || c->next < c->batch.n || blocked(c->w))
-		return;
-	c->batch.records = c->records;
-	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
-	c->batch.n = 0;
-	c->next = 0;
-	c->ready = c->woke = false;
-	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
-	if (rc != 0) {
-		worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
-		return;
-	}
-	if (c->batch.more)
-		c->ready = true;
-	produce_batch(c);
-}
-
 /* ---- offsets ------------------------------------------------------------- */
 
-/* Pauses reading while offsets cannot be saved, and resumes when they can. */
-static void note_flush(struct worker *w, int rc)
-{
-	w->last_flush = rc;
-	*w->flush_time = (uint64_t)worker_epoch_ms();
-	*w->flush_ok = rc == 0;
-	if (rc == 0) {
-		if (*w->failed_flushes >= FLUSH_FAILURES_BEFORE_PAUSE && !w->stop)
-			log_notice("offsets: saved again; reading resumes");
-		*w->failed_flushes = 0;
-		return;
-	}
-	if (++*w->failed_flushes == FLUSH_FAILURES_BEFORE_PAUSE)
-		log_warn("offsets: %d flushes in a row failed: reading pauses until offsets can be "
-		         "saved, so that a crash cannot replay more than was acknowledged since",
-		         FLUSH_FAILURES_BEFORE_PAUSE);
-}
-
-/* The completion of an offset write (offsets_done_fn): for the file store
- * at once, for a store acknowledged later from the loop. */
-static void on_flushed(void *arg, int rc, const char *why)
-{
-	struct worker *w = arg;
-
-	if (rc != 0)
-		log_error("offsets: %s (the previous offsets stay in place; retrying at the next "
-		          "flush)",
-		          why != NULL ? why : offsets_strerror(rc));
-	else if (why != NULL)
-		log_warn("offsets: %s", why);
-	else
-		log_debug("offsets: flushed");
-	w->last_flush_ms = now_ms();
-	note_flush(w, rc);
-}
-
-/* Moves every partition's committable offset into the store and starts a
- * write when something changed (never while one is in flight). */
-/* Puts the offsets acknowledged since the last flush into the store. */
-static void put_acked(struct worker *w)
-{
-	struct src_offset off;
-
-	/* Exactly-once: offsets reach the store when their transaction
-	 * commits (worker_eos.c), not when their records are acknowledged. */
-	for (size_t i = 0; i < w->nparts && w->eos == NULL; i++) {
-		struct partition *p = w->parts[i];
-		char *json;
-
-		if (p->fl == NULL || !acks_take(&p->fl->fifo, &off))
-			continue;
-		json = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
-		if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0) {
-			log_error(
-			    "offsets: cannot record %s (out of memory or too many partitions)",
-			    p->key);
-			p->fl->fifo.advanced = true; /* try again next flush */
-		} else {
-			acks_settle(&p->fl->fifo); /* in the store as text now */
-			partition_land(p);
-		}
-		free(json);
-	}
-}
-
+/* Puts the offsets acknowledged since the last flush into the store, and
+ * writes it when something changed. */
 static void flush_offsets(struct worker *w)
 {
-	/* A store acknowledged later is served from its descriptor; this
-	 * catches a wake-up its queue did not give (it signals only when it
-	 * turns non-empty). */
-	offsets_poll(w->offsets);
-	put_acked(w);
-	w->advanced = false;
+	commits_put_all(w->commits, w->parts, w->eos != NULL);
 	worker_source_log_counters(w);
-	/* A store deleted under skiff is written whole again, or the write
-	 * fails saying so, even when no offset moved. */
-	offsets_verify(w->offsets);
-	w->verified_ms = now_ms();
-	if (!offsets_dirty(w->offsets)) {
-		note_flush(w, 0);
-		return;
-	}
-	if (!offsets_writing(w->offsets))
-		offsets_write(w->offsets, on_flushed, w);
+	commits_write(w->commits, now_ms());
 }
 
 static void on_flush_timer(struct loop *l, struct loop_timer *t, void *arg)
@@ -431,7 +124,7 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
 {
 	struct worker *w = arg;
 
-	poll_sink(w);
+	pipeline_poll_sink(w);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
@@ -444,7 +137,7 @@ static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revent
  * offset.flush.timeout.ms, time enough for rotations to delete files. */
 static int prepare(struct worker *w, int64_t now)
 {
-	bool wait = blocked(w) || w->stop || w->reloading;
+	bool wait = pipeline_blocked(w) || w->stop || w->reloading;
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
@@ -459,13 +152,8 @@ static int prepare(struct worker *w, int64_t now)
 	/* An idle skiff has nothing to flush and sets no flush timer; whatever
 	 * wakes it (the rescan) checks, once a flush interval, that the store
 	 * was not deleted under it, which arms the timer. */
-	if (!w->advanced && !offsets_dirty(w->offsets) && !offsets_writing(w->offsets) &&
-	    now - w->verified_ms >= w->flush_interval) {
-		offsets_verify(w->offsets);
-		w->verified_ms = now;
-	}
-	loop_timer_set(w->flush_timer,
-	               w->advanced || offsets_dirty(w->offsets) ? w->next_flush : -1, 0);
+	commits_idle_check(w->commits, now, w->flush_interval);
+	loop_timer_set(w->flush_timer, commits_due(w->commits) ? w->next_flush : -1, 0);
 	return 0;
 }
 
@@ -489,8 +177,8 @@ static int all_stopped(const struct worker *w)
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 
-/* One turn of the loop. Returns 0 to go on, or an exit code. */
-static int turn(struct worker *w)
+/* worker_private.h */
+int worker_turn(struct worker *w)
 {
 	char errbuf[512];
 	int64_t now;
@@ -506,7 +194,7 @@ static int turn(struct worker *w)
 	}
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
-	poll_sink(w);
+	pipeline_poll_sink(w);
 	worker_sink_turn(w);
 	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
 		if (!worker_eos_fenced(w)) /* else worker_eos_exit_code says it */
@@ -525,11 +213,11 @@ static int turn(struct worker *w)
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
 		struct conn *c = w->conns[i];
 
-		produce_batch(c);
-		if (worker_source_mode(c, blocked(w)) == SOURCE_WATCH)
+		pipeline_produce(c);
+		if (worker_source_mode(c, pipeline_blocked(w)) == SOURCE_WATCH)
 			worker_source_notice(c, now);
 		else if (c->ready)
-			poll_source(c, now);
+			pipeline_poll_source(c, now);
 	}
 	if ((code = worker_eos_boundary(w, false)) != 0)
 		return code;
@@ -554,7 +242,7 @@ static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct 
 		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 			break;
-		poll_sink(w);
+		pipeline_poll_sink(w);
 		offsets_poll(w->offsets);
 		now = now_ms();
 		for (size_t i = 0; i < w->nconns; i++)
@@ -598,8 +286,7 @@ static void put_stopping(void *arg, struct partition *p, const char *json)
  * rest (source_ops.stopping). */
 static void stop_sources(struct worker *w)
 {
-	offsets_poll(w->offsets);
-	put_acked(w);
+	commits_put_all(w->commits, w->parts, w->eos != NULL);
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
 
@@ -637,7 +324,8 @@ static int shut_down(struct worker *w, int code)
 	stop_sources(w);
 	flush_offsets(w);
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
-	if ((offsets_writing(w->offsets) || w->last_flush != 0) && code == WORKER_EXIT_OK)
+	if ((offsets_writing(w->offsets) || commits_last(w->commits, NULL) != 0) &&
+	    code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	return code;
 }
@@ -666,28 +354,7 @@ int worker_drain_and_flush(struct worker *w)
 
 void worker_conn_close(struct worker *w, struct conn *c)
 {
-	size_t kept = 0;
-
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
-
-		if (p->conn != c) {
-			w->parts[kept++] = p;
-			continue;
-		}
-		/* Still in flight: its acknowledgement finds nobody and
-		 * advances nothing; the record is read again from the
-		 * stored offset. */
-		partition_abandon(w->acks, p);
-		worker_control_unshow(p);
-		rstr_drop(p->key);
-		free(p);
-	}
-	w->nparts = kept;
-	/* The index again, of those kept: it had room for all of them. */
-	hash_clear(&w->partidx);
-	for (size_t i = 0; i < w->nparts; i++)
-		(void)hash_put(&w->partidx, w->parts[i]->key, i);
+	partitions_drop_conn(w->parts, w->acks, c, worker_control_unshow);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
 	worker_source_log_counters(w); /* what closing it lost (file source) */
@@ -718,7 +385,7 @@ int worker_run(struct worker *w, int sigfd)
 	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
 	worker_notify(w, "READY=1");
 	while (!w->stop && code == 0)
-		code = turn(w);
+		code = worker_turn(w);
 	code = shut_down(w, code);
 	log_info("stopped (exit %d)", code);
 	return code;
@@ -774,6 +441,23 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
 	return 0;
 }
 
+/* What the record path (core/pipeline.c) calls of the worker. */
+static const struct pipeline_hooks hooks = {
+    .fail = worker_conn_fail,
+    .acked = worker_control_acked,
+    .produced = worker_control_produced,
+    .charge = worker_bandwidth_charge,
+    .txn_begin = worker_eos_begin,
+    .txn_failed = worker_eos_failed,
+    .fenced = worker_eos_fenced,
+};
+
+/* commits_render_fn: p's offset as its source renders it. */
+static char *render(struct partition *p, const struct src_offset *off)
+{
+	return p->conn->cs->ops->offset_json(p->conn->ctx, off);
+}
+
 /* The loop and the worker's own registrations. */
 static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 {
@@ -781,14 +465,17 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	    "offsets_flush_failures_in_a_row", STATS_GAUGE,
 	    "offset writes that failed in a row (3 pause reading until one succeeds)", 0};
 
-	if (loop_new(&w->loop) != 0 ||
+	if (loop_new(&w->loop) != 0 || (w->parts = partitions_new()) == NULL ||
+	    (w->commits = commits_new(NULL, render)) == NULL ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
-	    stats_register(w->stats, &in_a_row, NULL, &w->failed_flushes, NULL) != 0 ||
+	    stats_register(w->stats, &in_a_row, NULL,
+	                   commits_cell(w->commits, COMMITS_FAILED_IN_A_ROW), NULL) != 0 ||
 	    worker_control_register(w) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
+	commits_set_stopping(w->commits, &w->stop);
 	return 0;
 }
 
@@ -796,7 +483,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
  * holds records: memory for in-flight records is bounded by construction. */
 static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 {
-	int rc = sink_open(w->settings->worker, worker_delivery, w, &w->sink, errbuf, errlen);
+	int rc = w->open_sink(w->settings->worker, pipeline_delivery, w, &w->sink, errbuf, errlen);
 
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
@@ -817,6 +504,13 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 int worker_new(const struct settings *s, struct stats *stats, struct worker **out, char *errbuf,
                size_t errlen)
 {
+	return worker_new_with(s, stats, sink_open, out, errbuf, errlen);
+}
+
+/* worker_private.h */
+int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn opener,
+                    struct worker **out, char *errbuf, size_t errlen)
+{
 	struct worker *w = calloc(1, sizeof(*w));
 	int rc;
 
@@ -827,6 +521,8 @@ int worker_new(const struct settings *s, struct stats *stats, struct worker **ou
 	}
 	w->settings = s;
 	w->stats = stats;
+	w->open_sink = opener;
+	w->hooks = &hooks;
 	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
 	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
 	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
@@ -895,6 +591,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 	int rc;
 
 	w->offsets = offsets;
+	commits_set_store(w->commits, offsets);
 	if (offsets_fd(offsets) >= 0 && loop_fd_add(w->loop, offsets_fd(offsets), POLLIN,
 	                                            on_offsets_fd, w, &w->offsets_watch) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
@@ -939,6 +636,12 @@ const char *worker_strerror(int err)
 	}
 }
 
+/* partitions_destroy's gone: the series' registry goes with stats. */
+static void free_series(struct partition *p)
+{
+	free(p->series);
+}
+
 void worker_destroy(struct worker *w)
 {
 	if (w == NULL)
@@ -968,15 +671,9 @@ void worker_destroy(struct worker *w)
 	worker_notify_close(w);
 	worker_status_close(w);
 	worker_sink_close(w);
-	for (size_t i = 0; i < w->nparts; i++) {
-		partition_abandon(w->acks, w->parts[i]);
-		free(w->parts[i]->series); /* the registry goes with stats */
-		rstr_drop(w->parts[i]->key);
-		free(w->parts[i]);
-	}
-	free(w->parts);
-	hash_free(&w->partidx);
+	partitions_destroy(w->parts, w->acks, free_series);
 	free(w->logged);
+	commits_destroy(w->commits);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);
 	buf_free(&w->kscratch);

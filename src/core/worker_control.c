@@ -22,7 +22,7 @@
 #include "offsets/offsets_doc.h"
 #include "control/plugins.h"
 #include "control/rest.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/stats.h"
 
 #include <stdio.h>
@@ -65,8 +65,14 @@ int worker_control_register(struct worker *w)
 	     STATS_F_BYTES},
 	    {"process_cpu", STATS_COUNTER, "CPU time of the process, user and system", STATS_F_MS},
 	};
-	uint64_t **cells[] = {&w->flush_time, &w->flush_ok,   &w->sent_bytes, &w->queue_depth,
-	                      &w->brokers,    &w->brokers_up, &w->rss,        &w->cpu};
+	uint64_t **cells[] = {commits_cell(w->commits, COMMITS_FLUSH_TIME),
+	                      commits_cell(w->commits, COMMITS_FLUSH_OK),
+	                      &w->sent_bytes,
+	                      &w->queue_depth,
+	                      &w->brokers,
+	                      &w->brokers_up,
+	                      &w->rss,
+	                      &w->cpu};
 
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		if (stats_register(w->stats, &d[i], NULL, cells[i], NULL) != 0)
@@ -192,10 +198,11 @@ static void sift_down(struct worker *w, uint32_t *heap, size_t n, size_t i)
 	for (;;) {
 		size_t l = 2 * i + 1, least = i;
 
-		if (l < n && busier(w->parts[heap[least]], heap[least], w->parts[heap[l]], heap[l]))
+		if (l < n && busier(partitions_at(w->parts, heap[least]), heap[least],
+		                    partitions_at(w->parts, heap[l]), heap[l]))
 			least = l;
-		if (l + 1 < n &&
-		    busier(w->parts[heap[least]], heap[least], w->parts[heap[l + 1]], heap[l + 1]))
+		if (l + 1 < n && busier(partitions_at(w->parts, heap[least]), heap[least],
+		                        partitions_at(w->parts, heap[l + 1]), heap[l + 1]))
 			least = l + 1;
 		if (least == i)
 			return;
@@ -213,28 +220,31 @@ static void sift_down(struct worker *w, uint32_t *heap, size_t n, size_t i)
  * WORKER_ERR_NOMEM (then none is chosen anew). */
 static int choose(struct worker *w)
 {
-	size_t k = w->part_limit < w->nparts ? w->part_limit : w->nparts, n = 0;
+	size_t k = w->part_limit < partitions_count(w->parts) ? w->part_limit
+	                                                      : partitions_count(w->parts),
+	       n = 0;
 	uint32_t *heap;
 
-	for (size_t i = 0; i < w->nparts; i++)
-		w->parts[i]->chosen = k == w->nparts;
-	if (k == w->nparts || k == 0)
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		partitions_at(w->parts, i)->chosen = k == partitions_count(w->parts);
+	if (k == partitions_count(w->parts) || k == 0)
 		return 0;
 	if ((heap = malloc(k * sizeof(*heap))) == NULL)
 		return WORKER_ERR_NOMEM;
-	for (size_t i = 0; i < w->nparts; i++) {
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
 		if (n < k) {
 			heap[n++] = (uint32_t)i;
 			if (n == k)
 				for (size_t j = k / 2; j-- > 0;)
 					sift_down(w, heap, k, j);
-		} else if (busier(w->parts[i], i, w->parts[heap[0]], heap[0])) {
+		} else if (busier(partitions_at(w->parts, i), i, partitions_at(w->parts, heap[0]),
+		                  heap[0])) {
 			heap[0] = (uint32_t)i;
 			sift_down(w, heap, k, 0);
 		}
 	}
 	for (size_t j = 0; j < k; j++)
-		w->parts[heap[j]]->chosen = true;
+		partitions_at(w->parts, heap[j])->chosen = true;
 	free(heap);
 	return 0;
 }
@@ -246,11 +256,11 @@ static void refresh_partitions(struct worker *w, int64_t now)
 {
 	if (choose(w) != 0)
 		return; /* the same ones as before, their values as they were */
-	for (size_t i = 0; i < w->nparts; i++)
-		if (!w->parts[i]->chosen)
-			worker_control_unshow(w->parts[i]);
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		if (!partitions_at(w->parts, i)->chosen)
+			worker_control_unshow(partitions_at(w->parts, i));
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 		uint64_t **h;
 
 		partition_head(p, now);
@@ -416,13 +426,13 @@ int worker_health(struct worker *w, char *msg, size_t len)
 			return -1;
 		}
 	}
-	if (w->last_flush != 0) {
+	if (commits_last(w->commits, NULL) != 0) {
 		snprintf(msg, len, "the last offset write failed: %s (the log says more)",
-		         offsets_strerror(w->last_flush));
+		         offsets_strerror(commits_last(w->commits, NULL)));
 		return -1;
 	}
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 
 		partition_head(p, now);
 		if (partition_waited(p, now) > oldest) {
@@ -451,9 +461,9 @@ static uint32_t conn_pending(const struct conn *c)
 {
 	uint32_t n = 0;
 
-	for (size_t i = 0; i < c->w->nparts; i++)
-		if (c->w->parts[i]->conn == c)
-			n += partition_pending(c->w->parts[i]);
+	for (size_t i = 0; i < partitions_count(c->w->parts); i++)
+		if (partitions_at(c->w->parts, i)->conn == c)
+			n += partition_pending(partitions_at(c->w->parts, i));
 	return n;
 }
 
@@ -505,7 +515,6 @@ static void finish_restart(struct conn *c)
 static void finish_stop(struct conn *c)
 {
 	struct worker *w = c->w;
-	struct src_offset off;
 
 	if (c->run != CONN_STOPPING || conn_pending(c) > 0)
 		return;
@@ -518,22 +527,21 @@ static void finish_stop(struct conn *c)
 		worker_eos_commit_soon(w);
 		return;
 	}
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 		char *json;
 
 		if (p->conn != c)
 			continue;
-		if (p->fl != NULL && acks_take(&p->fl->fifo, &off)) {
-			json = c->cs->ops->offset_json(c->ctx, &off);
-			if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
-				log_error(
-				    "offsets: cannot record %s (out of memory or too many "
-				    "partitions): its last records will be read again after a "
-				    "resume",
-				    p->key);
-			free(json);
-		}
+		/* A put that fails is kept and tried again at the next flush:
+		 * c's source is closed by then, its text is not. */
+		if (commits_take(w->commits, p, &json) != 0 &&
+		    (json == NULL || commits_store(w->commits, p, json, NULL) != 0))
+			log_error("offsets: cannot record %s (out of memory or too many "
+			          "partitions): retrying at the next flush; until then its last "
+			          "records would be read again after a resume",
+			          p->key);
+		free(json);
 		partition_abandon(w->acks, p);
 	}
 	c->cs->ops->close(c->ctx);
@@ -823,9 +831,9 @@ static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint
  * mislead). */
 static void refresh_backlog(struct worker *w)
 {
-	for (size_t i = 0; i < w->nparts; i++)
-		if (w->parts[i]->series != NULL)
-			w->parts[i]->series->backlog_put = false;
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		if (partitions_at(w->parts, i)->series != NULL)
+			partitions_at(w->parts, i)->series->backlog_put = false;
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
 
@@ -834,8 +842,8 @@ static void refresh_backlog(struct worker *w)
 		if (!c->removed && c->ctx != NULL && c->cs->ops->backlog != NULL)
 			c->cs->ops->backlog(c->ctx, put_backlog, w);
 	}
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct pseries *ps = w->parts[i]->series;
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct pseries *ps = partitions_at(w->parts, i)->series;
 
 		if (ps != NULL && ps->backlog != NULL && !ps->backlog_put && !ps->backlog_hidden) {
 			stats_hide(ps->backlog);

@@ -4,13 +4,11 @@
  * (made transactional by sink_open). A transaction holds every record the
  * sources gave since the last one and, produced last, the offset records of
  * the partitions it moved (the offsets topic's key, value and generation
- * header, as offsets_kafka writes them). The store sees an offset only once
- * its transaction committed; the store's own write (the file, the topic's
- * replica records) follows as in at-least-once. Any failure aborts and the
- * worker exits 75: the next start reads the committed offsets
- * (read_committed) and reads again what the aborted transaction held; 78
- * when another instance of the transactional.id fenced it (a restart would
- * fence that one in turn). */
+ * headers, encoded by offsets_kvalue as the store's own writes are). The store sees an offset only
+ * once its transaction committed; the store's own write (the file, the topic's replica records)
+ * follows as in at-least-once. Any failure aborts and the worker exits 75: the next start reads the
+ * committed offsets (read_committed) and reads again what the aborted transaction held; 78 when
+ * another instance of the transactional.id fenced it (a restart would fence that one in turn). */
 #include "core/worker.h"
 #include "core/worker_private.h"
 
@@ -23,11 +21,10 @@
 #include "offsets/offsets_kvalue.h"
 #include "control/sdnotify.h"
 #include "config/settings.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/source.h"
 #include "control/standby.h"
 
-#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,8 +220,9 @@ bool worker_eos_fenced(const struct worker *w)
 /* worker_private.h */
 bool worker_eos_holds(const struct worker *w, const struct conn *c)
 {
-	for (size_t i = 0; w->eos != NULL && i < w->nparts; i++)
-		if (w->parts[i]->conn == c && partition_advanced(w->parts[i]))
+	for (size_t i = 0; w->eos != NULL && i < partitions_count(w->parts); i++)
+		if (partitions_at(w->parts, i)->conn == c &&
+		    partition_advanced(partitions_at(w->parts, i)))
 			return true;
 	return false;
 }
@@ -239,8 +237,9 @@ void worker_eos_commit_soon(struct worker *w)
 /* True when the open transaction holds a record or an offset. */
 static bool holds_something(const struct worker *w)
 {
-	for (size_t i = 0; i < w->nparts; i++)
-		if (partition_inflight(w->parts[i]) > 0 || partition_advanced(w->parts[i]))
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
+		if (partition_inflight(partitions_at(w->parts, i)) > 0 ||
+		    partition_advanced(partitions_at(w->parts, i)))
 			return true;
 	return false;
 }
@@ -311,22 +310,29 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
 	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
-	struct src_offset off;
+	char *json;
 	struct offsets_krecord r;
+	struct sink_record rec;
 
 	e->gen = offsets_next_generation(w->offsets);
-	for (size_t i = 0; i < w->nparts; i++) {
-		struct partition *p = w->parts[i];
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
 
-		if (p->fl == NULL || !acks_take(&p->fl->fifo, &off))
+		if (commits_take(w->commits, p, &json) == 0)
 			continue;
 		free(e->json[i]);
-		e->json[i] = p->conn->cs->ops->offset_json(p->conn->ctx, &off);
-		if (e->json[i] != NULL)
+		e->json[i] = json;
+		if (e->json[i] != NULL) {
 			offsets_kvalue_encode(&r, e->json[i], e->gen, e->device, NULL);
-		if (e->json[i] == NULL ||
-		    sink_produce(w->sink, topic, p->key, strlen(p->key), r.value, r.vlen, r.headers,
-		                 r.nheaders, 0, NULL, errbuf, errlen) != 0) {
+			rec = (struct sink_record){.topic = topic,
+			                           .key = p->key,
+			                           .klen = strlen(p->key),
+			                           .value = r.value,
+			                           .vlen = r.vlen,
+			                           .headers = r.headers,
+			                           .nheaders = r.nheaders};
+		}
+		if (e->json[i] == NULL || sink_produce(w->sink, &rec, NULL, errbuf, errlen) != 0) {
 			if (e->json[i] == NULL)
 				snprintf(errbuf, errlen, "exactly-once: out of memory");
 			return -1;
@@ -340,7 +346,8 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 static int commit(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
-	char **json = realloc(e->json, (w->nparts + 1) * sizeof(*json));
+	struct commit_origin origin;
+	char **json = realloc(e->json, (partitions_count(w->parts) + 1) * sizeof(*json));
 
 	if (json == NULL) {
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
@@ -349,7 +356,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	if (!e->open && sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
 		return -1;
 	e->open = true;
-	memset(json, 0, (w->nparts + 1) * sizeof(*json));
+	memset(json, 0, (partitions_count(w->parts) + 1) * sizeof(*json));
 	e->json = json;
 	if (await_records(w) != 0) {
 		snprintf(errbuf, errlen, "exactly-once: records not acknowledged in time");
@@ -363,20 +370,16 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 	    txn(w, SINK_TXN_COMMIT, w->flush_timeout * 6, errbuf, errlen) != 0)
 		return -1;
 	e->open = false;
+	origin = (struct commit_origin){.gen = e->gen, .device = e->device};
 	/* Committed: the store may have them now, and its write need not send
 	 * the offsets topic what the transaction wrote there. */
-	for (size_t i = 0; i < w->nparts; i++)
+	for (size_t i = 0; i < partitions_count(w->parts); i++)
 		if (e->json[i] != NULL) {
-			struct partition *p = w->parts[i];
+			struct partition *p = partitions_at(w->parts, i);
 
-			if (offsets_put_shared(w->offsets, p->key, e->json[i]) != 0) {
+			/* A failed put is kept and tried again at the next flush. */
+			if (commits_store(w->commits, p, e->json[i], &origin) != 0)
 				log_error("offsets: cannot record %s", p->key);
-			} else {
-				offsets_written_outside(w->offsets, p->key, e->gen, e->device);
-				if (p->fl != NULL)
-					acks_settle(&p->fl->fifo); /* in the store as text now */
-				partition_land(p);
-			}
 			free(e->json[i]);
 			e->json[i] = NULL;
 		}
@@ -552,7 +555,7 @@ void worker_eos_close(struct worker *w)
 	if (w->eos == NULL)
 		return;
 	loop_timer_del(w->loop, w->eos->timer);
-	for (size_t i = 0; w->eos->json != NULL && i < w->nparts; i++)
+	for (size_t i = 0; w->eos->json != NULL && i < partitions_count(w->parts); i++)
 		free(w->eos->json[i]);
 	free(w->eos->json);
 	free(w->eos);

@@ -115,7 +115,7 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
 
 	if (!tolerates(c))
 		return false;
-	/* The caller checked for room (blocked()): a slot is free. */
+	/* The caller checked for room (pipeline_blocked()): a slot is free. */
 	f = partition_fifo(r->part);
 	token = f != NULL ? acks_submit(w->acks, f, &r->offset) : NULL;
 	if (token == NULL)
@@ -126,7 +126,8 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
 	f = acks_done(w->acks, token, true);
 	if (f != NULL) {
 		partition_head(r->part, loop_now_ms());
-		w->advanced |= f->advanced;
+		if (f->advanced)
+			commits_moved(w->commits);
 	}
 	return true;
 }

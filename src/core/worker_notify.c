@@ -12,7 +12,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "control/sdnotify.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +63,7 @@ void worker_notify_summary(const struct worker *w, char *buf, size_t len)
 	         "Kafka %s, %d in flight%s",
 	         running, running == 1 ? "" : "s", failed, (unsigned long long)acked,
 	         (unsigned long long)lost, kafka, inflight,
-	         *w->failed_flushes > 0 ? "; offset flush failing" : "");
+	         commits_failures(w->commits) > 0 ? "; offset flush failing" : "");
 }
 
 /* Sends STATUS= when the summary changed since the last one sent. */

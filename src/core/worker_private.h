@@ -6,52 +6,20 @@
 #define SKIFF_WORKER_PRIVATE_H
 
 #include "core/acks.h"
+#include "core/commits.h"
 #include "control/rest.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "core/loop.h"
+#include "core/partitions.h"
 #include "config/settings.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/source.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define MAX_PARTITIONS 65536
 #define BATCH_RECORDS 1024
-/* Offset flushes that may fail in a row before reading pauses: past them, a
- * crash would replay ever more, so duplicates would no longer be bounded. */
-#define FLUSH_FAILURES_BEFORE_PAUSE 3
-
-struct pseries; /* worker_control.c */
-
-/* What a partition needs only while records of it are in flight, or its
- * committable offset moved and is not in the store yet: most partitions of
- * a large glob are idle, and 88 bytes each were the most of what one cost
- * the worker. Made at its first record (partition_fifo), freed once it has
- * landed (partition_land). */
-struct flight {
-	struct acks_fifo fifo; /* first: a token's FIFO is its flight */
-	struct partition *p;
-	/* The oldest unacknowledged record: the FIFO head, and since when (loop
-	 * time) it has been the head: a lower bound of how long it waited. */
-	uint32_t head_seen;
-	int64_t head_since;
-};
-
-struct partition {
-	char *key; /* ["connector",{partition map}]: an rstr (the store shares it) */
-	struct conn *conn;
-	struct flight *fl; /* NULL: nothing in flight, nothing to store */
-	/* Counted since the partition was made (its connector opened), and
-	 * shown as its series while it has them (worker_control.c). */
-	uint64_t produced, acked, read_bytes;
-	int64_t last_ack_ms; /* worker_epoch_ms() of the last acknowledgement, 0: none */
-	/* Its series in the registry while it is among the
-	 * metrics.partition.limit most active partitions; NULL: not shown. */
-	struct pseries *series;
-	bool chosen; /* worker_control.c, while it picks the partitions shown */
-};
 
 /* What a person asked of a connector through the REST API. */
 enum conn_run {
@@ -135,6 +103,8 @@ struct worker {
 	int sigfd; /* the signal pipe sig_watch watches (set with it) */
 	struct loop_timer *flush_timer, *tick;
 	struct sink *sink;
+	sink_open_fn open_sink;             /* sink_open, or a test's fake */
+	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
 	/* The TLS files the producer read, watched for a new certificate
 	 * (worker_sink.c). */
 	struct filewatch *tls;
@@ -157,18 +127,13 @@ struct worker {
 	 * worker_conn_slot, bounded by memory only. */
 	struct conn **conns;
 	size_t nconns, capconns;
-	struct partition **parts;
-	size_t nparts;
-	struct hash partidx; /* key -> index in parts */
+	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
-	bool advanced;            /* an offset moved since the last flush */
-	bool queue_full;          /* the producer refused a record; wait for a delivery report */
-	uint64_t produced;        /* records handed to the producer since the start */
-	int last_flush;           /* outcome of the last completed offset write */
-	int64_t verified_ms;      /* now_ms() of the last offsets_verify */
-	uint64_t *failed_flushes; /* in a row (a gauge) */
-	uint64_t *logged;         /* the log exporter: value last logged, by registry index */
+	bool queue_full;         /* the producer refused a record; wait for a delivery report */
+	uint64_t produced;       /* records handed to the producer since the start */
+	struct commits *commits; /* acknowledged prefixes into the store */
+	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
 	/* notify: systemd (worker_notify.c), reload (worker_reload.c), status
 	 * (worker_status.c). */
@@ -188,12 +153,10 @@ struct worker {
 	/* A record's key and value as converted, reused record after record
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
-	int64_t last_flush_ms; /* ... of the last completed offset write, 0: none */
 	struct statusd *statusd;
 	/* rest: worker_control.c */
-	int64_t health_ack_ms;           /* health.ack.timeout.ms */
-	size_t part_limit;               /* metrics.partition.limit */
-	uint64_t *flush_time, *flush_ok; /* the last completed offset write: when, 1 or 0 */
+	int64_t health_ack_ms; /* health.ack.timeout.ms */
+	size_t part_limit;     /* metrics.partition.limit */
 	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
 	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
@@ -205,65 +168,6 @@ static inline bool conn_reading(const struct conn *c)
 {
 	return !c->stopped && c->run == CONN_RUNNING;
 }
-
-/* Records of p in flight (waiting for Kafka, or failed). */
-static inline uint32_t partition_inflight(const struct partition *p)
-{
-	return p->fl != NULL ? p->fl->fifo.inflight : 0;
-}
-
-/* Records of p still waiting for a delivery report. */
-static inline uint32_t partition_pending(const struct partition *p)
-{
-	return p->fl != NULL ? p->fl->fifo.pending : 0;
-}
-
-/* True when p's committable offset moved since it was last taken. */
-static inline bool partition_advanced(const struct partition *p)
-{
-	return p->fl != NULL && p->fl->fifo.advanced;
-}
-
-/* The partition of a FIFO acks_done or acks_owner gave back. */
-static inline struct partition *partition_of(struct acks_fifo *f)
-{
-	return ((struct flight *)(void *)f)->p;
-}
-
-/* Notes that p's FIFO head (its oldest unacknowledged record) may have
- * changed, at loop time now. */
-static inline void partition_head(struct partition *p, int64_t now)
-{
-	struct flight *fl = p->fl;
-
-	if (fl == NULL)
-		return;
-	if (fl->fifo.inflight == 0) {
-		fl->head_seen = ACKS_NIL;
-	} else if (fl->fifo.head != fl->head_seen) {
-		fl->head_seen = fl->fifo.head;
-		fl->head_since = now;
-	}
-}
-
-/* How long p's oldest unacknowledged record has waited at loop time now
- * (0: none), as partition_head last noted it. */
-static inline int64_t partition_waited(const struct partition *p, int64_t now)
-{
-	return partition_inflight(p) > 0 ? now - p->fl->head_since : 0;
-}
-
-/* p's FIFO, for a record to join (its flight made when p has none), or
- * NULL when out of memory. */
-struct acks_fifo *partition_fifo(struct partition *p);
-
-/* Frees p's flight once nothing of p is in flight, its committable offset
- * is stored and its source reference let go (acks_settle). */
-void partition_land(struct partition *p);
-
-/* Lets go of p's flight whatever it holds (p goes away, or its records
- * are abandoned: their acknowledgements advance nothing). */
-void partition_abandon(struct acks *a, struct partition *p);
 
 /* ---- worker_control.c: the REST API's side of the worker ------------------ */
 
@@ -297,7 +201,7 @@ void worker_conn_fail(struct conn *c, bool config, const char *why);
  * errors.tolerance=all: counts, logs (errors.log.*) and skips r, which is
  * done at once (its offset may move past it), and returns true; else
  * returns false and the caller stops c. Call only while a slot is free
- * (blocked() is false). */
+ * (pipeline_blocked() is false). */
 bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
 
 /* A delivery report says Kafka refused token's record for good (reason:
@@ -360,7 +264,17 @@ void worker_source_log_counters(struct worker *w);
 /* Frees what worker_source_* allocated for c (not the source itself). */
 void worker_source_free(struct conn *c);
 
-/* ---- worker.c, for the reload -------------------------------------------- */
+/* ---- worker.c, for the reload and the tests --------------------------- */
+
+/* worker_new with the producer made by open_sink (sink_open: Kafka's; a
+ * test passes its fake's constructor). */
+int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn open_sink,
+                    struct worker **out, char *errbuf, size_t errlen);
+
+/* One turn of the loop (worker_run's body): waits for what is due, serves
+ * the producer's reports, reads and produces. Returns 0 to go on, or an
+ * exit code. */
+int worker_turn(struct worker *w);
 
 /* Opens c's source from cs in slot c (counters, deadline, source). Returns 0
  * or a WORKER_ERR_* code with errbuf "connector X: why". */
@@ -387,9 +301,6 @@ void worker_waiting(struct worker *w);
  * with exactly-once, commits the open transaction first. Returns the
  * records still in flight. */
 int worker_drain_and_flush(struct worker *w);
-
-/* The producer's delivery report callback (sink_delivery_fn): ctx is w. */
-void worker_delivery(void *ctx, void *token, enum sink_result res, const char *reason);
 
 /* Exactly-once (worker_eos.c), when exactly.once.source.support=enabled
  * (else no-ops): worker_eos_open makes w->eos; worker_eos_fence claims the

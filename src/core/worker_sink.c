@@ -28,6 +28,7 @@
 #include "config/config.h"
 #include "util/filewatch.h"
 #include "core/log.h"
+#include "core/pipeline.h"
 #include "core/loop.h"
 #include "kafka/ratelimit.h"
 #include "kafka/sink_kafka.h"
@@ -136,17 +137,19 @@ static void let_go_of_old_slots(struct worker *w)
 
 		if (c->removed)
 			continue;
-		for (size_t i = 0; i < w->nparts; i++)
-			busy |= w->parts[i]->conn == c && partition_inflight(w->parts[i]) > 0;
+		for (size_t i = 0; i < partitions_count(w->parts); i++)
+			busy |= partitions_at(w->parts, i)->conn == c &&
+			        partition_inflight(partitions_at(w->parts, i)) > 0;
 		if (!busy)
 			continue;
 		if (!c->stopped) {
 			restart_conn(w, c);
 			continue;
 		}
-		for (size_t i = 0; i < w->nparts; i++)
-			if (w->parts[i]->conn == c && partition_inflight(w->parts[i]) > 0)
-				partition_abandon(w->acks, w->parts[i]);
+		for (size_t i = 0; i < partitions_count(w->parts); i++)
+			if (partitions_at(w->parts, i)->conn == c &&
+			    partition_inflight(partitions_at(w->parts, i)) > 0)
+				partition_abandon(w->acks, partitions_at(w->parts, i));
 	}
 }
 
@@ -157,7 +160,7 @@ int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const
 	char err[1024];
 	int rc, left;
 
-	rc = sink_open(ws, worker_delivery, w, &next, err, sizeof(err));
+	rc = w->open_sink(ws, pipeline_delivery, w, &next, err, sizeof(err));
 	if (rc != 0) {
 		log_error("producer: no new producer after %s: %s; the running one goes on, and "
 		          "the next change is tried again",

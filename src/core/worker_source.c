@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "offsets/offsets.h"
 #include "util/rstr.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/stats.h"
 #include "transform/transform.h"
 
@@ -50,16 +50,14 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 	struct conn *c = env->opaque;
 	struct worker *w = c->w;
 	char *key = offset_key(env->connector, partition_json);
-	struct partition *p = NULL, **grown;
-
-	size_t i;
+	struct partition *p;
 
 	if (key == NULL)
 		return NULL;
 	/* By key, not by a walk: a glob of 20,000 files asks for 20,000. */
-	if (hash_get(&w->partidx, key, &i)) {
+	if ((p = partitions_find(w->parts, key)) != NULL) {
 		rstr_drop(key);
-		return w->parts[i];
+		return p;
 	}
 	/* Stored already (a restart): the store's string, not a second one. */
 	if (offsets_key_of(w->offsets, key) != NULL) {
@@ -68,22 +66,11 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 		rstr_drop(key);
 		key = (char *)stored;
 	}
-	if (w->nparts == MAX_PARTITIONS || (p = calloc(1, sizeof(*p))) == NULL ||
-	    (grown = realloc(w->parts, (w->nparts + 1) * sizeof(*grown))) == NULL) {
-		free(p);
+	if ((p = partitions_add(w->parts, key, c)) == NULL) {
 		rstr_drop(key);
 		return NULL;
 	}
-	w->parts = grown;
-	p->key = key;
-	p->conn = c;
 	worker_control_partition(p);
-	if (hash_put(&w->partidx, p->key, w->nparts) != 0) {
-		free(p);
-		rstr_drop(key);
-		return NULL;
-	}
-	w->parts[w->nparts++] = p;
 	return p;
 }
 
@@ -101,20 +88,17 @@ static void env_anchor(struct source_env *env, struct partition *p, const struct
 {
 	struct conn *c = env->opaque;
 	struct worker *w = c->w;
-	char *json;
+	int rc;
 
-	if (c->ctx == NULL || offsets_get(w->offsets, p->key) != NULL ||
-	    partition_inflight(p) > 0 || partition_advanced(p))
+	if (c->ctx == NULL || (rc = commits_anchor(w->commits, p, off)) == 0)
 		return;
-	json = c->cs->ops->offset_json(c->ctx, off);
-	if (json == NULL || offsets_put_shared(w->offsets, p->key, json) != 0)
+	if (rc < 0)
 		log_warn("offsets: cannot record where %s starts (out of memory or too many "
 		         "partitions): a restart before its first acknowledgement reads it again "
 		         "from the file then at its path",
 		         p->key);
 	else
 		w->next_flush = loop_now_ms();
-	free(json);
 }
 
 /* Makes room in w->logged for registry index i. */

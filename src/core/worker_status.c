@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "offsets/offsets.h"
-#include "kafka/sink_kafka.h"
+#include "core/sink.h"
 #include "core/stats.h"
 
 #include <errno.h>
@@ -117,8 +117,9 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 static void summary(struct worker *w, struct out *o)
 {
 	char msg[1024], bw[160];
-	int64_t now = loop_now_ms();
+	int64_t now = loop_now_ms(), last_ms;
 	struct sink_stats ss;
+	int last;
 	int healthy = worker_health(w, msg, sizeof(msg));
 
 	worker_stats_refresh(w); /* the backlog */
@@ -126,8 +127,9 @@ static void summary(struct worker *w, struct out *o)
 	put(o, "skiff %s (pid %ld): %s%s\n", SKIFF_VERSION, (long)getpid(),
 	    healthy == 0 ? "healthy: " : "UNHEALTHY: ", msg);
 	put_conns(w, o, now);
-	put_ago(o, "offsets: last flush", w->last_flush_ms, now);
-	put(o, ", %s\n", w->last_flush == 0 ? "ok" : offsets_strerror(w->last_flush));
+	last = commits_last(w->commits, &last_ms);
+	put_ago(o, "offsets: last flush", last_ms, now);
+	put(o, ", %s\n", last == 0 ? "ok" : offsets_strerror(last));
 	sink_stats(w->sink, &ss);
 	put(o, "kafka: %d records in flight; ", sink_in_flight(w->sink));
 	put_ago(o, "last ack", w->last_ack_ms, now);

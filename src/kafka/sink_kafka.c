@@ -21,7 +21,11 @@
 
 #define MAX_TOPICS 256
 
-struct sink {
+static const struct sink_ops kafka_ops;
+static void kdestroy(void *ctx);
+
+struct sink_kafka {
+	struct sink base; /* what sink_open hands out: ops and this */
 	rd_kafka_t *rk;
 	rd_kafka_queue_t *mainq;
 	int pipefd[2];
@@ -106,7 +110,7 @@ static bool refused(rd_kafka_resp_err_t err)
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
-	struct sink *s = opaque;
+	struct sink_kafka *s = opaque;
 
 	(void)rk;
 	if (s->destroying || m->_private == NULL)
@@ -126,7 +130,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
  * now: the first of a kind at once, repeats once a minute, with *repeats the
  * number folded since. Main loop only (librdkafka's logs come through the
  * main queue). */
-static bool fold_due(struct sink *s, int key, unsigned *repeats)
+static bool fold_due(struct sink_kafka *s, int key, unsigned *repeats)
 {
 	time_t now = time(NULL);
 	size_t i, oldest = 0;
@@ -152,7 +156,7 @@ static bool fold_due(struct sink *s, int key, unsigned *repeats)
 
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
-	struct sink *s = opaque;
+	struct sink_kafka *s = opaque;
 	unsigned repeats;
 
 	(void)rk;
@@ -174,7 +178,7 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
-	struct sink *s = rd_kafka_opaque(rk);
+	struct sink_kafka *s = rd_kafka_opaque(rk);
 	unsigned repeats;
 
 	/* Connection failures reach on_error too, where they are folded. */
@@ -277,7 +281,7 @@ static int check_limits(const struct config_section *w, rd_kafka_conf_t *conf, c
  * how many of the brokers it knows are up. Returns 0: librdkafka frees json. */
 static int on_stats(rd_kafka_t *rk, char *json, size_t len, void *opaque)
 {
-	struct sink *s = opaque;
+	struct sink_kafka *s = opaque;
 	cJSON *root = cJSON_ParseWithLength(json, len), *b;
 	const cJSON *wire = cJSON_GetObjectItemCaseSensitive(root, "tx_bytes");
 	int n = 0, up = 0;
@@ -387,7 +391,7 @@ static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, 
 	                 errlen);
 }
 
-static int build_conf(struct sink *s, const struct config_section *w, rd_kafka_conf_t **out,
+static int build_conf(struct sink_kafka *s, const struct config_section *w, rd_kafka_conf_t **out,
                       char *errbuf, size_t errlen)
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -451,7 +455,7 @@ static const char *where_named(const struct config_section *w, const char *why)
 int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb_ctx,
               struct sink **out, char *errbuf, size_t errlen)
 {
-	struct sink *s = calloc(1, sizeof(*s));
+	struct sink_kafka *s = calloc(1, sizeof(*s));
 	rd_kafka_conf_t *conf = NULL;
 	char why[512];
 	int rc = SINK_ERR_CONFIG, kc;
@@ -461,6 +465,8 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 		snprintf(errbuf, errlen, "kafka: out of memory");
 		return SINK_ERR_NOMEM;
 	}
+	s->base.ops = &kafka_ops;
+	s->base.ctx = s;
 	s->pipefd[0] = s->pipefd[1] = -1;
 	s->cb = cb;
 	s->cb_ctx = cb_ctx;
@@ -486,29 +492,35 @@ int sink_open(const struct config_section *worker, sink_delivery_fn cb, void *cb
 	rd_kafka_set_log_queue(s->rk, NULL);
 	s->mainq = rd_kafka_queue_get_main(s->rk);
 	rd_kafka_queue_io_event_enable(s->mainq, s->pipefd[1], "1", 1);
-	*out = s;
+	*out = &s->base;
 	return 0;
 fail:
-	sink_destroy(s);
+	kdestroy(s);
 	return rc;
 }
 
-size_t sink_message_max(const struct sink *s)
+static size_t kmessage_max(const void *ctx)
 {
+	const struct sink_kafka *s = ctx;
+
 	return s->message_max;
 }
 
-uint32_t sink_queue_capacity(const struct sink *s)
+static uint32_t kqueue_capacity(const void *ctx)
 {
+	const struct sink_kafka *s = ctx;
+
 	return s->queue_capacity;
 }
 
-int sink_fd(const struct sink *s)
+static int kfd(const void *ctx)
 {
+	const struct sink_kafka *s = ctx;
+
 	return s->pipefd[0];
 }
 
-static rd_kafka_topic_t *topic_handle(struct sink *s, const char *name)
+static rd_kafka_topic_t *topic_handle(struct sink_kafka *s, const char *name)
 {
 	for (size_t i = 0; i < s->ntopics; i++) {
 		if (strcmp(s->topics[i].name, name) == 0)
@@ -536,10 +548,11 @@ static rd_kafka_headers_t *make_headers(const struct record_header *h, size_t n)
 	return hdrs;
 }
 
-int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen, const char *value,
-                 size_t vlen, const struct record_header *headers, size_t nheaders,
-                 int64_t timestamp_ms, void *token, char *errbuf, size_t errlen)
+static int kproduce(void *ctx, const struct sink_record *r, void *token, char *errbuf,
+                    size_t errlen)
 {
+	struct sink_kafka *s = ctx;
+	const char *topic = r->topic;
 	rd_kafka_topic_t *rkt = topic_handle(s, topic);
 	rd_kafka_headers_t *hdrs = NULL;
 	rd_kafka_resp_err_t err;
@@ -550,15 +563,15 @@ int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen
 		         MAX_TOPICS);
 		return s->ntopics == MAX_TOPICS ? SINK_ERR_CONFIG : SINK_ERR;
 	}
-	if (nheaders > 0 && (hdrs = make_headers(headers, nheaders)) == NULL) {
+	if (r->nheaders > 0 && (hdrs = make_headers(r->headers, r->nheaders)) == NULL) {
 		snprintf(errbuf, errlen, "topic %s: out of memory for the record's headers", topic);
 		return SINK_ERR;
 	}
-	err =
-	    rd_kafka_producev(s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-	                      RD_KAFKA_V_KEY(key, klen), RD_KAFKA_V_VALUE((void *)value, vlen),
-	                      RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_TIMESTAMP(timestamp_ms),
-	                      RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
+	err = rd_kafka_producev(
+	    s->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+	    RD_KAFKA_V_KEY(r->key, r->klen), RD_KAFKA_V_VALUE((void *)r->value, r->vlen),
+	    RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_TIMESTAMP(r->timestamp_ms),
+	    RD_KAFKA_V_OPAQUE(token), RD_KAFKA_V_END);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return 0;
 	if (hdrs != NULL)
@@ -569,8 +582,9 @@ int sink_produce(struct sink *s, const char *topic, const char *key, size_t klen
 	return refused(err) ? SINK_ERR_CONFIG : SINK_ERR;
 }
 
-int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, size_t errlen)
+static int ktxn(void *ctx, enum sink_txn_op op, int timeout_ms, char *errbuf, size_t errlen)
 {
+	struct sink_kafka *s = ctx;
 	rd_kafka_error_t *e = NULL;
 	int rc;
 
@@ -605,9 +619,9 @@ int sink_txn(struct sink *s, enum sink_txn_op op, int timeout_ms, char *errbuf, 
 	return rc;
 }
 
-/* sink_kafka.h */
-int sink_reachable(struct sink *s, int timeout_ms, char *errbuf, size_t errlen)
+static int kreachable(void *ctx, int timeout_ms, char *errbuf, size_t errlen)
 {
+	struct sink_kafka *s = ctx;
 	const struct rd_kafka_metadata *md = NULL;
 	/* No topic named: the answer is the brokers' list, the smallest request
 	 * that proves a broker answers. */
@@ -621,8 +635,9 @@ int sink_reachable(struct sink *s, int timeout_ms, char *errbuf, size_t errlen)
 	return SINK_ERR;
 }
 
-void sink_poll(struct sink *s)
+static void kpoll(void *ctx)
 {
+	struct sink_kafka *s = ctx;
 	char drain[64];
 
 	while (read(s->pipefd[0], drain, sizeof(drain)) > 0)
@@ -630,19 +645,24 @@ void sink_poll(struct sink *s)
 	rd_kafka_poll(s->rk, 0);
 }
 
-int sink_in_flight(const struct sink *s)
+static int kin_flight(const void *ctx)
 {
+	const struct sink_kafka *s = ctx;
+
 	return rd_kafka_outq_len(s->rk);
 }
 
-void sink_stats(const struct sink *s, struct sink_stats *out)
+static void kstats(const void *ctx, struct sink_stats *out)
 {
+	const struct sink_kafka *s = ctx;
+
 	*out = s->stats;
 	out->queue_depth = (uint64_t)rd_kafka_outq_len(s->rk);
 }
 
-char *sink_cluster_id(struct sink *s)
+static char *kcluster_id(void *ctx)
 {
+	struct sink_kafka *s = ctx;
 	char *id = rd_kafka_clusterid(s->rk, 0), *copy;
 
 	if (id == NULL)
@@ -652,23 +672,25 @@ char *sink_cluster_id(struct sink *s)
 	return copy;
 }
 
-int sink_fatal(struct sink *s, char *errbuf, size_t errlen)
+static int kfatal(void *ctx, char *errbuf, size_t errlen)
 {
+	struct sink_kafka *s = ctx;
 	char why[512];
 	rd_kafka_resp_err_t err = rd_kafka_fatal_error(s->rk, why, sizeof(why));
 
 	if (s->crippled) {
 		snprintf(errbuf, errlen, "kafka: %s: out of memory or threads", s->crippled_why);
-		return -1;
+		return SINK_ERR;
 	}
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
 		return 0;
 	snprintf(errbuf, errlen, "kafka fatal error: %s: %s", rd_kafka_err2name(err), why);
-	return -1;
+	return SINK_ERR;
 }
 
-bool sink_fenced(struct sink *s, char *id, size_t idlen, int64_t *timeout_ms)
+static bool kfenced(void *ctx, char *id, size_t idlen, int64_t *timeout_ms)
 {
+	struct sink_kafka *s = ctx;
 	rd_kafka_resp_err_t err = rd_kafka_fatal_error(s->rk, NULL, 0);
 	const rd_kafka_conf_t *conf = rd_kafka_conf(s->rk);
 	char ms[32];
@@ -703,26 +725,10 @@ size_t sink_tls_files(const struct config_section *w, const char **out, size_t m
 	return n;
 }
 
-const char *sink_strerror(int err)
+static void kdestroy(void *ctx)
 {
-	switch (err) {
-	case 0:
-		return "success";
-	case SINK_ERR:
-		return "producer failure";
-	case SINK_QUEUE_FULL:
-		return "producer queue full";
-	case SINK_ERR_CONFIG:
-		return "not possible as configured";
-	case SINK_ERR_NOMEM:
-		return "out of memory";
-	default:
-		return "unknown producer error";
-	}
-}
+	struct sink_kafka *s = ctx;
 
-void sink_destroy(struct sink *s)
-{
 	if (s == NULL)
 		return;
 	if (s->rk != NULL) {
@@ -745,3 +751,19 @@ void sink_destroy(struct sink *s)
 		close(s->pipefd[1]);
 	free(s);
 }
+
+static const struct sink_ops kafka_ops = {
+    .produce = kproduce,
+    .poll = kpoll,
+    .fd = kfd,
+    .in_flight = kin_flight,
+    .queue_capacity = kqueue_capacity,
+    .message_max = kmessage_max,
+    .fatal = kfatal,
+    .txn = ktxn,
+    .fenced = kfenced,
+    .reachable = kreachable,
+    .stats = kstats,
+    .cluster_id = kcluster_id,
+    .destroy = kdestroy,
+};

@@ -1,0 +1,270 @@
+/* pipeline: read -> transform/convert -> produce -> ack (core/pipeline.h).
+ *
+ * Why no record is lost silently here: a record is submitted to the acks
+ * (its slot is the producer's token) before it is produced and cancelled
+ * when the producer does not take it; a record filtered out or skipped by
+ * errors.tolerance=all is acknowledged as done, as Connect commits it;
+ * every other failure stops its connector with its offset before the
+ * record (worker_conn_fail), so a restart reads it again. */
+#include "core/pipeline.h"
+
+#include "core/acks.h"
+#include "core/commits.h"
+#include "core/loop.h"
+#include "core/partitions.h"
+#include "core/stats.h"
+#include "core/worker_private.h"
+#include "convert/convert.h"
+#include "kafka/ratelimit.h"
+#include "transform/transform.h"
+#include "util/buf.h"
+#include "util/clock.h"
+
+#include <stdio.h>
+
+/* The most bytes a converted key or value keeps allocated between records. */
+#define SCRATCH_KEEP (1024 * 1024)
+
+/* What one step did with a record. */
+enum step {
+	STEP_GO,   /* on to the next step */
+	STEP_DONE, /* the record is done (filtered, skipped or produced): next record */
+	STEP_STOP, /* the batch stops here: blocked, or c failed */
+};
+
+/* A record's key and value as converted (views into the worker's scratch
+ * buffers, or the record's own bytes). */
+struct converted {
+	const char *key, *val;
+	size_t klen, vlen;
+};
+
+static int64_t now_ms(void)
+{
+	return loop_now_ms();
+}
+
+void pipeline_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
+{
+	struct worker *w = ctx;
+	/* errors.tolerance=all: a record Kafka refused for good is done. */
+	bool skipped = res == SINK_REFUSED && worker_tolerate_refusal(w, token, reason);
+	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
+	struct partition *p;
+	bool advanced;
+	char why[512];
+
+	w->queue_full = false; /* a report frees room in the producer queue */
+	if (res != SINK_DELIVERED)
+		w->hooks->txn_failed(w);
+	if (f == NULL)
+		return;
+	p = partition_of(f);
+	partition_head(p, w->turn_ms);
+	/* Read before hooks->acked: a stop it finishes frees f. */
+	advanced = f->advanced;
+	w->hooks->acked(p, res == SINK_DELIVERED);
+	if (res == SINK_DELIVERED || skipped) {
+		if (res == SINK_DELIVERED) {
+			stats_add(p->conn->acked, 1);
+			p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
+		}
+		if (advanced)
+			commits_moved(w->commits);
+		return;
+	}
+	stats_add(p->conn->failed, 1);
+	/* Fenced: librdkafka fails or purges every record; the connector did
+	 * nothing wrong, and the worker exits (worker_eos_exit_code). */
+	if (w->hooks->fenced(w))
+		return;
+	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
+	w->hooks->fail(p->conn, res == SINK_REFUSED, why);
+}
+
+void pipeline_poll_sink(struct worker *w)
+{
+	w->turn_ms = now_ms();
+	w->turn_epoch_ms = clock_wall_ns() / 1000000;
+	sink_poll(w->sink);
+}
+
+bool pipeline_blocked(const struct worker *w)
+{
+	return w->queue_full || acks_available(w->acks) == 0 || commits_paused(w->commits) ||
+	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
+}
+
+/* Frees a scratch buffer that held a large record: a long line or row must
+ * not pin its size for good. */
+static void trim(struct buf *b)
+{
+	if (buf_len(b) > SCRATCH_KEEP)
+		buf_free(b);
+}
+
+/* Applies c's transforms to r into *t. A record filtered out is done at
+ * once (Connect commits a filtered record's offset). */
+static enum step transform_one(struct conn *c, struct record *r, struct transform_out *t,
+                               char *errbuf, size_t errlen)
+{
+	struct worker *w = c->w;
+	enum transform_result tr = transform_chain_apply(c->cs->chain, r, t, errbuf, errlen);
+	struct acks_fifo *f;
+
+	if (tr == TRANSFORM_DROP) {
+		if ((f = partition_fifo(r->part)) == NULL) {
+			w->hooks->fail(c, false, "out of memory");
+			return STEP_STOP;
+		}
+		pipeline_delivery(w, acks_submit(w->acks, f, &r->offset), SINK_DELIVERED, NULL);
+		return STEP_DONE;
+	}
+	if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf))
+		return STEP_DONE;
+	if (tr != TRANSFORM_OK) {
+		/* The same record fails the same way after a restart (78); out
+		 * of memory may pass (75). */
+		w->hooks->fail(c, tr == TRANSFORM_ERROR, errbuf);
+		return STEP_STOP;
+	}
+	return STEP_GO;
+}
+
+/* Converts t's key and value with c's converters into *kv. */
+static enum step convert_one(struct conn *c, struct record *r, struct transform_out *t,
+                             struct converted *kv, char *errbuf, size_t errlen)
+{
+	struct worker *w = c->w;
+	int krc, vrc;
+	bool shape;
+
+	krc = convert_value_view(&c->cs->key_conv, &t->key, &w->kscratch, &kv->key, &kv->klen,
+	                         c->utf8_replaced);
+	vrc = krc != 0 ? 0
+	               : convert_value_view(&c->cs->value_conv, &t->value, &w->vscratch, &kv->val,
+	                                    &kv->vlen, c->utf8_replaced);
+	if (krc == 0 && vrc == 0)
+		return STEP_GO;
+	/* A shape no restart changes is the user's to fix (78); out of memory
+	 * may pass (75). */
+	shape = (krc != 0 ? krc : vrc) == CONVERT_ERR_SHAPE;
+	snprintf(errbuf, errlen, "%s cannot serialise this record's %s (%s)",
+	         convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
+	         krc != 0 ? "key" : "value",
+	         shape ? "a struct" : "out of memory, or larger than 1 GB");
+	if (shape && worker_tolerate(c, r, errbuf))
+		return STEP_DONE;
+	w->hooks->fail(c, shape, errbuf);
+	return STEP_STOP;
+}
+
+/* What a producer's refusal of r means: backpressure, or c fails. */
+static enum step refused(struct conn *c, struct record *r, size_t bytes, int rc, char *errbuf,
+                         size_t errlen)
+{
+	struct worker *w = c->w;
+
+	if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
+		/* Backpressure: no reading, no spinning, until a delivery report. */
+		w->queue_full = true;
+		return STEP_STOP;
+	}
+	if (rc == SINK_QUEUE_FULL) {
+		/* Nothing queued and still no room: it can never fit. */
+		snprintf(errbuf, errlen,
+		         "a record of %zu bytes is larger than the "
+		         "whole producer queue (producer.queue.buffering.max.kbytes)",
+		         bytes);
+		w->hooks->fail(c, true, errbuf);
+		return STEP_STOP;
+	}
+	if (rc == SINK_ERR_CONFIG && worker_tolerate(c, r, errbuf))
+		return STEP_DONE;
+	w->hooks->fail(c, rc == SINK_ERR_CONFIG, errbuf);
+	return STEP_STOP;
+}
+
+/* Hands r, as *t and *kv, to the producer with an ack slot as its token. */
+static enum step produce_one(struct conn *c, struct record *r, const struct transform_out *t,
+                             const struct converted *kv, char *errbuf, size_t errlen)
+{
+	struct worker *w = c->w;
+	struct sink_record rec = {.topic = t->topic,
+	                          .key = kv->key,
+	                          .klen = kv->klen,
+	                          .value = kv->val,
+	                          .vlen = kv->vlen,
+	                          .headers = t->headers,
+	                          .nheaders = t->nheaders,
+	                          .timestamp_ms = t->timestamp_ms};
+	struct acks_fifo *f;
+	void *token;
+	int rc;
+
+	if (w->hooks->txn_begin(w) != 0)
+		return STEP_STOP; /* the turn's end exits (worker_eos_boundary) */
+	if ((f = partition_fifo(r->part)) == NULL) {
+		w->hooks->fail(c, false, "out of memory");
+		return STEP_STOP;
+	}
+	token = acks_submit(w->acks, f, &r->offset);
+	rc = sink_produce(w->sink, &rec, token, errbuf, errlen);
+	trim(&w->kscratch);
+	trim(&w->vscratch);
+	if (rc == 0) {
+		w->hooks->charge(w, kv->klen + kv->vlen);
+		stats_add(c->produced, 1);
+		w->produced++;
+		w->hooks->produced(r, t->topic, kv->vlen);
+		return STEP_DONE;
+	}
+	acks_cancel(w->acks, token);
+	return refused(c, r, kv->klen + kv->vlen, rc, errbuf, errlen);
+}
+
+void pipeline_produce(struct conn *c)
+{
+	char errbuf[512];
+
+	while (conn_reading(c) && c->next < c->batch.n) {
+		struct record *r = &c->records[c->next];
+		struct transform_out t;
+		struct converted kv = {0};
+		enum step s;
+
+		if (pipeline_blocked(c->w))
+			return;
+		s = transform_one(c, r, &t, errbuf, sizeof(errbuf));
+		if (s == STEP_GO)
+			s = convert_one(c, r, &t, &kv, errbuf, sizeof(errbuf));
+		if (s == STEP_GO)
+			s = produce_one(c, r, &t, &kv, errbuf, sizeof(errbuf));
+		if (s == STEP_STOP)
+			return;
+		c->next++;
+	}
+}
+
+void pipeline_poll_source(struct conn *c, int64_t now)
+{
+	char errbuf[1024];
+	uint32_t room = acks_available(c->w->acks);
+	int rc;
+
+	if (!conn_reading(c) || c->next < c->batch.n || pipeline_blocked(c->w))
+		return;
+	c->batch.records = c->records;
+	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
+	c->batch.n = 0;
+	c->next = 0;
+	c->ready = c->woke = false;
+	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		c->w->hooks->fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
+		return;
+	}
+	if (c->batch.more)
+		c->ready = true;
+	pipeline_produce(c);
+}

@@ -1,0 +1,187 @@
+/* commits: the one path from an acknowledged prefix to the offset store.
+ * A put that fails is kept and tried again at the next flush, even after
+ * its connector closed (a stop); a newer store of the key wins over a kept
+ * one; three failed writes pause reading until one succeeds. */
+#include "core/commits.h"
+#include "core/acks.h"
+#include "core/partitions.h"
+#include "core/source.h"
+#include "offsetsfake.h"
+#include "testlib.h"
+#include "util/rstr.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BIG_KEY "[\"big\",{}]"
+#define P_KEY "[\"conn\",{\"filename\":\"a\"}]"
+
+/* A source's rendering: {"position":N}. */
+static char *render(struct partition *p, const struct src_offset *off)
+{
+	char buf[64];
+
+	(void)p;
+	snprintf(buf, sizeof(buf), "{\"position\":%lld}", (long long)off->v[0]);
+	return strdup(buf);
+}
+
+/* Acknowledges one record of p at position pos. */
+static void acked(struct acks *a, struct partition *p, int64_t pos)
+{
+	struct src_offset off = {.v = {pos, 0, 0, 0}};
+	void *t = acks_submit(a, partition_fifo(p), &off);
+
+	CHECK(t != NULL);
+	CHECK(acks_done(a, t, true) != NULL);
+}
+
+/* Fills the store o up to OFFSETS_MAX_BYTES but a little: a new key no
+ * longer fits. */
+static void fill(struct offsets *o)
+{
+	size_t n = OFFSETS_MAX_BYTES - 60;
+	char *v = malloc(n + 16);
+
+	CHECK(v != NULL);
+	memcpy(v, "{\"x\":\"", 6);
+	memset(v + 6, 'a', n - 8);
+	memcpy(v + n - 2, "\"}", 3);
+	CHECK_INT(offsets_put(o, BIG_KEY, v), 0);
+	free(v);
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+static void test_failed_store_at_a_stop_is_retried(void)
+{
+	struct offsets *o;
+	struct commits *cm = commits_new(NULL, render);
+	struct partitions *t = partitions_new();
+	struct acks *a = NULL;
+	struct partition *p;
+	char *json;
+
+	CHECK_INT(acks_new(8, &a), ACKS_OK);
+	fresh();
+	o = open_ok();
+	commits_set_store(cm, o);
+	p = partitions_add(t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
+	CHECK(p != NULL);
+	acked(a, p, 7);
+	fill(o);
+	/* The stop: the acknowledged prefix taken and stored, which fails (the
+	 * store is full); then the connector closes and its partitions go. */
+	CHECK_INT(commits_take(cm, p, &json), 1);
+	CHECK_STR(json, "{\"position\":7}");
+	CHECK_INT(commits_store(cm, p, json, NULL), OFFSETS_ERR_FULL);
+	free(json);
+	partitions_drop_conn(t, a, NULL, NULL);
+	CHECK_INT(partitions_count(t), 0);
+	CHECK(offsets_get(o, P_KEY) == NULL);
+	CHECK(commits_due(cm)); /* the flush timer stays armed for it */
+	/* Still full at the next flush: kept again. */
+	commits_put_all(cm, t, false);
+	CHECK(offsets_get(o, P_KEY) == NULL);
+	/* Room again: the flush after stores what the stop could not. */
+	CHECK_INT(offsets_put(o, BIG_KEY, "{\"x\":1}"), 0);
+	commits_put_all(cm, t, false);
+	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":7}");
+	CHECK(!commits_due(cm) || offsets_dirty(o));
+	commits_write(cm, 1);
+	CHECK_INT(commits_last(cm, NULL), 0);
+	CHECK(!commits_due(cm));
+	commits_destroy(cm);
+	partitions_destroy(t, a, NULL);
+	acks_destroy(a);
+	offsets_destroy(o);
+}
+
+static void test_newer_store_wins_over_a_kept_one(void)
+{
+	struct offsets *o;
+	struct commits *cm = commits_new(NULL, render);
+	struct partitions *t = partitions_new();
+	struct acks *a = NULL;
+	struct partition *p;
+	char *json;
+
+	CHECK_INT(acks_new(8, &a), ACKS_OK);
+	fresh();
+	o = open_ok();
+	commits_set_store(cm, o);
+	p = partitions_add(t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
+	acked(a, p, 3);
+	fill(o);
+	CHECK_INT(commits_take(cm, p, &json), 1);
+	CHECK(commits_store(cm, p, json, NULL) != 0);
+	free(json);
+	CHECK_INT(offsets_put(o, BIG_KEY, "{\"x\":1}"), 0);
+	/* Acknowledged further before the next flush: that flush stores 5, and
+	 * the kept 3 never comes back over it. */
+	acked(a, p, 5);
+	commits_put_all(cm, t, false);
+	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":5}");
+	commits_put_all(cm, t, false);
+	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":5}");
+	commits_destroy(cm);
+	partitions_destroy(t, a, NULL);
+	acks_destroy(a);
+	offsets_destroy(o);
+}
+
+static void test_three_failed_writes_pause(void)
+{
+	struct offsets *o;
+	struct commits *cm = commits_new(NULL, render);
+	struct partitions *t = partitions_new();
+	struct acks *a = NULL;
+	struct partition *p;
+
+	CHECK_INT(acks_new(8, &a), ACKS_OK);
+	fresh();
+	o = open_ok();
+	commits_set_store(cm, o);
+	p = partitions_add(t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
+	for (int i = 1; i <= 3; i++) {
+		CHECK(!commits_paused(cm));
+		acked(a, p, i);
+		commits_moved(cm);
+		w.fsync_file_errno = EIO;
+		commits_put_all(cm, t, false);
+		commits_write(cm, i);
+		CHECK(commits_last(cm, NULL) != 0);
+		CHECK_INT(commits_failures(cm), i);
+	}
+	CHECK(commits_paused(cm));
+	commits_put_all(cm, t, false);
+	commits_write(cm, 4);
+	CHECK_INT(commits_last(cm, NULL), 0);
+	CHECK(!commits_paused(cm));
+	CHECK_INT(**commits_cell(cm, COMMITS_FLUSH_OK), 1);
+	commits_destroy(cm);
+	partitions_destroy(t, a, NULL);
+	acks_destroy(a);
+	offsets_destroy(o);
+}
+
+int main(void)
+{
+	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
+	snprintf(base, sizeof(base), "%s", testlib_tmpdir());
+	test_failed_store_at_a_stop_is_retried();
+	test_newer_store_wins_over_a_kept_one();
+	test_three_failed_writes_pause();
+	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return testlib_done("test_commits");
+}
