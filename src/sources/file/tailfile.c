@@ -515,6 +515,32 @@ int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines)
 	return 0;
 }
 
+/* tailfile_lines_between for a compressed file: its reader only goes
+ * forward, so a second one, decoding from its start (pread: tf's reader
+ * is not disturbed). */
+static int lines_between_compressed(const struct tailfile *tf, int64_t from, int64_t to,
+                                    uint64_t *lines)
+{
+	char b[16384];
+	bool cr = false, at_end = false;
+	struct tailz *z = NULL;
+	int rc = tailz_open(tf->fd, tailz_detect(tf->fd), sizeof(b), &z);
+
+	while (rc == 0 && from < to) {
+		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b), got = 0;
+
+		rc = tailz_read(z, from, b, want, &got, &at_end);
+		if (rc == 0 && got == 0)
+			rc = TAILZ_ERR_SHORT; /* shorter than what was read from it */
+		if (rc == 0) {
+			*lines += terminators(b, got, &cr);
+			from += (int64_t)got;
+		}
+	}
+	tailz_free(z);
+	return rc == 0 ? 0 : rc == TAILZ_ERR_NOMEM ? -ENOMEM : -EIO;
+}
+
 int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines)
 {
 	char b[16384];
@@ -522,7 +548,7 @@ int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, 
 
 	*lines = 0;
 	if (tf->z != NULL)
-		return -ENOTSUP;
+		return lines_between_compressed(tf, from, to, lines);
 	while (from < to) {
 		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b);
 		ssize_t got = pread(tf->fd, b, want, from);

@@ -98,11 +98,12 @@ int64_t tailfile_v3(const struct tailfile *tf);
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
                   size_t *n, bool final, struct tailfile_stats *st);
 
-/* The lines ending in the bytes [from, to) of an uncompressed file, from
- * and to at line starts (read before: a stop counting what was read but
- * not acknowledged), into *lines. Reads them again with pread; the
- * position does not move. Returns 0, -ENOTSUP for a compressed file, or a
- * negative errno. */
+/* The lines ending in the bytes [from, to) of the file, from and to at
+ * line starts (read before: a stop counting what was read but not
+ * acknowledged), into *lines. Reads them again with pread (a compressed
+ * file decoded again from its start, with a reader of its own, freed
+ * before returning); the position does not move. Returns 0 or a negative
+ * errno. */
 int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines);
 
 /* Moves the position to the end of the file (a compressed file: of its

@@ -1192,7 +1192,7 @@ static int stop_file(struct tailstream *s, struct link *l, int64_t from, int64_t
 	         (long long)tailfile_id(l->tf)->ino, (long long)from,
 	         (long long)(read > 0 ? to : from), (unsigned long long)bytes,
 	         (unsigned long long)lines,
-	         unknown ? " (and those of the bytes read before, compressed: not counted)" : "",
+	         unknown ? " (and those of the bytes read before: they could not be read again)" : "",
 	         rc != 0 ? " and more: it could not be read to its end" : "");
 	env->count(env, "bytes_unread_lost", bytes);
 	env->count(env, "lines_unread_lost", lines);
