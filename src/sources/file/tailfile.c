@@ -527,7 +527,8 @@ static int lines_between_compressed(const struct tailfile *tf, int64_t from, int
 	int rc = tailz_open(tf->fd, tailz_detect(tf->fd), sizeof(b), &z);
 
 	while (rc == 0 && from < to) {
-		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b), got = 0;
+		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b),
+		       got = 0;
 
 		rc = tailz_read(z, from, b, want, &got, &at_end);
 		if (rc == 0 && got == 0)
@@ -616,6 +617,21 @@ int64_t tailfile_size(const struct tailfile *tf)
 	if (tf->z != NULL) /* uncompressed: unknown (more) until read to the end */
 		return tailz_size(tf->z) >= 0 ? tailz_size(tf->z) : INT64_MAX;
 	return fstat(tf->fd, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+int64_t tailfile_compressed_size(const struct tailfile *tf, uint64_t *fp, int64_t *fplen)
+{
+	int64_t size = tf->z != NULL ? tailz_size_hint(tf->z) : -1;
+	size_t hlen = 0;
+	const void *head = size >= 0 ? tailz_head(tf->z, &hlen) : NULL;
+
+	*fp = 0;
+	*fplen = 0;
+	if (head != NULL && (int64_t)hlen >= (size < TAILID_FP_MAX ? size : TAILID_FP_MAX)) {
+		*fplen = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+		*fp = tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)*fplen);
+	}
+	return size;
 }
 
 bool tailfile_compressed(const struct tailfile *tf)

@@ -132,6 +132,11 @@ int64_t tailfile_end(const struct tailfile *tf);
 /* Current size from fstat, or -1. A compressed file's: its uncompressed
  * size once read to the end, INT64_MAX before. */
 int64_t tailfile_size(const struct tailfile *tf);
+/* For a compressed file: its uncompressed size as far as known
+ * (tailz_size_hint), or -1, and the fingerprint of its first
+ * min(size, TAILID_FP_MAX) uncompressed bytes into *fp, *fplen (0: not
+ * known), as tailid_fp_file gives for the file it was compressed from. */
+int64_t tailfile_compressed_size(const struct tailfile *tf, uint64_t *fp, int64_t *fplen);
 /* True when the file is compressed (app.log.1.gz: tailz.h), read as its
  * uncompressed bytes; it is complete, never written to. */
 bool tailfile_compressed(const struct tailfile *tf);
