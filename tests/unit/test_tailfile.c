@@ -429,6 +429,30 @@ static void test_lines_between_compressed(void)
 	free(gz);
 }
 
+/* A read stopped by its line budget at the file's end has not reached it:
+ * tailfile_end says so, or the stream takes the lines left for a partial
+ * one and closes the file as idle (hostile finding h22c: 3,000 files of 3
+ * lines under a glob, Kafka up: 4 files shipped their first line only,
+ * the rest never, the files never written again). */
+static void test_end_after_a_read_stopped_by_max(void)
+{
+	struct tailline l[4];
+	struct tailbuf buf = {.mem = arena, .cap = sizeof(arena)};
+	struct tailfile_stats st = {0};
+	struct tailfile *tf = open_with("a\nb\nc\n", 100, TAILFILE_SPLIT);
+	size_t n;
+
+	CHECK_INT(tailfile_read(tf, &buf, l, 1, &n, false, &st), TAILFILE_MORE);
+	CHECK_INT(n, 1);
+	CHECK_INT(tailfile_pos(tf), 2);
+	CHECK_INT(tailfile_end(tf), -1); /* b and c are lines, not a partial one */
+	buf.used = 0;
+	CHECK_INT(tailfile_read(tf, &buf, l, 4, &n, false, &st), TAILFILE_EOF);
+	CHECK_INT(n, 2);
+	CHECK_INT(tailfile_end(tf), 6);
+	tailfile_close(tf);
+}
+
 int main(void)
 {
 	snprintf(path, sizeof(path), "%s/f.log", testlib_tmpdir());
@@ -445,6 +469,7 @@ int main(void)
 	test_chunks();
 	test_skip_rest();
 	test_lines_between_compressed();
+	test_end_after_a_read_stopped_by_max();
 	unlink(path);
 	return testlib_done("test_tailfile");
 }

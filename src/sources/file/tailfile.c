@@ -455,9 +455,12 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		}
 		c.got = (size_t)got;
 		c.at_eof = at_eof;
-		if (at_eof)
-			tf->end = c.base + (int64_t)c.got;
 		*n += extract(tf, &c, out + *n, max - *n, st);
+		/* Stopped by max before the end, the bytes left may hold whole
+		 * lines: the end is not reached (tailstream_idle would close the
+		 * file with them unread). */
+		if (at_eof)
+			tf->end = c.scan < c.got && *n >= max ? -1 : c.base + (int64_t)c.got;
 		keep_last(tf, &c);
 		buf->used += c.scan; /* bytes after scan are read again next time */
 		/* No whole line in a chunk: read all the room (it holds one). */
