@@ -465,3 +465,47 @@ def test_stop_names_and_counts_the_copy_holding_what_a_copytruncate_moved(
         len(got), sorted(set(range(900)) - set(got) - lost)[:10])
     assert sc.counter("bytes_unread_lost") == len(lost) * LINE, sc.sk.log_text()[sc.marks[-1]:]
     assert sc.sk.stop() == 0
+
+
+@pytest.mark.skiff_timeout(400)
+def test_compressed_file_held_at_a_stop_then_deleted_is_counted_to_the_byte(
+        tmp_path, kafka_private, topic):
+    """Hostile finding (h22c: compress + copytruncate, SIGTERM during a
+    30 s outage: 2,000 lines of one app.log.1.gz lost, its bytes not
+    counted): a rotated file skiff opened compressed (logrotate compressed
+    it while skiff was stopped) is in the held list of the next stop with
+    no size, so when logrotate deletes it before the next start that start
+    counts the file and no bytes (and the stored offset's file, opened
+    compressed, a second time: files_gone_unread=3 for two). The stop
+    writes its uncompressed size (gzip's trailer) and first bytes' hash:
+    gone, it is counted to the byte, the stored offset's file once."""
+    sc = Scene(tmp_path, kafka_private, topic, keep=2)
+    w = sc.sk.worker_file
+    w.write_text(w.read_text() + "offset.flush.timeout.ms=1000\n")
+    sc.before_outage(100)
+    append(sc.log, 100, 1100)  # A: stored offset at 100, "seen" at the stop
+    time.sleep(4 * FLUSH_MS / 1000)
+    assert sc.sk.stop() == 0
+    sc.rotate()  # A -> .1.gz
+    append(sc.log, 1100, 2100)  # B
+    sc.rotate()  # B -> .1.gz, A -> .2.gz
+    append(sc.log, 2100, 2200)  # C, at the path
+    sc.restart()  # Kafka still away: A and B opened compressed, held
+    time.sleep(4 * FLUSH_MS / 1000)  # the held list written
+    assert sc.sk.stop() == 0
+    sc.rotate()  # C -> .1.gz, B -> .2.gz, A's last copy goes
+    append(sc.log, 2200, 2300)
+    sc.rotate()  # B's last copy goes
+    append(sc.log, 2300, 2400)
+    kafka_private.start()
+    sc.restart()
+    lost = set(range(100, 2100))
+    got = numbers(sc.values(400))
+    assert got == [n for n in range(2400) if n not in lost], (
+        len(got), sorted(set(range(2400)) - set(got) - lost)[:10])
+    log = sc.sk.log_text()
+    assert sc.counter("bytes_unread_lost") == len(lost) * LINE, log[-3000:]
+    assert re.search(rf"opened as \S+app\.log\.1\.gz\), held when skiff stopped, is gone: "
+                     rf"at least {1000 * LINE} bytes lost", log), log[-3000:]
+    assert sc.counter("files_gone_unread") == 2, log[-3000:]  # A, B: each once
+    assert sc.sk.stop() == 0

@@ -455,9 +455,12 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		}
 		c.got = (size_t)got;
 		c.at_eof = at_eof;
-		if (at_eof)
-			tf->end = c.base + (int64_t)c.got;
 		*n += extract(tf, &c, out + *n, max - *n, st);
+		/* Stopped by max before the end, the bytes left may hold whole
+		 * lines: the end is not reached (tailstream_idle would close the
+		 * file with them unread). */
+		if (at_eof)
+			tf->end = c.scan < c.got && *n >= max ? -1 : c.base + (int64_t)c.got;
 		keep_last(tf, &c);
 		buf->used += c.scan; /* bytes after scan are read again next time */
 		/* No whole line in a chunk: read all the room (it holds one). */
@@ -515,6 +518,33 @@ int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines)
 	return 0;
 }
 
+/* tailfile_lines_between for a compressed file: its reader only goes
+ * forward, so a second one, decoding from its start (pread: tf's reader
+ * is not disturbed). */
+static int lines_between_compressed(const struct tailfile *tf, int64_t from, int64_t to,
+                                    uint64_t *lines)
+{
+	char b[16384];
+	bool cr = false, at_end = false;
+	struct tailz *z = NULL;
+	int rc = tailz_open(tf->fd, tailz_detect(tf->fd), sizeof(b), &z);
+
+	while (rc == 0 && from < to) {
+		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b),
+		       got = 0;
+
+		rc = tailz_read(z, from, b, want, &got, &at_end);
+		if (rc == 0 && got == 0)
+			rc = TAILZ_ERR_SHORT; /* shorter than what was read from it */
+		if (rc == 0) {
+			*lines += terminators(b, got, &cr);
+			from += (int64_t)got;
+		}
+	}
+	tailz_free(z);
+	return rc == 0 ? 0 : rc == TAILZ_ERR_NOMEM ? -ENOMEM : -EIO;
+}
+
 int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines)
 {
 	char b[16384];
@@ -522,7 +552,7 @@ int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, 
 
 	*lines = 0;
 	if (tf->z != NULL)
-		return -ENOTSUP;
+		return lines_between_compressed(tf, from, to, lines);
 	while (from < to) {
 		size_t want = to - from < (int64_t)sizeof(b) ? (size_t)(to - from) : sizeof(b);
 		ssize_t got = pread(tf->fd, b, want, from);
@@ -590,6 +620,21 @@ int64_t tailfile_size(const struct tailfile *tf)
 	if (tf->z != NULL) /* uncompressed: unknown (more) until read to the end */
 		return tailz_size(tf->z) >= 0 ? tailz_size(tf->z) : INT64_MAX;
 	return fstat(tf->fd, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+int64_t tailfile_compressed_size(const struct tailfile *tf, uint64_t *fp, int64_t *fplen)
+{
+	int64_t size = tf->z != NULL ? tailz_size_hint(tf->z) : -1;
+	size_t hlen = 0;
+	const void *head = size >= 0 ? tailz_head(tf->z, &hlen) : NULL;
+
+	*fp = 0;
+	*fplen = 0;
+	if (head != NULL && (int64_t)hlen >= (size < TAILID_FP_MAX ? size : TAILID_FP_MAX)) {
+		*fplen = size < TAILID_FP_MAX ? size : TAILID_FP_MAX;
+		*fp = tailid_fp_update(TAILID_FP_EMPTY, head, (size_t)*fplen);
+	}
+	return size;
 }
 
 bool tailfile_compressed(const struct tailfile *tf)

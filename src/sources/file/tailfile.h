@@ -98,11 +98,12 @@ int64_t tailfile_v3(const struct tailfile *tf);
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
                   size_t *n, bool final, struct tailfile_stats *st);
 
-/* The lines ending in the bytes [from, to) of an uncompressed file, from
- * and to at line starts (read before: a stop counting what was read but
- * not acknowledged), into *lines. Reads them again with pread; the
- * position does not move. Returns 0, -ENOTSUP for a compressed file, or a
- * negative errno. */
+/* The lines ending in the bytes [from, to) of the file, from and to at
+ * line starts (read before: a stop counting what was read but not
+ * acknowledged), into *lines. Reads them again with pread (a compressed
+ * file decoded again from its start, with a reader of its own, freed
+ * before returning); the position does not move. Returns 0 or a negative
+ * errno. */
 int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines);
 
 /* Moves the position to the end of the file (a compressed file: of its
@@ -131,6 +132,11 @@ int64_t tailfile_end(const struct tailfile *tf);
 /* Current size from fstat, or -1. A compressed file's: its uncompressed
  * size once read to the end, INT64_MAX before. */
 int64_t tailfile_size(const struct tailfile *tf);
+/* For a compressed file: its uncompressed size as far as known
+ * (tailz_size_hint), or -1, and the fingerprint of its first
+ * min(size, TAILID_FP_MAX) uncompressed bytes into *fp, *fplen (0: not
+ * known), as tailid_fp_file gives for the file it was compressed from. */
+int64_t tailfile_compressed_size(const struct tailfile *tf, uint64_t *fp, int64_t *fplen);
 /* True when the file is compressed (app.log.1.gz: tailz.h), read as its
  * uncompressed bytes; it is complete, never written to. */
 bool tailfile_compressed(const struct tailfile *tf);

@@ -10,6 +10,7 @@
 #include "sources/file/tailchain.h"
 #include "sources/file/tailheld.h"
 #include "sources/file/tailscan.h"
+#include "sources/file/tailz.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -439,7 +440,7 @@ static bool held_on_disk(const struct tailstream *s, const struct tailheld_file 
 	if (found != NULL && tailid_of_path(found, &id) == 0)
 		there = !id.has_btime || id.born == f->born;
 	free(found);
-	if (!there && f->fplen > 0) {
+	if (!there && f->fplen > 0 && !tailz_named(f->name)) {
 		found = tailscan_find_compressed(s->path, ROTATED_DIRS(s), f->fp, f->fplen, f->born,
 		                                 NULL);
 		there = found != NULL;
@@ -482,6 +483,11 @@ static void settle_held(struct tailstream *s, const struct tailpos *p)
 		return;
 	for (size_t i = p->known ? held_after(f, n, p) : n; i < n; i++) {
 		if (held_on_disk(s, &f[i]))
+			continue;
+		/* The stored offset's file opened compressed (born after it):
+		 * counted where it is found gone (offset_file_gone), not twice. */
+		if (tailz_named(f[i].name) && f[i].fplen > 0 && p->has_fp &&
+		    f[i].fplen == p->fplen && f[i].fp == p->fp)
 			continue;
 		if (f[i].size > 0) {
 			env->log(

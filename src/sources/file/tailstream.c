@@ -1072,8 +1072,13 @@ static int put_held(const struct tailstream *s, const struct link *l, struct tai
 	if (fstat(tailfile_fd(l->tf), &st) != 0 ||
 	    (closing && st.st_nlink == 0 && !compressed_since(s, l, &st)))
 		return 0;
-	if (!tailfile_compressed(l->tf)) {
-		/* A compressed file stays one: found again by its inode. */
+	if (tailfile_compressed(l->tf)) {
+		/* A compressed file stays one: found again by its inode. Its
+		 * size and first bytes uncompressed, so that gone it is counted
+		 * (hostile finding h22c: its 76,000 bytes were not), and not
+		 * when it is the stored offset's file (settle_held). */
+		f.size = tailfile_compressed_size(l->tf, &f.fp, &f.fplen);
+	} else {
 		f.size = (int64_t)st.st_size;
 		f.fplen = f.size < TAILID_FP_MAX ? f.size : TAILID_FP_MAX;
 		if (l->peek_len == f.fplen)
@@ -1184,16 +1189,16 @@ static int stop_file(struct tailstream *s, struct link *l, int64_t from, int64_t
 	lines += before;
 	if (bytes == 0 && rc == 0)
 		return 1;
-	env->log(env, LOG_WARN,
-	         "%s: %s at this stop: %s (inode %lld) from byte %lld to %lld, deleted since: "
-	         "%llu bytes, %llu lines lost%s%s (counted in bytes_unread_lost, "
-	         "lines_unread_lost and files_gone_unread)",
-	         s->path, read > 0 ? "read but not acknowledged" : "not read", tailfile_path(l->tf),
-	         (long long)tailfile_id(l->tf)->ino, (long long)from,
-	         (long long)(read > 0 ? to : from), (unsigned long long)bytes,
-	         (unsigned long long)lines,
-	         unknown ? " (and those of the bytes read before, compressed: not counted)" : "",
-	         rc != 0 ? " and more: it could not be read to its end" : "");
+	env->log(
+	    env, LOG_WARN,
+	    "%s: %s at this stop: %s (inode %lld) from byte %lld to %lld, deleted since: "
+	    "%llu bytes, %llu lines lost%s%s (counted in bytes_unread_lost, "
+	    "lines_unread_lost and files_gone_unread)",
+	    s->path, read > 0 ? "read but not acknowledged" : "not read", tailfile_path(l->tf),
+	    (long long)tailfile_id(l->tf)->ino, (long long)from, (long long)(read > 0 ? to : from),
+	    (unsigned long long)bytes, (unsigned long long)lines,
+	    unknown ? " (and those of the bytes read before: they could not be read again)" : "",
+	    rc != 0 ? " and more: it could not be read to its end" : "");
 	env->count(env, "bytes_unread_lost", bytes);
 	env->count(env, "lines_unread_lost", lines);
 	env->count(env, "files_gone_unread", 1);

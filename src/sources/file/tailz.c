@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define IN_CAP (64 * 1024)
@@ -335,6 +336,22 @@ const void *tailz_head(const struct tailz *z, size_t *len)
 int64_t tailz_size(const struct tailz *z)
 {
 	return z->end && z->err == 0 ? z->size : -1;
+}
+
+int64_t tailz_size_hint(const struct tailz *z)
+{
+	unsigned char t[4];
+	struct stat st;
+
+	if (tailz_size(z) >= 0)
+		return tailz_size(z);
+	/* gzip's trailer: the last member's length mod 2^32 (RFC 1952), all of
+	 * it for the single member logrotate writes, less than all else. */
+	if (z->codec->format != TAILZ_GZIP || fstat(z->fd, &st) != 0 || st.st_size < 18 ||
+	    pread(z->fd, t, 4, st.st_size - 4) != 4)
+		return -1;
+	return (int64_t)((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+	                 (uint32_t)t[3] << 24);
 }
 
 int tailz_error(const struct tailz *z)

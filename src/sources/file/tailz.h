@@ -78,6 +78,10 @@ int tailz_read(struct tailz *z, int64_t off, void *dst, size_t len, size_t *got,
 /* The uncompressed size once the end was read, else -1. */
 int64_t tailz_size(const struct tailz *z);
 
+/* The uncompressed size: tailz_size once known, else for gzip what its
+ * trailer says (the last member's length mod 2^32: at least a lower
+ * bound for a file logrotate compressed), else -1. One pread. */
+int64_t tailz_size_hint(const struct tailz *z);
 /* Why the data ended early (TAILZ_ERR_DATA, _SHORT, _LIMIT), or 0: the
  * stream that failed was not read out at all. */
 int tailz_error(const struct tailz *z);
