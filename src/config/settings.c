@@ -21,56 +21,67 @@
 #define INERT(k)                                                                                   \
 	{                                                                                          \
 		k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,                                        \
-		    "Kafka Connect setting; no meaning here."                                      \
+		    "Kafka Connect setting; no meaning here.", CFG_NOFIELD                         \
 	}
 #define INT_MAX32 2147483647
 
 static const struct config_key worker_keys[] = {
     {"bootstrap.servers", CFG_LIST, "localhost:9092", 0, 0, NULL, 0,
-     "Kafka brokers to connect to first (host:port, comma-separated)."},
+     "Kafka brokers to connect to first (host:port, comma-separated).", CFG_NOFIELD},
     {"key.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
-     "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter."},
+     "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter.",
+     CFG_NOFIELD},
     {"value.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
-     "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter."},
+     "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter.",
+     CFG_NOFIELD},
     {"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope."},
+     "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope.",
+     CFG_NOFIELD},
     {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope."},
+     "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope.",
+     CFG_NOFIELD},
     {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, 0,
      "File the source offsets are stored in (crash-safe; the previous generation is kept "
-     "as FILE.prev). This, offset.storage.topic or both must be set."},
+     "as FILE.prev). This, offset.storage.topic or both must be set.",
+     CFG_NOFIELD},
     {"offset.storage.topic", CFG_STRING, NULL, 0, 0, NULL, 0,
      "Compacted Kafka topic the offsets are also (or only) stored in, as Connect's "
      "distributed mode does; created when missing. Beside the file it restores a lost "
      "state directory (docs/offsets.md). Other offset.storage.X are topic "
-     "configs X."},
+     "configs X.",
+     CFG_NOFIELD},
     {"offset.storage.replication.factor", CFG_INT, "3", -1, INT_MAX32, NULL, 0,
-     "Replication factor of a created offsets topic; -1: the broker's default."},
+     "Replication factor of a created offsets topic; -1: the broker's default.", CFG_NOFIELD},
     {"offset.storage.partitions", CFG_INT, "25", -1, INT_MAX32, NULL, 0,
-     "Partitions of a created offsets topic; -1: the broker's default."},
+     "Partitions of a created offsets topic; -1: the broker's default.", CFG_NOFIELD},
     {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0,
      "This device's name on its offset records (header skiff.device) and in the "
      "exactly-once transactional.id, to tell its own from another device's in a shared "
      "offsets topic; default /etc/machine-id, else an id kept in "
      "<offset.storage.file.filename>.device, never the host name. Give one that survives "
-     "re-flashing (docs/offsets.md)."},
+     "re-flashing (docs/offsets.md).",
+     CFG_NOFIELD},
     {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
-     "How often acknowledged offsets are written, when they changed."},
+     "How often acknowledged offsets are written, when they changed.", CFG_NOFIELD},
     {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
-     "On shutdown, how long to wait for records in flight to be acknowledged."},
+     "On shutdown, how long to wait for records in flight to be acknowledged.", CFG_NOFIELD},
     {"log.level", CFG_ENUM, NULL, 0, 0, "error|warn|notice|info|debug", 0,
      "skiff's own: the most verbose level logged (default info; --log-level overrides "
-     "it). A reload (SIGHUP) applies a change at once."},
+     "it). A reload (SIGHUP) applies a change at once.",
+     CFG_NOFIELD},
     INERT("plugin.path"),
     {"bandwidth.max.bytes.per.second", CFG_INT, "0", 0, INT_MAX32, NULL, 0,
      "Cap on bytes sent to Kafka, after compression, with the protocol's framing (0: none). "
-     "Held by pausing reading, never by dropping."},
+     "Held by pausing reading, never by dropping.",
+     CFG_NOFIELD},
     {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
-     "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
+     "/health is unhealthy once a record waited this long for Kafka's acknowledgement.",
+     CFG_NOFIELD},
     {"metrics.partition.limit", CFG_INT, "100", 0, INT_MAX32, NULL, 0,
      "Most source partitions (files, tables) with skiff_partition_* series in /metrics: "
      "those with records in flight, then the most recently acknowledged. Connector totals "
-     "count every partition whatever this is; 0: none."},
+     "count every partition whatever this is; 0: none.",
+     CFG_NOFIELD},
     INERT("group.id"),
     INERT("config.storage.topic"),
     INERT("status.storage.topic"),
@@ -85,7 +96,8 @@ static const struct config_key worker_keys[] = {
      "org.apache.kafka.common.config.provider) and may take "
      "config.providers.<name>.param.* (allowlist.pattern; allowed.paths). Values of the "
      "worker and connector files then use ${env:VAR}, ${file:/path:key}, "
-     "${dir:/path:file}; what they give is a secret, never printed."},
+     "${dir:/path:file}; what they give is a secret, never printed.",
+     CFG_NOFIELD},
     INERT("metrics.sample.window.ms"),
     INERT("metrics.num.samples"),
     INERT("metrics.recording.level"),
@@ -104,56 +116,98 @@ static const struct config_key worker_keys[] = {
     INERT("topic.creation.enable"),
     {"exactly.once.source.support", CFG_ENUM, "disabled", 0, 0, "enabled|preparing|disabled", 0,
      "Connect's exactly-once for sources (KIP-618): enabled writes records and their "
-     "offsets in one Kafka transaction; needs offset.storage.topic (docs/exactly-once.md)."},
+     "offsets in one Kafka transaction; needs offset.storage.topic (docs/exactly-once.md).",
+     CFG_NOFIELD},
     INERT("scheduled.rebalance.max.delay.ms"),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    CFG_END,
 };
 
 static const struct config_key connector_keys[] = {
     {"name", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
-     "Connector name: the first element of its offset keys."},
+     "Connector name: the first element of its offset keys.", CFG_NOFIELD},
     {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, CFG_REQUIRED,
      "Which source: a class name listed with each source below (Connect's short or full "
-     "name)."},
+     "name).",
+     CFG_NOFIELD},
     {"tasks.max", CFG_INT, "1", 1, INT_MAX32, NULL, 0,
-     "Accepted for Connect compatibility; skiff runs one task per connector."},
-    {"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter."},
-    {"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter."},
+     "Accepted for Connect compatibility; skiff runs one task per connector.", CFG_NOFIELD},
+    {"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter.",
+     CFG_NOFIELD},
+    {"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter.",
+     CFG_NOFIELD},
     {"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "With a connector key.converter: JsonConverter envelope on or off."},
+     "With a connector key.converter: JsonConverter envelope on or off.", CFG_NOFIELD},
     {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "With a connector value.converter: JsonConverter envelope on or off."},
+     "With a connector value.converter: JsonConverter envelope on or off.", CFG_NOFIELD},
     INERT("header.converter"),
     INERT("config.action.reload"),
     {"errors.tolerance", CFG_ENUM, "none", 0, 0, "none|all", 0,
      "A record a transform or converter fails on, or Kafka refuses for good: none stops "
      "the connector before it (its offset stays); all skips it (counted in "
-     "records_skipped; its offset may move past it)."},
+     "records_skipped; its offset may move past it).",
+     CFG_NOFIELD},
     {"errors.log.enable", CFG_BOOL, "false", 0, 0, NULL, 0,
-     "With errors.tolerance=all: log each skipped record's failure (without the record)."},
+     "With errors.tolerance=all: log each skipped record's failure (without the record).",
+     CFG_NOFIELD},
     {"errors.log.include.messages", CFG_BOOL, "false", 0, 0, NULL, 0,
      "With errors.log.enable: include the record (topic, source partition and offset, "
-     "key, value, headers) in that line."},
+     "key, value, headers) in that line.",
+     CFG_NOFIELD},
     {"errors.retry.timeout", CFG_INT, "0", INT64_MIN, INT64_MAX, NULL, 0,
      "Connect retries retriable failures this long (-1: for ever). No transform or "
      "converter failure is retriable (as Connect's DataException is not): accepted, "
-     "nothing is retried."},
+     "nothing is retried.",
+     CFG_NOFIELD},
     {"errors.retry.delay.max.ms", CFG_INT, "60000", INT64_MIN, INT64_MAX, NULL, 0,
-     "Connect's longest wait between those retries; accepted, see errors.retry.timeout."},
+     "Connect's longest wait between those retries; accepted, see errors.retry.timeout.",
+     CFG_NOFIELD},
     {"exactly.once.support", CFG_ENUM, "requested", 0, 0, "requested|required", 0,
      "Connect's per-connector exactly-once request; every skiff source can give it, so "
-     "both mean the same."},
+     "both mean the same.",
+     CFG_NOFIELD},
     {"transaction.boundary", CFG_ENUM, "poll", 0, 0, "poll|interval|connector", 0,
      "With exactly-once: poll, a transaction per burst of records the sources have ready, "
      "at most one a second and never older (none while idle); interval, one per "
-     "transaction.boundary.interval.ms; connector is refused (no source defines them)."},
+     "transaction.boundary.interval.ms; connector is refused (no source defines them).",
+     CFG_NOFIELD},
     {"transaction.boundary.interval.ms", CFG_INT, "-1", -1, INT32_MAX, NULL, 0,
-     "With transaction.boundary=interval: ms per transaction (-1: offset.flush.interval.ms)."},
+     "With transaction.boundary=interval: ms per transaction (-1: offset.flush.interval.ms).",
+     CFG_NOFIELD},
     INERT("offsets.storage.topic"),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    CFG_END,
 };
 
 const struct config_key *const settings_connector_keys = connector_keys;
+
+bool settings_table(size_t i, const char **name, const struct config_key **table, size_t *size)
+{
+	static const struct {
+		const char *name;
+		const struct config_key *table;
+		size_t size;
+	} own[] = {
+	    {"worker", worker_keys, 0},
+	    {"rest", restconf_keys, 0},
+	    {"connector", connector_keys, 0},
+	};
+	size_t nown = sizeof(own) / sizeof(own[0]);
+
+	if (i < nown) {
+		*name = own[i].name;
+		*table = own[i].table;
+		*size = own[i].size;
+		return true;
+	}
+	for (size_t k = 0; source_registry[k] != NULL; k++) {
+		if (k == i - nown) {
+			*name = source_registry[k]->kind;
+			*table = source_registry[k]->config_keys;
+			*size = source_registry[k]->config_size;
+			return true;
+		}
+	}
+	return false;
+}
 
 /* Worker keys handed to librdkafka (checked there), and Connect's per-client
  * prefixes that have no client here (accepted, ignored by the sink). */

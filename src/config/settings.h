@@ -7,6 +7,7 @@
 #ifndef SKIFF_SETTINGS_H
 #define SKIFF_SETTINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -77,6 +78,12 @@ int settings_check_connector(const struct config_section *worker, const struct p
 
 /* The keys every connector takes (Connect's ConnectorConfig), as a table. */
 extern const struct config_key *const settings_connector_keys;
+
+/* The i-th config table (worker, REST, connector, then each source's):
+ * its name, rows and the size of the settings struct its rows bind (0: the
+ * table is not bound yet). Returns false past the last. For the unit test
+ * that checks every table's binding (config_table_check). */
+bool settings_table(size_t i, const char **name, const struct config_key **table, size_t *size);
 
 /* Logs the notices (inert keys) of every section. */
 void settings_log_notices(const struct settings *s);

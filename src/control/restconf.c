@@ -13,7 +13,7 @@
 #define INERT(k)                                                                                   \
 	{                                                                                          \
 		k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,                                        \
-		    "Kafka Connect setting; no meaning here."                                      \
+		    "Kafka Connect setting; no meaning here.", CFG_NOFIELD                         \
 	}
 
 /* Connect's server-side TLS keys under prefix P (listeners.https. or
@@ -28,7 +28,8 @@
 	 0,                                                                                        \
 	 "The " WHO " certificate and private key: a PKCS#12 file (keytool's and "                 \
 	 "openssl's .p12), or with ssl.keystore.type=PEM a PEM file holding the key "              \
-	 "and the chain. Read again when it changes on disk."},                                    \
+	 "and the chain. Read again when it changes on disk.",                                     \
+	 CFG_NOFIELD},                                                                             \
 	    {P "ssl.keystore.type",                                                                \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -37,9 +38,17 @@
 	     NULL,                                                                                 \
 	     0,                                                                                    \
 	     "PKCS12 or PEM (JKS: convert it, keytool -importkeystore -deststoretype "             \
-	     "PKCS12); unset: told from the file."},                                               \
-	    {P "ssl.keystore.password",           CFG_STRING, NULL, 0, 0, NULL, CFG_SECRET,        \
-	     "The keystore's password (PKCS#12)."},                                                \
+	     "PKCS12); unset: told from the file.",                                                \
+	     CFG_NOFIELD},                                                                         \
+	    {P "ssl.keystore.password",                                                            \
+	     CFG_STRING,                                                                           \
+	     NULL,                                                                                 \
+	     0,                                                                                    \
+	     0,                                                                                    \
+	     NULL,                                                                                 \
+	     CFG_SECRET,                                                                           \
+	     "The keystore's password (PKCS#12).",                                                 \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.key.password",                                                                 \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -47,7 +56,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     CFG_SECRET,                                                                           \
-	     "The password of an encrypted PEM private key."},                                     \
+	     "The password of an encrypted PEM private key.",                                      \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.keystore.key",                                                                 \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -56,7 +66,8 @@
 	     NULL,                                                                                 \
 	     CFG_SECRET,                                                                           \
 	     "The private key as PEM text (with ssl.keystore.certificate.chain), instead of "      \
-	     "a keystore file."},                                                                  \
+	     "a keystore file.",                                                                   \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.keystore.certificate.chain",                                                   \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -64,7 +75,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "The certificate chain as PEM text, with ssl.keystore.key."},                         \
+	     "The certificate chain as PEM text, with ssl.keystore.key.",                          \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.truststore.location",                                                          \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -73,7 +85,8 @@
 	     NULL,                                                                                 \
 	     0,                                                                                    \
 	     "The CA certificates client certificates must chain to (ssl.client.auth): "           \
-	     "PKCS#12 or PEM. Read again when it changes on disk."},                               \
+	     "PKCS#12 or PEM. Read again when it changes on disk.",                                \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.truststore.type",                                                              \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -81,9 +94,17 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "PKCS12 or PEM; unset: told from the file."},                                         \
-	    {P "ssl.truststore.password",           CFG_STRING, NULL, 0, 0, NULL, CFG_SECRET,      \
-	     "The truststore's password (PKCS#12)."},                                              \
+	     "PKCS12 or PEM; unset: told from the file.",                                          \
+	     CFG_NOFIELD},                                                                         \
+	    {P "ssl.truststore.password",                                                          \
+	     CFG_STRING,                                                                           \
+	     NULL,                                                                                 \
+	     0,                                                                                    \
+	     0,                                                                                    \
+	     NULL,                                                                                 \
+	     CFG_SECRET,                                                                           \
+	     "The truststore's password (PKCS#12).",                                               \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.truststore.certificates",                                                      \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -91,7 +112,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "The CA certificates as PEM text, instead of a truststore file."},                    \
+	     "The CA certificates as PEM text, instead of a truststore file.",                     \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.client.auth",                                                                  \
 	     CFG_ENUM,                                                                             \
 	     "none",                                                                               \
@@ -101,7 +123,8 @@
 	     0,                                                                                    \
 	     "required: a client without a certificate the truststore vouches for is refused "     \
 	     "in the TLS handshake; requested: one that sends a certificate must send such a "     \
-	     "one."},                                                                              \
+	     "one.",                                                                               \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.enabled.protocols",                                                            \
 	     CFG_LIST,                                                                             \
 	     "TLSv1.2,TLSv1.3",                                                                    \
@@ -109,7 +132,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "TLS versions offered: TLSv1.2, TLSv1.3 (TLSv1, TLSv1.1 if GnuTLS allows them)."},    \
+	     "TLS versions offered: TLSv1.2, TLSv1.3 (TLSv1, TLSv1.1 if GnuTLS allows them).",     \
+	     CFG_NOFIELD},                                                                         \
 	    {P "ssl.cipher.suites",                                                                \
 	     CFG_LIST,                                                                             \
 	     NULL,                                                                                 \
@@ -118,7 +142,8 @@
 	     NULL,                                                                                 \
 	     0,                                                                                    \
 	     "Refused when set: GnuTLS's own choice of suites for the enabled versions is used "   \
-	     "(remove the key)."},                                                                 \
+	     "(remove the key).",                                                                  \
+	     CFG_NOFIELD},                                                                         \
 	    INERT(P "ssl.protocol"), INERT(P "ssl.provider"), INERT(P "ssl.keymanager.algorithm"), \
 	    INERT(P "ssl.trustmanager.algorithm"), INERT(P "ssl.secure.random.implementation"),    \
 	    INERT(P "ssl.endpoint.identification.algorithm"), INERT(P "ssl.engine.factory.class")
@@ -127,31 +152,37 @@ const struct config_key restconf_keys[] = {
     {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "The REST API, /metrics and /health (Connect's paths): http://HOST:PORT or "
      "https://HOST:PORT, comma-separated; an empty HOST binds every interface; unset: off. "
-     "Beyond loopback, give https and rest.extension.classes (docs/rest-api.md)."},
+     "Beyond loopback, give https and rest.extension.classes (docs/rest-api.md).",
+     CFG_NOFIELD},
     {"admin.listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Where /admin/loggers is served: unset, on the listeners; empty, nowhere; URLs, "
-     "there only (without rest.extension.classes' password, as Connect)."},
+     "there only (without rest.extension.classes' password, as Connect).",
+     CFG_NOFIELD},
     TLS_KEYS("listeners.https.", "https listeners'"),
     TLS_KEYS("admin.listeners.https.", "https admin listeners'"),
     {"rest.extension.classes", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Connect's BasicAuthSecurityRestExtension (package "
      "org.apache.kafka.connect.rest.basic.auth.extension): HTTP Basic authentication of "
      "every request, with the users of the JAAS file's PropertyFileLoginModule (see "
-     "java.security.auth.login.config)."},
+     "java.security.auth.login.config).",
+     CFG_NOFIELD},
     {"java.security.auth.login.config", CFG_STRING, NULL, 0, 0, NULL, 0,
      "The JAAS file naming the users file (Connect reads it from "
      "-Djava.security.auth.login.config=FILE in KAFKA_OPTS, which skiff reads too when "
      "this key is unset). Its KafkaConnect entry names PropertyFileLoginModule (required) "
      "with file=\"/etc/skiff/rest-users.properties\": a properties file of user: password "
-     "lines, read again when it changes."},
+     "lines, read again when it changes.",
+     CFG_NOFIELD},
     {"access.control.allow.origin", CFG_STRING, "", 0, 0, NULL, 0,
      "Origins a browser page may call the API from (Connect's CORS key): * or a "
-     "comma-separated list of scheme://host[:port]; empty: none but the listener's own."},
+     "comma-separated list of scheme://host[:port]; empty: none but the listener's own.",
+     CFG_NOFIELD},
     {"access.control.allow.methods", CFG_STRING, "", 0, 0, NULL, 0,
-     "Methods those origins may use (default GET,POST,HEAD, as Connect's)."},
+     "Methods those origins may use (default GET,POST,HEAD, as Connect's).", CFG_NOFIELD},
     {"rest.advertised.host.name", CFG_STRING, NULL, 0, 0, NULL, 0,
      "A host name clients use to reach this worker: accepted in the Host header beside "
-     "IP addresses, localhost, this machine's name and the listener's own host."},
+     "IP addresses, localhost, this machine's name and the listener's own host.",
+     CFG_NOFIELD},
     INERT("rest.host.name"),
     INERT("rest.port"),
     INERT("rest.advertised.port"),
@@ -161,17 +192,20 @@ const struct config_key restconf_keys[] = {
      "skiff's own: connections served at once per listener. One more evicts the "
      "connection that has waited longest without a complete request, from the address "
      "holding the most: slow clients cannot keep others out. Connections closed by their "
-     "clients are not counted; one whose request has arrived whole is never evicted."},
+     "clients are not counted; one whose request has arrived whole is never evicted.",
+     CFG_NOFIELD},
     {"rest.max.body.bytes", CFG_INT, "262144", 1024, 67108864, NULL, 0,
      "skiff's own: the largest request body; a larger one is answered 413 as soon as "
-     "that is known."},
+     "that is known.",
+     CFG_NOFIELD},
     {"rest.request.timeout.ms", CFG_INT, "4000", 100, INT_MAX32, NULL, 0,
      "skiff's own: the longest a request may take to arrive, from the connection's "
      "accept or its previous reply; then the connection is closed, unless the request "
-     "has just arrived whole."},
+     "has just arrived whole.",
+     CFG_NOFIELD},
     {"rest.idle.timeout.ms", CFG_INT, "10000", 1000, INT_MAX32, NULL, 0,
-     "skiff's own: an idle keep-alive connection is closed after this long."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "skiff's own: an idle keep-alive connection is closed after this long.", CFG_NOFIELD},
+    CFG_END,
 };
 
 static const char *const basic_auth_class =

@@ -13,9 +13,10 @@
 #include <unistd.h>
 
 static const struct config_key keys[] = {
-    {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, 0, "the offset file"},
-    {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0, "the device's name"},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, 0, "the offset file",
+     CFG_NOFIELD},
+    {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0, "the device's name", CFG_NOFIELD},
+    CFG_END,
 };
 
 static char dir[4096], machine[4200], state[4200], kept[4300];

@@ -56,31 +56,37 @@ static const char *const file_classes[] = {
 
 static const struct config_key file_keys[] = {
     {"file", CFG_STRING, NULL, 0, 0, NULL, 0,
-     "The file to tail (Connect's key). Exactly one of file and files is required."},
+     "The file to tail (Connect's key). Exactly one of file and files is required.", CFG_NOFIELD},
     {"files", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Comma-separated glob patterns (* ? [..] {a,b}) of files to tail; each file is its own "
      "source partition. New matches are picked up without a restart. A match that is the "
      "rotated copy of another match (app.log.1 beside app.log) is read as that file's "
-     "history, not on its own."},
+     "history, not on its own.",
+     CFG_NOFIELD},
     {"rotated.dirs", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Directories where rotated files are besides the log's own (logrotate's olddir): "
      "searched for the rotated and compressed files of every path, at a restart and while "
-     "running."},
+     "running.",
+     CFG_NOFIELD},
     {"files.exclude", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Comma-separated glob patterns of files not to tail: matched against the whole path "
-     "when they hold a '/', else against the file name (e.g. *.gz)."},
-    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to."},
+     "when they hold a '/', else against the file name (e.g. *.gz).",
+     CFG_NOFIELD},
+    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to.",
+     CFG_NOFIELD},
     {"batch.size", CFG_INT, "2000", 1, 100000, NULL, 0,
-     "Most lines read in one poll (Connect's batch.size)."},
+     "Most lines read in one poll (Connect's batch.size).", CFG_NOFIELD},
     {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
      "Where a file without a stored offset that exists at start-up is read from: its "
      "beginning (as Connect does) or its end (only lines written from now on). Files that "
-     "appear later are always read from their beginning."},
+     "appear later are always read from their beginning.",
+     CFG_NOFIELD},
     {"max.open.files", CFG_INT, "256", 1, 65536, NULL, 0,
      "Most files held open at once, each with a descriptor and an inotify watch. Beyond it, "
      "idle files are closed: their place is kept (a few hundred bytes), their directory's "
      "watch hears their writes, and one that changes is reopened, by identity. Rotated "
-     "files waiting to be read are held besides, up to max.held.files."},
+     "files waiting to be read are held besides, up to max.held.files.",
+     CFG_NOFIELD},
     {"max.held.files", CFG_INT, "512", 0, 65536, NULL, 0,
      "Most rotated files held open at once, all streams of the connector together: a file "
      "is opened as soon as it is rotated, while Kafka is away too, so that logrotate "
@@ -88,62 +94,77 @@ static const struct config_key file_keys[] = {
      "writes). Past it, the oldest one deleted since is let go: what it still held is "
      "counted (bytes_unread_lost, lines_unread_lost, files_gone_unread) and the file "
      "named; one still on disk is never let go, newer ones wait unopened. A look may open "
-     "up to 16 more first."},
+     "up to 16 more first.",
+     CFG_NOFIELD},
     {"max.held.bytes", CFG_INT, "268435456", 0, INT64_C(1) << 40, NULL, 0,
      "Most bytes of disk the held rotated files deleted since may take, all streams of "
      "the connector together (only skiff's descriptors keep them): past it, the oldest is "
-     "let go, counted and named as past max.held.files. 256 MiB."},
+     "let go, counted and named as past max.held.files. 256 MiB.",
+     CFG_NOFIELD},
     {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Longest line shipped as one record. Unset, at most what surely fits the producer's "
      "message.max.bytes once converted: (message.max.bytes - 16384) / 6 with JsonConverter "
-     "(163936 by default), / 3 with StringConverter (327872), else 524288."},
+     "(163936 by default), / 3 with StringConverter (327872), else 524288.",
+     CFG_NOFIELD},
     {"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
      "What a longer line becomes: split into records of at most max.line.bytes (each cut "
      "before a UTF-8 character, never inside one), truncated to max.line.bytes, or skipped. "
-     "Counted either way (lines_split, lines_truncated, lines_skipped)."},
+     "Counted either way (lines_split, lines_truncated, lines_skipped).",
+     CFG_NOFIELD},
     {"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
      "A file rotated away or deleted is still read until this long has passed since skiff "
      "noticed and since its last write (writers that have not reopened yet); then it is "
-     "closed and its partial last line, if any, ships as a line (partial_lines_shipped)."},
+     "closed and its partial last line, if any, ships as a line (partial_lines_shipped).",
+     CFG_NOFIELD},
     {"watch.mode", CFG_ENUM, "inotify", 0, 0, "inotify|poll", 0,
      "How changes are noticed: inotify (local file systems), or stat polling every "
-     "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems)."},
+     "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems).",
+     CFG_NOFIELD},
     {"poll.interval.ms", CFG_INT, "1000", 10, 3600000, NULL, 0,
-     "With watch.mode=poll: how often every file is checked for growth and rotation."},
+     "With watch.mode=poll: how often every file is checked for growth and rotation.", CFG_NOFIELD},
     {"rescan.interval.ms", CFG_INT, "10000", 100, 3600000, NULL, 0,
      "How often globs whose directory is not watched are expanded again and files no "
      "inotify watch covers are checked without an event; every 30th rescan expands and "
-     "checks everything (a safety net for what inotify cannot hear)."},
+     "checks everything (a safety net for what inotify cannot hear).",
+     CFG_NOFIELD},
     {"record.key", CFG_ENUM, "none", 0, 0, "none|path", 0,
      "The record key: none (null, as Connect), or the path of the stream (keeps each file "
-     "in one Kafka partition of a multi-partition topic)."},
+     "in one Kafka partition of a multi-partition topic).",
+     CFG_NOFIELD},
     {"header.path", CFG_STRING, "", 0, 0, NULL, 0,
      "Name of a record header carrying the path of the stream (e.g. log.file.path); empty: "
-     "no header."},
+     "no header.",
+     CFG_NOFIELD},
     {"header.offset", CFG_STRING, "", 0, 0, NULL, 0,
      "Name of a record header carrying the byte offset of the line in its file, as decimal "
-     "text (e.g. log.offset); empty: no header."},
+     "text (e.g. log.offset); empty: no header.",
+     CFG_NOFIELD},
     {"multiline.pattern", CFG_STRING, "", 0, 0, NULL, 0,
      "A POSIX extended regex that groups lines into multi-line records (stack traces, "
      "wrapped JSON), as Filebeat's multiline.pattern; empty: each line is a record. A "
-     "record ships once complete, with the offset after its last line."},
+     "record ships once complete, with the offset after its last line.",
+     CFG_NOFIELD},
     {"multiline.negate", CFG_BOOL, "false", 0, 0, NULL, 0,
-     "true: a line matches when the pattern does not find a match in it."},
+     "true: a line matches when the pattern does not find a match in it.", CFG_NOFIELD},
     {"multiline.match", CFG_ENUM, "after", 0, 0, "after|before", 0,
      "after: a matching line continues the record before it, any other line starts a "
      "record; before: a matching line is continued by the next line, any other line ends "
-     "the record."},
+     "the record.",
+     CFG_NOFIELD},
     {"multiline.max.lines", CFG_INT, "500", 1, 1000000, NULL, 0,
      "Most lines in one record; a longer group ships in records of this many lines "
-     "(multiline_max_lines counts each cut)."},
+     "(multiline_max_lines counts each cut).",
+     CFG_NOFIELD},
     {"multiline.max.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Most bytes in one record (lines joined by \\n); a larger group ships in several "
      "records (multiline_max_bytes counts each cut). At least max.line.bytes; unset, at most "
-     "what surely fits the producer's message.max.bytes once converted, as max.line.bytes."},
+     "what surely fits the producer's message.max.bytes once converted, as max.line.bytes.",
+     CFG_NOFIELD},
     {"multiline.timeout.ms", CFG_INT, "5000", 10, 3600000, NULL, 0,
      "A record that no line was added to for this long ships as it stands (the last "
-     "record of a quiet file; multiline_timeouts)."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "record of a quiet file; multiline_timeouts).",
+     CFG_NOFIELD},
+    CFG_END,
 };
 
 /* ---- records -------------------------------------------------------------- */

@@ -60,33 +60,40 @@ static const char *const journald_classes[] = {
 };
 
 static const struct config_key journald_keys[] = {
-    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic entries are sent to."},
+    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic entries are sent to.",
+     CFG_NOFIELD},
     {"journal.directory", CFG_STRING, NULL, 0, 0, NULL, 0,
-     "Read the journal files in this directory instead of the system's journal."},
+     "Read the journal files in this directory instead of the system's journal.", CFG_NOFIELD},
     {"journal.matches", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Comma-separated FIELD=value terms, as journalctl takes them: terms of different "
      "fields must all hold, terms of one field any; a lone + between terms means OR "
      "(e.g. _SYSTEMD_UNIT=a.service,PRIORITY=3,+,_SYSTEMD_UNIT=b.service). Values cannot "
-     "hold a comma."},
+     "hold a comma.",
+     CFG_NOFIELD},
     {"journal.priority.max", CFG_INT, "7", 0, 7, NULL, 0,
      "Only entries with a PRIORITY of at most this (0 emerg .. 7 debug), ANDed with "
      "journal.matches as journalctl -p does; 7 ships every entry, with or without "
-     "PRIORITY."},
+     "PRIORITY.",
+     CFG_NOFIELD},
     {"journal.value", CFG_ENUM, "fields", 0, 0, "fields|message", 0,
      "The record value: every field of the entry as a struct (text fields as strings, "
-     "others as bytes), or MESSAGE alone as a string (for StringConverter)."},
+     "others as bytes), or MESSAGE alone as a string (for StringConverter).",
+     CFG_NOFIELD},
     {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
      "Where a first start (no stored cursor) reads from: the oldest entry of the journal, "
-     "or only entries written from now on."},
+     "or only entries written from now on.",
+     CFG_NOFIELD},
     {"journal.max.entry.bytes", CFG_INT, "524288", 1024, 64 * 1024 * 1024, NULL, 0,
      "Most bytes of field data (names, '=' and values) one entry ships. Unset, at most what "
      "surely fits the producer's message.max.bytes once converted, as the file source's "
-     "max.line.bytes (163936 with JsonConverter by default)."},
+     "max.line.bytes (163936 with JsonConverter by default).",
+     CFG_NOFIELD},
     {"journal.max.entry.policy", CFG_ENUM, "truncate", 0, 0, "truncate|skip", 0,
      "What a larger entry becomes: its longest values cut until it fits, marked with the "
      "field _SKIFF_TRUNCATED=1 and the header skiff.truncated=1 (entries_truncated), or "
-     "skipped (entries_skipped)."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "skipped (entries_skipped).",
+     CFG_NOFIELD},
+    CFG_END,
 };
 
 /* "what: why" for an sd-journal error r (negative errno). */
