@@ -441,6 +441,7 @@ static void bind_slot(const struct slot *sl, unsigned char *conf)
 	case CFG_LIST:
 		list.n = sl->nitems;
 		list.items = (const char *const *)sl->items;
+		list.text = sl->value;
 		memcpy(at, &list, sizeof(list));
 		break;
 	}

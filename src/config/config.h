@@ -71,11 +71,12 @@ struct config_key {
 		NULL, 0, NULL, 0, 0, NULL, 0, NULL, CFG_NOFIELD                                    \
 	}
 
-/* A CFG_LIST value as bound: n items, trimmed, none empty; owned by the
- * section. */
+/* A CFG_LIST value as bound: n items, trimmed, none empty, and the value as
+ * written (trimmed; NULL when absent); owned by the section. */
 struct config_list {
 	size_t n;
 	const char *const *items;
+	const char *text;
 };
 
 /* A validated set of values for one or more tables. */

@@ -76,6 +76,7 @@ static void test_defaults(void)
 	CHECK_STR(c.hosts.items[0], "a");
 	CHECK_STR(c.hosts.items[1], "b");
 	CHECK_INT(c.none.n, 0);
+	CHECK(c.none.text == NULL);
 	config_section_destroy(s);
 }
 
@@ -98,7 +99,9 @@ static void test_given(void)
 	CHECK_INT(c.shade, COLOUR_GREEN);
 	CHECK_INT(c.hosts.n, 3);
 	CHECK_STR(c.hosts.items[2], "h3");
+	CHECK_STR(c.hosts.text, "h1 ,, h2,h3");
 	CHECK_INT(c.none.n, 0);
+	CHECK_STR(c.none.text, "");
 	config_section_destroy(s);
 }
 
@@ -181,7 +184,9 @@ static void test_table_check(void)
 /* The tables that still read their keys by name (issue 27): each leaves
  * this list when its module binds them, and a new table must bind. */
 static const char *const unbound_tables[] = {
-    "worker", "rest", "connector", "file", NULL,
+    "rest",
+    "file",
+    NULL,
 };
 
 static bool is_unbound(const char *name)
