@@ -197,7 +197,7 @@ bool settings_table(size_t i, const char **name, const struct config_key **table
 		size_t size;
 	} own[] = {
 	    {"worker", worker_keys, sizeof(struct worker_conf)},
-	    {"rest", restconf_keys, 0},
+	    {"rest", restconf_keys, sizeof(struct restconf_conf)},
 	    {"connector", connector_keys, sizeof(struct connector_conf)},
 	};
 	size_t nown = sizeof(own) / sizeof(own[0]);
@@ -534,7 +534,8 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 		return rc == PROVIDER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if ((rc = config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen)) != 0)
 		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
-	if (config_section_keep(out->worker, worker_keys, sizeof(struct worker_conf)) != 0) {
+	if (config_section_keep(out->worker, worker_keys, sizeof(struct worker_conf)) != 0 ||
+	    config_section_keep(out->worker, restconf_keys, sizeof(struct restconf_conf)) != 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", paths[0]);
 		return SETTINGS_ERR_NOMEM;
 	}
@@ -562,7 +563,7 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 	if ((rc = lay_rest(out, errbuf, errlen)) != 0)
 		return rc;
 	/* With the REST API on, connectors may come from it alone. */
-	if (out->nconnectors == 0 && config_list_len(out->worker, "listeners") == 0) {
+	if (out->nconnectors == 0 && restconf_conf(out->worker)->listeners.n == 0) {
 		snprintf(errbuf, errlen,
 		         "%s: no connector: give connector files after the worker "
 		         "file, or declare connectors.<name>.connector.class=... in it",
