@@ -4,6 +4,7 @@
 #include "config/config.h"
 #include "config/props.h"
 #include "config/settings.h"
+#include "core/log.h"
 #include "testlib.h"
 
 #include <stddef.h>
@@ -181,6 +182,29 @@ static void test_table_check(void)
 	CHECK_STR(config_table_check(good, sizeof(int64_t)), "c"); /* outside the struct */
 }
 
+/* log.level binds enum log_level: the table's choices in its order. */
+static void test_log_level_order(void)
+{
+	static const char *const names[] = {"error", "warn", "notice", "info", "debug"};
+	const struct config_key *table, *k;
+	const char *name;
+	size_t size;
+
+	CHECK(settings_table(0, &name, &table, &size));
+	for (k = table; k->name != NULL && strcmp(k->name, "log.level") != 0; k++)
+		;
+	CHECK(k->name != NULL);
+	if (k->name == NULL)
+		return;
+	CHECK_STR(k->choices, "error|warn|notice|info|debug");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		enum log_level level;
+
+		CHECK_INT(log_level_parse(names[i], &level), 0);
+		CHECK_INT(level, i);
+	}
+}
+
 /* The tables that still read their keys by name (issue 27): each leaves
  * this list when its module binds them, and a new table must bind. */
 static const char *const unbound_tables[] = {
@@ -229,5 +253,6 @@ int main(void)
 	test_kept();
 	test_table_check();
 	test_every_table();
+	test_log_level_order();
 	return testlib_done("test_config_bind");
 }
