@@ -9,6 +9,8 @@
 #   folder      a project include without its folder ("buf.h", not
 #               "util/buf.h"): one include root, src/
 #   private     a *_private.h included from another folder than its own
+#   config-name config_str(s, "key") and the like outside config.c: settings
+#               are bound to a module's struct once at load (issue 27)
 # scripts/check-style.allow lists the files a check lets pass for now.
 set -euo pipefail
 shopt -s lastpipe # report, at a pipeline's end, runs in this shell: it sets failed
@@ -70,6 +72,13 @@ report() {
 		inc=$(sed -E 's/.*#[[:space:]]*include[[:space:]]+"([^"]*)".*/\1/' <<<"${line#*:*:}")
 		[[ src/$(dirname "$inc") == "$(dirname "$file")" ]] || printf '%s\n' "$line"
 	done | report private "a private header from another folder (see above); use its public one"
+
+# config_str(s, "key") and the like, the call possibly over two lines: a
+# setting looked up by name at run time instead of bound once at load.
+{ git ls-files 'src/*.c' | grep -vx src/config/config.c | xargs perl -0ne '
+	while (/\bconfig_(str|int|bool|list_len|list_item|is_set)\(\s*[^,()]*(?:\([^()]*\))?[^,()]*,\s*"([^"]*)"/g) {
+		my $l = 1 + (substr($_, 0, $-[0]) =~ tr/\n//); print "$ARGV:$l: config_$1(\"$2\")\n" }' || true; } |
+	report config-name "a setting read by name at run time (see above); bind it to a member of the module's settings struct (CFG_FIELD, config_section_bind)"
 
 if [[ $failed -ne 0 ]]; then
 	exit 1

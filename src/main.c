@@ -140,7 +140,7 @@ static int check_sources(const struct settings *s)
 /* Where the offset store is configured, for its errors. */
 static const char *store_where(const struct config_section *w)
 {
-	return config_str(w, "offset.storage.file.filename") != NULL
+	return settings_worker(w)->offset_file != NULL
 	           ? config_where(w, "offset.storage.file.filename")
 	           : config_where(w, "offset.storage.topic");
 }
@@ -392,12 +392,8 @@ int main(int argc, char **argv)
 	}
 	settings_log_notices(&s);
 	device_init(s.worker, !o.check);
-	if (!o.log_level && config_str(s.worker, "log.level") != NULL) {
-		enum log_level level;
-
-		if (log_level_parse(config_str(s.worker, "log.level"), &level) == 0)
-			log_set_level(level);
-	}
+	if (!o.log_level && settings_worker(s.worker)->log_level >= 0)
+		log_set_level((enum log_level)settings_worker(s.worker)->log_level);
 	if (o.check) {
 		code = check_config(&s);
 		goto out;

@@ -149,7 +149,7 @@ static void on_written(void *arg, int rc, const char *why)
 /* The offset file beside (or instead of) the topic, or NULL. */
 static const char *store_file(const struct cli *cl)
 {
-	const char *f = config_str(cl->s.worker, "offset.storage.file.filename");
+	const char *f = settings_worker(cl->s.worker)->offset_file;
 
 	return f != NULL && *f != '\0' ? f : NULL;
 }
@@ -162,8 +162,7 @@ static int write_store(struct cli *cl)
 {
 	struct written d = {0};
 	int64_t deadline = clock_mono_ms() + WRITE_MS;
-	const char *file = store_file(cl),
-	           *topic = config_str(cl->s.worker, "offset.storage.topic");
+	const char *file = store_file(cl), *topic = settings_worker(cl->s.worker)->offset_topic;
 
 	if (offsets_write(cl->o, on_written, &d) != 0) {
 		fprintf(stderr, "skiff offsets: the store is busy\n");

@@ -28,6 +28,12 @@ struct entry {
 	bool secret;
 };
 
+/* A struct bound by config_section_keep. */
+struct kept {
+	const struct config_key *table;
+	void *conf;
+};
+
 struct config_section {
 	struct slot *slots;
 	size_t nslots;
@@ -36,6 +42,8 @@ struct config_section {
 	char **notices;
 	size_t nnotices;
 	char *file;
+	struct kept *kept;
+	size_t nkept;
 };
 
 static char *dupstr(const char *s)
@@ -366,7 +374,158 @@ out:
 int config_section_set(struct config_section *s, const char *name, const char *value,
                        const char *where, char *errbuf, size_t errlen)
 {
-	return assign(must_slot(s, name), value, where, true, false, errbuf, errlen);
+	int rc = assign(must_slot(s, name), value, where, true, false, errbuf, errlen);
+
+	for (size_t i = 0; rc == 0 && i < s->nkept; i++)
+		config_section_bind(s, s->kept[i].table, s->kept[i].conf);
+	return rc;
+}
+
+/* The size a bound member of a key of type t takes. */
+static size_t field_size(enum config_type t)
+{
+	switch (t) {
+	case CFG_STRING:
+	case CFG_CLASS:
+		return sizeof(const char *);
+	case CFG_INT:
+		return sizeof(int64_t);
+	case CFG_BOOL:
+		return sizeof(bool);
+	case CFG_ENUM:
+		return sizeof(int);
+	case CFG_LIST:
+		return sizeof(struct config_list);
+	}
+	return 0;
+}
+
+/* The index of v among the '|'-separated choices, or -1. */
+static int choice_index(const char *choices, const char *v)
+{
+	size_t vlen = strlen(v);
+	int i = 0;
+
+	for (const char *p = choices; p != NULL && *p != '\0'; i++) {
+		size_t len = strcspn(p, "|");
+
+		if (len == vlen && strncmp(p, v, len) == 0)
+			return i;
+		p = p[len] == '|' ? p + len + 1 : NULL;
+	}
+	return -1;
+}
+
+static void bind_slot(const struct slot *sl, unsigned char *conf)
+{
+	const struct config_key *k = sl->key;
+	unsigned char *at = conf + k->field;
+	struct config_list list;
+	int e;
+
+	switch (k->type) {
+	case CFG_STRING:
+	case CFG_CLASS:
+		memcpy(at, &sl->value, sizeof(sl->value));
+		break;
+	case CFG_INT:
+		memcpy(at, &sl->ival, sizeof(sl->ival));
+		break;
+	case CFG_BOOL:
+		memcpy(at, &sl->bval, sizeof(sl->bval));
+		break;
+	case CFG_ENUM:
+		e = sl->value != NULL ? choice_index(k->choices, sl->value) : -1;
+		memcpy(at, &e, sizeof(e));
+		break;
+	case CFG_LIST:
+		list.n = sl->nitems;
+		list.items = (const char *const *)sl->items;
+		list.text = sl->value;
+		memcpy(at, &list, sizeof(list));
+		break;
+	}
+	if (k->set_at != 0)
+		memcpy(conf + k->set_at - 1, &sl->set, sizeof(sl->set));
+}
+
+void config_section_bind(const struct config_section *s, const struct config_key *table, void *conf)
+{
+	for (const struct config_key *k = table; k->name != NULL; k++) {
+		if (k->size == 0)
+			continue;
+		if (k->size != field_size(k->type)) {
+			/* A row bound to a member of another type: our own bug. */
+			fprintf(stderr,
+			        "skiff: internal error: config key '%s' bound to a member "
+			        "of %zu bytes\n",
+			        k->name, k->size);
+			abort();
+		}
+		bind_slot(must_slot(s, k->name), conf);
+	}
+}
+
+int config_section_keep(struct config_section *s, const struct config_key *table, size_t size)
+{
+	struct kept *grown = realloc(s->kept, (s->nkept + 1) * sizeof(*grown));
+	void *conf;
+
+	if (grown == NULL)
+		return CONFIG_ERR_NOMEM;
+	s->kept = grown;
+	if ((conf = calloc(1, size ? size : 1)) == NULL)
+		return CONFIG_ERR_NOMEM;
+	config_section_bind(s, table, conf);
+	s->kept[s->nkept].table = table;
+	s->kept[s->nkept++].conf = conf;
+	return 0;
+}
+
+const void *config_section_kept(const struct config_section *s, const struct config_key *table)
+{
+	for (size_t i = 0; i < s->nkept; i++)
+		if (s->kept[i].table == table)
+			return s->kept[i].conf;
+	/* A section made elsewhere than the loader that binds it: our bug. */
+	fprintf(stderr, "skiff: internal error: a section without its bound keys\n");
+	abort();
+}
+
+/* True when [a, a + alen) and [b, b + blen) share a byte. */
+static bool overlap(size_t a, size_t alen, size_t b, size_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* True when row k's member or flag shares a byte with a row's before it. */
+static bool shares(const struct config_key *table, const struct config_key *k)
+{
+	for (const struct config_key *o = table; o != k; o++) {
+		if (o->size == 0)
+			continue;
+		if (overlap(k->field, k->size, o->field, o->size) ||
+		    (k->set_at && overlap(k->set_at - 1, sizeof(bool), o->field, o->size)) ||
+		    (o->set_at && overlap(k->field, k->size, o->set_at - 1, sizeof(bool))) ||
+		    (k->set_at && o->set_at && k->set_at == o->set_at))
+			return true;
+	}
+	return false;
+}
+
+const char *config_table_check(const struct config_key *table, size_t size)
+{
+	for (const struct config_key *k = table; k->name != NULL; k++) {
+		if (k->flags & CFG_INERT) {
+			if (k->size != 0)
+				return k->name;
+			continue;
+		}
+		if (k->size == 0 || k->size != field_size(k->type) || k->field + k->size > size ||
+		    (k->set_at != 0 && k->set_at - 1 + sizeof(bool) > size) || shares(table, k))
+			return k->name;
+	}
+	return NULL;
 }
 
 const char *config_str(const struct config_section *s, const char *name)
@@ -597,6 +756,9 @@ void config_section_destroy(struct config_section *s)
 	}
 	for (size_t i = 0; i < s->nnotices; i++)
 		free(s->notices[i]);
+	for (size_t i = 0; i < s->nkept; i++)
+		free(s->kept[i].conf);
+	free(s->kept);
 	free(s->slots);
 	free(s->pass);
 	free(s->notices);

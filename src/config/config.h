@@ -46,6 +46,37 @@ struct config_key {
 	const char *choices; /* CFG_ENUM: "a|b|c" */
 	unsigned flags;
 	const char *doc;
+	/* The member of the module's settings struct the value is bound to
+	 * (CFG_FIELD): its offset and size (0: not bound; inert keys, and the
+	 * tables not migrated yet). The member's type follows the key's:
+	 * CFG_STRING, CFG_CLASS: const char * (NULL when absent); CFG_INT:
+	 * int64_t; CFG_BOOL: bool; CFG_ENUM: an enum whose constants follow
+	 * choices in order (-1 when absent: give such an enum a -1 constant);
+	 * CFG_LIST: struct config_list. */
+	size_t field, size;
+	/* offsetof + 1 of a bool member set true when the key was given (not
+	 * defaulted) (CFG_FIELD_SET); 0: none. */
+	size_t set_at;
+};
+
+/* A row's binding: CFG_FIELD(struct file_conf, batch_size) as the row's
+ * last element; CFG_FIELD_SET also records in bool member s whether the key
+ * was given. CFG_NOFIELD for inert keys (and unmigrated tables). */
+#define CFG_FIELD(type, m) offsetof(type, m), sizeof(((type *)0)->m), 0
+#define CFG_FIELD_SET(type, m, s) offsetof(type, m), sizeof(((type *)0)->m), offsetof(type, s) + 1
+#define CFG_NOFIELD 0, 0, 0
+/* The row ending a table. */
+#define CFG_END                                                                                    \
+	{                                                                                          \
+		NULL, 0, NULL, 0, 0, NULL, 0, NULL, CFG_NOFIELD                                    \
+	}
+
+/* A CFG_LIST value as bound: n items, trimmed, none empty, and the value as
+ * written (trimmed; NULL when absent); owned by the section. */
+struct config_list {
+	size_t n;
+	const char *const *items;
+	const char *text;
 };
 
 /* A validated set of values for one or more tables. */
@@ -86,9 +117,34 @@ int config_section_load(const struct props *p, const struct config_spec *spec,
 int config_section_set(struct config_section *s, const char *name, const char *value,
                        const char *where, char *errbuf, size_t errlen);
 
-/* Typed accessors. name must be a key of one of the section's tables (an
- * unknown name is a programming error and aborts). Strings are owned by the
- * section. config_str returns NULL for an absent key without default. */
+/* Fills the members of conf (a module's settings struct) that the rows of
+ * table bind (CFG_FIELD), from s, whose tables include table. Strings and
+ * lists point into s: conf is valid while s is. Called once, where the
+ * section is loaded or the module opens: its values are then read as
+ * fields, never looked up by name. A row whose member's size does not fit
+ * its type, or a table not in s, is a programming error and aborts. */
+void config_section_bind(const struct config_section *s, const struct config_key *table,
+                         void *conf);
+
+/* config_section_bind into a struct of size bytes that s allocates and
+ * keeps (freed with s; bound again by config_section_set), for settings
+ * read by many modules through the section (the worker's, a connector's).
+ * Returns 0 or CONFIG_ERR_NOMEM. */
+int config_section_keep(struct config_section *s, const struct config_key *table, size_t size);
+
+/* The struct config_section_keep bound for table (owned by s). A section
+ * that keeps none for table is a programming error and aborts. */
+const void *config_section_kept(const struct config_section *s, const struct config_key *table);
+
+/* Checks that table binds a struct of size bytes: every row but inert ones
+ * has a member, of the size its type takes, inside the struct, no two rows
+ * share one (nor a CFG_FIELD_SET flag). Returns NULL, or the name of the
+ * first row that fails. For the unit test that walks every table. */
+const char *config_table_check(const struct config_key *table, size_t size);
+
+/* Typed accessors (being replaced by config_section_bind, issue 27). name must be a key of one of
+ * the section's tables (an unknown name is a programming error and aborts). Strings are owned by
+ * the section. config_str returns NULL for an absent key without default. */
 const char *config_str(const struct config_section *s, const char *name);
 int64_t config_int(const struct config_section *s, const char *name);
 bool config_bool(const struct config_section *s, const char *name);

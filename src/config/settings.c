@@ -21,56 +21,72 @@
 #define INERT(k)                                                                                   \
 	{                                                                                          \
 		k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,                                        \
-		    "Kafka Connect setting; no meaning here."                                      \
+		    "Kafka Connect setting; no meaning here.", CFG_NOFIELD                         \
 	}
 #define INT_MAX32 2147483647
 
 static const struct config_key worker_keys[] = {
     {"bootstrap.servers", CFG_LIST, "localhost:9092", 0, 0, NULL, 0,
-     "Kafka brokers to connect to first (host:port, comma-separated)."},
+     "Kafka brokers to connect to first (host:port, comma-separated).",
+     CFG_FIELD(struct worker_conf, bootstrap)},
     {"key.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
-     "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter."},
+     "Converter for record keys: JsonConverter, StringConverter or ByteArrayConverter.",
+     CFG_FIELD(struct worker_conf, key_converter)},
     {"value.converter", CFG_CLASS, "org.apache.kafka.connect.json.JsonConverter", 0, 0, NULL, 0,
-     "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter."},
+     "Converter for record values: JsonConverter, StringConverter or ByteArrayConverter.",
+     CFG_FIELD(struct worker_conf, value_converter)},
     {"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope."},
+     "JsonConverter: wrap keys in Connect's {\"schema\":...,\"payload\":...} envelope.",
+     CFG_FIELD(struct worker_conf, key_schemas)},
     {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope."},
+     "JsonConverter: wrap values in Connect's {\"schema\":...,\"payload\":...} envelope.",
+     CFG_FIELD(struct worker_conf, value_schemas)},
     {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, 0,
      "File the source offsets are stored in (crash-safe; the previous generation is kept "
-     "as FILE.prev). This, offset.storage.topic or both must be set."},
+     "as FILE.prev). This, offset.storage.topic or both must be set.",
+     CFG_FIELD(struct worker_conf, offset_file)},
     {"offset.storage.topic", CFG_STRING, NULL, 0, 0, NULL, 0,
      "Compacted Kafka topic the offsets are also (or only) stored in, as Connect's "
      "distributed mode does; created when missing. Beside the file it restores a lost "
      "state directory (docs/offsets.md). Other offset.storage.X are topic "
-     "configs X."},
+     "configs X.",
+     CFG_FIELD(struct worker_conf, offset_topic)},
     {"offset.storage.replication.factor", CFG_INT, "3", -1, INT_MAX32, NULL, 0,
-     "Replication factor of a created offsets topic; -1: the broker's default."},
+     "Replication factor of a created offsets topic; -1: the broker's default.",
+     CFG_FIELD(struct worker_conf, offset_rf)},
     {"offset.storage.partitions", CFG_INT, "25", -1, INT_MAX32, NULL, 0,
-     "Partitions of a created offsets topic; -1: the broker's default."},
+     "Partitions of a created offsets topic; -1: the broker's default.",
+     CFG_FIELD(struct worker_conf, offset_partitions)},
     {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0,
      "This device's name on its offset records (header skiff.device) and in the "
      "exactly-once transactional.id, to tell its own from another device's in a shared "
      "offsets topic; default /etc/machine-id, else an id kept in "
      "<offset.storage.file.filename>.device, never the host name. Give one that survives "
-     "re-flashing (docs/offsets.md)."},
+     "re-flashing (docs/offsets.md).",
+     CFG_FIELD(struct worker_conf, device_id)},
     {"offset.flush.interval.ms", CFG_INT, "60000", 0, INT_MAX32, NULL, 0,
-     "How often acknowledged offsets are written, when they changed."},
+     "How often acknowledged offsets are written, when they changed.",
+     CFG_FIELD(struct worker_conf, flush_interval_ms)},
     {"offset.flush.timeout.ms", CFG_INT, "5000", 0, INT_MAX32, NULL, 0,
-     "On shutdown, how long to wait for records in flight to be acknowledged."},
+     "On shutdown, how long to wait for records in flight to be acknowledged.",
+     CFG_FIELD(struct worker_conf, flush_timeout_ms)},
     {"log.level", CFG_ENUM, NULL, 0, 0, "error|warn|notice|info|debug", 0,
      "skiff's own: the most verbose level logged (default info; --log-level overrides "
-     "it). A reload (SIGHUP) applies a change at once."},
+     "it). A reload (SIGHUP) applies a change at once.",
+     CFG_FIELD(struct worker_conf, log_level)},
     INERT("plugin.path"),
     {"bandwidth.max.bytes.per.second", CFG_INT, "0", 0, INT_MAX32, NULL, 0,
      "Cap on bytes sent to Kafka, after compression, with the protocol's framing (0: none). "
-     "Held by pausing reading, never by dropping."},
+     "Held by pausing reading, never by dropping.",
+     CFG_FIELD(struct worker_conf, bandwidth)},
     {"health.ack.timeout.ms", CFG_INT, "60000", 1000, INT_MAX32, NULL, 0,
-     "/health is unhealthy once a record waited this long for Kafka's acknowledgement."},
+     "/health is unhealthy once a record waited this long for Kafka's acknowledgement.",
+     CFG_FIELD(struct worker_conf, health_ack_timeout_ms)},
     {"metrics.partition.limit", CFG_INT, "100", 0, INT_MAX32, NULL, 0,
      "Most source partitions (files, tables) with skiff_partition_* series in /metrics: "
      "those with records in flight, then the most recently acknowledged. Connector totals "
-     "count every partition whatever this is; 0: none."},
+     "count every partition whatever this is; 0: none.",
+     CFG_FIELD(struct worker_conf, metrics_partition_limit)},
     INERT("group.id"),
     INERT("config.storage.topic"),
     INERT("status.storage.topic"),
@@ -85,7 +101,8 @@ static const struct config_key worker_keys[] = {
      "org.apache.kafka.common.config.provider) and may take "
      "config.providers.<name>.param.* (allowlist.pattern; allowed.paths). Values of the "
      "worker and connector files then use ${env:VAR}, ${file:/path:key}, "
-     "${dir:/path:file}; what they give is a secret, never printed."},
+     "${dir:/path:file}; what they give is a secret, never printed.",
+     CFG_FIELD(struct worker_conf, providers)},
     INERT("metrics.sample.window.ms"),
     INERT("metrics.num.samples"),
     INERT("metrics.recording.level"),
@@ -104,56 +121,103 @@ static const struct config_key worker_keys[] = {
     INERT("topic.creation.enable"),
     {"exactly.once.source.support", CFG_ENUM, "disabled", 0, 0, "enabled|preparing|disabled", 0,
      "Connect's exactly-once for sources (KIP-618): enabled writes records and their "
-     "offsets in one Kafka transaction; needs offset.storage.topic (docs/exactly-once.md)."},
+     "offsets in one Kafka transaction; needs offset.storage.topic (docs/exactly-once.md).",
+     CFG_FIELD(struct worker_conf, eos)},
     INERT("scheduled.rebalance.max.delay.ms"),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    CFG_END,
 };
 
 static const struct config_key connector_keys[] = {
     {"name", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
-     "Connector name: the first element of its offset keys."},
+     "Connector name: the first element of its offset keys.",
+     CFG_FIELD(struct connector_conf, name)},
     {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, CFG_REQUIRED,
      "Which source: a class name listed with each source below (Connect's short or full "
-     "name)."},
+     "name).",
+     CFG_FIELD(struct connector_conf, connector_class)},
     {"tasks.max", CFG_INT, "1", 1, INT_MAX32, NULL, 0,
-     "Accepted for Connect compatibility; skiff runs one task per connector."},
-    {"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter."},
-    {"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter."},
+     "Accepted for Connect compatibility; skiff runs one task per connector.",
+     CFG_FIELD(struct connector_conf, tasks_max)},
+    {"key.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's key.converter.",
+     CFG_FIELD(struct connector_conf, key_converter)},
+    {"value.converter", CFG_CLASS, NULL, 0, 0, NULL, 0, "Overrides the worker's value.converter.",
+     CFG_FIELD(struct connector_conf, value_converter)},
     {"key.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "With a connector key.converter: JsonConverter envelope on or off."},
+     "With a connector key.converter: JsonConverter envelope on or off.",
+     CFG_FIELD(struct connector_conf, key_schemas)},
     {"value.converter.schemas.enable", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "With a connector value.converter: JsonConverter envelope on or off."},
+     "With a connector value.converter: JsonConverter envelope on or off.",
+     CFG_FIELD(struct connector_conf, value_schemas)},
     INERT("header.converter"),
     INERT("config.action.reload"),
     {"errors.tolerance", CFG_ENUM, "none", 0, 0, "none|all", 0,
      "A record a transform or converter fails on, or Kafka refuses for good: none stops "
      "the connector before it (its offset stays); all skips it (counted in "
-     "records_skipped; its offset may move past it)."},
+     "records_skipped; its offset may move past it).",
+     CFG_FIELD(struct connector_conf, tolerance)},
     {"errors.log.enable", CFG_BOOL, "false", 0, 0, NULL, 0,
-     "With errors.tolerance=all: log each skipped record's failure (without the record)."},
+     "With errors.tolerance=all: log each skipped record's failure (without the record).",
+     CFG_FIELD(struct connector_conf, errors_log)},
     {"errors.log.include.messages", CFG_BOOL, "false", 0, 0, NULL, 0,
      "With errors.log.enable: include the record (topic, source partition and offset, "
-     "key, value, headers) in that line."},
+     "key, value, headers) in that line.",
+     CFG_FIELD(struct connector_conf, errors_log_messages)},
     {"errors.retry.timeout", CFG_INT, "0", INT64_MIN, INT64_MAX, NULL, 0,
      "Connect retries retriable failures this long (-1: for ever). No transform or "
      "converter failure is retriable (as Connect's DataException is not): accepted, "
-     "nothing is retried."},
+     "nothing is retried.",
+     CFG_FIELD(struct connector_conf, retry_timeout)},
     {"errors.retry.delay.max.ms", CFG_INT, "60000", INT64_MIN, INT64_MAX, NULL, 0,
-     "Connect's longest wait between those retries; accepted, see errors.retry.timeout."},
+     "Connect's longest wait between those retries; accepted, see errors.retry.timeout.",
+     CFG_FIELD(struct connector_conf, retry_delay_max_ms)},
     {"exactly.once.support", CFG_ENUM, "requested", 0, 0, "requested|required", 0,
      "Connect's per-connector exactly-once request; every skiff source can give it, so "
-     "both mean the same."},
+     "both mean the same.",
+     CFG_FIELD(struct connector_conf, eos_support)},
     {"transaction.boundary", CFG_ENUM, "poll", 0, 0, "poll|interval|connector", 0,
      "With exactly-once: poll, a transaction per burst of records the sources have ready, "
      "at most one a second and never older (none while idle); interval, one per "
-     "transaction.boundary.interval.ms; connector is refused (no source defines them)."},
+     "transaction.boundary.interval.ms; connector is refused (no source defines them).",
+     CFG_FIELD(struct connector_conf, boundary)},
     {"transaction.boundary.interval.ms", CFG_INT, "-1", -1, INT32_MAX, NULL, 0,
-     "With transaction.boundary=interval: ms per transaction (-1: offset.flush.interval.ms)."},
+     "With transaction.boundary=interval: ms per transaction (-1: offset.flush.interval.ms).",
+     CFG_FIELD(struct connector_conf, boundary_interval_ms)},
     INERT("offsets.storage.topic"),
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+    CFG_END,
 };
 
 const struct config_key *const settings_connector_keys = connector_keys;
+const struct config_key *const settings_worker_keys = worker_keys;
+
+bool settings_table(size_t i, const char **name, const struct config_key **table, size_t *size)
+{
+	static const struct {
+		const char *name;
+		const struct config_key *table;
+		size_t size;
+	} own[] = {
+	    {"worker", worker_keys, sizeof(struct worker_conf)},
+	    {"rest", restconf_keys, sizeof(struct restconf_conf)},
+	    {"connector", connector_keys, sizeof(struct connector_conf)},
+	};
+	size_t nown = sizeof(own) / sizeof(own[0]);
+
+	if (i < nown) {
+		*name = own[i].name;
+		*table = own[i].table;
+		*size = own[i].size;
+		return true;
+	}
+	for (size_t k = 0; source_registry[k] != NULL; k++) {
+		if (k == i - nown) {
+			*name = source_registry[k]->kind;
+			*table = source_registry[k]->config_keys;
+			*size = source_registry[k]->config_size;
+			return true;
+		}
+	}
+	return false;
+}
 
 /* Worker keys handed to librdkafka (checked there), and Connect's per-client
  * prefixes that have no client here (accepted, ignored by the sink). */
@@ -164,21 +228,24 @@ static const char *const worker_passthrough[] = {
 
 static const char *const inline_prefix = "connectors.";
 
+/* Connect: a connector that sets its own converter configures it fully. */
 static int resolve_converter(const struct config_section *w, const struct config_section *c,
-                             const char *which, struct converter *out, char *errbuf, size_t errlen)
+                             bool value, struct converter *out, char *errbuf, size_t errlen)
 {
-	char conv_key[64], schemas_key[64];
-	const struct config_section *from;
+	const struct worker_conf *wc = settings_worker(w);
+	const struct connector_conf *cc = settings_connector(c);
+	const char *conv_key = value ? "value.converter" : "key.converter";
+	const char *own = value ? cc->value_converter : cc->key_converter;
+	const struct config_section *from = own != NULL ? c : w;
+	const char *cls = own != NULL ? own : value ? wc->value_converter : wc->key_converter;
+	bool schemas = own != NULL ? (value ? cc->value_schemas : cc->key_schemas)
+	                           : (value ? wc->value_schemas : wc->key_schemas);
 
-	snprintf(conv_key, sizeof(conv_key), "%s.converter", which);
-	snprintf(schemas_key, sizeof(schemas_key), "%s.converter.schemas.enable", which);
-	/* Connect: a connector that sets its own converter configures it fully. */
-	from = config_is_set(c, conv_key) ? c : w;
-	if (convert_resolve(config_str(from, conv_key), config_bool(from, schemas_key), out) != 0) {
+	if (convert_resolve(cls, schemas, out) != 0) {
 		snprintf(errbuf, errlen,
 		         "%s: %s: unknown converter '%s' (JsonConverter, "
 		         "StringConverter or ByteArrayConverter)",
-		         config_where(from, conv_key), conv_key, config_str(from, conv_key));
+		         config_where(from, conv_key), conv_key, cls);
 		return SETTINGS_ERR;
 	}
 	return 0;
@@ -189,7 +256,7 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 	struct connector_settings *c = &s->connectors[s->nconnectors];
 	int rc;
 
-	c->name = config_str(c->cfg, "name");
+	c->name = settings_connector(c->cfg)->name;
 	for (size_t i = 0; i < s->nconnectors; i++) {
 		if (strcmp(s->connectors[i].name, c->name) == 0) {
 			snprintf(errbuf, errlen, "%s: connector name '%s' is used twice",
@@ -197,8 +264,8 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 			return SETTINGS_ERR;
 		}
 	}
-	if (resolve_converter(s->worker, c->cfg, "key", &c->key_conv, errbuf, errlen) ||
-	    resolve_converter(s->worker, c->cfg, "value", &c->value_conv, errbuf, errlen))
+	if (resolve_converter(s->worker, c->cfg, false, &c->key_conv, errbuf, errlen) ||
+	    resolve_converter(s->worker, c->cfg, true, &c->value_conv, errbuf, errlen))
 		return SETTINGS_ERR;
 	rc = transform_chain_parse(c->cfg, &c->chain, errbuf, errlen);
 	if (rc != 0)
@@ -207,7 +274,7 @@ static int finish_connector(struct settings *s, char *errbuf, size_t errlen)
 		/* Connect fails the task at the first record; found here, no
 		 * restart loop and --check says so. */
 		const struct config_section *from =
-		    config_is_set(c->cfg, "value.converter") ? c->cfg : s->worker;
+		    settings_connector(c->cfg)->value_converter != NULL ? c->cfg : s->worker;
 
 		snprintf(errbuf, errlen,
 		         "%s: value.converter: ByteArrayConverter cannot write the "
@@ -297,7 +364,11 @@ static int load_connector(struct settings *s, const struct props *p, const char 
 	}
 	if ((rc = config_section_load(p, &spec, &c->cfg, errbuf, errlen)) != 0)
 		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
-	if (strcmp(config_str(c->cfg, "transaction.boundary"), "connector") == 0) {
+	if (config_section_keep(c->cfg, connector_keys, sizeof(struct connector_conf)) != 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", props_name(p));
+		return SETTINGS_ERR_NOMEM;
+	}
+	if (settings_connector(c->cfg)->boundary == SETTINGS_BOUNDARY_CONNECTOR) {
 		/* Connect's connector-defined boundaries: no skiff source defines any. */
 		snprintf(errbuf, errlen,
 		         "%s: transaction.boundary=connector: no skiff source defines transaction "
@@ -388,10 +459,13 @@ static int lay_rest(struct settings *s, char *errbuf, size_t errlen)
 static int check_offset_store(const struct config_section *w, const char *path, char *errbuf,
                               size_t errlen)
 {
-	const char *f = config_str(w, "offset.storage.file.filename");
-	const char *t = config_str(w, "offset.storage.topic");
-	const char *const sizes[] = {"offset.storage.partitions",
-	                             "offset.storage.replication.factor"};
+	const struct worker_conf *wc = settings_worker(w);
+	const char *f = wc->offset_file, *t = wc->offset_topic;
+	const struct {
+		const char *key;
+		int64_t n;
+	} sizes[] = {{"offset.storage.partitions", wc->offset_partitions},
+	             {"offset.storage.replication.factor", wc->offset_rf}};
 
 	if ((f == NULL || *f == '\0') && (t == NULL || *t == '\0')) {
 		snprintf(errbuf, errlen,
@@ -400,8 +474,7 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 		         path);
 		return SETTINGS_ERR;
 	}
-	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0 &&
-	    (t == NULL || *t == '\0')) {
+	if (wc->eos == SETTINGS_EOS_ENABLED && (t == NULL || *t == '\0')) {
 		/* The offsets go in the records' transaction: they need a topic. */
 		snprintf(errbuf, errlen,
 		         "%s: exactly.once.source.support=enabled needs offset.storage.topic: "
@@ -411,9 +484,9 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 		return SETTINGS_ERR;
 	}
 	for (size_t i = 0; i < 2; i++)
-		if (config_int(w, sizes[i]) == 0) {
+		if (sizes[i].n == 0) {
 			snprintf(errbuf, errlen, "%s: %s=0: give -1 (the broker's default) or more",
-			         config_where(w, sizes[i]), sizes[i]);
+			         config_where(w, sizes[i].key), sizes[i].key);
 			return SETTINGS_ERR;
 		}
 	return 0;
@@ -461,6 +534,11 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 		return rc == PROVIDER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if ((rc = config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen)) != 0)
 		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	if (config_section_keep(out->worker, worker_keys, sizeof(struct worker_conf)) != 0 ||
+	    config_section_keep(out->worker, restconf_keys, sizeof(struct restconf_conf)) != 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", paths[0]);
+		return SETTINGS_ERR_NOMEM;
+	}
 	if (wireprops_check(out->worker, errbuf, errlen) != 0 ||
 	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
 		return SETTINGS_ERR;
@@ -479,14 +557,13 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 			return rc;
 	if ((rc = load_inline(out, out->files[0], errbuf, errlen)) != 0)
 		return rc;
-	if (out->rest == NULL &&
-	    (rc = restconns_load(config_str(out->worker, "offset.storage.file.filename"),
-	                         &out->rest, errbuf, errlen)) != 0)
+	if (out->rest == NULL && (rc = restconns_load(settings_worker(out->worker)->offset_file,
+	                                              &out->rest, errbuf, errlen)) != 0)
 		return rc == RESTCONNS_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if ((rc = lay_rest(out, errbuf, errlen)) != 0)
 		return rc;
 	/* With the REST API on, connectors may come from it alone. */
-	if (out->nconnectors == 0 && config_list_len(out->worker, "listeners") == 0) {
+	if (out->nconnectors == 0 && restconf_conf(out->worker)->listeners.n == 0) {
 		snprintf(errbuf, errlen,
 		         "%s: no connector: give connector files after the worker "
 		         "file, or declare connectors.<name>.connector.class=... in it",
@@ -546,7 +623,7 @@ void settings_log_notices(const struct settings *s)
 			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept",
 			           s->connectors[i].in_files ? ", over the files' one" : "");
 		log_section_notices(s->connectors[i].cfg);
-		if (config_int(s->connectors[i].cfg, "tasks.max") > 1)
+		if (settings_connector(s->connectors[i].cfg)->tasks_max > 1)
 			log_notice("%s: tasks.max > 1: skiff runs one task per connector",
 			           config_where(s->connectors[i].cfg, "tasks.max"));
 	}

@@ -7,9 +7,12 @@
 #ifndef SKIFF_SETTINGS_H
 #define SKIFF_SETTINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "config/config.h"
 #include "convert/convert.h"
 #include "util/err.h"
 
@@ -21,6 +24,49 @@ struct providers;
 struct restconns;
 struct source_ops;
 struct transform_chain;
+
+/* exactly.once.source.support=, in the order of its choices. */
+enum settings_eos { SETTINGS_EOS_ENABLED, SETTINGS_EOS_PREPARING, SETTINGS_EOS_DISABLED };
+
+/* The worker's keys (settings.c's worker table), bound once when the worker
+ * section loads and kept in it: settings_worker(). Strings and lists are
+ * owned by that section. */
+struct worker_conf {
+	struct config_list bootstrap, providers;
+	const char *key_converter, *value_converter;
+	bool key_schemas, value_schemas;
+	const char *offset_file, *offset_topic, *device_id;
+	int64_t offset_rf, offset_partitions;
+	int64_t flush_interval_ms, flush_timeout_ms;
+	int log_level; /* enum log_level (core/log.h: the choices' order), -1: unset */
+	int64_t bandwidth, health_ack_timeout_ms, metrics_partition_limit;
+	enum settings_eos eos;
+};
+
+/* errors.tolerance=, exactly.once.support= and transaction.boundary=, in
+ * the order of their choices. */
+enum settings_tolerance { SETTINGS_TOLERANCE_NONE, SETTINGS_TOLERANCE_ALL };
+enum settings_eos_support { SETTINGS_EOS_REQUESTED, SETTINGS_EOS_REQUIRED };
+enum settings_boundary {
+	SETTINGS_BOUNDARY_POLL,
+	SETTINGS_BOUNDARY_INTERVAL,
+	SETTINGS_BOUNDARY_CONNECTOR
+};
+
+/* The keys every connector takes, bound once when its section loads and
+ * kept in it: settings_connector(). */
+struct connector_conf {
+	const char *name, *connector_class;
+	int64_t tasks_max;
+	const char *key_converter, *value_converter; /* NULL: the worker's */
+	bool key_schemas, value_schemas;
+	enum settings_tolerance tolerance;
+	bool errors_log, errors_log_messages;
+	int64_t retry_timeout, retry_delay_max_ms;
+	enum settings_eos_support eos_support;
+	enum settings_boundary boundary;
+	int64_t boundary_interval_ms;
+};
 
 struct connector_settings {
 	const char *name;             /* owned by settings */
@@ -75,8 +121,30 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 int settings_check_connector(const struct config_section *worker, const struct props *p,
                              char *errbuf, size_t errlen);
 
-/* The keys every connector takes (Connect's ConnectorConfig), as a table. */
+/* The keys every connector takes (Connect's ConnectorConfig), and the
+ * worker's, as tables. */
 extern const struct config_key *const settings_connector_keys;
+extern const struct config_key *const settings_worker_keys;
+
+/* The worker section's bound keys (a section settings_load made; another
+ * aborts: a programming error). Owned by the section. Inline: read by
+ * modules settings itself calls (the producer, the device's name). */
+static inline const struct worker_conf *settings_worker(const struct config_section *worker)
+{
+	return (const struct worker_conf *)config_section_kept(worker, settings_worker_keys);
+}
+
+/* The same for a connector section (connector_settings.cfg). */
+static inline const struct connector_conf *settings_connector(const struct config_section *cfg)
+{
+	return (const struct connector_conf *)config_section_kept(cfg, settings_connector_keys);
+}
+
+/* The i-th config table (worker, REST, connector, then each source's):
+ * its name, rows and the size of the settings struct its rows bind (0: the
+ * table is not bound yet). Returns false past the last. For the unit test
+ * that checks every table's binding (config_table_check). */
+bool settings_table(size_t i, const char **name, const struct config_key **table, size_t *size);
 
 /* Logs the notices (inert keys) of every section. */
 void settings_log_notices(const struct settings *s);

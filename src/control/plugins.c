@@ -356,7 +356,8 @@ static bool add_unknown(cJSON *arr, struct infos *in)
 		                       0,
 		                       NULL,
 		                       0,
-		                       "Not a property of this connector."};
+		                       "Not a property of this connector.",
+		                       CFG_NOFIELD};
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(in->f->config, k.name);
 		cJSON *info;
 

@@ -13,12 +13,12 @@
 #define INERT(k)                                                                                   \
 	{                                                                                          \
 		k, CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,                                        \
-		    "Kafka Connect setting; no meaning here."                                      \
+		    "Kafka Connect setting; no meaning here.", CFG_NOFIELD                         \
 	}
 
 /* Connect's server-side TLS keys under prefix P (listeners.https. or
  * admin.listeners.https.). */
-#define TLS_KEYS(P, WHO)                                                                           \
+#define TLS_KEYS(P, R, WHO)                                                                        \
 	{P "ssl.keystore.location",                                                                \
 	 CFG_STRING,                                                                               \
 	 NULL,                                                                                     \
@@ -28,7 +28,8 @@
 	 0,                                                                                        \
 	 "The " WHO " certificate and private key: a PKCS#12 file (keytool's and "                 \
 	 "openssl's .p12), or with ssl.keystore.type=PEM a PEM file holding the key "              \
-	 "and the chain. Read again when it changes on disk."},                                    \
+	 "and the chain. Read again when it changes on disk.",                                     \
+	 CFG_FIELD_SET(struct restconf_conf, tls[R].keystore_location, tls[R].given[0])},          \
 	    {P "ssl.keystore.type",                                                                \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -37,9 +38,17 @@
 	     NULL,                                                                                 \
 	     0,                                                                                    \
 	     "PKCS12 or PEM (JKS: convert it, keytool -importkeystore -deststoretype "             \
-	     "PKCS12); unset: told from the file."},                                               \
-	    {P "ssl.keystore.password",           CFG_STRING, NULL, 0, 0, NULL, CFG_SECRET,        \
-	     "The keystore's password (PKCS#12)."},                                                \
+	     "PKCS12); unset: told from the file.",                                                \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].keystore_type, tls[R].given[1])},          \
+	    {P "ssl.keystore.password",                                                            \
+	     CFG_STRING,                                                                           \
+	     NULL,                                                                                 \
+	     0,                                                                                    \
+	     0,                                                                                    \
+	     NULL,                                                                                 \
+	     CFG_SECRET,                                                                           \
+	     "The keystore's password (PKCS#12).",                                                 \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].keystore_password, tls[R].given[2])},      \
 	    {P "ssl.key.password",                                                                 \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -47,7 +56,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     CFG_SECRET,                                                                           \
-	     "The password of an encrypted PEM private key."},                                     \
+	     "The password of an encrypted PEM private key.",                                      \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].key_password, tls[R].given[3])},           \
 	    {P "ssl.keystore.key",                                                                 \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -56,7 +66,8 @@
 	     NULL,                                                                                 \
 	     CFG_SECRET,                                                                           \
 	     "The private key as PEM text (with ssl.keystore.certificate.chain), instead of "      \
-	     "a keystore file."},                                                                  \
+	     "a keystore file.",                                                                   \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].keystore_key, tls[R].given[4])},           \
 	    {P "ssl.keystore.certificate.chain",                                                   \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -64,7 +75,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "The certificate chain as PEM text, with ssl.keystore.key."},                         \
+	     "The certificate chain as PEM text, with ssl.keystore.key.",                          \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].keystore_chain, tls[R].given[5])},         \
 	    {P "ssl.truststore.location",                                                          \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -73,7 +85,8 @@
 	     NULL,                                                                                 \
 	     0,                                                                                    \
 	     "The CA certificates client certificates must chain to (ssl.client.auth): "           \
-	     "PKCS#12 or PEM. Read again when it changes on disk."},                               \
+	     "PKCS#12 or PEM. Read again when it changes on disk.",                                \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].truststore_location, tls[R].given[6])},    \
 	    {P "ssl.truststore.type",                                                              \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -81,9 +94,17 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "PKCS12 or PEM; unset: told from the file."},                                         \
-	    {P "ssl.truststore.password",           CFG_STRING, NULL, 0, 0, NULL, CFG_SECRET,      \
-	     "The truststore's password (PKCS#12)."},                                              \
+	     "PKCS12 or PEM; unset: told from the file.",                                          \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].truststore_type, tls[R].given[7])},        \
+	    {P "ssl.truststore.password",                                                          \
+	     CFG_STRING,                                                                           \
+	     NULL,                                                                                 \
+	     0,                                                                                    \
+	     0,                                                                                    \
+	     NULL,                                                                                 \
+	     CFG_SECRET,                                                                           \
+	     "The truststore's password (PKCS#12).",                                               \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].truststore_password, tls[R].given[8])},    \
 	    {P "ssl.truststore.certificates",                                                      \
 	     CFG_STRING,                                                                           \
 	     NULL,                                                                                 \
@@ -91,7 +112,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "The CA certificates as PEM text, instead of a truststore file."},                    \
+	     "The CA certificates as PEM text, instead of a truststore file.",                     \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].truststore_certs, tls[R].given[9])},       \
 	    {P "ssl.client.auth",                                                                  \
 	     CFG_ENUM,                                                                             \
 	     "none",                                                                               \
@@ -101,7 +123,8 @@
 	     0,                                                                                    \
 	     "required: a client without a certificate the truststore vouches for is refused "     \
 	     "in the TLS handshake; requested: one that sends a certificate must send such a "     \
-	     "one."},                                                                              \
+	     "one.",                                                                               \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].client_auth, tls[R].given[10])},           \
 	    {P "ssl.enabled.protocols",                                                            \
 	     CFG_LIST,                                                                             \
 	     "TLSv1.2,TLSv1.3",                                                                    \
@@ -109,7 +132,8 @@
 	     0,                                                                                    \
 	     NULL,                                                                                 \
 	     0,                                                                                    \
-	     "TLS versions offered: TLSv1.2, TLSv1.3 (TLSv1, TLSv1.1 if GnuTLS allows them)."},    \
+	     "TLS versions offered: TLSv1.2, TLSv1.3 (TLSv1, TLSv1.1 if GnuTLS allows them).",     \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].protocols, tls[R].given[11])},             \
 	    {P "ssl.cipher.suites",                                                                \
 	     CFG_LIST,                                                                             \
 	     NULL,                                                                                 \
@@ -118,7 +142,8 @@
 	     NULL,                                                                                 \
 	     0,                                                                                    \
 	     "Refused when set: GnuTLS's own choice of suites for the enabled versions is used "   \
-	     "(remove the key)."},                                                                 \
+	     "(remove the key).",                                                                  \
+	     CFG_FIELD_SET(struct restconf_conf, tls[R].ciphers, tls[R].given[12])},               \
 	    INERT(P "ssl.protocol"), INERT(P "ssl.provider"), INERT(P "ssl.keymanager.algorithm"), \
 	    INERT(P "ssl.trustmanager.algorithm"), INERT(P "ssl.secure.random.implementation"),    \
 	    INERT(P "ssl.endpoint.identification.algorithm"), INERT(P "ssl.engine.factory.class")
@@ -127,31 +152,38 @@ const struct config_key restconf_keys[] = {
     {"listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "The REST API, /metrics and /health (Connect's paths): http://HOST:PORT or "
      "https://HOST:PORT, comma-separated; an empty HOST binds every interface; unset: off. "
-     "Beyond loopback, give https and rest.extension.classes (docs/rest-api.md)."},
+     "Beyond loopback, give https and rest.extension.classes (docs/rest-api.md).",
+     CFG_FIELD(struct restconf_conf, listeners)},
     {"admin.listeners", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Where /admin/loggers is served: unset, on the listeners; empty, nowhere; URLs, "
-     "there only (without rest.extension.classes' password, as Connect)."},
-    TLS_KEYS("listeners.https.", "https listeners'"),
-    TLS_KEYS("admin.listeners.https.", "https admin listeners'"),
+     "there only (without rest.extension.classes' password, as Connect).",
+     CFG_FIELD_SET(struct restconf_conf, admin_listeners, admin_listeners_given)},
+    TLS_KEYS("listeners.https.", REST_TLS_MAIN, "https listeners'"),
+    TLS_KEYS("admin.listeners.https.", REST_TLS_ADMIN, "https admin listeners'"),
     {"rest.extension.classes", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Connect's BasicAuthSecurityRestExtension (package "
      "org.apache.kafka.connect.rest.basic.auth.extension): HTTP Basic authentication of "
      "every request, with the users of the JAAS file's PropertyFileLoginModule (see "
-     "java.security.auth.login.config)."},
+     "java.security.auth.login.config).",
+     CFG_FIELD(struct restconf_conf, extensions)},
     {"java.security.auth.login.config", CFG_STRING, NULL, 0, 0, NULL, 0,
      "The JAAS file naming the users file (Connect reads it from "
      "-Djava.security.auth.login.config=FILE in KAFKA_OPTS, which skiff reads too when "
      "this key is unset). Its KafkaConnect entry names PropertyFileLoginModule (required) "
      "with file=\"/etc/skiff/rest-users.properties\": a properties file of user: password "
-     "lines, read again when it changes."},
+     "lines, read again when it changes.",
+     CFG_FIELD(struct restconf_conf, jaas)},
     {"access.control.allow.origin", CFG_STRING, "", 0, 0, NULL, 0,
      "Origins a browser page may call the API from (Connect's CORS key): * or a "
-     "comma-separated list of scheme://host[:port]; empty: none but the listener's own."},
+     "comma-separated list of scheme://host[:port]; empty: none but the listener's own.",
+     CFG_FIELD(struct restconf_conf, allow_origin)},
     {"access.control.allow.methods", CFG_STRING, "", 0, 0, NULL, 0,
-     "Methods those origins may use (default GET,POST,HEAD, as Connect's)."},
+     "Methods those origins may use (default GET,POST,HEAD, as Connect's).",
+     CFG_FIELD(struct restconf_conf, allow_methods)},
     {"rest.advertised.host.name", CFG_STRING, NULL, 0, 0, NULL, 0,
      "A host name clients use to reach this worker: accepted in the Host header beside "
-     "IP addresses, localhost, this machine's name and the listener's own host."},
+     "IP addresses, localhost, this machine's name and the listener's own host.",
+     CFG_FIELD(struct restconf_conf, advertised_host)},
     INERT("rest.host.name"),
     INERT("rest.port"),
     INERT("rest.advertised.port"),
@@ -161,17 +193,21 @@ const struct config_key restconf_keys[] = {
      "skiff's own: connections served at once per listener. One more evicts the "
      "connection that has waited longest without a complete request, from the address "
      "holding the most: slow clients cannot keep others out. Connections closed by their "
-     "clients are not counted; one whose request has arrived whole is never evicted."},
+     "clients are not counted; one whose request has arrived whole is never evicted.",
+     CFG_FIELD(struct restconf_conf, max_connections)},
     {"rest.max.body.bytes", CFG_INT, "262144", 1024, 67108864, NULL, 0,
      "skiff's own: the largest request body; a larger one is answered 413 as soon as "
-     "that is known."},
+     "that is known.",
+     CFG_FIELD(struct restconf_conf, max_body)},
     {"rest.request.timeout.ms", CFG_INT, "4000", 100, INT_MAX32, NULL, 0,
      "skiff's own: the longest a request may take to arrive, from the connection's "
      "accept or its previous reply; then the connection is closed, unless the request "
-     "has just arrived whole."},
+     "has just arrived whole.",
+     CFG_FIELD(struct restconf_conf, request_ms)},
     {"rest.idle.timeout.ms", CFG_INT, "10000", 1000, INT_MAX32, NULL, 0,
-     "skiff's own: an idle keep-alive connection is closed after this long."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "skiff's own: an idle keep-alive connection is closed after this long.",
+     CFG_FIELD(struct restconf_conf, idle_ms)},
+    CFG_END,
 };
 
 static const char *const basic_auth_class =
@@ -238,10 +274,11 @@ bad:
 	return -1;
 }
 
-static int read_listeners(const struct config_section *w, const char *key, bool admin,
-                          struct rest_settings *out, char *errbuf, size_t errlen)
+static int read_listeners(const struct config_section *w, const char *key,
+                          const struct config_list *list, bool admin, struct rest_settings *out,
+                          char *errbuf, size_t errlen)
 {
-	for (size_t i = 0; i < config_list_len(w, key); i++) {
+	for (size_t i = 0; i < list->n; i++) {
 		struct rest_listener *l = &out->listeners[out->nlisteners];
 
 		if (out->nlisteners == REST_MAX_LISTENERS) {
@@ -249,8 +286,7 @@ static int read_listeners(const struct config_section *w, const char *key, bool 
 			         config_where(w, key), key, REST_MAX_LISTENERS);
 			return -1;
 		}
-		if (parse_url(config_list_item(w, key, i), key, config_where(w, key), l, errbuf,
-		              errlen) != 0)
+		if (parse_url(list->items[i], key, config_where(w, key), l, errbuf, errlen) != 0)
 			return -1;
 		l->admin = admin;
 		out->nlisteners++;
@@ -288,8 +324,9 @@ static const char *const tls_suffixes[] = {
 };
 
 /* ssl.enabled.protocols as GnuTLS priorities. */
-static int priorities(const struct config_section *w, const char *key, struct rest_tls_settings *t,
-                      char *errbuf, size_t errlen)
+static int priorities(const struct config_section *w, const char *key,
+                      const struct config_list *list, struct rest_tls_settings *t, char *errbuf,
+                      size_t errlen)
 {
 	static const struct {
 		const char *java, *gnutls;
@@ -297,11 +334,11 @@ static int priorities(const struct config_section *w, const char *key, struct re
 	                {"TLSv1.2", "+VERS-TLS1.2"},
 	                {"TLSv1.1", "+VERS-TLS1.1"},
 	                {"TLSv1", "+VERS-TLS1.0"}};
-	size_t n = config_list_len(w, key), used;
+	size_t n = list->n, used;
 
 	used = (size_t)snprintf(t->priobuf, sizeof(t->priobuf), "NORMAL:-VERS-ALL");
 	for (size_t i = 0; i < n; i++) {
-		const char *v = config_list_item(w, key, i);
+		const char *v = list->items[i];
 		size_t k = 0;
 
 		while (k < sizeof(versions) / sizeof(versions[0]) &&
@@ -326,34 +363,43 @@ static int priorities(const struct config_section *w, const char *key, struct re
 
 /* The TLS keys of one role: those under prefix when any is set, else the
  * worker's own ssl.keystore.* (Connect's all-or-nothing). */
-static int read_tls(const struct config_section *w, const char *prefix, struct rest_tls_settings *t,
-                    char *errbuf, size_t errlen)
+static int read_tls(const struct config_section *w, const struct restconf_tls_conf *c,
+                    const char *prefix, struct rest_tls_settings *t, char *errbuf, size_t errlen)
 {
-	const char **fields[] = {
-	    &t->keystore_location,   &t->keystore_type,   &t->keystore_password,
-	    &t->key_password,        &t->keystore_key,    &t->keystore_chain,
-	    &t->truststore_location, &t->truststore_type, &t->truststore_password,
-	    &t->truststore_certs,    &t->client_auth};
+	static const char *const client_auths[] = {"none", "requested", "required"};
 	bool any = false;
 	char key[128];
 
-	for (size_t i = 0; tls_suffixes[i] != NULL; i++)
-		any |= config_is_set(w, pk(key, sizeof(key), prefix, tls_suffixes[i]));
+	_Static_assert(sizeof(tls_suffixes) / sizeof(tls_suffixes[0]) == RESTCONF_TLS_KEYS + 1,
+	               "one given[] per TLS key");
+	for (size_t i = 0; i < RESTCONF_TLS_KEYS; i++)
+		any |= c->given[i];
 	t->prefix = prefix;
 	if (any) {
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-			pk(key, sizeof(key), prefix, tls_suffixes[i]);
-			*fields[i] = config_str(w, key);
-			if (t->where == NULL && config_is_set(w, key))
-				t->where = config_where(w, key);
-		}
+		t->keystore_location = c->keystore_location;
+		t->keystore_type = c->keystore_type;
+		t->keystore_password = c->keystore_password;
+		t->key_password = c->key_password;
+		t->keystore_key = c->keystore_key;
+		t->keystore_chain = c->keystore_chain;
+		t->truststore_location = c->truststore_location;
+		t->truststore_type = c->truststore_type;
+		t->truststore_password = c->truststore_password;
+		t->truststore_certs = c->truststore_certs;
+		t->client_auth = c->client_auth >= 0 ? client_auths[c->client_auth] : NULL;
+		/* The first given of the keys above (not the protocols, suites). */
+		for (size_t i = 0; t->where == NULL && i < RESTCONF_TLS_KEYS - 2; i++)
+			if (c->given[i])
+				t->where =
+				    config_where(w, pk(key, sizeof(key), prefix, tls_suffixes[i]));
 		if (t->truststore_location != NULL)
 			t->truststore_where = config_where(
 			    w, pk(key, sizeof(key), prefix, "ssl.truststore.location"));
 		if (t->truststore_certs != NULL)
 			t->truststore_certs_where = config_where(
 			    w, pk(key, sizeof(key), prefix, "ssl.truststore.certificates"));
-		if (config_list_len(w, pk(key, sizeof(key), prefix, "ssl.cipher.suites")) > 0) {
+		if (c->ciphers.n > 0) {
+			pk(key, sizeof(key), prefix, "ssl.cipher.suites");
 			snprintf(
 			    errbuf, errlen,
 			    "%s: %s: Java's cipher suite names are not GnuTLS's; skiff offers "
@@ -361,8 +407,8 @@ static int read_tls(const struct config_section *w, const char *prefix, struct r
 			    config_where(w, key), key);
 			return -1;
 		}
-		return priorities(w, pk(key, sizeof(key), prefix, "ssl.enabled.protocols"), t,
-		                  errbuf, errlen);
+		return priorities(w, pk(key, sizeof(key), prefix, "ssl.enabled.protocols"),
+		                  &c->protocols, t, errbuf, errlen);
 	}
 	/* Connect falls back to the worker's ssl.*: here those are the
 	 * producer's, and the keystore ones mean the same to both. */
@@ -371,8 +417,8 @@ static int read_tls(const struct config_section *w, const char *prefix, struct r
 	t->keystore_password = top_level(w, "ssl.keystore.password", &t->where);
 	t->key_password = top_level(w, "ssl.key.password", &t->where);
 	t->client_auth = "none";
-	return priorities(w, pk(key, sizeof(key), prefix, "ssl.enabled.protocols"), t, errbuf,
-	                  errlen);
+	return priorities(w, pk(key, sizeof(key), prefix, "ssl.enabled.protocols"), &c->protocols,
+	                  t, errbuf, errlen);
 }
 
 static bool type_ok(const char *type)
@@ -456,13 +502,13 @@ static void jaas_from_env(struct rest_settings *out)
 	}
 }
 
-static int read_auth(const struct config_section *w, struct rest_settings *out, char *errbuf,
-                     size_t errlen)
+static int read_auth(const struct config_section *w, const struct restconf_conf *c,
+                     struct rest_settings *out, char *errbuf, size_t errlen)
 {
 	const char *key = "rest.extension.classes";
 
-	for (size_t i = 0; i < config_list_len(w, key); i++) {
-		const char *cls = config_list_item(w, key, i);
+	for (size_t i = 0; i < c->extensions.n; i++) {
+		const char *cls = c->extensions.items[i];
 
 		if (strcmp(cls, basic_auth_class) != 0 &&
 		    strcmp(cls, "BasicAuthSecurityRestExtension") != 0) {
@@ -475,8 +521,8 @@ static int read_auth(const struct config_section *w, struct rest_settings *out, 
 		out->basic_auth = true;
 		out->basic_auth_where = config_where(w, key);
 	}
-	if (config_str(w, "java.security.auth.login.config") != NULL) {
-		out->jaas = config_str(w, "java.security.auth.login.config");
+	if (c->jaas != NULL) {
+		out->jaas = c->jaas;
 		out->jaas_where = config_where(w, "java.security.auth.login.config");
 	} else {
 		jaas_from_env(out);
@@ -495,14 +541,19 @@ static int read_auth(const struct config_section *w, struct rest_settings *out, 
 int restconf_read(const struct config_section *w, struct rest_settings *out, char *errbuf,
                   size_t errlen)
 {
+	const struct restconf_conf *c = restconf_conf(w);
+
 	memset(out, 0, sizeof(*out));
-	if (read_listeners(w, "listeners", false, out, errbuf, errlen) != 0 ||
-	    read_listeners(w, "admin.listeners", true, out, errbuf, errlen) != 0)
+	if (read_listeners(w, "listeners", &c->listeners, false, out, errbuf, errlen) != 0 ||
+	    read_listeners(w, "admin.listeners", &c->admin_listeners, true, out, errbuf, errlen) !=
+	        0)
 		return -1;
-	out->admin_apart = config_list_len(w, "admin.listeners") > 0;
-	out->admin_off = config_is_set(w, "admin.listeners") && !out->admin_apart;
-	if (read_tls(w, "listeners.https.", &out->tls[REST_TLS_MAIN], errbuf, errlen) != 0 ||
-	    read_tls(w, "admin.listeners.https.", &out->tls[REST_TLS_ADMIN], errbuf, errlen) != 0)
+	out->admin_apart = c->admin_listeners.n > 0;
+	out->admin_off = c->admin_listeners_given && !out->admin_apart;
+	if (read_tls(w, &c->tls[REST_TLS_MAIN], "listeners.https.", &out->tls[REST_TLS_MAIN],
+	             errbuf, errlen) != 0 ||
+	    read_tls(w, &c->tls[REST_TLS_ADMIN], "admin.listeners.https.",
+	             &out->tls[REST_TLS_ADMIN], errbuf, errlen) != 0)
 		return -1;
 	for (size_t i = 0; i < out->nlisteners; i++) {
 		const struct rest_listener *l = &out->listeners[i];
@@ -513,14 +564,14 @@ int restconf_read(const struct config_section *w, struct rest_settings *out, cha
 		                          key, l->where, errbuf, errlen) != 0)
 			return -1;
 	}
-	if (read_auth(w, out, errbuf, errlen) != 0)
+	if (read_auth(w, c, out, errbuf, errlen) != 0)
 		return -1;
-	out->allow_origin = config_str(w, "access.control.allow.origin");
-	out->allow_methods = config_str(w, "access.control.allow.methods");
-	out->advertised_host = config_str(w, "rest.advertised.host.name");
-	out->max_connections = config_int(w, "rest.max.connections");
-	out->max_body = config_int(w, "rest.max.body.bytes");
-	out->request_ms = config_int(w, "rest.request.timeout.ms");
-	out->idle_ms = config_int(w, "rest.idle.timeout.ms");
+	out->allow_origin = c->allow_origin;
+	out->allow_methods = c->allow_methods;
+	out->advertised_host = c->advertised_host;
+	out->max_connections = c->max_connections;
+	out->max_body = c->max_body;
+	out->request_ms = c->request_ms;
+	out->idle_ms = c->idle_ms;
 	return 0;
 }

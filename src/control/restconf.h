@@ -32,6 +32,36 @@ extern const struct config_key restconf_keys[];
 /* Where an https listener's keys come from. */
 enum rest_tls_role { REST_TLS_MAIN, REST_TLS_ADMIN };
 
+/* The TLS keys of one role as bound (restconf_keys): given[i] tells whether
+ * the i-th of them, in the table's order, was set. */
+#define RESTCONF_TLS_KEYS 13
+struct restconf_tls_conf {
+	const char *keystore_location, *keystore_type, *keystore_password, *key_password;
+	const char *keystore_key, *keystore_chain;
+	const char *truststore_location, *truststore_type, *truststore_password;
+	const char *truststore_certs;
+	int client_auth; /* none, requested, required: the choices' order */
+	struct config_list protocols, ciphers;
+	bool given[RESTCONF_TLS_KEYS];
+};
+
+/* The REST keys of the worker file, bound once when it loads (settings.c
+ * keeps them in the worker section): restconf_conf(). */
+struct restconf_conf {
+	struct config_list listeners, admin_listeners, extensions;
+	bool admin_listeners_given;
+	struct restconf_tls_conf tls[2]; /* by enum rest_tls_role */
+	const char *jaas, *allow_origin, *allow_methods, *advertised_host;
+	int64_t max_connections, max_body, request_ms, idle_ms;
+};
+
+/* The worker section's bound REST keys (owned by it; a section
+ * settings_load did not make aborts). */
+static inline const struct restconf_conf *restconf_conf(const struct config_section *worker)
+{
+	return (const struct restconf_conf *)config_section_kept(worker, restconf_keys);
+}
+
 /* Connect's TLS keys for one role, as configured (NULL: unset). */
 struct rest_tls_settings {
 	const char *prefix; /* "listeners.https." or "admin.listeners.https.", "" for ssl.* */

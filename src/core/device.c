@@ -1,6 +1,7 @@
 #include "core/device.h"
 
 #include "config/config.h"
+#include "config/settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@ static struct {
 
 void device_init(const struct config_section *worker, bool create)
 {
-	const char *file = config_str(worker, "offset.storage.file.filename");
+	const char *file = settings_worker(worker)->offset_file;
 
 	memset(&self, 0, sizeof(self));
 	self.init = true;
@@ -181,7 +182,7 @@ enum device_origin device_name(const struct config_section *worker, char *out, s
 	const char *id;
 
 	worker = worker != NULL ? worker : self.worker;
-	id = worker != NULL ? config_str(worker, "device.id") : NULL;
+	id = worker != NULL ? settings_worker(worker)->device_id : NULL;
 	if (id != NULL && *id != '\0') {
 		snprintf(out, len, "%s", id);
 		return DEVICE_CONFIGURED;

@@ -239,6 +239,9 @@ struct source_ops {
 	const char *kind;                     /* "file", "sqlite" */
 	const char *const *classes;           /* connector.class values, NULL-terminated */
 	const struct config_key *config_keys; /* this connector's table */
+	/* The size of the struct config_keys binds (CFG_FIELD, config.h);
+	 * 0 while the source still reads its keys by name (issue 27). */
+	size_t config_size;
 	/* What poll() puts in record.value: VALUE_STRING (lines) or VALUE_STRUCT
 	 * (rows). Lets settings refuse a converter that cannot write it. */
 	enum value_kind value_kind;

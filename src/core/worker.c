@@ -11,6 +11,7 @@
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
+#include "control/restconf.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
 #include "core/stats.h"
@@ -172,7 +173,7 @@ static int all_stopped(const struct worker *w)
 		config &= w->conns[i]->config_error;
 	}
 	/* None at all: the REST API removed the last one, and may add more. */
-	if (!any && config_list_len(w->settings->worker, "listeners") > 0)
+	if (!any && restconf_conf(w->settings->worker)->listeners.n > 0)
 		return 0;
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
@@ -523,10 +524,10 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->stats = stats;
 	w->open_sink = opener;
 	w->hooks = &hooks;
-	w->flush_interval = config_int(s->worker, "offset.flush.interval.ms");
-	w->flush_timeout = config_int(s->worker, "offset.flush.timeout.ms");
-	w->health_ack_ms = config_int(s->worker, "health.ack.timeout.ms");
-	w->part_limit = (size_t)config_int(s->worker, "metrics.partition.limit");
+	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
+	w->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;
+	w->health_ack_ms = settings_worker(s->worker)->health_ack_timeout_ms;
+	w->part_limit = (size_t)settings_worker(s->worker)->metrics_partition_limit;
 	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
@@ -560,7 +561,7 @@ static bool has_key(const struct source_ops *ops, const char *key)
 static void say_empty_store(const struct worker *w)
 {
 	const struct settings *s = w->settings;
-	const char *file = config_str(s->worker, "offset.storage.file.filename");
+	const char *file = settings_worker(s->worker)->offset_file;
 	/* No connector (the REST API's to come) leaves the loop below nothing
 	 * to write: it printed what the stack held. */
 	char line[4096] = "no connector yet";
@@ -571,7 +572,8 @@ static void say_empty_store(const struct worker *w)
 	for (size_t i = 0; i < s->nconnectors && n < sizeof(line); i++) {
 		const struct connector_settings *cs = &s->connectors[i];
 		bool rf = has_key(cs->ops, "read.from");
-		const char *from = rf ? config_str(cs->cfg, "read.from") : "beginning";
+		/* A source's key, shown as --check shows it. */
+		const char *from = rf ? config_shown(cs->cfg, "read.from") : "beginning";
 		int k = snprintf(line + n, sizeof(line) - n, "%sconnector %s (%s) at the %s%s",
 		                 i > 0 ? "; " : "", cs->name, cs->ops->kind, from,
 		                 rf ? " (read.from)" : "");
@@ -580,8 +582,7 @@ static void say_empty_store(const struct worker *w)
 	}
 	log_warn("offset store %s: no stored offsets (a first start, or its files were deleted): "
 	         "%s",
-	         file != NULL && *file != '\0' ? file
-	                                       : config_str(s->worker, "offset.storage.topic"),
+	         file != NULL && *file != '\0' ? file : settings_worker(s->worker)->offset_topic,
 	         line);
 }
 

@@ -90,10 +90,10 @@ static int64_t interval_ms(const struct worker *w)
 	int64_t best = -1;
 
 	for (size_t i = 0; i < w->settings->nconnectors; i++) {
-		const struct config_section *c = w->settings->connectors[i].cfg;
-		int64_t ms = config_int(c, "transaction.boundary.interval.ms");
+		const struct connector_conf *c = settings_connector(w->settings->connectors[i].cfg);
+		int64_t ms = c->boundary_interval_ms;
 
-		if (strcmp(config_str(c, "transaction.boundary"), "poll") == 0)
+		if (c->boundary == SETTINGS_BOUNDARY_POLL)
 			return 0;
 		if (ms < 0)
 			ms = w->flush_interval;
@@ -106,7 +106,7 @@ static int64_t interval_ms(const struct worker *w)
 /* worker_private.h */
 int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
 {
-	if (strcmp(config_str(w->settings->worker, "exactly.once.source.support"), "enabled") != 0)
+	if (settings_worker(w->settings->worker)->eos != SETTINGS_EOS_ENABLED)
 		return 0;
 	w->eos = calloc(1, sizeof(*w->eos));
 	if (w->eos == NULL) {
@@ -309,7 +309,7 @@ static int await_records(struct worker *w)
 static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 {
 	struct eos *e = w->eos;
-	const char *topic = config_str(w->settings->worker, "offset.storage.topic");
+	const char *topic = settings_worker(w->settings->worker)->offset_topic;
 	char *json;
 	struct offsets_krecord r;
 	struct sink_record rec;
@@ -511,7 +511,7 @@ void worker_eos_reopen(struct worker *w)
 /* worker.h */
 int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
 {
-	const char *servers = config_str(w->settings->worker, "bootstrap.servers");
+	const char *servers = settings_worker(w->settings->worker)->bootstrap.text;
 	struct sdnotify *n = NULL;
 	int64_t since = loop_now_ms(), logged = since, pause = WAIT_FIRST_MS;
 	char why[256], status[512];

@@ -70,7 +70,7 @@ static void log_skip(const struct conn *c, const struct record *r, const char *w
 {
 	char key[SHOWN_BYTES + 64], value[SHOWN_BYTES + 64];
 
-	if (!config_bool(c->cs->cfg, "errors.log.include.messages")) {
+	if (!settings_connector(c->cs->cfg)->errors_log_messages) {
 		log_error("connector %s: errors.tolerance=all: skipped a record of %s: %s",
 		          c->cs->name, r->part->key, why);
 		return;
@@ -84,7 +84,7 @@ static void log_skip(const struct conn *c, const struct record *r, const char *w
 
 static bool tolerates(const struct conn *c)
 {
-	return strcmp(config_str(c->cs->cfg, "errors.tolerance"), "all") == 0;
+	return settings_connector(c->cs->cfg)->tolerance == SETTINGS_TOLERANCE_ALL;
 }
 
 bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason)
@@ -99,7 +99,7 @@ bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason)
 		return false;
 	stats_add(p->conn->skipped, 1);
 	/* The record itself is gone by now: its delivery report has no copy. */
-	if (config_bool(p->conn->cs->cfg, "errors.log.enable"))
+	if (settings_connector(p->conn->cs->cfg)->errors_log)
 		log_error("connector %s: errors.tolerance=all: skipped a record of %s that Kafka "
 		          "refused: %s",
 		          p->conn->cs->name, p->key, reason);
@@ -121,7 +121,7 @@ bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
 	if (token == NULL)
 		return false;
 	stats_add(c->skipped, 1);
-	if (config_bool(c->cs->cfg, "errors.log.enable"))
+	if (settings_connector(c->cs->cfg)->errors_log)
 		log_skip(c, r, why);
 	f = acks_done(w->acks, token, true);
 	if (f != NULL) {

@@ -240,18 +240,19 @@ static struct conn *free_slot(struct worker *w, struct slots *sl)
  * health bound. */
 static void apply_worker_keys(struct worker *w, const struct config_section *nw)
 {
-	const char *lv = config_str(nw, "log.level");
-	enum log_level level = LOG_INFO;
+	const struct worker_conf *wc = settings_worker(nw);
+	enum log_level level = wc->log_level >= 0 ? (enum log_level)wc->log_level : LOG_INFO;
 
-	if (!w->cli_log_level && (lv == NULL || log_level_parse(lv, &level) == 0) &&
-	    level != log_get_level()) {
+	if (!w->cli_log_level && level != log_get_level()) {
+		const char *lv = config_shown(nw, "log.level");
+
 		log_notice("log level: %s", lv != NULL ? lv : "info (log.level unset)");
 		log_set_level(level);
 	}
-	w->flush_interval = config_int(nw, "offset.flush.interval.ms");
-	w->flush_timeout = config_int(nw, "offset.flush.timeout.ms");
-	w->health_ack_ms = config_int(nw, "health.ack.timeout.ms");
-	w->part_limit = (size_t)config_int(nw, "metrics.partition.limit");
+	w->flush_interval = wc->flush_interval_ms;
+	w->flush_timeout = wc->flush_timeout_ms;
+	w->health_ack_ms = wc->health_ack_timeout_ms;
+	w->part_limit = (size_t)wc->metrics_partition_limit;
 	w->next_flush = loop_now_ms() + w->flush_interval;
 }
 

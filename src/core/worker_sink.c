@@ -268,7 +268,7 @@ int worker_bandwidth_open(struct worker *w)
 	    {"bandwidth_throttled", STATS_COUNTER,
 	     "time reading was paused to hold the bandwidth cap", STATS_F_MS},
 	};
-	int64_t cap = config_int(w->settings->worker, "bandwidth.max.bytes.per.second");
+	int64_t cap = settings_worker(w->settings->worker)->bandwidth;
 
 	if (cap <= 0)
 		return 0;

@@ -394,7 +394,7 @@ static size_t value_budget(const struct conn *c)
 static char *state_file(const struct conn *c)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *file = config_str(c->w->settings->worker, "offset.storage.file.filename");
+	const char *file = settings_worker(c->w->settings->worker)->offset_file;
 	const char *base, *name = c->cs->name;
 	size_t len, at;
 	char *out;

@@ -195,7 +195,7 @@ static int bind_status(struct statusd *d, struct loop *l, struct worker *w)
 
 int worker_status_open(struct worker *w)
 {
-	const char *file = config_str(w->settings->worker, "offset.storage.file.filename");
+	const char *file = settings_worker(w->settings->worker)->offset_file;
 	struct statusd *d = calloc(1, sizeof(*d));
 
 	if (d == NULL)

@@ -2,6 +2,8 @@
 #include "kafka/sink_kafka.h"
 
 #include "config/config.h"
+#include "config/settings.h"
+#include "control/restconf.h"
 #include "core/device.h"
 #include "kafka/kconf.h"
 #include "core/log.h"
@@ -319,10 +321,10 @@ static int statistics(const struct config_section *w, rd_kafka_conf_t *conf, cha
 {
 	if (passthrough_where(w, "statistics.interval.ms") != NULL)
 		return 0;
-	if (config_int(w, "bandwidth.max.bytes.per.second") > 0)
+	if (settings_worker(w)->bandwidth > 0)
 		return kconf_set(conf, "statistics.interval.ms", "1000",
 		                 "bandwidth.max.bytes.per.second", errbuf, errlen);
-	if (config_list_len(w, "listeners") > 0)
+	if (restconf_conf(w)->listeners.n > 0)
 		return kconf_set(conf, "statistics.interval.ms", "5000", "listeners", errbuf,
 		                 errlen);
 	return 0;
@@ -339,7 +341,7 @@ static int record_timeout(const struct config_section *w, rd_kafka_conf_t *conf,
 	long long txn = conf_ll(conf, "transaction.timeout.ms");
 	char val[32];
 
-	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0 || txn < 0 ||
+	if (settings_worker(w)->eos != SETTINGS_EOS_ENABLED || txn < 0 ||
 	    conf_ll(conf, "message.timeout.ms") <= txn ||
 	    passthrough_where(w, "message.timeout.ms") != NULL ||
 	    passthrough_where(w, "delivery.timeout.ms") != NULL)
@@ -365,7 +367,7 @@ static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, 
 	char dev[DEVICE_NAME_MAX], id[512];
 	enum device_origin from;
 
-	if (strcmp(config_str(w, "exactly.once.source.support"), "enabled") != 0)
+	if (settings_worker(w)->eos != SETTINGS_EOS_ENABLED)
 		return 0;
 	if (given != NULL) {
 		log_info("exactly-once: transactional.id from %s", given);
@@ -383,7 +385,7 @@ static int transactional(rd_kafka_conf_t *conf, const struct config_section *w, 
 		         config_where(w, "exactly.once.source.support"), why);
 		return -1;
 	}
-	snprintf(id, sizeof(id), "%.200s-%s", config_str(w, "offset.storage.topic"), dev);
+	snprintf(id, sizeof(id), "%.200s-%s", settings_worker(w)->offset_topic, dev);
 	log_info("exactly-once: transactional.id %s (%s)", id, device_origin_text(from));
 	return kconf_set(conf, "transactional.id", id, "exactly.once.source.support", errbuf,
 	                 errlen) ||
@@ -401,7 +403,7 @@ static int build_conf(struct sink_kafka *s, const struct config_section *w, rd_k
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		if (kconf_set(conf, defaults[i][0], defaults[i][1], "defaults", errbuf, errlen))
 			goto fail;
-	if (kconf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
+	if (kconf_set(conf, "bootstrap.servers", settings_worker(w)->bootstrap.text,
 	              config_where(w, "bootstrap.servers"), errbuf, errlen) ||
 	    transactional(conf, w, errbuf, errlen) != 0)
 		goto fail;

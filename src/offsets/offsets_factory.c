@@ -11,8 +11,8 @@
 static int open_store(const struct settings *s, bool hold, offsets_fence_fn fence, void *arg,
                       struct offsets **out, char *errbuf, size_t errlen)
 {
-	const char *file = config_str(s->worker, "offset.storage.file.filename");
-	const char *topic = config_str(s->worker, "offset.storage.topic");
+	const char *file = settings_worker(s->worker)->offset_file;
+	const char *topic = settings_worker(s->worker)->offset_topic;
 
 	*out = NULL;
 	if (topic == NULL || *topic == '\0')

@@ -122,7 +122,7 @@ static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, 
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 
-	if (kconf_set(conf, "bootstrap.servers", config_str(w, "bootstrap.servers"),
+	if (kconf_set(conf, "bootstrap.servers", settings_worker(w)->bootstrap.text,
 	              config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
 	    kconf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
 	    /* Its warnings (a coordinator still loading) repeat the records'
@@ -470,7 +470,7 @@ static int plan(struct kctx *k, rd_kafka_t *c, struct reading *r,
 		    errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", k->topic,
 		    offsets_ktopic_unreachable(err) ? "cannot reach the cluster (bootstrap.servers "
 		                                    : "metadata",
-		    offsets_ktopic_unreachable(err) ? config_str(k->w, "bootstrap.servers") : "",
+		    offsets_ktopic_unreachable(err) ? settings_worker(k->w)->bootstrap.text : "",
 		    offsets_ktopic_unreachable(err) ? ") to read it" : "", rd_kafka_err2str(err));
 		goto out;
 	}
@@ -576,7 +576,7 @@ static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 	        0 ||
 	    kconf_set(conf, "fetch.error.backoff.ms", READ_BACKOFF_MS, "defaults", errbuf,
 	              errlen) != 0 ||
-	    (strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") == 0 &&
+	    (settings_worker(k->w)->eos == SETTINGS_EOS_ENABLED &&
 	     (kconf_set(conf, "isolation.level", "read_committed", "exactly-once", errbuf,
 	                errlen) ||
 	      kconf_set(conf, "enable.partition.eof", "true", "exactly-once", errbuf, errlen))))
@@ -862,8 +862,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 	if (rc == 0)
 		rc = read_topic(k, errbuf, errlen);
 	/* Exactly-once: the file may lag the committed transactions. */
-	if (rc == OFFSETS_ERR_IO && fgen > 0 &&
-	    strcmp(config_str(k->w, "exactly.once.source.support"), "enabled") != 0)
+	if (rc == OFFSETS_ERR_IO && fgen > 0 && settings_worker(k->w)->eos != SETTINGS_EOS_ENABLED)
 		return file_only(k, fgen, generation, from_prev, errbuf, errlen);
 	if (rc == 0)
 		rc = merge(k, o, fgen, &maxgen, &restored, errbuf, errlen);
@@ -1129,9 +1128,10 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
                        struct offsets **out, char *errbuf, size_t errlen)
 {
 	const struct config_section *w = s->worker;
-	const char *file = config_str(w, "offset.storage.file.filename");
-	const char *topic = config_str(w, "offset.storage.topic");
-	int64_t tmo = config_int(w, "offset.flush.timeout.ms") * 6;
+	const struct worker_conf *wc = settings_worker(w);
+	const char *file = wc->offset_file;
+	const char *topic = wc->offset_topic;
+	int64_t tmo = wc->flush_timeout_ms * 6;
 	struct kctx *k;
 	int rc = 0;
 
@@ -1149,7 +1149,7 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
 	k->pipefd[0] = k->pipefd[1] = k->lockfd[0] = k->lockfd[1] = -1;
 	k->timeout_ms = tmo < MIN_READ_MS ? MIN_READ_MS : tmo > INT32_MAX ? INT32_MAX : (int)tmo;
 	offsets_fleet_init(&k->fleet, s, topic, file, hold);
-	k->fleet.fenced = strcmp(config_str(w, "exactly.once.source.support"), "enabled") == 0;
+	k->fleet.fenced = wc->eos == SETTINGS_EOS_ENABLED;
 	hash_init(&k->index);
 	if (hold && k->fleet.device[0] == '\0') {
 		char why[1024];

@@ -1,6 +1,7 @@
 #include "offsets/offsets_ktopic.h"
 
 #include "config/config.h"
+#include "config/settings.h"
 #include "util/hash.h"
 #include "util/lockfile.h"
 #include "offsets/offsets.h"
@@ -92,7 +93,7 @@ static int create_result(const struct config_section *w, const char *topic, int 
 		snprintf(errbuf, errlen,
 		         "offset.storage.topic %s: cannot reach the cluster (bootstrap.servers %s) "
 		         "to check it: no answer within %d ms",
-		         topic, config_str(w, "bootstrap.servers"), timeout_ms);
+		         topic, settings_worker(w)->bootstrap.text, timeout_ms);
 		return OFFSETS_ERR_IO;
 	}
 	res = rd_kafka_event_CreateTopics_result(ev);
@@ -105,7 +106,7 @@ static int create_result(const struct config_section *w, const char *topic, int 
 	 * "cannot create it" would send the user looking at the wrong thing. */
 	snprintf(errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", topic,
 	         unreachable ? "cannot reach the cluster (bootstrap.servers " : "cannot create it",
-	         unreachable ? config_str(w, "bootstrap.servers") : "",
+	         unreachable ? settings_worker(w)->bootstrap.text : "",
 	         unreachable ? ") to check it" : "",
 	         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
 	                : rd_kafka_event_error_string(ev));
@@ -117,8 +118,8 @@ static int create_result(const struct config_section *w, const char *topic, int 
 static int create(rd_kafka_t *rk, const struct config_section *w, const char *topic, int timeout_ms,
                   char *errbuf, size_t errlen)
 {
-	int parts = (int)config_int(w, "offset.storage.partitions");
-	int rf = (int)config_int(w, "offset.storage.replication.factor");
+	int parts = (int)settings_worker(w)->offset_partitions;
+	int rf = (int)settings_worker(w)->offset_rf;
 	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, parts, rf, NULL, 0);
 	struct admin_call a = {0};
 	int rc = OFFSETS_ERR_NOMEM;
@@ -208,7 +209,7 @@ static int check_policy(rd_kafka_t *rk, const struct config_section *w, const ch
 	         "write?). Fix: kafka-configs.sh --bootstrap-server %s --alter --entity-type "
 	         "topics --entity-name %s --add-config cleanup.policy=compact, or name a new "
 	         "offset.storage.topic (skiff creates it compacted)",
-	         topic, policy, config_str(w, "bootstrap.servers"), topic);
+	         topic, policy, settings_worker(w)->bootstrap.text, topic);
 	rc = OFFSETS_ERR_CONFIG;
 out:
 	admin_end(&a);
@@ -231,7 +232,7 @@ int offsets_ktopic_lock(const struct config_section *w, const char *topic, int f
 	/* /run/lock, not a service's own RuntimeDirectory or a PrivateTmp:
 	 * every skiff of the device, and `skiff offsets`, must see it. */
 	const char *dir = access("/run/lock", W_OK | X_OK) == 0 ? "/run/lock" : "/tmp";
-	const char *bs = config_str(w, "bootstrap.servers");
+	const char *bs = settings_worker(w)->bootstrap.text;
 	char name[64], path[512], what[512], why[1024];
 	bool held;
 

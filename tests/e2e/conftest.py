@@ -27,6 +27,12 @@ import pytest
 
 import harness
 
+# Every skiff a test runs, through harness or directly (--check, status, the
+# offsets CLI), without the sanitizer runtime's bogus dynamic-TLS guess
+# (harness.without_dtls_guess says why).
+os.environ["ASAN_OPTIONS"] = harness.without_dtls_guess(
+    os.environ.get("ASAN_OPTIONS", "abort_on_error=0:detect_leaks=1"))
+
 
 def pytest_addoption(parser):
     parser.addini("skiff_test_timeout", "seconds a test may take (0: no limit)", default="300")

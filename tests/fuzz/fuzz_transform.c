@@ -53,7 +53,7 @@ static void apply(struct transform_chain *c, const struct record *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct config_key none[] = {{NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+	static const struct config_key none[] = {CFG_END};
 	const struct config_key *tables[] = {none};
 	struct config_spec spec = {
 	    .prefix = "", .tables = tables, .ntables = 1, .passthrough = transform_config_prefixes};

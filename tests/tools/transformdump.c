@@ -130,7 +130,7 @@ static void dump_one(const char *name, size_t n, struct transform_chain *chain,
 /* Loads the chain whose properties are text. NULL when it does not load. */
 static struct transform_chain *load_chain(const char *name, const char *text)
 {
-	static const struct config_key none[] = {{NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+	static const struct config_key none[] = {CFG_END};
 	const struct config_key *tables[] = {none};
 	struct config_spec spec = {
 	    .prefix = "", .tables = tables, .ntables = 1, .passthrough = transform_config_prefixes};

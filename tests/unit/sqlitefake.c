@@ -58,8 +58,8 @@ int open_src(struct sourceenv_fake *f, const char *text, void **ctx, char *err, 
 	/* The connector's own key, which skiff's connector section holds
 	 * beside the source's (the source names its line in errors). */
 	static const struct config_key conn_keys[] = {
-	    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, 0, "the source"},
-	    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+	    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, 0, "the source", CFG_NOFIELD},
+	    CFG_END,
 	};
 	const struct config_key *tables[] = {conn_keys, source_sqlite_ops.config_keys};
 	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 2};

@@ -2,6 +2,7 @@
  * /etc/machine-id (SKIFF_MACHINE_ID_FILE here), else the id kept beside the
  * offset file; never the host name. */
 #include "config/config.h"
+#include "config/settings.h"
 #include "core/device.h"
 #include "config/props.h"
 #include "testlib.h"
@@ -12,25 +13,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const struct config_key keys[] = {
-    {"offset.storage.file.filename", CFG_STRING, NULL, 0, 0, NULL, 0, "the offset file"},
-    {"device.id", CFG_STRING, NULL, 0, 0, NULL, 0, "the device's name"},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
-};
-
 static char dir[4096], machine[4200], state[4200], kept[4300];
 
-/* A worker section of text; the caller destroys it. */
+/* A worker section of text, its keys bound as settings_load binds them;
+ * the caller destroys it. */
 static struct config_section *worker(const char *text)
 {
-	const struct config_key *tables[] = {keys};
+	const struct config_key *tables[1];
 	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 1};
 	struct config_section *s = NULL;
 	struct props *p = NULL;
+	const char *name;
+	size_t size;
 	char err[512];
 
+	CHECK(settings_table(0, &name, &tables[0], &size));
+	CHECK_STR(name, "worker");
 	CHECK_INT(props_load_mem("w.properties", text, strlen(text), &p, err, sizeof(err)), 0);
 	CHECK_INT(config_section_load(p, &spec, &s, err, sizeof(err)), 0);
+	CHECK_INT(config_section_keep(s, tables[0], size), 0);
 	props_destroy(p);
 	return s;
 }

@@ -20,8 +20,8 @@ extern const struct source_ops source_file_ops;
 static void *open_glob(struct sourceenv_fake *f, const char *dir)
 {
 	static const struct config_key conn_keys[] = {
-	    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, 0, "the source"},
-	    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+	    {"connector.class", CFG_CLASS, NULL, 0, 0, NULL, 0, "the source", CFG_NOFIELD},
+	    CFG_END,
 	};
 	const struct config_key *tables[] = {conn_keys, source_file_ops.config_keys};
 	struct config_spec spec = {.prefix = "", .tables = tables, .ntables = 2};

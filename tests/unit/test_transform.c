@@ -29,7 +29,7 @@ static const char row_env[] =
  * starts with "SECRET" are marked as a config provider marks them. */
 static struct transform_chain *chain(const char *text)
 {
-	static const struct config_key none[] = {{NULL, 0, NULL, 0, 0, NULL, 0, NULL}};
+	static const struct config_key none[] = {CFG_END};
 	const struct config_key *tables[] = {none};
 	struct config_spec spec = {
 	    .prefix = "", .tables = tables, .ntables = 1, .passthrough = transform_config_prefixes};

@@ -24,6 +24,7 @@
  * all (tests/bench/bench_many.py), whatever max.open.files is. */
 #include "config/config.h"
 #include "sources/file/filesrc.h"
+#include "sources/file/source_file.h"
 #include "sources/file/tailwatch.h"
 #include "core/log.h"
 #include "core/source.h"
@@ -54,33 +55,41 @@ static const char *const file_classes[] = {
     NULL,
 };
 
-static const struct config_key file_keys[] = {
+const struct config_key source_file_keys[] = {
     {"file", CFG_STRING, NULL, 0, 0, NULL, 0,
-     "The file to tail (Connect's key). Exactly one of file and files is required."},
+     "The file to tail (Connect's key). Exactly one of file and files is required.",
+     CFG_FIELD(struct file_conf, file)},
     {"files", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Comma-separated glob patterns (* ? [..] {a,b}) of files to tail; each file is its own "
      "source partition. New matches are picked up without a restart. A match that is the "
      "rotated copy of another match (app.log.1 beside app.log) is read as that file's "
-     "history, not on its own."},
+     "history, not on its own.",
+     CFG_FIELD(struct file_conf, files)},
     {"rotated.dirs", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Directories where rotated files are besides the log's own (logrotate's olddir): "
      "searched for the rotated and compressed files of every path, at a restart and while "
-     "running."},
+     "running.",
+     CFG_FIELD(struct file_conf, rotated_dirs)},
     {"files.exclude", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Comma-separated glob patterns of files not to tail: matched against the whole path "
-     "when they hold a '/', else against the file name (e.g. *.gz)."},
-    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to."},
+     "when they hold a '/', else against the file name (e.g. *.gz).",
+     CFG_FIELD(struct file_conf, excludes)},
+    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic lines are sent to.",
+     CFG_FIELD(struct file_conf, topic)},
     {"batch.size", CFG_INT, "2000", 1, 100000, NULL, 0,
-     "Most lines read in one poll (Connect's batch.size)."},
+     "Most lines read in one poll (Connect's batch.size).",
+     CFG_FIELD(struct file_conf, batch_size)},
     {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
      "Where a file without a stored offset that exists at start-up is read from: its "
      "beginning (as Connect does) or its end (only lines written from now on). Files that "
-     "appear later are always read from their beginning."},
+     "appear later are always read from their beginning.",
+     CFG_FIELD(struct file_conf, read_from)},
     {"max.open.files", CFG_INT, "256", 1, 65536, NULL, 0,
      "Most files held open at once, each with a descriptor and an inotify watch. Beyond it, "
      "idle files are closed: their place is kept (a few hundred bytes), their directory's "
      "watch hears their writes, and one that changes is reopened, by identity. Rotated "
-     "files waiting to be read are held besides, up to max.held.files."},
+     "files waiting to be read are held besides, up to max.held.files.",
+     CFG_FIELD(struct file_conf, max_open)},
     {"max.held.files", CFG_INT, "512", 0, 65536, NULL, 0,
      "Most rotated files held open at once, all streams of the connector together: a file "
      "is opened as soon as it is rotated, while Kafka is away too, so that logrotate "
@@ -88,62 +97,79 @@ static const struct config_key file_keys[] = {
      "writes). Past it, the oldest one deleted since is let go: what it still held is "
      "counted (bytes_unread_lost, lines_unread_lost, files_gone_unread) and the file "
      "named; one still on disk is never let go, newer ones wait unopened. A look may open "
-     "up to 16 more first."},
+     "up to 16 more first.",
+     CFG_FIELD(struct file_conf, max_held_files)},
     {"max.held.bytes", CFG_INT, "268435456", 0, INT64_C(1) << 40, NULL, 0,
      "Most bytes of disk the held rotated files deleted since may take, all streams of "
      "the connector together (only skiff's descriptors keep them): past it, the oldest is "
-     "let go, counted and named as past max.held.files. 256 MiB."},
+     "let go, counted and named as past max.held.files. 256 MiB.",
+     CFG_FIELD(struct file_conf, max_held_bytes)},
     {"max.line.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Longest line shipped as one record. Unset, at most what surely fits the producer's "
      "message.max.bytes once converted: (message.max.bytes - 16384) / 6 with JsonConverter "
-     "(163936 by default), / 3 with StringConverter (327872), else 524288."},
+     "(163936 by default), / 3 with StringConverter (327872), else 524288.",
+     CFG_FIELD_SET(struct file_conf, max_line, max_line_given)},
     {"max.line.policy", CFG_ENUM, "split", 0, 0, "split|truncate|skip", 0,
      "What a longer line becomes: split into records of at most max.line.bytes (each cut "
      "before a UTF-8 character, never inside one), truncated to max.line.bytes, or skipped. "
-     "Counted either way (lines_split, lines_truncated, lines_skipped)."},
+     "Counted either way (lines_split, lines_truncated, lines_skipped).",
+     CFG_FIELD(struct file_conf, policy)},
     {"rotate.wait.ms", CFG_INT, "5000", 0, 3600000, NULL, 0,
      "A file rotated away or deleted is still read until this long has passed since skiff "
      "noticed and since its last write (writers that have not reopened yet); then it is "
-     "closed and its partial last line, if any, ships as a line (partial_lines_shipped)."},
+     "closed and its partial last line, if any, ships as a line (partial_lines_shipped).",
+     CFG_FIELD(struct file_conf, rotate_wait_ms)},
     {"watch.mode", CFG_ENUM, "inotify", 0, 0, "inotify|poll", 0,
      "How changes are noticed: inotify (local file systems), or stat polling every "
-     "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems)."},
+     "poll.interval.ms (NFS, CIFS, some overlay and FUSE file systems).",
+     CFG_FIELD(struct file_conf, watch)},
     {"poll.interval.ms", CFG_INT, "1000", 10, 3600000, NULL, 0,
-     "With watch.mode=poll: how often every file is checked for growth and rotation."},
+     "With watch.mode=poll: how often every file is checked for growth and rotation.",
+     CFG_FIELD(struct file_conf, poll_ms)},
     {"rescan.interval.ms", CFG_INT, "10000", 100, 3600000, NULL, 0,
      "How often globs whose directory is not watched are expanded again and files no "
      "inotify watch covers are checked without an event; every 30th rescan expands and "
-     "checks everything (a safety net for what inotify cannot hear)."},
+     "checks everything (a safety net for what inotify cannot hear).",
+     CFG_FIELD(struct file_conf, rescan_ms)},
     {"record.key", CFG_ENUM, "none", 0, 0, "none|path", 0,
      "The record key: none (null, as Connect), or the path of the stream (keeps each file "
-     "in one Kafka partition of a multi-partition topic)."},
+     "in one Kafka partition of a multi-partition topic).",
+     CFG_FIELD(struct file_conf, key)},
     {"header.path", CFG_STRING, "", 0, 0, NULL, 0,
      "Name of a record header carrying the path of the stream (e.g. log.file.path); empty: "
-     "no header."},
+     "no header.",
+     CFG_FIELD(struct file_conf, header_path)},
     {"header.offset", CFG_STRING, "", 0, 0, NULL, 0,
      "Name of a record header carrying the byte offset of the line in its file, as decimal "
-     "text (e.g. log.offset); empty: no header."},
+     "text (e.g. log.offset); empty: no header.",
+     CFG_FIELD(struct file_conf, header_offset)},
     {"multiline.pattern", CFG_STRING, "", 0, 0, NULL, 0,
      "A POSIX extended regex that groups lines into multi-line records (stack traces, "
      "wrapped JSON), as Filebeat's multiline.pattern; empty: each line is a record. A "
-     "record ships once complete, with the offset after its last line."},
+     "record ships once complete, with the offset after its last line.",
+     CFG_FIELD(struct file_conf, multi_pattern)},
     {"multiline.negate", CFG_BOOL, "false", 0, 0, NULL, 0,
-     "true: a line matches when the pattern does not find a match in it."},
+     "true: a line matches when the pattern does not find a match in it.",
+     CFG_FIELD(struct file_conf, multi_negate)},
     {"multiline.match", CFG_ENUM, "after", 0, 0, "after|before", 0,
      "after: a matching line continues the record before it, any other line starts a "
      "record; before: a matching line is continued by the next line, any other line ends "
-     "the record."},
+     "the record.",
+     CFG_FIELD(struct file_conf, multi_match)},
     {"multiline.max.lines", CFG_INT, "500", 1, 1000000, NULL, 0,
      "Most lines in one record; a longer group ships in records of this many lines "
-     "(multiline_max_lines counts each cut)."},
+     "(multiline_max_lines counts each cut).",
+     CFG_FIELD(struct file_conf, multi_max_lines)},
     {"multiline.max.bytes", CFG_INT, "524288", 16, 64 * 1024 * 1024, NULL, 0,
      "Most bytes in one record (lines joined by \\n); a larger group ships in several "
      "records (multiline_max_bytes counts each cut). At least max.line.bytes; unset, at most "
-     "what surely fits the producer's message.max.bytes once converted, as max.line.bytes."},
+     "what surely fits the producer's message.max.bytes once converted, as max.line.bytes.",
+     CFG_FIELD_SET(struct file_conf, multi_max_bytes, multi_max_bytes_given)},
     {"multiline.timeout.ms", CFG_INT, "5000", 10, 3600000, NULL, 0,
      "A record that no line was added to for this long ships as it stands (the last "
-     "record of a quiet file; multiline_timeouts)."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "record of a quiet file; multiline_timeouts).",
+     CFG_FIELD(struct file_conf, multi_timeout_ms)},
+    CFG_END,
 };
 
 /* ---- records -------------------------------------------------------------- */
@@ -525,27 +551,63 @@ static void file_close(void *ctx)
 	free(f);
 }
 
-static char **copy_list(const struct config_section *cfg, const char *key, size_t *n)
+static char **copy_list(const struct config_list *l, size_t *n)
 {
-	size_t len = config_list_len(cfg, key);
-	char **v = calloc(len + 1, sizeof(*v));
+	char **v = calloc(l->n + 1, sizeof(*v));
 
 	*n = 0;
 	if (v == NULL)
 		return NULL;
-	for (size_t i = 0; i < len; i++) {
-		if ((v[i] = strdup(config_list_item(cfg, key, i))) == NULL)
+	for (size_t i = 0; i < l->n; i++) {
+		if ((v[i] = strdup(l->items[i])) == NULL)
 			return v; /* *n stays short: the caller sees a NULL */
 		*n = i + 1;
 	}
 	return v;
 }
 
-static char *opt_string(const struct config_section *cfg, const char *key)
+static char *opt_string(const char *v)
 {
-	const char *v = config_str(cfg, key);
-
 	return v != NULL && v[0] != '\0' ? strdup(v) : NULL;
+}
+
+/* The multiline.* keys of c compiled into *out (NULL when
+ * multiline.pattern is empty), with max_line and max_bytes the limits in
+ * force (max.line.bytes, multiline.max.bytes: as set, or their defaults for
+ * the connector's converter). Returns 0, SOURCE_ERR_CONFIG with errbuf
+ * "file:line: why" (a bad pattern, multiline.max.bytes below
+ * max.line.bytes), or SOURCE_ERR_NOMEM. Start-up only. */
+static int multiline_rules(const struct config_section *cfg, const struct file_conf *c,
+                           size_t max_line, size_t max_bytes, struct tailmulti_rules **out,
+                           char *errbuf, size_t errlen)
+{
+	struct tailmulti_opts o = {
+	    .pattern = c->multi_pattern,
+	    .negate = c->multi_negate,
+	    .before = c->multi_match == FILE_MATCH_BEFORE,
+	    .max_lines = (size_t)c->multi_max_lines,
+	    .max_bytes = max_bytes,
+	    .timeout_ms = c->multi_timeout_ms,
+	};
+	char why[300];
+	int rc;
+
+	*out = NULL;
+	if (o.pattern[0] == '\0')
+		return 0;
+	if (o.max_bytes < max_line) {
+		snprintf(errbuf, errlen,
+		         "%s: multiline.max.bytes=%zu is below max.line.bytes=%zu: a "
+		         "record must hold at least one whole line",
+		         config_where(cfg, c->multi_max_bytes_given ? "multiline.max.bytes"
+		                                                    : "max.line.bytes"),
+		         o.max_bytes, max_line);
+		return SOURCE_ERR_CONFIG;
+	}
+	rc = tailmulti_rules_new(&o, out, why, sizeof(why));
+	if (rc == TAILMULTI_ERR)
+		snprintf(errbuf, errlen, "%s: %s", config_where(cfg, "multiline.pattern"), why);
+	return rc == 0 ? 0 : rc == TAILMULTI_ERR ? SOURCE_ERR_CONFIG : SOURCE_ERR_NOMEM;
 }
 
 /* --check: what open() would refuse in the multiline.* keys. */
@@ -553,15 +615,18 @@ static int file_check(const struct config_section *cfg, const char *name, char *
                       size_t errlen)
 {
 	struct tailmulti_rules *r = NULL;
-	int rc =
-	    tailmulti_configure(cfg, (size_t)config_int(cfg, "max.line.bytes"),
-	                        (size_t)config_int(cfg, "multiline.max.bytes"), &r, errbuf, errlen);
+	struct file_conf c;
+	int rc;
+
+	source_file_conf(cfg, &c);
+	rc = multiline_rules(cfg, &c, (size_t)c.max_line, (size_t)c.multi_max_bytes, &r, errbuf,
+	                     errlen);
 
 	(void)name;
 	tailmulti_rules_free(r);
-	if (rc == -2)
+	if (rc == SOURCE_ERR_NOMEM)
 		snprintf(errbuf, errlen, "multiline.pattern: out of memory");
-	return rc == 0 ? 0 : rc == -1 ? SOURCE_ERR_CONFIG : SOURCE_ERR_NOMEM;
+	return rc;
 }
 
 /* max.line.bytes or multiline.max.bytes (key) as set; by default as large as
@@ -570,15 +635,15 @@ static int file_check(const struct config_section *cfg, const char *name, char *
  * quotes or control characters, which JsonConverter writes 2 to 6 times
  * longer, must not become a record the broker refuses for ever. */
 static size_t record_limit(const struct filesrc *f, const struct config_section *cfg,
-                           const char *key)
+                           const char *key, int64_t value, bool given)
 {
-	size_t v = (size_t)config_int(cfg, key);
+	size_t v = (size_t)value;
 	/* Not below the keys' least value, which a line must be allowed. */
 	size_t budget = f->env->value_bytes_max > 0 && f->env->value_bytes_max < 16
 	                    ? 16
 	                    : f->env->value_bytes_max;
 
-	if (!config_is_set(cfg, key) && budget > 0 && budget < v)
+	if (!given && budget > 0 && budget < v)
 		return budget;
 	if (budget > 0 && v > budget)
 		f->env->log(f->env, LOG_WARN,
@@ -592,37 +657,33 @@ static size_t record_limit(const struct filesrc *f, const struct config_section 
 
 /* Reads the configuration into f. Returns 0, SOURCE_ERR_CONFIG with errbuf,
  * or SOURCE_ERR_NOMEM. */
-static int configure(struct filesrc *f, const struct config_section *cfg, char *errbuf,
-                     size_t errlen)
+static int configure(struct filesrc *f, const struct config_section *cfg, const struct file_conf *c,
+                     char *errbuf, size_t errlen)
 {
-	const char *pol = config_str(cfg, "max.line.policy");
-	const char *file = config_str(cfg, "file");
+	const char *file = c->file;
 
-	f->topic = strdup(config_str(cfg, "topic"));
-	f->batch_max = (size_t)config_int(cfg, "batch.size");
-	f->ctx.max_line = record_limit(f, cfg, "max.line.bytes");
-	f->ctx.policy = strcmp(pol, "skip") == 0       ? TAILFILE_SKIP
-	                : strcmp(pol, "truncate") == 0 ? TAILFILE_TRUNCATE
-	                                               : TAILFILE_SPLIT;
-	f->ctx.rotate_wait_ms = config_int(cfg, "rotate.wait.ms");
-	f->ctx.max_open = (size_t)config_int(cfg, "max.open.files");
-	f->ctx.max_held_files = (size_t)config_int(cfg, "max.held.files");
-	f->ctx.max_held_bytes = config_int(cfg, "max.held.bytes");
-	f->poll_mode = strcmp(config_str(cfg, "watch.mode"), "poll") == 0;
-	f->poll_ms = config_int(cfg, "poll.interval.ms");
-	f->rescan_ms = config_int(cfg, "rescan.interval.ms");
-	f->key = strcmp(config_str(cfg, "record.key"), "path") == 0 ? KEY_PATH : KEY_NONE;
-	f->hdr_path = opt_string(cfg, "header.path");
-	f->hdr_offset = opt_string(cfg, "header.offset");
-	f->patterns = copy_list(cfg, "files", &f->npat);
-	f->excludes = copy_list(cfg, "files.exclude", &f->nex);
-	f->rotated_dirs = copy_list(cfg, "rotated.dirs", &f->ctx.nrotated_dirs);
+	f->topic = strdup(c->topic);
+	f->batch_max = (size_t)c->batch_size;
+	f->ctx.max_line = record_limit(f, cfg, "max.line.bytes", c->max_line, c->max_line_given);
+	f->ctx.policy = c->policy;
+	f->ctx.rotate_wait_ms = c->rotate_wait_ms;
+	f->ctx.max_open = (size_t)c->max_open;
+	f->ctx.max_held_files = (size_t)c->max_held_files;
+	f->ctx.max_held_bytes = c->max_held_bytes;
+	f->poll_mode = c->watch == FILE_WATCH_POLL;
+	f->poll_ms = c->poll_ms;
+	f->rescan_ms = c->rescan_ms;
+	f->key = c->key;
+	f->hdr_path = opt_string(c->header_path);
+	f->hdr_offset = opt_string(c->header_offset);
+	f->patterns = copy_list(&c->files, &f->npat);
+	f->excludes = copy_list(&c->excludes, &f->nex);
+	f->rotated_dirs = copy_list(&c->rotated_dirs, &f->ctx.nrotated_dirs);
 	f->ctx.rotated_dirs = (const char *const *)f->rotated_dirs;
-	if (f->rotated_dirs == NULL || f->ctx.nrotated_dirs < config_list_len(cfg, "rotated.dirs"))
+	if (f->rotated_dirs == NULL || f->ctx.nrotated_dirs < c->rotated_dirs.n)
 		return SOURCE_ERR_NOMEM;
 	if (f->topic == NULL || f->patterns == NULL || f->excludes == NULL ||
-	    f->npat < config_list_len(cfg, "files") ||
-	    f->nex < config_list_len(cfg, "files.exclude"))
+	    f->npat < c->files.n || f->nex < c->excludes.n)
 		return SOURCE_ERR_NOMEM;
 	if ((file != NULL && file[0] != '\0') == (f->npat > 0)) {
 		snprintf(errbuf, errlen,
@@ -632,16 +693,10 @@ static int configure(struct filesrc *f, const struct config_section *cfg, char *
 		return SOURCE_ERR_CONFIG;
 	}
 	f->globbing = f->npat > 0;
-	f->multi_max_bytes = record_limit(f, cfg, "multiline.max.bytes");
-	switch (tailmulti_configure(cfg, f->ctx.max_line, f->multi_max_bytes, &f->multi, errbuf,
-	                            errlen)) {
-	case 0:
-		return 0;
-	case -1: /* a configuration error (tailmulti.h) */
-		return SOURCE_ERR_CONFIG;
-	default:
-		return SOURCE_ERR_NOMEM;
-	}
+	f->multi_max_bytes = record_limit(f, cfg, "multiline.max.bytes", c->multi_max_bytes,
+	                                  c->multi_max_bytes_given);
+	return multiline_rules(cfg, c, f->ctx.max_line, f->multi_max_bytes, &f->multi, errbuf,
+	                       errlen);
 }
 
 /* Every counter this source keeps, registered at open (source_counters). */
@@ -731,9 +786,11 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
                      char *errbuf, size_t errlen)
 {
 	struct filesrc *f = calloc(1, sizeof(*f));
+	struct file_conf c;
 	int rc;
 
 	*ctx = NULL;
+	source_file_conf(cfg, &c);
 	if (f == NULL)
 		goto nomem;
 	f->env = env;
@@ -747,7 +804,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->ctx.wd_shared = tailwatch_wd_shared;
 	if (source_counters(env, file_counters, sizeof(file_counters) / sizeof(file_counters[0])))
 		goto nomem;
-	rc = configure(f, cfg, errbuf, errlen);
+	rc = configure(f, cfg, &c, errbuf, errlen);
 	if (rc == SOURCE_ERR_CONFIG)
 		goto fail;
 	if (rc != 0)
@@ -777,8 +834,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	}
 	if (held_open(f) != 0)
 		goto nomem;
-	if (tailwatch_initial_streams(f, cfg, strcmp(config_str(cfg, "read.from"), "end") == 0) !=
-	    0)
+	if (tailwatch_initial_streams(f, c.file, c.read_from == FILE_FROM_END) != 0)
 		goto nomem;
 	if (env->set != NULL) {
 		env->set(env, "held_files_max", f->ctx.max_held_files);
@@ -798,7 +854,8 @@ fail:
 const struct source_ops source_file_ops = {
     .kind = "file",
     .classes = file_classes,
-    .config_keys = file_keys,
+    .config_keys = source_file_keys,
+    .config_size = sizeof(struct file_conf),
     .value_kind = VALUE_STRING,
     .open = file_open,
     .check = file_check,

@@ -2,6 +2,7 @@
 #include "sources/file/tailcheck.h"
 
 #include "config/config.h"
+#include "sources/file/source_file.h"
 #include "util/jsonint.h"
 #include "core/source.h"
 #include "sources/file/tailid.h"
@@ -20,23 +21,23 @@
 #include <unistd.h>
 
 /* Whether cfg's connector follows path, or would once it exists. */
-static bool follows(const struct config_section *cfg, const char *path)
+static bool follows(const struct file_conf *c, const char *path)
 {
-	const char *file = config_str(cfg, "file"), *base = strrchr(path, '/');
-	size_t n = config_list_len(cfg, "files");
+	const char *file = c->file, *base = strrchr(path, '/');
+	size_t n = c->files.n;
 	bool match = false;
 
 	if (file != NULL && file[0] != '\0')
 		return strcmp(file, path) == 0;
 	for (size_t i = 0; i < n && !match; i++) {
-		const char *p = config_list_item(cfg, "files", i);
+		const char *p = c->files.items[i];
 
 		match = strcmp(p, path) == 0 || fnmatch(p, path, FNM_PATHNAME) == 0;
 	}
 	base = base != NULL ? base + 1 : path;
-	n = config_list_len(cfg, "files.exclude");
+	n = c->excludes.n;
 	for (size_t i = 0; i < n && match; i++) {
-		const char *x = config_list_item(cfg, "files.exclude", i);
+		const char *x = c->excludes.items[i];
 
 		match = fnmatch(x, strchr(x, '/') ? path : base,
 		                strchr(x, '/') ? FNM_PATHNAME : 0) != 0;
@@ -49,14 +50,16 @@ static int check_partition(const struct config_section *cfg, const char *partiti
 {
 	cJSON *p = cJSON_Parse(partition);
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(p, "filename");
+	struct file_conf c;
 	int rc = 0;
 
+	source_file_conf(cfg, &c);
 	if (!cJSON_IsString(f) || cJSON_GetArraySize(p) != 1) {
 		snprintf(errbuf, errlen,
 		         "Partition objects should contain the key 'filename' (a string) and "
 		         "nothing else");
 		rc = SOURCE_ERR_CONFIG;
-	} else if (!follows(cfg, f->valuestring)) {
+	} else if (!follows(&c, f->valuestring)) {
 		snprintf(errbuf, errlen,
 		         "the partition's 'filename' %.300s is not a file this connector reads "
 		         "(its file or files setting)",
@@ -172,12 +175,16 @@ static bool names(const struct tailpos *p, const struct tailid *id)
  * pointers into cfg), or NULL (none, or out of memory: *n 0). */
 static const char **rotated_dirs(const struct config_section *cfg, size_t *n)
 {
-	size_t len = config_list_len(cfg, "rotated.dirs");
+	struct file_conf c;
+	size_t len;
+
+	source_file_conf(cfg, &c);
+	len = c.rotated_dirs.n;
 	const char **d = len > 0 ? calloc(len, sizeof(*d)) : NULL;
 
 	*n = d != NULL ? len : 0;
 	for (size_t i = 0; i < *n; i++)
-		d[i] = config_list_item(cfg, "rotated.dirs", i);
+		d[i] = c.rotated_dirs.items[i];
 	return d;
 }
 

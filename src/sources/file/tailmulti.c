@@ -9,7 +9,6 @@
  * crashes was never shipped and is read again. Between complete records
  * nothing is skipped: every line fed ends up in exactly one record. */
 #include "sources/file/tailmulti.h"
-#include "config/config.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -61,39 +60,6 @@ int tailmulti_rules_new(const struct tailmulti_opts *o, struct tailmulti_rules *
 	r->compiled = true;
 	*out = r;
 	return 0;
-}
-
-int tailmulti_configure(const struct config_section *cfg, size_t max_line, size_t max_bytes,
-                        struct tailmulti_rules **out, char *errbuf, size_t errlen)
-{
-	struct tailmulti_opts o = {
-	    .pattern = config_str(cfg, "multiline.pattern"),
-	    .negate = config_bool(cfg, "multiline.negate"),
-	    .before = strcmp(config_str(cfg, "multiline.match"), "before") == 0,
-	    .max_lines = (size_t)config_int(cfg, "multiline.max.lines"),
-	    .max_bytes = max_bytes,
-	    .timeout_ms = config_int(cfg, "multiline.timeout.ms"),
-	};
-	char why[300];
-	int rc;
-
-	*out = NULL;
-	if (o.pattern[0] == '\0')
-		return 0;
-	if (o.max_bytes < max_line) {
-		snprintf(errbuf, errlen,
-		         "%s: multiline.max.bytes=%zu is below max.line.bytes=%zu: a "
-		         "record must hold at least one whole line",
-		         config_where(cfg, config_is_set(cfg, "multiline.max.bytes")
-		                               ? "multiline.max.bytes"
-		                               : "max.line.bytes"),
-		         o.max_bytes, max_line);
-		return -1;
-	}
-	rc = tailmulti_rules_new(&o, out, why, sizeof(why));
-	if (rc == TAILMULTI_ERR)
-		snprintf(errbuf, errlen, "%s: %s", config_where(cfg, "multiline.pattern"), why);
-	return rc == 0 ? 0 : rc == TAILMULTI_ERR ? -1 : -2;
 }
 
 void tailmulti_rules_free(struct tailmulti_rules *r)

@@ -72,15 +72,6 @@ struct tailmulti;
  * TAILMULTI_ERR_NOMEM. */
 int tailmulti_rules_new(const struct tailmulti_opts *o, struct tailmulti_rules **out, char *errbuf,
                         size_t errlen);
-struct config_section;
-/* The file source's multiline.* keys of cfg compiled into *out (NULL when
- * multiline.pattern is empty), with max_line and max_bytes the limits in
- * force (max.line.bytes, multiline.max.bytes: as set, or their defaults for
- * the connector's converter). Returns 0, -1 with errbuf "file:line: why" (a
- * bad pattern, multiline.max.bytes below max.line.bytes: a configuration
- * error), or -2 when out of memory. Start-up only. */
-int tailmulti_configure(const struct config_section *cfg, size_t max_line, size_t max_bytes,
-                        struct tailmulti_rules **out, char *errbuf, size_t errlen);
 /* Accepts NULL. Every tailmulti made with r must be freed first. */
 void tailmulti_rules_free(struct tailmulti_rules *r);
 

@@ -793,10 +793,8 @@ static int settle_untaken(struct filesrc *f)
 	return 0;
 }
 
-int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cfg, bool from_end)
+int tailwatch_initial_streams(struct filesrc *f, const char *file, bool from_end)
 {
-	const char *file = config_str(cfg, "file");
-
 	if (!f->globbing) {
 		if (add_stream(f, file, stream_flags(f, file, false, from_end)) != 0)
 			return -1;

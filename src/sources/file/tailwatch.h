@@ -14,9 +14,9 @@
 
 /* Creates the streams named literally (file, or patterns without
  * wildcards), watches the directories of the globs and expands them.
- * from_end: read.from=end. Returns 0, or -1 when a stream could not be
- * added (out of memory, or no source partition: logged). */
-int tailwatch_initial_streams(struct filesrc *f, const struct config_section *cfg, bool from_end);
+ * file: the file key (when not globbing); from_end: read.from=end. Returns 0, or -1 when a stream
+ * could not be added (out of memory, or no source partition: logged). */
+int tailwatch_initial_streams(struct filesrc *f, const char *file, bool from_end);
 
 /* Reads the inotify events queued (none in poll mode) and marks the
  * streams they concern. */

@@ -59,34 +59,59 @@ static const char *const journald_classes[] = {
     NULL,
 };
 
+/* journal.value=, read.from= and journal.max.entry.policy=, in the order of
+ * their choices. */
+enum jvalue { JVALUE_FIELDS, JVALUE_MESSAGE };
+enum jfrom { JFROM_BEGINNING, JFROM_END };
+enum jpolicy { JPOLICY_TRUNCATE, JPOLICY_SKIP };
+
+/* The connector's keys, bound once at open (and at --check). */
+struct journald_conf {
+	const char *topic, *directory;
+	struct config_list matches;
+	int64_t priority_max, max_entry;
+	bool max_entry_given;
+	enum jvalue value;
+	enum jfrom read_from;
+	enum jpolicy policy;
+};
+
 static const struct config_key journald_keys[] = {
-    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic entries are sent to."},
+    {"topic", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED, "The topic entries are sent to.",
+     CFG_FIELD(struct journald_conf, topic)},
     {"journal.directory", CFG_STRING, NULL, 0, 0, NULL, 0,
-     "Read the journal files in this directory instead of the system's journal."},
+     "Read the journal files in this directory instead of the system's journal.",
+     CFG_FIELD(struct journald_conf, directory)},
     {"journal.matches", CFG_LIST, NULL, 0, 0, NULL, 0,
      "Comma-separated FIELD=value terms, as journalctl takes them: terms of different "
      "fields must all hold, terms of one field any; a lone + between terms means OR "
      "(e.g. _SYSTEMD_UNIT=a.service,PRIORITY=3,+,_SYSTEMD_UNIT=b.service). Values cannot "
-     "hold a comma."},
+     "hold a comma.",
+     CFG_FIELD(struct journald_conf, matches)},
     {"journal.priority.max", CFG_INT, "7", 0, 7, NULL, 0,
      "Only entries with a PRIORITY of at most this (0 emerg .. 7 debug), ANDed with "
      "journal.matches as journalctl -p does; 7 ships every entry, with or without "
-     "PRIORITY."},
+     "PRIORITY.",
+     CFG_FIELD(struct journald_conf, priority_max)},
     {"journal.value", CFG_ENUM, "fields", 0, 0, "fields|message", 0,
      "The record value: every field of the entry as a struct (text fields as strings, "
-     "others as bytes), or MESSAGE alone as a string (for StringConverter)."},
+     "others as bytes), or MESSAGE alone as a string (for StringConverter).",
+     CFG_FIELD(struct journald_conf, value)},
     {"read.from", CFG_ENUM, "beginning", 0, 0, "beginning|end", 0,
      "Where a first start (no stored cursor) reads from: the oldest entry of the journal, "
-     "or only entries written from now on."},
+     "or only entries written from now on.",
+     CFG_FIELD(struct journald_conf, read_from)},
     {"journal.max.entry.bytes", CFG_INT, "524288", 1024, 64 * 1024 * 1024, NULL, 0,
      "Most bytes of field data (names, '=' and values) one entry ships. Unset, at most what "
      "surely fits the producer's message.max.bytes once converted, as the file source's "
-     "max.line.bytes (163936 with JsonConverter by default)."},
+     "max.line.bytes (163936 with JsonConverter by default).",
+     CFG_FIELD_SET(struct journald_conf, max_entry, max_entry_given)},
     {"journal.max.entry.policy", CFG_ENUM, "truncate", 0, 0, "truncate|skip", 0,
      "What a larger entry becomes: its longest values cut until it fits, marked with the "
      "field _SKIFF_TRUNCATED=1 and the header skiff.truncated=1 (entries_truncated), or "
-     "skipped (entries_skipped)."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "skipped (entries_skipped).",
+     CFG_FIELD(struct journald_conf, policy)},
+    CFG_END,
 };
 
 /* "what: why" for an sd-journal error r (negative errno). */
@@ -127,15 +152,16 @@ static void journald_close(void *ctx)
 
 /* Adds journal.matches and journal.priority.max to j. Returns 0 or -1 with
  * errbuf naming the term. */
-static int add_matches(sd_journal *j, const struct config_section *cfg, char *errbuf, size_t errlen)
+static int add_matches(sd_journal *j, const struct config_section *cfg,
+                       const struct journald_conf *c, char *errbuf, size_t errlen)
 {
-	size_t n = config_list_len(cfg, "journal.matches");
-	int64_t prio = config_int(cfg, "journal.priority.max");
+	size_t n = c->matches.n;
+	int64_t prio = c->priority_max;
 	char term[16];
 	int r;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *t = config_list_item(cfg, "journal.matches", i);
+		const char *t = c->matches.items[i];
 
 		r = strcmp(t, "+") == 0 ? sd_journal_add_disjunction(j)
 		                        : sd_journal_add_match(j, t, 0);
@@ -165,10 +191,10 @@ fail:
 
 /* Opens the journal cfg names, with its matches. Returns 0, or -1 with
  * errbuf. */
-static int open_journal(const struct config_section *cfg, sd_journal **out, char *errbuf,
-                        size_t errlen)
+static int open_journal(const struct config_section *cfg, const struct journald_conf *c,
+                        sd_journal **out, char *errbuf, size_t errlen)
 {
-	const char *dir = config_str(cfg, "journal.directory");
+	const char *dir = c->directory;
 	sd_journal *j = NULL;
 	int r;
 
@@ -181,7 +207,7 @@ static int open_journal(const struct config_section *cfg, sd_journal **out, char
 		         dir != NULL ? " directory " : "", dir != NULL ? dir : "", strerror(-r));
 		return -1;
 	}
-	if (add_matches(j, cfg, errbuf, errlen) != 0) {
+	if (add_matches(j, cfg, c, errbuf, errlen) != 0) {
 		sd_journal_close(j);
 		return -1;
 	}
@@ -193,10 +219,10 @@ static int open_journal(const struct config_section *cfg, sd_journal **out, char
  * journald names the local journal; without one (an empty or missing
  * /etc/machine-id), this device's name (device.h: device.id, or the id kept
  * beside the offset file). */
-static int find_partition(struct jsrc *s, const struct config_section *cfg, char *errbuf,
+static int find_partition(struct jsrc *s, const struct journald_conf *c, char *errbuf,
                           size_t errlen)
 {
-	const char *dir = config_str(cfg, "journal.directory");
+	const char *dir = c->directory;
 	char id[DEVICE_NAME_MAX];
 	cJSON *map = cJSON_CreateObject();
 	char *json = NULL;
@@ -343,7 +369,7 @@ static int pass_all(struct jsrc *s, char **first)
 
 /* Positions the journal for the committed offset (or read.from on a first
  * start), and the offset text records name until the first batch. */
-static int position(struct jsrc *s, const struct config_section *cfg, char *errbuf, size_t errlen)
+static int position(struct jsrc *s, const struct journald_conf *c, char *errbuf, size_t errlen)
 {
 	char *cur = NULL, *first = NULL;
 	bool legacy = false;
@@ -364,7 +390,7 @@ static int position(struct jsrc *s, const struct config_section *cfg, char *errb
 		first = jpos_json(s->sent, cur);
 		free(cur);
 	} else if (r == 0) {
-		s->anchor_due = strcmp(config_str(cfg, "read.from"), "end") == 0;
+		s->anchor_due = c->read_from == JFROM_END;
 		r = s->anchor_due ? pass_all(s, &cur) : sd_journal_seek_head(s->j);
 		first = r >= 0 ? jpos_json(s->sent, cur != NULL ? cur : "") : NULL;
 		if (first != NULL && s->anchor_due)
@@ -424,9 +450,11 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
                          char *errbuf, size_t errlen)
 {
 	struct jsrc *s = calloc(1, sizeof(*s));
+	struct journald_conf c;
 	int r;
 
 	*ctx = NULL;
+	config_section_bind(cfg, journald_keys, &c);
 	if (s == NULL)
 		goto nomem;
 	s->env = env;
@@ -434,22 +462,21 @@ static int journald_open(const struct config_section *cfg, struct source_env *en
 	if (source_counters(env, journald_counters,
 	                    sizeof(journald_counters) / sizeof(journald_counters[0])))
 		goto nomem;
-	s->message_only = strcmp(config_str(cfg, "journal.value"), "message") == 0;
-	s->max_entry = (size_t)config_int(cfg, "journal.max.entry.bytes");
+	s->message_only = c.value == JVALUE_MESSAGE;
+	s->max_entry = (size_t)c.max_entry;
 	/* Unset: no more than surely fits one record once converted (an entry
 	 * of quotes or control characters is 2 to 6 times larger as JSON). */
-	if (!config_is_set(cfg, "journal.max.entry.bytes") && env->value_bytes_max > 0 &&
-	    env->value_bytes_max < s->max_entry)
+	if (!c.max_entry_given && env->value_bytes_max > 0 && env->value_bytes_max < s->max_entry)
 		s->max_entry = env->value_bytes_max < 1024 ? 1024 : env->value_bytes_max;
-	s->skip_big = strcmp(config_str(cfg, "journal.max.entry.policy"), "skip") == 0;
-	s->topic = strdup(config_str(cfg, "topic"));
+	s->skip_big = c.policy == JPOLICY_SKIP;
+	s->topic = strdup(c.topic);
 	s->built = calloc(2 * (size_t)BATCH_MAX, sizeof(*s->built));
 	s->texts = calloc(BATCH_MAX, sizeof(*s->texts));
 	if (s->topic == NULL || s->built == NULL || s->texts == NULL || jpos_new(&s->sent) != 0)
 		goto nomem;
 	if (journallib_load(config_where(cfg, "connector.class"), errbuf, errlen) != 0 ||
-	    open_journal(cfg, &s->j, errbuf, errlen) != 0 ||
-	    find_partition(s, cfg, errbuf, errlen) != 0 || position(s, cfg, errbuf, errlen) != 0)
+	    open_journal(cfg, &c, &s->j, errbuf, errlen) != 0 ||
+	    find_partition(s, &c, errbuf, errlen) != 0 || position(s, &c, errbuf, errlen) != 0)
 		goto fail;
 	/* sd-journal decompresses a field only up to this (64 KiB by default,
 	 * silently short): one byte more than the bound shows what exceeds it. */
@@ -822,9 +849,11 @@ static int journald_check_reach(const struct config_section *cfg, const char *pa
 static int journald_check(const struct config_section *cfg, const char *name, char *errbuf,
                           size_t errlen)
 {
+	struct journald_conf c;
 	sd_journal *j = NULL;
 
-	if (open_journal(cfg, &j, errbuf, errlen) != 0)
+	config_section_bind(cfg, journald_keys, &c);
+	if (open_journal(cfg, &c, &j, errbuf, errlen) != 0)
 		return SOURCE_ERR_CONFIG;
 	sd_journal_close(j);
 	return 0;
@@ -834,6 +863,7 @@ const struct source_ops source_journald_ops = {
     .kind = "journald",
     .classes = journald_classes,
     .config_keys = journald_keys,
+    .config_size = sizeof(struct journald_conf),
     .value_kind = VALUE_STRUCT,
     .open = journald_open,
     .check = journald_check,

@@ -45,69 +45,86 @@ static const char *const sqlite_classes[] = {
     NULL,
 };
 
-static const struct config_key sqlite_keys[] = {
+const struct config_key source_sqlite_keys[] = {
     {"connection.url", CFG_STRING, NULL, 0, 0, NULL, CFG_REQUIRED,
      "The database: jdbc:sqlite:/path/to/file.db, jdbc:sqlite:file:...?... (an SQLite URI) "
-     "or a plain path. Opened read-only."},
+     "or a plain path. Opened read-only.",
+     CFG_FIELD(struct sqlite_conf, url)},
     {"mode", CFG_ENUM, NULL, 0, 0, "bulk|incrementing|timestamp|timestamp+incrementing",
      CFG_REQUIRED,
      "bulk: the whole table each poll; incrementing: new rows by a strictly increasing "
      "id; timestamp: new and changed rows by a timestamp column; timestamp+incrementing: "
-     "by (timestamp, id)."},
+     "by (timestamp, id).",
+     CFG_FIELD(struct sqlite_conf, mode)},
     {"table.whitelist", CFG_LIST, "", 0, 0, NULL, 0,
-     "Tables to copy, comma-separated; one source partition and one topic each."},
-    {"table.include.list", CFG_LIST, "", 0, 0, NULL, 0, "The newer name of table.whitelist."},
+     "Tables to copy, comma-separated; one source partition and one topic each.",
+     CFG_FIELD(struct sqlite_conf, whitelist)},
+    {"table.include.list", CFG_LIST, "", 0, 0, NULL, 0, "The newer name of table.whitelist.",
+     CFG_FIELD(struct sqlite_conf, include_list)},
     {"query", CFG_STRING, "", 0, 0, NULL, 0,
      "A SELECT to copy instead of tables; skiff wraps it as a subquery, so it may have its "
-     "own WHERE."},
+     "own WHERE.",
+     CFG_FIELD(struct sqlite_conf, query)},
     {"topic.prefix", CFG_STRING, NULL, 0, 0, NULL, 0,
      "Topic = prefix + table name; for a query, the topic itself. Required (may be empty "
-     "with tables)."},
+     "with tables).",
+     CFG_FIELD(struct sqlite_conf, topic_prefix)},
     {"incrementing.column.name", CFG_STRING, "", 0, 0, NULL, 0,
-     "The strictly increasing integer column; empty: the INTEGER PRIMARY KEY, or the rowid."},
+     "The strictly increasing integer column; empty: the INTEGER PRIMARY KEY, or the rowid.",
+     CFG_FIELD(struct sqlite_conf, inc_name)},
     {"timestamp.column.name", CFG_LIST, "", 0, 0, NULL, 0,
      "Timestamp column(s); several are combined with COALESCE. ISO-8601 text or epoch "
-     "numbers."},
+     "numbers.",
+     CFG_FIELD(struct sqlite_conf, ts_names)},
     {"timestamp.initial", CFG_INT, NULL, -1, INT64_MAX, NULL, 0,
      "Epoch ms to start timestamp modes from when there is no offset; -1: now. Unset: "
-     "everything."},
+     "everything.",
+     CFG_FIELD_SET(struct sqlite_conf, ts_initial, ts_initial_given)},
     {"timestamp.delay.interval.ms", CFG_INT, "0", 0, 1000000000000LL, NULL, 0,
      "Rows are read only once their timestamp is this much older than now, so late "
-     "commits with earlier timestamps are not skipped."},
+     "commits with earlier timestamps are not skipped.",
+     CFG_FIELD(struct sqlite_conf, delay_ms)},
     {"poll.interval.ms", CFG_INT, "5000", 1, INT32_MAX, NULL, 0,
-     "How often each table is queried for new rows."},
+     "How often each table is queried for new rows.", CFG_FIELD(struct sqlite_conf, poll_ms)},
     {"batch.max.rows", CFG_INT, "1000", 1, INT32_MAX, NULL, 0,
-     "Most rows read in one query (one short read transaction)."},
+     "Most rows read in one query (one short read transaction).",
+     CFG_FIELD(struct sqlite_conf, batch_max)},
     {"validate.non.null", CFG_BOOL, "true", 0, 0, NULL, 0,
-     "Refuse nullable incrementing/timestamp columns (a NULL row is never read)."},
+     "Refuse nullable incrementing/timestamp columns (a NULL row is never read).",
+     CFG_FIELD(struct sqlite_conf, validate_non_null)},
     {"key.column.name", CFG_LIST, "", 0, 0, NULL, 0,
      "Columns that form the record key, as a struct (what transforms=ValueToKey with "
-     "fields=... makes); empty: null keys."},
+     "fields=... makes); empty: null keys.",
+     CFG_FIELD(struct sqlite_conf, key_names)},
     {"db.timezone", CFG_STRING, "UTC", 0, 0, NULL, 0,
-     "Zone of timestamps stored without one. Only UTC is supported."},
-    {"connection.user", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used by SQLite."},
+     "Zone of timestamps stored without one. Only UTC is supported.",
+     CFG_FIELD(struct sqlite_conf, timezone)},
+    {"connection.user", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used by SQLite.",
+     CFG_NOFIELD},
     {"connection.password", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT | CFG_SECRET,
-     "Not used by SQLite."},
+     "Not used by SQLite.", CFG_NOFIELD},
     {"connection.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "Not used: skiff waits for a missing or locked database."},
+     "Not used: skiff waits for a missing or locked database.", CFG_NOFIELD},
     {"connection.backoff.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "Not used: skiff backs off on its own."},
-    {"dialect.name", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Always SQLite."},
+     "Not used: skiff backs off on its own.", CFG_NOFIELD},
+    {"dialect.name", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Always SQLite.", CFG_NOFIELD},
     {"numeric.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "Not used: SQLite values carry their own type."},
-    {"numeric.precision.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
-    {"catalog.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
-    {"schema.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used."},
-    {"table.types", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Tables and views are read."},
+     "Not used: SQLite values carry their own type.", CFG_NOFIELD},
+    {"numeric.precision.mapping", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used.",
+     CFG_NOFIELD},
+    {"catalog.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used.", CFG_NOFIELD},
+    {"schema.pattern", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Not used.", CFG_NOFIELD},
+    {"table.types", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT, "Tables and views are read.",
+     CFG_NOFIELD},
     {"table.poll.interval.ms", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "Not used: the table list is fixed."},
+     "Not used: the table list is fixed.", CFG_NOFIELD},
     {"quote.sql.identifiers", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "Identifiers are always quoted."},
+     "Identifiers are always quoted.", CFG_NOFIELD},
     {"transaction.isolation.mode", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "SQLite reads are serializable."},
+     "SQLite reads are serializable.", CFG_NOFIELD},
     {"query.retry.attempts", CFG_STRING, NULL, 0, 0, NULL, CFG_INERT,
-     "Not used: a busy database is retried until it answers."},
-    {NULL, 0, NULL, 0, 0, NULL, 0, NULL},
+     "Not used: a busy database is retried until it answers.", CFG_NOFIELD},
+    CFG_END,
 };
 
 /* ---- positions and offsets ------------------------------------------------ */
@@ -435,14 +452,13 @@ static bool topic_ok(const char *t)
 	return strspn(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
-static char **copy_list(const struct config_section *cfg, const char *key, size_t *n)
+static char **copy_list(const struct config_list *l, size_t *n)
 {
-	size_t len = config_list_len(cfg, key);
-	char **v = calloc(len + 1, sizeof(*v));
+	char **v = calloc(l->n + 1, sizeof(*v));
 
 	*n = 0;
-	for (size_t i = 0; v != NULL && i < len; i++) {
-		v[i] = strdup(config_list_item(cfg, key, i));
+	for (size_t i = 0; v != NULL && i < l->n; i++) {
+		v[i] = strdup(l->items[i]);
 		if (v[i] == NULL)
 			return v;
 		*n = i + 1;
@@ -472,13 +488,14 @@ static int partition_of(struct sqsrc *s, struct sqtable *t)
 
 /* Sets up the tables (or the query) of the configuration. Returns 0,
  * SOURCE_ERR_NOMEM, or SOURCE_ERR_CONFIG with errbuf. */
-static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *errbuf,
-                      size_t errlen)
+static int add_tables(struct sqsrc *s, const struct config_section *cfg,
+                      const struct sqlite_conf *c, char *errbuf, size_t errlen)
 {
-	const char *key =
-	    config_list_len(cfg, "table.include.list") ? "table.include.list" : "table.whitelist";
-	const char *prefix = config_str(cfg, "topic.prefix");
-	size_t n = s->query ? 1 : config_list_len(cfg, key);
+	bool include = c->include_list.n > 0;
+	const char *key = include ? "table.include.list" : "table.whitelist";
+	const struct config_list *list = include ? &c->include_list : &c->whitelist;
+	const char *prefix = c->topic_prefix;
+	size_t n = s->query ? 1 : list->n;
 
 	s->tables = calloc(n, sizeof(*s->tables));
 	if (s->tables == NULL)
@@ -486,7 +503,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 	for (size_t i = 0; i < n; i++) {
 		struct sqtable *t = &s->tables[i];
 		size_t plen = strlen(prefix);
-		const char *name = s->query ? "" : config_list_item(cfg, key, i);
+		const char *name = s->query ? "" : list->items[i];
 
 		for (size_t j = 0; j < i; j++) {
 			if (strcasecmp(s->tables[j].name, name) == 0) {
@@ -520,16 +537,16 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg, char *e
 }
 
 /* The checks the loader cannot make: which keys go together. */
-static int check_config(const struct config_section *cfg, enum sqmode mode, char *errbuf,
+static int check_config(const struct config_section *cfg, const struct sqlite_conf *c, char *errbuf,
                         size_t errlen)
 {
-	bool tables = config_list_len(cfg, "table.whitelist") > 0 ||
-	              config_list_len(cfg, "table.include.list") > 0;
-	bool query = config_str(cfg, "query")[0] != '\0';
-	const char *tz = config_str(cfg, "db.timezone");
+	enum sqmode mode = c->mode;
+	bool tables = c->whitelist.n > 0 || c->include_list.n > 0;
+	bool query = c->query[0] != '\0';
+	const char *tz = c->timezone;
 	const char *why = NULL, *key = "mode";
 
-	if (config_list_len(cfg, "table.whitelist") && config_list_len(cfg, "table.include.list"))
+	if (c->whitelist.n && c->include_list.n)
 		why = "set table.include.list or table.whitelist, not both",
 		key = "table.whitelist";
 	else if (tables && query)
@@ -537,17 +554,15 @@ static int check_config(const struct config_section *cfg, enum sqmode mode, char
 		key = "query";
 	else if (!tables && !query)
 		why = "set table.whitelist (or table.include.list) or query";
-	else if (config_str(cfg, "topic.prefix") == NULL)
+	else if (c->topic_prefix == NULL)
 		why = "topic.prefix is required (with tables it may be empty: the topic is then "
 		      "the table name)";
-	else if (query && config_str(cfg, "topic.prefix")[0] == '\0')
+	else if (query && c->topic_prefix[0] == '\0')
 		why = "topic.prefix is the topic of a query: it must not be empty",
 		key = "topic.prefix";
-	else if ((mode == SQ_INCREMENTING || mode == SQ_TS_INC) && query &&
-	         config_str(cfg, "incrementing.column.name")[0] == '\0')
+	else if ((mode == SQ_INCREMENTING || mode == SQ_TS_INC) && query && c->inc_name[0] == '\0')
 		why = "a query has no rowid: set incrementing.column.name";
-	else if ((mode == SQ_TIMESTAMP || mode == SQ_TS_INC) &&
-	         config_list_len(cfg, "timestamp.column.name") == 0)
+	else if ((mode == SQ_TIMESTAMP || mode == SQ_TS_INC) && c->ts_names.n == 0)
 		why = "mode timestamp needs timestamp.column.name";
 	else if (strcasecmp(tz, "UTC") != 0 && strcasecmp(tz, "Etc/UTC") != 0 &&
 	         strcasecmp(tz, "GMT") != 0 && strcasecmp(tz, "Z") != 0)
@@ -635,41 +650,37 @@ static int sqlite_open(const struct config_section *cfg, struct source_env *env,
                        char *errbuf, size_t errlen)
 {
 	struct sqsrc *s = calloc(1, sizeof(*s));
-	const char *mode = config_str(cfg, "mode");
+	struct sqlite_conf c;
 	int rc;
 
 	*ctx = NULL;
+	source_sqlite_conf(cfg, &c);
 	if (s == NULL)
 		goto nomem;
 	s->env = env;
 	if (source_counters(env, sqlite_counters,
 	                    sizeof(sqlite_counters) / sizeof(sqlite_counters[0])))
 		goto nomem;
-	s->mode = strcmp(mode, "bulk") == 0           ? SQ_BULK
-	          : strcmp(mode, "incrementing") == 0 ? SQ_INCREMENTING
-	          : strcmp(mode, "timestamp") == 0    ? SQ_TIMESTAMP
-	                                              : SQ_TS_INC;
-	if (check_config(cfg, s->mode, errbuf, errlen) != 0 ||
+	s->mode = c.mode;
+	if (check_config(cfg, &c, errbuf, errlen) != 0 ||
 	    sqlitelib_load(config_where(cfg, "connector.class"), errbuf, errlen) != 0 ||
-	    parse_url(s, config_str(cfg, "connection.url"), errbuf, errlen) != 0)
+	    parse_url(s, c.url, errbuf, errlen) != 0)
 		goto fail;
-	if (config_str(cfg, "query")[0] != '\0' &&
-	    (s->query = trimmed_query(config_str(cfg, "query"))) == NULL)
+	if (c.query[0] != '\0' && (s->query = trimmed_query(c.query)) == NULL)
 		goto nomem;
-	s->inc_name = strdup(config_str(cfg, "incrementing.column.name"));
-	s->ts_names = copy_list(cfg, "timestamp.column.name", &s->nts);
-	s->key_names = copy_list(cfg, "key.column.name", &s->nkeys);
+	s->inc_name = strdup(c.inc_name);
+	s->ts_names = copy_list(&c.ts_names, &s->nts);
+	s->key_names = copy_list(&c.key_names, &s->nkeys);
 	if (s->inc_name == NULL || s->ts_names == NULL || s->key_names == NULL ||
-	    s->nts != config_list_len(cfg, "timestamp.column.name") ||
-	    s->nkeys != config_list_len(cfg, "key.column.name"))
+	    s->nts != c.ts_names.n || s->nkeys != c.key_names.n)
 		goto nomem;
-	s->validate_non_null = config_bool(cfg, "validate.non.null");
-	s->has_initial = config_is_set(cfg, "timestamp.initial");
-	s->initial_ms = s->has_initial ? config_int(cfg, "timestamp.initial") : 0;
-	s->delay_ms = config_int(cfg, "timestamp.delay.interval.ms");
-	s->poll_ms = config_int(cfg, "poll.interval.ms");
-	s->batch_max = (size_t)config_int(cfg, "batch.max.rows");
-	rc = add_tables(s, cfg, errbuf, errlen);
+	s->validate_non_null = c.validate_non_null;
+	s->has_initial = c.ts_initial_given;
+	s->initial_ms = s->has_initial ? c.ts_initial : 0;
+	s->delay_ms = c.delay_ms;
+	s->poll_ms = c.poll_ms;
+	s->batch_max = (size_t)c.batch_max;
+	rc = add_tables(s, cfg, &c, errbuf, errlen);
 	if (rc == SOURCE_ERR_NOMEM)
 		goto nomem;
 	if (rc != 0)
@@ -894,7 +905,8 @@ static int sqlite_check_reach(const struct config_section *cfg, const char *part
 const struct source_ops source_sqlite_ops = {
     .kind = "sqlite",
     .classes = sqlite_classes,
-    .config_keys = sqlite_keys,
+    .config_keys = source_sqlite_keys,
+    .config_size = sizeof(struct sqlite_conf),
     .value_kind = VALUE_STRUCT,
     .open = sqlite_open,
     .check = sqlite_check,

@@ -36,6 +36,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "config/config.h"
 #include "convert/convert.h"
 #include "core/source.h"
 #include "sources/sqlite/sqlitelib.h"
@@ -48,7 +49,27 @@
 struct partition;
 struct source_env;
 
+/* mode=, in the order of its choices. */
 enum sqmode { SQ_BULK, SQ_INCREMENTING, SQ_TIMESTAMP, SQ_TS_INC };
+
+/* The connector's keys (source_sqlite.c's table), bound once. */
+struct sqlite_conf {
+	const char *url, *query, *topic_prefix, *inc_name, *timezone;
+	enum sqmode mode;
+	struct config_list whitelist, include_list, ts_names, key_names;
+	int64_t ts_initial, delay_ms, poll_ms, batch_max;
+	bool ts_initial_given, validate_non_null;
+};
+
+/* The source's table (source_sqlite.c). */
+extern const struct config_key source_sqlite_keys[];
+
+/* Binds cfg (a connector section of this source's keys) into *out, whose
+ * strings and lists cfg owns. Main loop, at open and check. */
+static inline void source_sqlite_conf(const struct config_section *cfg, struct sqlite_conf *out)
+{
+	config_section_bind(cfg, source_sqlite_keys, out);
+}
 
 /* A row read and converted, waiting to be handed to the worker: a tree, or
  * (env->json_values, json_keys) text in its table's buffer. */

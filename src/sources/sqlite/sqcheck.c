@@ -16,22 +16,21 @@
 #include <cjson/cJSON.h>
 
 /* Whether name is one of the configured tables. */
-static bool configured_table(const struct config_section *cfg, const char *name)
+static bool configured_table(const struct sqlite_conf *c, const char *name)
 {
-	const char *key =
-	    config_list_len(cfg, "table.include.list") ? "table.include.list" : "table.whitelist";
+	const struct config_list *l = c->include_list.n ? &c->include_list : &c->whitelist;
 
-	for (size_t i = 0; i < config_list_len(cfg, key); i++)
-		if (strcmp(config_list_item(cfg, key, i), name) == 0)
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->items[i], name) == 0)
 			return true;
 	return false;
 }
 
 /* The partition the source writes for this configuration: {"query":"query"},
  * {"table":T} (bulk) or {"protocol":"1","table":T}. */
-static bool partition_ok(const struct config_section *cfg, const cJSON *p, bool bulk)
+static bool partition_ok(const struct sqlite_conf *c, const cJSON *p, bool bulk)
 {
-	const char *query = config_str(cfg, "query");
+	const char *query = c->query;
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "table");
 	const cJSON *proto = cJSON_GetObjectItemCaseSensitive(p, "protocol");
 
@@ -43,7 +42,7 @@ static bool partition_ok(const struct config_section *cfg, const cJSON *p, bool 
 		return cJSON_GetArraySize(p) == 1 && cJSON_IsString(q) &&
 		       strcmp(q->valuestring, "query") == 0;
 	}
-	if (!cJSON_IsString(t) || !configured_table(cfg, t->valuestring))
+	if (!cJSON_IsString(t) || !configured_table(c, t->valuestring))
 		return false;
 	if (bulk)
 		return cJSON_GetArraySize(p) == 1;
@@ -54,10 +53,11 @@ static bool partition_ok(const struct config_section *cfg, const cJSON *p, bool 
 /* Each member an exact integer, the mode's members present, nothing else
  * but, in timestamp mode, skiff's own rowid_seen (any integer: rowids may be
  * negative). */
-static bool offset_ok(const char *mode, const char *offset)
+static bool offset_ok(enum sqmode mode, const char *offset)
 {
 	static const char *const keys[] = {"incrementing", "timestamp", "timestamp_nanos"};
-	bool inc = strstr(mode, "incrementing") != NULL, ts = strstr(mode, "timestamp") != NULL;
+	bool inc = mode == SQ_INCREMENTING || mode == SQ_TS_INC;
+	bool ts = mode == SQ_TIMESTAMP || mode == SQ_TS_INC;
 	cJSON *o = cJSON_Parse(offset);
 	int64_t v;
 	int found = 0;
@@ -85,10 +85,14 @@ static bool offset_ok(const char *mode, const char *offset)
 int sqcheck_offset(const struct config_section *cfg, const char *partition, const char *offset,
                    char *errbuf, size_t errlen)
 {
-	const char *mode = config_str(cfg, "mode");
-	bool bulk = mode == NULL || strcmp(mode, "bulk") == 0;
+	struct sqlite_conf c;
+	bool bulk;
 	cJSON *p = cJSON_Parse(partition);
-	bool part = partition_ok(cfg, p, bulk);
+	bool part;
+
+	source_sqlite_conf(cfg, &c);
+	bulk = c.mode == SQ_BULK;
+	part = partition_ok(&c, p, bulk);
 
 	cJSON_Delete(p);
 	if (!part) {
@@ -104,13 +108,15 @@ int sqcheck_offset(const struct config_section *cfg, const char *partition, cons
 		         "mode=bulk keeps no offset: only null (a reset) can be stored");
 		return SOURCE_ERR_CONFIG;
 	}
-	if (!offset_ok(mode, offset)) {
+	if (!offset_ok(c.mode, offset)) {
 		snprintf(
 		    errbuf, errlen,
 		    "the offset for mode=%s holds %s as non-negative integers (and nothing else)",
-		    mode,
-		    strcmp(mode, "incrementing") == 0 ? "\"incrementing\""
-		    : strcmp(mode, "timestamp") == 0
+		    c.mode == SQ_INCREMENTING ? "incrementing"
+		    : c.mode == SQ_TIMESTAMP  ? "timestamp"
+		                              : "timestamp+incrementing",
+		    c.mode == SQ_INCREMENTING ? "\"incrementing\""
+		    : c.mode == SQ_TIMESTAMP
 		        ? "\"timestamp\" (ms), optionally \"timestamp_nanos\" and skiff's "
 		          "\"" SQ_ROWID_SEEN "\" (any integer)"
 		        : "\"incrementing\", \"timestamp\" and optionally \"timestamp_nanos\"");
