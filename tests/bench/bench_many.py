@@ -45,8 +45,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
-from benchlib import (high_watermark, local_broker, proc_cpu_s, proc_field,  # noqa: E402
-                      stop_process)
+from benchlib import (high_watermark, local_broker, one_line_files, proc_cpu_s,  # noqa: E402
+                      proc_field, stop_process)
 
 # Issue 22's figures (release build, this kind of machine), for the table.
 ISSUE = {
@@ -56,12 +56,6 @@ ISSUE = {
             "re_cpu": 17.5, "re_rss": 150},
 }
 LINE_RE = rb"line (\d+) of file"
-
-
-def make_files(d, n):
-    d.mkdir(parents=True)
-    for i in range(n):
-        (d / f"f{i:05d}.log").write_text(f"line {i} of file {i}\n")
 
 
 def props(run, bootstrap, files, topic):
@@ -244,7 +238,7 @@ def main():
               f"interleaved; {', '.join(bins)}")
         for n in ns:
             files = work / f"files-{n}"
-            make_files(files, n)
+            one_line_files(files, n)
             reps = args.reps_big if n >= 10000 and args.reps_big else args.reps
             for rep in range(reps):
                 order = list(bins.items())

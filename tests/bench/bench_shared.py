@@ -39,15 +39,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
-from benchlib import proc_cpu_s, stop_process  # noqa: E402
+from benchlib import one_line_files, proc_cpu_s, stop_process  # noqa: E402
 
 DEAD = "127.0.0.1:1"
-
-
-def make_files(d, n):
-    d.mkdir(parents=True)
-    for i in range(n):
-        (d / f"f{i:05d}.log").write_text(f"line {i} of file {i}\n")
 
 
 def props(run, files, aliases):
@@ -117,11 +111,11 @@ def main():
     try:
         for n in (int(x) for x in args.n.split(",")):
             files = tmp / f"files{n}"
-            make_files(files / "a", n)
+            one_line_files(files / "a", n)
             if args.aliases:
                 (files / "link").symlink_to(files / "a")
             else:
-                make_files(files / "b", n)
+                one_line_files(files / "b", n)
             results = {k: [] for k in tools}
             for rep in range(args.reps):
                 order = list(tools) if rep % 2 == 0 else list(reversed(tools))

@@ -35,15 +35,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
-from benchlib import proc_cpu_s, stop_process  # noqa: E402
+from benchlib import one_line_files, proc_cpu_s, stop_process  # noqa: E402
 
 DEAD = "127.0.0.1:9"
-
-
-def make_files(d, n):
-    d.mkdir(parents=True)
-    for i in range(n):
-        (d / f"f{i:05d}.log").write_text(f"line {i} of file {i}\n")
 
 
 def props(run, files):
@@ -118,7 +112,7 @@ def main():
                 order = list(tools) if rep % 2 == 0 else list(reversed(tools))
                 for name in order:
                     files = tmp / f"files-{n}-{name}-{rep}"
-                    make_files(files, n)
+                    one_line_files(files, n)
                     run = tmp / f"run-{n}-{name}-{rep}"
                     results[name].append(one_run(tools[name], files, n, run, args))
                     shutil.rmtree(files)

@@ -344,3 +344,11 @@ def thread_delta(before, after):
             acc[0] += (ns - before[tid][1]) / 1e9
             acc[1] += slices - before[tid][2]
     return out
+
+
+def one_line_files(d, n):
+    """n files f00000.log ... in d (made), one line each ("line I of file I"):
+    the many-files benches' glob."""
+    d.mkdir(parents=True)
+    for i in range(n):
+        (d / f"f{i:05d}.log").write_text(f"line {i} of file {i}\n")
