@@ -320,6 +320,7 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	struct tailctx *c = s->c;
 	struct tailfile *tf = NULL;
 	bool short_of_pos;
+	char why[256];
 	int rc;
 
 	if (at > s->n)
@@ -331,9 +332,9 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	/* Only now: a stream waiting for a descriptor keeps no chain. */
 	if (chain_room(s) != 0)
 		return TAILCHAIN_ERR;
-	rc = tailfile_open(path, c->max_line, c->policy, &tf);
+	rc = tailfile_open(path, c->max_line, c->policy, &tf, why, sizeof(why));
 	if (expect != NULL &&
-	    (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
+	    (rc == TAILFILE_ERR_NOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
 		tailfile_close(tf);
 		return TAILCHAIN_MOVED;
 	}
@@ -356,13 +357,11 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		return TAILCHAIN_ERR;
 	}
 	if (rc != 0) {
-		if ((rc == -EINVAL || rc == -ENODATA) && strcmp(path, s->path) == 0)
-			note_irregular(s, rc == -ENODATA);
-		else if (rc != -ENOENT)
-			c->env->log(c->env, LOG_WARN, "%s: %s", path,
-			            rc == -EINVAL    ? "not a regular file"
-			            : rc == -ENODATA ? "not a log (a pseudo file)"
-			                             : strerror(-rc));
+		if ((rc == TAILFILE_ERR_NOTREG || rc == TAILFILE_ERR_PSEUDO) &&
+		    strcmp(path, s->path) == 0)
+			note_irregular(s, rc == TAILFILE_ERR_PSEUDO);
+		else if (rc != TAILFILE_ERR_NOENT)
+			c->env->log(c->env, LOG_WARN, "%s: %s", path, why);
 		tailfile_close(tf);
 		return TAILCHAIN_ERR;
 	}

@@ -537,7 +537,7 @@ static void resume(struct tailstream *s, struct tailpos *used)
 		s->flags &= (uint8_t)~TAILSTREAM_FROM_END;
 		return;
 	}
-	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)
+	if (tailfile_open(s->path, 1, 0, &live, NULL, 0) != 0 && p.finished)
 		return; /* nothing new at the path yet */
 	reused = live != NULL && p.has_id && tailfile_id(live)->dev == p.dev &&
 	         tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);

@@ -601,7 +601,7 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 		if (*n >= max)
 			return 1;
 		if (size > pos || done)
-			rc = tailfile_read(l->tf, buf, out + *n, max - *n, &got, done, st);
+			rc = tailfile_read(l->tf, buf, out + *n, max - *n, &got, done, st, NULL, 0);
 		for (size_t k = 0; k < got; k++)
 			out[*n + k].after = at;
 		if (got > 0 && tailchain_hold(s->c, at.ref) != 0)
@@ -675,7 +675,7 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 			truncated(s, 0, size);
 
 		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final,
-		                   &st);
+		                   &st, errbuf, errlen);
 		if (got > 0 && tailchain_hold(s->c, out[*n].after.ref) != 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", s->path);
 			count_stats(s, &st);
@@ -683,10 +683,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 		}
 		*n += got;
 		if (rc < 0) {
-			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf),
-			         strerror(-rc));
 			count_stats(s, &st);
-			return rc == -ENOMEM ? TAILSTREAM_ERR_NOMEM : TAILSTREAM_ERR;
+			return rc == TAILFILE_ERR_NOMEM ? TAILSTREAM_ERR_NOMEM : TAILSTREAM_ERR;
 		}
 		if (rc == TAILFILE_MORE)
 			break;
