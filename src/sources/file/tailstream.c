@@ -860,14 +860,27 @@ void tailstream_drop_first(struct tailstream *s, const char *why)
 
 /* ---- the rest ------------------------------------------------------------ */
 
-struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
-                                  unsigned flags)
+const char *tailstream_strerror(int rc)
+{
+	switch (rc) {
+	case TAILSTREAM_OK:
+		return "ok";
+	case TAILSTREAM_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "a read failed";
+	}
+}
+
+int tailstream_new(struct tailctx *c, const char *path, struct partition *part, unsigned flags,
+                   struct tailstream **out)
 {
 	size_t len = strlen(path);
 	struct tailstream *s = calloc(1, sizeof(*s) + len + 1);
 
+	*out = NULL;
 	if (s == NULL)
-		return NULL;
+		return TAILSTREAM_ERR_NOMEM;
 	memcpy(s->path, path, len + 1);
 	s->c = c;
 	s->part = part;
@@ -877,9 +890,10 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 	s->dir = tailchain_dir(c, path);
 	if (s->dir == NULL) {
 		tailstream_free(s);
-		return NULL;
+		return TAILSTREAM_ERR_NOMEM;
 	}
-	return s;
+	*out = s;
+	return TAILSTREAM_OK;
 }
 
 bool tailstream_idle(const struct tailstream *s)
