@@ -43,17 +43,31 @@ struct commits {
 	uint64_t own[3];
 };
 
-struct commits *commits_new(struct offsets *o, commits_render_fn render)
+const char *commits_strerror(int rc)
+{
+	switch (rc) {
+	case COMMITS_OK:
+		return "ok";
+	case COMMITS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "failed";
+	}
+}
+
+int commits_new(struct offsets *o, commits_render_fn render, struct commits **out)
 {
 	struct commits *cm = calloc(1, sizeof(*cm));
 
+	*out = NULL;
 	if (cm == NULL)
-		return NULL;
+		return COMMITS_ERR_NOMEM;
 	cm->o = o;
 	cm->render = render;
 	for (size_t i = 0; i < 3; i++)
 		cm->cells[i] = &cm->own[i];
-	return cm;
+	*out = cm;
+	return COMMITS_OK;
 }
 
 void commits_set_store(struct commits *cm, struct offsets *o)

@@ -11,6 +11,8 @@
 #ifndef SKIFF_COMMITS_H
 #define SKIFF_COMMITS_H
 
+#include "util/err.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -24,8 +26,12 @@ struct src_offset;
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
 enum {
+	COMMITS_OK = 0,
 	COMMITS_ERR_NOMEM = -1, /* out of memory rendering or keeping an offset */
 };
+
+/* A short text for a COMMITS_* code. */
+const char *commits_strerror(int rc);
 
 /* p's offset off as its source renders it (source_ops.offset_json): a
  * malloc'd string, NULL when out of memory. */
@@ -48,8 +54,9 @@ enum commits_gauge {
 struct commits;
 
 /* A commits for the store o (borrowed, set later with commits_set_store
- * when NULL), rendering through render. NULL when out of memory. */
-struct commits *commits_new(struct offsets *o, commits_render_fn render);
+ * when NULL), rendering through render. Returns 0 and *out (caller owns:
+ * commits_destroy), or COMMITS_ERR_NOMEM (*out NULL). */
+int commits_new(struct offsets *o, commits_render_fn render, struct commits **out);
 void commits_set_store(struct commits *cm, struct offsets *o);
 
 /* The worker's stop flag (borrowed): while set, a write that succeeds

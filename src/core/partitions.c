@@ -26,13 +26,28 @@ struct partitions {
 	struct hash idx; /* key -> index in parts */
 };
 
-struct partitions *partitions_new(void)
+const char *partitions_strerror(int rc)
+{
+	switch (rc) {
+	case PARTITIONS_OK:
+		return "ok";
+	case PARTITIONS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "failed";
+	}
+}
+
+int partitions_new(struct partitions **out)
 {
 	struct partitions *t = calloc(1, sizeof(*t));
 
-	if (t != NULL)
-		hash_init(&t->idx);
-	return t;
+	*out = NULL;
+	if (t == NULL)
+		return PARTITIONS_ERR_NOMEM;
+	hash_init(&t->idx);
+	*out = t;
+	return PARTITIONS_OK;
 }
 
 size_t partitions_count(const struct partitions *t)

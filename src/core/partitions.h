@@ -7,6 +7,7 @@
 #define SKIFF_PARTITIONS_H
 
 #include "core/acks.h"
+#include "util/err.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,8 +36,18 @@ struct partition {
 
 struct partitions;
 
-/* An empty table, or NULL when out of memory. */
-struct partitions *partitions_new(void);
+enum {
+	PARTITIONS_OK = 0,
+	PARTITIONS_ERR = -1,       /* failed */
+	PARTITIONS_ERR_NOMEM = -2, /* out of memory */
+};
+
+/* A short text for a PARTITIONS_* code. */
+const char *partitions_strerror(int rc);
+
+/* An empty table. Returns 0 and *out (caller owns: partitions_destroy), or
+ * PARTITIONS_ERR_NOMEM (*out NULL). */
+int partitions_new(struct partitions **out);
 
 /* How many partitions the table holds, and the i-th (an index stays valid
  * until partitions_drop_conn). */

@@ -466,8 +466,8 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	    "offsets_flush_failures_in_a_row", STATS_GAUGE,
 	    "offset writes that failed in a row (3 pause reading until one succeeds)", 0};
 
-	if (loop_new(&w->loop) != 0 || (w->parts = partitions_new()) == NULL ||
-	    (w->commits = commits_new(NULL, render)) == NULL ||
+	if (loop_new(&w->loop) != 0 || partitions_new(&w->parts) != 0 ||
+	    commits_new(NULL, render, &w->commits) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,

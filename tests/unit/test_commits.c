@@ -66,12 +66,14 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 static void test_failed_store_at_a_stop_is_retried(void)
 {
 	struct offsets *o;
-	struct commits *cm = commits_new(NULL, render);
-	struct partitions *t = partitions_new();
+	struct commits *cm = NULL;
+	struct partitions *t = NULL;
 	struct acks *a = NULL;
 	struct partition *p;
 	char *json;
 
+	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
+	CHECK_INT(partitions_new(&t), PARTITIONS_OK);
 	CHECK_INT(acks_new(8, &a), ACKS_OK);
 	fresh();
 	o = open_ok();
@@ -110,12 +112,14 @@ static void test_failed_store_at_a_stop_is_retried(void)
 static void test_newer_store_wins_over_a_kept_one(void)
 {
 	struct offsets *o;
-	struct commits *cm = commits_new(NULL, render);
-	struct partitions *t = partitions_new();
+	struct commits *cm = NULL;
+	struct partitions *t = NULL;
 	struct acks *a = NULL;
 	struct partition *p;
 	char *json;
 
+	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
+	CHECK_INT(partitions_new(&t), PARTITIONS_OK);
 	CHECK_INT(acks_new(8, &a), ACKS_OK);
 	fresh();
 	o = open_ok();
@@ -143,11 +147,13 @@ static void test_newer_store_wins_over_a_kept_one(void)
 static void test_three_failed_writes_pause(void)
 {
 	struct offsets *o;
-	struct commits *cm = commits_new(NULL, render);
-	struct partitions *t = partitions_new();
+	struct commits *cm = NULL;
+	struct partitions *t = NULL;
 	struct acks *a = NULL;
 	struct partition *p;
 
+	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
+	CHECK_INT(partitions_new(&t), PARTITIONS_OK);
 	CHECK_INT(acks_new(8, &a), ACKS_OK);
 	fresh();
 	o = open_ok();

@@ -17,8 +17,8 @@ int main(void)
 
 	sourceenv_fake_init(&fa, "a");
 	sourceenv_fake_init(&fb, "b");
-	a = taildup_new(&fa.env);
-	b = taildup_new(&fb.env);
+	CHECK_INT(taildup_new(&fa.env, &a), TAILDUP_OK);
+	CHECK_INT(taildup_new(&fb.env, &b), TAILDUP_OK);
 	snprintf(real, sizeof(real), "%s/real.log", testlib_tmpdir());
 	snprintf(link, sizeof(link), "%s/link.log", testlib_tmpdir());
 	snprintf(other, sizeof(other), "%s/other.log", testlib_tmpdir());
@@ -77,9 +77,10 @@ int main(void)
 	 * still named; and dropped at the pass's end, so a later pass sees
 	 * what a's paths name then. */
 	{
-		struct taildup *e = taildup_new(&fb.env); /* a third, tailing nothing yet */
+		struct taildup *e = NULL; /* a third, tailing nothing yet */
 		char real2[512];
 
+		CHECK_INT(taildup_new(&fb.env, &e), TAILDUP_OK);
 		snprintf(real2, sizeof(real2), "%s/real2.log", testlib_tmpdir());
 		fb.logged[0] = '\0';
 		taildup_pass(e, true);
@@ -117,10 +118,11 @@ int main(void)
 	 * the pass only, and grows with it): the last path, a link to the
 	 * first, is still found; a later pass sees the link re-pointed. */
 	{
-		struct taildup *c = taildup_new(&fa.env);
+		struct taildup *c = NULL;
 		const char *dir = testlib_tmpdir(); /* a new one at each call */
 		char p[512], l[512];
 
+		CHECK_INT(taildup_new(&fa.env, &c), TAILDUP_OK);
 		taildup_pass(c, true);
 		for (int i = 0; i < 40; i++) {
 			snprintf(p, sizeof(p), "%s/many%02d.log", dir, i);

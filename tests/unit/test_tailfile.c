@@ -25,7 +25,7 @@ static int read_all(struct tailfile *tf, bool final, char *out, size_t outlen, s
 	*nlines = 0;
 	do {
 		buf.used = 0;
-		rc = tailfile_read(tf, &buf, lines, 64, &n, final, st);
+		rc = tailfile_read(tf, &buf, lines, 64, &n, final, st, NULL, 0);
 		for (size_t i = 0; i < n; i++) {
 			CHECK(used + lines[i].len + 1 < outlen);
 			memcpy(out + used, lines[i].bytes, lines[i].len);
@@ -43,7 +43,7 @@ static struct tailfile *open_with(const char *data, size_t max_line, enum tailfi
 	struct tailfile *tf = NULL;
 
 	testlib_write_file(path, data, strlen(data));
-	CHECK_INT(tailfile_open(path, max_line, pol, &tf), 0);
+	CHECK_INT(tailfile_open(path, max_line, pol, &tf, NULL, 0), 0);
 	CHECK_INT(tailfile_start(tf, 0), 0);
 	return tf;
 }
@@ -143,7 +143,7 @@ static void test_split_utf8(void)
 	char out[1024];
 	struct tailfile *tf = open_with(data, 16, TAILFILE_SPLIT);
 
-	CHECK_INT(tailfile_read(tf, &buf, lines, 16, &n, false, &st), TAILFILE_EOF);
+	CHECK_INT(tailfile_read(tf, &buf, lines, 16, &n, false, &st, NULL, 0), TAILFILE_EOF);
 	CHECK_INT(n, 5);
 	CHECK_INT(lines[1].len, 14);
 	CHECK_INT(lines[1].after.v[0], 20);
@@ -195,7 +195,7 @@ static void test_fingerprint(void)
 	tf = open_with(data, 100, TAILFILE_SPLIT);
 	do {
 		buf.used = 0;
-		rc = tailfile_read(tf, &buf, lines, 16, &n, false, &st);
+		rc = tailfile_read(tf, &buf, lines, 16, &n, false, &st, NULL, 0);
 		for (size_t i = 0; i < n; i++) {
 			int64_t end = lines[i].after.v[0];
 			size_t fl = end < TAILID_FP_MAX ? (size_t)end : TAILID_FP_MAX;
@@ -245,10 +245,13 @@ static void test_start_at_end(void)
 static void test_not_regular(void)
 {
 	struct tailfile *tf = (struct tailfile *)1;
+	char why[128] = "";
 
-	CHECK_INT(tailfile_open("/", 100, TAILFILE_SPLIT, &tf), -EINVAL);
+	CHECK_INT(tailfile_open("/", 100, TAILFILE_SPLIT, &tf, NULL, 0), TAILFILE_ERR_NOTREG);
 	CHECK(tf == NULL);
-	CHECK(tailfile_open("/nonexistent/file", 100, TAILFILE_SPLIT, &tf) < 0);
+	CHECK_INT(tailfile_open("/nonexistent/file", 100, TAILFILE_SPLIT, &tf, why, sizeof(why)),
+	          TAILFILE_ERR_NOENT);
+	CHECK(strcmp(why, strerror(ENOENT)) == 0); /* the text users see in the log */
 	tailfile_close(NULL);
 }
 
@@ -257,7 +260,8 @@ static void test_pseudo(void)
 {
 	struct tailfile *tf = (struct tailfile *)1;
 
-	CHECK_INT(tailfile_open("/proc/loadavg", 100, TAILFILE_SPLIT, &tf), -ENODATA);
+	CHECK_INT(tailfile_open("/proc/loadavg", 100, TAILFILE_SPLIT, &tf, NULL, 0),
+	          TAILFILE_ERR_PSEUDO);
 	CHECK(tf == NULL);
 	tf = open_with("", 100, TAILFILE_SPLIT);
 	CHECK(tf != NULL);
@@ -310,7 +314,7 @@ static void test_chunks(void)
 	}
 	data[--len] = '\0'; /* the last line has no terminator */
 	tf = open_with(data, BIG, TAILFILE_SPLIT);
-	CHECK_INT(tailfile_read(tf, &buf, lines, 16, &n, true, &st), TAILFILE_EOF);
+	CHECK_INT(tailfile_read(tf, &buf, lines, 16, &n, true, &st, NULL, 0), TAILFILE_EOF);
 	CHECK_INT(n, 5);
 	for (size_t i = 0; i < n && i < 5; i++) {
 		CHECK_INT(lines[i].len, sizes[i]);
@@ -347,7 +351,7 @@ static void test_skip_rest(void)
 	CHECK_INT(bytes, len);
 	CHECK_INT(lines, 5); /* x..x, l1, l2, "", tail */
 	CHECK_INT(tailfile_pos(tf), len);
-	CHECK_INT(tailfile_open(path, HEAD + 10, TAILFILE_SPLIT, &read), 0);
+	CHECK_INT(tailfile_open(path, HEAD + 10, TAILFILE_SPLIT, &read, NULL, 0), 0);
 	CHECK_INT(tailfile_start(read, 0), 0);
 	{
 		struct tailline l[8];
@@ -355,7 +359,7 @@ static void test_skip_rest(void)
 		struct tailbuf buf = {.mem = mem, .cap = 2 * (HEAD + 64)};
 
 		CHECK(mem != NULL);
-		CHECK_INT(tailfile_read(read, &buf, l, 8, &n, true, &st), TAILFILE_EOF);
+		CHECK_INT(tailfile_read(read, &buf, l, 8, &n, true, &st, NULL, 0), TAILFILE_EOF);
 		CHECK_INT(n, 5);
 		free(mem);
 	}
@@ -405,7 +409,7 @@ static void test_lines_between_compressed(void)
 	snprintf(gzpath, sizeof(gzpath), "%s.1.gz", path);
 	testlib_write_file(gzpath, gz, zs.total_out);
 	deflateEnd(&zs);
-	CHECK_INT(tailfile_open(gzpath, 100, TAILFILE_SPLIT, &tf), 0);
+	CHECK_INT(tailfile_open(gzpath, 100, TAILFILE_SPLIT, &tf, NULL, 0), 0);
 	CHECK_INT(tailfile_start(tf, 0), 0);
 	{
 		struct tailline l[64];
@@ -413,7 +417,7 @@ static void test_lines_between_compressed(void)
 
 		do { /* some of it, as a reader paused by a full queue */
 			buf.used = 0;
-			CHECK(tailfile_read(tf, &buf, l, 64, &n, false, &st) >= 0);
+			CHECK(tailfile_read(tf, &buf, l, 64, &n, false, &st, NULL, 0) >= 0);
 			total += n;
 		} while (n > 0 && total < 1000);
 	}
@@ -422,7 +426,7 @@ static void test_lines_between_compressed(void)
 	CHECK_INT(lines, total);
 	CHECK_INT(tailfile_lines_between(tf, 120, 240, &lines), 0);
 	CHECK_INT(lines, 10);
-	CHECK_INT(tailfile_lines_between(tf, 0, (int64_t)len + 12, &lines), -EIO);
+	CHECK_INT(tailfile_lines_between(tf, 0, (int64_t)len + 12, &lines), TAILFILE_ERR_SHORT);
 	tailfile_close(tf);
 	unlink(gzpath);
 	free(plain);
@@ -442,12 +446,12 @@ static void test_end_after_a_read_stopped_by_max(void)
 	struct tailfile *tf = open_with("a\nb\nc\n", 100, TAILFILE_SPLIT);
 	size_t n;
 
-	CHECK_INT(tailfile_read(tf, &buf, l, 1, &n, false, &st), TAILFILE_MORE);
+	CHECK_INT(tailfile_read(tf, &buf, l, 1, &n, false, &st, NULL, 0), TAILFILE_MORE);
 	CHECK_INT(n, 1);
 	CHECK_INT(tailfile_pos(tf), 2);
 	CHECK_INT(tailfile_end(tf), -1); /* b and c are lines, not a partial one */
 	buf.used = 0;
-	CHECK_INT(tailfile_read(tf, &buf, l, 4, &n, false, &st), TAILFILE_EOF);
+	CHECK_INT(tailfile_read(tf, &buf, l, 4, &n, false, &st, NULL, 0), TAILFILE_EOF);
 	CHECK_INT(n, 2);
 	CHECK_INT(tailfile_end(tf), 6);
 	tailfile_close(tf);

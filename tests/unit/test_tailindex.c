@@ -25,9 +25,10 @@ static size_t count_wd(const struct tailindex *x, int wd)
 
 static void names(void)
 {
-	struct tailindex *x = tailindex_new();
+	struct tailindex *x = NULL;
 	long i;
 
+	CHECK_INT(tailindex_new(&x), TAILINDEX_OK);
 	CHECK(tailindex_add(x, 0, "/var/log", "a.log", "/var/log/a.log") == 0);
 	CHECK(tailindex_add(x, 1, "/var/log", "b.log", "/var/log/b.log") == 0);
 	/* another path, same name */
@@ -55,9 +56,10 @@ static void names(void)
 
 static void watches(void)
 {
-	struct tailindex *x = tailindex_new();
+	struct tailindex *x = NULL;
 	unsigned seed = 7;
 
+	CHECK_INT(tailindex_new(&x), TAILINDEX_OK);
 	for (size_t i = 0; i < N; i++) {
 		CHECK(tailindex_add(x, i, "/d", "f", "d/f") == 0);
 		model[i] = -1;

@@ -161,7 +161,8 @@ static void test_new_then_rotations_while_stopped(void)
 
 	put("app.log", "a1\na2\n", "w");
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "a1|a2|");
 	saved = strdup(offset_of_last());
 	tailstream_free(s);
@@ -173,7 +174,8 @@ static void test_new_then_rotations_while_stopped(void)
 	mv("app.log", "app.log.1");
 	put("app.log", "c1\n", "w");
 	committed_json = saved;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "a3|b1|c1|");
 	CHECK_INT(ctx.nopen, 1);
 	tailstream_free(s);
@@ -188,7 +190,8 @@ static void test_copytruncate_while_running(void)
 
 	put("ct.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/ct.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	/* logrotate copytruncate: the copy holds a line skiff had not read */
 	put("ct.log", "x3\n", "a");
@@ -207,7 +210,8 @@ static void test_partial_line_at_rotation(void)
 
 	put("p.log", "p1\nno-newline", "w");
 	snprintf(logpath, sizeof(logpath), "%s/p.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "p1|");
 	mv("p.log", "p.log.1");
 	put("p.log", "q1\n", "w");
@@ -225,7 +229,8 @@ static void test_replaced_while_stopped(void)
 	put("r.log", "old1\nold2\nold3\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/r.log", dir);
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "old1|old2|old3|");
 	saved = strdup(offset_of_last());
 	tailstream_free(s);
@@ -233,7 +238,8 @@ static void test_replaced_while_stopped(void)
 	put("r.log", "new-1\nnew-2\nnew-3\nnew-4\n", "w");
 	committed_json = saved;
 	counted[0] = '\0';
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "new-1|new-2|new-3|new-4|");
 	CHECK(strstr(counted, "fingerprint_resets+1") != NULL);
 	tailstream_free(s);
@@ -263,7 +269,8 @@ static void test_inode_reused_after_stop(void)
 	put("ir.log", "a1\na2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/ir.log", dir);
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "a1|a2|");
 	CHECK(tailpos_parse(offset_of_last(), &p) == 0 && p.has_born);
 	tailstream_free(s);
@@ -287,7 +294,8 @@ static void test_inode_reused_after_stop(void)
 	         (long long)p.fplen, (long long)p.born);
 	committed_json = saved;
 	counted[0] = '\0';
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "b1|c1|d1-and-more|");
 	CHECK(strstr(counted, "files_gone_unread+1") != NULL);
 	tailstream_free(s);
@@ -304,7 +312,8 @@ static void test_successor_read_at_once(void)
 	ctx.rotate_wait_ms = 5000;
 	put("w.log", "a1\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/w.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "a1|");
 	mv("w.log", "w.log.1");
 	put("w.log", "b1\n", "w");
@@ -329,7 +338,8 @@ static void test_many_rotations_while_behind(void)
 	ctx.rotate_wait_ms = 5000;
 	put("rf.log", "f0\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/rf.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "f0|");
 	for (int r = 1; r <= 20; r++) {
 		for (int k = 5; k >= 1; k--) {
@@ -366,7 +376,8 @@ static void test_file_deleted_before_opened_is_counted(void)
 	ctx.rotate_wait_ms = 5000;
 	put("many.log", "m0\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/many.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "m0|");
 	for (int r = 1; r <= 70; r++) {
 		snprintf(name, sizeof(name), "many.log.%d", r);
@@ -400,7 +411,8 @@ static void test_backlog_over_the_chain(void)
 	snprintf(logpath, sizeof(logpath), "%s/bl.log", dir);
 	put("bl.log", "a1\na2\n", "w");
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK(!tailstream_backlog(s, &bytes)); /* not looked at yet */
 	tailstream_check(s, mono_ms());
 	CHECK(tailstream_backlog(s, &bytes));
@@ -417,7 +429,8 @@ static void test_backlog_over_the_chain(void)
 	mv("bl.log", "bl.log.1");
 	put("bl.log", "c1--\npart", "w");
 	committed_json = saved;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	tailstream_check(s, mono_ms());
 	CHECK(tailstream_backlog(s, &bytes));
 	CHECK_INT(bytes, 3 + 4 + 9);
@@ -477,7 +490,8 @@ static void check_damaged(enum gz_damage da, enum gz_damage db, const char *want
 	snprintf(logpath, sizeof(logpath), "%s/z.log", dir);
 	put("z.log", "a1\n", "w");
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "a1|");
 	saved = strdup(offset_of_last());
 	tailstream_free(s);
@@ -488,7 +502,8 @@ static void check_damaged(enum gz_damage da, enum gz_damage db, const char *want
 	put("z.log", "c1\n", "w");
 	committed_json = saved;
 	counted[0] = '\0';
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), want);
 	CHECK(strstr(counted, "compressed_cut_short+1 ") != NULL);
 	once = strstr(counted, "cut_short");
@@ -546,7 +561,8 @@ static void test_backup_older_than_compressed_while_running(void)
 
 	snprintf(logpath, sizeof(logpath), "%s/bk.log", dir);
 	put("bk.log", "a1\n", "w");
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "a1|");
 	mv("bk.log", "bk.log.1");
 	put("bk.log", "b1\n", "w");
@@ -579,7 +595,8 @@ static void test_backup_older_than_gone_offset_file(void)
 	snprintf(logpath, sizeof(logpath), "%s/bk2.log", dir);
 	committed_json = NULL;
 	put("bk2.log", "b1\n", "w");
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "b1|");
 	mv("bk2.log", "bk2.log-2026120500.backup");
 	put("bk2.log", "u1\n", "w");
@@ -592,7 +609,8 @@ static void test_backup_older_than_gone_offset_file(void)
 	put("bk2.log", "w1\n", "w");
 	rm("bk2.log.2.gz"); /* U's copy: `rotate 1` */
 	committed_json = saved;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "v1|w1|");
 	tailstream_free(s);
 	CHECK_INT(ctx.nopen, 0);
@@ -614,7 +632,9 @@ static void test_compressed_offset_floor_unknown(void)
 	committed_json = NULL;
 	put("fz.keep", "n1\n", "w");
 	put_gz("fz.log.2.gz", "o1\no2\n", GZ_GOOD);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, TAILSTREAM_HISTORY);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json,
+	                         TAILSTREAM_HISTORY, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "o1|o2|");
 	saved = strdup(offset_of_last());
 	CHECK(strstr(saved, "\"after\":1") != NULL);
@@ -624,7 +644,8 @@ static void test_compressed_offset_floor_unknown(void)
 	mv("fz.keep", "fz.log.1");
 	put("fz.log", "c1\n", "w");
 	committed_json = saved;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "p1|n1|c1|");
 	tailstream_free(s);
 	CHECK_INT(ctx.nopen, 0);
@@ -645,7 +666,8 @@ static void test_held_budget(void)
 	ctx.rotate_wait_ms = 5000;
 	put("h.log", "h0a\nh0b\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/h.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "h0a|h0b|");
 	CHECK_INT(ctx.held_files, 0);
 	mv("h.log", "h.log.1");
@@ -692,7 +714,8 @@ static void test_two_compressed_copytruncates_unseen(void)
 
 	put("cz.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/cz.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	/* Born after skiff opened cz.log as the file system's coarse clock
 	 * tells (a copy is looked for among those made since). */
@@ -732,7 +755,8 @@ static void test_copytruncates_unseen_while_paused(void)
 
 	put("pz.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/pz.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	/* Seen: the copy is held, the file at the path waits behind it. */
@@ -778,7 +802,8 @@ static void test_copytruncate_copy_gone_while_paused(void)
 
 	put("qz.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/qz.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("qz.log", "x3\n", "a");
@@ -829,7 +854,8 @@ static void test_copytruncate_after_the_clock_stepped_back(void)
 
 	put("cb.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/cb.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("cb.log", "x3\n", "a");
@@ -879,7 +905,8 @@ static void test_copytruncate_copies_heard_made_and_gone(void)
 
 	put("hz.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/hz.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("hz.log", "x3\n", "a");
@@ -957,7 +984,8 @@ static void test_copytruncate_read_past_the_copy(void)
 		used += (size_t)snprintf(big + used, sizeof(big) - used, "x%02d%096d\n", i, 0);
 	put("oz.log", big, "w");
 	snprintf(logpath, sizeof(logpath), "%s/oz.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK(strlen(drain(s)) == 11 * 100);
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("oz.log", "x11\n", "a");
@@ -985,7 +1013,8 @@ static void test_copytruncates_right_after_one_seen(void)
 
 	put("rz.log", "x1\nx2\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/rz.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "x1|x2|");
 	nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
 	put("rz.log", "x3\n", "a");
@@ -1028,7 +1057,8 @@ static void test_closing_counts_held_deleted_files(void)
 	ctx.rotate_wait_ms = 5000;
 	put("c.log", "c0\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/c.log", dir);
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "c0|");
 	mv("c.log", "c.log.1");
 	put("c.log", "c1a\nc1b\n", "w");
@@ -1065,7 +1095,8 @@ static char *stopped_offset(const char *base)
 
 	put(base, "a1\na2\n", "w");
 	committed_json = NULL;
-	s_ct = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s_ct),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s_ct), "a1|a2|");
 	saved = malloc(300);
 	CHECK(saved != NULL);
@@ -1108,7 +1139,8 @@ static void test_copytruncated_while_stopped_copy_gone(void)
 	committed_json = saved;
 	counted[0] = '\0';
 	logged[0] = '\0';
-	s_ct = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s_ct),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s_ct), "b1|b2|c1|d1|");
 	CHECK(strstr(counted, "bytes_unread_lost+3 ") != NULL);
 	CHECK(strstr(counted, "files_gone_unread+1 ") != NULL);
@@ -1138,7 +1170,8 @@ static void test_copytruncated_while_stopped_copy_compressed(void)
 	put("cu.log", "c1\n", "a");
 	committed_json = saved;
 	counted[0] = '\0';
-	s_ct = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s_ct),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s_ct), "a3|b1|b2|c1|");
 	CHECK(strstr(counted, "lost") == NULL && strstr(counted, "gone") == NULL);
 	tailstream_free(s_ct);
@@ -1160,7 +1193,8 @@ static void test_connect_offset_truncated(void)
 	put("cn.log.1", "old1\n", "w");
 	put("cn.log", "b1\n", "w");
 	committed_json = "{\"position\":6}";
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "b1|");
 	tailstream_free(s);
 	committed_json = NULL;
@@ -1181,7 +1215,8 @@ static void test_stop_counts_a_file_let_go_while_its_records_wait(void)
 	put("w.log", "w0\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/w.log", dir);
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "w0|");
 	saved = strdup(offset_of_last()); /* w0 acknowledged */
 	put("w.log", "w1\n", "a");
@@ -1227,7 +1262,8 @@ static void test_stop_names_the_copy_holding_the_unacknowledged(void)
 	put("t.log", "t0\n", "w");
 	snprintf(logpath, sizeof(logpath), "%s/t.log", dir);
 	committed_json = NULL;
-	s = tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0);
+	CHECK_INT(tailstream_new(&ctx, logpath, (struct partition *)&committed_json, 0, &s),
+	          TAILSTREAM_OK);
 	CHECK_STR(drain(s), "t0|");
 	saved = strdup(offset_of_last()); /* t0 acknowledged */
 	put("t.log", "t1\n", "a");

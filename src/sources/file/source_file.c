@@ -813,10 +813,8 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 	f->buf.mem = malloc(f->buf.cap);
 	f->lines = calloc(MAX_LINES, sizeof(*f->lines));
 	f->offtext = malloc((size_t)MAX_LINES * OFFSET_TEXT);
-	f->dup = taildup_new(env);
-	f->idx = tailindex_new();
-	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL || f->dup == NULL ||
-	    f->idx == NULL)
+	if (f->buf.mem == NULL || f->lines == NULL || f->offtext == NULL ||
+	    taildup_new(env, &f->dup) != 0 || tailindex_new(&f->idx) != 0)
 		goto nomem;
 	if (f->multi != NULL) {
 		/* The records of one poll: one waiting per stream read (each at

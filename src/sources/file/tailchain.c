@@ -294,6 +294,20 @@ static void warn_cut_short(struct tailstream *s, const char *path, const struct 
 	s->c->env->count(s->c->env, "compressed_cut_short", 1);
 }
 
+const char *tailchain_strerror(int rc)
+{
+	switch (rc) {
+	case TAILCHAIN_OK:
+		return "ok";
+	case TAILCHAIN_MOVED:
+		return "renamed since it was listed";
+	case TAILCHAIN_CUT_SHORT:
+		return "compressed, its data ending before the position";
+	default:
+		return "cannot be opened, or shorter than the position";
+	}
+}
+
 /* Opens path into the chain at index at, starting at pos. expect: the file
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. Returns 0, -2 when the path names another
@@ -306,29 +320,30 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	struct tailctx *c = s->c;
 	struct tailfile *tf = NULL;
 	bool short_of_pos;
+	char why[256];
 	int rc;
 
 	if (at > s->n)
-		return -1;
+		return TAILCHAIN_ERR;
 	if (c->nopen >= c->max_open && c->make_room(c->opaque, s) != 0 && need_room) {
 		s->no_room = true; /* tailstream_check retries soon */
-		return -1;
+		return TAILCHAIN_ERR;
 	}
 	/* Only now: a stream waiting for a descriptor keeps no chain. */
 	if (chain_room(s) != 0)
-		return -1;
-	rc = tailfile_open(path, c->max_line, c->policy, &tf);
+		return TAILCHAIN_ERR;
+	rc = tailfile_open(path, c->max_line, c->policy, &tf, why, sizeof(why));
 	if (expect != NULL &&
-	    (rc == -ENOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
+	    (rc == TAILFILE_ERR_NOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
 		tailfile_close(tf);
-		return -2;
+		return TAILCHAIN_MOVED;
 	}
 	short_of_pos = rc == 0 && tailfile_start(tf, pos) != 0;
 	if (short_of_pos && tailfile_compressed(tf)) {
 		/* Found by its first bytes: it is the file, damaged before pos. */
 		warn_cut_short(s, path, tf, pos);
 		tailfile_close(tf);
-		return -3;
+		return TAILCHAIN_CUT_SHORT;
 	}
 	if (short_of_pos) {
 		/* Not the file the position was taken in: a newer file that got
@@ -339,18 +354,16 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		            "file, or truncated): skipped",
 		            path, (long long)tailfile_size(tf), (long long)pos);
 		tailfile_close(tf);
-		return -1;
+		return TAILCHAIN_ERR;
 	}
 	if (rc != 0) {
-		if ((rc == -EINVAL || rc == -ENODATA) && strcmp(path, s->path) == 0)
-			note_irregular(s, rc == -ENODATA);
-		else if (rc != -ENOENT)
-			c->env->log(c->env, LOG_WARN, "%s: %s", path,
-			            rc == -EINVAL    ? "not a regular file"
-			            : rc == -ENODATA ? "not a log (a pseudo file)"
-			                             : strerror(-rc));
+		if ((rc == TAILFILE_ERR_NOTREG || rc == TAILFILE_ERR_PSEUDO) &&
+		    strcmp(path, s->path) == 0)
+			note_irregular(s, rc == TAILFILE_ERR_PSEUDO);
+		else if (rc != TAILFILE_ERR_NOENT)
+			c->env->log(c->env, LOG_WARN, "%s: %s", path, why);
 		tailfile_close(tf);
-		return -1;
+		return TAILCHAIN_ERR;
 	}
 	if (strcmp(path, s->path) == 0)
 		s->irregular_logged = false; /* a log again: say it if that changes */
@@ -377,7 +390,7 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		            : copy                  ? "copy"
 		                                    : "rotated",
 		            s->path);
-	return 0;
+	return TAILCHAIN_OK;
 }
 
 int tailchain_add(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
@@ -643,7 +656,7 @@ static int add_next(struct tailstream *s, const struct tailscan_entry *e,
 
 	if (rc == 0 && floor != NULL)
 		tailchain_set_floor(s, s->n - 1, floor);
-	return rc == -2 ? -1 : 0;
+	return rc == TAILCHAIN_MOVED ? -1 : 0;
 }
 
 /* One listing's worth of tailchain_extend_z(). Returns 0, or -1 when a file
@@ -695,7 +708,7 @@ static int extend_once(struct tailstream *s, const struct tailid *after, const s
 	 * one that did not fit. */
 	if (rc == 0 && first_out == SIZE_MAX && has_live && !tailchain_has(s, &live) &&
 	    s->n + 1 < chain_max(s) &&
-	    tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == -2)
+	    tailchain_add_as(s, s->n, s->path, 0, false, false, &live) == TAILCHAIN_MOVED)
 		rc = -1;
 	if (s->n > 0 && !(has_live && tailid_same(tailfile_id(s->chain[s->n - 1].tf), &live)))
 		s->moved = true; /* more to find later, or the path is gone */

@@ -8,6 +8,7 @@
 
 #include "sources/file/tailscan.h"
 #include "sources/file/tailstream.h"
+#include "util/err.h"
 
 /* Rotated files a look may open beyond max.held.files before the budget
  * lets go of the oldest deleted ones (tailstream_drop_first): one listing's
@@ -94,17 +95,29 @@ struct tailstream {
 };
 _Static_assert(sizeof(struct tailstream) == 232, "the size its comment claims");
 
+/* What tailchain_add_as returns (util/err.h). */
+enum {
+	TAILCHAIN_OK = 0,
+	TAILCHAIN_ERR = -1,       /* cannot be opened, or shorter than pos (logged) */
+	TAILCHAIN_MOVED = -2,     /* another file, or none, at the path by now */
+	TAILCHAIN_CUT_SHORT = -3, /* compressed, its data ending before pos (logged) */
+};
+
+/* A short text for a TAILCHAIN_* code. */
+const char *tailchain_strerror(int rc);
+
 /* True when a file of the chain is the inode id. */
 bool tailchain_has(const struct tailstream *s, const struct tailid *id);
 
 /* Opens path into the chain at index at, starting at pos. expect: the file
  * a listing found there (NULL: any), since a rotation may rename files
  * between a listing and the open. copy: a copytruncate copy (done at its
- * end). need_room: fail rather than exceed max.open.files. Returns 0, -2
- * when the path names another file than expect, or nothing, by now
- * (logrotate renaming it: list again), -3 (logged, counted in
- * compressed_cut_short) when it is compressed and its data ends early before
- * pos, or -1 (logged) when it cannot be opened or is shorter than pos. */
+ * end). need_room: fail rather than exceed max.open.files. Returns
+ * TAILCHAIN_OK, TAILCHAIN_MOVED when the path names another file than
+ * expect, or nothing, by now (logrotate renaming it: list again),
+ * TAILCHAIN_CUT_SHORT (logged, counted in compressed_cut_short) when it is
+ * compressed and its data ends early before pos, or TAILCHAIN_ERR (logged)
+ * when it cannot be opened or is shorter than pos. */
 int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t pos, bool copy,
                      bool need_room, const struct tailid *expect);
 /* tailchain_add_as with any file at path. */

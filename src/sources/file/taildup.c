@@ -50,17 +50,31 @@ static struct taildup *all; /* every connector's register */
  * the pass and dropped at its end (note_shared). */
 static struct taildup *passing;
 
-struct taildup *taildup_new(struct source_env *env)
+const char *taildup_strerror(int rc)
+{
+	switch (rc) {
+	case TAILDUP_OK:
+		return "ok";
+	case TAILDUP_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "failed";
+	}
+}
+
+int taildup_new(struct source_env *env, struct taildup **out)
 {
 	struct taildup *d = calloc(1, sizeof(*d));
 
+	*out = NULL;
 	if (d == NULL)
-		return NULL;
+		return TAILDUP_ERR_NOMEM;
 	d->env = env;
 	hash_init(&d->aliasidx);
 	d->next = all;
 	all = d;
-	return d;
+	*out = d;
+	return TAILDUP_OK;
 }
 
 /* Drops the pass's index. */

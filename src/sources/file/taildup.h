@@ -17,13 +17,23 @@
 #define SKIFF_TAILDUP_H
 
 #include "core/source.h"
+#include "util/err.h"
 
 struct taildup;
 
+enum {
+	TAILDUP_OK = 0,
+	TAILDUP_ERR = -1,       /* failed */
+	TAILDUP_ERR_NOMEM = -2, /* out of memory */
+};
+
+/* A short text for a TAILDUP_* code. */
+const char *taildup_strerror(int rc);
+
 /* A connector's register, known to the others until taildup_free. env: the
- * connector's (logs, counts, its name), borrowed. Returns NULL when out of
- * memory. */
-struct taildup *taildup_new(struct source_env *env);
+ * connector's (logs, counts, its name), borrowed. Returns 0 and *out, or
+ * TAILDUP_ERR_NOMEM (*out NULL). */
+int taildup_new(struct source_env *env, struct taildup **out);
 
 /* Decides about path, not yet tailed by d's connector: returns true when
  * another path of the same connector names the same file (skip it; said

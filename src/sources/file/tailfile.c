@@ -6,10 +6,41 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+const char *tailfile_strerror(int rc)
+{
+	switch (rc) {
+	case TAILFILE_OK:
+		return "ok";
+	case TAILFILE_MORE:
+		return "more to read";
+	case TAILFILE_ERR_NOMEM:
+		return "out of memory";
+	case TAILFILE_ERR_NOENT:
+		return "no such file";
+	case TAILFILE_ERR_NOTREG:
+		return "not a regular file";
+	case TAILFILE_ERR_PSEUDO:
+		return "not a log (a pseudo file)";
+	case TAILFILE_ERR_SHORT:
+		return "shorter than what was read from it";
+	default:
+		return "a system call failed";
+	}
+}
+
+/* The code for a system call's errno e, its text in errbuf (may be NULL). */
+static int code_of(int e, char *errbuf, size_t errlen)
+{
+	if (errbuf != NULL && errlen > 0)
+		snprintf(errbuf, errlen, "%s", strerror(e));
+	return e == ENOMEM ? TAILFILE_ERR_NOMEM : e == ENOENT ? TAILFILE_ERR_NOENT : TAILFILE_ERR;
+}
 
 struct tailfile {
 	int fd;
@@ -56,8 +87,8 @@ static bool reads_past_size(int fd)
 }
 
 /* A file named and made like a compressed one (app.log.1.gz) is read
- * through tailz: its positions count uncompressed bytes. Returns 0 or a
- * negative errno. */
+ * through tailz: its positions count uncompressed bytes. Returns 0,
+ * TAILFILE_ERR_NOMEM or TAILFILE_ERR. */
 static int open_compressed(struct tailfile *tf, int fd, const char *path, size_t max_line)
 {
 	enum tailz_format f = tailz_named(path) ? tailz_detect(fd) : TAILZ_NONE;
@@ -67,7 +98,7 @@ static int open_compressed(struct tailfile *tf, int fd, const char *path, size_t
 		return 0;
 	/* Room for a whole line and its terminator in one read. */
 	rc = tailz_open(fd, f, max_line + 2 + 65536, &tf->z);
-	return rc == 0 ? 0 : rc == TAILZ_ERR_NOMEM ? -ENOMEM : -EIO;
+	return rc == 0 ? TAILFILE_OK : rc == TAILZ_ERR_NOMEM ? TAILFILE_ERR_NOMEM : TAILFILE_ERR;
 }
 
 /* pread, or the uncompressed bytes of a compressed file: len bytes, fewer
@@ -104,7 +135,7 @@ static int start_compressed(struct tailfile *tf, int64_t pos, int64_t n, size_t 
 }
 
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
-                  struct tailfile **out)
+                  struct tailfile **out, char *errbuf, size_t errlen)
 {
 	struct tailfile *tf = NULL;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -112,28 +143,32 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 
 	*out = NULL;
 	if (fd < 0)
-		return -errno;
+		return code_of(errno, errbuf, errlen);
 	tf = calloc(1, sizeof(*tf));
 	if (tf == NULL || (tf->path = strdup(path)) == NULL) {
-		err = -ENOMEM;
+		err = code_of(ENOMEM, errbuf, errlen);
 		goto fail;
 	}
 	if (tailid_of_fd(fd, &tf->id) != 0) {
-		err = -errno;
+		err = code_of(errno, errbuf, errlen);
 		goto fail;
 	}
 	if (!tf->id.regular) {
-		err = tf->id.pseudo ? -ENODATA : -EINVAL;
+		err = tf->id.pseudo ? TAILFILE_ERR_PSEUDO : TAILFILE_ERR_NOTREG;
+		snprintf(errbuf, errlen, "%s", tailfile_strerror(err));
 		goto fail;
 	}
 	if (tf->id.size == 0 && reads_past_size(fd)) {
-		err = -ENODATA; /* a pseudo file elsewhere (FUSE, ...) */
+		err = TAILFILE_ERR_PSEUDO; /* a pseudo file elsewhere (FUSE, ...) */
+		snprintf(errbuf, errlen, "%s", tailfile_strerror(err));
 		goto fail;
 	}
-	if ((err = open_compressed(tf, fd, path, max_line)) != 0)
+	if ((err = open_compressed(tf, fd, path, max_line)) != 0) {
+		snprintf(errbuf, errlen, "%s", strerror(err == TAILFILE_ERR_NOMEM ? ENOMEM : EIO));
 		goto fail;
+	}
 	if (tailmark_new(tf->id.born, &tf->mark) != 0) {
-		err = -ENOMEM;
+		err = code_of(ENOMEM, errbuf, errlen);
 		goto fail;
 	}
 	if (tf->z != NULL) /* until tailchain_set_floor knows better */
@@ -430,7 +465,7 @@ static size_t extract(struct tailfile *tf, struct chunk *c, struct tailline *out
 }
 
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
-                  size_t *n, bool final, struct tailfile_stats *st)
+                  size_t *n, bool final, struct tailfile_stats *st, char *errbuf, size_t errlen)
 {
 	bool whole = tf->z != NULL; /* a compressed file's window: as it was */
 
@@ -447,8 +482,12 @@ int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out
 		got = read_at(tf, buf->mem + buf->used, want, tf->pos, &at_eof);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0)
-			return -errno;
+		if (got < 0) {
+			int e = errno;
+
+			snprintf(errbuf, errlen, "%s: read: %s", tf->path, strerror(e));
+			return code_of(e, NULL, 0);
+		}
 		if (got == 0) {
 			tf->end = tf->pos;
 			return TAILFILE_EOF;
@@ -503,7 +542,7 @@ int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return -errno;
+			return code_of(errno, NULL, 0);
 		if (got == 0)
 			break;
 		*lines += terminators(b, (size_t)got, &cr);
@@ -542,7 +581,10 @@ static int lines_between_compressed(const struct tailfile *tf, int64_t from, int
 		}
 	}
 	tailz_free(z);
-	return rc == 0 ? 0 : rc == TAILZ_ERR_NOMEM ? -ENOMEM : -EIO;
+	return rc == 0                 ? TAILFILE_OK
+	       : rc == TAILZ_ERR_NOMEM ? TAILFILE_ERR_NOMEM
+	       : rc == TAILZ_ERR_SHORT ? TAILFILE_ERR_SHORT
+	                               : TAILFILE_ERR;
 }
 
 int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines)
@@ -560,9 +602,9 @@ int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, 
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return -errno;
+			return code_of(errno, NULL, 0);
 		if (got == 0)
-			return -EIO; /* shorter than what was read from it */
+			return TAILFILE_ERR_SHORT; /* shorter than what was read from it */
 		*lines += terminators(b, (size_t)got, &cr);
 		from += got;
 	}

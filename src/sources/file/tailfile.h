@@ -23,6 +23,7 @@
 #include "core/source.h"
 #include "sources/file/tailid.h"
 #include "sources/file/tailpos.h"
+#include "util/err.h"
 
 /* Bytes before the position a reader remembers (tailfile_still_there). */
 #define TAILFILE_LAST 64
@@ -48,21 +49,33 @@ struct tailfile_stats {
 	uint64_t split, truncated, skipped, partial;
 };
 
-/* Results of tailfile_read besides a negative errno. */
+/* Results of tailfile_read, and the module's error codes (util/err.h). */
 enum {
-	TAILFILE_EOF = 0,  /* everything there was read (a partial line may wait) */
-	TAILFILE_MORE = 1, /* stopped early: out[] or the arena is full */
+	TAILFILE_EOF = 0,         /* everything there was read (a partial line may wait) */
+	TAILFILE_MORE = 1,        /* stopped early: out[] or the arena is full */
+	TAILFILE_OK = 0,          /* tailfile_open and the like: done */
+	TAILFILE_ERR = -1,        /* a system call failed (errbuf: strerror) */
+	TAILFILE_ERR_NOMEM = -2,  /* out of memory */
+	TAILFILE_ERR_NOENT = -3,  /* no file at the path */
+	TAILFILE_ERR_NOTREG = -4, /* not a regular file (a FIFO, directory, device) */
+	TAILFILE_ERR_PSEUDO = -5, /* a pseudo file: its bytes made up at each read */
+	TAILFILE_ERR_SHORT = -6,  /* shorter than what was read from it before */
 };
+
+/* A short text for a TAILFILE_* code. */
+const char *tailfile_strerror(int rc);
 
 struct tailfile;
 
 /* Opens path read-only (following symlinks). Returns 0 and *out (caller owns:
- * tailfile_close), or a negative errno; -EISDIR-like -EINVAL when it is not a
- * regular file, -ENODATA when it is a pseudo file whose bytes are made up at
- * each read (/proc, /sys: tailid's pseudo, or size 0 yet it reads bytes): not
- * a log. The position is 0 until tailfile_start. */
+ * tailfile_close), or TAILFILE_ERR_NOENT when nothing is at path,
+ * TAILFILE_ERR_NOTREG when it is not a regular file, TAILFILE_ERR_PSEUDO when
+ * it is a pseudo file whose bytes are made up at each read (/proc, /sys:
+ * tailid's pseudo, or size 0 yet it reads bytes): not a log,
+ * TAILFILE_ERR_NOMEM, or TAILFILE_ERR; errbuf gets why (strerror, without the
+ * path). The position is 0 until tailfile_start. */
 int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
-                  struct tailfile **out);
+                  struct tailfile **out, char *errbuf, size_t errlen);
 
 /* Starts reading at pos (<= size), recomputing the fingerprint from the file.
  * Returns 0, or -1 when the file is shorter than pos. */
@@ -94,23 +107,26 @@ int64_t tailfile_v3(const struct tailfile *tf);
 /* Reads from the position into buf (from buf->used on), fills out[0..max-1]
  * and sets *n. final: the file will not grow any more (rotated away and
  * quiet): a trailing partial line is shipped as a line (counted in
- * st->partial). Returns TAILFILE_EOF, TAILFILE_MORE or -errno. */
+ * st->partial). Returns TAILFILE_EOF, TAILFILE_MORE, TAILFILE_ERR_NOMEM or
+ * TAILFILE_ERR, with "<path>: read: why" in errbuf. */
 int tailfile_read(struct tailfile *tf, struct tailbuf *buf, struct tailline *out, size_t max,
-                  size_t *n, bool final, struct tailfile_stats *st);
+                  size_t *n, bool final, struct tailfile_stats *st, char *errbuf, size_t errlen);
 
 /* The lines ending in the bytes [from, to) of the file, from and to at
  * line starts (read before: a stop counting what was read but not
  * acknowledged), into *lines. Reads them again with pread (a compressed
  * file decoded again from its start, with a reader of its own, freed
- * before returning); the position does not move. Returns 0 or a negative
- * errno. */
+ * before returning); the position does not move. Returns 0,
+ * TAILFILE_ERR_SHORT when the file is shorter than to, TAILFILE_ERR_NOMEM or
+ * TAILFILE_ERR. */
 int tailfile_lines_between(const struct tailfile *tf, int64_t from, int64_t to, uint64_t *lines);
 
 /* Moves the position to the end of the file (a compressed file: of its
  * uncompressed bytes) without reading lines out, for a file let go unread:
  * *bytes the bytes passed over, *lines the lines among them (a partial
  * last line counts as one). Reads every byte once, in 16 KiB pieces.
- * Returns 0, or a negative errno (the counts then say how far it got). */
+ * Returns 0, or TAILFILE_ERR_NOMEM or TAILFILE_ERR (the counts then say how
+ * far it got). */
 int tailfile_skip_rest(struct tailfile *tf, uint64_t *bytes, uint64_t *lines);
 
 /* Restarts at 0 after a truncation (the fingerprint starts over). */

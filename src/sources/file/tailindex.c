@@ -37,13 +37,21 @@ struct tailindex {
 	size_t nslots, nwd;
 };
 
-struct tailindex *tailindex_new(void)
+const char *tailindex_strerror(int rc)
+{
+	return rc == TAILINDEX_OK ? "ok" : rc == TAILINDEX_ERR_NOMEM ? "out of memory" : "failed";
+}
+
+int tailindex_new(struct tailindex **out)
 {
 	struct tailindex *x = calloc(1, sizeof(*x));
 
-	if (x != NULL)
-		hash_init(&x->names);
-	return x;
+	*out = NULL;
+	if (x == NULL)
+		return TAILINDEX_ERR_NOMEM;
+	hash_init(&x->names);
+	*out = x;
+	return TAILINDEX_OK;
 }
 
 void tailindex_free(struct tailindex *x)

@@ -14,18 +14,25 @@
 #ifndef SKIFF_TAILINDEX_H
 #define SKIFF_TAILINDEX_H
 
+#include "util/err.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 enum {
+	TAILINDEX_OK = 0,
 	TAILINDEX_ERR_NOMEM = -2,
 	TAILINDEX_NONE = -1, /* tailindex_*_first/next: no more */
 };
 
 struct tailindex;
 
-/* An empty index, or NULL when out of memory. */
-struct tailindex *tailindex_new(void);
+/* A short text for a TAILINDEX_ERR_* code. */
+const char *tailindex_strerror(int rc);
+
+/* An empty index. Returns 0 and *out (tailindex_free), or
+ * TAILINDEX_ERR_NOMEM (*out NULL). */
+int tailindex_new(struct tailindex **out);
 
 /* Frees x. Accepts NULL. */
 void tailindex_free(struct tailindex *x);

@@ -4,7 +4,6 @@
 #include "util/jsonint.h"
 #include "sources/file/tailid.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,13 +22,25 @@ static void mark_free(struct src_ref *ref)
 	free(mark_at(ref));
 }
 
+const char *tailpos_strerror(int rc)
+{
+	switch (rc) {
+	case TAILPOS_OK:
+		return "ok";
+	case TAILPOS_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "no usable position";
+	}
+}
+
 int tailmark_new(int64_t born, struct tailmark **out)
 {
 	struct tailmark *m = malloc(sizeof(*m));
 
 	*out = NULL;
 	if (m == NULL)
-		return -ENOMEM;
+		return TAILPOS_ERR_NOMEM;
 	src_ref_init(&m->ref, mark_free);
 	m->born = born;
 	m->after = 0;

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "core/source.h"
+#include "util/err.h"
 
 /* "after" of a compressed file read without knowing the uncompressed file
  * before it: the earliest time, so every uncompressed sibling is later. */
@@ -83,8 +84,18 @@ struct tailmark {
  * words, then over the bytes left (len % 8) one at a time. */
 uint64_t tailpos_tail(const void *bytes, size_t len);
 
+/* The module's error codes (util/err.h). */
+enum {
+	TAILPOS_OK = 0,
+	TAILPOS_ERR = -1,       /* no usable position */
+	TAILPOS_ERR_NOMEM = -2, /* out of memory */
+};
+
+/* A short text for a TAILPOS_* code. */
+const char *tailpos_strerror(int rc);
+
 /* A mark for a file born at born (after 0, done -1), holding one reference.
- * Returns 0 and *out (src_ref_drop), or -ENOMEM. */
+ * Returns 0 and *out (src_ref_drop), or TAILPOS_ERR_NOMEM. */
 int tailmark_new(int64_t born, struct tailmark **out);
 
 /* The mark off refers to (NULL: none). */

@@ -121,12 +121,12 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 	                       : NULL;
 	bool broken = false;
 	struct tailid zid;
-	int rc = -1;
+	int rc = TAILCHAIN_ERR;
 
 	if (copy == NULL && p->has_fp) {
 		/* Its copy compressed since (logrotate's compress): from p on. */
 		copy = add_compressed(s, p, born, &rc, &zid);
-		broken = copy != NULL && rc == -3; /* logged and counted */
+		broken = copy != NULL && rc == TAILCHAIN_CUT_SHORT; /* logged and counted */
 		if (broken)
 			set_unreadable(s, &zid);
 	}
@@ -137,8 +137,8 @@ static void resume_replaced(struct tailstream *s, const struct tailpos *p, const
 	               s->n > 0 || (copy != NULL && !broken)
 	                   ? "finishing its rotated copy first"
 	                   : "reading the copies made after it, then it from the start");
-	if (copy != NULL && rc == -1 && tailchain_add(s, 0, copy, p->pos, true, false) == 0 &&
-	    tail_differs(s, p, copy)) {
+	if (copy != NULL && rc == TAILCHAIN_ERR &&
+	    tailchain_add(s, 0, copy, p->pos, true, false) == 0 && tail_differs(s, p, copy)) {
 		/* A copy made after p's file was replaced: p's is gone, this one
 		 * is read whole, then the rest. */
 		generation_gone(s, p);
@@ -181,13 +181,14 @@ static char *add_compressed(struct tailstream *s, const struct tailpos *p, int64
 {
 	char *z = NULL;
 
-	*rc = -2;
-	for (int tries = 0; *rc == -2 && tries < TAILSCAN_RELIST_TRIES; tries++) {
+	*rc = TAILCHAIN_MOVED;
+	for (int tries = 0; *rc == TAILCHAIN_MOVED && tries < TAILSCAN_RELIST_TRIES; tries++) {
 		free(z);
 		z = tailscan_find_compressed(s->path, ROTATED_DIRS(s), p->fp, p->fplen, born, id);
-		*rc = z != NULL ? tailchain_add_as(s, 0, z, p->pos, true, false, id) : -1;
+		*rc =
+		    z != NULL ? tailchain_add_as(s, 0, z, p->pos, true, false, id) : TAILCHAIN_ERR;
 	}
-	if (*rc == -2) {
+	if (*rc == TAILCHAIN_MOVED) {
 		free(z); /* renamed under every search: not found */
 		z = NULL;
 	}
@@ -206,7 +207,7 @@ static bool resume_compressed(struct tailstream *s, const struct tailpos *p, str
 	struct tailid id;
 	char *z = NULL;
 	bool broken = false, gone;
-	int rc = -1;
+	int rc = TAILCHAIN_ERR;
 
 	/* Its inode given to a newer file does not make it still there. */
 	gone = plain == NULL || tailid_of_path(plain, &id) != 0 || !same_file(&id, p);
@@ -218,7 +219,7 @@ static bool resume_compressed(struct tailstream *s, const struct tailpos *p, str
 			               "%s: the file of the stored offset was compressed "
 			               "since: finishing %s",
 			               s->path, z);
-		broken = rc == -3;
+		broken = rc == TAILCHAIN_CUT_SHORT;
 	} else if (gone && !p->finished &&
 	           (z = tailscan_find_undecodable(s->path, ROTATED_DIRS(s), born, zid)) != NULL) {
 		/* Not one byte decodes: by logrotate's order, its copy. */
@@ -350,7 +351,8 @@ static void resume_moved(struct tailstream *s, const struct tailpos *p, bool reu
 		free(moved);
 		moved = NULL;
 	}
-	if (moved != NULL && tailchain_add_as(s, 0, moved, p->pos, false, false, &want) == -2) {
+	if (moved != NULL &&
+	    tailchain_add_as(s, 0, moved, p->pos, false, false, &want) == TAILCHAIN_MOVED) {
 		free(moved); /* renamed again meanwhile */
 		moved = tailscan_find_moved(s->path, ROTATED_DIRS(s), p->dev, p->ino);
 		if (moved != NULL)
@@ -535,7 +537,7 @@ static void resume(struct tailstream *s, struct tailpos *used)
 		s->flags &= (uint8_t)~TAILSTREAM_FROM_END;
 		return;
 	}
-	if (tailfile_open(s->path, 1, 0, &live) != 0 && p.finished)
+	if (tailfile_open(s->path, 1, 0, &live, NULL, 0) != 0 && p.finished)
 		return; /* nothing new at the path yet */
 	reused = live != NULL && p.has_id && tailfile_id(live)->dev == p.dev &&
 	         tailfile_id(live)->ino == p.ino && !same_file(tailfile_id(live), &p);

@@ -601,7 +601,7 @@ static int read_lingering(struct tailstream *s, struct tailbuf *buf, struct tail
 		if (*n >= max)
 			return 1;
 		if (size > pos || done)
-			rc = tailfile_read(l->tf, buf, out + *n, max - *n, &got, done, st);
+			rc = tailfile_read(l->tf, buf, out + *n, max - *n, &got, done, st, NULL, 0);
 		for (size_t k = 0; k < got; k++)
 			out[*n + k].after = at;
 		if (got > 0 && tailchain_hold(s->c, at.ref) != 0)
@@ -675,7 +675,7 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 			truncated(s, 0, size);
 
 		rc = tailfile_read(s->chain[0].tf, buf, out + *n, max - *n, &got, s->chain[0].final,
-		                   &st);
+		                   &st, errbuf, errlen);
 		if (got > 0 && tailchain_hold(s->c, out[*n].after.ref) != 0) {
 			snprintf(errbuf, errlen, "%s: out of memory", s->path);
 			count_stats(s, &st);
@@ -683,10 +683,8 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
 		}
 		*n += got;
 		if (rc < 0) {
-			snprintf(errbuf, errlen, "%s: read: %s", tailfile_path(s->chain[0].tf),
-			         strerror(-rc));
 			count_stats(s, &st);
-			return rc == -ENOMEM ? TAILSTREAM_ERR_NOMEM : TAILSTREAM_ERR;
+			return rc == TAILFILE_ERR_NOMEM ? TAILSTREAM_ERR_NOMEM : TAILSTREAM_ERR;
 		}
 		if (rc == TAILFILE_MORE)
 			break;
@@ -862,14 +860,27 @@ void tailstream_drop_first(struct tailstream *s, const char *why)
 
 /* ---- the rest ------------------------------------------------------------ */
 
-struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
-                                  unsigned flags)
+const char *tailstream_strerror(int rc)
+{
+	switch (rc) {
+	case TAILSTREAM_OK:
+		return "ok";
+	case TAILSTREAM_ERR_NOMEM:
+		return "out of memory";
+	default:
+		return "a read failed";
+	}
+}
+
+int tailstream_new(struct tailctx *c, const char *path, struct partition *part, unsigned flags,
+                   struct tailstream **out)
 {
 	size_t len = strlen(path);
 	struct tailstream *s = calloc(1, sizeof(*s) + len + 1);
 
+	*out = NULL;
 	if (s == NULL)
-		return NULL;
+		return TAILSTREAM_ERR_NOMEM;
 	memcpy(s->path, path, len + 1);
 	s->c = c;
 	s->part = part;
@@ -879,9 +890,10 @@ struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct pa
 	s->dir = tailchain_dir(c, path);
 	if (s->dir == NULL) {
 		tailstream_free(s);
-		return NULL;
+		return TAILSTREAM_ERR_NOMEM;
 	}
-	return s;
+	*out = s;
+	return TAILSTREAM_OK;
 }
 
 bool tailstream_idle(const struct tailstream *s)

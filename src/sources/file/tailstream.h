@@ -85,10 +85,11 @@ enum {
 	TAILSTREAM_QUIET = 1 << 2,    /* no "does not exist" warning (glob match) */
 };
 
-/* Creates a stream for path (copied) and partition part. Returns NULL when
- * out of memory. Nothing is opened until tailstream_check. */
-struct tailstream *tailstream_new(struct tailctx *c, const char *path, struct partition *part,
-                                  unsigned flags);
+/* Creates a stream for path (copied) and partition part. Returns 0 and *out
+ * (tailstream_free), or TAILSTREAM_ERR_NOMEM (*out NULL). Nothing is opened
+ * until tailstream_check. */
+int tailstream_new(struct tailctx *c, const char *path, struct partition *part, unsigned flags,
+                   struct tailstream **out);
 
 /* Looks at the disk: opens or resumes the stream when it has no file,
  * notices rotation and growth otherwise. Marks it ready when it should be
@@ -112,9 +113,13 @@ void tailstream_look(struct tailstream *s);
 void tailstream_copy_made(struct tailstream *s);
 
 enum {
+	TAILSTREAM_OK = 0,
 	TAILSTREAM_ERR = -1,       /* a read failed: stops the connector */
 	TAILSTREAM_ERR_NOMEM = -2, /* out of memory */
 };
+
+/* A short text for a TAILSTREAM_ERR* code. */
+const char *tailstream_strerror(int rc);
 
 /* Reads lines of the stream into out[0..max) (pointing into buf; their
  * offsets' marks held in the tailctx until tailctx_release). Returns 1 when

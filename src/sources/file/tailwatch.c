@@ -405,7 +405,7 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	    (struct openlink){FILESRC_NONE, FILESRC_NONE, FILESRC_NONE, false, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
 		return -1;
-	if ((s = tailstream_new(&f->ctx, path, part, flags)) == NULL ||
+	if (tailstream_new(&f->ctx, path, part, flags, &s) != 0 ||
 	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
 	                  tailstream_path(s)) != 0) {
 		tailstream_free(s);
