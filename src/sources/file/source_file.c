@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "sources/file/filesrc.h"
 #include "sources/file/source_file.h"
+#include "sources/file/tailnotice.h"
 #include "sources/file/tailwatch.h"
 #include "core/log.h"
 #include "core/source.h"
@@ -41,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
 #define ARENA_EXTRA (256 * 1024)
@@ -431,10 +431,7 @@ static int file_pollfds(void *ctx, struct pollfd *fds, int max)
 {
 	struct filesrc *f = ctx;
 
-	if (max < 1 || f->ctx.ifd < 0)
-		return 0;
-	fds[0] = (struct pollfd){.fd = f->ctx.ifd, .events = POLLIN};
-	return 1;
+	return f->ctx.notice->fds(f->ctx.nstate, fds, max);
 }
 
 static int64_t file_timeout(void *ctx, int64_t now_ms)
@@ -540,8 +537,7 @@ static void file_close(void *ctx)
 	free(f->rotated_dirs);
 	free(f->patterns);
 	free(f->excludes);
-	if (f->ctx.ifd >= 0)
-		close(f->ctx.ifd);
+	f->ctx.notice->close(f->ctx.nstate);
 	free(f->buf.mem);
 	free(f->lines);
 	free(f->offtext);
@@ -795,7 +791,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		goto nomem;
 	f->env = env;
 	f->ctx.env = env;
-	f->ctx.ifd = -1;
+	f->ctx.notice = &tailnotice_poll; /* until configured: its close takes NULL */
 	f->open_head = f->open_tail = FILESRC_NONE;
 	f->wait_head = f->wait_tail = FILESRC_NONE;
 	f->room_maybe = true;
@@ -827,11 +823,12 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		if (f->recbuf.mem == NULL || f->recs == NULL)
 			goto nomem;
 	}
-	if (!f->poll_mode && (f->ctx.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
-		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)",
-		         strerror(errno));
+	f->ctx.notice = f->poll_mode ? &tailnotice_poll : &tailnotice_inotify;
+	rc = f->ctx.notice->open(&f->ctx.nstate, errbuf, errlen);
+	if (rc == TAILNOTICE_ERR_NOMEM)
+		goto nomem;
+	if (rc != TAILNOTICE_OK)
 		goto fail;
-	}
 	if (held_open(f) != 0)
 		goto nomem;
 	if (tailwatch_initial_streams(f, c.file, c.read_from == FILE_FROM_END) != 0)
