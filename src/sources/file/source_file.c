@@ -312,6 +312,14 @@ static void held_snapshot(struct filesrc *f, int64_t now, bool closing)
 	f->held_warned = rc != 0;
 }
 
+/* The next rescan, or the watch backend's next pass when sooner. */
+static int64_t next_due(const struct filesrc *f)
+{
+	int64_t d = f->ctx.notice->deadline(f->ctx.nstate);
+
+	return d >= 0 && d < f->next_rescan ? d : f->next_rescan;
+}
+
 /* The ms until held_snapshot wants a turn, earlier than t (absolute). */
 static int64_t held_due(const struct filesrc *f, int64_t now, int64_t t)
 {
@@ -422,7 +430,7 @@ static int64_t file_watch(void *ctx, int64_t now)
 	}
 	tailwatch_budget(f);
 	held_snapshot(f, now, false);
-	t = f->poll_mode && f->next_poll < f->next_rescan ? f->next_poll : f->next_rescan;
+	t = next_due(f);
 	t = held_due(f, now, t);
 	return t > now ? t - now : 0;
 }
@@ -437,10 +445,8 @@ static int file_pollfds(void *ctx, struct pollfd *fds, int max)
 static int64_t file_timeout(void *ctx, int64_t now_ms)
 {
 	struct filesrc *f = ctx;
-	int64_t t = f->next_rescan;
+	int64_t t = next_due(f);
 
-	if (f->poll_mode && f->next_poll < t)
-		t = f->next_poll;
 	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
 		size_t i = tailindex_marked(f->idx, k); /* an unmarked one has no deadline */
 		int64_t d = tailstream_deadline(f->streams[i]);
@@ -666,7 +672,7 @@ static int configure(struct filesrc *f, const struct config_section *cfg, const 
 	f->ctx.max_open = (size_t)c->max_open;
 	f->ctx.max_held_files = (size_t)c->max_held_files;
 	f->ctx.max_held_bytes = c->max_held_bytes;
-	f->poll_mode = c->watch == FILE_WATCH_POLL;
+	f->ctx.notice = c->watch == FILE_WATCH_POLL ? &tailnotice_poll : &tailnotice_inotify;
 	f->poll_ms = c->poll_ms;
 	f->rescan_ms = c->rescan_ms;
 	f->key = c->key;
@@ -823,8 +829,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		if (f->recbuf.mem == NULL || f->recs == NULL)
 			goto nomem;
 	}
-	f->ctx.notice = f->poll_mode ? &tailnotice_poll : &tailnotice_inotify;
-	rc = f->ctx.notice->open(&f->ctx.nstate, errbuf, errlen);
+	rc = f->ctx.notice->open(&f->ctx.nstate, f->poll_ms, errbuf, errlen);
 	if (rc == TAILNOTICE_ERR_NOMEM)
 		goto nomem;
 	if (rc != TAILNOTICE_OK)

@@ -15,15 +15,17 @@
 #define FILE_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
 
 struct tailnotice {
-	int fd; /* the inotify descriptor; -1 for poll */
+	int fd;                /* the inotify descriptor; -1 for poll */
+	int64_t pass_ms, next; /* poll: the stat passes' period, the next one */
 };
 
 /* ---- inotify ------------------------------------------------------------ */
 
-static int in_open(struct tailnotice **out, char *errbuf, size_t errlen)
+static int in_open(struct tailnotice **out, int64_t pass_ms, char *errbuf, size_t errlen)
 {
-	struct tailnotice *n = malloc(sizeof(*n));
+	struct tailnotice *n = calloc(1, sizeof(*n));
 
+	(void)pass_ms;
 	*out = NULL;
 	if (n == NULL) {
 		snprintf(errbuf, errlen, "inotify: %s", strerror(ENOMEM));
@@ -45,6 +47,12 @@ static int in_fds(const struct tailnotice *n, struct pollfd *out, int max)
 		return 0;
 	out[0] = (struct pollfd){.fd = n->fd, .events = POLLIN};
 	return 1;
+}
+
+static int64_t in_deadline(const struct tailnotice *n)
+{
+	(void)n;
+	return -1;
 }
 
 static int in_watch_dir(struct tailnotice *n, const char *dir, bool writes)
@@ -88,11 +96,12 @@ static unsigned what_of(uint32_t mask)
 	return what;
 }
 
-static void in_drain(struct tailnotice *n, tailnotice_fn fn, void *arg)
+static void in_drain(struct tailnotice *n, int64_t now, tailnotice_fn fn, void *arg)
 {
 	char evbuf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t got;
 
+	(void)now;
 	while ((got = read(n->fd, evbuf, sizeof(evbuf))) > 0) {
 		for (char *p = evbuf; p < evbuf + got;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
@@ -116,6 +125,7 @@ const struct tailnotice_ops tailnotice_inotify = {
     .hears = true,
     .open = in_open,
     .fds = in_fds,
+    .deadline = in_deadline,
     .watch_dir = in_watch_dir,
     .watch_file = in_watch_file,
     .unwatch = in_unwatch,
@@ -125,15 +135,17 @@ const struct tailnotice_ops tailnotice_inotify = {
 
 /* ---- poll: hears nothing; the connector's stat passes do the work ------- */
 
-static int poll_open(struct tailnotice **out, char *errbuf, size_t errlen)
+static int poll_open(struct tailnotice **out, int64_t pass_ms, char *errbuf, size_t errlen)
 {
-	struct tailnotice *n = malloc(sizeof(*n));
+	struct tailnotice *n = calloc(1, sizeof(*n));
 
 	if ((*out = n) == NULL) {
 		snprintf(errbuf, errlen, "poll: %s", strerror(ENOMEM));
 		return TAILNOTICE_ERR_NOMEM;
 	}
 	n->fd = -1;
+	n->pass_ms = pass_ms;
+	n->next = 0; /* the first drain makes a pass */
 	return TAILNOTICE_OK;
 }
 
@@ -141,6 +153,11 @@ static int poll_fds(const struct tailnotice *n, struct pollfd *out, int max)
 {
 	(void)n, (void)out, (void)max;
 	return 0;
+}
+
+static int64_t poll_deadline(const struct tailnotice *n)
+{
+	return n->next;
 }
 
 static int poll_watch_dir(struct tailnotice *n, const char *dir, bool writes)
@@ -162,15 +179,19 @@ static void poll_unwatch(struct tailnotice *n, int handle)
 	(void)n, (void)handle;
 }
 
-static void poll_drain(struct tailnotice *n, tailnotice_fn fn, void *arg)
+static void poll_drain(struct tailnotice *n, int64_t now, tailnotice_fn fn, void *arg)
 {
-	(void)n, (void)fn, (void)arg;
+	if (now < n->next)
+		return;
+	n->next = now + n->pass_ms;
+	fn(arg, -1, NULL, TAILNOTICE_PASS);
 }
 
 const struct tailnotice_ops tailnotice_poll = {
     .hears = false,
     .open = poll_open,
     .fds = poll_fds,
+    .deadline = poll_deadline,
     .watch_dir = poll_watch_dir,
     .watch_file = poll_watch_file,
     .unwatch = poll_unwatch,

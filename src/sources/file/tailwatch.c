@@ -645,6 +645,10 @@ static void on_event(void *arg, int h, const char *name, unsigned what)
 	struct filesrc *f = ((struct draining *)arg)->f;
 	int64_t now = ((struct draining *)arg)->now;
 
+	if (what & TAILNOTICE_PASS) {
+		f->check_all = true;
+		return;
+	}
 	if (what & TAILNOTICE_OVERFLOW) {
 		f->env->count(f->env, "inotify_overflows", 1);
 		f->check_all = f->glob_due = true;
@@ -674,7 +678,7 @@ void tailwatch_drain(struct filesrc *f, int64_t now)
 {
 	struct draining dr = {f, now};
 
-	f->ctx.notice->drain(f->ctx.nstate, on_event, &dr);
+	f->ctx.notice->drain(f->ctx.nstate, now, on_event, &dr);
 }
 
 /* Rescans and timers: what is due at now. */
@@ -683,10 +687,6 @@ void tailwatch_housekeeping(struct filesrc *f, int64_t now)
 	if (now >= f->next_rescan) {
 		f->next_rescan = now + f->rescan_ms;
 		rescan(f);
-	}
-	if (f->poll_mode && now >= f->next_poll) {
-		f->next_poll = now + f->poll_ms;
-		f->check_all = true;
 	}
 	if (f->glob_due)
 		expand_globs(f, false);
