@@ -2,6 +2,7 @@
  * a fake environment hands out one partition and a committed offset. */
 #include "core/log.h"
 #include "sources/file/tailstream.h"
+#include "sources/file/tailnotice.h"
 #include "sourceenv_fake.h"
 #include "testlib.h"
 
@@ -47,7 +48,7 @@ static struct tailctx ctx = {.env = &fake.env,
                              .max_line = 1000,
                              .policy = TAILFILE_SPLIT,
                              .rotate_wait_ms = 0,
-                             .ifd = -1,
+                             .notice = &tailnotice_poll,
                              .max_open = 64,
                              /* 47 + HELD_SLACK + the file at the path: a
                               * chain of 64 */

@@ -45,8 +45,8 @@ struct filesrc {
 	struct tailctx ctx;
 	char *topic;
 	size_t batch_max;
-	bool poll_mode, started, globbing;
-	int64_t rescan_ms, poll_ms, next_rescan, next_poll;
+	bool started, globbing;
+	int64_t rescan_ms, poll_ms, next_rescan;
 	char **patterns, **excludes;
 	size_t npat, nex;
 	char **rotated_dirs; /* rotated.dirs: f->ctx points at them */

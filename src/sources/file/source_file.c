@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "sources/file/filesrc.h"
 #include "sources/file/source_file.h"
+#include "sources/file/tailnotice.h"
 #include "sources/file/tailwatch.h"
 #include "core/log.h"
 #include "core/source.h"
@@ -41,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
 #define ARENA_EXTRA (256 * 1024)
@@ -312,6 +312,14 @@ static void held_snapshot(struct filesrc *f, int64_t now, bool closing)
 	f->held_warned = rc != 0;
 }
 
+/* The next rescan, or the watch backend's next pass when sooner. */
+static int64_t next_due(const struct filesrc *f)
+{
+	int64_t d = f->ctx.notice->deadline(f->ctx.nstate);
+
+	return d >= 0 && d < f->next_rescan ? d : f->next_rescan;
+}
+
 /* The ms until held_snapshot wants a turn, earlier than t (absolute). */
 static int64_t held_due(const struct filesrc *f, int64_t now, int64_t t)
 {
@@ -422,7 +430,7 @@ static int64_t file_watch(void *ctx, int64_t now)
 	}
 	tailwatch_budget(f);
 	held_snapshot(f, now, false);
-	t = f->poll_mode && f->next_poll < f->next_rescan ? f->next_poll : f->next_rescan;
+	t = next_due(f);
 	t = held_due(f, now, t);
 	return t > now ? t - now : 0;
 }
@@ -431,19 +439,14 @@ static int file_pollfds(void *ctx, struct pollfd *fds, int max)
 {
 	struct filesrc *f = ctx;
 
-	if (max < 1 || f->ctx.ifd < 0)
-		return 0;
-	fds[0] = (struct pollfd){.fd = f->ctx.ifd, .events = POLLIN};
-	return 1;
+	return f->ctx.notice->fds(f->ctx.nstate, fds, max);
 }
 
 static int64_t file_timeout(void *ctx, int64_t now_ms)
 {
 	struct filesrc *f = ctx;
-	int64_t t = f->next_rescan;
+	int64_t t = next_due(f);
 
-	if (f->poll_mode && f->next_poll < t)
-		t = f->next_poll;
 	for (size_t k = 0; k < tailindex_nmarked(f->idx); k++) {
 		size_t i = tailindex_marked(f->idx, k); /* an unmarked one has no deadline */
 		int64_t d = tailstream_deadline(f->streams[i]);
@@ -540,8 +543,7 @@ static void file_close(void *ctx)
 	free(f->rotated_dirs);
 	free(f->patterns);
 	free(f->excludes);
-	if (f->ctx.ifd >= 0)
-		close(f->ctx.ifd);
+	f->ctx.notice->close(f->ctx.nstate);
 	free(f->buf.mem);
 	free(f->lines);
 	free(f->offtext);
@@ -670,7 +672,7 @@ static int configure(struct filesrc *f, const struct config_section *cfg, const 
 	f->ctx.max_open = (size_t)c->max_open;
 	f->ctx.max_held_files = (size_t)c->max_held_files;
 	f->ctx.max_held_bytes = c->max_held_bytes;
-	f->poll_mode = c->watch == FILE_WATCH_POLL;
+	f->ctx.notice = c->watch == FILE_WATCH_POLL ? &tailnotice_poll : &tailnotice_inotify;
 	f->poll_ms = c->poll_ms;
 	f->rescan_ms = c->rescan_ms;
 	f->key = c->key;
@@ -795,7 +797,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		goto nomem;
 	f->env = env;
 	f->ctx.env = env;
-	f->ctx.ifd = -1;
+	f->ctx.notice = &tailnotice_poll; /* until configured: its close takes NULL */
 	f->open_head = f->open_tail = FILESRC_NONE;
 	f->wait_head = f->wait_tail = FILESRC_NONE;
 	f->room_maybe = true;
@@ -825,11 +827,11 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		if (f->recbuf.mem == NULL || f->recs == NULL)
 			goto nomem;
 	}
-	if (!f->poll_mode && (f->ctx.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
-		snprintf(errbuf, errlen, "inotify: %s (watch.mode=poll works without it)",
-		         strerror(errno));
+	rc = f->ctx.notice->open(&f->ctx.nstate, f->poll_ms, errbuf, errlen);
+	if (rc == TAILNOTICE_ERR_NOMEM)
+		goto nomem;
+	if (rc != TAILNOTICE_OK)
 		goto fail;
-	}
 	if (held_open(f) != 0)
 		goto nomem;
 	if (tailwatch_initial_streams(f, c.file, c.read_from == FILE_FROM_END) != 0)

@@ -3,6 +3,7 @@
  * of the lines handed out, held until the next poll. See tailchain.h, and
  * tailstream.c for the safety argument. */
 #include "sources/file/tailchain.h"
+#include "sources/file/tailnotice.h"
 #include "util/clock.h"
 
 #include "core/log.h"
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,16 +109,16 @@ static void watch(struct tailstream *s)
 	char proc[64];
 	int wd;
 
-	if (c->ifd < 0 || s->n == 0)
+	if (!c->notice->hears || s->n == 0)
 		return;
 	id = tailfile_id(s->chain[0].tf);
 	if (s->wd >= 0 && s->wd_dev == id->dev && s->wd_ino == id->ino)
 		return; /* watched already */
 	/* By descriptor: the file may no longer have its old name. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tailfile_fd(s->chain[0].tf));
-	wd = inotify_add_watch(c->ifd, proc, WATCH_MASK);
+	wd = c->notice->watch_file(c->nstate, proc);
 	if (wd != s->wd && s->wd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
-		inotify_rm_watch(c->ifd, s->wd);
+		c->notice->unwatch(c->nstate, s->wd);
 	s->wd = wd;
 	s->wd_dev = id->dev;
 	s->wd_ino = id->ino;
@@ -130,8 +130,8 @@ void tailchain_unwatch(struct tailstream *s)
 {
 	struct tailctx *c = s->c;
 
-	if (s->wd >= 0 && c->ifd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
-		inotify_rm_watch(c->ifd, s->wd);
+	if (s->wd >= 0 && !c->wd_shared(c->opaque, s->wd, s))
+		c->notice->unwatch(c->nstate, s->wd);
 	s->wd = -1; /* wd_dev, wd_ino and wd_direct still tell what it was */
 }
 
@@ -149,7 +149,7 @@ bool tailchain_quiet(const struct tailstream *s)
 {
 	const struct tailid *id;
 
-	if (s->c->ifd < 0 || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
+	if (!s->c->notice->hears || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
 		return false;
 	/* Closed while idle: the file it was closed on, as last watched. */
 	if (s->n == 0)
@@ -866,8 +866,8 @@ void tailchain_pop(struct tailstream *s, bool may_wait)
 	tailchain_release(s);
 	if (s->n > 0)
 		watch(s);
-	else if (s->wd >= 0 && s->c->ifd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {
-		inotify_rm_watch(s->c->ifd, s->wd);
+	else if (s->wd >= 0 && !s->c->wd_shared(s->c->opaque, s->wd, s)) {
+		s->c->notice->unwatch(s->c->nstate, s->wd);
 		s->wd = -1;
 	}
 }

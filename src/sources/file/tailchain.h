@@ -18,8 +18,6 @@
 #define LINGER_POLL_MS 200
 /* The arguments naming a stream's rotated.dirs for tailscan_*. */
 #define ROTATED_DIRS(s) (s)->c->rotated_dirs, (s)->c->nrotated_dirs
-#define WATCH_MASK (IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF)
-
 struct link {
 	struct tailfile *tf;
 	int64_t seen_size;   /* size at the last look, -1 before */

@@ -28,6 +28,8 @@
 #include "sources/file/tailpos.h"
 
 struct tailstream;
+struct tailnotice;
+struct tailnotice_ops;
 struct tailheld;
 
 /* What the streams of one connector share. Filled by the connector. */
@@ -40,7 +42,10 @@ struct tailctx {
 	 * owned by the connector. */
 	const char *const *rotated_dirs;
 	size_t nrotated_dirs;
-	int ifd; /* inotify descriptor, -1 in poll mode */
+	/* How changes are heard (watch.mode), chosen at open; nstate is the
+	 * backend's, owned by the connector. */
+	const struct tailnotice_ops *notice;
+	struct tailnotice *nstate;
 	size_t nopen, max_open;
 	/* The held-file budget (max.held.files, max.held.bytes): the files of
 	 * the chains no longer at their path, held open until read, and the

@@ -2,10 +2,11 @@
  * watches and events, rescans and globs, the index of streams a poll looks
  * at. Private to the file source (filesrc.h); main loop only.
  *
- * Change detection: one inotify descriptor watching the directories of the
- * streams (names appearing, disappearing, renamed) and the file each stream
- * holds open (growth, rename, deletion), plus a slow rescan, with
- * watch.mode=poll stat polling every poll.interval.ms instead. Watches do
+ * Change detection: one backend (tailnotice.h, chosen by watch.mode at open)
+ * watching the directories of the streams (names appearing, disappearing,
+ * renamed) and the file each stream holds open (growth, rename, deletion),
+ * plus a slow rescan; with watch.mode=poll the backend hears nothing and
+ * stat polling every poll.interval.ms does the work instead. Watches do
  * not grow with the files: beyond max.open.files a file closed while idle
  * loses its own watch, and its directory's watch hears writes to its files
  * from then on (struct dirwatch.writes). An idle connector wakes only for
@@ -22,6 +23,7 @@
  * only at the streams marked when something acted on them, until they are
  * settled again. */
 #include "sources/file/tailwatch.h"
+#include "sources/file/tailnotice.h"
 #include "config/config.h"
 #include "util/hash.h"
 #include "core/log.h"
@@ -38,18 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
-#define DIR_MASK                                                                                   \
-	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_MOVE_SELF | IN_DELETE_SELF |     \
-	 IN_ONLYDIR)
 #define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
-
-static uint32_t dir_mask(const struct dirwatch *d)
-{
-	return DIR_MASK | (d->writes ? IN_MODIFY : 0);
-}
 
 /* ---- streams and watches ----------------------------------------------- */
 
@@ -58,9 +51,9 @@ static void watch_dir(struct filesrc *f, const char *dir)
 	struct dirwatch *grown;
 	int wd;
 
-	if (f->ctx.ifd < 0 || hash_get(&f->dirnames, dir, &(size_t){0}))
+	if (!f->ctx.notice->hears || hash_get(&f->dirnames, dir, &(size_t){0}))
 		return;
-	wd = inotify_add_watch(f->ctx.ifd, dir, DIR_MASK);
+	wd = f->ctx.notice->watch_dir(f->ctx.nstate, dir, false);
 	if (wd < 0) {
 		if (errno != ENOENT)
 			f->env->log(f->env, LOG_WARN,
@@ -110,9 +103,9 @@ static void hear_writes(struct filesrc *f, const char *dir)
 		return;
 	d->writes = true;
 	/* The same directory: the same watch, its mask replaced. */
-	if ((wd = inotify_add_watch(f->ctx.ifd, d->dir, dir_mask(d))) != d->wd) {
+	if ((wd = f->ctx.notice->watch_dir(f->ctx.nstate, d->dir, true)) != d->wd) {
 		if (wd >= 0)
-			inotify_rm_watch(f->ctx.ifd, wd); /* another one now: gone */
+			f->ctx.notice->unwatch(f->ctx.nstate, wd); /* another one now: gone */
 		d->writes = false;
 		d->wd = -1; /* watched again at the next rescan, in full */
 	}
@@ -143,7 +136,8 @@ static void rewatch_dirs(struct filesrc *f)
 	for (size_t i = 0; i < f->ndirs; i++) {
 		struct dirwatch *d = &f->dirs[i];
 
-		if (d->wd >= 0 || (d->wd = inotify_add_watch(f->ctx.ifd, d->dir, dir_mask(d))) < 0)
+		if (d->wd >= 0 ||
+		    (d->wd = f->ctx.notice->watch_dir(f->ctx.nstate, d->dir, d->writes)) < 0)
 			continue;
 		d->direct = tailscan_dir_watchable(d->dir);
 		f->check_all = f->glob_due = true;
@@ -153,7 +147,7 @@ static void rewatch_dirs(struct filesrc *f)
 /* The periodic rescan: what it looks at (see the top of this file). */
 static void rescan(struct filesrc *f)
 {
-	if (f->ctx.ifd < 0 || ++f->rescans % FULL_EVERY == 0) {
+	if (!f->ctx.notice->hears || ++f->rescans % FULL_EVERY == 0) {
 		f->check_all = f->glob_due = true;
 		return;
 	}
@@ -606,32 +600,32 @@ static void note_copy_made(struct filesrc *f, const char *dir, const char *name)
 	}
 }
 
-static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct inotify_event *ev,
+static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name, unsigned what,
                          int64_t now)
 {
 	const char *dir = d->dir;
 
-	if (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED)) {
+	if (what & (TAILNOTICE_MOVED | TAILNOTICE_GONE | TAILNOTICE_DROPPED)) {
 		/* Its name may name another directory now, or none. */
-		if (ev->mask & IN_MOVE_SELF)
-			inotify_rm_watch(f->ctx.ifd, d->wd);
+		if (what & TAILNOTICE_MOVED)
+			f->ctx.notice->unwatch(f->ctx.nstate, d->wd);
 		d->wd = -1;
 		f->check_all = f->glob_due = true;
 		return;
 	}
-	if (ev->len == 0)
+	if (name == NULL)
 		return;
-	if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+	if (what & TAILNOTICE_NAME_IN)
 		f->glob_due = true;
-	if ((ev->mask & IN_CREATE) && !(ev->mask & IN_ISDIR))
-		note_copy_made(f, dir, ev->name);
-	for (long i = tailindex_name_first(f->idx, dir, ev->name); i != TAILINDEX_NONE;
+	if ((what & TAILNOTICE_CREATED) && !(what & TAILNOTICE_ISDIR))
+		note_copy_made(f, dir, name);
+	for (long i = tailindex_name_first(f->idx, dir, name); i != TAILINDEX_NONE;
 	     i = tailindex_name_next(f->idx, (size_t)i)) {
 		struct tailstream *s = f->streams[i];
 
 		/* A write (d->writes): to a file closed while idle, which the
 		 * check reopens; one open is read, as for its own watch's. */
-		if (!(ev->mask & IN_MODIFY) || tailstream_open_files(s) == 0)
+		if (!(what & TAILNOTICE_WRITE) || tailstream_open_files(s) == 0)
 			tailstream_check(s, now);
 		else
 			tailstream_set_ready(s);
@@ -639,48 +633,52 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const struct ino
 	}
 }
 
-static void on_event(struct filesrc *f, const struct inotify_event *ev, int64_t now)
+/* The context of a drain: tailnotice_fn has room for one pointer. */
+struct draining {
+	struct filesrc *f;
+	int64_t now;
+};
+
+/* tailnotice_fn: one change heard. */
+static void on_event(void *arg, int h, const char *name, unsigned what)
 {
-	if (ev->mask & IN_Q_OVERFLOW) {
+	struct filesrc *f = ((struct draining *)arg)->f;
+	int64_t now = ((struct draining *)arg)->now;
+
+	if (what & TAILNOTICE_PASS) {
+		f->check_all = true;
+		return;
+	}
+	if (what & TAILNOTICE_OVERFLOW) {
 		f->env->count(f->env, "inotify_overflows", 1);
 		f->check_all = f->glob_due = true;
 		return;
 	}
 	for (size_t i = 0; i < f->ndirs; i++) {
-		if (f->dirs[i].wd == ev->wd) {
-			on_dir_event(f, &f->dirs[i], ev, now);
+		if (f->dirs[i].wd == h) {
+			on_dir_event(f, &f->dirs[i], name, what, now);
 			return;
 		}
 	}
-	for (long i = tailindex_wd_first(f->idx, ev->wd), next; i != TAILINDEX_NONE; i = next) {
+	for (long i = tailindex_wd_first(f->idx, h), next; i != TAILINDEX_NONE; i = next) {
 		struct tailstream *s = f->streams[i];
 
 		/* The check may watch another file: i leaves this chain. */
 		next = tailindex_wd_next(f->idx, (size_t)i);
 		if (tailstream_open_files(s) == 0 ||
-		    (ev->mask & (IN_MOVE_SELF | IN_DELETE_SELF | IN_ATTRIB)))
+		    (what & (TAILNOTICE_MOVED | TAILNOTICE_GONE | TAILNOTICE_ATTRIB)))
 			tailstream_check(s, now);
 		tailstream_set_ready(s);
 		tailwatch_touch(f, (size_t)i);
 	}
 }
 
-/* Reads and handles every inotify event queued. */
+/* Handles every change the backend heard (none in poll mode). */
 void tailwatch_drain(struct filesrc *f, int64_t now)
 {
-	char evbuf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t got;
+	struct draining dr = {f, now};
 
-	if (f->ctx.ifd < 0)
-		return;
-	while ((got = read(f->ctx.ifd, evbuf, sizeof(evbuf))) > 0) {
-		for (char *p = evbuf; p < evbuf + got;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-
-			on_event(f, ev, now);
-			p += sizeof(*ev) + ev->len;
-		}
-	}
+	f->ctx.notice->drain(f->ctx.nstate, now, on_event, &dr);
 }
 
 /* Rescans and timers: what is due at now. */
@@ -689,10 +687,6 @@ void tailwatch_housekeeping(struct filesrc *f, int64_t now)
 	if (now >= f->next_rescan) {
 		f->next_rescan = now + f->rescan_ms;
 		rescan(f);
-	}
-	if (f->poll_mode && now >= f->next_poll) {
-		f->next_poll = now + f->poll_ms;
-		f->check_all = true;
 	}
 	if (f->glob_due)
 		expand_globs(f, false);
