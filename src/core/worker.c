@@ -423,6 +423,7 @@ int worker_conn_open(struct worker *w, struct conn *c, const struct connector_se
 	c->w = w;
 	c->cs = cs;
 	c->ready = true; /* read what is there at start */
+	tolerance_init(&c->tol, cs->cfg);
 	worker_source_env(c);
 	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
 	if (c->records == NULL || worker_source_register(c) != 0) {

@@ -15,6 +15,7 @@
 #include "config/settings.h"
 #include "core/sink.h"
 #include "core/source.h"
+#include "core/tolerance.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,7 +69,7 @@ struct conn {
 	struct event *events;
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
-	uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
+	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
 	/* The backlog of its partitions as the last worker_stats_refresh
 	 * learnt it: their sum, in unit, of known of them (0: unknown). */
 	uint64_t backlog;
@@ -194,21 +195,6 @@ void worker_control_committed(struct worker *w);
  * stay short of the failed record. config: no restart fixes the cause
  * (exit 78 once no connector runs). A REST restart clears it. */
 void worker_conn_fail(struct conn *c, bool config, const char *why);
-
-/* ---- worker_errors.c: errors.tolerance ------------------------------------ */
-
-/* A transform or converter failed on r (why: what and why). With
- * errors.tolerance=all: counts, logs (errors.log.*) and skips r, which is
- * done at once (its offset may move past it), and returns true; else
- * returns false and the caller stops c. Call only while a slot is free
- * (pipeline_blocked() is false). */
-bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
-
-/* A delivery report says Kafka refused token's record for good (reason:
- * librdkafka's). With its connector's errors.tolerance=all: counts and logs
- * it and returns true (the caller then takes the record as done); else
- * false. Before acks_done on token. */
-bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason);
 
 /* r went to the producer, to topic (vlen: its value's bytes as
  * converted). */
