@@ -5,7 +5,7 @@
  * when the producer does not take it; a record filtered out or skipped by
  * errors.tolerance=all is acknowledged as done, as Connect commits it;
  * every other failure stops its connector with its offset before the
- * record (worker_conn_fail), so a restart reads it again. */
+ * record (connector_fail), so a restart reads it again. */
 #include "core/pipeline.h"
 
 #include "core/acks.h"
