@@ -59,8 +59,10 @@ struct conn *connectors_slot(struct worker *w)
 		w->capconns = cap;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c != NULL)
-		w->conns[w->nconns++] = c;
+	if (c == NULL)
+		return NULL;
+	c->w = w;
+	w->conns[w->nconns++] = c;
 	return c;
 }
 
@@ -171,6 +173,12 @@ void connector_close(struct conn *c, enum connector_close_how how)
 {
 	struct worker *w = c->w;
 
+	/* A slot no connector opened in (a reload's added connector whose
+	 * offsets could not be read): nothing to close, a tombstone at once. */
+	if (c->cs == NULL) {
+		c->stopped = c->removed = true;
+		return;
+	}
 	if (how == CLOSE_KEEP_PREFIX)
 		keep_prefix(c);
 	else

@@ -76,8 +76,8 @@ struct connector_hooks {
 	void (*txn_commit_soon)(struct worker *w);
 };
 
-/* A new slot, zeroed, at the end of the worker's slots (its index: the count
- * before), or NULL when memory is short. The worker owns it (freed by
+/* A new slot, zeroed but for its worker, at the end of the worker's slots
+ * (its index: the count before), or NULL when memory is short. The worker owns it (freed by
  * connectors_destroy); the loop may hold pointers to it. */
 struct conn *connectors_slot(struct worker *w);
 
@@ -93,7 +93,8 @@ int connector_open(struct worker *w, struct conn *c, const struct connector_sett
                    enum connector_open_how how, char *errbuf, size_t errlen);
 
 /* Closes c's source (once: c's ctx is NULL after) and lets go of its
- * partitions, as how says. */
+ * partitions, as how says. A slot no connector opened in becomes a
+ * tombstone. */
 void connector_close(struct conn *c, enum connector_close_how how);
 
 /* Stops c for good (FAILED, why shown as its trace): its committed offsets

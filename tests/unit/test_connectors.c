@@ -142,8 +142,9 @@ static void rig_up(struct rig *r, int records)
 	         "offset.flush.interval.ms=1\noffset.flush.timeout.ms=200\n",
 	         path);
 	testlib_write_file(wpath, text, strlen(text));
-	snprintf(text, sizeof(text), "name=p\nconnector.class=FileStreamSource\nfile=%s/app.log\n"
-	                             "topic=t\n",
+	snprintf(text, sizeof(text),
+	         "name=p\nconnector.class=FileStreamSource\nfile=%s/app.log\n"
+	         "topic=t\n",
 	         r->dir);
 	testlib_write_file(cpath, text, strlen(text));
 	CHECK_INT(settings_load(paths, 2, &r->s, errbuf, sizeof(errbuf)), 0);
@@ -329,6 +330,26 @@ static void test_abandon_stores_nothing(void)
 	}
 }
 
+/* A slot nothing opened in (a reload's added connector whose offsets could
+ * not be read) closes to a tombstone: before, closing it read its settings
+ * through a NULL pointer. */
+static void test_close_of_a_slot_never_opened(void)
+{
+	struct rig r;
+	struct conn *c;
+
+	rig_up(&r, 1);
+	c = connectors_slot(r.wk);
+	CHECK(c != NULL);
+	CHECK_INT(r.wk->nconns, 2);
+	connector_close(c, CLOSE_ABANDON);
+	CHECK(c->removed);
+	CHECK_INT(connectors_exit_code(r.wk), 0); /* p runs */
+	CHECK_INT(turns(&r, 2), 0);
+	rig_down(&r);
+	CHECK_INT(sc.closes, 1);
+}
+
 static void test_exit_code_once_none_runs(void)
 {
 	struct rig r;
@@ -368,6 +389,7 @@ int main(void)
 	test_stop_waits_for_records_in_flight();
 	test_restart_reopens_once_and_keeps_metrics();
 	test_abandon_stores_nothing();
+	test_close_of_a_slot_never_opened();
 	test_exit_code_once_none_runs();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_connectors");
