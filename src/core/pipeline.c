@@ -5,7 +5,7 @@
  * when the producer does not take it; a record filtered out or skipped by
  * errors.tolerance=all is acknowledged as done, as Connect commits it;
  * every other failure stops its connector with its offset before the
- * record (worker_conn_fail), so a restart reads it again. */
+ * record (connector_fail), so a restart reads it again. */
 #include "core/pipeline.h"
 
 #include "core/acks.h"
@@ -13,6 +13,7 @@
 #include "core/loop.h"
 #include "core/partitions.h"
 #include "core/stats.h"
+#include "core/tolerance.h"
 #include "core/worker_private.h"
 #include "convert/convert.h"
 #include "kafka/ratelimit.h"
@@ -44,11 +45,47 @@ static int64_t now_ms(void)
 	return loop_now_ms();
 }
 
+/* errors.tolerance=all: token's record, which Kafka refused for good
+ * (reason: librdkafka's), is done. Before acks_done on token. */
+static bool refusal_skipped(void *token, const char *reason)
+{
+	struct acks_fifo *f = acks_owner(token);
+	struct partition *p = f != NULL ? partition_of(f) : NULL;
+
+	return p != NULL && tolerance_refusal(&p->conn->tol, p->conn->cs->name, p->key, reason);
+}
+
+/* errors.tolerance=all: r, which failed (why), is skipped and done at once,
+ * as a filtered record: its offset may move past it. False: c does not
+ * tolerate it (or no slot: out of memory), the caller stops c. Call only
+ * while a slot is free (pipeline_blocked() is false). */
+static bool skip(struct conn *c, struct record *r, const char *why)
+{
+	struct worker *w = c->w;
+	struct acks_fifo *f;
+	void *token;
+
+	if (!c->tol.all)
+		return false;
+	f = partition_fifo(r->part);
+	token = f != NULL ? acks_submit(w->acks, f, &r->offset) : NULL;
+	if (token == NULL)
+		return false;
+	(void)tolerance_record(&c->tol, c->cs->name, r, why);
+	f = acks_done(w->acks, token, true);
+	if (f != NULL) {
+		partition_head(r->part, now_ms());
+		if (f->advanced)
+			commits_moved(w->commits);
+	}
+	return true;
+}
+
 void pipeline_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct worker *w = ctx;
 	/* errors.tolerance=all: a record Kafka refused for good is done. */
-	bool skipped = res == SINK_REFUSED && worker_tolerate_refusal(w, token, reason);
+	bool skipped = res == SINK_REFUSED && refusal_skipped(token, reason);
 	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
 	struct partition *p;
 	bool advanced;
@@ -120,7 +157,7 @@ static enum step transform_one(struct conn *c, struct record *r, struct transfor
 		pipeline_delivery(w, acks_submit(w->acks, f, &r->offset), SINK_DELIVERED, NULL);
 		return STEP_DONE;
 	}
-	if (tr == TRANSFORM_ERROR && worker_tolerate(c, r, errbuf))
+	if (tr == TRANSFORM_ERROR && skip(c, r, errbuf))
 		return STEP_DONE;
 	if (tr != TRANSFORM_OK) {
 		/* The same record fails the same way after a restart (78); out
@@ -153,7 +190,7 @@ static enum step convert_one(struct conn *c, struct record *r, struct transform_
 	         convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
 	         krc != 0 ? "key" : "value",
 	         shape ? "a struct" : "out of memory, or larger than 1 GB");
-	if (shape && worker_tolerate(c, r, errbuf))
+	if (shape && skip(c, r, errbuf))
 		return STEP_DONE;
 	w->hooks->fail(c, shape, errbuf);
 	return STEP_STOP;
@@ -179,7 +216,7 @@ static enum step refused(struct conn *c, struct record *r, size_t bytes, int rc,
 		w->hooks->fail(c, true, errbuf);
 		return STEP_STOP;
 	}
-	if (rc == SINK_ERR_CONFIG && worker_tolerate(c, r, errbuf))
+	if (rc == SINK_ERR_CONFIG && skip(c, r, errbuf))
 		return STEP_DONE;
 	w->hooks->fail(c, rc == SINK_ERR_CONFIG, errbuf);
 	return STEP_STOP;

@@ -21,7 +21,7 @@ struct worker;
 /* What the pipeline tells the rest of the worker and asks of it, filled by
  * worker.c (so that the record path calls nothing that calls it back). */
 struct pipeline_hooks {
-	/* Stops c for good (worker_conn_fail). */
+	/* Stops c for good (connector_fail). */
 	void (*fail)(struct conn *c, bool config, const char *why);
 	/* A delivery report of a record of p (worker_control_acked). */
 	void (*acked)(struct partition *p, bool ok);

@@ -4,6 +4,7 @@
 
 #include "core/acks.h"
 #include "config/config.h"
+#include "core/connectors.h"
 #include "convert/convert.h"
 #include "core/log.h"
 #include "core/pipeline.h"
@@ -32,25 +33,6 @@
 static int64_t now_ms(void)
 {
 	return loop_now_ms();
-}
-
-/* ---- failure ------------------------------------------------------------- */
-
-/* worker_private.h. Acknowledgements of records before the failed one still
- * advance its offsets. */
-void worker_conn_fail(struct conn *c, bool config, const char *why)
-{
-	if (c->stopped)
-		return;
-	log_error("connector %s stopped: %s. Its offset stays before the record that failed; "
-	          "fix the cause and restart it (POST /connectors/%s/restart) or skiff to "
-	          "resume from there",
-	          c->cs->name, why, c->cs->name);
-	c->stopped = true;
-	c->config_error = config;
-	free(c->trace);
-	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
-	c->batch.n = c->next = 0;
 }
 
 /* ---- offsets ------------------------------------------------------------- */
@@ -158,26 +140,6 @@ static int prepare(struct worker *w, int64_t now)
 	return 0;
 }
 
-/* 0 while a connector runs; once none does, 78 when each stopped for a
- * reason no restart fixes, else 75. */
-static int all_stopped(const struct worker *w)
-{
-	bool config = true, any = false;
-
-	for (size_t i = 0; i < w->nconns; i++) {
-		if (w->conns[i]->removed)
-			continue;
-		if (!w->conns[i]->stopped)
-			return 0;
-		any = true;
-		config &= w->conns[i]->config_error;
-	}
-	/* None at all: the REST API removed the last one, and may add more. */
-	if (!any && restconf_conf(w->settings->worker)->listeners.n > 0)
-		return 0;
-	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
-}
-
 /* worker_private.h */
 int worker_turn(struct worker *w)
 {
@@ -222,7 +184,7 @@ int worker_turn(struct worker *w)
 	}
 	if ((code = worker_eos_boundary(w, false)) != 0)
 		return code;
-	code = all_stopped(w);
+	code = connectors_exit_code(w);
 	if (code != 0)
 		log_error("no connector is running");
 	return code;
@@ -353,25 +315,6 @@ int worker_drain_and_flush(struct worker *w)
 	return left;
 }
 
-void worker_conn_close(struct worker *w, struct conn *c)
-{
-	partitions_drop_conn(w->parts, w->acks, c, worker_control_unshow);
-	c->cs->ops->close(c->ctx);
-	c->ctx = NULL;
-	worker_source_log_counters(w); /* what closing it lost (file source) */
-	stats_retire(w->stats, c->cs->name);
-	for (int i = 0; i < c->nwatches; i++)
-		loop_fd_del(w->loop, c->watches[i]);
-	loop_timer_del(w->loop, c->deadline);
-	free(c->records);
-	free(c->trace);
-	worker_source_free(c);
-	worker_control_forget(c);
-	memset(c, 0, sizeof(*c));
-	c->w = w;
-	c->stopped = c->removed = true;
-}
-
 int worker_run(struct worker *w, int sigfd)
 {
 	int code = 0;
@@ -394,63 +337,27 @@ int worker_run(struct worker *w, int sigfd)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-struct conn *worker_conn_slot(struct worker *w)
-{
-	struct conn *c;
-
-	if (w->nconns == w->capconns) {
-		size_t cap = w->capconns ? 2 * w->capconns : 8;
-		struct conn **conns = realloc(w->conns, cap * sizeof(*conns));
-
-		if (conns == NULL)
-			return NULL;
-		w->conns = conns;
-		w->capconns = cap;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c != NULL)
-		w->conns[w->nconns++] = c;
-	return c;
-}
-
-int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
-                     char *errbuf, size_t errlen)
-{
-	char why[1024];
-	int rc;
-
-	memset(c, 0, sizeof(*c));
-	c->w = w;
-	c->cs = cs;
-	c->ready = true; /* read what is there at start */
-	worker_source_env(c);
-	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
-	if (c->records == NULL || worker_source_register(c) != 0) {
-		snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);
-		free(c->records);
-		c->records = NULL;
-		free((char *)c->env.state_file);
-		c->env.state_file = NULL;
-		return WORKER_ERR_NOMEM;
-	}
-	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
-	if (rc != 0) {
-		snprintf(errbuf, errlen, "connector %s: %s", cs->name, why);
-		/* Out of memory may pass at a restart; anything else needs a person. */
-		return rc == SOURCE_ERR_NOMEM ? WORKER_ERR_NOMEM : WORKER_ERR_CONFIG;
-	}
-	return 0;
-}
-
 /* What the record path (core/pipeline.c) calls of the worker. */
 static const struct pipeline_hooks hooks = {
-    .fail = worker_conn_fail,
+    .fail = connector_fail,
     .acked = worker_control_acked,
     .produced = worker_control_produced,
     .charge = worker_bandwidth_charge,
     .txn_begin = worker_eos_begin,
     .txn_failed = worker_eos_failed,
     .fenced = worker_eos_fenced,
+};
+
+/* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
+static const struct connector_hooks life = {
+    .source_env = worker_source_env,
+    .source_register = worker_source_register,
+    .source_free = worker_source_free,
+    .log_counters = worker_source_log_counters,
+    .unshow = worker_control_unshow,
+    .forget = worker_control_forget,
+    .txn_holds = worker_eos_holds,
+    .txn_commit_soon = worker_eos_commit_soon,
 };
 
 /* commits_render_fn: p's offset as its source renders it. */
@@ -524,6 +431,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->stats = stats;
 	w->open_sink = opener;
 	w->hooks = &hooks;
+	w->life = &life;
 	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
 	w->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;
 	w->health_ack_ms = settings_worker(s->worker)->health_ack_timeout_ms;
@@ -602,14 +510,16 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 		return rc;
 	say_empty_store(w);
 	for (size_t i = 0; i < s->nconnectors; i++) {
-		struct conn *c = worker_conn_slot(w);
+		struct conn *c = connectors_slot(w);
 
 		if (c == NULL) {
 			snprintf(errbuf, errlen, "worker: out of memory");
 			return WORKER_ERR_NOMEM;
 		}
-		if ((rc = worker_conn_open(w, c, &s->connectors[i], errbuf, errlen)) != 0)
-			return rc;
+		/* source.h: a source that refuses to open at start needs a
+		 * person, whatever it said; out of memory may pass. */
+		if ((rc = connector_open(w, c, &s->connectors[i], OPEN_NEW, errbuf, errlen)) != 0)
+			return rc == WORKER_ERR_NOMEM ? rc : WORKER_ERR_CONFIG;
 	}
 	return 0;
 }
@@ -651,23 +561,9 @@ void worker_destroy(struct worker *w)
 	 * report, so nothing is acknowledged after this point. */
 	sink_destroy(w->sink);
 	worker_eos_close(w);
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = w->conns[i];
-
-		if (!c->removed) {
-			c->cs->ops->close(c->ctx);
-			free(c->records);
-			free(c->trace);
-			worker_source_free(c);
-			worker_control_forget(c);
-		}
-		free(c);
-	}
-	/* What closing the sources lost (the file source counts the held
-	 * files deleted since), said before the registry goes. */
-	if (w->stats != NULL && w->logged != NULL)
-		worker_source_log_counters(w);
-	free(w->conns);
+	/* Each logs what closing it lost (the file source counts the held
+	 * files deleted since), before the registry goes. */
+	connectors_destroy(w);
 	worker_change_clear(&w->change);
 	worker_notify_close(w);
 	worker_status_close(w);

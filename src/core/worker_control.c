@@ -1,21 +1,12 @@
 /* worker_control: the worker as the REST API sees and steers it (rest.h,
- * worker.h): connector states, pause/resume/stop, KIP-875 offsets, health,
- * and the metrics computed at export time.
- *
- * The promise under pause and stop: a paused connector polls nothing and
- * produces nothing more, and its records in flight still acknowledge and
- * advance its offsets as ever. A stop first does the same, dropping the
- * part of the last batch not yet handed to the producer (never submitted,
- * so no offset passes it); once nothing of the connector is in flight its
- * acknowledged offsets go into the store and the source is closed. A
- * resume opens the source again, which reads on from the stored offsets:
- * exactly the records after the last acknowledged one, unless KIP-875's
- * PATCH or DELETE changed the stored offsets while it was stopped. Main
- * loop only. */
+ * worker.h): connector states, pause/resume/stop (through
+ * core/connectors.c, which keeps their promise), KIP-875 offsets, health,
+ * and the metrics computed at export time. Main loop only. */
 #include "core/worker.h"
 #include "core/worker_private.h"
 
 #include "config/config.h"
+#include "core/connectors.h"
 #include "core/log.h"
 #include "control/metrics.h"
 #include "offsets/offsets.h"
@@ -453,115 +444,7 @@ int worker_health(struct worker *w, char *msg, size_t len)
 	return 0;
 }
 
-/* ---- pause, resume, stop, restart ------------------------------------------ */
-
-/* Records of c still waiting for a delivery report (a failed one waits no
- * more: it holds its slot, but nothing will come for it). */
-static uint32_t conn_pending(const struct conn *c)
-{
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < partitions_count(c->w->parts); i++)
-		if (partitions_at(c->w->parts, i)->conn == c)
-			n += partition_pending(partitions_at(c->w->parts, i));
-	return n;
-}
-
-/* Opens c's source again from the stored offsets: 0 or the source's error
- * (SOURCE_ERR_CONFIG: no retry helps), errbuf saying why. */
-static int reopen(struct conn *c, char *errbuf, size_t errlen)
-{
-	char why[1024];
-	int rc = c->cs->ops->open(c->cs->cfg, &c->env, &c->ctx, why, sizeof(why));
-
-	if (rc != 0) {
-		snprintf(errbuf, errlen, "connector %s: %.900s", c->cs->name, why);
-		log_error("%s", errbuf);
-		c->ctx = NULL;
-		return rc;
-	}
-	c->batch.n = c->next = 0;
-	c->ready = true;
-	return 0;
-}
-
-/* The second half of a restart: c is closed, its offsets in the store. Its
- * failure is forgotten and it opens again as it ran before; failing that, it
- * is FAILED with the reason. */
-static void finish_restart(struct conn *c)
-{
-	char why[1024];
-	int rc;
-
-	c->restarting = false;
-	c->stopped = c->config_error = false;
-	free(c->trace);
-	c->trace = NULL;
-	rc = reopen(c, why, sizeof(why));
-	if (rc != 0) {
-		worker_conn_fail(c, rc == SOURCE_ERR_CONFIG, why);
-		return;
-	}
-	c->run = c->restart_to;
-	log_notice("connector %s: restarted (REST API), reading on from its stored offsets",
-	           c->cs->name);
-}
-
-/* A stopping connector none of whose records waits for Kafka any more: its
- * acknowledged offsets into the store (written at the next flush, due at
- * once), then its source closed; a restart opens it again. A failed
- * connector's failed record (and the acknowledged ones behind it) are let
- * go here: its offset stays before them, so they are read again. */
-static void finish_stop(struct conn *c)
-{
-	struct worker *w = c->w;
-
-	if (c->run != CONN_STOPPING || conn_pending(c) > 0)
-		return;
-	/* Exactly-once: c's offsets reach the store with the transaction that
-	 * holds its records. Stored here, before it committed, a crash lost
-	 * them: the store was past the records the restart's abort took (2,346
-	 * lines after a stop and a kill -9 300 ms later). The commit ends this
-	 * turn, then worker_control_committed finishes the stop. */
-	if (worker_eos_holds(w, c)) {
-		worker_eos_commit_soon(w);
-		return;
-	}
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		struct partition *p = partitions_at(w->parts, i);
-		char *json;
-
-		if (p->conn != c)
-			continue;
-		/* A put that fails is kept and tried again at the next flush:
-		 * c's source is closed by then, its text is not. */
-		if (commits_take(w->commits, p, &json) != 0 &&
-		    (json == NULL || commits_store(w->commits, p, json, NULL) != 0))
-			log_error("offsets: cannot record %s (out of memory or too many "
-			          "partitions): retrying at the next flush; until then its last "
-			          "records would be read again after a resume",
-			          p->key);
-		free(json);
-		partition_abandon(w->acks, p);
-	}
-	c->cs->ops->close(c->ctx);
-	c->ctx = NULL;
-	c->run = CONN_STOPPED;
-	w->next_flush = loop_now_ms();
-	if (c->restarting)
-		finish_restart(c);
-	else
-		log_notice("connector %s: stopped (REST API); its offsets are in the store",
-		           c->cs->name);
-}
-
-/* worker_private.h */
-void worker_control_committed(struct worker *w)
-{
-	for (size_t i = 0; i < w->nconns; i++)
-		if (!w->conns[i]->removed)
-			finish_stop(w->conns[i]);
-}
+/* ---- pause, resume, stop, restart (core/connectors.c) ------------------------ */
 
 void worker_control_acked(struct partition *p, bool ok)
 {
@@ -569,62 +452,29 @@ void worker_control_acked(struct partition *p, bool ok)
 		p->acked++;
 		p->last_ack_ms = p->conn->w->turn_epoch_ms;
 	}
-	/* acks_done has counted this one out already. */
-	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
-		finish_stop(p->conn);
-}
-
-/* Starts c's restart: a stop (its records in flight acknowledged or
- * failed, its offsets stored, its source closed), then an open from the
- * stored offsets, in the state it had (a paused connector stays paused; a
- * failed one runs). A stopped connector stays stopped, as in Connect. */
-static void restart(struct conn *c)
-{
-	if (c->restarting || (c->run == CONN_STOPPED && !c->stopped) || c->run == CONN_STOPPING)
-		return;
-	c->restart_to = c->run == CONN_PAUSED ? CONN_PAUSED : CONN_RUNNING;
-	c->batch.n = c->next = 0; /* never submitted: read again */
-	c->restarting = true;
-	c->stop_paused = c->restart_to == CONN_PAUSED;
-	c->run = CONN_STOPPING;
-	log_info("connector %s: restarting (REST API)", c->cs->name);
-	finish_stop(c);
+	connector_acked(p);
 }
 
 static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen)
 {
-	struct worker *w = ctx;
-	struct conn *c = live(w, i);
-	static const char *const names[] = {"paused", "resumed", "stopping"};
+	struct conn *c = live(ctx, i);
+	int rc;
 
-	if (a == REST_RESTART) {
-		restart(c);
+	switch (a) {
+	case REST_RESTART:
+		connector_restart(c);
 		return 0;
+	case REST_PAUSE:
+		rc = connector_pause(c, errbuf, errlen);
+		break;
+	case REST_RESUME:
+		rc = connector_resume(c, errbuf, errlen);
+		break;
+	default:
+		rc = connector_stop(c, errbuf, errlen);
+		break;
 	}
-	if (c->stopped || c->restarting) {
-		snprintf(errbuf, errlen,
-		         "connector %s %s: POST /connectors/%s/restart resumes it from its "
-		         "stored offsets",
-		         c->cs->name, c->restarting ? "is restarting" : "FAILED", c->cs->name);
-		return REST_ERR_STATE;
-	}
-	if (c->run == CONN_STOPPED && a != REST_STOP && reopen(c, errbuf, errlen) != 0)
-		return REST_ERR;
-	if (a == REST_STOP && c->run != CONN_STOPPED) {
-		/* Never submitted: no offset passes them, the reopened source
-		 * reads them again. */
-		c->batch.n = c->next = 0;
-		if (c->run != CONN_STOPPING)
-			c->stop_paused = c->run == CONN_PAUSED;
-		c->run = CONN_STOPPING;
-		finish_stop(c);
-	} else if (a != REST_STOP) {
-		if (a == REST_RESUME)
-			c->ready = true;
-		c->run = a == REST_PAUSE ? CONN_PAUSED : CONN_RUNNING;
-	}
-	log_info("connector %s: %s (REST API)", c->cs->name, names[a]);
-	return 0;
+	return rc == 0 ? 0 : rc == CONNECTORS_ERR_STATE ? REST_ERR_STATE : REST_ERR;
 }
 
 /* ---- offsets (KIP-875) ----------------------------------------------------- */

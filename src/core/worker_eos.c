@@ -481,7 +481,7 @@ int worker_eos_boundary(struct worker *w, bool force)
 		e->asked = false;
 		if (e->poll)
 			e->next_ms = loop_now_ms() + e->period_ms;
-		worker_control_committed(w);
+		connectors_committed(w);
 		return 0;
 	}
 	/* A fenced producer can neither commit nor abort: only say so. */

@@ -7,6 +7,7 @@
 
 #include "core/acks.h"
 #include "core/commits.h"
+#include "core/connectors.h"
 #include "control/rest.h"
 #include "util/buf.h"
 #include "util/hash.h"
@@ -15,19 +16,12 @@
 #include "config/settings.h"
 #include "core/sink.h"
 #include "core/source.h"
+#include "core/tolerance.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #define BATCH_RECORDS 1024
-
-/* What a person asked of a connector through the REST API. */
-enum conn_run {
-	CONN_RUNNING,
-	CONN_PAUSED,   /* no reading; records in flight still acknowledge */
-	CONN_STOPPING, /* as paused, until its records in flight are acknowledged */
-	CONN_STOPPED,  /* its source closed, its offsets in the store */
-};
 
 /* A counter a source named through env->count (or a counter or gauge of one
  * of its partitions, env->partition_stat), and its registry handle. */
@@ -46,11 +40,11 @@ struct conn {
 	bool stopped;      /* failed for good: no more polls */
 	bool config_error; /* ... for a reason no restart fixes (exit 78) */
 	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
-	enum conn_run run; /* worker_control.c */
+	enum conn_run run; /* connectors.c */
 	bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
 	bool restarting;   /* CONN_STOPPING for a restart: then opened again, as restart_to */
 	enum conn_run restart_to;
-	char *trace; /* why it stopped for good (worker_conn_fail), for /status */
+	char *trace; /* why it stopped for good (connector_fail), for /status */
 	struct record *records;
 	struct source_batch batch;
 	size_t next; /* first record of batch not yet produced */
@@ -68,7 +62,7 @@ struct conn {
 	struct event *events;
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
-	uint64_t *skipped; /* errors.tolerance=all (worker_errors.c) */
+	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
 	/* The backlog of its partitions as the last worker_stats_refresh
 	 * learnt it: their sum, in unit, of known of them (0: unknown). */
 	uint64_t backlog;
@@ -105,6 +99,7 @@ struct worker {
 	struct sink *sink;
 	sink_open_fn open_sink;             /* sink_open, or a test's fake */
 	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
+	const struct connector_hooks *life; /* the connectors' calls into the worker */
 	/* The TLS files the producer read, watched for a new certificate
 	 * (worker_sink.c). */
 	struct filewatch *tls;
@@ -124,7 +119,7 @@ struct worker {
 	struct eos *eos; /* exactly-once (worker_eos.c); NULL: at least once */
 	/* The connector slots, each its own allocation (the loop holds
 	 * pointers to them), as many as the settings ever had: grown by
-	 * worker_conn_slot, bounded by memory only. */
+	 * connectors_slot, bounded by memory only (core/connectors.c). */
 	struct conn **conns;
 	size_t nconns, capconns;
 	struct partitions *parts;
@@ -185,30 +180,6 @@ void worker_control_unshow(struct partition *p);
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
-
-/* After an exactly-once transaction committed: completes the stops that
- * waited for it to carry their connectors' offsets (worker_eos_holds). */
-void worker_control_committed(struct worker *w);
-
-/* Stops c for good (FAILED, why shown as its trace): its committed offsets
- * stay short of the failed record. config: no restart fixes the cause
- * (exit 78 once no connector runs). A REST restart clears it. */
-void worker_conn_fail(struct conn *c, bool config, const char *why);
-
-/* ---- worker_errors.c: errors.tolerance ------------------------------------ */
-
-/* A transform or converter failed on r (why: what and why). With
- * errors.tolerance=all: counts, logs (errors.log.*) and skips r, which is
- * done at once (its offset may move past it), and returns true; else
- * returns false and the caller stops c. Call only while a slot is free
- * (pipeline_blocked() is false). */
-bool worker_tolerate(struct conn *c, const struct record *r, const char *why);
-
-/* A delivery report says Kafka refused token's record for good (reason:
- * librdkafka's). With its connector's errors.tolerance=all: counts and logs
- * it and returns true (the caller then takes the record as done); else
- * false. Before acks_done on token. */
-bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason);
 
 /* r went to the producer, to topic (vlen: its value's bytes as
  * converted). */
@@ -275,19 +246,6 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
  * the producer's reports, reads and produces. Returns 0 to go on, or an
  * exit code. */
 int worker_turn(struct worker *w);
-
-/* Opens c's source from cs in slot c (counters, deadline, source). Returns 0
- * or a WORKER_ERR_* code with errbuf "connector X: why". */
-/* A new slot, zeroed, at the end of w->conns (its index: w->nconns - 1), or
- * NULL when memory is short. */
-struct conn *worker_conn_slot(struct worker *w);
-
-int worker_conn_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
-                     char *errbuf, size_t errlen);
-
-/* Closes c's source and lets go of its partitions (records still in flight
- * are abandoned: their acknowledgements advance nothing). */
-void worker_conn_close(struct worker *w, struct conn *c);
 
 /* From a wait that holds the main thread outside the loop (an
  * exactly-once commit, up to 6 x offset.flush.timeout.ms): feeds systemd's

@@ -192,7 +192,7 @@ static bool plan_conns(const struct worker *w, const struct settings *next, stru
 static void failed(struct worker *w, struct conn *c, const char *why)
 {
 	if (c->records == NULL) {
-		worker_conn_close(w, c);
+		connector_close(c, CLOSE_ABANDON);
 		return;
 	}
 	c->stopped = true;
@@ -215,7 +215,7 @@ static int start_conn(struct worker *w, struct conn *c, int j, bool changed, cha
 	}
 	if (!changed && why[0] != '\0')
 		log_warn("%s", why);
-	if (worker_conn_open(w, c, cs, why, len) == 0) {
+	if (connector_open(w, c, cs, OPEN_NEW, why, len) == 0) {
 		log_notice("connector %s: %s", cs->name,
 		           changed ? "restarted with its new settings" : "started");
 		return 0;
@@ -233,7 +233,7 @@ static struct conn *free_slot(struct worker *w, struct slots *sl)
 			sl->taken[k] = true;
 			return w->conns[k];
 		}
-	return worker_conn_slot(w);
+	return connectors_slot(w);
 }
 
 /* log.level (unless --log-level was given), the flush timings and the
@@ -276,7 +276,7 @@ static void stop_conns(struct worker *w, struct settings *next, struct slots *sl
 		log_notice("connector %s: %s", c->cs->name,
 		           sl->plan[k] == REMOVE ? "removed"
 		                                 : "stopped to restart with new settings");
-		worker_conn_close(w, c);
+		connector_close(c, CLOSE_ABANDON);
 	}
 }
 

@@ -110,20 +110,20 @@ static void restart_conn(struct worker *w, struct conn *c)
 	log_notice("connector %s: records still in flight on the old producer: reading again "
 	           "from the stored offsets",
 	           cs->name);
-	worker_conn_close(w, c);
-	rc = worker_conn_open(w, c, cs, why, sizeof(why));
+	connector_close(c, CLOSE_ABANDON);
+	rc = connector_open(w, c, cs, OPEN_NEW, why, sizeof(why));
 	if (rc == 0) {
 		c->run = paused ? CONN_PAUSED : CONN_RUNNING;
 		return;
 	}
 	log_error("connector %s: cannot reopen: %s", cs->name, why);
 	if (c->records == NULL) {
-		worker_conn_close(w, c);
+		connector_close(c, CLOSE_ABANDON);
 		return;
 	}
 	c->stopped = true;
-	c->config_error = rc == WORKER_ERR_CONFIG;
-	c->trace = strdup(why); /* NULL: FAILED without the text */
+	c->config_error = rc != WORKER_ERR_NOMEM; /* source.h: as at start */
+	c->trace = strdup(why);                   /* NULL: FAILED without the text */
 }
 
 /* After the drain: no slot of the old slab may outlive it. A connector

@@ -465,7 +465,8 @@ int worker_source_register(struct conn *c)
 	     "records a transform or converter failed on, skipped (errors.tolerance=all)",
 	     STATS_F_LOG},
 	};
-	uint64_t **cells[] = {&c->produced, &c->acked, &c->failed, &c->utf8_replaced, &c->skipped};
+	uint64_t **cells[] = {&c->produced, &c->acked, &c->failed, &c->utf8_replaced,
+	                      &c->tol.skipped};
 	struct stats_labels l = {.connector = c->cs->name};
 
 	for (size_t i = 0; i < sizeof(descs) / sizeof(descs[0]); i++)

@@ -1,17 +1,17 @@
-/* worker_errors: errors.tolerance and errors.log.*, Connect's error handling
+/* tolerance: errors.tolerance and errors.log.*, Connect's error handling
  * for a source connector (its RetryWithToleranceOperator around the
- * transformation and conversion stages).
+ * transformation and conversion stages); see core/tolerance.h.
  *
  * A record a transform or a converter cannot take fails the same way every
  * time (Connect's DataException, which it never retries: so
  * errors.retry.timeout has nothing to retry here). With errors.tolerance=none
  * the connector stops before it, its offset kept (the caller's
- * worker_conn_fail). With all, the record is skipped: counted in
+ * connector_fail). With all, the record is skipped: counted in
  * records_skipped, logged when errors.log.enable says so, and done, as
- * Connect's WorkerSourceTask acknowledges a dropped record: its slot in the
- * partition's FIFO is acknowledged at once, so the committed offset moves
- * past it once the records before it are acknowledged, and the records after
- * it still advance it.
+ * Connect's WorkerSourceTask acknowledges a dropped record: the record path
+ * acknowledges its slot in the partition's FIFO at once, so the committed
+ * offset moves past it once the records before it are acknowledged, and the
+ * records after it still advance it.
  *
  * Connect (KIP-779, 3.2) extends errors.tolerance=all to the producer: a
  * record Kafka will never take (too large, an invalid topic, not authorised)
@@ -19,12 +19,12 @@
  * delivery report. A delivery that failed for a reason a restart may pass
  * (a timeout) is not skipped: it stops the connector, offset kept, as with
  * none. Main loop only. */
-#include "core/worker_private.h"
+#include "core/tolerance.h"
 
-#include "core/acks.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "core/log.h"
-#include "core/loop.h"
+#include "core/partitions.h"
+#include "core/source.h"
 #include "core/stats.h"
 
 #include <stddef.h>
@@ -66,68 +66,52 @@ static void show_value(const struct record_value *v, char *out, size_t len)
 /* errors.log.enable: one line; the record itself only with
  * errors.log.include.messages (Connect keeps keys and values out of the log
  * unless asked). */
-static void log_skip(const struct conn *c, const struct record *r, const char *why)
+static void log_skip(const struct tolerance *t, const char *name, const struct record *r,
+                     const char *why)
 {
 	char key[SHOWN_BYTES + 64], value[SHOWN_BYTES + 64];
 
-	if (!settings_connector(c->cs->cfg)->errors_log_messages) {
-		log_error("connector %s: errors.tolerance=all: skipped a record of %s: %s",
-		          c->cs->name, r->part->key, why);
+	if (!t->log_messages) {
+		log_error("connector %s: errors.tolerance=all: skipped a record of %s: %s", name,
+		          r->part->key, why);
 		return;
 	}
 	show_value(&r->key, key, sizeof(key));
 	show_value(&r->value, value, sizeof(value));
 	log_error("connector %s: errors.tolerance=all: skipped a record of %s: %s; the record: "
 	          "topic=%s key=%s value=%s headers=%zu",
-	          c->cs->name, r->part->key, why, r->topic, key, value, r->nheaders);
+	          name, r->part->key, why, r->topic, key, value, r->nheaders);
 }
 
-static bool tolerates(const struct conn *c)
+void tolerance_init(struct tolerance *t, const struct config_section *cfg)
 {
-	return settings_connector(c->cs->cfg)->tolerance == SETTINGS_TOLERANCE_ALL;
+	const struct connector_conf *cc = settings_connector(cfg);
+
+	t->all = cc->tolerance == SETTINGS_TOLERANCE_ALL;
+	t->log = cc->errors_log;
+	t->log_messages = cc->errors_log_messages;
 }
 
-bool worker_tolerate_refusal(struct worker *w, void *token, const char *reason)
+bool tolerance_refusal(struct tolerance *t, const char *name, const char *key, const char *reason)
 {
-	struct acks_fifo *f = acks_owner(token);
-	struct partition *p;
-
-	if (f == NULL)
+	if (!t->all)
 		return false;
-	p = partition_of(f);
-	if (!tolerates(p->conn))
-		return false;
-	stats_add(p->conn->skipped, 1);
+	stats_add(t->skipped, 1);
 	/* The record itself is gone by now: its delivery report has no copy. */
-	if (settings_connector(p->conn->cs->cfg)->errors_log)
+	if (t->log)
 		log_error("connector %s: errors.tolerance=all: skipped a record of %s that Kafka "
 		          "refused: %s",
-		          p->conn->cs->name, p->key, reason);
-	(void)w;
+		          name, key, reason);
 	return true;
 }
 
-bool worker_tolerate(struct conn *c, const struct record *r, const char *why)
+bool tolerance_record(struct tolerance *t, const char *name, const struct record *r,
+                      const char *why)
 {
-	struct worker *w = c->w;
-	struct acks_fifo *f;
-	void *token;
-
-	if (!tolerates(c))
+	if (!t->all)
 		return false;
-	/* The caller checked for room (pipeline_blocked()): a slot is free. */
-	f = partition_fifo(r->part);
-	token = f != NULL ? acks_submit(w->acks, f, &r->offset) : NULL;
-	if (token == NULL)
-		return false;
-	stats_add(c->skipped, 1);
-	if (settings_connector(c->cs->cfg)->errors_log)
-		log_skip(c, r, why);
-	f = acks_done(w->acks, token, true);
-	if (f != NULL) {
-		partition_head(r->part, loop_now_ms());
-		if (f->advanced)
-			commits_moved(w->commits);
-	}
+	stats_add(t->skipped, 1);
+	if (t->log)
+		log_skip(t, name, r, why);
 	return true;
 }

@@ -1,0 +1,389 @@
+/* connectors: the connector slots and each connector's lifecycle
+ * (core/connectors.h).
+ *
+ * The promise under pause and stop: a paused connector polls nothing and
+ * produces nothing more, and its records in flight still acknowledge and
+ * advance its offsets as ever. A stop first does the same, dropping the
+ * part of the last batch not yet handed to the producer (never submitted,
+ * so no offset passes it); once nothing of the connector is in flight its
+ * acknowledged offsets go into the store and the source is closed
+ * (connector_close with CLOSE_KEEP_PREFIX). A resume opens the source
+ * again, which reads on from the stored offsets: exactly the records after
+ * the last acknowledged one, unless KIP-875's PATCH or DELETE changed the
+ * stored offsets while it was stopped. A removal or the exit abandons what
+ * is in flight instead (CLOSE_ABANDON): its acknowledgements advance
+ * nothing, and the next start reads those records again. Main loop only. */
+#include "core/connectors.h"
+
+#include "control/restconf.h"
+#include "core/commits.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/partitions.h"
+#include "core/stats.h"
+#include "core/tolerance.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *connectors_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case CONNECTORS_ERR_STATE:
+		return "the connector is FAILED or restarting";
+	case CONNECTORS_ERR_OPEN:
+		return "the connector's source did not open";
+	default:
+		return "unknown connectors error";
+	}
+}
+
+/* ---- slots ----------------------------------------------------------------- */
+
+struct conn *connectors_slot(struct worker *w)
+{
+	struct conn *c;
+
+	if (w->nconns == w->capconns) {
+		size_t cap = w->capconns ? 2 * w->capconns : 8;
+		struct conn **conns = realloc(w->conns, cap * sizeof(*conns));
+
+		if (conns == NULL)
+			return NULL;
+		w->conns = conns;
+		w->capconns = cap;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->w = w;
+	w->conns[w->nconns++] = c;
+	return c;
+}
+
+void connectors_destroy(struct worker *w)
+{
+	for (size_t i = 0; i < w->nconns; i++) {
+		if (!w->conns[i]->removed)
+			connector_close(w->conns[i], CLOSE_ABANDON);
+		free(w->conns[i]);
+	}
+	free(w->conns);
+	w->conns = NULL;
+	w->nconns = w->capconns = 0;
+}
+
+/* ---- open and close ---------------------------------------------------------- */
+
+/* A fresh slot c for cs: zeroed, its env, batch and counters made and
+ * registered. Returns 0 or WORKER_ERR_NOMEM with errbuf. */
+static int make(struct worker *w, struct conn *c, const struct connector_settings *cs, char *errbuf,
+                size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->cs = cs;
+	c->ready = true;
+	tolerance_init(&c->tol, cs->cfg);
+	w->life->source_env(c);
+	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
+	if (c->records == NULL || w->life->source_register(c) != 0) {
+		snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);
+		free(c->records);
+		c->records = NULL;
+		free((char *)c->env.state_file);
+		c->env.state_file = NULL;
+		return WORKER_ERR_NOMEM;
+	}
+	return 0;
+}
+
+int connector_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
+                   enum connector_open_how how, char *errbuf, size_t errlen)
+{
+	char why[1024];
+	int rc;
+
+	if (how == OPEN_NEW && (rc = make(w, c, cs, errbuf, errlen)) != 0)
+		return rc;
+	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
+	if (rc == 0) {
+		c->batch.n = c->next = 0;
+		c->ready = true; /* read what is there at once */
+		return 0;
+	}
+	snprintf(errbuf, errlen, "connector %s: %s", cs->name, why);
+	c->ctx = NULL;
+	return rc == SOURCE_ERR_NOMEM    ? WORKER_ERR_NOMEM
+	       : rc == SOURCE_ERR_CONFIG ? WORKER_ERR_CONFIG
+	                                 : WORKER_ERR;
+}
+
+/* c's acknowledged prefixes into the store, through the one path
+ * (core/commits.c), and its partitions let go of. A put that fails is kept
+ * and tried again at the next flush: c's source is closed by then, its
+ * text is not. */
+static void keep_prefix(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	for (size_t i = 0; i < partitions_count(w->parts); i++) {
+		struct partition *p = partitions_at(w->parts, i);
+		char *json;
+
+		if (p->conn != c)
+			continue;
+		if (commits_take(w->commits, p, &json) != 0 &&
+		    (json == NULL || commits_store(w->commits, p, json, NULL) != 0))
+			log_error("offsets: cannot record %s (out of memory or too many "
+			          "partitions): retrying at the next flush; until then its last "
+			          "records would be read again after a resume",
+			          p->key);
+		free(json);
+		partition_abandon(w->acks, p);
+	}
+	w->next_flush = loop_now_ms();
+}
+
+/* Frees everything of c but the slot itself, which becomes a tombstone. */
+static void release(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	w->life->log_counters(w); /* what closing it lost (file source) */
+	stats_retire(w->stats, c->cs->name);
+	for (int i = 0; i < c->nwatches; i++)
+		loop_fd_del(w->loop, c->watches[i]);
+	loop_timer_del(w->loop, c->deadline);
+	free(c->records);
+	free(c->trace);
+	w->life->source_free(c);
+	w->life->forget(c);
+	memset(c, 0, sizeof(*c));
+	c->w = w;
+	c->stopped = c->removed = true;
+}
+
+void connector_close(struct conn *c, enum connector_close_how how)
+{
+	struct worker *w = c->w;
+
+	/* A slot no connector opened in (a reload's added connector whose
+	 * offsets could not be read): nothing to close, a tombstone at once. */
+	if (c->cs == NULL) {
+		c->stopped = c->removed = true;
+		return;
+	}
+	if (how == CLOSE_KEEP_PREFIX)
+		keep_prefix(c);
+	else
+		partitions_drop_conn(w->parts, w->acks, c, w->life->unshow);
+	c->cs->ops->close(c->ctx);
+	c->ctx = NULL;
+	if (how == CLOSE_ABANDON)
+		release(c);
+}
+
+/* ---- failure ------------------------------------------------------------- */
+
+void connector_fail(struct conn *c, bool config, const char *why)
+{
+	if (c->stopped)
+		return;
+	/* Acknowledgements of records before the failed one still advance
+	 * its offsets. */
+	log_error("connector %s stopped: %s. Its offset stays before the record that failed; "
+	          "fix the cause and restart it (POST /connectors/%s/restart) or skiff to "
+	          "resume from there",
+	          c->cs->name, why, c->cs->name);
+	c->stopped = true;
+	c->config_error = config;
+	free(c->trace);
+	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
+	c->batch.n = c->next = 0;
+}
+
+int connectors_exit_code(const struct worker *w)
+{
+	bool config = true, any = false;
+
+	for (size_t i = 0; i < w->nconns; i++) {
+		if (w->conns[i]->removed)
+			continue;
+		if (!w->conns[i]->stopped)
+			return 0;
+		any = true;
+		config &= w->conns[i]->config_error;
+	}
+	/* None at all: the REST API removed the last one, and may add more. */
+	if (!any && restconf_conf(w->settings->worker)->listeners.n > 0)
+		return 0;
+	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
+}
+
+/* ---- pause, resume, stop, restart ------------------------------------------ */
+
+/* Records of c still waiting for a delivery report (a failed one waits no
+ * more: it holds its slot, but nothing will come for it). */
+static uint32_t pending(const struct conn *c)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < partitions_count(c->w->parts); i++)
+		if (partitions_at(c->w->parts, i)->conn == c)
+			n += partition_pending(partitions_at(c->w->parts, i));
+	return n;
+}
+
+/* Opens stopped c's source again from the stored offsets: 0 or the
+ * WORKER_ERR_* code, logged, errbuf saying why. */
+static int reopen(struct conn *c, char *errbuf, size_t errlen)
+{
+	int rc = connector_open(c->w, c, c->cs, OPEN_REGISTERED, errbuf, errlen);
+
+	if (rc != 0)
+		log_error("%s", errbuf);
+	return rc;
+}
+
+/* The second half of a restart: c is closed, its offsets in the store. Its
+ * failure is forgotten and it opens again as it ran before; failing that, it
+ * is FAILED with the reason. */
+static void finish_restart(struct conn *c)
+{
+	char why[1024];
+	int rc;
+
+	c->restarting = false;
+	c->stopped = c->config_error = false;
+	free(c->trace);
+	c->trace = NULL;
+	rc = reopen(c, why, sizeof(why));
+	if (rc != 0) {
+		connector_fail(c, rc == WORKER_ERR_CONFIG, why);
+		return;
+	}
+	c->run = c->restart_to;
+	log_notice("connector %s: restarted (REST API), reading on from its stored offsets",
+	           c->cs->name);
+}
+
+/* A stopping connector none of whose records waits for Kafka any more: its
+ * acknowledged offsets into the store (written at the next flush, due at
+ * once), then its source closed; a restart opens it again. A failed
+ * connector's failed record (and the acknowledged ones behind it) are let
+ * go here: its offset stays before them, so they are read again. */
+static void finish_stop(struct conn *c)
+{
+	struct worker *w = c->w;
+
+	if (c->run != CONN_STOPPING || pending(c) > 0)
+		return;
+	/* Exactly-once: c's offsets reach the store with the transaction that
+	 * holds its records. Stored here, before it committed, a crash lost
+	 * them: the store was past the records the restart's abort took (2,346
+	 * lines after a stop and a kill -9 300 ms later). The commit ends this
+	 * turn, then connectors_committed finishes the stop. */
+	if (w->life->txn_holds(w, c)) {
+		w->life->txn_commit_soon(w);
+		return;
+	}
+	connector_close(c, CLOSE_KEEP_PREFIX);
+	c->run = CONN_STOPPED;
+	if (c->restarting)
+		finish_restart(c);
+	else
+		log_notice("connector %s: stopped (REST API); its offsets are in the store",
+		           c->cs->name);
+}
+
+void connectors_committed(struct worker *w)
+{
+	for (size_t i = 0; i < w->nconns; i++)
+		if (!w->conns[i]->removed)
+			finish_stop(w->conns[i]);
+}
+
+void connector_acked(struct partition *p)
+{
+	/* acks_done has counted this one out already. */
+	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
+		finish_stop(p->conn);
+}
+
+void connector_restart(struct conn *c)
+{
+	if (c->restarting || (c->run == CONN_STOPPED && !c->stopped) || c->run == CONN_STOPPING)
+		return;
+	c->restart_to = c->run == CONN_PAUSED ? CONN_PAUSED : CONN_RUNNING;
+	c->batch.n = c->next = 0; /* never submitted: read again */
+	c->restarting = true;
+	c->stop_paused = c->restart_to == CONN_PAUSED;
+	c->run = CONN_STOPPING;
+	log_info("connector %s: restarting (REST API)", c->cs->name);
+	finish_stop(c);
+}
+
+/* What pause, resume and stop share: a FAILED or restarting connector is
+ * refused, a STOPPED one opens again unless stopped again. */
+static int ready_for(struct conn *c, bool stop, char *errbuf, size_t errlen)
+{
+	if (c->stopped || c->restarting) {
+		snprintf(errbuf, errlen,
+		         "connector %s %s: POST /connectors/%s/restart resumes it from its "
+		         "stored offsets",
+		         c->cs->name, c->restarting ? "is restarting" : "FAILED", c->cs->name);
+		return CONNECTORS_ERR_STATE;
+	}
+	if (c->run == CONN_STOPPED && !stop && reopen(c, errbuf, errlen) != 0)
+		return CONNECTORS_ERR_OPEN;
+	return 0;
+}
+
+/* pause (resume false) or resume. */
+static int run_as(struct conn *c, bool resume, char *errbuf, size_t errlen)
+{
+	int rc = ready_for(c, false, errbuf, errlen);
+
+	if (rc != 0)
+		return rc;
+	if (resume)
+		c->ready = true;
+	c->run = resume ? CONN_RUNNING : CONN_PAUSED;
+	log_info("connector %s: %s (REST API)", c->cs->name, resume ? "resumed" : "paused");
+	return 0;
+}
+
+int connector_pause(struct conn *c, char *errbuf, size_t errlen)
+{
+	return run_as(c, false, errbuf, errlen);
+}
+
+int connector_resume(struct conn *c, char *errbuf, size_t errlen)
+{
+	return run_as(c, true, errbuf, errlen);
+}
+
+int connector_stop(struct conn *c, char *errbuf, size_t errlen)
+{
+	int rc = ready_for(c, true, errbuf, errlen);
+
+	if (rc != 0)
+		return rc;
+	if (c->run != CONN_STOPPED) {
+		/* Never submitted: no offset passes them, the reopened source
+		 * reads them again. */
+		c->batch.n = c->next = 0;
+		if (c->run != CONN_STOPPING)
+			c->stop_paused = c->run == CONN_PAUSED;
+		c->run = CONN_STOPPING;
+		finish_stop(c);
+	}
+	log_info("connector %s: stopping (REST API)", c->cs->name);
+	return 0;
+}

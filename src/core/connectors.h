@@ -1,0 +1,136 @@
+/* connectors: the connector slots and each connector's lifecycle. One
+ * place opens a connector's source (connector_open: at start, at a reload,
+ * at a restart, after a new producer) and one closes it (connector_close:
+ * keeping its acknowledged prefix at a stop or restart, abandoning it at a
+ * removal or at exit); the REST API's pause, resume, stop and restart are
+ * its state machine. Main loop only; connector_acked and
+ * connectors_committed run from a delivery report or an exactly-once
+ * commit, on the same thread. */
+#ifndef SKIFF_CONNECTORS_H
+#define SKIFF_CONNECTORS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct conn;
+struct connector_settings;
+struct partition;
+struct worker;
+
+/* What a person asked of a connector through the REST API. */
+enum conn_run {
+	CONN_RUNNING,
+	CONN_PAUSED,   /* no reading; records in flight still acknowledge */
+	CONN_STOPPING, /* as paused, until its records in flight are acknowledged */
+	CONN_STOPPED,  /* its source closed, its offsets in the store */
+};
+
+/* How connector_open finds the slot. */
+enum connector_open_how {
+	OPEN_NEW,        /* a fresh slot (or one connector_close(CLOSE_ABANDON) freed):
+	                  * its source env, batch and counters are made and registered */
+	OPEN_REGISTERED, /* a slot connector_close(CLOSE_KEEP_PREFIX) closed: its env,
+	                  * batch, counters and events stay as they are (/metrics
+	                  * keeps its series), only the source opens again */
+};
+
+/* What connector_close does with the records of the connector. */
+enum connector_close_how {
+	CLOSE_KEEP_PREFIX, /* stop, restart: the acknowledged prefix of each of its
+	                    * partitions goes to the store (core/commits.c; written
+	                    * at the next flush, due at once) before the source
+	                    * closes; the slot keeps its counters for a reopen */
+	CLOSE_ABANDON,     /* reload removal, new producer, exit: nothing stored
+	                    * (acknowledgements still coming advance nothing), its
+	                    * counters retired, everything freed: the slot is a
+	                    * tombstone (removed) until an OPEN_NEW */
+};
+
+/* Named results of the REST commands. */
+enum {
+	CONNECTORS_ERR_STATE = -2, /* FAILED or restarting: only a restart helps */
+	CONNECTORS_ERR_OPEN = -3,  /* its source did not open again (errbuf: why) */
+};
+
+/* Short text for a CONNECTORS_ERR_* code. */
+const char *connectors_strerror(int err);
+
+/* What connectors.c calls of the rest of the worker, filled by worker.c
+ * (so that nothing here calls what calls it back). */
+struct connector_hooks {
+	/* The source's side of the worker (worker_source.c): its env, its
+	 * counters and deadline (0 or WORKER_ERR_NOMEM), freeing both, and the
+	 * log exporter (what closing a source lost). */
+	void (*source_env)(struct conn *c);
+	int (*source_register)(struct conn *c);
+	void (*source_free)(struct conn *c);
+	void (*log_counters)(struct worker *w);
+	/* A partition's series go (worker_control_unshow); c's active topics
+	 * are forgotten (worker_control_forget). */
+	void (*unshow)(struct partition *p);
+	void (*forget)(struct conn *c);
+	/* Exactly-once: the open transaction holds offsets of c the store lacks
+	 * (worker_eos_holds); commit it at the end of this turn
+	 * (worker_eos_commit_soon). */
+	bool (*txn_holds)(const struct worker *w, const struct conn *c);
+	void (*txn_commit_soon)(struct worker *w);
+};
+
+/* A new slot, zeroed but for its worker, at the end of the worker's slots
+ * (its index: the count before), or NULL when memory is short. The worker owns it (freed by
+ * connectors_destroy); the loop may hold pointers to it. */
+struct conn *connectors_slot(struct worker *w);
+
+/* Opens connector cs in slot c, as how says (OPEN_REGISTERED: cs is c's
+ * own): env, batch, counters, tolerance, then the source from the stored
+ * offsets; the batch starts empty and the source is read at once. Returns
+ * 0, or WORKER_ERR_NOMEM (memory; a restart may pass), WORKER_ERR_CONFIG
+ * (the source refused its settings) or WORKER_ERR (the source's transient
+ * failure), with errbuf "connector X: why". After OPEN_NEW failed with
+ * memory short before its counters existed, c has no batch (records NULL):
+ * close it with CLOSE_ABANDON. */
+int connector_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
+                   enum connector_open_how how, char *errbuf, size_t errlen);
+
+/* Closes c's source (once: c's ctx is NULL after) and lets go of its
+ * partitions, as how says. A slot no connector opened in becomes a
+ * tombstone. */
+void connector_close(struct conn *c, enum connector_close_how how);
+
+/* Stops c for good (FAILED, why shown as its trace): its committed offsets
+ * stay short of the failed record; logged once. config: no restart fixes
+ * the cause (exit 78 once no connector runs). A REST restart clears it. */
+void connector_fail(struct conn *c, bool config, const char *why);
+
+/* 0 while a connector runs; once none does, WORKER_EXIT_CONFIG when each
+ * stopped for a reason no restart fixes, else WORKER_EXIT_TEMPFAIL. None at
+ * all runs on while the REST API listens (it may add one). */
+int connectors_exit_code(const struct worker *w);
+
+/* The REST API's commands (Connect's semantics). pause: no more reading,
+ * records in flight acknowledge; resume: reading again; stop: as pause,
+ * then once nothing of c is in flight its prefix is stored and its source
+ * closed (STOPPED); restart: a stop, then an open from the stored offsets
+ * in the state c had (a failed one runs; a stopped one stays stopped).
+ * pause and resume of a STOPPED connector open it again first. Each
+ * returns 0, CONNECTORS_ERR_STATE (c FAILED or restarting) or
+ * CONNECTORS_ERR_OPEN, with errbuf saying why; restart cannot fail (a
+ * source that does not open leaves c FAILED with the reason). */
+int connector_pause(struct conn *c, char *errbuf, size_t errlen);
+int connector_resume(struct conn *c, char *errbuf, size_t errlen);
+int connector_stop(struct conn *c, char *errbuf, size_t errlen);
+void connector_restart(struct conn *c);
+
+/* A delivery report of a record of p was counted (acks_done): completes
+ * the stop of p's connector once nothing of it is in flight. p may be freed
+ * by it. */
+void connector_acked(struct partition *p);
+
+/* An exactly-once transaction committed: completes the stops that waited
+ * for it to carry their connectors' offsets. */
+void connectors_committed(struct worker *w);
+
+/* At exit: closes every connector (CLOSE_ABANDON) and frees the slots. */
+void connectors_destroy(struct worker *w);
+
+#endif
