@@ -12,6 +12,7 @@
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
+#include "control/notify.h"
 #include "control/restconf.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
@@ -91,7 +92,7 @@ static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int reve
 /* worker_private.h */
 void worker_waiting(struct worker *w)
 {
-	worker_notify_alive(w);
+	notify_alive(w->notify);
 	if (w->sig_watch != NULL)
 		take_signals(w, w->sigfd);
 }
@@ -266,7 +267,7 @@ static int shut_down(struct worker *w, int code)
 	int left;
 
 	w->stop = true;
-	worker_notify(w, "STOPPING=1");
+	notify_send(w->notify, "STOPPING=1");
 	if (worker_eos_boundary(w, true) != 0 && code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
@@ -321,13 +322,13 @@ int worker_run(struct worker *w, int sigfd)
 
 	w->sigfd = sigfd;
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
-	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 || worker_sink_watch(w) != 0 ||
-	    worker_bandwidth_open(w) != 0) {
+	    notify_open(w->loop, &w->query, &w->notify) != 0 || worker_status_open(w) != 0 ||
+	    worker_sink_watch(w) != 0 || worker_bandwidth_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
 	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
-	worker_notify(w, "READY=1");
+	notify_send(w->notify, "READY=1");
 	while (!w->stop && code == 0)
 		code = worker_turn(w);
 	code = shut_down(w, code);
@@ -428,6 +429,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 		return WORKER_ERR_NOMEM;
 	}
 	w->settings = s;
+	w->query = (struct query){&worker_query_ops, w};
 	w->stats = stats;
 	w->open_sink = opener;
 	w->hooks = &hooks;
@@ -565,7 +567,8 @@ void worker_destroy(struct worker *w)
 	 * files deleted since), before the registry goes. */
 	connectors_destroy(w);
 	worker_change_clear(&w->change);
-	worker_notify_close(w);
+	notify_close(w->notify);
+	w->notify = NULL;
 	worker_status_close(w);
 	worker_sink_close(w);
 	partitions_destroy(w->parts, w->acks, free_series);

@@ -13,6 +13,7 @@
 #include "util/hash.h"
 #include "core/loop.h"
 #include "core/partitions.h"
+#include "core/query.h"
 #include "config/settings.h"
 #include "core/sink.h"
 #include "core/source.h"
@@ -130,11 +131,11 @@ struct worker {
 	struct commits *commits; /* acknowledged prefixes into the store */
 	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
-	/* notify: systemd (worker_notify.c), reload (worker_reload.c), status
-	 * (worker_status.c). */
-	struct sdnotify *notify;
-	struct loop_timer *watchdog, *status_timer;
-	char *status_sent;     /* the last STATUS= text sent */
+	/* The worker as control/ sees it (core/query.h): its clients borrow
+	 * &query. systemd's notifications (control/notify.c), reload
+	 * (worker_reload.c), status (worker_status.c). */
+	struct query query;
+	struct notify *notify;
 	struct settings *live; /* the settings a reload may replace; NULL: no reload */
 	char *const *paths;    /* the configuration files, for a reload */
 	size_t npaths;
@@ -344,26 +345,6 @@ void worker_bandwidth_wake(struct worker *w);
 
 /* One line for `skiff status` into buf ("" without a cap). */
 void worker_bandwidth_summary(const struct worker *w, char *buf, size_t len);
-
-/* ---- worker_notify.c: systemd's notifications ---------------------------- */
-
-/* Opens $NOTIFY_SOCKET (if any) and registers the watchdog (at half of
- * $WATCHDOG_USEC) and STATUS= (every second, sent when it changed) timers.
- * Returns 0 or WORKER_ERR_NOMEM; a socket that cannot be used is logged. */
-int worker_notify_open(struct worker *w);
-
-/* Sends "READY=1", "STOPPING=1", "RELOADING=1" (with MONOTONIC_USEC) and
- * the current STATUS=; no-ops without $NOTIFY_SOCKET. */
-void worker_notify(struct worker *w, const char *what);
-
-/* The one-line summary STATUS= carries, into buf. */
-void worker_notify_summary(const struct worker *w, char *buf, size_t len);
-
-/* Sends WATCHDOG=1 when the watchdog timer is due (a wait outside the loop,
- * worker_waiting), and re-arms it. */
-void worker_notify_alive(struct worker *w);
-
-void worker_notify_close(struct worker *w);
 
 /* ---- worker_status.c: the socket `skiff status` reads ------------------ */
 
