@@ -120,8 +120,8 @@ static void producer(void *ctx, struct query_producer *out)
 {
 	const struct worker *w = ctx;
 
-	*out = (struct query_producer){.sent_before = w->sent_before,
-	                               .last_ack_ms = w->last_ack_ms};
+	*out =
+	    (struct query_producer){.sent_before = w->sent_before, .last_ack_ms = w->last_ack_ms};
 	if (w->sink == NULL)
 		return;
 	sink_stats(w->sink, &out->stats);

@@ -38,9 +38,9 @@ enum query_state {
 struct query_conn {
 	const char *name;
 	enum query_state state;
-	bool restarting;   /* a restart: stopping (or FAILED), then opened again */
-	bool stop_paused;  /* QUERY_STOPPING: it was paused before */
-	const char *trace; /* QUERY_FAILED: why; NULL: no reason kept */
+	bool restarting;                  /* a restart: stopping (or FAILED), then opened again */
+	bool stop_paused;                 /* QUERY_STOPPING: it was paused before */
+	const char *trace;                /* QUERY_FAILED: why; NULL: no reason kept */
 	uint64_t produced, acked, failed; /* records, since the start */
 	int64_t last_ack_ms;              /* loop_now_ms() of its last acknowledgement, 0: none */
 	const char *const *classes;       /* its plugin's class names, NULL-terminated */
@@ -61,11 +61,11 @@ struct query_part {
 };
 
 struct query_flush {
-	int last;             /* 0, or the offsets_* code of the last write's failure */
-	int64_t last_ms;      /* loop_now_ms() when the last write completed, 0: never */
-	int failures_in_row;  /* 3 pause reading */
-	int64_t ack_timeout;  /* health.ack.timeout.ms */
-	size_t part_limit;    /* metrics.partition.limit */
+	int last;            /* 0, or the offsets_* code of the last write's failure */
+	int64_t last_ms;     /* loop_now_ms() when the last write completed, 0: never */
+	int failures_in_row; /* 3 pause reading */
+	int64_t ack_timeout; /* health.ack.timeout.ms */
+	size_t part_limit;   /* metrics.partition.limit */
 };
 
 struct query_producer {

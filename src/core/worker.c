@@ -12,7 +12,9 @@
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
+#include "control/health.h"
 #include "control/notify.h"
+#include "control/pmetrics.h"
 #include "control/restconf.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
@@ -349,13 +351,19 @@ static const struct pipeline_hooks hooks = {
     .fenced = worker_eos_fenced,
 };
 
+/* partitions_drop_conn's gone: p's series leave the registry. */
+static void unshow(struct partition *p)
+{
+	pmetrics_unshow(&p->series, true);
+}
+
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
 static const struct connector_hooks life = {
     .source_env = worker_source_env,
     .source_register = worker_source_register,
     .source_free = worker_source_free,
     .log_counters = worker_source_log_counters,
-    .unshow = worker_control_unshow,
+    .unshow = unshow,
     .forget = worker_control_forget,
     .txn_holds = worker_eos_holds,
     .txn_commit_soon = worker_eos_commit_soon,
@@ -365,6 +373,25 @@ static const struct connector_hooks life = {
 static char *render(struct partition *p, const struct src_offset *off)
 {
 	return p->conn->cs->ops->offset_json(p->conn->ctx, off);
+}
+
+/* The offset flush's gauges; then (control/health.c) the producer's and
+ * the process's, in this order (the order of /metrics). Returns 0 or
+ * WORKER_ERR_NOMEM. */
+static int register_gauges(struct worker *w)
+{
+	static const struct stats_desc d[] = {
+	    {"offsets_last_flush", STATS_GAUGE, "when the last offset write completed",
+	     STATS_F_EPOCH_MS},
+	    {"offsets_last_flush_ok", STATS_GAUGE, "1 when the last offset write succeeded", 0},
+	};
+	uint64_t **cells[] = {commits_cell(w->commits, COMMITS_FLUSH_TIME),
+	                      commits_cell(w->commits, COMMITS_FLUSH_OK)};
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		if (stats_register(w->stats, &d[i], NULL, cells[i], NULL) != 0)
+			return WORKER_ERR_NOMEM;
+	return health_new(&w->query, &w->health) == 0 ? 0 : WORKER_ERR_NOMEM;
 }
 
 /* The loop and the worker's own registrations. */
@@ -380,7 +407,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,
 	                   commits_cell(w->commits, COMMITS_FAILED_IN_A_ROW), NULL) != 0 ||
-	    worker_control_register(w) != 0) {
+	    register_gauges(w) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
@@ -552,7 +579,7 @@ const char *worker_strerror(int err)
 /* partitions_destroy's gone: the series' registry goes with stats. */
 static void free_series(struct partition *p)
 {
-	free(p->series);
+	pmetrics_unshow(&p->series, false);
 }
 
 void worker_destroy(struct worker *w)
@@ -572,6 +599,7 @@ void worker_destroy(struct worker *w)
 	worker_status_close(w);
 	worker_sink_close(w);
 	partitions_destroy(w->parts, w->acks, free_series);
+	health_destroy(w->health);
 	free(w->logged);
 	commits_destroy(w->commits);
 	acks_destroy(w->acks);

@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "core/connectors.h"
 #include "core/log.h"
+#include "control/health.h"
 #include "control/metrics.h"
 #include "offsets/offsets.h"
 #include "offsets/offsets_doc.h"
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,234 +37,11 @@ struct loop *worker_loop(struct worker *w)
 	return w->loop;
 }
 
-/* ---- metrics --------------------------------------------------------------- */
-
-int worker_control_register(struct worker *w)
-{
-	static const struct stats_desc d[] = {
-	    {"offsets_last_flush", STATS_GAUGE, "when the last offset write completed",
-	     STATS_F_EPOCH_MS},
-	    {"offsets_last_flush_ok", STATS_GAUGE, "1 when the last offset write succeeded", 0},
-	    {"producer_sent", STATS_COUNTER,
-	     "bytes written to the brokers' sockets: after compression, framing included "
-	     "(librdkafka tx_bytes)",
-	     STATS_F_BYTES},
-	    {"producer_queue_depth", STATS_GAUGE, "records and requests in the producer queue", 0},
-	    {"kafka_brokers", STATS_GAUGE, "brokers of the cluster the producer knows", 0},
-	    {"kafka_brokers_up", STATS_GAUGE, "brokers the producer has a connection up to", 0},
-	    {"process_resident_memory", STATS_GAUGE, "resident memory of the process",
-	     STATS_F_BYTES},
-	    {"process_cpu", STATS_COUNTER, "CPU time of the process, user and system", STATS_F_MS},
-	};
-	uint64_t **cells[] = {commits_cell(w->commits, COMMITS_FLUSH_TIME),
-	                      commits_cell(w->commits, COMMITS_FLUSH_OK),
-	                      &w->sent_bytes,
-	                      &w->queue_depth,
-	                      &w->brokers,
-	                      &w->brokers_up,
-	                      &w->rss,
-	                      &w->cpu};
-
-	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
-		if (stats_register(w->stats, &d[i], NULL, cells[i], NULL) != 0)
-			return WORKER_ERR_NOMEM;
-	return 0;
-}
-
-/* ---- a partition's series ------------------------------------------------------
- *
- * A partition counts its records (produced, acked, bytes read, the last
- * acknowledgement) in itself, a few integers, whatever its number. Its
- * series in the registry (the seven skiff_partition_* of /metrics) exist
- * only for the metrics.partition.limit most active partitions, picked
- * again at each export (worker_stats_refresh): those with records in
- * flight first, then by their last acknowledgement, the ones shown already
- * before others of the same rank. A glob of 20,000 files would otherwise
- * be 140,000 series (more than a fleet's Prometheus wants from one device)
- * and 0.25 KB per file that never goes. The connector's own counters
- * (records, losses) are exact whatever is shown. */
-
-enum { S_PRODUCED, S_ACKED, S_READ, S_IN_FLIGHT, S_OLDEST_AGE, S_LAST_ACK, NSERIES };
-
-static const struct stats_desc series_desc[NSERIES] = {
-    [S_PRODUCED] = {"partition_records_produced", STATS_COUNTER, "records handed to the producer",
-                    0},
-    [S_ACKED] = {"partition_records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
-    [S_READ] = {"partition_read", STATS_COUNTER,
-                "bytes of the values read (a line without its newline; a row as converted)",
-                STATS_F_BYTES},
-    [S_IN_FLIGHT] = {"partition_records_in_flight", STATS_GAUGE,
-                     "records waiting for Kafka's "
-                     "acknowledgement",
-                     0},
-    [S_OLDEST_AGE] = {"partition_oldest_unacked_age", STATS_GAUGE,
-                      "how long the oldest unacknowledged record has waited (since it became "
-                      "the oldest)",
-                      STATS_F_MS},
-    [S_LAST_ACK] = {"partition_last_ack", STATS_GAUGE, "when Kafka last acknowledged a record",
-                    STATS_F_EPOCH_MS},
-};
-
-struct pseries {
-	uint64_t *h[NSERIES];
-	/* The backlog gauge, registered when the source first tells it, in
-	 * unit backlog_unit; hidden while unknown. */
-	uint64_t *backlog;
-	enum source_unit backlog_unit;
-	bool backlog_put, backlog_hidden;
-};
+/* ---- a partition's counts and active topics ------------------------------ */
 
 void worker_control_partition(struct partition *p)
 {
 	(void)p; /* nothing counted yet, nothing shown */
-}
-
-/* The labels of p's series: its connector, and the source partition (the
- * second element of its key) copied into *json (free it). Returns 0 or
- * WORKER_ERR_NOMEM. */
-static int series_labels(const struct partition *p, struct stats_labels *l, char **json)
-{
-	const char *part;
-	size_t plen;
-
-	*l = (struct stats_labels){.connector = p->conn->cs->name};
-	(void)offsets_doc_own_key(p->key, l->connector, &part, &plen);
-	if ((*json = strndup(part, plen)) == NULL)
-		return WORKER_ERR_NOMEM;
-	l->partition = *json;
-	return 0;
-}
-
-void worker_control_unshow(struct partition *p)
-{
-	struct stats *st = p->conn->w->stats;
-
-	if (p->series == NULL)
-		return;
-	for (size_t i = 0; i < NSERIES; i++)
-		stats_remove(st, p->series->h[i]);
-	stats_remove(st, p->series->backlog);
-	free(p->series);
-	p->series = NULL;
-}
-
-/* Gives p its series. Returns 0 or WORKER_ERR_NOMEM (then not shown). */
-static int show(struct partition *p)
-{
-	struct stats_labels l;
-	char *json = NULL;
-	int rc = 0;
-
-	if ((p->series = calloc(1, sizeof(*p->series))) == NULL ||
-	    series_labels(p, &l, &json) != 0) {
-		free(p->series);
-		p->series = NULL;
-		return WORKER_ERR_NOMEM;
-	}
-	for (size_t i = 0; i < NSERIES && rc == 0; i++)
-		rc = stats_register(p->conn->w->stats, &series_desc[i], &l, &p->series->h[i], NULL);
-	free(json);
-	if (rc != 0) {
-		worker_control_unshow(p);
-		return WORKER_ERR_NOMEM;
-	}
-	return 0;
-}
-
-/* True when a is more active than b (see the top of this section). */
-static bool busier(const struct partition *a, size_t ia, const struct partition *b, size_t ib)
-{
-	if ((partition_inflight(a) > 0) != (partition_inflight(b) > 0))
-		return partition_inflight(a) > 0;
-	if (a->last_ack_ms != b->last_ack_ms)
-		return a->last_ack_ms > b->last_ack_ms;
-	if ((a->series != NULL) != (b->series != NULL))
-		return a->series != NULL;
-	return ia < ib;
-}
-
-/* A min-heap of partition indexes, the least active at its root. */
-static void sift_down(struct worker *w, uint32_t *heap, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, least = i;
-
-		if (l < n && busier(partitions_at(w->parts, heap[least]), heap[least],
-		                    partitions_at(w->parts, heap[l]), heap[l]))
-			least = l;
-		if (l + 1 < n && busier(partitions_at(w->parts, heap[least]), heap[least],
-		                        partitions_at(w->parts, heap[l + 1]), heap[l + 1]))
-			least = l + 1;
-		if (least == i)
-			return;
-		uint32_t t = heap[i];
-
-		heap[i] = heap[least];
-		heap[least] = t;
-		i = least;
-	}
-}
-
-/* Marks the partitions to show (chosen): all when they are no more than
- * the limit, else the limit's most active, kept in a heap of the limit's
- * size (O(n log limit), nothing of the size of n). Returns 0 or
- * WORKER_ERR_NOMEM (then none is chosen anew). */
-static int choose(struct worker *w)
-{
-	size_t k = w->part_limit < partitions_count(w->parts) ? w->part_limit
-	                                                      : partitions_count(w->parts),
-	       n = 0;
-	uint32_t *heap;
-
-	for (size_t i = 0; i < partitions_count(w->parts); i++)
-		partitions_at(w->parts, i)->chosen = k == partitions_count(w->parts);
-	if (k == partitions_count(w->parts) || k == 0)
-		return 0;
-	if ((heap = malloc(k * sizeof(*heap))) == NULL)
-		return WORKER_ERR_NOMEM;
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		if (n < k) {
-			heap[n++] = (uint32_t)i;
-			if (n == k)
-				for (size_t j = k / 2; j-- > 0;)
-					sift_down(w, heap, k, j);
-		} else if (busier(partitions_at(w->parts, i), i, partitions_at(w->parts, heap[0]),
-		                  heap[0])) {
-			heap[0] = (uint32_t)i;
-			sift_down(w, heap, k, 0);
-		}
-	}
-	for (size_t j = 0; j < k; j++)
-		partitions_at(w->parts, heap[j])->chosen = true;
-	free(heap);
-	return 0;
-}
-
-/* Shows the chosen partitions, with their values at now; those no longer
- * chosen lose their series first, so that the registry never holds more
- * than the limit's. */
-static void refresh_partitions(struct worker *w, int64_t now)
-{
-	if (choose(w) != 0)
-		return; /* the same ones as before, their values as they were */
-	for (size_t i = 0; i < partitions_count(w->parts); i++)
-		if (!partitions_at(w->parts, i)->chosen)
-			worker_control_unshow(partitions_at(w->parts, i));
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		struct partition *p = partitions_at(w->parts, i);
-		uint64_t **h;
-
-		partition_head(p, now);
-		if (!p->chosen || (p->series == NULL && show(p) != 0))
-			continue;
-		h = p->series->h;
-		*h[S_PRODUCED] = p->produced;
-		*h[S_ACKED] = p->acked;
-		*h[S_READ] = p->read_bytes;
-		*h[S_IN_FLIGHT] = partition_inflight(p);
-		*h[S_OLDEST_AGE] = (uint64_t)partition_waited(p, now);
-		*h[S_LAST_ACK] = (uint64_t)p->last_ack_ms;
-	}
 }
 
 /* Most topics kept per connector for GET .../topics: a RegexRouter or
@@ -355,93 +132,6 @@ static const char *state_name(const struct conn *c)
 		break;
 	}
 	return "RUNNING";
-}
-
-static void refresh_process(struct worker *w)
-{
-	struct rusage ru;
-	long pages = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-
-	if (f != NULL) {
-		if (fscanf(f, "%ld %ld", &pages, &rss) == 2 && rss > 0)
-			*w->rss = (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
-		fclose(f);
-	}
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		*w->cpu = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-		          (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
-static void refresh_backlog(struct worker *w);
-
-void worker_stats_refresh(struct worker *w)
-{
-	static const struct stats_desc state = {"connector_state", STATS_GAUGE,
-	                                        "0 running, 1 paused, 2 stopped, 3 failed", 0};
-	int64_t now = loop_now_ms();
-	struct sink_stats ss;
-
-	refresh_partitions(w, now);
-	for (size_t i = 0; i < live_count(w); i++) {
-		struct conn *c = live(w, i);
-		struct stats_labels l = {.connector = c->cs->name};
-		const char *s = state_name(c);
-		uint64_t *h;
-
-		if (stats_register(w->stats, &state, &l, &h, NULL) == 0)
-			*h = s[0] == 'R' ? 0 : s[0] == 'P' ? 1 : s[0] == 'S' ? 2 : 3;
-	}
-	sink_stats(w->sink, &ss);
-	*w->sent_bytes = w->sent_before + ss.wire_bytes;
-	*w->queue_depth = ss.queue_depth;
-	*w->brokers = ss.brokers;
-	*w->brokers_up = ss.brokers_up;
-	refresh_process(w);
-	refresh_backlog(w);
-}
-
-/* ---- health ---------------------------------------------------------------- */
-
-int worker_health(struct worker *w, char *msg, size_t len)
-{
-	int64_t now = loop_now_ms(), oldest = 0;
-	const struct partition *op = NULL;
-
-	for (size_t i = 0; i < live_count(w); i++) {
-		const struct conn *c = live(w, i);
-
-		if (c->stopped) {
-			snprintf(msg, len, "connector %s FAILED: %s", c->cs->name,
-			         c->trace ? c->trace : "(no reason kept)");
-			return -1;
-		}
-	}
-	if (commits_last(w->commits, NULL) != 0) {
-		snprintf(msg, len, "the last offset write failed: %s (the log says more)",
-		         offsets_strerror(commits_last(w->commits, NULL)));
-		return -1;
-	}
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		struct partition *p = partitions_at(w->parts, i);
-
-		partition_head(p, now);
-		if (partition_waited(p, now) > oldest) {
-			oldest = partition_waited(p, now);
-			op = p;
-		}
-	}
-	if (op != NULL && oldest > w->health_ack_ms) {
-		snprintf(msg, len,
-		         "a record of %s has waited %lld ms for Kafka's acknowledgement "
-		         "(health.ack.timeout.ms=%lld)",
-		         op->key, (long long)oldest, (long long)w->health_ack_ms);
-		return -1;
-	}
-	snprintf(msg, len, "%zu connector%s; %d records in flight, the oldest waiting %lld ms",
-	         live_count(w), live_count(w) == 1 ? "" : "s", sink_in_flight(w->sink),
-	         (long long)oldest);
-	return 0;
 }
 
 /* ---- pause, resume, stop, restart (core/connectors.c) ------------------------ */
@@ -620,97 +310,6 @@ static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e,
 	return write_now(w, errbuf, errlen);
 }
 
-/* ---- backlog --------------------------------------------------------------- */
-
-static const struct stats_desc backlog_desc[] = {
-    [SOURCE_UNIT_BYTES] = {"partition_backlog", STATS_GAUGE,
-                           "bytes the source knows are still unread (after its read position)",
-                           STATS_F_BYTES},
-    [SOURCE_UNIT_ROWS] = {"partition_backlog_rows", STATS_GAUGE,
-                          "rows the source knows are still unread (after the last one read)", 0},
-};
-
-/* Registers p's backlog gauge in unit u, or shows it again; hides the
- * gauge of another unit. Labelled like p's other series. Returns 0 or
- * WORKER_ERR_NOMEM. */
-static int backlog_gauge(struct partition *p, enum source_unit u)
-{
-	struct pseries *ps = p->series;
-	struct stats_labels l;
-	char *json;
-	int rc;
-
-	if (ps->backlog != NULL && ps->backlog_unit != u && !ps->backlog_hidden)
-		stats_hide(ps->backlog);
-	if (series_labels(p, &l, &json) != 0)
-		return WORKER_ERR_NOMEM;
-	rc = stats_register(p->conn->w->stats, &backlog_desc[u], &l, &ps->backlog, NULL);
-	free(json);
-	if (rc != 0) {
-		ps->backlog = NULL;
-		return WORKER_ERR_NOMEM;
-	}
-	ps->backlog_unit = u;
-	ps->backlog_hidden = false;
-	return 0;
-}
-
-/* source_ops.backlog's put: into the connector's sum, and p's gauge when
- * p is shown. */
-static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint64_t n)
-{
-	struct pseries *ps;
-
-	(void)arg;
-	if (p == NULL || (unsigned)u >= sizeof(backlog_desc) / sizeof(backlog_desc[0]))
-		return;
-	p->conn->backlog_unit = u;
-	p->conn->backlog += n;
-	p->conn->backlog_known++;
-	if ((ps = p->series) == NULL)
-		return;
-	if ((ps->backlog == NULL || ps->backlog_hidden || ps->backlog_unit != u) &&
-	    backlog_gauge(p, u) != 0)
-		return; /* unknown: the registry is out of memory */
-	*ps->backlog = n;
-	ps->backlog_put = true;
-}
-
-/* Asks every open source for its backlog; a partition it did not tell is
- * unknown now and its gauge is hidden (a value of another time would
- * mislead). */
-static void refresh_backlog(struct worker *w)
-{
-	for (size_t i = 0; i < partitions_count(w->parts); i++)
-		if (partitions_at(w->parts, i)->series != NULL)
-			partitions_at(w->parts, i)->series->backlog_put = false;
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = w->conns[i];
-
-		c->backlog = 0;
-		c->backlog_known = 0;
-		if (!c->removed && c->ctx != NULL && c->cs->ops->backlog != NULL)
-			c->cs->ops->backlog(c->ctx, put_backlog, w);
-	}
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		struct pseries *ps = partitions_at(w->parts, i)->series;
-
-		if (ps != NULL && ps->backlog != NULL && !ps->backlog_put && !ps->backlog_hidden) {
-			stats_hide(ps->backlog);
-			ps->backlog_hidden = true;
-		}
-	}
-}
-
-int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
-                   uint64_t *n)
-{
-	(void)w;
-	*unit = c->backlog_unit;
-	*n = c->backlog;
-	return c->backlog_known;
-}
-
 /* ---- the ops table ------------------------------------------------------------ */
 
 static size_t count(void *ctx)
@@ -745,7 +344,7 @@ static bool config_next(void *ctx, size_t i, size_t *cursor, const char **key, c
 
 static int health(void *ctx, char *msg, size_t len)
 {
-	return worker_health(ctx, msg, len);
+	return health_check(&((struct worker *)ctx)->query, msg, len);
 }
 
 static char *metrics(void *ctx)
@@ -754,7 +353,7 @@ static char *metrics(void *ctx)
 	char *text = NULL;
 	size_t len;
 
-	worker_stats_refresh(w);
+	health_refresh(w->health);
 	return metrics_render(w->stats, &text, &len) == 0 ? text : NULL;
 }
 

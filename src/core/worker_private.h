@@ -64,11 +64,6 @@ struct conn {
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
 	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
-	/* The backlog of its partitions as the last worker_stats_refresh
-	 * learnt it: their sum, in unit, of known of them (0: unknown). */
-	uint64_t backlog;
-	enum source_unit backlog_unit;
-	int backlog_known;
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
@@ -153,7 +148,7 @@ struct worker {
 	/* rest: worker_control.c */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
-	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
+	struct health *health; /* the verdict and the computed gauges (control/health.c) */
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
 	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
 	struct worker_change change;
@@ -167,16 +162,9 @@ static inline bool conn_reading(const struct conn *c)
 
 /* ---- worker_control.c: the REST API's side of the worker ------------------ */
 
-/* Registers the worker's own gauges (offset flush time and result, the
- * producer's, the process's). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_control_register(struct worker *w);
-
 /* Sets up a new partition p's counts (not shown until the next
- * worker_stats_refresh picks it). */
+ * health_refresh picks it). */
 void worker_control_partition(struct partition *p);
-
-/* Removes p's series, if shown (p goes away). */
-void worker_control_unshow(struct partition *p);
 
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */
@@ -188,12 +176,6 @@ void worker_control_produced(const struct record *r, const char *topic, size_t v
 
 /* Forgets c's active topics (its source closes). */
 void worker_control_forget(struct conn *c);
-
-/* The backlog of c's partitions as worker_stats_refresh last learnt it:
- * the sum of those it knows into *n (in *unit). Returns how many
- * partitions it knows (0: unknown). */
-int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
-                   uint64_t *n);
 
 /* The wall clock in ms, for timestamps a person reads. */
 int64_t worker_epoch_ms(void);

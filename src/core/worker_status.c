@@ -12,6 +12,7 @@
 #include "core/worker_private.h"
 
 #include "config/config.h"
+#include "control/health.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "offsets/offsets.h"
@@ -85,7 +86,7 @@ static const char *conn_state(const struct conn *c)
 /* One line per connector, and its loss and event counters under it. */
 static void put_conns(struct worker *w, struct out *o, int64_t now)
 {
-	for (size_t i = 0; i < w->nconns; i++) {
+	for (size_t i = 0, live = 0; i < w->nconns; i++) {
 		const struct conn *c = w->conns[i];
 		struct stats_view v;
 		size_t cur = 0;
@@ -94,11 +95,12 @@ static void put_conns(struct worker *w, struct out *o, int64_t now)
 
 		if (c->removed)
 			continue;
+		live++;
 		put(o, "connector %s: %s; records produced %llu, acked %llu, failed %llu; ",
 		    c->cs->name, conn_state(c), (unsigned long long)*c->produced,
 		    (unsigned long long)*c->acked, (unsigned long long)*c->failed);
 		put_ago(o, "last ack", c->last_ack_ms, now);
-		if (worker_backlog(w, c, &unit, &backlog) > 0)
+		if (health_backlog(w->health, live - 1, &unit, &backlog) > 0)
 			put(o, "; backlog %llu %s", (unsigned long long)backlog,
 			    unit == SOURCE_UNIT_ROWS ? "rows" : "bytes");
 		put(o, "\n");
@@ -120,9 +122,9 @@ static void summary(struct worker *w, struct out *o)
 	int64_t now = loop_now_ms(), last_ms;
 	struct sink_stats ss;
 	int last;
-	int healthy = worker_health(w, msg, sizeof(msg));
+	int healthy = health_check(&w->query, msg, sizeof(msg));
 
-	worker_stats_refresh(w); /* the backlog */
+	health_refresh(w->health); /* the backlog */
 
 	put(o, "skiff %s (pid %ld): %s%s\n", SKIFF_VERSION, (long)getpid(),
 	    healthy == 0 ? "healthy: " : "UNHEALTHY: ", msg);
