@@ -257,8 +257,7 @@ void pmetrics_refresh(struct pmetrics *pm, int64_t now)
 /* Registers p's backlog gauge in unit u, or shows it again; hides the
  * gauge of another unit. Labelled like p's other series. Returns 0 or
  * PMETRICS_ERR_NOMEM. */
-static int backlog_gauge(const struct pmetrics *pm, const struct query_part *p,
-                         enum source_unit u)
+static int backlog_gauge(const struct pmetrics *pm, const struct query_part *p, enum source_unit u)
 {
 	struct pseries *ps = *p->shown;
 	struct stats_labels l;

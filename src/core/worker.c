@@ -16,6 +16,7 @@
 #include "control/notify.h"
 #include "control/pmetrics.h"
 #include "control/restconf.h"
+#include "control/status_sock.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
 #include "core/stats.h"
@@ -324,7 +325,9 @@ int worker_run(struct worker *w, int sigfd)
 
 	w->sigfd = sigfd;
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
-	    notify_open(w->loop, &w->query, &w->notify) != 0 || worker_status_open(w) != 0 ||
+	    notify_open(w->loop, &w->query, &w->notify) != 0 ||
+	    status_sock_open(w->loop, &w->query, w->health,
+	                     settings_worker(w->settings->worker)->offset_file, &w->status) != 0 ||
 	    worker_sink_watch(w) != 0 || worker_bandwidth_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
@@ -596,7 +599,8 @@ void worker_destroy(struct worker *w)
 	worker_change_clear(&w->change);
 	notify_close(w->notify);
 	w->notify = NULL;
-	worker_status_close(w);
+	status_sock_close(w->status);
+	w->status = NULL;
 	worker_sink_close(w);
 	partitions_destroy(w->parts, w->acks, free_series);
 	health_destroy(w->health);

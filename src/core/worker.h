@@ -112,10 +112,6 @@ extern const struct rest_ops worker_rest_ops;
  * worker. */
 extern const struct query_ops worker_query_ops;
 
-/* `skiff status`'s socket for the offsets file offsets_file: skiff.sock in
- * its directory, into out. Returns 0, or -1 when it does not fit. */
-int worker_status_path(const char *offsets_file, char *out, size_t len);
-
 /* Closes the producer, then the sources (nothing undelivered is committed:
  * the producer drops it without a delivery report). Accepts NULL. */
 void worker_destroy(struct worker *w);

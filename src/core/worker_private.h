@@ -127,8 +127,7 @@ struct worker {
 	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
 	/* The worker as control/ sees it (core/query.h): its clients borrow
-	 * &query. systemd's notifications (control/notify.c), reload
-	 * (worker_reload.c), status (worker_status.c). */
+	 * &query. systemd's notifications (control/notify.c). */
 	struct query query;
 	struct notify *notify;
 	struct settings *live; /* the settings a reload may replace; NULL: no reload */
@@ -144,7 +143,7 @@ struct worker {
 	/* A record's key and value as converted, reused record after record
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
-	struct statusd *statusd;
+	struct status_sock *status; /* skiff status (control/status_sock.c) */
 	/* rest: worker_control.c */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
@@ -327,15 +326,6 @@ void worker_bandwidth_wake(struct worker *w);
 
 /* One line for `skiff status` into buf ("" without a cap). */
 void worker_bandwidth_summary(const struct worker *w, char *buf, size_t len);
-
-/* ---- worker_status.c: the socket `skiff status` reads ------------------ */
-
-/* Serves the summary on skiff.sock in the state directory (a failure is
- * logged, not fatal). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_status_open(struct worker *w);
-
-/* Closes and removes the socket. */
-void worker_status_close(struct worker *w);
 
 /* ---- worker_reload.c ----------------------------------------------------- */
 
