@@ -175,7 +175,40 @@ static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, si
 	};
 
 	/* The connector state machine (today worker_control.c's). */
-	return worker_rest_ops.control(ctx, i, as[cmd], errbuf, errlen);
+	return worker_control(ctx, i, as[cmd], errbuf, errlen);
+}
+
+static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
+{
+	const struct conn *c = live(ctx, i);
+
+	for (size_t k = 0; k < c->ntopics; k++)
+		fn(arg, c->topics[k]);
+}
+
+static void forget_topics(void *ctx, size_t i)
+{
+	worker_control_forget(live(ctx, i));
+}
+
+static char *cluster_id(void *ctx)
+{
+	return sink_cluster_id(((struct worker *)ctx)->sink);
+}
+
+static const struct config_section *worker_config(void *ctx)
+{
+	return ((struct worker *)ctx)->settings->worker;
+}
+
+const struct query *worker_query(struct worker *w)
+{
+	return &w->query;
+}
+
+struct health *worker_health(struct worker *w)
+{
+	return w->health;
 }
 
 const struct query_ops worker_query_ops = {
@@ -189,4 +222,11 @@ const struct query_ops worker_query_ops = {
     .backlog = backlog,
     .bandwidth = bandwidth,
     .command = command,
+    .topics = topics,
+    .forget_topics = forget_topics,
+    .offsets = worker_offsets_get,
+    .alter_offsets = worker_offsets_alter,
+    .change = worker_change,
+    .cluster_id = cluster_id,
+    .worker_config = worker_config,
 };

@@ -23,6 +23,8 @@
 #include <stdint.h>
 
 struct config_section;
+struct offsets_doc_entry;
+struct rest_change;
 struct stats;
 struct pseries; /* control/pmetrics.c: a partition's series, when shown */
 
@@ -104,14 +106,46 @@ struct query_ops {
 	/* One line on the producer's bandwidth cap for `skiff status` ("" without). */
 	void (*bandwidth)(void *ctx, char *buf, size_t len);
 	/* The named command on connector i: 0, or a REST_ERR_* code with
-	 * errbuf (control/rest.h, the codes the REST API answers with). */
+	 * errbuf (control/rest.h, the codes the REST API answers with; the
+	 * same for the ops below). */
 	int (*command)(void *ctx, size_t i, enum query_command cmd, char *errbuf, size_t errlen);
+	/* Connector i's active topics (Connect's: produced to since its open
+	 * or the last forget_topics), each to fn; and forgetting them. */
+	void (*topics)(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg);
+	void (*forget_topics)(void *ctx, size_t i);
+	/* The stored offsets of connector i as KIP-875's document: 0 and *json
+	 * (malloc'd, caller frees) or REST_ERR_NOMEM. */
+	int (*offsets)(void *ctx, size_t i, char **json);
+	/* KIP-875's edit of connector i's stored offsets (rest_ops.alter_offsets:
+	 * e NULL resets all; only while STOPPED). */
+	int (*alter_offsets)(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
+	                     char *errbuf, size_t errlen);
+	/* A connector created, changed or deleted (rest_ops.change): taken now,
+	 * applied as a reload at the end of the turn, answered then
+	 * (REST_PENDING). */
+	int (*change)(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+	              size_t errlen);
+	/* The Kafka cluster's id (malloc'd, caller frees), NULL when unknown. */
+	char *(*cluster_id)(void *ctx);
+	/* The worker's section of the configuration (plugins_validate's). */
+	const struct config_section *(*worker_config)(void *ctx);
 };
 
 struct query {
 	const struct query_ops *ops;
 	void *ctx;
 };
+
+/* The worker's query (core/query.c): ops worker_query_ops, ctx the worker. */
+struct worker;
+struct health;
+extern const struct query_ops worker_query_ops;
+
+/* For control/rest_worker.c, whose ctx is the worker (worker_rest_ops): w's
+ * query, and the health client w made (control/health.h). Both live as
+ * long as w. */
+const struct query *worker_query(struct worker *w);
+struct health *worker_health(struct worker *w);
 
 /* The state's name in the REST API: Connect's, where a stopping connector
  * shows the state it had until the stop completes (offsets can be changed

@@ -96,7 +96,6 @@ void worker_reload_setup(struct worker *w, struct settings *s, char *const *path
 
 struct loop;
 struct rest_ops;
-struct query_ops;
 
 /* The loop the worker runs, for other servers to register with (rest.h). */
 struct loop *worker_loop(struct worker *w);
@@ -107,10 +106,6 @@ struct loop *worker_loop(struct worker *w);
  * and closes the source; resume opens it again from the stored offsets,
  * which KIP-875's PATCH and DELETE may have changed while it was stopped. */
 extern const struct rest_ops worker_rest_ops;
-
-/* The worker as the control interfaces see it (core/query.h), ctx: the
- * worker. */
-extern const struct query_ops worker_query_ops;
 
 /* Closes the producer, then the sources (nothing undelivered is committed:
  * the producer drops it without a delivery report). Accepts NULL. */

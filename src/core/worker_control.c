@@ -1,18 +1,16 @@
-/* worker_control: the worker as the REST API sees and steers it (rest.h,
- * worker.h): connector states, pause/resume/stop (through
- * core/connectors.c, which keeps their promise), KIP-875 offsets, health,
- * and the metrics computed at export time. Main loop only. */
+/* worker_control: what the REST API steers in the worker, through the
+ * query (core/query.c; the API itself is control/rest_worker.c): a
+ * connector's pause/resume/stop/restart (core/connectors.c keeps their
+ * promise), KIP-875 offset edits, connector changes; and each partition's
+ * counts and active topics. Main loop only. */
 #include "core/worker.h"
 #include "core/worker_private.h"
 
 #include "config/config.h"
 #include "core/connectors.h"
 #include "core/log.h"
-#include "control/health.h"
-#include "control/metrics.h"
 #include "offsets/offsets.h"
 #include "offsets/offsets_doc.h"
-#include "control/plugins.h"
 #include "control/rest.h"
 #include "core/sink.h"
 #include "core/stats.h"
@@ -20,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,45 +90,13 @@ void worker_control_forget(struct conn *c)
 }
 
 /* A reload leaves a removed connector's slot as a tombstone (the loop holds
- * pointers into the array): everything here counts and indexes live ones. */
-static size_t live_count(const struct worker *w)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < w->nconns; i++)
-		n += !w->conns[i]->removed;
-	return n;
-}
-
-/* The i-th live connector; i < live_count(w). */
+ * pointers into the array): connectors are indexed among live ones. */
 static struct conn *live(struct worker *w, size_t i)
 {
 	for (size_t k = 0; k < w->nconns; k++)
 		if (!w->conns[k]->removed && i-- == 0)
 			return w->conns[k];
 	return NULL;
-}
-
-static const char *state_name(const struct conn *c)
-{
-	if (c->restarting)
-		return "RESTARTING";
-	if (c->stopped)
-		return "FAILED";
-	switch (c->run) {
-	case CONN_PAUSED:
-		return "PAUSED";
-	case CONN_STOPPING:
-		/* Not STOPPED before it is: offsets can be changed only then,
-		 * and a script polls the status for it (Connect too shows the
-		 * old state until the stop completes). */
-		return c->stop_paused ? "PAUSED" : "RUNNING";
-	case CONN_STOPPED:
-		return "STOPPED";
-	case CONN_RUNNING:
-		break;
-	}
-	return "RUNNING";
 }
 
 /* ---- pause, resume, stop, restart (core/connectors.c) ------------------------ */
@@ -145,7 +110,8 @@ void worker_control_acked(struct partition *p, bool ok)
 	connector_acked(p);
 }
 
-static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen)
+/* worker_private.h */
+int worker_control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen)
 {
 	struct conn *c = live(ctx, i);
 	int rc;
@@ -169,7 +135,8 @@ static int control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t
 
 /* ---- offsets (KIP-875) ----------------------------------------------------- */
 
-static int get_offsets(void *ctx, size_t i, char **json)
+/* worker_private.h */
+int worker_offsets_get(void *ctx, size_t i, char **json)
 {
 	struct worker *w = ctx;
 
@@ -266,7 +233,8 @@ static int write_now(struct worker *w, char *errbuf, size_t errlen)
 	return 0;
 }
 
-static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
+/* worker_private.h */
+int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
                          char *errbuf, size_t errlen)
 {
 	struct worker *w = ctx;
@@ -310,94 +278,7 @@ static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e,
 	return write_now(w, errbuf, errlen);
 }
 
-/* ---- the ops table ------------------------------------------------------------ */
-
-static size_t count(void *ctx)
-{
-	return live_count(ctx);
-}
-
-static void connector(void *ctx, size_t i, struct rest_connector *out)
-{
-	const struct conn *c = live(ctx, i);
-
-	out->name = c->cs->name;
-	out->state = state_name(c);
-	out->trace = c->stopped ? (c->trace ? c->trace : "") : NULL;
-	/* Connect's pairs: a.b.XConnector runs a.b.XTask. */
-	snprintf(out->task_class, sizeof(out->task_class), "%s", c->cs->ops->classes[0]);
-	for (const char *const *k = c->cs->ops->classes; *k != NULL; k++) {
-		size_t n = strlen(*k);
-
-		if (strchr(*k, '.') != NULL && n > 9 && strcmp(*k + n - 9, "Connector") == 0) {
-			snprintf(out->task_class, sizeof(out->task_class), "%.*sTask", (int)(n - 9),
-			         *k);
-			break;
-		}
-	}
-}
-
-static bool config_next(void *ctx, size_t i, size_t *cursor, const char **key, const char **shown)
-{
-	return config_next_set(live(ctx, i)->cs->cfg, cursor, key, shown);
-}
-
-static int health(void *ctx, char *msg, size_t len)
-{
-	return health_check(&((struct worker *)ctx)->query, msg, len);
-}
-
-static char *metrics(void *ctx)
-{
-	struct worker *w = ctx;
-	char *text = NULL;
-	size_t len;
-
-	health_refresh(w->health);
-	return metrics_render(w->stats, &text, &len) == 0 ? text : NULL;
-}
-
-static char *cluster_id(void *ctx)
-{
-	return sink_cluster_id(((struct worker *)ctx)->sink);
-}
-
-static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
-{
-	const struct conn *c = live(ctx, i);
-
-	for (size_t k = 0; k < c->ntopics; k++)
-		fn(arg, c->topics[k]);
-}
-
-static void reset_topics(void *ctx, size_t i)
-{
-	worker_control_forget(live(ctx, i));
-}
-
-static cJSON *plugins(void *ctx, bool connectors_only)
-{
-	return plugins_list(connectors_only);
-}
-
-static int plugin_config(void *ctx, const char *plugin, cJSON **out)
-{
-	int rc = plugins_config(plugin, out);
-
-	return rc == 0 ? 0 : rc == PLUGINS_ERR_UNKNOWN ? REST_ERR_NOTFOUND : REST_ERR_NOMEM;
-}
-
-static int validate(void *ctx, const char *plugin, const cJSON *config, cJSON **out, char *errbuf,
-                    size_t errlen)
-{
-	struct worker *w = ctx;
-	int rc = plugins_validate(w->settings->worker, plugin, config, out, errbuf, errlen);
-
-	return rc == 0                      ? 0
-	       : rc == PLUGINS_ERR_UNKNOWN  ? REST_ERR_NOTFOUND
-	       : rc == PLUGINS_ERR_MISMATCH ? REST_ERR_ARG
-	                                    : REST_ERR_NOMEM;
-}
+/* ---- connector changes --------------------------------------------------- */
 
 void worker_change_clear(struct worker_change *ch)
 {
@@ -409,7 +290,8 @@ void worker_change_clear(struct worker_change *ch)
 
 /* A connector created, changed or deleted: taken now, applied as a reload
  * at the end of the turn (worker_reload_change), answered then. */
-static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+/* worker_private.h */
+int worker_change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
                   size_t errlen)
 {
 	struct worker *w = ctx;
@@ -442,57 +324,3 @@ static int change(void *ctx, const struct rest_change *rc, void *waiter, char *e
 	ch->asked = true;
 	return REST_PENDING;
 }
-
-/* log4j's names of skiff's levels (log.h's order). */
-static const char *const log4j_names[] = {"ERROR", "WARN", "NOTICE", "INFO", "DEBUG"};
-
-static void logger(void *ctx, const char **level, int64_t *modified)
-{
-	const struct worker *w = ctx;
-
-	*level = log4j_names[log_get_level()];
-	*modified = w->logger_modified;
-}
-
-static int set_logger(void *ctx, const char *level)
-{
-	static const struct {
-		const char *name;
-		enum log_level level;
-	} levels[] = {{"OFF", LOG_ERROR},   {"FATAL", LOG_ERROR},   {"ERROR", LOG_ERROR},
-	              {"WARN", LOG_WARN},   {"NOTICE", LOG_NOTICE}, {"INFO", LOG_INFO},
-	              {"DEBUG", LOG_DEBUG}, {"TRACE", LOG_DEBUG},   {"ALL", LOG_DEBUG}};
-	struct worker *w = ctx;
-
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
-		if (strcasecmp(level, levels[i].name) != 0)
-			continue;
-		log_notice("log level: %s (REST API, PUT /admin/loggers/root: until a reload or "
-		           "restart)",
-		           log4j_names[levels[i].level]);
-		log_set_level(levels[i].level);
-		w->logger_modified = worker_epoch_ms();
-		return 0;
-	}
-	return REST_ERR_ARG;
-}
-
-const struct rest_ops worker_rest_ops = {
-    .count = count,
-    .connector = connector,
-    .config_next = config_next,
-    .control = control,
-    .offsets = get_offsets,
-    .alter_offsets = alter_offsets,
-    .health = health,
-    .metrics = metrics,
-    .cluster_id = cluster_id,
-    .topics = topics,
-    .reset_topics = reset_topics,
-    .logger = logger,
-    .set_logger = set_logger,
-    .plugins = plugins,
-    .plugin_config = plugin_config,
-    .validate = validate,
-    .change = change,
-};

@@ -149,7 +149,6 @@ struct worker {
 	size_t part_limit;     /* metrics.partition.limit */
 	struct health *health; /* the verdict and the computed gauges (control/health.c) */
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
-	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
 	struct worker_change change;
 };
 
@@ -168,6 +167,17 @@ void worker_control_partition(struct partition *p);
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
+
+/* What the REST API asks of the worker through its query (core/query.c),
+ * rest_ops' calls of the same names (control/rest.h), ctx the worker: a
+ * connector's pause/resume/stop/restart, KIP-875's offsets, a connector
+ * change (taken now, applied by worker_reload_change). */
+int worker_control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen);
+int worker_offsets_get(void *ctx, size_t i, char **json);
+int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
+                         char *errbuf, size_t errlen);
+int worker_change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen);
 
 /* r went to the producer, to topic (vlen: its value's bytes as
  * converted). */
