@@ -143,105 +143,15 @@ int worker_offsets_get(void *ctx, size_t i, char **json)
 	return offsets_doc_print(w->offsets, live(w, i)->cs->name, json) == 0 ? 0 : REST_ERR_NOMEM;
 }
 
-/* Whether c's source would use entry e (a reset always passes: junk stored
- * earlier must stay removable, as Connect allows), and it lies within the
- * source's data (check_reach: not past a table's newest row or a file's
- * end, not inside a line; no --force here, `skiff offsets set --force` with
- * skiff stopped). *settled: what check_reach would store instead (NULL: e
- * as sent; caller frees). Returns 0, REST_ERR_SOURCE with errbuf (the
- * source's reason, as Connect's connector throws it), or REST_ERR_NOMEM. */
-static int check_one(const struct conn *c, const struct offsets_doc_entry *e, char **settled,
-                     char *errbuf, size_t errlen)
-{
-	char why[1024] = "", *part, *off, *key;
-	int rc = 0, src = 0;
-
-	*settled = NULL;
-	if (e->offset == NULL || c->cs->ops->check_offset == NULL)
-		return 0;
-	part = cJSON_PrintUnformatted(e->partition);
-	off = strndup(e->offset, e->olen);
-	key = offsets_doc_key(c->cs->name, e->partition);
-	if (part == NULL || off == NULL || key == NULL)
-		rc = REST_ERR_NOMEM;
-	else if ((src = c->cs->ops->check_offset(c->cs->cfg, part, off, why, sizeof(why))) ==
-	         SOURCE_ERR_FOREIGN)
-		src = 0; /* stored, as Connect stores it */
-	else if (src == 0 && c->cs->ops->check_reach != NULL)
-		src =
-		    c->cs->ops->check_reach(c->cs->cfg, part, off, offsets_get(c->w->offsets, key),
-		                            true, settled, why, sizeof(why));
-	if (src != 0) {
-		snprintf(errbuf, errlen, "%s", why);
-		rc = REST_ERR_SOURCE;
-	} else if (rc == 0 && why[0] != '\0') {
-		log_info("connector %s: %s", c->cs->name, why);
-	}
-	free(part);
-	free(off);
-	free(key);
-	return rc;
-}
-
-/* Applies one PATCH entry: an offset is stored as sent (or as settled,
- * when not NULL), null removes. */
-static int alter_one(struct worker *w, const char *name, const struct offsets_doc_entry *e,
-                     const char *settled, char *errbuf, size_t errlen)
-{
-	char *key = offsets_doc_key(name, e->partition), *val = NULL;
-	int rc = REST_ERR_ARG;
-
-	if (e->offset != NULL)
-		val = settled != NULL ? strdup(settled) : strndup(e->offset, e->olen);
-	if (key == NULL || (e->offset != NULL && val == NULL))
-		rc = REST_ERR_NOMEM;
-	else if ((val ? offsets_put(w->offsets, key, val) : offsets_remove(w->offsets, key)) == 0)
-		rc = 0;
-	if (rc == REST_ERR_ARG)
-		snprintf(errbuf, errlen,
-		         "the offset store refuses %s (too many partitions or too "
-		         "large)",
-		         key);
-	free(key);
-	free(val);
-	return rc;
-}
-
-static void on_written(void *arg, int rc, const char *why)
-{
-	int *out = arg;
-
-	*out = rc;
-}
-
-/* Writes the store now; the file backend completes before returning. */
-static int write_now(struct worker *w, char *errbuf, size_t errlen)
-{
-	int done = 1; /* not completed yet */
-
-	if (offsets_writing(w->offsets) || offsets_write(w->offsets, on_written, &done) != 0) {
-		w->next_flush = loop_now_ms(); /* the flush timer writes it */
-		return 0;
-	}
-	if (done < 0) {
-		snprintf(errbuf, errlen,
-		         "the offsets were changed in memory but could not be "
-		         "written: %s",
-		         offsets_strerror(done));
-		return REST_ERR;
-	}
-	return 0;
-}
-
 /* worker_private.h */
 int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
                          char *errbuf, size_t errlen)
 {
 	struct worker *w = ctx;
 	struct conn *c = live(w, i);
-	const char *name = c->cs->name, *part;
-	size_t plen;
-	int rc = 0;
+	const char *name = c->cs->name;
+	bool deferred = false;
+	int rc;
 
 	if (c->run != CONN_STOPPED || c->stopped) {
 		snprintf(errbuf, errlen,
@@ -251,31 +161,18 @@ int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e,
 		         name);
 		return REST_ERR_STATE;
 	}
-	if (e == NULL) {
-		/* DELETE: every stored partition of this connector. */
-		for (size_t k = offsets_count(w->offsets); k-- > 0 && rc == 0;)
-			if (offsets_doc_own_key(offsets_key(w->offsets, k), name, &part, &plen))
-				rc = offsets_remove(w->offsets, offsets_key(w->offsets, k));
-	} else {
-		/* All checked before any is stored: a refused PATCH changes
-		 * nothing. */
-		char **settled = calloc(n, sizeof(*settled));
-
-		rc = settled != NULL ? 0 : REST_ERR_NOMEM;
-		for (size_t k = 0; k < n && rc == 0; k++)
-			rc = check_one(c, &e[k], &settled[k], errbuf, errlen);
-		for (size_t k = 0; k < n && rc == 0; k++)
-			rc = alter_one(w, name, &e[k], settled[k], errbuf, errlen);
-		for (size_t k = 0; k < n && settled != NULL; k++)
-			free(settled[k]);
-		free(settled);
+	rc = commits_alter(w->commits, c->cs, e, n, errbuf, errlen);
+	if (rc == 0) {
+		log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
+		rc = commits_write_now(w->commits, &deferred, errbuf, errlen);
 	}
-	if (rc == REST_ERR_NOMEM)
-		snprintf(errbuf, errlen, "out of memory");
-	if (rc != 0)
-		return rc == REST_ERR_NOMEM || rc == REST_ERR_SOURCE ? rc : REST_ERR_ARG;
-	log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
-	return write_now(w, errbuf, errlen);
+	if (deferred)
+		w->next_flush = loop_now_ms(); /* the flush timer writes it */
+	return rc == 0                    ? 0
+	       : rc == COMMITS_ERR_SOURCE ? REST_ERR_SOURCE
+	       : rc == COMMITS_ERR_NOMEM  ? REST_ERR_NOMEM
+	       : rc == COMMITS_ERR_WRITE  ? REST_ERR
+	                                  : REST_ERR_ARG;
 }
 
 /* ---- connector changes --------------------------------------------------- */
