@@ -7,6 +7,7 @@
 #include "core/worker_private.h"
 
 #include "control/rest.h"
+#include "core/active_topics.h"
 #include "core/loop.h"
 
 #include <stdio.h>
@@ -180,10 +181,7 @@ static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, si
 
 static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
 {
-	const struct conn *c = live(ctx, i);
-
-	for (size_t k = 0; k < c->ntopics; k++)
-		fn(arg, c->topics[k]);
+	active_topics_each(live(ctx, i)->topics, fn, arg);
 }
 
 static void forget_topics(void *ctx, size_t i)

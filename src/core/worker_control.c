@@ -6,6 +6,7 @@
 #include "core/worker.h"
 #include "core/worker_private.h"
 
+#include "core/active_topics.h"
 #include "config/config.h"
 #include "core/connectors.h"
 #include "core/log.h"
@@ -41,35 +42,6 @@ void worker_control_partition(struct partition *p)
 	(void)p; /* nothing counted yet, nothing shown */
 }
 
-/* Most topics kept per connector for GET .../topics: a RegexRouter or
- * TimestampRouter can name one per day for ever. */
-#define MAX_TOPICS 256
-
-/* Notes topic among c's active topics (Connect's, for GET .../topics). */
-static void note_topic(struct conn *c, const char *topic)
-{
-	char **grown, *copy;
-
-	if (c->ntopics > 0 && strcmp(c->topics[c->last_topic], topic) == 0)
-		return; /* the usual case: the topic of the record before */
-	for (size_t i = 0; i < c->ntopics; i++)
-		if (strcmp(c->topics[i], topic) == 0) {
-			c->last_topic = i;
-			return;
-		}
-	if (c->ntopics == MAX_TOPICS) {
-		return; /* GET .../topics lists the first MAX_TOPICS */
-	}
-	grown = realloc(c->topics, (c->ntopics + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return;
-	c->topics = grown;
-	if ((copy = strdup(topic)) == NULL)
-		return;
-	c->last_topic = c->ntopics;
-	c->topics[c->ntopics++] = copy;
-}
-
 void worker_control_produced(const struct record *r, const char *topic, size_t vlen)
 {
 	struct partition *p = r->part;
@@ -77,16 +49,15 @@ void worker_control_produced(const struct record *r, const char *topic, size_t v
 	p->produced++;
 	p->read_bytes += r->value.kind == VALUE_STRING ? r->value.len : vlen;
 	partition_head(p, p->conn->w->turn_ms);
-	note_topic(p->conn, topic);
+	/* The connector's active topics (Connect's): out of memory leaves this
+	 * one unlisted, as Connect's list is only informative. */
+	(void)active_topics_note(&p->conn->topics, topic);
 }
 
 void worker_control_forget(struct conn *c)
 {
-	for (size_t i = 0; i < c->ntopics; i++)
-		free(c->topics[i]);
-	free(c->topics);
+	active_topics_free(c->topics);
 	c->topics = NULL;
-	c->ntopics = c->last_topic = 0;
 }
 
 /* A reload leaves a removed connector's slot as a tombstone (the loop holds

@@ -67,10 +67,8 @@ struct conn {
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
-	/* Connect's active topics (worker_control.c): those produced to since
-	 * the open or GET .../topics/reset; topics[last] matched last. */
-	char **topics;
-	size_t ntopics, last_topic;
+	/* Connect's active topics (core/active_topics.h), NULL: none yet. */
+	struct active_topics *topics;
 };
 
 /* A connector change the REST API asked for (worker_control.c takes it,
