@@ -8,7 +8,7 @@
  * (tests/unit/queryfake.c) and no control file includes the worker's
  * private header.
  *
- * The worker fills it (worker_query, core/query.c). Connector indexes count
+ * The worker fills it (worker_query_ops, core/query.c). Connector indexes count
  * live connectors only (a reload's tombstones are skipped), 0..connectors-1,
  * as the REST API numbers them; they and every string a view borrows stay
  * valid until the loop turns again. Main loop only. */
@@ -57,11 +57,13 @@ struct query_part {
 	int64_t waited_ms;   /* how long the oldest of them has waited, at now */
 	int64_t last_ack_ms; /* the wall clock's ms of the last acknowledgement, 0: none */
 	/* Where control keeps the partition's series (control/pmetrics.c);
-	 * NULL there: not shown. The partition never reads it; control frees
-	 * what it put there before the partition goes (query_ops.gone). */
+	 * NULL there: not shown. The partition never reads it; the worker
+	 * hands it to pmetrics_unshow when the partition goes. */
 	struct pseries **shown;
 };
 
+/* The offset flush, and the limits the worker's section sets for control
+ * (both change with a reload). */
 struct query_flush {
 	int last;            /* 0, or the offsets_* code of the last write's failure */
 	int64_t last_ms;     /* loop_now_ms() when the last write completed, 0: never */
