@@ -3,7 +3,7 @@
 
 #include "config/props.h"
 #include "config/provider.h"
-#include "core/worker.h"
+#include "control/status_sock.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -144,7 +144,7 @@ int status_main(int argc, char **argv)
 		                "use the REST API (listeners)\n");
 		goto out;
 	}
-	if (worker_status_path(offsets, path, sizeof(path)) != 0) {
+	if (status_sock_path(offsets, path, sizeof(path)) != 0) {
 		fprintf(stderr, "skiff status: the state directory's path is too long\n");
 		goto out;
 	}

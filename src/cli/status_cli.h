@@ -1,4 +1,4 @@
-/* status_cli: `skiff status [FILES...]`, the client side of worker_status.c.
+/* status_cli: `skiff status [FILES...]`, the client side of control/status_sock.c.
  * Reads the worker file (default /etc/skiff/skiff.properties) for the
  * offsets file's directory, and nothing else of the configuration (so that
  * it runs without the environment skiff's config providers read), connects

@@ -8,6 +8,10 @@
  * never moves an offset back over a newer one. */
 #include "core/commits.h"
 
+#include "config/settings.h"
+#include "core/source.h"
+#include "offsets/offsets_doc.h"
+
 #include "core/acks.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -16,6 +20,7 @@
 #include "util/clock.h"
 #include "util/rstr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,4 +341,127 @@ int commits_last(const struct commits *cm, int64_t *at_ms)
 	if (at_ms != NULL)
 		*at_ms = cm->last_ms;
 	return cm->last;
+}
+
+/* ---- KIP-875's offset edits ------------------------------------------------ */
+
+/* Whether cs's source would use entry e (a reset always passes: junk
+ * stored earlier must stay removable, as Connect allows), and it lies
+ * within the source's data (check_reach: not past a table's newest row or
+ * a file's end, not inside a line; no --force here, `skiff offsets set
+ * --force` with skiff stopped). *settled: what check_reach would store
+ * instead (NULL: e as sent; caller frees). Returns 0, COMMITS_ERR_SOURCE
+ * with errbuf, or COMMITS_ERR_NOMEM. */
+static int check_one(const struct commits *cm, const struct connector_settings *cs,
+                     const struct offsets_doc_entry *e, char **settled, char *errbuf, size_t errlen)
+{
+	char why[1024] = "", *part, *off, *key;
+	int rc = 0, src = 0;
+
+	*settled = NULL;
+	if (e->offset == NULL || cs->ops->check_offset == NULL)
+		return 0;
+	part = cJSON_PrintUnformatted(e->partition);
+	off = strndup(e->offset, e->olen);
+	key = offsets_doc_key(cs->name, e->partition);
+	if (part == NULL || off == NULL || key == NULL)
+		rc = COMMITS_ERR_NOMEM;
+	else if ((src = cs->ops->check_offset(cs->cfg, part, off, why, sizeof(why))) ==
+	         SOURCE_ERR_FOREIGN)
+		src = 0; /* stored, as Connect stores it */
+	else if (src == 0 && cs->ops->check_reach != NULL)
+		src = cs->ops->check_reach(cs->cfg, part, off, offsets_get(cm->o, key), true,
+		                           settled, why, sizeof(why));
+	if (src != 0) {
+		snprintf(errbuf, errlen, "%s", why);
+		rc = COMMITS_ERR_SOURCE;
+	} else if (rc == 0 && why[0] != '\0') {
+		log_info("connector %s: %s", cs->name, why);
+	}
+	free(part);
+	free(off);
+	free(key);
+	return rc;
+}
+
+/* Applies one PATCH entry: an offset is stored as sent (or as settled,
+ * when not NULL), null removes. */
+static int alter_one(struct commits *cm, const char *name, const struct offsets_doc_entry *e,
+                     const char *settled, char *errbuf, size_t errlen)
+{
+	char *key = offsets_doc_key(name, e->partition), *val = NULL;
+	int rc = COMMITS_ERR_STORE;
+
+	if (e->offset != NULL)
+		val = settled != NULL ? strdup(settled) : strndup(e->offset, e->olen);
+	if (key == NULL || (e->offset != NULL && val == NULL))
+		rc = COMMITS_ERR_NOMEM;
+	else if ((val ? offsets_put(cm->o, key, val) : offsets_remove(cm->o, key)) == 0)
+		rc = 0;
+	if (rc == COMMITS_ERR_STORE)
+		snprintf(errbuf, errlen,
+		         "the offset store refuses %s (too many partitions or too "
+		         "large)",
+		         key);
+	free(key);
+	free(val);
+	return rc;
+}
+
+int commits_alter(struct commits *cm, const struct connector_settings *cs,
+                  const struct offsets_doc_entry *e, size_t n, char *errbuf, size_t errlen)
+{
+	const char *part;
+	size_t plen;
+	int rc = 0;
+
+	if (e == NULL) {
+		/* DELETE: every stored partition of this connector. */
+		for (size_t k = offsets_count(cm->o); k-- > 0 && rc == 0;)
+			if (offsets_doc_own_key(offsets_key(cm->o, k), cs->name, &part, &plen) &&
+			    offsets_remove(cm->o, offsets_key(cm->o, k)) != 0)
+				rc = COMMITS_ERR_STORE;
+	} else {
+		/* All checked before any is stored: a refused PATCH changes
+		 * nothing. */
+		char **settled = calloc(n, sizeof(*settled));
+
+		rc = settled != NULL ? 0 : COMMITS_ERR_NOMEM;
+		for (size_t k = 0; k < n && rc == 0; k++)
+			rc = check_one(cm, cs, &e[k], &settled[k], errbuf, errlen);
+		for (size_t k = 0; k < n && rc == 0; k++)
+			rc = alter_one(cm, cs->name, &e[k], settled[k], errbuf, errlen);
+		for (size_t k = 0; k < n && settled != NULL; k++)
+			free(settled[k]);
+		free(settled);
+	}
+	if (rc == COMMITS_ERR_NOMEM)
+		snprintf(errbuf, errlen, "out of memory");
+	return rc;
+}
+
+static void on_written(void *arg, int rc, const char *why)
+{
+	int *out = arg;
+
+	*out = rc;
+}
+
+int commits_write_now(struct commits *cm, bool *deferred, char *errbuf, size_t errlen)
+{
+	int done = 1; /* not completed yet */
+
+	*deferred = false;
+	if (offsets_writing(cm->o) || offsets_write(cm->o, on_written, &done) != 0) {
+		*deferred = true;
+		return 0;
+	}
+	if (done < 0) {
+		snprintf(errbuf, errlen,
+		         "the offsets were changed in memory but could not be "
+		         "written: %s",
+		         offsets_strerror(done));
+		return COMMITS_ERR_WRITE;
+	}
+	return 0;
 }

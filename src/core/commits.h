@@ -6,20 +6,24 @@
  * the offset's text and is retried at the next flush, also for a connector
  * closed meanwhile; a newer store of the same key supersedes it. It also
  * keeps the outcome of the offset writes (FLUSH_FAILURES_BEFORE_PAUSE in a
- * row pause reading). Leaf of the worker: it logs only what a write's
- * completion says. Main loop only. */
+ * row pause reading), and applies KIP-875's offset edits. Leaf of the
+ * worker: it logs only what a write's completion says and how a source
+ * settled an edited offset. Main loop only. */
 #ifndef SKIFF_COMMITS_H
 #define SKIFF_COMMITS_H
 
 #include "util/err.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct offsets;
 struct partition;
 struct partitions;
 struct src_offset;
+struct connector_settings;
+struct offsets_doc_entry;
 
 /* Offset flushes that may fail in a row before reading pauses: past them, a
  * crash would replay ever more, so duplicates would no longer be bounded. */
@@ -27,7 +31,10 @@ struct src_offset;
 
 enum {
 	COMMITS_OK = 0,
-	COMMITS_ERR_NOMEM = -1, /* out of memory rendering or keeping an offset */
+	COMMITS_ERR_NOMEM = -1,  /* out of memory rendering or keeping an offset */
+	COMMITS_ERR_SOURCE = -2, /* commits_alter: the source refuses an offset */
+	COMMITS_ERR_STORE = -3,  /* commits_alter: the store refuses one */
+	COMMITS_ERR_WRITE = -4,  /* commits_write_now: the write failed */
 };
 
 /* A short text for a COMMITS_* code. */
@@ -127,5 +134,24 @@ uint64_t commits_failures(const struct commits *cm);
 /* The outcome of the last completed write (0 or an OFFSETS_ERR_*), and
  * loop_now_ms() when it completed (0: none yet). */
 int commits_last(const struct commits *cm, int64_t *at_ms);
+
+/* KIP-875's edit of the stored offsets of cs's connector (stopped: no
+ * record of it in flight). e[0..n-1] are a PATCH's entries: an offset is
+ * stored as sent, or as its source settles it (source_ops.check_offset,
+ * check_reach: within the source's data; the settling is logged), null
+ * removes; all are checked before any is stored, so that a refused PATCH
+ * changes nothing. e NULL (DELETE): every stored partition of the
+ * connector is removed. The store is not written (commits_write_now).
+ * Returns 0, COMMITS_ERR_SOURCE (errbuf: the source's reason, as Connect's
+ * connector throws it), COMMITS_ERR_STORE (errbuf: which key, for a PATCH),
+ * or COMMITS_ERR_NOMEM (errbuf "out of memory"). */
+int commits_alter(struct commits *cm, const struct connector_settings *cs,
+                  const struct offsets_doc_entry *e, size_t n, char *errbuf, size_t errlen);
+
+/* Writes the store now when it can (the file backend completes before
+ * returning); when a write is in flight or cannot start, sets *deferred
+ * (the caller's flush writes it) and returns 0. Returns 0 or
+ * COMMITS_ERR_WRITE with errbuf. */
+int commits_write_now(struct commits *cm, bool *deferred, char *errbuf, size_t errlen);
 
 #endif

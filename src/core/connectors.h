@@ -65,7 +65,7 @@ struct connector_hooks {
 	int (*source_register)(struct conn *c);
 	void (*source_free)(struct conn *c);
 	void (*log_counters)(struct worker *w);
-	/* A partition's series go (worker_control_unshow); c's active topics
+	/* A partition's series go (control/pmetrics.c); c's active topics
 	 * are forgotten (worker_control_forget). */
 	void (*unshow)(struct partition *p);
 	void (*forget)(struct conn *c);

@@ -17,7 +17,7 @@
 #define PARTITIONS_MAX 65536
 
 struct conn;
-struct pseries; /* worker_control.c */
+struct pseries; /* control/pmetrics.c */
 struct flight;  /* partitions.c: made at a partition's first record */
 
 struct partition {
@@ -25,13 +25,12 @@ struct partition {
 	struct conn *conn;
 	struct flight *fl; /* NULL: nothing in flight, nothing to store */
 	/* Counted since the partition was made (its connector opened), and
-	 * shown as its series while it has them (worker_control.c). */
+	 * shown as its series while it has them (control/pmetrics.c). */
 	uint64_t produced, acked, read_bytes;
 	int64_t last_ack_ms; /* worker_epoch_ms() of the last acknowledgement, 0: none */
 	/* Its series in the registry while it is among the
 	 * metrics.partition.limit most active partitions; NULL: not shown. */
 	struct pseries *series;
-	bool chosen; /* worker_control.c, while it picks the partitions shown */
 };
 
 struct partitions;

@@ -12,7 +12,11 @@
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
+#include "control/health.h"
+#include "control/notify.h"
+#include "control/pmetrics.h"
 #include "control/restconf.h"
+#include "control/status_sock.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
 #include "core/stats.h"
@@ -91,7 +95,7 @@ static void on_signal_fd(struct loop *l, struct loop_fd *watch, int fd, int reve
 /* worker_private.h */
 void worker_waiting(struct worker *w)
 {
-	worker_notify_alive(w);
+	notify_alive(w->notify);
 	if (w->sig_watch != NULL)
 		take_signals(w, w->sigfd);
 }
@@ -266,7 +270,7 @@ static int shut_down(struct worker *w, int code)
 	int left;
 
 	w->stop = true;
-	worker_notify(w, "STOPPING=1");
+	notify_send(w->notify, "STOPPING=1");
 	if (worker_eos_boundary(w, true) != 0 && code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
@@ -321,13 +325,15 @@ int worker_run(struct worker *w, int sigfd)
 
 	w->sigfd = sigfd;
 	if (loop_fd_add(w->loop, sigfd, POLLIN, on_signal_fd, w, &w->sig_watch) != 0 ||
-	    worker_notify_open(w) != 0 || worker_status_open(w) != 0 || worker_sink_watch(w) != 0 ||
-	    worker_bandwidth_open(w) != 0) {
+	    notify_open(w->loop, &w->query, &w->notify) != 0 ||
+	    status_sock_open(w->loop, &w->query, w->health,
+	                     settings_worker(w->settings->worker)->offset_file, &w->status) != 0 ||
+	    worker_sink_watch(w) != 0 || worker_bandwidth_open(w) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
 	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
-	worker_notify(w, "READY=1");
+	notify_send(w->notify, "READY=1");
 	while (!w->stop && code == 0)
 		code = worker_turn(w);
 	code = shut_down(w, code);
@@ -348,13 +354,19 @@ static const struct pipeline_hooks hooks = {
     .fenced = worker_eos_fenced,
 };
 
+/* partitions_drop_conn's gone: p's series leave the registry. */
+static void unshow(struct partition *p)
+{
+	pmetrics_unshow(&p->series, true);
+}
+
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
 static const struct connector_hooks life = {
     .source_env = worker_source_env,
     .source_register = worker_source_register,
     .source_free = worker_source_free,
     .log_counters = worker_source_log_counters,
-    .unshow = worker_control_unshow,
+    .unshow = unshow,
     .forget = worker_control_forget,
     .txn_holds = worker_eos_holds,
     .txn_commit_soon = worker_eos_commit_soon,
@@ -364,6 +376,25 @@ static const struct connector_hooks life = {
 static char *render(struct partition *p, const struct src_offset *off)
 {
 	return p->conn->cs->ops->offset_json(p->conn->ctx, off);
+}
+
+/* The offset flush's gauges; then (control/health.c) the producer's and
+ * the process's, in this order (the order of /metrics). Returns 0 or
+ * WORKER_ERR_NOMEM. */
+static int register_gauges(struct worker *w)
+{
+	static const struct stats_desc d[] = {
+	    {"offsets_last_flush", STATS_GAUGE, "when the last offset write completed",
+	     STATS_F_EPOCH_MS},
+	    {"offsets_last_flush_ok", STATS_GAUGE, "1 when the last offset write succeeded", 0},
+	};
+	uint64_t **cells[] = {commits_cell(w->commits, COMMITS_FLUSH_TIME),
+	                      commits_cell(w->commits, COMMITS_FLUSH_OK)};
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		if (stats_register(w->stats, &d[i], NULL, cells[i], NULL) != 0)
+			return WORKER_ERR_NOMEM;
+	return health_new(&w->query, &w->health) == 0 ? 0 : WORKER_ERR_NOMEM;
 }
 
 /* The loop and the worker's own registrations. */
@@ -379,7 +410,7 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,
 	                   commits_cell(w->commits, COMMITS_FAILED_IN_A_ROW), NULL) != 0 ||
-	    worker_control_register(w) != 0) {
+	    register_gauges(w) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
@@ -428,6 +459,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 		return WORKER_ERR_NOMEM;
 	}
 	w->settings = s;
+	w->query = (struct query){&worker_query_ops, w};
 	w->stats = stats;
 	w->open_sink = opener;
 	w->hooks = &hooks;
@@ -550,7 +582,7 @@ const char *worker_strerror(int err)
 /* partitions_destroy's gone: the series' registry goes with stats. */
 static void free_series(struct partition *p)
 {
-	free(p->series);
+	pmetrics_unshow(&p->series, false);
 }
 
 void worker_destroy(struct worker *w)
@@ -565,10 +597,13 @@ void worker_destroy(struct worker *w)
 	 * files deleted since), before the registry goes. */
 	connectors_destroy(w);
 	worker_change_clear(&w->change);
-	worker_notify_close(w);
-	worker_status_close(w);
+	notify_close(w->notify);
+	w->notify = NULL;
+	status_sock_close(w->status);
+	w->status = NULL;
 	worker_sink_close(w);
 	partitions_destroy(w->parts, w->acks, free_series);
+	health_destroy(w->health);
 	free(w->logged);
 	commits_destroy(w->commits);
 	acks_destroy(w->acks);

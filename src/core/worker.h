@@ -107,20 +107,6 @@ struct loop *worker_loop(struct worker *w);
  * which KIP-875's PATCH and DELETE may have changed while it was stopped. */
 extern const struct rest_ops worker_rest_ops;
 
-/* 0 when healthy, -1 when not: a connector failed, the last offset write
- * failed, or a record has waited for Kafka's acknowledgement longer than
- * health.ack.timeout.ms. msg gets one line either way. */
-int worker_health(struct worker *w, char *msg, size_t len);
-
-/* Sets the gauges that are computed, not counted (records in flight and the
- * oldest one's age per partition, connector states, the producer's figures,
- * the process's memory and CPU): before an export of the registry. */
-void worker_stats_refresh(struct worker *w);
-
-/* `skiff status`'s socket for the offsets file offsets_file: skiff.sock in
- * its directory, into out. Returns 0, or -1 when it does not fit. */
-int worker_status_path(const char *offsets_file, char *out, size_t len);
-
 /* Closes the producer, then the sources (nothing undelivered is committed:
  * the producer drops it without a delivery report). Accepts NULL. */
 void worker_destroy(struct worker *w);

@@ -13,6 +13,7 @@
 #include "util/hash.h"
 #include "core/loop.h"
 #include "core/partitions.h"
+#include "core/query.h"
 #include "config/settings.h"
 #include "core/sink.h"
 #include "core/source.h"
@@ -63,18 +64,11 @@ struct conn {
 	size_t nevents, capevents;
 	uint64_t *produced, *acked, *failed, *utf8_replaced;
 	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
-	/* The backlog of its partitions as the last worker_stats_refresh
-	 * learnt it: their sum, in unit, of known of them (0: unknown). */
-	uint64_t backlog;
-	enum source_unit backlog_unit;
-	int backlog_known;
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
 	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
-	/* Connect's active topics (worker_control.c): those produced to since
-	 * the open or GET .../topics/reset; topics[last] matched last. */
-	char **topics;
-	size_t ntopics, last_topic;
+	/* Connect's active topics (core/active_topics.h), NULL: none yet. */
+	struct active_topics *topics;
 };
 
 /* A connector change the REST API asked for (worker_control.c takes it,
@@ -130,11 +124,10 @@ struct worker {
 	struct commits *commits; /* acknowledged prefixes into the store */
 	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
-	/* notify: systemd (worker_notify.c), reload (worker_reload.c), status
-	 * (worker_status.c). */
-	struct sdnotify *notify;
-	struct loop_timer *watchdog, *status_timer;
-	char *status_sent;     /* the last STATUS= text sent */
+	/* The worker as control/ sees it (core/query.h): its clients borrow
+	 * &query. systemd's notifications (control/notify.c). */
+	struct query query;
+	struct notify *notify;
 	struct settings *live; /* the settings a reload may replace; NULL: no reload */
 	char *const *paths;    /* the configuration files, for a reload */
 	size_t npaths;
@@ -148,13 +141,12 @@ struct worker {
 	/* A record's key and value as converted, reused record after record
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
-	struct statusd *statusd;
+	struct status_sock *status; /* skiff status (control/status_sock.c) */
 	/* rest: worker_control.c */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
-	uint64_t *sent_bytes, *queue_depth, *brokers, *brokers_up, *rss, *cpu;
+	struct health *health; /* the verdict and the computed gauges (control/health.c) */
 	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
-	int64_t logger_modified; /* PUT /admin/loggers/root last set the level (epoch ms) */
 	struct worker_change change;
 };
 
@@ -166,20 +158,24 @@ static inline bool conn_reading(const struct conn *c)
 
 /* ---- worker_control.c: the REST API's side of the worker ------------------ */
 
-/* Registers the worker's own gauges (offset flush time and result, the
- * producer's, the process's). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_control_register(struct worker *w);
-
 /* Sets up a new partition p's counts (not shown until the next
- * worker_stats_refresh picks it). */
+ * health_refresh picks it). */
 void worker_control_partition(struct partition *p);
-
-/* Removes p's series, if shown (p goes away). */
-void worker_control_unshow(struct partition *p);
 
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
+
+/* What the REST API asks of the worker through its query (core/query.c),
+ * rest_ops' calls of the same names (control/rest.h), ctx the worker: a
+ * connector's pause/resume/stop/restart, KIP-875's offsets, a connector
+ * change (taken now, applied by worker_reload_change). */
+int worker_control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen);
+int worker_offsets_get(void *ctx, size_t i, char **json);
+int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
+                         char *errbuf, size_t errlen);
+int worker_change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen);
 
 /* r went to the producer, to topic (vlen: its value's bytes as
  * converted). */
@@ -187,12 +183,6 @@ void worker_control_produced(const struct record *r, const char *topic, size_t v
 
 /* Forgets c's active topics (its source closes). */
 void worker_control_forget(struct conn *c);
-
-/* The backlog of c's partitions as worker_stats_refresh last learnt it:
- * the sum of those it knows into *n (in *unit). Returns how many
- * partitions it knows (0: unknown). */
-int worker_backlog(const struct worker *w, const struct conn *c, enum source_unit *unit,
-                   uint64_t *n);
 
 /* The wall clock in ms, for timestamps a person reads. */
 int64_t worker_epoch_ms(void);
@@ -344,35 +334,6 @@ void worker_bandwidth_wake(struct worker *w);
 
 /* One line for `skiff status` into buf ("" without a cap). */
 void worker_bandwidth_summary(const struct worker *w, char *buf, size_t len);
-
-/* ---- worker_notify.c: systemd's notifications ---------------------------- */
-
-/* Opens $NOTIFY_SOCKET (if any) and registers the watchdog (at half of
- * $WATCHDOG_USEC) and STATUS= (every second, sent when it changed) timers.
- * Returns 0 or WORKER_ERR_NOMEM; a socket that cannot be used is logged. */
-int worker_notify_open(struct worker *w);
-
-/* Sends "READY=1", "STOPPING=1", "RELOADING=1" (with MONOTONIC_USEC) and
- * the current STATUS=; no-ops without $NOTIFY_SOCKET. */
-void worker_notify(struct worker *w, const char *what);
-
-/* The one-line summary STATUS= carries, into buf. */
-void worker_notify_summary(const struct worker *w, char *buf, size_t len);
-
-/* Sends WATCHDOG=1 when the watchdog timer is due (a wait outside the loop,
- * worker_waiting), and re-arms it. */
-void worker_notify_alive(struct worker *w);
-
-void worker_notify_close(struct worker *w);
-
-/* ---- worker_status.c: the socket `skiff status` reads ------------------ */
-
-/* Serves the summary on skiff.sock in the state directory (a failure is
- * logged, not fatal). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_status_open(struct worker *w);
-
-/* Closes and removes the socket. */
-void worker_status_close(struct worker *w);
 
 /* ---- worker_reload.c ----------------------------------------------------- */
 

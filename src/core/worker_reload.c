@@ -41,6 +41,7 @@
 #include "core/log.h"
 #include "offsets/offsets.h"
 #include "config/props.h"
+#include "control/notify.h"
 #include "control/rest.h"
 #include "control/restconns.h"
 #include "config/settings.h"
@@ -442,7 +443,7 @@ void worker_reload(struct worker *w)
 		return;
 	}
 	log_notice("SIGHUP: reloading the configuration");
-	worker_notify(w, "RELOADING=1");
+	notify_send(w->notify, "RELOADING=1");
 	/* The REST API's connectors as they run (kept or not). */
 	if (restconns_with(w->live->rest, NULL, NULL, false, &rest) != 0)
 		log_error("reload refused: out of memory; the running configuration stays");
@@ -450,7 +451,7 @@ void worker_reload(struct worker *w)
 		log_error("reload refused: %s; the running configuration stays", why);
 	else
 		log_notice("reload done");
-	worker_notify(w, "READY=1");
+	notify_send(w->notify, "READY=1");
 }
 
 /* ---- the REST API's changes ---------------------------------------------- */
@@ -576,7 +577,7 @@ void worker_reload_change(struct worker *w)
 	           ch->op == REST_DELETE ? "deleting"
 	           : created             ? "creating"
 	                                 : "changing its configuration");
-	worker_notify(w, "RELOADING=1");
+	notify_send(w->notify, "RELOADING=1");
 	if (changed_config(w, ch, &config, why, sizeof(why)) != 0) {
 		rc = why[0] && strcmp(why, "out of memory") != 0 ? REST_ERR : REST_ERR_NOMEM;
 		goto out;
@@ -614,7 +615,7 @@ void worker_reload_change(struct worker *w)
 	}
 out:
 	cJSON_Delete(config);
-	worker_notify(w, "READY=1");
+	notify_send(w->notify, "READY=1");
 	rest_changed(ch->waiter, ch->op, ch->name, created, rc, why);
 	worker_change_clear(ch);
 }

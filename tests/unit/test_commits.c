@@ -3,9 +3,11 @@
  * its connector closed (a stop); a newer store of the key wins over a kept
  * one; three failed writes pause reading until one succeeds. */
 #include "core/commits.h"
+#include "config/settings.h"
 #include "core/acks.h"
 #include "core/partitions.h"
 #include "core/source.h"
+#include "offsets/offsets_doc.h"
 #include "offsetsfake.h"
 #include "testlib.h"
 #include "util/rstr.h"
@@ -181,6 +183,84 @@ static void test_three_failed_writes_pause(void)
 	offsets_destroy(o);
 }
 
+/* check_offset: a negative position is no offset of this source. */
+static int check_offset(const struct config_section *cfg, const char *partition, const char *offset,
+                        char *errbuf, size_t errlen)
+{
+	(void)cfg;
+	(void)partition;
+	if (strstr(offset, "-") != NULL) {
+		snprintf(errbuf, errlen, "position must not be negative: %s", offset);
+		return SOURCE_ERR_CONFIG;
+	}
+	return 0;
+}
+
+/* check_reach: the data ends at 50; an offset past it settles there. */
+static int check_reach(const struct config_section *cfg, const char *partition, const char *offset,
+                       const char *stored, bool bounded, char **settled, char *errbuf,
+                       size_t errlen)
+{
+	(void)cfg;
+	(void)partition;
+	(void)stored;
+	(void)bounded;
+	if (strcmp(offset, "{\"position\":99}") == 0) {
+		*settled = strdup("{\"position\":50}");
+		snprintf(errbuf, errlen, "position 99 is past the end: 50 stored");
+	}
+	return 0;
+}
+
+/* KIP-875's PATCH and DELETE through commits_alter: every entry checked
+ * before any is stored, an offset past the data settled by the source, a
+ * null offset removing, a DELETE removing this connector's keys only. */
+static void test_alter(void)
+{
+	static const char *const classes[] = {"Fake", NULL};
+	struct source_ops ops = {
+	    .classes = classes, .check_offset = check_offset, .check_reach = check_reach};
+	struct connector_settings cs = {.name = "conn", .ops = &ops};
+	struct offsets_doc_entry e[2];
+	cJSON *pa = cJSON_Parse("{\"filename\":\"a\"}"), *pb = cJSON_Parse("{\"filename\":\"b\"}");
+	struct commits *cm = NULL;
+	struct offsets *o;
+	char errbuf[256] = "";
+	bool deferred = true;
+
+	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
+	fresh();
+	o = open_ok();
+	commits_set_store(cm, o);
+	CHECK_INT(offsets_put(o, "[\"other\",{\"filename\":\"a\"}]", "{\"position\":1}"), 0);
+	e[0] = (struct offsets_doc_entry){pa, "{\"position\":7}", 14};
+	e[1] = (struct offsets_doc_entry){pb, "{\"position\":-1}", 15};
+	CHECK_INT(commits_alter(cm, &cs, e, 2, errbuf, sizeof(errbuf)), COMMITS_ERR_SOURCE);
+	CHECK_STR(errbuf, "position must not be negative: {\"position\":-1}");
+	CHECK(offsets_get(o, P_KEY) == NULL); /* the first was not stored either */
+
+	e[1] = (struct offsets_doc_entry){pb, "{\"position\":99}", 15};
+	CHECK_INT(commits_alter(cm, &cs, e, 2, errbuf, sizeof(errbuf)), 0);
+	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":7}");
+	CHECK_STR(offsets_get(o, "[\"conn\",{\"filename\":\"b\"}]"), "{\"position\":50}");
+	CHECK_INT(commits_write_now(cm, &deferred, errbuf, sizeof(errbuf)), 0);
+	CHECK(!deferred);
+	CHECK(!offsets_dirty(o));
+
+	e[0] = (struct offsets_doc_entry){pa, NULL, 0}; /* null: removed */
+	CHECK_INT(commits_alter(cm, &cs, e, 1, errbuf, sizeof(errbuf)), 0);
+	CHECK(offsets_get(o, P_KEY) == NULL);
+	CHECK(offsets_get(o, "[\"conn\",{\"filename\":\"b\"}]") != NULL);
+
+	CHECK_INT(commits_alter(cm, &cs, NULL, 0, errbuf, sizeof(errbuf)), 0); /* DELETE */
+	CHECK(offsets_get(o, "[\"conn\",{\"filename\":\"b\"}]") == NULL);
+	CHECK_STR(offsets_get(o, "[\"other\",{\"filename\":\"a\"}]"), "{\"position\":1}");
+	cJSON_Delete(pa);
+	cJSON_Delete(pb);
+	commits_destroy(cm);
+	offsets_destroy(o);
+}
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -188,6 +268,7 @@ int main(void)
 	test_failed_store_at_a_stop_is_retried();
 	test_newer_store_wins_over_a_kept_one();
 	test_three_failed_writes_pause();
+	test_alter();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_commits");
 }

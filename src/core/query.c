@@ -1,0 +1,230 @@
+/* query: the worker as the control interfaces see it (core/query.h), its
+ * views filled from the worker's own structures. The one file of core/ a
+ * control client reaches, and only through worker_query_ops. Main loop
+ * only. */
+#include "core/query.h"
+#include "core/worker.h"
+#include "core/worker_private.h"
+
+#include "control/rest.h"
+#include "core/active_topics.h"
+#include "core/loop.h"
+
+#include <stdio.h>
+
+/* A reload leaves a removed connector's slot as a tombstone (the loop holds
+ * pointers into the array): the query counts and indexes live ones. */
+static size_t connectors(void *ctx)
+{
+	const struct worker *w = ctx;
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->nconns; i++)
+		n += !w->conns[i]->removed;
+	return n;
+}
+
+/* The i-th live connector; i < connectors(w). */
+static struct conn *live(struct worker *w, size_t i)
+{
+	for (size_t k = 0; k < w->nconns; k++)
+		if (!w->conns[k]->removed && i-- == 0)
+			return w->conns[k];
+	return NULL;
+}
+
+/* c's index among the live connectors. */
+static size_t index_of(const struct worker *w, const struct conn *c)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < w->nconns && w->conns[k] != c; k++)
+		n += !w->conns[k]->removed;
+	return n;
+}
+
+static enum query_state state(const struct conn *c)
+{
+	if (c->stopped)
+		return QUERY_FAILED;
+	switch (c->run) {
+	case CONN_PAUSED:
+		return QUERY_PAUSED;
+	case CONN_STOPPING:
+		return QUERY_STOPPING;
+	case CONN_STOPPED:
+		return QUERY_STOPPED;
+	case CONN_RUNNING:
+		break;
+	}
+	return QUERY_RUNNING;
+}
+
+static void connector(void *ctx, size_t i, struct query_conn *out)
+{
+	const struct conn *c = live(ctx, i);
+
+	*out = (struct query_conn){
+	    .name = c->cs->name,
+	    .state = state(c),
+	    .restarting = c->restarting,
+	    .stop_paused = c->stop_paused,
+	    .trace = c->trace,
+	    .produced = *c->produced,
+	    .acked = *c->acked,
+	    .failed = *c->failed,
+	    .last_ack_ms = c->last_ack_ms,
+	    .classes = c->cs->ops->classes,
+	    .cfg = c->cs->cfg,
+	};
+}
+
+static size_t partitions(void *ctx)
+{
+	return partitions_count(((struct worker *)ctx)->parts);
+}
+
+static void view(const struct worker *w, struct partition *p, int64_t now, struct query_part *out)
+{
+	partition_head(p, now);
+	*out = (struct query_part){
+	    .key = p->key,
+	    .conn = index_of(w, p->conn),
+	    .produced = p->produced,
+	    .acked = p->acked,
+	    .read_bytes = p->read_bytes,
+	    .in_flight = partition_inflight(p),
+	    .waited_ms = partition_waited(p, now),
+	    .last_ack_ms = p->last_ack_ms,
+	    .shown = &p->series,
+	};
+}
+
+static void partition(void *ctx, size_t i, int64_t now, struct query_part *out)
+{
+	struct worker *w = ctx;
+
+	view(w, partitions_at(w->parts, i), now, out);
+}
+
+static void flush(void *ctx, struct query_flush *out)
+{
+	const struct worker *w = ctx;
+
+	out->last = commits_last(w->commits, &out->last_ms);
+	out->failures_in_row = (int)commits_failures(w->commits);
+	out->ack_timeout = w->health_ack_ms;
+	out->part_limit = w->part_limit;
+}
+
+static void producer(void *ctx, struct query_producer *out)
+{
+	const struct worker *w = ctx;
+
+	*out =
+	    (struct query_producer){.sent_before = w->sent_before, .last_ack_ms = w->last_ack_ms};
+	if (w->sink == NULL)
+		return;
+	sink_stats(w->sink, &out->stats);
+	out->in_flight = sink_in_flight(w->sink);
+}
+
+static struct stats *stats(void *ctx)
+{
+	return ((struct worker *)ctx)->stats;
+}
+
+/* What a source's backlog put carries over to the query's. */
+struct backlog_arg {
+	struct worker *w;
+	query_backlog_fn put;
+	void *arg;
+};
+
+static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint64_t n)
+{
+	struct backlog_arg *a = arg;
+	struct query_part v;
+
+	if (p == NULL)
+		return;
+	view(a->w, p, loop_now_ms(), &v);
+	a->put(a->arg, &v, u, n);
+}
+
+static void backlog(void *ctx, size_t i, query_backlog_fn put, void *arg)
+{
+	struct backlog_arg a = {ctx, put, arg};
+	const struct conn *c = live(ctx, i);
+
+	if (c->ctx != NULL && c->cs->ops->backlog != NULL)
+		c->cs->ops->backlog(c->ctx, put_backlog, &a);
+}
+
+static void bandwidth(void *ctx, char *buf, size_t len)
+{
+	worker_bandwidth_summary(ctx, buf, len);
+}
+
+static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, size_t errlen)
+{
+	static const enum rest_action as[] = {
+	    [QUERY_PAUSE] = REST_PAUSE,
+	    [QUERY_RESUME] = REST_RESUME,
+	    [QUERY_STOP] = REST_STOP,
+	    [QUERY_RESTART] = REST_RESTART,
+	};
+
+	/* The connector state machine (today worker_control.c's). */
+	return worker_control(ctx, i, as[cmd], errbuf, errlen);
+}
+
+static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
+{
+	active_topics_each(live(ctx, i)->topics, fn, arg);
+}
+
+static void forget_topics(void *ctx, size_t i)
+{
+	worker_control_forget(live(ctx, i));
+}
+
+static char *cluster_id(void *ctx)
+{
+	return sink_cluster_id(((struct worker *)ctx)->sink);
+}
+
+static const struct config_section *worker_config(void *ctx)
+{
+	return ((struct worker *)ctx)->settings->worker;
+}
+
+const struct query *worker_query(struct worker *w)
+{
+	return &w->query;
+}
+
+struct health *worker_health(struct worker *w)
+{
+	return w->health;
+}
+
+const struct query_ops worker_query_ops = {
+    .connectors = connectors,
+    .connector = connector,
+    .partitions = partitions,
+    .partition = partition,
+    .flush = flush,
+    .producer = producer,
+    .stats = stats,
+    .backlog = backlog,
+    .bandwidth = bandwidth,
+    .command = command,
+    .topics = topics,
+    .forget_topics = forget_topics,
+    .offsets = worker_offsets_get,
+    .alter_offsets = worker_offsets_alter,
+    .change = worker_change,
+    .cluster_id = cluster_id,
+    .worker_config = worker_config,
+};
