@@ -1,7 +1,7 @@
 /* tailchain: opening files into a stream's chain, finding what comes next
  * (rotated siblings, the file at the path), letting go; the marks (tailpos.h)
  * of the lines handed out, held until the next poll. See tailchain.h, and
- * tailstream.c for the safety argument. */
+ * tailplan.c for the safety argument. */
 #include "sources/file/tailchain.h"
 #include "sources/file/tailnotice.h"
 #include "util/clock.h"

@@ -1,8 +1,8 @@
 /* tailchain: a stream's chain of open files - the internals of tailstream,
- * shared by tailstream.c (following, reading), tailresume.c (resuming) and
- * tailchain.c (opening files into the chain, finding what comes next,
- * letting go). Include only from those three files; the offset-safety
- * argument is at the top of tailstream.c. Main loop only. */
+ * shared by tailstream.c (following, reading, resuming) and tailchain.c
+ * (opening files into the chain, finding what comes next, letting go).
+ * Include only from those two files; the offset-safety argument is at the
+ * top of tailplan.c. Main loop only. */
 #ifndef SKIFF_TAILCHAIN_H
 #define SKIFF_TAILCHAIN_H
 

@@ -12,9 +12,10 @@
  * quiet for rotate.wait.ms, and late writes to it still ship.
  *
  * Where a stream resumes (at start, after an idle close, after its last
- * file was let go) is decided by one function from a struct tailpos: the
- * committed offset, or the place kept in memory (tailresume.c). See
- * tailstream.c for the offset-safety argument. Main loop only. */
+ * file was let go) is decided from a struct tailpos - the committed offset,
+ * or the place kept in memory - and what tailprobe observes, by tailplan
+ * (pure; its top has the offset-safety argument), and applied here. Main
+ * loop only. */
 #ifndef SKIFF_TAILSTREAM_H
 #define SKIFF_TAILSTREAM_H
 
