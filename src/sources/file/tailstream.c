@@ -192,15 +192,15 @@ static int plan_open(struct tailstream *s, const struct tailpos *p, const struct
 }
 
 /* A plan for a path first seen: opened, read.from=end taken, anchored. */
-static void apply_new(struct tailstream *s, const struct tailplan *pl)
+static void apply_new(struct tailstream *s, const struct tailpos *p, const struct tailplan *pl,
+                      const struct tailprobe *pr)
 {
 	struct tailfile *tf;
 	struct src_offset at;
 
 	if (pl->extend == TAILPLAN_EXTEND_HISTORY)
 		tailchain_extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
-	else
-		tailchain_add(s, 0, s->path, 0, false, true);
+	plan_open(s, p, pl, pr, -1);
 	if (s->n > 0 && pl->from_end) {
 		tf = s->chain[0].tf;
 		if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
@@ -331,7 +331,7 @@ static void resume(struct tailstream *s, struct tailpos *used)
 		               s->path);
 	switch (pl.kind) {
 	case TAILPLAN_NEW:
-		apply_new(s, &pl);
+		apply_new(s, &p, &pl, &pr);
 		s->flags &= (uint8_t)~TAILSTREAM_FROM_END;
 		goto out;
 	case TAILPLAN_WAIT:
