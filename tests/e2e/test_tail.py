@@ -579,6 +579,37 @@ def test_poll_mode_follows_rotation(tmp_path, kafka, topic):
     assert offsets[150:] == [61 * i for i in range(50)]
 
 
+@pytest.mark.parametrize("rotation", ["rename", "copytruncate"])
+def test_poll_mode_rotated_while_stopped(tmp_path, kafka, topic, rotation):
+    """watch.mode=poll: 1,000 lines read and committed, skiff stopped, 500
+    more appended, the file rotated (renamed to app.log.1, or copied there
+    and truncated in place) and 500 lines written to the path. The restart
+    finds the stored offset's file among the rotated siblings (by inode, or
+    the copy by its first bytes), reads it from the offset, then the path's
+    file from 0. Bound: exact, in order."""
+    log = tmp_path / "app.log"
+    write_lines(log, range(1000))
+
+    def start():
+        c = conn(topic, file=str(log), watch_mode="poll", poll_interval_ms="100")
+        return Skiff(tmp_path, worker(tmp_path, kafka), [c]).start()
+
+    assert_exact(settle(kafka, topic, start(), 1000), 1000)
+    write_lines(log, range(1000, 1500))
+    if rotation == "rename":
+        log.rename(tmp_path / "app.log.1")
+    else:
+        shutil.copyfile(log, tmp_path / "app.log.1")
+        os.truncate(log, 0)
+    write_lines(log, range(1500, 2000))
+    sk = start()
+    vals = settle(kafka, topic, sk, 2000)
+    assert_exact(vals, 2000)
+    assert [number(v) for v in vals] == list(range(2000)), "out of order"
+    text = sk.log_text()
+    assert "bytes_unread_lost" not in text and "files_gone_unread" not in text, text
+
+
 # --- cost -------------------------------------------------------------------------
 
 

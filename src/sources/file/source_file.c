@@ -9,7 +9,8 @@
  * "tail":T past the first KiB, tailpos.h): Connect reads "position"
  * alone; the rest tells the file it belongs to, so a rotated, truncated,
  * replaced or reused-inode file is recognised (tailstream.c has the
- * rotation algorithm and the offset-safety argument).
+ * rotation algorithm, tailplan.c where an offset resumes and the
+ * offset-safety argument).
  *
  * Change detection (inotify, rescans, which streams a poll looks at):
  * tailwatch.c.

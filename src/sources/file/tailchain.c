@@ -1,7 +1,7 @@
 /* tailchain: opening files into a stream's chain, finding what comes next
  * (rotated siblings, the file at the path), letting go; the marks (tailpos.h)
  * of the lines handed out, held until the next poll. See tailchain.h, and
- * tailstream.c for the safety argument. */
+ * tailplan.c for the safety argument. */
 #include "sources/file/tailchain.h"
 #include "sources/file/tailnotice.h"
 #include "util/clock.h"
@@ -143,22 +143,6 @@ bool tailchain_unchanged(const struct tailstream *s)
 		return false;
 	return tailid_of_path(s->path, &live) == 0 && live.dev == s->saved.dev &&
 	       live.ino == s->saved.ino && live.size == s->idle_size && live.mtime == s->idle_mtime;
-}
-
-bool tailchain_quiet(const struct tailstream *s)
-{
-	const struct tailid *id;
-
-	if (!s->c->notice->hears || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
-		return false;
-	/* Closed while idle: the file it was closed on, as last watched. */
-	if (s->n == 0)
-		return s->suspended && !s->no_room && s->saved.known && s->idle_size >= 0 &&
-		       s->saved.dev == s->wd_dev && s->saved.ino == s->wd_ino;
-	if (s->wd < 0 || !tailstream_idle(s) || s->ready)
-		return false;
-	id = tailfile_id(s->chain[0].tf);
-	return id->dev == s->wd_dev && id->ino == s->wd_ino;
 }
 
 bool tailchain_has(const struct tailstream *s, const struct tailid *id)
@@ -870,43 +854,4 @@ void tailchain_pop(struct tailstream *s, bool may_wait)
 		s->c->notice->unwatch(s->c->nstate, s->wd);
 		s->wd = -1;
 	}
-}
-
-/* ---- the backlog --------------------------------------------------------- */
-
-/* The bytes of l after its position; false when not known (a compressed
- * file not read to its end: its uncompressed size is not known yet). */
-static bool link_left(const struct link *l, uint64_t *left)
-{
-	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf);
-
-	if (size == INT64_MAX)
-		return false;
-	if (size < 0)
-		size = l->seen_size; /* fstat failed: the size last seen */
-	*left += size > pos ? (uint64_t)(size - pos) : 0;
-	return true;
-}
-
-bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes)
-{
-	*bytes = 0;
-	if (!s->resolved || (s->n == 0 && s->no_room))
-		return false;
-	if (s->n == 0 && s->suspended) {
-		*bytes = (uint64_t)(s->idle_size - s->saved.pos);
-		return true;
-	}
-	for (size_t i = 0; i < s->n; i++)
-		if (!link_left(&s->chain[i], bytes))
-			return false;
-	for (size_t i = 0; i < s->nlinger; i++)
-		if (!link_left(&s->linger[i], bytes))
-			return false;
-	for (size_t i = 0; i < s->npend; i++) {
-		if (tailz_named(s->pend[i].path))
-			return false;
-		*bytes += s->pend[i].id.size > 0 ? (uint64_t)s->pend[i].id.size : 0;
-	}
-	return true;
 }

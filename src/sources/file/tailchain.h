@@ -1,8 +1,8 @@
 /* tailchain: a stream's chain of open files - the internals of tailstream,
- * shared by tailstream.c (following, reading), tailresume.c (resuming) and
- * tailchain.c (opening files into the chain, finding what comes next,
- * letting go). Include only from those three files; the offset-safety
- * argument is at the top of tailstream.c. Main loop only. */
+ * shared by tailstream.c (following, reading, resuming) and tailchain.c
+ * (opening files into the chain, finding what comes next, letting go), which
+ * calls nothing of tailstream.c. Include only from those two files; the
+ * offset-safety argument is at the top of tailplan.c. Main loop only. */
 #ifndef SKIFF_TAILCHAIN_H
 #define SKIFF_TAILCHAIN_H
 
@@ -150,13 +150,6 @@ int tailchain_hold(struct tailctx *c, struct src_ref *r);
  * suspended on, with the same size and mtime: a rescan need not open it
  * (nor read its fingerprint) again. A stat, no open. */
 bool tailchain_unchanged(const struct tailstream *s);
-
-/* True when only an inotify event can give s something to do: it is idle
- * (suspended, or one file read to its end, nothing lingering, no deadline),
- * and its one file is watched (was, when suspended) and was named by the
- * path itself on a file system inotify hears. Its directory's watch is the
- * caller's to check: it must hear writes to a suspended stream's file. */
-bool tailchain_quiet(const struct tailstream *s);
 
 /* Removes the inotify watch of s's file (unless another stream shares it):
  * a file closed while idle is heard through its directory's watch, so that

@@ -164,7 +164,7 @@ struct around {
 };
 
 /* Whether id is the file p names: dev and inode, and the birth where both
- * know it (tailresume's rule: ext4 gives a deleted file's inode away). */
+ * know it (tailplan's rule: ext4 gives a deleted file's inode away). */
 static bool names(const struct tailpos *p, const struct tailid *id)
 {
 	return p->dev == id->dev && p->ino == id->ino &&

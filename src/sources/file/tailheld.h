@@ -10,7 +10,7 @@
  * identity (device, inode, birth, the fingerprint of its first bytes), the
  * name it was opened by and its size when last seen - in reading order per
  * stream. At the next start each
- * stream compares the set with what it finds on disk (tailresume.c): a file
+ * stream compares the set with what it finds on disk (tailstream.c's resume): a file
  * found under any name, compressed too, is read as usual; one found nowhere
  * is gone, and at least size − position of it (the stored offset's position
  * for its file, 0 for the files after it) was lost: counted and named.
@@ -88,7 +88,7 @@ const char *tailheld_untaken(const struct tailheld *h,
 
 /* The size last seen of the loaded file of stream with inode dev/ino born
  * at born (0: any birth), or -1: for the stored offset's own file when it
- * is gone (tailresume.c). Leaves it loaded. */
+ * is gone (tailstream.c's resume). Leaves it loaded. */
 int64_t tailheld_size_of(const struct tailheld *h, const char *stream, int64_t dev, int64_t ino,
                          int64_t born);
 

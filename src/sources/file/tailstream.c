@@ -1,80 +1,10 @@
 /* tailstream: a path and the succession of files it names.
  *
- * Offset safety. Every record of a stream goes to the stream's one source
- * partition, and records are produced in chain order: all of chain[0] before
- * anything of chain[1] (one exception, late writes, below). The worker
- * commits the offset of the last record of the contiguous acknowledged
- * prefix, so the committed offset (F, p) - file identity F =
- * dev+ino+birth time+fingerprint, position p - always means: every byte of
- * every file before F in the stream's order, and F's bytes before p, are in
- * Kafka; nothing after it is known to be. While a rotated file is being
- * finished, records of it and of its successor may both be in flight; the
- * committed offset then names the rotated file until its last record is
- * acknowledged, and the successor only after that.
- *
- * A restart (or a reopen) with (F, p) therefore does exactly this:
- *   - F is still at the path (same inode and birth time, same fingerprint,
- *     size >= p): resume at p.
- *   - F is at the path but shorter than p or with other first bytes
- *     (copytruncate, truncation): look among the path's rotated siblings
- *     for a copy with F's fingerprint and read it from p, then the newer
- *     copies, then the path's file from 0. No copy: count the loss, read the
- *     path's file from 0.
- *   - The path names another file (or a newer file got F's inode: its birth
- *     time differs) or nothing: find F by inode in the path's directory (and
- *     its target's), verify its birth time and fingerprint, read it from p;
- *     then the rotated siblings born after F, oldest first (several
- *     rotations while stopped); then the path's file from 0. F not found
- *     (deleted while stopped): count it, and continue with the siblings born
- *     after the birth time stored in the offset. An offset that skiff wrote
- *     after letting go of F at p says so ("finished"): F is then not looked
- *     for, and its absence loses nothing and is not reported.
- * Files before F are never read again and F's first p bytes are never read
- * again, so duplicates are bounded by the records in flight at a crash.
- *
- * Anchors. A stream that starts reading a file while its partition has no
- * committed offset (a new path, a new file under a glob, read.from=end)
- * first stores where it starts, (F, 0) or (F, the end), through
- * env->anchor; the worker writes it at once, the anchors of one turn in one
- * write. It is the position before any record of the partition, so it
- * passes no unacknowledged record and the invariant holds; it is stored
- * only where no offset is, so it never moves one back, and an idle skiff
- * with stored offsets writes nothing. Without it, lines read but never
- * acknowledged (a broker down, then a stop or a crash before the first
- * flush) were lost when the file was rotated before the next start: with
- * no offset the restart read the path's new file from 0 and never looked
- * at the rotated one. With it the restart is one of the cases above: F is
- * found by identity among the rotated siblings and read from its start,
- * and read.from=end is not taken again (lines written while skiff was
- * stopped are read).
- *
- * A file is lost only when it was deleted before skiff could finish it while
- * skiff was not holding it open, which is counted.
- *
- * Compressed and moved rotations. The siblings are those in the path's
- * directory and in rotated.dirs (olddir). A compressed sibling (.gz, .zst,
- * .xz: tailz.h) is read as its uncompressed bytes, and positions and
- * fingerprints count those, so F compressed since (another inode) is found
- * by its fingerprint and read from p; it is complete (done at its end).
- * logrotate compresses oldest first, so every numbered compressed sibling is
- * older than every uncompressed one, and compressed siblings are born (made)
- * in rotation order: after a compressed F come the compressed siblings born
- * after it, then the uncompressed ones born after F's floor, the uncompressed
- * file read before F (all of them when it is not known): logrotate's
- * NAME-YYYYMMDDHH.backup is never compressed, so one older than F's original
- * stays uncompressed beside it (tailchain_set_floor). F's offset carries the
- * floor's birth ("after"). After an uncompressed F, compressed
- * siblings only when F itself is gone: those born after F's compressed copy
- * (found by its first bytes), else after F's birth - or when F is a .backup:
- * those born and written after F's birth (a compressed file's mtime is its
- * original's: logrotate and gzip, xz, zstd copy it; a compressor that does
- * not makes the older file beside the .backup read again, never skipped).
- * A compressed file whose
- * first bytes begin an uncompressed sibling (or the file at the path) is
- * still being written by logrotate and is skipped: the original is read. F
- * held open while it is compressed and deleted is read to its end through
- * its descriptor, as any deleted file. A compressed file cut short or corrupt
- * ends where its data ends (counted: compressed_cut_short).
+ * Offset safety: the committed offset (F, p), and what a restart, a reopen
+ * or a stream whose last file was let go does with it, are argued at the
+ * top of tailplan.c, beside the branches that decide; this file observes
+ * (tailprobe) and applies their plan (resume). What follows holds while
+ * files are open.
  *
  * While running - reading or not: the worker watches a source while
  * reading pauses (source_ops.watch) - the chain holds every file from F on
@@ -122,7 +52,9 @@
 #include "core/log.h"
 #include "sources/file/tailchain.h"
 #include "sources/file/tailheld.h"
-#include "sources/file/tailresume.h"
+#include "sources/file/tailnotice.h"
+#include "sources/file/tailplan.h"
+#include "sources/file/tailprobe.h"
 #include "sources/file/tailscan.h"
 #include "sources/file/tailz.h"
 
@@ -135,6 +67,370 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- resuming: observe, plan (tailplan.c), apply ------------------------ */
+
+/* Logs what of s was lost ("<path>: what", a warning) and counts it:
+ * bytes_unread_lost when bytes > 0, else files_gone_unread. */
+static void lost(struct tailstream *s, const char *what, int64_t bytes)
+{
+	struct source_env *env = s->c->env;
+
+	env->log(env, LOG_WARN, "%s: %s", s->path, what);
+	if (bytes > 0)
+		env->count(env, "bytes_unread_lost", (uint64_t)bytes);
+	else
+		env->count(env, "files_gone_unread", 1);
+}
+
+/* Logs and counts the loss a plan names, for the stored place p. */
+static void plan_loss(struct tailstream *s, const struct tailpos *p, const struct tailplan *pl,
+                      const char *undec)
+{
+	struct source_env *env = s->c->env;
+	int64_t bytes = pl->lost_to - pl->lost_from;
+	char what[256];
+
+	switch (pl->loss) {
+	case TAILPLAN_LOSS_NONE:
+		return;
+	case TAILPLAN_GEN_TRUNCATED:
+		env->log(env, LOG_WARN,
+		         "%s: the content of the stored offset's file (inode %lld) was truncated "
+		         "while skiff was stopped and its copy is gone: bytes %lld to %lld were "
+		         "not read (counted in bytes_unread_lost and files_gone_unread), nor "
+		         "whatever was written to it after them",
+		         s->path, (long long)p->ino, (long long)pl->lost_from,
+		         (long long)pl->lost_to);
+		break;
+	case TAILPLAN_GEN_GONE:
+		lost(s,
+		     "the rest of the file it replaced is gone (its copy too): counted in "
+		     "files_gone_unread",
+		     0);
+		return;
+	case TAILPLAN_GONE_AT_STOP:
+		env->log(
+		    env, LOG_WARN,
+		    "%s: the file of the stored offset (inode %lld) is gone: the %lld bytes it "
+		    "held after byte %lld at the last stop were not read (counted in "
+		    "bytes_unread_lost and files_gone_unread), nor whatever was written to it "
+		    "since",
+		    s->path, (long long)p->ino, (long long)bytes, (long long)p->pos);
+		break;
+	case TAILPLAN_GONE_UNKNOWN:
+		snprintf(what, sizeof(what),
+		         "the file of the stored offset (inode %lld) is gone: "
+		         "whatever it held after byte %lld was not read",
+		         (long long)p->ino, (long long)p->pos);
+		lost(s, what, 0);
+		return;
+	case TAILPLAN_GONE_HELD:
+		env->log(env, LOG_WARN,
+		         "%s: the file of the stored offset (inode %lld, held when skiff stopped, "
+		         "%lld bytes when last seen) is gone: at least %lld bytes after byte %lld "
+		         "were not read (counted in bytes_unread_lost and files_gone_unread)",
+		         s->path, (long long)p->ino, (long long)pl->lost_to, (long long)bytes,
+		         (long long)p->pos);
+		break;
+	case TAILPLAN_UNDECODABLE:
+		env->log(env, LOG_WARN,
+		         "%s: %s, the oldest file compressed after the stored offset's, "
+		         "cannot be decoded (empty, or damaged from its first bytes): the "
+		         "file of the stored offset after byte %lld is lost (counted in "
+		         "compressed_cut_short)",
+		         s->path, undec, (long long)p->pos);
+		env->count(env, "compressed_cut_short", 1);
+		return;
+	}
+	env->count(env, "bytes_unread_lost", (uint64_t)bytes);
+	env->count(env, "files_gone_unread", 1);
+}
+
+/* Remembers id as the stored offset's file found damaged (s->unreadable). */
+static void set_unreadable(struct tailstream *s, const struct tailid *id)
+{
+	if (s->unreadable == NULL)
+		s->unreadable = malloc(sizeof(*s->unreadable));
+	if (s->unreadable != NULL)
+		*s->unreadable = *id;
+}
+
+/* Says that path, found for p by its first bytes, lacks the bytes before
+ * p's position that p's tail hashes: a newer file. */
+static void note_newer(struct tailstream *s, const struct tailpos *p, const char *path)
+{
+	s->c->env->log(s->c->env, LOG_INFO,
+	               "%s: %s starts like the file of the stored offset but does not hold "
+	               "the bytes before its position %lld: a newer file",
+	               s->path, path, (long long)p->pos);
+}
+
+/* Opens the files of pl's opens whose file is `which` (all: -1) into the
+ * chain, in order. Returns the last tailchain_add_as code. */
+static int plan_open(struct tailstream *s, const struct tailpos *p, const struct tailplan *pl,
+                     const struct tailprobe *pr, int which)
+{
+	struct tailid want = {.dev = p->dev, .ino = p->ino};
+	int rc = TAILCHAIN_ERR;
+
+	for (size_t i = 0; i < pl->nopen; i++) {
+		const struct tailplan_open *o = &pl->open[i];
+		const char *path = o->file == TAILPLAN_COPY         ? pr->copy
+		                   : o->file == TAILPLAN_MOVED_FILE ? pr->moved
+		                   : o->file == TAILPLAN_Z          ? pr->z
+		                                                    : s->path;
+		const struct tailid *expect = !o->expect                       ? NULL
+		                              : o->file == TAILPLAN_MOVED_FILE ? &want
+		                                                               : &pr->obs.z.id;
+
+		if (which >= 0 && (int)o->file != which)
+			continue;
+		rc = tailchain_add_as(s, s->n, path, o->pos, o->copy, o->need_room, expect);
+	}
+	return rc;
+}
+
+/* A plan for a path first seen: opened, read.from=end taken, anchored. */
+static void apply_new(struct tailstream *s, const struct tailpos *p, const struct tailplan *pl,
+                      const struct tailprobe *pr)
+{
+	struct tailfile *tf;
+	struct src_offset at;
+
+	if (pl->extend == TAILPLAN_EXTEND_HISTORY)
+		tailchain_extend(s, &(struct tailid){.born = INT64_MIN, .mtime = INT64_MIN});
+	plan_open(s, p, pl, pr, -1);
+	if (s->n > 0 && pl->from_end) {
+		tf = s->chain[0].tf;
+		if (tailfile_start_at_end(tf) == 0 && tailfile_pos(tf) > 0)
+			s->c->env->log(s->c->env, LOG_INFO,
+			               "%s: read.from=end: starting at byte %lld", s->path,
+			               (long long)tailfile_pos(tf));
+	}
+	/* The anchor: where reading starts, stored as the partition's offset
+	 * when none was ever committed (see the top of tailplan.c). */
+	if (s->n == 0 || s->c->env->anchor == NULL)
+		return;
+	at = tailchain_offset(s);
+	s->c->env->anchor(s->c->env, s->part, &at);
+}
+
+/* A plan for F at the path, shorter or with other bytes: its copy. */
+static void apply_replaced(struct tailstream *s, const struct tailpos *p, const struct tailplan *pl,
+                           const struct tailprobe *pr)
+{
+	if (plan_open(s, p, pl, pr, TAILPLAN_Z) == TAILCHAIN_CUT_SHORT && pl->unreadable)
+		set_unreadable(s, &pr->obs.z.id); /* logged and counted */
+	if (pl->z_newer)
+		note_newer(s, p, pr->z);
+	s->c->env->count(
+	    s->c->env, strncmp(pl->why, "truncated", 9) == 0 ? "truncations" : "fingerprint_resets",
+	    1);
+	s->c->env->log(s->c->env, LOG_WARN, "%s was %s while it was not being read: %s", s->path,
+	               pl->why,
+	               pl->finishing ? "finishing its rotated copy first"
+	                             : "reading the copies made after it, then it from the start");
+	if (pl->copy_newer)
+		note_newer(s, p, pr->copy);
+	plan_loss(s, p, pl, NULL);
+	plan_open(s, p, pl, pr, TAILPLAN_COPY);
+	if (s->n == 0 && pl->has_after)
+		tailchain_extend(s, &pl->after);
+	if (s->n > 0) {
+		tailchain_extend(s, tailfile_id(s->chain[0].tf)); /* later copies, then the path */
+		if (!tailchain_has(s, &(struct tailid){.dev = p->dev, .ino = p->ino}))
+			tailchain_add(s, s->n, s->path, 0, false, false);
+	}
+	if (s->n == 0)
+		tailchain_add(s, 0, s->path, 0, false, false);
+}
+
+/* A plan for a path that names another file than F, or none: F where
+ * rotation put it, compressed since, or gone; then what came after it. */
+static void apply_moved(struct tailstream *s, const struct tailpos *p, const struct tailplan *pl,
+                        const struct tailprobe *pr)
+{
+	struct source_env *env = s->c->env;
+
+	if (pl->moved_born_later)
+		env->log(env, LOG_INFO,
+		         "%s: %s has the stored offset's inode but was "
+		         "born later: a newer file, not the one of the offset",
+		         s->path, pr->moved);
+	plan_open(s, p, pl, pr, TAILPLAN_MOVED_FILE);
+	if (s->n == 0 && plan_open(s, p, pl, pr, TAILPLAN_Z) == TAILCHAIN_CUT_SHORT &&
+	    pl->unreadable)
+		set_unreadable(s, &pr->obs.z.id);
+	if (pl->z_newer)
+		note_newer(s, p, pr->z);
+	if (pl->z_finishing && s->n > 0)
+		env->log(env, LOG_INFO,
+		         "%s: the file of the stored offset was compressed "
+		         "since: finishing %s",
+		         s->path, pr->z);
+	if (pl->unreadable_undec)
+		set_unreadable(s, &pr->obs.undec.id);
+	if (pl->fingerprint_resets > 0)
+		env->count(env, "fingerprint_resets", (uint64_t)pl->fingerprint_resets);
+	if (s->n == 0)
+		plan_loss(s, p, pl, pr->undec);
+	if (s->n > 0 && pl->has_floor)
+		tailchain_set_floor(s, 0, &pl->floor);
+	tailchain_extend_z(s, s->n > 0 || !pl->has_after ? NULL : &pl->after,
+	                   pl->has_zfloor ? &pl->zfloor : NULL);
+}
+
+static void load_committed(struct tailstream *s)
+{
+	const char *json = s->c->env->committed(s->c->env, s->part);
+
+	s->resolved = true;
+	if (json != NULL && tailpos_parse(json, &s->saved) != 0)
+		s->c->env->log(s->c->env, LOG_WARN,
+		               "%s: stored offset %s has no position: "
+		               "treating the file as new",
+		               s->path, json);
+}
+
+/* Gives s, which has no file open (s->n == 0), its files: observes the
+ * path's family for its stored place, plans (tailplan_resume) and applies.
+ * *used: the place resumed from. */
+static void resume(struct tailstream *s, struct tailpos *used)
+{
+	struct tailprobe_where w = {.path = s->path,
+	                            .dirs = s->c->rotated_dirs,
+	                            .ndirs = s->c->nrotated_dirs,
+	                            .max_line = s->c->max_line,
+	                            .policy = s->c->policy};
+	struct tailprobe pr = {0};
+	struct tailplan pl;
+	struct tailpos p;
+	const char *why;
+	bool reused;
+	unsigned flags = ((s->flags & TAILSTREAM_HISTORY) ? TAILPLAN_HISTORY : 0) |
+	                 ((s->flags & TAILSTREAM_FROM_END) ? TAILPLAN_FROM_END : 0);
+
+	if (!s->resolved)
+		load_committed(s);
+	p = s->saved;
+	*used = p;
+	pr.obs.held_seen = -1;
+	if (p.known) {
+		tailprobe_live(&w, &p, &pr);
+		tailprobe_family(&w, &p, tailplan_case(&p, &pr.obs.live, &why, &reused), &pr);
+		if (s->c->heldset != NULL && p.has_id)
+			pr.obs.held_seen = tailheld_size_of(s->c->heldset, s->path, p.dev, p.ino,
+			                                    p.has_born ? p.born : 0);
+	}
+	tailplan_resume(&p, &pr.obs, flags, &pl);
+	if (pl.reused)
+		s->c->env->log(s->c->env, LOG_INFO,
+		               "%s: the stored offset's inode now belongs to a "
+		               "newer file: looking for its rotated files",
+		               s->path);
+	switch (pl.kind) {
+	case TAILPLAN_NEW:
+		apply_new(s, &p, &pl, &pr);
+		s->flags &= (uint8_t)~TAILSTREAM_FROM_END;
+		goto out;
+	case TAILPLAN_WAIT:
+		goto out; /* nothing new at the path yet */
+	case TAILPLAN_AT_PATH:
+		plan_open(s, &p, &pl, &pr, -1);
+		break;
+	case TAILPLAN_REPLACED:
+		apply_replaced(s, &p, &pl, &pr);
+		break;
+	case TAILPLAN_MOVED:
+		apply_moved(s, &p, &pl, &pr);
+		break;
+	}
+	if (s->n == 0 && s->no_room)
+		goto out; /* the same place, once a descriptor is free */
+	s->suspended = false;
+	tailplan_saved(&p, s->n > 0, &s->saved);
+out:
+	tailprobe_free(&pr);
+}
+
+/* ---- the held set of the last run ---------------------------------------- */
+
+/* True when f, a file of the held set, is on disk: by its inode (and birth)
+ * where rotation put it, or compressed since, by its first bytes. */
+static bool held_on_disk(const struct tailstream *s, const struct tailheld_file *f)
+{
+	struct tailid id;
+	char *found;
+	bool there = false;
+
+	/* Its inode alone is no proof: ext4 gives it to the next file made
+	 * (the compressed copy of another). */
+	found = tailscan_find_moved(s->path, ROTATED_DIRS(s), f->dev, f->ino);
+	if (found != NULL && tailid_of_path(found, &id) == 0)
+		there = !id.has_btime || id.born == f->born;
+	free(found);
+	if (!there && f->fplen > 0 && !tailz_named(f->name)) {
+		found = tailscan_find_compressed(s->path, ROTATED_DIRS(s), f->fp, f->fplen, f->born,
+		                                 NULL);
+		there = found != NULL;
+		free(found);
+	}
+	return there;
+}
+
+/* At the first resume: the files the last run held for s (tailheld.h)
+ * that come after the stored offset's file p and are found nowhere now
+ * were deleted while skiff was not running: each is named, its bytes when
+ * last seen counted as lost (at least: more may have been written to it
+ * after), its lines not known. The stored offset's own file is counted
+ * where it is found gone (tailplan's gone_loss). */
+static void settle_held(struct tailstream *s, const struct tailpos *p)
+{
+	struct source_env *env = s->c->env;
+	struct tailheld_file *f = NULL;
+	size_t n = 0;
+
+	if (s->c->heldset == NULL || tailheld_take(s->c->heldset, s->path, &f, &n) != 0)
+		return;
+	for (size_t i = p->known ? tailplan_held_after(f, n, p) : n; i < n; i++) {
+		if (held_on_disk(s, &f[i]))
+			continue;
+		/* The stored offset's file opened compressed (born after it):
+		 * counted where it is found gone, not twice. */
+		if (tailz_named(f[i].name) && tailplan_held_is_place(&f[i], p))
+			continue;
+		if (f[i].size > 0) {
+			env->log(
+			    env, LOG_WARN,
+			    "%s: rotated file inode %lld (opened as %s), held when skiff stopped, "
+			    "is gone: at least %lld bytes lost, its size when last seen (counted "
+			    "in bytes_unread_lost and files_gone_unread; its lines not known)",
+			    s->path, (long long)f[i].ino, f[i].name, (long long)f[i].size);
+			env->count(env, "bytes_unread_lost", (uint64_t)f[i].size);
+		} else {
+			env->log(
+			    env, LOG_WARN,
+			    "%s: rotated file inode %lld (opened as %s), held when skiff stopped, "
+			    "is gone unread (counted in files_gone_unread; its bytes not known)",
+			    s->path, (long long)f[i].ino, f[i].name);
+		}
+		env->count(env, "files_gone_unread", 1);
+	}
+	tailheld_files_free(f, n);
+}
+
+/* Gives a stream without files its files; at the first resume settles the
+ * held set of the last run. */
+static void resume_files(struct tailstream *s)
+{
+	bool first = !s->resolved;
+	struct tailpos p = {0};
+
+	resume(s, &p);
+	if (first)
+		settle_held(s, &p);
+}
 
 /* ---- following ---------------------------------------------------------- */
 
@@ -445,11 +741,10 @@ static void truncated(struct tailstream *s, size_t k, int64_t size)
 	l = &s->chain[k];
 	l->copies_owed -= (int32_t)taken + own;
 	if (before > 0)
-		tailresume_lost(
-		    s,
-		    "bytes written just before a truncation were not read (the copytruncate "
-		    "window)",
-		    before);
+		lost(s,
+		     "bytes written just before a truncation were not read (the copytruncate "
+		     "window)",
+		     before);
 	if (gen != NULL)
 		src_ref_drop(&gen->ref);
 	free(copy);
@@ -707,7 +1002,7 @@ void tailstream_check(struct tailstream *s, int64_t now)
 		return; /* idle and untouched: no open, no fingerprint read */
 	if (s->n == 0) {
 		s->no_room = false;
-		tailresume_resume(s);
+		resume_files(s);
 		if (s->no_room)
 			s->deadline = now + 200;
 		if (s->n == 0 && !s->missing_logged && !(s->flags & TAILSTREAM_QUIET) &&
@@ -970,7 +1265,18 @@ void tailstream_set_ready(struct tailstream *s)
 
 bool tailstream_quiet(const struct tailstream *s)
 {
-	return tailchain_quiet(s);
+	const struct tailid *id;
+
+	if (!s->c->notice->hears || !s->wd_direct || s->deadline >= 0 || s->nlinger > 0)
+		return false;
+	/* Closed while idle: the file it was closed on, as last watched. */
+	if (s->n == 0)
+		return s->suspended && !s->no_room && s->saved.known && s->idle_size >= 0 &&
+		       s->saved.dev == s->wd_dev && s->saved.ino == s->wd_ino;
+	if (s->wd < 0 || !tailstream_idle(s) || s->ready)
+		return false;
+	id = tailfile_id(s->chain[0].tf);
+	return id->dev == s->wd_dev && id->ino == s->wd_ino;
 }
 
 int tailstream_wd(const struct tailstream *s)
@@ -1007,7 +1313,7 @@ size_t tailstream_open_files(const struct tailstream *s)
 
 /* True when l, deleted since, left a compressed copy (logrotate compress
  * without delaycompress): the next start reads that copy after the stored
- * offset's file (tailresume), so closing l loses nothing. */
+ * offset's file (resume), so closing l loses nothing. */
 static bool compressed_since(const struct tailstream *s, const struct link *l,
                              const struct stat *st)
 {
@@ -1276,4 +1582,43 @@ void tailstream_free(struct tailstream *s)
 	free(s->linger);
 	free(s->unreadable);
 	free(s);
+}
+
+/* ---- the backlog --------------------------------------------------------- */
+
+/* The bytes of l after its position; false when not known (a compressed
+ * file not read to its end: its uncompressed size is not known yet). */
+static bool link_left(const struct link *l, uint64_t *left)
+{
+	int64_t size = tailfile_size(l->tf), pos = tailfile_pos(l->tf);
+
+	if (size == INT64_MAX)
+		return false;
+	if (size < 0)
+		size = l->seen_size; /* fstat failed: the size last seen */
+	*left += size > pos ? (uint64_t)(size - pos) : 0;
+	return true;
+}
+
+bool tailstream_backlog(const struct tailstream *s, uint64_t *bytes)
+{
+	*bytes = 0;
+	if (!s->resolved || (s->n == 0 && s->no_room))
+		return false;
+	if (s->n == 0 && s->suspended) {
+		*bytes = (uint64_t)(s->idle_size - s->saved.pos);
+		return true;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (!link_left(&s->chain[i], bytes))
+			return false;
+	for (size_t i = 0; i < s->nlinger; i++)
+		if (!link_left(&s->linger[i], bytes))
+			return false;
+	for (size_t i = 0; i < s->npend; i++) {
+		if (tailz_named(s->pend[i].path))
+			return false;
+		*bytes += s->pend[i].id.size > 0 ? (uint64_t)s->pend[i].id.size : 0;
+	}
+	return true;
 }

@@ -12,9 +12,10 @@
  * quiet for rotate.wait.ms, and late writes to it still ship.
  *
  * Where a stream resumes (at start, after an idle close, after its last
- * file was let go) is decided by one function from a struct tailpos: the
- * committed offset, or the place kept in memory (tailresume.c). See
- * tailstream.c for the offset-safety argument. Main loop only. */
+ * file was let go) is decided from a struct tailpos - the committed offset,
+ * or the place kept in memory - and what tailprobe observes, by tailplan
+ * (pure; its top has the offset-safety argument), and applied here. Main
+ * loop only. */
 #ifndef SKIFF_TAILSTREAM_H
 #define SKIFF_TAILSTREAM_H
 
@@ -150,7 +151,10 @@ bool tailstream_waiting(const struct tailstream *s);
 void tailstream_set_ready(struct tailstream *s);
 /* True when a rescan need not look at s: nothing but an inotify event on its
  * file (or on its directory, whose watch the caller checks) can give it
- * work. Never with watch.mode=poll. */
+ * work: it is idle (suspended, or one file read to its end, nothing
+ * lingering, no deadline), and its one file is watched (was, when
+ * suspended) and was named by the path itself on a file system inotify
+ * hears. Never with watch.mode=poll. */
 bool tailstream_quiet(const struct tailstream *s);
 /* The inotify watch on the file being read, -1 when none. */
 int tailstream_wd(const struct tailstream *s);
