@@ -15,7 +15,7 @@
  * serve, ssl.client.auth=required refuses a client without a good
  * certificate in the handshake (libmicrohttpd alone only asks for one), and
  * a certificate replaced on disk serves the next connection without a
- * restart (watched as the producer's are, worker_sink.c).
+ * restart (watched as the producer's are, kafka/supervisor.c).
  *
  * Bounds, so that slow or hostile clients cost little, never keep a
  * prober out and never stop the pipeline (restconf.h's keys):

@@ -16,7 +16,7 @@
 #include "core/tolerance.h"
 #include "core/worker_private.h"
 #include "convert/convert.h"
-#include "kafka/ratelimit.h"
+#include "kafka/supervisor.h"
 #include "transform/transform.h"
 #include "util/buf.h"
 #include "util/clock.h"
@@ -123,13 +123,13 @@ void pipeline_poll_sink(struct worker *w)
 {
 	w->turn_ms = now_ms();
 	w->turn_epoch_ms = clock_wall_ns() / 1000000;
-	sink_poll(w->sink);
+	sink_poll(supervisor_sink(w->sup));
 }
 
 bool pipeline_blocked(const struct worker *w)
 {
 	return w->queue_full || acks_available(w->acks) == 0 || commits_paused(w->commits) ||
-	       (w->rl != NULL && !ratelimit_allows(w->rl, now_ms()));
+	       !supervisor_allows(w->sup, now_ms());
 }
 
 /* Frees a scratch buffer that held a large record: a long line or row must
@@ -202,7 +202,7 @@ static enum step refused(struct conn *c, struct record *r, size_t bytes, int rc,
 {
 	struct worker *w = c->w;
 
-	if (rc == SINK_QUEUE_FULL && sink_in_flight(w->sink) > 0) {
+	if (rc == SINK_QUEUE_FULL && sink_in_flight(supervisor_sink(w->sup)) > 0) {
 		/* Backpressure: no reading, no spinning, until a delivery report. */
 		w->queue_full = true;
 		return STEP_STOP;
@@ -246,7 +246,7 @@ static enum step produce_one(struct conn *c, struct record *r, const struct tran
 		return STEP_STOP;
 	}
 	token = acks_submit(w->acks, f, &r->offset);
-	rc = sink_produce(w->sink, &rec, token, errbuf, errlen);
+	rc = sink_produce(supervisor_sink(w->sup), &rec, token, errbuf, errlen);
 	trim(&w->kscratch);
 	trim(&w->vscratch);
 	if (rc == 0) {

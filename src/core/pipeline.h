@@ -27,7 +27,7 @@ struct pipeline_hooks {
 	void (*acked)(struct partition *p, bool ok);
 	/* r went to the producer, to topic (worker_control_produced). */
 	void (*produced)(const struct record *r, const char *topic, size_t vlen);
-	/* bytes went to the producer (worker_bandwidth_charge). */
+	/* bytes went to the producer (supervisor_charge). */
 	void (*charge)(struct worker *w, size_t bytes);
 	/* Exactly-once: a transaction is open for the next record (0), or the
 	 * worker is to exit; a record failed; the producer was fenced. */

@@ -120,13 +120,14 @@ static void flush(void *ctx, struct query_flush *out)
 static void producer(void *ctx, struct query_producer *out)
 {
 	const struct worker *w = ctx;
+	const struct sink *sink = w->sup != NULL ? supervisor_sink(w->sup) : NULL;
 
-	*out =
-	    (struct query_producer){.sent_before = w->sent_before, .last_ack_ms = w->last_ack_ms};
-	if (w->sink == NULL)
+	*out = (struct query_producer){.last_ack_ms = w->last_ack_ms};
+	if (sink == NULL)
 		return;
-	sink_stats(w->sink, &out->stats);
-	out->in_flight = sink_in_flight(w->sink);
+	out->sent_before = supervisor_sent_before(w->sup);
+	sink_stats(sink, &out->stats);
+	out->in_flight = sink_in_flight(sink);
 }
 
 static struct stats *stats(void *ctx)
@@ -163,7 +164,7 @@ static void backlog(void *ctx, size_t i, query_backlog_fn put, void *arg)
 
 static void bandwidth(void *ctx, char *buf, size_t len)
 {
-	worker_bandwidth_summary(ctx, buf, len);
+	supervisor_summary(((struct worker *)ctx)->sup, buf, len);
 }
 
 static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, size_t errlen)
@@ -191,7 +192,7 @@ static void forget_topics(void *ctx, size_t i)
 
 static char *cluster_id(void *ctx)
 {
-	return sink_cluster_id(((struct worker *)ctx)->sink);
+	return sink_cluster_id(supervisor_sink(((struct worker *)ctx)->sup));
 }
 
 static const struct config_section *worker_config(void *ctx)

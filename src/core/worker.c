@@ -107,11 +107,10 @@ static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int rev
 	offsets_poll(w->offsets);
 }
 
-static void on_sink_fd(struct loop *l, struct loop_fd *watch, int fd, int revents, void *arg)
+/* supervisor_ops.serve: the producer's descriptor fired. */
+static void serve_sink(void *ctx)
 {
-	struct worker *w = arg;
-
-	pipeline_poll_sink(w);
+	pipeline_poll_sink(ctx);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
@@ -135,7 +134,7 @@ static int prepare(struct worker *w, int64_t now)
 		if (worker_source_watch(c, m, now) != 0)
 			return WORKER_ERR_NOMEM;
 	}
-	worker_bandwidth_wake(w);
+	supervisor_wake(w->sup);
 	/* An idle skiff has nothing to flush and sets no flush timer; whatever
 	 * wakes it (the rescan) checks, once a flush interval, that the store
 	 * was not deleted under it, which arms the timer. */
@@ -162,12 +161,8 @@ int worker_turn(struct worker *w)
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
 	pipeline_poll_sink(w);
-	worker_sink_turn(w);
-	if (sink_fatal(w->sink, errbuf, sizeof(errbuf)) != 0) {
-		if (!worker_eos_fenced(w)) /* else worker_eos_exit_code says it */
-			log_error("%s", errbuf);
-		return worker_eos_exit_code(w);
-	}
+	if ((code = supervisor_turn(w->sup, w->stop)) != 0)
+		return code;
 	if (w->reload_asked && !w->stop) {
 		w->reload_asked = false;
 		worker_reload(w);
@@ -222,7 +217,7 @@ static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct 
 
 static bool nothing_in_flight(const struct worker *w)
 {
-	return sink_in_flight(w->sink) == 0;
+	return sink_in_flight(supervisor_sink(w->sup)) == 0;
 }
 
 static bool no_write_in_flight(const struct worker *w)
@@ -274,7 +269,7 @@ static int shut_down(struct worker *w, int code)
 	if (worker_eos_boundary(w, true) != 0 && code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
-	left = sink_in_flight(w->sink);
+	left = sink_in_flight(supervisor_sink(w->sup));
 	if (left > 0)
 		log_warn("%d records still unacknowledged after offset.flush.timeout.ms=%lld: the "
 		         "next start reads again those still in their files, tables and journals "
@@ -310,7 +305,7 @@ int worker_drain_and_flush(struct worker *w)
 	 * commit makes the turn's end exit. */
 	(void)worker_eos_boundary(w, true);
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
-	left = sink_in_flight(w->sink);
+	left = sink_in_flight(supervisor_sink(w->sup));
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
 	flush_offsets(w);
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
@@ -328,7 +323,7 @@ int worker_run(struct worker *w, int sigfd)
 	    notify_open(w->loop, &w->query, &w->notify) != 0 ||
 	    status_sock_open(w->loop, &w->query, w->health,
 	                     settings_worker(w->settings->worker)->offset_file, &w->status) != 0 ||
-	    worker_sink_watch(w) != 0 || worker_bandwidth_open(w) != 0) {
+	    supervisor_start(w->sup) != 0) {
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
@@ -343,12 +338,126 @@ int worker_run(struct worker *w, int sigfd)
 
 /* ---- set-up -------------------------------------------------------------- */
 
+/* ---- what the producer's supervisor asks of the worker ------------------ */
+
+/* Closes c and opens it again from its stored offsets, paused if it was;
+ * failing that, c stays FAILED with the reason. */
+static void restart_conn(struct worker *w, struct conn *c)
+{
+	const struct connector_settings *cs = c->cs;
+	bool paused = c->run == CONN_PAUSED || c->run == CONN_STOPPING;
+	char why[1024];
+	int rc;
+
+	log_notice("connector %s: records still in flight on the old producer: reading again "
+	           "from the stored offsets",
+	           cs->name);
+	connector_close(c, CLOSE_ABANDON);
+	rc = connector_open(w, c, cs, OPEN_NEW, why, sizeof(why));
+	if (rc == 0) {
+		c->run = paused ? CONN_PAUSED : CONN_RUNNING;
+		return;
+	}
+	log_error("connector %s: cannot reopen: %s", cs->name, why);
+	if (c->records == NULL) {
+		connector_close(c, CLOSE_ABANDON);
+		return;
+	}
+	c->stopped = true;
+	c->config_error = rc != WORKER_ERR_NOMEM; /* source.h: as at start */
+	c->trace = strdup(why);                   /* NULL: FAILED without the text */
+}
+
+/* supervisor_ops.restart: after the drain, no slot of the old slab may
+ * outlive it. A connector that reads (or may read again) with records in
+ * flight is restarted; one that failed for good only has its partitions'
+ * slots dropped. */
+static void let_go_of_old_slots(void *ctx)
+{
+	struct worker *w = ctx;
+
+	for (size_t k = 0; k < w->nconns; k++) {
+		struct conn *c = w->conns[k];
+		bool busy = false;
+
+		if (c->removed)
+			continue;
+		for (size_t i = 0; i < partitions_count(w->parts); i++)
+			busy |= partitions_at(w->parts, i)->conn == c &&
+			        partition_inflight(partitions_at(w->parts, i)) > 0;
+		if (!busy)
+			continue;
+		if (!c->stopped) {
+			restart_conn(w, c);
+			continue;
+		}
+		for (size_t i = 0; i < partitions_count(w->parts); i++)
+			if (partitions_at(w->parts, i)->conn == c &&
+			    partition_inflight(partitions_at(w->parts, i)) > 0)
+				partition_abandon(w->acks, partitions_at(w->parts, i));
+	}
+}
+
+/* supervisor_ops.commit: the old producer's transaction commits first. */
+static int commit_before_rebuild(void *ctx)
+{
+	return worker_eos_boundary(ctx, true);
+}
+
+/* supervisor_ops.drain */
+static int drain_before_rebuild(void *ctx)
+{
+	struct worker *w = ctx;
+	int left = worker_drain_and_flush(w);
+
+	if (left > 0)
+		log_warn("producer: %d records unacknowledged after offset.flush.timeout.ms=%lld",
+		         left, (long long)w->flush_timeout);
+	return left;
+}
+
+/* supervisor_ops.swapped: the new producer's ack slots. */
+static void swapped(void *ctx, struct acks *slab)
+{
+	struct worker *w = ctx;
+
+	acks_destroy(w->acks);
+	w->acks = slab;
+	w->queue_full = false;
+	worker_eos_reopen(w);
+}
+
+/* supervisor_ops.fatal */
+static int sink_fatal_exit(void *ctx, const char *why)
+{
+	struct worker *w = ctx;
+
+	if (!worker_eos_fenced(w)) /* else worker_eos_exit_code says it */
+		log_error("%s", why);
+	return worker_eos_exit_code(w);
+}
+
+static const struct supervisor_ops supervision = {
+    .serve = serve_sink,
+    .commit = commit_before_rebuild,
+    .drain = drain_before_rebuild,
+    .restart = let_go_of_old_slots,
+    .swapped = swapped,
+    .fatal = sink_fatal_exit,
+};
+
+/* pipeline_hooks.charge */
+static void charge(struct worker *w, size_t bytes)
+{
+	supervisor_charge(w->sup, bytes);
+}
+
 /* What the record path (core/pipeline.c) calls of the worker. */
 static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
     .acked = worker_control_acked,
     .produced = worker_control_produced,
-    .charge = worker_bandwidth_charge,
+    .charge = charge,
     .txn_begin = worker_eos_begin,
     .txn_failed = worker_eos_failed,
     .fenced = worker_eos_fenced,
@@ -398,13 +507,25 @@ static int register_gauges(struct worker *w)
 }
 
 /* The loop and the worker's own registrations. */
-static int open_loop(struct worker *w, char *errbuf, size_t errlen)
+static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t errlen)
 {
 	static const struct stats_desc in_a_row = {
 	    "offsets_flush_failures_in_a_row", STATS_GAUGE,
 	    "offset writes that failed in a row (3 pause reading until one succeeds)", 0};
+	struct supervisor_conf sc = {.stats = w->stats,
+	                             .settings = w->settings,
+	                             .open_sink = opener,
+	                             .delivery = pipeline_delivery,
+	                             .delivery_ctx = w,
+	                             .ops = &supervision,
+	                             .ctx = w};
 
-	if (loop_new(&w->loop) != 0 || partitions_new(&w->parts) != 0 ||
+	if (loop_new(&w->loop) != 0) {
+		snprintf(errbuf, errlen, "worker: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	sc.loop = w->loop;
+	if (supervisor_new(&sc, &w->sup) != 0 || partitions_new(&w->parts) != 0 ||
 	    commits_new(NULL, render, &w->commits) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
@@ -422,19 +543,16 @@ static int open_loop(struct worker *w, char *errbuf, size_t errlen)
  * holds records: memory for in-flight records is bounded by construction. */
 static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 {
-	int rc = w->open_sink(w->settings->worker, pipeline_delivery, w, &w->sink, errbuf, errlen);
+	int rc = supervisor_open(w->sup, errbuf, errlen);
+	struct sink *sink = supervisor_sink(w->sup);
 
 	if (rc != 0)
-		return rc == SINK_ERR_CONFIG  ? WORKER_ERR_CONFIG
-		       : rc == SINK_ERR_NOMEM ? WORKER_ERR_NOMEM
-		                              : WORKER_ERR;
-	if (loop_fd_add(w->loop, sink_fd(w->sink), POLLIN, on_sink_fd, w, &w->sink_watch) != 0) {
-		snprintf(errbuf, errlen, "worker: out of memory");
-		return WORKER_ERR_NOMEM;
-	}
-	if (acks_new(sink_queue_capacity(w->sink), &w->acks) != 0) {
+		return rc == SUPERVISOR_ERR_CONFIG  ? WORKER_ERR_CONFIG
+		       : rc == SUPERVISOR_ERR_NOMEM ? WORKER_ERR_NOMEM
+		                                    : WORKER_ERR;
+	if (acks_new(sink_queue_capacity(sink), &w->acks) != 0) {
 		snprintf(errbuf, errlen, "out of memory for %u in-flight records",
-		         sink_queue_capacity(w->sink));
+		         sink_queue_capacity(sink));
 		return WORKER_ERR_NOMEM;
 	}
 	return 0;
@@ -461,7 +579,6 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->settings = s;
 	w->query = (struct query){&worker_query_ops, w};
 	w->stats = stats;
-	w->open_sink = opener;
 	w->hooks = &hooks;
 	w->life = &life;
 	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
@@ -471,7 +588,8 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
-	if ((rc = open_loop(w, errbuf, errlen)) != 0 || (rc = open_sink(w, errbuf, errlen)) != 0 ||
+	if ((rc = open_loop(w, opener, errbuf, errlen)) != 0 ||
+	    (rc = open_sink(w, errbuf, errlen)) != 0 ||
 	    (rc = worker_eos_open(w, errbuf, errlen)) != 0) {
 		worker_destroy(w);
 		return rc;
@@ -591,7 +709,7 @@ void worker_destroy(struct worker *w)
 		return;
 	/* The sink first: it drops what is undelivered without a delivery
 	 * report, so nothing is acknowledged after this point. */
-	sink_destroy(w->sink);
+	supervisor_stop(w->sup);
 	worker_eos_close(w);
 	/* Each logs what closing it lost (the file source counts the held
 	 * files deleted since), before the registry goes. */
@@ -601,7 +719,7 @@ void worker_destroy(struct worker *w)
 	w->notify = NULL;
 	status_sock_close(w->status);
 	w->status = NULL;
-	worker_sink_close(w);
+	supervisor_destroy(w->sup);
 	partitions_destroy(w->parts, w->acks, free_series);
 	health_destroy(w->health);
 	free(w->logged);

@@ -147,7 +147,8 @@ int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen)
 
 	if (w->eos == NULL || w->eos->claimed)
 		return 0;
-	rc = sink_txn(w->sink, SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf, errlen);
+	rc = sink_txn(supervisor_sink(w->sup), SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf,
+	              errlen);
 	if (rc != 0)
 		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG : WORKER_ERR;
 	w->eos->claimed = true;
@@ -185,7 +186,7 @@ static int begin(struct worker *w)
 		return 0;
 	if (w->eos->broken)
 		return -1;
-	if (sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
+	if (sink_txn(supervisor_sink(w->sup), SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
 		if (!worker_eos_fenced(w))
 			log_error("%s", errbuf);
 		(void)worker_eos_exit_code(w);
@@ -214,7 +215,7 @@ bool worker_eos_fenced(const struct worker *w)
 	char id[256];
 	int64_t tmo;
 
-	return w->eos != NULL && sink_fenced(w->sink, id, sizeof(id), &tmo);
+	return w->eos != NULL && sink_fenced(supervisor_sink(w->sup), id, sizeof(id), &tmo);
 }
 
 /* worker_private.h */
@@ -271,7 +272,7 @@ static int txn(struct worker *w, enum sink_txn_op op, int64_t timeout_ms, char *
 	for (;;) {
 		left = wait_left(w, start, timeout_ms);
 		step = left > TXN_STEP_MS ? TXN_STEP_MS : left > 0 ? left : 0;
-		rc = sink_txn(w->sink, op, (int)step, errbuf, errlen);
+		rc = sink_txn(supervisor_sink(w->sup), op, (int)step, errbuf, errlen);
 		if (rc != SINK_ERR_TIMEOUT)
 			return rc;
 		if (left <= TXN_STEP_MS)
@@ -288,8 +289,8 @@ static int await_records(struct worker *w)
 {
 	int64_t start = loop_now_ms();
 
-	while (sink_in_flight(w->sink) > 0 || offsets_writing(w->offsets)) {
-		struct pollfd pfd[2] = {{.fd = sink_fd(w->sink), .events = POLLIN},
+	while (sink_in_flight(supervisor_sink(w->sup)) > 0 || offsets_writing(w->offsets)) {
+		struct pollfd pfd[2] = {{.fd = sink_fd(supervisor_sink(w->sup)), .events = POLLIN},
 		                        {.fd = offsets_fd(w->offsets), .events = POLLIN}};
 
 		worker_waiting(w);
@@ -297,7 +298,7 @@ static int await_records(struct worker *w)
 			return -1;
 		(void)poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 100);
 		w->turn_ms = loop_now_ms();
-		sink_poll(w->sink);
+		sink_poll(supervisor_sink(w->sup));
 		offsets_poll(w->offsets);
 	}
 	return 0;
@@ -332,7 +333,8 @@ static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
 			                           .headers = r.headers,
 			                           .nheaders = r.nheaders};
 		}
-		if (e->json[i] == NULL || sink_produce(w->sink, &rec, NULL, errbuf, errlen) != 0) {
+		if (e->json[i] == NULL ||
+		    sink_produce(supervisor_sink(w->sup), &rec, NULL, errbuf, errlen) != 0) {
 			if (e->json[i] == NULL)
 				snprintf(errbuf, errlen, "exactly-once: out of memory");
 			return -1;
@@ -353,7 +355,7 @@ static int commit(struct worker *w, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
 		return -1;
 	}
-	if (!e->open && sink_txn(w->sink, SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
+	if (!e->open && sink_txn(supervisor_sink(w->sup), SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
 		return -1;
 	e->open = true;
 	memset(json, 0, (partitions_count(w->parts) + 1) * sizeof(*json));
@@ -398,7 +400,7 @@ int worker_eos_exit_code(struct worker *w)
 		w->eos->broken = true;
 		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;
 	}
-	if (w->eos == NULL || !sink_fenced(w->sink, id, sizeof(id), &tmo))
+	if (w->eos == NULL || !sink_fenced(supervisor_sink(w->sup), id, sizeof(id), &tmo))
 		return WORKER_EXIT_TEMPFAIL;
 	/* The coordinator also bumps the epoch of a transaction it aborted for
 	 * outliving transaction.timeout.ms, which librdkafka reports as this
@@ -520,8 +522,9 @@ int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
 	*waited = false;
 	if (w->eos == NULL)
 		return 0;
-	while (rc == 0 && sink_reachable(w->sink, WAIT_PROBE_MS, why, sizeof(why)) != 0) {
-		sink_poll(w->sink); /* librdkafka's own lines, folded */
+	while (rc == 0 &&
+	       sink_reachable(supervisor_sink(w->sup), WAIT_PROBE_MS, why, sizeof(why)) != 0) {
+		sink_poll(supervisor_sink(w->sup)); /* librdkafka's own lines, folded */
 		if (!*waited) {
 			log_warn(
 			    "exactly-once: cannot reach the Kafka cluster (bootstrap.servers %s): "

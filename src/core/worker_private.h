@@ -18,6 +18,7 @@
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/tolerance.h"
+#include "kafka/supervisor.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -87,28 +88,14 @@ struct worker {
 	struct offsets *offsets;
 	struct stats *stats;
 	struct loop *loop;
-	struct loop_fd *sink_watch, *sig_watch, *offsets_watch;
+	struct loop_fd *sig_watch, *offsets_watch;
 	int sigfd; /* the signal pipe sig_watch watches (set with it) */
 	struct loop_timer *flush_timer, *tick;
-	struct sink *sink;
-	sink_open_fn open_sink;             /* sink_open, or a test's fake */
+	/* The producer (supervisor_sink), its rebuilds and the bandwidth cap
+	 * (kafka/supervisor.c). */
+	struct supervisor *sup;
 	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
 	const struct connector_hooks *life; /* the connectors' calls into the worker */
-	/* The TLS files the producer read, watched for a new certificate
-	 * (worker_sink.c). */
-	struct filewatch *tls;
-	struct loop_fd *tls_watch;
-	struct loop_timer *tls_settle;
-	bool tls_due; /* the files settled: compare them at the end of the turn */
-	/* Worker sections a reload replaced with a new producer's: kept until
-	 * exit, as a string read from one may still be held. */
-	struct config_section **retired;
-	size_t nretired;
-	/* bandwidth.max.bytes.per.second (worker_sink.c); NULL: no cap. */
-	struct ratelimit *rl;
-	struct loop_timer *rl_timer;
-	uint64_t rl_updates; /* the producer statistics last settled */
-	uint64_t *bw_limit, *bw_throttled;
 	struct acks *acks;
 	struct eos *eos; /* exactly-once (worker_eos.c); NULL: at least once */
 	/* The connector slots, each its own allocation (the loop holds
@@ -146,7 +133,6 @@ struct worker {
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
 	struct health *health; /* the verdict and the computed gauges (control/health.c) */
-	uint64_t sent_before; /* bytes the producers before this one sent (a counter never drops) */
 	struct worker_change change;
 };
 
@@ -289,51 +275,11 @@ void worker_eos_close(struct worker *w);
  * transaction.boundary, its interval, offset.flush.interval.ms behind an
  * interval of -1), logged when it changed; it stayed the start's. */
 void worker_eos_reload(struct worker *w);
-/* For a new producer (worker_sink_rebuild; the old one's transaction was
+/* For a new producer (supervisor_rebuild; the old one's transaction was
  * committed by worker_eos_boundary(w, true)): fences; its first transaction
  * opens with the next record. On failure the next worker_eos_boundary
  * exits 75. */
 void worker_eos_reopen(struct worker *w);
-
-/* ---- worker_sink.c: a new producer when its TLS files change -------------- */
-
-/* Watches the TLS files the worker section names (none: nothing). Returns 0
- * or WORKER_ERR_NOMEM; a directory that cannot be watched is logged. */
-int worker_sink_watch(struct worker *w);
-
-/* Makes a new producer from ws (why: for the log), drains and flushes the
- * old one, restarts connectors whose records it still held, and swaps. On
- * failure to make it, logs and keeps the running one: returns its
- * WORKER_ERR_* code. */
-int worker_sink_rebuild(struct worker *w, const struct config_section *ws, const char *why);
-
-/* After a reload made a new producer: watches the new section's TLS files
- * instead. Returns 0 or WORKER_ERR_NOMEM. */
-int worker_sink_rewatch(struct worker *w);
-
-/* Keeps old (a worker section a reload replaced) until worker_sink_close. */
-void worker_sink_retire(struct worker *w, struct config_section *old);
-
-/* Frees the file watch, the bandwidth bucket and the retired sections. */
-void worker_sink_close(struct worker *w);
-
-/* bandwidth.max.bytes.per.second: opens the bucket and its metrics (no cap:
- * nothing). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_bandwidth_open(struct worker *w);
-
-/* A record of bytes (key and value as produced) went to the producer. */
-void worker_bandwidth_charge(struct worker *w, size_t bytes);
-
-/* At the end of each turn, after the producer's reports: its count of
- * bytes on the wire, when new, settles the bandwidth estimates; TLS files
- * that changed make a new producer (worker_sink_rebuild). */
-void worker_sink_turn(struct worker *w);
-
-/* Before the loop sleeps: wakes it when the bucket refilled enough. */
-void worker_bandwidth_wake(struct worker *w);
-
-/* One line for `skiff status` into buf ("" without a cap). */
-void worker_bandwidth_summary(const struct worker *w, char *buf, size_t len);
 
 /* ---- worker_reload.c ----------------------------------------------------- */
 

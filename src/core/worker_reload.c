@@ -6,7 +6,7 @@
  *   check refuses is refused as a whole: the error is logged and the running
  *   configuration stays.
  * - The producer's keys (producer.*, kafka.*, security.protocol, ssl.*,
- *   sasl.*) make a new producer (worker_sink_rebuild: made first, so a key
+ *   sasl.*) make a new producer (supervisor_rebuild: made first, so a key
  *   librdkafka refuses refuses the reload; then drained, flushed, swapped).
  *   The new worker section goes live; the old one is kept until exit, as
  *   whatever read a string from it may still hold it.
@@ -351,14 +351,14 @@ static void switch_worker(struct worker *w, struct settings *next, const char *p
 	apply_worker_keys(w, next->worker);
 	if (producer_key == NULL)
 		return;
-	worker_sink_retire(w, w->live->worker);
+	supervisor_retire(w->sup, w->live->worker);
 	w->live->worker = next->worker;
 	next->worker = NULL;
 	snprintf(why, sizeof(why), "SIGHUP (%s changed)", producer_key);
-	if (worker_sink_rebuild(w, w->live->worker, why) != 0)
+	if (supervisor_rebuild(w->sup, w->live->worker, why) != 0)
 		log_error("reload: the new producer could not be made after all; the running one "
 		          "goes on");
-	else if (worker_sink_rewatch(w) != 0)
+	else if (supervisor_rewatch(w->sup) != 0)
 		log_error("reload: out of memory: the new TLS files are not watched");
 }
 

@@ -376,7 +376,8 @@ void worker_source_notice(struct conn *c, int64_t now)
 /* source_env.value_bytes_max for c. */
 static size_t value_budget(const struct conn *c)
 {
-	size_t max = c->w->sink != NULL ? sink_message_max(c->w->sink) : 0;
+	const struct sink *sink = c->w->sup != NULL ? supervisor_sink(c->w->sup) : NULL;
+	size_t max = sink != NULL ? sink_message_max(sink) : 0;
 	/* The key, headers, the schema envelope and the record's framing: 16
 	 * KiB, or a quarter of a message.max.bytes the user made small. */
 	size_t room = max / 4 < 16384 ? max / 4 : 16384;

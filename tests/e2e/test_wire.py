@@ -239,7 +239,7 @@ def test_java_keystore_refused_by_check(tmp_path):
     assert "ks-secret-1" not in err
 
 
-# ---- certificate rotation (sink_kafka.c cannot reload; worker_sink.c rebuilds) ----
+# ---- certificate rotation (sink_kafka.c cannot reload; kafka/supervisor.c rebuilds) ----
 
 def device_cert(tls, lifetime_s, ca="ca", cn="skiff-device-rotated"):
     """A client certificate and key (PEM bytes) signed by tls/CA.pem, valid

@@ -1,0 +1,2 @@
+# The fake producer (sinkfake.c).
+target_sources(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/unit/sinkfake.c)
