@@ -12,6 +12,9 @@
  * The database connection and its busy back-off are in sqdb.c, the SQL in
  * sqquery.c. */
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 
 #include "sources/sqlite/sqbacklog.h"
 #include "sources/sqlite/sqcheck.h"

@@ -10,7 +10,8 @@
  * timestamp would scan the table. */
 #include "sources/sqlite/sqbacklog.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 
 /* ~2 M rows counted through an index; ~25 ms on a PC, a few times that on
  * a Raspberry Pi. */

@@ -4,6 +4,9 @@
 #include "sources/sqlite/sqcheck.h"
 
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
 
 #include "config/config.h"

@@ -35,7 +35,9 @@
  * view or a query without a key: only the rows in the future are seen. */
 #include "sources/sqlite/sqclock.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
 #include "sources/sqlite/sqrows.h"
 #include "util/clock.h"

@@ -13,7 +13,8 @@
  * growing back-off, said once while it lasts. */
 #include "sources/sqlite/sqdb.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqguard.h"
 #include "sources/sqlite/sqlayout.h"
 #include "sources/sqlite/sqlts.h"

@@ -20,7 +20,7 @@
  * - --check: the environment a source gets when no worker runs. */
 #include "sources/sqlite/sqguard.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
 
 #include "core/log.h"
 #include "core/source.h"

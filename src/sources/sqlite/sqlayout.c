@@ -11,7 +11,9 @@
  * wrapped as a subquery. Positions are bound as parameters. */
 #include "sources/sqlite/sqlayout.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
 #include "sources/sqlite/sqvalue.h"
 

@@ -10,7 +10,8 @@
  * holds, which is why its timestamp modes fail on SQLite.) */
 #include "sources/sqlite/sqlts.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 
 #include <errno.h>
 #include <math.h>

@@ -6,7 +6,9 @@
  * a reader waiting on Kafka and the WAL can always be checkpointed. */
 #include "sources/sqlite/sqquery.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqclock.h"
 #include "sources/sqlite/sqlayout.h"
 #include "sources/sqlite/sqlts.h"

@@ -23,7 +23,9 @@
  * largest id below the stored offset is only reported. */
 #include "sources/sqlite/sqreuse.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqseen.h"
 #include "util/clock.h"
 

@@ -3,7 +3,8 @@
  * values and keys rendered once, as trees or as text in t->text. */
 #include "sources/sqlite/sqrows.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqvalue.h"
 
 #include "core/source.h"
