@@ -10,6 +10,7 @@
 #include "convert/convert.h"
 #include "core/source.h"
 #include "sources/sqlite/sqlitelib.h"
+#include "util/buf.h"
 
 struct source_batch;
 struct sqsrc;
@@ -32,6 +33,16 @@ struct sqrow {
  * rows at a few MB, so this only bounds one huge row (key and value). */
 #define SQ_TEXT_MAX ((size_t)2 * CONVERT_MAX_BYTES)
 
+/* The rows of a table's last query (at most batch.max.rows), handed out over
+ * as many polls as the worker's batches need; part of struct sqtable (rows).
+ * Owns v and text (sqrows_free). */
+struct sqrows {
+	struct sqrow *v;
+	size_t n, head, cap;
+	struct buf text; /* the rows' payloads rendered as text, SQ_TEXT_MAX */
+	bool more;       /* the last query stopped at its limit: more rows wait */
+};
+
 /* Appends the current row of st (t's columns first, as t->stmt has them) to
  * t's buffer, its offset zeroed. NULL when memory is short. */
 struct sqrow *sqrows_add(struct sqsrc *s, struct sqtable *t, sqlite3_stmt *st);
@@ -45,5 +56,8 @@ bool sqrows_buffered(const struct sqtable *t);
 
 /* Frees t's buffered rows (close, and before each query). */
 void sqrows_drop(struct sqtable *t);
+
+/* Frees t's rows and their buffers (close). */
+void sqrows_free(struct sqtable *t);
 
 #endif

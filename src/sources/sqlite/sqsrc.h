@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "sources/sqlite/sqdb.h"
 #include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqlts.h"
 #include "sources/sqlite/sqvalue.h"
@@ -42,16 +43,7 @@ struct sqsrc {
 	size_t ntables;
 	size_t rr; /* next table to consider first */
 
-	sqlite3 *db;
-	sqlite3_stmt *begin, *commit, *rollback, *schema_version;
-	uint64_t dev, ino;
-	bool missing_warned;
-	bool empty_warned;     /* the path is an empty file */
-	bool irregular_warned; /* the path is a FIFO, directory or device */
-	int64_t retry_at;      /* monotonic ms; 0 none */
-	int64_t backoff_ms;    /* while the database is busy */
-	int64_t busy_since;    /* monotonic ms of the first busy answer; 0 none */
-	bool busy_warned;
+	struct sqdb conn; /* the database (sqdb.c) */
 
 	cJSON **owned; /* payloads and keys of the last poll */
 	size_t nowned, capowned;

@@ -8,14 +8,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sources/sqlite/sqclock.h"
+#include "sources/sqlite/sqlayout.h"
 #include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqreuse.h"
+#include "sources/sqlite/sqrows.h"
 #include "sources/sqlite/sqseen.h"
 #include "sources/sqlite/sqvalue.h"
-#include "util/buf.h"
 
 struct partition;
 struct sqcol;
-struct sqrow;
 
 /* timestamp mode: the offset member, beside Connect's, holding the largest
  * rowid the clock's check had looked at when the record was read. */
@@ -40,8 +42,6 @@ struct sqtable {
 	int rid_col; /* stmt column of the rowid, -1 none */
 	bool keyset; /* timestamp mode pages equal timestamps by rowid (else by group) */
 	sqlite3_stmt *stmt;
-	/* sqreuse's statements, prepared at first use in this layout */
-	sqlite3_stmt *max_stmt, *at_stmt, *seq_stmt;
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
 	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
@@ -49,11 +49,6 @@ struct sqtable {
 	 * only in timestamp+incrementing. */
 	char *clock_sql, *clock_max_sql, *clock_gap_sql, *future_sql;
 	char *newest_sql; /* not bulk: the newest row (sqcheck_reach) */
-	/* Rows without a position (validate.non.null=false, a view, a query):
-	 * count(*) of NULL ids, of NULL timestamps (sqlayout_nulls), between the
-	 * rowids ?1 and ?2 where there is a rowid (nulls_max_sql its largest). */
-	char *nulls_sql[2], *nulls_max_sql;
-	sqlite3_stmt *clock_stmt, *clock_gap_stmt;
 
 	/* Position: what this process has read (not what Kafka acknowledged). */
 	bool started;    /* position initialised from the committed offset */
@@ -65,32 +60,16 @@ struct sqtable {
 	int64_t bulk_pos;
 	int64_t next_due; /* monotonic ms */
 	bool warned_missing, warned_ahead, warned_slow, warned_reusable;
-	struct sqgroup group;    /* timestamp without keyset: rows of group ts read */
-	struct sqring ring;      /* incrementing: the last ids read */
-	char *at_sql;            /* incrementing: SELECT * of the row at an id */
-	bool autoinc;            /* incrementing: an INTEGER PRIMARY KEY AUTOINCREMENT */
-	int64_t reuse_warned_ms; /* monotonic ms of the last warning of reused ids */
-	/* The rows the clock hides (sqclock.c). */
-	int64_t clock_key;   /* the largest key looked at */
-	bool clock_ready;    /* clock_key is set (from the offset, or the table) */
-	bool clock_checked;  /* ... and checked against this layout's table */
-	bool clock_unknown;  /* timestamp: the stored offset held no rowid_seen */
-	bool warned_keyless; /* timestamp without a rowid: said at the first layout */
-	int64_t behind_warned_ms, future_warned_ms; /* monotonic ms of the last warnings */
-	uint64_t behind_unwarned;                   /* rows behind since the last warning */
-	/* Rows without a position (sqlayout_nulls). */
-	int64_t nulls[2]; /* counted so far */
-	int64_t
-	    nulls_counted_ms; /* no rowid: monotonic ms of the last count; 0: at the next query */
-	int64_t nulls_rowid;  /* rowid: the largest counted ... */
-	bool nulls_ranged;    /* ... once there is one */
+	struct sqgroup group; /* timestamp without keyset: rows of group ts read */
+	struct sqring ring;   /* incrementing: the last ids read */
+	char *at_sql;         /* incrementing: SELECT * of the row at an id */
+	bool warned_keyless;  /* timestamp without a rowid: said at the first layout */
 
-	/* The rows of the last query (at most batch.max.rows), handed out over
-	 * as many polls as the worker's batches need. */
-	struct sqrow *rows;
-	size_t nrows, head, caprows;
-	struct buf text; /* the rows' payloads rendered as text, SQ_TEXT_MAX */
-	bool more;       /* the last query stopped at its limit: more rows wait */
+	/* Each module's own state of this table. */
+	struct sqreuse reuse; /* incrementing: ids reused (sqreuse.c) */
+	struct sqclock clock; /* timestamp modes: the rows the clock hides (sqclock.c) */
+	struct sqnulls nulls; /* rows without a position (sqlayout_nulls) */
+	struct sqrows rows;   /* the rows of the last query, not yet handed out (sqrows.c) */
 
 	struct sqschemas vschemas, kschemas;
 };
