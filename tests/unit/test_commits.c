@@ -261,6 +261,23 @@ static void test_alter(void)
 	offsets_destroy(o);
 }
 
+/* commits' codes keep util/err.h's rule (-1 is the generic failure), and
+ * stay apart from the store's, which commits_store passes on. */
+static void test_codes(void)
+{
+	CHECK(COMMITS_ERR_NOMEM != -1);
+	CHECK((int)COMMITS_ERR_NOMEM < (int)OFFSETS_ERR_CONFIG);
+	CHECK_STR(commits_strerror(COMMITS_OK), "ok");
+	CHECK_STR(commits_strerror(COMMITS_ERR_NOMEM), "out of memory");
+	CHECK_STR(commits_strerror(OFFSETS_ERR_FULL), offsets_strerror(OFFSETS_ERR_FULL));
+	CHECK_STR(commits_strerror(OFFSETS_ERR_IO), offsets_strerror(OFFSETS_ERR_IO));
+	/* commits_alter's and commits_write_now's, too */
+	CHECK_STR(commits_strerror(COMMITS_ERR_WRITE), "writing the offsets failed");
+	CHECK((int)COMMITS_ERR_SOURCE < (int)OFFSETS_ERR_CONFIG);
+	CHECK((int)COMMITS_ERR_STORE < (int)OFFSETS_ERR_CONFIG);
+	CHECK((int)COMMITS_ERR_WRITE < (int)OFFSETS_ERR_CONFIG);
+}
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -269,6 +286,7 @@ int main(void)
 	test_newer_store_wins_over_a_kept_one();
 	test_three_failed_writes_pause();
 	test_alter();
+	test_codes();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_commits");
 }
