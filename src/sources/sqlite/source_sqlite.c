@@ -13,6 +13,7 @@
  * sqquery.c. */
 #include "sources/sqlite/source_sqlite.h"
 #include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqsrc.h"
 #include "sources/sqlite/sqtable.h"
 

@@ -5,6 +5,7 @@
 
 #include "sources/sqlite/source_sqlite.h"
 #include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqsrc.h"
 #include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"

@@ -36,6 +36,7 @@
 #include "sources/sqlite/sqclock.h"
 
 #include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqsrc.h"
 #include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
@@ -77,7 +78,7 @@ static void stat(struct sqsrc *s, struct sqtable *t, const struct stats_desc *d,
 		s->env->count(s->env, d->name, n);
 }
 
-/* The statement sql in *st, kept until sqlayout_drop(). */
+/* The statement sql in *st, kept until sqclock_drop() (the layout goes). */
 static int kept(struct sqsrc *s, sqlite3_stmt **st, const char *sql)
 {
 	if (*st != NULL)

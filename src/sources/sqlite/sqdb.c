@@ -14,6 +14,7 @@
 #include "sources/sqlite/sqdb.h"
 
 #include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqguard.h"
 #include "sources/sqlite/sqlayout.h"

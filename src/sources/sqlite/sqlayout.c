@@ -11,10 +11,13 @@
  * wrapped as a subquery. Positions are bound as parameters. */
 #include "sources/sqlite/sqlayout.h"
 
+#include "sources/sqlite/sqclock.h"
 #include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqsrc.h"
 #include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqreuse.h"
 #include "sources/sqlite/sqvalue.h"
 
 #include "util/buf.h"

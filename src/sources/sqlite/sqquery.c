@@ -7,6 +7,7 @@
 #include "sources/sqlite/sqquery.h"
 
 #include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqsrc.h"
 #include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqclock.h"

@@ -24,6 +24,7 @@
 #include "sources/sqlite/sqreuse.h"
 
 #include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
 #include "sources/sqlite/sqsrc.h"
 #include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqseen.h"
@@ -43,7 +44,7 @@ static const char *tname(const struct sqtable *t)
 
 /* The statement sql in *st, prepared at its first use in a layout (each
  * query checks: compiling it every time cost more than running it); it
- * lives until sqlayout_drop(). Returns an SQLite result code. */
+ * lives until sqreuse_drop() (the layout goes). Returns an SQLite result code. */
 static int kept(struct sqsrc *s, sqlite3_stmt **st, const char *sql)
 {
 	if (*st != NULL)
