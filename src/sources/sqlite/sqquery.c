@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* Stop adding rows to a batch once their values reach this many bytes: the
@@ -166,6 +167,43 @@ static int in_group(struct sqtable *t, struct run *u, bool peek)
 	return SQSEEN_ERR_FULL;
 }
 
+/* The current row of t->stmt, whose timestamp skiff_ts() could not read
+ * (SQLTS_BAD), for the message that stops the connector: its rowid (or id),
+ * the column and the value, with why. */
+static void bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len)
+{
+	sqlite3_stmt *st = t->stmt;
+	char err[400] = "no readable value";
+	char id[64] = "a row without a rowid";
+	const char *col = s->ts_names[0];
+
+	if (t->rid_col >= 0)
+		snprintf(id, sizeof(id), "rowid %lld",
+		         (long long)sqlite3_column_int64(st, t->rid_col));
+	else if (t->inc_col >= 0)
+		snprintf(id, sizeof(id), "%s %lld", s->inc_name[0] ? s->inc_name : "id",
+		         (long long)sqlite3_column_int64(st, t->inc_col));
+	/* The first non-NULL of the timestamp columns is what COALESCE took. */
+	for (size_t i = 0; i < s->nts; i++) {
+		int64_t ns;
+		size_t c = 0;
+
+		while (c < t->ncols && strcasecmp(t->cols[c].name, s->ts_names[i]) != 0)
+			c++;
+		if (c == t->ncols || sqlite3_column_type(st, (int)c) == SQLITE_NULL)
+			continue;
+		col = t->cols[c].name;
+		if (sqlts_from_value(sqlite3_column_value(st, (int)c), &ns, err, sizeof(err)) == 0)
+			snprintf(err, sizeof(err),
+			         "?"); /* changed since skiff_ts() ran: cannot be */
+		break;
+	}
+	snprintf(buf, len,
+	         "%s: timestamp column %s: %s. Rows are read in timestamp order and this one "
+	         "has no place in it: fix the value",
+	         id, col, err);
+}
+
 /* Steps the statement, buffering up to run->limit rows; one more row, when
  * there is one, is only peeked at. */
 static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
@@ -185,7 +223,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			return -1;
 		if (t->rows.n < u->limit && t->ts_col >= 0 &&
 		    sqlite3_column_int64(t->stmt, t->ts_col) == SQLTS_BAD) {
-			sqlts_bad_row(s, t, u->bad, sizeof(u->bad));
+			bad_row(s, t, u->bad, sizeof(u->bad));
 			u->config = true;
 			break;
 		}
