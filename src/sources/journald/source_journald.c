@@ -41,7 +41,7 @@
 #include "sources/journald/journallib.h"
 #include "core/source.h"
 #include "sources/journald/jpos.h"
-#include "sources/journald/source_journald_src.h"
+#include "sources/journald/jsrc.h"
 #include "core/stats.h"
 
 #include <errno.h>

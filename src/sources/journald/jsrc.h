@@ -1,8 +1,8 @@
-/* source_journald_src: the journald connector's state, shared by its two
- * files that need libsystemd (source_journald.c: positions and polling;
- * jentry.c: an entry as a record). Include only from them. */
-#ifndef SKIFF_SOURCE_JOURNALD_SRC_H
-#define SKIFF_SOURCE_JOURNALD_SRC_H
+/* jsrc: the journald connector's state, shared by its two files that need
+ * libsystemd (source_journald.c: positions and polling; jentry.c: an entry
+ * as a record). Include only from them. */
+#ifndef SKIFF_JSRC_H
+#define SKIFF_JSRC_H
 
 #include "core/source.h"
 #include "util/err.h"
