@@ -1,4 +1,6 @@
-/* jentry: a journal entry as a record (see jsrc.h). */
+/* jentry: a journal entry as a record. */
+#include "sources/journald/jentry.h"
+
 #include "sources/journald/journallib.h"
 #include "sources/journald/jfields.h"
 #include "sources/journald/jsrc.h"

@@ -41,6 +41,7 @@
 #include "sources/journald/journallib.h"
 #include "core/source.h"
 #include "sources/journald/jpos.h"
+#include "sources/journald/jentry.h"
 #include "sources/journald/jsrc.h"
 #include "core/stats.h"
 
