@@ -44,7 +44,8 @@ struct sqtable {
 	sqlite3_stmt *stmt;
 	char *max_sql;   /* incrementing: SELECT max(id), for the replaced-database check */
 	char *count_sql; /* incrementing: SELECT count(*) above ?1, for the backlog */
-	/* Timestamp modes: the clock's statements (sqclock.c); clock_sql and
+	char *at_sql;    /* incrementing: SELECT * of the row at an id (sqreuse) */
+	/* Timestamp modes: the SQL of the clock's check (sqclock.c); clock_sql and
 	 * clock_max_sql only where a key grows with each new row, clock_gap_sql
 	 * only in timestamp+incrementing. */
 	char *clock_sql, *clock_max_sql, *clock_gap_sql, *future_sql;
@@ -62,7 +63,6 @@ struct sqtable {
 	bool warned_missing, warned_ahead, warned_slow, warned_reusable;
 	struct sqgroup group; /* timestamp without keyset: rows of group ts read */
 	struct sqring ring;   /* incrementing: the last ids read */
-	char *at_sql;         /* incrementing: SELECT * of the row at an id */
 	bool warned_keyless;  /* timestamp without a rowid: said at the first layout */
 
 	/* Each module's own state of this table. */
