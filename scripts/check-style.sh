@@ -4,8 +4,10 @@
 #   banned      a function STYLE.md bans (atoi, strcpy, sprintf, ...)
 #   bare-code   `return -N` (N >= 2) or `? x : -N;`: an error code without a
 #               name (util/err.h: named codes and a *_strerror)
-#   errno       a `-errno` returned or stored as an error code: keep errno in
-#               a variable and return a named code with strerror() in errbuf
+#   errno       a `-errno` returned or stored as an error code, or an errno
+#               constant of our choosing returned (`return -ENOMEM;`,
+#               `? 0 : -EBADMSG;`): keep errno in a variable and return a
+#               named code with strerror() in errbuf
 #   folder      a project include without its folder ("buf.h", not
 #               "util/buf.h"): one include root, src/
 #   private     a *_private.h included from another folder than its own
@@ -60,7 +62,7 @@ report() {
 { grep -rnE 'return[[:space:]]+-[2-9]\b|[?:][[:space:]]*-[2-9][[:space:]]*;' src || true; } | code_only |
 	report bare-code "a bare error code (see above); name it in the module's enum (util/err.h)"
 
-{ grep -rnE '(^|[^A-Za-z_])-errno\b' src || true; } | code_only |
+{ grep -rnE '(^|[^A-Za-z_])-errno\b|return[[:space:]]+-E[A-Z0-9]+\b|[?:][[:space:]]*-E[A-Z0-9]+[[:space:]]*;' src || true; } | code_only |
 	report errno "-errno as an error code (see above); a named code, strerror(errno) in errbuf"
 
 { grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[^/"]+"' src || true; } |

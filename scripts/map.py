@@ -320,7 +320,7 @@ def main():
         print("\n### Private headers included by several .c files\n")
         for t in sorted(dual):
             users = sorted(f for f in info if any(tt == t for _, tt in info[f]["includes"]))
-            if re.search(r"(_private|_src|filesrc|txops|tailchain|source_sqlite)\.h$", t) or (t.endswith("_private.h")):
+            if re.search(r"(_private|_src|jsrc|filesrc|txops|tailchain|sqsrc|sqtable)\.h$", t) or (t.endswith("_private.h")):
                 print(f"- {t}: {len(users)} users: {', '.join(os.path.relpath(u, 'src') for u in users)}")
         print()
     if sect in (None, "calls", "circles"):

@@ -48,6 +48,9 @@ struct commits {
 	uint64_t own[3];
 };
 
+_Static_assert((int)COMMITS_ERR_NOMEM < (int)OFFSETS_ERR_CONFIG,
+               "commits' codes stay apart from the store's it passes on");
+
 const char *commits_strerror(int rc)
 {
 	switch (rc) {
@@ -55,8 +58,14 @@ const char *commits_strerror(int rc)
 		return "ok";
 	case COMMITS_ERR_NOMEM:
 		return "out of memory";
+	case COMMITS_ERR_SOURCE:
+		return "the source refuses the offset";
+	case COMMITS_ERR_STORE:
+		return "the store refuses the offset";
+	case COMMITS_ERR_WRITE:
+		return "writing the offsets failed";
 	default:
-		return "failed";
+		return offsets_strerror(rc);
 	}
 }
 

@@ -29,15 +29,18 @@ struct offsets_doc_entry;
  * crash would replay ever more, so duplicates would no longer be bounded. */
 #define FLUSH_FAILURES_BEFORE_PAUSE 3
 
+/* commits' own codes. commits_store and commits_anchor also pass on the
+ * store's OFFSETS_ERR_* (offsets.h), so these sit below every one of them;
+ * -1 stays the generic failure (util/err.h), which commits never returns. */
 enum {
 	COMMITS_OK = 0,
-	COMMITS_ERR_NOMEM = -1,  /* out of memory rendering or keeping an offset */
-	COMMITS_ERR_SOURCE = -2, /* commits_alter: the source refuses an offset */
-	COMMITS_ERR_STORE = -3,  /* commits_alter: the store refuses one */
-	COMMITS_ERR_WRITE = -4,  /* commits_write_now: the write failed */
+	COMMITS_ERR_NOMEM = -32,  /* out of memory rendering or keeping an offset */
+	COMMITS_ERR_SOURCE = -33, /* commits_alter: the source refuses an offset */
+	COMMITS_ERR_STORE = -34,  /* commits_alter: the store refuses one */
+	COMMITS_ERR_WRITE = -35,  /* commits_write_now: the write failed */
 };
 
-/* A short text for a COMMITS_* code. */
+/* A short text for a COMMITS_* code, or for an OFFSETS_ERR_* passed on. */
 const char *commits_strerror(int rc);
 
 /* p's offset off as its source renders it (source_ops.offset_json): a

@@ -12,6 +12,7 @@
  * so they must survive the store byte for byte. For the worker's text
  * (cJSON_PrintUnformatted keys, snprintf values) this is the identity. */
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 
 #include "util/hash.h"
 #include "util/rstr.h"

@@ -1,10 +1,11 @@
 /* offsets: the offset store. An in-memory map from Connect's offset key to its
  * offset value, both compact JSON text, e.g.
  *   ["app-log",{"filename":"/var/log/app.log"}]  ->  {"position":1234}
- * persisted by a backend (struct offset_backend_ops): the crash-safe local file
- * (offsets_file.h), a compacted Kafka topic (offsets_kafka.h). A backend opens
- * itself and hands offsets_open its ops; the part "backends" below is the
- * store core they call, which calls no backend but through the ops.
+ * persisted by a backend: the crash-safe local file (offsets_file.h), a
+ * compacted Kafka topic (offsets_kafka.h), opened by offsets_factory.h. This
+ * header is the store's users' (the worker, the CLI, the tools); what the
+ * backends implement and call is offsets_store.h, so a user never sees the
+ * load and write-completion calls that only a backend may make.
  *
  * Only the worker writes to the store, and only offsets of records Kafka has
  * acknowledged. Keys and values are canonicalised on put and on load by
@@ -101,16 +102,6 @@ int offsets_remove(struct offsets *o, const char *key);
 /* True when a put changed something since the last successful flush. */
 bool offsets_dirty(const struct offsets *o);
 
-/* What changed since the last write that succeeded with nothing changed
- * meanwhile: *idx[0..*n) (positions for offsets_key/offsets_value, each
- * once, valid until the next change), so that a backend writes in
- * proportion to what changed, not to the store (issue 22: 20,000 entries
- * looked up per flush). Returns false when that is not known - after a
- * load, a removal (positions move), out of memory, or before the first
- * write: every entry may have changed. A superset: a put of the same value
- * is not a change, and a write that failed leaves the list as it was. */
-bool offsets_changed(const struct offsets *o, const uint32_t **idx, size_t *n);
-
 /* The completion of offsets_write: rc 0 (the generation is durable) or a
  * negative OFFSETS_ERR_* with why ("what: why", valid during the call only).
  * With rc 0, why is NULL or something a person should hear (the store had
@@ -184,47 +175,6 @@ const char *offsets_strerror(int err);
 /* Frees the store without flushing. Accepts NULL. */
 void offsets_destroy(struct offsets *o);
 
-/* ---- backends ----------------------------------------------------------
- * A backend persists the map and reads it back. Load is a walk over what the
- * backend holds, entry by entry, in the order it stored them: a snapshot
- * backend (the file: one generation holds each key once) hands each entry to
- * offsets_load_entry; a log backend (a compacted topic read from its start to
- * its end, where a key recurs and a tombstone deletes it) hands each record
- * to offsets_load_record. A write completes in store (the file) or later
- * (store returns OFFSETS_INPROGRESS, then the backend calls
- * offsets_write_done: a topic). Every op is called on the main loop. */
-struct offset_backend_ops {
-	const char *name;
-	/* Fills o (see above); *generation: the highest stored, 0 for none;
-	 * *from_prev: 1 when an older copy had to be used (errbuf says why). */
-	int (*load)(void *ctx, struct offsets *o, uint64_t *generation, int *from_prev,
-	            char *errbuf, size_t errlen);
-	/* Writes every entry of o as generation: returns 0 once it is durable
-	 * (errbuf "" or a note for the log, see offsets_done_fn), or a negative
-	 * OFFSETS_ERR_* with errbuf; or, for a backend whose
-	 * writes are acknowledged later, takes from o now whatever it needs,
-	 * returns OFFSETS_INPROGRESS and calls offsets_write_done(o,
-	 * generation, ..) once when the write completes. */
-	int (*store)(void *ctx, const struct offsets *o, uint64_t generation, char *errbuf,
-	             size_t errlen);
-	void (*close)(void *ctx);
-	/* Optional (offsets_verify): true when what the backend stored is no
-	 * longer where it put it, so the next store must write it whole. */
-	bool (*moved)(void *ctx);
-	/* Optional, for a backend acknowledged later: a descriptor the loop
-	 * watches for readability (-1: none), and what to do then (serve the
-	 * acknowledgements, which call offsets_write_done). */
-	int (*fd)(void *ctx);
-	void (*poll)(void *ctx);
-	/* Optional: key's value is in the backend's medium already, written
-	 * outside the store as generation gen by device (offsets_written_outside). */
-	void (*written)(void *ctx, const char *key, const char *value, uint64_t gen,
-	                const char *device);
-	/* Optional (offsets_adopt): loads connector's keys now. */
-	int (*adopt)(void *ctx, struct offsets *o, const char *connector, char *errbuf,
-	             size_t errlen);
-};
-
 /* Takes the stored offsets of connector, which was not running when the
  * store was loaded (a reload added it), from a backend that loads only the
  * running connectors' keys (the offsets topic: ops->adopt), by the load's
@@ -240,44 +190,7 @@ int offsets_fd(const struct offsets *o);
 /* Serves the backend's completions (ops->poll); a no-op for the file. */
 void offsets_poll(struct offsets *o);
 
-/* For backends, during load: the backends disagree (a topic behind the
- * file, or the file behind the topic), so the store is dirty and the next
- * write puts the same offsets in both. */
-void offsets_load_mark_dirty(struct offsets *o);
-
-/* For backends, during load: what the load found worth a line in the log
- * beside the offsets themselves (copied, at most 1 KiB kept), at info
- * (the offsets topic's records and bytes read and the time it took) or,
- * with warn, as a warning (an offset Connect wrote that could not be taken
- * as written). A later note replaces an info note, never a warning. */
-void offsets_load_note(struct offsets *o, bool warn, const char *text);
-
 /* The load's note ("" for none) and in *warn whether it is a warning. */
 const char *offsets_load_said(const struct offsets *o, bool *warn);
-
-/* For backends whose store returned OFFSETS_INPROGRESS: the write of
- * generation completed (rc and why as offsets_done_fn). */
-void offsets_write_done(struct offsets *o, uint64_t generation, int rc, const char *why);
-
-/* Creates a store persisted by ops and loads it (ops->load). Takes ctx in
- * every case: ops->close(ctx) runs in offsets_destroy, or before an error
- * return. On success *out is owned by the caller (offsets_destroy); on failure
- * *out is NULL and errbuf says why. Called from the main loop at start-up. */
-int offsets_open(const struct offset_backend_ops *ops, void *ctx, struct offsets **out,
-                 char *errbuf, size_t errlen);
-
-/* For backends: adds an entry during load without marking the store dirty.
- * Validates and canonicalises like offsets_put; a key already present is
- * OFFSETS_ERR_ARG (a stored generation never holds a key twice). */
-int offsets_load_entry(struct offsets *o, const char *key, const char *value);
-
-/* For log backends: applies one record read back, in the order written: a
- * later value of a key replaces the earlier one, value NULL (a tombstone)
- * removes the key. Validates and canonicalises like offsets_put. */
-int offsets_load_record(struct offsets *o, const char *key, const char *value);
-
-/* For backends: drops every entry, when a generation turns out bad halfway
- * through loading and the backend tries another. */
-void offsets_load_reset(struct offsets *o);
 
 #endif

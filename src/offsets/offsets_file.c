@@ -48,6 +48,7 @@
 #include "offsets/offsets_file.h"
 
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 #include "util/atomicfile.h"
 #include "util/crc32c.h"
 #include "util/hash.h"

@@ -1,7 +1,6 @@
 /* offsets_file: the crash-safe local file backend of the offset store
- * (offsets.h is the store; the file's format, generations and journal are
- * described at the top of offsets_file.c). Opens itself and hands
- * offsets_open its ops.
+ * (offsets_store.h is the store as a backend sees it; the file's format, generations and journal
+ * are described at the top of offsets_file.c). Opens itself and hands offsets_open its ops.
  *
  * Leaf module: never logs; errors come back as "what: why" in errbuf. Called
  * from the main loop only. */

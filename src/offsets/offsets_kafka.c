@@ -20,6 +20,7 @@
 #include "util/jsonint.h"
 #include "kafka/kconf.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 #include "offsets/offsets_file.h"
 #include "offsets/offsets_fleet.h"
 #include "offsets/offsets_import.h"

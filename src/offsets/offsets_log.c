@@ -7,6 +7,7 @@
 #include "util/jsonspan.h"
 #include "util/num.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 #include "offsets/offsets_scan.h"
 #include "util/rstr.h"
 

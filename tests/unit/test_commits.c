@@ -65,122 +65,113 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 	return remove(p);
 }
 
+/* What each test starts from: a commits writing to a fresh store, and one
+ * partition, P_KEY, in a partitions table, its records tracked by an acks. */
+struct fix {
+	struct offsets *o;
+	struct commits *cm;
+	struct partitions *t;
+	struct acks *a;
+	struct partition *p;
+};
+
+static void up(struct fix *f)
+{
+	*f = (struct fix){0};
+	CHECK_INT(commits_new(NULL, render, &f->cm), COMMITS_OK);
+	CHECK_INT(partitions_new(&f->t), PARTITIONS_OK);
+	CHECK_INT(acks_new(8, &f->a), ACKS_OK);
+	fresh();
+	f->o = open_ok();
+	commits_set_store(f->cm, f->o);
+	f->p = partitions_add(f->t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
+	CHECK(f->p != NULL);
+}
+
+static void down(struct fix *f)
+{
+	commits_destroy(f->cm);
+	partitions_destroy(f->t, f->a, NULL);
+	acks_destroy(f->a);
+	offsets_destroy(f->o);
+}
+
 static void test_failed_store_at_a_stop_is_retried(void)
 {
-	struct offsets *o;
-	struct commits *cm = NULL;
-	struct partitions *t = NULL;
-	struct acks *a = NULL;
-	struct partition *p;
+	struct fix f;
 	char *json;
 
-	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
-	CHECK_INT(partitions_new(&t), PARTITIONS_OK);
-	CHECK_INT(acks_new(8, &a), ACKS_OK);
-	fresh();
-	o = open_ok();
-	commits_set_store(cm, o);
-	p = partitions_add(t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
-	CHECK(p != NULL);
-	acked(a, p, 7);
-	fill(o);
+	up(&f);
+	acked(f.a, f.p, 7);
+	fill(f.o);
 	/* The stop: the acknowledged prefix taken and stored, which fails (the
 	 * store is full); then the connector closes and its partitions go. */
-	CHECK_INT(commits_take(cm, p, &json), 1);
+	CHECK_INT(commits_take(f.cm, f.p, &json), 1);
 	CHECK_STR(json, "{\"position\":7}");
-	CHECK_INT(commits_store(cm, p, json, NULL), OFFSETS_ERR_FULL);
+	CHECK_INT(commits_store(f.cm, f.p, json, NULL), OFFSETS_ERR_FULL);
 	free(json);
-	partitions_drop_conn(t, a, NULL, NULL);
-	CHECK_INT(partitions_count(t), 0);
-	CHECK(offsets_get(o, P_KEY) == NULL);
-	CHECK(commits_due(cm)); /* the flush timer stays armed for it */
+	partitions_drop_conn(f.t, f.a, NULL, NULL);
+	CHECK_INT(partitions_count(f.t), 0);
+	CHECK(offsets_get(f.o, P_KEY) == NULL);
+	CHECK(commits_due(f.cm)); /* the flush timer stays armed for it */
 	/* Still full at the next flush: kept again. */
-	commits_put_all(cm, t, false);
-	CHECK(offsets_get(o, P_KEY) == NULL);
+	commits_put_all(f.cm, f.t, false);
+	CHECK(offsets_get(f.o, P_KEY) == NULL);
 	/* Room again: the flush after stores what the stop could not. */
-	CHECK_INT(offsets_put(o, BIG_KEY, "{\"x\":1}"), 0);
-	commits_put_all(cm, t, false);
-	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":7}");
-	CHECK(!commits_due(cm) || offsets_dirty(o));
-	commits_write(cm, 1);
-	CHECK_INT(commits_last(cm, NULL), 0);
-	CHECK(!commits_due(cm));
-	commits_destroy(cm);
-	partitions_destroy(t, a, NULL);
-	acks_destroy(a);
-	offsets_destroy(o);
+	CHECK_INT(offsets_put(f.o, BIG_KEY, "{\"x\":1}"), 0);
+	commits_put_all(f.cm, f.t, false);
+	CHECK_STR(offsets_get(f.o, P_KEY), "{\"position\":7}");
+	CHECK(!commits_due(f.cm) || offsets_dirty(f.o));
+	commits_write(f.cm, 1);
+	CHECK_INT(commits_last(f.cm, NULL), 0);
+	CHECK(!commits_due(f.cm));
+	down(&f);
 }
 
 static void test_newer_store_wins_over_a_kept_one(void)
 {
-	struct offsets *o;
-	struct commits *cm = NULL;
-	struct partitions *t = NULL;
-	struct acks *a = NULL;
-	struct partition *p;
+	struct fix f;
 	char *json;
 
-	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
-	CHECK_INT(partitions_new(&t), PARTITIONS_OK);
-	CHECK_INT(acks_new(8, &a), ACKS_OK);
-	fresh();
-	o = open_ok();
-	commits_set_store(cm, o);
-	p = partitions_add(t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
-	acked(a, p, 3);
-	fill(o);
-	CHECK_INT(commits_take(cm, p, &json), 1);
-	CHECK(commits_store(cm, p, json, NULL) != 0);
+	up(&f);
+	acked(f.a, f.p, 3);
+	fill(f.o);
+	CHECK_INT(commits_take(f.cm, f.p, &json), 1);
+	CHECK(commits_store(f.cm, f.p, json, NULL) != 0);
 	free(json);
-	CHECK_INT(offsets_put(o, BIG_KEY, "{\"x\":1}"), 0);
+	CHECK_INT(offsets_put(f.o, BIG_KEY, "{\"x\":1}"), 0);
 	/* Acknowledged further before the next flush: that flush stores 5, and
 	 * the kept 3 never comes back over it. */
-	acked(a, p, 5);
-	commits_put_all(cm, t, false);
-	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":5}");
-	commits_put_all(cm, t, false);
-	CHECK_STR(offsets_get(o, P_KEY), "{\"position\":5}");
-	commits_destroy(cm);
-	partitions_destroy(t, a, NULL);
-	acks_destroy(a);
-	offsets_destroy(o);
+	acked(f.a, f.p, 5);
+	commits_put_all(f.cm, f.t, false);
+	CHECK_STR(offsets_get(f.o, P_KEY), "{\"position\":5}");
+	commits_put_all(f.cm, f.t, false);
+	CHECK_STR(offsets_get(f.o, P_KEY), "{\"position\":5}");
+	down(&f);
 }
 
 static void test_three_failed_writes_pause(void)
 {
-	struct offsets *o;
-	struct commits *cm = NULL;
-	struct partitions *t = NULL;
-	struct acks *a = NULL;
-	struct partition *p;
+	struct fix f;
 
-	CHECK_INT(commits_new(NULL, render, &cm), COMMITS_OK);
-	CHECK_INT(partitions_new(&t), PARTITIONS_OK);
-	CHECK_INT(acks_new(8, &a), ACKS_OK);
-	fresh();
-	o = open_ok();
-	commits_set_store(cm, o);
-	p = partitions_add(t, rstr_new(P_KEY, strlen(P_KEY)), NULL);
+	up(&f);
 	for (int i = 1; i <= 3; i++) {
-		CHECK(!commits_paused(cm));
-		acked(a, p, i);
-		commits_moved(cm);
+		CHECK(!commits_paused(f.cm));
+		acked(f.a, f.p, i);
+		commits_moved(f.cm);
 		w.fsync_file_errno = EIO;
-		commits_put_all(cm, t, false);
-		commits_write(cm, i);
-		CHECK(commits_last(cm, NULL) != 0);
-		CHECK_INT(commits_failures(cm), i);
+		commits_put_all(f.cm, f.t, false);
+		commits_write(f.cm, i);
+		CHECK(commits_last(f.cm, NULL) != 0);
+		CHECK_INT(commits_failures(f.cm), i);
 	}
-	CHECK(commits_paused(cm));
-	commits_put_all(cm, t, false);
-	commits_write(cm, 4);
-	CHECK_INT(commits_last(cm, NULL), 0);
-	CHECK(!commits_paused(cm));
-	CHECK_INT(**commits_cell(cm, COMMITS_FLUSH_OK), 1);
-	commits_destroy(cm);
-	partitions_destroy(t, a, NULL);
-	acks_destroy(a);
-	offsets_destroy(o);
+	CHECK(commits_paused(f.cm));
+	commits_put_all(f.cm, f.t, false);
+	commits_write(f.cm, 4);
+	CHECK_INT(commits_last(f.cm, NULL), 0);
+	CHECK(!commits_paused(f.cm));
+	CHECK_INT(**commits_cell(f.cm, COMMITS_FLUSH_OK), 1);
+	down(&f);
 }
 
 /* check_offset: a negative position is no offset of this source. */
@@ -261,6 +252,23 @@ static void test_alter(void)
 	offsets_destroy(o);
 }
 
+/* commits' codes keep util/err.h's rule (-1 is the generic failure), and
+ * stay apart from the store's, which commits_store passes on. */
+static void test_codes(void)
+{
+	CHECK(COMMITS_ERR_NOMEM != -1);
+	CHECK((int)COMMITS_ERR_NOMEM < (int)OFFSETS_ERR_CONFIG);
+	CHECK_STR(commits_strerror(COMMITS_OK), "ok");
+	CHECK_STR(commits_strerror(COMMITS_ERR_NOMEM), "out of memory");
+	CHECK_STR(commits_strerror(OFFSETS_ERR_FULL), offsets_strerror(OFFSETS_ERR_FULL));
+	CHECK_STR(commits_strerror(OFFSETS_ERR_IO), offsets_strerror(OFFSETS_ERR_IO));
+	/* commits_alter's and commits_write_now's, too */
+	CHECK_STR(commits_strerror(COMMITS_ERR_WRITE), "writing the offsets failed");
+	CHECK((int)COMMITS_ERR_SOURCE < (int)OFFSETS_ERR_CONFIG);
+	CHECK((int)COMMITS_ERR_STORE < (int)OFFSETS_ERR_CONFIG);
+	CHECK((int)COMMITS_ERR_WRITE < (int)OFFSETS_ERR_CONFIG);
+}
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -269,6 +277,7 @@ int main(void)
 	test_newer_store_wins_over_a_kept_one();
 	test_three_failed_writes_pause();
 	test_alter();
+	test_codes();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_commits");
 }

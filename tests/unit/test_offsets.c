@@ -6,6 +6,7 @@
 
 #include "util/crc32c.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 
 #include <errno.h>
 #include <fcntl.h>

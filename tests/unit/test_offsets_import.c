@@ -4,6 +4,7 @@
  * wrote); every truncation and every flipped byte is refused or read without
  * a crash. */
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 #include "offsets/offsets_import.h"
 #include "testlib.h"
 

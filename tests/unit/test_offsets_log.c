@@ -8,6 +8,7 @@
 
 #include "util/crc32c.h"
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 #include "offsets/offsets_file.h"
 
 #include <errno.h>

@@ -3,6 +3,7 @@
  * one that completes later (as a Kafka topic will), and a log backend's load
  * (offsets_load_record: later values win, tombstones delete). */
 #include "offsets/offsets.h"
+#include "offsets/offsets_store.h"
 #include "testlib.h"
 
 #include <stdio.h>

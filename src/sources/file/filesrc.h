@@ -11,14 +11,13 @@
 
 #include "util/hash.h"
 #include "core/source.h"
+#include "sources/file/source_file.h"
 #include "sources/file/tailstream.h"
 
 struct taildup;
 struct tailindex;
 struct tailmulti;
 struct tailmulti_rules;
-
-enum key_mode { KEY_NONE, KEY_PATH };
 
 /* A stream's place in the list of streams holding files open, least
  * recently acted on first (tailwatch_make_room), and in the queue of those

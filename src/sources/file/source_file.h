@@ -7,15 +7,17 @@
 #include <stdint.h>
 
 #include "config/config.h"
-#include "sources/file/filesrc.h"
 #include "sources/file/tailfile.h"
 
 /* read.from=, watch.mode= and multiline.match=, in the order of their
- * choices (max.line.policy= binds enum tailfile_policy, record.key= enum
- * key_mode, whose constants follow theirs). */
+ * choices (max.line.policy= binds enum tailfile_policy, whose constants
+ * follow theirs). */
 enum file_from { FILE_FROM_BEGINNING, FILE_FROM_END };
 enum file_watch { FILE_WATCH_INOTIFY, FILE_WATCH_POLL };
 enum file_match { FILE_MATCH_AFTER, FILE_MATCH_BEFORE };
+
+/* record.key=: what a record's key is (none, or the file's path). */
+enum key_mode { KEY_NONE, KEY_PATH };
 
 struct file_conf {
 	const char *file, *topic, *header_path, *header_offset;

@@ -1,8 +1,9 @@
-/* jentry: a journal entry as a record (see
- * source_journald_src.h). */
+/* jentry: a journal entry as a record. */
+#include "sources/journald/jentry.h"
+
 #include "sources/journald/journallib.h"
 #include "sources/journald/jfields.h"
-#include "sources/journald/source_journald_src.h"
+#include "sources/journald/jsrc.h"
 #include "core/stats.h"
 
 #include <stdlib.h>

@@ -41,7 +41,8 @@
 #include "sources/journald/journallib.h"
 #include "core/source.h"
 #include "sources/journald/jpos.h"
-#include "sources/journald/source_journald_src.h"
+#include "sources/journald/jentry.h"
+#include "sources/journald/jsrc.h"
 #include "core/stats.h"
 
 #include <errno.h>
@@ -114,10 +115,23 @@ static const struct config_key journald_keys[] = {
     CFG_END,
 };
 
-/* "what: why" for an sd-journal error r (negative errno). */
+/* The helpers of this file speak sd-journal's language: 0 (or a count), or
+ * the negative errno an sd_journal_* call returned. What fails on skiff's
+ * side gets a name of its own, below every errno (Linux's stay above
+ * -4096), so that it passes through them and sderr says either. */
+enum jsrc_err {
+	JSRC_ERR_NOMEM = -4097,  /* out of memory */
+	JSRC_ERR_CURSOR = -4098, /* a cursor without the sequence number jpos reads */
+};
+
+/* "what: why" for an error r of sd-journal (a negative errno) or of ours. */
 static void sderr(char *errbuf, size_t errlen, const char *what, int r)
 {
-	snprintf(errbuf, errlen, "journal: %s: %s", what, strerror(-r));
+	const char *why = r == JSRC_ERR_NOMEM    ? "out of memory"
+	                  : r == JSRC_ERR_CURSOR ? "a cursor without a sequence number"
+	                                         : strerror(-r);
+
+	snprintf(errbuf, errlen, "journal: %s: %s", what, why);
 }
 
 static void free_batch(struct jsrc *s)
@@ -253,8 +267,8 @@ static int find_partition(struct jsrc *s, const struct journald_conf *c, char *e
 	return 0;
 }
 
-/* The current entry's sequence-number id and sequence number. Returns 0
- * or a negative errno. */
+/* The current entry's sequence-number id and sequence number. Returns 0,
+ * a negative errno or JSRC_ERR_CURSOR. */
 static int entry_seqnum(struct jsrc *s, char id[33], uint64_t *n)
 {
 	char *c = NULL;
@@ -262,7 +276,7 @@ static int entry_seqnum(struct jsrc *s, char id[33], uint64_t *n)
 
 	if (r < 0)
 		return r;
-	r = jpos_cursor_seqnum(c, id, n) == 0 ? 0 : -EBADMSG;
+	r = jpos_cursor_seqnum(c, id, n) == 0 ? 0 : JSRC_ERR_CURSOR;
 	free(c);
 	return r;
 }
@@ -287,8 +301,7 @@ static void advance(struct jsrc *s, const char *id, uint64_t n)
 /* The committed offset into s->sent; *out its cursor (malloc'd, "" before
  * the first entry), or NULL when nothing was committed. *legacy when it
  * has no "seqnums" (skiff before them). Returns 0, -1 on a malformed
- * offset (errbuf), or -ENOMEM (as sd-journal's calls beside it say it, for
- * sderr). */
+ * offset (errbuf), or JSRC_ERR_NOMEM (for sderr). */
 static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, size_t errlen)
 {
 	const char *json = s->env->committed(s->env, s->part);
@@ -303,7 +316,7 @@ static int committed(struct jsrc *s, char **out, bool *legacy, char *errbuf, siz
 	m = cJSON_GetObjectItemCaseSensitive(o, "seqnums");
 	*legacy = m == NULL;
 	if (cJSON_IsString(c) && (m == NULL || jpos_load(s->sent, m) == 0))
-		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : -ENOMEM;
+		rc = (*out = strdup(c->valuestring)) != NULL ? 0 : JSRC_ERR_NOMEM;
 	cJSON_Delete(o);
 	if (rc == -1)
 		snprintf(errbuf, errlen,
@@ -343,7 +356,8 @@ static int legacy_stop(struct jsrc *s, const char *cur)
 }
 
 /* read.from=end on a first start: every entry there is now counts as read
- * (s->sent), and *first is the cursor of the last ("" when empty). */
+ * (s->sent), and *first is the cursor of the last ("" when empty). Returns 0,
+ * a negative errno, JSRC_ERR_CURSOR or JSRC_ERR_NOMEM. */
 static int pass_all(struct jsrc *s, char **first)
 {
 	char id[33];
@@ -364,7 +378,7 @@ static int pass_all(struct jsrc *s, char **first)
 		*first = strdup("");
 	else if ((r = sd_journal_get_cursor(s->j, first)) < 0)
 		return r;
-	return *first != NULL ? 0 : -ENOMEM;
+	return *first != NULL ? 0 : JSRC_ERR_NOMEM;
 }
 
 /* Positions the journal for the committed offset (or read.from on a first
@@ -400,7 +414,7 @@ static int position(struct jsrc *s, const struct journald_conf *c, char *errbuf,
 	}
 	if (r < 0 || first == NULL) {
 		free(first);
-		sderr(errbuf, errlen, "positioning", r < 0 ? r : -ENOMEM);
+		sderr(errbuf, errlen, "positioning", r < 0 ? r : JSRC_ERR_NOMEM);
 		return -1;
 	}
 	r = jpos_texts_new(&s->held);
@@ -606,7 +620,7 @@ static bool passed(struct jsrc *s, const char *id, uint64_t n)
 
 /* Moves to the next entry not read before and marks it read: 1, 0 at the
  * end, 2 when PASS_MAX entries were passed over (more to come), or a
- * negative errno. */
+ * negative errno or JSRC_ERR_CURSOR. */
 static int next_entry(struct jsrc *s, size_t *passes)
 {
 	char id[33];

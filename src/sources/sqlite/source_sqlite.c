@@ -12,6 +12,10 @@
  * The database connection and its busy back-off are in sqdb.c, the SQL in
  * sqquery.c. */
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 
 #include "sources/sqlite/sqbacklog.h"
 #include "sources/sqlite/sqcheck.h"
@@ -173,17 +177,17 @@ static int resume(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errle
 		t->ts = t->done_ts = ns;
 	/* The ids above the offset's are new to the clock's check (sqclock.c). */
 	if (has_inc && s->mode == SQ_TS_INC) {
-		t->clock_key = inc;
-		t->clock_ready = true;
+		t->clock.key = inc;
+		t->clock.ready = true;
 	}
 	/* timestamp: the rowids above the one skiff's offset keeps are new. An
 	 * offset without it (Connect's, or one a person set) says nothing of
 	 * the rows written meanwhile: sqclock.c says so. */
 	if (s->mode == SQ_TIMESTAMP && jsonint_get(json, SQ_ROWID_SEEN, &seen) == 0) {
-		t->clock_key = seen;
-		t->clock_ready = true;
+		t->clock.key = seen;
+		t->clock.ready = true;
 	} else if (s->mode == SQ_TIMESTAMP)
-		t->clock_unknown = true;
+		t->clock.unknown = true;
 	return 0;
 }
 
@@ -267,7 +271,7 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		s->env->log(s->env, LOG_NOTICE, "%s: %s during a read: reading again", s->path,
 		            errbuf);
 		s->env->count(s->env, "database_reads_dropped", 1);
-		s->retry_at = now + SQ_BUSY_TIMEOUT_MS;
+		s->conn.retry_at = now + SQ_BUSY_TIMEOUT_MS;
 		errbuf[0] = '\0';
 		return 1;
 	}
@@ -277,8 +281,8 @@ static int fill_table(struct sqsrc *s, struct sqtable *t, int64_t now, char *err
 		                        : SOURCE_ERR;
 	sqdb_answer(s, now);
 	if (rc == SQ_MISSING)
-		t->more = false;
-	else if (s->mode == SQ_BULK && !t->more)
+		t->rows.more = false;
+	else if (s->mode == SQ_BULK && !t->rows.more)
 		t->bulk_ms = 0; /* the pass is complete */
 	return 0;
 }
@@ -296,10 +300,10 @@ static bool any_buffered(const struct sqsrc *s)
 static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int64_t now,
                       char *errbuf, size_t errlen)
 {
-	bool opened = false, may_query = s->retry_at == 0 || now >= s->retry_at;
+	bool opened = false, may_query = s->conn.retry_at == 0 || now >= s->conn.retry_at;
 
 	if (may_query)
-		s->retry_at = 0;
+		s->conn.retry_at = 0;
 	for (size_t k = 0; k < s->ntables && b->n < limit; k++) {
 		struct sqtable *t = &s->tables[(s->rr + k) % s->ntables];
 		int rc;
@@ -322,7 +326,7 @@ static int fill_batch(struct sqsrc *s, struct source_batch *b, size_t limit, int
 				return 0; /* busy: back off */
 		}
 		sqrows_emit(s, t, b, limit - b->n);
-		t->next_due = sqrows_buffered(t) || t->more ? now : now + s->poll_ms;
+		t->next_due = sqrows_buffered(t) || t->rows.more ? now : now + s->poll_ms;
 	}
 	return 0;
 }
@@ -345,7 +349,7 @@ static int sqlite_poll(void *ctx, struct source_batch *b, int64_t now, char *err
 	report_stats(s);
 	for (size_t i = 0; i < s->ntables && rc == 0; i++)
 		b->more = b->more || sqrows_buffered(&s->tables[i]) ||
-		          (s->retry_at == 0 && s->tables[i].next_due <= now);
+		          (s->conn.retry_at == 0 && s->tables[i].next_due <= now);
 	return rc;
 }
 
@@ -364,8 +368,8 @@ static int64_t sqlite_timeout(void *ctx, int64_t now)
 
 	if (any_buffered(s))
 		return 0;
-	if (s->retry_at != 0)
-		return s->retry_at > now ? s->retry_at - now : 0;
+	if (s->conn.retry_at != 0)
+		return s->conn.retry_at > now ? s->conn.retry_at - now : 0;
 	for (size_t i = 0; i < s->ntables; i++)
 		if (s->tables[i].next_due < due)
 			due = s->tables[i].next_due;
@@ -386,8 +390,7 @@ static void sqlite_close(void *ctx)
 	sqdb_close(s);
 	for (size_t i = 0; i < s->ntables; i++) {
 		sqseen_group_free(&s->tables[i].group);
-		buf_free(&s->tables[i].text);
-		free(s->tables[i].rows);
+		sqrows_free(&s->tables[i]);
 		free(s->tables[i].name);
 		free(s->tables[i].topic);
 	}
@@ -513,7 +516,7 @@ static int add_tables(struct sqsrc *s, const struct config_section *cfg,
 			}
 		}
 		s->ntables++;
-		buf_init(&t->text, SQ_TEXT_MAX);
+		buf_init(&t->rows.text, SQ_TEXT_MAX);
 		t->name = s->query ? NULL : strdup(name);
 		t->topic = malloc(plen + strlen(name) + 1);
 		if ((s->query == NULL && t->name == NULL) || t->topic == NULL)
@@ -704,8 +707,8 @@ static int check_tables(struct sqsrc *s, char *errbuf, size_t errlen)
 
 	errbuf[0] = '\0';
 	for (size_t i = 0; rc == 0 && i < s->ntables; i++) {
-		rc = sqlite3_step(s->begin);
-		sqlite3_reset(s->begin);
+		rc = sqlite3_step(s->conn.begin);
+		sqlite3_reset(s->conn.begin);
 		if (rc == SQLITE_DONE)
 			rc = sqlayout_build(s, &s->tables[i], 0, errbuf, errlen);
 		else if (sqlitelib_busy(rc))
@@ -713,11 +716,11 @@ static int check_tables(struct sqsrc *s, char *errbuf, size_t errlen)
 		else
 			rc = SQ_ERR;
 		if (rc == SQ_ERR && errbuf[0] == '\0')
-			snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
-		if (sqlite3_step(s->commit) != SQLITE_DONE)
-			sqlite3_step(s->rollback);
-		sqlite3_reset(s->commit);
-		sqlite3_reset(s->rollback);
+			snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->conn.db));
+		if (sqlite3_step(s->conn.commit) != SQLITE_DONE)
+			sqlite3_step(s->conn.rollback);
+		sqlite3_reset(s->conn.commit);
+		sqlite3_reset(s->conn.rollback);
 		if (rc == SQ_BUSY)
 			s->env->log(s->env, LOG_NOTICE, "%s is locked: its tables were not checked",
 			            s->path);
@@ -796,9 +799,9 @@ static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bo
 		return SQ_ERR;
 	}
 	if (bounded)
-		sqlite3_progress_handler(s->db, REACH_STEPS_PER_CALL, reach_over, &calls);
-	rc = sqlite3_step(s->begin);
-	sqlite3_reset(s->begin);
+		sqlite3_progress_handler(s->conn.db, REACH_STEPS_PER_CALL, reach_over, &calls);
+	rc = sqlite3_step(s->conn.begin);
+	sqlite3_reset(s->conn.begin);
 	if (rc != SQLITE_DONE)
 		rc = sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	else if ((rc = sqlayout_build(s, t, 0, errbuf, errlen)) == 0)
@@ -806,11 +809,11 @@ static int reach(struct sqsrc *s, struct sqtable *t, const char *offset, bool bo
 	if (rc == SQ_ERR && calls > REACH_BUDGET_STEPS / REACH_STEPS_PER_CALL)
 		snprintf(errbuf, errlen, "%s %s is too large to read within a REST request",
 		         t->name ? "table" : "the", t->name ? t->name : "query");
-	if (sqlite3_step(s->commit) != SQLITE_DONE)
-		sqlite3_step(s->rollback);
-	sqlite3_reset(s->commit);
-	sqlite3_reset(s->rollback);
-	sqlite3_progress_handler(s->db, 0, NULL, NULL);
+	if (sqlite3_step(s->conn.commit) != SQLITE_DONE)
+		sqlite3_step(s->conn.rollback);
+	sqlite3_reset(s->conn.commit);
+	sqlite3_reset(s->conn.rollback);
+	sqlite3_progress_handler(s->conn.db, 0, NULL, NULL);
 	return rc;
 }
 

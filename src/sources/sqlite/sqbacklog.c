@@ -10,7 +10,8 @@
  * timestamp would scan the table. */
 #include "sources/sqlite/sqbacklog.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 
 /* ~2 M rows counted through an index; ~25 ms on a PC, a few times that on
  * a Raspberry Pi. */
@@ -30,16 +31,16 @@ static int count_rows(struct sqsrc *s, struct sqtable *t, uint64_t *n)
 	sqlite3_stmt *st = NULL;
 	int calls = 0, rc;
 
-	if (sqlite3_prepare_v2(s->db, t->count_sql, -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->conn.db, t->count_sql, -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, t->inc);
-	sqlite3_busy_timeout(s->db, 0);
-	sqlite3_progress_handler(s->db, STEPS_PER_CALL, over_budget, &calls);
+	sqlite3_busy_timeout(s->conn.db, 0);
+	sqlite3_progress_handler(s->conn.db, STEPS_PER_CALL, over_budget, &calls);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*n = (uint64_t)sqlite3_column_int64(st, 0);
-	sqlite3_progress_handler(s->db, 0, NULL, NULL);
-	sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
+	sqlite3_progress_handler(s->conn.db, 0, NULL, NULL);
+	sqlite3_busy_timeout(s->conn.db, SQ_BUSY_TIMEOUT_MS);
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
@@ -51,7 +52,7 @@ void sqbacklog_count(void *ctx,
 	struct sqsrc *s = ctx;
 	uint64_t n;
 
-	if (s->mode != SQ_INCREMENTING || s->db == NULL)
+	if (s->mode != SQ_INCREMENTING || s->conn.db == NULL)
 		return;
 	for (size_t i = 0; i < s->ntables; i++) {
 		struct sqtable *t = &s->tables[i];

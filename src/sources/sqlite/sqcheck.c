@@ -4,6 +4,10 @@
 #include "sources/sqlite/sqcheck.h"
 
 #include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
 
 #include "config/config.h"
@@ -148,7 +152,7 @@ static const char *tname(const struct sqtable *t)
 static int newest(struct sqsrc *s, struct sqtable *t, int64_t *v, int64_t *k, int64_t *kmax, int *n)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(s->db, t->newest_sql, -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(s->conn.db, t->newest_sql, -1, &st, NULL);
 
 	*n = 0;
 	if (rc == SQLITE_OK)
@@ -177,7 +181,7 @@ int sqcheck_newest(struct sqsrc *s, struct sqtable *t, const char *offset, char 
 		return 0; /* check_offset refused it, or bulk */
 	if ((rc = newest(s, t, &v, &k, &kmax, &n)) != 0) {
 		snprintf(errbuf, errlen, "table %s: its newest row cannot be read: %s", tname(t),
-		         sqlite3_errmsg(s->db));
+		         sqlite3_errmsg(s->conn.db));
 		return rc;
 	}
 	sqlts_format(ns, at, sizeof(at));

@@ -35,7 +35,10 @@
  * view or a query without a key: only the rows in the future are seen. */
 #include "sources/sqlite/sqclock.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
 #include "sources/sqlite/sqrows.h"
 #include "util/clock.h"
@@ -75,12 +78,12 @@ static void stat(struct sqsrc *s, struct sqtable *t, const struct stats_desc *d,
 		s->env->count(s->env, d->name, n);
 }
 
-/* The statement sql in *st, kept until sqlayout_drop(). */
+/* The statement sql in *st, kept until sqclock_drop() (the layout goes). */
 static int kept(struct sqsrc *s, sqlite3_stmt **st, const char *sql)
 {
 	if (*st != NULL)
 		return SQLITE_OK;
-	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	return sqlite3_prepare_v3(s->conn.db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
 /* The largest key looked at: set once (or again when the keys restarted in
@@ -91,7 +94,7 @@ static int start(struct sqsrc *s, struct sqtable *t)
 	int64_t max = INT64_MIN;
 	int rc;
 
-	rc = sqlite3_prepare_v2(s->db, t->clock_max_sql, -1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->conn.db, t->clock_max_sql, -1, &st, NULL);
 	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sqlite3_column_type(st, 0) == SQLITE_INTEGER)
 			max = sqlite3_column_int64(st, 0);
@@ -100,7 +103,7 @@ static int start(struct sqsrc *s, struct sqtable *t)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK)
 		return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
-	if (!t->clock_ready && t->clock_unknown)
+	if (!t->clock.ready && t->clock.unknown)
 		s->env->log(s->env, LOG_WARN,
 		            "table %s: the stored offset holds no " SQ_ROWID_SEEN
 		            " (written by Kafka Connect, or set by hand): a row stamped behind the "
@@ -108,13 +111,13 @@ static int start(struct sqsrc *s, struct sqtable *t)
 		            "the rows read before; new rows behind the offset are looked for from "
 		            "the largest rowid now, %lld",
 		            tname(t), (long long)max);
-	t->clock_unknown = false;
-	if (!t->clock_ready)
-		t->clock_key = max;
-	else if (max < t->clock_key)
-		t->clock_key = INT64_MIN; /* a new sequence: all of it is new */
-	t->clock_ready = true;
-	t->clock_checked = true;
+	t->clock.unknown = false;
+	if (!t->clock.ready)
+		t->clock.key = max;
+	else if (max < t->clock.key)
+		t->clock.key = INT64_MIN; /* a new sequence: all of it is new */
+	t->clock.ready = true;
+	t->clock.checked = true;
 	return 0;
 }
 
@@ -137,13 +140,13 @@ static int nothing_between(struct sqsrc *s, struct sqtable *t, int64_t key)
 {
 	int rc;
 
-	if ((rc = kept(s, &t->clock_gap_stmt, t->clock_gap_sql)) != SQLITE_OK)
+	if ((rc = kept(s, &t->clock.gap_stmt, t->clock_gap_sql)) != SQLITE_OK)
 		return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
-	sqlite3_bind_int64(t->clock_gap_stmt, 1, t->inc);
-	sqlite3_bind_int64(t->clock_gap_stmt, 2, key);
-	sqlite3_bind_int64(t->clock_gap_stmt, 3, t->ts);
-	rc = sqlite3_step(t->clock_gap_stmt);
-	sqlite3_reset(t->clock_gap_stmt);
+	sqlite3_bind_int64(t->clock.gap_stmt, 1, t->inc);
+	sqlite3_bind_int64(t->clock.gap_stmt, 2, key);
+	sqlite3_bind_int64(t->clock.gap_stmt, 3, t->ts);
+	rc = sqlite3_step(t->clock.gap_stmt);
+	sqlite3_reset(t->clock.gap_stmt);
 	if (rc == SQLITE_DONE)
 		return 1;
 	if (rc == SQLITE_ROW)
@@ -155,8 +158,8 @@ static void warn_behind(struct sqsrc *s, struct sqtable *t, int64_t key, int64_t
 {
 	char when[40], pos[40];
 
-	t->behind_unwarned++;
-	if (t->behind_warned_ms != 0 && now - t->behind_warned_ms < WARN_EVERY_MS)
+	t->clock.behind_unwarned++;
+	if (t->clock.behind_warned_ms != 0 && now - t->clock.behind_warned_ms < WARN_EVERY_MS)
 		return;
 	sqlts_format(ts, when, sizeof(when));
 	sqlts_format(s->mode == SQ_TS_INC ? t->ts : t->done_ts, pos, sizeof(pos));
@@ -166,9 +169,17 @@ static void warn_behind(struct sqsrc *s, struct sqtable *t, int64_t key, int64_t
 	            "delivered now, out of timestamp order (rows like it since the last warning: "
 	            "%llu; rows_behind_offset)",
 	            tname(t), s->mode == SQ_TS_INC ? "id" : "rowid", (long long)key, when, pos,
-	            (unsigned long long)t->behind_unwarned);
-	t->behind_warned_ms = now;
-	t->behind_unwarned = 0;
+	            (unsigned long long)t->clock.behind_unwarned);
+	t->clock.behind_warned_ms = now;
+	t->clock.behind_unwarned = 0;
+}
+
+void sqclock_drop(struct sqclock *c)
+{
+	sqlite3_finalize(c->stmt);
+	sqlite3_finalize(c->gap_stmt);
+	c->stmt = c->gap_stmt = NULL;
+	c->checked = false;
 }
 
 int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
@@ -180,26 +191,26 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 
 	if (t->clock_sql == NULL || room == 0)
 		return 0;
-	if (!t->clock_checked && (rc = start(s, t)) != 0)
+	if (!t->clock.checked && (rc = start(s, t)) != 0)
 		return rc;
-	if ((rc = kept(s, &t->clock_stmt, t->clock_sql)) != SQLITE_OK)
+	if ((rc = kept(s, &t->clock.stmt, t->clock_sql)) != SQLITE_OK)
 		return sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
-	sqlite3_bind_int64(t->clock_stmt, 1, t->clock_key);
-	sqlite3_bind_int64(t->clock_stmt, 2, (sqlite3_int64)room);
-	while ((rc = sqlite3_step(t->clock_stmt)) == SQLITE_ROW) {
-		int64_t key = sqlite3_column_int64(t->clock_stmt, (int)t->ncols);
-		int64_t ts = sqlite3_column_int64(t->clock_stmt, (int)t->ncols + 1);
+	sqlite3_bind_int64(t->clock.stmt, 1, t->clock.key);
+	sqlite3_bind_int64(t->clock.stmt, 2, (sqlite3_int64)room);
+	while ((rc = sqlite3_step(t->clock.stmt)) == SQLITE_ROW) {
+		int64_t key = sqlite3_column_int64(t->clock.stmt, (int)t->ncols);
+		int64_t ts = sqlite3_column_int64(t->clock.stmt, (int)t->ncols + 1);
 		struct sqrow *r;
 
-		if (sqlite3_column_type(t->clock_stmt, (int)t->ncols) != SQLITE_INTEGER)
+		if (sqlite3_column_type(t->clock.stmt, (int)t->ncols) != SQLITE_INTEGER)
 			break; /* not a key (the batch query stops at such a row) */
-		t->clock_key = key;
-		if (sqlite3_column_type(t->clock_stmt, (int)t->ncols + 1) != SQLITE_INTEGER ||
+		t->clock.key = key;
+		if (sqlite3_column_type(t->clock.stmt, (int)t->ncols + 1) != SQLITE_INTEGER ||
 		    ts == SQLTS_BAD || !behind(s, t, ts, key))
 			continue;
 		if (s->mode == SQ_TS_INC && t->clock_gap_sql != NULL && !between && key > t->inc) {
 			if ((rc = nothing_between(s, t, key)) < 0) {
-				sqlite3_reset(t->clock_stmt);
+				sqlite3_reset(t->clock.stmt);
 				return rc;
 			}
 			if (rc == 1)
@@ -207,8 +218,8 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 			else
 				between = true; /* and for every larger key */
 		}
-		if ((r = sqrows_add(s, t, t->clock_stmt)) == NULL) {
-			sqlite3_reset(t->clock_stmt);
+		if ((r = sqrows_add(s, t, t->clock.stmt)) == NULL) {
+			sqlite3_reset(t->clock.stmt);
 			return SQ_NOMEM;
 		}
 		/* Its offset is the position: the offset never moves back. */
@@ -224,7 +235,7 @@ int sqclock_behind(struct sqsrc *s, struct sqtable *t, size_t room)
 		stat(s, t, &behind_desc, 1);
 		warn_behind(s, t, key, ts, now);
 	}
-	sqlite3_reset(t->clock_stmt);
+	sqlite3_reset(t->clock.stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE && sqlitelib_busy(rc))
 		return SQ_BUSY;
 	return (int)added;
@@ -237,12 +248,13 @@ void sqclock_future(struct sqsrc *s, struct sqtable *t, uint64_t n)
 	char when[40] = "?", which[64] = "";
 
 	stat(s, t, &future_desc, n);
-	if (n == 0 || (t->future_warned_ms != 0 && now - t->future_warned_ms < WARN_EVERY_MS))
+	if (n == 0 ||
+	    (t->clock.future_warned_ms != 0 && now - t->clock.future_warned_ms < WARN_EVERY_MS))
 		return;
-	t->future_warned_ms = now;
+	t->clock.future_warned_ms = now;
 	/* One of them, by name (a scan, at most once a minute). */
 	if (t->future_sql != NULL &&
-	    sqlite3_prepare_v2(s->db, t->future_sql, -1, &st, NULL) == SQLITE_OK) {
+	    sqlite3_prepare_v2(s->conn.db, t->future_sql, -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, s->clock.after);
 		if (sqlite3_step(st) == SQLITE_ROW) {
 			sqlts_format(sqlite3_column_int64(st, 0), when, sizeof(when));

@@ -13,7 +13,9 @@
  * growing back-off, said once while it lasts. */
 #include "sources/sqlite/sqdb.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqguard.h"
 #include "sources/sqlite/sqlayout.h"
 #include "sources/sqlite/sqlts.h"
@@ -46,18 +48,18 @@ void sqdb_close(struct sqsrc *s)
 {
 	for (size_t i = 0; i < s->ntables; i++)
 		sqlayout_drop(&s->tables[i]);
-	sqlite3_finalize(s->begin);
-	sqlite3_finalize(s->commit);
-	sqlite3_finalize(s->rollback);
-	sqlite3_finalize(s->schema_version);
-	s->begin = s->commit = s->rollback = s->schema_version = NULL;
-	sqlite3_close(s->db);
-	s->db = NULL;
+	sqlite3_finalize(s->conn.begin);
+	sqlite3_finalize(s->conn.commit);
+	sqlite3_finalize(s->conn.rollback);
+	sqlite3_finalize(s->conn.schema_version);
+	s->conn.begin = s->conn.commit = s->conn.rollback = s->conn.schema_version = NULL;
+	sqlite3_close(s->conn.db);
+	s->conn.db = NULL;
 }
 
 static int prepare(struct sqsrc *s, const char *sql, sqlite3_stmt **st)
 {
-	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	return sqlite3_prepare_v3(s->conn.db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
 static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *errbuf, size_t errlen)
@@ -68,22 +70,22 @@ static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *er
 	sqguard_install();
 	rc = sqvfs_register();
 	if (rc == SQLITE_OK)
-		rc = sqlite3_open_v2(s->path, &s->db, flags, SQVFS_NAME);
+		rc = sqlite3_open_v2(s->path, &s->conn.db, flags, SQVFS_NAME);
 	if (rc == SQLITE_OK) {
 		/* sqvfs.c refuses a checkpoint anyway; this keeps SQLite from asking. */
-		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
-		sqlite3_extended_result_codes(s->db, 0);
-		sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
-		rc = sqlts_register(s->db, &s->clock);
+		sqlite3_db_config(s->conn.db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+		sqlite3_extended_result_codes(s->conn.db, 0);
+		sqlite3_busy_timeout(s->conn.db, SQ_BUSY_TIMEOUT_MS);
+		rc = sqlts_register(s->conn.db, &s->clock);
 	}
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
+		rc = sqlite3_exec(s->conn.db, "PRAGMA query_only = 1", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(s->db, CACHE_PRAGMA, NULL, NULL, NULL);
-	if (rc == SQLITE_OK && (rc = prepare(s, "BEGIN", &s->begin)) == SQLITE_OK &&
-	    (rc = prepare(s, "COMMIT", &s->commit)) == SQLITE_OK &&
-	    (rc = prepare(s, "ROLLBACK", &s->rollback)) == SQLITE_OK)
-		rc = prepare(s, "PRAGMA schema_version", &s->schema_version);
+		rc = sqlite3_exec(s->conn.db, CACHE_PRAGMA, NULL, NULL, NULL);
+	if (rc == SQLITE_OK && (rc = prepare(s, "BEGIN", &s->conn.begin)) == SQLITE_OK &&
+	    (rc = prepare(s, "COMMIT", &s->conn.commit)) == SQLITE_OK &&
+	    (rc = prepare(s, "ROLLBACK", &s->conn.rollback)) == SQLITE_OK)
+		rc = prepare(s, "PRAGMA schema_version", &s->conn.schema_version);
 	if (rc != SQLITE_OK && sqlitelib_busy(rc)) {
 		/* Reading the schema met a lock, or what only the application
 		 * can do first (a hot journal to roll back): wait for it. */
@@ -93,12 +95,12 @@ static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *er
 	}
 	if (rc != SQLITE_OK) {
 		snprintf(errbuf, errlen, "%s: %s", s->path,
-		         s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		         s->conn.db ? sqlite3_errmsg(s->conn.db) : sqlite3_errstr(rc));
 		sqdb_close(s);
 		return -1;
 	}
-	s->dev = st ? (uint64_t)st->st_dev : 0;
-	s->ino = st ? (uint64_t)st->st_ino : 0;
+	s->conn.dev = st ? (uint64_t)st->st_dev : 0;
+	s->conn.ino = st ? (uint64_t)st->st_ino : 0;
 	s->env->log(s->env, LOG_INFO, "reading %s (read-only)", s->path);
 	sqguard_journal(s);
 	return 0;
@@ -108,11 +110,11 @@ static int open_db(struct sqsrc *s, const struct stat *st, int64_t now, char *er
  * -wal it would delete the -wal (an application creating its database). */
 static int empty(struct sqsrc *s, int64_t now)
 {
-	if (!s->empty_warned)
+	if (!s->conn.empty_warned)
 		s->env->log(s->env, LOG_WARN, "%s is empty (0 bytes): waiting for a database there",
 		            s->path);
-	s->empty_warned = true;
-	s->retry_at = now + s->poll_ms;
+	s->conn.empty_warned = true;
+	s->conn.retry_at = now + s->poll_ms;
 	return 1;
 }
 
@@ -121,7 +123,7 @@ static int empty(struct sqsrc *s, int64_t now)
 static int stale(struct sqsrc *s, int64_t now, bool may_close)
 {
 	char why[200];
-	int rc = sqvfs_check(s->db, NULL, why, sizeof(why));
+	int rc = sqvfs_check(s->conn.db, NULL, why, sizeof(why));
 
 	if (rc == SQVFS_SOUND)
 		return 0;
@@ -130,7 +132,7 @@ static int stale(struct sqsrc *s, int64_t now, bool may_close)
 		return 1;
 	}
 	if (!may_close) {
-		s->retry_at = now + SQ_BUSY_TIMEOUT_MS;
+		s->conn.retry_at = now + SQ_BUSY_TIMEOUT_MS;
 		return 1;
 	}
 	s->env->log(s->env, LOG_INFO, "%s: %s: re-opening it", s->path, why);
@@ -145,43 +147,43 @@ int sqdb_ensure(struct sqsrc *s, int64_t now, bool may_close, char *errbuf, size
 	int rc;
 
 	if (stat(s->file, &st) != 0) {
-		if (s->db != NULL && !may_close)
+		if (s->conn.db != NULL && !may_close)
 			return 0;
-		if (s->db != NULL) {
+		if (s->conn.db != NULL) {
 			s->env->log(s->env, LOG_WARN, "%s was deleted: waiting for it", s->path);
 			sqdb_close(s);
-		} else if (!s->missing_warned) {
+		} else if (!s->conn.missing_warned) {
 			s->env->log(s->env, LOG_WARN, "%s: %s; waiting for it", s->path,
 			            strerror(errno));
 			s->env->count(s->env, "database_missing", 1);
 		}
-		s->missing_warned = true;
-		s->retry_at = now + s->poll_ms;
+		s->conn.missing_warned = true;
+		s->conn.retry_at = now + s->poll_ms;
 		return 1;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		/* Opening a FIFO would block the whole process. */
-		if (s->db != NULL && !may_close)
+		if (s->conn.db != NULL && !may_close)
 			return 0;
 		sqdb_close(s);
 		sqguard_irregular(s, now);
 		return 1;
 	}
-	s->irregular_warned = false;
-	if (s->db == NULL && st.st_size == 0)
+	s->conn.irregular_warned = false;
+	if (s->conn.db == NULL && st.st_size == 0)
 		return empty(s, now);
-	s->empty_warned = false;
-	if (s->db != NULL && may_close &&
-	    ((uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino)) {
+	s->conn.empty_warned = false;
+	if (s->conn.db != NULL && may_close &&
+	    ((uint64_t)st.st_dev != s->conn.dev || (uint64_t)st.st_ino != s->conn.ino)) {
 		s->env->log(s->env, LOG_WARN, "%s was replaced by another file: re-opening it",
 		            s->path);
 		s->env->count(s->env, "database_reopened", 1);
 		sqdb_close(s);
 	}
-	if (s->db != NULL && (rc = stale(s, now, may_close)) != 0)
+	if (s->conn.db != NULL && (rc = stale(s, now, may_close)) != 0)
 		return rc;
-	s->missing_warned = false;
-	return s->db != NULL ? 0 : open_db(s, &st, now, errbuf, errlen);
+	s->conn.missing_warned = false;
+	return s->conn.db != NULL ? 0 : open_db(s, &st, now, errbuf, errlen);
 }
 
 /* ---- the busy back-off ----------------------------------------------------- */
@@ -190,27 +192,27 @@ void sqdb_busy(struct sqsrc *s, int64_t now)
 {
 	int64_t cap = s->poll_ms < BUSY_BACKOFF_MAX_MS ? s->poll_ms : BUSY_BACKOFF_MAX_MS;
 
-	if (s->busy_since == 0) {
-		s->busy_since = now;
-		s->backoff_ms = SQ_BUSY_TIMEOUT_MS;
+	if (s->conn.busy_since == 0) {
+		s->conn.busy_since = now;
+		s->conn.backoff_ms = SQ_BUSY_TIMEOUT_MS;
 	} else {
-		s->backoff_ms = s->backoff_ms * 2 > cap ? cap : s->backoff_ms * 2;
+		s->conn.backoff_ms = s->conn.backoff_ms * 2 > cap ? cap : s->conn.backoff_ms * 2;
 	}
-	s->retry_at = now + s->backoff_ms;
+	s->conn.retry_at = now + s->conn.backoff_ms;
 	s->env->count(s->env, "database_busy", 1);
-	if (!s->busy_warned && now - s->busy_since >= BUSY_WARN_MS) {
+	if (!s->conn.busy_warned && now - s->conn.busy_since >= BUSY_WARN_MS) {
 		s->env->log(s->env, LOG_WARN,
 		            "%s has been locked by a writer for %lld ms; retrying every %lld ms",
-		            s->path, (long long)(now - s->busy_since), (long long)cap);
-		s->busy_warned = true;
+		            s->path, (long long)(now - s->conn.busy_since), (long long)cap);
+		s->conn.busy_warned = true;
 	}
 }
 
 void sqdb_answer(struct sqsrc *s, int64_t now)
 {
-	if (s->busy_since != 0 && s->busy_warned)
+	if (s->conn.busy_since != 0 && s->conn.busy_warned)
 		s->env->log(s->env, LOG_INFO, "%s readable again after %lld ms", s->path,
-		            (long long)(now - s->busy_since));
-	s->busy_since = 0;
-	s->busy_warned = false;
+		            (long long)(now - s->conn.busy_since));
+	s->conn.busy_since = 0;
+	s->conn.busy_warned = false;
 }

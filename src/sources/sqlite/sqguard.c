@@ -20,7 +20,7 @@
  * - --check: the environment a source gets when no worker runs. */
 #include "sources/sqlite/sqguard.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqsrc.h"
 
 #include "core/log.h"
 #include "core/source.h"
@@ -162,15 +162,15 @@ void sqguard_install(void)
 
 void sqguard_irregular(struct sqsrc *s, int64_t now)
 {
-	if (!s->irregular_warned) {
+	if (!s->conn.irregular_warned) {
 		s->env->log(s->env, LOG_WARN,
 		            "%s is not a regular file (a FIFO, directory or device): waiting for "
 		            "a database there",
 		            s->path);
 		s->env->count(s->env, "paths_not_regular", 1);
 	}
-	s->irregular_warned = true;
-	s->retry_at = now + s->poll_ms;
+	s->conn.irregular_warned = true;
+	s->conn.retry_at = now + s->poll_ms;
 }
 
 /* ---- the environment of --check ---------------------------------------------- */
@@ -231,7 +231,7 @@ void sqguard_journal(struct sqsrc *s)
 
 	if (s->mode != SQ_TIMESTAMP && s->mode != SQ_TS_INC)
 		return;
-	if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(s->conn.db, "PRAGMA journal_mode", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW && (mode = (const char *)sqlite3_column_text(st, 0)) &&
 	    strcmp(mode, "wal") != 0) {
 		s->env->log(s->env, LOG_WARN,

@@ -11,8 +11,13 @@
  * wrapped as a subquery. Positions are bound as parameters. */
 #include "sources/sqlite/sqlayout.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqclock.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqlts.h"
+#include "sources/sqlite/sqreuse.h"
 #include "sources/sqlite/sqvalue.h"
 
 #include "util/buf.h"
@@ -130,9 +135,9 @@ static int fail(struct lay *l, const char *fmt, ...)
  * (corrupt, I/O, not a database) may pass. */
 static int sql_fail(struct lay *l, const char *what)
 {
-	int rc = sqlite3_errcode(l->s->db) == SQLITE_ERROR ? SQ_CONFIG : SQ_ERR;
+	int rc = sqlite3_errcode(l->s->conn.db) == SQLITE_ERROR ? SQ_CONFIG : SQ_ERR;
 
-	fail(l, "%s: %s", what, sqlite3_errmsg(l->s->db));
+	fail(l, "%s: %s", what, sqlite3_errmsg(l->s->conn.db));
 	return rc;
 }
 
@@ -173,7 +178,7 @@ static int find_table(struct lay *l)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	rc = sqlite3_prepare_v2(l->s->db,
+	rc = sqlite3_prepare_v2(l->s->conn.db,
 	                        "SELECT type FROM sqlite_master WHERE type IN ('table','view') AND "
 	                        "name = ?1 COLLATE NOCASE",
 	                        -1, &st, NULL);
@@ -190,7 +195,7 @@ static int find_table(struct lay *l)
 		if (!l->t->warned_missing) {
 			char tables[512];
 
-			list_tables(l->s->db, tables, sizeof(tables));
+			list_tables(l->s->conn.db, tables, sizeof(tables));
 			l->s->env->log(l->s->env, LOG_WARN,
 			               "table %s does not exist in %s (tables there: %s); "
 			               "waiting for it",
@@ -209,7 +214,7 @@ static int table_info(struct lay *l)
 	sqlite3_stmt *st = NULL;
 	int rc, npk = 0;
 
-	rc = sqlite3_prepare_v2(l->s->db,
+	rc = sqlite3_prepare_v2(l->s->conn.db,
 	                        "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1)", -1,
 	                        &st, NULL);
 	if (rc != SQLITE_OK)
@@ -266,7 +271,7 @@ static void find_rowid(struct lay *l)
 		sb_str(&b, " FROM ");
 		sb_ident(&b, l->t->name);
 		if (buf_cstr(&b) != NULL &&
-		    sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL) == SQLITE_OK)
+		    sqlite3_prepare_v2(l->s->conn.db, buf_cstr(&b), -1, &st, NULL) == SQLITE_OK)
 			l->rowid = rowid_names[i];
 		sqlite3_finalize(st);
 		buf_free(&b);
@@ -293,7 +298,7 @@ static int read_columns(struct lay *l)
 		buf_free(&b);
 		return oom(l);
 	}
-	rc = sqlite3_prepare_v2(l->s->db, buf_cstr(&b), -1, &st, NULL);
+	rc = sqlite3_prepare_v2(l->s->conn.db, buf_cstr(&b), -1, &st, NULL);
 	buf_free(&b);
 	if (rc != SQLITE_OK)
 		return sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(l, "preparing it");
@@ -512,11 +517,11 @@ static void warn_reusable(struct lay *l)
 	sqlite3_stmt *st = NULL;
 	bool autoinc = false;
 
-	t->autoinc = false;
+	t->reuse.autoinc = false;
 	if (t->name == NULL || l->inc_declared)
 		return;
 	if (l->alias != NULL &&
-	    sqlite3_prepare_v2(l->s->db,
+	    sqlite3_prepare_v2(l->s->conn.db,
 	                       "SELECT sql LIKE '%AUTOINCREMENT%' FROM sqlite_master WHERE type = "
 	                       "'table' AND name = ?1 COLLATE NOCASE",
 	                       -1, &st, NULL) == SQLITE_OK) {
@@ -524,7 +529,7 @@ static void warn_reusable(struct lay *l)
 		autoinc = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
 	}
 	sqlite3_finalize(st);
-	t->autoinc = autoinc;
+	t->reuse.autoinc = autoinc;
 	if (autoinc || t->warned_reusable)
 		return;
 	t->warned_reusable = true;
@@ -559,16 +564,16 @@ static int build_nulls(struct lay *l)
 		sb_all(&b, " WHERE ", what[i], " IS NULL", NULL);
 		if (l->rowid != NULL)
 			sb_all(&b, " AND ", l->rowid, " > ?1 AND ", l->rowid, " <= ?2", NULL);
-		if (buf_take(&b, &l->t->nulls_sql[i], NULL) != 0)
+		if (buf_take(&b, &l->t->nulls.sql[i], NULL) != 0)
 			return -1;
 	}
-	l->t->nulls_counted_ms = 0; /* a new layout: count at once */
+	l->t->nulls.counted_ms = 0; /* a new layout: count at once */
 	if (l->rowid == NULL)
 		return 0;
 	sql_init(&b);
 	sb_all(&b, "SELECT max(", l->rowid, ") FROM ", NULL);
 	sb_src(&b, l);
-	return buf_take(&b, &l->t->nulls_max_sql, NULL) != 0 ? -1 : 0;
+	return buf_take(&b, &l->t->nulls.max_sql, NULL) != 0 ? -1 : 0;
 }
 
 /* One count(*) or max() of t, binding the rowids from and to where it has
@@ -578,7 +583,7 @@ static int64_t count_of(struct sqsrc *s, const char *sql, int64_t from, int64_t 
 	sqlite3_stmt *st = NULL;
 	int64_t n = -1;
 
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(s->conn.db, sql, -1, &st, NULL) == SQLITE_OK) {
 		if (sqlite3_bind_parameter_count(st) == 2) {
 			sqlite3_bind_int64(st, 1, from);
 			sqlite3_bind_int64(st, 2, to);
@@ -596,44 +601,44 @@ void sqlayout_nulls(struct sqsrc *s, struct sqtable *t)
 	const char *col[2] = {s->inc_name[0] != '\0' ? s->inc_name : "rowid",
 	                      s->nts == 1 ? s->ts_names[0] : "(every one named)"};
 	int64_t now = clock_mono_ms(), from = INT64_MIN, to = 0;
-	bool ranged = t->nulls_max_sql != NULL;
+	bool ranged = t->nulls.max_sql != NULL;
 
-	if (t->nulls_sql[0] == NULL && t->nulls_sql[1] == NULL)
+	if (t->nulls.sql[0] == NULL && t->nulls.sql[1] == NULL)
 		return;
 	if (ranged) {
 		/* The rows after the largest rowid counted (all of them where
 		 * the rowids went back: another table). */
-		to = count_of(s, t->nulls_max_sql, 0, 0);
+		to = count_of(s, t->nulls.max_sql, 0, 0);
 		if (to == -1 || to == INT64_MIN)
 			return;
-		if (t->nulls_ranged && to >= t->nulls_rowid)
-			from = t->nulls_rowid;
+		if (t->nulls.ranged && to >= t->nulls.rowid)
+			from = t->nulls.rowid;
 		if (from == to)
 			return;
-	} else if (t->nulls_counted_ms != 0 && now - t->nulls_counted_ms < NULLS_EVERY_MS) {
+	} else if (t->nulls.counted_ms != 0 && now - t->nulls.counted_ms < NULLS_EVERY_MS) {
 		return;
 	}
-	t->nulls_counted_ms = now;
+	t->nulls.counted_ms = now;
 	for (int i = 0; i < 2; i++) {
 		int64_t n, more;
 
-		if (t->nulls_sql[i] == NULL || (n = count_of(s, t->nulls_sql[i], from, to)) < 0)
+		if (t->nulls.sql[i] == NULL || (n = count_of(s, t->nulls.sql[i], from, to)) < 0)
 			continue;
 		/* Without a rowid fewer than before means rows deleted. */
-		more = ranged ? n : n - t->nulls[i];
-		t->nulls[i] = ranged ? t->nulls[i] + n : n;
+		more = ranged ? n : n - t->nulls.n[i];
+		t->nulls.n[i] = ranged ? t->nulls.n[i] + n : n;
 		if (more <= 0)
 			continue;
 		s->env->log(s->env, LOG_WARN,
 		            "%s: %lld rows have NULL in the %s column %s (%lld since the last "
 		            "count): they are never read",
-		            t->name ? t->name : "query", (long long)t->nulls[i],
+		            t->name ? t->name : "query", (long long)t->nulls.n[i],
 		            i == 0 ? "incrementing" : "timestamp", col[i], (long long)more);
 		s->env->count(s->env, "rows_without_position", (uint64_t)more);
 	}
 	if (ranged) {
-		t->nulls_rowid = to;
-		t->nulls_ranged = true;
+		t->nulls.rowid = to;
+		t->nulls.ranged = true;
 	}
 }
 
@@ -814,13 +819,9 @@ static int build_sql(struct lay *l, struct buf *b)
 void sqlayout_drop(struct sqtable *t)
 {
 	sqlite3_finalize(t->stmt);
-	sqlite3_finalize(t->max_stmt);
-	sqlite3_finalize(t->at_stmt);
-	sqlite3_finalize(t->seq_stmt);
-	sqlite3_finalize(t->clock_stmt);
-	sqlite3_finalize(t->clock_gap_stmt);
-	t->stmt = t->max_stmt = t->at_stmt = t->seq_stmt = t->clock_stmt = NULL;
-	t->clock_gap_stmt = NULL;
+	t->stmt = NULL;
+	sqreuse_drop(&t->reuse);
+	sqclock_drop(&t->clock);
 	for (size_t i = 0; i < t->ncols; i++) {
 		free(t->cols[i].name);
 		free(t->cols[i].key);
@@ -836,13 +837,12 @@ void sqlayout_drop(struct sqtable *t)
 	free(t->clock_gap_sql);
 	free(t->future_sql);
 	free(t->newest_sql);
-	free(t->nulls_sql[0]);
-	free(t->nulls_sql[1]);
-	free(t->nulls_max_sql);
-	t->newest_sql = t->nulls_sql[0] = t->nulls_sql[1] = t->nulls_max_sql = NULL;
+	free(t->nulls.sql[0]);
+	free(t->nulls.sql[1]);
+	free(t->nulls.max_sql);
+	t->newest_sql = t->nulls.sql[0] = t->nulls.sql[1] = t->nulls.max_sql = NULL;
 	t->max_sql = t->at_sql = t->count_sql = NULL;
 	t->clock_sql = t->clock_max_sql = t->clock_gap_sql = t->future_sql = NULL;
-	t->clock_checked = false;
 	t->cols = NULL;
 	t->val_idx = t->key_idx = NULL;
 	t->ncols = t->nkeys = 0;
@@ -887,7 +887,8 @@ int sqlayout_build(struct sqsrc *s, struct sqtable *t, int version, char *errbuf
 		rc = oom(&l);
 		goto out;
 	}
-	rc = sqlite3_prepare_v3(s->db, buf_cstr(&b), -1, SQLITE_PREPARE_PERSISTENT, &t->stmt, NULL);
+	rc = sqlite3_prepare_v3(s->conn.db, buf_cstr(&b), -1, SQLITE_PREPARE_PERSISTENT, &t->stmt,
+	                        NULL);
 	if (rc != SQLITE_OK) {
 		rc = sqlitelib_busy(rc) ? SQ_BUSY : sql_fail(&l, "preparing its query");
 		goto out;

@@ -2,10 +2,24 @@
 #ifndef SKIFF_SQLAYOUT_H
 #define SKIFF_SQLAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct sqsrc;
 struct sqtable;
+
+/* Rows without a position (validate.non.null=false, a view, a query), as
+ * sqlayout_nulls counts them; part of struct sqtable (nulls). */
+struct sqnulls {
+	/* count(*) of NULL ids, of NULL timestamps, between the rowids ?1 and ?2
+	 * where there is a rowid (max_sql its largest); built with the layout */
+	char *sql[2], *max_sql;
+	int64_t n[2];       /* counted so far */
+	int64_t counted_ms; /* no rowid: monotonic ms of the last count; 0: at the next query */
+	int64_t rowid;      /* rowid: the largest counted ... */
+	bool ranged;        /* ... once there is one */
+};
 
 /* Reads t's columns, checks the mode's columns and prepares its batch
  * statement. Runs inside a read transaction.

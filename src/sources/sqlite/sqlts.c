@@ -10,14 +10,11 @@
  * holds, which is why its timestamp modes fail on SQLite.) */
 #include "sources/sqlite/sqlts.h"
 
-#include "sources/sqlite/source_sqlite.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define NS_PER_S 1000000000LL
 
@@ -452,40 +449,4 @@ void sqlts_format(int64_t ns, char *buf, size_t len)
 	snprintf(buf, len, "%04lld-%02d-%02dT%02d:%02d:%02d.%09lldZ", (long long)y, m, d,
 	         (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60),
 	         (long long)floor_mod(ns, NS_PER_S));
-}
-
-/* The row that skiff_ts() could not read, for the message that stops the
- * connector: its rowid (or id) and the value with why. */
-void sqlts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len)
-{
-	sqlite3_stmt *st = t->stmt;
-	char err[400] = "no readable value";
-	char id[64] = "a row without a rowid";
-	const char *col = s->ts_names[0];
-
-	if (t->rid_col >= 0)
-		snprintf(id, sizeof(id), "rowid %lld",
-		         (long long)sqlite3_column_int64(st, t->rid_col));
-	else if (t->inc_col >= 0)
-		snprintf(id, sizeof(id), "%s %lld", s->inc_name[0] ? s->inc_name : "id",
-		         (long long)sqlite3_column_int64(st, t->inc_col));
-	/* The first non-NULL of the timestamp columns is what COALESCE took. */
-	for (size_t i = 0; i < s->nts; i++) {
-		int64_t ns;
-		size_t c = 0;
-
-		while (c < t->ncols && strcasecmp(t->cols[c].name, s->ts_names[i]) != 0)
-			c++;
-		if (c == t->ncols || sqlite3_column_type(st, (int)c) == SQLITE_NULL)
-			continue;
-		col = t->cols[c].name;
-		if (sqlts_from_value(sqlite3_column_value(st, (int)c), &ns, err, sizeof(err)) == 0)
-			snprintf(err, sizeof(err),
-			         "?"); /* changed since skiff_ts() ran: cannot be */
-		break;
-	}
-	snprintf(buf, len,
-	         "%s: timestamp column %s: %s. Rows are read in timestamp order and this one "
-	         "has no place in it: fix the value",
-	         id, col, err);
 }

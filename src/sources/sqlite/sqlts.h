@@ -8,9 +8,6 @@
 
 #include "sources/sqlite/sqlitelib.h"
 
-struct sqsrc;
-struct sqtable;
-
 /* Nanoseconds since 1970-01-01T00:00:00Z; int64 covers 1677-09-21 to
  * 2262-04-11. */
 #define SQLTS_NONE INT64_MIN
@@ -52,10 +49,6 @@ struct sqlts_clock {
  * SQLTS_BAD for anything else; counting into clk (NULL: not). clk lives
  * as long as db. Returns an SQLite result code. */
 int sqlts_register(sqlite3 *db, struct sqlts_clock *clk);
-
-/* Describes the current row of t->stmt, whose timestamp is SQLTS_BAD: its
- * rowid (or id), the column and the value, with why skiff cannot read it. */
-void sqlts_bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len);
 
 /* Java's Timestamp split: getTime() (ms, floored) and getNanos(). */
 int64_t sqlts_ms(int64_t ns);

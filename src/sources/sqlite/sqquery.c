@@ -6,7 +6,10 @@
  * a reader waiting on Kafka and the WAL can always be checkpointed. */
 #include "sources/sqlite/sqquery.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqclock.h"
 #include "sources/sqlite/sqlayout.h"
 #include "sources/sqlite/sqlts.h"
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* Stop adding rows to a batch once their values reach this many bytes: the
@@ -102,8 +106,8 @@ static size_t row_bytes(sqlite3_stmt *st, size_t ncols)
  * any acknowledged record re-reads the rest of its group and loses nothing. */
 static void ts_offsets(struct sqtable *t, size_t from, bool peek, int64_t peek_ts)
 {
-	struct sqrow *r = t->rows;
-	size_t n = t->nrows;
+	struct sqrow *r = t->rows.v;
+	size_t n = t->rows.n;
 
 	for (size_t i = from; i < n; i++) {
 		int64_t ts = r[i].off.v[1];
@@ -163,6 +167,43 @@ static int in_group(struct sqtable *t, struct run *u, bool peek)
 	return SQSEEN_ERR_FULL;
 }
 
+/* The current row of t->stmt, whose timestamp skiff_ts() could not read
+ * (SQLTS_BAD), for the message that stops the connector: its rowid (or id),
+ * the column and the value, with why. */
+static void bad_row(const struct sqsrc *s, const struct sqtable *t, char *buf, size_t len)
+{
+	sqlite3_stmt *st = t->stmt;
+	char err[400] = "no readable value";
+	char id[64] = "a row without a rowid";
+	const char *col = s->ts_names[0];
+
+	if (t->rid_col >= 0)
+		snprintf(id, sizeof(id), "rowid %lld",
+		         (long long)sqlite3_column_int64(st, t->rid_col));
+	else if (t->inc_col >= 0)
+		snprintf(id, sizeof(id), "%s %lld", s->inc_name[0] ? s->inc_name : "id",
+		         (long long)sqlite3_column_int64(st, t->inc_col));
+	/* The first non-NULL of the timestamp columns is what COALESCE took. */
+	for (size_t i = 0; i < s->nts; i++) {
+		int64_t ns;
+		size_t c = 0;
+
+		while (c < t->ncols && strcasecmp(t->cols[c].name, s->ts_names[i]) != 0)
+			c++;
+		if (c == t->ncols || sqlite3_column_type(st, (int)c) == SQLITE_NULL)
+			continue;
+		col = t->cols[c].name;
+		if (sqlts_from_value(sqlite3_column_value(st, (int)c), &ns, err, sizeof(err)) == 0)
+			snprintf(err, sizeof(err),
+			         "?"); /* changed since skiff_ts() ran: cannot be */
+		break;
+	}
+	snprintf(buf, len,
+	         "%s: timestamp column %s: %s. Rows are read in timestamp order and this one "
+	         "has no place in it: fix the value",
+	         id, col, err);
+}
+
 /* Steps the statement, buffering up to run->limit rows; one more row, when
  * there is one, is only peeked at. */
 static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
@@ -172,7 +213,7 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 	while ((u->rc = sqlite3_step(t->stmt)) == SQLITE_ROW) {
 		struct sqrow *r;
 		size_t text0;
-		int g = grouped ? in_group(t, u, t->nrows == u->limit) : 0;
+		int g = grouped ? in_group(t, u, t->rows.n == u->limit) : 0;
 
 		if (g == 1)
 			continue;
@@ -180,13 +221,13 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			break;
 		if (g == SQSEEN_ERR_NOMEM)
 			return -1;
-		if (t->nrows < u->limit && t->ts_col >= 0 &&
+		if (t->rows.n < u->limit && t->ts_col >= 0 &&
 		    sqlite3_column_int64(t->stmt, t->ts_col) == SQLTS_BAD) {
-			sqlts_bad_row(s, t, u->bad, sizeof(u->bad));
+			bad_row(s, t, u->bad, sizeof(u->bad));
 			u->config = true;
 			break;
 		}
-		if (t->nrows == u->limit) {
+		if (t->rows.n == u->limit) {
 			u->peek = true;
 			if (t->ts_col >= 0)
 				u->peek_ts = sqlite3_column_int64(t->stmt, t->ts_col);
@@ -202,32 +243,32 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
 			u->config = true;
 			break;
 		}
-		text0 = buf_len(&t->text);
+		text0 = buf_len(&t->rows.text);
 		if ((r = sqrows_add(s, t, t->stmt)) == NULL)
 			return -1;
 		if (t->inc_col >= 0)
 			r->off.v[0] = sqlite3_column_int64(t->stmt, t->inc_col);
-		if (s->mode == SQ_INCREMENTING && t->nrows + SQRING_N > u->limit) {
+		if (s->mode == SQ_INCREMENTING && t->rows.n + SQRING_N > u->limit) {
 			/* Only the last ids go into the ring (ring_tail). */
-			sqseen_print(t->stmt, t->ncols, &u->print[(t->nrows - 1) % SQRING_N]);
-			u->printed[(t->nrows - 1) % SQRING_N] = t->nrows;
+			sqseen_print(t->stmt, t->ncols, &u->print[(t->rows.n - 1) % SQRING_N]);
+			u->printed[(t->rows.n - 1) % SQRING_N] = t->rows.n;
 		}
 		if (t->ts_col >= 0)
 			r->off.v[1] = sqlite3_column_int64(t->stmt, t->ts_col);
 		if (s->mode == SQ_TIMESTAMP && t->clock_sql != NULL) {
 			/* Every rowid up to it was looked at (sqclock.c). */
 			r->off.v[2] = 1;
-			r->off.v[3] = t->clock_key;
+			r->off.v[3] = t->clock.key;
 		}
 		if (s->mode == SQ_BULK)
 			r->off.v[2] = t->bulk_ms;
 		if (t->rid_col >= 0)
 			t->rid = t->bulk_pos = sqlite3_column_int64(t->stmt, t->rid_col);
 		/* Rendered rows weigh what they hold; trees are estimated. */
-		u->bytes += s->env->json_values ? buf_len(&t->text) - text0 + 64
+		u->bytes += s->env->json_values ? buf_len(&t->rows.text) - text0 + 64
 		                                : row_bytes(t->stmt, t->ncols);
-		if (u->bytes >= BATCH_BYTES && t->nrows < u->limit)
-			u->limit = t->nrows; /* the next row is only peeked at */
+		if (u->bytes >= BATCH_BYTES && t->rows.n < u->limit)
+			u->limit = t->rows.n; /* the next row is only peeked at */
 	}
 	return 0;
 }
@@ -239,11 +280,11 @@ static int read_rows(struct sqsrc *s, struct sqtable *t, struct run *u)
  * to, never a wrong one). */
 static void ring_tail(struct sqsrc *s, struct sqtable *t, const struct run *u)
 {
-	size_t from = t->nrows > SQRING_N ? t->nrows - SQRING_N : 0;
+	size_t from = t->rows.n > SQRING_N ? t->rows.n - SQRING_N : 0;
 
-	for (size_t i = from; i < t->nrows; i++) {
+	for (size_t i = from; i < t->rows.n; i++) {
 		const struct sqprint *p = &u->print[i % SQRING_N];
-		int64_t id = t->rows[i].off.v[0];
+		int64_t id = t->rows.v[i].off.v[0];
 		struct sqprint again;
 
 		if (u->printed[i % SQRING_N] != i + 1) {
@@ -258,8 +299,8 @@ static void ring_tail(struct sqsrc *s, struct sqtable *t, const struct run *u)
 /* Moves t's position past the rows just buffered. */
 static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
 {
-	const struct sqrow *last = &t->rows[t->nrows - 1];
-	size_t n = t->nrows;
+	const struct sqrow *last = &t->rows.v[t->rows.n - 1];
+	size_t n = t->rows.n;
 
 	switch (s->mode) {
 	case SQ_BULK:
@@ -287,30 +328,30 @@ static void advance(struct sqsrc *s, struct sqtable *t, struct run *u)
  * has a backlog, with what helps. */
 static void slow_hint(struct sqsrc *s, struct sqtable *t, int64_t ms)
 {
-	if (t->ts_col < 0 || !t->more || ms < 100 || t->warned_slow)
+	if (t->ts_col < 0 || !t->rows.more || ms < 100 || t->warned_slow)
 		return;
 	t->warned_slow = true;
 	s->env->log(s->env, LOG_NOTICE,
 	            "%s: a query took %lld ms for %zu rows: timestamp modes read the whole "
 	            "table on every query; to catch up faster raise batch.max.rows, or use "
 	            "mode=incrementing where rows are only inserted",
-	            t->name ? t->name : "query", (long long)ms, t->nrows);
+	            t->name ? t->name : "query", (long long)ms, t->rows.n);
 }
 
 static int begin(struct sqsrc *s, struct sqtable *t, int *version, char *errbuf, size_t errlen)
 {
-	int rc = step_simple(s->begin);
+	int rc = step_simple(s->conn.begin);
 
 	if (rc == SQLITE_DONE) {
-		rc = sqlite3_step(s->schema_version);
-		*version = sqlite3_column_int(s->schema_version, 0);
-		sqlite3_reset(s->schema_version);
+		rc = sqlite3_step(s->conn.schema_version);
+		*version = sqlite3_column_int(s->conn.schema_version, 0);
+		sqlite3_reset(s->conn.schema_version);
 		if (rc == SQLITE_ROW)
 			return 0;
 	}
 	if (sqlitelib_busy(rc))
 		return SQ_BUSY;
-	snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->db));
+	snprintf(errbuf, errlen, "%s: %s", s->path, sqlite3_errmsg(s->conn.db));
 	return SQ_ERR;
 }
 
@@ -327,7 +368,7 @@ static void save(const struct sqtable *t, struct saved *v)
 	                    .rid = t->rid,
 	                    .done_ts = t->done_ts,
 	                    .bulk_pos = t->bulk_pos,
-	                    .clock_key = t->clock_key,
+	                    .clock_key = t->clock.key,
 	                    .ring = t->ring};
 }
 
@@ -338,7 +379,7 @@ static void restore(struct sqsrc *s, struct sqtable *t, const struct saved *v)
 	t->rid = v->rid;
 	t->done_ts = v->done_ts;
 	t->bulk_pos = v->bulk_pos;
-	t->clock_key = v->clock_key;
+	t->clock.key = v->clock_key;
 	t->ring = v->ring;
 	if (s->mode == SQ_TIMESTAMP && !t->keyset) {
 		/* The group may hold rows of the dropped read: start after the
@@ -379,7 +420,7 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, char *e
 	sqlayout_nulls(s, t);
 	if ((rc = sqclock_behind(s, t, u->limit)) < 0) {
 		snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
-		         rc == SQ_NOMEM ? "out of memory" : sqlite3_errmsg(s->db));
+		         rc == SQ_NOMEM ? "out of memory" : sqlite3_errmsg(s->conn.db));
 		return rc;
 	}
 	u->behind = (size_t)rc;
@@ -395,14 +436,14 @@ static int read_batch(struct sqsrc *s, struct sqtable *t, struct run *u, char *e
 	}
 	u->future = s->clock.n;
 	if (u->rc != SQLITE_ROW && u->rc != SQLITE_DONE) {
-		if (t->nrows == 0) {
+		if (t->rows.n == 0) {
 			snprintf(errbuf, errlen, "%s: %s", t->name ? t->name : "query",
-			         sqlite3_errmsg(s->db));
+			         sqlite3_errmsg(s->conn.db));
 			return sqlitelib_busy(u->rc) ? SQ_BUSY : SQ_ERR;
 		}
-		snprintf(u->bad, sizeof(u->bad), "%s", sqlite3_errmsg(s->db));
+		snprintf(u->bad, sizeof(u->bad), "%s", sqlite3_errmsg(s->conn.db));
 	}
-	if (t->nrows > 0 && s->mode == SQ_INCREMENTING)
+	if (t->rows.n > 0 && s->mode == SQ_INCREMENTING)
 		ring_tail(s, t, u);
 	return 0;
 }
@@ -417,14 +458,14 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen
 	int64_t t0 = clock_mono_ms();
 
 	sqrows_drop(t);
-	t->more = false;
+	t->rows.more = false;
 	save(t, &was);
-	sqvfs_mark(s->db, &mark);
+	sqvfs_mark(s->conn.db, &mark);
 	rc = read_batch(s, t, &u, errbuf, errlen);
 	/* Whatever the read found (an error, a bad row, rows), it counts only
 	 * if nothing changed the files under it (sqvfs.c). */
 	if (rc != SQ_BUSY && rc != SQ_NOMEM &&
-	    sqvfs_check(s->db, &mark, why, sizeof(why)) != SQVFS_SOUND) {
+	    sqvfs_check(s->conn.db, &mark, why, sizeof(why)) != SQVFS_SOUND) {
 		restore(s, t, &was);
 		snprintf(errbuf, errlen, "%s", why);
 		rc = SQ_STALE;
@@ -440,18 +481,19 @@ int sqquery_fill(struct sqsrc *s, struct sqtable *t, char *errbuf, size_t errlen
 		s->pending = strdup(msg);
 		s->pending_config = u.config;
 	}
-	if (t->nrows > 0)
+	if (t->rows.n > 0)
 		advance(s, t, &u);
 	if (t->ts_col >= 0 && u.behind < u.limit)
 		sqclock_future(s, t, u.future);
-	t->more = u.peek || (s->mode != SQ_TIMESTAMP && t->nrows == u.limit && u.bad[0] == '\0');
+	t->rows.more =
+	    u.peek || (s->mode != SQ_TIMESTAMP && t->rows.n == u.limit && u.bad[0] == '\0');
 	slow_hint(s, t, clock_mono_ms() - t0);
-	rc = (int)t->nrows;
+	rc = (int)t->rows.n;
 out:
 	if (t->stmt != NULL)
 		sqlite3_reset(t->stmt);
-	if (step_simple(s->commit) != SQLITE_DONE)
-		step_simple(s->rollback);
+	if (step_simple(s->conn.commit) != SQLITE_DONE)
+		step_simple(s->conn.rollback);
 	if (rc < 0)
 		sqrows_drop(t);
 	return rc;

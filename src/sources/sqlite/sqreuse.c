@@ -23,7 +23,10 @@
  * largest id below the stored offset is only reported. */
 #include "sources/sqlite/sqreuse.h"
 
-#include "sources/sqlite/source_sqlite.h"
+#include "sources/sqlite/sqerr.h"
+#include "sources/sqlite/sqlitelib.h"
+#include "sources/sqlite/sqsrc.h"
+#include "sources/sqlite/sqtable.h"
 #include "sources/sqlite/sqseen.h"
 #include "util/clock.h"
 
@@ -41,28 +44,28 @@ static const char *tname(const struct sqtable *t)
 
 /* The statement sql in *st, prepared at its first use in a layout (each
  * query checks: compiling it every time cost more than running it); it
- * lives until sqlayout_drop(). Returns an SQLite result code. */
+ * lives until sqreuse_drop() (the layout goes). Returns an SQLite result code. */
 static int kept(struct sqsrc *s, sqlite3_stmt **st, const char *sql)
 {
 	if (*st != NULL)
 		return SQLITE_OK;
-	return sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	return sqlite3_prepare_v3(s->conn.db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 }
 
 /* The largest id: 1 with *max, 0 when the table is empty, SQ_BUSY or SQ_ERR. */
 static int max_id(struct sqsrc *s, struct sqtable *t, int64_t *max)
 {
-	int rc = kept(s, &t->max_stmt, t->max_sql);
+	int rc = kept(s, &t->reuse.max_stmt, t->max_sql);
 
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(t->max_stmt);
+		rc = sqlite3_step(t->reuse.max_stmt);
 	if (rc == SQLITE_ROW) {
-		*max = sqlite3_column_int64(t->max_stmt, 0);
-		rc = sqlite3_column_type(t->max_stmt, 0) == SQLITE_NULL ? 0 : 1;
+		*max = sqlite3_column_int64(t->reuse.max_stmt, 0);
+		rc = sqlite3_column_type(t->reuse.max_stmt, 0) == SQLITE_NULL ? 0 : 1;
 	} else {
 		rc = sqlitelib_busy(rc) ? SQ_BUSY : SQ_ERR;
 	}
-	sqlite3_reset(t->max_stmt);
+	sqlite3_reset(t->reuse.max_stmt);
 	return rc;
 }
 
@@ -74,10 +77,11 @@ static bool sequence_intact(struct sqsrc *s, struct sqtable *t)
 	sqlite3_stmt *st;
 	bool ok = false;
 
-	if (!t->autoinc || t->name == NULL ||
-	    kept(s, &t->seq_stmt, "SELECT seq FROM sqlite_sequence WHERE name = ?1") != SQLITE_OK)
+	if (!t->reuse.autoinc || t->name == NULL ||
+	    kept(s, &t->reuse.seq_stmt, "SELECT seq FROM sqlite_sequence WHERE name = ?1") !=
+	        SQLITE_OK)
 		return false;
-	st = t->seq_stmt;
+	st = t->reuse.seq_stmt;
 	sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
 	ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) >= t->inc;
 	sqlite3_reset(st);
@@ -91,8 +95,8 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
                      size_t ncols, bool *gone)
 {
 	struct sqprint now;
-	int rc = kept(s, &t->at_stmt, t->at_sql);
-	sqlite3_stmt *st = t->at_stmt;
+	int rc = kept(s, &t->reuse.at_stmt, t->at_sql);
+	sqlite3_stmt *st = t->reuse.at_stmt;
 
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, id);
@@ -115,17 +119,17 @@ static int unchanged(struct sqsrc *s, struct sqtable *t, int64_t id, const struc
 
 int sqreuse_print(struct sqsrc *s, struct sqtable *t, int64_t id, struct sqprint *p)
 {
-	int rc = t->at_sql != NULL ? kept(s, &t->at_stmt, t->at_sql) : SQLITE_MISUSE;
+	int rc = t->at_sql != NULL ? kept(s, &t->reuse.at_stmt, t->at_sql) : SQLITE_MISUSE;
 
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(t->at_stmt, 1, id);
-		rc = sqlite3_step(t->at_stmt);
+		sqlite3_bind_int64(t->reuse.at_stmt, 1, id);
+		rc = sqlite3_step(t->reuse.at_stmt);
 	}
-	if (rc == SQLITE_ROW && (size_t)sqlite3_column_count(t->at_stmt) >= t->ncols)
-		sqseen_print(t->at_stmt, t->ncols, p);
+	if (rc == SQLITE_ROW && (size_t)sqlite3_column_count(t->reuse.at_stmt) >= t->ncols)
+		sqseen_print(t->reuse.at_stmt, t->ncols, p);
 	else
 		rc = SQLITE_ERROR;
-	sqlite3_reset(t->at_stmt);
+	sqlite3_reset(t->reuse.at_stmt);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -176,11 +180,11 @@ static void say(struct sqsrc *s, struct sqtable *t, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	s->env->log(s->env,
-	            t->reuse_warned_ms == 0 || now - t->reuse_warned_ms >= 60000 ? LOG_WARN
+	            t->reuse.warned_ms == 0 || now - t->reuse.warned_ms >= 60000 ? LOG_WARN
 	                                                                         : LOG_NOTICE,
 	            "%s: %s", tname(t), msg);
-	if (t->reuse_warned_ms == 0 || now - t->reuse_warned_ms >= 60000)
-		t->reuse_warned_ms = now;
+	if (t->reuse.warned_ms == 0 || now - t->reuse.warned_ms >= 60000)
+		t->reuse.warned_ms = now;
 	s->env->count(s->env, "ids_reused", 1);
 }
 
@@ -210,6 +214,14 @@ static void moved_back(struct sqsrc *s, struct sqtable *t, int64_t max, int foun
 	}
 }
 
+void sqreuse_drop(struct sqreuse *r)
+{
+	sqlite3_finalize(r->max_stmt);
+	sqlite3_finalize(r->at_stmt);
+	sqlite3_finalize(r->seq_stmt);
+	r->max_stmt = r->at_stmt = r->seq_stmt = NULL;
+}
+
 int sqreuse_check(struct sqsrc *s, struct sqtable *t)
 {
 	const struct sqprint *p;
@@ -222,9 +234,9 @@ int sqreuse_check(struct sqsrc *s, struct sqtable *t)
 		return 0;
 	if ((rc = max_id(s, t, &max)) < 0)
 		return rc == SQ_BUSY ? SQ_BUSY : 0;
-	if (t->autoinc && sequence_intact(s, t))
+	if (t->reuse.autoinc && sequence_intact(s, t))
 		return 0; /* rows deleted or updated, no id reused */
-	if (t->autoinc && sqseen_ring_len(&t->ring) == 0) {
+	if (t->reuse.autoinc && sqseen_ring_len(&t->ring) == 0) {
 		/* Nothing remembered (a restart), but the sequence tells. */
 		say(s, t,
 		    "its AUTOINCREMENT sequence is below the stored offset %lld: the table was "

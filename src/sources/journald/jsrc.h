@@ -1,11 +1,10 @@
-/* source_journald_src: the journald connector's state, shared by its two
- * files that need libsystemd (source_journald.c: positions and polling;
- * jentry.c: an entry as a record). Include only from them. */
-#ifndef SKIFF_SOURCE_JOURNALD_SRC_H
-#define SKIFF_SOURCE_JOURNALD_SRC_H
+/* jsrc: the journald connector's state, shared by its two files that need
+ * libsystemd (source_journald.c: positions and polling; jentry.c: an entry
+ * as a record). Include only from them. */
+#ifndef SKIFF_JSRC_H
+#define SKIFF_JSRC_H
 
 #include "core/source.h"
-#include "util/err.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,21 +54,5 @@ struct jsrc {
 	char **texts; /* this batch's MESSAGE copies (journal.value=message) */
 	size_t ntexts;
 };
-
-/* Results of jentry_record (util/err.h). */
-enum jentry_err {
-	JENTRY_OK = 0,
-	JENTRY_SKIPPED = 1,    /* not a failure: the size policy skipped the entry */
-	JENTRY_ERR_NOMEM = -2, /* out of memory */
-};
-
-/* A short text for a jentry_err code; never NULL. */
-const char *jentry_strerror(int err);
-
-/* The entry the journal is at as rec, its offset referring to pos: its value
- * built per journal.value, cut to journal.max.entry.bytes (or skipped, by
- * the policy). The value's memory is s's until the next poll. Returns
- * JENTRY_OK, JENTRY_SKIPPED, or JENTRY_ERR_NOMEM. Main loop. */
-int jentry_record(struct jsrc *s, struct record *rec, struct src_ref *pos);
 
 #endif
