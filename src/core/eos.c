@@ -1,4 +1,4 @@
-/* worker_eos: exactly-once (exactly.once.source.support=enabled, KIP-618).
+/* eos: exactly-once (exactly.once.source.support=enabled, KIP-618).
  *
  * One transaction at a time, for the whole worker, on the records' producer
  * (made transactional by sink_open). A transaction holds every record the
