@@ -273,7 +273,7 @@ static int txn(struct worker *w, enum sink_txn_op op, int64_t timeout_ms, char *
 		left = wait_left(w, start, timeout_ms);
 		step = left > TXN_STEP_MS ? TXN_STEP_MS : left > 0 ? left : 0;
 		rc = sink_txn(supervisor_sink(w->sup), op, (int)step, errbuf, errlen);
-		if (rc != SINK_ERR_TIMEOUT)
+		if (rc != SINK_TXN_PENDING)
 			return rc;
 		if (left <= TXN_STEP_MS)
 			return SINK_ERR;
