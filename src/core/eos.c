@@ -8,24 +8,25 @@
  * once its transaction committed; the store's own write (the file, the topic's replica records)
  * follows as in at-least-once. Any failure aborts and the worker exits 75: the next start reads the
  * committed offsets (read_committed) and reads again what the aborted transaction held; 78 when
- * another instance of the transactional.id fenced it (a restart would fence that one in turn). */
-#include "core/worker.h"
-#include "core/worker_private.h"
+ * another instance of the transactional.id fenced it (a restart would fence that one in turn).
+ * The transaction is a state machine the loop drives (core/eos.h): no wait
+ * here holds the loop but init_transactions at the start and an abort
+ * before the worker exits. */
+#include "core/eos.h"
 
-#include "core/acks.h"
-#include "config/config.h"
+#include "config/settings.h"
+#include "control/sdnotify.h"
+#include "control/standby.h"
+#include "core/commits.h"
 #include "core/device.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/partitions.h"
+#include "core/sink.h"
+#include "core/worker.h"
 #include "offsets/offsets.h"
 #include "offsets/offsets_kvalue.h"
-#include "control/sdnotify.h"
-#include "config/settings.h"
-#include "core/sink.h"
-#include "core/source.h"
-#include "control/standby.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,77 +60,106 @@
 #define WAIT_LONGEST_MS 30000
 #define WAIT_LOG_EVERY_MS (10 * 60 * 1000)
 
+/* The commit's call each turn blocks the loop up to this; while it goes on
+ * (SINK_TXN_PENDING) the loop looks again this often. */
+#define COMMIT_CALL_MS 10
+#define COMMIT_AGAIN_MS 20
+
+/* An init or abort, outside the loop, is resumed in steps of this, the
+ * watchdog fed and signals taken in between (env->waiting): a broker
+ * stopped or frozen held the loop 36 to 40 s without a WATCHDOG=1, past
+ * the unit's WatchdogSec=30s. */
+#define TXN_STEP_MS 1000
+
 struct eos {
+	struct eos_env env;
+	enum eos_state state;
 	bool poll;         /* transaction.boundary=poll, else interval */
 	int64_t period_ms; /* poll: EOS_POLL_MS; interval: the interval */
 	/* poll: the previous commit's end + period; interval: its start +
 	 * period. A transaction commits no sooner (see due()). */
 	int64_t next_ms;
-	bool open;                    /* begin_transaction done, not committed yet */
+	bool begun;                   /* begin_transaction done, not ended yet */
 	bool failed;                  /* a record of the open transaction was not delivered */
 	bool broken;                  /* a transaction failed: the worker exits exit_code */
 	bool claimed;                 /* init_transactions done: other instances fenced */
-	bool asked;                   /* commit at the end of this turn (worker_eos_commit_soon) */
+	bool asked;                   /* commit at the end of this turn (eos_commit_soon) */
 	int64_t first_ms;             /* when the open transaction got its first record; 0 */
+	int64_t since_ms;             /* when draining or committing began */
 	int exit_code;                /* after a failed transaction: 75, or 78 when taken over */
-	uint64_t gen;                 /* the generation of the open transaction's offset records */
+	uint64_t gen;                 /* the generation of the transaction's offset records */
 	char **json;                  /* per partition: the offset the transaction carries */
-	struct loop_timer *timer;     /* wakes the loop when an open transaction is due */
+	size_t njson;                 /* ... for the first njson partitions */
+	struct offsets *offsets;      /* the store (eos_start) */
+	const char *topic;            /* offset.storage.topic */
+	struct loop_timer *timer;     /* wakes the loop: a boundary, a deadline, a pending commit */
 	char device[DEVICE_NAME_MAX]; /* the offset records' skiff.device */
 };
 
-/* Only wakes the loop: the turn that follows reaches the boundary. */
-static void on_boundary_timer(struct loop *l, struct loop_timer *t, void *arg)
+static struct sink *sink(const struct eos *e)
+{
+	return e->env.sink(e->env.ctx);
+}
+
+/* Only wakes the loop: the turn that follows moves the transaction on. */
+static void on_timer(struct loop *l, struct loop_timer *t, void *arg)
 {
 	(void)l, (void)t, (void)arg;
 }
 
-/* The shortest boundary any connector asks for: poll (0) or an interval. */
-static int64_t interval_ms(const struct worker *w)
+/* The shortest boundary any connector of s asks for: poll (0) or an interval. */
+static int64_t interval_ms(const struct settings *s, int64_t flush_interval)
 {
 	int64_t best = -1;
 
-	for (size_t i = 0; i < w->settings->nconnectors; i++) {
-		const struct connector_conf *c = settings_connector(w->settings->connectors[i].cfg);
+	for (size_t i = 0; i < s->nconnectors; i++) {
+		const struct connector_conf *c = settings_connector(s->connectors[i].cfg);
 		int64_t ms = c->boundary_interval_ms;
 
 		if (c->boundary == SETTINGS_BOUNDARY_POLL)
 			return 0;
 		if (ms < 0)
-			ms = w->flush_interval;
+			ms = flush_interval;
 		if (best < 0 || ms < best)
 			best = ms;
 	}
 	return best < 0 ? 0 : best;
 }
 
-/* worker_private.h */
-int worker_eos_open(struct worker *w, char *errbuf, size_t errlen)
+/* eos.h */
+int eos_open(const struct settings *s, int64_t flush_interval, const struct eos_env *env,
+             struct eos **out, char *errbuf, size_t errlen)
 {
-	if (settings_worker(w->settings->worker)->eos != SETTINGS_EOS_ENABLED)
+	struct eos *e;
+
+	*out = NULL;
+	if (settings_worker(s->worker)->eos != SETTINGS_EOS_ENABLED)
 		return 0;
-	w->eos = calloc(1, sizeof(*w->eos));
-	if (w->eos == NULL) {
+	if ((e = calloc(1, sizeof(*e))) == NULL ||
+	    loop_timer_add(env->loop, -1, 0, on_timer, e, &e->timer) != 0) {
+		free(e);
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
-	w->eos->period_ms = interval_ms(w);
-	w->eos->poll = w->eos->period_ms == 0;
-	if (w->eos->poll)
-		w->eos->period_ms = EOS_POLL_MS;
-	(void)device_name(w->settings->worker, w->eos->device, sizeof(w->eos->device));
+	e->env = *env;
+	e->topic = settings_worker(s->worker)->offset_topic;
+	e->period_ms = interval_ms(s, flush_interval);
+	e->poll = e->period_ms == 0;
+	if (e->poll)
+		e->period_ms = EOS_POLL_MS;
+	(void)device_name(s->worker, e->device, sizeof(e->device));
+	*out = e;
 	return 0;
 }
 
-/* worker_private.h */
-void worker_eos_reload(struct worker *w)
+/* eos.h */
+void eos_reload(struct eos *e, const struct settings *s, int64_t flush_interval)
 {
-	struct eos *e = w->eos;
 	int64_t ms;
 
 	if (e == NULL)
 		return;
-	ms = interval_ms(w);
+	ms = interval_ms(s, flush_interval);
 	if ((ms == 0) == e->poll && (ms == 0 || ms == e->period_ms))
 		return;
 	e->poll = ms == 0;
@@ -140,279 +170,263 @@ void worker_eos_reload(struct worker *w)
 	         (long long)e->period_ms);
 }
 
-/* worker_private.h */
-int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen)
+/* How long a wait that began at start may go on, of timeout_ms: at most
+ * offset.flush.timeout.ms once the worker stops, the stop's own bound
+ * (SIGTERM with the broker frozen exited after 37 s, past the unit's
+ * TimeoutStopSec=30s). */
+static int64_t wait_left(const struct eos *e, int64_t start, int64_t timeout_ms)
 {
-	int rc;
-
-	if (w->eos == NULL || w->eos->claimed)
-		return 0;
-	rc = sink_txn(supervisor_sink(w->sup), SINK_TXN_INIT, (int)w->flush_timeout * 6, errbuf,
-	              errlen);
-	if (rc != 0)
-		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG : WORKER_ERR;
-	w->eos->claimed = true;
-	return 0;
-}
-
-/* worker_private.h */
-int worker_eos_start(struct worker *w, char *errbuf, size_t errlen)
-{
-	int rc;
-
-	if (w->eos == NULL)
-		return 0;
-	if ((rc = worker_eos_fence(w, errbuf, errlen)) != 0)
-		return rc;
-	/* Connect's interval counts from the task's start; the first poll
-	 * commits as soon as the sources have nothing more ready. */
-	w->eos->next_ms = loop_now_ms() + (w->eos->poll ? 0 : w->eos->period_ms);
-	if (loop_timer_add(w->loop, -1, 0, on_boundary_timer, w, &w->eos->timer) != 0) {
-		snprintf(errbuf, errlen, "exactly-once: out of memory");
-		return WORKER_ERR_NOMEM;
-	}
-	log_info("exactly-once: transactions on, boundary %s (%lld ms)",
-	         w->eos->poll ? "poll" : "interval", (long long)w->eos->period_ms);
-	return 0;
-}
-
-/* Opens a transaction unless one is open. Returns 0, or -1 with the
- * worker to exit (worker_eos_exit_code). */
-static int begin(struct worker *w)
-{
-	char errbuf[512];
-
-	if (w->eos->open)
-		return 0;
-	if (w->eos->broken)
-		return -1;
-	if (sink_txn(supervisor_sink(w->sup), SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
-		if (!worker_eos_fenced(w))
-			log_error("%s", errbuf);
-		(void)worker_eos_exit_code(w);
-		return -1;
-	}
-	w->eos->open = true;
-	w->eos->first_ms = loop_now_ms();
-	return 0;
-}
-
-/* worker_private.h */
-int worker_eos_begin(struct worker *w)
-{
-	return w->eos == NULL || w->eos->open ? 0 : begin(w);
-}
-
-void worker_eos_failed(struct worker *w)
-{
-	if (w->eos != NULL)
-		w->eos->failed = true;
-}
-
-/* worker_private.h */
-bool worker_eos_fenced(const struct worker *w)
-{
-	char id[256];
-	int64_t tmo;
-
-	return w->eos != NULL && sink_fenced(supervisor_sink(w->sup), id, sizeof(id), &tmo);
-}
-
-/* worker_private.h */
-bool worker_eos_holds(const struct worker *w, const struct conn *c)
-{
-	for (size_t i = 0; w->eos != NULL && i < partitions_count(w->parts); i++)
-		if (partitions_at(w->parts, i)->conn == c &&
-		    partition_advanced(partitions_at(w->parts, i)))
-			return true;
-	return false;
-}
-
-/* worker_private.h */
-void worker_eos_commit_soon(struct worker *w)
-{
-	if (w->eos != NULL)
-		w->eos->asked = true;
-}
-
-/* True when the open transaction holds a record or an offset. */
-static bool holds_something(const struct worker *w)
-{
-	for (size_t i = 0; i < partitions_count(w->parts); i++)
-		if (partition_inflight(partitions_at(w->parts, i)) > 0 ||
-		    partition_advanced(partitions_at(w->parts, i)))
-			return true;
-	return false;
-}
-
-/* The waits below hold the main thread outside the loop, up to
- * timeout_ms from start: offset.flush.timeout.ms once skiff stops, the
- * stop's own bound (SIGTERM with the broker frozen exited after 37 s, past
- * the unit's TimeoutStopSec=30s). Each step is at most TXN_STEP_MS, and
- * between steps worker_waiting feeds systemd's watchdog and takes signals:
- * a broker stopped or frozen mid-transaction held the loop 36 to 40 s
- * without a WATCHDOG=1, past the unit's WatchdogSec=30s. */
-#define TXN_STEP_MS 1000
-
-static int64_t wait_left(const struct worker *w, int64_t start, int64_t timeout_ms)
-{
-	if (w->stop && timeout_ms > w->flush_timeout)
-		timeout_ms = w->flush_timeout;
+	if (*e->env.stopping && timeout_ms > *e->env.flush_timeout)
+		timeout_ms = *e->env.flush_timeout;
 	return start + timeout_ms - loop_now_ms();
 }
 
-/* Runs op (INIT, COMMIT, ABORT) for up to timeout_ms, resuming it step by
- * step. Returns sink_txn's code (a timeout at the end: SINK_ERR). */
-static int txn(struct worker *w, enum sink_txn_op op, int64_t timeout_ms, char *errbuf,
-               size_t errlen)
+/* The longest a drain or a commit may take: 6 x offset.flush.timeout.ms. */
+static int64_t budget_ms(const struct eos *e)
+{
+	return *e->env.flush_timeout * 6;
+}
+
+/* Runs op (INIT, ABORT) outside the loop for up to timeout_ms, resuming it
+ * step by step. Returns sink_txn's code (a timeout at the end: SINK_ERR). */
+static int txn(struct eos *e, enum sink_txn_op op, int64_t timeout_ms, char *errbuf, size_t errlen)
 {
 	int64_t start = loop_now_ms(), left, step;
 	int rc;
 
 	for (;;) {
-		left = wait_left(w, start, timeout_ms);
+		left = wait_left(e, start, timeout_ms);
 		step = left > TXN_STEP_MS ? TXN_STEP_MS : left > 0 ? left : 0;
-		rc = sink_txn(supervisor_sink(w->sup), op, (int)step, errbuf, errlen);
+		rc = sink_txn(sink(e), op, (int)step, errbuf, errlen);
 		if (rc != SINK_TXN_PENDING)
 			return rc;
 		if (left <= TXN_STEP_MS)
 			return SINK_ERR;
-		worker_waiting(w);
+		e->env.waiting(e->env.ctx);
 	}
 }
 
-/* Serves delivery reports until every record is acknowledged or failed,
- * and the store's write in flight (the file, then the topic's replica
- * records) until it completed: the transaction's offset records must come
- * after those in the topic, since a read keeps the last record of a key. */
-static int await_records(struct worker *w)
+/* eos.h */
+int eos_fence(struct eos *e, char *errbuf, size_t errlen)
 {
-	int64_t start = loop_now_ms();
+	int rc;
 
-	while (sink_in_flight(supervisor_sink(w->sup)) > 0 || offsets_writing(w->offsets)) {
-		struct pollfd pfd[2] = {{.fd = sink_fd(supervisor_sink(w->sup)), .events = POLLIN},
-		                        {.fd = offsets_fd(w->offsets), .events = POLLIN}};
-
-		worker_waiting(w);
-		if (wait_left(w, start, w->flush_timeout * 6) < 0)
-			return -1;
-		(void)poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 100);
-		w->turn_ms = loop_now_ms();
-		sink_poll(supervisor_sink(w->sup));
-		offsets_poll(w->offsets);
-	}
+	if (e == NULL || e->claimed)
+		return 0;
+	rc = sink_txn(sink(e), SINK_TXN_INIT, (int)budget_ms(e), errbuf, errlen);
+	if (rc != 0)
+		return rc == SINK_ERR_CONFIG ? WORKER_ERR_CONFIG : WORKER_ERR;
+	e->claimed = true;
 	return 0;
 }
 
-/* Produces the offset records of the partitions that moved into the open
+/* eos.h */
+int eos_start(struct eos *e, struct offsets *o, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (e == NULL)
+		return 0;
+	e->offsets = o;
+	if ((rc = eos_fence(e, errbuf, errlen)) != 0)
+		return rc;
+	/* Connect's interval counts from the task's start; the first poll
+	 * commits as soon as the sources have nothing more ready. */
+	e->next_ms = loop_now_ms() + (e->poll ? 0 : e->period_ms);
+	log_info("exactly-once: transactions on, boundary %s (%lld ms)",
+	         e->poll ? "poll" : "interval", (long long)e->period_ms);
+	return 0;
+}
+
+/* Opens a transaction. Returns 0, or -1 with the worker to exit
+ * (eos_exit_code). */
+static int begin(struct eos *e)
+{
+	char errbuf[512];
+
+	if (e->broken)
+		return -1;
+	if (sink_txn(sink(e), SINK_TXN_BEGIN, 0, errbuf, sizeof(errbuf)) != 0) {
+		if (!eos_fenced(e))
+			log_error("%s", errbuf);
+		(void)eos_exit_code(e);
+		return -1;
+	}
+	e->state = EOS_OPEN;
+	e->begun = true;
+	e->first_ms = loop_now_ms();
+	return 0;
+}
+
+/* eos.h */
+int eos_begin(struct eos *e)
+{
+	return e == NULL || e->state != EOS_IDLE ? 0 : begin(e);
+}
+
+/* eos.h */
+void eos_failed(struct eos *e)
+{
+	if (e != NULL)
+		e->failed = true;
+}
+
+/* eos.h */
+bool eos_blocks(const struct eos *e)
+{
+	return e != NULL && e->state >= EOS_DRAINING;
+}
+
+/* eos.h */
+bool eos_idle(const struct eos *e)
+{
+	return !eos_blocks(e);
+}
+
+/* eos.h */
+enum eos_state eos_state(const struct eos *e)
+{
+	return e == NULL ? EOS_IDLE : e->state;
+}
+
+/* eos.h */
+bool eos_fenced(const struct eos *e)
+{
+	char id[256];
+	int64_t tmo;
+
+	return e != NULL && sink_fenced(sink(e), id, sizeof(id), &tmo);
+}
+
+/* eos.h */
+bool eos_holds(const struct eos *e, const struct conn *c)
+{
+	struct partitions *t = e != NULL ? e->env.parts : NULL;
+
+	for (size_t i = 0; t != NULL && i < partitions_count(t); i++) {
+		struct partition *p = partitions_at(t, i);
+
+		/* Past the boundary the transaction took the offsets: they are
+		 * its until it ends. */
+		if (p->conn == c && (partition_advanced(p) ||
+		                     (i < e->njson && e->json != NULL && e->json[i] != NULL)))
+			return true;
+	}
+	return false;
+}
+
+/* eos.h */
+void eos_commit_soon(struct eos *e)
+{
+	if (e != NULL)
+		e->asked = true;
+}
+
+/* True when the open transaction holds a record or an offset. */
+static bool holds_something(const struct eos *e)
+{
+	for (size_t i = 0; i < partitions_count(e->env.parts); i++) {
+		struct partition *p = partitions_at(e->env.parts, i);
+
+		if (partition_inflight(p) > 0 || partition_advanced(p))
+			return true;
+	}
+	return false;
+}
+
+/* Drops the offsets the transaction carried (not stored). */
+static void drop_json(struct eos *e)
+{
+	for (size_t i = 0; e->json != NULL && i < e->njson; i++) {
+		free(e->json[i]);
+		e->json[i] = NULL;
+	}
+	e->njson = 0;
+}
+
+/* Produces the offset records of the partitions that moved into the
  * transaction; their values stay in e->json until the commit. The records'
  * values are Connect's, the whole in skiff.offset (offsets_kvalue.h). */
-static int add_offsets(struct worker *w, char *errbuf, size_t errlen)
+static int add_offsets(struct eos *e, char *errbuf, size_t errlen)
 {
-	struct eos *e = w->eos;
-	const char *topic = settings_worker(w->settings->worker)->offset_topic;
-	char *json;
+	size_t n = partitions_count(e->env.parts);
+	char **json = realloc(e->json, (n + 1) * sizeof(*json));
 	struct offsets_krecord r;
 	struct sink_record rec;
-
-	e->gen = offsets_next_generation(w->offsets);
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		struct partition *p = partitions_at(w->parts, i);
-
-		if (commits_take(w->commits, p, &json) == 0)
-			continue;
-		free(e->json[i]);
-		e->json[i] = json;
-		if (e->json[i] != NULL) {
-			offsets_kvalue_encode(&r, e->json[i], e->gen, e->device, NULL);
-			rec = (struct sink_record){.topic = topic,
-			                           .key = p->key,
-			                           .klen = strlen(p->key),
-			                           .value = r.value,
-			                           .vlen = r.vlen,
-			                           .headers = r.headers,
-			                           .nheaders = r.nheaders};
-		}
-		if (e->json[i] == NULL ||
-		    sink_produce(supervisor_sink(w->sup), &rec, NULL, errbuf, errlen) != 0) {
-			if (e->json[i] == NULL)
-				snprintf(errbuf, errlen, "exactly-once: out of memory");
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* Commits the open transaction (opened here when it holds only offsets:
- * records filtered out or skipped). */
-static int commit(struct worker *w, char *errbuf, size_t errlen)
-{
-	struct eos *e = w->eos;
-	struct commit_origin origin;
-	char **json = realloc(e->json, (partitions_count(w->parts) + 1) * sizeof(*json));
 
 	if (json == NULL) {
 		snprintf(errbuf, errlen, "exactly-once: out of memory");
 		return -1;
 	}
-	if (!e->open && sink_txn(supervisor_sink(w->sup), SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
-		return -1;
-	e->open = true;
-	memset(json, 0, (partitions_count(w->parts) + 1) * sizeof(*json));
+	memset(json, 0, (n + 1) * sizeof(*json));
 	e->json = json;
-	if (await_records(w) != 0) {
-		snprintf(errbuf, errlen, "exactly-once: records not acknowledged in time");
-		return -1;
-	}
-	if (e->failed) {
-		snprintf(errbuf, errlen, "exactly-once: a record of the transaction failed");
-		return -1;
-	}
-	if (add_offsets(w, errbuf, errlen) != 0 ||
-	    txn(w, SINK_TXN_COMMIT, w->flush_timeout * 6, errbuf, errlen) != 0)
-		return -1;
-	e->open = false;
-	origin = (struct commit_origin){.gen = e->gen, .device = e->device};
-	/* Committed: the store may have them now, and its write need not send
-	 * the offsets topic what the transaction wrote there. */
-	for (size_t i = 0; i < partitions_count(w->parts); i++)
-		if (e->json[i] != NULL) {
-			struct partition *p = partitions_at(w->parts, i);
+	e->njson = n;
+	e->gen = offsets_next_generation(e->offsets);
+	for (size_t i = 0; i < n; i++) {
+		struct partition *p = partitions_at(e->env.parts, i);
 
-			/* A failed put is kept and tried again at the next flush. */
-			if (commits_store(w->commits, p, e->json[i], &origin) != 0)
-				log_error("offsets: cannot record %s", p->key);
-			free(e->json[i]);
-			e->json[i] = NULL;
+		if (commits_take(e->env.commits, p, &e->json[i]) == 0)
+			continue;
+		if (e->json[i] == NULL) {
+			snprintf(errbuf, errlen, "exactly-once: out of memory");
+			return -1;
 		}
+		offsets_kvalue_encode(&r, e->json[i], e->gen, e->device, NULL);
+		rec = (struct sink_record){.topic = e->topic,
+		                           .key = p->key,
+		                           .klen = strlen(p->key),
+		                           .value = r.value,
+		                           .vlen = r.vlen,
+		                           .headers = r.headers,
+		                           .nheaders = r.nheaders};
+		if (sink_produce(sink(e), &rec, NULL, errbuf, errlen) != 0)
+			return -1;
+	}
 	return 0;
 }
 
-/* worker_private.h */
-int worker_eos_exit_code(struct worker *w)
+/* Committed: the store may have the offsets now, and its write need not
+ * send the offsets topic what the transaction wrote there. */
+static void store_offsets(struct eos *e)
+{
+	struct commit_origin origin = {.gen = e->gen, .device = e->device};
+
+	for (size_t i = 0; i < e->njson && i < partitions_count(e->env.parts); i++)
+		if (e->json[i] != NULL) {
+			struct partition *p = partitions_at(e->env.parts, i);
+
+			/* A failed put is kept and tried again at the next flush. */
+			if (commits_store(e->env.commits, p, e->json[i], &origin) != 0)
+				log_error("offsets: cannot record %s", p->key);
+		}
+	drop_json(e);
+}
+
+/* eos.h */
+int eos_exit_code(struct eos *e)
 {
 	char id[256];
 	int64_t tmo, age;
 
-	if (w->eos != NULL && w->eos->broken)
-		return w->eos->exit_code;
-	if (w->eos != NULL) {
-		w->eos->broken = true;
-		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;
+	if (e != NULL && e->broken)
+		return e->exit_code;
+	if (e != NULL) {
+		e->broken = true;
+		e->exit_code = WORKER_EXIT_TEMPFAIL;
 	}
-	if (w->eos == NULL || !sink_fenced(supervisor_sink(w->sup), id, sizeof(id), &tmo))
+	if (e == NULL || !sink_fenced(sink(e), id, sizeof(id), &tmo))
 		return WORKER_EXIT_TEMPFAIL;
 	/* The coordinator also bumps the epoch of a transaction it aborted for
 	 * outliving transaction.timeout.ms, which librdkafka reports as this
 	 * same fencing: only a younger transaction was surely taken over. */
-	age = w->eos->first_ms > 0 ? loop_now_ms() - w->eos->first_ms : 0;
+	age = e->first_ms > 0 ? loop_now_ms() - e->first_ms : 0;
 	if (age >= tmo / 2) {
 		log_error("exactly-once: fenced with a transaction open %lld ms "
 		          "(transaction.timeout.ms=%lld): restarting",
 		          (long long)age, (long long)tmo);
 		return WORKER_EXIT_TEMPFAIL;
 	}
-	w->eos->exit_code = WORKER_EXIT_CONFIG;
+	e->exit_code = WORKER_EXIT_CONFIG;
 	log_error("exactly-once: another skiff with transactional.id %s took over and "
 	          "fenced this one. Two devices with one device.id, or without device.id one "
 	          "/etc/machine-id (a cloned SD card image: give each copy its own device.id, "
@@ -423,34 +437,21 @@ int worker_eos_exit_code(struct worker *w)
 	return WORKER_EXIT_CONFIG;
 }
 
-/* True when a connector's source has records ready now. */
-static bool more_ready(const struct worker *w)
-{
-	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = w->conns[i];
-
-		if (!c->removed && !c->stopped && (c->ready || c->next < c->batch.n))
-			return true;
-	}
-	return false;
-}
-
 /* Whether the open transaction (holding something since first_ms) is to
  * commit at now; if not, *wake: when the loop must look again, in case
  * nothing else wakes it. poll: once the sources have nothing more ready
  * and next_ms came, or once it is period_ms old (a source that always has
  * more); interval: at next_ms. */
-static bool due(const struct worker *w, int64_t now, int64_t *wake)
+static bool due(const struct eos *e, int64_t now, int64_t *wake)
 {
-	const struct eos *e = w->eos;
-
 	if (e->asked)
 		return true;
 	if (!e->poll) {
 		*wake = e->next_ms;
 		return now >= e->next_ms;
 	}
-	if (now - e->first_ms >= e->period_ms || (now >= e->next_ms && !more_ready(w)))
+	if (now - e->first_ms >= e->period_ms ||
+	    (now >= e->next_ms && !e->env.more_ready(e->env.ctx)))
 		return true;
 	/* Ready records keep the loop turning; the timer is for the quiet
 	 * after them, or for a loop that waits on a full producer queue. */
@@ -458,73 +459,161 @@ static bool due(const struct worker *w, int64_t now, int64_t *wake)
 	return false;
 }
 
-/* worker_private.h */
-int worker_eos_boundary(struct worker *w, bool force)
+/* The transaction failed (errbuf: why): aborts it, outside the loop (the
+ * worker exits next), and returns the exit code. */
+static int fail(struct eos *e, const char *why)
 {
-	struct eos *e = w->eos;
 	char errbuf[512];
-	int64_t now = loop_now_ms(), wake = -1;
 
-	if (e != NULL && e->broken)
-		return e->exit_code;
-	if (e == NULL || !holds_something(w))
-		return 0;
+	loop_timer_set(e->timer, -1, 0);
+	drop_json(e);
+	/* A fenced producer can neither commit nor abort: only say so. */
+	if (eos_fenced(e))
+		return eos_exit_code(e);
+	log_error("%s; aborting it: its records are read again at the next start", why);
+	if (txn(e, SINK_TXN_ABORT, *e->env.flush_timeout, errbuf, sizeof(errbuf)) != 0)
+		log_error("%s", errbuf);
+	return eos_exit_code(e);
+}
+
+/* EOS_IDLE or EOS_OPEN: the boundary, when it came, begins the drain. */
+static void reach(struct eos *e, bool force, int64_t now)
+{
+	int64_t wake = -1;
+
+	if (!holds_something(e))
+		return;
 	if (e->first_ms == 0)
 		e->first_ms = now; /* offsets moved with no record (filtered, skipped) */
-	if (!force && !due(w, now, &wake)) {
+	if (!force && !due(e, now, &wake)) {
 		loop_timer_set(e->timer, wake, 0);
-		return 0;
+		return;
 	}
-	loop_timer_set(e->timer, -1, 0);
 	if (!e->poll)
 		e->next_ms = now + e->period_ms;
-	if (commit(w, errbuf, sizeof(errbuf)) == 0) {
-		e->first_ms = 0;
-		e->asked = false;
-		if (e->poll)
-			e->next_ms = loop_now_ms() + e->period_ms;
-		connectors_committed(w);
-		return 0;
-	}
-	/* A fenced producer can neither commit nor abort: only say so. */
-	if (worker_eos_fenced(w))
-		return worker_eos_exit_code(w);
-	log_error("%s; aborting it: its records are read again at the next start", errbuf);
-	if (txn(w, SINK_TXN_ABORT, w->flush_timeout, errbuf, sizeof(errbuf)) != 0)
-		log_error("%s", errbuf);
-	return worker_eos_exit_code(w);
+	e->state = EOS_DRAINING;
+	e->since_ms = now;
 }
 
-/* worker_private.h */
-void worker_eos_reopen(struct worker *w)
+/* EOS_DRAINING: once every record is acknowledged or failed, and the
+ * store's write in flight (the file, then the topic's replica records)
+ * completed (the transaction's offset records must come after those in the
+ * topic, since a read keeps the last record of a key), produces the offset
+ * records and begins the commit. 0, or -1 with errbuf. */
+static int drain(struct eos *e, int64_t now, char *errbuf, size_t errlen)
+{
+	int64_t left = wait_left(e, e->since_ms, budget_ms(e));
+
+	if (sink_in_flight(sink(e)) > 0 || offsets_writing(e->offsets)) {
+		if (left < 0) {
+			snprintf(errbuf, errlen, "exactly-once: records not acknowledged in time");
+			return -1;
+		}
+		/* The producer's and the store's descriptors wake the loop; the
+		 * timer is the deadline. */
+		loop_timer_set(e->timer, now + left, 0);
+		return 0;
+	}
+	if (e->failed) {
+		snprintf(errbuf, errlen, "exactly-once: a record of the transaction failed");
+		return -1;
+	}
+	/* Opened here when it holds only offsets: records filtered or skipped. */
+	if (!e->begun && sink_txn(sink(e), SINK_TXN_BEGIN, 0, errbuf, errlen) != 0)
+		return -1;
+	e->begun = true;
+	if (add_offsets(e, errbuf, errlen) != 0)
+		return -1;
+	e->state = EOS_COMMITTING;
+	e->since_ms = loop_now_ms();
+	return 0;
+}
+
+/* EOS_COMMITTING: one call of the commit, short; resumed at the next turn
+ * while it goes on. 1 when committed, 0 while pending, -1 with errbuf. */
+static int commit(struct eos *e, int64_t now, char *errbuf, size_t errlen)
+{
+	int64_t left = wait_left(e, e->since_ms, budget_ms(e));
+	int rc = sink_txn(sink(e), SINK_TXN_COMMIT, COMMIT_CALL_MS, errbuf, errlen);
+
+	if (rc == 0)
+		return 1;
+	if (rc != SINK_TXN_PENDING)
+		return -1;
+	if (left < 0) {
+		snprintf(errbuf, errlen, "exactly-once: the commit did not complete in time");
+		return -1;
+	}
+	loop_timer_set(e->timer, now + COMMIT_AGAIN_MS, 0);
+	return 0;
+}
+
+/* eos.h */
+int eos_boundary(struct eos *e, bool force)
+{
+	char errbuf[512];
+	int64_t now = loop_now_ms();
+	int rc;
+
+	if (e == NULL)
+		return 0;
+	if (e->broken)
+		return e->exit_code;
+	if (e->state <= EOS_OPEN)
+		reach(e, force || e->asked, now);
+	if (e->state == EOS_DRAINING) {
+		loop_timer_set(e->timer, -1, 0);
+		if (drain(e, now, errbuf, sizeof(errbuf)) != 0)
+			return fail(e, errbuf);
+	}
+	if (e->state != EOS_COMMITTING)
+		return 0;
+	if ((rc = commit(e, loop_now_ms(), errbuf, sizeof(errbuf))) < 0)
+		return fail(e, errbuf);
+	if (rc == 0)
+		return 0;
+	loop_timer_set(e->timer, -1, 0);
+	e->state = EOS_IDLE;
+	e->begun = false;
+	store_offsets(e);
+	e->first_ms = 0;
+	e->asked = false;
+	if (e->poll)
+		e->next_ms = loop_now_ms() + e->period_ms;
+	e->env.committed(e->env.ctx);
+	return 0;
+}
+
+/* eos.h */
+void eos_reopen(struct eos *e)
 {
 	char errbuf[512];
 
-	if (w->eos == NULL)
+	if (e == NULL)
 		return;
-	w->eos->open = false; /* the old producer's committed, the next opens on this one */
-	if (txn(w, SINK_TXN_INIT, w->flush_timeout * 6, errbuf, sizeof(errbuf)) != 0) {
+	/* The old producer's committed, the next opens on this one. */
+	e->state = EOS_IDLE;
+	e->begun = false;
+	if (txn(e, SINK_TXN_INIT, budget_ms(e), errbuf, sizeof(errbuf)) != 0) {
 		log_error("%s (the new producer's); exiting to start again", errbuf);
-		w->eos->broken = true;
-		w->eos->exit_code = WORKER_EXIT_TEMPFAIL;
+		e->broken = true;
+		e->exit_code = WORKER_EXIT_TEMPFAIL;
 	}
 }
 
-/* worker.h */
-int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
+/* eos.h */
+int eos_await_cluster(struct eos *e, const char *servers, int sigfd, bool *waited)
 {
-	const char *servers = settings_worker(w->settings->worker)->bootstrap.text;
 	struct sdnotify *n = NULL;
 	int64_t since = loop_now_ms(), logged = since, pause = WAIT_FIRST_MS;
 	char why[256], status[512];
 	int rc = 0;
 
 	*waited = false;
-	if (w->eos == NULL)
+	if (e == NULL)
 		return 0;
-	while (rc == 0 &&
-	       sink_reachable(supervisor_sink(w->sup), WAIT_PROBE_MS, why, sizeof(why)) != 0) {
-		sink_poll(supervisor_sink(w->sup)); /* librdkafka's own lines, folded */
+	while (rc == 0 && sink_reachable(sink(e), WAIT_PROBE_MS, why, sizeof(why)) != 0) {
+		sink_poll(sink(e)); /* librdkafka's own lines, folded */
 		if (!*waited) {
 			log_warn(
 			    "exactly-once: cannot reach the Kafka cluster (bootstrap.servers %s): "
@@ -552,15 +641,13 @@ int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
 	return rc;
 }
 
-/* worker_private.h */
-void worker_eos_close(struct worker *w)
+/* eos.h */
+void eos_close(struct eos *e)
 {
-	if (w->eos == NULL)
+	if (e == NULL)
 		return;
-	loop_timer_del(w->loop, w->eos->timer);
-	for (size_t i = 0; w->eos->json != NULL && i < partitions_count(w->parts); i++)
-		free(w->eos->json[i]);
-	free(w->eos->json);
-	free(w->eos);
-	w->eos = NULL;
+	loop_timer_del(e->env.loop, e->timer);
+	drop_json(e);
+	free(e->json);
+	free(e);
 }
