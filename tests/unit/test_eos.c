@@ -122,7 +122,7 @@ struct rig {
 	struct worker *wk;
 };
 
-static void rig_up(struct rig *r, int records)
+static void rig_up_with(struct rig *r, int records, int flush_timeout_ms)
 {
 	char wpath[600], cpath[600], text[2048], errbuf[2048];
 	char *paths[2] = {wpath, cpath};
@@ -140,8 +140,8 @@ static void rig_up(struct rig *r, int records)
 	         "offset.storage.topic=offs\nexactly.once.source.support=enabled\n"
 	         "device.id=unit\n"
 	         "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
-	         "offset.flush.interval.ms=1\noffset.flush.timeout.ms=2000\n",
-	         path);
+	         "offset.flush.interval.ms=1\noffset.flush.timeout.ms=%d\n",
+	         path, flush_timeout_ms);
 	testlib_write_file(wpath, text, strlen(text));
 	snprintf(text, sizeof(text),
 	         "name=p\nconnector.class=FileStreamSource\nfile=%s/app.log\ntopic=t\n", r->dir);
@@ -164,6 +164,11 @@ static void rig_up(struct rig *r, int records)
 	CHECK_INT(worker_start(r->wk, r->o, errbuf, sizeof(errbuf)), 0);
 	CHECK(r->wk->eos != NULL);
 	CHECK_INT(sinkfake_txn_calls(fake, SINK_TXN_INIT), 1);
+}
+
+static void rig_up(struct rig *r, int records)
+{
+	rig_up_with(r, records, 2000);
 }
 
 static void rig_down(struct rig *r)
@@ -320,6 +325,29 @@ static void test_failed_record_aborts(void)
 	rig_down(&r);
 }
 
+/* Records never acknowledged: the drain's deadline (6 x
+ * offset.flush.timeout.ms, a loop timer) aborts, exit 75, turns returning
+ * meanwhile. */
+static void test_drain_deadline_aborts(void)
+{
+	struct rig r;
+	int code = 0, waiting = 0;
+
+	rig_up_with(&r, 3, 50);
+	CHECK_INT(turns(&r, 3), 0);
+	CHECK_INT(sinkfake_count(fake), 3);
+	for (int i = 0; i < 2000 && code == 0; i++) {
+		code = turn(&r);
+		waiting += code == 0 && eos_state(r.wk->eos) == EOS_DRAINING;
+	}
+	CHECK_INT(code, WORKER_EXIT_TEMPFAIL);
+	CHECK(waiting >= 2);
+	CHECK_INT(sinkfake_txn_calls(fake, SINK_TXN_ABORT), 1);
+	CHECK_INT(sinkfake_txn_calls(fake, SINK_TXN_COMMIT), 0);
+	CHECK(offsets_get(r.o, KEY_P) == NULL);
+	rig_down(&r);
+}
+
 /* A stop's boundary: the open transaction drains and commits (pending
  * twice) through the loop before the stop goes on. */
 static void test_settle_runs_the_loop_until_committed(void)
@@ -356,6 +384,7 @@ int main(void)
 	snprintf(base, sizeof(base), "%s", testlib_tmpdir());
 	test_commit_pending_serves_the_loop();
 	test_failed_record_aborts();
+	test_drain_deadline_aborts();
 	test_settle_runs_the_loop_until_committed();
 	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return testlib_done("test_eos");
