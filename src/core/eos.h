@@ -2,14 +2,16 @@
  * transaction at a time, for the whole worker, driven through the loop.
  *
  * A transaction is a state machine that eos_boundary moves at the end of
- * each turn; nothing here waits outside the loop:
+ * each turn; only the commit call itself (and init, abort) waits outside
+ * the loop:
  *   EOS_IDLE -> EOS_OPEN (the first record: begin) -> EOS_DRAINING (the
  *   boundary came: reading pauses, eos_blocks; each turn looks whether every
  *   record is acknowledged and the store's write completed; a loop timer is
  *   the deadline) -> EOS_COMMITTING (the offset records produced; the
- *   producer's commit called with a short timeout each turn, resumed while
- *   it answers SINK_TXN_PENDING, a loop timer waking the loop meanwhile)
- *   -> committed: the offsets into the store (commits_store) -> EOS_IDLE.
+ *   producer's commit, one call bounded by 6 x offset.flush.timeout.ms,
+ *   resumed in 1 s steps that feed the watchdog: librdkafka 2.0.2 resumed
+ *   turn by turn with a short timeout failed its own assertion) ->
+ *   committed: the offsets into the store (commits_store) -> EOS_IDLE.
  * Any failure aborts and the worker is to exit (eos_exit_code).
  *
  * Ownership: the worker owns the struct eos (eos_open, eos_close) and the
@@ -43,8 +45,8 @@ struct eos_env {
 	void *ctx;                       /* for the calls below */
 	bool (*more_ready)(void *ctx);   /* a source has records ready now */
 	void (*committed)(void *ctx);    /* a transaction committed (stops waiting for it) */
-	void (*waiting)(void *ctx);      /* from a wait outside the loop (init, abort): feed the
-	                                  * watchdog, take signals */
+	void (*waiting)(void *ctx);      /* from a wait outside the loop (init, commit, abort): feed
+	                                  * the watchdog, take signals */
 };
 
 /* The transaction's state (eos_state), see above. */
