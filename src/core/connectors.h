@@ -70,8 +70,8 @@ struct connector_hooks {
 	void (*unshow)(struct partition *p);
 	void (*forget)(struct conn *c);
 	/* Exactly-once: the open transaction holds offsets of c the store lacks
-	 * (worker_eos_holds); commit it at the end of this turn
-	 * (worker_eos_commit_soon). */
+	 * (eos_holds); commit it at the end of this turn
+	 * (eos_commit_soon). */
 	bool (*txn_holds)(const struct worker *w, const struct conn *c);
 	void (*txn_commit_soon)(struct worker *w);
 };

@@ -10,6 +10,7 @@
 
 #include "core/acks.h"
 #include "core/commits.h"
+#include "core/eos.h"
 #include "core/loop.h"
 #include "core/partitions.h"
 #include "core/stats.h"
@@ -112,7 +113,7 @@ void pipeline_delivery(void *ctx, void *token, enum sink_result res, const char 
 	}
 	stats_add(p->conn->failed, 1);
 	/* Fenced: librdkafka fails or purges every record; the connector did
-	 * nothing wrong, and the worker exits (worker_eos_exit_code). */
+	 * nothing wrong, and the worker exits (eos_exit_code). */
 	if (w->hooks->fenced(w))
 		return;
 	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
@@ -129,7 +130,7 @@ void pipeline_poll_sink(struct worker *w)
 bool pipeline_blocked(const struct worker *w)
 {
 	return w->queue_full || acks_available(w->acks) == 0 || commits_paused(w->commits) ||
-	       !supervisor_allows(w->sup, now_ms());
+	       eos_blocks(w->eos) || !supervisor_allows(w->sup, now_ms());
 }
 
 /* Frees a scratch buffer that held a large record: a long line or row must
@@ -240,7 +241,7 @@ static enum step produce_one(struct conn *c, struct record *r, const struct tran
 	int rc;
 
 	if (w->hooks->txn_begin(w) != 0)
-		return STEP_STOP; /* the turn's end exits (worker_eos_boundary) */
+		return STEP_STOP; /* the turn's end exits (eos_boundary) */
 	if ((f = partition_fifo(r->part)) == NULL) {
 		w->hooks->fail(c, false, "out of memory");
 		return STEP_STOP;

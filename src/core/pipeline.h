@@ -41,7 +41,8 @@ struct pipeline_hooks {
 void pipeline_poll_sink(struct worker *w);
 
 /* True while records cannot go to the producer: its queue or the ack slots
- * are full, offset writes fail (commits_paused), or the bandwidth cap has
+ * are full, offset writes fail (commits_paused), an exactly-once
+ * transaction is past its boundary (eos_blocks), or the bandwidth cap has
  * no room now. */
 bool pipeline_blocked(const struct worker *w);
 

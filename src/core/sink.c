@@ -75,8 +75,8 @@ const char *sink_strerror(int err)
 		return "not possible as configured";
 	case SINK_ERR_NOMEM:
 		return "out of memory";
-	case SINK_ERR_TIMEOUT:
-		return "timed out";
+	case SINK_TXN_PENDING:
+		return "pending (call again to resume)";
 	default:
 		return "unknown producer error";
 	}

@@ -36,13 +36,14 @@ typedef void (*sink_delivery_fn)(void *ctx, void *token, enum sink_result res, c
 /* Failures of a sink's operations (error convention: util/err.h). */
 enum {
 	SINK_OK = 0,
-	SINK_ERR = -1,         /* not taken, and a restart may help (fatal, a pipe) */
-	SINK_QUEUE_FULL = -2,  /* nothing taken: retry after sink_poll freed room */
-	SINK_ERR_CONFIG = -3,  /* this record can never be produced as configured; or,
-	                        * from sink_open, a bad property */
-	SINK_ERR_NOMEM = -4,   /* out of memory: a restart may help */
-	SINK_ERR_TIMEOUT = -5, /* sink_txn: not done within the timeout; calling it
-	                        * again with the same op resumes it */
+	SINK_ERR = -1,        /* not taken, and a restart may help (fatal, a pipe) */
+	SINK_QUEUE_FULL = -2, /* nothing taken: retry after sink_poll freed room */
+	SINK_ERR_CONFIG = -3, /* this record can never be produced as configured; or,
+	                       * from sink_open, a bad property */
+	SINK_ERR_NOMEM = -4,  /* out of memory: a restart may help */
+	SINK_TXN_PENDING = 1, /* sink_txn: not a failure: not done within the timeout and
+	                       * going on in the background; calling it again with the
+	                       * same op resumes it */
 };
 
 /* One record for the producer. Every pointer is borrowed for the call only:
@@ -138,7 +139,7 @@ size_t sink_message_max(const struct sink *s);
 int sink_fatal(struct sink *s, char *errbuf, size_t errlen);
 
 /* Runs op, blocking up to timeout_ms (INIT, COMMIT, ABORT). Returns 0;
- * SINK_ERR_TIMEOUT when it did not finish in time and goes on (call again to
+ * SINK_TXN_PENDING when it did not finish in time and goes on (call again to
  * resume it, or give up: SINK_ERR); SINK_ERR_CONFIG when the producer can do
  * nothing more (fenced, fatal); SINK_ERR otherwise (abort, and a restart may
  * help). errbuf says why. A record produced with token NULL gets no delivery

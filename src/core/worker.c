@@ -6,6 +6,7 @@
 #include "config/config.h"
 #include "core/connectors.h"
 #include "convert/convert.h"
+#include "core/eos.h"
 #include "core/log.h"
 #include "core/pipeline.h"
 #include "core/loop.h"
@@ -139,7 +140,10 @@ static int prepare(struct worker *w, int64_t now)
 	 * wakes it (the rescan) checks, once a flush interval, that the store
 	 * was not deleted under it, which arms the timer. */
 	commits_idle_check(w->commits, now, w->flush_interval);
-	loop_timer_set(w->flush_timer, commits_due(w->commits) ? w->next_flush : -1, 0);
+	/* Exactly-once past its boundary: no write starts until the transaction
+	 * ends (its offset records come after the store's in the topic). */
+	loop_timer_set(w->flush_timer,
+	               commits_due(w->commits) && !eos_blocks(w->eos) ? w->next_flush : -1, 0);
 	return 0;
 }
 
@@ -181,7 +185,7 @@ int worker_turn(struct worker *w)
 		else if (c->ready)
 			pipeline_poll_source(c, now);
 	}
-	if ((code = worker_eos_boundary(w, false)) != 0)
+	if ((code = eos_boundary(w->eos, false)) != 0)
 		return code;
 	code = connectors_exit_code(w);
 	if (code != 0)
@@ -189,30 +193,58 @@ int worker_turn(struct worker *w)
 	return code;
 }
 
-/* Runs the loop with the producer's pipe, signals and the sources' watches
- * (w->stop or w->reloading is set: nothing is read) until done(w) or the
- * deadline. */
-static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct worker *))
+/* One turn of the loop with the producer's pipe, signals, the store's and
+ * the sources' watches (w->stop or w->reloading is set, or exactly-once
+ * drains: nothing is read), sleeping until deadline at most. 0, or -1 when
+ * the loop failed. */
+static int drain_turn(struct worker *w, int64_t now, int64_t deadline)
 {
 	char errbuf[512];
+
+	if (prepare(w, now) != 0)
+		return -1;
+	loop_timer_set(w->flush_timer, -1, 0);
+	loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
+	if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
+		return -1;
+	pipeline_poll_sink(w);
+	offsets_poll(w->offsets);
+	now = now_ms();
+	for (size_t i = 0; i < w->nconns; i++)
+		if (worker_source_mode(w->conns[i], true) == SOURCE_WATCH)
+			worker_source_notice(w->conns[i], now);
+	return 0;
+}
+
+/* Runs drain_turn until done(w) or the deadline. */
+static void drain(struct worker *w, int64_t deadline, bool (*done)(const struct worker *))
+{
 	int64_t now;
 
-	while (!done(w) && (now = now_ms()) < deadline) {
-		if (prepare(w, now) != 0)
+	while (!done(w) && (now = now_ms()) < deadline)
+		if (drain_turn(w, now, deadline) != 0)
 			break;
-		loop_timer_set(w->flush_timer, -1, 0);
-		loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
-		if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
-			break;
-		pipeline_poll_sink(w);
-		offsets_poll(w->offsets);
+	loop_timer_set(w->flush_timer, -1, 0);
+	loop_timer_set(w->tick, -1, 0);
+}
+
+/* worker_private.h. The transaction bounds its own drain and commit (eos.c):
+ * the loop runs until it ended, one way or the other. */
+int worker_eos_settle(struct worker *w)
+{
+	int64_t now;
+	int code;
+
+	while ((code = eos_boundary(w->eos, true)) == 0 && !eos_idle(w->eos)) {
 		now = now_ms();
-		for (size_t i = 0; i < w->nconns; i++)
-			if (worker_source_mode(w->conns[i], true) == SOURCE_WATCH)
-				worker_source_notice(w->conns[i], now);
+		if (drain_turn(w, now, now + 100) != 0) {
+			code = eos_exit_code(w->eos);
+			break;
+		}
 	}
 	loop_timer_set(w->flush_timer, -1, 0);
 	loop_timer_set(w->tick, -1, 0);
+	return code;
 }
 
 static bool nothing_in_flight(const struct worker *w)
@@ -266,7 +298,7 @@ static int shut_down(struct worker *w, int code)
 
 	w->stop = true;
 	notify_send(w->notify, "STOPPING=1");
-	if (worker_eos_boundary(w, true) != 0 && code == WORKER_EXIT_OK)
+	if (worker_eos_settle(w) != 0 && code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
 	left = sink_in_flight(supervisor_sink(w->sup));
@@ -303,7 +335,7 @@ int worker_drain_and_flush(struct worker *w)
 	 * store: without the commit it read again what the transaction then
 	 * committed (2,140 lines twice for read_committed, no crash). A failed
 	 * commit makes the turn's end exit. */
-	(void)worker_eos_boundary(w, true);
+	(void)worker_eos_settle(w);
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
 	left = sink_in_flight(supervisor_sink(w->sup));
 	drain(w, now_ms() + w->flush_timeout, no_write_in_flight);
@@ -401,7 +433,7 @@ static void let_go_of_old_slots(void *ctx)
 /* supervisor_ops.commit: the old producer's transaction commits first. */
 static int commit_before_rebuild(void *ctx)
 {
-	return worker_eos_boundary(ctx, true);
+	return worker_eos_settle(ctx);
 }
 
 /* supervisor_ops.drain */
@@ -424,7 +456,7 @@ static void swapped(void *ctx, struct acks *slab)
 	acks_destroy(w->acks);
 	w->acks = slab;
 	w->queue_full = false;
-	worker_eos_reopen(w);
+	eos_reopen(w->eos);
 }
 
 /* supervisor_ops.fatal */
@@ -432,9 +464,9 @@ static int sink_fatal_exit(void *ctx, const char *why)
 {
 	struct worker *w = ctx;
 
-	if (!worker_eos_fenced(w)) /* else worker_eos_exit_code says it */
+	if (!eos_fenced(w->eos)) /* else eos_exit_code says it */
 		log_error("%s", why);
-	return worker_eos_exit_code(w);
+	return eos_exit_code(w->eos);
 }
 
 static const struct supervisor_ops supervision = {
@@ -452,15 +484,41 @@ static void charge(struct worker *w, size_t bytes)
 	supervisor_charge(w->sup, bytes);
 }
 
+/* The record path's calls into exactly-once (pipeline_hooks). */
+static int txn_begin(struct worker *w)
+{
+	return eos_begin(w->eos);
+}
+
+static void txn_failed(struct worker *w)
+{
+	eos_failed(w->eos);
+}
+
+static bool fenced(const struct worker *w)
+{
+	return eos_fenced(w->eos);
+}
+
+static bool txn_holds(const struct worker *w, const struct conn *c)
+{
+	return eos_holds(w->eos, c);
+}
+
+static void txn_commit_soon(struct worker *w)
+{
+	eos_commit_soon(w->eos);
+}
+
 /* What the record path (core/pipeline.c) calls of the worker. */
 static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
     .acked = worker_control_acked,
     .produced = worker_control_produced,
     .charge = charge,
-    .txn_begin = worker_eos_begin,
-    .txn_failed = worker_eos_failed,
-    .fenced = worker_eos_fenced,
+    .txn_begin = txn_begin,
+    .txn_failed = txn_failed,
+    .fenced = fenced,
 };
 
 /* partitions_drop_conn's gone: p's series leave the registry. */
@@ -477,9 +535,57 @@ static const struct connector_hooks life = {
     .log_counters = worker_source_log_counters,
     .unshow = unshow,
     .forget = worker_control_forget,
-    .txn_holds = worker_eos_holds,
-    .txn_commit_soon = worker_eos_commit_soon,
+    .txn_holds = txn_holds,
+    .txn_commit_soon = txn_commit_soon,
 };
+
+/* eos_env.more_ready: a connector's source has records ready now. */
+static bool more_ready(void *arg)
+{
+	const struct worker *w = arg;
+
+	for (size_t i = 0; i < w->nconns; i++) {
+		const struct conn *c = w->conns[i];
+
+		if (!c->removed && !c->stopped && (c->ready || c->next < c->batch.n))
+			return true;
+	}
+	return false;
+}
+
+static void committed(void *arg)
+{
+	connectors_committed(arg);
+}
+
+static void waiting(void *arg)
+{
+	worker_waiting(arg);
+}
+
+static struct sink *current_sink(void *arg)
+{
+	const struct worker *w = arg;
+
+	return supervisor_sink(w->sup);
+}
+
+/* Exactly-once, when the settings enable it (else w->eos stays NULL). */
+static int open_eos(struct worker *w, char *errbuf, size_t errlen)
+{
+	const struct eos_env env = {.loop = w->loop,
+	                            .parts = w->parts,
+	                            .commits = w->commits,
+	                            .sink = current_sink,
+	                            .flush_timeout = &w->flush_timeout,
+	                            .stopping = &w->stop,
+	                            .ctx = w,
+	                            .more_ready = more_ready,
+	                            .committed = committed,
+	                            .waiting = waiting};
+
+	return eos_open(w->settings, w->flush_interval, &env, &w->eos, errbuf, errlen);
+}
 
 /* commits_render_fn: p's offset as its source renders it. */
 static char *render(struct partition *p, const struct src_offset *off)
@@ -589,8 +695,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, opener, errbuf, errlen)) != 0 ||
-	    (rc = open_sink(w, errbuf, errlen)) != 0 ||
-	    (rc = worker_eos_open(w, errbuf, errlen)) != 0) {
+	    (rc = open_sink(w, errbuf, errlen)) != 0 || (rc = open_eos(w, errbuf, errlen)) != 0) {
 		worker_destroy(w);
 		return rc;
 	}
@@ -600,7 +705,13 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 
 int worker_fence(struct worker *w, char *errbuf, size_t errlen)
 {
-	return worker_eos_fence(w, errbuf, errlen);
+	return eos_fence(w->eos, errbuf, errlen);
+}
+
+int worker_await_cluster(struct worker *w, int sigfd, bool *waited)
+{
+	return eos_await_cluster(w->eos, settings_worker(w->settings->worker)->bootstrap.text,
+	                         sigfd, waited);
 }
 
 /* Whether the source's table has key. */
@@ -656,7 +767,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
-	if ((rc = worker_eos_start(w, errbuf, errlen)) != 0)
+	if ((rc = eos_start(w->eos, offsets, errbuf, errlen)) != 0)
 		return rc;
 	say_empty_store(w);
 	for (size_t i = 0; i < s->nconnectors; i++) {
@@ -710,7 +821,8 @@ void worker_destroy(struct worker *w)
 	/* The sink first: it drops what is undelivered without a delivery
 	 * report, so nothing is acknowledged after this point. */
 	supervisor_stop(w->sup);
-	worker_eos_close(w);
+	eos_close(w->eos);
+	w->eos = NULL;
 	/* Each logs what closing it lost (the file source counts the held
 	 * files deleted since), before the registry goes. */
 	connectors_destroy(w);

@@ -97,7 +97,7 @@ struct worker {
 	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
 	const struct connector_hooks *life; /* the connectors' calls into the worker */
 	struct acks *acks;
-	struct eos *eos; /* exactly-once (worker_eos.c); NULL: at least once */
+	struct eos *eos; /* exactly-once (core/eos.h); NULL: at least once */
 	/* The connector slots, each its own allocation (the loop holds
 	 * pointers to them), as many as the settings ever had: grown by
 	 * connectors_slot, bounded by memory only (core/connectors.c). */
@@ -223,8 +223,8 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
  * exit code. */
 int worker_turn(struct worker *w);
 
-/* From a wait that holds the main thread outside the loop (an
- * exactly-once commit, up to 6 x offset.flush.timeout.ms): feeds systemd's
+/* From a wait that holds the main thread outside the loop (exactly-once's
+ * init or abort, up to 6 x offset.flush.timeout.ms): feeds systemd's
  * watchdog when due and takes the signals that came (SIGTERM sets w->stop,
  * SIGHUP w->reload_asked), as the loop would. Call it at least every
  * second of the wait. */
@@ -236,50 +236,11 @@ void worker_waiting(struct worker *w);
  * records still in flight. */
 int worker_drain_and_flush(struct worker *w);
 
-/* Exactly-once (worker_eos.c), when exactly.once.source.support=enabled
- * (else no-ops): worker_eos_open makes w->eos; worker_eos_fence claims the
- * transactional.id (init_transactions: fences a previous instance), once;
- * worker_eos_start fences if not done and opens the first transaction; each
- * 0 or WORKER_ERR_*.
- * worker_eos_begin opens a transaction unless one is open: call it before a
- * record goes to the producer; 0, or -1 when the worker is to exit (then
- * worker_eos_boundary returns the code). worker_eos_boundary, at the end of
- * each turn, commits the open transaction when it holds something and its
- * boundary came (force: now), with the offsets of its records; the next
- * opens with the next record (an idle worker holds none); 0, or
- * WORKER_EXIT_TEMPFAIL after an abort (and from then on: the worker is to
- * exit). worker_eos_failed notes a record that failed (the transaction will
- * abort). */
-int worker_eos_open(struct worker *w, char *errbuf, size_t errlen);
-int worker_eos_fence(struct worker *w, char *errbuf, size_t errlen);
-int worker_eos_start(struct worker *w, char *errbuf, size_t errlen);
-int worker_eos_begin(struct worker *w);
-int worker_eos_boundary(struct worker *w, bool force);
-/* After a failed transaction or the producer's fatal error: the exit code,
- * 78 when another instance of the transactional.id took over (logged once,
- * saying what to fix), else 75; from then on worker_eos_boundary returns it. */
-int worker_eos_exit_code(struct worker *w);
-void worker_eos_failed(struct worker *w);
-/* True when the open transaction holds offsets of c's partitions that the
- * store does not have yet (records acknowledged, not committed). */
-bool worker_eos_holds(const struct worker *w, const struct conn *c);
-/* Commits the open transaction at the end of this turn, whatever the
- * boundary (a connector that stops waits for its offsets). */
-void worker_eos_commit_soon(struct worker *w);
-/* True when another instance of the transactional.id fenced this one: what
- * follows (records purged, a transaction that cannot end) is only that, and
- * worker_eos_exit_code says it. */
-bool worker_eos_fenced(const struct worker *w);
-void worker_eos_close(struct worker *w);
-/* After a reload: the boundary the connectors ask for now (a changed
- * transaction.boundary, its interval, offset.flush.interval.ms behind an
- * interval of -1), logged when it changed; it stayed the start's. */
-void worker_eos_reload(struct worker *w);
-/* For a new producer (supervisor_rebuild; the old one's transaction was
- * committed by worker_eos_boundary(w, true)): fences; its first transaction
- * opens with the next record. On failure the next worker_eos_boundary
- * exits 75. */
-void worker_eos_reopen(struct worker *w);
+/* Exactly-once (core/eos.h): forces the open transaction's boundary and
+ * runs the loop (nothing read) until it committed or aborted. Returns 0, or
+ * the exit code after an abort. A stop, a reload and a new producer call it
+ * before they drain. */
+int worker_eos_settle(struct worker *w);
 
 /* ---- worker_reload.c ----------------------------------------------------- */
 

@@ -37,6 +37,7 @@
 #include "core/worker.h"
 #include "core/worker_private.h"
 
+#include "core/eos.h"
 #include "config/config.h"
 #include "core/log.h"
 #include "offsets/offsets.h"
@@ -425,7 +426,7 @@ static int reload(struct worker *w, struct restconns *rest, char *why, size_t le
 		goto out;
 	}
 	switch_worker(w, next, key);
-	worker_eos_reload(w);
+	eos_reload(w->eos, w->settings, w->flush_interval);
 	rc = 0;
 out:
 	settings_destroy(next);

@@ -614,7 +614,7 @@ static int ktxn(void *ctx, enum sink_txn_op op, int timeout_ms, char *errbuf, si
 		rc = SINK_ERR_CONFIG;
 	else if (rd_kafka_error_is_retriable(e) &&
 	         rd_kafka_error_code(e) == RD_KAFKA_RESP_ERR__TIMED_OUT)
-		rc = SINK_ERR_TIMEOUT;
+		rc = SINK_TXN_PENDING;
 	else
 		rc = SINK_ERR;
 	rd_kafka_error_destroy(e);

@@ -650,3 +650,56 @@ def test_eos_reload_changes_the_boundary(tmp_path, kafka, topic):
     src.append(300)
     assert committed_seqs(kafka.bootstrap, topic, 600, timeout=20) == list(range(600))
     assert sk.stop() == 0
+
+
+@pytest.mark.skiff_timeout(180)
+def test_eos_rest_answers_while_a_transaction_waits(tmp_path, kafka_private, topic):
+    """Issue 27: the transaction's wait for its records and its commit ran a
+    poll(2) of its own, up to 6 x offset.flush.timeout.ms (18 s here): with
+    the broker frozen mid-transaction the REST API answered nothing for that
+    long. The wait now goes through the loop: every request is answered
+    while the broker is frozen, and once it is back the transaction commits
+    and every line arrives once."""
+    from test_rest import free_port, http, wait_http
+    kafka_private.start()
+    bootstrap = kafka_private.bootstrap
+    harness.create_topic(bootstrap, topic, partitions=1)
+    src = fl.SeqSource(tmp_path / "app.log")
+    src.append(1000)
+    state = tmp_path / "state"
+    state.mkdir()
+    port = free_port()
+    sk = fl.FaultSkiff(tmp_path, eos_worker(bootstrap, state, topic + "-offsets",
+                                            listeners=f"http://127.0.0.1:{port}"),
+                       [fl.file_connector("eosr", src.path, topic)])
+    writer = fl.Writer(src, rate=500)
+    writer.start()
+    sk.start()
+    wait_http(port)
+    committed_seqs(bootstrap, topic, 1000)
+    slowest, answered = 0.0, 0
+    kafka_private.pause()
+    try:
+        frozen = time.monotonic()
+        while time.monotonic() - frozen < 8:
+            asked = time.monotonic()
+            try:
+                status = http(port, "GET", "/connectors/eosr/status", timeout=5)[0]
+            except OSError as e:
+                status = f"no answer ({e})"
+            assert status == 200, \
+                f"{time.monotonic() - frozen:.1f} s into the freeze: GET status {status}"
+            answered += 1
+            slowest = max(slowest, time.monotonic() - asked)
+            time.sleep(0.2)
+    finally:
+        kafka_private.resume()
+    fl.figure("eos_frozen_broker_slowest_rest_answer_s", round(slowest, 2))
+    assert sk.running(), f"skiff exited ({sk.exitcode}) while the broker was frozen"
+    time.sleep(2)
+    total = writer.stop()
+    committed_seqs(bootstrap, topic, total)
+    assert sk.stop() == 0
+    seqs = fl.seqs_of(harness.consume(bootstrap, topic, isolation="read_committed"))
+    assert len(seqs) - len(set(seqs)) == 0, "lines repeated"
+    assert seqs == list(range(total))
