@@ -106,7 +106,7 @@ static int make(struct worker *w, struct conn *c, const struct connector_setting
 int connector_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
                    enum connector_open_how how, char *errbuf, size_t errlen)
 {
-	char why[1024];
+	char why[512]; /* a source's reason; errbuf adds the connector's name */
 	int rc;
 
 	if (how == OPEN_NEW && (rc = make(w, c, cs, errbuf, errlen)) != 0)
