@@ -27,7 +27,9 @@ static void ask(struct loop *l, const char *path, char *buf, size_t len)
 	ssize_t n;
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	CHECK(strlen(path) < sizeof(a.sun_path));
+	if (strlen(path) < sizeof(a.sun_path))
+		memcpy(a.sun_path, path, strlen(path) + 1);
 	CHECK(fd >= 0);
 	CHECK_INT(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	CHECK(loop_once(l, errbuf, sizeof(errbuf)) >= 0);
