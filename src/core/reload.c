@@ -1,4 +1,4 @@
-/* worker_reload: SIGHUP re-reads the configuration files given on the
+/* reload: SIGHUP re-reads the configuration files given on the
  * command line and applies what changed, without giving up the promise that
  * an offset advances only past records Kafka acknowledged.
  *
