@@ -3,6 +3,7 @@
  * control client reaches, and only through worker_query_ops. Main loop
  * only. */
 #include "core/query.h"
+#include "core/reload.h"
 #include "core/worker.h"
 #include "core/worker_private.h"
 
@@ -190,6 +191,12 @@ static void forget_topics(void *ctx, size_t i)
 	worker_control_forget(live(ctx, i));
 }
 
+static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen)
+{
+	return reload_change(((struct worker *)ctx)->reload, rc, waiter, errbuf, errlen);
+}
+
 static char *cluster_id(void *ctx)
 {
 	return sink_cluster_id(supervisor_sink(((struct worker *)ctx)->sup));
@@ -225,7 +232,7 @@ const struct query_ops worker_query_ops = {
     .forget_topics = forget_topics,
     .offsets = worker_offsets_get,
     .alter_offsets = worker_offsets_alter,
-    .change = worker_change,
+    .change = change,
     .cluster_id = cluster_id,
     .worker_config = worker_config,
 };

@@ -1,8 +1,8 @@
 /* worker_control: what the REST API steers in the worker, through the
  * query (core/query.c; the API itself is control/rest_worker.c): a
  * connector's pause/resume/stop/restart (core/connectors.c keeps their
- * promise), KIP-875 offset edits, connector changes; and each partition's
- * counts and active topics. Main loop only. */
+ * promise), KIP-875 offset edits; and each partition's counts and active
+ * topics (connector changes: core/reload.c). Main loop only. */
 #include "core/worker.h"
 #include "core/worker_private.h"
 
@@ -144,51 +144,4 @@ int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e,
 	       : rc == COMMITS_ERR_NOMEM  ? REST_ERR_NOMEM
 	       : rc == COMMITS_ERR_WRITE  ? REST_ERR
 	                                  : REST_ERR_ARG;
-}
-
-/* ---- connector changes --------------------------------------------------- */
-
-void worker_change_clear(struct worker_change *ch)
-{
-	free(ch->name);
-	cJSON_Delete(ch->config);
-	free(ch->initial_state);
-	memset(ch, 0, sizeof(*ch));
-}
-
-/* A connector created, changed or deleted: taken now, applied as a reload
- * at the end of the turn (worker_reload_change), answered then. */
-/* worker_private.h */
-int worker_change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
-                  size_t errlen)
-{
-	struct worker *w = ctx;
-	struct worker_change *ch = &w->change;
-
-	if (w->live == NULL) {
-		snprintf(errbuf, errlen,
-		         "this skiff was started without configuration files to "
-		         "change");
-		return REST_ERR_STATE;
-	}
-	if (ch->waiter != NULL || w->reloading) {
-		snprintf(
-		    errbuf, errlen,
-		    "Cannot complete request momentarily due to stale configuration (typically "
-		    "caused by a concurrent config change)");
-		return REST_ERR_STATE;
-	}
-	ch->op = rc->op;
-	ch->name = strdup(rc->name);
-	ch->config = rc->config != NULL ? cJSON_Duplicate(rc->config, true) : NULL;
-	ch->initial_state = rc->initial_state != NULL ? strdup(rc->initial_state) : NULL;
-	if (ch->name == NULL || (rc->config != NULL && ch->config == NULL) ||
-	    (rc->initial_state != NULL && ch->initial_state == NULL)) {
-		worker_change_clear(ch);
-		snprintf(errbuf, errlen, "out of memory");
-		return REST_ERR_NOMEM;
-	}
-	ch->waiter = waiter;
-	ch->asked = true;
-	return REST_PENDING;
 }
