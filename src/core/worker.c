@@ -363,6 +363,11 @@ int worker_run(struct worker *w, int sigfd)
 	return code;
 }
 
+struct loop *worker_loop(struct worker *w)
+{
+	return w->loop;
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 /* ---- what the producer's supervisor asks of the worker ------------------ */

@@ -92,7 +92,7 @@ int worker_run(struct worker *w, int sigfd);
 void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
                          bool cli_log_level);
 
-/* ---- the REST API's view (worker_control.c) ------------------------------ */
+/* ---- the REST API's view ------------------------------------------------- */
 
 struct loop;
 struct rest_ops;

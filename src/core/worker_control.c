@@ -19,28 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-int64_t worker_epoch_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-struct loop *worker_loop(struct worker *w)
-{
-	return w->loop;
-}
-
 /* ---- a partition's counts and active topics ------------------------------ */
-
-void worker_control_partition(struct partition *p)
-{
-	(void)p; /* nothing counted yet, nothing shown */
-}
 
 void worker_control_produced(const struct record *r, const char *topic, size_t vlen)
 {

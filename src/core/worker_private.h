@@ -109,7 +109,7 @@ struct worker {
 	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
 	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
 	                        * are served: stamps heads and acks, not one read a record */
-	int64_t turn_epoch_ms; /* worker_epoch_ms() read with turn_ms */
+	int64_t turn_epoch_ms; /* the wall clock's ms (clock_wall_ns) read with turn_ms */
 	/* A record's key and value as converted, reused record after record
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
@@ -127,10 +127,6 @@ static inline bool conn_reading(const struct conn *c)
 }
 
 /* ---- worker_control.c: the REST API's side of the worker ------------------ */
-
-/* Sets up a new partition p's counts (not shown until the next
- * health_refresh picks it). */
-void worker_control_partition(struct partition *p);
 
 /* From the delivery report of a record of p (ok: acknowledged): counts
  * it, and completes a stop once p's connector has nothing in flight. */
@@ -150,9 +146,6 @@ void worker_control_produced(const struct record *r, const char *topic, size_t v
 
 /* Forgets c's active topics (its source closes). */
 void worker_control_forget(struct conn *c);
-
-/* The wall clock in ms, for timestamps a person reads. */
-int64_t worker_epoch_ms(void);
 
 /* ---- worker_source.c ------------------------------------------------------ */
 
