@@ -132,14 +132,6 @@ static inline bool conn_reading(const struct conn *c)
  * it, and completes a stop once p's connector has nothing in flight. */
 void worker_control_acked(struct partition *p, bool ok);
 
-/* What the REST API asks of the worker through its query (core/query.c),
- * rest_ops' calls of the same names (control/rest.h), ctx the worker: a
- * connector's pause/resume/stop/restart, KIP-875's offsets. */
-int worker_control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen);
-int worker_offsets_get(void *ctx, size_t i, char **json);
-int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
-                         char *errbuf, size_t errlen);
-
 /* r went to the producer, to topic (vlen: its value's bytes as
  * converted). */
 void worker_control_produced(const struct record *r, const char *topic, size_t vlen);
