@@ -242,7 +242,7 @@ static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic)
 
 static void forget_topics(void *ctx, size_t i)
 {
-	worker_control_forget(live(ctx, i));
+	connector_forget_topics(live(ctx, i));
 }
 
 static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,

@@ -620,8 +620,8 @@ static void txn_commit_soon(struct worker *w)
 /* What the record path (core/pipeline.c) calls of the worker. */
 static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
-    .acked = worker_control_acked,
-    .produced = worker_control_produced,
+    .acked = connector_acked,
+    .produced = connector_produced,
     .charge = charge,
     .txn_begin = txn_begin,
     .txn_failed = txn_failed,
@@ -641,7 +641,6 @@ static const struct connector_hooks life = {
     .source_free = worker_source_free,
     .log_counters = worker_source_log_counters,
     .unshow = unshow,
-    .forget = worker_control_forget,
     .txn_holds = txn_holds,
     .txn_commit_soon = txn_commit_soon,
 };

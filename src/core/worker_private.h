@@ -126,19 +126,6 @@ static inline bool conn_reading(const struct conn *c)
 	return !c->stopped && c->run == CONN_RUNNING;
 }
 
-/* ---- worker_control.c: the REST API's side of the worker ------------------ */
-
-/* From the delivery report of a record of p (ok: acknowledged): counts
- * it, and completes a stop once p's connector has nothing in flight. */
-void worker_control_acked(struct partition *p, bool ok);
-
-/* r went to the producer, to topic (vlen: its value's bytes as
- * converted). */
-void worker_control_produced(const struct record *r, const char *topic, size_t vlen);
-
-/* Forgets c's active topics (its source closes). */
-void worker_control_forget(struct conn *c);
-
 /* ---- worker_source.c ------------------------------------------------------ */
 
 /* Fills c->env, what the worker offers c's source (partition handles,
