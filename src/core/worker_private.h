@@ -114,7 +114,7 @@ struct worker {
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
 	struct status_sock *status; /* skiff status (control/status_sock.c) */
-	/* rest: worker_control.c */
+	/* the health verdict's bounds, as the query hands them to control/ */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
 	struct health *health; /* the verdict and the computed gauges (control/health.c) */
