@@ -417,6 +417,11 @@ static int alter_one(struct commits *cm, const char *name, const struct offsets_
 	return rc;
 }
 
+int commits_print(const struct commits *cm, const char *connector, char **json)
+{
+	return offsets_doc_print(cm->o, connector, json) == 0 ? 0 : COMMITS_ERR_NOMEM;
+}
+
 int commits_alter(struct commits *cm, const struct connector_settings *cs,
                   const struct offsets_doc_entry *e, size_t n, char *errbuf, size_t errlen)
 {

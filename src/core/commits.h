@@ -151,6 +151,10 @@ int commits_last(const struct commits *cm, int64_t *at_ms);
 int commits_alter(struct commits *cm, const struct connector_settings *cs,
                   const struct offsets_doc_entry *e, size_t n, char *errbuf, size_t errlen);
 
+/* KIP-875's GET: connector's stored offsets as a document, into *json
+ * (malloc'd, caller frees). Returns 0 or COMMITS_ERR_NOMEM. */
+int commits_print(const struct commits *cm, const char *connector, char **json);
+
 /* Writes the store now when it can (the file backend completes before
  * returning); when a write is in flight or cannot start, sets *deferred
  * (the caller's flush writes it) and returns 0. Returns 0 or

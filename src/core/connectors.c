@@ -16,6 +16,7 @@
 #include "core/connectors.h"
 
 #include "control/restconf.h"
+#include "core/active_topics.h"
 #include "core/commits.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -163,7 +164,7 @@ static void release(struct conn *c)
 	free(c->records);
 	free(c->trace);
 	w->life->source_free(c);
-	w->life->forget(c);
+	connector_forget_topics(c);
 	memset(c, 0, sizeof(*c));
 	c->w = w;
 	c->stopped = c->removed = true;
@@ -309,11 +310,33 @@ void connectors_committed(struct worker *w)
 			finish_stop(w->conns[i]);
 }
 
-void connector_acked(struct partition *p)
+void connector_acked(struct partition *p, bool ok)
 {
+	if (ok) {
+		p->acked++;
+		p->last_ack_ms = p->conn->w->turn_epoch_ms;
+	}
 	/* acks_done has counted this one out already. */
 	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
 		finish_stop(p->conn);
+}
+
+void connector_produced(const struct record *r, const char *topic, size_t vlen)
+{
+	struct partition *p = r->part;
+
+	p->produced++;
+	p->read_bytes += r->value.kind == VALUE_STRING ? r->value.len : vlen;
+	partition_head(p, p->conn->w->turn_ms);
+	/* The connector's active topics (Connect's): out of memory leaves this
+	 * one unlisted, as Connect's list is only informative. */
+	(void)active_topics_note(&p->conn->topics, topic);
+}
+
+void connector_forget_topics(struct conn *c)
+{
+	active_topics_free(c->topics);
+	c->topics = NULL;
 }
 
 void connector_restart(struct conn *c)

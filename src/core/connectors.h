@@ -15,6 +15,7 @@
 struct conn;
 struct connector_settings;
 struct partition;
+struct record;
 struct worker;
 
 /* What a person asked of a connector through the REST API. */
@@ -65,10 +66,8 @@ struct connector_hooks {
 	int (*source_register)(struct conn *c);
 	void (*source_free)(struct conn *c);
 	void (*log_counters)(struct worker *w);
-	/* A partition's series go (control/pmetrics.c); c's active topics
-	 * are forgotten (worker_control_forget). */
+	/* A partition's series go (control/pmetrics.c). */
 	void (*unshow)(struct partition *p);
-	void (*forget)(struct conn *c);
 	/* Exactly-once: the open transaction holds offsets of c the store lacks
 	 * (eos_holds); commit it at the end of this turn
 	 * (eos_commit_soon). */
@@ -121,10 +120,19 @@ int connector_resume(struct conn *c, char *errbuf, size_t errlen);
 int connector_stop(struct conn *c, char *errbuf, size_t errlen);
 void connector_restart(struct conn *c);
 
-/* A delivery report of a record of p was counted (acks_done): completes
- * the stop of p's connector once nothing of it is in flight. p may be freed
- * by it. */
-void connector_acked(struct partition *p);
+/* A delivery report of a record of p was counted (acks_done; ok: Kafka
+ * acknowledged it, which p counts): completes the stop of p's connector
+ * once nothing of it is in flight. p may be freed by it. */
+void connector_acked(struct partition *p, bool ok);
+
+/* r went to the producer, to topic (vlen: its value's bytes as
+ * converted): counted in its partition, topic among its connector's active
+ * ones (Connect's GET .../topics). */
+void connector_produced(const struct record *r, const char *topic, size_t vlen);
+
+/* Forgets c's active topics (its source closes, or the REST API resets
+ * them). */
+void connector_forget_topics(struct conn *c);
 
 /* An exactly-once transaction committed: completes the stops that waited
  * for it to carry their connectors' offsets. */

@@ -27,7 +27,7 @@ struct partition {
 	/* Counted since the partition was made (its connector opened), and
 	 * shown as its series while it has them (control/pmetrics.c). */
 	uint64_t produced, acked, read_bytes;
-	int64_t last_ack_ms; /* worker_epoch_ms() of the last acknowledgement, 0: none */
+	int64_t last_ack_ms; /* the wall clock's ms of the last acknowledgement, 0: none */
 	/* Its series in the registry while it is among the
 	 * metrics.partition.limit most active partitions; NULL: not shown. */
 	struct pseries *series;

@@ -23,9 +23,9 @@ struct worker;
 struct pipeline_hooks {
 	/* Stops c for good (connector_fail). */
 	void (*fail)(struct conn *c, bool config, const char *why);
-	/* A delivery report of a record of p (worker_control_acked). */
+	/* A delivery report of a record of p (connector_acked). */
 	void (*acked)(struct partition *p, bool ok);
-	/* r went to the producer, to topic (worker_control_produced). */
+	/* r went to the producer, to topic (connector_produced). */
 	void (*produced)(const struct record *r, const char *topic, size_t vlen);
 	/* bytes went to the producer (supervisor_charge). */
 	void (*charge)(struct worker *w, size_t bytes);

@@ -3,11 +3,15 @@
  * control client reaches, and only through worker_query_ops. Main loop
  * only. */
 #include "core/query.h"
+#include "core/reload.h"
 #include "core/worker.h"
 #include "core/worker_private.h"
 
 #include "control/rest.h"
 #include "core/active_topics.h"
+#include "core/commits.h"
+#include "core/connectors.h"
+#include "core/log.h"
 #include "core/loop.h"
 
 #include <stdio.h>
@@ -167,17 +171,68 @@ static void bandwidth(void *ctx, char *buf, size_t len)
 	supervisor_summary(((struct worker *)ctx)->sup, buf, len);
 }
 
+/* The connector state machine is core/connectors.c's; this names its
+ * answers as the REST API does. */
 static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, size_t errlen)
 {
-	static const enum rest_action as[] = {
-	    [QUERY_PAUSE] = REST_PAUSE,
-	    [QUERY_RESUME] = REST_RESUME,
-	    [QUERY_STOP] = REST_STOP,
-	    [QUERY_RESTART] = REST_RESTART,
-	};
+	struct conn *c = live(ctx, i);
+	int rc;
 
-	/* The connector state machine (today worker_control.c's). */
-	return worker_control(ctx, i, as[cmd], errbuf, errlen);
+	switch (cmd) {
+	case QUERY_RESTART:
+		connector_restart(c);
+		return 0;
+	case QUERY_PAUSE:
+		rc = connector_pause(c, errbuf, errlen);
+		break;
+	case QUERY_RESUME:
+		rc = connector_resume(c, errbuf, errlen);
+		break;
+	default:
+		rc = connector_stop(c, errbuf, errlen);
+		break;
+	}
+	return rc == 0 ? 0 : rc == CONNECTORS_ERR_STATE ? REST_ERR_STATE : REST_ERR;
+}
+
+/* KIP-875: the stored offsets (core/commits.c). */
+static int offsets(void *ctx, size_t i, char **json)
+{
+	struct worker *w = ctx;
+
+	return commits_print(w->commits, live(w, i)->cs->name, json) == 0 ? 0 : REST_ERR_NOMEM;
+}
+
+/* KIP-875's edit: only while the connector is STOPPED, as Connect. */
+static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
+                         char *errbuf, size_t errlen)
+{
+	struct worker *w = ctx;
+	struct conn *c = live(w, i);
+	const char *name = c->cs->name;
+	bool deferred = false;
+	int rc;
+
+	if (c->run != CONN_STOPPED || c->stopped) {
+		snprintf(errbuf, errlen,
+		         "Connectors must be in the STOPPED state before their "
+		         "offsets can be modified. This can be done for the specified connector by "
+		         "issuing a 'PUT' request to the '/connectors/%s/stop' endpoint",
+		         name);
+		return REST_ERR_STATE;
+	}
+	rc = commits_alter(w->commits, c->cs, e, n, errbuf, errlen);
+	if (rc == 0) {
+		log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
+		rc = commits_write_now(w->commits, &deferred, errbuf, errlen);
+	}
+	if (deferred)
+		w->next_flush = loop_now_ms(); /* the flush timer writes it */
+	return rc == 0                    ? 0
+	       : rc == COMMITS_ERR_SOURCE ? REST_ERR_SOURCE
+	       : rc == COMMITS_ERR_NOMEM  ? REST_ERR_NOMEM
+	       : rc == COMMITS_ERR_WRITE  ? REST_ERR
+	                                  : REST_ERR_ARG;
 }
 
 static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic), void *arg)
@@ -187,7 +242,13 @@ static void topics(void *ctx, size_t i, void (*fn)(void *arg, const char *topic)
 
 static void forget_topics(void *ctx, size_t i)
 {
-	worker_control_forget(live(ctx, i));
+	connector_forget_topics(live(ctx, i));
+}
+
+static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen)
+{
+	return reload_change(((struct worker *)ctx)->reload, rc, waiter, errbuf, errlen);
 }
 
 static char *cluster_id(void *ctx)
@@ -223,9 +284,9 @@ const struct query_ops worker_query_ops = {
     .command = command,
     .topics = topics,
     .forget_topics = forget_topics,
-    .offsets = worker_offsets_get,
-    .alter_offsets = worker_offsets_alter,
-    .change = worker_change,
+    .offsets = offsets,
+    .alter_offsets = alter_offsets,
+    .change = change,
     .cluster_id = cluster_id,
     .worker_config = worker_config,
 };

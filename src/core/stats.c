@@ -11,7 +11,7 @@
  * labels' indexes, in an open-addressing table of metric indexes; counting
  * never looks anything up. A metric is retired (hidden, its value kept) or,
  * for series that come and go (a source partition's, shown only while it
- * is among the most active: worker_control.c), removed: its place is taken
+ * is among the most active: control/pmetrics.c), removed: its place is taken
  * by the next metric registered, and a label string no metric uses any
  * more is freed, so that a registry whose series come and go does not grow
  * with the partitions it ever showed. */

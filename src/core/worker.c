@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/pipeline.h"
 #include "core/loop.h"
+#include "core/reload.h"
 #include "offsets/offsets.h"
 #include "util/rstr.h"
 #include "config/settings.h"
@@ -79,7 +80,7 @@ static void take_signals(struct worker *w, int fd)
 	while ((n = read(fd, sig, sizeof(sig))) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			if (sig[i] == SIGHUP) {
-				w->reload_asked = true; /* at the end of the turn */
+				reload_ask(w->reload); /* at the end of the turn */
 			} else if (!w->stop) {
 				log_info("signal %d: stopping", sig[i]);
 				w->stop = true;
@@ -167,14 +168,8 @@ int worker_turn(struct worker *w)
 	pipeline_poll_sink(w);
 	if ((code = supervisor_turn(w->sup, w->stop)) != 0)
 		return code;
-	if (w->reload_asked && !w->stop) {
-		w->reload_asked = false;
-		worker_reload(w);
-	}
-	if (w->change.asked && !w->stop) {
-		w->change.asked = false;
-		worker_reload_change(w);
-	}
+	if (!w->stop)
+		reload_turn(w->reload);
 	now = now_ms();
 	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
 		struct conn *c = w->conns[i];
@@ -368,6 +363,11 @@ int worker_run(struct worker *w, int sigfd)
 	return code;
 }
 
+struct loop *worker_loop(struct worker *w)
+{
+	return w->loop;
+}
+
 /* ---- set-up -------------------------------------------------------------- */
 
 /* ---- what the producer's supervisor asks of the worker ------------------ */
@@ -478,6 +478,113 @@ static const struct supervisor_ops supervision = {
     .fatal = sink_fatal_exit,
 };
 
+/* ---- what the reload asks of the worker ---------------------------------- */
+
+static int reload_drain(void *ctx)
+{
+	return worker_drain_and_flush(ctx);
+}
+
+/* reload_ops.apply: the flush timings and the health bound. */
+static void reload_apply(void *ctx, const struct worker_conf *wc)
+{
+	struct worker *w = ctx;
+
+	w->flush_interval = wc->flush_interval_ms;
+	w->flush_timeout = wc->flush_timeout_ms;
+	w->health_ack_ms = wc->health_ack_timeout_ms;
+	w->part_limit = (size_t)wc->metrics_partition_limit;
+	w->next_flush = now_ms() + w->flush_interval;
+}
+
+static void reload_eos(void *ctx)
+{
+	struct worker *w = ctx;
+
+	eos_reload(w->eos, w->settings, w->flush_interval);
+}
+
+static void reload_notify(void *ctx, const char *state)
+{
+	notify_send(((struct worker *)ctx)->notify, state);
+}
+
+static size_t reload_slots(void *ctx)
+{
+	return ((struct worker *)ctx)->nconns;
+}
+
+static const struct connector_settings *reload_slot(void *ctx, size_t k)
+{
+	const struct conn *c = ((struct worker *)ctx)->conns[k];
+
+	return c->removed ? NULL : c->cs;
+}
+
+static void reload_rebind(void *ctx, size_t k, const struct connector_settings *cs)
+{
+	((struct worker *)ctx)->conns[k]->cs = cs;
+}
+
+static long reload_add(void *ctx)
+{
+	struct worker *w = ctx;
+
+	return connectors_slot(w) != NULL ? (long)w->nconns - 1 : -1;
+}
+
+/* reload_ops.fail: slot k stays FAILED with why as its trace, polling
+ * nothing until a reload that changes it or a restart. Only out of memory
+ * before its counters existed (no records array) leaves the slot free. */
+static void reload_fail(void *ctx, size_t k, const char *why)
+{
+	struct conn *c = ((struct worker *)ctx)->conns[k];
+
+	if (c->records == NULL) {
+		connector_close(c, CLOSE_ABANDON);
+		return;
+	}
+	c->stopped = true;
+	c->config_error = true;
+	c->trace = strdup(why); /* NULL: FAILED without the text */
+}
+
+static int reload_open(void *ctx, size_t k, const struct connector_settings *cs, char *why,
+                       size_t len)
+{
+	struct worker *w = ctx;
+
+	if (connector_open(w, w->conns[k], cs, OPEN_NEW, why, len) == 0)
+		return 0;
+	reload_fail(w, k, why);
+	return -1;
+}
+
+static void reload_close(void *ctx, size_t k)
+{
+	connector_close(((struct worker *)ctx)->conns[k], CLOSE_ABANDON);
+}
+
+static const struct reload_ops reloading = {
+    .drain_and_flush = reload_drain,
+    .apply = reload_apply,
+    .eos_reload = reload_eos,
+    .notify = reload_notify,
+    .slots = reload_slots,
+    .slot = reload_slot,
+    .rebind = reload_rebind,
+    .add = reload_add,
+    .open = reload_open,
+    .fail = reload_fail,
+    .close = reload_close,
+};
+
+void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
+                         bool cli_log_level)
+{
+	reload_setup(w->reload, s, w->offsets, paths, n, cli_log_level);
+}
+
 /* pipeline_hooks.charge */
 static void charge(struct worker *w, size_t bytes)
 {
@@ -513,8 +620,8 @@ static void txn_commit_soon(struct worker *w)
 /* What the record path (core/pipeline.c) calls of the worker. */
 static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
-    .acked = worker_control_acked,
-    .produced = worker_control_produced,
+    .acked = connector_acked,
+    .produced = connector_produced,
     .charge = charge,
     .txn_begin = txn_begin,
     .txn_failed = txn_failed,
@@ -534,7 +641,6 @@ static const struct connector_hooks life = {
     .source_free = worker_source_free,
     .log_counters = worker_source_log_counters,
     .unshow = unshow,
-    .forget = worker_control_forget,
     .txn_holds = txn_holds,
     .txn_commit_soon = txn_commit_soon,
 };
@@ -645,6 +751,22 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 	return 0;
 }
 
+/* The reload, with nothing to reload until worker_reload_setup. */
+static int open_reload(struct worker *w, char *errbuf, size_t errlen)
+{
+	struct reload_env env = {.ops = &reloading,
+	                         .ctx = w,
+	                         .sup = w->sup,
+	                         .query = &w->query,
+	                         .draining = &w->reloading};
+
+	if (reload_new(&env, &w->reload) != 0) {
+		snprintf(errbuf, errlen, "worker: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	return 0;
+}
+
 /* The producer, its pipe in the loop, and as many ack slots as its queue
  * holds records: memory for in-flight records is bounded by construction. */
 static int open_sink(struct worker *w, char *errbuf, size_t errlen)
@@ -695,6 +817,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, opener, errbuf, errlen)) != 0 ||
+	    (rc = open_reload(w, errbuf, errlen)) != 0 ||
 	    (rc = open_sink(w, errbuf, errlen)) != 0 || (rc = open_eos(w, errbuf, errlen)) != 0) {
 		worker_destroy(w);
 		return rc;
@@ -826,7 +949,7 @@ void worker_destroy(struct worker *w)
 	/* Each logs what closing it lost (the file source counts the held
 	 * files deleted since), before the registry goes. */
 	connectors_destroy(w);
-	worker_change_clear(&w->change);
+	reload_destroy(w->reload);
 	notify_close(w->notify);
 	w->notify = NULL;
 	status_sock_close(w->status);

@@ -84,7 +84,7 @@ const char *worker_strerror(int err);
  * or no connector can go on. Returns a WORKER_EXIT_* code. */
 int worker_run(struct worker *w, int sigfd);
 
-/* Lets SIGHUP reload the configuration (worker_reload.c, docs/operations.md, "Reload"):
+/* Lets SIGHUP reload the configuration (core/reload.c, docs/operations.md, "Reload"):
  * s is the settings w was created from, which a reload replaces in place;
  * paths (n of them) the files it was loaded from. Both borrowed: they must
  * outlive w. cli_log_level: --log-level was given, and wins over log.level.
@@ -92,7 +92,7 @@ int worker_run(struct worker *w, int sigfd);
 void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
                          bool cli_log_level);
 
-/* ---- the REST API's view (worker_control.c) ------------------------------ */
+/* ---- the REST API's view ------------------------------------------------- */
 
 struct loop;
 struct rest_ops;

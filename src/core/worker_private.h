@@ -72,17 +72,6 @@ struct conn {
 	struct active_topics *topics;
 };
 
-/* A connector change the REST API asked for (worker_control.c takes it,
- * worker_reload.c applies it at the end of the turn). */
-struct worker_change {
-	bool asked;
-	int op; /* enum rest_change_op */
-	char *name;
-	cJSON *config; /* REST_CREATE, REST_PUT: whole; REST_PATCH: the patch */
-	char *initial_state;
-	void *waiter; /* rest.c's, for rest_changed */
-};
-
 struct worker {
 	const struct settings *settings;
 	struct offsets *offsets;
@@ -115,25 +104,20 @@ struct worker {
 	 * &query. systemd's notifications (control/notify.c). */
 	struct query query;
 	struct notify *notify;
-	struct settings *live; /* the settings a reload may replace; NULL: no reload */
-	char *const *paths;    /* the configuration files, for a reload */
-	size_t npaths;
-	bool reloading;        /* a reload drains: no source is watched */
-	bool reload_asked;     /* SIGHUP arrived: reload at the end of this turn */
-	bool cli_log_level;    /* --log-level was given: it wins over log.level */
+	struct reload *reload; /* SIGHUP and the REST API's changes (core/reload.c) */
+	bool reloading;        /* a reload or a new producer drains: no source is read */
 	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
 	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
 	                        * are served: stamps heads and acks, not one read a record */
-	int64_t turn_epoch_ms; /* worker_epoch_ms() read with turn_ms */
+	int64_t turn_epoch_ms; /* the wall clock's ms (clock_wall_ns) read with turn_ms */
 	/* A record's key and value as converted, reused record after record
 	 * (librdkafka copies them at produce). */
 	struct buf kscratch, vscratch;
 	struct status_sock *status; /* skiff status (control/status_sock.c) */
-	/* rest: worker_control.c */
+	/* the health verdict's bounds, as the query hands them to control/ */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
 	struct health *health; /* the verdict and the computed gauges (control/health.c) */
-	struct worker_change change;
 };
 
 /* True while c reads: neither failed nor paused or stopped by a person. */
@@ -141,37 +125,6 @@ static inline bool conn_reading(const struct conn *c)
 {
 	return !c->stopped && c->run == CONN_RUNNING;
 }
-
-/* ---- worker_control.c: the REST API's side of the worker ------------------ */
-
-/* Sets up a new partition p's counts (not shown until the next
- * health_refresh picks it). */
-void worker_control_partition(struct partition *p);
-
-/* From the delivery report of a record of p (ok: acknowledged): counts
- * it, and completes a stop once p's connector has nothing in flight. */
-void worker_control_acked(struct partition *p, bool ok);
-
-/* What the REST API asks of the worker through its query (core/query.c),
- * rest_ops' calls of the same names (control/rest.h), ctx the worker: a
- * connector's pause/resume/stop/restart, KIP-875's offsets, a connector
- * change (taken now, applied by worker_reload_change). */
-int worker_control(void *ctx, size_t i, enum rest_action a, char *errbuf, size_t errlen);
-int worker_offsets_get(void *ctx, size_t i, char **json);
-int worker_offsets_alter(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
-                         char *errbuf, size_t errlen);
-int worker_change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
-                  size_t errlen);
-
-/* r went to the producer, to topic (vlen: its value's bytes as
- * converted). */
-void worker_control_produced(const struct record *r, const char *topic, size_t vlen);
-
-/* Forgets c's active topics (its source closes). */
-void worker_control_forget(struct conn *c);
-
-/* The wall clock in ms, for timestamps a person reads. */
-int64_t worker_epoch_ms(void);
 
 /* ---- worker_source.c ------------------------------------------------------ */
 
@@ -226,7 +179,7 @@ int worker_turn(struct worker *w);
 /* From a wait that holds the main thread outside the loop (exactly-once's
  * init or abort, up to 6 x offset.flush.timeout.ms): feeds systemd's
  * watchdog when due and takes the signals that came (SIGTERM sets w->stop,
- * SIGHUP w->reload_asked), as the loop would. Call it at least every
+ * SIGHUP asks for a reload), as the loop would. Call it at least every
  * second of the wait. */
 void worker_waiting(struct worker *w);
 
@@ -241,17 +194,5 @@ int worker_drain_and_flush(struct worker *w);
  * the exit code after an abort. A stop, a reload and a new producer call it
  * before they drain. */
 int worker_eos_settle(struct worker *w);
-
-/* ---- worker_reload.c ----------------------------------------------------- */
-
-/* Re-reads the configuration files and applies what changed (docs/operations.md, "Reload"). */
-void worker_reload(struct worker *w);
-
-/* Applies w->change as a reload (the kept REST connectors with the change)
- * and answers its request (rest_changed). End of a turn only. */
-void worker_reload_change(struct worker *w);
-
-/* Frees what w->change holds. */
-void worker_change_clear(struct worker_change *ch);
 
 #endif

@@ -70,7 +70,6 @@ static struct partition *env_partition(struct source_env *env, const char *parti
 		rstr_drop(key);
 		return NULL;
 	}
-	worker_control_partition(p);
 	return p;
 }
 

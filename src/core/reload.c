@@ -1,4 +1,4 @@
-/* worker_reload: SIGHUP re-reads the configuration files given on the
+/* reload: SIGHUP re-reads the configuration files given on the
  * command line and applies what changed, without giving up the promise that
  * an offset advances only past records Kafka acknowledged.
  *
@@ -27,27 +27,30 @@
  *   (its settings tried first, without a swap).
  *
  * The REST API's POST /connectors, PUT and PATCH .../config and DELETE
- * /connectors/{name} go the same way (worker_reload_change): the change is
+ * /connectors/{name} go the same way (reload_change, applied by
+ * reload_turn): the change is
  * laid over the files as the kept REST connectors are (restconns.h), the
  * whole configuration reloaded, and the change kept only once applied.
  *
  * The settings a source was opened from stay alive as long as the source:
  * an unchanged connector keeps its section objects (they are moved into the
- * new settings). Main thread only. */
-#include "core/worker.h"
-#include "core/worker_private.h"
+ * new settings). The worker is reached through reload_ops only
+ * (core/reload.h). Main thread only. */
+#include "core/reload.h"
 
-#include "core/eos.h"
 #include "config/config.h"
-#include "core/log.h"
-#include "offsets/offsets.h"
 #include "config/props.h"
-#include "control/notify.h"
+#include "config/settings.h"
 #include "control/rest.h"
 #include "control/restconns.h"
-#include "config/settings.h"
-#include "kafka/sink_kafka.h"
+#include "core/log.h"
+#include "core/query.h"
 #include "core/source.h"
+#include "kafka/sink_kafka.h"
+#include "kafka/supervisor.h"
+#include "offsets/offsets.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +82,31 @@ static const char *const with_producer[] = {
     "ssl.",
     "sasl.",
     NULL,
+};
+
+/* A connector change the REST API asked for (reload_change takes it,
+ * reload_turn applies it). */
+struct change {
+	bool asked;
+	int op; /* enum rest_change_op */
+	char *name;
+	cJSON *config; /* REST_CREATE, REST_PUT: whole; REST_PATCH: the patch */
+	char *initial_state;
+	void *waiter; /* rest.c's, for rest_changed */
+};
+
+struct reload {
+	struct reload_env env;
+	const struct reload_ops *ops; /* env.ops */
+	void *ctx;                    /* env.ctx */
+	struct settings *live;        /* the settings a reload replaces; NULL: no reload */
+	struct offsets *offsets;      /* the store: an added connector's offsets */
+	char *const *paths;           /* the configuration files */
+	size_t npaths;
+	bool cli_log_level;    /* --log-level was given: it wins over log.level */
+	bool asked;            /* SIGHUP arrived: reload at the end of this turn */
+	int64_t flush_timeout; /* offset.flush.timeout.ms as applied, for the log */
+	struct change change;
 };
 
 enum plan { KEEP, CHANGE, REMOVE };
@@ -149,15 +177,15 @@ static void swap_cs(struct connector_settings *a, struct connector_settings *b)
 
 /* The sources' own checks (a database's tables) for the connectors that
  * will open. Returns 0, or -1 with why. */
-static int check_new(const struct worker *w, const struct settings *next, char *why, size_t len)
+static int check_new(const struct reload *r, const struct settings *next, char *why, size_t len)
 {
 	char err[1024];
 
 	for (size_t j = 0; j < next->nconnectors; j++) {
 		const struct connector_settings *n = &next->connectors[j];
-		int i = find_connector(w->live, n->name);
+		int i = find_connector(r->live, n->name);
 
-		if (n->ops->check == NULL || (i >= 0 && same_connector(&w->live->connectors[i], n)))
+		if (n->ops->check == NULL || (i >= 0 && same_connector(&r->live->connectors[i], n)))
 			continue;
 		if (n->ops->check(n->cfg, n->name, err, sizeof(err)) == SOURCE_ERR_CONFIG) {
 			snprintf(why, len, "connector %s: %s", n->name, err);
@@ -169,116 +197,96 @@ static int check_new(const struct worker *w, const struct settings *next, char *
 
 /* Which connector each running slot becomes: KEEP (same settings), CHANGE
  * or REMOVE, and its target in next. Returns whether any stops. */
-static bool plan_conns(const struct worker *w, const struct settings *next, struct slots *sl)
+static bool plan_conns(const struct reload *r, const struct settings *next, struct slots *sl)
 {
 	bool stops = false;
 
 	for (size_t k = 0; k < sl->n; k++) {
-		const struct conn *c = w->conns[k];
-		int t = c->removed ? -1 : find_connector(next, c->cs->name);
+		const struct connector_settings *cs = r->ops->slot(r->ctx, k);
+		int t = cs == NULL ? -1 : find_connector(next, cs->name);
 
 		sl->target[k] = t;
-		sl->plan[k] = t < 0                                         ? REMOVE
-		              : same_connector(c->cs, &next->connectors[t]) ? KEEP
-		                                                            : CHANGE;
-		stops |= !c->removed && sl->plan[k] != KEEP;
+		sl->plan[k] = t < 0                                      ? REMOVE
+		              : same_connector(cs, &next->connectors[t]) ? KEEP
+		                                                         : CHANGE;
+		stops |= cs != NULL && sl->plan[k] != KEEP;
 	}
 	return stops;
 }
 
-/* Slot c, whose source did not open, stays as connector cs FAILED with why
- * as its trace: listed by /connectors, /health and `skiff status` unhealthy,
- * polling nothing until a reload that changes it or a restart. Only out of
- * memory before its counters existed (no records array) leaves the slot
- * free. */
-static void failed(struct worker *w, struct conn *c, const char *why)
+/* Opens connector j of the live settings in slot k (changed: it ran with
+ * other settings before). Returns 0, or -1 with why (the slot then FAILED,
+ * reload_ops.open). */
+static int start_conn(struct reload *r, size_t k, int j, bool changed, char *why, size_t len)
 {
-	if (c->records == NULL) {
-		connector_close(c, CLOSE_ABANDON);
-		return;
-	}
-	c->stopped = true;
-	c->config_error = true;
-	c->trace = strdup(why); /* NULL: FAILED without the text */
-}
-
-/* Opens connector j of the live settings in slot c (changed: it ran with
- * other settings before). Returns 0, or -1 with why (c then FAILED). */
-static int start_conn(struct worker *w, struct conn *c, int j, bool changed, char *why, size_t len)
-{
-	struct connector_settings *cs = &w->live->connectors[j];
+	struct connector_settings *cs = &r->live->connectors[j];
 
 	/* An added connector's offsets in the topic were not read at start. */
-	if (!changed && offsets_adopt(w->offsets, cs->name, why, len) != 0) {
+	if (!changed && offsets_adopt(r->offsets, cs->name, why, len) != 0) {
 		log_error("connector %s: not started: its offsets cannot be read: %s", cs->name,
 		          why);
-		failed(w, c, why);
+		r->ops->fail(r->ctx, k, why);
 		return -1;
 	}
 	if (!changed && why[0] != '\0')
 		log_warn("%s", why);
-	if (connector_open(w, c, cs, OPEN_NEW, why, len) == 0) {
-		log_notice("connector %s: %s", cs->name,
-		           changed ? "restarted with its new settings" : "started");
-		return 0;
-	}
-	failed(w, c, why);
-	return -1;
+	if (r->ops->open(r->ctx, k, cs, why, len) != 0)
+		return -1;
+	log_notice("connector %s: %s", cs->name,
+	           changed ? "restarted with its new settings" : "started");
+	return 0;
 }
 
 /* A free slot for an added connector, marked taken: a tombstone among the
- * slots sl plans, or a new one after every slot. NULL when memory is short. */
-static struct conn *free_slot(struct worker *w, struct slots *sl)
+ * slots sl plans, or a new one after every slot. -1 when memory is short. */
+static long free_slot(struct reload *r, struct slots *sl)
 {
 	for (size_t k = 0; k < sl->n; k++)
-		if (w->conns[k]->removed && !sl->taken[k]) {
+		if (r->ops->slot(r->ctx, k) == NULL && !sl->taken[k]) {
 			sl->taken[k] = true;
-			return w->conns[k];
+			return (long)k;
 		}
-	return connectors_slot(w);
+	return r->ops->add(r->ctx);
 }
 
 /* log.level (unless --log-level was given), the flush timings and the
  * health bound. */
-static void apply_worker_keys(struct worker *w, const struct config_section *nw)
+static void apply_worker_keys(struct reload *r, const struct config_section *nw)
 {
 	const struct worker_conf *wc = settings_worker(nw);
 	enum log_level level = wc->log_level >= 0 ? (enum log_level)wc->log_level : LOG_INFO;
 
-	if (!w->cli_log_level && level != log_get_level()) {
+	if (!r->cli_log_level && level != log_get_level()) {
 		const char *lv = config_shown(nw, "log.level");
 
 		log_notice("log level: %s", lv != NULL ? lv : "info (log.level unset)");
 		log_set_level(level);
 	}
-	w->flush_interval = wc->flush_interval_ms;
-	w->flush_timeout = wc->flush_timeout_ms;
-	w->health_ack_ms = wc->health_ack_timeout_ms;
-	w->part_limit = (size_t)wc->metrics_partition_limit;
-	w->next_flush = loop_now_ms() + w->flush_interval;
+	r->flush_timeout = wc->flush_timeout_ms;
+	r->ops->apply(r->ctx, wc);
 }
 
 /* Stops the connectors that change or go (after the drain), and moves the
  * settings of those that stay into next. Fills sl's cs_idx and taken. */
-static void stop_conns(struct worker *w, struct settings *next, struct slots *sl)
+static void stop_conns(struct reload *r, struct settings *next, struct slots *sl)
 {
 	for (size_t k = 0; k < sl->n; k++) {
-		struct conn *c = w->conns[k];
+		const struct connector_settings *cs = r->ops->slot(r->ctx, k);
 
-		if (c->removed)
+		if (cs == NULL)
 			continue;
-		sl->cs_idx[k] = (int)(c->cs - w->live->connectors);
+		sl->cs_idx[k] = (int)(cs - r->live->connectors);
 		if (sl->plan[k] != REMOVE)
 			sl->taken[k] = true;
 		if (sl->plan[k] == KEEP) {
 			swap_cs(&next->connectors[sl->target[k]],
-			        &w->live->connectors[sl->cs_idx[k]]);
+			        &r->live->connectors[sl->cs_idx[k]]);
 			continue;
 		}
-		log_notice("connector %s: %s", c->cs->name,
+		log_notice("connector %s: %s", cs->name,
 		           sl->plan[k] == REMOVE ? "removed"
 		                                 : "stopped to restart with new settings");
-		connector_close(c, CLOSE_ABANDON);
+		r->ops->close(r->ctx, k);
 	}
 }
 
@@ -299,43 +307,44 @@ static void swap_connectors(struct settings *a, struct settings *b)
  * drain), the live ones go into next, and those that change or come open.
  * Returns how many could not open (why: the first one's reason), or -1 with
  * nothing changed when memory is short for the plan. */
-static int switch_connectors(struct worker *w, struct settings *next, char *why, size_t len)
+static int switch_connectors(struct reload *r, struct settings *next, char *why, size_t len)
 {
 	struct slots sl;
 	char err[1024];
 	int left, bad = 0;
 
-	if (slots_alloc(&sl, w->nconns, next->nconnectors) != 0) {
+	if (slots_alloc(&sl, r->ops->slots(r->ctx), next->nconnectors) != 0) {
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	if (plan_conns(w, next, &sl) && (left = worker_drain_and_flush(w)) > 0)
+	if (plan_conns(r, next, &sl) && (left = r->ops->drain_and_flush(r->ctx)) > 0)
 		log_warn(
 		    "reload: %d records still unacknowledged after offset.flush.timeout.ms=%lld; "
 		    "those of connectors that stop are read again from the stored offset",
-		    left, (long long)w->flush_timeout);
-	stop_conns(w, next, &sl);
-	swap_connectors(w->live, next);
+		    left, (long long)r->flush_timeout);
+	stop_conns(r, next, &sl);
+	swap_connectors(r->live, next);
 	for (size_t k = 0; k < sl.n; k++) {
 		int j = sl.target[k];
 
-		if (j < 0 || (w->conns[k]->removed && sl.plan[k] != CHANGE))
+		if (j < 0 || (r->ops->slot(r->ctx, k) == NULL && sl.plan[k] != CHANGE))
 			continue;
 		sl.placed[j] = true;
 		if (sl.plan[k] == KEEP)
-			w->conns[k]->cs = &w->live->connectors[j];
-		else if (start_conn(w, w->conns[k], j, true, err, sizeof(err)) != 0 && bad++ == 0)
+			r->ops->rebind(r->ctx, k, &r->live->connectors[j]);
+		else if (start_conn(r, k, j, true, err, sizeof(err)) != 0 && bad++ == 0)
 			snprintf(why, len, "%s", err);
 	}
-	for (size_t j = 0; j < w->live->nconnectors; j++) {
-		struct conn *c = sl.placed[j] ? NULL : free_slot(w, &sl);
+	for (size_t j = 0; j < r->live->nconnectors; j++) {
+		long k = sl.placed[j] ? -1 : free_slot(r, &sl);
 
-		if (c != NULL) {
-			if (start_conn(w, c, (int)j, false, err, sizeof(err)) != 0 && bad++ == 0)
+		if (k >= 0) {
+			if (start_conn(r, (size_t)k, (int)j, false, err, sizeof(err)) != 0 &&
+			    bad++ == 0)
 				snprintf(why, len, "%s", err);
 		} else if (!sl.placed[j] && bad++ == 0) {
 			snprintf(why, len, "connector %s: not started: out of memory",
-			         w->live->connectors[j].name);
+			         r->live->connectors[j].name);
 		}
 	}
 	slots_free(&sl);
@@ -345,21 +354,21 @@ static int switch_connectors(struct worker *w, struct settings *next, char *why,
 /* The worker section's part: the new one goes live with a new producer
  * (the old one kept until exit), or stays next's; the reloadable keys
  * apply either way. */
-static void switch_worker(struct worker *w, struct settings *next, const char *producer_key)
+static void switch_worker(struct reload *r, struct settings *next, const char *producer_key)
 {
 	char why[256];
 
-	apply_worker_keys(w, next->worker);
+	apply_worker_keys(r, next->worker);
 	if (producer_key == NULL)
 		return;
-	supervisor_retire(w->sup, w->live->worker);
-	w->live->worker = next->worker;
+	supervisor_retire(r->env.sup, r->live->worker);
+	r->live->worker = next->worker;
 	next->worker = NULL;
 	snprintf(why, sizeof(why), "SIGHUP (%s changed)", producer_key);
-	if (supervisor_rebuild(w->sup, w->live->worker, why) != 0)
+	if (supervisor_rebuild(r->env.sup, r->live->worker, why) != 0)
 		log_error("reload: the new producer could not be made after all; the running one "
 		          "goes on");
-	else if (supervisor_rewatch(w->sup) != 0)
+	else if (supervisor_rewatch(r->env.sup) != 0)
 		log_error("reload: out of memory: the new TLS files are not watched");
 }
 
@@ -384,7 +393,7 @@ static int try_producer(const struct settings *next, char *why, size_t len)
 /* Loads the configuration with the REST connectors rest (taken; NULL:
  * those kept beside the offsets file) and applies it as a whole. Returns 0,
  * or -1 with why: refused, the running configuration stays. */
-static int reload(struct worker *w, struct restconns *rest, char *why, size_t len)
+static int reload(struct reload *r, struct restconns *rest, char *why, size_t len)
 {
 	struct settings *next = calloc(1, sizeof(*next));
 	const char *key;
@@ -395,9 +404,9 @@ static int reload(struct worker *w, struct restconns *rest, char *why, size_t le
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	if (settings_load_with(w->paths, w->npaths, rest, next, why, len) != 0)
+	if (settings_load_with(r->paths, r->npaths, rest, next, why, len) != 0)
 		goto out;
-	key = config_section_diff(w->live->worker, next->worker, with_producer);
+	key = config_section_diff(r->live->worker, next->worker, with_producer);
 	if (key != NULL) {
 		snprintf(why, len,
 		         "%s changed, which needs a new offset store or client: restart skiff to "
@@ -405,13 +414,13 @@ static int reload(struct worker *w, struct restconns *rest, char *why, size_t le
 		         key);
 		goto out;
 	}
-	if (check_new(w, next, why, len) != 0)
+	if (check_new(r, next, why, len) != 0)
 		goto out;
-	key = config_section_diff(w->live->worker, next->worker, reloadable);
+	key = config_section_diff(r->live->worker, next->worker, reloadable);
 	if (key != NULL && try_producer(next, why, len) != 0)
 		goto out;
 	settings_log_notices(next);
-	rc = switch_connectors(w, next, why, len);
+	rc = switch_connectors(r, next, why, len);
 	if (rc < 0)
 		goto out; /* nothing changed */
 	if (rc > 0) {
@@ -419,14 +428,14 @@ static int reload(struct worker *w, struct restconns *rest, char *why, size_t le
 
 		rc = -1;
 		/* Back to the connectors before: next holds them now. */
-		if (switch_connectors(w, next, again, sizeof(again)) != 0)
+		if (switch_connectors(r, next, again, sizeof(again)) != 0)
 			log_error("reload: a connector cannot reopen with its previous settings "
 			          "either: %s",
 			          again);
 		goto out;
 	}
-	switch_worker(w, next, key);
-	eos_reload(w->eos, w->settings, w->flush_interval);
+	switch_worker(r, next, key);
+	r->ops->eos_reload(r->ctx);
 	rc = 0;
 out:
 	settings_destroy(next);
@@ -434,25 +443,26 @@ out:
 	return rc;
 }
 
-void worker_reload(struct worker *w)
+/* SIGHUP's reload. */
+static void reload_files(struct reload *r)
 {
 	struct restconns *rest = NULL;
 	char why[2048];
 
-	if (w->live == NULL) {
+	if (r->live == NULL) {
 		log_notice("SIGHUP: no configuration files to reload; ignored");
 		return;
 	}
 	log_notice("SIGHUP: reloading the configuration");
-	notify_send(w->notify, "RELOADING=1");
+	r->ops->notify(r->ctx, "RELOADING=1");
 	/* The REST API's connectors as they run (kept or not). */
-	if (restconns_with(w->live->rest, NULL, NULL, false, &rest) != 0)
+	if (restconns_with(r->live->rest, NULL, NULL, false, &rest) != 0)
 		log_error("reload refused: out of memory; the running configuration stays");
-	else if (reload(w, rest, why, sizeof(why)) != 0)
+	else if (reload(r, rest, why, sizeof(why)) != 0)
 		log_error("reload refused: %s; the running configuration stays", why);
 	else
 		log_notice("reload done");
-	notify_send(w->notify, "READY=1");
+	r->ops->notify(r->ctx, "READY=1");
 }
 
 /* ---- the REST API's changes ---------------------------------------------- */
@@ -475,16 +485,16 @@ static void invalid(char *why, size_t len)
  * unresolved): its kept REST one, else its keys read again from its file.
  * Returns a new object of strings, or NULL (out of memory, or the file is
  * unreadable now: why). */
-static cJSON *written_config(const struct worker *w, const struct connector_settings *cs, char *why,
+static cJSON *written_config(const struct reload *r, const struct connector_settings *cs, char *why,
                              size_t len)
 {
-	long at = restconns_find(w->live->rest, cs->name);
+	long at = restconns_find(r->live->rest, cs->name);
 	size_t plen = strlen(cs->prefix);
 	struct props *p = NULL;
 	cJSON *j;
 
 	if (cs->rest && at >= 0)
-		return cJSON_Duplicate(restconns_config(w->live->rest, (size_t)at), true);
+		return cJSON_Duplicate(restconns_config(r->live->rest, (size_t)at), true);
 	if (props_load_file(cs->file, &p, why, len) != 0)
 		return NULL;
 	j = cJSON_CreateObject();
@@ -510,10 +520,10 @@ nomem:
 }
 
 /* The whole configuration a change leaves (NULL for a deletion). */
-static int changed_config(const struct worker *w, const struct worker_change *ch, cJSON **out,
-                          char *why, size_t len)
+static int changed_config(const struct reload *r, const struct change *ch, cJSON **out, char *why,
+                          size_t len)
 {
-	int i = find_connector(w->live, ch->name);
+	int i = find_connector(r->live, ch->name);
 
 	*out = NULL;
 	if (ch->op == REST_DELETE)
@@ -521,7 +531,7 @@ static int changed_config(const struct worker *w, const struct worker_change *ch
 	if (ch->op != REST_PATCH) {
 		*out = cJSON_Duplicate(ch->config, true);
 	} else if (i >= 0 &&
-	           (*out = written_config(w, &w->live->connectors[i], why, len)) != NULL) {
+	           (*out = written_config(r, &r->live->connectors[i], why, len)) != NULL) {
 		for (const cJSON *kv = ch->config->child; kv != NULL; kv = kv->next) {
 			cJSON_DeleteItemFromObjectCaseSensitive(*out, kv->string);
 			if (cJSON_IsString(kv) &&
@@ -537,57 +547,69 @@ static int changed_config(const struct worker *w, const struct worker_change *ch
 	return *out != NULL ? 0 : -1;
 }
 
-/* KIP-980's initial_state of a connector just created. */
-static void initial_state(struct worker *w, const char *name, const char *state)
+/* KIP-980's initial_state of a connector just created, through the query
+ * as the REST API would ask it. */
+static void initial_state(const struct reload *r, const char *name, const char *state)
 {
+	const struct query *q = r->env.query;
 	char why[512];
-	size_t n = worker_rest_ops.count(w);
+	size_t n = q->ops->connectors(q->ctx);
 
 	if (state == NULL || strcmp(state, "RUNNING") == 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct rest_connector rc;
+		struct query_conn qc;
 
-		worker_rest_ops.connector(w, i, &rc);
-		if (strcmp(rc.name, name) == 0)
-			(void)worker_rest_ops.control(
-			    w, i, strcmp(state, "PAUSED") == 0 ? REST_PAUSE : REST_STOP, why,
+		q->ops->connector(q->ctx, i, &qc);
+		if (strcmp(qc.name, name) == 0)
+			(void)q->ops->command(
+			    q->ctx, i, strcmp(state, "PAUSED") == 0 ? QUERY_PAUSE : QUERY_STOP, why,
 			    sizeof(why));
 	}
 }
 
-void worker_reload_change(struct worker *w)
+static void change_clear(struct change *ch)
+{
+	free(ch->name);
+	cJSON_Delete(ch->config);
+	free(ch->initial_state);
+	memset(ch, 0, sizeof(*ch));
+}
+
+/* Applies r->change as a reload (the kept REST connectors with the change)
+ * and answers its request (rest_changed). */
+static void apply_change(struct reload *r)
 {
 	/* Taken out first: the reply lets the next change in at once. */
-	struct worker_change taken = w->change, *ch = &taken;
+	struct change taken = r->change, *ch = &taken;
 	struct restconns *rest = NULL;
 	cJSON *config = NULL;
 	int i, rc = REST_ERR_NOMEM;
 	bool created, drop;
 	char why[2048] = "";
 
-	memset(&w->change, 0, sizeof(w->change));
-	i = find_connector(w->live, ch->name);
+	memset(&r->change, 0, sizeof(r->change));
+	i = find_connector(r->live, ch->name);
 	created = ch->op == REST_CREATE || (ch->op == REST_PUT && i < 0);
 	/* A deletion of a connector only the API gave drops its entry; one
 	 * of the files' is kept as "deleted", or the files would bring it back. */
-	drop = ch->op == REST_DELETE && i >= 0 && w->live->connectors[i].rest &&
-	       !w->live->connectors[i].in_files;
+	drop = ch->op == REST_DELETE && i >= 0 && r->live->connectors[i].rest &&
+	       !r->live->connectors[i].in_files;
 
 	log_notice("connector %s: %s (REST API)", ch->name,
 	           ch->op == REST_DELETE ? "deleting"
 	           : created             ? "creating"
 	                                 : "changing its configuration");
-	notify_send(w->notify, "RELOADING=1");
-	if (changed_config(w, ch, &config, why, sizeof(why)) != 0) {
+	r->ops->notify(r->ctx, "RELOADING=1");
+	if (changed_config(r, ch, &config, why, sizeof(why)) != 0) {
 		rc = why[0] && strcmp(why, "out of memory") != 0 ? REST_ERR : REST_ERR_NOMEM;
 		goto out;
 	}
-	if (restconns_with(w->live->rest, ch->name, config, drop, &rest) != 0) {
+	if (restconns_with(r->live->rest, ch->name, config, drop, &rest) != 0) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto out;
 	}
-	if (reload(w, rest, why, sizeof(why)) != 0) {
+	if (reload(r, rest, why, sizeof(why)) != 0) {
 		log_error(
 		    "connector %s: the change is refused: %s; the running configuration stays",
 		    ch->name, why);
@@ -597,12 +619,12 @@ void worker_reload_change(struct worker *w)
 	}
 	rc = 0;
 	if (ch->op == REST_CREATE)
-		initial_state(w, ch->name, ch->initial_state);
-	if (restconns_path(w->live->rest) == NULL) {
+		initial_state(r, ch->name, ch->initial_state);
+	if (restconns_path(r->live->rest) == NULL) {
 		log_warn("connector %s: changed through the REST API until a restart: with "
 		         "offset.storage.topic alone there is no state directory to keep it in",
 		         ch->name);
-	} else if (restconns_save(w->live->rest, why, sizeof(why)) != 0) {
+	} else if (restconns_save(r->live->rest, why, sizeof(why)) != 0) {
 		log_error("connector %s: changed, but the change could not be kept: %s; it lasts "
 		          "until a restart",
 		          ch->name, why);
@@ -612,20 +634,94 @@ void worker_reload_change(struct worker *w)
 		           ch->op == REST_DELETE ? "deleted"
 		           : created             ? "created"
 		                                 : "changed",
-		           restconns_path(w->live->rest));
+		           restconns_path(r->live->rest));
 	}
 out:
 	cJSON_Delete(config);
-	notify_send(w->notify, "READY=1");
+	r->ops->notify(r->ctx, "READY=1");
 	rest_changed(ch->waiter, ch->op, ch->name, created, rc, why);
-	worker_change_clear(ch);
+	change_clear(ch);
 }
 
-void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,
-                         bool cli_log_level)
+/* core/reload.h */
+int reload_change(struct reload *r, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen)
 {
-	w->live = s;
-	w->paths = paths;
-	w->npaths = n;
-	w->cli_log_level = cli_log_level;
+	struct change *ch = &r->change;
+
+	if (r->live == NULL) {
+		snprintf(errbuf, errlen,
+		         "this skiff was started without configuration files to "
+		         "change");
+		return REST_ERR_STATE;
+	}
+	if (ch->waiter != NULL || *r->env.draining) {
+		snprintf(
+		    errbuf, errlen,
+		    "Cannot complete request momentarily due to stale configuration (typically "
+		    "caused by a concurrent config change)");
+		return REST_ERR_STATE;
+	}
+	ch->op = rc->op;
+	ch->name = strdup(rc->name);
+	ch->config = rc->config != NULL ? cJSON_Duplicate(rc->config, true) : NULL;
+	ch->initial_state = rc->initial_state != NULL ? strdup(rc->initial_state) : NULL;
+	if (ch->name == NULL || (rc->config != NULL && ch->config == NULL) ||
+	    (rc->initial_state != NULL && ch->initial_state == NULL)) {
+		change_clear(ch);
+		snprintf(errbuf, errlen, "out of memory");
+		return REST_ERR_NOMEM;
+	}
+	ch->waiter = waiter;
+	ch->asked = true;
+	return REST_PENDING;
+}
+
+void reload_ask(struct reload *r)
+{
+	r->asked = true;
+}
+
+void reload_turn(struct reload *r)
+{
+	if (r->asked) {
+		r->asked = false;
+		reload_files(r);
+	}
+	if (r->change.asked) {
+		r->change.asked = false;
+		apply_change(r);
+	}
+}
+
+int reload_new(const struct reload_env *env, struct reload **out)
+{
+	struct reload *r = calloc(1, sizeof(*r));
+
+	*out = r;
+	if (r == NULL)
+		return -1;
+	r->env = *env;
+	r->ops = env->ops;
+	r->ctx = env->ctx;
+	return 0;
+}
+
+void reload_setup(struct reload *r, struct settings *s, struct offsets *o, char *const *paths,
+                  size_t n, bool cli_log_level)
+{
+	r->live = s;
+	r->offsets = o;
+	r->paths = paths;
+	r->npaths = n;
+	r->cli_log_level = cli_log_level;
+	r->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;
+}
+
+void reload_destroy(struct reload *r)
+{
+	if (r == NULL)
+		return;
+	change_clear(&r->change);
+	free(r);
 }

@@ -1,0 +1,333 @@
+/* The reload (core/reload.c) over a faked worker (reload_ops recorded on
+ * a table of slots): SIGHUP without configuration files does nothing; an
+ * unchanged configuration touches no connector; a changed connector is
+ * drained, closed and opened with its new settings, in that order and once
+ * each; a connector that cannot open with its new settings refuses the
+ * reload and opens again with its old ones; a key that needs a restart
+ * refuses the reload before anything stops; the flush timings apply at
+ * once; the REST API's changes are refused while the worker drains or
+ * without configuration files. */
+#include "config/settings.h"
+#include "control/rest.h"
+#include "core/reload.h"
+#include "core/source.h"
+#include "testlib.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SLOTS 8
+
+/* ---- the faked worker ---------------------------------------------------- */
+
+static struct fake {
+	char order[64]; /* one letter a call: d(rain) c(lose) o(pen) f(ail) e(os) a(pply) */
+	const struct connector_settings *cs[SLOTS];
+	size_t nslots;
+	int open_rc;            /* what the next opens answer */
+	char opened[SLOTS][64]; /* each open's topic, in order */
+	size_t nopened;
+	int rebinds;
+	int64_t flush_interval, flush_timeout;
+	int notified;
+	bool draining;
+} fk;
+
+static void note(char c)
+{
+	size_t n = strlen(fk.order);
+
+	if (n + 1 < sizeof(fk.order))
+		fk.order[n] = c;
+}
+
+static int f_drain(void *ctx)
+{
+	(void)ctx;
+	note('d');
+	return 0;
+}
+
+static void f_apply(void *ctx, const struct worker_conf *wc)
+{
+	(void)ctx;
+	note('a');
+	fk.flush_interval = wc->flush_interval_ms;
+	fk.flush_timeout = wc->flush_timeout_ms;
+}
+
+static void f_eos(void *ctx)
+{
+	(void)ctx;
+	note('e');
+}
+
+static void f_notify(void *ctx, const char *state)
+{
+	(void)ctx;
+	(void)state;
+	fk.notified++;
+}
+
+static size_t f_slots(void *ctx)
+{
+	(void)ctx;
+	return fk.nslots;
+}
+
+static const struct connector_settings *f_slot(void *ctx, size_t k)
+{
+	(void)ctx;
+	return fk.cs[k];
+}
+
+static void f_rebind(void *ctx, size_t k, const struct connector_settings *cs)
+{
+	(void)ctx;
+	fk.cs[k] = cs;
+	fk.rebinds++;
+}
+
+static long f_add(void *ctx)
+{
+	(void)ctx;
+	return fk.nslots < SLOTS ? (long)fk.nslots++ : -1;
+}
+
+static int f_open(void *ctx, size_t k, const struct connector_settings *cs, char *why, size_t len)
+{
+	const char *topic = config_shown(cs->cfg, "topic");
+
+	(void)ctx;
+	note('o');
+	if (fk.nopened < SLOTS)
+		snprintf(fk.opened[fk.nopened++], sizeof(fk.opened[0]), "%s",
+		         topic != NULL ? topic : "");
+	fk.cs[k] = cs; /* opened, or FAILED with cs (as the worker's slot) */
+	if (fk.open_rc != 0) {
+		fk.open_rc = 0; /* the next one opens */
+		snprintf(why, len, "connector %s: refused", cs->name);
+		return -1;
+	}
+	return 0;
+}
+
+static void f_fail(void *ctx, size_t k, const char *why)
+{
+	(void)ctx;
+	(void)k;
+	(void)why;
+	note('f');
+}
+
+static void f_close(void *ctx, size_t k)
+{
+	(void)ctx;
+	note('c');
+	fk.cs[k] = NULL;
+}
+
+static const struct reload_ops ops = {
+    .drain_and_flush = f_drain,
+    .apply = f_apply,
+    .eos_reload = f_eos,
+    .notify = f_notify,
+    .slots = f_slots,
+    .slot = f_slot,
+    .rebind = f_rebind,
+    .add = f_add,
+    .open = f_open,
+    .fail = f_fail,
+    .close = f_close,
+};
+
+/* ---- configuration files ------------------------------------------------- */
+
+static char dir[300], wpath[400], cpath[400];
+static char *paths[2] = {wpath, cpath};
+
+static void write_worker(const char *extra)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+	         "bootstrap.servers=127.0.0.1:1\noffset.storage.file.filename=%s/offsets.json\n"
+	         "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+	         "offset.flush.interval.ms=1000\noffset.flush.timeout.ms=200\n%s",
+	         dir, extra);
+	testlib_write_file(wpath, text, strlen(text));
+}
+
+static void write_connector(const char *topic)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+	         "name=p\nconnector.class=FileStreamSource\nfile=%s/app.log\n"
+	         "topic=%s\n",
+	         dir, topic);
+	testlib_write_file(cpath, text, strlen(text));
+}
+
+/* A reload over the files as written now, with connector p open in slot 0
+ * (the fake's state reset); *s the live settings (settings_destroy). */
+static struct reload *start(struct settings *s)
+{
+	static int n;
+	struct reload_env env = {.ops = &ops, .ctx = &fk, .draining = &fk.draining};
+	struct reload *r = NULL;
+	char errbuf[2048];
+
+	snprintf(dir, sizeof(dir), "%s/%d", testlib_tmpdir(), n++);
+	CHECK_INT(mkdir(dir, 0755), 0);
+	snprintf(wpath, sizeof(wpath), "%s/worker.properties", dir);
+	snprintf(cpath, sizeof(cpath), "%s/p.properties", dir);
+	snprintf(errbuf, sizeof(errbuf), "%s/app.log", dir);
+	testlib_write_file(errbuf, "", 0);
+	write_worker("");
+	write_connector("t");
+	memset(s, 0, sizeof(*s));
+	CHECK_INT(settings_load(paths, 2, s, errbuf, sizeof(errbuf)), 0);
+	memset(&fk, 0, sizeof(fk));
+	fk.cs[0] = &s->connectors[0];
+	fk.nslots = 1;
+	CHECK_INT(reload_new(&env, &r), 0);
+	reload_setup(r, s, NULL, paths, 2, true);
+	return r;
+}
+
+static void stop(struct reload *r, struct settings *s)
+{
+	reload_destroy(r);
+	settings_destroy(s);
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static void test_no_files(void)
+{
+	struct reload_env env = {.ops = &ops, .ctx = &fk, .draining = &fk.draining};
+	struct rest_change rc = {.op = REST_DELETE, .name = "p"};
+	struct reload *r = NULL;
+	char errbuf[256] = "";
+
+	memset(&fk, 0, sizeof(fk));
+	CHECK_INT(reload_new(&env, &r), 0);
+	reload_ask(r);
+	reload_turn(r);
+	CHECK_STR(fk.order, "");
+	CHECK_INT(fk.notified, 0);
+	CHECK_INT(reload_change(r, &rc, NULL, errbuf, sizeof(errbuf)), REST_ERR_STATE);
+	CHECK(strstr(errbuf, "without configuration files") != NULL);
+	reload_destroy(r);
+}
+
+static void test_unchanged(void)
+{
+	struct settings s;
+	struct reload *r = start(&s);
+
+	reload_turn(r); /* nothing asked: nothing done */
+	CHECK_STR(fk.order, "");
+	reload_ask(r);
+	reload_turn(r);
+	/* No drain, no close, no open: the connector keeps running with its
+	 * settings moved into the new ones. */
+	CHECK_STR(fk.order, "ae");
+	CHECK_INT(fk.rebinds, 1);
+	CHECK(fk.cs[0] == &s.connectors[0]);
+	CHECK_INT(fk.notified, 2); /* RELOADING, READY */
+	stop(r, &s);
+}
+
+static void test_changed(void)
+{
+	struct settings s;
+	struct reload *r = start(&s);
+
+	write_connector("t2");
+	reload_ask(r);
+	reload_turn(r);
+	CHECK_STR(fk.order, "dcoae");
+	CHECK_INT(fk.nopened, 1);
+	CHECK_STR(fk.opened[0], "t2");
+	CHECK(fk.cs[0] == &s.connectors[0]);
+	CHECK_STR(config_shown(s.connectors[0].cfg, "topic"), "t2");
+	stop(r, &s);
+}
+
+static void test_refused_open_goes_back(void)
+{
+	struct settings s;
+	struct reload *r = start(&s);
+
+	write_connector("t2");
+	fk.open_rc = -1;
+	reload_ask(r);
+	reload_turn(r);
+	/* The new settings do not open: the reload is refused and the
+	 * connector opens again with the settings before (drained again:
+	 * nothing to wait for). No eos_reload, no apply. */
+	CHECK_STR(fk.order, "dcodco");
+	CHECK_INT(fk.nopened, 2);
+	CHECK_STR(fk.opened[0], "t2");
+	CHECK_STR(fk.opened[1], "t");
+	CHECK_STR(config_shown(s.connectors[0].cfg, "topic"), "t");
+	stop(r, &s);
+}
+
+static void test_restart_key_refused(void)
+{
+	struct settings s;
+	struct reload *r = start(&s);
+
+	write_worker("bootstrap.servers=127.0.0.1:2\n");
+	write_connector("t2");
+	reload_ask(r);
+	reload_turn(r);
+	CHECK_STR(fk.order, ""); /* refused before anything stops */
+	CHECK_STR(config_shown(s.connectors[0].cfg, "topic"), "t");
+	stop(r, &s);
+}
+
+static void test_flush_timings(void)
+{
+	struct settings s;
+	struct reload *r = start(&s);
+
+	write_worker("offset.flush.interval.ms=5000\n");
+	reload_ask(r);
+	reload_turn(r);
+	CHECK_STR(fk.order, "ae");
+	CHECK_INT(fk.flush_interval, 5000);
+	CHECK_INT(fk.flush_timeout, 200);
+	stop(r, &s);
+}
+
+static void test_change_while_draining(void)
+{
+	struct settings s;
+	struct reload *r = start(&s);
+	struct rest_change rc = {.op = REST_DELETE, .name = "p"};
+	char errbuf[256] = "";
+
+	fk.draining = true;
+	CHECK_INT(reload_change(r, &rc, NULL, errbuf, sizeof(errbuf)), REST_ERR_STATE);
+	CHECK(strstr(errbuf, "concurrent config change") != NULL);
+	fk.draining = false;
+	stop(r, &s);
+}
+
+int main(void)
+{
+	test_no_files();
+	test_unchanged();
+	test_changed();
+	test_refused_open_goes_back();
+	test_restart_key_refused();
+	test_flush_timings();
+	test_change_while_draining();
+	return testlib_done("test_reload");
+}
