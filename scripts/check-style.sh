@@ -77,7 +77,7 @@ report() {
 
 # config_str(s, "key") and the like, the call possibly over two lines: a
 # setting looked up by name at run time instead of bound once at load.
-{ git ls-files 'src/*.c' | grep -vx src/config/config.c | xargs perl -0ne '
+{ find src -name '*.c' | sort | grep -vx src/config/config.c | xargs perl -0ne '
 	while (/\bconfig_(str|int|bool|list_len|list_item|is_set)\(\s*[^,()]*(?:\([^()]*\))?[^,()]*,\s*"([^"]*)"/g) {
 		my $l = 1 + (substr($_, 0, $-[0]) =~ tr/\n//); print "$ARGV:$l: config_$1(\"$2\")\n" }' || true; } |
 	report config-name "a setting read by name at run time (see above); bind it to a member of the module's settings struct (CFG_FIELD, config_section_bind)"
