@@ -59,7 +59,7 @@ const char *connectors_strerror(int err);
 /* What connectors.c calls of the rest of the worker, filled by worker.c
  * (so that nothing here calls what calls it back). */
 struct connector_hooks {
-	/* The source's side of the worker (worker_source.c): its env, its
+	/* The source's side of the worker (core/source_env.c): its env, its
 	 * counters and deadline (0 or WORKER_ERR_NOMEM), freeing both, and the
 	 * log exporter (what closing a source lost). */
 	void (*source_env)(struct conn *c);

@@ -1,9 +1,7 @@
-/* worker_source: the worker's side of a source. What it offers the source
- * (struct source_env: partition handles, committed offsets, counting,
- * logging), and how the source's descriptors and deadline are registered
- * with the loop (the source's pollfds/timeout_ms ops, adapted each turn).
- * Counted events go to the stats registry; this file is also their log
- * exporter. Main thread only. */
+/* source_env: what the worker offers a source and the source in the loop
+ * (core/source_env.h). */
+#include "core/source_env.h"
+
 #include "core/worker.h"
 #include "core/worker_private.h"
 
@@ -247,7 +245,7 @@ __attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env
 	va_end(ap);
 }
 
-void worker_source_log_counters(struct worker *w)
+void source_env_log_counters(struct worker *w)
 {
 	struct stats_view v;
 	size_t cur = 0;
@@ -325,41 +323,41 @@ static int watch_fds(struct conn *c, bool active)
 	return 0;
 }
 
-enum source_mode worker_source_mode(const struct conn *c, bool blocked)
+enum source_env_mode source_env_mode(const struct conn *c, bool blocked)
 {
 	if (c->removed || c->stopped || c->ctx == NULL)
-		return SOURCE_IDLE;
+		return SOURCE_ENV_IDLE;
 	if (conn_reading(c) && !blocked)
-		return SOURCE_READ;
+		return SOURCE_ENV_READ;
 	/* Paused by a person, or records cannot go to Kafka: what a rotation
 	 * deletes meanwhile would be lost unseen. */
-	return c->cs->ops->watch != NULL ? SOURCE_WATCH : SOURCE_IDLE;
+	return c->cs->ops->watch != NULL ? SOURCE_ENV_WATCH : SOURCE_ENV_IDLE;
 }
 
-int worker_source_watch(struct conn *c, enum source_mode mode, int64_t now)
+int source_env_watch(struct conn *c, enum source_env_mode mode, int64_t now)
 {
-	bool fds = mode == SOURCE_READ || (mode == SOURCE_WATCH && now >= c->watch_rest);
+	bool fds = mode == SOURCE_ENV_READ || (mode == SOURCE_ENV_WATCH && now >= c->watch_rest);
 	int64_t d = -1;
 
 	if (watch_fds(c, fds) != 0)
 		return WORKER_ERR_NOMEM;
-	if (mode == SOURCE_WATCH) {
+	if (mode == SOURCE_ENV_WATCH) {
 		/* Resting: wake when the descriptors are to be watched again. */
 		d = !fds               ? c->watch_rest - now
 		    : c->watch_at >= 0 ? (c->watch_at > now ? c->watch_at - now : 0)
 		                       : -1;
-	} else if (mode == SOURCE_READ && (c->ready || c->next < c->batch.n)) {
+	} else if (mode == SOURCE_ENV_READ && (c->ready || c->next < c->batch.n)) {
 		d = 0;
-	} else if (mode == SOURCE_READ && c->cs->ops->timeout_ms != NULL) {
+	} else if (mode == SOURCE_ENV_READ && c->cs->ops->timeout_ms != NULL) {
 		d = c->cs->ops->timeout_ms(c->ctx, now);
-	} else if (mode == SOURCE_READ) {
+	} else if (mode == SOURCE_ENV_READ) {
 		d = SOURCE_DEFAULT_POLL_MS;
 	}
 	loop_timer_set(c->deadline, d >= 0 ? now + d : -1, 0);
 	return 0;
 }
 
-void worker_source_notice(struct conn *c, int64_t now)
+void source_env_notice(struct conn *c, int64_t now)
 {
 	int64_t d;
 
@@ -431,7 +429,7 @@ static char *state_file(const struct conn *c)
 	return out;
 }
 
-void worker_source_env(struct conn *c)
+void source_env_init(struct conn *c)
 {
 	c->env = (struct source_env){.opaque = c,
 	                             .connector = c->cs->name,
@@ -453,7 +451,7 @@ void worker_source_env(struct conn *c)
 	}
 }
 
-int worker_source_register(struct conn *c)
+int source_env_register(struct conn *c)
 {
 	static const struct stats_desc descs[] = {
 	    {"records_produced", STATS_COUNTER, "records handed to the producer", 0},
@@ -477,7 +475,7 @@ int worker_source_register(struct conn *c)
 	return 0;
 }
 
-void worker_source_free(struct conn *c)
+void source_env_free(struct conn *c)
 {
 	free((char *)c->env.state_file);
 	c->env.state_file = NULL;

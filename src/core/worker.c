@@ -21,6 +21,7 @@
 #include "control/status_sock.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
+#include "core/source_env.h"
 #include "core/stats.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@ static int64_t now_ms(void)
 static void flush_offsets(struct worker *w)
 {
 	commits_put_all(w->commits, w->parts, w->eos != NULL);
-	worker_source_log_counters(w);
+	source_env_log_counters(w);
 	commits_write(w->commits, now_ms());
 }
 
@@ -118,7 +119,7 @@ static void serve_sink(void *ctx)
 /* Before the loop sleeps: which sources it watches, when it wakes. While
  * blocked a source is not read (a readable one would wake the loop for
  * nothing, as often as the file is written, and one with rows buffered would
- * ask for 0), but it is watched, resting between looks (worker_source_mode):
+ * ask for 0), but it is watched, resting between looks (source_env_mode):
  * a file rotated and deleted meanwhile must be opened before it goes. A stop
  * or a reload waiting for acknowledgements (drain) reads nothing either, and
  * watches for the same reason: with Kafka away that wait is
@@ -129,11 +130,11 @@ static int prepare(struct worker *w, int64_t now)
 
 	for (size_t i = 0; i < w->nconns; i++) {
 		struct conn *c = w->conns[i];
-		enum source_mode m = worker_source_mode(c, wait);
+		enum source_env_mode m = source_env_mode(c, wait);
 
 		if (c->removed)
 			continue;
-		if (worker_source_watch(c, m, now) != 0)
+		if (source_env_watch(c, m, now) != 0)
 			return WORKER_ERR_NOMEM;
 	}
 	supervisor_wake(w->sup);
@@ -175,8 +176,8 @@ int worker_turn(struct worker *w)
 		struct conn *c = w->conns[i];
 
 		pipeline_produce(c);
-		if (worker_source_mode(c, pipeline_blocked(w)) == SOURCE_WATCH)
-			worker_source_notice(c, now);
+		if (source_env_mode(c, pipeline_blocked(w)) == SOURCE_ENV_WATCH)
+			source_env_notice(c, now);
 		else if (c->ready)
 			pipeline_poll_source(c, now);
 	}
@@ -206,8 +207,8 @@ static int drain_turn(struct worker *w, int64_t now, int64_t deadline)
 	offsets_poll(w->offsets);
 	now = now_ms();
 	for (size_t i = 0; i < w->nconns; i++)
-		if (worker_source_mode(w->conns[i], true) == SOURCE_WATCH)
-			worker_source_notice(w->conns[i], now);
+		if (source_env_mode(w->conns[i], true) == SOURCE_ENV_WATCH)
+			source_env_notice(w->conns[i], now);
 	return 0;
 }
 
@@ -636,10 +637,10 @@ static void unshow(struct partition *p)
 
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
 static const struct connector_hooks life = {
-    .source_env = worker_source_env,
-    .source_register = worker_source_register,
-    .source_free = worker_source_free,
-    .log_counters = worker_source_log_counters,
+    .source_env = source_env_init,
+    .source_register = source_env_register,
+    .source_free = source_env_free,
+    .log_counters = source_env_log_counters,
     .unshow = unshow,
     .txn_holds = txn_holds,
     .txn_commit_soon = txn_commit_soon,

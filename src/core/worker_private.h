@@ -1,7 +1,6 @@
-/* worker_private: the worker's own structures, shared by worker.c (the loop,
- * the path of a record, the offset flush) and worker_source.c (what the
- * worker offers a source and how a source is watched by the loop). Not for
- * any other module: they go through worker.h. Main thread only. */
+/* worker_private: the worker's own structures, still shared by the parts
+ * of the worker being split apart (issue 27). Not for any other module:
+ * they go through worker.h. Main thread only. */
 #ifndef SKIFF_WORKER_PRIVATE_H
 #define SKIFF_WORKER_PRIVATE_H
 
@@ -125,44 +124,6 @@ static inline bool conn_reading(const struct conn *c)
 {
 	return !c->stopped && c->run == CONN_RUNNING;
 }
-
-/* ---- worker_source.c ------------------------------------------------------ */
-
-/* Fills c->env, what the worker offers c's source (partition handles,
- * committed offsets, counting, logging). */
-void worker_source_env(struct conn *c);
-
-/* Registers c's metrics (labelled with its name) and its deadline timer.
- * Returns 0 or WORKER_ERR_NOMEM. */
-int worker_source_register(struct conn *c);
-
-/* What the loop does with a source while it sleeps. */
-enum source_mode {
-	SOURCE_IDLE,  /* nothing: stopped, failed, or the worker drains */
-	SOURCE_READ,  /* poll() when its descriptors fire or it is due */
-	SOURCE_WATCH, /* reading pauses: watch() (source_ops.watch) instead */
-};
-
-/* The mode of c while the worker runs (not draining), blocked: records
- * cannot go to the producer now. */
-enum source_mode worker_source_mode(const struct conn *c, bool blocked);
-
-/* Mirrors c's descriptors and deadline into the loop before it sleeps, as
- * mode says: in SOURCE_READ a source that is ready or has records left is
- * due at once; in SOURCE_WATCH its descriptors rest SOURCE_WATCH_REST_MS
- * after each watch(). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_source_watch(struct conn *c, enum source_mode mode, int64_t now);
-
-/* In SOURCE_WATCH: calls c's watch() when a descriptor fired or its
- * deadline passed; c is then ready to be polled once reading resumes. */
-void worker_source_notice(struct conn *c, int64_t now);
-
-/* The log exporter: logs the STATS_F_LOG metrics that moved since last
- * logged ("connector X: name=N"). */
-void worker_source_log_counters(struct worker *w);
-
-/* Frees what worker_source_* allocated for c (not the source itself). */
-void worker_source_free(struct conn *c);
 
 /* ---- worker.c, for the reload and the tests --------------------------- */
 
