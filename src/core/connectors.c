@@ -18,6 +18,7 @@
 #include "control/restconf.h"
 #include "core/active_topics.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/partitions.h"
@@ -39,6 +40,8 @@ const char *connectors_strerror(int err)
 		return "the connector is FAILED or restarting";
 	case CONNECTORS_ERR_OPEN:
 		return "the connector's source did not open";
+	case CONNECTORS_ERR_NOMEM:
+		return "out of memory";
 	default:
 		return "unknown connectors error";
 	}
@@ -46,37 +49,63 @@ const char *connectors_strerror(int err)
 
 /* ---- slots ----------------------------------------------------------------- */
 
+struct connectors {
+	struct conn **slots;
+	size_t n, cap;
+};
+
+int connectors_new(struct connectors **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out != NULL ? 0 : CONNECTORS_ERR_NOMEM;
+}
+
+size_t connectors_count(const struct connectors *set)
+{
+	return set->n;
+}
+
+struct conn *connectors_at(const struct connectors *set, size_t i)
+{
+	return set->slots[i];
+}
+
 struct conn *connectors_slot(struct worker *w)
 {
+	struct connectors *set = w->conns;
 	struct conn *c;
 
-	if (w->nconns == w->capconns) {
-		size_t cap = w->capconns ? 2 * w->capconns : 8;
-		struct conn **conns = realloc(w->conns, cap * sizeof(*conns));
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 8;
+		struct conn **slots = realloc(set->slots, cap * sizeof(*slots));
 
-		if (conns == NULL)
+		if (slots == NULL)
 			return NULL;
-		w->conns = conns;
-		w->capconns = cap;
+		set->slots = slots;
+		set->cap = cap;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	c->w = w;
-	w->conns[w->nconns++] = c;
+	set->slots[set->n++] = c;
 	return c;
 }
 
 void connectors_destroy(struct worker *w)
 {
-	for (size_t i = 0; i < w->nconns; i++) {
-		if (!w->conns[i]->removed)
-			connector_close(w->conns[i], CLOSE_ABANDON);
-		free(w->conns[i]);
+	struct connectors *set = w->conns;
+
+	if (set == NULL)
+		return;
+	for (size_t i = 0; i < set->n; i++) {
+		if (!set->slots[i]->removed)
+			connector_close(set->slots[i], CLOSE_ABANDON);
+		free(set->slots[i]);
 	}
-	free(w->conns);
+	free(set->slots);
+	free(set);
 	w->conns = NULL;
-	w->nconns = w->capconns = 0;
 }
 
 /* ---- open and close ---------------------------------------------------------- */
@@ -213,13 +242,15 @@ int connectors_exit_code(const struct worker *w)
 {
 	bool config = true, any = false;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		if (w->conns[i]->removed)
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		const struct conn *c = connectors_at(w->conns, i);
+
+		if (c->removed)
 			continue;
-		if (!w->conns[i]->stopped)
+		if (!c->stopped)
 			return 0;
 		any = true;
-		config &= w->conns[i]->config_error;
+		config &= c->config_error;
 	}
 	/* None at all: the REST API removed the last one, and may add more. */
 	if (!any && restconf_conf(w->settings->worker)->listeners.n > 0)
@@ -305,9 +336,9 @@ static void finish_stop(struct conn *c)
 
 void connectors_committed(struct worker *w)
 {
-	for (size_t i = 0; i < w->nconns; i++)
-		if (!w->conns[i]->removed)
-			finish_stop(w->conns[i]);
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		if (!connectors_at(w->conns, i)->removed)
+			finish_stop(connectors_at(w->conns, i));
 }
 
 void connector_acked(struct partition *p, bool ok)

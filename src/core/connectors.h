@@ -14,6 +14,7 @@
 
 struct conn;
 struct connector_settings;
+struct connectors;
 struct partition;
 struct record;
 struct worker;
@@ -51,6 +52,7 @@ enum connector_close_how {
 enum {
 	CONNECTORS_ERR_STATE = -2, /* FAILED or restarting: only a restart helps */
 	CONNECTORS_ERR_OPEN = -3,  /* its source did not open again (errbuf: why) */
+	CONNECTORS_ERR_NOMEM = -4, /* out of memory */
 };
 
 /* Short text for a CONNECTORS_ERR_* code. */
@@ -75,9 +77,21 @@ struct connector_hooks {
 	void (*txn_commit_soon)(struct worker *w);
 };
 
-/* A new slot, zeroed but for its worker, at the end of the worker's slots
- * (its index: the count before), or NULL when memory is short. The worker owns it (freed by
- * connectors_destroy); the loop may hold pointers to it. */
+/* The connector slots (struct connectors, opaque): each slot its own
+ * allocation (the loop holds pointers to them), as many as the settings
+ * ever had (a removed connector's slot stays, a tombstone, for a reload to
+ * reuse), bounded by memory only. connectors_new returns 0 or
+ * CONNECTORS_ERR_NOMEM; the worker owns the set (connectors_destroy). */
+int connectors_new(struct connectors **out);
+
+/* How many slots the set has, tombstones included; the slot at i (i below
+ * the count), the set's: valid until connectors_destroy. */
+size_t connectors_count(const struct connectors *set);
+struct conn *connectors_at(const struct connectors *set, size_t i);
+
+/* A new slot, zeroed but for its worker, at the end of w's slots (its
+ * index: the count before), or NULL when memory is short. The set owns it
+ * (freed by connectors_destroy); the loop may hold pointers to it. */
 struct conn *connectors_slot(struct worker *w);
 
 /* Opens connector cs in slot c, as how says (OPEN_REGISTERED: cs is c's
@@ -138,7 +152,8 @@ void connector_forget_topics(struct conn *c);
  * for it to carry their connectors' offsets. */
 void connectors_committed(struct worker *w);
 
-/* At exit: closes every connector (CLOSE_ABANDON) and frees the slots. */
+/* At exit: closes every connector (CLOSE_ABANDON) and frees the slots and
+ * the set. */
 void connectors_destroy(struct worker *w);
 
 #endif

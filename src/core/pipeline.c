@@ -10,6 +10,7 @@
 
 #include "core/acks.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/eos.h"
 #include "core/loop.h"
 #include "core/partitions.h"

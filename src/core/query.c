@@ -23,17 +23,17 @@ static size_t connectors(void *ctx)
 	const struct worker *w = ctx;
 	size_t n = 0;
 
-	for (size_t i = 0; i < w->nconns; i++)
-		n += !w->conns[i]->removed;
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		n += !connectors_at(w->conns, i)->removed;
 	return n;
 }
 
 /* The i-th live connector; i < connectors(w). */
 static struct conn *live(struct worker *w, size_t i)
 {
-	for (size_t k = 0; k < w->nconns; k++)
-		if (!w->conns[k]->removed && i-- == 0)
-			return w->conns[k];
+	for (size_t k = 0; k < connectors_count(w->conns); k++)
+		if (!connectors_at(w->conns, k)->removed && i-- == 0)
+			return connectors_at(w->conns, k);
 	return NULL;
 }
 
@@ -42,8 +42,8 @@ static size_t index_of(const struct worker *w, const struct conn *c)
 {
 	size_t n = 0;
 
-	for (size_t k = 0; k < w->nconns && w->conns[k] != c; k++)
-		n += !w->conns[k]->removed;
+	for (size_t k = 0; k < connectors_count(w->conns) && connectors_at(w->conns, k) != c; k++)
+		n += !connectors_at(w->conns, k)->removed;
 	return n;
 }
 

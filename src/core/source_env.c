@@ -5,6 +5,7 @@
 #include "core/worker.h"
 #include "core/worker_private.h"
 
+#include "core/conn.h"
 #include "config/config.h"
 #include "core/log.h"
 #include "offsets/offsets.h"

@@ -128,8 +128,8 @@ static int prepare(struct worker *w, int64_t now)
 {
 	bool wait = pipeline_blocked(w) || w->stop || w->reloading;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		struct conn *c = connectors_at(w->conns, i);
 		enum source_env_mode m = source_env_mode(c, wait);
 
 		if (c->removed)
@@ -172,8 +172,8 @@ int worker_turn(struct worker *w)
 	if (!w->stop)
 		reload_turn(w->reload);
 	now = now_ms();
-	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
-		struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns) && !w->stop; i++) {
+		struct conn *c = connectors_at(w->conns, i);
 
 		pipeline_produce(c);
 		if (source_env_mode(c, pipeline_blocked(w)) == SOURCE_ENV_WATCH)
@@ -206,9 +206,9 @@ static int drain_turn(struct worker *w, int64_t now, int64_t deadline)
 	pipeline_poll_sink(w);
 	offsets_poll(w->offsets);
 	now = now_ms();
-	for (size_t i = 0; i < w->nconns; i++)
-		if (source_env_mode(w->conns[i], true) == SOURCE_ENV_WATCH)
-			source_env_notice(w->conns[i], now);
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		if (source_env_mode(connectors_at(w->conns, i), true) == SOURCE_ENV_WATCH)
+			source_env_notice(connectors_at(w->conns, i), now);
 	return 0;
 }
 
@@ -277,8 +277,8 @@ static void put_stopping(void *arg, struct partition *p, const char *json)
 static void stop_sources(struct worker *w)
 {
 	commits_put_all(w->commits, w->parts, w->eos != NULL);
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		struct conn *c = connectors_at(w->conns, i);
 
 		if (!c->removed && c->ctx != NULL && c->cs->ops->stopping != NULL)
 			c->cs->ops->stopping(c->ctx, put_stopping, w);
@@ -303,8 +303,10 @@ static int shut_down(struct worker *w, int code)
 		         "next start reads again those still in their files, tables and journals "
 		         "(each file connector names its files, and counts those deleted since)",
 		         left, (long long)w->flush_timeout);
-	for (size_t i = 0; i < w->nconns; i++)
-		replaced += w->conns[i]->removed ? 0 : *w->conns[i]->utf8_replaced;
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		replaced += connectors_at(w->conns, i)->removed
+		                ? 0
+		                : *connectors_at(w->conns, i)->utf8_replaced;
 	if (replaced > 0)
 		log_notice(
 		    "converters replaced %llu invalid UTF-8 sequences with U+FFFD (as Connect "
@@ -355,7 +357,8 @@ int worker_run(struct worker *w, int sigfd)
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
-	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
+	log_info("running %zu connector%s", connectors_count(w->conns),
+	         connectors_count(w->conns) == 1 ? "" : "s");
 	notify_send(w->notify, "READY=1");
 	while (!w->stop && code == 0)
 		code = worker_turn(w);
@@ -409,8 +412,8 @@ static void let_go_of_old_slots(void *ctx)
 {
 	struct worker *w = ctx;
 
-	for (size_t k = 0; k < w->nconns; k++) {
-		struct conn *c = w->conns[k];
+	for (size_t k = 0; k < connectors_count(w->conns); k++) {
+		struct conn *c = connectors_at(w->conns, k);
 		bool busy = false;
 
 		if (c->removed)
@@ -512,26 +515,26 @@ static void reload_notify(void *ctx, const char *state)
 
 static size_t reload_slots(void *ctx)
 {
-	return ((struct worker *)ctx)->nconns;
+	return connectors_count(((struct worker *)ctx)->conns);
 }
 
 static const struct connector_settings *reload_slot(void *ctx, size_t k)
 {
-	const struct conn *c = ((struct worker *)ctx)->conns[k];
+	const struct conn *c = connectors_at(((struct worker *)ctx)->conns, k);
 
 	return c->removed ? NULL : c->cs;
 }
 
 static void reload_rebind(void *ctx, size_t k, const struct connector_settings *cs)
 {
-	((struct worker *)ctx)->conns[k]->cs = cs;
+	connectors_at(((struct worker *)ctx)->conns, k)->cs = cs;
 }
 
 static long reload_add(void *ctx)
 {
 	struct worker *w = ctx;
 
-	return connectors_slot(w) != NULL ? (long)w->nconns - 1 : -1;
+	return connectors_slot(w) != NULL ? (long)connectors_count(w->conns) - 1 : -1;
 }
 
 /* reload_ops.fail: slot k stays FAILED with why as its trace, polling
@@ -539,7 +542,7 @@ static long reload_add(void *ctx)
  * before its counters existed (no records array) leaves the slot free. */
 static void reload_fail(void *ctx, size_t k, const char *why)
 {
-	struct conn *c = ((struct worker *)ctx)->conns[k];
+	struct conn *c = connectors_at(((struct worker *)ctx)->conns, k);
 
 	if (c->records == NULL) {
 		connector_close(c, CLOSE_ABANDON);
@@ -555,7 +558,7 @@ static int reload_open(void *ctx, size_t k, const struct connector_settings *cs,
 {
 	struct worker *w = ctx;
 
-	if (connector_open(w, w->conns[k], cs, OPEN_NEW, why, len) == 0)
+	if (connector_open(w, connectors_at(w->conns, k), cs, OPEN_NEW, why, len) == 0)
 		return 0;
 	reload_fail(w, k, why);
 	return -1;
@@ -563,7 +566,7 @@ static int reload_open(void *ctx, size_t k, const struct connector_settings *cs,
 
 static void reload_close(void *ctx, size_t k)
 {
-	connector_close(((struct worker *)ctx)->conns[k], CLOSE_ABANDON);
+	connector_close(connectors_at(((struct worker *)ctx)->conns, k), CLOSE_ABANDON);
 }
 
 static const struct reload_ops reloading = {
@@ -651,8 +654,8 @@ static bool more_ready(void *arg)
 {
 	const struct worker *w = arg;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		const struct conn *c = connectors_at(w->conns, i);
 
 		if (!c->removed && !c->stopped && (c->ready || c->next < c->batch.n))
 			return true;
@@ -739,7 +742,7 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 	}
 	sc.loop = w->loop;
 	if (supervisor_new(&sc, &w->sup) != 0 || partitions_new(&w->parts) != 0 ||
-	    commits_new(NULL, render, &w->commits) != 0 ||
+	    connectors_new(&w->conns) != 0 || commits_new(NULL, render, &w->commits) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,

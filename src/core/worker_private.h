@@ -6,6 +6,7 @@
 
 #include "core/acks.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/connectors.h"
 #include "control/rest.h"
 #include "util/buf.h"
@@ -22,55 +23,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define BATCH_RECORDS 1024
-
-/* A counter a source named through env->count (or a counter or gauge of one
- * of its partitions, env->partition_stat), and its registry handle. */
-struct event {
-	const char *name;
-	char *partition; /* the partition's JSON (owned), NULL: the connector's */
-	uint64_t *value;
-	size_t index; /* in the registry */
-};
-
-struct conn {
-	struct worker *w;
-	const struct connector_settings *cs;
-	void *ctx;
-	struct source_env env;
-	bool stopped;      /* failed for good: no more polls */
-	bool config_error; /* ... for a reason no restart fixes (exit 78) */
-	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
-	enum conn_run run; /* connectors.c */
-	bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
-	bool restarting;   /* CONN_STOPPING for a restart: then opened again, as restart_to */
-	enum conn_run restart_to;
-	char *trace; /* why it stopped for good (connector_fail), for /status */
-	struct record *records;
-	struct source_batch batch;
-	size_t next; /* first record of batch not yet produced */
-	/* The source in the loop: its descriptors as pollfds() gave them last,
-	 * one watch each, and its deadline. */
-	struct pollfd *pfds;
-	struct loop_fd **watches;
-	int cap, nwatches;
-	struct loop_timer *deadline;
-	/* While reading pauses (source_ops.watch): a descriptor fired since the
-	 * last watch() or poll(); when watch() is due by its own deadline (-1:
-	 * none); until when the descriptors rest after a call. */
-	bool woke;
-	int64_t watch_at, watch_rest;
-	struct event *events;
-	size_t nevents, capevents;
-	uint64_t *produced, *acked, *failed, *utf8_replaced;
-	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
-	/* notify: */
-	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
-	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
-	/* Connect's active topics (core/active_topics.h), NULL: none yet. */
-	struct active_topics *topics;
-};
-
 struct worker {
 	const struct settings *settings;
 	struct offsets *offsets;
@@ -86,11 +38,8 @@ struct worker {
 	const struct connector_hooks *life; /* the connectors' calls into the worker */
 	struct acks *acks;
 	struct eos *eos; /* exactly-once (core/eos.h); NULL: at least once */
-	/* The connector slots, each its own allocation (the loop holds
-	 * pointers to them), as many as the settings ever had: grown by
-	 * connectors_slot, bounded by memory only (core/connectors.c). */
-	struct conn **conns;
-	size_t nconns, capconns;
+	/* The connector slots (core/connectors.c). */
+	struct connectors *conns;
 	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
@@ -118,12 +67,6 @@ struct worker {
 	size_t part_limit;     /* metrics.partition.limit */
 	struct health *health; /* the verdict and the computed gauges (control/health.c) */
 };
-
-/* True while c reads: neither failed nor paused or stopped by a person. */
-static inline bool conn_reading(const struct conn *c)
-{
-	return !c->stopped && c->run == CONN_RUNNING;
-}
 
 /* ---- worker.c, for the reload and the tests --------------------------- */
 

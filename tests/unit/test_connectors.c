@@ -163,8 +163,8 @@ static void rig_up(struct rig *r, int records)
 	CHECK_INT(stats_new(&r->st), 0);
 	CHECK_INT(worker_new_with(&r->s, r->st, open_fake, &r->wk, errbuf, sizeof(errbuf)), 0);
 	CHECK_INT(worker_start(r->wk, r->o, errbuf, sizeof(errbuf)), 0);
-	CHECK_INT(r->wk->nconns, 1);
-	r->c = r->wk->conns[0];
+	CHECK_INT(connectors_count(r->wk->conns), 1);
+	r->c = connectors_at(r->wk->conns, 0);
 }
 
 static void rig_down(struct rig *r)
@@ -341,7 +341,7 @@ static void test_close_of_a_slot_never_opened(void)
 	rig_up(&r, 1);
 	c = connectors_slot(r.wk);
 	CHECK(c != NULL);
-	CHECK_INT(r.wk->nconns, 2);
+	CHECK_INT(connectors_count(r.wk->conns), 2);
 	connector_close(c, CLOSE_ABANDON);
 	CHECK(c->removed);
 	CHECK_INT(connectors_exit_code(r.wk), 0); /* p runs */
