@@ -345,7 +345,7 @@ void connector_acked(struct partition *p, bool ok)
 {
 	if (ok) {
 		p->acked++;
-		p->last_ack_ms = p->conn->w->turn_epoch_ms;
+		p->last_ack_ms = pipeline_turn_epoch_ms(p->conn->w->pipe);
 	}
 	/* acks_done has counted this one out already. */
 	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
@@ -358,7 +358,7 @@ void connector_produced(const struct record *r, const char *topic, size_t vlen)
 
 	p->produced++;
 	p->read_bytes += r->value.kind == VALUE_STRING ? r->value.len : vlen;
-	partition_head(p, p->conn->w->turn_ms);
+	partition_head(p, pipeline_turn_ms(p->conn->w->pipe));
 	/* The connector's active topics (Connect's): out of memory leaves this
 	 * one unlisted, as Connect's list is only informative. */
 	(void)active_topics_note(&p->conn->topics, topic);

@@ -126,7 +126,7 @@ static void producer(void *ctx, struct query_producer *out)
 	const struct worker *w = ctx;
 	const struct sink *sink = w->sup != NULL ? supervisor_sink(w->sup) : NULL;
 
-	*out = (struct query_producer){.last_ack_ms = w->last_ack_ms};
+	*out = (struct query_producer){.last_ack_ms = pipeline_last_ack_ms(w->pipe)};
 	if (sink == NULL)
 		return;
 	out->sent_before = supervisor_sent_before(w->sup);

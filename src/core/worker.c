@@ -113,7 +113,7 @@ static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int rev
 /* supervisor_ops.serve: the producer's descriptor fired. */
 static void serve_sink(void *ctx)
 {
-	pipeline_poll_sink(ctx);
+	pipeline_poll_sink(((struct worker *)ctx)->pipe);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
@@ -126,7 +126,7 @@ static void serve_sink(void *ctx)
  * offset.flush.timeout.ms, time enough for rotations to delete files. */
 static int prepare(struct worker *w, int64_t now)
 {
-	bool wait = pipeline_blocked(w) || w->stop || w->reloading;
+	bool wait = pipeline_blocked(w->pipe) || w->stop || w->reloading;
 
 	for (size_t i = 0; i < connectors_count(w->conns); i++) {
 		struct conn *c = connectors_at(w->conns, i);
@@ -166,7 +166,7 @@ int worker_turn(struct worker *w)
 	}
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
-	pipeline_poll_sink(w);
+	pipeline_poll_sink(w->pipe);
 	if ((code = supervisor_turn(w->sup, w->stop)) != 0)
 		return code;
 	if (!w->stop)
@@ -175,11 +175,11 @@ int worker_turn(struct worker *w)
 	for (size_t i = 0; i < connectors_count(w->conns) && !w->stop; i++) {
 		struct conn *c = connectors_at(w->conns, i);
 
-		pipeline_produce(c);
-		if (source_env_mode(c, pipeline_blocked(w)) == SOURCE_ENV_WATCH)
+		pipeline_produce(w->pipe, c);
+		if (source_env_mode(c, pipeline_blocked(w->pipe)) == SOURCE_ENV_WATCH)
 			source_env_notice(c, now);
 		else if (c->ready)
-			pipeline_poll_source(c, now);
+			pipeline_poll_source(w->pipe, c, now);
 	}
 	if ((code = eos_boundary(w->eos, false)) != 0)
 		return code;
@@ -203,7 +203,7 @@ static int drain_turn(struct worker *w, int64_t now, int64_t deadline)
 	loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 	if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 		return -1;
-	pipeline_poll_sink(w);
+	pipeline_poll_sink(w->pipe);
 	offsets_poll(w->offsets);
 	now = now_ms();
 	for (size_t i = 0; i < connectors_count(w->conns); i++)
@@ -459,7 +459,7 @@ static void swapped(void *ctx, struct acks *slab)
 
 	acks_destroy(w->acks);
 	w->acks = slab;
-	w->queue_full = false;
+	pipeline_set_producer(w->pipe, w->sup, slab);
 	eos_reopen(w->eos);
 }
 
@@ -589,26 +589,26 @@ void worker_reload_setup(struct worker *w, struct settings *s, char *const *path
 	reload_setup(w->reload, s, w->offsets, paths, n, cli_log_level);
 }
 
-/* pipeline_hooks.charge */
-static void charge(struct worker *w, size_t bytes)
+/* The record path's calls into exactly-once (pipeline_hooks), ctx the
+ * worker. */
+static int txn_begin(void *ctx)
 {
-	supervisor_charge(w->sup, bytes);
+	return eos_begin(((struct worker *)ctx)->eos);
 }
 
-/* The record path's calls into exactly-once (pipeline_hooks). */
-static int txn_begin(struct worker *w)
+static void txn_failed(void *ctx)
 {
-	return eos_begin(w->eos);
+	eos_failed(((struct worker *)ctx)->eos);
 }
 
-static void txn_failed(struct worker *w)
+static bool fenced(void *ctx)
 {
-	eos_failed(w->eos);
+	return eos_fenced(((struct worker *)ctx)->eos);
 }
 
-static bool fenced(const struct worker *w)
+static bool txn_blocks(void *ctx)
 {
-	return eos_fenced(w->eos);
+	return eos_blocks(((struct worker *)ctx)->eos);
 }
 
 static bool txn_holds(const struct worker *w, const struct conn *c)
@@ -626,10 +626,10 @@ static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
     .acked = connector_acked,
     .produced = connector_produced,
-    .charge = charge,
     .txn_begin = txn_begin,
     .txn_failed = txn_failed,
     .fenced = fenced,
+    .txn_blocks = txn_blocks,
 };
 
 /* partitions_drop_conn's gone: p's series leave the registry. */
@@ -722,6 +722,17 @@ static int register_gauges(struct worker *w)
 	return health_new(&w->query, &w->health) == 0 ? 0 : WORKER_ERR_NOMEM;
 }
 
+/* The record path, and the producer's delivery reports to it (its
+ * producer comes with open_sink). Returns 0 or PIPELINE_ERR_NOMEM. */
+static int open_pipeline(struct worker *w, struct supervisor_conf *sc)
+{
+	struct pipeline_conf pc = {.commits = w->commits, .hooks = &hooks, .ctx = w};
+	int rc = pipeline_new(&pc, &w->pipe);
+
+	sc->delivery_ctx = w->pipe;
+	return rc;
+}
+
 /* The loop and the worker's own registrations. */
 static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t errlen)
 {
@@ -732,7 +743,6 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 	                             .settings = w->settings,
 	                             .open_sink = opener,
 	                             .delivery = pipeline_delivery,
-	                             .delivery_ctx = w,
 	                             .ops = &supervision,
 	                             .ctx = w};
 
@@ -741,8 +751,9 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 		return WORKER_ERR_NOMEM;
 	}
 	sc.loop = w->loop;
-	if (supervisor_new(&sc, &w->sup) != 0 || partitions_new(&w->parts) != 0 ||
-	    connectors_new(&w->conns) != 0 || commits_new(NULL, render, &w->commits) != 0 ||
+	if (partitions_new(&w->parts) != 0 || connectors_new(&w->conns) != 0 ||
+	    commits_new(NULL, render, &w->commits) != 0 || open_pipeline(w, &sc) != 0 ||
+	    supervisor_new(&sc, &w->sup) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,
@@ -787,6 +798,7 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 		         sink_queue_capacity(sink));
 		return WORKER_ERR_NOMEM;
 	}
+	pipeline_set_producer(w->pipe, w->sup, w->acks);
 	return 0;
 }
 
@@ -811,14 +823,11 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->settings = s;
 	w->query = (struct query){&worker_query_ops, w};
 	w->stats = stats;
-	w->hooks = &hooks;
 	w->life = &life;
 	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
 	w->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;
 	w->health_ack_ms = settings_worker(s->worker)->health_ack_timeout_ms;
 	w->part_limit = (size_t)settings_worker(s->worker)->metrics_partition_limit;
-	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
-	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, opener, errbuf, errlen)) != 0 ||
 	    (rc = open_reload(w, errbuf, errlen)) != 0 ||
@@ -965,7 +974,6 @@ void worker_destroy(struct worker *w)
 	commits_destroy(w->commits);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);
-	buf_free(&w->kscratch);
-	buf_free(&w->vscratch);
+	pipeline_destroy(w->pipe);
 	free(w);
 }

@@ -13,6 +13,7 @@
 #include "util/hash.h"
 #include "core/loop.h"
 #include "core/partitions.h"
+#include "core/pipeline.h"
 #include "core/query.h"
 #include "config/settings.h"
 #include "core/sink.h"
@@ -34,7 +35,7 @@ struct worker {
 	/* The producer (supervisor_sink), its rebuilds and the bandwidth cap
 	 * (kafka/supervisor.c). */
 	struct supervisor *sup;
-	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
+	struct pipeline *pipe;              /* the record path (core/pipeline.c) */
 	const struct connector_hooks *life; /* the connectors' calls into the worker */
 	struct acks *acks;
 	struct eos *eos; /* exactly-once (core/eos.h); NULL: at least once */
@@ -43,8 +44,6 @@ struct worker {
 	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
-	bool queue_full;         /* the producer refused a record; wait for a delivery report */
-	uint64_t produced;       /* records handed to the producer since the start */
 	struct commits *commits; /* acknowledged prefixes into the store */
 	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
 	size_t nlogged;
@@ -52,15 +51,8 @@ struct worker {
 	 * &query. systemd's notifications (control/notify.c). */
 	struct query query;
 	struct notify *notify;
-	struct reload *reload; /* SIGHUP and the REST API's changes (core/reload.c) */
-	bool reloading;        /* a reload or a new producer drains: no source is read */
-	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
-	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
-	                        * are served: stamps heads and acks, not one read a record */
-	int64_t turn_epoch_ms; /* the wall clock's ms (clock_wall_ns) read with turn_ms */
-	/* A record's key and value as converted, reused record after record
-	 * (librdkafka copies them at produce). */
-	struct buf kscratch, vscratch;
+	struct reload *reload;      /* SIGHUP and the REST API's changes (core/reload.c) */
+	bool reloading;             /* a reload or a new producer drains: no source is read */
 	struct status_sock *status; /* skiff status (control/status_sock.c) */
 	/* the health verdict's bounds, as the query hands them to control/ */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */

@@ -311,7 +311,7 @@ static void test_abandon_stores_nothing(void)
 		CHECK_INT(sinkfake_count(fake), 3);
 		sinkfake_deliver(fake, 0, SINK_DELIVERED, NULL);
 		sinkfake_deliver(fake, 1, SINK_DELIVERED, NULL);
-		pipeline_poll_sink(r.wk); /* acknowledged, not flushed yet */
+		pipeline_poll_sink(r.wk->pipe); /* acknowledged, not flushed yet */
 		CHECK(offsets_get(r.o, KEY_P) == NULL);
 		connector_close(r.c, keep ? CLOSE_KEEP_PREFIX : CLOSE_ABANDON);
 		CHECK_INT(sc.closes, 1);
