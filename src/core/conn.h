@@ -36,7 +36,8 @@ struct event {
 };
 
 struct conn {
-	struct worker *w;
+	struct connectors *set; /* the set it is a slot of */
+	struct worker *w;       /* the set's ctx (connectors_conf) */
 	const struct connector_settings *cs;
 	void *ctx;
 	struct source_env env;

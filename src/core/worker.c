@@ -183,7 +183,7 @@ int worker_turn(struct worker *w)
 	}
 	if ((code = eos_boundary(w->eos, false)) != 0)
 		return code;
-	code = connectors_exit_code(w);
+	code = connectors_exit_code(w->conns);
 	if (code != 0)
 		log_error("no connector is running");
 	return code;
@@ -389,7 +389,7 @@ static void restart_conn(struct worker *w, struct conn *c)
 	           "from the stored offsets",
 	           cs->name);
 	connector_close(c, CLOSE_ABANDON);
-	rc = connector_open(w, c, cs, OPEN_NEW, why, sizeof(why));
+	rc = connector_open(c, cs, OPEN_NEW, why, sizeof(why));
 	if (rc == 0) {
 		c->run = paused ? CONN_PAUSED : CONN_RUNNING;
 		return;
@@ -460,6 +460,7 @@ static void swapped(void *ctx, struct acks *slab)
 	acks_destroy(w->acks);
 	w->acks = slab;
 	pipeline_set_producer(w->pipe, w->sup, slab);
+	connectors_set_acks(w->conns, slab);
 	eos_reopen(w->eos);
 }
 
@@ -534,7 +535,7 @@ static long reload_add(void *ctx)
 {
 	struct worker *w = ctx;
 
-	return connectors_slot(w) != NULL ? (long)connectors_count(w->conns) - 1 : -1;
+	return connectors_slot(w->conns) != NULL ? (long)connectors_count(w->conns) - 1 : -1;
 }
 
 /* reload_ops.fail: slot k stays FAILED with why as its trace, polling
@@ -558,7 +559,7 @@ static int reload_open(void *ctx, size_t k, const struct connector_settings *cs,
 {
 	struct worker *w = ctx;
 
-	if (connector_open(w, connectors_at(w->conns, k), cs, OPEN_NEW, why, len) == 0)
+	if (connector_open(connectors_at(w->conns, k), cs, OPEN_NEW, why, len) == 0)
 		return 0;
 	reload_fail(w, k, why);
 	return -1;
@@ -611,16 +612,6 @@ static bool txn_blocks(void *ctx)
 	return eos_blocks(((struct worker *)ctx)->eos);
 }
 
-static bool txn_holds(const struct worker *w, const struct conn *c)
-{
-	return eos_holds(w->eos, c);
-}
-
-static void txn_commit_soon(struct worker *w)
-{
-	eos_commit_soon(w->eos);
-}
-
 /* What the record path (core/pipeline.c) calls of the worker. */
 static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
@@ -638,15 +629,37 @@ static void unshow(struct partition *p)
 	pmetrics_unshow(&p->series, true);
 }
 
+/* connector_hooks' calls of the worker, ctx the worker. */
+static void log_counters(void *ctx)
+{
+	source_env_log_counters(ctx);
+}
+
+static bool txn_holds(void *ctx, const struct conn *c)
+{
+	return eos_holds(((struct worker *)ctx)->eos, c);
+}
+
+static void txn_commit_soon(void *ctx)
+{
+	eos_commit_soon(((struct worker *)ctx)->eos);
+}
+
+static void flush_soon(void *ctx)
+{
+	((struct worker *)ctx)->next_flush = now_ms();
+}
+
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
 static const struct connector_hooks life = {
     .source_env = source_env_init,
     .source_register = source_env_register,
     .source_free = source_env_free,
-    .log_counters = source_env_log_counters,
+    .log_counters = log_counters,
     .unshow = unshow,
     .txn_holds = txn_holds,
     .txn_commit_soon = txn_commit_soon,
+    .flush_soon = flush_soon,
 };
 
 /* eos_env.more_ready: a connector's source has records ready now. */
@@ -665,7 +678,7 @@ static bool more_ready(void *arg)
 
 static void committed(void *arg)
 {
-	connectors_committed(arg);
+	connectors_committed(((struct worker *)arg)->conns);
 }
 
 static void waiting(void *arg)
@@ -695,6 +708,24 @@ static int open_eos(struct worker *w, char *errbuf, size_t errlen)
 	                            .waiting = waiting};
 
 	return eos_open(w->settings, w->flush_interval, &env, &w->eos, errbuf, errlen);
+}
+
+/* The connector slots, over the loop, the registry, the partitions and
+ * the commits (made before). Returns 0 or CONNECTORS_ERR_NOMEM. */
+static int open_connectors(struct worker *w)
+{
+	struct connectors_conf cc = {
+	    .loop = w->loop,
+	    .stats = w->stats,
+	    .parts = w->parts,
+	    .commits = w->commits,
+	    .pipe = w->pipe,
+	    .hooks = &life,
+	    .ctx = w,
+	    .rest = restconf_conf(w->settings->worker)->listeners.n > 0,
+	};
+
+	return connectors_new(&cc, &w->conns);
 }
 
 /* commits_render_fn: p's offset as its source renders it. */
@@ -751,8 +782,8 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 		return WORKER_ERR_NOMEM;
 	}
 	sc.loop = w->loop;
-	if (partitions_new(&w->parts) != 0 || connectors_new(&w->conns) != 0 ||
-	    commits_new(NULL, render, &w->commits) != 0 || open_pipeline(w, &sc) != 0 ||
+	if (partitions_new(&w->parts) != 0 || commits_new(NULL, render, &w->commits) != 0 ||
+	    open_pipeline(w, &sc) != 0 || open_connectors(w) != 0 ||
 	    supervisor_new(&sc, &w->sup) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
@@ -799,6 +830,7 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 		return WORKER_ERR_NOMEM;
 	}
 	pipeline_set_producer(w->pipe, w->sup, w->acks);
+	connectors_set_acks(w->conns, w->acks);
 	return 0;
 }
 
@@ -823,7 +855,6 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->settings = s;
 	w->query = (struct query){&worker_query_ops, w};
 	w->stats = stats;
-	w->life = &life;
 	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
 	w->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;
 	w->health_ack_ms = settings_worker(s->worker)->health_ack_timeout_ms;
@@ -907,7 +938,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 		return rc;
 	say_empty_store(w);
 	for (size_t i = 0; i < s->nconnectors; i++) {
-		struct conn *c = connectors_slot(w);
+		struct conn *c = connectors_slot(w->conns);
 
 		if (c == NULL) {
 			snprintf(errbuf, errlen, "worker: out of memory");
@@ -915,7 +946,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 		}
 		/* source.h: a source that refuses to open at start needs a
 		 * person, whatever it said; out of memory may pass. */
-		if ((rc = connector_open(w, c, &s->connectors[i], OPEN_NEW, errbuf, errlen)) != 0)
+		if ((rc = connector_open(c, &s->connectors[i], OPEN_NEW, errbuf, errlen)) != 0)
 			return rc == WORKER_ERR_NOMEM ? rc : WORKER_ERR_CONFIG;
 	}
 	return 0;
@@ -961,7 +992,8 @@ void worker_destroy(struct worker *w)
 	w->eos = NULL;
 	/* Each logs what closing it lost (the file source counts the held
 	 * files deleted since), before the registry goes. */
-	connectors_destroy(w);
+	connectors_destroy(w->conns);
+	w->conns = NULL;
 	reload_destroy(w->reload);
 	notify_close(w->notify);
 	w->notify = NULL;

@@ -35,8 +35,7 @@ struct worker {
 	/* The producer (supervisor_sink), its rebuilds and the bandwidth cap
 	 * (kafka/supervisor.c). */
 	struct supervisor *sup;
-	struct pipeline *pipe;              /* the record path (core/pipeline.c) */
-	const struct connector_hooks *life; /* the connectors' calls into the worker */
+	struct pipeline *pipe; /* the record path (core/pipeline.c) */
 	struct acks *acks;
 	struct eos *eos; /* exactly-once (core/eos.h); NULL: at least once */
 	/* The connector slots (core/connectors.c). */
