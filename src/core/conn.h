@@ -21,6 +21,7 @@ struct active_topics;
 struct connector_settings;
 struct loop_fd;
 struct loop_timer;
+struct source_env_host;
 struct worker;
 
 /* The most records one poll of a source returns (its batch's size). */
@@ -54,6 +55,7 @@ struct conn {
 	size_t next; /* first record of batch not yet produced */
 	/* The source in the loop: its descriptors as pollfds() gave them last,
 	 * one watch each, and its deadline. */
+	struct source_env_host *host; /* core/source_env.h */
 	struct pollfd *pfds;
 	struct loop_fd **watches;
 	int cap, nwatches;

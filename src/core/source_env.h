@@ -8,15 +8,59 @@
 #define SKIFF_SOURCE_ENV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct commits;
 struct conn;
-struct worker;
+struct loop;
+struct offsets;
+struct partition;
+struct partitions;
+struct source_env_host;
+struct stats;
+
+/* What the sources' env asks of the rest of the worker, ctx
+ * source_env_conf.ctx: an anchor was put, the next flush is due now; the producer's
+ * message.max.bytes (0: no producer); the offset flush interval now (a reload may change it). */
+struct source_env_ops {
+	void (*flush_soon)(void *ctx);
+	size_t (*message_max)(void *ctx);
+	int64_t (*flush_interval)(void *ctx);
+};
+
+/* What the env works with, the worker's and borrowed for the host's life:
+ * the loop (each source's watches and deadline), the registry (counters),
+ * the partition table and the commits (anchors); offset_file (may be NULL
+ * or empty: no state files). */
+struct source_env_conf {
+	struct loop *loop;
+	struct stats *stats;
+	struct partitions *parts;
+	struct commits *commits;
+	const char *offset_file;
+	const struct source_env_ops *ops;
+	void *ctx;
+};
+
+/* The host of every source's env (struct source_env_host, opaque): conf,
+ * the offset store once it is open, and the log exporter's memory (what
+ * each counter showed when last logged). 0 or SOURCE_ENV_ERR_NOMEM; the
+ * caller owns *out (source_env_host_destroy, which accepts NULL). */
+enum {
+	SOURCE_ENV_ERR_NOMEM = -2, /* out of memory */
+};
+int source_env_host_new(const struct source_env_conf *conf, struct source_env_host **out);
+void source_env_host_destroy(struct source_env_host *h);
+
+/* The offset store the envs read committed offsets and stored keys from
+ * (borrowed): before the first source opens. */
+void source_env_host_set_offsets(struct source_env_host *h, struct offsets *offsets);
 
 /* Fills c->env, what the worker offers c's source (partition handles,
- * committed offsets, counting, logging). c->env.state_file is malloc'd:
+ * committed offsets, counting, logging), hosted by h (c->host). c->env.state_file is malloc'd:
  * source_env_free frees it. */
-void source_env_init(struct conn *c);
+void source_env_init(struct source_env_host *h, struct conn *c);
 
 /* Registers c's metrics (labelled with its name) and its deadline timer.
  * Returns 0 or WORKER_ERR_NOMEM. */
@@ -45,7 +89,7 @@ void source_env_notice(struct conn *c, int64_t now);
 
 /* The log exporter: logs the STATS_F_LOG metrics that moved since last
  * logged ("connector X: name=N"). */
-void source_env_log_counters(struct worker *w);
+void source_env_log_counters(struct source_env_host *h);
 
 /* Frees what source_env_* allocated for c (not the source itself, nor its
  * watches and deadline: connector_close deletes those from the loop). */

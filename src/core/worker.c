@@ -49,7 +49,7 @@ static int64_t now_ms(void)
 static void flush_offsets(struct worker *w)
 {
 	commits_put_all(w->commits, w->parts, w->eos != NULL);
-	source_env_log_counters(w);
+	source_env_log_counters(w->envs);
 	commits_write(w->commits, now_ms());
 }
 
@@ -632,7 +632,7 @@ static void unshow(struct partition *p)
 /* connector_hooks' calls of the worker, ctx the worker. */
 static void log_counters(void *ctx)
 {
-	source_env_log_counters(ctx);
+	source_env_log_counters(((struct worker *)ctx)->envs);
 }
 
 static bool txn_holds(void *ctx, const struct conn *c)
@@ -650,9 +650,15 @@ static void flush_soon(void *ctx)
 	((struct worker *)ctx)->next_flush = now_ms();
 }
 
+/* connector_hooks.source_env: c's env, hosted by the worker's. */
+static void env_init(struct conn *c)
+{
+	source_env_init(c->w->envs, c);
+}
+
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
 static const struct connector_hooks life = {
-    .source_env = source_env_init,
+    .source_env = env_init,
     .source_register = source_env_register,
     .source_free = source_env_free,
     .log_counters = log_counters,
@@ -708,6 +714,45 @@ static int open_eos(struct worker *w, char *errbuf, size_t errlen)
 	                            .waiting = waiting};
 
 	return eos_open(w->settings, w->flush_interval, &env, &w->eos, errbuf, errlen);
+}
+
+/* source_env_ops, ctx the worker. */
+static size_t message_max(void *ctx)
+{
+	const struct worker *w = ctx;
+	const struct sink *sink = w->sup != NULL ? supervisor_sink(w->sup) : NULL;
+
+	return sink != NULL ? sink_message_max(sink) : 0;
+}
+
+static int64_t flush_interval(void *ctx)
+{
+	return ((const struct worker *)ctx)->flush_interval;
+}
+
+/* What the sources' env (core/source_env.c) asks of the worker. */
+static const struct source_env_ops env_ops = {
+    .flush_soon = flush_soon,
+    .message_max = message_max,
+    .flush_interval = flush_interval,
+};
+
+/* The host of the sources' envs, over the loop, the registry, the
+ * partitions and the commits (made before). Returns 0 or
+ * SOURCE_ENV_ERR_NOMEM. */
+static int open_envs(struct worker *w)
+{
+	struct source_env_conf ec = {
+	    .loop = w->loop,
+	    .stats = w->stats,
+	    .parts = w->parts,
+	    .commits = w->commits,
+	    .offset_file = settings_worker(w->settings->worker)->offset_file,
+	    .ops = &env_ops,
+	    .ctx = w,
+	};
+
+	return source_env_host_new(&ec, &w->envs);
 }
 
 /* The connector slots, over the loop, the registry, the partitions and
@@ -783,7 +828,7 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 	}
 	sc.loop = w->loop;
 	if (partitions_new(&w->parts) != 0 || commits_new(NULL, render, &w->commits) != 0 ||
-	    open_pipeline(w, &sc) != 0 || open_connectors(w) != 0 ||
+	    open_envs(w) != 0 || open_pipeline(w, &sc) != 0 || open_connectors(w) != 0 ||
 	    supervisor_new(&sc, &w->sup) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
@@ -929,6 +974,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 
 	w->offsets = offsets;
 	commits_set_store(w->commits, offsets);
+	source_env_host_set_offsets(w->envs, offsets);
 	if (offsets_fd(offsets) >= 0 && loop_fd_add(w->loop, offsets_fd(offsets), POLLIN,
 	                                            on_offsets_fd, w, &w->offsets_watch) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
@@ -1002,7 +1048,7 @@ void worker_destroy(struct worker *w)
 	supervisor_destroy(w->sup);
 	partitions_destroy(w->parts, w->acks, free_series);
 	health_destroy(w->health);
-	free(w->logged);
+	source_env_host_destroy(w->envs);
 	commits_destroy(w->commits);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);

@@ -43,9 +43,8 @@ struct worker {
 	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
-	struct commits *commits; /* acknowledged prefixes into the store */
-	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
-	size_t nlogged;
+	struct commits *commits;      /* acknowledged prefixes into the store */
+	struct source_env_host *envs; /* the sources' envs (core/source_env.c) */
 	/* The worker as control/ sees it (core/query.h): its clients borrow
 	 * &query. systemd's notifications (control/notify.c). */
 	struct query query;
