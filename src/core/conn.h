@@ -2,9 +2,9 @@
  * (core/connectors.c, which owns it: made by connectors_slot, freed by
  * connectors_destroy) keeps it. Read and written by the record path
  * (core/pipeline.c: the batch, the counters, the failure) and by the source
- * env (core/source_env.c: the env, the events, the source's watches and
- * deadline); other modules see a connector through core/query.h. Main
- * thread only. */
+ * env (core/source_env.c: the env and its host, the events, the source's
+ * watches and deadline); control/ sees a connector through core/query.h.
+ * Main thread only. */
 #ifndef SKIFF_CONN_H
 #define SKIFF_CONN_H
 
@@ -42,12 +42,13 @@ struct conn {
 	const struct connector_settings *cs;
 	void *ctx;
 	struct source_env env;
-	bool stopped;      /* failed for good: no more polls */
-	bool config_error; /* ... for a reason no restart fixes (exit 78) */
-	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
-	enum conn_run run; /* core/connectors.h */
-	bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
-	bool restarting;   /* CONN_STOPPING for a restart: then opened again, as restart_to */
+	struct source_env_host *host; /* what env is served from (core/source_env.h) */
+	bool stopped;                 /* failed for good: no more polls */
+	bool config_error;            /* ... for a reason no restart fixes (exit 78) */
+	bool ready;                   /* a descriptor fired, the deadline passed, or it has more */
+	enum conn_run run;            /* core/connectors.h */
+	bool stop_paused;             /* CONN_STOPPING: it was paused (shown until STOPPED) */
+	bool restarting; /* CONN_STOPPING for a restart: then opened again, as restart_to */
 	enum conn_run restart_to;
 	char *trace; /* why it stopped for good (connector_fail), for /status */
 	struct record *records;
@@ -55,7 +56,6 @@ struct conn {
 	size_t next; /* first record of batch not yet produced */
 	/* The source in the loop: its descriptors as pollfds() gave them last,
 	 * one watch each, and its deadline. */
-	struct source_env_host *host; /* core/source_env.h */
 	struct pollfd *pfds;
 	struct loop_fd **watches;
 	int cap, nwatches;
