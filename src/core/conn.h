@@ -38,7 +38,7 @@ struct event {
 
 struct conn {
 	struct connectors *set; /* the set it is a slot of */
-	struct worker *w;       /* the set's ctx (connectors_conf) */
+	struct worker *w;       /* the set's ctx (connectors_conf): worker_control.c's way back */
 	const struct connector_settings *cs;
 	void *ctx;
 	struct source_env env;

@@ -137,7 +137,7 @@ static int make(struct conn *c, const struct connector_settings *cs, char *errbu
 	c->cs = cs;
 	c->ready = true;
 	tolerance_init(&c->tol, cs->cfg);
-	life->source_env(c);
+	life->source_env(c->set->conf.ctx, c);
 	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
 	if (c->records == NULL || life->source_register(c) != 0) {
 		snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);

@@ -70,7 +70,7 @@ struct connector_hooks {
 	/* The source's side of the worker (core/source_env.c): its env, its
 	 * counters and deadline (0 or WORKER_ERR_NOMEM), freeing both, and the
 	 * log exporter (what closing a source lost). */
-	void (*source_env)(struct conn *c);
+	void (*source_env)(void *ctx, struct conn *c);
 	int (*source_register)(struct conn *c);
 	void (*source_free)(struct conn *c);
 	void (*log_counters)(void *ctx);

@@ -651,9 +651,9 @@ static void flush_soon(void *ctx)
 }
 
 /* connector_hooks.source_env: c's env, hosted by the worker's. */
-static void env_init(struct conn *c)
+static void env_init(void *ctx, struct conn *c)
 {
-	source_env_init(c->w->envs, c);
+	source_env_init(((struct worker *)ctx)->envs, c);
 }
 
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
