@@ -22,7 +22,6 @@ struct connector_settings;
 struct loop_fd;
 struct loop_timer;
 struct source_env_host;
-struct worker;
 
 /* The most records one poll of a source returns (its batch's size). */
 #define BATCH_RECORDS 1024
@@ -38,7 +37,6 @@ struct event {
 
 struct conn {
 	struct connectors *set; /* the set it is a slot of */
-	struct worker *w;       /* the set's ctx (connectors_conf): worker_control.c's way back */
 	const struct connector_settings *cs;
 	void *ctx;
 	struct source_env env;

@@ -80,14 +80,13 @@ struct conn *connectors_at(const struct connectors *set, size_t i)
 	return set->slots[i];
 }
 
-/* Zeroes c but for its set and worker. */
+/* Zeroes c but for its set. */
 static void clear(struct conn *c)
 {
 	struct connectors *set = c->set;
 
 	memset(c, 0, sizeof(*c));
 	c->set = set;
-	c->w = set->conf.ctx;
 }
 
 struct conn *connectors_slot(struct connectors *set)
@@ -107,7 +106,6 @@ struct conn *connectors_slot(struct connectors *set)
 	if (c == NULL)
 		return NULL;
 	c->set = set;
-	c->w = set->conf.ctx;
 	set->slots[set->n++] = c;
 	return c;
 }

@@ -88,10 +88,8 @@ struct connector_hooks {
 /* What the connectors work with, all the worker's and borrowed for the
  * set's life: the loop (a source's watches and deadline), the registry (its
  * counters), the partition table and the commits (its offsets), the
- * record path (its clocks); rest: the
- * REST API listens (it may add a connector: none at all is no exit); ctx is
- * the worker, set as each slot's conn.w for the parts of the worker that
- * still reach it through the slot (core/conn.h). */
+ * record path (its clocks); rest: the REST API listens (it may add a
+ * connector: none at all is no exit); ctx: the hooks' (the worker). */
 struct connectors_conf {
 	struct loop *loop;
 	struct stats *stats;
@@ -120,7 +118,7 @@ void connectors_set_acks(struct connectors *set, struct acks *acks);
 size_t connectors_count(const struct connectors *set);
 struct conn *connectors_at(const struct connectors *set, size_t i);
 
-/* A new slot, zeroed but for its set and worker, at the end of the set
+/* A new slot, zeroed but for its set, at the end of the set
  * (its index: the count before), or NULL when memory is short. The set owns
  * it (freed by connectors_destroy); the loop may hold pointers to it. */
 struct conn *connectors_slot(struct connectors *set);
