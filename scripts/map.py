@@ -320,7 +320,7 @@ def main():
         print("\n### Private headers included by several .c files\n")
         for t in sorted(dual):
             users = sorted(f for f in info if any(tt == t for _, tt in info[f]["includes"]))
-            if re.search(r"(_private|_src|jsrc|filesrc|txops|tailchain|sqsrc|sqtable)\.h$", t) or (t.endswith("_private.h")):
+            if re.search(r"(_private|_src|jsrc|filesrc|txops|tailchain|sqsrc|sqtable|core/conn)\.h$", t) or (t.endswith("_private.h")):
                 print(f"- {t}: {len(users)} users: {', '.join(os.path.relpath(u, 'src') for u in users)}")
         print()
     if sect in (None, "calls", "circles"):
@@ -340,9 +340,9 @@ def main():
         print("\n".join(f"- {c}" for c in ic) or "- none")
         print()
     if sect in (None, "worker"):
-        print("## Fields of the worker's structs (worker_private.h)\n")
+        print("## Fields of the worker's structs (worker_private.h, core/conn.h)\n")
         for f in info:
-            if not f.endswith("worker_private.h"):
+            if not f.endswith(("worker_private.h", "core/conn.h")):
                 continue
             for m in re.finditer(r"^struct (\w+) \{\n(.*?)^\};", info[f]["clean"], re.M | re.S):
                 body = m.group(2)

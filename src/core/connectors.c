@@ -15,16 +15,17 @@
  * nothing, and the next start reads those records again. Main loop only. */
 #include "core/connectors.h"
 
-#include "control/restconf.h"
+#include "config/settings.h"
 #include "core/active_topics.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/partitions.h"
+#include "core/pipeline.h"
 #include "core/stats.h"
 #include "core/tolerance.h"
 #include "core/worker.h"
-#include "core/worker_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,8 @@ const char *connectors_strerror(int err)
 		return "the connector is FAILED or restarting";
 	case CONNECTORS_ERR_OPEN:
 		return "the connector's source did not open";
+	case CONNECTORS_ERR_NOMEM:
+		return "out of memory";
 	default:
 		return "unknown connectors error";
 	}
@@ -46,54 +49,95 @@ const char *connectors_strerror(int err)
 
 /* ---- slots ----------------------------------------------------------------- */
 
-struct conn *connectors_slot(struct worker *w)
+struct connectors {
+	struct connectors_conf conf;
+	struct acks *acks; /* borrowed (connectors_set_acks) */
+	struct conn **slots;
+	size_t n, cap;
+};
+
+int connectors_new(const struct connectors_conf *conf, struct connectors **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (*out == NULL)
+		return CONNECTORS_ERR_NOMEM;
+	(*out)->conf = *conf;
+	return 0;
+}
+
+void connectors_set_acks(struct connectors *set, struct acks *acks)
+{
+	set->acks = acks;
+}
+
+size_t connectors_count(const struct connectors *set)
+{
+	return set->n;
+}
+
+struct conn *connectors_at(const struct connectors *set, size_t i)
+{
+	return set->slots[i];
+}
+
+/* Zeroes c but for its set. */
+static void clear(struct conn *c)
+{
+	struct connectors *set = c->set;
+
+	memset(c, 0, sizeof(*c));
+	c->set = set;
+}
+
+struct conn *connectors_slot(struct connectors *set)
 {
 	struct conn *c;
 
-	if (w->nconns == w->capconns) {
-		size_t cap = w->capconns ? 2 * w->capconns : 8;
-		struct conn **conns = realloc(w->conns, cap * sizeof(*conns));
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 8;
+		struct conn **slots = realloc(set->slots, cap * sizeof(*slots));
 
-		if (conns == NULL)
+		if (slots == NULL)
 			return NULL;
-		w->conns = conns;
-		w->capconns = cap;
+		set->slots = slots;
+		set->cap = cap;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
-	c->w = w;
-	w->conns[w->nconns++] = c;
+	c->set = set;
+	set->slots[set->n++] = c;
 	return c;
 }
 
-void connectors_destroy(struct worker *w)
+void connectors_destroy(struct connectors *set)
 {
-	for (size_t i = 0; i < w->nconns; i++) {
-		if (!w->conns[i]->removed)
-			connector_close(w->conns[i], CLOSE_ABANDON);
-		free(w->conns[i]);
+	if (set == NULL)
+		return;
+	for (size_t i = 0; i < set->n; i++) {
+		if (!set->slots[i]->removed)
+			connector_close(set->slots[i], CLOSE_ABANDON);
+		free(set->slots[i]);
 	}
-	free(w->conns);
-	w->conns = NULL;
-	w->nconns = w->capconns = 0;
+	free(set->slots);
+	free(set);
 }
 
 /* ---- open and close ---------------------------------------------------------- */
 
 /* A fresh slot c for cs: zeroed, its env, batch and counters made and
  * registered. Returns 0 or WORKER_ERR_NOMEM with errbuf. */
-static int make(struct worker *w, struct conn *c, const struct connector_settings *cs, char *errbuf,
-                size_t errlen)
+static int make(struct conn *c, const struct connector_settings *cs, char *errbuf, size_t errlen)
 {
-	memset(c, 0, sizeof(*c));
-	c->w = w;
+	const struct connector_hooks *life = c->set->conf.hooks;
+
+	clear(c);
 	c->cs = cs;
 	c->ready = true;
 	tolerance_init(&c->tol, cs->cfg);
-	w->life->source_env(c);
+	life->source_env(c->set->conf.ctx, c);
 	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
-	if (c->records == NULL || w->life->source_register(c) != 0) {
+	if (c->records == NULL || life->source_register(c) != 0) {
 		snprintf(errbuf, errlen, "connector %s: out of memory", cs->name);
 		free(c->records);
 		c->records = NULL;
@@ -104,13 +148,13 @@ static int make(struct worker *w, struct conn *c, const struct connector_setting
 	return 0;
 }
 
-int connector_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
-                   enum connector_open_how how, char *errbuf, size_t errlen)
+int connector_open(struct conn *c, const struct connector_settings *cs, enum connector_open_how how,
+                   char *errbuf, size_t errlen)
 {
 	char why[512]; /* a source's reason; errbuf adds the connector's name */
 	int rc;
 
-	if (how == OPEN_NEW && (rc = make(w, c, cs, errbuf, errlen)) != 0)
+	if (how == OPEN_NEW && (rc = make(c, cs, errbuf, errlen)) != 0)
 		return rc;
 	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
 	if (rc == 0) {
@@ -131,48 +175,48 @@ int connector_open(struct worker *w, struct conn *c, const struct connector_sett
  * text is not. */
 static void keep_prefix(struct conn *c)
 {
-	struct worker *w = c->w;
+	struct connectors *set = c->set;
+	struct commits *commits = set->conf.commits;
 
-	for (size_t i = 0; i < partitions_count(w->parts); i++) {
-		struct partition *p = partitions_at(w->parts, i);
+	for (size_t i = 0; i < partitions_count(set->conf.parts); i++) {
+		struct partition *p = partitions_at(set->conf.parts, i);
 		char *json;
 
 		if (p->conn != c)
 			continue;
-		if (commits_take(w->commits, p, &json) != 0 &&
-		    (json == NULL || commits_store(w->commits, p, json, NULL) != 0))
+		if (commits_take(commits, p, &json) != 0 &&
+		    (json == NULL || commits_store(commits, p, json, NULL) != 0))
 			log_error("offsets: cannot record %s (out of memory or too many "
 			          "partitions): retrying at the next flush; until then its last "
 			          "records would be read again after a resume",
 			          p->key);
 		free(json);
-		partition_abandon(w->acks, p);
+		partition_abandon(set->acks, p);
 	}
-	w->next_flush = loop_now_ms();
+	set->conf.hooks->flush_soon(set->conf.ctx);
 }
 
 /* Frees everything of c but the slot itself, which becomes a tombstone. */
 static void release(struct conn *c)
 {
-	struct worker *w = c->w;
+	const struct connectors_conf *conf = &c->set->conf;
 
-	w->life->log_counters(w); /* what closing it lost (file source) */
-	stats_retire(w->stats, c->cs->name);
+	conf->hooks->log_counters(conf->ctx); /* what closing it lost (file source) */
+	stats_retire(conf->stats, c->cs->name);
 	for (int i = 0; i < c->nwatches; i++)
-		loop_fd_del(w->loop, c->watches[i]);
-	loop_timer_del(w->loop, c->deadline);
+		loop_fd_del(conf->loop, c->watches[i]);
+	loop_timer_del(conf->loop, c->deadline);
 	free(c->records);
 	free(c->trace);
-	w->life->source_free(c);
+	conf->hooks->source_free(c);
 	connector_forget_topics(c);
-	memset(c, 0, sizeof(*c));
-	c->w = w;
+	clear(c);
 	c->stopped = c->removed = true;
 }
 
 void connector_close(struct conn *c, enum connector_close_how how)
 {
-	struct worker *w = c->w;
+	struct connectors *set = c->set;
 
 	/* A slot no connector opened in (a reload's added connector whose
 	 * offsets could not be read): nothing to close, a tombstone at once. */
@@ -183,7 +227,7 @@ void connector_close(struct conn *c, enum connector_close_how how)
 	if (how == CLOSE_KEEP_PREFIX)
 		keep_prefix(c);
 	else
-		partitions_drop_conn(w->parts, w->acks, c, w->life->unshow);
+		partitions_drop_conn(set->conf.parts, set->acks, c, set->conf.hooks->unshow);
 	c->cs->ops->close(c->ctx);
 	c->ctx = NULL;
 	if (how == CLOSE_ABANDON)
@@ -209,20 +253,22 @@ void connector_fail(struct conn *c, bool config, const char *why)
 	c->batch.n = c->next = 0;
 }
 
-int connectors_exit_code(const struct worker *w)
+int connectors_exit_code(const struct connectors *set)
 {
 	bool config = true, any = false;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		if (w->conns[i]->removed)
+	for (size_t i = 0; i < set->n; i++) {
+		const struct conn *c = set->slots[i];
+
+		if (c->removed)
 			continue;
-		if (!w->conns[i]->stopped)
+		if (!c->stopped)
 			return 0;
 		any = true;
-		config &= w->conns[i]->config_error;
+		config &= c->config_error;
 	}
 	/* None at all: the REST API removed the last one, and may add more. */
-	if (!any && restconf_conf(w->settings->worker)->listeners.n > 0)
+	if (!any && set->conf.rest)
 		return 0;
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
@@ -235,9 +281,11 @@ static uint32_t pending(const struct conn *c)
 {
 	uint32_t n = 0;
 
-	for (size_t i = 0; i < partitions_count(c->w->parts); i++)
-		if (partitions_at(c->w->parts, i)->conn == c)
-			n += partition_pending(partitions_at(c->w->parts, i));
+	const struct partitions *parts = c->set->conf.parts;
+
+	for (size_t i = 0; i < partitions_count(parts); i++)
+		if (partitions_at(parts, i)->conn == c)
+			n += partition_pending(partitions_at(parts, i));
 	return n;
 }
 
@@ -245,7 +293,7 @@ static uint32_t pending(const struct conn *c)
  * WORKER_ERR_* code, logged, errbuf saying why. */
 static int reopen(struct conn *c, char *errbuf, size_t errlen)
 {
-	int rc = connector_open(c->w, c, c->cs, OPEN_REGISTERED, errbuf, errlen);
+	int rc = connector_open(c, c->cs, OPEN_REGISTERED, errbuf, errlen);
 
 	if (rc != 0)
 		log_error("%s", errbuf);
@@ -281,7 +329,7 @@ static void finish_restart(struct conn *c)
  * go here: its offset stays before them, so they are read again. */
 static void finish_stop(struct conn *c)
 {
-	struct worker *w = c->w;
+	const struct connectors_conf *conf = &c->set->conf;
 
 	if (c->run != CONN_STOPPING || pending(c) > 0)
 		return;
@@ -290,8 +338,8 @@ static void finish_stop(struct conn *c)
 	 * them: the store was past the records the restart's abort took (2,346
 	 * lines after a stop and a kill -9 300 ms later). The commit ends this
 	 * turn, then connectors_committed finishes the stop. */
-	if (w->life->txn_holds(w, c)) {
-		w->life->txn_commit_soon(w);
+	if (conf->hooks->txn_holds(conf->ctx, c)) {
+		conf->hooks->txn_commit_soon(conf->ctx);
 		return;
 	}
 	connector_close(c, CLOSE_KEEP_PREFIX);
@@ -303,18 +351,18 @@ static void finish_stop(struct conn *c)
 		           c->cs->name);
 }
 
-void connectors_committed(struct worker *w)
+void connectors_committed(struct connectors *set)
 {
-	for (size_t i = 0; i < w->nconns; i++)
-		if (!w->conns[i]->removed)
-			finish_stop(w->conns[i]);
+	for (size_t i = 0; i < set->n; i++)
+		if (!set->slots[i]->removed)
+			finish_stop(set->slots[i]);
 }
 
 void connector_acked(struct partition *p, bool ok)
 {
 	if (ok) {
 		p->acked++;
-		p->last_ack_ms = p->conn->w->turn_epoch_ms;
+		p->last_ack_ms = pipeline_turn_epoch_ms(p->conn->set->conf.pipe);
 	}
 	/* acks_done has counted this one out already. */
 	if (p->conn->run == CONN_STOPPING && partition_pending(p) == 0)
@@ -327,7 +375,7 @@ void connector_produced(const struct record *r, const char *topic, size_t vlen)
 
 	p->produced++;
 	p->read_bytes += r->value.kind == VALUE_STRING ? r->value.len : vlen;
-	partition_head(p, p->conn->w->turn_ms);
+	partition_head(p, pipeline_turn_ms(p->conn->set->conf.pipe));
 	/* The connector's active topics (Connect's): out of memory leaves this
 	 * one unlisted, as Connect's list is only informative. */
 	(void)active_topics_note(&p->conn->topics, topic);

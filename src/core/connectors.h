@@ -12,11 +12,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct acks;
+struct commits;
 struct conn;
 struct connector_settings;
+struct connectors;
+struct loop;
 struct partition;
+struct partitions;
+struct pipeline;
 struct record;
-struct worker;
+struct stats;
 
 /* What a person asked of a connector through the REST API. */
 enum conn_run {
@@ -51,34 +57,71 @@ enum connector_close_how {
 enum {
 	CONNECTORS_ERR_STATE = -2, /* FAILED or restarting: only a restart helps */
 	CONNECTORS_ERR_OPEN = -3,  /* its source did not open again (errbuf: why) */
+	CONNECTORS_ERR_NOMEM = -4, /* out of memory */
 };
 
 /* Short text for a CONNECTORS_ERR_* code. */
 const char *connectors_strerror(int err);
 
 /* What connectors.c calls of the rest of the worker, filled by worker.c
- * (so that nothing here calls what calls it back). */
+ * (so that nothing here calls what calls it back); ctx is
+ * connectors_conf.ctx. */
 struct connector_hooks {
-	/* The source's side of the worker (worker_source.c): its env, its
+	/* The source's side of the worker (core/source_env.c): its env, its
 	 * counters and deadline (0 or WORKER_ERR_NOMEM), freeing both, and the
 	 * log exporter (what closing a source lost). */
-	void (*source_env)(struct conn *c);
+	void (*source_env)(void *ctx, struct conn *c);
 	int (*source_register)(struct conn *c);
 	void (*source_free)(struct conn *c);
-	void (*log_counters)(struct worker *w);
+	void (*log_counters)(void *ctx);
 	/* A partition's series go (control/pmetrics.c). */
 	void (*unshow)(struct partition *p);
 	/* Exactly-once: the open transaction holds offsets of c the store lacks
 	 * (eos_holds); commit it at the end of this turn
 	 * (eos_commit_soon). */
-	bool (*txn_holds)(const struct worker *w, const struct conn *c);
-	void (*txn_commit_soon)(struct worker *w);
+	bool (*txn_holds)(void *ctx, const struct conn *c);
+	void (*txn_commit_soon)(void *ctx);
+	/* A stop put offsets into the store: the next flush is due now. */
+	void (*flush_soon)(void *ctx);
 };
 
-/* A new slot, zeroed but for its worker, at the end of the worker's slots
- * (its index: the count before), or NULL when memory is short. The worker owns it (freed by
- * connectors_destroy); the loop may hold pointers to it. */
-struct conn *connectors_slot(struct worker *w);
+/* What the connectors work with, all the worker's and borrowed for the
+ * set's life: the loop (a source's watches and deadline), the registry (its
+ * counters), the partition table and the commits (its offsets), the
+ * record path (its clocks); rest: the REST API listens (it may add a
+ * connector: none at all is no exit); ctx: the hooks' (the worker). */
+struct connectors_conf {
+	struct loop *loop;
+	struct stats *stats;
+	struct partitions *parts;
+	struct commits *commits;
+	const struct pipeline *pipe; /* the turn's clocks, stamping acks and heads */
+	const struct connector_hooks *hooks;
+	void *ctx;
+	bool rest;
+};
+
+/* The connector slots (struct connectors, opaque): each slot its own
+ * allocation (the loop holds pointers to them), as many as the settings
+ * ever had (a removed connector's slot stays, a tombstone, for a reload to
+ * reuse), bounded by memory only. connectors_new returns 0 or
+ * CONNECTORS_ERR_NOMEM; the worker owns the set (connectors_destroy). */
+int connectors_new(const struct connectors_conf *conf, struct connectors **out);
+
+/* The ack slots of the producer (borrowed; a new producer brings new
+ * ones): the slots a closing connector's records in flight are abandoned
+ * from. */
+void connectors_set_acks(struct connectors *set, struct acks *acks);
+
+/* How many slots the set has, tombstones included; the slot at i (i below
+ * the count), the set's: valid until connectors_destroy. */
+size_t connectors_count(const struct connectors *set);
+struct conn *connectors_at(const struct connectors *set, size_t i);
+
+/* A new slot, zeroed but for its set, at the end of the set
+ * (its index: the count before), or NULL when memory is short. The set owns
+ * it (freed by connectors_destroy); the loop may hold pointers to it. */
+struct conn *connectors_slot(struct connectors *set);
 
 /* Opens connector cs in slot c, as how says (OPEN_REGISTERED: cs is c's
  * own): env, batch, counters, tolerance, then the source from the stored
@@ -88,8 +131,8 @@ struct conn *connectors_slot(struct worker *w);
  * failure), with errbuf "connector X: why". After OPEN_NEW failed with
  * memory short before its counters existed, c has no batch (records NULL):
  * close it with CLOSE_ABANDON. */
-int connector_open(struct worker *w, struct conn *c, const struct connector_settings *cs,
-                   enum connector_open_how how, char *errbuf, size_t errlen);
+int connector_open(struct conn *c, const struct connector_settings *cs, enum connector_open_how how,
+                   char *errbuf, size_t errlen);
 
 /* Closes c's source (once: c's ctx is NULL after) and lets go of its
  * partitions, as how says. A slot no connector opened in becomes a
@@ -104,7 +147,7 @@ void connector_fail(struct conn *c, bool config, const char *why);
 /* 0 while a connector runs; once none does, WORKER_EXIT_CONFIG when each
  * stopped for a reason no restart fixes, else WORKER_EXIT_TEMPFAIL. None at
  * all runs on while the REST API listens (it may add one). */
-int connectors_exit_code(const struct worker *w);
+int connectors_exit_code(const struct connectors *set);
 
 /* The REST API's commands (Connect's semantics). pause: no more reading,
  * records in flight acknowledge; resume: reading again; stop: as pause,
@@ -136,9 +179,10 @@ void connector_forget_topics(struct conn *c);
 
 /* An exactly-once transaction committed: completes the stops that waited
  * for it to carry their connectors' offsets. */
-void connectors_committed(struct worker *w);
+void connectors_committed(struct connectors *set);
 
-/* At exit: closes every connector (CLOSE_ABANDON) and frees the slots. */
-void connectors_destroy(struct worker *w);
+/* At exit: closes every connector (CLOSE_ABANDON) and frees the slots and
+ * the set. */
+void connectors_destroy(struct connectors *set);
 
 #endif

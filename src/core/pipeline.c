@@ -9,13 +9,13 @@
 #include "core/pipeline.h"
 
 #include "core/acks.h"
+#include "config/settings.h"
 #include "core/commits.h"
-#include "core/eos.h"
+#include "core/conn.h"
 #include "core/loop.h"
 #include "core/partitions.h"
 #include "core/stats.h"
 #include "core/tolerance.h"
-#include "core/worker_private.h"
 #include "convert/convert.h"
 #include "kafka/supervisor.h"
 #include "transform/transform.h"
@@ -23,9 +23,74 @@
 #include "util/clock.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The most bytes a converted key or value keeps allocated between records. */
 #define SCRATCH_KEEP (1024 * 1024)
+
+struct pipeline {
+	struct acks *acks;      /* borrowed (pipeline_set_producer) */
+	struct supervisor *sup; /* borrowed (pipeline_set_producer) */
+	struct commits *commits;
+	const struct pipeline_hooks *hooks;
+	void *ctx;
+	bool queue_full;       /* the producer refused a record; wait for a delivery report */
+	uint64_t produced;     /* records handed to the producer since the start */
+	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
+	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
+	                        * are served: stamps heads and acks, not one read a record */
+	int64_t turn_epoch_ms; /* the wall clock in ms, read with turn_ms */
+	/* A record's key and value as converted, reused record after record
+	 * (the producer copies them). */
+	struct buf kscratch, vscratch;
+};
+
+int pipeline_new(const struct pipeline_conf *conf, struct pipeline **out)
+{
+	struct pipeline *pl = calloc(1, sizeof(*pl));
+
+	*out = NULL;
+	if (pl == NULL)
+		return PIPELINE_ERR_NOMEM;
+	pl->commits = conf->commits;
+	pl->hooks = conf->hooks;
+	pl->ctx = conf->ctx;
+	buf_init(&pl->kscratch, CONVERT_MAX_BYTES);
+	buf_init(&pl->vscratch, CONVERT_MAX_BYTES);
+	*out = pl;
+	return 0;
+}
+
+void pipeline_destroy(struct pipeline *pl)
+{
+	if (pl == NULL)
+		return;
+	buf_free(&pl->kscratch);
+	buf_free(&pl->vscratch);
+	free(pl);
+}
+
+void pipeline_set_producer(struct pipeline *pl, struct supervisor *sup, struct acks *acks)
+{
+	pl->sup = sup;
+	pl->acks = acks;
+	pl->queue_full = false;
+}
+
+int64_t pipeline_turn_ms(const struct pipeline *pl)
+{
+	return pl->turn_ms;
+}
+
+int64_t pipeline_turn_epoch_ms(const struct pipeline *pl)
+{
+	return pl->turn_epoch_ms;
+}
+
+int64_t pipeline_last_ack_ms(const struct pipeline *pl)
+{
+	return pl->last_ack_ms;
+}
 
 /* What one step did with a record. */
 enum step {
@@ -34,7 +99,7 @@ enum step {
 	STEP_STOP, /* the batch stops here: blocked, or c failed */
 };
 
-/* A record's key and value as converted (views into the worker's scratch
+/* A record's key and value as converted (views into the pipeline's scratch
  * buffers, or the record's own bytes). */
 struct converted {
 	const char *key, *val;
@@ -60,77 +125,76 @@ static bool refusal_skipped(void *token, const char *reason)
  * as a filtered record: its offset may move past it. False: c does not
  * tolerate it (or no slot: out of memory), the caller stops c. Call only
  * while a slot is free (pipeline_blocked() is false). */
-static bool skip(struct conn *c, struct record *r, const char *why)
+static bool skip(struct pipeline *pl, struct conn *c, struct record *r, const char *why)
 {
-	struct worker *w = c->w;
 	struct acks_fifo *f;
 	void *token;
 
 	if (!c->tol.all)
 		return false;
 	f = partition_fifo(r->part);
-	token = f != NULL ? acks_submit(w->acks, f, &r->offset) : NULL;
+	token = f != NULL ? acks_submit(pl->acks, f, &r->offset) : NULL;
 	if (token == NULL)
 		return false;
 	(void)tolerance_record(&c->tol, c->cs->name, r, why);
-	f = acks_done(w->acks, token, true);
+	f = acks_done(pl->acks, token, true);
 	if (f != NULL) {
 		partition_head(r->part, now_ms());
 		if (f->advanced)
-			commits_moved(w->commits);
+			commits_moved(pl->commits);
 	}
 	return true;
 }
 
 void pipeline_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
-	struct worker *w = ctx;
+	struct pipeline *pl = ctx;
 	/* errors.tolerance=all: a record Kafka refused for good is done. */
 	bool skipped = res == SINK_REFUSED && refusal_skipped(token, reason);
-	struct acks_fifo *f = acks_done(w->acks, token, res == SINK_DELIVERED || skipped);
+	struct acks_fifo *f = acks_done(pl->acks, token, res == SINK_DELIVERED || skipped);
 	struct partition *p;
 	bool advanced;
 	char why[512];
 
-	w->queue_full = false; /* a report frees room in the producer queue */
+	pl->queue_full = false; /* a report frees room in the producer queue */
 	if (res != SINK_DELIVERED)
-		w->hooks->txn_failed(w);
+		pl->hooks->txn_failed(pl->ctx);
 	if (f == NULL)
 		return;
 	p = partition_of(f);
-	partition_head(p, w->turn_ms);
+	partition_head(p, pl->turn_ms);
 	/* Read before hooks->acked: a stop it finishes frees f. */
 	advanced = f->advanced;
-	w->hooks->acked(p, res == SINK_DELIVERED);
+	pl->hooks->acked(p, res == SINK_DELIVERED);
 	if (res == SINK_DELIVERED || skipped) {
 		if (res == SINK_DELIVERED) {
 			stats_add(p->conn->acked, 1);
-			p->conn->last_ack_ms = w->last_ack_ms = w->turn_ms;
+			p->conn->last_ack_ms = pl->last_ack_ms = pl->turn_ms;
 		}
 		if (advanced)
-			commits_moved(w->commits);
+			commits_moved(pl->commits);
 		return;
 	}
 	stats_add(p->conn->failed, 1);
 	/* Fenced: librdkafka fails or purges every record; the connector did
 	 * nothing wrong, and the worker exits (eos_exit_code). */
-	if (w->hooks->fenced(w))
+	if (pl->hooks->fenced(pl->ctx))
 		return;
 	snprintf(why, sizeof(why), "a record of %s could not be delivered: %s", p->key, reason);
-	w->hooks->fail(p->conn, res == SINK_REFUSED, why);
+	pl->hooks->fail(p->conn, res == SINK_REFUSED, why);
 }
 
-void pipeline_poll_sink(struct worker *w)
+void pipeline_poll_sink(struct pipeline *pl)
 {
-	w->turn_ms = now_ms();
-	w->turn_epoch_ms = clock_wall_ns() / 1000000;
-	sink_poll(supervisor_sink(w->sup));
+	pl->turn_ms = now_ms();
+	pl->turn_epoch_ms = clock_wall_ns() / 1000000;
+	sink_poll(supervisor_sink(pl->sup));
 }
 
-bool pipeline_blocked(const struct worker *w)
+bool pipeline_blocked(const struct pipeline *pl)
 {
-	return w->queue_full || acks_available(w->acks) == 0 || commits_paused(w->commits) ||
-	       eos_blocks(w->eos) || !supervisor_allows(w->sup, now_ms());
+	return pl->queue_full || acks_available(pl->acks) == 0 || commits_paused(pl->commits) ||
+	       pl->hooks->txn_blocks(pl->ctx) || !supervisor_allows(pl->sup, now_ms());
 }
 
 /* Frees a scratch buffer that held a large record: a long line or row must
@@ -143,44 +207,43 @@ static void trim(struct buf *b)
 
 /* Applies c's transforms to r into *t. A record filtered out is done at
  * once (Connect commits a filtered record's offset). */
-static enum step transform_one(struct conn *c, struct record *r, struct transform_out *t,
-                               char *errbuf, size_t errlen)
+static enum step transform_one(struct pipeline *pl, struct conn *c, struct record *r,
+                               struct transform_out *t, char *errbuf, size_t errlen)
 {
-	struct worker *w = c->w;
 	enum transform_result tr = transform_chain_apply(c->cs->chain, r, t, errbuf, errlen);
 	struct acks_fifo *f;
 
 	if (tr == TRANSFORM_DROP) {
 		if ((f = partition_fifo(r->part)) == NULL) {
-			w->hooks->fail(c, false, "out of memory");
+			pl->hooks->fail(c, false, "out of memory");
 			return STEP_STOP;
 		}
-		pipeline_delivery(w, acks_submit(w->acks, f, &r->offset), SINK_DELIVERED, NULL);
+		pipeline_delivery(pl, acks_submit(pl->acks, f, &r->offset), SINK_DELIVERED, NULL);
 		return STEP_DONE;
 	}
-	if (tr == TRANSFORM_ERROR && skip(c, r, errbuf))
+	if (tr == TRANSFORM_ERROR && skip(pl, c, r, errbuf))
 		return STEP_DONE;
 	if (tr != TRANSFORM_OK) {
 		/* The same record fails the same way after a restart (78); out
 		 * of memory may pass (75). */
-		w->hooks->fail(c, tr == TRANSFORM_ERROR, errbuf);
+		pl->hooks->fail(c, tr == TRANSFORM_ERROR, errbuf);
 		return STEP_STOP;
 	}
 	return STEP_GO;
 }
 
 /* Converts t's key and value with c's converters into *kv. */
-static enum step convert_one(struct conn *c, struct record *r, struct transform_out *t,
-                             struct converted *kv, char *errbuf, size_t errlen)
+static enum step convert_one(struct pipeline *pl, struct conn *c, struct record *r,
+                             struct transform_out *t, struct converted *kv, char *errbuf,
+                             size_t errlen)
 {
-	struct worker *w = c->w;
 	int krc, vrc;
 	bool shape;
 
-	krc = convert_value_view(&c->cs->key_conv, &t->key, &w->kscratch, &kv->key, &kv->klen,
+	krc = convert_value_view(&c->cs->key_conv, &t->key, &pl->kscratch, &kv->key, &kv->klen,
 	                         c->utf8_replaced);
 	vrc = krc != 0 ? 0
-	               : convert_value_view(&c->cs->value_conv, &t->value, &w->vscratch, &kv->val,
+	               : convert_value_view(&c->cs->value_conv, &t->value, &pl->vscratch, &kv->val,
 	                                    &kv->vlen, c->utf8_replaced);
 	if (krc == 0 && vrc == 0)
 		return STEP_GO;
@@ -191,21 +254,20 @@ static enum step convert_one(struct conn *c, struct record *r, struct transform_
 	         convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
 	         krc != 0 ? "key" : "value",
 	         shape ? "a struct" : "out of memory, or larger than 1 GB");
-	if (shape && skip(c, r, errbuf))
+	if (shape && skip(pl, c, r, errbuf))
 		return STEP_DONE;
-	w->hooks->fail(c, shape, errbuf);
+	pl->hooks->fail(c, shape, errbuf);
 	return STEP_STOP;
 }
 
 /* What a producer's refusal of r means: backpressure, or c fails. */
-static enum step refused(struct conn *c, struct record *r, size_t bytes, int rc, char *errbuf,
-                         size_t errlen)
+static enum step refused(struct pipeline *pl, struct conn *c, struct record *r, size_t bytes,
+                         int rc, char *errbuf, size_t errlen)
 {
-	struct worker *w = c->w;
 
-	if (rc == SINK_QUEUE_FULL && sink_in_flight(supervisor_sink(w->sup)) > 0) {
+	if (rc == SINK_QUEUE_FULL && sink_in_flight(supervisor_sink(pl->sup)) > 0) {
 		/* Backpressure: no reading, no spinning, until a delivery report. */
-		w->queue_full = true;
+		pl->queue_full = true;
 		return STEP_STOP;
 	}
 	if (rc == SINK_QUEUE_FULL) {
@@ -214,20 +276,20 @@ static enum step refused(struct conn *c, struct record *r, size_t bytes, int rc,
 		         "a record of %zu bytes is larger than the "
 		         "whole producer queue (producer.queue.buffering.max.kbytes)",
 		         bytes);
-		w->hooks->fail(c, true, errbuf);
+		pl->hooks->fail(c, true, errbuf);
 		return STEP_STOP;
 	}
-	if (rc == SINK_ERR_CONFIG && skip(c, r, errbuf))
+	if (rc == SINK_ERR_CONFIG && skip(pl, c, r, errbuf))
 		return STEP_DONE;
-	w->hooks->fail(c, rc == SINK_ERR_CONFIG, errbuf);
+	pl->hooks->fail(c, rc == SINK_ERR_CONFIG, errbuf);
 	return STEP_STOP;
 }
 
 /* Hands r, as *t and *kv, to the producer with an ack slot as its token. */
-static enum step produce_one(struct conn *c, struct record *r, const struct transform_out *t,
-                             const struct converted *kv, char *errbuf, size_t errlen)
+static enum step produce_one(struct pipeline *pl, struct conn *c, struct record *r,
+                             const struct transform_out *t, const struct converted *kv,
+                             char *errbuf, size_t errlen)
 {
-	struct worker *w = c->w;
 	struct sink_record rec = {.topic = t->topic,
 	                          .key = kv->key,
 	                          .klen = kv->klen,
@@ -240,28 +302,28 @@ static enum step produce_one(struct conn *c, struct record *r, const struct tran
 	void *token;
 	int rc;
 
-	if (w->hooks->txn_begin(w) != 0)
+	if (pl->hooks->txn_begin(pl->ctx) != 0)
 		return STEP_STOP; /* the turn's end exits (eos_boundary) */
 	if ((f = partition_fifo(r->part)) == NULL) {
-		w->hooks->fail(c, false, "out of memory");
+		pl->hooks->fail(c, false, "out of memory");
 		return STEP_STOP;
 	}
-	token = acks_submit(w->acks, f, &r->offset);
-	rc = sink_produce(supervisor_sink(w->sup), &rec, token, errbuf, errlen);
-	trim(&w->kscratch);
-	trim(&w->vscratch);
+	token = acks_submit(pl->acks, f, &r->offset);
+	rc = sink_produce(supervisor_sink(pl->sup), &rec, token, errbuf, errlen);
+	trim(&pl->kscratch);
+	trim(&pl->vscratch);
 	if (rc == 0) {
-		w->hooks->charge(w, kv->klen + kv->vlen);
+		supervisor_charge(pl->sup, kv->klen + kv->vlen);
 		stats_add(c->produced, 1);
-		w->produced++;
-		w->hooks->produced(r, t->topic, kv->vlen);
+		pl->produced++;
+		pl->hooks->produced(r, t->topic, kv->vlen);
 		return STEP_DONE;
 	}
-	acks_cancel(w->acks, token);
-	return refused(c, r, kv->klen + kv->vlen, rc, errbuf, errlen);
+	acks_cancel(pl->acks, token);
+	return refused(pl, c, r, kv->klen + kv->vlen, rc, errbuf, errlen);
 }
 
-void pipeline_produce(struct conn *c)
+void pipeline_produce(struct pipeline *pl, struct conn *c)
 {
 	char errbuf[512];
 
@@ -271,26 +333,26 @@ void pipeline_produce(struct conn *c)
 		struct converted kv = {0};
 		enum step s;
 
-		if (pipeline_blocked(c->w))
+		if (pipeline_blocked(pl))
 			return;
-		s = transform_one(c, r, &t, errbuf, sizeof(errbuf));
+		s = transform_one(pl, c, r, &t, errbuf, sizeof(errbuf));
 		if (s == STEP_GO)
-			s = convert_one(c, r, &t, &kv, errbuf, sizeof(errbuf));
+			s = convert_one(pl, c, r, &t, &kv, errbuf, sizeof(errbuf));
 		if (s == STEP_GO)
-			s = produce_one(c, r, &t, &kv, errbuf, sizeof(errbuf));
+			s = produce_one(pl, c, r, &t, &kv, errbuf, sizeof(errbuf));
 		if (s == STEP_STOP)
 			return;
 		c->next++;
 	}
 }
 
-void pipeline_poll_source(struct conn *c, int64_t now)
+void pipeline_poll_source(struct pipeline *pl, struct conn *c, int64_t now)
 {
 	char errbuf[1024];
-	uint32_t room = acks_available(c->w->acks);
+	uint32_t room = acks_available(pl->acks);
 	int rc;
 
-	if (!conn_reading(c) || c->next < c->batch.n || pipeline_blocked(c->w))
+	if (!conn_reading(c) || c->next < c->batch.n || pipeline_blocked(pl))
 		return;
 	c->batch.records = c->records;
 	c->batch.max = room < BATCH_RECORDS ? room : BATCH_RECORDS;
@@ -299,10 +361,10 @@ void pipeline_poll_source(struct conn *c, int64_t now)
 	c->ready = c->woke = false;
 	rc = c->cs->ops->poll(c->ctx, &c->batch, now, errbuf, sizeof(errbuf));
 	if (rc != 0) {
-		c->w->hooks->fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
+		pl->hooks->fail(c, rc == SOURCE_ERR_CONFIG, errbuf);
 		return;
 	}
 	if (c->batch.more)
 		c->ready = true;
-	pipeline_produce(c);
+	pipeline_produce(pl, c);
 }

@@ -23,17 +23,17 @@ static size_t connectors(void *ctx)
 	const struct worker *w = ctx;
 	size_t n = 0;
 
-	for (size_t i = 0; i < w->nconns; i++)
-		n += !w->conns[i]->removed;
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		n += !connectors_at(w->conns, i)->removed;
 	return n;
 }
 
 /* The i-th live connector; i < connectors(w). */
 static struct conn *live(struct worker *w, size_t i)
 {
-	for (size_t k = 0; k < w->nconns; k++)
-		if (!w->conns[k]->removed && i-- == 0)
-			return w->conns[k];
+	for (size_t k = 0; k < connectors_count(w->conns); k++)
+		if (!connectors_at(w->conns, k)->removed && i-- == 0)
+			return connectors_at(w->conns, k);
 	return NULL;
 }
 
@@ -42,8 +42,8 @@ static size_t index_of(const struct worker *w, const struct conn *c)
 {
 	size_t n = 0;
 
-	for (size_t k = 0; k < w->nconns && w->conns[k] != c; k++)
-		n += !w->conns[k]->removed;
+	for (size_t k = 0; k < connectors_count(w->conns) && connectors_at(w->conns, k) != c; k++)
+		n += !connectors_at(w->conns, k)->removed;
 	return n;
 }
 
@@ -126,7 +126,7 @@ static void producer(void *ctx, struct query_producer *out)
 	const struct worker *w = ctx;
 	const struct sink *sink = w->sup != NULL ? supervisor_sink(w->sup) : NULL;
 
-	*out = (struct query_producer){.last_ack_ms = w->last_ack_ms};
+	*out = (struct query_producer){.last_ack_ms = pipeline_last_ack_ms(w->pipe)};
 	if (sink == NULL)
 		return;
 	out->sent_before = supervisor_sent_before(w->sup);

@@ -21,6 +21,7 @@
 #include "control/status_sock.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
+#include "core/source_env.h"
 #include "core/stats.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@ static int64_t now_ms(void)
 static void flush_offsets(struct worker *w)
 {
 	commits_put_all(w->commits, w->parts, w->eos != NULL);
-	worker_source_log_counters(w);
+	source_env_log_counters(w->envs);
 	commits_write(w->commits, now_ms());
 }
 
@@ -112,28 +113,28 @@ static void on_offsets_fd(struct loop *l, struct loop_fd *watch, int fd, int rev
 /* supervisor_ops.serve: the producer's descriptor fired. */
 static void serve_sink(void *ctx)
 {
-	pipeline_poll_sink(ctx);
+	pipeline_poll_sink(((struct worker *)ctx)->pipe);
 }
 
 /* Before the loop sleeps: which sources it watches, when it wakes. While
  * blocked a source is not read (a readable one would wake the loop for
  * nothing, as often as the file is written, and one with rows buffered would
- * ask for 0), but it is watched, resting between looks (worker_source_mode):
+ * ask for 0), but it is watched, resting between looks (source_env_mode):
  * a file rotated and deleted meanwhile must be opened before it goes. A stop
  * or a reload waiting for acknowledgements (drain) reads nothing either, and
  * watches for the same reason: with Kafka away that wait is
  * offset.flush.timeout.ms, time enough for rotations to delete files. */
 static int prepare(struct worker *w, int64_t now)
 {
-	bool wait = pipeline_blocked(w) || w->stop || w->reloading;
+	bool wait = pipeline_blocked(w->pipe) || w->stop || w->reloading;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = w->conns[i];
-		enum source_mode m = worker_source_mode(c, wait);
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		struct conn *c = connectors_at(w->conns, i);
+		enum source_env_mode m = source_env_mode(c, wait);
 
 		if (c->removed)
 			continue;
-		if (worker_source_watch(c, m, now) != 0)
+		if (source_env_watch(c, m, now) != 0)
 			return WORKER_ERR_NOMEM;
 	}
 	supervisor_wake(w->sup);
@@ -165,24 +166,24 @@ int worker_turn(struct worker *w)
 	}
 	/* Served every turn too: librdkafka writes to the pipe only when its
 	 * queue turns non-empty. */
-	pipeline_poll_sink(w);
+	pipeline_poll_sink(w->pipe);
 	if ((code = supervisor_turn(w->sup, w->stop)) != 0)
 		return code;
 	if (!w->stop)
 		reload_turn(w->reload);
 	now = now_ms();
-	for (size_t i = 0; i < w->nconns && !w->stop; i++) {
-		struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns) && !w->stop; i++) {
+		struct conn *c = connectors_at(w->conns, i);
 
-		pipeline_produce(c);
-		if (worker_source_mode(c, pipeline_blocked(w)) == SOURCE_WATCH)
-			worker_source_notice(c, now);
+		pipeline_produce(w->pipe, c);
+		if (source_env_mode(c, pipeline_blocked(w->pipe)) == SOURCE_ENV_WATCH)
+			source_env_notice(c, now);
 		else if (c->ready)
-			pipeline_poll_source(c, now);
+			pipeline_poll_source(w->pipe, c, now);
 	}
 	if ((code = eos_boundary(w->eos, false)) != 0)
 		return code;
-	code = connectors_exit_code(w);
+	code = connectors_exit_code(w->conns);
 	if (code != 0)
 		log_error("no connector is running");
 	return code;
@@ -202,12 +203,12 @@ static int drain_turn(struct worker *w, int64_t now, int64_t deadline)
 	loop_timer_set(w->tick, deadline - now > 100 ? now + 100 : deadline, 0);
 	if (loop_once(w->loop, errbuf, sizeof(errbuf)) != 0)
 		return -1;
-	pipeline_poll_sink(w);
+	pipeline_poll_sink(w->pipe);
 	offsets_poll(w->offsets);
 	now = now_ms();
-	for (size_t i = 0; i < w->nconns; i++)
-		if (worker_source_mode(w->conns[i], true) == SOURCE_WATCH)
-			worker_source_notice(w->conns[i], now);
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		if (source_env_mode(connectors_at(w->conns, i), true) == SOURCE_ENV_WATCH)
+			source_env_notice(connectors_at(w->conns, i), now);
 	return 0;
 }
 
@@ -276,8 +277,8 @@ static void put_stopping(void *arg, struct partition *p, const char *json)
 static void stop_sources(struct worker *w)
 {
 	commits_put_all(w->commits, w->parts, w->eos != NULL);
-	for (size_t i = 0; i < w->nconns; i++) {
-		struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		struct conn *c = connectors_at(w->conns, i);
 
 		if (!c->removed && c->ctx != NULL && c->cs->ops->stopping != NULL)
 			c->cs->ops->stopping(c->ctx, put_stopping, w);
@@ -302,8 +303,10 @@ static int shut_down(struct worker *w, int code)
 		         "next start reads again those still in their files, tables and journals "
 		         "(each file connector names its files, and counts those deleted since)",
 		         left, (long long)w->flush_timeout);
-	for (size_t i = 0; i < w->nconns; i++)
-		replaced += w->conns[i]->removed ? 0 : *w->conns[i]->utf8_replaced;
+	for (size_t i = 0; i < connectors_count(w->conns); i++)
+		replaced += connectors_at(w->conns, i)->removed
+		                ? 0
+		                : *connectors_at(w->conns, i)->utf8_replaced;
 	if (replaced > 0)
 		log_notice(
 		    "converters replaced %llu invalid UTF-8 sequences with U+FFFD (as Connect "
@@ -354,7 +357,8 @@ int worker_run(struct worker *w, int sigfd)
 		log_error("loop: out of memory");
 		return WORKER_EXIT_TEMPFAIL;
 	}
-	log_info("running %zu connector%s", w->nconns, w->nconns == 1 ? "" : "s");
+	log_info("running %zu connector%s", connectors_count(w->conns),
+	         connectors_count(w->conns) == 1 ? "" : "s");
 	notify_send(w->notify, "READY=1");
 	while (!w->stop && code == 0)
 		code = worker_turn(w);
@@ -385,7 +389,7 @@ static void restart_conn(struct worker *w, struct conn *c)
 	           "from the stored offsets",
 	           cs->name);
 	connector_close(c, CLOSE_ABANDON);
-	rc = connector_open(w, c, cs, OPEN_NEW, why, sizeof(why));
+	rc = connector_open(c, cs, OPEN_NEW, why, sizeof(why));
 	if (rc == 0) {
 		c->run = paused ? CONN_PAUSED : CONN_RUNNING;
 		return;
@@ -408,8 +412,8 @@ static void let_go_of_old_slots(void *ctx)
 {
 	struct worker *w = ctx;
 
-	for (size_t k = 0; k < w->nconns; k++) {
-		struct conn *c = w->conns[k];
+	for (size_t k = 0; k < connectors_count(w->conns); k++) {
+		struct conn *c = connectors_at(w->conns, k);
 		bool busy = false;
 
 		if (c->removed)
@@ -455,7 +459,8 @@ static void swapped(void *ctx, struct acks *slab)
 
 	acks_destroy(w->acks);
 	w->acks = slab;
-	w->queue_full = false;
+	pipeline_set_producer(w->pipe, w->sup, slab);
+	connectors_set_acks(w->conns, slab);
 	eos_reopen(w->eos);
 }
 
@@ -511,26 +516,26 @@ static void reload_notify(void *ctx, const char *state)
 
 static size_t reload_slots(void *ctx)
 {
-	return ((struct worker *)ctx)->nconns;
+	return connectors_count(((struct worker *)ctx)->conns);
 }
 
 static const struct connector_settings *reload_slot(void *ctx, size_t k)
 {
-	const struct conn *c = ((struct worker *)ctx)->conns[k];
+	const struct conn *c = connectors_at(((struct worker *)ctx)->conns, k);
 
 	return c->removed ? NULL : c->cs;
 }
 
 static void reload_rebind(void *ctx, size_t k, const struct connector_settings *cs)
 {
-	((struct worker *)ctx)->conns[k]->cs = cs;
+	connectors_at(((struct worker *)ctx)->conns, k)->cs = cs;
 }
 
 static long reload_add(void *ctx)
 {
 	struct worker *w = ctx;
 
-	return connectors_slot(w) != NULL ? (long)w->nconns - 1 : -1;
+	return connectors_slot(w->conns) != NULL ? (long)connectors_count(w->conns) - 1 : -1;
 }
 
 /* reload_ops.fail: slot k stays FAILED with why as its trace, polling
@@ -538,7 +543,7 @@ static long reload_add(void *ctx)
  * before its counters existed (no records array) leaves the slot free. */
 static void reload_fail(void *ctx, size_t k, const char *why)
 {
-	struct conn *c = ((struct worker *)ctx)->conns[k];
+	struct conn *c = connectors_at(((struct worker *)ctx)->conns, k);
 
 	if (c->records == NULL) {
 		connector_close(c, CLOSE_ABANDON);
@@ -554,7 +559,7 @@ static int reload_open(void *ctx, size_t k, const struct connector_settings *cs,
 {
 	struct worker *w = ctx;
 
-	if (connector_open(w, w->conns[k], cs, OPEN_NEW, why, len) == 0)
+	if (connector_open(connectors_at(w->conns, k), cs, OPEN_NEW, why, len) == 0)
 		return 0;
 	reload_fail(w, k, why);
 	return -1;
@@ -562,7 +567,7 @@ static int reload_open(void *ctx, size_t k, const struct connector_settings *cs,
 
 static void reload_close(void *ctx, size_t k)
 {
-	connector_close(((struct worker *)ctx)->conns[k], CLOSE_ABANDON);
+	connector_close(connectors_at(((struct worker *)ctx)->conns, k), CLOSE_ABANDON);
 }
 
 static const struct reload_ops reloading = {
@@ -585,36 +590,26 @@ void worker_reload_setup(struct worker *w, struct settings *s, char *const *path
 	reload_setup(w->reload, s, w->offsets, paths, n, cli_log_level);
 }
 
-/* pipeline_hooks.charge */
-static void charge(struct worker *w, size_t bytes)
+/* The record path's calls into exactly-once (pipeline_hooks), ctx the
+ * worker. */
+static int txn_begin(void *ctx)
 {
-	supervisor_charge(w->sup, bytes);
+	return eos_begin(((struct worker *)ctx)->eos);
 }
 
-/* The record path's calls into exactly-once (pipeline_hooks). */
-static int txn_begin(struct worker *w)
+static void txn_failed(void *ctx)
 {
-	return eos_begin(w->eos);
+	eos_failed(((struct worker *)ctx)->eos);
 }
 
-static void txn_failed(struct worker *w)
+static bool fenced(void *ctx)
 {
-	eos_failed(w->eos);
+	return eos_fenced(((struct worker *)ctx)->eos);
 }
 
-static bool fenced(const struct worker *w)
+static bool txn_blocks(void *ctx)
 {
-	return eos_fenced(w->eos);
-}
-
-static bool txn_holds(const struct worker *w, const struct conn *c)
-{
-	return eos_holds(w->eos, c);
-}
-
-static void txn_commit_soon(struct worker *w)
-{
-	eos_commit_soon(w->eos);
+	return eos_blocks(((struct worker *)ctx)->eos);
 }
 
 /* What the record path (core/pipeline.c) calls of the worker. */
@@ -622,10 +617,10 @@ static const struct pipeline_hooks hooks = {
     .fail = connector_fail,
     .acked = connector_acked,
     .produced = connector_produced,
-    .charge = charge,
     .txn_begin = txn_begin,
     .txn_failed = txn_failed,
     .fenced = fenced,
+    .txn_blocks = txn_blocks,
 };
 
 /* partitions_drop_conn's gone: p's series leave the registry. */
@@ -634,15 +629,43 @@ static void unshow(struct partition *p)
 	pmetrics_unshow(&p->series, true);
 }
 
+/* connector_hooks' calls of the worker, ctx the worker. */
+static void log_counters(void *ctx)
+{
+	source_env_log_counters(((struct worker *)ctx)->envs);
+}
+
+static bool txn_holds(void *ctx, const struct conn *c)
+{
+	return eos_holds(((struct worker *)ctx)->eos, c);
+}
+
+static void txn_commit_soon(void *ctx)
+{
+	eos_commit_soon(((struct worker *)ctx)->eos);
+}
+
+static void flush_soon(void *ctx)
+{
+	((struct worker *)ctx)->next_flush = now_ms();
+}
+
+/* connector_hooks.source_env: c's env, hosted by the worker's. */
+static void env_init(void *ctx, struct conn *c)
+{
+	source_env_init(((struct worker *)ctx)->envs, c);
+}
+
 /* What the connectors' lifecycle (core/connectors.c) calls of the worker. */
 static const struct connector_hooks life = {
-    .source_env = worker_source_env,
-    .source_register = worker_source_register,
-    .source_free = worker_source_free,
-    .log_counters = worker_source_log_counters,
+    .source_env = env_init,
+    .source_register = source_env_register,
+    .source_free = source_env_free,
+    .log_counters = log_counters,
     .unshow = unshow,
     .txn_holds = txn_holds,
     .txn_commit_soon = txn_commit_soon,
+    .flush_soon = flush_soon,
 };
 
 /* eos_env.more_ready: a connector's source has records ready now. */
@@ -650,8 +673,8 @@ static bool more_ready(void *arg)
 {
 	const struct worker *w = arg;
 
-	for (size_t i = 0; i < w->nconns; i++) {
-		const struct conn *c = w->conns[i];
+	for (size_t i = 0; i < connectors_count(w->conns); i++) {
+		const struct conn *c = connectors_at(w->conns, i);
 
 		if (!c->removed && !c->stopped && (c->ready || c->next < c->batch.n))
 			return true;
@@ -661,7 +684,7 @@ static bool more_ready(void *arg)
 
 static void committed(void *arg)
 {
-	connectors_committed(arg);
+	connectors_committed(((struct worker *)arg)->conns);
 }
 
 static void waiting(void *arg)
@@ -693,6 +716,63 @@ static int open_eos(struct worker *w, char *errbuf, size_t errlen)
 	return eos_open(w->settings, w->flush_interval, &env, &w->eos, errbuf, errlen);
 }
 
+/* source_env_ops, ctx the worker. */
+static size_t message_max(void *ctx)
+{
+	const struct worker *w = ctx;
+	const struct sink *sink = w->sup != NULL ? supervisor_sink(w->sup) : NULL;
+
+	return sink != NULL ? sink_message_max(sink) : 0;
+}
+
+static int64_t flush_interval(void *ctx)
+{
+	return ((const struct worker *)ctx)->flush_interval;
+}
+
+/* What the sources' env (core/source_env.c) asks of the worker. */
+static const struct source_env_ops env_ops = {
+    .flush_soon = flush_soon,
+    .message_max = message_max,
+    .flush_interval = flush_interval,
+};
+
+/* The host of the sources' envs, over the loop, the registry, the
+ * partitions and the commits (made before). Returns 0 or
+ * SOURCE_ENV_ERR_NOMEM. */
+static int open_envs(struct worker *w)
+{
+	struct source_env_conf ec = {
+	    .loop = w->loop,
+	    .stats = w->stats,
+	    .parts = w->parts,
+	    .commits = w->commits,
+	    .offset_file = settings_worker(w->settings->worker)->offset_file,
+	    .ops = &env_ops,
+	    .ctx = w,
+	};
+
+	return source_env_host_new(&ec, &w->envs);
+}
+
+/* The connector slots, over the loop, the registry, the partitions and
+ * the commits (made before). Returns 0 or CONNECTORS_ERR_NOMEM. */
+static int open_connectors(struct worker *w)
+{
+	struct connectors_conf cc = {
+	    .loop = w->loop,
+	    .stats = w->stats,
+	    .parts = w->parts,
+	    .commits = w->commits,
+	    .pipe = w->pipe,
+	    .hooks = &life,
+	    .ctx = w,
+	    .rest = restconf_conf(w->settings->worker)->listeners.n > 0,
+	};
+
+	return connectors_new(&cc, &w->conns);
+}
+
 /* commits_render_fn: p's offset as its source renders it. */
 static char *render(struct partition *p, const struct src_offset *off)
 {
@@ -718,6 +798,17 @@ static int register_gauges(struct worker *w)
 	return health_new(&w->query, &w->health) == 0 ? 0 : WORKER_ERR_NOMEM;
 }
 
+/* The record path, and the producer's delivery reports to it (its
+ * producer comes with open_sink). Returns 0 or PIPELINE_ERR_NOMEM. */
+static int open_pipeline(struct worker *w, struct supervisor_conf *sc)
+{
+	struct pipeline_conf pc = {.commits = w->commits, .hooks = &hooks, .ctx = w};
+	int rc = pipeline_new(&pc, &w->pipe);
+
+	sc->delivery_ctx = w->pipe;
+	return rc;
+}
+
 /* The loop and the worker's own registrations. */
 static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t errlen)
 {
@@ -728,7 +819,6 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 	                             .settings = w->settings,
 	                             .open_sink = opener,
 	                             .delivery = pipeline_delivery,
-	                             .delivery_ctx = w,
 	                             .ops = &supervision,
 	                             .ctx = w};
 
@@ -737,8 +827,9 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 		return WORKER_ERR_NOMEM;
 	}
 	sc.loop = w->loop;
-	if (supervisor_new(&sc, &w->sup) != 0 || partitions_new(&w->parts) != 0 ||
-	    commits_new(NULL, render, &w->commits) != 0 ||
+	if (partitions_new(&w->parts) != 0 || commits_new(NULL, render, &w->commits) != 0 ||
+	    open_envs(w) != 0 || open_pipeline(w, &sc) != 0 || open_connectors(w) != 0 ||
+	    supervisor_new(&sc, &w->sup) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,
@@ -783,6 +874,8 @@ static int open_sink(struct worker *w, char *errbuf, size_t errlen)
 		         sink_queue_capacity(sink));
 		return WORKER_ERR_NOMEM;
 	}
+	pipeline_set_producer(w->pipe, w->sup, w->acks);
+	connectors_set_acks(w->conns, w->acks);
 	return 0;
 }
 
@@ -807,14 +900,10 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 	w->settings = s;
 	w->query = (struct query){&worker_query_ops, w};
 	w->stats = stats;
-	w->hooks = &hooks;
-	w->life = &life;
 	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
 	w->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;
 	w->health_ack_ms = settings_worker(s->worker)->health_ack_timeout_ms;
 	w->part_limit = (size_t)settings_worker(s->worker)->metrics_partition_limit;
-	buf_init(&w->kscratch, CONVERT_MAX_BYTES);
-	buf_init(&w->vscratch, CONVERT_MAX_BYTES);
 	w->next_flush = now_ms() + w->flush_interval;
 	if ((rc = open_loop(w, opener, errbuf, errlen)) != 0 ||
 	    (rc = open_reload(w, errbuf, errlen)) != 0 ||
@@ -885,6 +974,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 
 	w->offsets = offsets;
 	commits_set_store(w->commits, offsets);
+	source_env_host_set_offsets(w->envs, offsets);
 	if (offsets_fd(offsets) >= 0 && loop_fd_add(w->loop, offsets_fd(offsets), POLLIN,
 	                                            on_offsets_fd, w, &w->offsets_watch) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
@@ -894,7 +984,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 		return rc;
 	say_empty_store(w);
 	for (size_t i = 0; i < s->nconnectors; i++) {
-		struct conn *c = connectors_slot(w);
+		struct conn *c = connectors_slot(w->conns);
 
 		if (c == NULL) {
 			snprintf(errbuf, errlen, "worker: out of memory");
@@ -902,7 +992,7 @@ int worker_start(struct worker *w, struct offsets *offsets, char *errbuf, size_t
 		}
 		/* source.h: a source that refuses to open at start needs a
 		 * person, whatever it said; out of memory may pass. */
-		if ((rc = connector_open(w, c, &s->connectors[i], OPEN_NEW, errbuf, errlen)) != 0)
+		if ((rc = connector_open(c, &s->connectors[i], OPEN_NEW, errbuf, errlen)) != 0)
 			return rc == WORKER_ERR_NOMEM ? rc : WORKER_ERR_CONFIG;
 	}
 	return 0;
@@ -948,7 +1038,8 @@ void worker_destroy(struct worker *w)
 	w->eos = NULL;
 	/* Each logs what closing it lost (the file source counts the held
 	 * files deleted since), before the registry goes. */
-	connectors_destroy(w);
+	connectors_destroy(w->conns);
+	w->conns = NULL;
 	reload_destroy(w->reload);
 	notify_close(w->notify);
 	w->notify = NULL;
@@ -957,11 +1048,10 @@ void worker_destroy(struct worker *w)
 	supervisor_destroy(w->sup);
 	partitions_destroy(w->parts, w->acks, free_series);
 	health_destroy(w->health);
-	free(w->logged);
+	source_env_host_destroy(w->envs);
 	commits_destroy(w->commits);
 	acks_destroy(w->acks);
 	loop_destroy(w->loop);
-	buf_free(&w->kscratch);
-	buf_free(&w->vscratch);
+	pipeline_destroy(w->pipe);
 	free(w);
 }

@@ -1,18 +1,19 @@
-/* worker_private: the worker's own structures, shared by worker.c (the loop,
- * the path of a record, the offset flush) and worker_source.c (what the
- * worker offers a source and how a source is watched by the loop). Not for
- * any other module: they go through worker.h. Main thread only. */
+/* worker_private: the worker's own structures, still shared by the parts
+ * of the worker being split apart (issue 27). Not for any other module:
+ * they go through worker.h. Main thread only. */
 #ifndef SKIFF_WORKER_PRIVATE_H
 #define SKIFF_WORKER_PRIVATE_H
 
 #include "core/acks.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/connectors.h"
 #include "control/rest.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "core/loop.h"
 #include "core/partitions.h"
+#include "core/pipeline.h"
 #include "core/query.h"
 #include "config/settings.h"
 #include "core/sink.h"
@@ -22,55 +23,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#define BATCH_RECORDS 1024
-
-/* A counter a source named through env->count (or a counter or gauge of one
- * of its partitions, env->partition_stat), and its registry handle. */
-struct event {
-	const char *name;
-	char *partition; /* the partition's JSON (owned), NULL: the connector's */
-	uint64_t *value;
-	size_t index; /* in the registry */
-};
-
-struct conn {
-	struct worker *w;
-	const struct connector_settings *cs;
-	void *ctx;
-	struct source_env env;
-	bool stopped;      /* failed for good: no more polls */
-	bool config_error; /* ... for a reason no restart fixes (exit 78) */
-	bool ready;        /* a descriptor fired, the deadline passed, or it has more */
-	enum conn_run run; /* connectors.c */
-	bool stop_paused;  /* CONN_STOPPING: it was paused (shown until STOPPED) */
-	bool restarting;   /* CONN_STOPPING for a restart: then opened again, as restart_to */
-	enum conn_run restart_to;
-	char *trace; /* why it stopped for good (connector_fail), for /status */
-	struct record *records;
-	struct source_batch batch;
-	size_t next; /* first record of batch not yet produced */
-	/* The source in the loop: its descriptors as pollfds() gave them last,
-	 * one watch each, and its deadline. */
-	struct pollfd *pfds;
-	struct loop_fd **watches;
-	int cap, nwatches;
-	struct loop_timer *deadline;
-	/* While reading pauses (source_ops.watch): a descriptor fired since the
-	 * last watch() or poll(); when watch() is due by its own deadline (-1:
-	 * none); until when the descriptors rest after a call. */
-	bool woke;
-	int64_t watch_at, watch_rest;
-	struct event *events;
-	size_t nevents, capevents;
-	uint64_t *produced, *acked, *failed, *utf8_replaced;
-	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
-	/* notify: */
-	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
-	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
-	/* Connect's active topics (core/active_topics.h), NULL: none yet. */
-	struct active_topics *topics;
-};
 
 struct worker {
 	const struct settings *settings;
@@ -83,86 +35,28 @@ struct worker {
 	/* The producer (supervisor_sink), its rebuilds and the bandwidth cap
 	 * (kafka/supervisor.c). */
 	struct supervisor *sup;
-	const struct pipeline_hooks *hooks; /* the record path's calls into the worker */
-	const struct connector_hooks *life; /* the connectors' calls into the worker */
+	struct pipeline *pipe; /* the record path (core/pipeline.c) */
 	struct acks *acks;
 	struct eos *eos; /* exactly-once (core/eos.h); NULL: at least once */
-	/* The connector slots, each its own allocation (the loop holds
-	 * pointers to them), as many as the settings ever had: grown by
-	 * connectors_slot, bounded by memory only (core/connectors.c). */
-	struct conn **conns;
-	size_t nconns, capconns;
+	/* The connector slots (core/connectors.c). */
+	struct connectors *conns;
 	struct partitions *parts;
 	int64_t flush_interval, flush_timeout, next_flush;
 	bool stop;
-	bool queue_full;         /* the producer refused a record; wait for a delivery report */
-	uint64_t produced;       /* records handed to the producer since the start */
-	struct commits *commits; /* acknowledged prefixes into the store */
-	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
-	size_t nlogged;
+	struct commits *commits;      /* acknowledged prefixes into the store */
+	struct source_env_host *envs; /* the sources' envs (core/source_env.c) */
 	/* The worker as control/ sees it (core/query.h): its clients borrow
 	 * &query. systemd's notifications (control/notify.c). */
 	struct query query;
 	struct notify *notify;
-	struct reload *reload; /* SIGHUP and the REST API's changes (core/reload.c) */
-	bool reloading;        /* a reload or a new producer drains: no source is read */
-	int64_t last_ack_ms;   /* loop_now_ms() of the last acknowledgement, 0: none */
-	int64_t turn_ms;       /* loop_now_ms() read once before the producer's reports
-	                        * are served: stamps heads and acks, not one read a record */
-	int64_t turn_epoch_ms; /* the wall clock's ms (clock_wall_ns) read with turn_ms */
-	/* A record's key and value as converted, reused record after record
-	 * (librdkafka copies them at produce). */
-	struct buf kscratch, vscratch;
+	struct reload *reload;      /* SIGHUP and the REST API's changes (core/reload.c) */
+	bool reloading;             /* a reload or a new producer drains: no source is read */
 	struct status_sock *status; /* skiff status (control/status_sock.c) */
 	/* the health verdict's bounds, as the query hands them to control/ */
 	int64_t health_ack_ms; /* health.ack.timeout.ms */
 	size_t part_limit;     /* metrics.partition.limit */
 	struct health *health; /* the verdict and the computed gauges (control/health.c) */
 };
-
-/* True while c reads: neither failed nor paused or stopped by a person. */
-static inline bool conn_reading(const struct conn *c)
-{
-	return !c->stopped && c->run == CONN_RUNNING;
-}
-
-/* ---- worker_source.c ------------------------------------------------------ */
-
-/* Fills c->env, what the worker offers c's source (partition handles,
- * committed offsets, counting, logging). */
-void worker_source_env(struct conn *c);
-
-/* Registers c's metrics (labelled with its name) and its deadline timer.
- * Returns 0 or WORKER_ERR_NOMEM. */
-int worker_source_register(struct conn *c);
-
-/* What the loop does with a source while it sleeps. */
-enum source_mode {
-	SOURCE_IDLE,  /* nothing: stopped, failed, or the worker drains */
-	SOURCE_READ,  /* poll() when its descriptors fire or it is due */
-	SOURCE_WATCH, /* reading pauses: watch() (source_ops.watch) instead */
-};
-
-/* The mode of c while the worker runs (not draining), blocked: records
- * cannot go to the producer now. */
-enum source_mode worker_source_mode(const struct conn *c, bool blocked);
-
-/* Mirrors c's descriptors and deadline into the loop before it sleeps, as
- * mode says: in SOURCE_READ a source that is ready or has records left is
- * due at once; in SOURCE_WATCH its descriptors rest SOURCE_WATCH_REST_MS
- * after each watch(). Returns 0 or WORKER_ERR_NOMEM. */
-int worker_source_watch(struct conn *c, enum source_mode mode, int64_t now);
-
-/* In SOURCE_WATCH: calls c's watch() when a descriptor fired or its
- * deadline passed; c is then ready to be polled once reading resumes. */
-void worker_source_notice(struct conn *c, int64_t now);
-
-/* The log exporter: logs the STATS_F_LOG metrics that moved since last
- * logged ("connector X: name=N"). */
-void worker_source_log_counters(struct worker *w);
-
-/* Frees what worker_source_* allocated for c (not the source itself). */
-void worker_source_free(struct conn *c);
 
 /* ---- worker.c, for the reload and the tests --------------------------- */
 

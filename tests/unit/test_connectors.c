@@ -163,8 +163,8 @@ static void rig_up(struct rig *r, int records)
 	CHECK_INT(stats_new(&r->st), 0);
 	CHECK_INT(worker_new_with(&r->s, r->st, open_fake, &r->wk, errbuf, sizeof(errbuf)), 0);
 	CHECK_INT(worker_start(r->wk, r->o, errbuf, sizeof(errbuf)), 0);
-	CHECK_INT(r->wk->nconns, 1);
-	r->c = r->wk->conns[0];
+	CHECK_INT(connectors_count(r->wk->conns), 1);
+	r->c = connectors_at(r->wk->conns, 0);
 }
 
 static void rig_down(struct rig *r)
@@ -311,7 +311,7 @@ static void test_abandon_stores_nothing(void)
 		CHECK_INT(sinkfake_count(fake), 3);
 		sinkfake_deliver(fake, 0, SINK_DELIVERED, NULL);
 		sinkfake_deliver(fake, 1, SINK_DELIVERED, NULL);
-		pipeline_poll_sink(r.wk); /* acknowledged, not flushed yet */
+		pipeline_poll_sink(r.wk->pipe); /* acknowledged, not flushed yet */
 		CHECK(offsets_get(r.o, KEY_P) == NULL);
 		connector_close(r.c, keep ? CLOSE_KEEP_PREFIX : CLOSE_ABANDON);
 		CHECK_INT(sc.closes, 1);
@@ -339,12 +339,12 @@ static void test_close_of_a_slot_never_opened(void)
 	struct conn *c;
 
 	rig_up(&r, 1);
-	c = connectors_slot(r.wk);
+	c = connectors_slot(r.wk->conns);
 	CHECK(c != NULL);
-	CHECK_INT(r.wk->nconns, 2);
+	CHECK_INT(connectors_count(r.wk->conns), 2);
 	connector_close(c, CLOSE_ABANDON);
 	CHECK(c->removed);
-	CHECK_INT(connectors_exit_code(r.wk), 0); /* p runs */
+	CHECK_INT(connectors_exit_code(r.wk->conns), 0); /* p runs */
 	CHECK_INT(turns(&r, 2), 0);
 	rig_down(&r);
 	CHECK_INT(sc.closes, 1);
@@ -356,9 +356,9 @@ static void test_exit_code_once_none_runs(void)
 	char errbuf[512];
 
 	rig_up(&r, 2);
-	CHECK_INT(connectors_exit_code(r.wk), 0);
+	CHECK_INT(connectors_exit_code(r.wk->conns), 0);
 	connector_fail(r.c, true, "a bad column");
-	CHECK_INT(connectors_exit_code(r.wk), WORKER_EXIT_CONFIG);
+	CHECK_INT(connectors_exit_code(r.wk->conns), WORKER_EXIT_CONFIG);
 	CHECK_STR(r.c->trace, "a bad column");
 	CHECK_INT(turn(&r), WORKER_EXIT_CONFIG);
 	/* Failed: pause and stop are refused, a restart clears it. */
@@ -367,10 +367,10 @@ static void test_exit_code_once_none_runs(void)
 	connector_restart(r.c);
 	CHECK(!r.c->stopped);
 	CHECK_INT(sc.opens, 2);
-	CHECK_INT(connectors_exit_code(r.wk), 0);
+	CHECK_INT(connectors_exit_code(r.wk->conns), 0);
 	/* A failure a restart may pass: 75. */
 	connector_fail(r.c, false, "out of memory");
-	CHECK_INT(connectors_exit_code(r.wk), WORKER_EXIT_TEMPFAIL);
+	CHECK_INT(connectors_exit_code(r.wk->conns), WORKER_EXIT_TEMPFAIL);
 	rig_down(&r);
 }
 

@@ -316,7 +316,7 @@ static void test_stop_with_records_in_flight(void)
 	rig_up(&r, 5, 0, "none");
 	CHECK_INT(turns(&r, 3), 0);
 	CHECK_INT(sinkfake_count(fake), 5);
-	c = r.wk->conns[0];
+	c = connectors_at(r.wk->conns, 0);
 	CHECK_INT(worker_rest_ops.control(r.wk, 0, REST_STOP, errbuf, sizeof(errbuf)), 0);
 	CHECK_INT(c->run, CONN_STOPPING);
 	/* Records 1, 2, 4 and 5 acknowledged: it waits for 3. */
@@ -371,7 +371,7 @@ static void test_failed_store_at_a_stop_is_retried(void)
 	for (size_t k = 0; k < 3; k++)
 		sinkfake_deliver(fake, k, SINK_DELIVERED, NULL);
 	CHECK_INT(turns(&r, 5), 0);
-	CHECK_INT(r.wk->conns[0]->run, CONN_STOPPED);
+	CHECK_INT(connectors_at(r.wk->conns, 0)->run, CONN_STOPPED);
 	CHECK_INT(sc.closes, 1);
 	CHECK(offsets_get(r.o, KEY_P) == NULL); /* no room */
 	CHECK_INT(offsets_put(r.o, "[\"big\",{}]", "{\"x\":1}"), 0);

@@ -1,12 +1,14 @@
-/* worker_source: the worker's side of a source. What it offers the source
- * (struct source_env: partition handles, committed offsets, counting,
- * logging), and how the source's descriptors and deadline are registered
- * with the loop (the source's pollfds/timeout_ms ops, adapted each turn).
- * Counted events go to the stats registry; this file is also their log
- * exporter. Main thread only. */
-#include "core/worker.h"
-#include "core/worker_private.h"
+/* source_env: what the worker offers a source and the source in the loop
+ * (core/source_env.h). */
+#include "core/source_env.h"
 
+#include "core/worker.h"
+
+#include "config/settings.h"
+#include "core/commits.h"
+#include "core/conn.h"
+#include "core/loop.h"
+#include "core/partitions.h"
 #include "config/config.h"
 #include "core/log.h"
 #include "offsets/offsets.h"
@@ -21,6 +23,35 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+
+struct source_env_host {
+	struct source_env_conf conf;
+	struct offsets *offsets; /* borrowed (source_env_host_set_offsets) */
+	uint64_t *logged;        /* the log exporter: value last logged, by registry index */
+	size_t nlogged;
+};
+
+int source_env_host_new(const struct source_env_conf *conf, struct source_env_host **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (*out == NULL)
+		return SOURCE_ENV_ERR_NOMEM;
+	(*out)->conf = *conf;
+	return 0;
+}
+
+void source_env_host_destroy(struct source_env_host *h)
+{
+	if (h == NULL)
+		return;
+	free(h->logged);
+	free(h);
+}
+
+void source_env_host_set_offsets(struct source_env_host *h, struct offsets *offsets)
+{
+	h->offsets = offsets;
+}
 
 /* ---- what the worker offers sources -------------------------------------- */
 
@@ -48,25 +79,25 @@ static char *offset_key(const char *connector, const char *partition_json)
 static struct partition *env_partition(struct source_env *env, const char *partition_json)
 {
 	struct conn *c = env->opaque;
-	struct worker *w = c->w;
+	struct source_env_host *h = c->host;
 	char *key = offset_key(env->connector, partition_json);
 	struct partition *p;
 
 	if (key == NULL)
 		return NULL;
 	/* By key, not by a walk: a glob of 20,000 files asks for 20,000. */
-	if ((p = partitions_find(w->parts, key)) != NULL) {
+	if ((p = partitions_find(h->conf.parts, key)) != NULL) {
 		rstr_drop(key);
 		return p;
 	}
 	/* Stored already (a restart): the store's string, not a second one. */
-	if (offsets_key_of(w->offsets, key) != NULL) {
-		const char *stored = rstr_hold(offsets_key_of(w->offsets, key));
+	if (offsets_key_of(h->offsets, key) != NULL) {
+		const char *stored = rstr_hold(offsets_key_of(h->offsets, key));
 
 		rstr_drop(key);
 		key = (char *)stored;
 	}
-	if ((p = partitions_add(w->parts, key, c)) == NULL) {
+	if ((p = partitions_add(h->conf.parts, key, c)) == NULL) {
 		rstr_drop(key);
 		return NULL;
 	}
@@ -77,7 +108,7 @@ static const char *env_committed(struct source_env *env, struct partition *p)
 {
 	struct conn *c = env->opaque;
 
-	return offsets_get(c->w->offsets, p->key);
+	return offsets_get(c->host->offsets, p->key);
 }
 
 /* Where reading of p starts, stored when p has nothing stored and nothing
@@ -86,10 +117,10 @@ static const char *env_committed(struct source_env *env, struct partition *p)
 static void env_anchor(struct source_env *env, struct partition *p, const struct src_offset *off)
 {
 	struct conn *c = env->opaque;
-	struct worker *w = c->w;
+	struct source_env_host *h = c->host;
 	int rc;
 
-	if (c->ctx == NULL || (rc = commits_anchor(w->commits, p, off)) == 0)
+	if (c->ctx == NULL || (rc = commits_anchor(h->conf.commits, p, off)) == 0)
 		return;
 	if (rc < 0)
 		log_warn("offsets: cannot record where %s starts (out of memory or too many "
@@ -97,25 +128,25 @@ static void env_anchor(struct source_env *env, struct partition *p, const struct
 		         "from the file then at its path",
 		         p->key);
 	else
-		w->next_flush = loop_now_ms();
+		h->conf.ops->flush_soon(h->conf.ctx);
 }
 
-/* Makes room in w->logged for registry index i. */
-static int room_logged(struct worker *w, size_t i)
+/* Makes room in h->logged for registry index i. */
+static int room_logged(struct source_env_host *h, size_t i)
 {
-	size_t n = w->nlogged ? w->nlogged : 32;
+	size_t n = h->nlogged ? h->nlogged : 32;
 	uint64_t *grown;
 
-	if (i < w->nlogged)
+	if (i < h->nlogged)
 		return 0;
 	while (n <= i)
 		n *= 2;
-	grown = realloc(w->logged, n * sizeof(*grown));
+	grown = realloc(h->logged, n * sizeof(*grown));
 	if (grown == NULL)
 		return STATS_ERR_NOMEM;
-	memset(grown + w->nlogged, 0, (n - w->nlogged) * sizeof(*grown));
-	w->logged = grown;
-	w->nlogged = n;
+	memset(grown + h->nlogged, 0, (n - h->nlogged) * sizeof(*grown));
+	h->logged = grown;
+	h->nlogged = n;
 	return 0;
 }
 
@@ -157,9 +188,9 @@ static struct event *event(struct conn *c, const char *name, const struct stats_
 	if (rc == 0 && part != NULL && (e->partition = strdup(part)) == NULL)
 		rc = STATS_ERR_NOMEM;
 	if (rc == 0)
-		rc = stats_register(c->w->stats, d, &l, &e->value, &e->index);
+		rc = stats_register(c->host->conf.stats, d, &l, &e->value, &e->index);
 	if (rc == 0)
-		rc = room_logged(c->w, e->index);
+		rc = room_logged(c->host, e->index);
 	if (rc != 0) {
 		log_error("connector %s: cannot count %s: %s", c->cs->name, name,
 		          stats_strerror(rc));
@@ -181,10 +212,10 @@ static void env_count(struct source_env *env, const char *name, uint64_t n)
 	if (e == NULL)
 		return;
 	stats_add(e->value, n);
-	if (c->w->logged[e->index] == 0) {
+	if (c->host->logged[e->index] == 0) {
 		log_warn("connector %s: %s=%llu", env->connector, name,
 		         (unsigned long long)*e->value);
-		c->w->logged[e->index] = *e->value;
+		c->host->logged[e->index] = *e->value;
 	}
 }
 
@@ -223,10 +254,10 @@ static void env_partition_stat(struct source_env *env, struct partition *p,
 		*e->value = n;
 	else if (e != NULL)
 		stats_add(e->value, n);
-	if (e != NULL && c->w->logged[e->index] == 0 && *e->value != 0) {
+	if (e != NULL && c->host->logged[e->index] == 0 && *e->value != 0) {
 		log_warn("connector %s: %s %s=%llu", env->connector, json, d->name,
 		         (unsigned long long)*e->value);
-		c->w->logged[e->index] = *e->value;
+		c->host->logged[e->index] = *e->value;
 	}
 	free(json);
 }
@@ -247,19 +278,19 @@ __attribute__((format(printf, 3, 4))) static void env_log(struct source_env *env
 	va_end(ap);
 }
 
-void worker_source_log_counters(struct worker *w)
+void source_env_log_counters(struct source_env_host *h)
 {
 	struct stats_view v;
 	size_t cur = 0;
 
-	while (stats_next(w->stats, &cur, &v)) {
-		if (!(v.desc->flags & STATS_F_LOG) || v.index >= w->nlogged ||
-		    v.value == w->logged[v.index])
+	while (stats_next(h->conf.stats, &cur, &v)) {
+		if (!(v.desc->flags & STATS_F_LOG) || v.index >= h->nlogged ||
+		    v.value == h->logged[v.index])
 			continue;
 		log_warn("connector %s: %s%s%s=%llu", v.connector ? v.connector : "-",
 		         v.partition ? v.partition : "", v.partition ? " " : "", v.desc->name,
 		         (unsigned long long)v.value);
-		w->logged[v.index] = v.value;
+		h->logged[v.index] = v.value;
 	}
 }
 
@@ -312,7 +343,7 @@ static int watch_fds(struct conn *c, bool active)
 			return WORKER_ERR_NOMEM;
 		c->watches = ws;
 		for (; c->nwatches < n; c->nwatches++)
-			if (loop_fd_add(c->w->loop, -1, 0, on_source_fd, c,
+			if (loop_fd_add(c->host->conf.loop, -1, 0, on_source_fd, c,
 			                &c->watches[c->nwatches]) != 0)
 				return WORKER_ERR_NOMEM;
 	}
@@ -325,41 +356,41 @@ static int watch_fds(struct conn *c, bool active)
 	return 0;
 }
 
-enum source_mode worker_source_mode(const struct conn *c, bool blocked)
+enum source_env_mode source_env_mode(const struct conn *c, bool blocked)
 {
 	if (c->removed || c->stopped || c->ctx == NULL)
-		return SOURCE_IDLE;
+		return SOURCE_ENV_IDLE;
 	if (conn_reading(c) && !blocked)
-		return SOURCE_READ;
+		return SOURCE_ENV_READ;
 	/* Paused by a person, or records cannot go to Kafka: what a rotation
 	 * deletes meanwhile would be lost unseen. */
-	return c->cs->ops->watch != NULL ? SOURCE_WATCH : SOURCE_IDLE;
+	return c->cs->ops->watch != NULL ? SOURCE_ENV_WATCH : SOURCE_ENV_IDLE;
 }
 
-int worker_source_watch(struct conn *c, enum source_mode mode, int64_t now)
+int source_env_watch(struct conn *c, enum source_env_mode mode, int64_t now)
 {
-	bool fds = mode == SOURCE_READ || (mode == SOURCE_WATCH && now >= c->watch_rest);
+	bool fds = mode == SOURCE_ENV_READ || (mode == SOURCE_ENV_WATCH && now >= c->watch_rest);
 	int64_t d = -1;
 
 	if (watch_fds(c, fds) != 0)
 		return WORKER_ERR_NOMEM;
-	if (mode == SOURCE_WATCH) {
+	if (mode == SOURCE_ENV_WATCH) {
 		/* Resting: wake when the descriptors are to be watched again. */
 		d = !fds               ? c->watch_rest - now
 		    : c->watch_at >= 0 ? (c->watch_at > now ? c->watch_at - now : 0)
 		                       : -1;
-	} else if (mode == SOURCE_READ && (c->ready || c->next < c->batch.n)) {
+	} else if (mode == SOURCE_ENV_READ && (c->ready || c->next < c->batch.n)) {
 		d = 0;
-	} else if (mode == SOURCE_READ && c->cs->ops->timeout_ms != NULL) {
+	} else if (mode == SOURCE_ENV_READ && c->cs->ops->timeout_ms != NULL) {
 		d = c->cs->ops->timeout_ms(c->ctx, now);
-	} else if (mode == SOURCE_READ) {
+	} else if (mode == SOURCE_ENV_READ) {
 		d = SOURCE_DEFAULT_POLL_MS;
 	}
 	loop_timer_set(c->deadline, d >= 0 ? now + d : -1, 0);
 	return 0;
 }
 
-void worker_source_notice(struct conn *c, int64_t now)
+void source_env_notice(struct conn *c, int64_t now)
 {
 	int64_t d;
 
@@ -375,8 +406,7 @@ void worker_source_notice(struct conn *c, int64_t now)
 /* source_env.value_bytes_max for c. */
 static size_t value_budget(const struct conn *c)
 {
-	const struct sink *sink = c->w->sup != NULL ? supervisor_sink(c->w->sup) : NULL;
-	size_t max = sink != NULL ? sink_message_max(sink) : 0;
+	size_t max = c->host->conf.ops->message_max(c->host->conf.ctx);
 	/* The key, headers, the schema envelope and the record's framing: 16
 	 * KiB, or a quarter of a message.max.bytes the user made small. */
 	size_t room = max / 4 < 16384 ? max / 4 : 16384;
@@ -394,7 +424,7 @@ static size_t value_budget(const struct conn *c)
 static char *state_file(const struct conn *c)
 {
 	static const char hex[] = "0123456789abcdef";
-	const char *file = settings_worker(c->w->settings->worker)->offset_file;
+	const char *file = c->host->conf.offset_file;
 	const char *base, *name = c->cs->name;
 	size_t len, at;
 	char *out;
@@ -431,8 +461,9 @@ static char *state_file(const struct conn *c)
 	return out;
 }
 
-void worker_source_env(struct conn *c)
+void source_env_init(struct source_env_host *h, struct conn *c)
 {
+	c->host = h;
 	c->env = (struct source_env){.opaque = c,
 	                             .connector = c->cs->name,
 	                             .partition = env_partition,
@@ -445,7 +476,7 @@ void worker_source_env(struct conn *c)
 	                             .log = env_log};
 	c->env.value_bytes_max = value_budget(c);
 	c->env.state_file = state_file(c);
-	c->env.state_interval_ms = c->w->flush_interval;
+	c->env.state_interval_ms = h->conf.ops->flush_interval(h->conf.ctx);
 	/* Rendered structs skip a tree per record; transforms need the tree. */
 	if (transform_chain_len(c->cs->chain) == 0) {
 		c->env.json_values = c->cs->value_conv.kind == CONV_JSON;
@@ -453,7 +484,7 @@ void worker_source_env(struct conn *c)
 	}
 }
 
-int worker_source_register(struct conn *c)
+int source_env_register(struct conn *c)
 {
 	static const struct stats_desc descs[] = {
 	    {"records_produced", STATS_COUNTER, "records handed to the producer", 0},
@@ -470,14 +501,14 @@ int worker_source_register(struct conn *c)
 	struct stats_labels l = {.connector = c->cs->name};
 
 	for (size_t i = 0; i < sizeof(descs) / sizeof(descs[0]); i++)
-		if (stats_register(c->w->stats, &descs[i], &l, cells[i], NULL) != 0)
+		if (stats_register(c->host->conf.stats, &descs[i], &l, cells[i], NULL) != 0)
 			return WORKER_ERR_NOMEM;
-	if (loop_timer_add(c->w->loop, -1, 0, on_source_due, c, &c->deadline) != 0)
+	if (loop_timer_add(c->host->conf.loop, -1, 0, on_source_due, c, &c->deadline) != 0)
 		return WORKER_ERR_NOMEM;
 	return 0;
 }
 
-void worker_source_free(struct conn *c)
+void source_env_free(struct conn *c)
 {
 	free((char *)c->env.state_file);
 	c->env.state_file = NULL;
