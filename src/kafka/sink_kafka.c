@@ -21,6 +21,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+/* Topic handles kept for reuse; past it one is let go for each new topic
+ * (records in flight hold their own reference), so a connector may produce
+ * to any number of topics over its life (TimestampRouter's daily topics, a
+ * table per topic). */
 #define MAX_TOPICS 256
 
 static const struct sink_ops kafka_ops;
@@ -40,6 +44,7 @@ struct sink_kafka {
 		rd_kafka_topic_t *rkt;
 	} topics[MAX_TOPICS];
 	size_t ntopics;
+	size_t evict; /* the handle let go next once topics is full */
 	bool destroying;
 	/* librdkafka could not start a thread it needs (a broker's): the
 	 * producer cannot work, and a restart may cure it (sink_fatal). */
@@ -524,21 +529,33 @@ static int kfd(const void *ctx)
 
 static rd_kafka_topic_t *topic_handle(struct sink_kafka *s, const char *name)
 {
-	for (size_t i = 0; i < s->ntopics; i++) {
+	size_t i;
+	char *copy;
+	rd_kafka_topic_t *rkt;
+
+	for (i = 0; i < s->ntopics; i++) {
 		if (strcmp(s->topics[i].name, name) == 0)
 			return s->topics[i].rkt;
 	}
-	if (s->ntopics == MAX_TOPICS)
+	copy = strdup(name);
+	if (copy == NULL)
 		return NULL;
-	s->topics[s->ntopics].name = strdup(name);
-	if (s->topics[s->ntopics].name == NULL)
-		return NULL;
-	s->topics[s->ntopics].rkt = rd_kafka_topic_new(s->rk, name, NULL);
-	if (s->topics[s->ntopics].rkt == NULL) {
-		free(s->topics[s->ntopics].name);
+	rkt = rd_kafka_topic_new(s->rk, name, NULL);
+	if (rkt == NULL) {
+		free(copy);
 		return NULL;
 	}
-	return s->topics[s->ntopics++].rkt;
+	if (s->ntopics < MAX_TOPICS) {
+		i = s->ntopics++;
+	} else {
+		i = s->evict;
+		s->evict = (s->evict + 1) % MAX_TOPICS;
+		rd_kafka_topic_destroy(s->topics[i].rkt);
+		free(s->topics[i].name);
+	}
+	s->topics[i].name = copy;
+	s->topics[i].rkt = rkt;
+	return rkt;
 }
 
 static rd_kafka_headers_t *make_headers(const struct record_header *h, size_t n)
@@ -561,9 +578,9 @@ static int kproduce(void *ctx, const struct sink_record *r, void *token, char *e
 
 	if (rkt == NULL) {
 		snprintf(errbuf, errlen,
-		         "topic %s: cannot be used (more than %d topics, or no memory)", topic,
-		         MAX_TOPICS);
-		return s->ntopics == MAX_TOPICS ? SINK_ERR_CONFIG : SINK_ERR;
+		         "topic %s: cannot be used (no memory, or a name librdkafka refuses)",
+		         topic);
+		return SINK_ERR;
 	}
 	if (r->nheaders > 0 && (hdrs = make_headers(r->headers, r->nheaders)) == NULL) {
 		snprintf(errbuf, errlen, "topic %s: out of memory for the record's headers", topic);

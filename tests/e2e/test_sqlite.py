@@ -434,6 +434,33 @@ def test_values_big_ints_blobs_and_schema(tmp_path, kafka, topic):
     assert recs[1]["key"] == b'{"id":2}'
 
 
+@pytest.mark.skiff_timeout(180)
+def test_more_than_256_topics(tmp_path, kafka, topic):
+    """A table per topic, 300 tables: each row arrives and the connector keeps
+    running. (Hostile finding: the producer kept at most 256 topic handles and
+    stopped the connector at the 257th topic, exit 78 once none ran: a
+    TimestampRouter writing a topic a day stopped a device after 256 days.)"""
+    db = tmp_path / "many.db"
+    c = sqlite3.connect(db, isolation_level=None)
+    for i in range(300):
+        c.execute(f"CREATE TABLE t{i:03d}(id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)")
+        c.execute(f"INSERT INTO t{i:03d}(v) VALUES ('row of t{i:03d}')")
+    conn = connector(db, "incrementing", topic + "-",
+                     **{"table.whitelist": ",".join(f"t{i:03d}" for i in range(300))})
+    sk = Skiff(tmp_path, worker_props(tmp_path, kafka), [conn]).start()
+    for i in (0, 255, 256, 299):
+        recs = consume(kafka.bootstrap, f"{topic}-t{i:03d}", n=1, timeout=60)
+        assert payloads(recs) == [{"id": 1, "v": f"row of t{i:03d}"}]
+    for i in (0, 299):  # an evicted handle and a kept one serve a second row
+        c.execute(f"INSERT INTO t{i:03d}(v) VALUES ('again')")
+    for i in (0, 299):
+        recs = consume(kafka.bootstrap, f"{topic}-t{i:03d}", n=2, timeout=60)
+        assert [p["v"] for p in payloads(recs)] == [f"row of t{i:03d}", "again"]
+    assert sk.running(), sk.log_text()[-2000:]
+    assert sk.stop() == 0
+    assert "cannot be used" not in sk.log_text()
+
+
 def test_config_errors_exit_78(tmp_path, kafka):
     db = tmp_path / "c.db"
     make_db(db)
