@@ -1,18 +1,21 @@
 /* query: the worker as the control interfaces see it (core/query.h), its
- * views filled from the worker's own structures. The one file of core/ a
- * control client reaches, and only through worker_query_ops. Main loop
- * only. */
+ * views filled from the pieces of the worker its host names (struct
+ * query_host). The one file of core/ a control client reaches, and only
+ * through host_query_ops. Main loop only. */
 #include "core/query.h"
-#include "core/reload.h"
-#include "core/worker.h"
-#include "core/worker_private.h"
 
+#include "config/settings.h"
 #include "control/rest.h"
 #include "core/active_topics.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/connectors.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/partitions.h"
+#include "core/pipeline.h"
+#include "core/reload.h"
+#include "kafka/supervisor.h"
 
 #include <stdio.h>
 
@@ -20,30 +23,30 @@
  * pointers into the array): the query counts and indexes live ones. */
 static size_t connectors(void *ctx)
 {
-	const struct worker *w = ctx;
+	const struct query_host *h = ctx;
 	size_t n = 0;
 
-	for (size_t i = 0; i < connectors_count(w->conns); i++)
-		n += !connectors_at(w->conns, i)->removed;
+	for (size_t i = 0; i < connectors_count(h->conns); i++)
+		n += !connectors_at(h->conns, i)->removed;
 	return n;
 }
 
-/* The i-th live connector; i < connectors(w). */
-static struct conn *live(struct worker *w, size_t i)
+/* The i-th live connector; i < connectors(h). */
+static struct conn *live(struct query_host *h, size_t i)
 {
-	for (size_t k = 0; k < connectors_count(w->conns); k++)
-		if (!connectors_at(w->conns, k)->removed && i-- == 0)
-			return connectors_at(w->conns, k);
+	for (size_t k = 0; k < connectors_count(h->conns); k++)
+		if (!connectors_at(h->conns, k)->removed && i-- == 0)
+			return connectors_at(h->conns, k);
 	return NULL;
 }
 
 /* c's index among the live connectors. */
-static size_t index_of(const struct worker *w, const struct conn *c)
+static size_t index_of(const struct query_host *h, const struct conn *c)
 {
 	size_t n = 0;
 
-	for (size_t k = 0; k < connectors_count(w->conns) && connectors_at(w->conns, k) != c; k++)
-		n += !connectors_at(w->conns, k)->removed;
+	for (size_t k = 0; k < connectors_count(h->conns) && connectors_at(h->conns, k) != c; k++)
+		n += !connectors_at(h->conns, k)->removed;
 	return n;
 }
 
@@ -85,15 +88,16 @@ static void connector(void *ctx, size_t i, struct query_conn *out)
 
 static size_t partitions(void *ctx)
 {
-	return partitions_count(((struct worker *)ctx)->parts);
+	return partitions_count(((struct query_host *)ctx)->parts);
 }
 
-static void view(const struct worker *w, struct partition *p, int64_t now, struct query_part *out)
+static void view(const struct query_host *h, struct partition *p, int64_t now,
+                 struct query_part *out)
 {
 	partition_head(p, now);
 	*out = (struct query_part){
 	    .key = p->key,
-	    .conn = index_of(w, p->conn),
+	    .conn = index_of(h, p->conn),
 	    .produced = p->produced,
 	    .acked = p->acked,
 	    .read_bytes = p->read_bytes,
@@ -106,42 +110,41 @@ static void view(const struct worker *w, struct partition *p, int64_t now, struc
 
 static void partition(void *ctx, size_t i, int64_t now, struct query_part *out)
 {
-	struct worker *w = ctx;
+	struct query_host *h = ctx;
 
-	view(w, partitions_at(w->parts, i), now, out);
+	view(h, partitions_at(h->parts, i), now, out);
 }
 
 static void flush(void *ctx, struct query_flush *out)
 {
-	const struct worker *w = ctx;
+	const struct query_host *h = ctx;
 
-	out->last = commits_last(w->commits, &out->last_ms);
-	out->failures_in_row = (int)commits_failures(w->commits);
-	out->ack_timeout = w->health_ack_ms;
-	out->part_limit = w->part_limit;
+	out->last = commits_last(h->commits, &out->last_ms);
+	out->failures_in_row = (int)commits_failures(h->commits);
+	h->ops->limits(h->ctx, &out->ack_timeout, &out->part_limit);
 }
 
 static void producer(void *ctx, struct query_producer *out)
 {
-	const struct worker *w = ctx;
-	const struct sink *sink = w->sup != NULL ? supervisor_sink(w->sup) : NULL;
+	const struct query_host *h = ctx;
+	const struct sink *sink = h->sup != NULL ? supervisor_sink(h->sup) : NULL;
 
-	*out = (struct query_producer){.last_ack_ms = pipeline_last_ack_ms(w->pipe)};
+	*out = (struct query_producer){.last_ack_ms = pipeline_last_ack_ms(h->pipe)};
 	if (sink == NULL)
 		return;
-	out->sent_before = supervisor_sent_before(w->sup);
+	out->sent_before = supervisor_sent_before(h->sup);
 	sink_stats(sink, &out->stats);
 	out->in_flight = sink_in_flight(sink);
 }
 
 static struct stats *stats(void *ctx)
 {
-	return ((struct worker *)ctx)->stats;
+	return ((struct query_host *)ctx)->stats;
 }
 
 /* What a source's backlog put carries over to the query's. */
 struct backlog_arg {
-	struct worker *w;
+	struct query_host *h;
 	query_backlog_fn put;
 	void *arg;
 };
@@ -153,7 +156,7 @@ static void put_backlog(void *arg, struct partition *p, enum source_unit u, uint
 
 	if (p == NULL)
 		return;
-	view(a->w, p, loop_now_ms(), &v);
+	view(a->h, p, loop_now_ms(), &v);
 	a->put(a->arg, &v, u, n);
 }
 
@@ -168,7 +171,7 @@ static void backlog(void *ctx, size_t i, query_backlog_fn put, void *arg)
 
 static void bandwidth(void *ctx, char *buf, size_t len)
 {
-	supervisor_summary(((struct worker *)ctx)->sup, buf, len);
+	supervisor_summary(((struct query_host *)ctx)->sup, buf, len);
 }
 
 /* The connector state machine is core/connectors.c's; this names its
@@ -198,17 +201,17 @@ static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, si
 /* KIP-875: the stored offsets (core/commits.c). */
 static int offsets(void *ctx, size_t i, char **json)
 {
-	struct worker *w = ctx;
+	struct query_host *h = ctx;
 
-	return commits_print(w->commits, live(w, i)->cs->name, json) == 0 ? 0 : REST_ERR_NOMEM;
+	return commits_print(h->commits, live(h, i)->cs->name, json) == 0 ? 0 : REST_ERR_NOMEM;
 }
 
 /* KIP-875's edit: only while the connector is STOPPED, as Connect. */
 static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e, size_t n,
                          char *errbuf, size_t errlen)
 {
-	struct worker *w = ctx;
-	struct conn *c = live(w, i);
+	struct query_host *h = ctx;
+	struct conn *c = live(h, i);
 	const char *name = c->cs->name;
 	bool deferred = false;
 	int rc;
@@ -221,13 +224,13 @@ static int alter_offsets(void *ctx, size_t i, const struct offsets_doc_entry *e,
 		         name);
 		return REST_ERR_STATE;
 	}
-	rc = commits_alter(w->commits, c->cs, e, n, errbuf, errlen);
+	rc = commits_alter(h->commits, c->cs, e, n, errbuf, errlen);
 	if (rc == 0) {
 		log_notice("connector %s: offsets %s (REST API)", name, e ? "altered" : "reset");
-		rc = commits_write_now(w->commits, &deferred, errbuf, errlen);
+		rc = commits_write_now(h->commits, &deferred, errbuf, errlen);
 	}
 	if (deferred)
-		w->next_flush = loop_now_ms(); /* the flush timer writes it */
+		h->ops->flush_soon(h->ctx); /* the flush timer writes it */
 	return rc == 0                    ? 0
 	       : rc == COMMITS_ERR_SOURCE ? REST_ERR_SOURCE
 	       : rc == COMMITS_ERR_NOMEM  ? REST_ERR_NOMEM
@@ -248,30 +251,22 @@ static void forget_topics(void *ctx, size_t i)
 static int change(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
                   size_t errlen)
 {
-	return reload_change(((struct worker *)ctx)->reload, rc, waiter, errbuf, errlen);
+	return reload_change(((struct query_host *)ctx)->reload, rc, waiter, errbuf, errlen);
 }
 
 static char *cluster_id(void *ctx)
 {
-	return sink_cluster_id(supervisor_sink(((struct worker *)ctx)->sup));
+	return sink_cluster_id(supervisor_sink(((struct query_host *)ctx)->sup));
 }
 
 static const struct config_section *worker_config(void *ctx)
 {
-	return ((struct worker *)ctx)->settings->worker;
+	const struct query_host *h = ctx;
+
+	return h->ops->worker_config(h->ctx);
 }
 
-const struct query *worker_query(struct worker *w)
-{
-	return &w->query;
-}
-
-struct health *worker_health(struct worker *w)
-{
-	return w->health;
-}
-
-const struct query_ops worker_query_ops = {
+const struct query_ops host_query_ops = {
     .connectors = connectors,
     .connector = connector,
     .partitions = partitions,

@@ -8,10 +8,11 @@
  * (tests/unit/queryfake.c) and no control file includes the worker's
  * private header.
  *
- * The worker fills it (worker_query_ops, core/query.c). Connector indexes count
- * live connectors only (a reload's tombstones are skipped), 0..connectors-1,
- * as the REST API numbers them; they and every string a view borrows stay
- * valid until the loop turns again. Main loop only. */
+ * The worker fills it (host_query_ops over a struct query_host,
+ * core/query.c). Connector indexes count live connectors only (a reload's
+ * tombstones are skipped), 0..connectors-1, as the REST API numbers them;
+ * they and every string a view borrows stay valid until the loop turns
+ * again. Main loop only. */
 #ifndef SKIFF_QUERY_H
 #define SKIFF_QUERY_H
 
@@ -138,16 +139,45 @@ struct query {
 	void *ctx;
 };
 
-/* The worker's query (core/query.c): ops worker_query_ops, ctx the worker. */
-struct worker;
-struct health;
-extern const struct query_ops worker_query_ops;
+/* ---- the worker's query (core/query.c) -------------------------------- */
 
-/* For control/rest_worker.c, whose ctx is the worker (worker_rest_ops): w's
- * query, and the health client w made (control/health.h). Both live as
- * long as w. */
-const struct query *worker_query(struct worker *w);
-struct health *worker_health(struct worker *w);
+struct commits;
+struct connectors;
+struct partitions;
+struct pipeline;
+struct reload;
+struct supervisor;
+
+/* What stays the worker's, ctx query_host.ctx: the next offset flush is
+ * due now (a KIP-875 edit the store could not take at once: the flush
+ * timer writes it); health.ack.timeout.ms and metrics.partition.limit, and
+ * the worker's section, which a reload may change. */
+struct query_host_ops {
+	void (*flush_soon)(void *ctx);
+	void (*limits)(void *ctx, int64_t *ack_timeout, size_t *part_limit);
+	const struct config_section *(*worker_config)(void *ctx);
+};
+
+/* The pieces of the worker its query reads and commands, the worker's and
+ * borrowed for the host's life: the connector slots, the partition table,
+ * the commits (the stored offsets), the record path, the producer's
+ * supervisor (NULL: no producer view), the registry and the reload (a
+ * connector change). The worker fills it as it makes them. */
+struct query_host {
+	struct connectors *conns;
+	struct partitions *parts;
+	struct commits *commits;
+	struct pipeline *pipe;
+	struct supervisor *sup;
+	struct stats *stats;
+	struct reload *reload;
+	const struct query_host_ops *ops;
+	void *ctx;
+};
+
+/* The query's views over a host: struct query's ops, ctx a struct
+ * query_host. */
+extern const struct query_ops host_query_ops;
 
 /* The state's name in the REST API: Connect's, where a stopping connector
  * shows the state it had until the stop completes (offsets can be changed

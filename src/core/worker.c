@@ -737,6 +737,43 @@ static const struct source_env_ops env_ops = {
     .flush_interval = flush_interval,
 };
 
+/* What the query asks of the worker (struct query_host_ops). */
+static void query_flush_soon(void *ctx)
+{
+	((struct worker *)ctx)->next_flush = loop_now_ms();
+}
+
+static void query_limits(void *ctx, int64_t *ack_timeout, size_t *part_limit)
+{
+	const struct worker *w = ctx;
+
+	*ack_timeout = w->health_ack_ms;
+	*part_limit = w->part_limit;
+}
+
+static const struct config_section *query_worker_config(void *ctx)
+{
+	return ((const struct worker *)ctx)->settings->worker;
+}
+
+static const struct query_host_ops query_ops = {
+    .flush_soon = query_flush_soon,
+    .limits = query_limits,
+    .worker_config = query_worker_config,
+};
+
+/* worker.h */
+const struct query *worker_query(struct worker *w)
+{
+	return &w->query;
+}
+
+/* worker.h */
+struct health *worker_health(struct worker *w)
+{
+	return w->health;
+}
+
 /* The host of the sources' envs, over the loop, the registry, the
  * partitions and the commits (made before). Returns 0 or
  * SOURCE_ENV_ERR_NOMEM. */
@@ -833,8 +870,20 @@ static int open_loop(struct worker *w, sink_open_fn opener, char *errbuf, size_t
 	    loop_timer_add(w->loop, -1, 0, on_flush_timer, w, &w->flush_timer) != 0 ||
 	    loop_timer_add(w->loop, -1, 0, on_tick, w, &w->tick) != 0 ||
 	    stats_register(w->stats, &in_a_row, NULL,
-	                   commits_cell(w->commits, COMMITS_FAILED_IN_A_ROW), NULL) != 0 ||
-	    register_gauges(w) != 0) {
+	                   commits_cell(w->commits, COMMITS_FAILED_IN_A_ROW), NULL) != 0) {
+		snprintf(errbuf, errlen, "worker: out of memory");
+		return WORKER_ERR_NOMEM;
+	}
+	/* The query's host, before the health client reads through it. */
+	w->qhost = (struct query_host){.conns = w->conns,
+	                               .parts = w->parts,
+	                               .commits = w->commits,
+	                               .pipe = w->pipe,
+	                               .sup = w->sup,
+	                               .stats = w->stats,
+	                               .ops = &query_ops,
+	                               .ctx = w};
+	if (register_gauges(w) != 0) {
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
@@ -855,6 +904,7 @@ static int open_reload(struct worker *w, char *errbuf, size_t errlen)
 		snprintf(errbuf, errlen, "worker: out of memory");
 		return WORKER_ERR_NOMEM;
 	}
+	w->qhost.reload = w->reload;
 	return 0;
 }
 
@@ -898,7 +948,7 @@ int worker_new_with(const struct settings *s, struct stats *stats, sink_open_fn 
 		return WORKER_ERR_NOMEM;
 	}
 	w->settings = s;
-	w->query = (struct query){&worker_query_ops, w};
+	w->query = (struct query){&host_query_ops, &w->qhost};
 	w->stats = stats;
 	w->flush_interval = settings_worker(s->worker)->flush_interval_ms;
 	w->flush_timeout = settings_worker(s->worker)->flush_timeout_ms;

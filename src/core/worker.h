@@ -94,11 +94,19 @@ void worker_reload_setup(struct worker *w, struct settings *s, char *const *path
 
 /* ---- the REST API's view ------------------------------------------------- */
 
+struct health;
 struct loop;
+struct query;
 struct rest_ops;
 
 /* The loop the worker runs, for other servers to register with (rest.h). */
 struct loop *worker_loop(struct worker *w);
+
+/* For control/rest_worker.c, whose ctx is the worker (worker_rest_ops): w's
+ * query (core/query.h), and the health client w made (control/health.h).
+ * Both live as long as w. */
+const struct query *worker_query(struct worker *w);
+struct health *worker_health(struct worker *w);
 
 /* The worker as the REST API sees it (rest.h), ctx: the worker. Connectors
  * paused or stopped there stop reading (records in flight still

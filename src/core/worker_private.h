@@ -1,6 +1,7 @@
-/* worker_private: the worker's own structures, still shared by the parts
- * of the worker being split apart (issue 27). Not for any other module:
- * they go through worker.h. Main thread only. */
+/* worker_private: the worker's own structure, for core/worker.c and the
+ * white-box unit tests only (tests/unit/). Every other module goes through
+ * a header of its own (core/worker.h, core/query.h, ...) and the host or
+ * ops the worker gives it. Main thread only. */
 #ifndef SKIFF_WORKER_PRIVATE_H
 #define SKIFF_WORKER_PRIVATE_H
 
@@ -48,6 +49,7 @@ struct worker {
 	/* The worker as control/ sees it (core/query.h): its clients borrow
 	 * &query. systemd's notifications (control/notify.c). */
 	struct query query;
+	struct query_host qhost; /* what query reads: &qhost is query's ctx */
 	struct notify *notify;
 	struct reload *reload;      /* SIGHUP and the REST API's changes (core/reload.c) */
 	bool reloading;             /* a reload or a new producer drains: no source is read */
