@@ -246,7 +246,7 @@ void commits_put_all(struct commits *cm, struct partitions *t, bool eos)
 	offsets_poll(cm->o);
 	retry_all(cm);
 	/* Exactly-once: offsets reach the store when their transaction
-	 * commits (core/worker_eos.c), not when their records are acknowledged. */
+	 * commits (core/eos.c), not when their records are acknowledged. */
 	for (size_t i = 0; i < partitions_count(t) && !eos; i++) {
 		struct partition *p = partitions_at(t, i);
 		char *json;

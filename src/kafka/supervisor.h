@@ -3,8 +3,8 @@
  * its descriptor in the loop, the watch on its TLS files, the bandwidth cap
  * (bandwidth.max.bytes.per.second) and the bytes sent by the producers it
  * replaced. The worker around it is seen only through struct supervisor_ops:
- * this module includes no worker header. Exactly-once fencing stays with the worker (core/
- * worker_eos.c), which the rebuild reaches through ops->commit and
+ * this module includes no worker header. Exactly-once fencing stays with
+ * core/eos.c, which the rebuild reaches through ops->commit and
  * ops->swapped. Main loop only. */
 #ifndef SKIFF_SUPERVISOR_H
 #define SKIFF_SUPERVISOR_H

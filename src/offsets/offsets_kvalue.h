@@ -1,6 +1,6 @@
 /* offsets_kvalue: the offsets topic's records, the one codec of what skiff
  * writes there beside Connect's key: the store's writes (offsets_kafka.c) and
- * the exactly-once transaction's offset records (core/worker_eos.c) encode
+ * the exactly-once transaction's offset records (core/eos.c) encode
  * with it, the load (offsets_kafka.c) decodes with it.
  *
  * Headers: skiff.generation (the store generation that wrote the record),
