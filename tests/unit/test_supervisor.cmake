@@ -1,2 +1,4 @@
-# The fake producer (sinkfake.c).
-target_sources(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/unit/sinkfake.c)
+# Fake producers, and a worker around a scripted source (workerrig.c, over
+# sinkfake.c).
+target_sources(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/tests/unit/workerrig.c
+                               ${CMAKE_CURRENT_SOURCE_DIR}/tests/unit/sinkfake.c)
