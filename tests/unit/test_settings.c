@@ -264,7 +264,7 @@ static const char *member(const cJSON *o, const char *name)
 static void test_help_lists_every_key(void)
 {
 	cJSON *doc = NULL;
-	const cJSON *sections, *worker, *rest, *conn, *k, *defs;
+	const cJSON *sections, *worker, *rest, *fleet, *conn, *k, *defs;
 	char *out = NULL;
 	size_t len = 0, nsources = 0;
 	FILE *fp;
@@ -275,10 +275,18 @@ static void test_help_lists_every_key(void)
 	sections = cJSON_GetObjectItem(doc, "sections");
 	worker = cJSON_GetArrayItem(sections, 0);
 	rest = cJSON_GetArrayItem(sections, 1);
-	conn = cJSON_GetArrayItem(sections, 2);
+	fleet = cJSON_GetArrayItem(sections, 2);
+	conn = cJSON_GetArrayItem(sections, 3);
 	CHECK_STR(member(worker, "id"), "worker");
 	CHECK_STR(member(rest, "id"), "rest");
+	CHECK_STR(member(fleet, "id"), "fleet");
 	CHECK_STR(member(conn, "id"), "connector");
+	/* The fleet's: Connect's two topics are keys now, no more ignored. */
+	CHECK_STR(member(find(fleet, "keys", "status.storage.topic"), "default"),
+	          "skiff.status.{device}");
+	CHECK_STR(member(find(fleet, "keys", "status.storage.partitions"), "default"), "1");
+	CHECK(find(fleet, "keys", "fleet.allow.files") != NULL);
+	CHECK(find(worker, "ignored", "config.storage.topic") == NULL);
 	/* The REST API's keys, Connect's and skiff's bounds. */
 	CHECK(find(rest, "keys", "listeners") != NULL);
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
@@ -305,7 +313,7 @@ static void test_help_lists_every_key(void)
 	CHECK_STR(member(defs, "acks"), "all");
 	CHECK_STR(member(defs, "message.timeout.ms"), "0");
 	for (size_t i = 0; source_registry[i] != NULL; i++) {
-		const cJSON *sec = cJSON_GetArrayItem(sections, (int)(3 + i));
+		const cJSON *sec = cJSON_GetArrayItem(sections, (int)(4 + i));
 
 		nsources++;
 		CHECK_STR(member(sec, "kind"), source_registry[i]->kind);
@@ -313,7 +321,7 @@ static void test_help_lists_every_key(void)
 			CHECK(find(sec, (t->flags & CFG_INERT) ? "ignored" : "keys", t->name) !=
 			      NULL);
 	}
-	CHECK_INT(cJSON_GetArraySize(sections), 3 + nsources);
+	CHECK_INT(cJSON_GetArraySize(sections), 4 + nsources);
 	CHECK(find(doc, "chain_keys", "transforms") != NULL);
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "transforms")) > 0);
 
