@@ -80,7 +80,7 @@ const struct config_key fleetconf_keys[] = {
     {"fleet.groups", CFG_LIST, NULL, 0, 0, NULL, 0,
      "The groups this device belongs to (letters, digits and '-'), by its own word: it "
      "reads each group's topic (fleet.group.topic). Its own config topic wins over "
-     "them, and a later group over an earlier one, per connector.",
+     "them, and a later group over an earlier one, per connector. At most 64.",
      CFG_FIELD(struct fleet_conf, groups)},
     {"fleet.group.topic", CFG_STRING, "skiff.config.group.{group}", 0, 0, NULL, 0,
      "The config topic of a group of fleet.groups: {group} is its name (required).",
@@ -331,10 +331,23 @@ int fleetconf_check(const struct config_section *w, const char *device_id, char 
 	if (device_id != NULL &&
 	    check_name(w, "device.id", "the device's name", device_id, errbuf, errlen) != 0)
 		return FLEETCONF_ERR;
-	for (size_t i = 0; i < c->groups.n; i++)
+	if (c->groups.n > FLEETCONF_GROUPS_MAX) {
+		snprintf(errbuf, errlen, "%s: fleet.groups: %zu groups, at most %d",
+		         config_where(w, "fleet.groups"), c->groups.n, FLEETCONF_GROUPS_MAX);
+		return FLEETCONF_ERR;
+	}
+	for (size_t i = 0; i < c->groups.n; i++) {
 		if (check_name(w, "fleet.groups", "a group's name", c->groups.items[i], errbuf,
 		               errlen) != 0)
 			return FLEETCONF_ERR;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->groups.items[i], c->groups.items[j]) == 0) {
+				/* Which of the two would win? Say it once. */
+				snprintf(errbuf, errlen, "%s: fleet.groups: %s is listed twice",
+				         config_where(w, "fleet.groups"), c->groups.items[i]);
+				return FLEETCONF_ERR;
+			}
+	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (sizes[i].n == 0) {
 			snprintf(errbuf, errlen, "%s: %s=0: give -1 (the broker's default) or more",

@@ -216,6 +216,18 @@ static void test_refusals(void)
 	}
 	expect_error("fleet.enabled=true\nfleet.groups=berlin,site_2\n",
 	             "w.properties:6: fleet.groups=site_2: with fleet.enabled a group's name");
+	expect_error("fleet.enabled=true\nfleet.groups=a,b,a\n",
+	             "w.properties:6: fleet.groups: a is listed twice");
+	{
+		char text[1024];
+		size_t n =
+		    (size_t)snprintf(text, sizeof(text), "fleet.enabled=true\nfleet.groups=");
+
+		for (int i = 0; i <= FLEETCONF_GROUPS_MAX; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "g%d,", i);
+		snprintf(text + n, sizeof(text) - n, "\n");
+		expect_error(text, "w.properties:6: fleet.groups: 65 groups, at most 64");
+	}
 	expect_error("fleet.enabled=true\nstatus.storage.replication.factor=0\n",
 	             "w.properties:6: status.storage.replication.factor=0: give -1");
 	expect_error("fleet.enabled=true\nstatus.storage.partitions=0\n",
