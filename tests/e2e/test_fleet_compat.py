@@ -9,6 +9,7 @@ connector record there is not run) nor create or write its status topic
 changes those keys reloads as before, without asking for a restart."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -104,3 +105,37 @@ def test_connect_distributed_worker_file_runs_as_before(tmp_path, kafka):
     assert status_topic not in names and status_topic + "-moved" not in names
     assert config_topic + "-moved" not in names
     assert len(harness.consume(kafka.bootstrap, config_topic)) == 1
+
+
+def test_fleet_keys_refused_at_load(tmp_path):
+    """With fleet.enabled, what would fail only at provisioning or in the field
+    stops the start: exit 78 (a person must act; systemd does not restart it),
+    the message naming file, line and key. No broker needed: load refuses it."""
+    cases = [
+        ("status.storage.topic=skiff.status\n",
+         r"w\.properties:7: status\.storage\.topic=skiff\.status must hold \{device\}"),
+        ("device.id=gw_1\n",
+         r"w\.properties:7: device\.id=gw_1: with fleet\.enabled the device's name names a "
+         r"topic, so it may hold only letters, digits and '-'"),
+        ("fleet.fetch.wait.max.ms=60000\n",
+         r"w\.properties:7: fleet\.fetch\.wait\.max\.ms=60000 must be under "
+         r"socket\.timeout\.ms - 1000 \(59000\)"),
+    ]
+    for extra, want in cases:
+        f = tmp_path / "w.properties"
+        f.write_text("bootstrap.servers=127.0.0.1:1\n"
+                     f"offset.storage.file.filename={tmp_path}/offsets\n"
+                     "connectors.a.connector.class=FileStreamSource\n"
+                     f"connectors.a.file={tmp_path}/a.log\n"
+                     "connectors.a.topic=t\n"
+                     "fleet.enabled=true\n" + extra)
+        r = subprocess.run([str(harness.skiff_bin()), str(f)], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=60)
+        err = r.stderr.decode(errors="replace")
+        assert r.returncode == 78, err
+        assert re.search(want, err), err
+        # Without fleet.enabled the same file runs as before (--check: no broker).
+        f.write_text(f.read_text().replace("fleet.enabled=true\n", ""))
+        r = subprocess.run([str(harness.skiff_bin()), "--check", str(f)],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        assert r.returncode == 0, r.stderr.decode(errors="replace")
