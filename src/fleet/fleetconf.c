@@ -254,6 +254,38 @@ static int check_name(const struct config_section *w, const char *key, const cha
 	return FLEETCONF_ERR_NAME;
 }
 
+/* One template expanded with name fits Kafka's 249. */
+static int check_length(const struct config_section *w, const char *key, const char *tmpl,
+                        const char *name, const char *whose, char *errbuf, size_t errlen)
+{
+	char topic[FLEETCONF_TOPIC_MAX + 2];
+
+	if (fleetconf_topic(tmpl, name, topic, sizeof(topic)) == FLEETCONF_OK)
+		return FLEETCONF_OK;
+	snprintf(errbuf, errlen,
+	         "%s: %s=%s: with %s the topic name is longer than Kafka's %d characters",
+	         config_where(w, key), key, tmpl, whose, FLEETCONF_TOPIC_MAX);
+	return FLEETCONF_ERR;
+}
+
+/* The templates expanded: with device.id, or a machine id's 32 hex digits;
+ * the group topic with each group. */
+static int check_lengths(const struct config_section *w, const struct fleet_conf *c,
+                         const char *device_id, char *errbuf, size_t errlen)
+{
+	const char *name = device_id != NULL ? device_id : "0123456789abcdef0123456789abcdef";
+	const char *whose = device_id != NULL ? "device.id" : "a machine id (32 characters)";
+
+	if (check_length(w, "config.storage.topic", c->config_topic, name, whose, errbuf, errlen) ||
+	    check_length(w, "status.storage.topic", c->status_topic, name, whose, errbuf, errlen))
+		return FLEETCONF_ERR;
+	for (size_t i = 0; i < c->groups.n; i++)
+		if (check_length(w, "fleet.group.topic", c->group_topic, c->groups.items[i],
+		                 "a group of fleet.groups", errbuf, errlen) != 0)
+			return FLEETCONF_ERR;
+	return FLEETCONF_OK;
+}
+
 /* The status topic and the config topic are compacted, the config topic
  * has one partition: Connect's rules for its own. */
 static int check_topic_configs(const struct config_section *w, char *errbuf, size_t errlen)
@@ -348,6 +380,8 @@ int fleetconf_check(const struct config_section *w, const char *device_id, char 
 				return FLEETCONF_ERR;
 			}
 	}
+	if (check_lengths(w, c, device_id, errbuf, errlen) != 0)
+		return FLEETCONF_ERR;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (sizes[i].n == 0) {
 			snprintf(errbuf, errlen, "%s: %s=0: give -1 (the broker's default) or more",

@@ -103,11 +103,14 @@ int fleetconf_topic(const char *tmpl, const char *name, char *buf, size_t len);
  * only topic characters and their own placeholder (fleet.group.topic
  * {group}); device_id (the worker's device.id, NULL: unset, the machine id
  * is used and always fits) and each of fleet.groups pass
- * fleetconf_name_check, at most FLEETCONF_GROUPS_MAX groups, none twice; sizes are -1 or positive;
- * fleet.fetch.wait.max.ms is under kafka.socket.timeout.ms (librdkafka's 60000) - 1000; topic
- * configs (fleetconf_topic_config) keep the topics compacted. Without fleet.enabled nothing is
- * checked: the keys are ignored. Returns FLEETCONF_OK, or FLEETCONF_ERR / FLEETCONF_ERR_NAME with
- * errbuf "file:line: key: why". Start-up and reload. */
+ * fleetconf_name_check, at most FLEETCONF_GROUPS_MAX groups, none twice;
+ * each template expanded with them (a machine id's 32 characters without
+ * device.id) stays within FLEETCONF_TOPIC_MAX; sizes are -1 or positive;
+ * fleet.fetch.wait.max.ms is under kafka.socket.timeout.ms (librdkafka's
+ * 60000) - 1000; topic configs (fleetconf_topic_config) keep the topics
+ * compacted. Without fleet.enabled nothing is checked: the keys are
+ * ignored. Returns FLEETCONF_OK, or FLEETCONF_ERR with errbuf
+ * "file:line: key: why". Start-up and reload. */
 int fleetconf_check(const struct config_section *w, const char *device_id, char *errbuf,
                     size_t errlen);
 

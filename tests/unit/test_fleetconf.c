@@ -216,6 +216,31 @@ static void test_refusals(void)
 	}
 	expect_error("fleet.enabled=true\nfleet.groups=berlin,site_2\n",
 	             "w.properties:6: fleet.groups=site_2: with fleet.enabled a group's name");
+	/* Expanded over Kafka's 249: with device.id, a machine id, a group. */
+	{
+		char text[2048], lit[260];
+
+		memset(lit, 'p', 230);
+		lit[230] = '\0';
+		snprintf(text, sizeof(text),
+		         "fleet.enabled=true\ndevice.id=gw-1\n"
+		         "status.storage.topic=%s.{device}.%s\n",
+		         lit, "0123456789abcdefghij");
+		expect_error(text, "w.properties:7: status.storage.topic=pppp");
+		expect_error(text,
+		             "with device.id the topic name is longer than Kafka's 249 characters");
+		lit[220] = '\0';
+		snprintf(text, sizeof(text),
+		         "fleet.enabled=true\nconfig.storage.topic=%s{device}\n", lit);
+		expect_error(text, "with a machine id (32 characters) the topic name is longer");
+		lit[50] = '\0';
+		snprintf(
+		    text, sizeof(text),
+		    "fleet.enabled=true\nfleet.groups=a,%0200d\nfleet.group.topic=%s.{group}\n", 0,
+		    lit);
+		expect_error(text, "w.properties:7: fleet.group.topic=ppppp");
+		expect_error(text, "with a group of fleet.groups the topic name is longer");
+	}
 	expect_error("fleet.enabled=true\nfleet.groups=a,b,a\n",
 	             "w.properties:6: fleet.groups: a is listed twice");
 	{
