@@ -24,9 +24,15 @@ struct topic {
 	int64_t offset;
 };
 
-struct conn {
-	char *name, *topic;
+/* A record's place, owned texts (topic NULL: none). */
+struct src {
+	char *topic, *id;
 	int64_t offset;
+};
+
+struct conn {
+	char *name;
+	struct src config_from, target_from;
 	enum connect_target target;
 };
 
@@ -153,39 +159,69 @@ static long find_conn(const struct fleetstore *fs, const char *name)
 	return -1;
 }
 
+static bool source_ok(const struct fleetstore_source *s, bool optional)
+{
+	if (s->topic == NULL)
+		return optional;
+	return text_ok(s->topic) && text_ok(s->topic_id) && offset_ok(s->offset);
+}
+
+static void free_src(struct src *s)
+{
+	free(s->topic);
+	free(s->id);
+	memset(s, 0, sizeof(*s));
+}
+
+/* A copy of s into *out. Returns 0 or FLEETSTORE_ERR_NOMEM (*out empty). */
+static int copy_src(const struct fleetstore_source *s, struct src *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (s->topic == NULL)
+		return 0;
+	out->topic = strdup(s->topic);
+	out->id = strdup(s->topic_id);
+	out->offset = s->offset;
+	if (out->topic == NULL || out->id == NULL) {
+		free_src(out);
+		return FLEETSTORE_ERR_NOMEM;
+	}
+	return 0;
+}
+
+static void free_conn(struct conn *e)
+{
+	free(e->name);
+	free_src(&e->config_from);
+	free_src(&e->target_from);
+}
+
 int fleetstore_connector_set(struct fleetstore *fs, const struct fleetstore_connector *c)
 {
 	long i = find_conn(fs, c->name);
-	struct conn *e;
-	char *topic;
+	struct conn n = {0};
 
-	if (!text_ok(c->name) || !text_ok(c->topic) || !offset_ok(c->offset) ||
-	    c->target < CONNECT_TARGET_STARTED || c->target > CONNECT_TARGET_STOPPED)
+	if (!text_ok(c->name) || !source_ok(&c->config_from, false) ||
+	    !source_ok(&c->target_from, true) || c->target < CONNECT_TARGET_STARTED ||
+	    c->target > CONNECT_TARGET_STOPPED)
 		return FLEETSTORE_ERR_ARG;
-	if (i < 0) {
-		if (fs->nconns == FLEETSTORE_MAX_CONNECTORS)
-			return FLEETSTORE_ERR_FULL;
-		if (fs->conns == NULL &&
-		    (fs->conns = calloc(FLEETSTORE_MAX_CONNECTORS, sizeof(*fs->conns))) == NULL)
-			return FLEETSTORE_ERR_NOMEM;
-		e = &fs->conns[fs->nconns];
-		memset(e, 0, sizeof(*e));
-		if ((e->name = strdup(c->name)) == NULL)
-			return FLEETSTORE_ERR_NOMEM;
-	} else {
-		e = &fs->conns[i];
-	}
-	if ((topic = strdup(c->topic)) == NULL) {
-		if (i < 0)
-			free(e->name);
+	if (i < 0 && fs->nconns == FLEETSTORE_MAX_CONNECTORS)
+		return FLEETSTORE_ERR_FULL;
+	if (fs->conns == NULL &&
+	    (fs->conns = calloc(FLEETSTORE_MAX_CONNECTORS, sizeof(*fs->conns))) == NULL)
+		return FLEETSTORE_ERR_NOMEM;
+	/* Built whole first: a failure leaves the entry as it was. */
+	if ((n.name = strdup(c->name)) == NULL || copy_src(&c->config_from, &n.config_from) != 0 ||
+	    copy_src(&c->target_from, &n.target_from) != 0) {
+		free_conn(&n);
 		return FLEETSTORE_ERR_NOMEM;
 	}
-	free(e->topic);
-	e->topic = topic;
-	e->offset = c->offset;
-	e->target = c->target;
+	n.target = c->target;
 	if (i < 0)
-		fs->nconns++;
+		i = (long)fs->nconns++;
+	else
+		free_conn(&fs->conns[i]);
+	fs->conns[i] = n;
 	return 0;
 }
 
@@ -195,8 +231,7 @@ bool fleetstore_connector_remove(struct fleetstore *fs, const char *name)
 
 	if (i < 0)
 		return false;
-	free(fs->conns[i].name);
-	free(fs->conns[i].topic);
+	free_conn(&fs->conns[i]);
 	memmove(&fs->conns[i], &fs->conns[i + 1],
 	        (fs->nconns - (size_t)i - 1) * sizeof(fs->conns[0]));
 	fs->nconns--;
@@ -214,9 +249,13 @@ void fleetstore_connector_at(const struct fleetstore *fs, size_t i,
 	const struct conn *e = &fs->conns[i];
 
 	out->name = e->name;
-	out->topic = e->topic;
-	out->offset = e->offset;
+	out->config_from.topic = e->config_from.topic;
+	out->config_from.topic_id = e->config_from.id;
+	out->config_from.offset = e->config_from.offset;
 	out->target = e->target;
+	out->target_from.topic = e->target_from.topic;
+	out->target_from.topic_id = e->target_from.id;
+	out->target_from.offset = e->target_from.offset;
 }
 
 bool fleetstore_connector_find(const struct fleetstore *fs, const char *name,
@@ -324,10 +363,8 @@ static void clear(struct fleetstore *fs)
 		free(fs->topics[i].id);
 	}
 	fs->ntopics = 0;
-	for (size_t i = 0; i < fs->nconns; i++) {
-		free(fs->conns[i].name);
-		free(fs->conns[i].topic);
-	}
+	for (size_t i = 0; i < fs->nconns; i++)
+		free_conn(&fs->conns[i]);
 	fs->nconns = 0;
 	for (size_t i = 0; i < fs->nrefusals; i++)
 		free(refusal_at(fs, i)->id);
@@ -362,6 +399,17 @@ static bool add_str(cJSON *o, const char *k, const char *v)
 	return cJSON_AddStringToObject(o, k, v) != NULL;
 }
 
+/* {"topic":..,"id":..,"offset":..} as o's member k; nothing for none. */
+static bool add_src(cJSON *o, const char *k, const struct src *s)
+{
+	cJSON *m;
+
+	if (s->topic == NULL)
+		return true;
+	return (m = cJSON_AddObjectToObject(o, k)) != NULL && add_str(m, "topic", s->topic) &&
+	       add_str(m, "id", s->id) && add_num(m, "offset", (double)s->offset);
+}
+
 /* An object appended to arr, or NULL. */
 static cJSON *item(cJSON *arr)
 {
@@ -391,9 +439,9 @@ static cJSON *to_json(const struct fleetstore *fs)
 		     add_num(o, "offset", (double)fs->topics[i].offset);
 	for (size_t i = 0; ok && i < fs->nconns; i++)
 		ok = (o = item(c)) != NULL && add_str(o, "name", fs->conns[i].name) &&
-		     add_str(o, "topic", fs->conns[i].topic) &&
-		     add_num(o, "offset", (double)fs->conns[i].offset) &&
-		     add_str(o, "target", connect_target_name(fs->conns[i].target));
+		     add_src(o, "config_from", &fs->conns[i].config_from) &&
+		     add_str(o, "target", connect_target_name(fs->conns[i].target)) &&
+		     add_src(o, "target_from", &fs->conns[i].target_from);
 	for (size_t i = 0; ok && i < fs->nrefusals; i++)
 		ok = (o = item(r)) != NULL && add_str(o, "id", refusal_at(fs, i)->id) &&
 		     add_num(o, "offset", (double)refusal_at(fs, i)->offset);
@@ -501,6 +549,20 @@ static bool num_of(const cJSON *o, const char *k, double min, double max, int64_
 	return true;
 }
 
+/* Member k of o as a source (absent: none, when optional). */
+static bool src_of(const cJSON *o, const char *k, bool optional, struct fleetstore_source *out)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	memset(out, 0, sizeof(*out));
+	if (m == NULL)
+		return optional;
+	out->topic = str_of(m, "topic");
+	out->topic_id = str_of(m, "id");
+	return cJSON_IsObject(m) && out->topic != NULL && out->topic_id != NULL &&
+	       num_of(m, "offset", 0, FLEETSTORE_MAX_OFFSET, &out->offset);
+}
+
 static bool target_of(const char *name, enum connect_target *out)
 {
 	for (int t = CONNECT_TARGET_STARTED; name != NULL && t <= CONNECT_TARGET_STOPPED; t++)
@@ -539,10 +601,10 @@ static int from_json(struct fleetstore *fs, const cJSON *d, char *why, size_t wh
 	{
 		if (rc != 0)
 			break;
-		struct fleetstore_connector c = {str_of(e, "name"), str_of(e, "topic"), 0, 0};
+		struct fleetstore_connector c = {.name = str_of(e, "name")};
 
-		if (c.name == NULL || c.topic == NULL ||
-		    !num_of(e, "offset", 0, FLEETSTORE_MAX_OFFSET, &c.offset) ||
+		if (c.name == NULL || !src_of(e, "config_from", false, &c.config_from) ||
+		    !src_of(e, "target_from", true, &c.target_from) ||
 		    !target_of(str_of(e, "target"), &c.target) || find_conn(fs, c.name) >= 0)
 			goto bad;
 		rc = fleetstore_connector_set(fs, &c);

@@ -10,9 +10,10 @@
  *     Kafka prints it) and the offset applied up to; a topic found with
  *     another id was deleted and made again, and its emptiness must not
  *     remove every connector it gave;
- *   - per connector the fleet gave: the topic and offset of the record last
- *     applied and its target state; a connector absent from its topic's
- *     snapshot was removed (compaction drops tombstones after a day);
+ *   - per connector the fleet gave: the topic, topic id and offset of the
+ *     record its configuration was last applied from, its target state and
+ *     the record that gave it; a connector absent from its topic's snapshot
+ *     was removed (compaction drops tombstones after a day);
  *   - refusals, by (topic id, offset): a refused record is reported once,
  *     not again at each restart. At most FLEETSTORE_MAX_REFUSALS, the oldest
  *     forgotten first: past the bound a restart reports an old refusal once
@@ -25,7 +26,9 @@
  * document and a newline, closed by a CRC-32C as the offsets file is:
  *   {"format":"skiff-fleet-state","version":1,"generation":12,
  *    "topics":[{"topic":"skiff.config.gw-1","id":"V1Vw5wSwRlmq6DP5bfq8_A","offset":17}],
- *    "connectors":[{"name":"app","topic":"skiff.config.gw-1","offset":15,"target":"STARTED"}],
+ *    "connectors":[{"name":"app","config_from":{"topic":"skiff.config.gw-1",
+ *      "id":"V1Vw5wSwRlmq6DP5bfq8_A","offset":15},"target":"PAUSED",
+ *      "target_from":{"topic":"skiff.config.gw-1","id":"V1Vw5wSwRlmq6DP5bfq8_A","offset":16}}],
  *    "refusals":[{"id":"V1Vw5wSwRlmq6DP5bfq8_A","offset":16}],
  *    "status_keys":["status-connector-app","status-task-app-0"],"crc32c":"0123abcd"}
  * Written as the offsets file is (util/atomicfile.h: temp file, fsync,
@@ -78,7 +81,7 @@ const char *fleetstore_strerror(int err);
 #define FLEETSTORE_MAX_STATUS_KEYS 4096 /* status keys published */
 #define FLEETSTORE_MAX_TEXT 512         /* bytes of a name, topic, id or key */
 /* Every count at its bound, every text at its length escaped six-fold
- * (\u00XX) fits: (128 * 2 + 1024 * 2 + 256 + 4096) * 512 * 6 + structure. */
+ * (\u00XX) fits: (128 * 2 + 1024 * 5 + 256 + 4096) * 512 * 6 (30 MB) + structure. */
 #define FLEETSTORE_MAX_BYTES (32u << 20)
 #define FLEETSTORE_MAX_OFFSET 9007199254740992LL /* 2^53 */
 
@@ -114,17 +117,30 @@ int fleetstore_topic_set(struct fleetstore *fs, const char *topic, const char *i
 bool fleetstore_topic(const struct fleetstore *fs, const char *topic, const char **id,
                       int64_t *offset);
 
-/* A connector the fleet gave: the record it was last applied from and its
- * target state. Texts owned by whoever filled it (fs for a read). */
-struct fleetstore_connector {
-	const char *name;
+/* Where a record was read: its topic, the topic's id and the offset.
+ * topic NULL: none (a target state never given). Field for field
+ * fleetstate.h's struct fleetstate_source. */
+struct fleetstore_source {
 	const char *topic;
+	const char *topic_id;
 	int64_t offset;
-	enum connect_target target;
 };
 
-/* Adds or replaces c (by name; texts copied). Returns 0, FLEETSTORE_ERR_ARG,
- * _FULL or _NOMEM. */
+/* A connector the fleet gave, as applied (fleetstate.h's struct
+ * fleetstate_applied but the configuration, which the fleet layer keeps):
+ * the record its configuration was last applied from, its target state and
+ * the record that gave it. Texts owned by whoever filled it (fs for a
+ * read). */
+struct fleetstore_connector {
+	const char *name;
+	struct fleetstore_source config_from; /* required */
+	enum connect_target target;
+	struct fleetstore_source target_from; /* topic NULL: never given (STARTED) */
+};
+
+/* Adds or replaces c (by name; texts copied; on failure the entry is as it
+ * was). Returns 0, FLEETSTORE_ERR_ARG (no config_from, a text or offset
+ * out of bounds, an unknown target), _FULL or _NOMEM. */
 int fleetstore_connector_set(struct fleetstore *fs, const struct fleetstore_connector *c);
 /* Removes name's entry; false when there was none. */
 bool fleetstore_connector_remove(struct fleetstore *fs, const char *name);

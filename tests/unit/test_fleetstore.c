@@ -90,9 +90,14 @@ static void expect_load_error(int want_rc, const char *want1, const char *want2)
 
 static void fill(struct fleetstore *fs)
 {
-	struct fleetstore_connector a = {"app", "skiff.config.gw-1", 15, CONNECT_TARGET_STARTED};
-	struct fleetstore_connector b = {"db \"main\"\n\xc3\xa9", "skiff.config.group.pi4", 3,
-	                                 CONNECT_TARGET_STOPPED};
+	struct fleetstore_connector a = {"app",
+	                                 {"skiff.config.gw-1", "V1Vw5wSwRlmq6DP5bfq8_A", 15},
+	                                 CONNECT_TARGET_STARTED,
+	                                 {NULL, NULL, 0}};
+	struct fleetstore_connector b = {"db \"main\"\n\xc3\xa9",
+	                                 {"skiff.config.group.pi4", "AAAAAAAAAAAAAAAAAAAAAA", 3},
+	                                 CONNECT_TARGET_STOPPED,
+	                                 {"skiff.config.gw-1", "V1Vw5wSwRlmq6DP5bfq8_A", 12}};
 
 	CHECK_INT(fleetstore_bump(fs), 1);
 	CHECK_INT(fleetstore_bump(fs), 2);
@@ -102,7 +107,8 @@ static void fill(struct fleetstore *fs)
 	CHECK_INT(fleetstore_connector_set(fs, &a), 0);
 	CHECK_INT(fleetstore_connector_set(fs, &b), 0);
 	a.target = CONNECT_TARGET_PAUSED;
-	a.offset = 16;
+	a.target_from =
+	    (struct fleetstore_source){"skiff.config.gw-1", "V1Vw5wSwRlmq6DP5bfq8_A", 16};
 	CHECK_INT(fleetstore_connector_set(fs, &a), 0); /* replaced, not added */
 	CHECK_INT(fleetstore_refusal_add(fs, "V1Vw5wSwRlmq6DP5bfq8_A", 16), 0);
 	CHECK_INT(fleetstore_refusal_add(fs, "V1Vw5wSwRlmq6DP5bfq8_A", 16), 0); /* once */
@@ -129,12 +135,19 @@ static void check_filled(const struct fleetstore *fs)
 	CHECK(!fleetstore_topic(fs, "skiff.config.gw-2", &id, &off));
 	CHECK_INT(fleetstore_connector_count(fs), 2);
 	CHECK(fleetstore_connector_find(fs, "app", &c));
-	CHECK_STR(c.topic, "skiff.config.gw-1");
-	CHECK_INT(c.offset, 16);
+	CHECK_STR(c.config_from.topic, "skiff.config.gw-1");
+	CHECK_STR(c.config_from.topic_id, "V1Vw5wSwRlmq6DP5bfq8_A");
+	CHECK_INT(c.config_from.offset, 15);
 	CHECK_INT(c.target, CONNECT_TARGET_PAUSED);
+	CHECK_STR(c.target_from.topic, "skiff.config.gw-1");
+	CHECK_INT(c.target_from.offset, 16);
 	CHECK(fleetstore_connector_find(fs, "db \"main\"\n\xc3\xa9", &c));
 	CHECK_INT(c.target, CONNECT_TARGET_STOPPED);
-	CHECK_STR(c.topic, "skiff.config.group.pi4");
+	CHECK_STR(c.config_from.topic, "skiff.config.group.pi4");
+	CHECK_STR(c.config_from.topic_id, "AAAAAAAAAAAAAAAAAAAAAA");
+	CHECK_INT(c.config_from.offset, 3);
+	CHECK_STR(c.target_from.topic_id, "V1Vw5wSwRlmq6DP5bfq8_A");
+	CHECK_INT(c.target_from.offset, 12);
 	CHECK(fleetstore_refused(fs, "V1Vw5wSwRlmq6DP5bfq8_A", 16));
 	CHECK(!fleetstore_refused(fs, "V1Vw5wSwRlmq6DP5bfq8_A", 17));
 	CHECK(!fleetstore_refused(fs, "AAAAAAAAAAAAAAAAAAAAAA", 16));
@@ -172,6 +185,19 @@ static void test_round_trip(void)
 	fs = load_ok();
 	CHECK_INT(fleetstore_generation(fs), 3);
 	CHECK_INT(fleetstore_connector_count(fs), 1);
+	/* A connector never given a target state keeps none. */
+	{
+		struct fleetstore_connector c = {
+		    "fresh", {"t", "id", 1}, CONNECT_TARGET_STARTED, {NULL, NULL, 0}};
+
+		CHECK_INT(fleetstore_connector_set(fs, &c), 0);
+		CHECK_INT(fleetstore_save(fs, err, sizeof(err)), 0);
+		fleetstore_destroy(fs);
+		fs = load_ok();
+		CHECK(fleetstore_connector_find(fs, "fresh", &c));
+		CHECK(c.target_from.topic == NULL);
+		CHECK_INT(c.config_from.offset, 1);
+	}
 	fleetstore_destroy(fs);
 	/* Without a state directory: in memory, save writes nothing. */
 	{
@@ -189,7 +215,7 @@ static void test_bounds(void)
 {
 	struct fleetstore *fs;
 	char big[FLEETSTORE_MAX_TEXT + 2], name[32], err[512];
-	struct fleetstore_connector c = {name, "t", 0, CONNECT_TARGET_STARTED};
+	struct fleetstore_connector c = {name, {"t", "id", 0}, CONNECT_TARGET_STARTED, {0}};
 
 	fresh("bounds");
 	fs = load_ok();
@@ -208,6 +234,14 @@ static void test_bounds(void)
 	snprintf(name, sizeof(name), "x");
 	CHECK_INT(fleetstore_connector_set(fs, &c), FLEETSTORE_ERR_ARG);
 	c.target = CONNECT_TARGET_STARTED;
+	c.config_from.topic = NULL; /* a configuration comes from somewhere */
+	CHECK_INT(fleetstore_connector_set(fs, &c), FLEETSTORE_ERR_ARG);
+	c.config_from.topic = "t";
+	c.target_from = (struct fleetstore_source){"t", "", 0}; /* a topic has an id */
+	CHECK_INT(fleetstore_connector_set(fs, &c), FLEETSTORE_ERR_ARG);
+	c.target_from = (struct fleetstore_source){"t", "id", -1};
+	CHECK_INT(fleetstore_connector_set(fs, &c), FLEETSTORE_ERR_ARG);
+	c.target_from = (struct fleetstore_source){NULL, NULL, 0};
 	for (int i = 0; i < FLEETSTORE_MAX_CONNECTORS; i++) {
 		snprintf(name, sizeof(name), "c%d", i);
 		CHECK_INT(fleetstore_connector_set(fs, &c), 0);
