@@ -286,6 +286,19 @@ bool fleetstore_refused(const struct fleetstore *fs, const char *id, int64_t off
 	return false;
 }
 
+size_t fleetstore_refusal_count(const struct fleetstore *fs)
+{
+	return fs->nrefusals;
+}
+
+void fleetstore_refusal_at(const struct fleetstore *fs, size_t i, const char **id, int64_t *offset)
+{
+	const struct refusal *r = refusal_at(fs, i);
+
+	*id = r->id;
+	*offset = r->offset;
+}
+
 int fleetstore_refusal_add(struct fleetstore *fs, const char *id, int64_t offset)
 {
 	struct refusal *r;

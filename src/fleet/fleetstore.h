@@ -157,6 +157,10 @@ bool fleetstore_connector_find(const struct fleetstore *fs, const char *name,
 int fleetstore_refusal_add(struct fleetstore *fs, const char *id, int64_t offset);
 /* True when that record was refused and reported. */
 bool fleetstore_refused(const struct fleetstore *fs, const char *id, int64_t offset);
+/* The refusals remembered, oldest first (for fleetstate_plan's marks):
+ * refusal i (< count) into *id (owned by fs) and *offset. */
+size_t fleetstore_refusal_count(const struct fleetstore *fs);
+void fleetstore_refusal_at(const struct fleetstore *fs, size_t i, const char **id, int64_t *offset);
 
 /* A key of the status topic the device wrote a value to (added once), so
  * that it can write a tombstone when its connector goes. Returns 0,

@@ -266,6 +266,17 @@ static void test_bounds(void)
 	CHECK(!fleetstore_refused(fs, "id", 9));
 	CHECK(fleetstore_refused(fs, "id", 10));
 	CHECK(fleetstore_refused(fs, "id", FLEETSTORE_MAX_REFUSALS + 9));
+	CHECK_INT(fleetstore_refusal_count(fs), FLEETSTORE_MAX_REFUSALS);
+	{
+		const char *id;
+		int64_t off;
+
+		fleetstore_refusal_at(fs, 0, &id, &off); /* the oldest kept */
+		CHECK_STR(id, "id");
+		CHECK_INT(off, 10);
+		fleetstore_refusal_at(fs, FLEETSTORE_MAX_REFUSALS - 1, &id, &off);
+		CHECK_INT(off, FLEETSTORE_MAX_REFUSALS + 9);
+	}
 	/* Full in every way, it saves and loads back (under the file bound). */
 	CHECK_INT(fleetstore_save(fs, err, sizeof(err)), 0);
 	fleetstore_destroy(fs);
