@@ -130,6 +130,14 @@ def markdown(doc):
                 "browsers and slow clients out ([rest-api.md](rest-api.md)).", ""]
         out += md_keys(rest)
         out += md_ignored(rest)
+    for fleet in sections(doc, "fleet"):
+        out += ["", "## The fleet", "",
+                "Worker keys too: a device steered through Kafka topics, and what a remote "
+                "configuration may name on it. Off by default; without `fleet.enabled=true` "
+                "Connect's `config.storage.*` and `status.storage.*` are accepted and ignored.",
+                ""]
+        out += md_keys(fleet)
+        out += md_ignored(fleet)
     conn = sections(doc, "connector")[0]
     out += ["", "## Every connector", "",
             "In a connector file, or under `connectors.<name>.` in the single-file form.", ""]
@@ -177,12 +185,19 @@ def roff(text):
     return "\\&" + s if s[:1] in (".", "'") else s
 
 
+def breakable(text):
+    """A value whose words may be longer than a line (Java class names in a list):
+    troff may break after each dot (\\:, no hyphen shown)."""
+    return " ".join(w.replace(".", ".\\:") if len(w) > 60 else w for w in text.split(" "))
+
+
 def man_key(k):
     facts = [k["type"]]
     if k["required"]:
         facts.append("required")
     elif "default" in k:
-        facts.append("default \\fB" + (roff(k["default"]) if k["default"] else '""') + "\\fR")
+        facts.append("default \\fB" + (breakable(roff(k["default"])) if k["default"] else '""')
+                     + "\\fR")
     if "min" in k:
         facts.append(roff(f"{k['min']}..{k['max']}"))
     if "choices" in k:
@@ -217,6 +232,12 @@ def man(doc):
         for k in rest["keys"]:
             out += man_key(k)
         out += man_ignored(rest)
+    for fleet in sections(doc, "fleet"):
+        out += [".SS The fleet", "Worker keys too: a device steered through Kafka topics; "
+                "off without \\fBfleet.enabled=true\\fR."]
+        for k in fleet["keys"]:
+            out += man_key(k)
+        out += man_ignored(fleet)
     conn = sections(doc, "connector")[0]
     out += [".SS Every connector",
             "In a connector file, or under \\fBconnectors.\\fIname\\fB.\\fR in the single file."]
@@ -270,7 +291,7 @@ def targets(doc):
 def binary_keys(doc):
     """{page: {key: key object}}: the keys a docs page's tables may name."""
     worker = sections(doc, "worker")[0]["keys"] + \
-        [k for s in sections(doc, "rest") for k in s["keys"]]
+        [k for s in sections(doc, "rest") + sections(doc, "fleet") for k in s["keys"]]
     conn = sections(doc, "connector")[0]["keys"]
     by_page = {}
     for kind, page in SOURCE_PAGES.items():

@@ -8,6 +8,7 @@
 #include "config/provider.h"
 #include "control/restconf.h"
 #include "control/restconns.h"
+#include "fleet/fleetconf.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
 #include "transform/transform.h"
@@ -88,11 +89,6 @@ static const struct config_key worker_keys[] = {
      "count every partition whatever this is; 0: none.",
      CFG_FIELD(struct worker_conf, metrics_partition_limit)},
     INERT("group.id"),
-    INERT("config.storage.topic"),
-    INERT("status.storage.topic"),
-    INERT("config.storage.replication.factor"),
-    INERT("status.storage.replication.factor"),
-    INERT("status.storage.partitions"),
     INERT("header.converter"),
     INERT("task.shutdown.graceful.timeout.ms"),
     {"config.providers", CFG_LIST, NULL, 0, 0, NULL, 0,
@@ -198,6 +194,7 @@ bool settings_table(size_t i, const char **name, const struct config_key **table
 	} own[] = {
 	    {"worker", worker_keys, sizeof(struct worker_conf)},
 	    {"rest", restconf_keys, sizeof(struct restconf_conf)},
+	    {"fleet", fleetconf_keys, sizeof(struct fleet_conf)},
 	    {"connector", connector_keys, sizeof(struct connector_conf)},
 	};
 	size_t nown = sizeof(own) / sizeof(own[0]);
@@ -219,11 +216,13 @@ bool settings_table(size_t i, const char **name, const struct config_key **table
 	return false;
 }
 
-/* Worker keys handed to librdkafka (checked there), and Connect's per-client
- * prefixes that have no client here (accepted, ignored by the sink). */
+/* Worker keys handed to librdkafka (checked there), Connect's per-client
+ * prefixes that have no client here (accepted, ignored by the sink), and
+ * the internal topics' topic configs (offset.storage.X: offsets_ktopic.c;
+ * config.storage.X, status.storage.X: fleetconf_topic_config). */
 static const char *const worker_passthrough[] = {
-    "producer.", "kafka.", "security.protocol", "sasl.", "ssl.",
-    "consumer.", "admin.", "offset.storage.",   NULL,
+    "producer.", "kafka.",          "security.protocol", "sasl.",           "ssl.", "consumer.",
+    "admin.",    "offset.storage.", "config.storage.",   "status.storage.", NULL,
 };
 
 static const char *const inline_prefix = "connectors.";
@@ -500,12 +499,12 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
                        char *errbuf, size_t errlen)
 {
-	const struct config_key *tables[] = {worker_keys, restconf_keys};
+	const struct config_key *tables[] = {worker_keys, restconf_keys, fleetconf_keys};
 	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
 	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",
 	                           .tables = tables,
-	                           .ntables = 2,
+	                           .ntables = 3,
 	                           .passthrough = worker_passthrough,
 	                           .skip = skip};
 	int rc;
@@ -535,12 +534,15 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 	if ((rc = config_section_load(out->files[0], &spec, &out->worker, errbuf, errlen)) != 0)
 		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	if (config_section_keep(out->worker, worker_keys, sizeof(struct worker_conf)) != 0 ||
-	    config_section_keep(out->worker, restconf_keys, sizeof(struct restconf_conf)) != 0) {
+	    config_section_keep(out->worker, restconf_keys, sizeof(struct restconf_conf)) != 0 ||
+	    config_section_keep(out->worker, fleetconf_keys, sizeof(struct fleet_conf)) != 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", paths[0]);
 		return SETTINGS_ERR_NOMEM;
 	}
 	if (wireprops_check(out->worker, errbuf, errlen) != 0 ||
-	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0)
+	    check_offset_store(out->worker, paths[0], errbuf, errlen) != 0 ||
+	    fleetconf_check(out->worker, settings_worker(out->worker)->device_id, errbuf, errlen) !=
+	        0)
 		return SETTINGS_ERR;
 	/* The REST keys' forms (the files they name: rest_check). */
 	if ((keys = malloc(sizeof(*keys))) == NULL) {
@@ -598,11 +600,27 @@ static void log_section_notices(const struct config_section *c)
 		log_notice("%s", config_notice(c, i));
 }
 
+/* The fleet's keys: ignored without fleet.enabled, as Connect's inert keys
+ * were before it (fleetconf.h). */
+static void log_fleet_notices(const struct config_section *w)
+{
+	char line[1536];
+	size_t cursor = 0;
+	bool warn;
+
+	while (fleetconf_next_notice(w, &cursor, &warn, line, sizeof(line)))
+		if (warn)
+			log_warn("%s", line);
+		else
+			log_notice("%s", line);
+}
+
 void settings_log_notices(const struct settings *s)
 {
 	for (size_t i = 0; i < providers_notice_count(s->providers); i++)
 		log_notice("%s", providers_notice(s->providers, i));
 	log_section_notices(s->worker);
+	log_fleet_notices(s->worker);
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++) {
 		const char *k = config_passthrough_key(s->worker, i);
 
@@ -649,6 +667,8 @@ void settings_print(const struct settings *s, FILE *fp)
 	fprintf(fp, "# worker (%s)\n", props_name(s->files[0]));
 	print_table_values(s->worker, worker_keys, "", false, fp);
 	print_table_values(s->worker, restconf_keys, "", true, fp);
+	if (fleetconf_conf(s->worker)->enabled)
+		print_table_values(s->worker, fleetconf_keys, "", false, fp);
 	for (size_t i = 0; i < config_passthrough_count(s->worker); i++)
 		fprintf(fp, "%s=%s\n", config_passthrough_key(s->worker, i),
 		        config_passthrough_shown(s->worker, i));
@@ -676,6 +696,10 @@ static const char *const worker_patterns[][2] = {
      "librdkafka's properties, passed through with the prefix stripped and validated by "
      "librdkafka (an unknown one is an error naming file and line)."},
     {"security.protocol, sasl.*, ssl.*", "Passed to librdkafka as they are."},
+    {"config.storage.<config>, status.storage.<config>",
+     "With fleet.enabled: topic configs of a created config (status) topic, as "
+     "offset.storage.<config> are the offsets topic's; both stay compacted. Without it: "
+     "ignored, with a notice."},
     {"connectors.<name>.<property>", "A connector declared inline, in the worker file."},
     {"config.providers.<name>.class", "Class of a provider named in config.providers."},
     {"config.providers.<name>.param.allowlist.pattern",
@@ -771,6 +795,8 @@ int settings_help_doc(struct cJSON **out)
 	                      "Worker properties (connect-standalone.properties)", worker_keys);
 	if (worker == NULL || help_patterns(worker) != 0 ||
 	    help_section(sections, "rest", "The REST API (worker properties)", restconf_keys) ==
+	        NULL ||
+	    help_section(sections, "fleet", "The fleet (worker properties)", fleetconf_keys) ==
 	        NULL ||
 	    help_section(sections, "connector", "Every connector", connector_keys) == NULL ||
 	    help_sources(sections) != 0 || transform_help_doc(doc) != 0)

@@ -46,6 +46,7 @@
 #include "core/log.h"
 #include "core/query.h"
 #include "core/source.h"
+#include "fleet/fleetconf.h"
 #include "kafka/sink_kafka.h"
 #include "kafka/supervisor.h"
 #include "offsets/offsets.h"
@@ -83,6 +84,29 @@ static const char *const with_producer[] = {
     "sasl.",
     NULL,
 };
+
+/* The first worker key that differs between a and b but those of ignore,
+ * and but the fleet's while fleet.enabled is off on both sides: they mean
+ * nothing then, as when Connect's config.storage.* and status.storage.*
+ * were inert keys (a Connect worker file's change needs no restart). */
+static const char *worker_diff(const struct config_section *a, const struct config_section *b,
+                               const char *const *ignore)
+{
+	const char *list[32];
+	size_t n = 0;
+
+	while (ignore[n] != NULL && n < sizeof(list) / sizeof(list[0]) - 4) {
+		list[n] = ignore[n];
+		n++;
+	}
+	if (!fleetconf_conf(a)->enabled && !fleetconf_conf(b)->enabled) {
+		list[n++] = "fleet.";
+		list[n++] = "config.storage.";
+		list[n++] = "status.storage.";
+	}
+	list[n] = NULL;
+	return config_section_diff(a, b, list);
+}
 
 /* A connector change the REST API asked for (reload_change takes it,
  * reload_turn applies it). */
@@ -406,7 +430,7 @@ static int reload(struct reload *r, struct restconns *rest, char *why, size_t le
 	}
 	if (settings_load_with(r->paths, r->npaths, rest, next, why, len) != 0)
 		goto out;
-	key = config_section_diff(r->live->worker, next->worker, with_producer);
+	key = worker_diff(r->live->worker, next->worker, with_producer);
 	if (key != NULL) {
 		snprintf(why, len,
 		         "%s changed, which needs a new offset store or client: restart skiff to "
@@ -416,7 +440,7 @@ static int reload(struct reload *r, struct restconns *rest, char *why, size_t le
 	}
 	if (check_new(r, next, why, len) != 0)
 		goto out;
-	key = config_section_diff(r->live->worker, next->worker, reloadable);
+	key = worker_diff(r->live->worker, next->worker, reloadable);
 	if (key != NULL && try_producer(next, why, len) != 0)
 		goto out;
 	settings_log_notices(next);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static char dir[256];
 
@@ -263,7 +264,7 @@ static const char *member(const cJSON *o, const char *name)
 static void test_help_lists_every_key(void)
 {
 	cJSON *doc = NULL;
-	const cJSON *sections, *worker, *rest, *conn, *k, *defs;
+	const cJSON *sections, *worker, *rest, *fleet, *conn, *k, *defs;
 	char *out = NULL;
 	size_t len = 0, nsources = 0;
 	FILE *fp;
@@ -274,10 +275,18 @@ static void test_help_lists_every_key(void)
 	sections = cJSON_GetObjectItem(doc, "sections");
 	worker = cJSON_GetArrayItem(sections, 0);
 	rest = cJSON_GetArrayItem(sections, 1);
-	conn = cJSON_GetArrayItem(sections, 2);
+	fleet = cJSON_GetArrayItem(sections, 2);
+	conn = cJSON_GetArrayItem(sections, 3);
 	CHECK_STR(member(worker, "id"), "worker");
 	CHECK_STR(member(rest, "id"), "rest");
+	CHECK_STR(member(fleet, "id"), "fleet");
 	CHECK_STR(member(conn, "id"), "connector");
+	/* The fleet's: Connect's two topics are keys now, no more ignored. */
+	CHECK_STR(member(find(fleet, "keys", "status.storage.topic"), "default"),
+	          "skiff.status.{device}");
+	CHECK_STR(member(find(fleet, "keys", "status.storage.partitions"), "default"), "1");
+	CHECK(find(fleet, "keys", "fleet.allow.files") != NULL);
+	CHECK(find(worker, "ignored", "config.storage.topic") == NULL);
 	/* The REST API's keys, Connect's and skiff's bounds. */
 	CHECK(find(rest, "keys", "listeners") != NULL);
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
@@ -304,7 +313,7 @@ static void test_help_lists_every_key(void)
 	CHECK_STR(member(defs, "acks"), "all");
 	CHECK_STR(member(defs, "message.timeout.ms"), "0");
 	for (size_t i = 0; source_registry[i] != NULL; i++) {
-		const cJSON *sec = cJSON_GetArrayItem(sections, (int)(3 + i));
+		const cJSON *sec = cJSON_GetArrayItem(sections, (int)(4 + i));
 
 		nsources++;
 		CHECK_STR(member(sec, "kind"), source_registry[i]->kind);
@@ -312,7 +321,7 @@ static void test_help_lists_every_key(void)
 			CHECK(find(sec, (t->flags & CFG_INERT) ? "ignored" : "keys", t->name) !=
 			      NULL);
 	}
-	CHECK_INT(cJSON_GetArraySize(sections), 3 + nsources);
+	CHECK_INT(cJSON_GetArraySize(sections), 4 + nsources);
 	CHECK(find(doc, "chain_keys", "transforms") != NULL);
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "transforms")) > 0);
 
@@ -345,11 +354,119 @@ static void test_class_names_from_registry(void)
 	CHECK_STR(small, "FileStr");
 }
 
+/* Kafka's config/connect-distributed.properties as shipped (3.9.1, comments
+ * dropped), with the partitions it leaves commented out. */
+static const char connect_distributed[] =
+    "bootstrap.servers=localhost:9092\n"
+    "group.id=connect-cluster\n"
+    "key.converter=org.apache.kafka.connect.json.JsonConverter\n"
+    "value.converter=org.apache.kafka.connect.json.JsonConverter\n"
+    "key.converter.schemas.enable=true\n"
+    "value.converter.schemas.enable=true\n"
+    "offset.storage.topic=connect-offsets\n"
+    "offset.storage.replication.factor=1\n"
+    "offset.storage.partitions=25\n"
+    "config.storage.topic=connect-configs\n"
+    "config.storage.replication.factor=1\n"
+    "status.storage.topic=connect-status\n"
+    "status.storage.replication.factor=1\n"
+    "status.storage.partitions=5\n"
+    "offset.flush.interval.ms=10000\n";
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What settings_log_notices writes to stderr, its lines sorted. Static
+ * storage. */
+static const char *logged_notices(const struct settings *s)
+{
+	static char out[8192];
+	char path[512], *lines[64], *text = NULL, *p;
+	size_t n = 0, used = 0, len = 0;
+	FILE *f;
+	int saved;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/notices.log", dir);
+	fflush(stderr);
+	saved = dup(2);
+	if (saved < 0 || (f = fopen(path, "w")) == NULL) {
+		CHECK(false);
+		return out;
+	}
+	dup2(fileno(f), 2);
+	settings_log_notices(s);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	fclose(f);
+	if ((f = fopen(path, "r")) == NULL || getdelim(&text, &len, '\0', f) < 0) {
+		CHECK(false);
+		return out;
+	}
+	fclose(f);
+	for (p = text; *p != '\0' && n < 64;) {
+		char *nl = strchr(p, '\n');
+
+		lines[n++] = p;
+		if (nl == NULL)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+	qsort(lines, n, sizeof(lines[0]), cmp_line);
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(out + used, sizeof(out) - used, "%s\n", lines[i]);
+	free(text);
+	return out;
+}
+
+/* A Connect distributed worker file runs skiff as it did before the fleet:
+ * config.storage.* and status.storage.* are accepted with the notice an
+ * inert key gets, word for word, and nothing else is said (issue 28: a
+ * device must never read a Connect cluster's configurations because its
+ * worker file names them). */
+static void test_connect_distributed_file_compat(void)
+{
+	struct settings s;
+	char err[1024], want[4096];
+	char *w = write_tmp("connect-distributed.properties", connect_distributed);
+	char *c = "../props/corpus/connect-file-source.properties";
+	/* In logged_notices' order: sorted as text ("...:10: config..." first). */
+	const char *const inert[] = {
+	    "config.storage.topic:10",      "config.storage.replication.factor:11",
+	    "status.storage.topic:12",      "status.storage.replication.factor:13",
+	    "status.storage.partitions:14", "group.id:2",
+	};
+	size_t used = 0;
+
+	CHECK_INT(load(&s, err, sizeof(err), 2, w, c), 0);
+	if (err[0]) {
+		fprintf(stderr, "%s\n", err);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(inert) / sizeof(inert[0]); i++) {
+		const char *colon = strchr(inert[i], ':');
+
+		used +=
+		    (size_t)snprintf(want + used, sizeof(want) - used,
+		                     "skiff notice: %s:%s: %.*s is a Kafka Connect setting with "
+		                     "no meaning for skiff; ignored\n",
+		                     w, colon + 1, (int)(colon - inert[i]), inert[i]);
+	}
+	CHECK_STR(logged_notices(&s), want);
+	CHECK_INT(s.nconnectors, 1);
+	settings_destroy(&s);
+}
+
 int main(void)
 {
 	test_class_names_from_registry();
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
 	test_connect_files_unchanged();
+	test_connect_distributed_file_compat();
 	test_inline_and_overrides();
 	test_errors();
 	test_separate_files_errors();
