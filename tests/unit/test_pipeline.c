@@ -119,11 +119,7 @@ static void test_failed_offset_writes_pause_reading(void)
 	CHECK_INT(workerrig_turns(&r, 2), 0);
 	/* Three writes fail in a row: reading pauses. */
 	for (i = 0; i < 200 && !commits_paused(r.wk->commits); i++) {
-		size_t n = sinkfake_count(r.fake);
-
-		for (size_t k = 0; k < n; k++)
-			if (!sinkfake_record(r.fake, k)->reported)
-				sinkfake_deliver(r.fake, k, SINK_DELIVERED, NULL);
+		sinkfake_deliver_all(r.fake);
 		w.fsync_file_errno = EIO;
 		(void)workerrig_turn(&r);
 	}
@@ -176,21 +172,6 @@ static void test_stop_with_records_in_flight(void)
 	CHECK_INT(r.sc.closes, 1);
 }
 
-/* Fills the store o up to OFFSETS_MAX_BYTES but a little: a new key no
- * longer fits. */
-static void fill(struct offsets *o)
-{
-	size_t n = OFFSETS_MAX_BYTES - 60;
-	char *v = malloc(n + 16);
-
-	CHECK(v != NULL);
-	memcpy(v, "{\"x\":\"", 6);
-	memset(v + 6, 'a', n - 8);
-	memcpy(v + n - 2, "\"}", 3);
-	CHECK_INT(offsets_put(o, "[\"big\",{}]", v), 0);
-	free(v);
-}
-
 /* A stop whose store fails (the store is full) keeps the acknowledged
  * prefix and stores it at a later flush, although the source is closed:
  * before core/commits it was dropped with a log line, and a resume read
@@ -211,7 +192,7 @@ static void test_failed_store_at_a_stop_is_retried(void)
 	CHECK_INT(connectors_at(r.wk->conns, 0)->run, CONN_STOPPED);
 	CHECK_INT(r.sc.closes, 1);
 	CHECK(offsets_get(r.o, WORKERRIG_KEY) == NULL); /* no room */
-	CHECK_INT(offsets_put(r.o, "[\"big\",{}]", "{\"x\":1}"), 0);
+	CHECK_INT(offsets_put(r.o, FILL_KEY, "{\"x\":1}"), 0);
 	CHECK_STR(stored_after_turns(&r, "{\"position\":3}"), "{\"position\":3}");
 	workerrig_down(&r);
 }
