@@ -163,6 +163,33 @@ static void test_abandon_stores_nothing(void)
 	}
 }
 
+/* Closed and opened again under its name, as a reload or a REST PUT that
+ * changes it does: its acked count is kept (the registry's), and so is the
+ * time of its last acknowledgement, which was lost ("acked 2, last ack
+ * never" in `skiff status`). */
+static void test_reopen_keeps_the_last_ack(void)
+{
+	const struct connector_settings *cs;
+	struct workerrig r;
+	char errbuf[512];
+	int64_t last;
+
+	rig_up(&r, 3);
+	CHECK_INT(workerrig_turns(&r, 3), 0);
+	sinkfake_deliver(r.fake, 0, SINK_DELIVERED, NULL);
+	sinkfake_deliver(r.fake, 1, SINK_DELIVERED, NULL);
+	CHECK_INT(workerrig_turns(&r, 2), 0);
+	CHECK_INT(*r.c->acked, 2);
+	last = r.c->last_ack_ms;
+	CHECK(last > 0);
+	cs = r.c->cs;
+	connector_close(r.c, CLOSE_ABANDON);
+	CHECK_INT(connector_open(r.c, cs, OPEN_NEW, errbuf, sizeof(errbuf)), 0);
+	CHECK_INT(*r.c->acked, 2);
+	CHECK_INT(r.c->last_ack_ms, last);
+	workerrig_down(&r);
+}
+
 /* A slot nothing opened in (a reload's added connector whose offsets could
  * not be read) closes to a tombstone: before, closing it read its settings
  * through a NULL pointer. */
@@ -213,6 +240,7 @@ int main(void)
 	test_stop_waits_for_records_in_flight();
 	test_restart_reopens_once_and_keeps_metrics();
 	test_abandon_stores_nothing();
+	test_reopen_keeps_the_last_ack();
 	test_close_of_a_slot_never_opened();
 	test_exit_code_once_none_runs();
 	workerrig_cleanup();
