@@ -303,6 +303,18 @@ void connector_fail(struct conn *c, bool config, const char *why)
 	c->batch.n = c->next = 0;
 }
 
+void connector_fail_open(struct conn *c, bool config, const char *why)
+{
+	if (c->records == NULL) {
+		connector_close(c, CLOSE_ABANDON);
+		return;
+	}
+	c->stopped = true;
+	c->config_error = config;
+	free(c->trace);
+	c->trace = strdup(why); /* NULL: FAILED without the text */
+}
+
 int connectors_exit_code(const struct connectors *set)
 {
 	bool config = true, any = false;

@@ -210,6 +210,31 @@ static void test_close_of_a_slot_never_opened(void)
 	CHECK_INT(r.sc.closes, 1);
 }
 
+/* A source that could not open again (a reload's changed connector, a
+ * producer's rebuild): FAILED with the reason, its counters kept; a slot
+ * without counters becomes a tombstone. */
+static void test_fail_open(void)
+{
+	struct workerrig r;
+	uint64_t *produced;
+	struct conn *c;
+
+	rig_up(&r, 2);
+	CHECK_INT(workerrig_turns(&r, 2), 0);
+	produced = r.c->produced;
+	connector_fail_open(r.c, true, "connector p: no such file");
+	CHECK(r.c->stopped && !r.c->removed);
+	CHECK_STR(r.c->trace, "connector p: no such file");
+	CHECK(r.c->produced == produced);
+	CHECK_INT(connectors_exit_code(r.wk->conns), WORKER_EXIT_CONFIG);
+	c = connectors_slot(r.wk->conns);
+	CHECK(c != NULL);
+	connector_fail_open(c, false, "out of memory");
+	CHECK(c->removed && c->trace == NULL);
+	CHECK_INT(connectors_exit_code(r.wk->conns), WORKER_EXIT_CONFIG); /* p alone decides */
+	workerrig_down(&r);
+}
+
 static void test_exit_code_once_none_runs(void)
 {
 	struct workerrig r;
@@ -241,6 +266,7 @@ int main(void)
 	test_restart_reopens_once_and_keeps_metrics();
 	test_abandon_stores_nothing();
 	test_reopen_keeps_the_last_ack();
+	test_fail_open();
 	test_close_of_a_slot_never_opened();
 	test_exit_code_once_none_runs();
 	workerrig_cleanup();
