@@ -69,7 +69,8 @@ struct conn {
 	struct tolerance tol; /* errors.tolerance, errors.log.*: decoded at open */
 	/* notify: */
 	bool removed;        /* dropped by a reload: a tombstone, skipped everywhere */
-	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none */
+	int64_t last_ack_ms; /* loop_now_ms() of the last acknowledgement, 0: none;
+	                      * kept when it opens again under its name */
 	/* Connect's active topics (core/active_topics.h), NULL: none yet. */
 	struct active_topics *topics;
 };

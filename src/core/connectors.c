@@ -49,11 +49,23 @@ const char *connectors_strerror(int err)
 
 /* ---- slots ----------------------------------------------------------------- */
 
+/* When Kafka last acknowledged a record of a connector closed for good
+ * (changed or removed by a reload or a REST call, reopened after a
+ * producer's rebuild), kept by its name as the registry keeps its counters
+ * (stats_retire): opened again under that name, it shows its acked count
+ * and the time of the last of them, never "acked 6000, last ack never". */
+struct last_ack {
+	char *name;
+	int64_t ms; /* loop_now_ms() */
+};
+
 struct connectors {
 	struct connectors_conf conf;
 	struct acks *acks; /* borrowed (connectors_set_acks) */
 	struct conn **slots;
 	size_t n, cap;
+	struct last_ack *kept; /* one per name closed after an acknowledgement */
+	size_t nkept;
 };
 
 int connectors_new(const struct connectors_conf *conf, struct connectors **out)
@@ -119,11 +131,47 @@ void connectors_destroy(struct connectors *set)
 			connector_close(set->slots[i], CLOSE_ABANDON);
 		free(set->slots[i]);
 	}
+	for (size_t i = 0; i < set->nkept; i++)
+		free(set->kept[i].name);
+	free(set->kept);
 	free(set->slots);
 	free(set);
 }
 
 /* ---- open and close ---------------------------------------------------------- */
+
+/* Keeps ms, the last acknowledgement of connector name, which closes. Out
+ * of memory loses it: the reopened connector says "last ack never" until
+ * its next acknowledgement, nothing worse. */
+static void keep_last_ack(struct connectors *set, const char *name, int64_t ms)
+{
+	struct last_ack *kept;
+	char *copy;
+
+	if (ms <= 0)
+		return;
+	for (size_t i = 0; i < set->nkept; i++)
+		if (strcmp(set->kept[i].name, name) == 0) {
+			set->kept[i].ms = ms;
+			return;
+		}
+	if ((copy = strdup(name)) == NULL ||
+	    (kept = realloc(set->kept, (set->nkept + 1) * sizeof(*kept))) == NULL) {
+		free(copy);
+		return;
+	}
+	set->kept = kept;
+	set->kept[set->nkept++] = (struct last_ack){.name = copy, .ms = ms};
+}
+
+/* The last acknowledgement kept for connector name, 0: none. */
+static int64_t kept_last_ack(const struct connectors *set, const char *name)
+{
+	for (size_t i = 0; i < set->nkept; i++)
+		if (strcmp(set->kept[i].name, name) == 0)
+			return set->kept[i].ms;
+	return 0;
+}
 
 /* A fresh slot c for cs: zeroed, its env, batch and counters made and
  * registered. Returns 0 or WORKER_ERR_NOMEM with errbuf. */
@@ -134,6 +182,7 @@ static int make(struct conn *c, const struct connector_settings *cs, char *errbu
 	clear(c);
 	c->cs = cs;
 	c->ready = true;
+	c->last_ack_ms = kept_last_ack(c->set, cs->name);
 	tolerance_init(&c->tol, cs->cfg);
 	life->source_env(c->set->conf.ctx, c);
 	c->records = calloc(BATCH_RECORDS, sizeof(*c->records));
@@ -203,6 +252,7 @@ static void release(struct conn *c)
 
 	conf->hooks->log_counters(conf->ctx); /* what closing it lost (file source) */
 	stats_retire(conf->stats, c->cs->name);
+	keep_last_ack(c->set, c->cs->name, c->last_ack_ms);
 	for (int i = 0; i < c->nwatches; i++)
 		loop_fd_del(conf->loop, c->watches[i]);
 	loop_timer_del(conf->loop, c->deadline);
@@ -251,6 +301,18 @@ void connector_fail(struct conn *c, bool config, const char *why)
 	free(c->trace);
 	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
 	c->batch.n = c->next = 0;
+}
+
+void connector_fail_open(struct conn *c, bool config, const char *why)
+{
+	if (c->records == NULL) {
+		connector_close(c, CLOSE_ABANDON);
+		return;
+	}
+	c->stopped = true;
+	c->config_error = config;
+	free(c->trace);
+	c->trace = strdup(why); /* NULL: FAILED without the text */
 }
 
 int connectors_exit_code(const struct connectors *set)

@@ -144,6 +144,13 @@ void connector_close(struct conn *c, enum connector_close_how how);
  * the cause (exit 78 once no connector runs). A REST restart clears it. */
 void connector_fail(struct conn *c, bool config, const char *why);
 
+/* c's source could not open (why: what and why, logged by the caller): c
+ * stays FAILED with why as its trace, polling nothing until a restart or a
+ * reload that changes it; config as connector_fail's. A slot whose
+ * counters were never made (out of memory before them, or nothing opened
+ * in it) becomes a tombstone instead. */
+void connector_fail_open(struct conn *c, bool config, const char *why);
+
 /* 0 while a connector runs; once none does, WORKER_EXIT_CONFIG when each
  * stopped for a reason no restart fixes, else WORKER_EXIT_TEMPFAIL. None at
  * all runs on while the REST API listens (it may add one). */

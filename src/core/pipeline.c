@@ -5,7 +5,13 @@
  * when the producer does not take it; a record filtered out or skipped by
  * errors.tolerance=all is acknowledged as done, as Connect commits it;
  * every other failure stops its connector with its offset before the
- * record (connector_fail), so a restart reads it again. */
+ * record (connector_fail), so a restart reads it again.
+ *
+ * What records_failed counts: every record a transform, a converter, the
+ * producer or Kafka failed on, skipped or not, as Connect's
+ * total-record-failures counts a failure whatever errors.tolerance says
+ * (a skipped one counts in records_skipped too). Out of memory is not the
+ * record's failure and is not counted. */
 #include "core/pipeline.h"
 
 #include "core/acks.h"
@@ -146,6 +152,20 @@ static bool skip(struct pipeline *pl, struct conn *c, struct record *r, const ch
 	return true;
 }
 
+/* r failed for good (why) in a transform, a converter or the producer:
+ * counted (records_failed), then skipped if c tolerates it, else c stops
+ * (config: as connector_fail's, the same record fails the same way after
+ * a restart). */
+static enum step record_failed(struct pipeline *pl, struct conn *c, struct record *r, bool config,
+                               const char *why)
+{
+	stats_add(c->failed, 1);
+	if (config && skip(pl, c, r, why))
+		return STEP_DONE;
+	pl->hooks->fail(c, config, why);
+	return STEP_STOP;
+}
+
 void pipeline_delivery(void *ctx, void *token, enum sink_result res, const char *reason)
 {
 	struct pipeline *pl = ctx;
@@ -166,16 +186,17 @@ void pipeline_delivery(void *ctx, void *token, enum sink_result res, const char 
 	/* Read before hooks->acked: a stop it finishes frees f. */
 	advanced = f->advanced;
 	pl->hooks->acked(p, res == SINK_DELIVERED);
+	if (res == SINK_DELIVERED) {
+		stats_add(p->conn->acked, 1);
+		p->conn->last_ack_ms = pl->last_ack_ms = pl->turn_ms;
+	} else {
+		stats_add(p->conn->failed, 1); /* skipped or not */
+	}
 	if (res == SINK_DELIVERED || skipped) {
-		if (res == SINK_DELIVERED) {
-			stats_add(p->conn->acked, 1);
-			p->conn->last_ack_ms = pl->last_ack_ms = pl->turn_ms;
-		}
 		if (advanced)
 			commits_moved(pl->commits);
 		return;
 	}
-	stats_add(p->conn->failed, 1);
 	/* Fenced: librdkafka fails or purges every record; the connector did
 	 * nothing wrong, and the worker exits (eos_exit_code). */
 	if (pl->hooks->fenced(pl->ctx))
@@ -221,12 +242,11 @@ static enum step transform_one(struct pipeline *pl, struct conn *c, struct recor
 		pipeline_delivery(pl, acks_submit(pl->acks, f, &r->offset), SINK_DELIVERED, NULL);
 		return STEP_DONE;
 	}
-	if (tr == TRANSFORM_ERROR && skip(pl, c, r, errbuf))
-		return STEP_DONE;
+	if (tr == TRANSFORM_ERROR)
+		return record_failed(pl, c, r, true, errbuf);
 	if (tr != TRANSFORM_OK) {
-		/* The same record fails the same way after a restart (78); out
-		 * of memory may pass (75). */
-		pl->hooks->fail(c, tr == TRANSFORM_ERROR, errbuf);
+		/* Out of memory may pass after a restart (75). */
+		pl->hooks->fail(c, false, errbuf);
 		return STEP_STOP;
 	}
 	return STEP_GO;
@@ -254,9 +274,9 @@ static enum step convert_one(struct pipeline *pl, struct conn *c, struct record 
 	         convert_class_name(krc != 0 ? &c->cs->key_conv : &c->cs->value_conv),
 	         krc != 0 ? "key" : "value",
 	         shape ? "a struct" : "out of memory, or larger than 1 GB");
-	if (shape && skip(pl, c, r, errbuf))
-		return STEP_DONE;
-	pl->hooks->fail(c, shape, errbuf);
+	if (shape)
+		return record_failed(pl, c, r, true, errbuf);
+	pl->hooks->fail(c, false, errbuf);
 	return STEP_STOP;
 }
 
@@ -276,13 +296,15 @@ static enum step refused(struct pipeline *pl, struct conn *c, struct record *r, 
 		         "a record of %zu bytes is larger than the "
 		         "whole producer queue (producer.queue.buffering.max.kbytes)",
 		         bytes);
+		stats_add(c->failed, 1);
 		pl->hooks->fail(c, true, errbuf);
 		return STEP_STOP;
 	}
-	if (rc == SINK_ERR_CONFIG && skip(pl, c, r, errbuf))
-		return STEP_DONE;
-	pl->hooks->fail(c, rc == SINK_ERR_CONFIG, errbuf);
-	return STEP_STOP;
+	if (rc == SINK_ERR_NOMEM) {
+		pl->hooks->fail(c, false, errbuf);
+		return STEP_STOP;
+	}
+	return record_failed(pl, c, r, rc == SINK_ERR_CONFIG, errbuf);
 }
 
 /* Hands r, as *t and *kv, to the producer with an ack slot as its token. */

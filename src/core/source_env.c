@@ -489,7 +489,8 @@ int source_env_register(struct conn *c)
 	static const struct stats_desc descs[] = {
 	    {"records_produced", STATS_COUNTER, "records handed to the producer", 0},
 	    {"records_acked", STATS_COUNTER, "records Kafka acknowledged", 0},
-	    {"records_failed", STATS_COUNTER, "records Kafka will not take (failed for good)", 0},
+	    {"records_failed", STATS_COUNTER,
+	     "records a transform, converter or Kafka failed on, skipped or not", 0},
 	    {"converter_utf8_replaced", STATS_COUNTER,
 	     "invalid UTF-8 sequences a converter replaced with U+FFFD", 0},
 	    {"records_skipped", STATS_COUNTER,

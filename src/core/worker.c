@@ -395,13 +395,7 @@ static void restart_conn(struct worker *w, struct conn *c)
 		return;
 	}
 	log_error("connector %s: cannot reopen: %s", cs->name, why);
-	if (c->records == NULL) {
-		connector_close(c, CLOSE_ABANDON);
-		return;
-	}
-	c->stopped = true;
-	c->config_error = rc != WORKER_ERR_NOMEM; /* source.h: as at start */
-	c->trace = strdup(why);                   /* NULL: FAILED without the text */
+	connector_fail_open(c, rc != WORKER_ERR_NOMEM, why); /* source.h: as at start */
 }
 
 /* supervisor_ops.restart: after the drain, no slot of the old slab may
@@ -543,15 +537,7 @@ static long reload_add(void *ctx)
  * before its counters existed (no records array) leaves the slot free. */
 static void reload_fail(void *ctx, size_t k, const char *why)
 {
-	struct conn *c = connectors_at(((struct worker *)ctx)->conns, k);
-
-	if (c->records == NULL) {
-		connector_close(c, CLOSE_ABANDON);
-		return;
-	}
-	c->stopped = true;
-	c->config_error = true;
-	c->trace = strdup(why); /* NULL: FAILED without the text */
+	connector_fail_open(connectors_at(((struct worker *)ctx)->conns, k), true, why);
 }
 
 static int reload_open(void *ctx, size_t k, const struct connector_settings *cs, char *why,

@@ -112,6 +112,10 @@ def test_tolerance_all_skips_the_record_a_transform_cannot_take(tmp_path, kafka,
     assert "connector sq: RUNNING" in out and "records_skipped=1" in out, out
     assert metric(port, "skiff_records_skipped_total") == [
         'skiff_records_skipped_total{connector="sq"} 1'], metric(port, "skiff_records_")
+    # Connect's total-record-failures counts a skipped record too.
+    assert metric(port, "skiff_records_failed_total") == [
+        'skiff_records_failed_total{connector="sq"} 1'], metric(port, "skiff_records_")
+    assert "acked 4, failed 1;" in out, out
     sk.wait_log(r"connector sq: errors\.tolerance=all: skipped a record of .*: "
                 r"transforms\.mask .*Unable to convert XX .* to number")
     assert ('"v":7' in sk.log_text()) == messages
@@ -129,6 +133,33 @@ def test_tolerance_none_stops_before_it_with_its_offset_kept(tmp_path, kafka, to
         == [1, 2]
     assert offsets_of(tmp_path / "offsets") == [{"incrementing": 2}]
     assert "Unable to convert XX" in sk.log_text()
+
+
+def test_tolerance_none_counts_the_record_that_failed(tmp_path, kafka, topic):
+    """The connector stopped by its failed record counts it in
+    records_failed, as Connect's total-record-failures does whatever
+    errors.tolerance says: /metrics and `skiff status` showed a FAILED
+    connector with 0 failed records. A second connector keeps skiff up."""
+    db = tmp_path / "d.db"
+    make_db(db, ROWS)
+    log = tmp_path / "app.log"
+    log.write_text("one\n")
+    port = free_port()
+    w = dict(worker(tmp_path, kafka.bootstrap), listeners=f"http://127.0.0.1:{port}")
+    sk = Skiff(tmp_path, w, [connector(db, topic, errors__tolerance="none", **MASK),
+                             {"name": "f", "connector.class": "FileStreamSource",
+                              "file": str(log), "topic": topic + "f"}])
+    sk.start()
+    sk.wait_log(r"connector sq stopped: transforms\.mask .*Unable to convert XX", timeout=60)
+    assert sorted(metric(port, "skiff_records_failed_total")) == [
+        'skiff_records_failed_total{connector="f"} 0',
+        'skiff_records_failed_total{connector="sq"} 1'], metric(port, "skiff_records_")
+    want = "connector sq: FAILED; records produced 2, acked 2, failed 1;"
+    deadline = time.monotonic() + 30
+    while want not in (out := status(sk)) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the two records before it: acknowledged soon
+    assert want in out, out
+    assert sk.stop() == 0
 
 
 def test_tolerance_all_skips_the_records_a_converter_cannot_write(tmp_path, kafka, topic):

@@ -24,6 +24,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
+from restlib import request  # noqa: E402
 
 
 def free_port():
@@ -39,6 +40,17 @@ def get_text(port, path):
 
 def get_json(port, path):
     return json.loads(get_text(port, path))
+
+
+def one_source(tmp_path, bootstrap, topic, name, lines):
+    """topic made, a state directory, and a SeqSource tmp_path/name of lines
+    lines: (state, source)."""
+    harness.create_topic(bootstrap, topic, partitions=1)
+    state = tmp_path / "state"
+    state.mkdir()
+    src = fl.SeqSource(tmp_path / name)
+    src.append(lines)
+    return state, src
 
 
 def reload(sk, expect):
@@ -99,11 +111,7 @@ def test_reload_under_load_exactly_once(tmp_path, kafka):
 
 
 def test_reload_bad_config_refused_old_ships(tmp_path, kafka, topic):
-    harness.create_topic(kafka.bootstrap, topic, partitions=1)
-    state = tmp_path / "state"
-    state.mkdir()
-    src = fl.SeqSource(tmp_path / "app.log")
-    src.append(100)
+    state, src = one_source(tmp_path, kafka.bootstrap, topic, "app.log", 100)
     good = fl.file_connector("c", src.path, topic)
     sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state), [good])
     sk.start()
@@ -180,11 +188,7 @@ def test_reload_added_connector_that_cannot_open_refuses_it(tmp_path, kafka):
     # refused as a whole when a connector of it cannot start; the running
     # configuration stays, and /health and `skiff status` say healthy.
     t1 = harness.unique_topic("okc")
-    harness.create_topic(kafka.bootstrap, t1, partitions=1)
-    state = tmp_path / "state"
-    state.mkdir()
-    s1 = fl.SeqSource(tmp_path / "one.log")
-    s1.append(20)
+    state, s1 = one_source(tmp_path, kafka.bootstrap, t1, "one.log", 20)
     port = free_port()
 
     def worker(bad):
@@ -212,4 +216,46 @@ def test_reload_added_connector_that_cannot_open_refuses_it(tmp_path, kafka):
     s1.append(10)  # the other one ships on, never restarted
     fl.check_delivery(fl.read_topic(kafka.bootstrap, t1, 30), 30, max_dups=0)
     assert "connector one: stopped" not in sk.log_text()
+    assert sk.stop() == 0
+
+
+def status_line(sk, name):
+    r = subprocess.run([str(harness.skiff_bin()), "status", str(sk.worker_file),
+                        *map(str, sk.connector_files)], capture_output=True, text=True,
+                       timeout=30)
+    lines = [x for x in r.stdout.splitlines() if x.startswith(f"connector {name}: ")]
+    assert len(lines) == 1, r.stdout + r.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("how", ["sighup", "put"])
+def test_reopened_connector_keeps_its_last_ack_with_its_acked_count(tmp_path, kafka, topic, how):
+    """A connector reopened with changed settings (SIGHUP, or one REST PUT
+    of its config) keeps its acked count: `skiff status` said "acked 100;
+    last ack never" as the last acknowledgement's time was lost."""
+    state, src = one_source(tmp_path, kafka.bootstrap, topic, "app.log", 100)
+    port = free_port()
+    c = fl.file_connector("c", src.path, topic)
+    sk = fl.FaultSkiff(tmp_path, fl.worker_props(kafka.bootstrap, state,
+                                                 listeners=f"http://127.0.0.1:{port}"), [c])
+    sk.start()
+    fl.read_topic(kafka.bootstrap, topic, 100)
+    deadline = time.monotonic() + 30
+    while "acked 100," not in (line := status_line(sk, "c")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "acked 100, failed 0; last ack " in line and "last ack never" not in line, line
+    changed = dict(c, **{"errors.log.enable": "true"})
+    if how == "sighup":
+        sk.connector_files[0].write_text(harness.props_text(changed))
+        reload(sk, r"connector c: restarted with its new settings")
+    else:
+        mark = sk.log_mark()
+        r = request(port, "PUT", "/connectors/c/config",
+                    {k: v for k, v in changed.items() if k != "name"})
+        assert r.status == 200, r
+        sk.wait_log(r"connector c: restarted with its new settings", since=mark)
+    line = status_line(sk, "c")
+    assert line.startswith("connector c: RUNNING; records produced 100, acked 100, failed 0; "
+                           "last ack "), line
+    assert "last ack never" not in line, line
     assert sk.stop() == 0

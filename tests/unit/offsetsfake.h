@@ -64,4 +64,11 @@ void two_generations(void);
 enum verdict verdict(void);
 char *make_big(size_t size);
 
+/* The key fill puts. */
+#define FILL_KEY "[\"big\",{}]"
+
+/* Fills the store o up to OFFSETS_MAX_BYTES but a little, under FILL_KEY:
+ * a new key no longer fits (CHECKed). */
+void fill(struct offsets *o);
+
 #endif

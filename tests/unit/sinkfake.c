@@ -263,6 +263,13 @@ void sinkfake_deliver(struct sinkfake *f, size_t i, enum sink_result res, const 
 	(void)!write(f->pipefd[1], "1", 1);
 }
 
+void sinkfake_deliver_all(struct sinkfake *f)
+{
+	for (size_t i = 0; i < f->nrecs; i++)
+		if (!f->recs[i].reported)
+			sinkfake_deliver(f, i, SINK_DELIVERED, NULL);
+}
+
 void sinkfake_fail_next(struct sinkfake *f, int rc, const char *why)
 {
 	f->fail_rc = rc;

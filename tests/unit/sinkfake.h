@@ -45,6 +45,10 @@ const struct sinkfake_record *sinkfake_record(const struct sinkfake *f, size_t i
  * and aborts. */
 void sinkfake_deliver(struct sinkfake *f, size_t i, enum sink_result res, const char *reason);
 
+/* Asks for a SINK_DELIVERED report of every record not reported yet, in
+ * produce order. */
+void sinkfake_deliver_all(struct sinkfake *f);
+
 /* The next produce fails with rc (errbuf: why) and takes nothing. */
 void sinkfake_fail_next(struct sinkfake *f, int rc, const char *why);
 

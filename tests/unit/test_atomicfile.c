@@ -8,7 +8,6 @@
 #include "util/atomicfile.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -170,11 +169,6 @@ static void test_relative_path(void)
 	CHECK(chdir(cwd) == 0);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
@@ -184,6 +178,6 @@ int main(void)
 	test_errors();
 	test_read_errors();
 	test_relative_path();
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(dir);
 	return testlib_done("test_atomicfile");
 }

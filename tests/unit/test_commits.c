@@ -13,13 +13,11 @@
 #include "util/rstr.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define BIG_KEY "[\"big\",{}]"
 #define P_KEY "[\"conn\",{\"filename\":\"a\"}]"
 
 /* A source's rendering: {"position":N}. */
@@ -40,29 +38,6 @@ static void acked(struct acks *a, struct partition *p, int64_t pos)
 
 	CHECK(t != NULL);
 	CHECK(acks_done(a, t, true) != NULL);
-}
-
-/* Fills the store o up to OFFSETS_MAX_BYTES but a little: a new key no
- * longer fits. */
-static void fill(struct offsets *o)
-{
-	size_t n = OFFSETS_MAX_BYTES - 60;
-	char *v = malloc(n + 16);
-
-	CHECK(v != NULL);
-	memcpy(v, "{\"x\":\"", 6);
-	memset(v + 6, 'a', n - 8);
-	memcpy(v + n - 2, "\"}", 3);
-	CHECK_INT(offsets_put(o, BIG_KEY, v), 0);
-	free(v);
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
 }
 
 /* What each test starts from: a commits writing to a fresh store, and one
@@ -118,7 +93,7 @@ static void test_failed_store_at_a_stop_is_retried(void)
 	commits_put_all(f.cm, f.t, false);
 	CHECK(offsets_get(f.o, P_KEY) == NULL);
 	/* Room again: the flush after stores what the stop could not. */
-	CHECK_INT(offsets_put(f.o, BIG_KEY, "{\"x\":1}"), 0);
+	CHECK_INT(offsets_put(f.o, FILL_KEY, "{\"x\":1}"), 0);
 	commits_put_all(f.cm, f.t, false);
 	CHECK_STR(offsets_get(f.o, P_KEY), "{\"position\":7}");
 	CHECK(!commits_due(f.cm) || offsets_dirty(f.o));
@@ -139,7 +114,7 @@ static void test_newer_store_wins_over_a_kept_one(void)
 	CHECK_INT(commits_take(f.cm, f.p, &json), 1);
 	CHECK(commits_store(f.cm, f.p, json, NULL) != 0);
 	free(json);
-	CHECK_INT(offsets_put(f.o, BIG_KEY, "{\"x\":1}"), 0);
+	CHECK_INT(offsets_put(f.o, FILL_KEY, "{\"x\":1}"), 0);
 	/* Acknowledged further before the next flush: that flush stores 5, and
 	 * the kept 3 never comes back over it. */
 	acked(f.a, f.p, 5);
@@ -278,6 +253,6 @@ int main(void)
 	test_three_failed_writes_pause();
 	test_alter();
 	test_codes();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(base);
 	return testlib_done("test_commits");
 }

@@ -163,6 +163,33 @@ static void test_abandon_stores_nothing(void)
 	}
 }
 
+/* Closed and opened again under its name, as a reload or a REST PUT that
+ * changes it does: its acked count is kept (the registry's), and so is the
+ * time of its last acknowledgement, which was lost ("acked 2, last ack
+ * never" in `skiff status`). */
+static void test_reopen_keeps_the_last_ack(void)
+{
+	const struct connector_settings *cs;
+	struct workerrig r;
+	char errbuf[512];
+	int64_t last;
+
+	rig_up(&r, 3);
+	CHECK_INT(workerrig_turns(&r, 3), 0);
+	sinkfake_deliver(r.fake, 0, SINK_DELIVERED, NULL);
+	sinkfake_deliver(r.fake, 1, SINK_DELIVERED, NULL);
+	CHECK_INT(workerrig_turns(&r, 2), 0);
+	CHECK_INT(*r.c->acked, 2);
+	last = r.c->last_ack_ms;
+	CHECK(last > 0);
+	cs = r.c->cs;
+	connector_close(r.c, CLOSE_ABANDON);
+	CHECK_INT(connector_open(r.c, cs, OPEN_NEW, errbuf, sizeof(errbuf)), 0);
+	CHECK_INT(*r.c->acked, 2);
+	CHECK_INT(r.c->last_ack_ms, last);
+	workerrig_down(&r);
+}
+
 /* A slot nothing opened in (a reload's added connector whose offsets could
  * not be read) closes to a tombstone: before, closing it read its settings
  * through a NULL pointer. */
@@ -181,6 +208,31 @@ static void test_close_of_a_slot_never_opened(void)
 	CHECK_INT(workerrig_turns(&r, 2), 0);
 	workerrig_down(&r);
 	CHECK_INT(r.sc.closes, 1);
+}
+
+/* A source that could not open again (a reload's changed connector, a
+ * producer's rebuild): FAILED with the reason, its counters kept; a slot
+ * without counters becomes a tombstone. */
+static void test_fail_open(void)
+{
+	struct workerrig r;
+	uint64_t *produced;
+	struct conn *c;
+
+	rig_up(&r, 2);
+	CHECK_INT(workerrig_turns(&r, 2), 0);
+	produced = r.c->produced;
+	connector_fail_open(r.c, true, "connector p: no such file");
+	CHECK(r.c->stopped && !r.c->removed);
+	CHECK_STR(r.c->trace, "connector p: no such file");
+	CHECK(r.c->produced == produced);
+	CHECK_INT(connectors_exit_code(r.wk->conns), WORKER_EXIT_CONFIG);
+	c = connectors_slot(r.wk->conns);
+	CHECK(c != NULL);
+	connector_fail_open(c, false, "out of memory");
+	CHECK(c->removed && c->trace == NULL);
+	CHECK_INT(connectors_exit_code(r.wk->conns), WORKER_EXIT_CONFIG); /* p alone decides */
+	workerrig_down(&r);
 }
 
 static void test_exit_code_once_none_runs(void)
@@ -213,6 +265,8 @@ int main(void)
 	test_stop_waits_for_records_in_flight();
 	test_restart_reopens_once_and_keeps_metrics();
 	test_abandon_stores_nothing();
+	test_reopen_keeps_the_last_ack();
+	test_fail_open();
 	test_close_of_a_slot_never_opened();
 	test_exit_code_once_none_runs();
 	workerrig_cleanup();

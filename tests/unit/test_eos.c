@@ -63,13 +63,6 @@ static void on_timer(struct loop *l, struct loop_timer *t, void *arg)
 	fired++;
 }
 
-static void deliver_all(struct sinkfake *fake)
-{
-	for (size_t k = 0; k < sinkfake_count(fake); k++)
-		if (!sinkfake_record(fake, k)->reported)
-			sinkfake_deliver(fake, k, SINK_DELIVERED, NULL);
-}
-
 /* Offset records the fake got (token NULL, on the offsets topic). */
 static int offset_records(struct sinkfake *fake, const char *key)
 {
@@ -209,7 +202,7 @@ static void test_settle_runs_the_loop_until_committed(void)
 	rig_up(&r, 3);
 	CHECK_INT(workerrig_turns(&r, 3), 0);
 	CHECK_INT(sinkfake_count(r.fake), 3);
-	deliver_all(r.fake);
+	sinkfake_deliver_all(r.fake);
 	sinkfake_txn_answer(r.fake, SINK_TXN_PENDING, 2);
 	CHECK_INT(worker_eos_settle(r.wk), 0);
 	CHECK(eos_idle(r.wk->eos));

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -203,11 +202,6 @@ static void test_map_limits(void)
 	free(big);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 int main(void)
 {
 	snprintf(base, sizeof(base), "%s", testlib_tmpdir());
@@ -215,6 +209,6 @@ int main(void)
 	test_map_put();
 	test_map_flush();
 	test_map_limits();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(base);
 	return testlib_done("test_offsets");
 }

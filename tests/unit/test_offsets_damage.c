@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -275,11 +274,6 @@ static void test_too_large_and_no_dir(void)
 	CHECK_INT(offsets_open_file("", &o, err, sizeof(err)), OFFSETS_ERR_ARG);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 int main(void)
 {
 	/* Every write rewrites the whole file here (the journal's own faults
@@ -294,6 +288,6 @@ int main(void)
 	test_stale_tmp();
 	test_unreadable();
 	test_too_large_and_no_dir();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(base);
 	return testlib_done("test_offsets_damage");
 }

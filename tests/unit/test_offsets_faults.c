@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -145,11 +144,6 @@ static void test_choppy_writes(void)
 	free(d);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 int main(void)
 {
 	/* Every write rewrites the whole file here (the journal's own faults
@@ -158,6 +152,6 @@ int main(void)
 	snprintf(base, sizeof(base), "%s", testlib_tmpdir());
 	test_faults();
 	test_choppy_writes();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(base);
 	return testlib_done("test_offsets_faults");
 }

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -149,11 +148,6 @@ static void test_large_store(void)
 	free(big);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(p);
-}
-
 int main(void)
 {
 	snprintf(base, sizeof(base), "%s", testlib_tmpdir());
@@ -162,6 +156,6 @@ int main(void)
 	test_clean_writes_nothing();
 	test_large_store();
 	test_exact_text();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(base);
 	return testlib_done("test_offsets_format");
 }

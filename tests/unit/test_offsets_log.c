@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,12 +330,6 @@ static void test_compaction_at_close(void)
 	CHECK_STR(reload(KEY, &gen, &fp), VAL_A); /* prev: the base before */
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(p);
-}
-
 /* The store deleted under it (issue 22): the log alone, then the whole
  * directory. Appends never go to an unlinked log; while the directory is
  * gone a write fails saying so; once it is back, or the log went, the next
@@ -370,7 +363,7 @@ static void test_deleted_under_the_store(void)
 	CHECK(exists(logp) && err[0] == '\0');
 
 	/* The directory deleted: nothing written, said, every time. */
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(dir);
 	offsets_verify(o);
 	CHECK(offsets_dirty(o));
 	for (int i = 0; i < 2; i++) {
@@ -506,6 +499,6 @@ int main(void)
 	test_compaction_at_close();
 	test_deleted_under_the_store();
 	test_changes_listed();
-	nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testlib_rmtree(base);
 	return testlib_done("test_offsets_log");
 }

@@ -8,6 +8,7 @@
  * once. */
 #include "config/settings.h"
 #include "core/commits.h"
+#include "core/conn.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/stats.h"
@@ -110,6 +111,57 @@ static void test_refused_record_and_tolerance(void)
 	workerrig_down(&r);
 }
 
+/* Runs a rig whose connector has more_keys until its first exit code or 20
+ * turns, delivering whatever it produced; *failed and *skipped: its
+ * records_failed and records_skipped then. */
+static void count_failures(const char *more_keys, uint64_t *failed, uint64_t *skipped)
+{
+	struct workerrig r;
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 3, .connector = more_keys});
+	for (int i = 0; i < 20 && workerrig_turn(&r) == 0; i++)
+		sinkfake_deliver_all(r.fake);
+	*failed = *r.c->failed;
+	*skipped = *r.c->tol.skipped;
+	workerrig_down(&r);
+}
+
+/* A record a transform fails on counts in records_failed whatever
+ * errors.tolerance says, as Connect's total-record-failures does: with none
+ * it stopped its connector and records_failed stayed 0, so /metrics and
+ * `skiff status` showed a FAILED connector with no failed record. */
+static void test_failed_records_counted_whatever_the_tolerance(void)
+{
+#define MASK                                                                                       \
+	"transforms=m\ntransforms.m.type=org.apache.kafka.connect.transforms.MaskField$Value\n"    \
+	"transforms.m.fields=v\n"
+	struct workerrig r;
+	uint64_t failed, skipped;
+
+	count_failures(MASK "errors.tolerance=none\n", &failed, &skipped);
+	CHECK_INT(failed, 1); /* the first record stops it */
+	CHECK_INT(skipped, 0);
+	count_failures(MASK "errors.tolerance=all\n", &failed, &skipped);
+	CHECK_INT(failed, 3);
+	CHECK_INT(skipped, 3);
+#undef MASK
+	/* A record Kafka refuses, skipped (all) or stopping its connector. */
+	rig_up(&r, 3, 0, "all");
+	CHECK_INT(workerrig_turns(&r, 3), 0);
+	sinkfake_deliver(r.fake, 1, SINK_REFUSED, "Broker: Message size too large");
+	CHECK_INT(workerrig_turns(&r, 3), 0);
+	CHECK_INT(*r.c->failed, 1);
+	CHECK_INT(*r.c->tol.skipped, 1);
+	workerrig_down(&r);
+	rig_up(&r, 3, 0, "none");
+	CHECK_INT(workerrig_turns(&r, 3), 0);
+	sinkfake_deliver(r.fake, 1, SINK_REFUSED, "Broker: Message size too large");
+	CHECK_INT(workerrig_turns(&r, 3), WORKER_EXIT_CONFIG);
+	CHECK_INT(*r.c->failed, 1);
+	CHECK_INT(*r.c->tol.skipped, 0);
+	workerrig_down(&r);
+}
+
 static void test_failed_offset_writes_pause_reading(void)
 {
 	struct workerrig r;
@@ -119,11 +171,7 @@ static void test_failed_offset_writes_pause_reading(void)
 	CHECK_INT(workerrig_turns(&r, 2), 0);
 	/* Three writes fail in a row: reading pauses. */
 	for (i = 0; i < 200 && !commits_paused(r.wk->commits); i++) {
-		size_t n = sinkfake_count(r.fake);
-
-		for (size_t k = 0; k < n; k++)
-			if (!sinkfake_record(r.fake, k)->reported)
-				sinkfake_deliver(r.fake, k, SINK_DELIVERED, NULL);
+		sinkfake_deliver_all(r.fake);
 		w.fsync_file_errno = EIO;
 		(void)workerrig_turn(&r);
 	}
@@ -176,21 +224,6 @@ static void test_stop_with_records_in_flight(void)
 	CHECK_INT(r.sc.closes, 1);
 }
 
-/* Fills the store o up to OFFSETS_MAX_BYTES but a little: a new key no
- * longer fits. */
-static void fill(struct offsets *o)
-{
-	size_t n = OFFSETS_MAX_BYTES - 60;
-	char *v = malloc(n + 16);
-
-	CHECK(v != NULL);
-	memcpy(v, "{\"x\":\"", 6);
-	memset(v + 6, 'a', n - 8);
-	memcpy(v + n - 2, "\"}", 3);
-	CHECK_INT(offsets_put(o, "[\"big\",{}]", v), 0);
-	free(v);
-}
-
 /* A stop whose store fails (the store is full) keeps the acknowledged
  * prefix and stores it at a later flush, although the source is closed:
  * before core/commits it was dropped with a log line, and a resume read
@@ -211,7 +244,7 @@ static void test_failed_store_at_a_stop_is_retried(void)
 	CHECK_INT(connectors_at(r.wk->conns, 0)->run, CONN_STOPPED);
 	CHECK_INT(r.sc.closes, 1);
 	CHECK(offsets_get(r.o, WORKERRIG_KEY) == NULL); /* no room */
-	CHECK_INT(offsets_put(r.o, "[\"big\",{}]", "{\"x\":1}"), 0);
+	CHECK_INT(offsets_put(r.o, FILL_KEY, "{\"x\":1}"), 0);
 	CHECK_STR(stored_after_turns(&r, "{\"position\":3}"), "{\"position\":3}");
 	workerrig_down(&r);
 }
@@ -222,6 +255,7 @@ int main(void)
 	test_acked_prefix_under_out_of_order_acks();
 	test_backpressure_stops_reading();
 	test_refused_record_and_tolerance();
+	test_failed_records_counted_whatever_the_tolerance();
 	test_failed_offset_writes_pause_reading();
 	test_stop_with_records_in_flight();
 	test_failed_store_at_a_stop_is_retried();

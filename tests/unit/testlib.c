@@ -1,6 +1,7 @@
 #include "testlib.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -18,6 +19,19 @@ const char *testlib_tmpdir(void)
 		exit(2);
 	}
 	return dir;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	return remove(p);
+}
+
+void testlib_rmtree(const char *dir)
+{
+	(void)nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void testlib_write_file(const char *path, const void *data, size_t len)

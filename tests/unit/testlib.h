@@ -45,6 +45,10 @@ extern int testlib_checks;
 /* Makes a fresh temporary directory; returns its path (static storage). */
 const char *testlib_tmpdir(void);
 
+/* Removes dir and everything below it, links not followed; what cannot
+ * be removed is left (a test's clean-up, never checked). */
+void testlib_rmtree(const char *dir);
+
 /* Writes len bytes to path, aborting the test on failure. */
 void testlib_write_file(const char *path, const void *data, size_t len);
 

@@ -12,7 +12,6 @@
 #include "offsets/offsets_file.h"
 #include "testlib.h"
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,17 +218,9 @@ int workerrig_turns(struct workerrig *r, int n)
 	return 0;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)flag;
-	(void)f;
-	return remove(p);
-}
-
 void workerrig_cleanup(void)
 {
 	if (base[0] != '\0')
-		nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		testlib_rmtree(base);
 	base[0] = '\0';
 }
