@@ -64,6 +64,10 @@ const char *fleetallow_strerror(int code)
 		return "outside fleet.allow.topics";
 	case FLEETALLOW_ERR_TRANSFORM:
 		return "a class not in fleet.allow.transforms";
+	case FLEETALLOW_ERR_LOCAL:
+		return "a local connector without fleet.allow.replace.local";
+	case FLEETALLOW_ERR_LOG_LEVEL:
+		return "a log level without fleet.allow.log.level";
 	case FLEETALLOW_ERR_NOMEM:
 		return "out of memory";
 	default:
@@ -719,4 +723,27 @@ int fleetallow_connector(const struct fleet_allow_conf *allow, const struct conn
 	if (v.rc != 0 && v.rc != FLEETALLOW_ERR_NOMEM)
 		also(&v);
 	return v.rc;
+}
+
+/* ---- records about other things ----------------------------------------------------- */
+
+int fleetallow_local(const struct fleet_allow_conf *allow, const char *name, bool in_files,
+                     char *errbuf, size_t errlen)
+{
+	if (!in_files || allow->replace_local)
+		return 0;
+	return refuse(errbuf, errlen, FLEETALLOW_ERR_LOCAL,
+	              "connector %s: defined in the device's own files: the fleet may change it "
+	              "only with fleet.allow.replace.local=true",
+	              name);
+}
+
+int fleetallow_log_level(const struct fleet_allow_conf *allow, const char *ns, char *errbuf,
+                         size_t errlen)
+{
+	if (allow->log_level)
+		return 0;
+	return refuse(errbuf, errlen, FLEETALLOW_ERR_LOG_LEVEL,
+	              "logger %.*s: a log level from the fleet needs fleet.allow.log.level=true",
+	              SHOWN_MAX, ns);
 }

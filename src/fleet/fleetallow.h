@@ -15,6 +15,8 @@
  *                         what its source says it names (source_ops
  *                         .resources: files, globs, databases, the journal,
  *                         topics), its transforms and predicates.
+ * And for the records that carry no configuration: fleetallow_local (a
+ * connector of the device's own files) and fleetallow_log_level.
  *
  * Paths (and globs) must be absolute and lexically normalised, with no "."
  * or ".." component (nor a glob component that can match one); a remote
@@ -60,7 +62,9 @@ enum {
 	FLEETALLOW_ERR_JOURNAL = -12,   /* a journal without fleet.allow.journals */
 	FLEETALLOW_ERR_TOPIC = -13,     /* outside fleet.allow.topics */
 	FLEETALLOW_ERR_TRANSFORM = -14, /* a transform or predicate not in fleet.allow.transforms */
-	FLEETALLOW_ERR_NOMEM = -15,
+	FLEETALLOW_ERR_LOCAL = -15,     /* a local connector without fleet.allow.replace.local */
+	FLEETALLOW_ERR_LOG_LEVEL = -16, /* logger-cluster-* without fleet.allow.log.level */
+	FLEETALLOW_ERR_NOMEM = -17,
 };
 
 /* A short name for code ("outside fleet.allow.files"); static. */
@@ -96,6 +100,20 @@ int fleetallow_record(const struct fleet_allow_conf *allow, const char *name,
  * more keys would be needed. */
 int fleetallow_connector(const struct fleet_allow_conf *allow, const struct connector_settings *c,
                          char *errbuf, size_t errlen);
+
+/* A record about the connector name that the device's own files define
+ * (in_files: the caller knows), whatever it asks (a new configuration, a
+ * removal, a target state): 0 when in_files is false or
+ * fleet.allow.replace.local is true, else FLEETALLOW_ERR_LOCAL with its
+ * reason in errbuf. */
+int fleetallow_local(const struct fleet_allow_conf *allow, const char *name, bool in_files,
+                     char *errbuf, size_t errlen);
+
+/* A logger-cluster-<ns> record (Connect's cluster-wide log level, KIP-976):
+ * 0 with fleet.allow.log.level, else FLEETALLOW_ERR_LOG_LEVEL with its
+ * reason in errbuf. */
+int fleetallow_log_level(const struct fleet_allow_conf *allow, const char *ns, char *errbuf,
+                         size_t errlen);
 
 /* Whether path (a literal path, or a glob(3) pattern when glob is true) is
  * allowed by globs (fnmatch(3) patterns with FNM_PATHNAME, absolute ones;

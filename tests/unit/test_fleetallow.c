@@ -496,6 +496,26 @@ static void test_connector(void)
 #endif
 }
 
+/* Records about a local connector, and log levels. */
+static void test_local_and_log_level(void)
+{
+	struct fleet_allow_conf a = {0};
+	char err[256];
+
+	CHECK_INT(fleetallow_local(&a, "app", false, err, sizeof(err)), 0);
+	CHECK_INT(fleetallow_local(&a, "app", true, err, sizeof(err)), FLEETALLOW_ERR_LOCAL);
+	CHECK_STR(err, "connector app: defined in the device's own files: the fleet may change "
+	               "it only with fleet.allow.replace.local=true");
+	a.replace_local = true;
+	CHECK_INT(fleetallow_local(&a, "app", true, err, sizeof(err)), 0);
+	CHECK_INT(fleetallow_log_level(&a, "org.apache.kafka", err, sizeof(err)),
+	          FLEETALLOW_ERR_LOG_LEVEL);
+	CHECK_STR(err, "logger org.apache.kafka: a log level from the fleet needs "
+	               "fleet.allow.log.level=true");
+	a.log_level = true;
+	CHECK_INT(fleetallow_log_level(&a, "org.apache.kafka", err, sizeof(err)), 0);
+}
+
 /* Every code has its own name. */
 static void test_strerror(void)
 {
@@ -510,6 +530,7 @@ static void test_strerror(void)
 int main(void)
 {
 	test_strerror();
+	test_local_and_log_level();
 	test_paths();
 	test_glob_subsets();
 	test_record();
