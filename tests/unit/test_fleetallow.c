@@ -5,6 +5,7 @@
 #include "fleet/fleetallow.h"
 
 #include "config/settings.h"
+#include "fleet/fleetconf.h"
 #include "testlib.h"
 
 #include <cjson/cJSON.h>
@@ -496,6 +497,46 @@ static void test_connector(void)
 #endif
 }
 
+/* The lists as the worker file's fleet.allow.* rows bind them
+ * (fleetconf_keys), defaults included: Connect's built-in transforms by
+ * class name, without $Key/$Value. */
+static void test_with_the_table(void)
+{
+	const char *dir = testlib_tmpdir();
+	char worker[1024], wpath[512], cpath[512], err[1024];
+	char *paths[2] = {wpath, cpath};
+	static const char conn[] =
+	    "name=app\nconnector.class=FileStreamSource\nfile=/var/log/app/a.log\n"
+	    "topic=logs.a\ntransforms=tag,route\n"
+	    "transforms.tag.type=org.apache.kafka.connect.transforms.InsertField$Value\n"
+	    "transforms.tag.static.field=site\ntransforms.tag.static.value=x\n"
+	    "transforms.route.type=org.apache.kafka.connect.transforms.RegexRouter\n"
+	    "transforms.route.regex=.*\ntransforms.route.replacement=logs.b\n";
+	struct settings s;
+	const struct fleet_allow_conf *a;
+	int n;
+
+	snprintf(wpath, sizeof(wpath), "%s/worker.properties", dir);
+	snprintf(cpath, sizeof(cpath), "%s/app.properties", dir);
+	n = snprintf(worker, sizeof(worker),
+	             "bootstrap.servers=localhost:9092\noffset.storage.file.filename=%s/offsets\n"
+	             "fleet.allow.connector.classes=FileStreamSource\n"
+	             "fleet.allow.files=/var/log/app/*.log, /var/log/other/*\n"
+	             "fleet.allow.topics=logs.*\n",
+	             dir);
+	testlib_write_file(wpath, worker, (size_t)n);
+	testlib_write_file(cpath, conn, strlen(conn));
+	if (settings_load(paths, 2, &s, err, sizeof(err)) != 0) {
+		fprintf(stderr, "load: %s\n", err);
+		CHECK(0);
+		return;
+	}
+	a = &fleetconf_conf(s.worker)->allow;
+	CHECK_INT(fleetallow_connector(a, &s.connectors[0], err, sizeof(err)), 0);
+	CHECK(!a->journals && !a->producer && a->providers.n == 0);
+	settings_destroy(&s);
+}
+
 /* Records about a local connector, and log levels. */
 static void test_local_and_log_level(void)
 {
@@ -531,6 +572,7 @@ int main(void)
 {
 	test_strerror();
 	test_local_and_log_level();
+	test_with_the_table();
 	test_paths();
 	test_glob_subsets();
 	test_record();
