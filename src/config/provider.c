@@ -531,9 +531,7 @@ static int lookup(struct providers *pv, const struct ref *r, struct buf *o, char
 
 /* ---- a value ----------------------------------------------------------------- */
 
-/* Finds the next reference in s from *at: sets *start, *end (past the '}')
- * and the provider, path and key spans; false when there is none. */
-static bool next_ref(const char *s, size_t *at, size_t *start, size_t *end, size_t span[3][2])
+bool providers_next_ref(const char *s, size_t *at, size_t *start, size_t *end, size_t span[3][2])
 {
 	const char *p = s + *at;
 
@@ -590,7 +588,7 @@ int providers_expand(struct providers *pv, const char *value, const char *where,
 	*out = NULL;
 	*secret = false;
 	buf_init(&o, PROVIDER_MAX_VALUE_BYTES);
-	while (next_ref(value, &at, &start, &end, span)) {
+	while (providers_next_ref(value, &at, &start, &end, span)) {
 		struct ref r = {.where = where};
 
 		r.p = find(pv, value + span[0][0], span[0][1] - span[0][0]);

@@ -67,6 +67,14 @@ int providers_resolve(struct providers *pv, struct props *p, char *errbuf, size_
 int providers_expand(struct providers *pv, const char *value, const char *where, char **out,
                      bool *secret, char *errbuf, size_t errlen);
 
+/* Finds the next reference ${provider:[path:]key} in s from *at, as
+ * providers_expand finds them (ConfigTransformer's pattern): returns true
+ * with *start, *end (past its '}') and span[0], span[1], span[2] the
+ * provider, path (empty when none) and key as [begin, end) offsets into s,
+ * and *at past it; false when there is no more. For a check that must see
+ * every reference before anything resolves one (fleet/fleetallow.h). */
+bool providers_next_ref(const char *s, size_t *at, size_t *start, size_t *end, size_t span[3][2]);
+
 /* Notices to log: references left as text, unknown parameters. Owned by pv. */
 size_t providers_notice_count(const struct providers *pv);
 const char *providers_notice(const struct providers *pv, size_t i);

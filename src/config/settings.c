@@ -227,6 +227,18 @@ static const char *const worker_passthrough[] = {
 
 static const char *const inline_prefix = "connectors.";
 
+/* Worker file keys read by others than the worker table: inline connectors
+ * (load_inline) and the providers' declarations (provider.h). */
+static const char *const worker_skip[] = {"connectors.", "config.providers.", NULL};
+
+/* The tables of the worker file's section, in the order they load. */
+static const struct config_key *const worker_tables[] = {worker_keys, restconf_keys, fleetconf_keys,
+                                                         NULL};
+
+const struct config_key *const *const settings_worker_tables = worker_tables;
+const char *const *const settings_worker_passthrough = worker_passthrough;
+const char *const *const settings_worker_skip = worker_skip;
+
 /* Connect: a connector that sets its own converter configures it fully. */
 static int resolve_converter(const struct config_section *w, const struct config_section *c,
                              bool value, struct converter *out, char *errbuf, size_t errlen)
@@ -499,14 +511,12 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
                        char *errbuf, size_t errlen)
 {
-	const struct config_key *tables[] = {worker_keys, restconf_keys, fleetconf_keys};
-	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
 	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",
-	                           .tables = tables,
-	                           .ntables = 3,
+	                           .tables = worker_tables,
+	                           .ntables = sizeof(worker_tables) / sizeof(worker_tables[0]) - 1,
 	                           .passthrough = worker_passthrough,
-	                           .skip = skip};
+	                           .skip = worker_skip};
 	int rc;
 
 	memset(out, 0, sizeof(*out));

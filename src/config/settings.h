@@ -126,6 +126,17 @@ int settings_check_connector(const struct config_section *worker, const struct p
 extern const struct config_key *const settings_connector_keys;
 extern const struct config_key *const settings_worker_keys;
 
+/* Every key a worker file may hold, which a connector's configuration
+ * from afar must not (fleet/fleetallow.h): the rows of the worker
+ * section's tables (settings_worker_keys, restconf_keys, ...; NULL ends
+ * them), the key prefixes it keeps for librdkafka (producer., kafka.,
+ * sasl., ...) and those another reader takes (connectors.,
+ * config.providers.), each NULL-terminated. A table the worker section
+ * loads is added to settings_worker_tables. */
+extern const struct config_key *const *const settings_worker_tables;
+extern const char *const *const settings_worker_passthrough;
+extern const char *const *const settings_worker_skip;
+
 /* The worker section's bound keys (a section settings_load made; another
  * aborts: a programming error). Owned by the section. Inline: read by
  * modules settings itself calls (the producer, the device's name). */

@@ -235,6 +235,30 @@ enum source_unit {
  * at most this often. */
 #define SOURCE_WATCH_REST_MS 100
 
+/* What a connector's configuration names outside skiff
+ * (source_ops.resources, source_ops.key_names): what a configuration sent
+ * from afar may name only as far as the device's fleet.allow.* lists allow
+ * (fleet/fleetallow.h). */
+enum source_resource {
+	SOURCE_RES_NONE,      /* key_names: the key names nothing outside skiff */
+	SOURCE_RES_FILE,      /* a file's path, as the source opens it (no glob) */
+	SOURCE_RES_FILE_GLOB, /* a glob(3) pattern of files read, {a,b} braces and
+	                       * \ escapes included */
+	SOURCE_RES_DATABASE,  /* a database file's path (no glob) */
+	SOURCE_RES_JOURNAL,   /* the system journal (""), or a journal directory */
+	SOURCE_RES_TOPIC,     /* a topic records go to, as configured */
+};
+
+/* One row of a source's table and what its value names (SOURCE_RES_NONE:
+ * nothing). Every row of config_keys has one, so that a key added without
+ * saying whether it names a resource fails the unit test that walks the
+ * tables (tests/unit/test_source_resources.c): a key the fleet's check
+ * does not hear about is a hole in it. */
+struct source_key_names {
+	const char *key;
+	enum source_resource names;
+};
+
 struct source_ops {
 	const char *kind;                     /* "file", "sqlite" */
 	const char *const *classes;           /* connector.class values, NULL-terminated */
@@ -355,6 +379,24 @@ struct source_ops {
 	 * called until close(). */
 	void (*stopping)(void *ctx, void (*put)(void *arg, struct partition *p, const char *json),
 	                 void *arg);
+
+	/* Optional (NULL: the source cannot say, and a configuration from the
+	 * fleet naming it is refused). What the connector configured by cfg
+	 * would read and write outside skiff: calls put(arg, kind, what) for
+	 * each (what: a path, a glob, a topic; "" when the kind says all, as
+	 * the system journal), every key of key_names whose kind is not
+	 * SOURCE_RES_NONE accounted for, relative paths as written (the
+	 * caller refuses them). Opens nothing and reads no file: called with
+	 * the connector stopped (no ctx), before it runs. Returns 0, or
+	 * SOURCE_ERR_CONFIG with errbuf when the configuration names something
+	 * it cannot tell (a malformed connection.url), or SOURCE_ERR_NOMEM. */
+	int (*resources)(const struct config_section *cfg,
+	                 void (*put)(void *arg, enum source_resource kind, const char *what),
+	                 void *arg, char *errbuf, size_t errlen);
+
+	/* What each row of config_keys names, {NULL} ended; NULL only for a
+	 * source without resources(). */
+	const struct source_key_names *key_names;
 
 	/* Frees everything. Accepts NULL. */
 	void (*close)(void *ctx);

@@ -54,6 +54,17 @@ size_t transform_chain_len(const struct transform_chain *c)
 	return c == NULL ? 0 : c->nsteps;
 }
 
+const char *transform_chain_class(const struct transform_chain *c, size_t i, bool *predicate)
+{
+	*predicate = false;
+	if (c == NULL)
+		return NULL;
+	if (i < c->nsteps)
+		return c->steps[i].cls;
+	*predicate = true;
+	return i - c->nsteps < c->npreds ? c->preds[i - c->nsteps].cls : NULL;
+}
+
 /* v as Java's String.trim() leaves it (every char up to ' ' off both ends),
  * as ConfigDef does to the STRING, LIST, CLASS, BOOLEAN and number values
  * that are all a transform's properties (only PASSWORD is kept as written,

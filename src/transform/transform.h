@@ -9,6 +9,7 @@
 #ifndef SKIFF_TRANSFORM_H
 #define SKIFF_TRANSFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -60,6 +61,12 @@ extern const char *const transform_config_prefixes[];
 
 /* Number of transforms in c (0: records pass unchanged). */
 size_t transform_chain_len(const struct transform_chain *c);
+
+/* The class of the i-th transform of c, then of its predicates (i past the
+ * transforms), as configured (type=); *predicate says which. NULL past the
+ * last (and for c NULL). Owned by c. For the fleet's allow-list
+ * (fleet/fleetallow.h). */
+const char *transform_chain_class(const struct transform_chain *c, size_t i, bool *predicate);
 
 /* Applies c (NULL: no transforms) to in. With TRANSFORM_OK, *out is in as
  * transformed, pointing into in's memory or into memory c owns (in itself is

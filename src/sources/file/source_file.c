@@ -852,6 +852,88 @@ fail:
 	return -1; /* from open(): a configuration error */
 }
 
+/* ---- what a configuration names (source_ops.resources) -------------------- */
+
+/* What each key names; every row of source_file_keys is here. */
+static const struct source_key_names file_key_names[] = {
+    {"file", SOURCE_RES_FILE},
+    {"files", SOURCE_RES_FILE_GLOB},
+    {"rotated.dirs", SOURCE_RES_FILE_GLOB},
+    {"files.exclude", SOURCE_RES_NONE}, /* only narrows files */
+    {"topic", SOURCE_RES_TOPIC},
+    {"batch.size", SOURCE_RES_NONE},
+    {"read.from", SOURCE_RES_NONE},
+    {"max.open.files", SOURCE_RES_NONE},
+    {"max.held.files", SOURCE_RES_NONE},
+    {"max.held.bytes", SOURCE_RES_NONE},
+    {"max.line.bytes", SOURCE_RES_NONE},
+    {"max.line.policy", SOURCE_RES_NONE},
+    {"rotate.wait.ms", SOURCE_RES_NONE},
+    {"watch.mode", SOURCE_RES_NONE},
+    {"poll.interval.ms", SOURCE_RES_NONE},
+    {"rescan.interval.ms", SOURCE_RES_NONE},
+    {"record.key", SOURCE_RES_NONE},
+    {"header.path", SOURCE_RES_NONE},   /* a header's name */
+    {"header.offset", SOURCE_RES_NONE}, /* a header's name */
+    {"multiline.pattern", SOURCE_RES_NONE},
+    {"multiline.negate", SOURCE_RES_NONE},
+    {"multiline.match", SOURCE_RES_NONE},
+    {"multiline.max.lines", SOURCE_RES_NONE},
+    {"multiline.max.bytes", SOURCE_RES_NONE},
+    {"multiline.timeout.ms", SOURCE_RES_NONE},
+    {NULL, SOURCE_RES_NONE},
+};
+
+/* The files a rotated.dirs entry lets the source open: any in it (the
+ * rotated copies of every path are looked for there), as a glob whose
+ * directory part is dir taken literally. malloc'd; NULL: out of memory. */
+static char *rotated_glob(const char *dir)
+{
+	size_t n = strlen(dir), at = 0;
+	char *g = malloc(2 * n + 3);
+
+	if (g == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (strchr("*?[]{}\\", dir[i]) != NULL)
+			g[at++] = '\\';
+		g[at++] = dir[i];
+	}
+	memcpy(g + at, "/*", 3);
+	return g;
+}
+
+static int file_resources(const struct config_section *cfg,
+                          void (*put)(void *arg, enum source_resource kind, const char *what),
+                          void *arg, char *errbuf, size_t errlen)
+{
+	struct file_conf c;
+
+	source_file_conf(cfg, &c);
+	if (c.file != NULL)
+		put(arg, SOURCE_RES_FILE, c.file);
+	for (size_t i = 0; i < c.files.n; i++) {
+		const char *p = c.files.items[i];
+
+		/* as tailwatch_initial_streams: a pattern without these is a
+		 * path, opened as written (a backslash in it is no escape) */
+		put(arg, strpbrk(p, "*?[{") != NULL ? SOURCE_RES_FILE_GLOB : SOURCE_RES_FILE, p);
+	}
+	for (size_t i = 0; i < c.rotated_dirs.n; i++) {
+		char *g = rotated_glob(c.rotated_dirs.items[i]);
+
+		if (g == NULL) {
+			snprintf(errbuf, errlen, "file source: out of memory");
+			return SOURCE_ERR_NOMEM;
+		}
+		put(arg, SOURCE_RES_FILE_GLOB, g);
+		free(g);
+	}
+	if (c.topic != NULL) /* required: always, once loaded */
+		put(arg, SOURCE_RES_TOPIC, c.topic);
+	return 0;
+}
+
 const struct source_ops source_file_ops = {
     .kind = "file",
     .classes = file_classes,
@@ -869,5 +951,7 @@ const struct source_ops source_file_ops = {
     .check_offset = tailcheck_offset,
     .check_reach = tailcheck_reach,
     .stopping = file_stopping,
+    .resources = file_resources,
+    .key_names = file_key_names,
     .close = file_close,
 };

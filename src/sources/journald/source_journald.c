@@ -873,6 +873,36 @@ static int journald_check(const struct config_section *cfg, const char *name, ch
 	return 0;
 }
 
+/* ---- what a configuration names (source_ops.resources) -------------------- */
+
+/* What each key names; every row of journald_keys is here. */
+static const struct source_key_names journald_key_names[] = {
+    {"topic", SOURCE_RES_TOPIC},
+    {"journal.directory", SOURCE_RES_JOURNAL},
+    {"journal.matches", SOURCE_RES_NONE}, /* only narrows the journal */
+    {"journal.priority.max", SOURCE_RES_NONE},
+    {"journal.value", SOURCE_RES_NONE},
+    {"read.from", SOURCE_RES_NONE},
+    {"journal.max.entry.bytes", SOURCE_RES_NONE},
+    {"journal.max.entry.policy", SOURCE_RES_NONE},
+    {NULL, SOURCE_RES_NONE},
+};
+
+static int journald_resources(const struct config_section *cfg,
+                              void (*put)(void *arg, enum source_resource kind, const char *what),
+                              void *arg, char *errbuf, size_t errlen)
+{
+	struct journald_conf c;
+
+	(void)errbuf;
+	(void)errlen;
+	config_section_bind(cfg, journald_keys, &c);
+	put(arg, SOURCE_RES_JOURNAL, c.directory != NULL ? c.directory : "");
+	if (c.topic != NULL) /* required: always, once loaded */
+		put(arg, SOURCE_RES_TOPIC, c.topic);
+	return 0;
+}
+
 const struct source_ops source_journald_ops = {
     .kind = "journald",
     .classes = journald_classes,
@@ -887,5 +917,7 @@ const struct source_ops source_journald_ops = {
     .offset_json = journald_offset_json,
     .check_offset = journald_check_offset,
     .check_reach = journald_check_reach,
+    .resources = journald_resources,
+    .key_names = journald_key_names,
     .close = journald_close,
 };

@@ -410,29 +410,43 @@ static void sqlite_close(void *ctx)
 	free(s);
 }
 
-/* connection.url to a file name (or an SQLite URI). */
-static int parse_url(struct sqsrc *s, const char *url, char *errbuf, size_t errlen)
+/* What connection.url opens: *p and *len, the path or SQLite URI after
+ * "jdbc:sqlite:" (sqlite-jdbc's "?key=value" settings after a plain path
+ * left out), *uri whether it is a URI. Returns 0, or -1 with errbuf. */
+static int url_target(const char *url, const char **p, size_t *len, bool *uri, char *errbuf,
+                      size_t errlen)
 {
-	const char *p = url;
-	size_t len;
+	const char *t = url;
 
-	if (strncmp(p, "jdbc:sqlite:", 12) == 0)
-		p += 12;
-	else if (strncmp(p, "jdbc:", 5) == 0) {
+	if (strncmp(t, "jdbc:sqlite:", 12) == 0)
+		t += 12;
+	else if (strncmp(t, "jdbc:", 5) == 0) {
 		snprintf(errbuf, errlen,
 		         "connection.url: %s: skiff reads SQLite databases only "
 		         "(jdbc:sqlite:/path/to/file.db)",
 		         url);
 		return -1;
 	}
-	if (*p == '\0' || strcmp(p, ":memory:") == 0 || strncmp(p, ":resource:", 10) == 0) {
+	if (*t == '\0' || strcmp(t, ":memory:") == 0 || strncmp(t, ":resource:", 10) == 0) {
 		snprintf(errbuf, errlen, "connection.url: %s: name a database file", url);
 		return -1;
 	}
-	s->uri = strncmp(p, "file:", 5) == 0;
+	*uri = strncmp(t, "file:", 5) == 0;
+	*p = t;
+	*len = *uri ? strlen(t) : strcspn(t, "?");
+	return 0;
+}
+
+/* connection.url to a file name (or an SQLite URI). */
+static int parse_url(struct sqsrc *s, const char *url, char *errbuf, size_t errlen)
+{
+	const char *p;
+	size_t len;
+
+	if (url_target(url, &p, &len, &s->uri, errbuf, errlen) != 0)
+		return -1;
 	/* sqlite-jdbc takes "?key=value" settings after a path: none apply to a
 	 * read-only reader. */
-	len = s->uri ? strlen(p) : strcspn(p, "?");
 	if (p[len] == '?')
 		s->env->log(s->env, LOG_NOTICE, "connection.url: ignoring the settings after '?'");
 	s->path = strndup(p, len);
@@ -905,6 +919,92 @@ static int sqlite_check_reach(const struct config_section *cfg, const char *part
 	return rc == 0 ? 0 : SOURCE_ERR_CONFIG;
 }
 
+/* ---- what a configuration names (source_ops.resources) -------------------- */
+
+/* What each key names; every row of source_sqlite_keys is here. */
+static const struct source_key_names sqlite_key_names[] = {
+    {"connection.url", SOURCE_RES_DATABASE},
+    {"mode", SOURCE_RES_NONE},
+    {"table.whitelist", SOURCE_RES_TOPIC}, /* topic.prefix + each table */
+    {"table.include.list", SOURCE_RES_TOPIC},
+    {"query", SOURCE_RES_NONE}, /* read from the database named above */
+    {"topic.prefix", SOURCE_RES_TOPIC},
+    {"incrementing.column.name", SOURCE_RES_NONE},
+    {"timestamp.column.name", SOURCE_RES_NONE},
+    {"timestamp.initial", SOURCE_RES_NONE},
+    {"timestamp.delay.interval.ms", SOURCE_RES_NONE},
+    {"poll.interval.ms", SOURCE_RES_NONE},
+    {"batch.max.rows", SOURCE_RES_NONE},
+    {"validate.non.null", SOURCE_RES_NONE},
+    {"key.column.name", SOURCE_RES_NONE},
+    {"db.timezone", SOURCE_RES_NONE},
+    {"connection.user", SOURCE_RES_NONE}, /* the rest: inert */
+    {"connection.password", SOURCE_RES_NONE},
+    {"connection.attempts", SOURCE_RES_NONE},
+    {"connection.backoff.ms", SOURCE_RES_NONE},
+    {"dialect.name", SOURCE_RES_NONE},
+    {"numeric.mapping", SOURCE_RES_NONE},
+    {"numeric.precision.mapping", SOURCE_RES_NONE},
+    {"catalog.pattern", SOURCE_RES_NONE},
+    {"schema.pattern", SOURCE_RES_NONE},
+    {"table.types", SOURCE_RES_NONE},
+    {"table.poll.interval.ms", SOURCE_RES_NONE},
+    {"quote.sql.identifiers", SOURCE_RES_NONE},
+    {"transaction.isolation.mode", SOURCE_RES_NONE},
+    {"query.retry.attempts", SOURCE_RES_NONE},
+    {NULL, SOURCE_RES_NONE},
+};
+
+/* The database file (the file behind a URI) and the topics: topic.prefix
+ * for a query, topic.prefix + each table's name for tables (add_tables). */
+static int sqlite_resources(const struct config_section *cfg,
+                            void (*put)(void *arg, enum source_resource kind, const char *what),
+                            void *arg, char *errbuf, size_t errlen)
+{
+	struct sqlite_conf c;
+	const struct config_list *list;
+	const char *p, *prefix;
+	char *file, *path;
+	size_t len;
+	bool uri;
+
+	source_sqlite_conf(cfg, &c);
+	if (url_target(c.url, &p, &len, &uri, errbuf, errlen) != 0)
+		return SOURCE_ERR_CONFIG;
+	if ((path = strndup(p, len)) == NULL)
+		goto nomem;
+	file = uri ? squri_file(path, errbuf, errlen) : path;
+	if (file == NULL) {
+		free(path);
+		return SOURCE_ERR_CONFIG;
+	}
+	put(arg, SOURCE_RES_DATABASE, file);
+	if (file != path)
+		free(file);
+	free(path);
+	prefix = c.topic_prefix != NULL ? c.topic_prefix : "";
+	if (c.query[0] != '\0') {
+		put(arg, SOURCE_RES_TOPIC, prefix);
+		return 0;
+	}
+	list = c.include_list.n > 0 ? &c.include_list : &c.whitelist;
+	for (size_t i = 0; i < list->n; i++) {
+		size_t plen = strlen(prefix), tlen = strlen(list->items[i]);
+		char *topic = malloc(plen + tlen + 1);
+
+		if (topic == NULL)
+			goto nomem;
+		memcpy(topic, prefix, plen);
+		memcpy(topic + plen, list->items[i], tlen + 1);
+		put(arg, SOURCE_RES_TOPIC, topic);
+		free(topic);
+	}
+	return 0;
+nomem:
+	snprintf(errbuf, errlen, "sqlite source: out of memory");
+	return SOURCE_ERR_NOMEM;
+}
+
 const struct source_ops source_sqlite_ops = {
     .kind = "sqlite",
     .classes = sqlite_classes,
@@ -920,5 +1020,7 @@ const struct source_ops source_sqlite_ops = {
     .timeout_ms = sqlite_timeout,
     .offset_json = sqlite_offset_json,
     .backlog = sqbacklog_count,
+    .resources = sqlite_resources,
+    .key_names = sqlite_key_names,
     .close = sqlite_close,
 };
