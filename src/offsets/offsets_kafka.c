@@ -116,45 +116,11 @@ struct kctx {
 
 /* ---- clients ---------------------------------------------------------------- */
 
-/* The worker's connection settings, as Connect gives its internal clients:
- * bootstrap.servers, security.protocol, sasl.*, ssl.* and skiff's kafka.X
- * (not producer.X: those are the records' producer). */
-static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, size_t errlen)
-{
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-
-	if (kconf_set(conf, "bootstrap.servers", settings_worker(w)->bootstrap.text,
-	              config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
-	    kconf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
-	    /* Its warnings (a coordinator still loading) repeat the records'
-	     * producer's, which logs them in skiff's words; errors still show. */
-	    kconf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
-	    kconf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
-		goto fail;
-	rd_kafka_conf_set_log_cb(conf, kconf_log);
-	for (size_t i = 0; i < config_passthrough_count(w); i++) {
-		const char *k = config_passthrough_key(w, i);
-
-		if (strncmp(k, "kafka.", 6) == 0)
-			k += 6;
-		else if (strncmp(k, "security.", 9) != 0 && strncmp(k, "sasl.", 5) != 0 &&
-		         strncmp(k, "ssl.", 4) != 0)
-			continue;
-		if (kconf_set(conf, k, config_passthrough_value(w, i),
-		              config_passthrough_where(w, i), errbuf, errlen) != 0)
-			goto fail;
-	}
-	return conf;
-fail:
-	rd_kafka_conf_destroy(conf);
-	return NULL;
-}
-
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 
 static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 {
-	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
+	rd_kafka_conf_t *conf = kconf_worker(k->w, "skiff-offsets", errbuf, errlen);
 	char tmo[32], why[512];
 	int kc;
 
@@ -551,7 +517,7 @@ static int consume_to_end(struct kctx *k, rd_kafka_t *c, struct reading *r, char
 /* Reads the topic from its start to its end into k's map. */
 static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 {
-	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
+	rd_kafka_conf_t *conf = kconf_worker(k->w, "skiff-offsets", errbuf, errlen);
 	rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(32);
 	struct reading r = {0};
 	rd_kafka_resp_err_t err;
