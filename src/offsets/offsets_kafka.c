@@ -24,7 +24,7 @@
 #include "offsets/offsets_file.h"
 #include "offsets/offsets_fleet.h"
 #include "offsets/offsets_import.h"
-#include "offsets/offsets_ktopic.h"
+#include "kafka/ktopic.h"
 #include "offsets/offsets_kvalue.h"
 #include "config/settings.h"
 #include "core/source.h"
@@ -433,12 +433,11 @@ static int plan(struct kctx *k, rd_kafka_t *c, struct reading *r,
 		goto out;
 	}
 	if (err != 0) {
-		snprintf(
-		    errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", k->topic,
-		    offsets_ktopic_unreachable(err) ? "cannot reach the cluster (bootstrap.servers "
-		                                    : "metadata",
-		    offsets_ktopic_unreachable(err) ? settings_worker(k->w)->bootstrap.text : "",
-		    offsets_ktopic_unreachable(err) ? ") to read it" : "", rd_kafka_err2str(err));
+		snprintf(errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", k->topic,
+		         ktopic_unreachable(err) ? "cannot reach the cluster (bootstrap.servers "
+		                                 : "metadata",
+		         ktopic_unreachable(err) ? settings_worker(k->w)->bootstrap.text : "",
+		         ktopic_unreachable(err) ? ") to read it" : "", rd_kafka_err2str(err));
 		goto out;
 	}
 	r->n = md->topics[0].partition_cnt;
@@ -821,7 +820,7 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 			return rc;
 		}
 	}
-	rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, k->create, errbuf, errlen);
+	rc = ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, k->create, errbuf, errlen);
 	/* Exactly-once: no instance may commit after the read (else what it
 	 * committed would be read again). */
 	if (rc == 0 && k->fence != NULL)
@@ -967,8 +966,7 @@ static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *
 	/* Blocks the loop for one admin request, only after a write found the
 	 * topic gone. Then every key is sent again (resend). */
 	if (k->recheck) {
-		rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, true, errbuf,
-		                           errlen);
+		rc = ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, true, errbuf, errlen);
 		if (rc != 0)
 			return rc;
 		k->recheck = false;
@@ -1131,7 +1129,7 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
 		rc = OFFSETS_ERR_CONFIG;
 	}
 	if (rc == 0 && hold)
-		rc = offsets_ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
+		rc = ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
 	if (rc == 0 && file != NULL && *file != '\0')
 		rc = offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen);
 	if (rc == 0)

@@ -1,4 +1,4 @@
-#include "offsets/offsets_ktopic.h"
+#include "kafka/ktopic.h"
 
 #include "config/config.h"
 #include "config/settings.h"
@@ -38,7 +38,7 @@ static int topic_configs(const struct config_section *w, rd_kafka_NewTopic_t *nt
 	return 0;
 }
 
-bool offsets_ktopic_unreachable(rd_kafka_resp_err_t err)
+bool ktopic_unreachable(rd_kafka_resp_err_t err)
 {
 	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
 	       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE;
@@ -101,7 +101,7 @@ static int create_result(const struct config_section *w, const char *topic, int 
 	err = n == 1 ? rd_kafka_topic_result_error(tr[0]) : rd_kafka_event_error(ev);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
 		return 0;
-	unreachable = offsets_ktopic_unreachable(err);
+	unreachable = ktopic_unreachable(err);
 	/* Not reaching the broker says nothing of the topic, which may exist:
 	 * "cannot create it" would send the user looking at the wrong thing. */
 	snprintf(errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", topic,
@@ -218,16 +218,16 @@ out:
 	return rc;
 }
 
-int offsets_ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const char *topic,
-                          int timeout_ms, bool create_it, char *errbuf, size_t errlen)
+int ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const char *topic, int timeout_ms,
+                  bool create_it, char *errbuf, size_t errlen)
 {
 	int rc = create_it ? create(rk, w, topic, timeout_ms, errbuf, errlen) : 0;
 
 	return rc != 0 ? rc : check_policy(rk, w, topic, timeout_ms, errbuf, errlen);
 }
 
-int offsets_ktopic_lock(const struct config_section *w, const char *topic, int fds[2], char *errbuf,
-                        size_t errlen)
+int ktopic_lock(const struct config_section *w, const char *topic, int fds[2], char *errbuf,
+                size_t errlen)
 {
 	/* /run/lock, not a service's own RuntimeDirectory or a PrivateTmp:
 	 * every skiff of the device, and `skiff offsets`, must see it. */
