@@ -91,6 +91,7 @@ struct kctx {
 	rd_kafka_queue_t *mainq;
 	int pipefd[2];
 	const char *topic;
+	struct ktopic_spec spec; /* the topic for kafka/ktopic.h */
 	int timeout_ms;
 	struct rec *recs; /* what the topic holds */
 	size_t n, cap;
@@ -115,6 +116,35 @@ struct kctx {
 };
 
 /* ---- clients ---------------------------------------------------------------- */
+
+/* The offsets topic for kafka/ktopic.h. */
+static void spec_init(struct ktopic_spec *t, const struct config_section *w, const char *topic)
+{
+	t->topic = topic;
+	t->key = "offset.storage.topic";
+	t->prefix = "offset.storage.";
+	t->noun = "offsets";
+	t->loses = "the broker deletes offsets and a restart re-sends or skips records";
+	t->lock_name = "skiff-offsets";
+	t->partitions = (int)settings_worker(w)->offset_partitions;
+	t->replication_factor = (int)settings_worker(w)->offset_rf;
+}
+
+/* A ktopic_err as the offset store's code. */
+static int from_ktopic(int rc)
+{
+	switch (rc) {
+	case KTOPIC_OK:
+		return 0;
+	case KTOPIC_ERR_CONFIG:
+		return OFFSETS_ERR_CONFIG;
+	case KTOPIC_ERR_NOMEM:
+		return OFFSETS_ERR_NOMEM;
+	case KTOPIC_ERR_LOCKED:
+		return OFFSETS_ERR_LOCKED;
+	}
+	return OFFSETS_ERR_IO;
+}
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 
@@ -820,7 +850,8 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 			return rc;
 		}
 	}
-	rc = ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, k->create, errbuf, errlen);
+	rc = from_ktopic(
+	    ktopic_ensure(k->rk, k->w, &k->spec, k->timeout_ms, k->create, errbuf, errlen));
 	/* Exactly-once: no instance may commit after the read (else what it
 	 * committed would be read again). */
 	if (rc == 0 && k->fence != NULL)
@@ -966,7 +997,8 @@ static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *
 	/* Blocks the loop for one admin request, only after a write found the
 	 * topic gone. Then every key is sent again (resend). */
 	if (k->recheck) {
-		rc = ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, true, errbuf, errlen);
+		rc = from_ktopic(
+		    ktopic_ensure(k->rk, k->w, &k->spec, k->timeout_ms, true, errbuf, errlen));
 		if (rc != 0)
 			return rc;
 		k->recheck = false;
@@ -1108,6 +1140,7 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
 	}
 	k->w = w;
 	k->topic = topic;
+	spec_init(&k->spec, w, topic);
 	k->create = hold;
 	k->fence = fence;
 	k->fence_arg = arg;
@@ -1129,7 +1162,7 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
 		rc = OFFSETS_ERR_CONFIG;
 	}
 	if (rc == 0 && hold)
-		rc = ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
+		rc = from_ktopic(ktopic_lock(w, &k->spec, k->lockfd, errbuf, errlen));
 	if (rc == 0 && file != NULL && *file != '\0')
 		rc = offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen);
 	if (rc == 0)
