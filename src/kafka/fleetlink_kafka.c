@@ -4,10 +4,16 @@
  * clients' queues signal (rd_kafka_queue_io_event_enable), the descriptor
  * the loop watches.
  *
- * The end of a topic's snapshot is librdkafka's partition EOF
- * (enable.partition.eof): the fetch reached the high watermark (the last
- * stable offset, read_committed), every record before it handed out. No
- * watermark query blocks the loop. */
+ * Where a topic's snapshot ends is asked once at open (ListOffsets: the high
+ * watermark, the last stable offset with read_committed), and it has ended
+ * when the record before that offset was handed out, or the reader's
+ * position reached it (records of aborted transactions and transaction
+ * markers are never handed out), or at once for an empty topic. Not from
+ * librdkafka's partition EOF alone: that comes with a Fetch answer, and the
+ * Fetch at the end is the long poll: measured on the test broker, an empty
+ * topic's EOF came after fetch.wait.max.ms, every start would wait 55 s. EOF
+ * still ends a snapshot whose end could not be asked (the cluster did not
+ * answer at open). */
 #include "kafka/fleetlink_kafka.h"
 
 #include "config/config.h"
@@ -40,9 +46,11 @@
  * Nothing joins or commits; FindCoordinator wants Describe on it (ACL). */
 #define GROUP_PREFIX "skiff-fleet-"
 
-struct ktopic_state {
+/* A configuration topic being read. */
+struct topic {
 	const char *name;
-	bool ended; /* its snapshot's end reported */
+	int64_t end; /* where its snapshot ends, from the start's ListOffsets; -1: not known */
+	bool ended;  /* its snapshot's end reported */
 };
 
 struct kctx {
@@ -52,7 +60,7 @@ struct kctx {
 	rd_kafka_t *consumer;
 	rd_kafka_t *producer; /* NULL: no status topic */
 	rd_kafka_queue_t *cq, *pq;
-	struct ktopic_state *topics;
+	struct topic *topics;
 	int pipefd[2];
 	bool closing; /* kdestroy began: no report goes out */
 };
@@ -204,6 +212,38 @@ static int from_ktopic(int rc)
 	                                 : FLEETLINK_ERR;
 }
 
+/* Whether topic has a leader for partition 0 in a fresh Metadata answer. */
+static bool led(rd_kafka_t *rk, const char *topic, int timeout_ms)
+{
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+	const struct rd_kafka_metadata *md = NULL;
+	bool ok = false;
+
+	if (rkt == NULL)
+		return false;
+	if (rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		ok = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		     md->topics[0].partition_cnt > 0 && md->topics[0].partitions[0].leader >= 0;
+		rd_kafka_metadata_destroy(md);
+	}
+	rd_kafka_topic_destroy(rkt);
+	return ok;
+}
+
+/* Waits up to timeout_ms for a topic just created to have a leader: the
+ * consumer, told of it by nothing else, would learn of it only at its next
+ * metadata refresh (topic.metadata.refresh.interval.ms, 10 min). Measured
+ * on the test broker: assigned at once after the create, nothing came in
+ * 30 s. */
+static void await_topic(rd_kafka_t *rk, const char *topic, int timeout_ms)
+{
+	for (int waited = 0; waited < timeout_ms; waited += 100) {
+		if (led(rk, topic, timeout_ms - waited))
+			return;
+		usleep(100 * 1000);
+	}
+}
+
 /* Creates (when missing) and checks the status topic and create_config. */
 static int ensure_topics(struct kctx *k, char *errbuf, size_t errlen)
 {
@@ -236,9 +276,12 @@ static int ensure_topics(struct kctx *k, char *errbuf, size_t errlen)
 	if (c->status_topic != NULL && c->create_status)
 		rc = ktopic_ensure(k->producer, c->worker, &status, c->timeout_ms, true, errbuf,
 		                   errlen);
-	if (rc == 0 && c->create_config != NULL)
+	if (rc == 0 && c->create_config != NULL) {
 		rc = ktopic_ensure(k->consumer, c->worker, &config, c->timeout_ms, true, errbuf,
 		                   errlen);
+		if (rc == 0)
+			await_topic(k->consumer, c->create_config, c->timeout_ms);
+	}
 	return from_ktopic(rc);
 }
 
@@ -277,6 +320,28 @@ static int client(struct kctx *k, enum fleetlink_client which, char *errbuf, siz
 		return rc == KCONF_ERR_NOMEM ? FLEETLINK_ERR_NOMEM : FLEETLINK_ERR_CONFIG;
 	}
 	return 0;
+}
+
+/* Where each topic's snapshot ends: its end offset now. A cluster that
+ * does not answer is asked no further (each would wait as long): those
+ * snapshots end at librdkafka's EOF. Blocks up to timeout_ms. */
+static void ask_ends(struct kctx *k)
+{
+	for (size_t i = 0; i < k->conf.ntopics; i++) {
+		struct topic *t = &k->topics[i];
+		int64_t lo = -1, hi = -1;
+		rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+		    k->consumer, t->name, 0, &lo, &hi, k->conf.timeout_ms);
+
+		if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+			if (ktopic_unreachable(err))
+				return;
+			continue;
+		}
+		/* Nothing left below the end (empty, or all deleted): no record
+		 * will say it. */
+		t->end = lo >= hi ? 0 : hi;
+	}
 }
 
 /* Assigns partition 0 of every topic from its beginning. */
@@ -321,8 +386,10 @@ static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *
 	k->ev = ev;
 	k->arg = arg;
 	k->pipefd[0] = k->pipefd[1] = -1;
-	for (size_t i = 0; i < c->ntopics; i++)
+	for (size_t i = 0; i < c->ntopics; i++) {
 		k->topics[i].name = c->topics[i];
+		k->topics[i].end = -1;
+	}
 	rc = client(k, FLEETLINK_CONSUMER, errbuf, errlen);
 	if (rc == 0 && c->status_topic != NULL) {
 		rc = client(k, FLEETLINK_PRODUCER, errbuf, errlen);
@@ -345,9 +412,14 @@ static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *
 		k->pq = rd_kafka_queue_get_main(k->producer);
 		rd_kafka_queue_io_event_enable(k->pq, k->pipefd[1], "1", 1);
 	}
+	ask_ends(k);
 	rc = assign(k, errbuf, errlen);
 	if (rc != 0)
 		goto fail;
+	/* The first poll says the ends of empty topics. */
+	if (write(k->pipefd[1], "1", 1) < 0) {
+		/* A fresh pipe is empty. */
+	}
 	*ctx = k;
 	return 0;
 fail:
@@ -362,7 +434,7 @@ static int kfd(const void *vctx)
 	return k->pipefd[0];
 }
 
-static struct ktopic_state *topic_state(struct kctx *k, const char *name)
+static struct topic *topic_state(struct kctx *k, const char *name)
 {
 	for (size_t i = 0; i < k->conf.ntopics; i++)
 		if (strcmp(k->topics[i].name, name) == 0)
@@ -370,20 +442,49 @@ static struct ktopic_state *topic_state(struct kctx *k, const char *name)
 	return NULL;
 }
 
+/* Reports t's snapshot ended at end, once. */
+static void ended(struct kctx *k, struct topic *t, int64_t end)
+{
+	if (t->ended)
+		return;
+	t->ended = true;
+	k->ev->snapshot(k->arg, t->name, end);
+}
+
+/* Ends the snapshots whose reader reached their end without a record at
+ * its offset - 1 (an empty topic, transaction markers at the end). */
+static void reached(struct kctx *k)
+{
+	for (size_t i = 0; i < k->conf.ntopics; i++) {
+		struct topic *t = &k->topics[i];
+		rd_kafka_topic_partition_list_t *tp;
+
+		if (t->ended || t->end < 0)
+			continue;
+		tp = rd_kafka_topic_partition_list_new(1);
+		if (tp == NULL)
+			return;
+		rd_kafka_topic_partition_list_add(tp, t->name, 0);
+		if (t->end == 0 ||
+		    (rd_kafka_position(k->consumer, tp) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		     tp->elems[0].offset >= t->end))
+			ended(k, t, t->end);
+		rd_kafka_topic_partition_list_destroy(tp);
+	}
+}
+
 /* One message of the consumer's queue: a record, an end, or an error. */
 static void take(struct kctx *k, const rd_kafka_message_t *m)
 {
 	const char *topic = m->rkt != NULL ? rd_kafka_topic_name(m->rkt) : NULL;
-	struct ktopic_state *t = topic != NULL ? topic_state(k, topic) : NULL;
+	struct topic *t = topic != NULL ? topic_state(k, topic) : NULL;
 	char why[512];
 
 	if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
 		/* Every EOF after the first (each time the reader catches up)
 		 * says nothing new. */
-		if (t != NULL && !t->ended) {
-			t->ended = true;
-			k->ev->snapshot(k->arg, t->name, m->offset);
-		}
+		if (t != NULL)
+			ended(k, t, t->end >= 0 ? t->end : m->offset);
 		return;
 	}
 	if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -404,6 +505,8 @@ static void take(struct kctx *k, const rd_kafka_message_t *m)
 	    .vlen = m->len,
 	};
 	k->ev->record(k->arg, &r);
+	if (t->end >= 0 && m->offset + 1 >= t->end)
+		ended(k, t, t->end);
 }
 
 static void kpoll(void *vctx)
@@ -421,8 +524,10 @@ static void kpoll(void *vctx)
 	for (n = 0; n < FLEETLINK_POLL_BUDGET; n++) {
 		rd_kafka_message_t *m = rd_kafka_consumer_poll(k->consumer, 0);
 
-		if (m == NULL)
+		if (m == NULL) {
+			reached(k);
 			return;
+		}
 		take(k, m);
 		rd_kafka_message_destroy(m);
 	}
