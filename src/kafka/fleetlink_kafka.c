@@ -51,6 +51,9 @@ struct topic {
 	const char *name;
 	int64_t end; /* where its snapshot ends, from the start's ListOffsets; -1: not known */
 	bool ended;  /* its snapshot's end reported */
+	/* Why the start's ListOffsets failed (no such topic, not authorised),
+	 * to be reported by the first poll; 0: nothing to report. */
+	rd_kafka_resp_err_t err;
 };
 
 struct kctx {
@@ -336,6 +339,9 @@ static void ask_ends(struct kctx *k)
 		if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
 			if (ktopic_unreachable(err))
 				return;
+			/* Said, not ended: a missing topic read as empty would
+			 * remove every connector it gave. */
+			t->err = err;
 			continue;
 		}
 		/* Nothing left below the end (empty, or all deleted): no record
@@ -442,6 +448,30 @@ static struct topic *topic_state(struct kctx *k, const char *name)
 	return NULL;
 }
 
+/* Says, once, why a topic's end could not be asked at open: a topic that
+ * does not exist, or that the device may not read, is otherwise silent
+ * (librdkafka waits for it), and its snapshot never ends. */
+static void say_missing(struct kctx *k)
+{
+	char why[512];
+	bool none;
+
+	for (size_t i = 0; i < k->conf.ntopics; i++) {
+		struct topic *t = &k->topics[i];
+
+		if (t->err == RD_KAFKA_RESP_ERR_NO_ERROR)
+			continue;
+		none = t->err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+		       t->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+		       t->err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+		snprintf(why, sizeof(why), "fleet: configuration topic %s: %s: %s", t->name,
+		         none ? "no such topic" : rd_kafka_err2str(t->err),
+		         "its snapshot waits until it can be read");
+		t->err = RD_KAFKA_RESP_ERR_NO_ERROR;
+		k->ev->error(k->arg, FLEETLINK_ERR, why);
+	}
+}
+
 /* Reports t's snapshot ended at end, once. */
 static void ended(struct kctx *k, struct topic *t, int64_t end)
 {
@@ -521,6 +551,7 @@ static void kpoll(void *vctx)
 		;
 	if (k->producer != NULL)
 		rd_kafka_poll(k->producer, 0);
+	say_missing(k);
 	for (n = 0; n < FLEETLINK_POLL_BUDGET; n++) {
 		rd_kafka_message_t *m = rd_kafka_consumer_poll(k->consumer, 0);
 

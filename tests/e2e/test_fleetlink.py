@@ -87,3 +87,15 @@ def test_status_topic_that_deletes_refused(tmp_path, kafka):
     assert (f"status.storage.topic {status} has cleanup.policy=delete: a status topic must be "
             f"compacted only") in r.stderr
     assert "--add-config cleanup.policy=compact" in r.stderr
+
+
+def test_missing_config_topic_said(tmp_path, kafka):
+    """A configuration topic that does not exist is said once, and its
+    snapshot does not end: read as empty, it would remove every connector
+    it gave."""
+    cfg = harness.unique_topic("skiff.config.dev-1")
+    r = run_probe(tmp_path, kafka, "-c", cfg, "-T", "3000")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"error fleet: configuration topic {cfg}: no such topic: "
+        f"its snapshot waits until it can be read"], r.stdout
