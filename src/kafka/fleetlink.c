@@ -89,6 +89,14 @@ static int copy_value(const char *value, size_t vlen, char **out)
 	return 0;
 }
 
+static void on_begin(void *arg, const char *topic, const char *topic_id, int64_t end)
+{
+	struct fleetlink *l = arg;
+
+	if (l->cbs.begin != NULL)
+		l->cbs.begin(l->arg, topic, topic_id, end);
+}
+
 static void on_record(void *arg, const struct fleetlink_record *r)
 {
 	struct fleetlink *l = arg;
@@ -141,6 +149,7 @@ static void on_delivered(void *arg, void *token, int rc, const char *why)
 }
 
 static const struct fleetlink_events events = {
+    .begin = on_begin,
     .record = on_record,
     .snapshot = on_snapshot,
     .delivered = on_delivered,

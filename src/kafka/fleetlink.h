@@ -7,8 +7,8 @@
  *
  * In: each topic's single partition is assign()ed from the beginning (no
  * consumer group: nothing to coordinate, no commits), read to its end at
- * start (a snapshot, reported once per topic with the end offset, as
- * Connect's readToEnd), then long-polled. Records are handed out in log
+ * start (a snapshot, as Connect's readToEnd: begun with where it ends, ended
+ * once every record before that was handed out), then long-polled. Records are handed out in log
  * order as (topic, topic id, offset, key, value or NULL for a tombstone).
  * read_committed: a configuration written in an aborted transaction is never
  * seen.
@@ -87,11 +87,20 @@ struct fleetlink_record {
 /* What a link reports; arg as given to fleetlink_open. Called from
  * fleetlink_poll. */
 struct fleetlink_cbs {
+	/* Before any record of topic, once: where its snapshot ends, the offset
+	 * after its last record at start (the high watermark; the last stable
+	 * offset with transactions): records before it are the snapshot,
+	 * records at or after it news. -1: not known (the cluster did not
+	 * answer at start, and a record came before any answer said it).
+	 * topic_id: NULL with librdkafka 2.0.2 (fleetlink_record). May be
+	 * NULL. */
+	void (*begin)(void *arg, const char *topic, const char *topic_id, int64_t end);
 	void (*record)(void *arg, const struct fleetlink_record *r);
-	/* topic read to its end at start: end is the offset after its last
-	 * record at the time (the high watermark; the last stable offset with
-	 * transactions); every record before it was handed out before. Once
-	 * per topic. */
+	/* topic read to the end begin said (end: that offset, or where the
+	 * reader found the end when begin said -1): every record before it
+	 * was handed out. Once per topic, after its begin. A topic that cannot
+	 * be read (error) is never ended: read as empty, it would remove every
+	 * connector it gave. */
 	void (*snapshot)(void *arg, const char *topic, int64_t end);
 	/* A status record's fate: rc 0 (acknowledged by every in-sync replica),
 	 * or FLEETLINK_ERR with why. key NUL-terminated, borrowed. */
@@ -104,6 +113,7 @@ struct fleetlink_cbs {
 /* What an implementation gives the link: events the link's own callbacks
  * (fleetlink.c) take, arg the link. */
 struct fleetlink_events {
+	void (*begin)(void *arg, const char *topic, const char *topic_id, int64_t end);
 	void (*record)(void *arg, const struct fleetlink_record *r);
 	void (*snapshot)(void *arg, const char *topic, int64_t end);
 	void (*delivered)(void *arg, void *token, int rc, const char *why);
@@ -141,7 +151,7 @@ int fleetlink_open(const struct fleetlink_ops *ops, const struct fleetlink_conf 
  * link. */
 int fleetlink_fd(const struct fleetlink *l);
 
-/* Hands out what waits (records, ends of snapshots, errors, delivery
+/* Hands out what waits (begins and ends of snapshots, records, errors, delivery
  * reports) through the callbacks. From the loop when fleetlink_fd is
  * readable. A callback may call fleetlink_send, not fleetlink_destroy. */
 void fleetlink_poll(struct fleetlink *l);

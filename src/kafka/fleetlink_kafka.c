@@ -50,6 +50,7 @@
 struct topic {
 	const char *name;
 	int64_t end; /* where its snapshot ends, from the start's ListOffsets; -1: not known */
+	bool begun;  /* its snapshot's begin reported */
 	bool ended;  /* its snapshot's end reported */
 	/* Why the start's ListOffsets failed (no such topic, not authorised),
 	 * to be reported by the first poll; 0: nothing to report. */
@@ -472,11 +473,30 @@ static void say_missing(struct kctx *k)
 	}
 }
 
+/* Reports t's snapshot begun, once, with its end: the one asked at open,
+ * else the high watermark the last Fetch answer gave (the one that brought
+ * the record about to be handed out), else -1. */
+static void begin(struct kctx *k, struct topic *t)
+{
+	int64_t lo = -1, hi = -1;
+
+	if (t->begun)
+		return;
+	if (t->end < 0 &&
+	    rd_kafka_get_watermark_offsets(k->consumer, t->name, 0, &lo, &hi) ==
+	        RD_KAFKA_RESP_ERR_NO_ERROR &&
+	    hi >= 0)
+		t->end = hi;
+	t->begun = true;
+	k->ev->begin(k->arg, t->name, NULL, t->end);
+}
+
 /* Reports t's snapshot ended at end, once. */
 static void ended(struct kctx *k, struct topic *t, int64_t end)
 {
 	if (t->ended)
 		return;
+	begin(k, t);
 	t->ended = true;
 	k->ev->snapshot(k->arg, t->name, end);
 }
@@ -491,6 +511,7 @@ static void reached(struct kctx *k)
 
 		if (t->ended || t->end < 0)
 			continue;
+		begin(k, t);
 		tp = rd_kafka_topic_partition_list_new(1);
 		if (tp == NULL)
 			return;
@@ -513,8 +534,11 @@ static void take(struct kctx *k, const rd_kafka_message_t *m)
 	if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
 		/* Every EOF after the first (each time the reader catches up)
 		 * says nothing new. */
-		if (t != NULL)
+		if (t != NULL) {
+			if (t->end < 0 && !t->begun)
+				t->end = m->offset;
 			ended(k, t, t->end >= 0 ? t->end : m->offset);
+		}
 		return;
 	}
 	if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -525,6 +549,7 @@ static void take(struct kctx *k, const rd_kafka_message_t *m)
 	}
 	if (t == NULL)
 		return;
+	begin(k, t);
 	struct fleetlink_record r = {
 	    .topic = t->name,
 	    .topic_id = NULL,

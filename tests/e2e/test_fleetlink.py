@@ -36,7 +36,7 @@ def test_topics_created_status_written_snapshot_then_long_poll(tmp_path, kafka):
                   "-k", "status-connector-app=" + RUNNING, "-k", "status-task-old-0")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert f"snapshot {cfg} 0" in lines
+    assert lines.index(f"begin {cfg} 0") < lines.index(f"snapshot {cfg} 0")
     assert "sent status-connector-app 0" in lines
     assert "sent status-task-old-0 0" in lines
     got = {(x["key"], x["value"]) for x in harness.consume(kafka.bootstrap, status, n=2)}
@@ -58,7 +58,8 @@ def test_topics_created_status_written_snapshot_then_long_poll(tmp_path, kafka):
             seen.append(line.rstrip("\n"))
             if line.startswith("snapshot "):
                 break
-        assert seen == [f'record {cfg} 0 connector-app {{"properties":{{"name":"app"}}}}',
+        assert seen == [f"begin {cfg} 2",
+                        f'record {cfg} 0 connector-app {{"properties":{{"name":"app"}}}}',
                         f'record {cfg} 1 target-state-app '
                         f'{{"state":"PAUSED","state.v2":"PAUSED"}}',
                         f"snapshot {cfg} 2"], seen

@@ -11,6 +11,7 @@
  * each -k status record (KEY alone: a tombstone), and prints one line per
  * event on standard output:
  *
+ *   begin TOPIC END                  (END -1: not known)
  *   record TOPIC OFFSET KEY VALUE    (VALUE "null": a tombstone)
  *   snapshot TOPIC END
  *   sent KEY RC
@@ -76,6 +77,11 @@ static void on_record(void *arg, const struct fleetlink_record *r)
 	       r->value != NULL ? r->value : "null");
 	p->records++;
 	check_done(p);
+}
+
+static void on_begin(void *arg, const char *topic, const char *topic_id, int64_t end)
+{
+	printf("begin %s %lld\n", topic, (long long)end);
 }
 
 static void on_snapshot(void *arg, const char *topic, int64_t end)
@@ -144,7 +150,7 @@ int main(int argc, char **argv)
 	                           .config_replication = -1,
 	                           .fetch_wait_max_ms = 55000,
 	                           .timeout_ms = 10000};
-	struct fleetlink_cbs cbs = {on_record, on_snapshot, on_sent, on_error};
+	struct fleetlink_cbs cbs = {on_begin, on_record, on_snapshot, on_sent, on_error};
 	struct probe p = {0};
 	struct fleetlink *fl = NULL;
 	struct loop *l = NULL;

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum kind { RECORD, END, ERROR, DELIVERY };
+enum kind { BEGIN, RECORD, END, ERROR, DELIVERY };
 
 /* One queued event. */
 struct event {
 	enum kind kind;
 	char *topic, *key, *value; /* value NULL: a tombstone */
-	int64_t offset;            /* RECORD's, END's end */
+	int64_t offset;            /* RECORD's; BEGIN's and END's end */
 	size_t sent;               /* DELIVERY: which produced record */
 	int rc;
 	char *why;
@@ -121,6 +121,9 @@ static void fpoll(void *ctx)
 		};
 
 		switch (e.kind) {
+		case BEGIN:
+			f->ev->begin(f->arg, e.topic, NULL, e.offset);
+			break;
 		case RECORD:
 			f->ev->record(f->arg, &r);
 			break;
@@ -208,6 +211,13 @@ void fleetlinkfake_record(struct fleetlinkfake *f, const char *topic, int64_t of
 	                  .key = dup_or_null(key),
 	                  .value = dup_or_null(value),
 	                  .offset = offset};
+
+	push(f, &e);
+}
+
+void fleetlinkfake_begin(struct fleetlinkfake *f, const char *topic, int64_t end)
+{
+	struct event e = {.kind = BEGIN, .topic = dup_or_null(topic), .offset = end};
 
 	push(f, &e);
 }

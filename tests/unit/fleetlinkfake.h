@@ -30,7 +30,9 @@ extern const struct fleetlink_ops fleetlinkfake_ops;
  * its link), NULL before. */
 struct fleetlinkfake *fleetlinkfake_last(void);
 
-/* Queues a record (value NULL: a tombstone), a snapshot's end, an error. */
+/* Queues a snapshot's begin, a record (value NULL: a tombstone), a
+ * snapshot's end, an error. */
+void fleetlinkfake_begin(struct fleetlinkfake *f, const char *topic, int64_t end);
 void fleetlinkfake_record(struct fleetlinkfake *f, const char *topic, int64_t offset,
                           const char *key, const char *value);
 void fleetlinkfake_end(struct fleetlinkfake *f, const char *topic, int64_t end);

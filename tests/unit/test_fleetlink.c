@@ -35,6 +35,10 @@ struct seen {
 		int64_t offset;
 	} rec[MAX_SEEN];
 	size_t nrec;
+	char begun[8][128];
+	int64_t begin_end[8];
+	size_t nbegun;
+	bool record_before_begin; /* a record of a topic not begun yet */
 	char ended[8][128];
 	int64_t end[8];
 	size_t nended;
@@ -49,6 +53,11 @@ static void on_record(void *arg, const struct fleetlink_record *r)
 {
 	struct seen *s = arg;
 
+	bool begun = false;
+
+	for (size_t i = 0; i < s->nbegun; i++)
+		begun = begun || strcmp(s->begun[i], r->topic) == 0;
+	s->record_before_begin = s->record_before_begin || !begun;
 	if (s->nrec == MAX_SEEN)
 		return;
 	snprintf(s->rec[s->nrec].topic, sizeof(s->rec[0].topic), "%s", r->topic);
@@ -60,6 +69,17 @@ static void on_record(void *arg, const struct fleetlink_record *r)
 	s->rec[s->nrec].topic_id = r->topic_id;
 	s->rec[s->nrec].offset = r->offset;
 	s->nrec++;
+}
+
+static void on_begin(void *arg, const char *topic, const char *topic_id, int64_t end)
+{
+	struct seen *s = arg;
+
+	CHECK(topic_id == NULL); /* librdkafka 2.0.2 gives none */
+	if (s->nbegun == 8)
+		return;
+	snprintf(s->begun[s->nbegun], sizeof(s->begun[0]), "%s", topic);
+	s->begin_end[s->nbegun++] = end;
 }
 
 static void on_snapshot(void *arg, const char *topic, int64_t end)
@@ -91,6 +111,7 @@ static void on_error(void *arg, int rc, const char *why)
 }
 
 static const struct fleetlink_cbs cbs = {
+    .begin = on_begin,
     .record = on_record,
     .snapshot = on_snapshot,
     .sent = on_sent,
@@ -324,6 +345,11 @@ static void test_snapshot_then_long_poll(void)
 		return;
 	}
 	run_until(l, &s.nended, 1);
+	/* Begun with its end before its first record, ended there. */
+	CHECK_INT(s.nbegun, 1);
+	CHECK_STR(s.begun[0], topic);
+	CHECK_INT(s.begin_end[0], 3);
+	CHECK(!s.record_before_begin);
 	CHECK_INT(s.nended, 1);
 	CHECK_STR(s.ended[0], topic);
 	CHECK_INT(s.end[0], 3);
@@ -349,6 +375,7 @@ static void test_snapshot_then_long_poll(void)
 	CHECK_INT(s.rec[3].offset, 3);
 	CHECK_STR(s.rec[3].key, "connector-db");
 	CHECK_INT(s.nended, 1);
+	CHECK_INT(s.nbegun, 1);
 	CHECK_INT(s.nerror, 0);
 	fleetlink_destroy(l);
 	config_section_destroy(w);
@@ -383,6 +410,8 @@ static void test_snapshot_ends_without_the_long_poll(void)
 	if (l != NULL) {
 		run_until(l, &s.nended, 2);
 		CHECK_INT(s.nended, 2);
+		CHECK_INT(s.nbegun, 2);
+		CHECK(!s.record_before_begin);
 		/* Well before the long poll's 55 s: not its EOF. */
 		CHECK(now_ms() - t0 < 20000);
 		for (size_t i = 0; i < s.nended; i++)
@@ -571,12 +600,16 @@ static void test_fake_passes_through(void)
 	f = fleetlinkfake_last();
 	p = (struct pollfd){.fd = fleetlink_fd(l), .events = POLLIN};
 	CHECK_INT(poll(&p, 1, 0), 0);
+	fleetlinkfake_begin(f, "c", 1);
 	fleetlinkfake_record(f, "c", 0, "connector-a", NULL);
 	fleetlinkfake_end(f, "c", 1);
 	fleetlinkfake_error(f, "c: Broker: Unknown topic or partition");
 	CHECK_INT(poll(&p, 1, 0), 1);
 	fleetlink_poll(l);
+	CHECK_INT(s.nbegun, 1);
+	CHECK_INT(s.begin_end[0], 1);
 	CHECK_INT(s.nrec, 1);
+	CHECK(!s.record_before_begin);
 	CHECK(s.rec[0].tombstone);
 	CHECK_INT(s.nended, 1);
 	CHECK_INT(s.nerror, 1);
