@@ -1,8 +1,18 @@
-/* fleetlink_kafka: the fleet link with librdkafka (fleetlink.h): one
+/* fleetlink_kafka: the fleet link with librdkafka (fleetlink.h): a
  * consumer that assign()s each configuration topic's partition 0 from the
  * beginning, one idempotent producer for the status topic, and one pipe both
  * clients' queues signal (rd_kafka_queue_io_event_enable), the descriptor
  * the loop watches.
+ *
+ * Two consumers, one after the other: the snapshots are read with a short
+ * fetch.wait.max.ms, then, once every topic's snapshot ended, that consumer
+ * is replaced by the long-polling one, assigned where the first stopped.
+ * librdkafka keeps one Fetch in flight per broker, and a partition that
+ * becomes fetchable while one is out waits for its answer: with the long
+ * poll from the start, a second topic (a group's) whose first offset was
+ * found a moment after the first's waited the whole 55 s (the mock cluster
+ * showed it, in an optimised build). No record is lost or repeated by the
+ * swap: the second starts after the last record handed out.
  *
  * Where a topic's snapshot ends is asked once at open (ListOffsets: the high
  * watermark, the last stable offset with read_committed), and it has ended
@@ -49,9 +59,10 @@
 /* A configuration topic being read. */
 struct topic {
 	const char *name;
-	int64_t end; /* where its snapshot ends, from the start's ListOffsets; -1: not known */
-	bool begun;  /* its snapshot's begin reported */
-	bool ended;  /* its snapshot's end reported */
+	int64_t end;  /* where its snapshot ends, from the start's ListOffsets; -1: not known */
+	bool begun;   /* its snapshot's begin reported */
+	bool ended;   /* its snapshot's end reported */
+	int64_t next; /* the offset after the last record handed out; -1: none yet */
 	/* Why the start's ListOffsets failed (no such topic, not authorised),
 	 * to be reported by the first poll; 0: nothing to report. */
 	rd_kafka_resp_err_t err;
@@ -61,7 +72,8 @@ struct kctx {
 	struct fleetlink_conf conf; /* a copy; what it points to is the caller's */
 	const struct fleetlink_events *ev;
 	void *arg;
-	rd_kafka_t *consumer;
+	rd_kafka_t *consumer; /* the snapshot reader, then the long-polling one */
+	bool polling;         /* consumer is the long-polling one */
 	rd_kafka_t *producer; /* NULL: no status topic */
 	rd_kafka_queue_t *cq, *pq;
 	struct topic *topics;
@@ -100,9 +112,11 @@ static int check_wait(rd_kafka_conf_t *conf, int64_t wait_ms, char *errbuf, size
 	return -1;
 }
 
-static int consumer_conf(const struct fleetlink_conf *c, rd_kafka_conf_t *conf, char *errbuf,
-                         size_t errlen)
+static int consumer_conf(const struct fleetlink_conf *c, enum fleetlink_client which,
+                         rd_kafka_conf_t *conf, char *errbuf, size_t errlen)
 {
+	int64_t wait_ms =
+	    which == FLEETLINK_SNAPSHOT ? FLEETLINK_SNAPSHOT_WAIT_MS : c->fetch_wait_max_ms;
 	char group[256], wait[32];
 	const char *kv[] = {
 	    "group.id",
@@ -135,9 +149,11 @@ static int consumer_conf(const struct fleetlink_conf *c, rd_kafka_conf_t *conf, 
 	};
 
 	snprintf(group, sizeof(group), "%s%.200s", GROUP_PREFIX, c->device);
-	snprintf(wait, sizeof(wait), "%" PRId64, c->fetch_wait_max_ms);
+	snprintf(wait, sizeof(wait), "%" PRId64, wait_ms);
 	if (set_all(conf, kv, errbuf, errlen) != 0)
 		return -1;
+	/* Both are checked: the snapshot reader is refused for the long
+	 * poll's sake, before anything starts. */
 	return check_wait(conf, c->fetch_wait_max_ms, errbuf, errlen);
 }
 
@@ -197,8 +213,8 @@ int fleetlink_kafka_conf(const struct fleetlink_conf *c, enum fleetlink_client w
 	 * the idle device's cost (docs/fleet.md). */
 	rc = set_all(conf, md, errbuf, errlen);
 	if (rc == 0)
-		rc = which == FLEETLINK_CONSUMER ? consumer_conf(c, conf, errbuf, errlen)
-		                                 : producer_conf(c, conf, errbuf, errlen);
+		rc = which == FLEETLINK_PRODUCER ? producer_conf(c, conf, errbuf, errlen)
+		                                 : consumer_conf(c, which, conf, errbuf, errlen);
 	if (rc != 0) {
 		rd_kafka_conf_destroy(conf);
 		return FLEETLINK_ERR_CONFIG;
@@ -300,11 +316,11 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	                 m->err == RD_KAFKA_RESP_ERR_NO_ERROR ? NULL : rd_kafka_err2str(m->err));
 }
 
-/* A client of which on k's pipe. */
-static int client(struct kctx *k, enum fleetlink_client which, char *errbuf, size_t errlen)
+/* A client of which into *rk. */
+static int client(struct kctx *k, enum fleetlink_client which, rd_kafka_t **rk, char *errbuf,
+                  size_t errlen)
 {
 	rd_kafka_conf_t *conf = NULL;
-	rd_kafka_t **rk = which == FLEETLINK_CONSUMER ? &k->consumer : &k->producer;
 	char why[512];
 	int rc = fleetlink_kafka_conf(&k->conf, which, &conf, errbuf, errlen);
 
@@ -314,12 +330,12 @@ static int client(struct kctx *k, enum fleetlink_client which, char *errbuf, siz
 		rd_kafka_conf_set_opaque(conf, k);
 		rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	}
-	rc = kconf_new(which == FLEETLINK_CONSUMER ? RD_KAFKA_CONSUMER : RD_KAFKA_PRODUCER, conf,
+	rc = kconf_new(which == FLEETLINK_PRODUCER ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER, conf,
 	               rk, why, sizeof(why));
 	if (rc != KCONF_OK) {
 		rd_kafka_conf_destroy(conf);
 		snprintf(errbuf, errlen, "fleet: %s: %s%s",
-		         which == FLEETLINK_CONSUMER ? "consumer" : "status producer", why,
+		         which == FLEETLINK_PRODUCER ? "status producer" : "consumer", why,
 		         rc == KCONF_ERR_NOMEM ? ": out of memory or threads" : "");
 		return rc == KCONF_ERR_NOMEM ? FLEETLINK_ERR_NOMEM : FLEETLINK_ERR_CONFIG;
 	}
@@ -351,7 +367,8 @@ static void ask_ends(struct kctx *k)
 	}
 }
 
-/* Assigns partition 0 of every topic from its beginning. */
+/* Assigns partition 0 of every topic: after its last record handed out,
+ * else from its beginning. */
 static int assign(struct kctx *k, char *errbuf, size_t errlen)
 {
 	rd_kafka_topic_partition_list_t *tp =
@@ -364,7 +381,7 @@ static int assign(struct kctx *k, char *errbuf, size_t errlen)
 	}
 	for (size_t i = 0; i < k->conf.ntopics; i++)
 		rd_kafka_topic_partition_list_add(tp, k->conf.topics[i], 0)->offset =
-		    RD_KAFKA_OFFSET_BEGINNING;
+		    k->topics[i].next >= 0 ? k->topics[i].next : RD_KAFKA_OFFSET_BEGINNING;
 	err = rd_kafka_assign(k->consumer, tp);
 	rd_kafka_topic_partition_list_destroy(tp);
 	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -373,6 +390,29 @@ static int assign(struct kctx *k, char *errbuf, size_t errlen)
 		return FLEETLINK_ERR;
 	}
 	return 0;
+}
+
+/* Everything the consumer reports (records, ends, errors) on one queue,
+ * and that queue (like the producer's, delivery reports) on the pipe. */
+static void attach(struct kctx *k)
+{
+	rd_kafka_poll_set_consumer(k->consumer);
+	k->cq = rd_kafka_queue_get_consumer(k->consumer);
+	rd_kafka_queue_io_event_enable(k->cq, k->pipefd[1], "1", 1);
+}
+
+/* Closes the consumer. Assigned only: it leaves no group, commits
+ * nothing. */
+static void detach(struct kctx *k)
+{
+	if (k->cq != NULL)
+		rd_kafka_queue_destroy(k->cq);
+	k->cq = NULL;
+	if (k->consumer != NULL) {
+		rd_kafka_consumer_close(k->consumer);
+		rd_kafka_destroy(k->consumer);
+	}
+	k->consumer = NULL;
 }
 
 static void kdestroy(void *vctx);
@@ -396,11 +436,11 @@ static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *
 	for (size_t i = 0; i < c->ntopics; i++) {
 		k->topics[i].name = c->topics[i];
 		k->topics[i].end = -1;
+		k->topics[i].next = -1;
 	}
-	rc = client(k, FLEETLINK_CONSUMER, errbuf, errlen);
-	if (rc == 0 && c->status_topic != NULL) {
-		rc = client(k, FLEETLINK_PRODUCER, errbuf, errlen);
-	}
+	rc = client(k, FLEETLINK_SNAPSHOT, &k->consumer, errbuf, errlen);
+	if (rc == 0 && c->status_topic != NULL)
+		rc = client(k, FLEETLINK_PRODUCER, &k->producer, errbuf, errlen);
 	if (rc == 0)
 		rc = ensure_topics(k, errbuf, errlen);
 	if (rc == 0 && pipe2(k->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
@@ -409,12 +449,7 @@ static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *
 	}
 	if (rc != 0)
 		goto fail;
-	/* Everything the consumer reports (records, ends, errors) on one
-	 * queue, and that queue and the producer's (delivery reports) on the
-	 * one pipe. */
-	rd_kafka_poll_set_consumer(k->consumer);
-	k->cq = rd_kafka_queue_get_consumer(k->consumer);
-	rd_kafka_queue_io_event_enable(k->cq, k->pipefd[1], "1", 1);
+	attach(k);
 	if (k->producer != NULL) {
 		k->pq = rd_kafka_queue_get_main(k->producer);
 		rd_kafka_queue_io_event_enable(k->pq, k->pipefd[1], "1", 1);
@@ -497,6 +532,8 @@ static void ended(struct kctx *k, struct topic *t, int64_t end)
 	if (t->ended)
 		return;
 	begin(k, t);
+	if (t->end < 0)
+		t->end = end;
 	t->ended = true;
 	k->ev->snapshot(k->arg, t->name, end);
 }
@@ -559,9 +596,44 @@ static void take(struct kctx *k, const rd_kafka_message_t *m)
 	    .value = m->payload,
 	    .vlen = m->len,
 	};
+	t->next = m->offset + 1;
 	k->ev->record(k->arg, &r);
 	if (t->end >= 0 && m->offset + 1 >= t->end)
 		ended(k, t, t->end);
+}
+
+static bool all_ended(const struct kctx *k)
+{
+	for (size_t i = 0; i < k->conf.ntopics; i++)
+		if (!k->topics[i].ended)
+			return false;
+	return true;
+}
+
+/* Every snapshot read: the long-polling consumer takes over where the
+ * snapshot reader stopped (records it fetched past that and did not hand
+ * out are fetched again). A failure is said, and the snapshot reader goes
+ * on (its short polls cost bandwidth, not records). */
+static void swap(struct kctx *k)
+{
+	rd_kafka_t *polling = NULL;
+	char why[512];
+
+	k->polling = true;
+	if (client(k, FLEETLINK_CONSUMER, &polling, why, sizeof(why)) != 0) {
+		k->ev->error(k->arg, FLEETLINK_ERR, why);
+		return;
+	}
+	/* Past the end without a record there (an empty topic, transaction
+	 * markers): from the end. */
+	for (size_t i = 0; i < k->conf.ntopics; i++)
+		if (k->topics[i].next < k->topics[i].end)
+			k->topics[i].next = k->topics[i].end;
+	detach(k);
+	k->consumer = polling;
+	attach(k);
+	if (assign(k, why, sizeof(why)) != 0)
+		k->ev->error(k->arg, FLEETLINK_ERR, why);
 }
 
 static void kpoll(void *vctx)
@@ -582,6 +654,8 @@ static void kpoll(void *vctx)
 
 		if (m == NULL) {
 			reached(k);
+			if (!k->polling && all_ended(k))
+				swap(k);
 			return;
 		}
 		take(k, m);
@@ -623,15 +697,9 @@ static void kdestroy(void *vctx)
 	if (k == NULL)
 		return;
 	k->closing = true;
-	if (k->cq != NULL)
-		rd_kafka_queue_destroy(k->cq);
+	detach(k);
 	if (k->pq != NULL)
 		rd_kafka_queue_destroy(k->pq);
-	if (k->consumer != NULL) {
-		/* Assigned only: closing leaves no group, commits nothing. */
-		rd_kafka_consumer_close(k->consumer);
-		rd_kafka_destroy(k->consumer);
-	}
 	if (k->producer != NULL) {
 		/* Records not yet acknowledged are dropped (fleetlink.h). */
 		rd_kafka_purge(k->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);

@@ -201,6 +201,15 @@ static void test_config(void)
 	CHECK_STR(get(conf, "client.id"), "skiff-fleet-dev-1");
 	rd_kafka_conf_destroy(conf);
 
+	/* The snapshot reader at start: short polls, until it hands over. */
+	CHECK_INT(fleetlink_kafka_conf(&c, FLEETLINK_SNAPSHOT, &conf, err, sizeof(err)), 0);
+	CHECK_STR(get(conf, "fetch.wait.max.ms"), "500");
+	CHECK_STR(get(conf, "topic.metadata.refresh.interval.ms"), "600000");
+	CHECK_STR(get(conf, "metadata.max.age.ms"), "1800000");
+	CHECK_STR(get(conf, "group.id"), "skiff-fleet-dev-1");
+	CHECK_STR(get(conf, "isolation.level"), "read_committed");
+	rd_kafka_conf_destroy(conf);
+
 	CHECK_INT(fleetlink_kafka_conf(&c, FLEETLINK_PRODUCER, &conf, err, sizeof(err)), 0);
 	CHECK_STR(get(conf, "topic.metadata.refresh.interval.ms"), "600000");
 	CHECK_STR(get(conf, "metadata.max.age.ms"), "1800000");
