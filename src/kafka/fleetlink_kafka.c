@@ -60,6 +60,7 @@
 struct topic {
 	const char *name;
 	int64_t end;  /* where its snapshot ends, from the start's ListOffsets; -1: not known */
+	bool empty;   /* nothing below end at open: ended at once */
 	bool begun;   /* its snapshot's begin reported */
 	bool ended;   /* its snapshot's end reported */
 	int64_t next; /* the offset after the last record handed out; -1: none yet */
@@ -361,9 +362,10 @@ static void ask_ends(struct kctx *k)
 			t->err = err;
 			continue;
 		}
+		t->end = hi;
 		/* Nothing left below the end (empty, or all deleted): no record
 		 * will say it. */
-		t->end = lo >= hi ? 0 : hi;
+		t->empty = lo >= hi;
 	}
 }
 
@@ -553,9 +555,8 @@ static void reached(struct kctx *k)
 		if (tp == NULL)
 			return;
 		rd_kafka_topic_partition_list_add(tp, t->name, 0);
-		if (t->end == 0 ||
-		    (rd_kafka_position(k->consumer, tp) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-		     tp->elems[0].offset >= t->end))
+		if (t->empty || (rd_kafka_position(k->consumer, tp) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+		                 tp->elems[0].offset >= t->end))
 			ended(k, t, t->end);
 		rd_kafka_topic_partition_list_destroy(tp);
 	}
