@@ -5,10 +5,13 @@ status and configuration topics created compacted, status records written
 then long-polled with the fleet's fetch.wait.max.ms (55 s): a new record
 ends the wait at once. Not yet the worker's (issue 28's later steps)."""
 
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
@@ -16,15 +19,16 @@ import harness  # noqa: E402
 RUNNING = '{"state":"RUNNING","trace":null,"worker_id":"dev-1","generation":1}'
 
 
-def probe_cmd(tmp_path, kafka, *args):
+def probe_cmd(tmp_path, kafka, *args, props=None):
     worker = tmp_path / "worker.properties"
-    worker.write_text(f"bootstrap.servers={kafka.bootstrap}\n")
+    worker.write_text(harness.props_text({"bootstrap.servers": kafka.bootstrap, **(props or {})}))
     return [str(harness.tool("fleetlinkprobe")), "-w", str(worker), "-d", "dev-1", *args]
 
 
-def run_probe(tmp_path, kafka, *args, timeout=90):
-    return subprocess.run(probe_cmd(tmp_path, kafka, *args), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
+def run_probe(tmp_path, kafka, *args, timeout=90, props=None):
+    return subprocess.run(probe_cmd(tmp_path, kafka, *args, props=props),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def test_topics_created_status_written_snapshot_then_long_poll(tmp_path, kafka):
@@ -100,3 +104,40 @@ def test_missing_config_topic_said(tmp_path, kafka):
     assert r.stdout.splitlines() == [
         f"error fleet: configuration topic {cfg}: no such topic: "
         f"its snapshot waits until it can be read"], r.stdout
+
+
+@pytest.fixture(scope="module")
+def secure_kafka(tmp_path_factory):
+    if os.environ.get("SKIFF_BOOTSTRAP"):
+        harness.skip_not_here("an external broker (SKIFF_BOOTSTRAP) has not the TLS/SASL "
+                              "listeners of kafka.sh --security")
+    broker = harness.Broker(tmp_path_factory.mktemp("kafka-fleetlink"), security=True)
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+def test_over_sasl_ssl(tmp_path, secure_kafka):
+    """Both clients take the worker's connection settings (kconf_worker, as
+    the offsets topic's): SASL_SSL with SCRAM-SHA-512, topics created, a
+    status record acknowledged, the snapshot read."""
+    sec = secure_kafka.security()
+
+    class Secure:
+        bootstrap = sec["SASL_SSL"]
+
+    props = {"security.protocol": "SASL_SSL", "ssl.ca.location": sec["CA"],
+             "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": sec["SCRAM_USER"],
+             "sasl.password": sec["SCRAM_PASSWORD"]}
+    cfg = harness.unique_topic("skiff.config.dev-1")
+    status = harness.unique_topic("skiff.status.dev-1")
+    r = run_probe(tmp_path, Secure, "-c", cfg, "-C", cfg, "-s", status,
+                  "-k", "status-connector-app=" + RUNNING, props=props)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The status record's report and the snapshot come in either order.
+    assert sorted(r.stdout.splitlines()) == [f"begin {cfg} 0", "sent status-connector-app 0",
+                                             f"snapshot {cfg} 0"], r.stdout
+    # Without the SASL settings the same cluster is not reached: they were used.
+    r = run_probe(tmp_path, Secure, "-c", cfg, "-T", "3000", timeout=60)
+    assert r.returncode in (2, 3), r.stdout + r.stderr
+    assert "snapshot" not in r.stdout
