@@ -1,6 +1,8 @@
 /* kconf: librdkafka properties with skiff's errors (see kconf.h). */
 #include "kafka/kconf.h"
 
+#include "config/config.h"
+#include "config/settings.h"
 #include "core/log.h"
 
 #include <errno.h>
@@ -184,4 +186,34 @@ void kconf_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf
 	else
 		log_msg(level <= 4 ? LOG_WARN : LOG_DEBUG, "kafka (%.*s): %s: %s", n, name, fac,
 		        buf);
+}
+
+rd_kafka_conf_t *kconf_worker(const struct config_section *w, const char *client_id, char *errbuf,
+                              size_t errlen)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+	if (kconf_set(conf, "bootstrap.servers", settings_worker(w)->bootstrap.text,
+	              config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
+	    kconf_set(conf, "client.id", client_id, "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
+	    kconf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
+		goto fail;
+	rd_kafka_conf_set_log_cb(conf, kconf_log);
+	for (size_t i = 0; i < config_passthrough_count(w); i++) {
+		const char *k = config_passthrough_key(w, i);
+
+		if (strncmp(k, "kafka.", 6) == 0)
+			k += 6;
+		else if (strncmp(k, "security.", 9) != 0 && strncmp(k, "sasl.", 5) != 0 &&
+		         strncmp(k, "ssl.", 4) != 0)
+			continue;
+		if (kconf_set(conf, k, config_passthrough_value(w, i),
+		              config_passthrough_where(w, i), errbuf, errlen) != 0)
+			goto fail;
+	}
+	return conf;
+fail:
+	rd_kafka_conf_destroy(conf);
+	return NULL;
 }

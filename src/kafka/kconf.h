@@ -18,6 +18,8 @@
 
 #include "util/err.h"
 
+struct config_section;
+
 enum kconf_err {
 	KCONF_OK = 0,
 	KCONF_ERR = -1, /* refused: errbuf says "where: name: why" */
@@ -37,6 +39,17 @@ const char *kconf_strerror(int err);
  * *.location key). */
 int kconf_set(rd_kafka_conf_t *conf, const char *name, const char *value, const char *where,
               char *errbuf, size_t errlen);
+
+/* A property set with the worker's connection settings, as Connect gives
+ * its internal clients (the offsets topic's, the fleet's): bootstrap.servers,
+ * security.protocol, sasl.*, ssl.* and skiff's kafka.X (not producer.X: those
+ * are the records' producer), client_id, log_level 3 (their warnings, a
+ * coordinator still loading, repeat the records' producer's, which logs them
+ * in skiff's words; errors still show) and kconf_log. Returns the set (the
+ * caller's: kconf_new takes it, or rd_kafka_conf_destroy), or NULL with
+ * errbuf "where: name: why" for a refused property. */
+rd_kafka_conf_t *kconf_worker(const struct config_section *w, const char *client_id, char *errbuf,
+                              size_t errlen);
 
 /* rd_kafka_new(type, conf, errbuf, errlen) into *out, with one thing done
  * around the process's first call, which runs librdkafka's global init:

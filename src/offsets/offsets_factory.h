@@ -26,7 +26,7 @@ struct settings;
  * file alone is loaded and *from_prev-style warning given: offsets_stats loaded_from_prev),
  * OFFSETS_ERR_CONFIG when the cluster refuses the topic or its settings, when the topic is not
  * compacted only, or when another device wrote a key of a connector of s (offsets_fleet.h). With
- * hold, also the topic's own lock (offsets_ktopic_lock: one writer per topic and
+ * hold, also the topic's own lock (ktopic_lock: one writer per topic and
  * bootstrap.servers on this device, with or without the file): OFFSETS_ERR_LOCKED naming the
  * other skiff's pid. s is borrowed for the store's life. */
 int offsets_open_store(const struct settings *s, bool hold, struct offsets **out, char *errbuf,

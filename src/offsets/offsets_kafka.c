@@ -24,7 +24,7 @@
 #include "offsets/offsets_file.h"
 #include "offsets/offsets_fleet.h"
 #include "offsets/offsets_import.h"
-#include "offsets/offsets_ktopic.h"
+#include "kafka/ktopic.h"
 #include "offsets/offsets_kvalue.h"
 #include "config/settings.h"
 #include "core/source.h"
@@ -91,6 +91,7 @@ struct kctx {
 	rd_kafka_queue_t *mainq;
 	int pipefd[2];
 	const char *topic;
+	struct ktopic_spec spec; /* the topic for kafka/ktopic.h */
 	int timeout_ms;
 	struct rec *recs; /* what the topic holds */
 	size_t n, cap;
@@ -116,45 +117,40 @@ struct kctx {
 
 /* ---- clients ---------------------------------------------------------------- */
 
-/* The worker's connection settings, as Connect gives its internal clients:
- * bootstrap.servers, security.protocol, sasl.*, ssl.* and skiff's kafka.X
- * (not producer.X: those are the records' producer). */
-static rd_kafka_conf_t *base_conf(const struct config_section *w, char *errbuf, size_t errlen)
+/* The offsets topic for kafka/ktopic.h. */
+static void spec_init(struct ktopic_spec *t, const struct config_section *w, const char *topic)
 {
-	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	t->topic = topic;
+	t->key = "offset.storage.topic";
+	t->prefix = "offset.storage.";
+	t->noun = "offsets";
+	t->loses = "the broker deletes offsets and a restart re-sends or skips records";
+	t->lock_name = "skiff-offsets";
+	t->partitions = (int)settings_worker(w)->offset_partitions;
+	t->replication_factor = (int)settings_worker(w)->offset_rf;
+}
 
-	if (kconf_set(conf, "bootstrap.servers", settings_worker(w)->bootstrap.text,
-	              config_where(w, "bootstrap.servers"), errbuf, errlen) != 0 ||
-	    kconf_set(conf, "client.id", "skiff-offsets", "defaults", errbuf, errlen) != 0 ||
-	    /* Its warnings (a coordinator still loading) repeat the records'
-	     * producer's, which logs them in skiff's words; errors still show. */
-	    kconf_set(conf, "log_level", "3", "defaults", errbuf, errlen) != 0 ||
-	    kconf_set(conf, "log.connection.close", "false", "defaults", errbuf, errlen) != 0)
-		goto fail;
-	rd_kafka_conf_set_log_cb(conf, kconf_log);
-	for (size_t i = 0; i < config_passthrough_count(w); i++) {
-		const char *k = config_passthrough_key(w, i);
-
-		if (strncmp(k, "kafka.", 6) == 0)
-			k += 6;
-		else if (strncmp(k, "security.", 9) != 0 && strncmp(k, "sasl.", 5) != 0 &&
-		         strncmp(k, "ssl.", 4) != 0)
-			continue;
-		if (kconf_set(conf, k, config_passthrough_value(w, i),
-		              config_passthrough_where(w, i), errbuf, errlen) != 0)
-			goto fail;
+/* A ktopic_err as the offset store's code. */
+static int from_ktopic(int rc)
+{
+	switch (rc) {
+	case KTOPIC_OK:
+		return 0;
+	case KTOPIC_ERR_CONFIG:
+		return OFFSETS_ERR_CONFIG;
+	case KTOPIC_ERR_NOMEM:
+		return OFFSETS_ERR_NOMEM;
+	case KTOPIC_ERR_LOCKED:
+		return OFFSETS_ERR_LOCKED;
 	}
-	return conf;
-fail:
-	rd_kafka_conf_destroy(conf);
-	return NULL;
+	return OFFSETS_ERR_IO;
 }
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque);
 
 static int open_producer(struct kctx *k, char *errbuf, size_t errlen)
 {
-	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
+	rd_kafka_conf_t *conf = kconf_worker(k->w, "skiff-offsets", errbuf, errlen);
 	char tmo[32], why[512];
 	int kc;
 
@@ -467,12 +463,11 @@ static int plan(struct kctx *k, rd_kafka_t *c, struct reading *r,
 		goto out;
 	}
 	if (err != 0) {
-		snprintf(
-		    errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", k->topic,
-		    offsets_ktopic_unreachable(err) ? "cannot reach the cluster (bootstrap.servers "
-		                                    : "metadata",
-		    offsets_ktopic_unreachable(err) ? settings_worker(k->w)->bootstrap.text : "",
-		    offsets_ktopic_unreachable(err) ? ") to read it" : "", rd_kafka_err2str(err));
+		snprintf(errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", k->topic,
+		         ktopic_unreachable(err) ? "cannot reach the cluster (bootstrap.servers "
+		                                 : "metadata",
+		         ktopic_unreachable(err) ? settings_worker(k->w)->bootstrap.text : "",
+		         ktopic_unreachable(err) ? ") to read it" : "", rd_kafka_err2str(err));
 		goto out;
 	}
 	r->n = md->topics[0].partition_cnt;
@@ -551,7 +546,7 @@ static int consume_to_end(struct kctx *k, rd_kafka_t *c, struct reading *r, char
 /* Reads the topic from its start to its end into k's map. */
 static int read_topic(struct kctx *k, char *errbuf, size_t errlen)
 {
-	rd_kafka_conf_t *conf = base_conf(k->w, errbuf, errlen);
+	rd_kafka_conf_t *conf = kconf_worker(k->w, "skiff-offsets", errbuf, errlen);
 	rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(32);
 	struct reading r = {0};
 	rd_kafka_resp_err_t err;
@@ -855,7 +850,8 @@ static int kafka_load(void *vctx, struct offsets *o, uint64_t *generation, int *
 			return rc;
 		}
 	}
-	rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, k->create, errbuf, errlen);
+	rc = from_ktopic(
+	    ktopic_ensure(k->rk, k->w, &k->spec, k->timeout_ms, k->create, errbuf, errlen));
 	/* Exactly-once: no instance may commit after the read (else what it
 	 * committed would be read again). */
 	if (rc == 0 && k->fence != NULL)
@@ -1001,8 +997,8 @@ static int kafka_store(void *vctx, const struct offsets *o, uint64_t gen, char *
 	/* Blocks the loop for one admin request, only after a write found the
 	 * topic gone. Then every key is sent again (resend). */
 	if (k->recheck) {
-		rc = offsets_ktopic_ensure(k->rk, k->w, k->topic, k->timeout_ms, true, errbuf,
-		                           errlen);
+		rc = from_ktopic(
+		    ktopic_ensure(k->rk, k->w, &k->spec, k->timeout_ms, true, errbuf, errlen));
 		if (rc != 0)
 			return rc;
 		k->recheck = false;
@@ -1144,6 +1140,7 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
 	}
 	k->w = w;
 	k->topic = topic;
+	spec_init(&k->spec, w, topic);
 	k->create = hold;
 	k->fence = fence;
 	k->fence_arg = arg;
@@ -1165,7 +1162,7 @@ int offsets_open_kafka(const struct settings *s, bool hold, offsets_fence_fn fen
 		rc = OFFSETS_ERR_CONFIG;
 	}
 	if (rc == 0 && hold)
-		rc = offsets_ktopic_lock(w, topic, k->lockfd, errbuf, errlen);
+		rc = from_ktopic(ktopic_lock(w, &k->spec, k->lockfd, errbuf, errlen));
 	if (rc == 0 && file != NULL && *file != '\0')
 		rc = offsets_file_backend(file, hold, &k->fops, &k->fctx, errbuf, errlen);
 	if (rc == 0)

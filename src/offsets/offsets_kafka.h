@@ -15,7 +15,7 @@
  * Written with acks=all; a write completes once every record of it is
  * acknowledged. The producer never has the broker create the topic (a
  * deleted topic comes back with cleanup.policy=delete): a write that finds
- * it gone fails, and the next creates it compacted (offsets_ktopic.h).
+ * it gone fails, and the next creates it compacted (kafka/ktopic.h).
  *
  * Load: the file (if any), then the topic read from its start to its end,
  * keeping only the keys of the connectors this skiff runs (offsets_fleet.h);

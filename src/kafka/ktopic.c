@@ -1,44 +1,63 @@
-#include "offsets/offsets_ktopic.h"
+#include "kafka/ktopic.h"
 
 #include "config/config.h"
 #include "config/settings.h"
 #include "util/hash.h"
 #include "util/lockfile.h"
-#include "offsets/offsets.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Topic configs: cleanup.policy=compact, then every offset.storage.X but the
- * keys skiff reads itself. */
-static int topic_configs(const struct config_section *w, rd_kafka_NewTopic_t *nt, char *errbuf,
-                         size_t errlen)
+const char *ktopic_strerror(int err)
 {
+	switch (err) {
+	case KTOPIC_OK:
+		return "ok";
+	case KTOPIC_ERR_IO:
+		return "the cluster did not answer";
+	case KTOPIC_ERR_CONFIG:
+		return "refused topic setting or policy";
+	case KTOPIC_ERR_NOMEM:
+		return "out of memory";
+	case KTOPIC_ERR_LOCKED:
+		return "another process writes the topic";
+	}
+	return "unknown ktopic error";
+}
+
+/* Topic configs: cleanup.policy=compact, then every <prefix>X of the
+ * pass-through keys (the table's own rows, <prefix>topic, partitions and
+ * replication.factor, are not among them). */
+static int topic_configs(const struct config_section *w, const struct ktopic_spec *t,
+                         rd_kafka_NewTopic_t *nt, char *errbuf, size_t errlen)
+{
+	size_t plen = strlen(t->prefix);
+
 	rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact");
 	for (size_t i = 0; i < config_passthrough_count(w); i++) {
 		const char *key = config_passthrough_key(w, i), *v = config_passthrough_value(w, i);
 
-		if (strncmp(key, "offset.storage.", 15) != 0)
+		if (strncmp(key, t->prefix, plen) != 0)
 			continue;
-		if (strcmp(key + 15, "cleanup.policy") == 0 && strcmp(v, "compact") != 0) {
-			/* Connect refuses it too: deletion would forget offsets. */
+		if (strcmp(key + plen, "cleanup.policy") == 0 && strcmp(v, "compact") != 0) {
+			/* Connect refuses it too: deletion would forget. */
 			snprintf(errbuf, errlen,
-			         "%s: %s=%s: the offsets topic must be compacted, never deleted",
-			         config_passthrough_where(w, i), key, v);
-			return OFFSETS_ERR_CONFIG;
+			         "%s: %s=%s: the %s topic must be compacted, never deleted",
+			         config_passthrough_where(w, i), key, v, t->noun);
+			return KTOPIC_ERR_CONFIG;
 		}
-		if (rd_kafka_NewTopic_set_config(nt, key + 15, v) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (rd_kafka_NewTopic_set_config(nt, key + plen, v) != RD_KAFKA_RESP_ERR_NO_ERROR) {
 			snprintf(errbuf, errlen, "%s: %s: not a topic config",
 			         config_passthrough_where(w, i), key);
-			return OFFSETS_ERR_CONFIG;
+			return KTOPIC_ERR_CONFIG;
 		}
 	}
 	return 0;
 }
 
-bool offsets_ktopic_unreachable(rd_kafka_resp_err_t err)
+bool ktopic_unreachable(rd_kafka_resp_err_t err)
 {
 	return err == RD_KAFKA_RESP_ERR__TIMED_OUT || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
 	       err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE;
@@ -77,9 +96,9 @@ static void admin_end(struct admin_call *a)
 }
 
 /* The error of a CreateTopics result event: 0 (created or already there),
- * or an OFFSETS_ERR_* with errbuf. */
-static int create_result(const struct config_section *w, const char *topic, int timeout_ms,
-                         rd_kafka_event_t *ev, char *errbuf, size_t errlen)
+ * or a KTOPIC_ERR_* with errbuf. */
+static int create_result(const struct config_section *w, const struct ktopic_spec *t,
+                         int timeout_ms, rd_kafka_event_t *ev, char *errbuf, size_t errlen)
 {
 	const rd_kafka_CreateTopics_result_t *res;
 	const rd_kafka_topic_result_t **tr;
@@ -91,49 +110,48 @@ static int create_result(const struct config_section *w, const char *topic, int 
 		/* No result at all (a loaded machine delivers librdkafka's own
 		 * timeout after ours): the cluster was not reached either. */
 		snprintf(errbuf, errlen,
-		         "offset.storage.topic %s: cannot reach the cluster (bootstrap.servers %s) "
+		         "%s %s: cannot reach the cluster (bootstrap.servers %s) "
 		         "to check it: no answer within %d ms",
-		         topic, settings_worker(w)->bootstrap.text, timeout_ms);
-		return OFFSETS_ERR_IO;
+		         t->key, t->topic, settings_worker(w)->bootstrap.text, timeout_ms);
+		return KTOPIC_ERR_IO;
 	}
 	res = rd_kafka_event_CreateTopics_result(ev);
 	tr = res != NULL ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
 	err = n == 1 ? rd_kafka_topic_result_error(tr[0]) : rd_kafka_event_error(ev);
 	if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
 		return 0;
-	unreachable = offsets_ktopic_unreachable(err);
+	unreachable = ktopic_unreachable(err);
 	/* Not reaching the broker says nothing of the topic, which may exist:
 	 * "cannot create it" would send the user looking at the wrong thing. */
-	snprintf(errbuf, errlen, "offset.storage.topic %s: %s%s%s: %s", topic,
+	snprintf(errbuf, errlen, "%s %s: %s%s%s: %s", t->key, t->topic,
 	         unreachable ? "cannot reach the cluster (bootstrap.servers " : "cannot create it",
 	         unreachable ? settings_worker(w)->bootstrap.text : "",
 	         unreachable ? ") to check it" : "",
 	         n == 1 ? rd_kafka_topic_result_error_string(tr[0])
 	                : rd_kafka_event_error_string(ev));
-	return unreachable ? OFFSETS_ERR_IO : OFFSETS_ERR_CONFIG;
+	return unreachable ? KTOPIC_ERR_IO : KTOPIC_ERR_CONFIG;
 }
 
 /* Creates the topic unless it exists (Connect's KafkaOffsetBackingStore does
  * the same at start). An existing topic is used as it is. */
-static int create(rd_kafka_t *rk, const struct config_section *w, const char *topic, int timeout_ms,
-                  char *errbuf, size_t errlen)
+static int create(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
+                  int timeout_ms, char *errbuf, size_t errlen)
 {
-	int parts = (int)settings_worker(w)->offset_partitions;
-	int rf = (int)settings_worker(w)->offset_rf;
-	rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, parts, rf, NULL, 0);
+	rd_kafka_NewTopic_t *nt =
+	    rd_kafka_NewTopic_new(t->topic, t->partitions, t->replication_factor, NULL, 0);
 	struct admin_call a = {0};
-	int rc = OFFSETS_ERR_NOMEM;
+	int rc = KTOPIC_ERR_NOMEM;
 
 	if (nt == NULL || admin_start(&a, rk, timeout_ms) != 0) {
-		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
+		snprintf(errbuf, errlen, "%s: out of memory", t->key);
 		goto out;
 	}
-	rc = topic_configs(w, nt, errbuf, errlen);
+	rc = topic_configs(w, t, nt, errbuf, errlen);
 	if (rc != 0)
 		goto out;
 	rd_kafka_CreateTopics(rk, &nt, 1, a.opt, a.q);
 	a.ev = rd_kafka_queue_poll(a.q, timeout_ms + 1000);
-	rc = create_result(w, topic, timeout_ms, a.ev, errbuf, errlen);
+	rc = create_result(w, t, timeout_ms, a.ev, errbuf, errlen);
 out:
 	admin_end(&a);
 	if (nt != NULL)
@@ -184,16 +202,17 @@ static const char *policy_of(rd_kafka_event_t *ev)
 }
 
 /* Refuses an existing topic that is not compacted only. */
-static int check_policy(rd_kafka_t *rk, const struct config_section *w, const char *topic,
+static int check_policy(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
                         int timeout_ms, char *errbuf, size_t errlen)
 {
-	rd_kafka_ConfigResource_t *cr = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic);
+	rd_kafka_ConfigResource_t *cr =
+	    rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, t->topic);
 	struct admin_call a = {0};
 	const char *policy;
-	int rc = OFFSETS_ERR_NOMEM;
+	int rc = KTOPIC_ERR_NOMEM;
 
 	if (cr == NULL || admin_start(&a, rk, timeout_ms) != 0) {
-		snprintf(errbuf, errlen, "offset.storage.topic: out of memory");
+		snprintf(errbuf, errlen, "%s: out of memory", t->key);
 		goto out;
 	}
 	rd_kafka_DescribeConfigs(rk, &cr, 1, a.opt, a.q);
@@ -203,14 +222,14 @@ static int check_policy(rd_kafka_t *rk, const struct config_section *w, const ch
 	if (policy == NULL || compact_only(policy))
 		goto out;
 	snprintf(errbuf, errlen,
-	         "offset.storage.topic %s has cleanup.policy=%s: an offsets topic must be "
-	         "compacted only, or the broker deletes offsets and a restart re-sends or skips "
-	         "records (Connect refuses it too; was it deleted and created again by a "
-	         "write?). Fix: kafka-configs.sh --bootstrap-server %s --alter --entity-type "
-	         "topics --entity-name %s --add-config cleanup.policy=compact, or name a new "
-	         "offset.storage.topic (skiff creates it compacted)",
-	         topic, policy, settings_worker(w)->bootstrap.text, topic);
-	rc = OFFSETS_ERR_CONFIG;
+	         "%s %s has cleanup.policy=%s: %s %s topic must be "
+	         "compacted only, or %s (Connect refuses it too; was it deleted and created "
+	         "again by a write?). Fix: kafka-configs.sh --bootstrap-server %s --alter "
+	         "--entity-type topics --entity-name %s --add-config cleanup.policy=compact, or "
+	         "name a new %s (skiff creates it compacted)",
+	         t->key, t->topic, policy, strchr("aeiou", t->noun[0]) != NULL ? "an" : "a",
+	         t->noun, t->loses, settings_worker(w)->bootstrap.text, t->topic, t->key);
+	rc = KTOPIC_ERR_CONFIG;
 out:
 	admin_end(&a);
 	if (cr != NULL)
@@ -218,16 +237,16 @@ out:
 	return rc;
 }
 
-int offsets_ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const char *topic,
-                          int timeout_ms, bool create_it, char *errbuf, size_t errlen)
+int ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
+                  int timeout_ms, bool create_it, char *errbuf, size_t errlen)
 {
-	int rc = create_it ? create(rk, w, topic, timeout_ms, errbuf, errlen) : 0;
+	int rc = create_it ? create(rk, w, t, timeout_ms, errbuf, errlen) : 0;
 
-	return rc != 0 ? rc : check_policy(rk, w, topic, timeout_ms, errbuf, errlen);
+	return rc != 0 ? rc : check_policy(rk, w, t, timeout_ms, errbuf, errlen);
 }
 
-int offsets_ktopic_lock(const struct config_section *w, const char *topic, int fds[2], char *errbuf,
-                        size_t errlen)
+int ktopic_lock(const struct config_section *w, const struct ktopic_spec *t, int fds[2],
+                char *errbuf, size_t errlen)
 {
 	/* /run/lock, not a service's own RuntimeDirectory or a PrivateTmp:
 	 * every skiff of the device, and `skiff offsets`, must see it. */
@@ -238,10 +257,10 @@ int offsets_ktopic_lock(const struct config_section *w, const char *topic, int f
 
 	fds[0] = fds[1] = -1;
 	bs = bs != NULL ? bs : "";
-	snprintf(name, sizeof(name), "skiff-offsets-%016" PRIx64 "-%016" PRIx64, hash_str(bs),
-	         hash_str(topic));
+	snprintf(name, sizeof(name), "%.20s-%016" PRIx64 "-%016" PRIx64, t->lock_name, hash_str(bs),
+	         hash_str(t->topic));
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(what, sizeof(what), "offset.storage.topic %.200s on %.200s", topic, bs);
+	snprintf(what, sizeof(what), "%s %.200s on %.200s", t->key, t->topic, bs);
 	/* The socket first: a lock file can be deleted (or aged out of /tmp)
 	 * under a running skiff, the abstract socket cannot. The file stays for
 	 * what sees no socket of ours (another network namespace). */
@@ -254,5 +273,5 @@ int offsets_ktopic_lock(const struct config_section *w, const char *topic, int f
 	if (fds[0] >= 0)
 		close(fds[0]);
 	fds[0] = fds[1] = -1;
-	return held ? OFFSETS_ERR_LOCKED : OFFSETS_ERR_IO;
+	return held ? KTOPIC_ERR_LOCKED : KTOPIC_ERR_IO;
 }
