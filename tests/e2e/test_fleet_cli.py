@@ -10,9 +10,12 @@ connector-app, target-state-app, restart-connector-app, the remove's two
 tombstones)."""
 
 import json
+import os
 import subprocess
 import time
 import uuid
+
+import pytest
 
 import harness
 
@@ -239,3 +242,41 @@ def test_wait_names_each_device(kafka):
                              "--wait", "10")
         assert rc == code, (out, err)
         assert f"{d}: {'applied' if code == 0 else 'refused: no'}" in out
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory):
+    if os.environ.get("SKIFF_BOOTSTRAP"):
+        harness.skip_not_here("an external broker (SKIFF_BOOTSTRAP) has not the TLS/SASL "
+                              "listeners of kafka.sh --security")
+    broker = harness.Broker(tmp_path_factory.mktemp("kafka-fleet-wire"), security=True)
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+def test_over_sasl_ssl_with_command_config(wire, tmp_path):
+    """Kafka tools' --command-config file, Connect's client keys: SCRAM over
+    TLS for every command; without it the SASL_SSL listener is not reached."""
+    sec = wire.security()
+    cc = tmp_path / "client.properties"
+    cc.write_text(harness.props_text({
+        "security.protocol": "SASL_SSL", "ssl.ca.location": sec["CA"],
+        "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": sec["SCRAM_USER"],
+        "sasl.password": sec["SCRAM_PASSWORD"]}))
+    d = f"gw-{tag()}"
+    b = ["--bootstrap", sec["SASL_SSL"], "--command-config", str(cc), "--timeout", "20"]
+    rc, out, err = skiff("provision", "--device", d, *b)
+    assert rc == 0, err
+    assert f"# created topic skiff.config.{d}" in out
+    rc, out, err = skiff("pause", "app", "--device", d, *b)
+    assert rc == 0, err
+    assert [(k, v) for _, k, v in records(wire.bootstrap, f"skiff.config.{d}")] == [
+        ("target-state-app", '{"state":"PAUSED","state.v2":"PAUSED"}')]
+    heartbeat(wire.bootstrap, d)
+    rc, out, err = skiff("status", "--device", d, *b)
+    assert rc == 0, err
+    assert out.splitlines()[1].split()[:2] == [d, "ok"]
+    # Without the client keys: plaintext against the TLS listener.
+    rc, out, err = skiff("status", "--bootstrap", sec["SASL_SSL"], "--timeout", "5")
+    assert rc == 75, (rc, out, err)
