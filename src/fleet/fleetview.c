@@ -26,7 +26,11 @@ struct fv_outcome {
 struct fv_device {
 	char *name;
 	bool has_hb;
-	struct fleet_heartbeat hb; /* decoded: owns its strings */
+	/* The last heartbeat, what the view shows of it: its strings and
+	 * lists in hbmem (one block: a decoded one keeps its whole JSON tree,
+	 * ten times the size, times 10,000 devices); applied not kept. */
+	struct fleet_heartbeat hb;
+	char *hbmem;
 	struct fv_status *st;
 	size_t nst, capst;
 	struct fv_outcome *out;
@@ -91,7 +95,7 @@ static void device_free(struct fv_device *d)
 {
 	if (d == NULL)
 		return;
-	fleet_heartbeat_clear(&d->hb);
+	free(d->hbmem);
 	for (size_t i = 0; i < d->nst; i++)
 		free(d->st[i].name);
 	for (size_t i = 0; i < d->nout; i++) {
@@ -195,6 +199,51 @@ static size_t outcome_at(const struct fv_device *d, const char *name, size_t nam
 		if (strlen(d->out[i].name) == namelen && memcmp(d->out[i].name, name, namelen) == 0)
 			return i;
 	return SIZE_MAX;
+}
+
+/* Copies what the view shows of src into *dst, its strings and lists in
+ * one new block *mem. Returns 0 or FLEETVIEW_ERR_NOMEM. */
+static int hb_compact(const struct fleet_heartbeat *src, struct fleet_heartbeat *dst, char **mem)
+{
+	const char *s[] = {src->device, src->version, src->health, src->reason};
+	size_t size = (src->nconnectors + src->ngroups) * sizeof(char *);
+	const char **list;
+	char *at;
+
+	for (size_t i = 0; i < 4; i++)
+		size += s[i] != NULL ? strlen(s[i]) + 1 : 0;
+	for (size_t i = 0; i < src->nconnectors; i++)
+		size += strlen(src->connectors[i]) + 1;
+	for (size_t i = 0; i < src->ngroups; i++)
+		size += strlen(src->groups[i]) + 1;
+	if ((*mem = malloc(size + 1)) == NULL)
+		return FLEETVIEW_ERR_NOMEM;
+	*dst = *src;
+	dst->owned = NULL;
+	dst->applied = NULL;
+	dst->napplied = 0;
+	list = (const char **)(void *)*mem;
+	at = *mem + (src->nconnectors + src->ngroups) * sizeof(char *);
+#define COPY(from, to)                                                                             \
+	do {                                                                                       \
+		size_t n_ = strlen(from) + 1;                                                      \
+		memcpy(at, from, n_);                                                              \
+		(to) = at;                                                                         \
+		at += n_;                                                                          \
+	} while (0)
+	COPY(src->device, dst->device);
+	COPY(src->version, dst->version);
+	COPY(src->health, dst->health);
+	if (src->reason != NULL)
+		COPY(src->reason, dst->reason);
+	for (size_t i = 0; i < src->nconnectors; i++)
+		COPY(src->connectors[i], list[i]);
+	for (size_t i = 0; i < src->ngroups; i++)
+		COPY(src->groups[i], list[src->nconnectors + i]);
+#undef COPY
+	dst->connectors = list;
+	dst->groups = list + src->nconnectors;
+	return FLEETVIEW_OK;
 }
 
 static int feed_status(struct fv_device *d, const struct connect_key *k, const char *value,
@@ -301,9 +350,11 @@ int fleetview_feed(struct fleetview *v, const char *topic, const char *key, size
 	if (keylen == strlen(FLEET_HEARTBEAT_KEY) &&
 	    memcmp(key, FLEET_HEARTBEAT_KEY, keylen) == 0) {
 		struct fleet_heartbeat hb = {0};
+		char *mem = NULL;
 
 		if (value == NULL) { /* the device's records removed */
-			fleet_heartbeat_clear(&d->hb);
+			free(d->hbmem);
+			d->hbmem = NULL;
 			d->has_hb = false;
 			return FLEETVIEW_OK;
 		}
@@ -317,8 +368,12 @@ int fleetview_feed(struct fleetview *v, const char *topic, const char *key, size
 			v->skipped++;
 			return FLEETVIEW_OK;
 		}
-		fleet_heartbeat_clear(&d->hb);
-		d->hb = hb;
+		rc = hb_compact(&hb, &d->hb, &mem);
+		fleet_heartbeat_clear(&hb);
+		if (rc != FLEETVIEW_OK) /* d->hb untouched: the last one stays */
+			return rc;
+		free(d->hbmem);
+		d->hbmem = mem;
 		d->has_hb = true;
 		return FLEETVIEW_OK;
 	}
@@ -658,24 +713,23 @@ static cJSON *device_json(const struct fv_device *d, int64_t now_ms)
 int fleetview_json(const struct fleetview *v, const struct fleetview_filter *f, int64_t now_ms,
                    struct buf *out)
 {
-	cJSON *doc = cJSON_CreateObject(), *a = NULL;
 	bool nomem, ok;
 	size_t n;
 	struct fv_device **s = selected(v, f, &n, &nomem);
-	char *text = NULL;
 
-	ok = !nomem && doc != NULL && (a = cJSON_AddArrayToObject(doc, "devices")) != NULL;
+	/* One device's tree at a time: a document of 10,000 devices as one
+	 * cJSON tree is ten times the view's own memory. */
+	ok = !nomem && buf_addz(out, "{\"devices\":[") == 0;
 	for (size_t i = 0; ok && i < n; i++) {
 		cJSON *d = device_json(s[i], now_ms);
+		char *text = d != NULL ? cJSON_PrintUnformatted(d) : NULL;
 
-		ok = d != NULL && cJSON_AddItemToArray(a, d);
+		ok =
+		    text != NULL && (i == 0 || buf_addc(out, ',') == 0) && buf_addz(out, text) == 0;
+		free(text);
+		cJSON_Delete(d);
 	}
-	ok = ok && cJSON_AddNumberToObject(doc, "skipped", (double)v->skipped) != NULL &&
-	     (text = cJSON_PrintUnformatted(doc)) != NULL;
-	if (ok)
-		ok = buf_addz(out, text) == 0 && buf_addc(out, '\n') == 0;
-	free(text);
-	cJSON_Delete(doc);
+	ok = ok && buf_printf(out, "],\"skipped\":%" PRIu64 "}\n", v->skipped) == 0;
 	free(s);
 	return ok ? FLEETVIEW_OK : FLEETVIEW_ERR_NOMEM;
 }
