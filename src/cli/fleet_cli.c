@@ -324,9 +324,18 @@ static int open_client(struct fleet *f, rd_kafka_type_t type, char *errbuf, size
 	     kconf_set(conf, "message.timeout.ms", tmo, "defaults", errbuf, errlen) != 0))
 		goto fail;
 	/* A group.id only because librdkafka's assign wants one: the reader
-	 * never joins the group nor commits. */
+	 * never joins the group nor commits. Its prefetch is bounded whatever
+	 * the fleet's size (librdkafka's defaults: 64 MiB or 100,000 records
+	 * queued, 50 MiB a fetch), so that memory stays the view's: a device's
+	 * status topic is a few KiB. */
 	if (type == RD_KAFKA_CONSUMER &&
 	    (kconf_set(conf, "group.id", "skiff-fleet-operator", "defaults", errbuf, errlen) != 0 ||
+	     kconf_set(conf, "fetch.max.bytes", "1048576", "defaults", errbuf, errlen) != 0 ||
+	     kconf_set(conf, "max.partition.fetch.bytes", "65536", "defaults", errbuf, errlen) !=
+	         0 ||
+	     kconf_set(conf, "queued.max.messages.kbytes", "4096", "defaults", errbuf, errlen) !=
+	         0 ||
+	     kconf_set(conf, "queued.min.messages", "10000", "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "enable.partition.eof", "true", "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "allow.auto.create.topics", "false", "defaults", errbuf, errlen) != 0))
