@@ -923,6 +923,16 @@ static int do_write(struct fleet *f, char *errbuf, size_t errlen)
 		rc = EXIT_CONFIG;
 		goto out;
 	}
+	if (topic_md(f, topic)->partition_cnt != 1) {
+		/* Its log's order is the configuration's: Connect refuses such a
+		 * config topic, and a device would read the records out of order. */
+		snprintf(
+		    errbuf, errlen,
+		    "%s has %d partitions: a config topic has exactly one, as Connect requires",
+		    topic, topic_md(f, topic)->partition_cnt);
+		rc = EXIT_CONFIG;
+		goto out;
+	}
 	/* The devices to wait for: the one named, or those whose last
 	 * heartbeat lists the group, as they were before the write. */
 	if (a->wait_ms >= 0 && a->device != NULL) {

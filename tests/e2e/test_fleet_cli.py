@@ -144,6 +144,10 @@ def test_bad_input_is_named(kafka, tmp_path):
     assert rc == 78 and f"{bad}:2:" in err, err
     rc, _, err = skiff("status", "--device", "gw-nowhere", *b)
     assert rc == 78 and "unknown device gw-nowhere" in err
+    two = f"gw-{tag()}"
+    harness.create_topic(kafka.bootstrap, f"skiff.config.{two}", partitions=2)
+    rc, _, err = skiff("pause", "app", "--device", two, *b)
+    assert rc == 78 and f"skiff.config.{two} has 2 partitions" in err, err
     rc, _, err = skiff("pause", "app", "--device", "gw_1", *b)
     assert rc == 78 and 'device "gw_1"' in err
     cc = tmp_path / "client.properties"
