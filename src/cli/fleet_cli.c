@@ -9,6 +9,7 @@
 #include "fleet/fleetconf.h"
 #include "fleet/fleetview.h"
 #include "kafka/kconf.h"
+#include "kafka/ktopic.h"
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/hash.h"
@@ -30,6 +31,20 @@
  * at most an hour's tail; tombstones outlive a month offline. */
 #define SEGMENT_MS "3600000"
 #define DELETE_RETENTION_MS "2592000000"
+
+/* The topics' configs at provisioning unless --command-config sets them
+ * (config.storage.X, status.storage.X, as a worker file's). */
+static const char *const topic_defaults[] = {
+    "config.storage.segment.ms",
+    SEGMENT_MS,
+    "config.storage.delete.retention.ms",
+    DELETE_RETENTION_MS,
+    "status.storage.segment.ms",
+    SEGMENT_MS,
+    "status.storage.delete.retention.ms",
+    DELETE_RETENTION_MS,
+    NULL,
+};
 
 static void usage(FILE *fp)
 {
@@ -1020,88 +1035,45 @@ static void print_acls(const struct fleet_args *a, const char *cfg, const char *
 	    "Describe\n");
 }
 
-static rd_kafka_NewTopic_t *new_topic(const char *name, int partitions, int rf, char *errbuf,
-                                      size_t errlen)
-{
-	rd_kafka_NewTopic_t *t = rd_kafka_NewTopic_new(name, partitions, rf, errbuf, errlen);
-
-	if (t == NULL)
-		return NULL;
-	if (rd_kafka_NewTopic_set_config(t, "cleanup.policy", "compact") != 0 ||
-	    rd_kafka_NewTopic_set_config(t, "segment.ms", SEGMENT_MS) != 0 ||
-	    rd_kafka_NewTopic_set_config(t, "delete.retention.ms", DELETE_RETENTION_MS) != 0) {
-		rd_kafka_NewTopic_destroy(t);
-		snprintf(errbuf, errlen, "%.*s: out of memory", FLEETCONF_TOPIC_MAX, name);
-		return NULL;
-	}
-	return t;
-}
-
-/* Creates the topics; one that exists is left as it is (said). */
+/* Creates each topic unless it exists, and checks an existing one is
+ * compacted (kafka/ktopic, as the device and the offsets topic do): [0] the
+ * config topic, [1] the status topic, then the groups' config topics. Their
+ * topic configs are config.storage.X / status.storage.X of the client
+ * section (fleet_main's defaults: segment.ms, delete.retention.ms). */
 static int create_topics(struct fleet *f, char (*names)[FLEETCONF_TOPIC_MAX + 64], size_t n,
                          char *errbuf, size_t errlen)
 {
-	rd_kafka_NewTopic_t *nt[FLEET_CLI_GROUPS_MAX + 2] = {0};
-	rd_kafka_queue_t *q = rd_kafka_queue_new(f->producer);
-	rd_kafka_AdminOptions_t *opt =
-	    rd_kafka_AdminOptions_new(f->producer, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-	rd_kafka_event_t *ev = NULL;
-	int rc = EXIT_CONFIG;
+	int rc;
 
-	rd_kafka_AdminOptions_set_operation_timeout(opt, (int)f->a->timeout_ms, NULL, 0);
-	rd_kafka_AdminOptions_set_request_timeout(opt, (int)f->a->timeout_ms, NULL, 0);
+	if ((rc = list_topics(f, f->producer, errbuf, errlen)) != EXIT_OK)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
-		/* [0] the config topic, [1] the status topic, then the groups' */
-		int parts = i == 1 ? f->a->status_partitions : 1;
+		bool status = i == 1, existed = topic_md(f, names[i]) != NULL;
+		struct ktopic_spec t = {
+		    .topic = names[i],
+		    .key = status ? "status.storage.topic" : "config.storage.topic",
+		    .prefix = status ? "status.storage." : "config.storage.",
+		    .noun = status ? "status" : "configuration",
+		    .loses = status
+		                 ? "the broker deletes a connector's last state and the fleet "
+		                   "loses sight of it"
+		                 : "the broker deletes configurations and a device that restarts "
+		                   "drops its fleet's connectors",
+		    .lock_name = status ? "skiff-status" : "skiff-config",
+		    .partitions = status ? f->a->status_partitions : 1,
+		    .replication_factor = f->a->replication_factor,
+		};
 
-		if ((nt[i] = new_topic(names[i], parts, f->a->replication_factor, errbuf,
-		                       errlen)) == NULL)
-			goto out;
+		rc = ktopic_ensure(f->producer, f->w, &t, (int)f->a->timeout_ms, true, errbuf,
+		                   errlen);
+		if (rc != KTOPIC_OK)
+			return rc == KTOPIC_ERR_CONFIG ? EXIT_CONFIG : EXIT_TEMPFAIL;
+		if (existed)
+			printf("# topic %s exists (compacted): left as it is\n", names[i]);
+		else
+			printf("# created topic %s (compacted)\n", names[i]);
 	}
-	rd_kafka_CreateTopics(f->producer, nt, n, opt, q);
-	ev = rd_kafka_queue_poll(q, (int)f->a->timeout_ms + 5000);
-	if (ev == NULL || rd_kafka_event_error(ev) != 0) {
-		snprintf(errbuf, errlen, "%s: creating the topics: %s", f->a->bootstrap,
-		         ev == NULL ? "no answer" : rd_kafka_event_error_string(ev));
-		rc = EXIT_TEMPFAIL;
-		goto out;
-	}
-	const rd_kafka_CreateTopics_result_t *res = rd_kafka_event_CreateTopics_result(ev);
-	size_t cnt = 0;
-	const rd_kafka_topic_result_t **tr = rd_kafka_CreateTopics_result_topics(res, &cnt);
-
-	rc = EXIT_OK;
-	for (size_t i = 0; i < cnt; i++) {
-		rd_kafka_resp_err_t e = rd_kafka_topic_result_error(tr[i]);
-
-		if (e == 0)
-			printf("# created topic %s (cleanup.policy=compact, segment.ms=" SEGMENT_MS
-			       ", delete.retention.ms=" DELETE_RETENTION_MS ")\n",
-			       rd_kafka_topic_result_name(tr[i]));
-		else if (e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
-			printf("# topic %s exists: left as it is\n",
-			       rd_kafka_topic_result_name(tr[i]));
-		else {
-			snprintf(errbuf, errlen, "%s: %s", rd_kafka_topic_result_name(tr[i]),
-			         rd_kafka_topic_result_error_string(tr[i]));
-			rc = e == RD_KAFKA_RESP_ERR_POLICY_VIOLATION ||
-			             e == RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR ||
-			             e == RD_KAFKA_RESP_ERR_INVALID_CONFIG ||
-			             e == RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED ||
-			             e == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED
-			         ? EXIT_CONFIG
-			         : EXIT_TEMPFAIL;
-		}
-	}
-out:
-	if (ev != NULL)
-		rd_kafka_event_destroy(ev);
-	for (size_t i = 0; i < n; i++)
-		if (nt[i] != NULL)
-			rd_kafka_NewTopic_destroy(nt[i]);
-	rd_kafka_AdminOptions_destroy(opt);
-	rd_kafka_queue_destroy(q);
-	return rc;
+	return EXIT_OK;
 }
 
 static int do_provision(struct fleet *f, char *errbuf, size_t errlen)
@@ -1148,7 +1120,8 @@ int fleet_main(int argc, char **argv)
 	}
 	if (a.cmd == FLEET_CMD_PROVISION && a.bootstrap == NULL)
 		return do_provision(&f, errbuf, sizeof(errbuf));
-	rc = settings_load_client(a.command_config, a.bootstrap, &f.w, errbuf, sizeof(errbuf));
+	rc = settings_load_client(a.command_config, a.bootstrap, topic_defaults, &f.w, errbuf,
+	                          sizeof(errbuf));
 	if (rc != 0) {
 		fprintf(stderr, "skiff fleet: %s\n", errbuf);
 		return rc == SETTINGS_ERR_NOMEM ? EXIT_TEMPFAIL : EXIT_CONFIG;

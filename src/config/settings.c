@@ -585,8 +585,8 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 	return 0;
 }
 
-int settings_load_client(const char *path, const char *bootstrap, struct config_section **out,
-                         char *errbuf, size_t errlen)
+int settings_load_client(const char *path, const char *bootstrap, const char *const *defaults,
+                         struct config_section **out, char *errbuf, size_t errlen)
 {
 	const struct config_key *tables[] = {worker_keys, restconf_keys, fleetconf_keys};
 	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
@@ -607,6 +607,12 @@ int settings_load_client(const char *path, const char *bootstrap, struct config_
 			snprintf(errbuf, errlen, "out of memory");
 		return rc == PROPS_ERR_NOMEM || path == NULL ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 	}
+	for (const char *const *kv = defaults; kv != NULL && kv[0] != NULL; kv += 2)
+		if (props_get(p, kv[0]) == NULL && props_add(p, kv[0], kv[1], 0) != 0) {
+			props_destroy(p);
+			snprintf(errbuf, errlen, "out of memory");
+			return SETTINGS_ERR_NOMEM;
+		}
 	rc = config_section_load(p, &spec, &w, errbuf, errlen);
 	props_destroy(p);
 	if (rc != 0)

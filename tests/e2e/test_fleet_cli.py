@@ -92,12 +92,36 @@ def test_provision_creates_compacted_topics_and_prints_literal_acls(kafka):
     ]
     # Again: the topics exist and are left as they are.
     again = provision(kafka.bootstrap, d)
-    assert f"# topic skiff.config.{d} exists: left as it is" in again
+    assert f"# topic skiff.config.{d} exists (compacted): left as it is" in again
+    # A topic of that name that deletes is refused: the device would forget.
+    bad = f"gw-{tag()}"
+    harness.create_topic(kafka.bootstrap, f"skiff.status.{bad}")
+    rc, out, err = skiff("provision", "--device", bad, "--bootstrap", kafka.bootstrap)
+    assert rc == 78 and f"skiff.status.{bad}" in err and "compact" in err, (out, err)
     # Without --bootstrap it only prints.
     rc, out, err = skiff("provision", "--device", "gw-offline")
     assert rc == 0, err
     assert "--topic skiff.config.gw-offline --resource-pattern-type literal" in out
     assert "created" not in out
+
+
+def test_provision_topic_configs_from_command_config(kafka, tmp_path):
+    """config.storage.X / status.storage.X in the --command-config file are the
+    created topics' configs, as a worker file's are."""
+    d = f"gw-{tag()}"
+    cc = tmp_path / "client.properties"
+    cc.write_text("config.storage.segment.ms=7200000\n")
+    rc, out, err = skiff("provision", "--device", d, "--bootstrap", kafka.bootstrap,
+                         "--command-config", str(cc))
+    assert rc == 0, err
+    got = {}
+    for topic in (f"skiff.config.{d}", f"skiff.status.{d}"):
+        r = subprocess.run([str(harness.tool("fleetdev")), "describe", kafka.bootstrap, topic],
+                           capture_output=True, timeout=60)
+        got[topic] = dict(line.split("=", 1) for line in r.stdout.decode().splitlines())
+    assert got[f"skiff.config.{d}"]["segment.ms"] == "7200000"
+    assert got[f"skiff.status.{d}"]["segment.ms"] == "3600000"
+    assert got[f"skiff.config.{d}"]["delete.retention.ms"] == "2592000000"
 
 
 def test_writes_connect_records_byte_for_byte(kafka, tmp_path):
