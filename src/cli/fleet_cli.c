@@ -464,6 +464,11 @@ nomem:
 	snprintf(errbuf, errlen, "out of memory");
 out:
 	rd_kafka_topic_partition_list_destroy(tp);
+	if (rc != EXIT_OK) {
+		hash_free(&r->index);
+		free(r->p);
+		r->p = NULL;
+	}
 	return rc;
 }
 
