@@ -15,6 +15,7 @@
 #include "control/standby.h"
 #include "core/stats.h"
 #include "cli/status_cli.h"
+#include "cli/fleet_cli.h"
 #include "core/worker.h"
 
 #include <cjson/cJSON.h>
@@ -77,6 +78,8 @@ static void usage(FILE *fp)
 	        "usage: skiff [options] WORKER.properties [CONNECTOR.properties ...]\n"
 	        "       skiff status [WORKER.properties [CONNECTOR.properties ...]]\n"
 	        "       skiff offsets list|set|reset|import ... (skiff offsets --help)\n"
+	        "       skiff fleet status|config|pause|resume|stop|restart|remove|provision ...\n"
+	        "                          (skiff fleet --help)\n"
 	        "\n"
 	        "Ships lines of files, rows of SQLite databases and journal entries to Apache\n"
 	        "Kafka, with Kafka Connect's configuration files and offset formats.\n"
@@ -380,6 +383,8 @@ int main(int argc, char **argv)
 		return status_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "offsets") == 0)
 		return offsets_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "fleet") == 0)
+		return fleet_main(argc - 1, argv + 1);
 	code = parse_args(argc, argv, &o);
 	if (code >= 0)
 		return code;

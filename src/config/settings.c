@@ -585,6 +585,59 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 	return 0;
 }
 
+int settings_load_client(const char *path, const char *bootstrap, const char *const *defaults,
+                         struct config_section **out, char *errbuf, size_t errlen)
+{
+	const struct config_key *tables[] = {worker_keys, restconf_keys, fleetconf_keys};
+	const char *const skip[] = {inline_prefix, "config.providers.", NULL};
+	struct config_spec spec = {.prefix = "",
+	                           .tables = tables,
+	                           .ntables = 3,
+	                           .passthrough = worker_passthrough,
+	                           .skip = skip};
+	struct props *p = NULL;
+	struct config_section *w = NULL;
+	int rc;
+
+	*out = NULL;
+	rc =
+	    path != NULL ? props_load_file(path, &p, errbuf, errlen) : props_new("--bootstrap", &p);
+	if (rc != 0) {
+		if (path == NULL)
+			snprintf(errbuf, errlen, "out of memory");
+		return rc == PROPS_ERR_NOMEM || path == NULL ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	}
+	for (const char *const *kv = defaults; kv != NULL && kv[0] != NULL; kv += 2)
+		if (props_get(p, kv[0]) == NULL && props_add(p, kv[0], kv[1], 0) != 0) {
+			props_destroy(p);
+			snprintf(errbuf, errlen, "out of memory");
+			return SETTINGS_ERR_NOMEM;
+		}
+	rc = config_section_load(p, &spec, &w, errbuf, errlen);
+	props_destroy(p);
+	if (rc != 0)
+		return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+	if (bootstrap != NULL && (rc = config_section_set(w, "bootstrap.servers", bootstrap,
+	                                                  "--bootstrap", errbuf, errlen)) != 0)
+		goto fail;
+	if (config_section_keep(w, worker_keys, sizeof(struct worker_conf)) != 0 ||
+	    config_section_keep(w, restconf_keys, sizeof(struct restconf_conf)) != 0 ||
+	    config_section_keep(w, fleetconf_keys, sizeof(struct fleet_conf)) != 0) {
+		snprintf(errbuf, errlen, "%s: out of memory", path != NULL ? path : "--bootstrap");
+		rc = CONFIG_ERR_NOMEM;
+		goto fail;
+	}
+	if (wireprops_check(w, errbuf, errlen) != 0) {
+		rc = CONFIG_ERR;
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	config_section_destroy(w);
+	return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+}
+
 int settings_check_connector(const struct config_section *worker, const struct props *p,
                              char *errbuf, size_t errlen)
 {

@@ -108,6 +108,21 @@ enum {
  * or SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
 
+/* Loads an operator tool's client properties file (Kafka tools'
+ * --command-config: Connect's client keys, security.protocol, sasl.*,
+ * ssl.*) as a worker section, checked as a worker file's keys are
+ * (wireprops: file:line, the key and the librdkafka way), with
+ * bootstrap.servers set to bootstrap when it is not NULL (where: "--bootstrap").
+ * path NULL: no file, the defaults and bootstrap only. defaults: NULL, or
+ * key, value pairs ending in NULL, each taken unless the file sets the key
+ * (the fleet's topic configs, config.storage.X, as a worker file's). No
+ * connector is loaded or wanted. Returns 0 and *out
+ * (config_section_destroy), or SETTINGS_ERR / SETTINGS_ERR_NOMEM with
+ * errbuf "file:line: why". For `skiff fleet`, whose clients kconf_worker
+ * builds from it. */
+int settings_load_client(const char *path, const char *bootstrap, const char *const *defaults,
+                         struct config_section **out, char *errbuf, size_t errlen);
+
 /* settings_load with the REST API's connectors given (rest, taken in every
  * case; NULL: those kept beside the offsets file). For a change the API asks
  * for before it is kept. */
