@@ -7,7 +7,7 @@
 #include "config/props.h"
 #include "config/provider.h"
 #include "control/restconf.h"
-#include "control/restconns.h"
+#include "config/connlayer.h"
 #include "fleet/fleetconf.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"

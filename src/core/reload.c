@@ -42,7 +42,7 @@
 #include "config/props.h"
 #include "config/settings.h"
 #include "control/rest.h"
-#include "control/restconns.h"
+#include "config/connlayer.h"
 #include "core/log.h"
 #include "core/query.h"
 #include "core/source.h"

@@ -1,7 +1,7 @@
 /* Unit tests for restconns.c: the REST API's connectors kept beside the
  * offsets file. */
 #include "config/props.h"
-#include "control/restconns.h"
+#include "config/connlayer.h"
 #include "testlib.h"
 
 #include <stdio.h>

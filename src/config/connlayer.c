@@ -1,5 +1,5 @@
 /* restconns: the REST API's connectors, kept (restconns.h). */
-#include "control/restconns.h"
+#include "config/connlayer.h"
 
 #include "util/atomicfile.h"
 #include "config/props.h"
