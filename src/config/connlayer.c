@@ -1,4 +1,4 @@
-/* restconns: the REST API's connectors, kept (restconns.h). */
+/* connlayer: connectors laid over the files', kept (connlayer.h). */
 #include "config/connlayer.h"
 
 #include "util/atomicfile.h"
@@ -17,60 +17,75 @@ struct entry {
 	struct props *props; /* config as properties, NULL with it */
 };
 
-struct restconns {
+/* Each kind's file, format, and what its entries are called. */
+static const struct kind {
+	const char *file, *format, *who, *whose, *entry;
+	bool replaces;
+} kinds[CONNLAYER_KINDS] = {
+    [CONNLAYER_FILES] = {NULL, NULL, "the configuration files", NULL, NULL, true},
+    [CONNLAYER_FLEET] = {CONNLAYER_FLEET_FILE, "skiff-fleet-connectors", "the fleet", "the fleet's",
+                         "fleet connector", false},
+    [CONNLAYER_REST] = {CONNLAYER_REST_FILE, "skiff-rest-connectors", "the REST API",
+                        "the REST API's", "REST connector", true},
+};
+
+struct connlayer {
+	enum connlayer_kind kind;
+	bool replaces;
 	char *path;
 	struct entry *e;
 	size_t n;
 };
 
 /* config (an object of strings) as properties, key k at line k + 1. */
-static int to_props(const char *name, const cJSON *config, struct props **out)
+static int to_props(const struct connlayer *l, const char *name, const cJSON *config,
+                    struct props **out)
 {
 	char pname[600];
 	int line = 0;
 
-	snprintf(pname, sizeof(pname), "REST connector %.500s", name);
+	snprintf(pname, sizeof(pname), "%s %.500s", kinds[l->kind].entry, name);
 	if (props_new(pname, out) != 0)
-		return RESTCONNS_ERR_NOMEM;
+		return CONNLAYER_ERR_NOMEM;
 	for (const cJSON *kv = config->child; kv != NULL; kv = kv->next)
 		if (props_add(*out, kv->string, kv->valuestring, ++line) != 0) {
 			props_destroy(*out);
 			*out = NULL;
-			return RESTCONNS_ERR_NOMEM;
+			return CONNLAYER_ERR_NOMEM;
 		}
 	return 0;
 }
 
 /* Appends name's entry (config taken; NULL: deleted). */
-static int add(struct restconns *rc, const char *name, cJSON *config)
+static int add(struct connlayer *l, const char *name, cJSON *config)
 {
-	struct entry *grown = realloc(rc->e, (rc->n + 1) * sizeof(*grown)), *e;
+	struct entry *grown = realloc(l->e, (l->n + 1) * sizeof(*grown)), *e;
 
 	if (grown == NULL) {
 		cJSON_Delete(config);
-		return RESTCONNS_ERR_NOMEM;
+		return CONNLAYER_ERR_NOMEM;
 	}
-	rc->e = grown;
-	e = &rc->e[rc->n];
+	l->e = grown;
+	e = &l->e[l->n];
 	*e = (struct entry){.name = strdup(name), .config = config};
-	if (e->name == NULL || (config != NULL && to_props(name, config, &e->props) != 0)) {
+	if (e->name == NULL || (config != NULL && to_props(l, name, config, &e->props) != 0)) {
 		free(e->name);
 		cJSON_Delete(config);
 		props_destroy(e->props);
-		return RESTCONNS_ERR_NOMEM;
+		return CONNLAYER_ERR_NOMEM;
 	}
-	rc->n++;
+	l->n++;
 	return 0;
 }
 
 /* add() of a copy of config (NULL: a deletion). */
-static int add_copy(struct restconns *rc, const char *name, const cJSON *config)
+static int add_copy(struct connlayer *l, const char *name, const cJSON *config)
 {
 	cJSON *copy = config != NULL ? cJSON_Duplicate(config, true) : NULL;
 
 	if (config != NULL && copy == NULL)
-		return RESTCONNS_ERR_NOMEM;
-	return add(rc, name, copy);
+		return CONNLAYER_ERR_NOMEM;
+	return add(l, name, copy);
 }
 
 static bool all_strings(const cJSON *o)
@@ -83,202 +98,228 @@ static bool all_strings(const cJSON *o)
 	return true;
 }
 
-static int parse(struct restconns *rc, const char *text, size_t len, char *errbuf, size_t errlen)
+static int parse(struct connlayer *l, const char *text, size_t len, char *errbuf, size_t errlen)
 {
 	cJSON *doc = cJSON_ParseWithLength(text, len);
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "connectors");
 	const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(doc, "format");
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(doc, "version");
-	int rc_ = 0;
+	int rc = 0;
 
-	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "skiff-rest-connectors") != 0 ||
+	if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, kinds[l->kind].format) != 0 ||
 	    !cJSON_IsNumber(ver) || ver->valuedouble != 1 || !cJSON_IsArray(list))
 		goto bad;
-	for (const cJSON *it = list->child; it != NULL && rc_ == 0; it = it->next) {
+	for (const cJSON *it = list->child; it != NULL && rc == 0; it = it->next) {
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
 		const cJSON *config = cJSON_GetObjectItemCaseSensitive(it, "config");
 		const cJSON *deleted = cJSON_GetObjectItemCaseSensitive(it, "deleted");
 
 		if (!cJSON_IsString(name) || name->valuestring[0] == '\0' ||
-		    restconns_find(rc, name->valuestring) >= 0)
+		    connlayer_find(l, name->valuestring) >= 0)
 			goto bad;
 		if (cJSON_IsTrue(deleted) && config == NULL) {
-			rc_ = add(rc, name->valuestring, NULL);
+			rc = add(l, name->valuestring, NULL);
 		} else if (all_strings(config)) {
 			cJSON *copy = cJSON_Duplicate(config, true);
 
-			rc_ = copy != NULL ? add(rc, name->valuestring, copy) : RESTCONNS_ERR_NOMEM;
+			rc = copy != NULL ? add(l, name->valuestring, copy) : CONNLAYER_ERR_NOMEM;
 		} else {
 			goto bad;
 		}
 	}
 	cJSON_Delete(doc);
-	if (rc_ == RESTCONNS_ERR_NOMEM)
-		snprintf(errbuf, errlen, "%s: out of memory", rc->path);
-	return rc_;
+	if (rc == CONNLAYER_ERR_NOMEM)
+		snprintf(errbuf, errlen, "%s: out of memory", l->path);
+	return rc;
 bad:
 	cJSON_Delete(doc);
 	snprintf(errbuf, errlen,
-	         "%s: not a file of the REST API's connectors (skiff-rest-connectors version 1); "
-	         "move it away to start without them",
-	         rc->path);
-	return RESTCONNS_ERR_FORMAT;
+	         "%s: not a file of %s connectors (%s version 1); move it away to start "
+	         "without them",
+	         l->path, kinds[l->kind].whose, kinds[l->kind].format);
+	return CONNLAYER_ERR_FORMAT;
 }
 
-int restconns_load(const char *offsets_file, struct restconns **out, char *errbuf, size_t errlen)
+int connlayer_load(enum connlayer_kind kind, const char *offsets_file, struct connlayer **out,
+                   char *errbuf, size_t errlen)
 {
-	struct restconns *rc = calloc(1, sizeof(*rc));
+	struct connlayer *l = calloc(1, sizeof(*l));
 	const char *slash = offsets_file ? strrchr(offsets_file, '/') : NULL;
+	const char *file = kinds[kind].file;
 	char *text = NULL;
 	size_t len = 0, dirlen;
 	int r;
 
 	*out = NULL;
-	if (rc == NULL)
-		return RESTCONNS_ERR_NOMEM;
+	if (l == NULL)
+		return CONNLAYER_ERR_NOMEM;
+	l->kind = kind;
+	l->replaces = kinds[kind].replaces;
 	if (offsets_file != NULL && offsets_file[0] != '\0') {
 		dirlen = slash ? (size_t)(slash - offsets_file) + 1 : 0;
-		rc->path = malloc(dirlen + sizeof(RESTCONNS_FILE));
-		if (rc->path == NULL) {
-			free(rc);
-			return RESTCONNS_ERR_NOMEM;
+		l->path = malloc(dirlen + strlen(file) + 1);
+		if (l->path == NULL) {
+			free(l);
+			return CONNLAYER_ERR_NOMEM;
 		}
-		memcpy(rc->path, offsets_file, dirlen);
-		memcpy(rc->path + dirlen, RESTCONNS_FILE, sizeof(RESTCONNS_FILE));
-		r = atomicfile_read(rc->path, MAX_FILE_BYTES, &text, &len, errbuf, errlen);
+		memcpy(l->path, offsets_file, dirlen);
+		memcpy(l->path + dirlen, file, strlen(file) + 1);
+		r = atomicfile_read(l->path, MAX_FILE_BYTES, &text, &len, errbuf, errlen);
 		if (r == ATOMICFILE_ERR_NOMEM || (r != 0 && r != ATOMICFILE_ERR_NOENT)) {
-			restconns_destroy(rc);
-			return r == ATOMICFILE_ERR_NOMEM ? RESTCONNS_ERR_NOMEM : RESTCONNS_ERR_IO;
+			connlayer_destroy(l);
+			return r == ATOMICFILE_ERR_NOMEM ? CONNLAYER_ERR_NOMEM : CONNLAYER_ERR_IO;
 		}
 		if (r == 0) {
-			r = parse(rc, text, len, errbuf, errlen);
+			r = parse(l, text, len, errbuf, errlen);
 			free(text);
 			if (r != 0) {
-				restconns_destroy(rc);
+				connlayer_destroy(l);
 				return r;
 			}
 		}
 	}
-	*out = rc;
+	*out = l;
 	return 0;
 }
 
-size_t restconns_count(const struct restconns *rc)
+const char *connlayer_who(enum connlayer_kind kind)
 {
-	return rc != NULL ? rc->n : 0;
+	return kinds[kind].who;
 }
 
-const char *restconns_name(const struct restconns *rc, size_t i)
+enum connlayer_kind connlayer_kind(const struct connlayer *l)
 {
-	return rc->e[i].name;
+	return l->kind;
 }
 
-struct props *restconns_props(const struct restconns *rc, size_t i)
+bool connlayer_replaces(const struct connlayer *l)
 {
-	return rc->e[i].props;
+	return l != NULL && l->replaces;
 }
 
-const cJSON *restconns_config(const struct restconns *rc, size_t i)
+void connlayer_set_replaces(struct connlayer *l, bool replaces)
 {
-	return rc->e[i].config;
+	l->replaces = replaces;
 }
 
-long restconns_find(const struct restconns *rc, const char *name)
+size_t connlayer_count(const struct connlayer *l)
 {
-	for (size_t i = 0; rc != NULL && i < rc->n; i++)
-		if (strcmp(rc->e[i].name, name) == 0)
+	return l != NULL ? l->n : 0;
+}
+
+const char *connlayer_name(const struct connlayer *l, size_t i)
+{
+	return l->e[i].name;
+}
+
+struct props *connlayer_props(const struct connlayer *l, size_t i)
+{
+	return l->e[i].props;
+}
+
+const cJSON *connlayer_config(const struct connlayer *l, size_t i)
+{
+	return l->e[i].config;
+}
+
+long connlayer_find(const struct connlayer *l, const char *name)
+{
+	for (size_t i = 0; l != NULL && i < l->n; i++)
+		if (strcmp(l->e[i].name, name) == 0)
 			return (long)i;
 	return -1;
 }
 
-int restconns_with(const struct restconns *rc, const char *name, const cJSON *config, bool drop,
-                   struct restconns **out)
+int connlayer_with(const struct connlayer *l, const char *name, const cJSON *config, bool drop,
+                   struct connlayer **out)
 {
-	struct restconns *c = calloc(1, sizeof(*c));
+	struct connlayer *c = calloc(1, sizeof(*c));
 	bool placed = false;
 	int r = 0;
 
 	*out = NULL;
-	if (c == NULL || (rc->path != NULL && (c->path = strdup(rc->path)) == NULL)) {
+	if (c == NULL || (l->path != NULL && (c->path = strdup(l->path)) == NULL)) {
 		free(c);
-		return RESTCONNS_ERR_NOMEM;
+		return CONNLAYER_ERR_NOMEM;
 	}
+	c->kind = l->kind;
+	c->replaces = l->replaces;
 	/* Its place kept: the order of the file is the order of creation. */
-	for (size_t i = 0; i < rc->n && r == 0; i++) {
-		const cJSON *cfg = rc->e[i].config;
+	for (size_t i = 0; i < l->n && r == 0; i++) {
+		const cJSON *cfg = l->e[i].config;
 
-		if (name != NULL && strcmp(rc->e[i].name, name) == 0) {
+		if (name != NULL && strcmp(l->e[i].name, name) == 0) {
 			placed = true;
 			if (drop)
 				continue;
 			cfg = config;
 		}
-		r = add_copy(c, rc->e[i].name, cfg);
+		r = add_copy(c, l->e[i].name, cfg);
 	}
 	if (r == 0 && name != NULL && !placed && !drop)
 		r = add_copy(c, name, config);
 	if (r != 0) {
-		restconns_destroy(c);
-		return RESTCONNS_ERR_NOMEM;
+		connlayer_destroy(c);
+		return CONNLAYER_ERR_NOMEM;
 	}
 	*out = c;
 	return 0;
 }
 
-int restconns_save(const struct restconns *rc, char *errbuf, size_t errlen)
+int connlayer_save(const struct connlayer *l, char *errbuf, size_t errlen)
 {
 	cJSON *doc, *list;
 	char *text;
-	int r = RESTCONNS_ERR_NOMEM;
+	int r = CONNLAYER_ERR_NOMEM;
 
-	if (rc->path == NULL)
+	if (l->path == NULL)
 		return 0;
 	doc = cJSON_CreateObject();
 	list = cJSON_AddArrayToObject(doc, "connectors");
 	if (doc == NULL || list == NULL ||
-	    cJSON_AddStringToObject(doc, "format", "skiff-rest-connectors") == NULL ||
+	    cJSON_AddStringToObject(doc, "format", kinds[l->kind].format) == NULL ||
 	    cJSON_AddNumberToObject(doc, "version", 1) == NULL)
 		goto out;
-	for (size_t i = 0; i < rc->n; i++) {
+	for (size_t i = 0; i < l->n; i++) {
 		cJSON *e = cJSON_CreateObject();
 
 		if (e == NULL || !cJSON_AddItemToArray(list, e) ||
-		    cJSON_AddStringToObject(e, "name", rc->e[i].name) == NULL)
+		    cJSON_AddStringToObject(e, "name", l->e[i].name) == NULL)
 			goto out;
-		if (rc->e[i].config == NULL
+		if (l->e[i].config == NULL
 		        ? cJSON_AddTrueToObject(e, "deleted") == NULL
 		        : !cJSON_AddItemToObject(e, "config",
-		                                 cJSON_Duplicate(rc->e[i].config, true)))
+		                                 cJSON_Duplicate(l->e[i].config, true)))
 			goto out;
 	}
 	text = cJSON_Print(doc);
 	if (text == NULL)
 		goto out;
-	r = atomicfile_write(rc->path, text, strlen(text), errbuf, errlen);
+	r = atomicfile_write(l->path, text, strlen(text), errbuf, errlen);
 	free(text);
-	r = r == 0 ? 0 : r == ATOMICFILE_ERR_NOMEM ? RESTCONNS_ERR_NOMEM : RESTCONNS_ERR_IO;
+	r = r == 0 ? 0 : r == ATOMICFILE_ERR_NOMEM ? CONNLAYER_ERR_NOMEM : CONNLAYER_ERR_IO;
 out:
-	if (r == RESTCONNS_ERR_NOMEM)
-		snprintf(errbuf, errlen, "%s: out of memory", rc->path);
+	if (r == CONNLAYER_ERR_NOMEM)
+		snprintf(errbuf, errlen, "%s: out of memory", l->path);
 	cJSON_Delete(doc);
 	return r;
 }
 
-const char *restconns_path(const struct restconns *rc)
+const char *connlayer_path(const struct connlayer *l)
 {
-	return rc->path;
+	return l != NULL ? l->path : NULL;
 }
 
-void restconns_destroy(struct restconns *rc)
+void connlayer_destroy(struct connlayer *l)
 {
-	if (rc == NULL)
+	if (l == NULL)
 		return;
-	for (size_t i = 0; i < rc->n; i++) {
-		free(rc->e[i].name);
-		cJSON_Delete(rc->e[i].config);
-		props_destroy(rc->e[i].props);
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->e[i].name);
+		cJSON_Delete(l->e[i].config);
+		props_destroy(l->e[i].props);
 	}
-	free(rc->e);
-	free(rc->path);
-	free(rc);
+	free(l->e);
+	free(l->path);
+	free(l);
 }

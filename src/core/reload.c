@@ -29,7 +29,7 @@
  * The REST API's POST /connectors, PUT and PATCH .../config and DELETE
  * /connectors/{name} go the same way (reload_change, applied by
  * reload_turn): the change is
- * laid over the files as the kept REST connectors are (restconns.h), the
+ * laid over the files as the kept REST connectors are (config/connlayer.h), the
  * whole configuration reloaded, and the change kept only once applied.
  *
  * The settings a source was opened from stay alive as long as the source:
@@ -414,21 +414,43 @@ static int try_producer(const struct settings *next, char *why, size_t len)
 	return 0;
 }
 
-/* Loads the configuration with the REST connectors rest (taken; NULL:
- * those kept beside the offsets file) and applies it as a whole. Returns 0,
- * or -1 with why: refused, the running configuration stays. */
-static int reload(struct reload *r, struct restconns *rest, char *why, size_t len)
+/* The live layers (kept or not) into layers, copies; layer kind's with
+ * name's entry config (NULL: a deletion), or dropped (drop; name NULL:
+ * none changed). Returns 0, or -1 (out of memory, none made). */
+static int copy_layers(const struct reload *r, struct connlayer **layers, enum connlayer_kind kind,
+                       const char *name, const cJSON *config, bool drop)
+{
+	memset(layers, 0, CONNLAYER_KINDS * sizeof(*layers));
+	for (enum connlayer_kind k = CONNLAYER_FLEET; k < CONNLAYER_KINDS; k++) {
+		const struct connlayer *l = r->live->layers[k];
+		bool mine = k == kind && name != NULL;
+
+		if (l == NULL ||
+		    connlayer_with(l, mine ? name : NULL, config, mine && drop, &layers[k]) == 0)
+			continue;
+		for (size_t j = 0; j < CONNLAYER_KINDS; j++)
+			connlayer_destroy(layers[j]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Loads the configuration with layers (CONNLAYER_KINDS of them, each taken;
+ * NULL: the one kept beside the offsets file) and applies it as a whole.
+ * Returns 0, or -1 with why: refused, the running configuration stays. */
+static int reload(struct reload *r, struct connlayer **layers, char *why, size_t len)
 {
 	struct settings *next = calloc(1, sizeof(*next));
 	const char *key;
 	int rc = -1;
 
 	if (next == NULL) {
-		restconns_destroy(rest);
+		for (size_t k = 0; k < CONNLAYER_KINDS; k++)
+			connlayer_destroy(layers[k]);
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	if (settings_load_with(r->paths, r->npaths, rest, next, why, len) != 0)
+	if (settings_load_with(r->paths, r->npaths, layers, next, why, len) != 0)
 		goto out;
 	key = worker_diff(r->live->worker, next->worker, with_producer);
 	if (key != NULL) {
@@ -470,7 +492,7 @@ out:
 /* SIGHUP's reload. */
 static void reload_files(struct reload *r)
 {
-	struct restconns *rest = NULL;
+	struct connlayer *layers[CONNLAYER_KINDS];
 	char why[2048];
 
 	if (r->live == NULL) {
@@ -479,10 +501,11 @@ static void reload_files(struct reload *r)
 	}
 	log_notice("SIGHUP: reloading the configuration");
 	r->ops->notify(r->ctx, "RELOADING=1");
-	/* The REST API's connectors as they run (kept or not). */
-	if (restconns_with(r->live->rest, NULL, NULL, false, &rest) != 0)
+	/* The layers' connectors as they run (kept or not): the fleet's and
+	 * the REST API's stay over the files. */
+	if (copy_layers(r, layers, CONNLAYER_FILES, NULL, NULL, false) != 0)
 		log_error("reload refused: out of memory; the running configuration stays");
-	else if (reload(r, rest, why, sizeof(why)) != 0)
+	else if (reload(r, layers, why, sizeof(why)) != 0)
 		log_error("reload refused: %s; the running configuration stays", why);
 	else
 		log_notice("reload done");
@@ -506,19 +529,21 @@ static void invalid(char *why, size_t len)
 }
 
 /* The configuration of live connector cs as written (provider references
- * unresolved): its kept REST one, else its keys read again from its file.
+ * unresolved): its layer's entry, else its keys read again from its file.
  * Returns a new object of strings, or NULL (out of memory, or the file is
  * unreadable now: why). */
 static cJSON *written_config(const struct reload *r, const struct connector_settings *cs, char *why,
                              size_t len)
 {
-	long at = restconns_find(r->live->rest, cs->name);
-	size_t plen = strlen(cs->prefix);
+	const struct connlayer *l = r->live->layers[cs->layer];
+	long at = connlayer_find(l, cs->name);
+	size_t plen;
 	struct props *p = NULL;
 	cJSON *j;
 
-	if (cs->rest && at >= 0)
-		return cJSON_Duplicate(restconns_config(r->live->rest, (size_t)at), true);
+	if (cs->layer != CONNLAYER_FILES && at >= 0)
+		return cJSON_Duplicate(connlayer_config(l, (size_t)at), true);
+	plen = strlen(cs->prefix);
 	if (props_load_file(cs->file, &p, why, len) != 0)
 		return NULL;
 	j = cJSON_CreateObject();
@@ -606,7 +631,7 @@ static void apply_change(struct reload *r)
 {
 	/* Taken out first: the reply lets the next change in at once. */
 	struct change taken = r->change, *ch = &taken;
-	struct restconns *rest = NULL;
+	struct connlayer *layers[CONNLAYER_KINDS];
 	cJSON *config = NULL;
 	int i, rc = REST_ERR_NOMEM;
 	bool created, drop;
@@ -616,9 +641,10 @@ static void apply_change(struct reload *r)
 	i = find_connector(r->live, ch->name);
 	created = ch->op == REST_CREATE || (ch->op == REST_PUT && i < 0);
 	/* A deletion of a connector only the API gave drops its entry; one
-	 * of the files' is kept as "deleted", or the files would bring it back. */
-	drop = ch->op == REST_DELETE && i >= 0 && r->live->connectors[i].rest &&
-	       !r->live->connectors[i].in_files;
+	 * of a layer below (the files') is kept as "deleted", or it would come
+	 * back. */
+	drop = ch->op == REST_DELETE && i >= 0 && r->live->connectors[i].layer == CONNLAYER_REST &&
+	       !r->live->connectors[i].over;
 
 	log_notice("connector %s: %s (REST API)", ch->name,
 	           ch->op == REST_DELETE ? "deleting"
@@ -629,11 +655,11 @@ static void apply_change(struct reload *r)
 		rc = why[0] && strcmp(why, "out of memory") != 0 ? REST_ERR : REST_ERR_NOMEM;
 		goto out;
 	}
-	if (restconns_with(r->live->rest, ch->name, config, drop, &rest) != 0) {
+	if (copy_layers(r, layers, CONNLAYER_REST, ch->name, config, drop) != 0) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto out;
 	}
-	if (reload(r, rest, why, sizeof(why)) != 0) {
+	if (reload(r, layers, why, sizeof(why)) != 0) {
 		log_error(
 		    "connector %s: the change is refused: %s; the running configuration stays",
 		    ch->name, why);
@@ -644,11 +670,11 @@ static void apply_change(struct reload *r)
 	rc = 0;
 	if (ch->op == REST_CREATE)
 		initial_state(r, ch->name, ch->initial_state);
-	if (restconns_path(r->live->rest) == NULL) {
+	if (connlayer_path(r->live->layers[CONNLAYER_REST]) == NULL) {
 		log_warn("connector %s: changed through the REST API until a restart: with "
 		         "offset.storage.topic alone there is no state directory to keep it in",
 		         ch->name);
-	} else if (restconns_save(r->live->rest, why, sizeof(why)) != 0) {
+	} else if (connlayer_save(r->live->layers[CONNLAYER_REST], why, sizeof(why)) != 0) {
 		log_error("connector %s: changed, but the change could not be kept: %s; it lasts "
 		          "until a restart",
 		          ch->name, why);
@@ -658,7 +684,7 @@ static void apply_change(struct reload *r)
 		           ch->op == REST_DELETE ? "deleted"
 		           : created             ? "created"
 		                                 : "changed",
-		           restconns_path(r->live->rest));
+		           connlayer_path(r->live->layers[CONNLAYER_REST]));
 	}
 out:
 	cJSON_Delete(config);

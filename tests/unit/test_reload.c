@@ -7,6 +7,7 @@
  * refuses the reload before anything stops; the flush timings apply at
  * once; the REST API's changes are refused while the worker drains or
  * without configuration files. */
+#include "config/connlayer.h"
 #include "config/settings.h"
 #include "control/rest.h"
 #include "core/reload.h"
@@ -320,6 +321,151 @@ static void test_change_while_draining(void)
 	stop(r, &s);
 }
 
+/* Writes layer kind's file in dir with connector name to topic (NULL: a
+ * deletion), over what it holds. */
+static void write_layer(enum connlayer_kind kind, const char *name, const char *topic)
+{
+	char offsets[400], err[512], cfg[1024];
+	struct connlayer *l = NULL, *with = NULL;
+	cJSON *config = NULL;
+
+	snprintf(offsets, sizeof(offsets), "%s/offsets.json", dir);
+	snprintf(cfg, sizeof(cfg),
+	         "{\"name\":\"%s\",\"connector.class\":\"FileStreamSource\","
+	         "\"file\":\"%s/app.log\",\"topic\":\"%s\"}",
+	         name, dir, topic != NULL ? topic : "");
+	CHECK_INT(connlayer_load(kind, offsets, &l, err, sizeof(err)), 0);
+	if (topic != NULL)
+		config = cJSON_Parse(cfg);
+	CHECK_INT(connlayer_with(l, name, config, false, &with), 0);
+	CHECK_INT(connlayer_save(with, err, sizeof(err)), 0);
+	cJSON_Delete(config);
+	connlayer_destroy(with);
+	connlayer_destroy(l);
+}
+
+static const struct connector_settings *conn_of(const struct settings *s, const char *name)
+{
+	for (size_t i = 0; i < s->nconnectors; i++)
+		if (strcmp(s->connectors[i].name, name) == 0)
+			return &s->connectors[i];
+	return NULL;
+}
+
+static const char *topic_of(const struct settings *s, const char *name)
+{
+	const struct connector_settings *cs = conn_of(s, name);
+
+	return cs != NULL ? config_shown(cs->cfg, "topic") : "(none)";
+}
+
+/* files < fleet < REST, per connector name; the fleet's entry over a
+ * connector of the files is refused unless its layer's policy allows it. */
+static void test_layer_order(void)
+{
+	struct settings s, t;
+	struct reload *r = start(&s);
+	struct connlayer *layers[CONNLAYER_KINDS] = {NULL};
+	char err[2048], offsets[400];
+	const struct settings_refusal *no;
+
+	write_layer(CONNLAYER_FLEET, "p", "fleet-p");
+	write_layer(CONNLAYER_FLEET, "q", "fleet-q");
+	write_layer(CONNLAYER_REST, "q", "rest-q");
+	write_layer(CONNLAYER_FLEET, "f", "fleet-f");
+	/* By default the fleet may not replace the files' p. */
+	CHECK_INT(settings_load(paths, 2, &t, err, sizeof(err)), 0);
+	CHECK_STR(topic_of(&t, "p"), "t");
+	CHECK_INT(conn_of(&t, "p")->layer, CONNLAYER_FILES);
+	no = settings_refused(&t, CONNLAYER_FLEET, "p");
+	CHECK(no != NULL);
+	CHECK(no != NULL && strstr(no->why, "connector p: the fleet's configuration is refused: "
+	                                    "a connector of that name comes from the "
+	                                    "configuration files (") != NULL);
+	CHECK(no != NULL && strstr(no->why, "fleet.allow.replace.local=true") != NULL);
+	CHECK_STR(topic_of(&t, "f"), "fleet-f");
+	CHECK_INT(conn_of(&t, "f")->layer, CONNLAYER_FLEET);
+	CHECK(!conn_of(&t, "f")->over);
+	/* The REST API's q over the fleet's: the person at the device wins. */
+	CHECK_STR(topic_of(&t, "q"), "rest-q");
+	CHECK_INT(conn_of(&t, "q")->layer, CONNLAYER_REST);
+	CHECK(conn_of(&t, "q")->over);
+	CHECK_INT(conn_of(&t, "q")->under, CONNLAYER_FLEET);
+	settings_destroy(&t);
+	/* Allowed, the fleet's p replaces the files'; the REST API's over both. */
+	snprintf(offsets, sizeof(offsets), "%s/offsets.json", dir);
+	CHECK_INT(
+	    connlayer_load(CONNLAYER_FLEET, offsets, &layers[CONNLAYER_FLEET], err, sizeof(err)),
+	    0);
+	connlayer_set_replaces(layers[CONNLAYER_FLEET], true);
+	CHECK_INT(settings_load_with(paths, 2, layers, &t, err, sizeof(err)), 0);
+	CHECK_STR(topic_of(&t, "p"), "fleet-p");
+	CHECK_INT(conn_of(&t, "p")->layer, CONNLAYER_FLEET);
+	CHECK(conn_of(&t, "p")->over);
+	CHECK_INT(conn_of(&t, "p")->under, CONNLAYER_FILES);
+	CHECK(settings_refused(&t, CONNLAYER_FLEET, "p") == NULL);
+	settings_destroy(&t);
+	write_layer(CONNLAYER_REST, "p", "rest-p");
+	memset(layers, 0, sizeof(layers));
+	CHECK_INT(
+	    connlayer_load(CONNLAYER_FLEET, offsets, &layers[CONNLAYER_FLEET], err, sizeof(err)),
+	    0);
+	connlayer_set_replaces(layers[CONNLAYER_FLEET], true);
+	CHECK_INT(settings_load_with(paths, 2, layers, &t, err, sizeof(err)), 0);
+	CHECK_STR(topic_of(&t, "p"), "rest-p");
+	CHECK_INT(conn_of(&t, "p")->under, CONNLAYER_FLEET);
+	settings_destroy(&t);
+	/* A fleet deletion of the files' p: refused by default too. */
+	write_layer(CONNLAYER_REST, "p", NULL);
+	write_layer(CONNLAYER_FLEET, "p", NULL);
+	CHECK_INT(settings_load(paths, 2, &t, err, sizeof(err)), 0);
+	CHECK(conn_of(&t, "p") == NULL); /* the REST API's deletion */
+	settings_destroy(&t);
+	stop(r, &s);
+}
+
+/* SIGHUP reloads the files and lays the layers as they run over them: the
+ * fleet's connectors (and its policy) stay. */
+static void test_sighup_keeps_fleet_layer(void)
+{
+	struct settings s;
+	struct reload *r;
+
+	memset(&s, 0, sizeof(s));
+	r = start(&s);
+	reload_destroy(r);
+	settings_destroy(&s);
+	write_layer(CONNLAYER_FLEET, "f", "fleet-f");
+	r = NULL;
+	{
+		struct reload_env env = {.ops = &ops, .ctx = &fk, .draining = &fk.draining};
+		char err[2048];
+
+		CHECK_INT(settings_load(paths, 2, &s, err, sizeof(err)), 0);
+		memset(&fk, 0, sizeof(fk));
+		fk.cs[0] = &s.connectors[0];
+		fk.cs[1] = &s.connectors[1];
+		fk.nslots = 2;
+		CHECK_INT(reload_new(&env, &r), 0);
+		reload_setup(r, &s, NULL, paths, 2, true);
+	}
+	CHECK_STR(topic_of(&s, "f"), "fleet-f");
+	connlayer_set_replaces(s.layers[CONNLAYER_FLEET], true);
+	/* Another fleet file now (a restart would read it): SIGHUP keeps the
+	 * layer that runs, not the file. */
+	write_layer(CONNLAYER_FLEET, "g", "fleet-g");
+	write_connector("t2");
+	reload_ask(r);
+	reload_turn(r);
+	CHECK_STR(fk.order, "dcoae"); /* p changed; f kept as it ran */
+	CHECK_STR(topic_of(&s, "p"), "t2");
+	CHECK_STR(topic_of(&s, "f"), "fleet-f");
+	CHECK_INT(conn_of(&s, "f")->layer, CONNLAYER_FLEET);
+	CHECK(conn_of(&s, "g") == NULL);
+	CHECK(connlayer_replaces(s.layers[CONNLAYER_FLEET]));
+	stop(r, &s);
+}
+
 int main(void)
 {
 	test_no_files();
@@ -329,5 +475,7 @@ int main(void)
 	test_restart_key_refused();
 	test_flush_timings();
 	test_change_while_draining();
+	test_layer_order();
+	test_sighup_keeps_fleet_layer();
 	return testlib_done("test_reload");
 }
