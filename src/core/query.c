@@ -259,6 +259,11 @@ static int layer_change(void *ctx, const struct query_change *ch, char *errbuf, 
 	return reload_layer_change(((struct query_host *)ctx)->reload, ch, errbuf, errlen);
 }
 
+static uint64_t state_epoch(void *ctx)
+{
+	return connectors_epoch(((struct query_host *)ctx)->conns);
+}
+
 static char *cluster_id(void *ctx)
 {
 	return sink_cluster_id(supervisor_sink(((struct query_host *)ctx)->sup));
@@ -288,6 +293,7 @@ const struct query_ops host_query_ops = {
     .alter_offsets = alter_offsets,
     .change = change,
     .layer_change = layer_change,
+    .state_epoch = state_epoch,
     .cluster_id = cluster_id,
     .worker_config = worker_config,
 };

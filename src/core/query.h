@@ -182,6 +182,12 @@ struct query_ops {
 	 * worker drains (try again at a later turn) or skiff runs without
 	 * configuration files, REST_ERR_NOMEM; errbuf says why. */
 	int (*layer_change)(void *ctx, const struct query_change *ch, char *errbuf, size_t errlen);
+	/* A count bumped whenever a connector's state or trace changes
+	 * (query_conn's state, restarting, stop_paused, trace), and when a
+	 * connector is added or removed; never otherwise. A client that
+	 * publishes states compares it with the last it saw (loop_hook_add:
+	 * once a turn) instead of polling on a timer. */
+	uint64_t (*state_epoch)(void *ctx);
 	/* The Kafka cluster's id (malloc'd, caller frees), NULL when unknown. */
 	char *(*cluster_id)(void *ctx);
 	/* The worker's section of the configuration (plugins_validate's). */

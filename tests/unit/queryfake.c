@@ -81,6 +81,11 @@ static int layer_change(void *ctx, const struct query_change *ch, char *errbuf, 
 	return REST_PENDING;
 }
 
+static uint64_t state_epoch(void *ctx)
+{
+	return ((struct queryfake *)ctx)->epoch;
+}
+
 static const struct query_ops ops = {
     .connectors = connectors,
     .connector = connector,
@@ -93,6 +98,7 @@ static const struct query_ops ops = {
     .bandwidth = bandwidth,
     .command = command,
     .layer_change = layer_change,
+    .state_epoch = state_epoch,
 };
 
 void queryfake_init(struct queryfake *f, struct stats *st)

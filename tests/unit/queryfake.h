@@ -35,6 +35,7 @@ struct queryfake {
 	struct query_change change;
 	char change_name[128];
 	int change_rc;
+	uint64_t epoch; /* what state_epoch answers: a test bumps it */
 };
 
 /* Empties f and points its query at itself; stats borrowed (may be NULL). */
