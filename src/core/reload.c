@@ -458,14 +458,21 @@ static int vet_change(const struct change *ch, const struct settings *next, char
 		snprintf(why, len, "%s", no->why);
 		return -1;
 	}
-	/* A layer above gives it: the change would be laid under it. */
-	if (cs != NULL && cs->layer > ch->layer && !connlayer_replaces(next->layers[ch->layer])) {
-		path = connlayer_path(next->layers[cs->layer]);
-		snprintf(why, len,
-		         "connector %s: the change is refused: a connector of that name comes from "
-		         "%s (%s), which %s may replace only with fleet.allow.replace.local=true",
-		         ch->name, connlayer_who(cs->layer), path != NULL ? path : "not kept",
-		         connlayer_who(ch->layer));
+	/* A layer above gives it, or deleted it: the change would be laid
+	 * under that. */
+	for (enum connlayer_kind k = ch->layer + 1; k < CONNLAYER_KINDS; k++) {
+		long at = connlayer_find(next->layers[k], ch->name);
+
+		if (at < 0 || connlayer_replaces(next->layers[ch->layer]))
+			continue;
+		path = connlayer_path(next->layers[k]);
+		snprintf(
+		    why, len,
+		    "connector %s: the change is refused: %s %s a connector of that name (%s), "
+		    "which %s may override only with fleet.allow.replace.local=true",
+		    ch->name, connlayer_who(k),
+		    connlayer_config(next->layers[k], (size_t)at) != NULL ? "gives" : "deleted",
+		    path != NULL ? path : "not kept", connlayer_who(ch->layer));
 		return -1;
 	}
 	if (ch->vet == NULL || cs == NULL || cs->layer != ch->layer || ch->op == REST_DELETE)

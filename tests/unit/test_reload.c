@@ -679,6 +679,44 @@ static void test_fleet_over_files(void)
 	stop(r, &s);
 }
 
+/* What the REST API gives or deleted, a fleet change may not override
+ * (the person at the device has the last word) unless its layer may. */
+static void test_fleet_under_rest(void)
+{
+	struct settings s;
+	struct reload *r;
+	cJSON *q = NULL, *d = NULL;
+	struct query_change ch;
+	char err[256];
+
+	make_dir();
+	write_layer(CONNLAYER_REST, "q", "rest-q");
+	write_layer(CONNLAYER_REST, "d", NULL);
+	r = begin(&s);
+	q = fleet_config("q", "fleet-q");
+	d = fleet_config("d", "fleet-d");
+	memset(&cl, 0, sizeof(cl));
+	ch = fleet_put("q", q);
+	CHECK_INT(reload_layer_change(r, &ch, err, sizeof(err)), REST_PENDING);
+	reload_turn(r);
+	CHECK_INT(cl.dones, 1);
+	CHECK_INT(cl.rc, REST_ERR_ARG);
+	CHECK(strstr(cl.why, "connector q: the change is refused: the REST API gives a connector "
+	                     "of that name (") != NULL);
+	CHECK_STR(topic_of(&s, "q"), "rest-q");
+	ch = fleet_put("d", d);
+	CHECK_INT(reload_layer_change(r, &ch, err, sizeof(err)), REST_PENDING);
+	reload_turn(r);
+	CHECK_INT(cl.dones, 2);
+	CHECK_INT(cl.rc, REST_ERR_ARG);
+	CHECK(strstr(cl.why, "the REST API deleted a connector of that name") != NULL);
+	CHECK(conn_of(&s, "d") == NULL);
+	CHECK(!exists(CONNLAYER_FLEET_FILE));
+	cJSON_Delete(q);
+	cJSON_Delete(d);
+	stop(r, &s);
+}
+
 /* One change at a time: done may start the next, applied at the next turn;
  * each done called once; a configuration that does not load is refused. */
 static void test_changes_in_sequence(void)
@@ -733,6 +771,7 @@ int main(void)
 	test_fleet_change_applied();
 	test_vet_refuses();
 	test_fleet_over_files();
+	test_fleet_under_rest();
 	test_changes_in_sequence();
 	return testlib_done("test_reload");
 }
