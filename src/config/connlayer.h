@@ -76,7 +76,8 @@ enum connlayer_kind connlayer_kind(const struct connlayer *l);
 
 /* Whether an entry may replace (or delete) a connector a layer below gives:
  * always for the REST API's, for the fleet's only when set (by default
- * not: fleet.allow.replace.local). Kept by connlayer_with's copies. */
+ * not; settings.c sets it from fleet.allow.replace.local at each load).
+ * Kept by connlayer_with's copies. */
 bool connlayer_replaces(const struct connlayer *l);
 void connlayer_set_replaces(struct connlayer *l, bool replaces);
 

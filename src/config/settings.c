@@ -620,6 +620,11 @@ int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
 		    (rc = connlayer_load(k, settings_worker(out->worker)->offset_file,
 		                         &out->layers[k], errbuf, errlen)) != 0)
 			return rc == CONNLAYER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+		/* The device's last word, as its worker file says it now (at a
+		 * start, a SIGHUP, a change alike). */
+		if (k == CONNLAYER_FLEET)
+			connlayer_set_replaces(out->layers[k],
+			                       fleetconf_conf(out->worker)->allow.replace_local);
 		if ((rc = lay(out, k, errbuf, errlen)) != 0)
 			return rc;
 	}

@@ -119,7 +119,8 @@ enum {
  * the fleet's then the REST API's: each entry replaces the connector of its
  * name, a deletion removes it; an entry its layer's policy does not let
  * replace a connector below it is refused (settings.refusals, logged by
- * settings_log_notices) and that connector runs. Returns 0 and a filled
+ * settings_log_notices) and that connector runs. The fleet's layer's
+ * policy is the worker file's fleet.allow.replace.local, set at each load. Returns 0 and a filled
  * *out (release with settings_destroy), or SETTINGS_ERR or
  * SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);

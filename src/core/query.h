@@ -118,9 +118,12 @@ typedef int (*query_vet_fn)(void *arg, const struct connector_settings *cs, char
 typedef void (*query_done_fn)(void *arg, int rc, const char *why);
 
 /* A connector change a control client aims at a layer of the configuration
- * (config/connlayer.h: the fleet's is CONNLAYER_FLEET). Strings and config
- * are copied when the change is taken; arg is the client's, passed to vet
- * and done. */
+ * (config/connlayer.h: the fleet's is CONNLAYER_FLEET). A change of the
+ * fleet's naming a connector of the files, or one the REST API gives or
+ * deleted, is refused with the reason unless the worker file says
+ * fleet.allow.replace.local=true (read at the change's own load). Strings
+ * and config are copied when the change is taken; arg is the client's,
+ * passed to vet and done. */
 struct query_change {
 	enum connlayer_kind layer; /* CONNLAYER_FLEET or CONNLAYER_REST */
 	enum query_change_op op;
@@ -129,10 +132,6 @@ struct query_change {
 	/* A connector it creates starts so (KIP-980: RUNNING, PAUSED,
 	 * STOPPED); NULL: RUNNING. */
 	const char *initial_state;
-	/* The layer may replace (or delete) a connector a layer below gives
-	 * (fleet.allow.replace.local); else such a change is refused. Kept
-	 * with the layer once applied, and by SIGHUP. */
-	bool replace_below;
 	query_vet_fn vet; /* NULL: none */
 	query_done_fn done;
 	void *arg;

@@ -122,7 +122,6 @@ struct change {
 	char *name;
 	cJSON *config; /* REST_CREATE, REST_PUT: whole; REST_PATCH: the patch */
 	char *initial_state;
-	bool replace_below; /* the layer's policy (connlayer_replaces) once applied */
 	query_vet_fn vet;
 	query_done_fn done; /* NULL: the REST API's, answered through rest_changed */
 	void *arg;          /* vet's and done's */
@@ -762,8 +761,6 @@ static void apply_change(struct reload *r)
 		snprintf(why, sizeof(why), "out of memory");
 		goto out;
 	}
-	if (ch->layer != CONNLAYER_REST && layers[ch->layer] != NULL)
-		connlayer_set_replaces(layers[ch->layer], ch->replace_below);
 	if (reload(r, layers, ch, why, sizeof(why)) != 0) {
 		log_error(
 		    "connector %s: the change is refused: %s; the running configuration stays",
@@ -851,7 +848,6 @@ int reload_layer_change(struct reload *r, const struct query_change *qc, char *e
 	r->change = (struct change){
 	    .layer = qc->layer,
 	    .op = qc->op == QUERY_CHANGE_DELETE ? REST_DELETE : REST_PUT,
-	    .replace_below = qc->replace_below,
 	    .vet = qc->vet,
 	    .done = qc->done,
 	    .arg = qc->arg,

@@ -395,8 +395,7 @@ static void test_layer_order(void)
 {
 	struct settings s, t;
 	struct reload *r = start(&s);
-	struct connlayer *layers[CONNLAYER_KINDS] = {NULL};
-	char err[2048], offsets[400];
+	char err[2048];
 	const struct settings_refusal *no;
 
 	write_layer(CONNLAYER_FLEET, "p", "fleet-p");
@@ -422,13 +421,11 @@ static void test_layer_order(void)
 	CHECK(conn_of(&t, "q")->over);
 	CHECK_INT(conn_of(&t, "q")->under, CONNLAYER_FLEET);
 	settings_destroy(&t);
-	/* Allowed, the fleet's p replaces the files'; the REST API's over both. */
-	snprintf(offsets, sizeof(offsets), "%s/offsets.json", dir);
-	CHECK_INT(
-	    connlayer_load(CONNLAYER_FLEET, offsets, &layers[CONNLAYER_FLEET], err, sizeof(err)),
-	    0);
-	connlayer_set_replaces(layers[CONNLAYER_FLEET], true);
-	CHECK_INT(settings_load_with(paths, 2, layers, &t, err, sizeof(err)), 0);
+	/* Allowed by the worker file, the fleet's p replaces the files'; the
+	 * REST API's over both. */
+	write_worker("fleet.allow.replace.local=true\n");
+	CHECK_INT(settings_load(paths, 2, &t, err, sizeof(err)), 0);
+	CHECK(connlayer_replaces(t.layers[CONNLAYER_FLEET]));
 	CHECK_STR(topic_of(&t, "p"), "fleet-p");
 	CHECK_INT(conn_of(&t, "p")->layer, CONNLAYER_FLEET);
 	CHECK(conn_of(&t, "p")->over);
@@ -436,15 +433,11 @@ static void test_layer_order(void)
 	CHECK(settings_refused(&t, CONNLAYER_FLEET, "p") == NULL);
 	settings_destroy(&t);
 	write_layer(CONNLAYER_REST, "p", "rest-p");
-	memset(layers, 0, sizeof(layers));
-	CHECK_INT(
-	    connlayer_load(CONNLAYER_FLEET, offsets, &layers[CONNLAYER_FLEET], err, sizeof(err)),
-	    0);
-	connlayer_set_replaces(layers[CONNLAYER_FLEET], true);
-	CHECK_INT(settings_load_with(paths, 2, layers, &t, err, sizeof(err)), 0);
+	CHECK_INT(settings_load(paths, 2, &t, err, sizeof(err)), 0);
 	CHECK_STR(topic_of(&t, "p"), "rest-p");
 	CHECK_INT(conn_of(&t, "p")->under, CONNLAYER_FLEET);
 	settings_destroy(&t);
+	write_worker("");
 	/* A fleet deletion of the files' p: refused by default too. */
 	write_layer(CONNLAYER_REST, "p", NULL);
 	write_layer(CONNLAYER_FLEET, "p", NULL);
@@ -455,7 +448,7 @@ static void test_layer_order(void)
 }
 
 /* SIGHUP reloads the files and lays the layers as they run over them: the
- * fleet's connectors (and its policy) stay. */
+ * fleet's connectors stay; its policy is the worker file's as re-read. */
 static void test_sighup_keeps_fleet_layer(void)
 {
 	struct settings s;
@@ -466,7 +459,7 @@ static void test_sighup_keeps_fleet_layer(void)
 	r = begin(&s);
 	CHECK_INT(fk.nslots, 2);
 	CHECK_STR(topic_of(&s, "f"), "fleet-f");
-	connlayer_set_replaces(s.layers[CONNLAYER_FLEET], true);
+	CHECK(!connlayer_replaces(s.layers[CONNLAYER_FLEET]));
 	/* Another fleet file now (a restart would read it): SIGHUP keeps the
 	 * layer that runs, not the file. */
 	write_layer(CONNLAYER_FLEET, "g", "fleet-g");
@@ -478,7 +471,13 @@ static void test_sighup_keeps_fleet_layer(void)
 	CHECK_STR(topic_of(&s, "f"), "fleet-f");
 	CHECK_INT(conn_of(&s, "f")->layer, CONNLAYER_FLEET);
 	CHECK(conn_of(&s, "g") == NULL);
+	CHECK(!connlayer_replaces(s.layers[CONNLAYER_FLEET]));
+	write_worker("fleet.allow.replace.local=true\n");
+	reload_ask(r);
+	reload_turn(r);
 	CHECK(connlayer_replaces(s.layers[CONNLAYER_FLEET]));
+	CHECK_STR(topic_of(&s, "f"), "fleet-f");
+	CHECK(conn_of(&s, "g") == NULL);
 	stop(r, &s);
 }
 
@@ -611,7 +610,7 @@ static void test_vet_refuses(void)
 
 	memset(&cl, 0, sizeof(cl));
 	cl.refuse = "topic elsewhere is outside fleet.allow.topics";
-	ch.replace_below = true;
+	write_worker("fleet.allow.replace.local=true\n");
 	CHECK_INT(reload_layer_change(r, &ch, err, sizeof(err)), REST_PENDING);
 	reload_turn(r);
 	CHECK_INT(cl.dones, 1);
@@ -627,8 +626,8 @@ static void test_vet_refuses(void)
 	stop(r, &s);
 }
 
-/* The fleet over a connector of the files: refused unless its change says
- * the layer may (fleet.allow.replace.local), then applied as SIGHUP would
+/* The fleet over a connector of the files: refused unless the worker file
+ * says fleet.allow.replace.local=true, then applied as SIGHUP would
  * (drained, closed, opened with the new settings). */
 static void test_fleet_over_files(void)
 {
@@ -659,7 +658,7 @@ static void test_fleet_over_files(void)
 	CHECK_STR(topic_of(&s, "p"), "t");
 	/* Allowed: the fleet's p replaces the files' one. */
 	ch.op = QUERY_CHANGE_PUT;
-	ch.replace_below = true;
+	write_worker("fleet.allow.replace.local=true\n");
 	CHECK_INT(reload_layer_change(r, &ch, err, sizeof(err)), REST_PENDING);
 	reload_turn(r);
 	CHECK_INT(cl.dones, 3);
@@ -680,7 +679,8 @@ static void test_fleet_over_files(void)
 }
 
 /* What the REST API gives or deleted, a fleet change may not override
- * (the person at the device has the last word) unless its layer may. */
+ * (the person at the device has the last word) unless the worker file says
+ * fleet.allow.replace.local=true. */
 static void test_fleet_under_rest(void)
 {
 	struct settings s;
