@@ -7,7 +7,7 @@
 #include "config/props.h"
 #include "config/provider.h"
 #include "control/restconf.h"
-#include "control/restconns.h"
+#include "config/connlayer.h"
 #include "fleet/fleetconf.h"
 #include "kafka/sink_kafka.h"
 #include "core/source.h"
@@ -432,36 +432,80 @@ static void free_connector(struct connector_settings *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Lays the REST API's connectors over the files': an entry replaces the
- * connector of its name (or adds one), a deletion removes it. */
-static int lay_rest(struct settings *s, char *errbuf, size_t errlen)
+/* Notes that layer's entry name may not replace c, the connector of its
+ * name below it. Returns 0 or SETTINGS_ERR_NOMEM. */
+static int refuse(struct settings *s, enum connlayer_kind layer, const char *name,
+                  const struct connector_settings *c, char *errbuf, size_t errlen)
 {
+	struct settings_refusal *grown = realloc(s->refusals, (s->nrefusals + 1) * sizeof(*grown));
+	const char *from =
+	    c->layer == CONNLAYER_FILES ? c->file : connlayer_path(s->layers[c->layer]);
+	char why[1024];
+
+	if (grown == NULL)
+		goto nomem;
+	s->refusals = grown;
+	/* Only the fleet's layer may be refused (the REST API's replaces). */
+	snprintf(why, sizeof(why),
+	         "connector %s: %s configuration is refused: a connector of that name comes from "
+	         "%s (%s), which %s may replace only with fleet.allow.replace.local=true",
+	         name, layer == CONNLAYER_FLEET ? "the fleet's" : "a layer's",
+	         connlayer_who(c->layer), from != NULL ? from : "not kept", connlayer_who(layer));
+	grown[s->nrefusals] = (struct settings_refusal){layer, strdup(name), strdup(why)};
+	if (grown[s->nrefusals].name == NULL || grown[s->nrefusals].why == NULL) {
+		free(grown[s->nrefusals].name);
+		free(grown[s->nrefusals].why);
+		goto nomem;
+	}
+	s->nrefusals++;
+	return 0;
+nomem:
+	snprintf(errbuf, errlen, "out of memory");
+	return SETTINGS_ERR_NOMEM;
+}
+
+/* Lays layer's connectors over those loaded so far: an entry replaces the
+ * connector of its name (or adds one), a deletion removes it, unless the
+ * layer may not replace it (connlayer_replaces): then it is refused. */
+static int lay(struct settings *s, enum connlayer_kind layer, char *errbuf, size_t errlen)
+{
+	const struct connlayer *l = s->layers[layer];
 	int rc;
 
-	for (size_t i = 0; i < restconns_count(s->rest); i++) {
-		const char *name = restconns_name(s->rest, i);
-		struct props *p = restconns_props(s->rest, i);
-		bool in_files = false;
+	for (size_t i = 0; i < connlayer_count(l); i++) {
+		const char *name = connlayer_name(l, i);
+		struct props *p = connlayer_props(l, i);
+		bool over = false, refused = false;
+		enum connlayer_kind under = CONNLAYER_FILES;
 
-		for (size_t j = 0; j < s->nconnectors; j++) {
+		for (size_t j = 0; j < s->nconnectors && !refused; j++) {
 			if (strcmp(s->connectors[j].name, name) != 0)
 				continue;
-			in_files = true;
+			if (!connlayer_replaces(l)) {
+				if ((rc = refuse(s, layer, name, &s->connectors[j], errbuf,
+				                 errlen)) != 0)
+					return rc;
+				refused = true;
+				break;
+			}
+			over = true;
+			under = s->connectors[j].layer;
 			free_connector(&s->connectors[j]);
 			memmove(&s->connectors[j], &s->connectors[j + 1],
 			        (s->nconnectors - j - 1) * sizeof(s->connectors[0]));
 			memset(&s->connectors[--s->nconnectors], 0, sizeof(s->connectors[0]));
 			break;
 		}
-		if (p == NULL)
+		if (p == NULL || refused)
 			continue;
 		/* ${env:..}, ${file:..} as in the files, with the worker's providers. */
 		if ((rc = providers_resolve(s->providers, p, errbuf, errlen)) != 0)
 			return rc == PROVIDER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 		if ((rc = load_connector(s, p, "", NULL, errbuf, errlen)) != 0)
 			return rc;
-		s->connectors[s->nconnectors - 1].rest = true;
-		s->connectors[s->nconnectors - 1].in_files = in_files;
+		s->connectors[s->nconnectors - 1].layer = layer;
+		s->connectors[s->nconnectors - 1].over = over;
+		s->connectors[s->nconnectors - 1].under = under;
 	}
 	return 0;
 }
@@ -508,8 +552,8 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 	return settings_load_with(paths, n, NULL, out, errbuf, errlen);
 }
 
-int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
-                       char *errbuf, size_t errlen)
+int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
+                       struct settings *out, char *errbuf, size_t errlen)
 {
 	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",
@@ -520,7 +564,8 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	out->rest = rest;
+	for (size_t k = 0; layers != NULL && k < CONNLAYER_KINDS; k++)
+		out->layers[k] = layers[k];
 	if (n == 0) {
 		snprintf(errbuf, errlen, "give one worker file and the connector files");
 		return SETTINGS_ERR;
@@ -569,11 +614,20 @@ int settings_load_with(char *const *paths, size_t n, struct restconns *rest, str
 			return rc;
 	if ((rc = load_inline(out, out->files[0], errbuf, errlen)) != 0)
 		return rc;
-	if (out->rest == NULL && (rc = restconns_load(settings_worker(out->worker)->offset_file,
-	                                              &out->rest, errbuf, errlen)) != 0)
-		return rc == RESTCONNS_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
-	if ((rc = lay_rest(out, errbuf, errlen)) != 0)
-		return rc;
+	/* The fleet's over the files, the REST API's over both. */
+	for (enum connlayer_kind k = CONNLAYER_FLEET; k < CONNLAYER_KINDS; k++) {
+		if (out->layers[k] == NULL &&
+		    (rc = connlayer_load(k, settings_worker(out->worker)->offset_file,
+		                         &out->layers[k], errbuf, errlen)) != 0)
+			return rc == CONNLAYER_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
+		/* The device's last word, as its worker file says it now (at a
+		 * start, a SIGHUP, a change alike). */
+		if (k == CONNLAYER_FLEET)
+			connlayer_set_replaces(out->layers[k],
+			                       fleetconf_conf(out->worker)->allow.replace_local);
+		if ((rc = lay(out, k, errbuf, errlen)) != 0)
+			return rc;
+	}
 	/* With the REST API on, connectors may come from it alone. */
 	if (out->nconnectors == 0 && restconf_conf(out->worker)->listeners.n == 0) {
 		snprintf(errbuf, errlen,
@@ -638,6 +692,15 @@ fail:
 	return rc == CONFIG_ERR_NOMEM ? SETTINGS_ERR_NOMEM : SETTINGS_ERR;
 }
 
+const struct settings_refusal *settings_refused(const struct settings *s, enum connlayer_kind layer,
+                                                const char *name)
+{
+	for (size_t i = 0; i < s->nrefusals; i++)
+		if (s->refusals[i].layer == layer && strcmp(s->refusals[i].name, name) == 0)
+			return &s->refusals[i];
+	return NULL;
+}
+
 int settings_check_connector(const struct config_section *worker, const struct props *p,
                              char *errbuf, size_t errlen)
 {
@@ -692,17 +755,29 @@ void settings_log_notices(const struct settings *s)
 			    "%s: %s configures a Connect client skiff does not have; ignored",
 			    config_passthrough_where(s->worker, i), k);
 	}
-	for (size_t i = 0; i < restconns_count(s->rest); i++)
-		if (restconns_props(s->rest, i) == NULL)
-			log_notice("connector %s: deleted through the REST API (%s): not started",
-			           restconns_name(s->rest, i),
-			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept");
+	for (enum connlayer_kind k = CONNLAYER_FLEET; k < CONNLAYER_KINDS; k++) {
+		const struct connlayer *l = s->layers[k];
+
+		for (size_t i = 0; i < connlayer_count(l); i++)
+			if (connlayer_props(l, i) == NULL &&
+			    settings_refused(s, k, connlayer_name(l, i)) == NULL)
+				log_notice("connector %s: deleted through %s (%s): not started",
+				           connlayer_name(l, i), connlayer_who(k),
+				           connlayer_path(l) ? connlayer_path(l) : "not kept");
+	}
+	for (size_t i = 0; i < s->nrefusals; i++)
+		log_warn("%s", s->refusals[i].why);
 	for (size_t i = 0; i < s->nconnectors; i++) {
-		if (s->connectors[i].rest)
-			log_notice("connector %s: its configuration is the REST API's (%s)%s",
-			           s->connectors[i].name,
-			           restconns_path(s->rest) ? restconns_path(s->rest) : "not kept",
-			           s->connectors[i].in_files ? ", over the files' one" : "");
+		const struct connector_settings *c = &s->connectors[i];
+		const char *path = connlayer_path(s->layers[c->layer]);
+
+		if (c->layer != CONNLAYER_FILES)
+			log_notice("connector %s: its configuration is %s (%s)%s", c->name,
+			           c->layer == CONNLAYER_REST ? "the REST API's" : "the fleet's",
+			           path != NULL ? path : "not kept",
+			           !c->over                      ? ""
+			           : c->under == CONNLAYER_FLEET ? ", over the fleet's one"
+			                                         : ", over the files' one");
 		log_section_notices(s->connectors[i].cfg);
 		if (settings_connector(s->connectors[i].cfg)->tasks_max > 1)
 			log_notice("%s: tasks.max > 1: skiff runs one task per connector",
@@ -739,7 +814,10 @@ void settings_print(const struct settings *s, FILE *fp)
 		const struct connector_settings *c = &s->connectors[i];
 
 		fprintf(fp, "# connector %s (%s%s source; key %s%s, value %s%s)\n", c->name,
-		        c->rest ? "REST API, " : "", c->ops->kind, convert_class_name(&c->key_conv),
+		        c->layer == CONNLAYER_REST    ? "REST API, "
+		        : c->layer == CONNLAYER_FLEET ? "fleet, "
+		                                      : "",
+		        c->ops->kind, convert_class_name(&c->key_conv),
 		        c->key_conv.kind == CONV_JSON && !c->key_conv.schemas_enable
 		            ? " without schemas"
 		            : "",
@@ -878,7 +956,13 @@ void settings_destroy(struct settings *s)
 	if (s->nconnectors < s->capconnectors) /* half-loaded */
 		free_connector(&s->connectors[s->nconnectors]);
 	free(s->connectors);
-	restconns_destroy(s->rest);
+	for (size_t k = 0; k < CONNLAYER_KINDS; k++)
+		connlayer_destroy(s->layers[k]);
+	for (size_t i = 0; i < s->nrefusals; i++) {
+		free(s->refusals[i].name);
+		free(s->refusals[i].why);
+	}
+	free(s->refusals);
 	config_section_destroy(s->worker);
 	providers_destroy(s->providers);
 	for (size_t i = 0; i < s->nfiles; i++)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "config/connlayer.h"
 #include "convert/convert.h"
 #include "util/err.h"
 
@@ -21,7 +22,6 @@ struct config_key;
 struct config_section;
 struct props;
 struct providers;
-struct restconns;
 struct source_ops;
 struct transform_chain;
 
@@ -77,8 +77,17 @@ struct connector_settings {
 	struct transform_chain *chain; /* transforms=..., owned (transform.h) */
 	char *file;                    /* the file its keys were read from, owned */
 	char *prefix;                  /* their prefix there ("" or "connectors.NAME."), owned */
-	bool rest;                     /* given by the REST API (restconns.h), not a file */
-	bool in_files;                 /* ... over a connector of that name in the files */
+	enum connlayer_kind layer;     /* what gave it: the files, or a layer (connlayer.h) */
+	bool over;                     /* a layer's, over a connector of that name below it, */
+	enum connlayer_kind under;     /* ... which this gave */
+};
+
+/* A layer's entry refused (connlayer_replaces: it may not replace the
+ * connector of its name below it); the connector below runs. */
+struct settings_refusal {
+	enum connlayer_kind layer;
+	char *name; /* owned */
+	char *why;  /* "connector X: ...", owned */
 };
 
 /* As many connectors and files as memory allows: the arrays grow while the
@@ -91,7 +100,11 @@ struct settings {
 	struct props **files;
 	size_t nfiles;
 	struct providers *providers; /* config.providers of the worker file */
-	struct restconns *rest;      /* the REST API's connectors laid over the files' */
+	/* The layers laid over the files' connectors, in order (connlayer.h);
+	 * [CONNLAYER_FILES] is NULL. */
+	struct connlayer *layers[CONNLAYER_KINDS];
+	struct settings_refusal *refusals;
+	size_t nrefusals;
 };
 
 /* Failures of settings_load and settings_help_doc (util/err.h). */
@@ -102,10 +115,14 @@ enum {
 };
 
 /* Loads paths[0] as the worker file and paths[1..n-1] as connector files,
- * and lays over them the REST API's connectors kept beside the offsets
- * file (restconns.h): each replaces the connector of its name, a deletion
- * removes it. Returns 0 and a filled *out (release with settings_destroy),
- * or SETTINGS_ERR or SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
+ * and lays over them the layers kept beside the offsets file (connlayer.h),
+ * the fleet's then the REST API's: each entry replaces the connector of its
+ * name, a deletion removes it; an entry its layer's policy does not let
+ * replace a connector below it is refused (settings.refusals, logged by
+ * settings_log_notices) and that connector runs. The fleet's layer's
+ * policy is the worker file's fleet.allow.replace.local, set at each load. Returns 0 and a filled
+ * *out (release with settings_destroy), or SETTINGS_ERR or
+ * SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
 
 /* Loads an operator tool's client properties file (Kafka tools'
@@ -123,11 +140,16 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
 int settings_load_client(const char *path, const char *bootstrap, const char *const *defaults,
                          struct config_section **out, char *errbuf, size_t errlen);
 
-/* settings_load with the REST API's connectors given (rest, taken in every
- * case; NULL: those kept beside the offsets file). For a change the API asks
- * for before it is kept. */
-int settings_load_with(char *const *paths, size_t n, struct restconns *rest, struct settings *out,
-                       char *errbuf, size_t errlen);
+/* settings_load with layers given: layers[k] (an array of CONNLAYER_KINDS;
+ * [CONNLAYER_FILES] unused), each taken in every case, NULL: the one kept
+ * beside the offsets file; layers NULL: all of them. For a change a client
+ * asks for before it is kept, and SIGHUP (the layers as they run). */
+int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
+                       struct settings *out, char *errbuf, size_t errlen);
+
+/* The refusal of layer's entry name in s, or NULL. */
+const struct settings_refusal *settings_refused(const struct settings *s, enum connlayer_kind layer,
+                                                const char *name);
 
 /* Loads p (a connector's keys, as a connector file gives them) as the
  * connector of a configuration whose worker section is worker would:

@@ -66,7 +66,19 @@ struct connectors {
 	size_t n, cap;
 	struct last_ack *kept; /* one per name closed after an acknowledgement */
 	size_t nkept;
+	uint64_t epoch; /* connectors_epoch */
 };
+
+/* c's state or trace changed, or c came or went (connectors_epoch). */
+static void changed(struct conn *c)
+{
+	c->set->epoch++;
+}
+
+uint64_t connectors_epoch(const struct connectors *set)
+{
+	return set->epoch;
+}
 
 int connectors_new(const struct connectors_conf *conf, struct connectors **out)
 {
@@ -119,6 +131,7 @@ struct conn *connectors_slot(struct connectors *set)
 		return NULL;
 	c->set = set;
 	set->slots[set->n++] = c;
+	set->epoch++; /* a connector more, as the query counts them */
 	return c;
 }
 
@@ -205,6 +218,7 @@ int connector_open(struct conn *c, const struct connector_settings *cs, enum con
 
 	if (how == OPEN_NEW && (rc = make(c, cs, errbuf, errlen)) != 0)
 		return rc;
+	changed(c); /* a new connector, or one open again */
 	rc = cs->ops->open(cs->cfg, &c->env, &c->ctx, why, sizeof(why));
 	if (rc == 0) {
 		c->batch.n = c->next = 0;
@@ -262,6 +276,7 @@ static void release(struct conn *c)
 	connector_forget_topics(c);
 	clear(c);
 	c->stopped = c->removed = true;
+	changed(c);
 }
 
 void connector_close(struct conn *c, enum connector_close_how how)
@@ -272,6 +287,7 @@ void connector_close(struct conn *c, enum connector_close_how how)
 	 * offsets could not be read): nothing to close, a tombstone at once. */
 	if (c->cs == NULL) {
 		c->stopped = c->removed = true;
+		changed(c);
 		return;
 	}
 	if (how == CLOSE_KEEP_PREFIX)
@@ -301,6 +317,7 @@ void connector_fail(struct conn *c, bool config, const char *why)
 	free(c->trace);
 	c->trace = strdup(why); /* NULL: /status says FAILED without the text */
 	c->batch.n = c->next = 0;
+	changed(c);
 }
 
 void connector_fail_open(struct conn *c, bool config, const char *why)
@@ -313,6 +330,7 @@ void connector_fail_open(struct conn *c, bool config, const char *why)
 	c->config_error = config;
 	free(c->trace);
 	c->trace = strdup(why); /* NULL: FAILED without the text */
+	changed(c);
 }
 
 int connectors_exit_code(const struct connectors *set)
@@ -374,6 +392,7 @@ static void finish_restart(struct conn *c)
 	c->stopped = c->config_error = false;
 	free(c->trace);
 	c->trace = NULL;
+	changed(c);
 	rc = reopen(c, why, sizeof(why));
 	if (rc != 0) {
 		connector_fail(c, rc == WORKER_ERR_CONFIG, why);
@@ -406,6 +425,7 @@ static void finish_stop(struct conn *c)
 	}
 	connector_close(c, CLOSE_KEEP_PREFIX);
 	c->run = CONN_STOPPED;
+	changed(c);
 	if (c->restarting)
 		finish_restart(c);
 	else
@@ -458,6 +478,7 @@ void connector_restart(struct conn *c)
 	c->restarting = true;
 	c->stop_paused = c->restart_to == CONN_PAUSED;
 	c->run = CONN_STOPPING;
+	changed(c);
 	log_info("connector %s: restarting (REST API)", c->cs->name);
 	finish_stop(c);
 }
@@ -487,6 +508,8 @@ static int run_as(struct conn *c, bool resume, char *errbuf, size_t errlen)
 		return rc;
 	if (resume)
 		c->ready = true;
+	if (c->run != (resume ? CONN_RUNNING : CONN_PAUSED))
+		changed(c);
 	c->run = resume ? CONN_RUNNING : CONN_PAUSED;
 	log_info("connector %s: %s (REST API)", c->cs->name, resume ? "resumed" : "paused");
 	return 0;
@@ -515,6 +538,7 @@ int connector_stop(struct conn *c, char *errbuf, size_t errlen)
 		if (c->run != CONN_STOPPING)
 			c->stop_paused = c->run == CONN_PAUSED;
 		c->run = CONN_STOPPING;
+		changed(c);
 		finish_stop(c);
 	}
 	log_info("connector %s: stopping (REST API)", c->cs->name);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct acks;
 struct commits;
@@ -150,6 +151,12 @@ void connector_fail(struct conn *c, bool config, const char *why);
  * counters were never made (out of memory before them, or nothing opened
  * in it) becomes a tombstone instead. */
 void connector_fail_open(struct conn *c, bool config, const char *why);
+
+/* A count bumped whenever a connector's state or trace changes (run,
+ * restarting, stop_paused, FAILED and its trace), a connector is opened, or
+ * a slot is added or becomes a tombstone; never by records, acknowledgements
+ * or flushes. core/query.h's state_epoch. */
+uint64_t connectors_epoch(const struct connectors *set);
 
 /* 0 while a connector runs; once none does, WORKER_EXIT_CONFIG when each
  * stopped for a reason no restart fixes, else WORKER_EXIT_TEMPFAIL. None at

@@ -23,6 +23,12 @@ struct loop_fd {
 	void *arg;
 };
 
+struct loop_hook {
+	bool dead;
+	loop_hook_fn fn;
+	void *arg;
+};
+
 struct loop_timer {
 	int64_t when; /* -1: disarmed */
 	int64_t period;
@@ -36,6 +42,8 @@ struct loop {
 	size_t nfds, capfds;
 	struct loop_timer **timers;
 	size_t ntimers, captimers;
+	struct loop_hook **hooks;
+	size_t nhooks, caphooks;
 	struct pollfd *pfds;   /* this turn's poll set ... */
 	struct loop_fd **pmap; /* ... and the watch of each entry */
 	size_t cappfds;
@@ -113,6 +121,22 @@ int loop_timer_add(struct loop *l, int64_t when_ms, int64_t period_ms, loop_time
 	return 0;
 }
 
+int loop_hook_add(struct loop *l, loop_hook_fn fn, void *arg, struct loop_hook **out)
+{
+	struct loop_hook **hooks = grow(l->hooks, l->nhooks, &l->caphooks, sizeof(*hooks)), *h;
+
+	*out = NULL;
+	if (hooks == NULL)
+		return LOOP_ERR_NOMEM;
+	l->hooks = hooks;
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return LOOP_ERR_NOMEM;
+	*h = (struct loop_hook){.fn = fn, .arg = arg};
+	l->hooks[l->nhooks++] = h;
+	*out = h;
+	return 0;
+}
+
 void loop_timer_set(struct loop_timer *t, int64_t when_ms, int64_t period_ms)
 {
 	t->when = when_ms;
@@ -144,6 +168,14 @@ static void reap(struct loop *l)
 			l->timers[j++] = l->timers[i];
 	}
 	l->ntimers = j;
+	j = 0;
+	for (size_t i = 0; i < l->nhooks; i++) {
+		if (l->hooks[i]->dead)
+			free(l->hooks[i]);
+		else
+			l->hooks[j++] = l->hooks[i];
+	}
+	l->nhooks = j;
 	l->has_dead = false;
 }
 
@@ -164,6 +196,16 @@ void loop_timer_del(struct loop *l, struct loop_timer *t)
 		return;
 	t->dead = true;
 	t->when = -1;
+	l->has_dead = true;
+	if (!l->in_turn)
+		reap(l);
+}
+
+void loop_hook_del(struct loop *l, struct loop_hook *h)
+{
+	if (h == NULL)
+		return;
+	h->dead = true;
 	l->has_dead = true;
 	if (!l->in_turn)
 		reap(l);
@@ -260,11 +302,29 @@ static bool interrupted(int err)
 	return err == EINTR || err == LOOP_ERESTART_RESTARTBLOCK;
 }
 
+/* Calls the turn hooks; one added by a hook waits for the next turn. */
+static void run_hooks(struct loop *l)
+{
+	size_t n = l->nhooks;
+
+	if (n == 0)
+		return;
+	l->in_turn = true;
+	for (size_t i = 0; i < n; i++)
+		if (!l->hooks[i]->dead)
+			l->hooks[i]->fn(l, l->hooks[i], l->hooks[i]->arg);
+	l->in_turn = false;
+	if (l->has_dead)
+		reap(l);
+}
+
 int loop_once(struct loop *l, char *errbuf, size_t errlen)
 {
 	nfds_t n;
-	int rc = build(l, &n);
+	int rc;
 
+	run_hooks(l);
+	rc = build(l, &n);
 	if (rc != 0) {
 		snprintf(errbuf, errlen, "loop: %s", loop_strerror(rc));
 		return rc;
@@ -307,8 +367,11 @@ void loop_destroy(struct loop *l)
 		free(l->fds[i]);
 	for (size_t i = 0; i < l->ntimers; i++)
 		free(l->timers[i]);
+	for (size_t i = 0; i < l->nhooks; i++)
+		free(l->hooks[i]);
 	free(l->fds);
 	free(l->timers);
+	free(l->hooks);
 	free(l->pfds);
 	free(l->pmap);
 	free(l);

@@ -3,14 +3,14 @@
  *
  * A descriptor is registered with the events it waits for (POLLIN, POLLOUT)
  * and a callback; a timer with a monotonic deadline in ms, one-shot or
- * periodic, and a callback. loop_once() computes one timeout from the armed
- * timers, sleeps in one poll(2) over the enabled descriptors, then calls back
- * every descriptor that is ready and every timer that is due. Nothing is
- * capped: the tables grow, and a registration that cannot grow fails with
- * LOOP_ERR_NOMEM.
+ * periodic, and a callback; a turn hook with a callback. loop_once() calls
+ * the turn hooks, computes one timeout from the armed timers, sleeps in one
+ * poll(2) over the enabled descriptors, then calls back every descriptor
+ * that is ready and every timer that is due. Nothing is capped: the tables
+ * grow, and a registration that cannot grow fails with LOOP_ERR_NOMEM.
  *
- * Ownership: the loop owns its watch and timer handles (freed by
- * loop_fd_del, loop_timer_del or loop_destroy); the registrant owns the
+ * Ownership: the loop owns its watch, timer and hook handles (freed by
+ * loop_fd_del, loop_timer_del, loop_hook_del or loop_destroy); the registrant owns the
  * descriptor (the loop never closes it) and whatever arg points to. A
  * callback may add, change or delete any registration, itself included: a
  * deleted handle is never called again and is freed once the turn ends.
@@ -38,11 +38,13 @@ enum {
 
 struct loop;
 struct loop_fd;
+struct loop_hook;
 struct loop_timer;
 
 /* revents as poll(2) gave them (POLLIN, POLLHUP, POLLERR, POLLNVAL...). */
 typedef void (*loop_fd_fn)(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg);
 typedef void (*loop_timer_fn)(struct loop *l, struct loop_timer *t, void *arg);
+typedef void (*loop_hook_fn)(struct loop *l, struct loop_hook *h, void *arg);
 
 /* Creates an empty loop. Returns 0 and *out (loop_destroy), or LOOP_ERR_NOMEM. */
 int loop_new(struct loop **out);
@@ -80,13 +82,28 @@ int64_t loop_timer_when(const struct loop_timer *t);
 /* Unregisters t. Accepts NULL. */
 void loop_timer_del(struct loop *l, struct loop_timer *t);
 
+/* A turn hook: fn is called once in every loop_once, first, before the
+ * timeout is computed and poll(2) sleeps: after everything the turn before
+ * did, its callbacks and what the caller did between two loop_once calls
+ * (for a client that looks at what changed, e.g. query_ops.state_epoch,
+ * instead of polling on a timer). It wakes nothing by itself: an idle loop
+ * sleeps as long with hooks as without. fn may add, change or delete any
+ * registration (a timer it arms, a descriptor it enables count for this
+ * very sleep). Hooks are called in the order they were added. Returns 0
+ * and *out, or LOOP_ERR_NOMEM. */
+int loop_hook_add(struct loop *l, loop_hook_fn fn, void *arg, struct loop_hook **out);
+
+/* Unregisters h. Accepts NULL. */
+void loop_hook_del(struct loop *l, struct loop_hook *h);
+
 /* How long poll(2) would sleep at now_ms: 0 when a timer is due, else the
  * time to the nearest armed timer (at most LOOP_MAX_WAIT_MS), else -1 (no
  * timer armed: only a descriptor ends the wait). */
 int loop_timeout(const struct loop *l, int64_t now_ms);
 
-/* One turn: one poll(2) with loop_timeout(), then the callbacks of ready
- * descriptors, then those of due timers (in the order they were added).
+/* One turn: the turn hooks, one poll(2) with loop_timeout(), then the
+ * callbacks of ready descriptors, then those of due timers (in the order
+ * they were added).
  * EINTR counts as a turn with nothing ready. Returns 0, or LOOP_ERR with
  * errbuf "poll: why". */
 int loop_once(struct loop *l, char *errbuf, size_t errlen);

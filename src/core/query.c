@@ -254,6 +254,16 @@ static int change(void *ctx, const struct rest_change *rc, void *waiter, char *e
 	return reload_change(((struct query_host *)ctx)->reload, rc, waiter, errbuf, errlen);
 }
 
+static int layer_change(void *ctx, const struct query_change *ch, char *errbuf, size_t errlen)
+{
+	return reload_layer_change(((struct query_host *)ctx)->reload, ch, errbuf, errlen);
+}
+
+static uint64_t state_epoch(void *ctx)
+{
+	return connectors_epoch(((struct query_host *)ctx)->conns);
+}
+
 static char *cluster_id(void *ctx)
 {
 	return sink_cluster_id(supervisor_sink(((struct query_host *)ctx)->sup));
@@ -282,6 +292,8 @@ const struct query_ops host_query_ops = {
     .offsets = offsets,
     .alter_offsets = alter_offsets,
     .change = change,
+    .layer_change = layer_change,
+    .state_epoch = state_epoch,
     .cluster_id = cluster_id,
     .worker_config = worker_config,
 };

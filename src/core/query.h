@@ -16,6 +16,7 @@
 #ifndef SKIFF_QUERY_H
 #define SKIFF_QUERY_H
 
+#include "config/connlayer.h"
 #include "core/sink.h"
 #include "core/source.h"
 
@@ -24,6 +25,7 @@
 #include <stdint.h>
 
 struct config_section;
+struct connector_settings;
 struct offsets_doc_entry;
 struct rest_change;
 struct stats;
@@ -93,6 +95,48 @@ enum query_command {
 	QUERY_RESTART,
 };
 
+/* What a client's change does to its layer's entry of the connector. */
+enum query_change_op {
+	QUERY_CHANGE_PUT,    /* the whole configuration: creates or replaces it */
+	QUERY_CHANGE_DELETE, /* removes the connector (a layer below's is kept off) */
+};
+
+/* Inside the reload, on the connector the change leaves, fully resolved
+ * (connector class, converters, transforms, ${...} values), before
+ * anything stops: 0 lets the change go on; nonzero refuses the whole
+ * change with why ("connector X: ..."): the running configuration stays.
+ * cs is valid during the call only. Not called for a deletion. */
+typedef int (*query_vet_fn)(void *arg, const struct connector_settings *cs, char *why, size_t len);
+
+/* The outcome of a change, once: rc 0, applied (and kept in its layer's
+ * file, why ""); REST_ERR_ARG, refused (the configuration does not load,
+ * a source refuses it, the layer's policy or vet refuses it: why says
+ * which), the running configuration kept; REST_ERR, applied but not kept
+ * (its file could not be written: it lasts until a restart); or
+ * REST_ERR_NOMEM. Called from the end of a loop turn (reload_turn), never
+ * from inside query_ops.layer_change; it may start the next change. */
+typedef void (*query_done_fn)(void *arg, int rc, const char *why);
+
+/* A connector change a control client aims at a layer of the configuration
+ * (config/connlayer.h: the fleet's is CONNLAYER_FLEET). A change of the
+ * fleet's naming a connector of the files, or one the REST API gives or
+ * deleted, is refused with the reason unless the worker file says
+ * fleet.allow.replace.local=true (read at the change's own load). Strings
+ * and config are copied when the change is taken; arg is the client's,
+ * passed to vet and done. */
+struct query_change {
+	enum connlayer_kind layer; /* CONNLAYER_FLEET or CONNLAYER_REST */
+	enum query_change_op op;
+	const char *name;
+	const cJSON *config; /* QUERY_CHANGE_PUT: an object of strings, name included */
+	/* A connector it creates starts so (KIP-980: RUNNING, PAUSED,
+	 * STOPPED); NULL: RUNNING. */
+	const char *initial_state;
+	query_vet_fn vet; /* NULL: none */
+	query_done_fn done;
+	void *arg;
+};
+
 struct query_ops {
 	size_t (*connectors)(void *ctx);
 	void (*connector)(void *ctx, size_t i, struct query_conn *out);
@@ -128,6 +172,21 @@ struct query_ops {
 	 * (REST_PENDING). */
 	int (*change)(void *ctx, const struct rest_change *rc, void *waiter, char *errbuf,
 	              size_t errlen);
+	/* A control client's change (ch, see struct query_change): taken now,
+	 * applied as a reload at the end of the turn (the REST API's change
+	 * above and SIGHUP's path: the same validation and refusals, records
+	 * in flight waited for and offsets stored, whole or not at all), its
+	 * outcome given to ch->done then: REST_PENDING. Or at once, done not
+	 * called: REST_ERR_STATE when another change is being applied or the
+	 * worker drains (try again at a later turn) or skiff runs without
+	 * configuration files, REST_ERR_NOMEM; errbuf says why. */
+	int (*layer_change)(void *ctx, const struct query_change *ch, char *errbuf, size_t errlen);
+	/* A count bumped whenever a connector's state or trace changes
+	 * (query_conn's state, restarting, stop_paused, trace), and when a
+	 * connector is added or removed; never otherwise. A client that
+	 * publishes states compares it with the last it saw (loop_hook_add:
+	 * once a turn) instead of polling on a timer. */
+	uint64_t (*state_epoch)(void *ctx);
 	/* The Kafka cluster's id (malloc'd, caller frees), NULL when unknown. */
 	char *(*cluster_id)(void *ctx);
 	/* The worker's section of the configuration (plugins_validate's). */

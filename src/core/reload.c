@@ -26,11 +26,16 @@
  *   nothing is lost), and a new producer is made only once they all opened
  *   (its settings tried first, without a swap).
  *
- * The REST API's POST /connectors, PUT and PATCH .../config and DELETE
- * /connectors/{name} go the same way (reload_change, applied by
- * reload_turn): the change is
- * laid over the files as the kept REST connectors are (restconns.h), the
- * whole configuration reloaded, and the change kept only once applied.
+ * The control clients' connector changes go the same way, one at a time:
+ * the REST API's POST /connectors, PUT and PATCH .../config and DELETE
+ * /connectors/{name} (reload_change), a fleet's (reload_layer_change, with
+ * its vet and done callbacks). Each is aimed at a layer
+ * (config/connlayer.h: files < fleet < REST API), taken at once and applied
+ * by reload_turn: its layer with the change laid over the files as at
+ * start, the whole configuration reloaded (a layer's policy and the
+ * client's vet may refuse it, before anything stops), the change kept in
+ * its layer's file only once applied, and the client answered (done, or
+ * the REST API's waiter) from that one path.
  *
  * The settings a source was opened from stay alive as long as the source:
  * an unchanged connector keeps its section objects (they are moved into the
@@ -42,7 +47,7 @@
 #include "config/props.h"
 #include "config/settings.h"
 #include "control/rest.h"
-#include "control/restconns.h"
+#include "config/connlayer.h"
 #include "core/log.h"
 #include "core/query.h"
 #include "core/source.h"
@@ -108,15 +113,19 @@ static const char *worker_diff(const struct config_section *a, const struct conf
 	return config_section_diff(a, b, list);
 }
 
-/* A connector change the REST API asked for (reload_change takes it,
- * reload_turn applies it). */
+/* A connector change a control client asked for (reload_change and
+ * reload_layer_change take it, reload_turn applies it), aimed at a layer. */
 struct change {
 	bool asked;
-	int op; /* enum rest_change_op */
+	enum connlayer_kind layer;
+	int op; /* enum rest_change_op (a client's PUT and DELETE are REST_PUT, REST_DELETE) */
 	char *name;
 	cJSON *config; /* REST_CREATE, REST_PUT: whole; REST_PATCH: the patch */
 	char *initial_state;
-	void *waiter; /* rest.c's, for rest_changed */
+	query_vet_fn vet;
+	query_done_fn done; /* NULL: the REST API's, answered through rest_changed */
+	void *arg;          /* vet's and done's */
+	void *waiter;       /* rest.c's, for rest_changed */
 };
 
 struct reload {
@@ -414,21 +423,86 @@ static int try_producer(const struct settings *next, char *why, size_t len)
 	return 0;
 }
 
-/* Loads the configuration with the REST connectors rest (taken; NULL:
- * those kept beside the offsets file) and applies it as a whole. Returns 0,
- * or -1 with why: refused, the running configuration stays. */
-static int reload(struct reload *r, struct restconns *rest, char *why, size_t len)
+/* The live layers (kept or not) into layers, copies; layer kind's with
+ * name's entry config (NULL: a deletion), or dropped (drop; name NULL:
+ * none changed). Returns 0, or -1 (out of memory, none made). */
+static int copy_layers(const struct reload *r, struct connlayer **layers, enum connlayer_kind kind,
+                       const char *name, const cJSON *config, bool drop)
+{
+	memset(layers, 0, CONNLAYER_KINDS * sizeof(*layers));
+	for (enum connlayer_kind k = CONNLAYER_FLEET; k < CONNLAYER_KINDS; k++) {
+		const struct connlayer *l = r->live->layers[k];
+		bool mine = k == kind && name != NULL;
+
+		if (l == NULL ||
+		    connlayer_with(l, mine ? name : NULL, config, mine && drop, &layers[k]) == 0)
+			continue;
+		for (size_t j = 0; j < CONNLAYER_KINDS; j++)
+			connlayer_destroy(layers[j]);
+		return -1;
+	}
+	return 0;
+}
+
+/* What a change's layer may not do, and its client's vet, on next (the
+ * settings it leaves). Returns 0, or -1 with why: refused. */
+static int vet_change(const struct change *ch, const struct settings *next, char *why, size_t len)
+{
+	const struct settings_refusal *no = settings_refused(next, ch->layer, ch->name);
+	int j = find_connector(next, ch->name);
+	const struct connector_settings *cs = j >= 0 ? &next->connectors[j] : NULL;
+	const char *path;
+
+	if (no != NULL) {
+		snprintf(why, len, "%s", no->why);
+		return -1;
+	}
+	/* A layer above gives it, or deleted it: the change would be laid
+	 * under that. */
+	for (enum connlayer_kind k = ch->layer + 1; k < CONNLAYER_KINDS; k++) {
+		long at = connlayer_find(next->layers[k], ch->name);
+
+		if (at < 0 || connlayer_replaces(next->layers[ch->layer]))
+			continue;
+		path = connlayer_path(next->layers[k]);
+		snprintf(
+		    why, len,
+		    "connector %s: the change is refused: %s %s a connector of that name (%s), "
+		    "which %s may override only with fleet.allow.replace.local=true",
+		    ch->name, connlayer_who(k),
+		    connlayer_config(next->layers[k], (size_t)at) != NULL ? "gives" : "deleted",
+		    path != NULL ? path : "not kept", connlayer_who(ch->layer));
+		return -1;
+	}
+	if (ch->vet == NULL || cs == NULL || cs->layer != ch->layer || ch->op == REST_DELETE)
+		return 0;
+	why[0] = '\0';
+	if (ch->vet(ch->arg, cs, why, len) == 0)
+		return 0;
+	if (why[0] == '\0')
+		snprintf(why, len, "connector %s: refused by %s", ch->name,
+		         connlayer_who(ch->layer));
+	return -1;
+}
+
+/* Loads the configuration with layers (CONNLAYER_KINDS of them, each taken;
+ * NULL: the one kept beside the offsets file) and applies it as a whole;
+ * ch: the change it is for (vet_change), NULL for SIGHUP's. Returns 0, or
+ * -1 with why: refused, the running configuration stays. */
+static int reload(struct reload *r, struct connlayer **layers, const struct change *ch, char *why,
+                  size_t len)
 {
 	struct settings *next = calloc(1, sizeof(*next));
 	const char *key;
 	int rc = -1;
 
 	if (next == NULL) {
-		restconns_destroy(rest);
+		for (size_t k = 0; k < CONNLAYER_KINDS; k++)
+			connlayer_destroy(layers[k]);
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	if (settings_load_with(r->paths, r->npaths, rest, next, why, len) != 0)
+	if (settings_load_with(r->paths, r->npaths, layers, next, why, len) != 0)
 		goto out;
 	key = worker_diff(r->live->worker, next->worker, with_producer);
 	if (key != NULL) {
@@ -439,6 +513,8 @@ static int reload(struct reload *r, struct restconns *rest, char *why, size_t le
 		goto out;
 	}
 	if (check_new(r, next, why, len) != 0)
+		goto out;
+	if (ch != NULL && vet_change(ch, next, why, len) != 0)
 		goto out;
 	key = worker_diff(r->live->worker, next->worker, reloadable);
 	if (key != NULL && try_producer(next, why, len) != 0)
@@ -470,7 +546,7 @@ out:
 /* SIGHUP's reload. */
 static void reload_files(struct reload *r)
 {
-	struct restconns *rest = NULL;
+	struct connlayer *layers[CONNLAYER_KINDS];
 	char why[2048];
 
 	if (r->live == NULL) {
@@ -479,17 +555,18 @@ static void reload_files(struct reload *r)
 	}
 	log_notice("SIGHUP: reloading the configuration");
 	r->ops->notify(r->ctx, "RELOADING=1");
-	/* The REST API's connectors as they run (kept or not). */
-	if (restconns_with(r->live->rest, NULL, NULL, false, &rest) != 0)
+	/* The layers' connectors as they run (kept or not): the fleet's and
+	 * the REST API's stay over the files. */
+	if (copy_layers(r, layers, CONNLAYER_FILES, NULL, NULL, false) != 0)
 		log_error("reload refused: out of memory; the running configuration stays");
-	else if (reload(r, rest, why, sizeof(why)) != 0)
+	else if (reload(r, layers, NULL, why, sizeof(why)) != 0)
 		log_error("reload refused: %s; the running configuration stays", why);
 	else
 		log_notice("reload done");
 	r->ops->notify(r->ctx, "READY=1");
 }
 
-/* ---- the REST API's changes ---------------------------------------------- */
+/* ---- the control clients' changes ------------------------------------------ */
 
 /* Connect's words around a configuration the reload refused. */
 static void invalid(char *why, size_t len)
@@ -506,19 +583,21 @@ static void invalid(char *why, size_t len)
 }
 
 /* The configuration of live connector cs as written (provider references
- * unresolved): its kept REST one, else its keys read again from its file.
+ * unresolved): its layer's entry, else its keys read again from its file.
  * Returns a new object of strings, or NULL (out of memory, or the file is
  * unreadable now: why). */
 static cJSON *written_config(const struct reload *r, const struct connector_settings *cs, char *why,
                              size_t len)
 {
-	long at = restconns_find(r->live->rest, cs->name);
-	size_t plen = strlen(cs->prefix);
+	const struct connlayer *l = r->live->layers[cs->layer];
+	long at = connlayer_find(l, cs->name);
+	size_t plen;
 	struct props *p = NULL;
 	cJSON *j;
 
-	if (cs->rest && at >= 0)
-		return cJSON_Duplicate(restconns_config(r->live->rest, (size_t)at), true);
+	if (cs->layer != CONNLAYER_FILES && at >= 0)
+		return cJSON_Duplicate(connlayer_config(l, (size_t)at), true);
+	plen = strlen(cs->prefix);
 	if (props_load_file(cs->file, &p, why, len) != 0)
 		return NULL;
 	j = cJSON_CreateObject();
@@ -577,11 +656,10 @@ static void initial_state(const struct reload *r, const char *name, const char *
 {
 	const struct query *q = r->env.query;
 	char why[512];
-	size_t n = q->ops->connectors(q->ctx);
 
 	if (state == NULL || strcmp(state, "RUNNING") == 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < q->ops->connectors(q->ctx); i++) {
 		struct query_conn qc;
 
 		q->ops->connector(q->ctx, i, &qc);
@@ -600,13 +678,64 @@ static void change_clear(struct change *ch)
 	memset(ch, 0, sizeof(*ch));
 }
 
-/* Applies r->change as a reload (the kept REST connectors with the change)
- * and answers its request (rest_changed). */
+/* Whether a layer below layer gives live connector i (-1: none): its
+ * deletion is then kept as "deleted", or that one would come back. */
+static bool given_below(const struct reload *r, enum connlayer_kind layer, int i)
+{
+	const struct connector_settings *cs = i >= 0 ? &r->live->connectors[i] : NULL;
+
+	if (cs == NULL)
+		return false;
+	if (cs->layer < layer)
+		return true;
+	return cs->over && (cs->layer == layer || cs->under < layer);
+}
+
+/* The change's outcome to its client: its done, or the REST API's reply. */
+static void answer(const struct change *ch, bool created, int rc, const char *why)
+{
+	if (ch->done != NULL)
+		ch->done(ch->arg, rc, why);
+	else
+		rest_changed(ch->waiter, ch->op, ch->name, created, rc, why);
+}
+
+/* Keeps the change in its layer's file, now that it applies. Returns 0 or
+ * REST_ERR with why. */
+static int keep_change(const struct reload *r, const struct change *ch, bool created, char *why,
+                       size_t len)
+{
+	const struct connlayer *l = r->live->layers[ch->layer];
+	const char *by = ch->layer == CONNLAYER_REST ? "the REST API" : connlayer_who(ch->layer);
+
+	if (connlayer_path(l) == NULL) {
+		log_warn("connector %s: changed through %s until a restart: with "
+		         "offset.storage.topic alone there is no state directory to keep it in",
+		         ch->name, by);
+	} else if (connlayer_save(l, why, len) != 0) {
+		log_error("connector %s: changed, but the change could not be kept: %s; it lasts "
+		          "until a restart",
+		          ch->name, why);
+		return REST_ERR;
+	} else {
+		log_notice("connector %s: %s; kept in %s", ch->name,
+		           ch->op == REST_DELETE ? "deleted"
+		           : created             ? "created"
+		                                 : "changed",
+		           connlayer_path(l));
+	}
+	return 0;
+}
+
+/* Applies r->change as a reload (the live layers, the change's own with
+ * the change) and answers its client. SIGHUP's path: the same loading,
+ * refusals, drain and offsets. */
 static void apply_change(struct reload *r)
 {
-	/* Taken out first: the reply lets the next change in at once. */
+	/* Taken out first: the answer lets the next change in at once. */
 	struct change taken = r->change, *ch = &taken;
-	struct restconns *rest = NULL;
+	struct connlayer *layers[CONNLAYER_KINDS];
+	const char *by = ch->layer == CONNLAYER_REST ? "REST API" : connlayer_who(ch->layer);
 	cJSON *config = NULL;
 	int i, rc = REST_ERR_NOMEM;
 	bool created, drop;
@@ -615,90 +744,116 @@ static void apply_change(struct reload *r)
 	memset(&r->change, 0, sizeof(r->change));
 	i = find_connector(r->live, ch->name);
 	created = ch->op == REST_CREATE || (ch->op == REST_PUT && i < 0);
-	/* A deletion of a connector only the API gave drops its entry; one
-	 * of the files' is kept as "deleted", or the files would bring it back. */
-	drop = ch->op == REST_DELETE && i >= 0 && r->live->connectors[i].rest &&
-	       !r->live->connectors[i].in_files;
+	/* A deletion of a connector only this layer gave drops its entry. */
+	drop = ch->op == REST_DELETE && !given_below(r, ch->layer, i);
 
-	log_notice("connector %s: %s (REST API)", ch->name,
+	log_notice("connector %s: %s (%s)", ch->name,
 	           ch->op == REST_DELETE ? "deleting"
 	           : created             ? "creating"
-	                                 : "changing its configuration");
+	                                 : "changing its configuration",
+	           by);
 	r->ops->notify(r->ctx, "RELOADING=1");
 	if (changed_config(r, ch, &config, why, sizeof(why)) != 0) {
 		rc = why[0] && strcmp(why, "out of memory") != 0 ? REST_ERR : REST_ERR_NOMEM;
 		goto out;
 	}
-	if (restconns_with(r->live->rest, ch->name, config, drop, &rest) != 0) {
+	if (copy_layers(r, layers, ch->layer, ch->name, config, drop) != 0) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto out;
 	}
-	if (reload(r, rest, why, sizeof(why)) != 0) {
+	if (reload(r, layers, ch, why, sizeof(why)) != 0) {
 		log_error(
 		    "connector %s: the change is refused: %s; the running configuration stays",
 		    ch->name, why);
-		invalid(why, sizeof(why));
+		if (ch->done == NULL)
+			invalid(why, sizeof(why));
 		rc = REST_ERR_ARG;
 		goto out;
 	}
-	rc = 0;
-	if (ch->op == REST_CREATE)
+	why[0] = '\0';
+	if (created)
 		initial_state(r, ch->name, ch->initial_state);
-	if (restconns_path(r->live->rest) == NULL) {
-		log_warn("connector %s: changed through the REST API until a restart: with "
-		         "offset.storage.topic alone there is no state directory to keep it in",
-		         ch->name);
-	} else if (restconns_save(r->live->rest, why, sizeof(why)) != 0) {
-		log_error("connector %s: changed, but the change could not be kept: %s; it lasts "
-		          "until a restart",
-		          ch->name, why);
-		rc = REST_ERR;
-	} else {
-		log_notice("connector %s: %s; kept in %s", ch->name,
-		           ch->op == REST_DELETE ? "deleted"
-		           : created             ? "created"
-		                                 : "changed",
-		           restconns_path(r->live->rest));
-	}
+	rc = keep_change(r, ch, created, why, sizeof(why));
 out:
 	cJSON_Delete(config);
 	r->ops->notify(r->ctx, "READY=1");
-	rest_changed(ch->waiter, ch->op, ch->name, created, rc, why);
+	answer(ch, created, rc, why);
 	change_clear(ch);
 }
 
-/* core/reload.h */
-int reload_change(struct reload *r, const struct rest_change *rc, void *waiter, char *errbuf,
-                  size_t errlen)
+/* Whether a change can be taken now: 0, or REST_ERR_STATE with errbuf. */
+static int can_take(const struct reload *r, char *errbuf, size_t errlen)
 {
-	struct change *ch = &r->change;
-
 	if (r->live == NULL) {
 		snprintf(errbuf, errlen,
 		         "this skiff was started without configuration files to "
 		         "change");
 		return REST_ERR_STATE;
 	}
-	if (ch->waiter != NULL || *r->env.draining) {
+	if (r->change.asked || *r->env.draining) {
 		snprintf(
 		    errbuf, errlen,
 		    "Cannot complete request momentarily due to stale configuration (typically "
 		    "caused by a concurrent config change)");
 		return REST_ERR_STATE;
 	}
-	ch->op = rc->op;
-	ch->name = strdup(rc->name);
-	ch->config = rc->config != NULL ? cJSON_Duplicate(rc->config, true) : NULL;
-	ch->initial_state = rc->initial_state != NULL ? strdup(rc->initial_state) : NULL;
-	if (ch->name == NULL || (rc->config != NULL && ch->config == NULL) ||
-	    (rc->initial_state != NULL && ch->initial_state == NULL)) {
+	return 0;
+}
+
+/* Copies what ch's strings and config are into r->change and marks it
+ * asked (REST_PENDING), or clears it (REST_ERR_NOMEM with errbuf). */
+static int take(struct reload *r, const char *name, const cJSON *config, const char *state,
+                char *errbuf, size_t errlen)
+{
+	struct change *ch = &r->change;
+
+	ch->name = strdup(name);
+	ch->config = config != NULL ? cJSON_Duplicate(config, true) : NULL;
+	ch->initial_state = state != NULL ? strdup(state) : NULL;
+	if (ch->name == NULL || (config != NULL && ch->config == NULL) ||
+	    (state != NULL && ch->initial_state == NULL)) {
 		change_clear(ch);
 		snprintf(errbuf, errlen, "out of memory");
 		return REST_ERR_NOMEM;
 	}
-	ch->waiter = waiter;
 	ch->asked = true;
+	r->ops->soon(r->ctx);
 	return REST_PENDING;
+}
+
+/* core/reload.h */
+int reload_change(struct reload *r, const struct rest_change *rc, void *waiter, char *errbuf,
+                  size_t errlen)
+{
+	int code = can_take(r, errbuf, errlen);
+
+	if (code != 0)
+		return code;
+	r->change = (struct change){.layer = CONNLAYER_REST, .op = rc->op, .waiter = waiter};
+	return take(r, rc->name, rc->config, rc->initial_state, errbuf, errlen);
+}
+
+/* core/reload.h */
+int reload_layer_change(struct reload *r, const struct query_change *qc, char *errbuf,
+                        size_t errlen)
+{
+	int code = can_take(r, errbuf, errlen);
+
+	if (code != 0)
+		return code;
+	if (qc->layer != CONNLAYER_FLEET && qc->layer != CONNLAYER_REST) {
+		snprintf(errbuf, errlen, "connector %s: no such layer to change", qc->name);
+		return REST_ERR_ARG;
+	}
+	r->change = (struct change){
+	    .layer = qc->layer,
+	    .op = qc->op == QUERY_CHANGE_DELETE ? REST_DELETE : REST_PUT,
+	    .vet = qc->vet,
+	    .done = qc->done,
+	    .arg = qc->arg,
+	};
+	return take(r, qc->name, qc->op == QUERY_CHANGE_DELETE ? NULL : qc->config,
+	            qc->initial_state, errbuf, errlen);
 }
 
 void reload_ask(struct reload *r)

@@ -1,11 +1,12 @@
-/* reload: SIGHUP and the REST API's connector changes applied to the
+/* reload: SIGHUP and the control clients' connector changes (the REST
+ * API's, a fleet's: each aimed at a layer, config/connlayer.h) applied to the
  * running worker (what a reload may change, and how it keeps the promise
  * that an offset advances only past acknowledged records: core/reload.c's
  * header comment, docs/operations.md "Reload").
  *
  * The reload owns the configuration it may replace (the live settings, the
  * files they were read from, whether --log-level was given) and the one
- * pending REST change. It reaches the worker only through struct
+ * pending change. It reaches the worker only through struct
  * reload_ops, which core/worker.c fills: the drain, the connector slots,
  * the worker section's timings, exactly-once's boundary, systemd's status.
  * The producer (kafka/supervisor.h), the offset store and the query
@@ -20,6 +21,7 @@
 struct connector_settings;
 struct offsets;
 struct query;
+struct query_change;
 struct reload;
 struct rest_change;
 struct settings;
@@ -57,6 +59,10 @@ struct reload_ops {
 	void (*fail)(void *ctx, size_t k, const char *why);
 	/* Closes slot k abandoning its records in flight: a tombstone. */
 	void (*close)(void *ctx, size_t k);
+	/* A change was taken: the loop's next turn must not sleep, so that
+	 * reload_turn applies it (one taken at a turn's end would else wait
+	 * for whatever wakes an idle skiff next). */
+	void (*soon)(void *ctx);
 };
 
 /* What the worker gives the reload, all borrowed and alive as long as it. */
@@ -95,8 +101,15 @@ void reload_turn(struct reload *r);
 int reload_change(struct reload *r, const struct rest_change *rc, void *waiter, char *errbuf,
                   size_t errlen);
 
-/* Frees r and a change not yet applied (its request unanswered: the REST
- * server goes first). Accepts NULL. */
+/* A control client's change (query_ops.layer_change, core/query.h): taken
+ * now, applied by reload_turn as the REST API's are (one path), its outcome
+ * given to ch->done then. Returns REST_PENDING, or a REST_ERR_* code with
+ * errbuf (as reload_change; done not called). */
+int reload_layer_change(struct reload *r, const struct query_change *ch, char *errbuf,
+                        size_t errlen);
+
+/* Frees r and a change not yet applied, unanswered (its client, the REST
+ * server or another, is destroyed first and forgets it). Accepts NULL. */
 void reload_destroy(struct reload *r);
 
 #endif

@@ -556,6 +556,12 @@ static void reload_close(void *ctx, size_t k)
 	connector_close(connectors_at(((struct worker *)ctx)->conns, k), CLOSE_ABANDON);
 }
 
+/* reload_ops.soon: the tick makes the next turn's poll return at once. */
+static void reload_soon(void *ctx)
+{
+	loop_timer_set(((struct worker *)ctx)->tick, now_ms(), 0);
+}
+
 static const struct reload_ops reloading = {
     .drain_and_flush = reload_drain,
     .apply = reload_apply,
@@ -568,6 +574,7 @@ static const struct reload_ops reloading = {
     .open = reload_open,
     .fail = reload_fail,
     .close = reload_close,
+    .soon = reload_soon,
 };
 
 void worker_reload_setup(struct worker *w, struct settings *s, char *const *paths, size_t n,

@@ -1,6 +1,8 @@
 /* queryfake: see queryfake.h. */
 #include "queryfake.h"
 
+#include "control/rest.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -65,6 +67,25 @@ static int command(void *ctx, size_t i, enum query_command cmd, char *errbuf, si
 	return f->command_rc;
 }
 
+static int layer_change(void *ctx, const struct query_change *ch, char *errbuf, size_t errlen)
+{
+	struct queryfake *f = ctx;
+
+	f->changes++;
+	f->change = *ch;
+	snprintf(f->change_name, sizeof(f->change_name), "%s", ch->name);
+	if (f->change_rc != 0) {
+		snprintf(errbuf, errlen, "refused by the fake");
+		return f->change_rc;
+	}
+	return REST_PENDING;
+}
+
+static uint64_t state_epoch(void *ctx)
+{
+	return ((struct queryfake *)ctx)->epoch;
+}
+
 static const struct query_ops ops = {
     .connectors = connectors,
     .connector = connector,
@@ -76,6 +97,8 @@ static const struct query_ops ops = {
     .backlog = backlog,
     .bandwidth = bandwidth,
     .command = command,
+    .layer_change = layer_change,
+    .state_epoch = state_epoch,
 };
 
 void queryfake_init(struct queryfake *f, struct stats *st)

@@ -28,6 +28,14 @@ struct queryfake {
 	size_t command_conn;
 	int command_cmd; /* -1: none */
 	int command_rc;
+	/* The layer changes asked for: how many, the last one (its strings
+	 * borrowed: valid during the call only; name copied), and what the
+	 * next answers (0: REST_PENDING, and the test calls its done). */
+	int changes;
+	struct query_change change;
+	char change_name[128];
+	int change_rc;
+	uint64_t epoch; /* what state_epoch answers: a test bumps it */
 };
 
 /* Empties f and points its query at itself; stats borrowed (may be NULL). */

@@ -8,6 +8,7 @@
 #include "config/settings.h"
 #include "core/connectors.h"
 #include "core/pipeline.h"
+#include "core/query.h"
 #include "core/sink.h"
 #include "core/source.h"
 #include "core/stats.h"
@@ -259,6 +260,70 @@ static void test_exit_code_once_none_runs(void)
 	workerrig_down(&r);
 }
 
+static uint64_t epoch(const struct workerrig *r)
+{
+	const struct query *q = worker_query(r->wk);
+
+	return q->ops->state_epoch(q->ctx);
+}
+
+/* The query's state epoch moves with every state or trace change, and when
+ * a connector comes or goes; records, acknowledgements, flushes and a
+ * command that changes nothing leave it. */
+static void test_state_epoch(void)
+{
+	struct workerrig r;
+	char errbuf[512];
+	uint64_t e;
+	struct conn *c;
+
+	rig_up(&r, 6);
+	e = epoch(&r);
+	CHECK_INT(workerrig_turns(&r, 3), 0); /* records produced */
+	for (size_t k = 0; k < 6; k++)
+		sinkfake_deliver(r.fake, k, SINK_DELIVERED, NULL);
+	CHECK_INT(workerrig_turns(&r, 3), 0); /* acknowledged, flushed */
+	CHECK_STR(offsets_get(r.o, WORKERRIG_KEY), "{\"position\":6}");
+	CHECK(epoch(&r) == e);
+	CHECK_INT(connector_pause(r.c, errbuf, sizeof(errbuf)), 0);
+	CHECK(epoch(&r) > e);
+	e = epoch(&r);
+	CHECK_INT(connector_pause(r.c, errbuf, sizeof(errbuf)), 0); /* paused already */
+	CHECK_INT(workerrig_turns(&r, 2), 0);
+	CHECK(epoch(&r) == e);
+	CHECK_INT(connector_resume(r.c, errbuf, sizeof(errbuf)), 0);
+	CHECK(epoch(&r) > e);
+	e = epoch(&r);
+	CHECK_INT(connector_resume(r.c, errbuf, sizeof(errbuf)), 0);
+	CHECK(epoch(&r) == e);
+	connector_fail(r.c, false, "a broken pipe");
+	CHECK(epoch(&r) > e);
+	e = epoch(&r);
+	connector_fail(r.c, false, "again"); /* FAILED already: its trace stays */
+	CHECK(epoch(&r) == e);
+	connector_restart(r.c);
+	CHECK(epoch(&r) > e);
+	CHECK(!r.c->stopped);
+	e = epoch(&r);
+	CHECK_INT(connector_stop(r.c, errbuf, sizeof(errbuf)), 0);
+	CHECK(epoch(&r) > e);
+	CHECK_INT(r.c->run, CONN_STOPPED); /* nothing in flight: at once */
+	e = epoch(&r);
+	CHECK_INT(workerrig_turns(&r, 2), 0);
+	CHECK(epoch(&r) == e);
+	/* A connector added (a reload's new slot), then removed. */
+	c = connectors_slot(r.wk->conns);
+	CHECK(c != NULL);
+	CHECK(epoch(&r) > e);
+	e = epoch(&r);
+	connector_close(c, CLOSE_ABANDON);
+	CHECK(epoch(&r) > e);
+	e = epoch(&r);
+	connector_close(r.c, CLOSE_ABANDON);
+	CHECK(epoch(&r) > e);
+	workerrig_down(&r);
+}
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -269,6 +334,7 @@ int main(void)
 	test_fail_open();
 	test_close_of_a_slot_never_opened();
 	test_exit_code_once_none_runs();
+	test_state_epoch();
 	workerrig_cleanup();
 	return testlib_done("test_connectors");
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,9 +18,12 @@ static char err[256];
 int __real_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 static int fail_polls, fail_errno;
+static int polls, last_timeout; /* poll() calls, and the last one's timeout */
 
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
+	polls++;
+	last_timeout = timeout;
 	if (fail_polls > 0) {
 		fail_polls--;
 		errno = fail_errno;
@@ -288,6 +292,70 @@ static void test_interrupted_poll(void)
 	close(pa[1]);
 }
 
+/* A turn hook's state: calls, and what it does at its next call. */
+static struct hooked {
+	int calls;
+	struct loop_timer *arm; /* armed due now */
+	bool del_self;
+	int polls_at_call; /* polls seen when it was last called */
+} hk;
+
+static void on_hook(struct loop *l, struct loop_hook *h, void *arg)
+{
+	CHECK(arg == &hk);
+	hk.calls++;
+	hk.polls_at_call = polls;
+	if (hk.arm != NULL) {
+		loop_timer_set(hk.arm, loop_now_ms(), 0);
+		hk.arm = NULL;
+	}
+	if (hk.del_self)
+		loop_hook_del(l, h);
+}
+
+/* A turn hook runs once a turn, before the sleep: a timer it arms counts
+ * for that very poll; it wakes nothing by itself (an idle loop polls once a
+ * timer's period, hook or not); deleted, it is called no more. */
+static void test_turn_hook(void)
+{
+	struct loop *l = NULL;
+	struct loop_timer *soon = NULL, *slow = NULL;
+	struct loop_hook *h = NULL;
+	int fired = 0, slow_fired = 0, p0;
+
+	memset(&hk, 0, sizeof(hk));
+	CHECK(loop_new(&l) == 0);
+	CHECK(loop_timer_add(l, -1, 0, on_timer, &fired, &soon) == 0);
+	CHECK(loop_timer_add(l, loop_now_ms() + 30, 30, on_timer, &slow_fired, &slow) == 0);
+	CHECK(loop_hook_add(l, on_hook, &hk, &h) == 0);
+	hk.arm = soon;
+	p0 = polls;
+	CHECK(loop_once(l, err, sizeof(err)) == 0);
+	CHECK_INT(hk.calls, 1);
+	CHECK_INT(hk.polls_at_call, p0); /* before the poll */
+	CHECK_INT(polls, p0 + 1);
+	CHECK_INT(last_timeout, 0); /* the timer it armed */
+	CHECK_INT(fired, 1);
+	/* Idle: each turn sleeps until the slow timer, one poll each. */
+	for (int i = 0; i < 3; i++)
+		CHECK(loop_once(l, err, sizeof(err)) == 0);
+	CHECK_INT(hk.calls, 4);
+	CHECK_INT(polls, p0 + 4);
+	CHECK(slow_fired >= 3);
+	hk.del_self = true;
+	CHECK(loop_once(l, err, sizeof(err)) == 0);
+	CHECK_INT(hk.calls, 5);
+	CHECK(loop_once(l, err, sizeof(err)) == 0);
+	CHECK_INT(hk.calls, 5);
+	/* Deleted from outside, between turns. */
+	memset(&hk, 0, sizeof(hk));
+	CHECK(loop_hook_add(l, on_hook, &hk, &h) == 0);
+	loop_hook_del(l, h);
+	CHECK(loop_once(l, err, sizeof(err)) == 0);
+	CHECK_INT(hk.calls, 0);
+	loop_destroy(l);
+}
+
 int main(void)
 {
 	test_fds();
@@ -296,5 +364,6 @@ int main(void)
 	test_timeout();
 	test_no_cap();
 	test_interrupted_poll();
+	test_turn_hook();
 	return testlib_done("test_loop");
 }
