@@ -22,6 +22,7 @@ struct config_section;
 struct props;
 struct providers;
 struct restconns;
+struct source_guard;
 struct source_ops;
 struct transform_chain;
 
@@ -79,6 +80,10 @@ struct connector_settings {
 	char *prefix;                  /* their prefix there ("" or "connectors.NAME."), owned */
 	bool rest;                     /* given by the REST API (restconns.h), not a file */
 	bool in_files;                 /* ... over a connector of that name in the files */
+	/* The run-time guard (core/source.h), borrowed; NULL: none (the files'
+	 * and the REST API's connectors). The layer that made the connector
+	 * sets it (the fleet's: fleetallow_guard). */
+	const struct source_guard *guard;
 };
 
 /* As many connectors and files as memory allows: the arrays grow while the
