@@ -249,6 +249,63 @@ static void test_failed_store_at_a_stop_is_retried(void)
 	workerrig_down(&r);
 }
 
+/* The topic guard of a guarded connector (connector_settings.guard, the
+ * fleet's): asked once per new final topic, after the transforms. */
+static int topic_asks;
+
+static int allow_topic(const void *arg, const char *topic, char *why, size_t len)
+{
+	topic_asks++;
+	if (strncmp(topic, (const char *)arg, strlen((const char *)arg)) == 0)
+		return 0;
+	snprintf(why, len, "outside the test's prefix (%s)", (const char *)arg);
+	return -1;
+}
+
+#define ROUTER                                                                                     \
+	"transforms=r\ntransforms.r.type=org.apache.kafka.connect.transforms.RegexRouter\n"        \
+	"transforms.r.regex=(.*)\ntransforms.r.replacement="
+
+/* A topic a RegexRouter computes, outside what the guard allows: the
+ * connector fails with the reason as its trace before the record goes
+ * (never a silent drop, nor a skip by errors.tolerance=all), nothing
+ * produced, its offset before that record. Inside: produced, the guard
+ * asked once for the topic, not per record. No guard: as ever. */
+static void test_topic_guard(void)
+{
+	struct source_guard g = {.allow_topic = allow_topic, .arg = "app-"};
+	struct workerrig r;
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 3,
+	                                          .connector = ROUTER "secret-$1\n"
+	                                                              "errors.tolerance=all\n"});
+	r.s.connectors[0].guard = &g;
+	topic_asks = 0;
+	CHECK_INT(workerrig_turns(&r, 5), WORKER_EXIT_CONFIG);
+	CHECK_INT(sinkfake_count(r.fake), 0);
+	CHECK_STR(r.c->trace,
+	          "a record's topic secret-t (after the transforms) is outside the test's prefix "
+	          "(app-)");
+	CHECK_INT(topic_asks, 1);
+	CHECK(stored_after_turns(&r, NULL) == NULL);
+	workerrig_down(&r);
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 5, .connector = ROUTER "app-$1\n"});
+	r.s.connectors[0].guard = &g;
+	topic_asks = 0;
+	CHECK_INT(workerrig_turns(&r, 5), 0);
+	CHECK_INT(sinkfake_count(r.fake), 5);
+	CHECK_STR(sinkfake_record(r.fake, 4)->topic, "app-t");
+	CHECK_INT(topic_asks, 1);
+	workerrig_down(&r);
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 2, .connector = ROUTER "secret-$1\n"});
+	CHECK_INT(workerrig_turns(&r, 5), 0);
+	CHECK_INT(sinkfake_count(r.fake), 2);
+	workerrig_down(&r);
+}
+#undef ROUTER
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -259,6 +316,7 @@ int main(void)
 	test_failed_offset_writes_pause_reading();
 	test_stop_with_records_in_flight();
 	test_failed_store_at_a_stop_is_retried();
+	test_topic_guard();
 	workerrig_cleanup();
 	return testlib_done("test_pipeline");
 }
