@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "config/props.h"
 #include "core/source.h"
+#include "fleet/fleetallow.h"
 #include "sourceenv_fake.h"
 #include "testlib.h"
 
@@ -38,7 +39,7 @@ static int allow_path(struct source_env *env, const char *real_path, char *why, 
 }
 
 /* A file source over props (the file, files or rotated.dirs keys), with
- * the guard, in f. NULL when open fails. */
+ * the test's guard unless f has one, in f. NULL when open fails. */
 static void *open_src(struct sourceenv_fake *f, const char *keys)
 {
 	static const struct config_key conn_keys[] = {
@@ -52,7 +53,8 @@ static void *open_src(struct sourceenv_fake *f, const char *keys)
 	char buf[2048], err[512] = "";
 	void *ctx = NULL;
 
-	f->env.allow_path = allow_path;
+	if (f->env.allow_path == NULL)
+		f->env.allow_path = allow_path;
 	snprintf(buf, sizeof(buf), "connector.class=FileStreamSource\ntopic=t\n%s", keys);
 	if (props_load_mem("test.properties", buf, strlen(buf), &p, err, sizeof(err)) != 0 ||
 	    config_section_load(p, &spec, &cfg, err, sizeof(err)) != 0 ||
@@ -86,8 +88,9 @@ static int poll_some(void *ctx, struct sourceenv_fake *f, char *got, size_t gotl
 			         recs[k].value.bytes);
 		}
 		if (rc == 0 && b.n > 0)
-			sourceenv_fake_take(f, recs[b.n - 1].part,
-			                    source_file_ops.offset_json(ctx, &recs[b.n - 1].offset));
+			sourceenv_fake_take(
+			    f, recs[b.n - 1].part,
+			    source_file_ops.offset_json(ctx, &recs[b.n - 1].offset));
 	}
 	return rc;
 }
@@ -118,8 +121,7 @@ static void test_symlink_to_outside(void)
 {
 	struct sourceenv_fake f;
 	struct dirs d;
-	char path[1024], target[1024], got[4096], err[1024], keys[1024],
-	    want[4096];
+	char path[1024], target[1024], got[4096], err[1024], keys[1024], want[4096];
 	void *ctx;
 	int rc;
 
@@ -169,8 +171,8 @@ static void test_dotdot_through_linked_dir(void)
 {
 	struct sourceenv_fake f;
 	struct dirs d;
-	char path[1024], inner[1024], link[1024], target[1024],
-	    got[4096], err[1024], keys[1024], want[4096];
+	char path[1024], inner[1024], link[1024], target[1024], got[4096], err[1024], keys[1024],
+	    want[4096];
 	void *ctx;
 
 	make_dirs(&d, "dotdot");
@@ -205,8 +207,7 @@ static void rotated_resume(const char *glob_tail, bool allowed_too)
 {
 	struct sourceenv_fake f;
 	struct dirs d;
-	char path[1024], rotated[1024], got[4096], err[1024], keys[1024],
-	    want[4096];
+	char path[1024], rotated[1024], got[4096], err[1024], keys[1024], want[4096];
 	void *ctx;
 	FILE *fp;
 
@@ -240,7 +241,8 @@ static void rotated_resume(const char *glob_tail, bool allowed_too)
 		CHECK_INT(poll_some(ctx, &f, got, sizeof(got), err, sizeof(err)), 0);
 		CHECK_STR(got, "two\nthree\n");
 	} else {
-		CHECK_INT(poll_some(ctx, &f, got, sizeof(got), err, sizeof(err)), SOURCE_ERR_CONFIG);
+		CHECK_INT(poll_some(ctx, &f, got, sizeof(got), err, sizeof(err)),
+		          SOURCE_ERR_CONFIG);
 		snprintf(want, sizeof(want), "file %s is outside the test's glob (%s)", rotated,
 		         allowed);
 		CHECK_STR(err, want);
@@ -257,10 +259,54 @@ static void test_rotated_copy_needs_its_own_name(void)
 	rotated_resume("app.log*", true);
 }
 
+/* The fleet's guard (fleetallow_guard) as the worker's env offers it
+ * (source_env.c's env_allow_path): the trace a user reads. */
+static struct source_guard fleet_guard;
+
+static int via_fleet_guard(struct source_env *env, const char *real_path, char *why, size_t len)
+{
+	(void)env;
+	return fleet_guard.allow_path(fleet_guard.arg, real_path, why, len);
+}
+
+static void test_fleet_guard_trace(void)
+{
+	struct sourceenv_fake f;
+	struct dirs d;
+	struct fleet_allow_conf a = {0};
+	const char *items[1];
+	char glob[1024], path[1024], target[1024], got[4096], err[1024], keys[1024], want[4096];
+	void *ctx;
+
+	make_dirs(&d, "fleet");
+	snprintf(glob, sizeof(glob), "%s/*.log", d.app);
+	items[0] = glob;
+	a.files = (struct config_list){.n = 1, .items = items, .text = glob};
+	fleetallow_guard(&a, &fleet_guard);
+	snprintf(target, sizeof(target), "%s/shadow", d.secret);
+	testlib_write_file(target, "root:SECRET\n", 12);
+	snprintf(path, sizeof(path), "%s/x.log", d.app);
+	CHECK(symlink(target, path) == 0);
+
+	sourceenv_fake_init(&f, "app");
+	snprintf(keys, sizeof(keys), "file=%.900s\n", path);
+	f.env.allow_path = via_fleet_guard;
+	ctx = open_src(&f, keys);
+	CHECK(ctx != NULL);
+	CHECK_INT(poll_some(ctx, &f, got, sizeof(got), err, sizeof(err)), SOURCE_ERR_CONFIG);
+	snprintf(want, sizeof(want), "file %s resolves to %s, outside fleet.allow.files (%s)", path,
+	         target, glob);
+	CHECK_STR(err, want);
+	CHECK_STR(got, "");
+	source_file_ops.close(ctx);
+	sourceenv_fake_free(&f);
+}
+
 int main(void)
 {
 	test_symlink_to_outside();
 	test_dotdot_through_linked_dir();
 	test_rotated_copy_needs_its_own_name();
+	test_fleet_guard_trace();
 	return testlib_done("source_file_guard");
 }
