@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void rig_up(struct workerrig *r, int records, uint32_t cap, const char *tolerance)
 {
@@ -306,6 +307,51 @@ static void test_topic_guard(void)
 }
 #undef ROUTER
 
+static int allow_prefix(const void *arg, const char *real_path, char *why, size_t len)
+{
+	if (strncmp(real_path, (const char *)arg, strlen((const char *)arg)) == 0)
+		return 0;
+	snprintf(why, len, "outside the test's prefix (%s)", (const char *)arg);
+	return -1;
+}
+
+/* The path guard through the worker: connector p, the file source itself,
+ * guarded (connector_settings.guard) to its own directory; its file a link
+ * to a file outside. The connector fails with the file source's reason as
+ * its trace, files_refused=1 in the registry, nothing produced or stored. */
+static void test_path_guard_fails_the_connector(void)
+{
+	static char gdir[512];
+	struct source_guard g = {.allow_path = allow_prefix, .arg = gdir};
+	char file[600], secret[600], want[2048];
+	struct stats_view v;
+	struct workerrig r;
+	uint64_t refused = UINT64_MAX;
+	size_t cur = 0;
+	int code = 0;
+
+	snprintf(secret, sizeof(secret), "%s/secret.txt", testlib_tmpdir());
+	testlib_write_file(secret, "root:SECRET\n", 12);
+	workerrig_up(&r, &(struct workerrig_conf){.file_source = true, .guard = &g});
+	snprintf(gdir, sizeof(gdir), "%.400s", r.s.connectors[0].file);
+	*strrchr(gdir, '/') = '\0';
+	snprintf(file, sizeof(file), "%s/app.log", gdir);
+	CHECK(symlink(secret, file) == 0);
+	for (int i = 0; i < 200 && code == 0; i++)
+		code = workerrig_turn(&r);
+	CHECK_INT(code, WORKER_EXIT_CONFIG);
+	snprintf(want, sizeof(want), "file %s resolves to %s, outside the test's prefix (%s)", file,
+	         secret, gdir);
+	CHECK_STR(r.c->trace, want);
+	CHECK_INT(sinkfake_count(r.fake), 0);
+	while (stats_next(r.st, &cur, &v))
+		if (strcmp(v.desc->name, "files_refused") == 0 && v.connector != NULL &&
+		    strcmp(v.connector, "p") == 0)
+			refused = v.value;
+	CHECK_INT(refused, 1);
+	workerrig_down(&r);
+}
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -317,6 +363,7 @@ int main(void)
 	test_stop_with_records_in_flight();
 	test_failed_store_at_a_stop_is_retried();
 	test_topic_guard();
+	test_path_guard_fails_the_connector();
 	workerrig_cleanup();
 	return testlib_done("test_pipeline");
 }
