@@ -22,6 +22,7 @@ struct config_key;
 struct config_section;
 struct props;
 struct providers;
+struct source_guard;
 struct source_ops;
 struct transform_chain;
 
@@ -80,6 +81,10 @@ struct connector_settings {
 	enum connlayer_kind layer;     /* what gave it: the files, or a layer (connlayer.h) */
 	bool over;                     /* a layer's, over a connector of that name below it, */
 	enum connlayer_kind under;     /* ... which this gave */
+	/* The run-time guard (core/source.h), borrowed; NULL: none (the files'
+	 * and the REST API's connectors). The layer that made the connector
+	 * sets it (the fleet's: fleetallow_guard). */
+	const struct source_guard *guard;
 };
 
 /* A layer's entry refused (connlayer_replaces: it may not replace the

@@ -35,6 +35,20 @@ int active_topics_note(struct active_topics **tp, const char *topic)
 	return ACTIVE_TOPICS_OK;
 }
 
+bool active_topics_has(struct active_topics *t, const char *topic)
+{
+	if (t == NULL)
+		return false;
+	if (t->n > 0 && strcmp(t->topics[t->last], topic) == 0)
+		return true;
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->topics[i], topic) == 0) {
+			t->last = i;
+			return true;
+		}
+	return false;
+}
+
 void active_topics_each(const struct active_topics *t, void (*fn)(void *arg, const char *topic),
                         void *arg)
 {

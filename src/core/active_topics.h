@@ -11,6 +11,8 @@
 
 #include "util/err.h"
 
+#include <stdbool.h>
+
 #define ACTIVE_TOPICS_MAX 256
 
 struct active_topics;
@@ -24,6 +26,11 @@ enum {
  * The topic of the record before costs one comparison. Returns
  * ACTIVE_TOPICS_OK (also when the list is full) or ACTIVE_TOPICS_ERR_NOMEM. */
 int active_topics_note(struct active_topics **t, const char *topic);
+
+/* True when topic is in t (NULL: none); the topic of the call before costs
+ * one comparison. For the record path's topic guard (core/pipeline.c): a
+ * topic listed was allowed when its first record went. */
+bool active_topics_has(struct active_topics *t, const char *topic);
 
 /* Each topic of t to fn, in the order noted. Accepts NULL (none). */
 void active_topics_each(const struct active_topics *t, void (*fn)(void *arg, const char *topic),

@@ -15,6 +15,7 @@
 #include "core/pipeline.h"
 
 #include "core/acks.h"
+#include "core/active_topics.h"
 #include "config/settings.h"
 #include "core/commits.h"
 #include "core/conn.h"
@@ -252,6 +253,26 @@ static enum step transform_one(struct pipeline *pl, struct conn *c, struct recor
 	return STEP_GO;
 }
 
+/* A guarded connector (connector_settings.guard, the fleet's): t's final
+ * topic must be one its guard allows, asked once per topic (the topics
+ * already produced to, c->topics, were allowed; past ACTIVE_TOPICS_MAX a
+ * new one is asked at each record). Outside: c fails with the reason, its
+ * offset before r (never a silent drop, nor a skip by errors.tolerance). */
+static enum step topic_allowed(struct pipeline *pl, struct conn *c, const struct transform_out *t,
+                               char *errbuf, size_t errlen)
+{
+	const struct source_guard *g = c->cs->guard;
+	char why[384];
+
+	if (g == NULL || g->allow_topic == NULL || active_topics_has(c->topics, t->topic))
+		return STEP_GO;
+	if (g->allow_topic(g->arg, t->topic, why, sizeof(why)) == 0)
+		return STEP_GO;
+	snprintf(errbuf, errlen, "a record's topic %s (after the transforms) is %s", t->topic, why);
+	pl->hooks->fail(c, true, errbuf);
+	return STEP_STOP;
+}
+
 /* Converts t's key and value with c's converters into *kv. */
 static enum step convert_one(struct pipeline *pl, struct conn *c, struct record *r,
                              struct transform_out *t, struct converted *kv, char *errbuf,
@@ -358,6 +379,8 @@ void pipeline_produce(struct pipeline *pl, struct conn *c)
 		if (pipeline_blocked(pl))
 			return;
 		s = transform_one(pl, c, r, &t, errbuf, sizeof(errbuf));
+		if (s == STEP_GO)
+			s = topic_allowed(pl, c, &t, errbuf, sizeof(errbuf));
 		if (s == STEP_GO)
 			s = convert_one(pl, c, r, &t, &kv, errbuf, sizeof(errbuf));
 		if (s == STEP_GO)

@@ -186,6 +186,29 @@ struct source_env {
 	 * worker, valid until close(). */
 	const char *state_file;
 	int64_t state_interval_ms;
+	/* Optional (NULL: no guard, every local connector). Whether the file
+	 * at real_path (where an opened file really is: links resolved) may be
+	 * read: 0 yes, else not, with the reason in why ("outside
+	 * fleet.allow.files (/var/log/app/x.log)"). A source calls it for every
+	 * file it opens before it reads a byte of it, and fails (poll()'s
+	 * SOURCE_ERR_CONFIG) on a refusal, never skipping silently. From the
+	 * connector's guard (struct source_guard). */
+	int (*allow_path)(struct source_env *env, const char *real_path, char *why, size_t len);
+};
+
+/* What a connector may touch at run time beyond what its configuration
+ * says, for the checks a configuration check cannot make (a link to
+ * outside, a topic a transform computes): set on a connector's settings
+ * (connector_settings.guard) by the layer that made it (the fleet:
+ * fleetallow_guard), NULL for every other. Each check returns 0 (allowed)
+ * or not, with the reason in why; arg is borrowed for the guard's life. */
+struct source_guard {
+	/* NULL: any path. real_path: absolute, links resolved. */
+	int (*allow_path)(const void *arg, const char *real_path, char *why, size_t len);
+	/* NULL: any topic. A record's final topic (after its transforms): the
+	 * pipeline asks once per new topic of a connector (cached, bounded). */
+	int (*allow_topic)(const void *arg, const char *topic, char *why, size_t len);
+	const void *arg;
 };
 
 /* Registers n counters d[] through env->counter when the env offers it

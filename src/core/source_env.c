@@ -461,6 +461,14 @@ static char *state_file(const struct conn *c)
 	return out;
 }
 
+/* source_env.allow_path: the connector's guard's. */
+static int env_allow_path(struct source_env *env, const char *real_path, char *why, size_t len)
+{
+	const struct source_guard *g = ((struct conn *)env->opaque)->cs->guard;
+
+	return g->allow_path(g->arg, real_path, why, len);
+}
+
 void source_env_init(struct source_env_host *h, struct conn *c)
 {
 	c->host = h;
@@ -477,6 +485,8 @@ void source_env_init(struct source_env_host *h, struct conn *c)
 	c->env.value_bytes_max = value_budget(c);
 	c->env.state_file = state_file(c);
 	c->env.state_interval_ms = h->conf.ops->flush_interval(h->conf.ctx);
+	if (c->cs->guard != NULL && c->cs->guard->allow_path != NULL)
+		c->env.allow_path = env_allow_path;
 	/* Rendered structs skip a tree per record; transforms need the tree. */
 	if (transform_chain_len(c->cs->chain) == 0) {
 		c->env.json_values = c->cs->value_conv.kind == CONV_JSON;

@@ -747,3 +747,38 @@ int fleetallow_log_level(const struct fleet_allow_conf *allow, const char *ns, c
 	              "logger %.*s: a log level from the fleet needs fleet.allow.log.level=true",
 	              SHOWN_MAX, ns);
 }
+
+/* ---- the run-time guard ------------------------------------------------------- */
+
+static int guard_path(const void *arg, const char *real_path, char *why, size_t len)
+{
+	const struct fleet_allow_conf *allow = arg;
+	const char *malformed_why;
+	int rc = fleetallow_path(&allow->files, real_path, false, &malformed_why);
+
+	if (rc == 0)
+		return 0;
+	if (rc == FLEETALLOW_ERR_NOMEM)
+		snprintf(why, len, "%s", "not checked: out of memory");
+	else
+		snprintf(why, len, "outside fleet.allow.files (%s)", shown(&allow->files));
+	return rc;
+}
+
+static int guard_topic(const void *arg, const char *topic, char *why, size_t len)
+{
+	const struct fleet_allow_conf *allow = arg;
+	const struct config_list *l = &allow->topics;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (fnmatch(l->items[i], topic, 0) == 0)
+			return 0;
+	snprintf(why, len, "outside fleet.allow.topics (%s)", shown(l));
+	return FLEETALLOW_ERR_TOPIC;
+}
+
+void fleetallow_guard(const struct fleet_allow_conf *allow, struct source_guard *out)
+{
+	*out = (struct source_guard){
+	    .allow_path = guard_path, .allow_topic = guard_topic, .arg = allow};
+}

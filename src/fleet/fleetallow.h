@@ -44,6 +44,7 @@
 
 struct cJSON;
 struct connector_settings;
+struct source_guard;
 
 /* Failures (util/err.h): why a configuration was refused. */
 enum {
@@ -123,5 +124,23 @@ int fleetallow_log_level(const struct fleet_allow_conf *allow, const char *ns, c
  * pass 2, and for the file source's check of where an opened file really
  * is. */
 int fleetallow_path(const struct config_list *globs, const char *path, bool glob, const char **why);
+
+/* The run-time guard of a connector the fleet made (struct source_guard,
+ * core/source.h), for what no check of its configuration can see, made
+ * from allow (borrowed: it must outlive the guard):
+ *   allow_path   where a file the source opens really is (links and ".."
+ *                resolved) must be covered by fleet.allow.files, as
+ *                fleetallow_path covers a literal path; strict: a rotated
+ *                copy (app.log.1, app.log.2.gz, one in rotated.dirs) is a
+ *                file of its own name, allowed only by a glob that matches
+ *                it (/var/log/app/app.log* rather than /var/log/app/app.log).
+ *                Reason: "outside fleet.allow.files (LIST)";
+ *   allow_topic  a record's final topic (a RegexRouter's, a
+ *                TimestampRouter's) must match fleet.allow.topics (fnmatch,
+ *                as pass 2 matches a configured topic). Reason: "outside
+ *                fleet.allow.topics (LIST)".
+ * Sets the connector's connector_settings.guard to out (the fleet's loop
+ * client does, for the connectors of its layer). */
+void fleetallow_guard(const struct fleet_allow_conf *allow, struct source_guard *out);
 
 #endif

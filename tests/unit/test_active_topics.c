@@ -35,6 +35,12 @@ int main(void)
 	CHECK_INT(active_topics_note(&t, "logs"), ACTIVE_TOPICS_OK);
 	active_topics_each(t, join, out);
 	CHECK_STR(out, "logs;audit;");
+	/* What the record path's topic guard asks (core/pipeline.c). */
+	CHECK(active_topics_has(t, "logs"));
+	CHECK(active_topics_has(t, "audit"));
+	CHECK(active_topics_has(t, "audit"));
+	CHECK(!active_topics_has(t, "secret"));
+	CHECK(!active_topics_has(NULL, "logs"));
 	active_topics_free(t);
 	t = NULL;
 
@@ -45,6 +51,8 @@ int main(void)
 	}
 	active_topics_each(t, count, NULL);
 	CHECK_INT(n, ACTIVE_TOPICS_MAX);
+	CHECK(active_topics_has(t, "day-0"));
+	CHECK(!active_topics_has(t, "day-260")); /* not kept: a guard asks again */
 	active_topics_free(t);
 	active_topics_free(NULL);
 	return testlib_done("active_topics");

@@ -5,6 +5,7 @@
 #include "fleet/fleetallow.h"
 
 #include "config/settings.h"
+#include "core/source.h"
 #include "fleet/fleetconf.h"
 #include "testlib.h"
 
@@ -568,6 +569,42 @@ static void test_strerror(void)
 	CHECK_STR(fleetallow_strerror(FLEETALLOW_ERR_NOMEM - 1), "unknown error");
 }
 
+/* The run-time guard fleetallow_guard builds from the lists: where a file
+ * really is against fleet.allow.files (strict: a rotated copy needs a glob
+ * that matches its own name), a record's final topic against
+ * fleet.allow.topics; the reasons name the key and its value. */
+static void test_guard(void)
+{
+	struct fleet_allow_conf a = {0};
+	struct source_guard g;
+	char why[256];
+
+	a.files = list("/var/log/app/*.log");
+	a.topics = list("app-*,audit");
+	fleetallow_guard(&a, &g);
+	CHECK(g.arg == &a);
+	CHECK_INT(g.allow_path(g.arg, "/var/log/app/x.log", why, sizeof(why)), 0);
+	CHECK_INT(g.allow_path(g.arg, "/etc/shadow", why, sizeof(why)), FLEETALLOW_ERR_FILE);
+	CHECK_STR(why, "outside fleet.allow.files (/var/log/app/*.log)");
+	CHECK_INT(g.allow_path(g.arg, "/var/log/app/x.log.1", why, sizeof(why)),
+	          FLEETALLOW_ERR_FILE);
+	CHECK_INT(g.allow_path(g.arg, "/var/log/app/sub/x.log", why, sizeof(why)),
+	          FLEETALLOW_ERR_FILE);
+	a.files = list("/var/log/app/*.log*");
+	CHECK_INT(g.allow_path(g.arg, "/var/log/app/x.log.1", why, sizeof(why)), 0);
+	CHECK_INT(g.allow_path(g.arg, "/var/log/app/x.log.2.gz", why, sizeof(why)), 0);
+	CHECK_INT(g.allow_topic(g.arg, "app-2026.12.05", why, sizeof(why)), 0);
+	CHECK_INT(g.allow_topic(g.arg, "audit", why, sizeof(why)), 0);
+	CHECK_INT(g.allow_topic(g.arg, "secret", why, sizeof(why)), FLEETALLOW_ERR_TOPIC);
+	CHECK_STR(why, "outside fleet.allow.topics (app-*,audit)");
+	/* nothing allowed: nothing passes */
+	a = (struct fleet_allow_conf){0};
+	CHECK_INT(g.allow_path(g.arg, "/var/log/app/x.log", why, sizeof(why)), FLEETALLOW_ERR_FILE);
+	CHECK_STR(why, "outside fleet.allow.files (empty)");
+	CHECK_INT(g.allow_topic(g.arg, "app-x", why, sizeof(why)), FLEETALLOW_ERR_TOPIC);
+	CHECK_STR(why, "outside fleet.allow.topics (empty)");
+}
+
 int main(void)
 {
 	test_strerror();
@@ -577,6 +614,7 @@ int main(void)
 	test_glob_subsets();
 	test_record();
 	test_connector();
+	test_guard();
 	free_lists();
 	return testlib_done("test_fleetallow");
 }

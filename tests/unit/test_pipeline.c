@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void rig_up(struct workerrig *r, int records, uint32_t cap, const char *tolerance)
 {
@@ -249,6 +250,108 @@ static void test_failed_store_at_a_stop_is_retried(void)
 	workerrig_down(&r);
 }
 
+/* The topic guard of a guarded connector (connector_settings.guard, the
+ * fleet's): asked once per new final topic, after the transforms. */
+static int topic_asks;
+
+static int allow_topic(const void *arg, const char *topic, char *why, size_t len)
+{
+	topic_asks++;
+	if (strncmp(topic, (const char *)arg, strlen((const char *)arg)) == 0)
+		return 0;
+	snprintf(why, len, "outside the test's prefix (%s)", (const char *)arg);
+	return -1;
+}
+
+#define ROUTER                                                                                     \
+	"transforms=r\ntransforms.r.type=org.apache.kafka.connect.transforms.RegexRouter\n"        \
+	"transforms.r.regex=(.*)\ntransforms.r.replacement="
+
+/* A topic a RegexRouter computes, outside what the guard allows: the
+ * connector fails with the reason as its trace before the record goes
+ * (never a silent drop, nor a skip by errors.tolerance=all), nothing
+ * produced, its offset before that record. Inside: produced, the guard
+ * asked once for the topic, not per record. No guard: as ever. */
+static void test_topic_guard(void)
+{
+	struct source_guard g = {.allow_topic = allow_topic, .arg = "app-"};
+	struct workerrig r;
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 3,
+	                                          .connector = ROUTER "secret-$1\n"
+	                                                              "errors.tolerance=all\n"});
+	r.s.connectors[0].guard = &g;
+	topic_asks = 0;
+	CHECK_INT(workerrig_turns(&r, 5), WORKER_EXIT_CONFIG);
+	CHECK_INT(sinkfake_count(r.fake), 0);
+	CHECK_STR(r.c->trace,
+	          "a record's topic secret-t (after the transforms) is outside the test's prefix "
+	          "(app-)");
+	CHECK_INT(topic_asks, 1);
+	CHECK(stored_after_turns(&r, NULL) == NULL);
+	workerrig_down(&r);
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 5, .connector = ROUTER "app-$1\n"});
+	r.s.connectors[0].guard = &g;
+	topic_asks = 0;
+	CHECK_INT(workerrig_turns(&r, 5), 0);
+	CHECK_INT(sinkfake_count(r.fake), 5);
+	CHECK_STR(sinkfake_record(r.fake, 4)->topic, "app-t");
+	CHECK_INT(topic_asks, 1);
+	workerrig_down(&r);
+
+	workerrig_up(&r, &(struct workerrig_conf){.records = 2, .connector = ROUTER "secret-$1\n"});
+	CHECK_INT(workerrig_turns(&r, 5), 0);
+	CHECK_INT(sinkfake_count(r.fake), 2);
+	workerrig_down(&r);
+}
+#undef ROUTER
+
+static int allow_prefix(const void *arg, const char *real_path, char *why, size_t len)
+{
+	if (strncmp(real_path, (const char *)arg, strlen((const char *)arg)) == 0)
+		return 0;
+	snprintf(why, len, "outside the test's prefix (%s)", (const char *)arg);
+	return -1;
+}
+
+/* The path guard through the worker: connector p, the file source itself,
+ * guarded (connector_settings.guard) to its own directory; its file a link
+ * to a file outside. The connector fails with the file source's reason as
+ * its trace, files_refused=1 in the registry, nothing produced or stored. */
+static void test_path_guard_fails_the_connector(void)
+{
+	static char gdir[512];
+	struct source_guard g = {.allow_path = allow_prefix, .arg = gdir};
+	char file[600], secret[600], want[2048];
+	struct stats_view v;
+	struct workerrig r;
+	uint64_t refused = UINT64_MAX;
+	size_t cur = 0;
+	int code = 0;
+
+	snprintf(secret, sizeof(secret), "%s/secret.txt", testlib_tmpdir());
+	testlib_write_file(secret, "root:SECRET\n", 12);
+	workerrig_up(&r, &(struct workerrig_conf){.file_source = true, .guard = &g});
+	snprintf(gdir, sizeof(gdir), "%.400s", r.s.connectors[0].file);
+	*strrchr(gdir, '/') = '\0';
+	snprintf(file, sizeof(file), "%s/app.log", gdir);
+	CHECK(symlink(secret, file) == 0);
+	for (int i = 0; i < 200 && code == 0; i++)
+		code = workerrig_turn(&r);
+	CHECK_INT(code, WORKER_EXIT_CONFIG);
+	snprintf(want, sizeof(want), "file %s resolves to %s, outside the test's prefix (%s)", file,
+	         secret, gdir);
+	CHECK_STR(r.c->trace, want);
+	CHECK_INT(sinkfake_count(r.fake), 0);
+	while (stats_next(r.st, &cur, &v))
+		if (strcmp(v.desc->name, "files_refused") == 0 && v.connector != NULL &&
+		    strcmp(v.connector, "p") == 0)
+			refused = v.value;
+	CHECK_INT(refused, 1);
+	workerrig_down(&r);
+}
+
 int main(void)
 {
 	setenv("SKIFF_OFFSETS_COMPACT_BYTES", "0", 1);
@@ -259,6 +362,8 @@ int main(void)
 	test_failed_offset_writes_pause_reading();
 	test_stop_with_records_in_flight();
 	test_failed_store_at_a_stop_is_retried();
+	test_topic_guard();
+	test_path_guard_fails_the_connector();
 	workerrig_cleanup();
 	return testlib_done("test_pipeline");
 }

@@ -226,11 +226,55 @@ static void test_mode_and_notice(void)
 	rig_down(&r);
 }
 
+/* The connector's guard (connector_settings.guard) reaches the source as
+ * env.allow_path, with the guard's arg; no guard, or one without a path
+ * check, offers none (every local connector: unchanged). */
+static const char *guard_saw;
+
+static int guard_path(const void *arg, const char *real_path, char *why, size_t len)
+{
+	guard_saw = real_path;
+	if (strcmp(real_path, (const char *)arg) == 0)
+		return 0;
+	snprintf(why, len, "outside %s", (const char *)arg);
+	return -1;
+}
+
+static void test_allow_path(void)
+{
+	struct source_guard g = {.allow_path = guard_path, .arg = "/var/log/app/a.log"};
+	struct source_guard topics_only = {.arg = "x"};
+	struct rig r;
+	char why[64] = "";
+
+	rig_up(&r, NULL, "p");
+	CHECK(r.c.env.allow_path == NULL);
+	rig_down(&r);
+
+	rig_up(&r, NULL, "p");
+	r.cs.guard = &topics_only;
+	source_env_free(&r.c);
+	source_env_init(r.h, &r.c);
+	CHECK(r.c.env.allow_path == NULL);
+	r.cs.guard = &g;
+	source_env_free(&r.c);
+	source_env_init(r.h, &r.c);
+	CHECK(r.c.env.allow_path != NULL);
+	if (r.c.env.allow_path != NULL) {
+		CHECK_INT(r.c.env.allow_path(&r.c.env, "/var/log/app/a.log", why, sizeof(why)), 0);
+		CHECK(r.c.env.allow_path(&r.c.env, "/etc/shadow", why, sizeof(why)) != 0);
+		CHECK_STR(guard_saw, "/etc/shadow");
+		CHECK_STR(why, "outside /var/log/app/a.log");
+	}
+	rig_down(&r);
+}
+
 int main(void)
 {
 	test_state_file();
 	test_budget_and_interval();
 	test_counters();
 	test_mode_and_notice();
+	test_allow_path();
 	return testlib_done("test_source_env");
 }

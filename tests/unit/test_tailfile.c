@@ -43,7 +43,7 @@ static struct tailfile *open_with(const char *data, size_t max_line, enum tailfi
 	struct tailfile *tf = NULL;
 
 	testlib_write_file(path, data, strlen(data));
-	CHECK_INT(tailfile_open(path, max_line, pol, &tf, NULL, 0), 0);
+	CHECK_INT(tailfile_open(NULL, path, max_line, pol, &tf, NULL, 0), 0);
 	CHECK_INT(tailfile_start(tf, 0), 0);
 	return tf;
 }
@@ -247,10 +247,11 @@ static void test_not_regular(void)
 	struct tailfile *tf = (struct tailfile *)1;
 	char why[128] = "";
 
-	CHECK_INT(tailfile_open("/", 100, TAILFILE_SPLIT, &tf, NULL, 0), TAILFILE_ERR_NOTREG);
+	CHECK_INT(tailfile_open(NULL, "/", 100, TAILFILE_SPLIT, &tf, NULL, 0), TAILFILE_ERR_NOTREG);
 	CHECK(tf == NULL);
-	CHECK_INT(tailfile_open("/nonexistent/file", 100, TAILFILE_SPLIT, &tf, why, sizeof(why)),
-	          TAILFILE_ERR_NOENT);
+	CHECK_INT(
+	    tailfile_open(NULL, "/nonexistent/file", 100, TAILFILE_SPLIT, &tf, why, sizeof(why)),
+	    TAILFILE_ERR_NOENT);
 	CHECK(strcmp(why, strerror(ENOENT)) == 0); /* the text users see in the log */
 	tailfile_close(NULL);
 }
@@ -260,7 +261,7 @@ static void test_pseudo(void)
 {
 	struct tailfile *tf = (struct tailfile *)1;
 
-	CHECK_INT(tailfile_open("/proc/loadavg", 100, TAILFILE_SPLIT, &tf, NULL, 0),
+	CHECK_INT(tailfile_open(NULL, "/proc/loadavg", 100, TAILFILE_SPLIT, &tf, NULL, 0),
 	          TAILFILE_ERR_PSEUDO);
 	CHECK(tf == NULL);
 	tf = open_with("", 100, TAILFILE_SPLIT);
@@ -351,7 +352,7 @@ static void test_skip_rest(void)
 	CHECK_INT(bytes, len);
 	CHECK_INT(lines, 5); /* x..x, l1, l2, "", tail */
 	CHECK_INT(tailfile_pos(tf), len);
-	CHECK_INT(tailfile_open(path, HEAD + 10, TAILFILE_SPLIT, &read, NULL, 0), 0);
+	CHECK_INT(tailfile_open(NULL, path, HEAD + 10, TAILFILE_SPLIT, &read, NULL, 0), 0);
 	CHECK_INT(tailfile_start(read, 0), 0);
 	{
 		struct tailline l[8];
@@ -409,7 +410,7 @@ static void test_lines_between_compressed(void)
 	snprintf(gzpath, sizeof(gzpath), "%s.1.gz", path);
 	testlib_write_file(gzpath, gz, zs.total_out);
 	deflateEnd(&zs);
-	CHECK_INT(tailfile_open(gzpath, 100, TAILFILE_SPLIT, &tf, NULL, 0), 0);
+	CHECK_INT(tailfile_open(NULL, gzpath, 100, TAILFILE_SPLIT, &tf, NULL, 0), 0);
 	CHECK_INT(tailfile_start(tf, 0), 0);
 	{
 		struct tailline l[64];

@@ -179,7 +179,9 @@ void workerrig_up(struct workerrig *r, const struct workerrig_conf *conf)
 	r->sc.next = 1;
 	live = &r->sc;
 	workerrig_settings(&r->s, conf->worker, conf->connector);
-	r->s.connectors[0].ops = script_ops(r->s.connectors[0].ops);
+	if (!conf->file_source)
+		r->s.connectors[0].ops = script_ops(r->s.connectors[0].ops);
+	r->s.connectors[0].guard = conf->guard;
 	CHECK_INT(offsets_open_file(settings_worker(r->s.worker)->offset_file, &r->o, errbuf,
 	                            sizeof(errbuf)),
 	          0);

@@ -27,6 +27,7 @@
 struct conn;
 struct offsets;
 struct partition;
+struct source_guard;
 struct stats;
 struct worker;
 
@@ -65,10 +66,12 @@ extern struct workerrig_sinks workerrig_sinks;
 
 /* What workerrig_up builds. */
 struct workerrig_conf {
-	int records;           /* the script's total */
-	uint32_t capacity;     /* the producer's in-flight cap (0: none) */
-	const char *worker;    /* more worker keys ("key=value\n" each), NULL: none */
-	const char *connector; /* more keys of connector p, NULL: none */
+	int records;                      /* the script's total */
+	uint32_t capacity;                /* the producer's in-flight cap (0: none) */
+	const char *worker;               /* more worker keys ("key=value\n" each), NULL: none */
+	const char *connector;            /* more keys of connector p, NULL: none */
+	bool file_source;                 /* p is the file source itself, not the script */
+	const struct source_guard *guard; /* p's run-time guard (NULL: none) */
 };
 
 /* A running worker and what it was built from. s, o, st and wk are the

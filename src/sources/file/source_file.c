@@ -356,6 +356,20 @@ static int held_open(struct filesrc *f)
 	return 0;
 }
 
+/* The path guard refused a file some open met (tailfile.h's struct
+ * tailguard; opens happen in watch() too): counted, and the connector
+ * fails with the reason, nothing of this poll shipped (its offsets stay
+ * before it). Returns SOURCE_ERR_CONFIG then, else 0. */
+static int guard_refused(struct filesrc *f, struct source_batch *b, char *errbuf, size_t errlen)
+{
+	if (!f->ctx.guard.refused)
+		return 0;
+	b->n = 0;
+	f->env->count(f->env, "files_refused", 1);
+	snprintf(errbuf, errlen, "%s", f->ctx.guard.why);
+	return SOURCE_ERR_CONFIG;
+}
+
 static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbuf, size_t errlen)
 {
 	struct filesrc *f = ctx;
@@ -381,6 +395,8 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	f->read_ms = clock_wall_ns() / 1000000;
 	tailwatch_drain(f, now);
 	tailwatch_housekeeping(f, now);
+	if (guard_refused(f, b, errbuf, errlen) != 0)
+		return SOURCE_ERR_CONFIG;
 	f->started = true;
 	/* Only marked streams can have lines or a record due (settled()). */
 	n = tailindex_nmarked(f->idx);
@@ -404,6 +420,8 @@ static int file_poll(void *ctx, struct source_batch *b, int64_t now, char *errbu
 	}
 	if (n > 0)
 		f->rr = (f->rr + i) % n;
+	if (guard_refused(f, b, errbuf, errlen) != 0)
+		return SOURCE_ERR_CONFIG;
 	b->more = tailwatch_unmark_settled(f) || more || b->n == b->max;
 	tailwatch_budget(f);
 	held_snapshot(f, now, false);
@@ -763,6 +781,11 @@ static const struct stats_desc file_counters[] = {
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
      .help = "paths that name no regular file (a FIFO, directory or device)"},
+    {.name = "files_refused",
+     .type = STATS_COUNTER,
+     .flags = STATS_F_LOG,
+     .help = "files whose real path the connector's guard refused (fleet.allow.files): "
+             "the connector fails"},
     {.name = "paths_duplicate",
      .type = STATS_COUNTER,
      .flags = STATS_F_LOG,
@@ -798,6 +821,7 @@ static int file_open(const struct config_section *cfg, struct source_env *env, v
 		goto nomem;
 	f->env = env;
 	f->ctx.env = env;
+	f->ctx.guard.env = env;
 	f->ctx.notice = &tailnotice_poll; /* until configured: its close takes NULL */
 	f->open_head = f->open_tail = FILESRC_NONE;
 	f->wait_head = f->wait_tail = FILESRC_NONE;

@@ -316,7 +316,7 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 	/* Only now: a stream waiting for a descriptor keeps no chain. */
 	if (chain_room(s) != 0)
 		return TAILCHAIN_ERR;
-	rc = tailfile_open(path, c->max_line, c->policy, &tf, why, sizeof(why));
+	rc = tailfile_open(&c->guard, path, c->max_line, c->policy, &tf, why, sizeof(why));
 	if (expect != NULL &&
 	    (rc == TAILFILE_ERR_NOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {
 		tailfile_close(tf);
@@ -344,8 +344,9 @@ int tailchain_add_as(struct tailstream *s, size_t at, const char *path, int64_t 
 		if ((rc == TAILFILE_ERR_NOTREG || rc == TAILFILE_ERR_PSEUDO) &&
 		    strcmp(path, s->path) == 0)
 			note_irregular(s, rc == TAILFILE_ERR_PSEUDO);
-		else if (rc != TAILFILE_ERR_NOENT)
-			c->env->log(c->env, LOG_WARN, "%s: %s", path, why);
+		else if (rc != TAILFILE_ERR_NOENT && rc != TAILFILE_ERR_REFUSED)
+			c->env->log(c->env, LOG_WARN, "%s: %s", path,
+			            why); /* refused: the poll fails */
 		tailfile_close(tf);
 		return TAILCHAIN_ERR;
 	}

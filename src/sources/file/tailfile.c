@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ const char *tailfile_strerror(int rc)
 		return "not a log (a pseudo file)";
 	case TAILFILE_ERR_SHORT:
 		return "shorter than what was read from it";
+	case TAILFILE_ERR_REFUSED:
+		return "outside what the connector may read";
 	default:
 		return "a system call failed";
 	}
@@ -134,8 +137,60 @@ static int start_compressed(struct tailfile *tf, int64_t pos, int64_t n, size_t 
 	return 0;
 }
 
-int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
-                  struct tailfile **out, char *errbuf, size_t errlen)
+/* Where fd really is, into real (size PATH_MAX): the link
+ * /proc/self/fd/<fd> names, less the " (deleted)" of a file unlinked since
+ * it opened; without /proc, realpath(path) when it still names fd's file.
+ * Returns 0, or -1 when it cannot be told (then the guard refuses). */
+static int real_path_of(int fd, const char *path, char *real)
+{
+	static const char deleted[] = " (deleted)";
+	char link[32];
+	struct stat st, at;
+	ssize_t n;
+	size_t dl = sizeof(deleted) - 1;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, real, PATH_MAX - 1);
+	if (n > 0 && n < PATH_MAX - 1) {
+		real[n] = '\0';
+		if ((size_t)n > dl && strcmp(real + n - dl, deleted) == 0 && fstat(fd, &st) == 0 &&
+		    st.st_nlink == 0)
+			real[n - (ssize_t)dl] = '\0';
+		return real[0] == '/' ? 0 : -1;
+	}
+	if (realpath(path, real) == NULL || fstat(fd, &st) != 0 || stat(real, &at) != 0 ||
+	    st.st_dev != at.st_dev || st.st_ino != at.st_ino)
+		return -1;
+	return 0;
+}
+
+/* g's check of fd, opened at path: 0 (allowed, or no guard) or
+ * TAILFILE_ERR_REFUSED, the first refusal's reason kept in g->why. */
+static int guard_check(struct tailguard *g, int fd, const char *path, char *errbuf, size_t errlen)
+{
+	char real[PATH_MAX], why[512];
+
+	if (g == NULL || g->env == NULL || g->env->allow_path == NULL)
+		return 0;
+	if (real_path_of(fd, path, real) != 0) {
+		snprintf(real, sizeof(real), "%s", "an unknown path");
+		snprintf(why, sizeof(why), "%s", "which cannot be checked (no /proc/self/fd)");
+	} else if (g->env->allow_path(g->env, real, why, sizeof(why)) == 0) {
+		return 0;
+	}
+	if (!g->refused && strcmp(path, real) == 0)
+		snprintf(g->why, sizeof(g->why), "file %.300s is %.500s", path, why);
+	else if (!g->refused)
+		snprintf(g->why, sizeof(g->why), "file %.250s resolves to %.250s, %.500s", path,
+		         real, why);
+	g->refused = true;
+	if (errbuf != NULL && errlen > 0)
+		snprintf(errbuf, errlen, "%s", tailfile_strerror(TAILFILE_ERR_REFUSED));
+	return TAILFILE_ERR_REFUSED;
+}
+
+int tailfile_open(struct tailguard *g, const char *path, size_t max_line,
+                  enum tailfile_policy policy, struct tailfile **out, char *errbuf, size_t errlen)
 {
 	struct tailfile *tf = NULL;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -144,6 +199,10 @@ int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy
 	*out = NULL;
 	if (fd < 0)
 		return code_of(errno, errbuf, errlen);
+	if ((err = guard_check(g, fd, path, errbuf, errlen)) != 0) {
+		close(fd);
+		return err;
+	}
 	tf = calloc(1, sizeof(*tf));
 	if (tf == NULL || (tf->path = strdup(path)) == NULL) {
 		err = code_of(ENOMEM, errbuf, errlen);

@@ -51,15 +51,29 @@ struct tailfile_stats {
 
 /* Results of tailfile_read, and the module's error codes (util/err.h). */
 enum {
-	TAILFILE_EOF = 0,         /* everything there was read (a partial line may wait) */
-	TAILFILE_MORE = 1,        /* stopped early: out[] or the arena is full */
-	TAILFILE_OK = 0,          /* tailfile_open and the like: done */
-	TAILFILE_ERR = -1,        /* a system call failed (errbuf: strerror) */
-	TAILFILE_ERR_NOMEM = -2,  /* out of memory */
-	TAILFILE_ERR_NOENT = -3,  /* no file at the path */
-	TAILFILE_ERR_NOTREG = -4, /* not a regular file (a FIFO, directory, device) */
-	TAILFILE_ERR_PSEUDO = -5, /* a pseudo file: its bytes made up at each read */
-	TAILFILE_ERR_SHORT = -6,  /* shorter than what was read from it before */
+	TAILFILE_EOF = 0,          /* everything there was read (a partial line may wait) */
+	TAILFILE_MORE = 1,         /* stopped early: out[] or the arena is full */
+	TAILFILE_OK = 0,           /* tailfile_open and the like: done */
+	TAILFILE_ERR = -1,         /* a system call failed (errbuf: strerror) */
+	TAILFILE_ERR_NOMEM = -2,   /* out of memory */
+	TAILFILE_ERR_NOENT = -3,   /* no file at the path */
+	TAILFILE_ERR_NOTREG = -4,  /* not a regular file (a FIFO, directory, device) */
+	TAILFILE_ERR_PSEUDO = -5,  /* a pseudo file: its bytes made up at each read */
+	TAILFILE_ERR_SHORT = -6,   /* shorter than what was read from it before */
+	TAILFILE_ERR_REFUSED = -7, /* its real path is one the guard refuses */
+};
+
+/* A connector's path guard (source_env.allow_path) as tailfile_open applies
+ * it: every file opened is checked by where it really is (the link
+ * /proc/self/fd/N names: symlinks and ".." resolved, whichever path led
+ * there - the path, a glob's match, a rotated copy, a compressed one, one
+ * in rotated.dirs) before a byte of it is read. A refused file is closed
+ * unread; the first refusal is kept for the connector to fail with. Owned
+ * by the connector (struct tailctx). */
+struct tailguard {
+	struct source_env *env; /* NULL, or no env->allow_path: no guard */
+	bool refused;           /* a file was refused: why says which and why */
+	char why[1024];         /* "file P resolves to R, outside fleet.allow.files (...)" */
 };
 
 /* A short text for a TAILFILE_* code. */
@@ -67,15 +81,17 @@ const char *tailfile_strerror(int rc);
 
 struct tailfile;
 
-/* Opens path read-only (following symlinks). Returns 0 and *out (caller owns:
- * tailfile_close), or TAILFILE_ERR_NOENT when nothing is at path,
+/* Opens path read-only (following symlinks), checked by g (NULL: no
+ * guard). Returns 0 and *out (caller owns:
+ * tailfile_close), or TAILFILE_ERR_REFUSED when g refuses where it really
+ * is (g->why says), TAILFILE_ERR_NOENT when nothing is at path,
  * TAILFILE_ERR_NOTREG when it is not a regular file, TAILFILE_ERR_PSEUDO when
  * it is a pseudo file whose bytes are made up at each read (/proc, /sys:
  * tailid's pseudo, or size 0 yet it reads bytes): not a log,
  * TAILFILE_ERR_NOMEM, or TAILFILE_ERR; errbuf gets why (strerror, without the
  * path). The position is 0 until tailfile_start. */
-int tailfile_open(const char *path, size_t max_line, enum tailfile_policy policy,
-                  struct tailfile **out, char *errbuf, size_t errlen);
+int tailfile_open(struct tailguard *g, const char *path, size_t max_line,
+                  enum tailfile_policy policy, struct tailfile **out, char *errbuf, size_t errlen);
 
 /* Starts reading at pos (<= size), recomputing the fingerprint from the file.
  * Returns 0, or -1 when the file is shorter than pos. */

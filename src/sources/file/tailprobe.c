@@ -12,7 +12,7 @@ void tailprobe_live(const struct tailprobe_where *w, const struct tailpos *p, st
 	struct tailfile *tf = NULL;
 
 	*o = (struct tailobs){0};
-	if (tailfile_open(w->path, 1, 0, &tf, NULL, 0) != 0) {
+	if (tailfile_open(w->guard, w->path, 1, 0, &tf, NULL, 0) != 0) {
 		tailfile_close(tf);
 		return;
 	}
@@ -33,7 +33,7 @@ static bool check_at(const struct tailprobe_where *w, const char *path, const st
                      const struct tailid *expect, struct tailobs *o)
 {
 	struct tailfile *tf = NULL;
-	int rc = tailfile_open(path, w->max_line, w->policy, &tf, NULL, 0);
+	int rc = tailfile_open(w->guard, path, w->max_line, w->policy, &tf, NULL, 0);
 
 	if (expect != NULL &&
 	    (rc == TAILFILE_ERR_NOENT || (rc == 0 && !tailid_same(tailfile_id(tf), expect)))) {

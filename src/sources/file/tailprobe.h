@@ -21,6 +21,7 @@ struct tailprobe_where {
 	size_t ndirs;
 	size_t max_line;
 	enum tailfile_policy policy;
+	struct tailguard *guard; /* the connector's (NULL: none) */
 };
 
 /* The observations and the paths of the files found (malloc'd; NULL: none;

@@ -302,7 +302,8 @@ static void resume(struct tailstream *s, struct tailpos *used)
 	                            .dirs = s->c->rotated_dirs,
 	                            .ndirs = s->c->nrotated_dirs,
 	                            .max_line = s->c->max_line,
-	                            .policy = s->c->policy};
+	                            .policy = s->c->policy,
+	                            .guard = &s->c->guard};
 	struct tailprobe pr = {0};
 	struct tailplan pl;
 	struct tailpos p;

@@ -36,6 +36,9 @@ struct tailheld;
 /* What the streams of one connector share. Filled by the connector. */
 struct tailctx {
 	struct source_env *env;
+	/* The connector's path guard: every file its streams open passes it
+	 * (guard.env: env, set at open). */
+	struct tailguard guard;
 	size_t max_line;
 	enum tailfile_policy policy;
 	int64_t rotate_wait_ms;
