@@ -9,6 +9,7 @@
  * nothing wakes the loop between two; a fleet opened again over its store
  * applies nothing again and reports no refusal again. */
 #include "config/connlayer.h"
+#include "control/rest.h"
 #include "core/loop.h"
 #include "core/query.h"
 #include "core/stats.h"
@@ -179,6 +180,7 @@ static void check_outcome(struct rig *r, const char *name, enum fleet_outcome_ki
 	const struct fleetlinkfake_sent *s;
 	struct fleet_outcome o;
 
+	deliver_all(r); /* the link holds a key's next record until the last is acked */
 	snprintf(key, sizeof(key), "skiff-outcome-%s", name);
 	s = last_of(r, key);
 	CHECK(s != NULL);
@@ -325,6 +327,95 @@ static void test_restart_applies_nothing(const char *dir)
 	CHECK_INT(outcomes, 0);
 	CHECK(!fleet_busy(r.fleet));
 	CHECK(before > 2);
+	rig_close(&r);
+}
+
+/* A tombstone removes through the layer (DELETE), the store forgets it; a
+ * change the layer refuses (done with an error) is REFUSED and remembered;
+ * a change the query cannot take yet (another one applies) is asked again
+ * at a later turn; a restart read after the start is a command. */
+static void test_remove_refuse_retry_restart(const char *dir)
+{
+	struct rig r;
+	struct fleetstore *fs = NULL;
+	struct fleetstore_connector c;
+	char err[512];
+	int asked;
+
+	rig_open(&r, dir, 3600000);
+	fleetlinkfake_begin(r.link, TOPIC, 1);
+	fleetlinkfake_record(r.link, TOPIC, 0, "connector-app", APP);
+	fleetlinkfake_end(r.link, TOPIC, 1);
+	pump(&r);
+	CHECK_INT(r.q.changes, 1);
+	layer_put(r.offsets, "app", APP);
+	done(&r, 0);
+	queryfake_conn(&r.q, "app");
+
+	/* The query is busy with another change: asked again next turn. */
+	r.q.change_rc = REST_ERR_STATE;
+	fleetlinkfake_record(r.link, TOPIC, 1, "connector-db", DB);
+	pump(&r);
+	CHECK(r.q.changes >= 2); /* asked at each turn */
+	CHECK_STR(r.q.change_name, "db");
+	CHECK(!fleet_busy(r.fleet));
+	r.q.change_rc = 0;
+	pump(&r);
+	CHECK_STR(r.q.change_name, "db");
+	CHECK(fleet_busy(r.fleet));
+	asked = r.q.changes;
+	/* The layer refuses it (pass 2, or the configuration does not load). */
+	done(&r, REST_ERR_ARG);
+	check_outcome(&r, "db", FLEET_OUTCOME_REFUSED, 1);
+	CHECK(fleetstore_load(r.offsets, &fs, err, sizeof(err)) == 0);
+	CHECK(fs != NULL && fleetstore_refused(fs, TOPIC_ID, 1));
+	CHECK(fs != NULL && !fleetstore_connector_find(fs, "db", &c));
+	fleetstore_destroy(fs);
+	fs = NULL;
+
+	/* A restart request read after the start: the command, APPLIED. */
+	fleetlinkfake_record(r.link, TOPIC, 2, "restart-connector-app",
+	                     "{\"include-tasks\":false,\"only-failed\":false}");
+	pump(&r);
+	CHECK_INT(r.q.command_cmd, QUERY_RESTART);
+	CHECK_INT(r.q.command_conn, 0);
+	CHECK_INT(r.q.changes, asked);
+
+	/* A tombstone: a DELETE of the fleet's layer, then the store forgets. */
+	fleetlinkfake_record(r.link, TOPIC, 3, "connector-app", NULL);
+	pump(&r);
+	CHECK_INT(r.q.changes, asked + 1);
+	CHECK_STR(r.q.change_name, "app");
+	CHECK_INT(r.q.change.op, QUERY_CHANGE_DELETE);
+	done(&r, 0);
+	check_outcome(&r, "app", FLEET_OUTCOME_APPLIED, 3);
+	CHECK(fleetstore_load(r.offsets, &fs, err, sizeof(err)) == 0);
+	CHECK(fs != NULL && !fleetstore_connector_find(fs, "app", &c));
+	fleetstore_destroy(fs);
+
+	/* A restart of a connector of the device's own files: refused without
+	 * fleet.allow.replace.local, no command given. */
+	queryfake_conn(&r.q, "local");
+	r.q.command_cmd = -1;
+	fleetlinkfake_record(r.link, TOPIC, 4, "restart-connector-local",
+	                     "{\"include-tasks\":false,\"only-failed\":false}");
+	pump(&r);
+	CHECK_INT(r.q.command_cmd, -1);
+	deliver_all(&r);
+	{
+		const struct fleetlinkfake_sent *o = last_of(&r, "skiff-outcome-local");
+		struct fleet_outcome out;
+
+		CHECK(o != NULL && o->value != NULL);
+		if (o != NULL && o->value != NULL) {
+			CHECK(fleet_outcome_decode(o->value, o->vlen, &out, err, sizeof(err)) == 0);
+			CHECK_INT(out.outcome, FLEET_OUTCOME_REFUSED);
+			CHECK_INT(out.record, CONNECT_RESTART);
+			CHECK(out.reason != NULL &&
+			      strstr(out.reason, "fleet.allow.replace.local") != NULL);
+			fleet_outcome_clear(&out);
+		}
+	}
 	rig_close(&r);
 }
 
@@ -490,19 +581,22 @@ static void test_bad_device_and_store(const char *dir)
 
 int main(void)
 {
-	char dir[512], other[512], bad[512];
+	char dir[512], other[512], bad[512], more[512];
 
 	snprintf(dir, sizeof(dir), "%s", testlib_tmpdir());
 	snprintf(other, sizeof(other), "%s", testlib_tmpdir());
 	snprintf(bad, sizeof(bad), "%s", testlib_tmpdir());
+	snprintf(more, sizeof(more), "%s", testlib_tmpdir());
 	test_apply_one_at_a_time(dir);
 	test_refused_by_pass_1(dir);
 	test_restart_applies_nothing(dir);
+	test_remove_refuse_retry_restart(more);
 	test_states(other);
 	test_heartbeat_idle(other);
 	test_bad_device_and_store(bad);
 	testlib_rmtree(dir);
 	testlib_rmtree(other);
 	testlib_rmtree(bad);
+	testlib_rmtree(more);
 	return testlib_done("test_fleet");
 }
