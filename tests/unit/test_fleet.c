@@ -520,6 +520,40 @@ static void test_states(const char *dir)
 	rig_close(&r);
 }
 
+/* What the heartbeat reads: the registry's loss counters and resident
+ * memory by name (summed over connectors), the sources' backlog in bytes
+ * (rows are not bytes), the producer's last acknowledgement. */
+static void feed_stats(struct rig *r)
+{
+	static const struct stats_desc lines = {"lines_unread_lost", STATS_COUNTER, "lines", 0};
+	static const struct stats_desc bytes = {"bytes_unread_lost", STATS_COUNTER, "bytes", 0};
+	static const struct stats_desc gone = {"files_gone_unread", STATS_COUNTER, "files", 0};
+	static const struct stats_desc rss = {"process_resident_memory", STATS_GAUGE, "rss", 0};
+	struct stats_labels a = {.connector = "app"}, b = {.connector = "db"};
+	uint64_t *h;
+	size_t app = queryfake_conn(&r->q, "app"), db = queryfake_conn(&r->q, "db"), part;
+
+	CHECK(stats_register(r->stats, &lines, &a, &h, NULL) == 0);
+	*h = 7;
+	CHECK(stats_register(r->stats, &lines, &b, &h, NULL) == 0);
+	*h = 5;
+	CHECK(stats_register(r->stats, &bytes, &a, &h, NULL) == 0);
+	*h = 700;
+	CHECK(stats_register(r->stats, &gone, &b, &h, NULL) == 0);
+	*h = 2;
+	CHECK(stats_register(r->stats, &rss, NULL, &h, NULL) == 0);
+	*h = 8192 * 1024;
+	part = queryfake_part(&r->q, app, "[\"app\",{}]");
+	r->q.backlog_known[part] = true;
+	r->q.backlog_unit[part] = SOURCE_UNIT_BYTES;
+	r->q.backlog[part] = 4096;
+	part = queryfake_part(&r->q, db, "[\"db\",{}]");
+	r->q.backlog_known[part] = true;
+	r->q.backlog_unit[part] = SOURCE_UNIT_ROWS;
+	r->q.backlog[part] = 99;
+	r->q.producer.last_ack_ms = loop_now_ms();
+}
+
 static void test_heartbeat_idle(const char *dir)
 {
 	struct rig r;
@@ -529,7 +563,7 @@ static void test_heartbeat_idle(const char *dir)
 	struct fleet_heartbeat hb;
 
 	rig_open(&r, dir, 1000);
-	queryfake_conn(&r.q, "app");
+	feed_stats(&r);
 	/* Each turn of an idle loop is a heartbeat: nothing wakes it between. */
 	for (uint64_t turn = 1; turn <= 3; turn++) {
 		CHECK(loop_once(r.loop, err, sizeof(err)) == 0);
@@ -547,7 +581,28 @@ static void test_heartbeat_idle(const char *dir)
 		CHECK_STR(hb.health, "ok");
 		CHECK_INT(hb.interval_ms, 1000);
 		CHECK_INT(hb.seq, 3);
-		CHECK_INT(hb.nconnectors, 1);
+		CHECK_INT(hb.nconnectors, 2);
+		CHECK_INT(hb.lost_records, 7 + 5);
+		CHECK_INT(hb.lost_bytes, 700);
+		CHECK_INT(hb.lost_files, 2);
+		CHECK_INT(hb.backlog_bytes, 4096);
+		CHECK_INT(hb.rss_kb, 8192);
+		CHECK(hb.last_ack_ms > 0);
+		fleet_heartbeat_clear(&hb);
+	}
+
+	/* A connector fails: the next heartbeat says so, with the reason. */
+	r.q.conns[1].state = QUERY_FAILED;
+	r.q.conns[1].trace = "boom";
+	CHECK(loop_once(r.loop, err, sizeof(err)) == 0);
+	deliver_all(&r);
+	s = last_of(&r, FLEET_HEARTBEAT_KEY);
+	CHECK(s != NULL && s->value != NULL);
+	if (s != NULL && s->value != NULL) {
+		CHECK(fleet_heartbeat_decode(s->value, s->vlen, &hb, err, sizeof(err)) == 0);
+		CHECK_INT(hb.seq, 4);
+		CHECK(strcmp(hb.health, "ok") != 0);
+		CHECK(hb.reason != NULL && strstr(hb.reason, "db") != NULL);
 		fleet_heartbeat_clear(&hb);
 	}
 	rig_close(&r);
