@@ -73,6 +73,7 @@ struct fleet {
 	bool running; /* a step waits for its done */
 	bool retry;   /* a change the query could not take yet: at the next turn */
 	bool fresh;   /* records or ends since the last plan */
+	bool closing; /* fleet_close came while a step ran: its done frees */
 
 	uint64_t epoch;
 	bool epoch_seen;
@@ -294,12 +295,20 @@ static void step_over(struct fleet *f, const struct fleetstate_step *s, bool app
 	outcome(f, s, true, NULL);
 }
 
+static void fleet_free(struct fleet *f);
+
 static void on_done(void *arg, int rc, const char *why)
 {
 	struct fleet *f = arg;
 	const struct fleetstate_step *s = fleetstate_plan_step(f->plan, f->next - 1);
 
 	f->running = false;
+	if (f->closing) {
+		/* Closed meanwhile: the change's fate is the layer's file; the
+		 * next start re-reads the topic and plans against the store. */
+		fleet_free(f);
+		return;
+	}
 	if (rc == REST_ERR_NOMEM) {
 		/* Not the record's fault: said, not remembered as refused. */
 		log_msg(LOG_ERROR, "fleet: %s not applied: out of memory", s->name);
@@ -1111,7 +1120,20 @@ void fleet_close(struct fleet *f)
 	loop_fd_del(f->loop, f->fdw);
 	loop_hook_del(f->loop, f->hook);
 	loop_timer_del(f->loop, f->hb);
+	f->fdw = NULL;
+	f->hook = NULL;
+	f->hb = NULL;
 	fleetlink_destroy(f->link);
+	f->link = NULL;
+	if (f->running) {
+		f->closing = true;
+		return;
+	}
+	fleet_free(f);
+}
+
+static void fleet_free(struct fleet *f)
+{
 	fleetstate_plan_free(f->plan);
 	fleetstate_destroy(f->st);
 	fleetstore_destroy(f->store);

@@ -94,9 +94,9 @@ void fleet_counts(const struct fleet *f, struct fleet_counts *out);
 /* True while a step waits for its done. */
 bool fleet_busy(const struct fleet *f);
 
-/* Unregisters everything and frees f; a step still running gets its done
- * ignored (the query must not call it after: close the fleet after the
- * worker's reload is over). Accepts NULL. */
+/* Unregisters everything and frees f. While a step runs (fleet_busy), f
+ * is freed by that step's done, which then does nothing more: the query
+ * must still call it once (a reload's done always comes). Accepts NULL. */
 void fleet_close(struct fleet *f);
 
 #endif

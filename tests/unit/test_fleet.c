@@ -634,6 +634,29 @@ static void test_bad_device_and_store(const char *dir)
 	loop_destroy(loop);
 }
 
+/* Closed while a change applies: the change's done, which the reload
+ * always gives, frees the fleet and does nothing else (asan sees a use
+ * after free or a leak otherwise). */
+static void test_close_while_busy(const char *dir)
+{
+	struct rig r;
+	query_done_fn fn;
+	void *arg;
+
+	rig_open(&r, dir, 3600000);
+	fleetlinkfake_begin(r.link, TOPIC, 1);
+	fleetlinkfake_record(r.link, TOPIC, 0, "connector-app", APP);
+	fleetlinkfake_end(r.link, TOPIC, 1);
+	pump(&r);
+	CHECK(fleet_busy(r.fleet));
+	fn = r.q.change.done;
+	arg = r.q.change.arg;
+	rig_close(&r);
+	CHECK(fn != NULL);
+	if (fn != NULL)
+		fn(arg, 0, "");
+}
+
 int main(void)
 {
 	char dir[512], other[512], bad[512], more[512];
@@ -646,9 +669,12 @@ int main(void)
 	test_refused_by_pass_1(dir);
 	test_restart_applies_nothing(dir);
 	test_remove_refuse_retry_restart(more);
+	testlib_rmtree(more);
+	snprintf(more, sizeof(more), "%s", testlib_tmpdir());
 	test_states(other);
 	test_heartbeat_idle(other);
 	test_bad_device_and_store(bad);
+	test_close_while_busy(more);
 	testlib_rmtree(dir);
 	testlib_rmtree(other);
 	testlib_rmtree(bad);
