@@ -322,7 +322,7 @@ static int client(struct kctx *k, enum fleetlink_client which, rd_kafka_t **rk, 
                   size_t errlen)
 {
 	rd_kafka_conf_t *conf = NULL;
-	char why[512];
+	char why[256]; /* librdkafka's reason; the message around it fits errbuf's 512 */
 	int rc = fleetlink_kafka_conf(&k->conf, which, &conf, errbuf, errlen);
 
 	if (rc != 0)
