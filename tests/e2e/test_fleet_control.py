@@ -19,6 +19,7 @@ and a topic prefix, one file source "app" the operator configures:
 Plus: a damaged fleet-state.json stops the start with exit 78 naming it."""
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -226,4 +227,13 @@ def test_a_damaged_fleet_store_stops_the_start(tmp_path, kafka):
     assert sk.wait(60) == 78
     log = sk.log_text()
     assert str(state / "fleet-state.json") in log, log
+    assert "exit 78" in log
+
+
+def test_a_device_name_no_topic_can_hold_stops_the_start(tmp_path, kafka):
+    sk, _, _ = make_device(tmp_path, kafka, "gw_1", "x-")
+    sk.start()
+    assert sk.wait(60) == 78
+    log = sk.log_text()
+    assert re.search(r"worker\.properties:\d+: device\.id=gw_1: with fleet\.enabled", log), log
     assert "exit 78" in log
