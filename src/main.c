@@ -2,6 +2,9 @@
 #include "core/log.h"
 #include "config/config.h"
 #include "core/device.h"
+#include "fleet/fleet.h"
+#include "fleet/fleetconf.h"
+#include "kafka/fleetlink_kafka.h"
 #include "cli/help.h"
 #include "core/loop.h"
 #include "offsets/offsets.h"
@@ -316,6 +319,58 @@ struct options {
 	int first_file;
 };
 
+/* worker_on_stop: the fleet starts nothing more once the worker stops,
+ * and goes before the producer (its own link's pending status records
+ * dropped: the next start publishes again what changed). */
+static void close_fleet(void *arg)
+{
+	struct fleet **f = arg;
+
+	fleet_close(*f);
+	*f = NULL;
+}
+
+/* With fleet.enabled, the fleet's loop client (fleet/fleet.h) on w's loop
+ * and query, after w made its connectors: its first turn then publishes the
+ * states they have, not tombstones of status keys it would send again.
+ * Returns -1 with *out (NULL without fleet.enabled), or the exit code. */
+static int open_fleet(const struct settings *s, struct worker *w, struct stats *stats,
+                      struct fleet **out)
+{
+	const struct fleet_conf *fc = fleetconf_conf(s->worker);
+	char device[DEVICE_NAME_MAX], errbuf[2048];
+	struct fleet_params p = {
+	    .loop = worker_loop(w),
+	    .query = worker_query(w),
+	    .stats = stats,
+	    .health = worker_health(w),
+	    .conf = fc,
+	    .device = device,
+	    .offsets_file = settings_worker(s->worker)->offset_file,
+	    .link = &fleetlink_kafka_ops,
+	    .kafka = s->worker,
+	};
+	int rc;
+
+	*out = NULL;
+	if (!fc->enabled)
+		return -1;
+	if (device_name(s->worker, device, sizeof(device)) == DEVICE_NONE) {
+		device_missing(errbuf, sizeof(errbuf));
+		log_error("fleet.enabled=true: %s", errbuf);
+		return WORKER_EXIT_CONFIG;
+	}
+	rc = fleet_open(&p, out, errbuf, sizeof(errbuf));
+	if (rc != 0) {
+		log_error("%s", errbuf);
+		return rc == FLEET_ERR_CONFIG || rc == FLEET_ERR_STORE ? WORKER_EXIT_CONFIG
+		                                                       : WORKER_EXIT_TEMPFAIL;
+	}
+	log_info("fleet: device %s", device);
+	worker_on_stop(w, close_fleet, out);
+	return -1;
+}
+
 /* Returns -1 to go on, or an exit code. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -375,6 +430,7 @@ int main(int argc, char **argv)
 	struct stats *stats = NULL;
 	struct worker *w = NULL;
 	struct rest *rest = NULL;
+	struct fleet *fleet = NULL;
 	char errbuf[2048];
 	int code, rc, sigfd = -1;
 
@@ -440,8 +496,11 @@ int main(int argc, char **argv)
 		code = rc == REST_ERR_CONFIG ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 		goto out;
 	}
+	if ((code = open_fleet(&s, w, stats, &fleet)) >= 0)
+		goto out;
 	code = worker_run(w, sigfd);
 out:
+	fleet_close(fleet);
 	rest_destroy(rest);
 	worker_destroy(w);
 	offsets_destroy(offsets);

@@ -628,8 +628,9 @@ int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
 		if ((rc = lay(out, k, errbuf, errlen)) != 0)
 			return rc;
 	}
-	/* With the REST API on, connectors may come from it alone. */
-	if (out->nconnectors == 0 && restconf_conf(out->worker)->listeners.n == 0) {
+	/* With the REST API or the fleet on, connectors may come from them
+	 * alone (a device the fleet steers starts with none). */
+	if (out->nconnectors == 0 && !settings_remote_connectors(out->worker)) {
 		snprintf(errbuf, errlen,
 		         "%s: no connector: give connector files after the worker "
 		         "file, or declare connectors.<name>.connector.class=... in it",
@@ -637,6 +638,11 @@ int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
 		return SETTINGS_ERR;
 	}
 	return 0;
+}
+
+bool settings_remote_connectors(const struct config_section *worker)
+{
+	return restconf_conf(worker)->listeners.n > 0 || fleetconf_conf(worker)->enabled;
 }
 
 int settings_load_client(const char *path, const char *bootstrap, const char *const *defaults,

@@ -130,6 +130,11 @@ enum {
  * SETTINGS_ERR_NOMEM with "file:line: why" in errbuf. */
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen);
 
+/* Whether connectors may come from outside the files while skiff runs:
+ * the REST API listens (listeners) or the fleet steers it (fleet.enabled).
+ * Then none at all is a state to wait in, not an error. */
+bool settings_remote_connectors(const struct config_section *worker);
+
 /* Loads an operator tool's client properties file (Kafka tools'
  * --command-config: Connect's client keys, security.protocol, sasl.*,
  * ssl.*) as a worker section, checked as a worker file's keys are

@@ -126,7 +126,7 @@ void health_destroy(struct health *h)
 	free(h);
 }
 
-static void refresh_process(struct health *h)
+void health_refresh_process(struct health *h)
 {
 	struct rusage ru;
 	long pages = 0, rss = 0;
@@ -170,7 +170,7 @@ void health_refresh(struct health *h)
 	*h->queue_depth = pr.stats.queue_depth;
 	*h->brokers = pr.stats.brokers;
 	*h->brokers_up = pr.stats.brokers_up;
-	refresh_process(h);
+	health_refresh_process(h);
 	backlog_refresh(h->bl, now);
 }
 

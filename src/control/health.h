@@ -38,6 +38,11 @@ int health_new(const struct query *q, struct health **out);
 /* Sets the computed gauges: before an export of the registry. */
 void health_refresh(struct health *h);
 
+/* Sets the process's gauges only (resident memory from /proc/self/statm,
+ * CPU time): cheap, for a client that reports them between exports (the
+ * fleet's heartbeat). */
+void health_refresh_process(struct health *h);
+
 /* Connector i's backlog as the last health_refresh learnt it (backlog_of). */
 int health_backlog(const struct health *h, size_t i, enum source_unit *unit, uint64_t *n);
 

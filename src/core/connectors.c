@@ -347,7 +347,8 @@ int connectors_exit_code(const struct connectors *set)
 		any = true;
 		config &= c->config_error;
 	}
-	/* None at all: the REST API removed the last one, and may add more. */
+	/* None at all: the REST API or the fleet removed the last one (or
+	 * gave none yet), and may add more. */
 	if (!any && set->conf.rest)
 		return 0;
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;

@@ -99,7 +99,7 @@ struct connectors_conf {
 	const struct pipeline *pipe; /* the turn's clocks, stamping acks and heads */
 	const struct connector_hooks *hooks;
 	void *ctx;
-	bool rest;
+	bool rest; /* the REST API or the fleet may add connectors: none is no exit */
 };
 
 /* The connector slots (struct connectors, opaque): each slot its own

@@ -113,8 +113,10 @@ typedef int (*query_vet_fn)(void *arg, const struct connector_settings *cs, char
  * a source refuses it, the layer's policy or vet refuses it: why says
  * which), the running configuration kept; REST_ERR, applied but not kept
  * (its file could not be written: it lasts until a restart); or
- * REST_ERR_NOMEM. Called from the end of a loop turn (reload_turn), never
- * from inside query_ops.layer_change; it may start the next change. */
+ * REST_ERR_NOMEM; or REST_ERR_STATE, never applied: the worker stopped
+ * first (from its destruction, where starting another change is
+ * pointless). Called from the end of a loop turn (reload_turn), never from
+ * inside query_ops.layer_change; it may start the next change. */
 typedef void (*query_done_fn)(void *arg, int rc, const char *why);
 
 /* A connector change a control client aims at a layer of the configuration

@@ -901,6 +901,13 @@ void reload_destroy(struct reload *r)
 {
 	if (r == NULL)
 		return;
+	/* A client's change taken but never applied (the worker stopped in the
+	 * turn that took it: reload_turn runs only while it goes on): its done
+	 * still comes once, so a client closed while it waited is freed. The
+	 * REST API's (no done) has no reply to send any more. */
+	if (r->change.asked && r->change.done != NULL)
+		r->change.done(r->change.arg, REST_ERR_STATE,
+		               "skiff stopped before the change could apply");
 	change_clear(&r->change);
 	free(r);
 }

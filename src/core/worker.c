@@ -294,6 +294,12 @@ static int shut_down(struct worker *w, int code)
 
 	w->stop = true;
 	notify_send(w->notify, "STOPPING=1");
+	if (w->on_stop != NULL) {
+		void (*fn)(void *) = w->on_stop;
+
+		w->on_stop = NULL;
+		fn(w->on_stop_arg);
+	}
 	if (worker_eos_settle(w) != 0 && code == WORKER_EXIT_OK)
 		code = WORKER_EXIT_TEMPFAIL;
 	drain(w, now_ms() + w->flush_timeout, nothing_in_flight);
@@ -365,6 +371,12 @@ int worker_run(struct worker *w, int sigfd)
 	code = shut_down(w, code);
 	log_info("stopped (exit %d)", code);
 	return code;
+}
+
+void worker_on_stop(struct worker *w, void (*fn)(void *arg), void *arg)
+{
+	w->on_stop = fn;
+	w->on_stop_arg = arg;
 }
 
 struct loop *worker_loop(struct worker *w)
@@ -797,7 +809,7 @@ static int open_connectors(struct worker *w)
 	    .pipe = w->pipe,
 	    .hooks = &life,
 	    .ctx = w,
-	    .rest = restconf_conf(w->settings->worker)->listeners.n > 0,
+	    .rest = settings_remote_connectors(w->settings->worker),
 	};
 
 	return connectors_new(&cc, &w->conns);

@@ -84,6 +84,13 @@ const char *worker_strerror(int err);
  * or no connector can go on. Returns a WORKER_EXIT_* code. */
 int worker_run(struct worker *w, int sigfd);
 
+/* fn(arg) once, when w begins to stop (a signal, no connector able to go
+ * on): before the drain, while the loop and the producer still run. For a
+ * client main.c wires beside the worker that must start nothing more from
+ * then on (the fleet's loop client, fleet/fleet.h). One at a time: a
+ * second call replaces the first; fn NULL: none. */
+void worker_on_stop(struct worker *w, void (*fn)(void *arg), void *arg);
+
 /* Lets SIGHUP reload the configuration (core/reload.c, docs/operations.md, "Reload"):
  * s is the settings w was created from, which a reload replaces in place;
  * paths (n of them) the files it was loaded from. Both borrowed: they must

@@ -51,6 +51,8 @@ struct worker {
 	struct query query;
 	struct query_host qhost; /* what query reads: &qhost is query's ctx */
 	struct notify *notify;
+	void (*on_stop)(void *arg); /* worker_on_stop */
+	void *on_stop_arg;
 	struct reload *reload;      /* SIGHUP and the REST API's changes (core/reload.c) */
 	bool reloading;             /* a reload or a new producer drains: no source is read */
 	struct status_sock *status; /* skiff status (control/status_sock.c) */

@@ -54,6 +54,7 @@ struct fleet {
 	struct loop *loop;
 	const struct query *q;
 	struct stats *stats;
+	struct health *health; /* NULL: the registry's RSS as it is */
 	const struct fleet_conf *conf;
 	char *device;
 	struct ftopic *topics;
@@ -61,6 +62,11 @@ struct fleet {
 	struct fleetstore *store;
 	struct fleetstate *st;
 	struct fleetlink *link;
+	/* What the link's conf points to, which it borrows for its life
+	 * (fleetlink_open): the topics' names (topics[i].name) and the
+	 * status topic's. */
+	const char **link_topics;
+	char status[FLEETCONF_TOPIC_MAX + 1];
 	struct loop_fd *fdw;
 	struct loop_timer *hb;
 	struct loop_hook *hook;
@@ -307,6 +313,12 @@ static void on_done(void *arg, int rc, const char *why)
 		/* Closed meanwhile: the change's fate is the layer's file; the
 		 * next start re-reads the topic and plans against the store. */
 		fleet_free(f);
+		return;
+	}
+	if (rc == REST_ERR_STATE) {
+		/* Never applied: the worker stopped first. Not the record's
+		 * fault: not remembered, the next start plans it again. */
+		log_msg(LOG_WARN, "fleet: %s not applied: %s", s->name, why);
 		return;
 	}
 	if (rc == REST_ERR_NOMEM) {
@@ -830,6 +842,16 @@ static uint64_t stat_sum(struct fleet *f, const char *name)
 	return sum;
 }
 
+/* The resident memory as the registry has it, made current first: only
+ * health_refresh sets it otherwise (a scrape, `skiff status`), and a device
+ * nobody scrapes would send its start's value in every heartbeat. */
+static uint64_t resident(struct fleet *f)
+{
+	if (f->health != NULL)
+		health_refresh_process(f->health);
+	return stat_sum(f, "process_resident_memory");
+}
+
 static void add_backlog(void *arg, const struct query_part *p, enum source_unit unit, uint64_t n)
 {
 	(void)p;
@@ -864,7 +886,7 @@ static void heartbeat(struct fleet *f)
 	    .lost_records = clamp(stat_sum(f, "lines_unread_lost")),
 	    .lost_bytes = clamp(stat_sum(f, "bytes_unread_lost")),
 	    .lost_files = clamp(stat_sum(f, "files_gone_unread")),
-	    .rss_kb = clamp(stat_sum(f, "process_resident_memory") / 1024),
+	    .rss_kb = clamp(resident(f) / 1024),
 	    .groups = f->conf->groups.items,
 	    .ngroups = f->conf->groups.n,
 	};
@@ -1003,13 +1025,12 @@ static int open_link(struct fleet *f, const struct fleet_params *p, char *errbuf
 	    .sent = on_sent,
 	    .error = on_error,
 	};
-	char status[FLEETCONF_TOPIC_MAX + 1];
 	const char **names = calloc(f->ntopics, sizeof(*names));
 	struct fleetlink_conf lc = {
 	    .worker = p->kafka,
 	    .device = f->device,
 	    .ntopics = f->ntopics,
-	    .status_topic = status,
+	    .status_topic = f->status,
 	    .create_status = true,
 	    .status_partitions = (int)p->conf->status_partitions,
 	    .status_replication = (int)p->conf->status_replication_factor,
@@ -1022,12 +1043,12 @@ static int open_link(struct fleet *f, const struct fleet_params *p, char *errbuf
 
 	if (names == NULL)
 		return FLEET_ERR_NOMEM;
-	if (fleetconf_topic(p->conf->status_topic, f->device, status, sizeof(status)) !=
+	f->link_topics = names;
+	if (fleetconf_topic(p->conf->status_topic, f->device, f->status, sizeof(f->status)) !=
 	    FLEETCONF_OK) {
 		snprintf(errbuf, errlen, "fleet: status.storage.topic is too long for %s",
 		         f->device);
-		rc = FLEET_ERR_CONFIG;
-		goto out;
+		return FLEET_ERR_CONFIG;
 	}
 	for (size_t i = 0; i < f->ntopics; i++)
 		names[i] = f->topics[i].name;
@@ -1039,8 +1060,6 @@ static int open_link(struct fleet *f, const struct fleet_params *p, char *errbuf
 		rc = FLEET_ERR_CONFIG;
 	else if (rc != 0)
 		rc = FLEET_ERR;
-out:
-	free(names);
 	return rc;
 }
 
@@ -1058,6 +1077,7 @@ int fleet_open(const struct fleet_params *p, struct fleet **out, char *errbuf, s
 	f->loop = p->loop;
 	f->q = p->query;
 	f->stats = p->stats;
+	f->health = p->health;
 	f->conf = c;
 	if (fleetconf_name_check(p->device) != FLEETCONF_OK) {
 		snprintf(errbuf, errlen,
@@ -1142,6 +1162,7 @@ static void fleet_free(struct fleet *f)
 		free(f->topics[i].id);
 	}
 	free(f->topics);
+	free(f->link_topics);
 	for (size_t i = 0; i < f->nconfigs; i++) {
 		free(f->configs[i].name);
 		cJSON_Delete(f->configs[i].config);

@@ -45,6 +45,7 @@ struct config_section;
 struct fleet;
 struct fleet_conf;
 struct fleetlink_ops;
+struct health;
 struct loop;
 struct query;
 struct stats;
@@ -65,6 +66,7 @@ struct fleet_params {
 	struct loop *loop;
 	const struct query *query;          /* the pipeline (changes, commands, states) */
 	struct stats *stats;                /* the registry the heartbeat reads */
+	struct health *health;              /* refreshes its RSS (control/health.h); may be NULL */
 	const struct fleet_conf *conf;      /* the worker's fleet.* keys (fleetconf_conf) */
 	const char *device;                 /* the device's resolved name (core/device.h) */
 	const char *offsets_file;           /* the store lives beside it; NULL: in memory */

@@ -657,6 +657,23 @@ static void test_close_while_busy(const char *dir)
 		fn(arg, 0, "");
 }
 
+/* The link borrows what its conf points to (kafka/fleetlink.h) and reads
+ * the topics again when the snapshot reader gives way to the long poll:
+ * they live as long as the link (a real device: use after free at the
+ * first snapshot's end). */
+static void test_link_conf_outlives_open(const char *dir)
+{
+	struct rig r;
+	const struct fleetlink_conf *c;
+
+	rig_open(&r, dir, 3600000);
+	c = fleetlinkfake_conf(r.link);
+	CHECK_INT((long long)c->ntopics, 1);
+	CHECK_STR(c->topics[0], TOPIC);
+	CHECK_STR(c->status_topic, "skiff.status.gw-1");
+	rig_close(&r);
+}
+
 int main(void)
 {
 	char dir[512], other[512], bad[512], more[512];
@@ -675,6 +692,7 @@ int main(void)
 	test_heartbeat_idle(other);
 	test_bad_device_and_store(bad);
 	test_close_while_busy(more);
+	test_link_conf_outlives_open(more);
 	testlib_rmtree(dir);
 	testlib_rmtree(other);
 	testlib_rmtree(bad);
