@@ -354,64 +354,89 @@ static char *partition_json(const char *path)
 	return s;
 }
 
-/* Adds a stream for path, unless another path names the same file
- * (taildup). Returns 0, or -1 when out of memory or partitions. */
-static int add_stream(struct filesrc *f, const char *path, unsigned flags)
+/* The partition of path, made on first use; NULL (said once) when out of
+ * memory or partitions. */
+static struct partition *part_of(struct filesrc *f, const char *path)
 {
-	char *pjson;
-	struct partition *part;
-	struct tailstream *s;
+	char *pjson = partition_json(path);
+	struct partition *part = pjson ? f->env->partition(f->env, pjson) : NULL;
 
-	if (taildup_skip(f->dup, path))
-		return 0;
-	pjson = partition_json(path);
-	part = pjson ? f->env->partition(f->env, pjson) : NULL;
 	free(pjson);
-	if (part == NULL) {
-		if (!f->partitions_full_logged)
-			f->env->log(f->env, LOG_ERROR,
-			            "%s: no source partition for it (out of memory "
-			            "or the partition limit): not tailed",
-			            path);
+	if (part == NULL && !f->partitions_full_logged) {
+		f->env->log(f->env, LOG_ERROR,
+		            "%s: no source partition for it (out of memory "
+		            "or the partition limit): not tailed",
+		            path);
 		f->partitions_full_logged = true;
-		return -1;
 	}
-	if (f->nstreams == f->cap) {
-		size_t ncap = f->cap ? f->cap * 2 : 16;
-		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
-		struct tailmulti **groups;
-		struct openlink *open;
+	return part;
+}
 
-		if (grown == NULL)
+/* Makes room for one more stream. Returns 0, or -1 when out of memory. */
+static int grow_streams(struct filesrc *f)
+{
+	size_t ncap = f->cap ? f->cap * 2 : 16;
+	struct tailstream **grown;
+	struct tailmulti **groups;
+	struct openlink *open;
+
+	if (f->nstreams < f->cap)
+		return 0;
+	if ((grown = realloc(f->streams, ncap * sizeof(*grown))) == NULL)
+		return -1;
+	f->streams = grown;
+	if (f->multi != NULL) {
+		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
 			return -1;
-		f->streams = grown;
-		if (f->multi != NULL) {
-			if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
-				return -1;
-			f->groups = groups;
-		}
-		if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
-			return -1;
-		f->open = open;
-		f->cap = ncap;
+		f->groups = groups;
 	}
+	if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
+		return -1;
+	f->open = open;
+	f->cap = ncap;
+	return 0;
+}
+
+/* Puts s, a stream just made for a path taildup_skip just recorded, among
+ * the streams: indexed, its directory watched, ready. Takes s over (freed
+ * on failure). Returns 0, or -1 when out of memory. */
+static int adopt(struct filesrc *f, struct tailstream *s)
+{
+	if (grow_streams(f) != 0)
+		goto fail;
 	f->open[f->nstreams] =
 	    (struct openlink){FILESRC_NONE, FILESRC_NONE, FILESRC_NONE, false, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
-		return -1;
-	if (tailstream_new(&f->ctx, path, part, flags, &s) != 0 ||
-	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
+		goto fail;
+	if (tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
 	                  tailstream_path(s)) != 0) {
-		tailstream_free(s);
 		if (f->multi != NULL)
 			tailmulti_free(f->groups[f->nstreams]);
-		return -1;
+		goto fail;
 	}
 	f->streams[f->nstreams++] = s;
 	taildup_adopt(f->dup, tailstream_path(s)); /* one copy of the path, not two */
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
 	return 0;
+fail:
+	tailstream_free(s);
+	return -1;
+}
+
+/* Adds a stream for path, unless another path names the same file
+ * (taildup). Returns 0, or -1 when out of memory or partitions. */
+static int add_stream(struct filesrc *f, const char *path, unsigned flags)
+{
+	struct partition *part;
+	struct tailstream *s;
+
+	if (taildup_skip(f->dup, path))
+		return 0;
+	if ((part = part_of(f, path)) == NULL || grow_streams(f) != 0 ||
+	    tailstream_new(&f->ctx, path, part, flags, &s) != 0)
+		return -1;
+	return adopt(f, s);
 }
 
 static unsigned stream_flags(const struct filesrc *f, const char *path, bool quiet, bool from_end)
