@@ -33,6 +33,7 @@
 #include "sources/file/tailmulti.h"
 #include "sources/file/tailscan.h"
 #include "sources/file/tailstream.h"
+#include "util/clock.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
@@ -436,6 +438,9 @@ static int add_stream(struct filesrc *f, const char *path, unsigned flags)
 	if ((part = part_of(f, path)) == NULL || grow_streams(f) != 0 ||
 	    tailstream_new(&f->ctx, path, part, flags, &s) != 0)
 		return -1;
+	for (size_t i = 0; i < f->nsettled; i++)
+		if (f->settled[i].part == part)
+			tailstream_preset(s, f->settled[i].json); /* found gone at the start */
 	return adopt(f, s);
 }
 
@@ -812,6 +817,132 @@ static int settle_untaken(struct filesrc *f)
 	return 0;
 }
 
+/* ---- stored offsets of paths gone -------------------------------------- */
+
+/* The paths of the connector's stored offsets to resume at the start. */
+struct vanished {
+	const struct filesrc *f;
+	char **paths;
+	size_t n, cap;
+	bool nomem;
+};
+
+/* source_env.stored: keeps path when the patterns follow it, no stream
+ * has it, nothing is at it, and its offset is not one let go at its end
+ * ("finished": nothing of it to read or count) - no I/O but one stat for
+ * the rest, and a parse of each offset. */
+static void on_stored(void *arg, const char *partition_json, const char *offset_json)
+{
+	struct vanished *v = arg;
+	cJSON *m = NULL;
+	const cJSON *name;
+	struct tailpos p;
+	struct stat st;
+	char **grown;
+
+	if (v->nomem || tailpos_parse(offset_json, &p) != 0 || p.finished)
+		return;
+	m = cJSON_Parse(partition_json);
+	name = cJSON_GetObjectItemCaseSensitive(m, "filename");
+	if (!cJSON_IsString(name) || !follows(v->f, name->valuestring) ||
+	    find_stream(v->f, name->valuestring) != NULL || stat(name->valuestring, &st) == 0 ||
+	    (errno != ENOENT && errno != ENOTDIR))
+		goto out;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+
+		if ((grown = realloc(v->paths, cap * sizeof(*grown))) == NULL) {
+			v->nomem = true;
+			goto out;
+		}
+		v->paths = grown;
+		v->cap = cap;
+	}
+	if ((v->paths[v->n] = strdup(name->valuestring)) == NULL)
+		v->nomem = true;
+	else
+		v->n++;
+out:
+	cJSON_Delete(m);
+}
+
+/* Keeps what the stop stores for part, whose stream s was let go: its
+ * offset with "finished" (tailstream_stop). Returns 0 or -1. */
+static int settle(struct filesrc *f, struct tailstream *s, struct partition *part)
+{
+	const char *was = f->env->committed(f->env, part);
+	struct settled e = {part, NULL, tailstream_stop(s, was)};
+	struct settled *grown;
+
+	if (e.json == NULL)
+		return 0;
+	e.was = strdup(was);
+	grown = e.was != NULL ? realloc(f->settled, (f->nsettled + 1) * sizeof(*grown)) : NULL;
+	if (grown == NULL) {
+		free(e.was);
+		free(e.json);
+		return -1;
+	}
+	f->settled = grown;
+	f->settled[f->nsettled++] = e;
+	return 0;
+}
+
+/* Resumes the stored offset of path, gone from disk, as file= resumes it
+ * (tailplan): a rotated copy found by identity is read from the position
+ * (then the stream stays, as a match's does), a file gone is counted and
+ * named. A stream left with nothing to read is let go at once. Returns 0,
+ * or -1 when out of memory or partitions. */
+static int resume_vanished(struct filesrc *f, const char *path, int64_t now)
+{
+	struct partition *part = part_of(f, path);
+	struct tailstream *s = NULL;
+	int rc;
+
+	if (part == NULL || tailstream_new(&f->ctx, path, part, TAILSTREAM_QUIET, &s) != 0)
+		return -1;
+	tailstream_check(s, now);
+	if (!tailstream_spent(s)) {
+		if (taildup_skip(f->dup, path)) {
+			tailstream_free(s); /* a file came to it meanwhile, another's */
+			return 0;
+		}
+		if (adopt(f, s) != 0)
+			return -1;
+		tailwatch_touch(f, f->nstreams - 1);
+		return 0;
+	}
+	rc = settle(f, s, part);
+	tailstream_free(s);
+	return rc;
+}
+
+/* The stored offsets of this connector whose paths the patterns match but
+ * that are not on disk: a file rotated away or deleted while skiff was not
+ * running, with no file at its path again (else the glob found it). Each
+ * is resumed (resume_vanished). Kafka Connect never drops a stored offset,
+ * nor does skiff: a glob of dated files keeps one for every file it ever
+ * read. Those let go at their end cost a parse at each start and nothing
+ * after; the others a stat and the look of file= (its directory listed)
+ * at the first start after they went, and nothing after: that start
+ * stores them as let go at the stop. */
+static int take_vanished(struct filesrc *f, int64_t now)
+{
+	struct vanished v = {.f = f};
+	int rc = 0;
+
+	if (!f->globbing || f->env->stored == NULL)
+		return 0;
+	f->env->stored(f->env, on_stored, &v);
+	for (size_t i = 0; i < v.n; i++) {
+		if (rc == 0)
+			rc = resume_vanished(f, v.paths[i], now);
+		free(v.paths[i]);
+	}
+	free(v.paths);
+	return v.nomem ? -1 : rc;
+}
+
 int tailwatch_initial_streams(struct filesrc *f, const char *file, bool from_end)
 {
 	if (!f->globbing) {
@@ -834,6 +965,8 @@ int tailwatch_initial_streams(struct filesrc *f, const char *file, bool from_end
 		}
 	}
 	expand_globs(f, from_end);
+	if (take_vanished(f, clock_mono_ms()) != 0)
+		return -1;
 	return settle_untaken(f);
 }
 
