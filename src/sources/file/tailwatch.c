@@ -892,14 +892,16 @@ static int settle(struct filesrc *f, struct tailstream *s, struct partition *par
  * (tailplan): a rotated copy found by identity is read from the position
  * (then the stream stays, as a match's does), a file gone is counted and
  * named. A stream left with nothing to read is let go at once. Returns 0,
- * or -1 when out of memory or partitions. */
+ * or -1 when out of memory (no partition left for it: said, and 0). */
 static int resume_vanished(struct filesrc *f, const char *path, int64_t now)
 {
 	struct partition *part = part_of(f, path);
 	struct tailstream *s = NULL;
 	int rc;
 
-	if (part == NULL || tailstream_new(&f->ctx, path, part, TAILSTREAM_QUIET, &s) != 0)
+	if (part == NULL)
+		return 0; /* the partition limit (said): the other offsets still count */
+	if (tailstream_new(&f->ctx, path, part, TAILSTREAM_QUIET, &s) != 0)
 		return -1;
 	tailstream_check(s, now);
 	if (!tailstream_spent(s)) {
