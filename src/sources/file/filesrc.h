@@ -94,7 +94,7 @@ struct filesrc {
 	 * stores so that the next start costs nothing (one per file counted
 	 * gone now; none for an offset let go at its end). */
 	struct settled *settled;
-	size_t nsettled;
+	size_t nsettled, capsettled;
 };
 
 #endif

@@ -877,13 +877,20 @@ static int settle(struct filesrc *f, struct tailstream *s, struct partition *par
 	if (e.json == NULL)
 		return 0;
 	e.was = strdup(was);
-	grown = e.was != NULL ? realloc(f->settled, (f->nsettled + 1) * sizeof(*grown)) : NULL;
-	if (grown == NULL) {
+	if (e.was != NULL && f->nsettled == f->capsettled) {
+		size_t cap = f->capsettled ? 2 * f->capsettled : 16;
+
+		grown = realloc(f->settled, cap * sizeof(*grown));
+		if (grown != NULL) {
+			f->settled = grown;
+			f->capsettled = cap;
+		}
+	}
+	if (e.was == NULL || f->nsettled == f->capsettled) {
 		free(e.was);
 		free(e.json);
 		return -1;
 	}
-	f->settled = grown;
 	f->settled[f->nsettled++] = e;
 	return 0;
 }
