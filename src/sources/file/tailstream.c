@@ -125,6 +125,14 @@ static void plan_loss(struct tailstream *s, const struct tailpos *p, const struc
 		         (long long)p->ino, (long long)p->pos);
 		lost(s, what, 0);
 		return;
+	case TAILPLAN_GONE_IDLE:
+		env->log(env, LOG_WARN,
+		         "%s: the file of the stored offset (inode %lld), closed while idle "
+		         "(max.open.files), is gone: the %lld bytes of its unfinished last line "
+		         "after byte %lld were not read (counted in bytes_unread_lost and "
+		         "files_gone_unread)",
+		         s->path, (long long)p->ino, (long long)bytes, (long long)p->pos);
+		break;
 	case TAILPLAN_GONE_HELD:
 		env->log(env, LOG_WARN,
 		         "%s: the file of the stored offset (inode %lld, held when skiff stopped, "
@@ -334,6 +342,9 @@ static void resume(struct tailstream *s, struct tailpos *used)
 			pr.obs.held_seen = tailheld_size_of(s->c->heldset, s->path, p.dev, p.ino,
 			                                    p.has_born ? p.born : 0);
 	}
+	/* Closed while idle at p, every write heard since: its end is known. */
+	pr.obs.idle_known = s->suspended && s->idle_heard && s->idle_size >= p.pos;
+	pr.obs.idle_end = s->idle_size;
 	tailplan_resume(&p, &pr.obs, flags, &pl);
 	if (pl.reused)
 		s->c->env->log(s->c->env, LOG_INFO,
@@ -1217,7 +1228,7 @@ bool tailstream_idle(const struct tailstream *s)
 	       tailfile_size(l->tf) == end;
 }
 
-bool tailstream_suspend(struct tailstream *s)
+bool tailstream_suspend(struct tailstream *s, bool heard)
 {
 	struct tailfile *tf;
 	const struct tailid *id;
@@ -1250,8 +1261,16 @@ bool tailstream_suspend(struct tailstream *s)
 	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	s->suspended = true;
+	/* Heard only where inotify hears this file by its path. */
+	s->idle_heard = heard && s->c->notice->hears && s->wd_direct && s->wd_dev == s->saved.dev &&
+	                s->wd_ino == s->saved.ino;
 	tailchain_release(s);
 	return true;
+}
+
+void tailstream_unheard(struct tailstream *s)
+{
+	s->idle_heard = false;
 }
 
 int64_t tailstream_deadline(const struct tailstream *s)

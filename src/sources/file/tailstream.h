@@ -149,8 +149,16 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
  * a rotated file to go quiet), or -1. */
 int64_t tailstream_deadline(const struct tailstream *s);
 
-/* Closes an idle stream's file, keeping its place: true when it did. */
-bool tailstream_suspend(struct tailstream *s);
+/* Closes an idle stream's file, keeping its place: true when it did.
+ * heard: the caller hears every write to the file from now on (its
+ * directory's watch) and tells of each (tailstream_unheard), so that the
+ * file found deleted while closed is known to have held nothing past the
+ * end it had now: not counted lost. */
+bool tailstream_suspend(struct tailstream *s, bool heard);
+/* A write to s's file was heard while it was closed idle, or changes may
+ * have gone unheard (an inotify overflow, a directory's watch lost): the
+ * file found gone is counted as one whose end is not known. */
+void tailstream_unheard(struct tailstream *s);
 /* True when tailstream_suspend would close a file. */
 bool tailstream_idle(const struct tailstream *s);
 

@@ -521,7 +521,7 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 			continue;
 		/* Before the file's own watch goes: a write in between is heard. */
 		hear_writes(f, tailstream_dir(s));
-		if (tailstream_suspend(s)) {
+		if (tailstream_suspend(s, dir_watched(f, tailstream_dir(s), true))) {
 			tailwatch_touch(f, i);
 			return 0;
 		}
@@ -630,6 +630,15 @@ static void note_copy_made(struct filesrc *f, const char *dir, const char *name)
 	}
 }
 
+/* Changes may have gone unheard (an overflow, a directory's watch lost): no
+ * file closed while idle can vouch for its end any more. Rare: a walk. */
+static void unheard_all(struct filesrc *f)
+{
+	for (size_t i = 0; i < f->nstreams; i++)
+		if (tailstream_open_files(f->streams[i]) == 0)
+			tailstream_unheard(f->streams[i]);
+}
+
 static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name, unsigned what,
                          int64_t now)
 {
@@ -641,6 +650,7 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name
 			f->ctx.notice->unwatch(f->ctx.nstate, d->wd);
 		d->wd = -1;
 		f->check_all = f->glob_due = true;
+		unheard_all(f);
 		return;
 	}
 	if (name == NULL)
@@ -655,6 +665,8 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name
 
 		/* A write (d->writes): to a file closed while idle, which the
 		 * check reopens; one open is read, as for its own watch's. */
+		if ((what & TAILNOTICE_WRITE) && tailstream_open_files(s) == 0)
+			tailstream_unheard(s); /* found gone by the check: the write lost */
 		if (!(what & TAILNOTICE_WRITE) || tailstream_open_files(s) == 0)
 			tailstream_check(s, now);
 		else
@@ -682,6 +694,7 @@ static void on_event(void *arg, int h, const char *name, unsigned what)
 	if (what & TAILNOTICE_OVERFLOW) {
 		f->env->count(f->env, "inotify_overflows", 1);
 		f->check_all = f->glob_due = true;
+		unheard_all(f);
 		return;
 	}
 	for (size_t i = 0; i < f->ndirs; i++) {
