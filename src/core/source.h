@@ -130,6 +130,18 @@ struct source_env {
 	/* The committed offset of partition p as compact JSON, or NULL when none
 	 * was ever committed. Owned by the worker, valid until the next call. */
 	const char *(*committed)(struct source_env *env, struct partition *p);
+	/* Optional (NULL: not offered). Calls fn(arg, partition_json,
+	 * offset_json) for each offset stored under this connector's name,
+	 * whether or not the source has named its partition this run: the
+	 * partitions of files gone since (the file source resumes those its
+	 * patterns still match). Both strings are compact JSON, valid during
+	 * the call only; no partition handle is made. One pass over the store
+	 * (at most OFFSETS_MAX_ENTRIES entries), for open(): fn must not call
+	 * partition() or anchor() (the store may change under the walk); it
+	 * copies what it wants to act on. */
+	void (*stored)(struct source_env *env,
+	               void (*fn)(void *arg, const char *partition_json, const char *offset_json),
+	               void *arg);
 	/* Optional (NULL: none). Stores *off as p's committed offset when p has
 	 * none yet (never over one), and has it written promptly, together with
 	 * every other anchor of the same turn: where reading of a partition

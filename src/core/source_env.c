@@ -111,6 +111,55 @@ static const char *env_committed(struct source_env *env, struct partition *p)
 	return offsets_get(c->host->offsets, p->key);
 }
 
+static char *partition_of_key(const char *key);
+
+/* ["<connector>", as the keys of env's partitions begin (offset_key):
+ * malloc'd, or NULL. */
+static char *key_prefix(const char *connector)
+{
+	cJSON *name = cJSON_CreateString(connector);
+	char *text = name != NULL ? cJSON_PrintUnformatted(name) : NULL;
+	size_t len = text != NULL ? strlen(text) : 0;
+	char *out = text != NULL ? malloc(len + 3) : NULL;
+
+	if (out != NULL) {
+		out[0] = '[';
+		memcpy(out + 1, text, len);
+		out[len + 1] = ',';
+		out[len + 2] = '\0';
+	}
+	free(text);
+	cJSON_Delete(name);
+	return out;
+}
+
+/* source_env.stored: one walk of the store, the keys of this connector's
+ * name. */
+static void env_stored(struct source_env *env,
+                       void (*fn)(void *arg, const char *partition_json, const char *offset_json),
+                       void *arg)
+{
+	struct conn *c = env->opaque;
+	const struct offsets *o = c->host->offsets;
+	char *prefix = key_prefix(env->connector);
+	size_t plen = prefix != NULL ? strlen(prefix) : 0;
+
+	for (size_t i = 0; prefix != NULL && o != NULL && i < offsets_count(o); i++) {
+		const char *key = offsets_key(o, i);
+		char *part;
+
+		if (strncmp(key, prefix, plen) != 0 || (part = partition_of_key(key)) == NULL)
+			continue;
+		fn(arg, part, offsets_value(o, i));
+		free(part);
+	}
+	if (prefix == NULL)
+		log_warn("connector %s: out of memory listing its stored offsets: those of "
+		         "partitions gone since are not looked at",
+		         env->connector);
+	free(prefix);
+}
+
 /* Where reading of p starts, stored when p has nothing stored and nothing
  * in flight (source.h): it names no record, so it passes none. The flush
  * is due at once; every anchor of this turn goes into the same write. */
@@ -476,6 +525,7 @@ void source_env_init(struct source_env_host *h, struct conn *c)
 	                             .connector = c->cs->name,
 	                             .partition = env_partition,
 	                             .committed = env_committed,
+	                             .stored = env_stored,
 	                             .anchor = env_anchor,
 	                             .counter = env_counter,
 	                             .count = env_count,

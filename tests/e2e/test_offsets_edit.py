@@ -652,3 +652,71 @@ def test_rest_sqlite_new_timestamp_keeps_its_sub_second(tmp_path, kafka, topic):
     assert sk.stop() == 0
     ids = [int(re.search(rb"row(\d+)", r["value"]).group(1)) for r in recs]
     assert ids[1000:] == list(range(452, 1001)), (len(ids), fl.runs_of(ids[1000:])[:5])
+
+
+def test_rest_round_trip_of_a_glob_file_let_go(tmp_path, kafka, topic):
+    """Under a glob, app.log (3,000 lines, all sent) is deleted while skiff
+    is stopped; the next start counts it once and its stop stores the
+    offset as let go ("finished":1, issue 27). That offset goes through an
+    operator's round trip: `skiff offsets list` shows it, and `set` of
+    that list changes nothing; GET → PATCH of the same body is answered
+    200 and changes nothing; a position past 0 in the gone file is refused
+    (500, naming it), nothing stored; GET → position 0 → PATCH (read the
+    next app.log from its start) stores the position alone, and the new
+    app.log's 100 lines follow, exactly, nothing counted."""
+    harness.create_topic(kafka.bootstrap, topic, partitions=1)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    src = fl.SeqSource(logs / "app.log")
+    src.append(3000)
+    port = restlib.free_port()
+    state = tmp_path / "state"
+    state.mkdir()
+    props = fl.worker_props(kafka.bootstrap, state, listeners=f"http://127.0.0.1:{port}")
+    conn = {"name": NAME, "connector.class": "FileStreamSource", "topic": topic,
+            "files": str(logs / "*.log"), "rescan.interval.ms": "200"}
+    sk = harness.Skiff(tmp_path, props, [conn]).start()
+    fl.read_topic(kafka.bootstrap, topic, 3000)
+    time.sleep(1.5)  # the last acknowledgements flushed
+    assert sk.stop() == 0
+    os.unlink(src.path)
+    m = sk.log_mark()
+    sk.start()
+    sk.wait_log(r"app\.log: the file of the stored offset .* is gone", since=m)
+    assert sk.stop() == 0
+    rc, out, err = offsets_cmd(sk, "list")
+    assert rc == 0 and '"finished":1' in out.replace(" ", ""), (rc, out, err)
+    rc, _, err = offsets_cmd(sk, "set", "-", stdin=out)
+    assert rc == 0, err
+    assert offsets_cmd(sk, "list")[1] == out
+    m = sk.log_mark()
+    sk.start()
+    restlib.wait_up(port)
+    stop_connector(port)
+    st, doc = req(port, "GET", BASE + "/offsets")
+    assert st == 200 and len(doc["offsets"]) == 1, doc
+    assert doc["offsets"][0]["offset"].get("finished") == 1, doc
+    before = restlib.request(port, "GET", BASE + "/offsets").raw
+    st, j = req(port, "PATCH", BASE + "/offsets", doc)
+    assert st == 200, j
+    assert restlib.request(port, "GET", BASE + "/offsets").raw == before
+    doc["offsets"][0]["offset"]["position"] = 100 * W
+    st, j = req(port, "PATCH", BASE + "/offsets", doc)
+    assert st == 500 and str(src.path) in j["message"], (st, j)
+    assert restlib.request(port, "GET", BASE + "/offsets").raw == before
+    doc["offsets"][0]["offset"]["position"] = 0
+    st, j = req(port, "PATCH", BASE + "/offsets", doc)
+    assert st == 200, j
+    assert req(port, "GET", BASE + "/offsets")[1]["offsets"][0]["offset"] == {"position": 0}
+    assert req(port, "PUT", BASE + "/resume")[0] == 202
+    time.sleep(1)
+    new = fl.SeqSource(src.path)
+    new.next = 3000
+    new.append(100)
+    seqs = fl.read_topic(kafka.bootstrap, topic, 3100)
+    time.sleep(1)
+    assert sk.stop() == 0
+    assert len(harness.consume(kafka.bootstrap, topic)) == 3100
+    assert seqs[3000:] == list(range(3000, 3100)), fl.runs_of(seqs[3000:])[:5]
+    text = sk.log_text().encode()[m:].decode(errors="replace")
+    assert "is gone" not in text and "files_gone_unread" not in text, text[-2000:]

@@ -8,6 +8,7 @@ most 15 s for its lines. Bounds checked: the exact set of lines, no
 duplicates."""
 
 import os
+import re
 import shutil
 import time
 
@@ -152,3 +153,36 @@ def test_watches_bounded_by_open_files(tmp_path, kafka, topic):
         assert inotify_watches(sk.pid) <= 8 + 7 + 1, "a watch per file"
     finally:
         sk.stop()
+
+
+def test_closed_idle_files_deleted_are_not_lost(tmp_path, kafka, topic):
+    """60 files of 3 lines, 8 open at most: every line read and
+    acknowledged, then every file deleted while skiff runs (retention of
+    dated files). A file closed while idle was read to its end and its
+    directory's watch heard no write to it since: nothing of it is lost.
+    Before: each closed one was counted lost (files_gone_unread, and "is
+    gone: whatever it held after byte N was not read" named): 1,744 of
+    2,000 files in a hostile run, 52 of 60 here; the 8 open ones were read
+    through their descriptors and let go, not counted."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    want = []
+    for i in range(60):
+        (logs / f"d{i:03d}.log").write_text("".join(f"d{i:03d} {k}\n" for k in range(3)))
+        want += [f"d{i:03d} {k}" for k in range(3)]
+    sk = Skiff(tmp_path, worker(tmp_path, kafka), [conn(topic, str(logs / "*.log"))]).start()
+    try:
+        assert values(kafka, topic, len(want), 60) == sorted(want)
+        time.sleep(1.5)  # the last acknowledgements flushed
+        for p in logs.iterdir():
+            p.unlink()
+        time.sleep(3.0)  # every deletion heard
+    finally:
+        assert sk.stop() == 0
+    text = sk.log_text()
+    said = [ln for ln in text.splitlines() if "is gone" in ln or "not read" in ln]
+    assert not said, (len(said), said[:3])
+    for c in ("files_gone_unread", "bytes_unread_lost"):
+        vals = [int(m) for m in re.findall(rf"\b{c}=(\d+)", text)]
+        assert max(vals, default=0) == 0, (c, vals[-1:])
+    assert values(kafka, topic, len(want), 1) == sorted(want)

@@ -24,11 +24,46 @@ static struct partition *f_partition(struct source_env *env, const char *json)
 	struct sourceenv_fake *f = env->opaque;
 
 	for (size_t i = 0; i < f->nparts; i++)
-		if (strcmp(f->parts[i], json) == 0)
+		if (strcmp(f->parts[i], json) == 0) {
+			f->made[i] = 1;
 			return (struct partition *)(uintptr_t)(i + 1);
+		}
 	if (f->nparts == SOURCEENV_FAKE_PARTS || (f->parts[f->nparts] = strdup(json)) == NULL)
 		return NULL;
+	f->made[f->nparts] = 1;
 	return (struct partition *)(uintptr_t)(++f->nparts);
+}
+
+/* source_env.stored: every partition with an offset, made or not. */
+static void f_stored(struct source_env *env, void (*fn)(void *arg, const char *, const char *),
+                     void *arg)
+{
+	struct sourceenv_fake *f = env->opaque;
+
+	for (size_t i = 0; i < f->nparts; i++)
+		if (f->committed[i] != NULL)
+			fn(arg, f->parts[i], f->committed[i]);
+}
+
+long sourceenv_fake_store(struct sourceenv_fake *f, const char *partition_json, const char *json)
+{
+	size_t i = f->nparts;
+
+	if (i == SOURCEENV_FAKE_PARTS || (f->parts[i] = strdup(partition_json)) == NULL)
+		return -1;
+	f->made[i] = 0;
+	f->committed[i] = strdup(json);
+	f->nparts++;
+	return (long)i;
+}
+
+size_t sourceenv_fake_made(const struct sourceenv_fake *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nparts; i++)
+		n += f->made[i];
+	return n;
 }
 
 static const char *f_committed(struct source_env *env, struct partition *p)
@@ -102,6 +137,7 @@ void sourceenv_fake_init(struct sourceenv_fake *f, const char *connector)
 	                             .connector = connector,
 	                             .partition = f_partition,
 	                             .committed = f_committed,
+	                             .stored = f_stored,
 	                             .count = f_count,
 	                             .partition_stat = f_partition_stat,
 	                             .log = f_log};

@@ -21,6 +21,9 @@ struct sourceenv_fake {
 	char *parts[SOURCEENV_FAKE_PARTS];     /* partition JSON, owned */
 	char *committed[SOURCEENV_FAKE_PARTS]; /* committed offset JSON or NULL, owned */
 	size_t nparts;
+	/* made[i]: partition() handed parts[i] out (sourceenv_fake_store puts
+	 * one in without) */
+	unsigned char made[SOURCEENV_FAKE_PARTS];
 	const char *cnames[SOURCEENV_FAKE_COUNTERS]; /* the source's (static) names */
 	uint64_t cvals[SOURCEENV_FAKE_COUNTERS];
 	size_t ncounts;
@@ -56,6 +59,15 @@ size_t sourceenv_fake_index(const struct partition *p);
 /* Sets p's committed offset to a copy of json (NULL: none), as the worker
  * does once the records before it are acknowledged. */
 void sourceenv_fake_set(struct sourceenv_fake *f, struct partition *p, const char *json);
+
+/* Stores json as the offset of the partition partition_json (both copied)
+ * as a restart finds it: stored() lists it, committed() gives it once the
+ * source asks for the partition; no handle is made (made[] stays 0).
+ * Returns its index, or -1 when full. */
+long sourceenv_fake_store(struct sourceenv_fake *f, const char *partition_json, const char *json);
+
+/* How many partitions the source asked for (partition()). */
+size_t sourceenv_fake_made(const struct sourceenv_fake *f);
 
 /* Takes json (malloc'd, e.g. from offset_json) as p's committed offset. */
 void sourceenv_fake_take(struct sourceenv_fake *f, struct partition *p, char *json);

@@ -11,7 +11,11 @@
 #include "core/source.h"
 #include "core/source_env.h"
 #include "core/stats.h"
+#include "offsets/offsets.h"
+#include "offsets/offsets_file.h"
 #include "testlib.h"
+
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -269,8 +273,53 @@ static void test_allow_path(void)
 	rig_down(&r);
 }
 
+/* What stored() lists: every offset stored under the connector's own name
+ * (escaped as the keys are), made into a partition this run or not; none
+ * of another connector, nor of a name it is a prefix of. */
+struct listing {
+	char text[1024];
+	int n;
+};
+
+static void list_one(void *arg, const char *partition_json, const char *offset_json)
+{
+	struct listing *l = arg;
+	size_t used = strlen(l->text);
+
+	snprintf(l->text + used, sizeof(l->text) - used, "%s=%s;", partition_json, offset_json);
+	l->n++;
+}
+
+static void test_stored(void)
+{
+	char path[512], err[256] = "";
+	struct offsets *o = NULL;
+	struct listing l = {"", 0};
+	struct rig r;
+
+	snprintf(path, sizeof(path), "%s/offsets-stored", testlib_tmpdir());
+	remove(path);
+	CHECK_INT(offsets_open_file(path, &o, err, sizeof(err)), 0);
+	CHECK_INT(offsets_put(o, "[\"lo\\\"g\",{\"filename\":\"/a\"}]", "{\"position\":1}"), 0);
+	CHECK_INT(offsets_put(o, "[\"lo\\\"gs\",{\"filename\":\"/b\"}]", "{\"position\":2}"), 0);
+	CHECK_INT(offsets_put(o, "[\"other\",{\"filename\":\"/c\"}]", "{\"position\":3}"), 0);
+	CHECK_INT(offsets_put(o, "[\"lo\\\"g\",{\"filename\":\"/d\"}]", "{\"position\":4}"), 0);
+	rig_up(&r, NULL, "lo\"g");
+	source_env_host_set_offsets(r.h, o);
+	CHECK(r.c.env.stored != NULL);
+	r.c.env.stored(&r.c.env, list_one, &l);
+	CHECK_INT(l.n, 2);
+	CHECK_STR(l.text,
+	          "{\"filename\":\"/a\"}={\"position\":1};{\"filename\":\"/d\"}={\"position\":4};");
+	CHECK_INT(partitions_count(r.parts), 0); /* no handle made */
+	rig_down(&r);
+	offsets_destroy(o);
+	remove(path);
+}
+
 int main(void)
 {
+	test_stored();
 	test_state_file();
 	test_budget_and_interval();
 	test_counters();

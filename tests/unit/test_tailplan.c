@@ -47,8 +47,8 @@ static struct tailobs seen(int64_t ino, int64_t born, int64_t size, bool ok)
 
 static const char *const CASES[] = {"new", "wait", "at_path", "replaced", "moved"};
 static const char *const FILES[] = {"path", "copy", "moved", "z"};
-static const char *const LOSSES[] = {
-    "", "gone_at_stop", "gone_held", "gone_unknown", "gen_truncated", "gen_gone", "undecodable"};
+static const char *const LOSSES[] = {"",          "gone_at_stop",  "gone_held", "gone_unknown",
+                                     "gone_idle", "gen_truncated", "gen_gone",  "undecodable"};
 static const char *const EXTENDS[] = {"", "history", "replaced", "moved"};
 
 /* The plan as one line: case, why, opens, loss, notes, how the chain goes on. */
@@ -280,6 +280,21 @@ static void test_the_argument(void)
 	     {.live = none, .held_seen = -1},
 	     0,
 	     "moved lost gone_unknown then moved after 1000 zfloor 1000"},
+	    /* F closed while idle (max.open.files) at p, every write to it
+	     * heard since and none was: gone, it held nothing past its end
+	     * then - beyond max.open.files, files read to their end and
+	     * deleted were counted lost (1,744 of 2,000) - but for an
+	     * unfinished last line before that end. */
+	    {"F gone while closed idle at its end",
+	     F,
+	     {.live = none, .held_seen = -1, .idle_known = true, .idle_end = 5000},
+	     0,
+	     "moved then moved after 1000 zfloor 1000"},
+	    {"F gone while closed idle, an unfinished line after p",
+	     F,
+	     {.live = none, .held_seen = -1, .idle_known = true, .idle_end = 5040},
+	     0,
+	     "moved lost gone_idle [5000,5040) then moved after 1000 zfloor 1000"},
 	    /* skiff let go of F at p ("finished"): not looked for, nothing lost. */
 	    {"F finished, gone",
 	     place(0, true),

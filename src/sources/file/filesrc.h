@@ -39,6 +39,15 @@ struct dirwatch {
 	char *dir;
 };
 
+/* The offset a stop stores for a path found gone at the start and let go
+ * then (tailwatch.c): its committed offset then (was) with "finished"
+ * (json), stored only if was is still the committed offset (a file that
+ * came to the path since has a stream of its own, which moves it). */
+struct settled {
+	struct partition *part;
+	char *was, *json;
+};
+
 struct filesrc {
 	struct source_env *env;
 	struct tailctx ctx;
@@ -80,6 +89,12 @@ struct filesrc {
 	struct tailbuf recbuf; /* the poll's multi-line records */
 	struct tailline *recs;
 	int64_t read_ms; /* wall clock at this poll: its records' timestamp */
+	/* The stored offsets of paths the patterns match that were gone at
+	 * the start with nothing left to read: no stream, only what the stop
+	 * stores so that the next start costs nothing (one per file counted
+	 * gone now; none for an offset let go at its end). */
+	struct settled *settled;
+	size_t nsettled, capsettled;
 };
 
 #endif

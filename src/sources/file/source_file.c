@@ -524,6 +524,15 @@ static void file_stopping(void *ctx, void (*put)(void *arg, struct partition *p,
 			put(arg, p, json);
 		free(json);
 	}
+	/* The paths found gone at the start: let go of, once - unless a file
+	 * came to one since, whose stream moved its offset. */
+	for (size_t i = 0; i < f->nsettled; i++) {
+		const struct settled *e = &f->settled[i];
+		const char *now = f->env->committed(f->env, e->part);
+
+		if (now != NULL && strcmp(now, e->was) == 0)
+			put(arg, e->part, e->json);
+	}
 }
 
 static void file_close(void *ctx)
@@ -545,6 +554,11 @@ static void file_close(void *ctx)
 	tailctx_fini(&f->ctx);
 	tailheld_free(f->ctx.heldset);
 	tailmulti_rules_free(f->multi);
+	for (size_t i = 0; i < f->nsettled; i++) {
+		free(f->settled[i].was);
+		free(f->settled[i].json);
+	}
+	free(f->settled);
 	free(f->streams);
 	free(f->groups);
 	free(f->open);

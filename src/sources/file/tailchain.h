@@ -89,6 +89,8 @@ struct tailstream {
 	bool suspended : 1;        /* closed while idle (tailstream_suspend) */
 	bool wd_direct : 1;        /* wd's file named by path itself when watched, on
 	                            * a file system inotify hears (tailscan.h) */
+	bool idle_heard : 1;       /* suspended, and every write to its file since
+	                            * heard: none was (tailstream_suspend) */
 	char path[];
 };
 _Static_assert(sizeof(struct tailstream) == 232, "the size its comment claims");

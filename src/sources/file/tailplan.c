@@ -20,7 +20,9 @@
  * never read again, so duplicates are bounded by the records in flight at a
  * crash. A file is lost only when it was deleted before skiff could finish
  * it while skiff was not holding it open, which is counted (the losses of a
- * plan: gone_loss, generation_loss).
+ * plan: gone_loss, generation_loss) - unless its end is known to be where
+ * skiff had read to: a file closed while idle (max.open.files) at its end,
+ * every write to it heard since and none was (tailobs_set.idle_known).
  *
  * Anchors. A stream that starts reading a file while its partition has no
  * committed offset (a new path, a new file under a glob, read.from=end)
@@ -161,9 +163,23 @@ static void generation_loss(const struct tailpos *p, int64_t held_seen, struct t
 
 /* F is gone. Whether it held more than p is unknowable now, unless a clean
  * stop saw it on disk ("seen", tailpos.h) or the held set saw it
- * (tailheld.h): then at least its size then less p was lost. */
-static void gone_loss(const struct tailpos *p, int64_t held_seen, struct tailplan *out)
+ * (tailheld.h): then at least its size then less p was lost; or F was
+ * closed while idle with every write to it heard since (idle_known): then
+ * exactly its size then less p. */
+static void gone_loss(const struct tailpos *p, const struct tailobs_set *obs, struct tailplan *out)
 {
+	int64_t held_seen = obs->held_seen;
+
+	/* Closed while idle at its end, no write heard since: nothing came
+	 * after that end (a partial last line before it is lost). */
+	if (obs->idle_known) {
+		if (obs->idle_end > p->pos) {
+			out->loss = TAILPLAN_GONE_IDLE;
+			out->lost_from = p->pos;
+			out->lost_to = obs->idle_end;
+		}
+		return;
+	}
 	if (p->has_seen && p->seen > p->pos && p->seen >= held_seen) {
 		out->loss = TAILPLAN_GONE_AT_STOP;
 		out->lost_from = p->pos;
@@ -305,7 +321,7 @@ static void moved(const struct tailpos *p, const struct tailobs_set *obs, bool r
 	if (!opened && !broken && !p->finished && (p->has_id || p->pos > 0)) {
 		if (reused)
 			out->fingerprint_resets++;
-		gone_loss(p, obs->held_seen, out);
+		gone_loss(p, obs, out);
 	}
 	/* The siblings after F when nothing was opened: born after F. The
 	 * floor of the compressed ones: after p named a compressed file, the

@@ -45,6 +45,11 @@ struct tailobs_set {
 	struct tailobs z;     /* p's file compressed since, by first bytes, born after p's */
 	struct tailobs undec; /* the oldest compressed file born after p's, decoding to nothing */
 	int64_t held_seen;    /* the held set's size of p's file (tailheld_size_of), -1 */
+	/* p's file was closed while idle (max.open.files) at p, idle_end bytes
+	 * long then, and every write to it since would have been heard (none
+	 * was): found gone, it held nothing past idle_end. */
+	int64_t idle_end;
+	bool idle_known;
 };
 
 /* What happened to the stored place's file. */
@@ -70,6 +75,7 @@ enum tailplan_loss {
 	TAILPLAN_GONE_AT_STOP,  /* F gone, a stop saw its size: bytes [pos, seen) */
 	TAILPLAN_GONE_HELD,     /* F gone, the held set saw its size: bytes [pos, seen) */
 	TAILPLAN_GONE_UNKNOWN,  /* F gone, its bytes not known: the file */
+	TAILPLAN_GONE_IDLE,     /* F gone while closed idle: bytes [pos, idle_end) */
 	TAILPLAN_GEN_TRUNCATED, /* F's generation gone with its copy: bytes [pos, seen) */
 	TAILPLAN_GEN_GONE,      /* F's generation gone with its copy, bytes not known */
 	TAILPLAN_UNDECODABLE,   /* F compressed since, not one byte decodes */

@@ -20,7 +20,8 @@
  * (those of skiff before issue 22 may name a compressed file too);
  * finished (only when 1): skiff had read the file to its end and let go of
  * it at position (tailstream), so not finding it loses nothing (also
- * written by a stop that found the file deleted and counted what it held:
+ * written by a stop that found the file deleted and counted what it held,
+ * or nothing at the path of a file let go of or counted gone at a start:
  * tailstream_stop); seen (only from a stop, with records read past the
  * position unacknowledged or unread bytes): the file's size then, so that
  * a restart that finds it gone counts the bytes it held past the position.

@@ -125,6 +125,14 @@ static void plan_loss(struct tailstream *s, const struct tailpos *p, const struc
 		         (long long)p->ino, (long long)p->pos);
 		lost(s, what, 0);
 		return;
+	case TAILPLAN_GONE_IDLE:
+		env->log(env, LOG_WARN,
+		         "%s: the file of the stored offset (inode %lld), closed while idle "
+		         "(max.open.files), is gone: the %lld bytes of its unfinished last line "
+		         "after byte %lld were not read (counted in bytes_unread_lost and "
+		         "files_gone_unread)",
+		         s->path, (long long)p->ino, (long long)bytes, (long long)p->pos);
+		break;
 	case TAILPLAN_GONE_HELD:
 		env->log(env, LOG_WARN,
 		         "%s: the file of the stored offset (inode %lld, held when skiff stopped, "
@@ -293,6 +301,16 @@ static void load_committed(struct tailstream *s)
 		               s->path, json);
 }
 
+void tailstream_preset(struct tailstream *s, const char *json)
+{
+	struct tailpos p;
+
+	if (s->resolved || tailpos_parse(json, &p) != 0)
+		return;
+	s->saved = p;
+	s->resolved = true;
+}
+
 /* Gives s, which has no file open (s->n == 0), its files: observes the
  * path's family for its stored place, plans (tailplan_resume) and applies.
  * *used: the place resumed from. */
@@ -324,6 +342,9 @@ static void resume(struct tailstream *s, struct tailpos *used)
 			pr.obs.held_seen = tailheld_size_of(s->c->heldset, s->path, p.dev, p.ino,
 			                                    p.has_born ? p.born : 0);
 	}
+	/* Closed while idle at p, every write heard since: its end is known. */
+	pr.obs.idle_known = s->suspended && s->idle_heard && s->idle_size >= p.pos;
+	pr.obs.idle_end = s->idle_size;
 	tailplan_resume(&p, &pr.obs, flags, &pl);
 	if (pl.reused)
 		s->c->env->log(s->c->env, LOG_INFO,
@@ -1207,7 +1228,7 @@ bool tailstream_idle(const struct tailstream *s)
 	       tailfile_size(l->tf) == end;
 }
 
-bool tailstream_suspend(struct tailstream *s)
+bool tailstream_suspend(struct tailstream *s, bool heard)
 {
 	struct tailfile *tf;
 	const struct tailid *id;
@@ -1240,8 +1261,16 @@ bool tailstream_suspend(struct tailstream *s)
 	tailchain_close(s, &s->chain[0]);
 	s->n = 0;
 	s->suspended = true;
+	/* Heard only where inotify hears this file by its path. */
+	s->idle_heard = heard && s->c->notice->hears && s->wd_direct && s->wd_dev == s->saved.dev &&
+	                s->wd_ino == s->saved.ino;
 	tailchain_release(s);
 	return true;
+}
+
+void tailstream_unheard(struct tailstream *s)
+{
+	s->idle_heard = false;
 }
 
 int64_t tailstream_deadline(const struct tailstream *s)
@@ -1257,6 +1286,11 @@ bool tailstream_ready(const struct tailstream *s)
 bool tailstream_waiting(const struct tailstream *s)
 {
 	return s->n == 0 && s->no_room && s->nlinger == 0;
+}
+
+bool tailstream_spent(const struct tailstream *s)
+{
+	return s->resolved && s->n == 0 && s->nlinger == 0 && s->npend == 0 && !s->no_room;
 }
 
 void tailstream_set_ready(struct tailstream *s)
@@ -1523,6 +1557,28 @@ static int stop_file(struct tailstream *s, struct link *l, int64_t from, int64_t
 	return 1;
 }
 
+/* tailstream_stop for s holding no file (tailstream_spent), p parsed from
+ * json: json with "finished" when s let go of p's very place (read to its
+ * end, or found gone at a start and counted) and nothing is at the path
+ * now, so that the next start neither looks for that file nor counts it
+ * again (a path under a glob that is gone for good would otherwise be
+ * counted at every start). NULL: keep json. With a file at the path,
+ * nothing changes: one let go there may still get late writes, which a
+ * start reads from its rotated name. */
+static char *stop_spent(const struct tailstream *s, const char *json, const struct tailpos *p)
+{
+	const struct tailpos *q = &s->saved;
+	struct stat st;
+
+	if (!q->known || !q->finished || !q->has_id || p->finished || !p->has_id ||
+	    p->dev != q->dev || p->ino != q->ino || p->pos != q->pos ||
+	    (p->has_born && q->has_born && p->born != q->born))
+		return NULL;
+	if (stat(s->path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR))
+		return NULL;
+	return with_member(json, "finished", 1);
+}
+
 char *tailstream_stop(struct tailstream *s, const char *json)
 {
 	size_t total = s->n + s->nlinger, k = 0;
@@ -1531,8 +1587,10 @@ char *tailstream_stop(struct tailstream *s, const char *json)
 	int64_t size = -1;
 	int gone = -1;
 
-	if (total == 0 || json == NULL || tailpos_parse(json, &p) != 0)
+	if (json == NULL || tailpos_parse(json, &p) != 0)
 		return NULL;
+	if (total == 0)
+		return tailstream_spent(s) ? stop_spent(s, json, &p) : NULL;
 	/* The file holding the offset's bytes: its own, or after a
 	 * copytruncate its copy (the file at the path, same inode, holds a
 	 * later generation: its position and size say nothing of this one). */

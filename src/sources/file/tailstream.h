@@ -100,6 +100,14 @@ enum {
 int tailstream_new(struct tailctx *c, const char *path, struct partition *part, unsigned flags,
                    struct tailstream **out);
 
+/* Takes json (an offset value, copied as parsed) as s's place instead of
+ * its committed offset, before its first look: what the source let go of
+ * already and stores at the stop (a path under a glob found gone at the
+ * start, its file counted then: a file coming to the path later must not
+ * count it again). The last run's held set is not looked at for s: that
+ * look took its files already. */
+void tailstream_preset(struct tailstream *s, const char *json);
+
 /* Looks at the disk: opens or resumes the stream when it has no file,
  * notices rotation and growth otherwise. Marks it ready when it should be
  * read. Cannot fail: a file that cannot be opened or followed yet is logged
@@ -141,8 +149,16 @@ int tailstream_read(struct tailstream *s, struct tailbuf *buf, struct tailline *
  * a rotated file to go quiet), or -1. */
 int64_t tailstream_deadline(const struct tailstream *s);
 
-/* Closes an idle stream's file, keeping its place: true when it did. */
-bool tailstream_suspend(struct tailstream *s);
+/* Closes an idle stream's file, keeping its place: true when it did.
+ * heard: the caller hears every write to the file from now on (its
+ * directory's watch) and tells of each (tailstream_unheard), so that the
+ * file found deleted while closed is known to have held nothing past the
+ * end it had now: not counted lost. */
+bool tailstream_suspend(struct tailstream *s, bool heard);
+/* A write to s's file was heard while it was closed idle, or changes may
+ * have gone unheard (an inotify overflow, a directory's watch lost): the
+ * file found gone is counted as one whose end is not known. */
+void tailstream_unheard(struct tailstream *s);
 /* True when tailstream_suspend would close a file. */
 bool tailstream_idle(const struct tailstream *s);
 
@@ -152,6 +168,11 @@ bool tailstream_ready(const struct tailstream *s);
  * (tailstream_check again). */
 bool tailstream_waiting(const struct tailstream *s);
 void tailstream_set_ready(struct tailstream *s);
+/* True when s, looked at (tailstream_check) at least once, holds no file
+ * and waits for none: nothing open or lingering, no rotated file listed
+ * unopened, no descriptor awaited. Only a file appearing at its path can
+ * give it work again. */
+bool tailstream_spent(const struct tailstream *s);
 /* True when a rescan need not look at s: nothing but an inotify event on its
  * file (or on its directory, whose watch the caller checks) can give it
  * work: it is idle (suspended, or one file read to its end, nothing
@@ -214,7 +235,11 @@ int tailstream_held_files(const struct tailstream *s, struct tailheld *h, bool c
  * offset to store instead (malloc'd; NULL: keep json): json with "seen"
  * (the file's size now) when the offset's file is on disk with bytes past
  * the position, or "finished" when it was deleted and counted here, so
- * that the restart counts it once (tailpos.h). */
+ * that the restart counts it once (tailpos.h). s holding no file
+ * (tailstream_spent) and nothing at its path: json with "finished" when s
+ * let go of json's place (read to its end, or found gone at a start and
+ * counted), so that the next start does not look for it nor count it
+ * again. */
 char *tailstream_stop(struct tailstream *s, const char *json);
 
 /* Closes every file and frees. Accepts NULL. */

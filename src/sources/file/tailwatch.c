@@ -33,6 +33,7 @@
 #include "sources/file/tailmulti.h"
 #include "sources/file/tailscan.h"
 #include "sources/file/tailstream.h"
+#include "util/clock.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FULL_EVERY 30 /* rescans: one in 30 looks at every file */
@@ -354,64 +356,92 @@ static char *partition_json(const char *path)
 	return s;
 }
 
-/* Adds a stream for path, unless another path names the same file
- * (taildup). Returns 0, or -1 when out of memory or partitions. */
-static int add_stream(struct filesrc *f, const char *path, unsigned flags)
+/* The partition of path, made on first use; NULL (said once) when out of
+ * memory or partitions. */
+static struct partition *part_of(struct filesrc *f, const char *path)
 {
-	char *pjson;
-	struct partition *part;
-	struct tailstream *s;
+	char *pjson = partition_json(path);
+	struct partition *part = pjson ? f->env->partition(f->env, pjson) : NULL;
 
-	if (taildup_skip(f->dup, path))
-		return 0;
-	pjson = partition_json(path);
-	part = pjson ? f->env->partition(f->env, pjson) : NULL;
 	free(pjson);
-	if (part == NULL) {
-		if (!f->partitions_full_logged)
-			f->env->log(f->env, LOG_ERROR,
-			            "%s: no source partition for it (out of memory "
-			            "or the partition limit): not tailed",
-			            path);
+	if (part == NULL && !f->partitions_full_logged) {
+		f->env->log(f->env, LOG_ERROR,
+		            "%s: no source partition for it (out of memory "
+		            "or the partition limit): not tailed",
+		            path);
 		f->partitions_full_logged = true;
-		return -1;
 	}
-	if (f->nstreams == f->cap) {
-		size_t ncap = f->cap ? f->cap * 2 : 16;
-		struct tailstream **grown = realloc(f->streams, ncap * sizeof(*grown));
-		struct tailmulti **groups;
-		struct openlink *open;
+	return part;
+}
 
-		if (grown == NULL)
+/* Makes room for one more stream. Returns 0, or -1 when out of memory. */
+static int grow_streams(struct filesrc *f)
+{
+	size_t ncap = f->cap ? f->cap * 2 : 16;
+	struct tailstream **grown;
+	struct tailmulti **groups;
+	struct openlink *open;
+
+	if (f->nstreams < f->cap)
+		return 0;
+	if ((grown = realloc(f->streams, ncap * sizeof(*grown))) == NULL)
+		return -1;
+	f->streams = grown;
+	if (f->multi != NULL) {
+		if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
 			return -1;
-		f->streams = grown;
-		if (f->multi != NULL) {
-			if ((groups = realloc(f->groups, ncap * sizeof(*groups))) == NULL)
-				return -1;
-			f->groups = groups;
-		}
-		if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
-			return -1;
-		f->open = open;
-		f->cap = ncap;
+		f->groups = groups;
 	}
+	if ((open = realloc(f->open, ncap * sizeof(*open))) == NULL)
+		return -1;
+	f->open = open;
+	f->cap = ncap;
+	return 0;
+}
+
+/* Puts s, a stream just made for a path taildup_skip just recorded, among
+ * the streams: indexed, its directory watched, ready. Takes s over (freed
+ * on failure). Returns 0, or -1 when out of memory. */
+static int adopt(struct filesrc *f, struct tailstream *s)
+{
+	if (grow_streams(f) != 0)
+		goto fail;
 	f->open[f->nstreams] =
 	    (struct openlink){FILESRC_NONE, FILESRC_NONE, FILESRC_NONE, false, false};
 	if (f->multi != NULL && tailmulti_new(f->multi, &f->groups[f->nstreams]) != 0)
-		return -1;
-	if (tailstream_new(&f->ctx, path, part, flags, &s) != 0 ||
-	    tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
+		goto fail;
+	if (tailindex_add(f->idx, f->nstreams, tailstream_dir(s), tailstream_base(s),
 	                  tailstream_path(s)) != 0) {
-		tailstream_free(s);
 		if (f->multi != NULL)
 			tailmulti_free(f->groups[f->nstreams]);
-		return -1;
+		goto fail;
 	}
 	f->streams[f->nstreams++] = s;
 	taildup_adopt(f->dup, tailstream_path(s)); /* one copy of the path, not two */
 	watch_dir(f, tailstream_dir(s));
 	tailstream_set_ready(s);
 	return 0;
+fail:
+	tailstream_free(s);
+	return -1;
+}
+
+/* Adds a stream for path, unless another path names the same file
+ * (taildup). Returns 0, or -1 when out of memory or partitions. */
+static int add_stream(struct filesrc *f, const char *path, unsigned flags)
+{
+	struct partition *part;
+	struct tailstream *s;
+
+	if (taildup_skip(f->dup, path))
+		return 0;
+	if ((part = part_of(f, path)) == NULL || grow_streams(f) != 0 ||
+	    tailstream_new(&f->ctx, path, part, flags, &s) != 0)
+		return -1;
+	for (size_t i = 0; i < f->nsettled; i++)
+		if (f->settled[i].part == part)
+			tailstream_preset(s, f->settled[i].json); /* found gone at the start */
+	return adopt(f, s);
 }
 
 static unsigned stream_flags(const struct filesrc *f, const char *path, bool quiet, bool from_end)
@@ -491,7 +521,7 @@ int tailwatch_make_room(void *opaque, const struct tailstream *except)
 			continue;
 		/* Before the file's own watch goes: a write in between is heard. */
 		hear_writes(f, tailstream_dir(s));
-		if (tailstream_suspend(s)) {
+		if (tailstream_suspend(s, dir_watched(f, tailstream_dir(s), true))) {
 			tailwatch_touch(f, i);
 			return 0;
 		}
@@ -600,6 +630,15 @@ static void note_copy_made(struct filesrc *f, const char *dir, const char *name)
 	}
 }
 
+/* Changes may have gone unheard (an overflow, a directory's watch lost): no
+ * file closed while idle can vouch for its end any more. Rare: a walk. */
+static void unheard_all(struct filesrc *f)
+{
+	for (size_t i = 0; i < f->nstreams; i++)
+		if (tailstream_open_files(f->streams[i]) == 0)
+			tailstream_unheard(f->streams[i]);
+}
+
 static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name, unsigned what,
                          int64_t now)
 {
@@ -611,6 +650,7 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name
 			f->ctx.notice->unwatch(f->ctx.nstate, d->wd);
 		d->wd = -1;
 		f->check_all = f->glob_due = true;
+		unheard_all(f);
 		return;
 	}
 	if (name == NULL)
@@ -625,6 +665,8 @@ static void on_dir_event(struct filesrc *f, struct dirwatch *d, const char *name
 
 		/* A write (d->writes): to a file closed while idle, which the
 		 * check reopens; one open is read, as for its own watch's. */
+		if ((what & TAILNOTICE_WRITE) && tailstream_open_files(s) == 0)
+			tailstream_unheard(s); /* found gone by the check: the write lost */
 		if (!(what & TAILNOTICE_WRITE) || tailstream_open_files(s) == 0)
 			tailstream_check(s, now);
 		else
@@ -652,6 +694,7 @@ static void on_event(void *arg, int h, const char *name, unsigned what)
 	if (what & TAILNOTICE_OVERFLOW) {
 		f->env->count(f->env, "inotify_overflows", 1);
 		f->check_all = f->glob_due = true;
+		unheard_all(f);
 		return;
 	}
 	for (size_t i = 0; i < f->ndirs; i++) {
@@ -787,6 +830,141 @@ static int settle_untaken(struct filesrc *f)
 	return 0;
 }
 
+/* ---- stored offsets of paths gone -------------------------------------- */
+
+/* The paths of the connector's stored offsets to resume at the start. */
+struct vanished {
+	const struct filesrc *f;
+	char **paths;
+	size_t n, cap;
+	bool nomem;
+};
+
+/* source_env.stored: keeps path when the patterns follow it, no stream
+ * has it, nothing is at it, and its offset is not one let go at its end
+ * ("finished": nothing of it to read or count) - no I/O but one stat for
+ * the rest, and a parse of each offset. */
+static void on_stored(void *arg, const char *partition_json, const char *offset_json)
+{
+	struct vanished *v = arg;
+	cJSON *m = NULL;
+	const cJSON *name;
+	struct tailpos p;
+	struct stat st;
+	char **grown;
+
+	if (v->nomem || tailpos_parse(offset_json, &p) != 0 || p.finished)
+		return;
+	m = cJSON_Parse(partition_json);
+	name = cJSON_GetObjectItemCaseSensitive(m, "filename");
+	if (!cJSON_IsString(name) || !follows(v->f, name->valuestring) ||
+	    find_stream(v->f, name->valuestring) != NULL || stat(name->valuestring, &st) == 0 ||
+	    (errno != ENOENT && errno != ENOTDIR))
+		goto out;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 16;
+
+		if ((grown = realloc(v->paths, cap * sizeof(*grown))) == NULL) {
+			v->nomem = true;
+			goto out;
+		}
+		v->paths = grown;
+		v->cap = cap;
+	}
+	if ((v->paths[v->n] = strdup(name->valuestring)) == NULL)
+		v->nomem = true;
+	else
+		v->n++;
+out:
+	cJSON_Delete(m);
+}
+
+/* Keeps what the stop stores for part, whose stream s was let go: its
+ * offset with "finished" (tailstream_stop). Returns 0 or -1. */
+static int settle(struct filesrc *f, struct tailstream *s, struct partition *part)
+{
+	const char *was = f->env->committed(f->env, part);
+	struct settled e = {part, NULL, tailstream_stop(s, was)};
+	struct settled *grown;
+
+	if (e.json == NULL)
+		return 0;
+	e.was = strdup(was);
+	if (e.was != NULL && f->nsettled == f->capsettled) {
+		size_t cap = f->capsettled ? 2 * f->capsettled : 16;
+
+		grown = realloc(f->settled, cap * sizeof(*grown));
+		if (grown != NULL) {
+			f->settled = grown;
+			f->capsettled = cap;
+		}
+	}
+	if (e.was == NULL || f->nsettled == f->capsettled) {
+		free(e.was);
+		free(e.json);
+		return -1;
+	}
+	f->settled[f->nsettled++] = e;
+	return 0;
+}
+
+/* Resumes the stored offset of path, gone from disk, as file= resumes it
+ * (tailplan): a rotated copy found by identity is read from the position
+ * (then the stream stays, as a match's does), a file gone is counted and
+ * named. A stream left with nothing to read is let go at once. Returns 0,
+ * or -1 when out of memory (no partition left for it: said, and 0). */
+static int resume_vanished(struct filesrc *f, const char *path, int64_t now)
+{
+	struct partition *part = part_of(f, path);
+	struct tailstream *s = NULL;
+	int rc;
+
+	if (part == NULL)
+		return 0; /* the partition limit (said): the other offsets still count */
+	if (tailstream_new(&f->ctx, path, part, TAILSTREAM_QUIET, &s) != 0)
+		return -1;
+	tailstream_check(s, now);
+	if (!tailstream_spent(s)) {
+		if (taildup_skip(f->dup, path)) {
+			tailstream_free(s); /* a file came to it meanwhile, another's */
+			return 0;
+		}
+		if (adopt(f, s) != 0)
+			return -1;
+		tailwatch_touch(f, f->nstreams - 1);
+		return 0;
+	}
+	rc = settle(f, s, part);
+	tailstream_free(s);
+	return rc;
+}
+
+/* The stored offsets of this connector whose paths the patterns match but
+ * that are not on disk: a file rotated away or deleted while skiff was not
+ * running, with no file at its path again (else the glob found it). Each
+ * is resumed (resume_vanished). Kafka Connect never drops a stored offset,
+ * nor does skiff: a glob of dated files keeps one for every file it ever
+ * read. Those let go at their end cost a parse at each start and nothing
+ * after; the others a stat and the look of file= (its directory listed)
+ * at the first start after they went, and nothing after: that start
+ * stores them as let go at the stop. */
+static int take_vanished(struct filesrc *f, int64_t now)
+{
+	struct vanished v = {.f = f};
+	int rc = 0;
+
+	if (!f->globbing || f->env->stored == NULL)
+		return 0;
+	f->env->stored(f->env, on_stored, &v);
+	for (size_t i = 0; i < v.n; i++) {
+		if (rc == 0)
+			rc = resume_vanished(f, v.paths[i], now);
+		free(v.paths[i]);
+	}
+	free(v.paths);
+	return v.nomem ? -1 : rc;
+}
+
 int tailwatch_initial_streams(struct filesrc *f, const char *file, bool from_end)
 {
 	if (!f->globbing) {
@@ -809,6 +987,8 @@ int tailwatch_initial_streams(struct filesrc *f, const char *file, bool from_end
 		}
 	}
 	expand_globs(f, from_end);
+	if (take_vanished(f, clock_mono_ms()) != 0)
+		return -1;
 	return settle_untaken(f);
 }
 
