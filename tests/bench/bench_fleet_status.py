@@ -33,7 +33,8 @@ again. Without --bootstrap a broker of its own (1 GiB heap, as bench_fleet.py's
 
 Use a release build (cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release).
 
-Measured 2026-12-05 18:51 UTC at f53c1b2 (Release build, Kafka 3.9.1 from
+Measured 2026-12-05 18:51 UTC at f53c1b2 (this branch before its rebase onto
+dba85a5: the same src/ as a27749b; Release build, Kafka 3.9.1 from
 tests/kafka/kafka.sh with a 1 GiB heap, 11,000 status topics of one partition;
 2 cores shared with other work, load average 23: the wall times are loose,
 CPU and RSS are not), with
@@ -46,7 +47,7 @@ CPU and RSS are not), with
 An earlier run the same day (18:47, the same code, load average 10): wall 0.36
 (0.31-0.59) and 2.69 (2.33-2.96) s, CPU 0.09 and 0.73 s, RSS 14.3 and 38.7 MiB.
 Filling the 10,000 devices' topics (60,000 records, 8.3 MB) took 94 s, 1,000's 5 s.
-Before 375ed65 (all status topics assigned to one consumer from
+Before a27749b (all status topics assigned to one consumer from
 OFFSET_BEGINNING), 10,000 devices took 109 s of wall time and 83 s of CPU
 and failed: exit 75, 53 partitions not read to their end in 30 s
 (librdkafka 2.0 looks a topic up by name in a list of all its topics); 1,000
