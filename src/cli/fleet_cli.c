@@ -323,7 +323,13 @@ struct fleet {
 	const rd_kafka_metadata_t *md; /* every topic's */
 };
 
-static int open_client(struct fleet *f, rd_kafka_type_t type, char *errbuf, size_t errlen)
+/* A client of type into f. A consumer to_end reads a window of status
+ * topics to their end: it learns that a partition reached its end from a
+ * fetch that brings nothing, which the broker holds fetch.wait.max.ms (500
+ * by default: each window's half a second); the one that waits for answers
+ * keeps the default, not to fetch a hundred times a second while it waits. */
+static int open_client(struct fleet *f, rd_kafka_type_t type, bool to_end, char *errbuf,
+                       size_t errlen)
 {
 	rd_kafka_conf_t *conf = kconf_worker(f->w, "skiff-fleet", errbuf, errlen);
 	char tmo[32];
@@ -354,6 +360,12 @@ static int open_client(struct fleet *f, rd_kafka_type_t type, char *errbuf, size
 	     kconf_set(conf, "enable.auto.commit", "false", "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "enable.partition.eof", "true", "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "allow.auto.create.topics", "false", "defaults", errbuf, errlen) != 0))
+		goto fail;
+	if (type == RD_KAFKA_CONSUMER &&
+	    kconf_set(conf, "auto.offset.reset", "earliest", "defaults", errbuf, errlen) != 0)
+		goto fail;
+	if (type == RD_KAFKA_CONSUMER && to_end &&
+	    kconf_set(conf, "fetch.wait.max.ms", "10", "defaults", errbuf, errlen) != 0)
 		goto fail;
 	if (type == RD_KAFKA_PRODUCER)
 		rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
@@ -404,21 +416,31 @@ struct part {
 	int64_t high; /* -1: its end was reached */
 };
 
+/* Status topics read at once when reading to their end, each window by a
+ * consumer of its own. librdkafka (2.0) finds a topic by name in a list of
+ * every topic its handle ever knew, for each topic of each fetch response,
+ * and walks that list each second: with 10,000 devices' topics in one
+ * handle, at once or a window at a time, a read took minutes of CPU
+ * (tests/bench/bench_fleet_status.py). */
+#define READ_WINDOW 500
+
 struct reading {
 	struct part *p;
 	size_t n, left;
+	/* Reading to the end: partitions [wfrom, next) are assigned, wleft of
+	 * them not at their end yet. Waiting (answered): all of them. */
+	size_t wfrom, next, wleft;
 	struct hash index; /* "topic" -> first part of the topic */
 	/* --wait: called after each outcome record; true when all answered. */
 	bool (*answered)(void *ctx, const char *device);
 	void *ctx;
 };
 
-/* Adds the status topics of devices (NULL: every one) to r and assigns
- * them from their beginning. */
+/* Adds the status topics of devices (NULL: every one) to r, to be assigned
+ * from their beginning by read_on. */
 static int read_setup(struct fleet *f, struct fleetview *v, const char *const *devices, size_t ndev,
                       struct reading *r, char *errbuf, size_t errlen)
 {
-	rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(64);
 	char dev[FLEETCONF_NAME_MAX + 1];
 	int rc = EXIT_TEMPFAIL;
 
@@ -443,27 +465,17 @@ static int read_setup(struct fleet *f, struct fleetview *v, const char *const *d
 		r->p = np;
 		if (hash_put(&r->index, mt->topic, r->n) != 0)
 			goto nomem;
-		/* Each partition is read until librdkafka says it reached its end
-		 * (partition EOF, empty ones too): no ListOffsets round trip per
-		 * device's topic before reading. */
 		for (int p = 0; p < mt->partition_cnt; p++) {
 			r->p[r->n + (size_t)p] = (struct part){mt->topic, mt->partitions[p].id, 0};
-			rd_kafka_topic_partition_list_add(tp, mt->topic, mt->partitions[p].id)
-			    ->offset = RD_KAFKA_OFFSET_BEGINNING;
 			r->left++;
 		}
 		r->n += (size_t)mt->partition_cnt;
-	}
-	if (tp->cnt > 0 && rd_kafka_assign(f->consumer, tp) != 0) {
-		snprintf(errbuf, errlen, "assigning the status topics failed");
-		goto out;
 	}
 	rc = EXIT_OK;
 	goto out;
 nomem:
 	snprintf(errbuf, errlen, "out of memory");
 out:
-	rd_kafka_topic_partition_list_destroy(tp);
 	if (rc != EXIT_OK) {
 		hash_free(&r->index);
 		free(r->p);
@@ -472,9 +484,47 @@ out:
 	return rc;
 }
 
+/* Assigns the next window of r's partitions (waiting: all of them) in
+ * place of the last. Each partition is read until librdkafka says it
+ * reached its end (partition EOF, empty ones too): no ListOffsets round
+ * trip per device's topic before reading. Returns EXIT_OK or
+ * EXIT_TEMPFAIL (errbuf says why). */
+static int assign_next(struct fleet *f, struct reading *r, char *errbuf, size_t errlen)
+{
+	size_t to =
+	    r->answered != NULL || r->n - r->next < READ_WINDOW ? r->n : r->next + READ_WINDOW;
+	rd_kafka_topic_partition_list_t *tp =
+	    rd_kafka_topic_partition_list_new((int)(to - r->next));
+	int rc = EXIT_OK;
+
+	if (r->answered == NULL) { /* each window a new consumer */
+		rd_kafka_consumer_close(f->consumer);
+		rd_kafka_destroy(f->consumer);
+		f->consumer = NULL;
+		if ((rc = open_client(f, RD_KAFKA_CONSUMER, true, errbuf, errlen)) != EXIT_OK) {
+			rd_kafka_topic_partition_list_destroy(tp);
+			return rc;
+		}
+	}
+	r->wfrom = r->next;
+	r->wleft = 0;
+	for (; r->next < to; r->next++) {
+		rd_kafka_topic_partition_list_add(tp, r->p[r->next].topic, r->p[r->next].partition)
+		    ->offset = 0;
+		r->wleft += r->p[r->next].high >= 0;
+	}
+	if (rd_kafka_assign(f->consumer, tp) != 0) {
+		snprintf(errbuf, errlen, "assigning the status topics failed");
+		rc = EXIT_TEMPFAIL;
+	}
+	rd_kafka_topic_partition_list_destroy(tp);
+	return rc;
+}
+
 static void read_done(struct fleet *f, struct reading *r)
 {
-	rd_kafka_assign(f->consumer, NULL);
+	if (f->consumer != NULL) /* NULL: a new window's failed to open */
+		rd_kafka_assign(f->consumer, NULL);
 	hash_free(&r->index);
 	free(r->p);
 }
@@ -506,7 +556,11 @@ static int read_on(struct fleet *f, struct fleetview *v, struct reading *r, int6
 		struct part *p;
 		const char *oname = NULL;
 		size_t onamelen = 0;
+		int rc;
 
+		if (r->next < r->n && (r->answered != NULL || r->wleft == 0) &&
+		    (rc = assign_next(f, r, errbuf, errlen)) != EXIT_OK)
+			return rc;
 		if (clock_mono_ms() > deadline) {
 			if (r->answered != NULL)
 				return EXIT_OK;
@@ -536,6 +590,8 @@ static int read_on(struct fleet *f, struct fleetview *v, struct reading *r, int6
 			if (p != NULL && p->high >= 0) {
 				p->high = -1;
 				r->left--;
+				if (p >= r->p + r->wfrom && p < r->p + r->next)
+					r->wleft--;
 			}
 		} else {
 			fprintf(stderr, "skiff fleet: %s: %s\n", topic, rd_kafka_message_errstr(m));
@@ -1131,9 +1187,9 @@ int fleet_main(int argc, char **argv)
 		fprintf(stderr, "skiff fleet: %s\n", errbuf);
 		return rc == SETTINGS_ERR_NOMEM ? EXIT_TEMPFAIL : EXIT_CONFIG;
 	}
-	rc = open_client(&f, RD_KAFKA_PRODUCER, errbuf, sizeof(errbuf));
+	rc = open_client(&f, RD_KAFKA_PRODUCER, false, errbuf, sizeof(errbuf));
 	if (rc == EXIT_OK && a.cmd != FLEET_CMD_PROVISION)
-		rc = open_client(&f, RD_KAFKA_CONSUMER, errbuf, sizeof(errbuf));
+		rc = open_client(&f, RD_KAFKA_CONSUMER, false, errbuf, sizeof(errbuf));
 	if (rc == EXIT_OK) {
 		switch (a.cmd) {
 		case FLEET_CMD_STATUS:

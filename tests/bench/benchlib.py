@@ -151,21 +151,24 @@ def _child(pid):
     return int(kids[0]) if kids else pid
 
 
-def run_tool(cmd, cwd, until=None, stop_signal=signal.SIGTERM, shell=False, env=None):
+def run_tool(cmd, cwd, until=None, stop_signal=signal.SIGTERM, shell=False, env=None,
+             stdout=None):
     """Runs cmd under /usr/bin/time to its exit, or until until() holds
     (polled every 50 ms), then measures its threads and sends stop_signal to
     it. Returns a dict: wall (s, to exit or to until()), cpu (utime + stime
     of the process and the children it waited for), rss (peak, MiB, of it or
     its largest child, as GNU time reports it), rc, own (share of CPU outside
-    rdk:* threads when until() ended the run).
+    rdk:* threads when until() ended the run). stdout: a file for cmd's
+    standard output (default: discarded).
     Why time: a child forked from this Python starts with Python's resident
     set, which its own ru_maxrss then counts."""
     t0 = time.monotonic()
     rssf = os.path.join(cwd, "bench.maxrss")
     argv = ["sh", "-c", cmd] if shell else list(cmd)
-    with open(os.path.join(cwd, "bench.stderr"), "ab") as err:
+    with open(os.path.join(cwd, "bench.stderr"), "ab") as err, \
+            open(stdout or os.devnull, "wb") as out:
         p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rssf, *argv], cwd=cwd,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stdin=subprocess.DEVNULL, stdout=out,
                              stderr=err, env=env, start_new_session=True)
     wall = own = None
     while True:

@@ -308,3 +308,44 @@ def test_over_sasl_ssl_with_command_config(wire, tmp_path):
     # Without the client keys: plaintext against the TLS listener.
     rc, out, err = skiff("status", "--bootstrap", sec["SASL_SSL"], "--timeout", "5")
     assert rc == 75, (rc, out, err)
+
+
+def test_status_of_more_devices_than_a_read_window(kafka):
+    """`skiff fleet status` reads the status topics a window of 500 at a time,
+    each by a consumer of its own, from offset 0 (no ListOffsets per topic):
+    1,100 devices (3 windows) are each listed with their records; a topic
+    whose first records were deleted (a status topic with cleanup.policy
+    compact,delete) is read from where it starts now, not skipped to its end."""
+    prefix = f"fb{tag()}.status."
+    gone = f"{prefix}dev-00700"
+    harness.create_topic(kafka.bootstrap, gone)  # cleanup.policy=delete
+    r = subprocess.run([str(harness.tool("fleetfill")), "-b", kafka.bootstrap, "-t", prefix,
+                        "-d", "1100", "-S"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("6600 records ")
+    now = int(time.time() * 1000)
+    harness.produce(kafka.bootstrap, gone,
+                    [dev("heartbeat", "dev-00700", now, 60000, "degraded", "app,db", "all")],
+                    key="skiff-heartbeat")
+    d = subprocess.run([str(harness.tool("fleetdev")), "delete-records", kafka.bootstrap, gone,
+                        "6"], capture_output=True, timeout=60)
+    assert d.returncode == 0, d.stderr
+    rc, out, err = skiff("status", "--bootstrap", kafka.bootstrap, "--status-topic",
+                         prefix + "{device}", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["skipped"] == 0
+    devs = {x["device"]: x for x in doc["devices"]}
+    assert list(devs) == [f"dev-{i:05d}" for i in range(1100)]
+    running = [{"name": "app", "state": "RUNNING"}, {"name": "db", "state": "RUNNING"}]
+    for name, x in devs.items():
+        if name == "dev-00700":
+            continue
+        assert (x["health"], x["groups"], x["connectors"]) == ("ok", ["all"], running), x
+        assert [(o["name"], o["outcome"], o["topic"]) for o in x["outcomes"]] == [
+            ("app", "APPLIED", f"skiff.config.{name}")], x
+    # Its statuses and outcome deleted: the heartbeat written after them.
+    x = devs["dev-00700"]
+    assert x["health"] == "degraded" and x["last_seen_ms"] == now, x
+    assert x["connectors"] == [{"name": "app", "state": None}, {"name": "db", "state": None}]
+    assert x["outcomes"] == []

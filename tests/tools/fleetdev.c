@@ -9,6 +9,9 @@
  *   fleetdev status DEVICE STATE           (RUNNING, PAUSED, FAILED, ...)
  *   fleetdev describe BOOTSTRAP TOPIC      the topic's partitions, then its
  *                                          configs as the broker says, k=v lines
+ *   fleetdev delete-records BOOTSTRAP TOPIC OFFSET
+ *                                          partition 0's records before OFFSET
+ *                                          deleted (its log start moved there)
  *
  * Exit 0, or 2 with a line on stderr. */
 #include "fleet/connect_records.h"
@@ -91,6 +94,51 @@ static int describe(const char *bootstrap, const char *topic)
 	return rc;
 }
 
+static int delete_records(const char *bootstrap, const char *topic, const char *offset)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	rd_kafka_topic_partition_list_t *tp = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_DeleteRecords_t *del;
+	rd_kafka_queue_t *q;
+	rd_kafka_event_t *ev;
+	rd_kafka_t *rk;
+	char err[512];
+	int rc = 2;
+
+	rd_kafka_topic_partition_list_add(tp, topic, 0)->offset = strtoll(offset, NULL, 10);
+	if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof(err)) != 0 ||
+	    (rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "fleetdev: %s\n", err);
+		rd_kafka_topic_partition_list_destroy(tp);
+		return 2;
+	}
+	q = rd_kafka_queue_new(rk);
+	del = rd_kafka_DeleteRecords_new(tp);
+	rd_kafka_DeleteRecords(rk, &del, 1, NULL, q);
+	ev = rd_kafka_queue_poll(q, 30000);
+	if (ev != NULL && rd_kafka_event_error(ev) == 0) {
+		const rd_kafka_topic_partition_list_t *res =
+		    rd_kafka_DeleteRecords_result_offsets(rd_kafka_event_DeleteRecords_result(ev));
+
+		if (res != NULL && res->cnt == 1 && res->elems[0].err == 0)
+			rc = 0;
+		else
+			fprintf(stderr, "fleetdev: delete-records %s: %s\n", topic,
+			        res != NULL && res->cnt == 1 ? rd_kafka_err2str(res->elems[0].err)
+			                                     : "no result");
+	} else {
+		fprintf(stderr, "fleetdev: delete-records %s: %s\n", topic,
+		        ev != NULL ? rd_kafka_event_error_string(ev) : "no answer");
+	}
+	if (ev != NULL)
+		rd_kafka_event_destroy(ev);
+	rd_kafka_DeleteRecords_destroy(del);
+	rd_kafka_topic_partition_list_destroy(tp);
+	rd_kafka_queue_destroy(q);
+	rd_kafka_destroy(rk);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct buf b;
@@ -98,6 +146,8 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && strcmp(argv[1], "describe") == 0)
 		return describe(argv[2], argv[3]);
+	if (argc == 5 && strcmp(argv[1], "delete-records") == 0)
+		return delete_records(argv[2], argv[3], argv[4]);
 	buf_init(&b, 1 << 16);
 	if (argc == 8 && strcmp(argv[1], "heartbeat") == 0) {
 		const char *conns[64], *groups[64];

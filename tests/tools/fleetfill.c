@@ -1,8 +1,10 @@
 /* fleetfill: fills offsets topics with the records of a simulated fleet of
- * skiff devices, for the fleet tests and tests/bench/bench_fleet.py.
+ * skiff devices, for the fleet tests and tests/bench/bench_fleet.py; or,
+ * with -S, the devices' status topics, for tests/bench/bench_fleet_status.py.
  *
  *   fleetfill -b BOOTSTRAP -t TOPIC -d DEVICES -f FILES [-p PARTITIONS]
  *             [-P] [-o FIRST_DEVICE]
+ *   fleetfill -b BOOTSTRAP -t PREFIX -d DEVICES -S [-o FIRST_DEVICE]
  *
  * Device i (FIRST_DEVICE <= i < FIRST_DEVICE + DEVICES) runs connector
  * "app-dev<i>" on FILES files /var/log/app/<j>.log, and its offsets are what
@@ -14,6 +16,15 @@
  * Without -P: one shared TOPIC, created compacted with PARTITIONS (25)
  * partitions when missing. With -P: a topic per device, TOPIC-dev<i>, one
  * partition each, compacted, created in batches (an existing one is fine).
+ * With -S: device i is "dev-<i>" (i in 5 digits or more), its status topic
+ * PREFIX<device> (skiff.status.: status.storage.topic's default), one
+ * partition, compacted, created in batches (an existing one is fine). Each
+ * gets what a device running connectors "app" and "db" writes there, with
+ * the device's own encoders: status-connector-NAME and status-task-NAME-0
+ * (RUNNING) for both, skiff-outcome-app (APPLIED, of offset 0 of
+ * skiff.config.<device>) and a heartbeat (ok, now, 300 s interval,
+ * group "all") last: 6 records.
+ *
  * Prints "<records> records <bytes> bytes" (key, value and headers) and exits
  * 0; errors go to stderr with exit 2. Progress goes to stderr, a line for
  * each PROGRESS records acknowledged and for each batch of topics created,
@@ -24,8 +35,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "fleet/connect_records.h"
+#include "fleet/fleet_heartbeat.h"
+#include "util/buf.h"
 #include "util/num.h"
 
 #define EXIT_ERR 2
@@ -41,13 +56,15 @@ struct acks {
 struct opts {
 	const char *bootstrap, *topic;
 	int64_t devices, files, partitions, first;
-	bool per_device;
+	bool per_device, status;
 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: fleetfill -b BOOTSTRAP -t TOPIC -d DEVICES -f FILES "
-	                "[-p PARTITIONS] [-P] [-o FIRST_DEVICE]\n");
+	fprintf(stderr,
+	        "usage: fleetfill -b BOOTSTRAP -t TOPIC -d DEVICES -f FILES "
+	        "[-p PARTITIONS] [-P] [-o FIRST_DEVICE]\n"
+	        "       fleetfill -b BOOTSTRAP -t PREFIX -d DEVICES -S [-o FIRST_DEVICE]\n");
 	return EXIT_ERR;
 }
 
@@ -61,7 +78,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.partitions = 25};
-	while ((c = getopt(argc, argv, "b:t:d:f:p:Po:")) != -1) {
+	while ((c = getopt(argc, argv, "b:t:d:f:p:PSo:")) != -1) {
 		if ((c == 'd' && !num(optarg, 1, &o->devices)) ||
 		    (c == 'f' && !num(optarg, 1, &o->files)) ||
 		    (c == 'p' && !num(optarg, 1, &o->partitions)) ||
@@ -73,8 +90,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->topic = optarg;
 		else if (c == 'P')
 			o->per_device = true;
+		else if (c == 'S')
+			o->status = o->per_device = true;
 	}
-	return o->bootstrap && o->topic && o->devices > 0 && o->files > 0 ? 0 : usage();
+	return o->bootstrap && o->topic && o->devices > 0 && (o->files > 0 || o->status) ? 0
+	                                                                                 : usage();
 }
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -170,7 +190,7 @@ static int create_some(rd_kafka_t *rk, const struct opts *o, int64_t from, int64
 {
 	char *names[BATCH];
 	size_t n = 0;
-	int rc;
+	int rc = 0;
 
 	if (!o->per_device) {
 		names[0] = (char *)o->topic;
@@ -180,9 +200,15 @@ static int create_some(rd_kafka_t *rk, const struct opts *o, int64_t from, int64
 		size_t len = strlen(o->topic) + 32;
 
 		names[n] = malloc(len);
-		snprintf(names[n++], len, "%s-dev%" PRId64, o->topic, i);
+		if (names[n] == NULL) {
+			rc = EXIT_ERR;
+			goto out;
+		}
+		snprintf(names[n++], len, o->status ? "%sdev-%05" PRId64 : "%s-dev%" PRId64,
+		         o->topic, i);
 	}
 	rc = create(rk, names, n, 1);
+out:
 	while (n > 0)
 		free(names[--n]);
 	if (rc == 0)
@@ -239,6 +265,94 @@ static int device(rd_kafka_t *rk, const struct opts *o, int64_t i, uint64_t *byt
 	return 0;
 }
 
+/* Produces one record of a status topic; adds its bytes to *bytes. */
+static int status_record(rd_kafka_t *rk, const char *topic, const char *key, const struct buf *v,
+                         uint64_t *bytes)
+{
+	rd_kafka_resp_err_t err;
+
+	if (buf_err(v) != 0) {
+		fprintf(stderr, "fleetfill: %s: %s: encoding failed\n", topic, key);
+		return EXIT_ERR;
+	}
+	*bytes += strlen(key) + buf_len(v);
+	do {
+		err = rd_kafka_producev(
+		    rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+		    RD_KAFKA_V_KEY(key, strlen(key)),
+		    RD_KAFKA_V_VALUE((void *)(uintptr_t)buf_ptr(v), buf_len(v)), RD_KAFKA_V_END);
+		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+			rd_kafka_poll(rk, 100);
+	} while (err == RD_KAFKA_RESP_ERR__QUEUE_FULL);
+	if (err != 0) {
+		fprintf(stderr, "fleetfill: %s: %s\n", topic, rd_kafka_err2str(err));
+		return EXIT_ERR;
+	}
+	return 0;
+}
+
+/* Produces device i's status topic's records (see the top); adds their
+ * bytes to *bytes. */
+static int status_device(rd_kafka_t *rk, const struct opts *o, int64_t i, uint64_t *bytes)
+{
+	static const char *const conns[] = {"app", "db"}, *const groups[] = {"all"};
+	char topic[512], dev[32], cfg[64], key[64];
+	struct timespec now;
+	struct buf v;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(dev, sizeof(dev), "dev-%05" PRId64, i);
+	snprintf(topic, sizeof(topic), "%s%s", o->topic, dev);
+	snprintf(cfg, sizeof(cfg), "skiff.config.%s", dev);
+	buf_init(&v, 1 << 16);
+	for (size_t c = 0; c < 2 && rc == 0; c++) {
+		struct connect_status s = {
+		    .state = CONNECT_STATE_RUNNING, .worker_id = dev, .generation = 1};
+
+		buf_reset(&v);
+		connect_status_encode(&s, &v);
+		snprintf(key, sizeof(key), "status-connector-%s", conns[c]);
+		rc = status_record(rk, topic, key, &v, bytes);
+		snprintf(key, sizeof(key), "status-task-%s-0", conns[c]);
+		rc = rc != 0 ? rc : status_record(rk, topic, key, &v, bytes);
+	}
+	if (rc == 0) {
+		struct fleet_outcome oc = {.topic = cfg,
+		                           .record = CONNECT_CONNECTOR,
+		                           .outcome = FLEET_OUTCOME_APPLIED,
+		                           .worker_id = dev,
+		                           .generation = 1,
+		                           .at_ms = (int64_t)now.tv_sec * 1000};
+
+		buf_reset(&v);
+		fleet_outcome_encode(&oc, &v);
+		rc = status_record(rk, topic, FLEET_OUTCOME_PREFIX "app", &v, bytes);
+	}
+	if (rc == 0) {
+		struct fleet_heartbeat hb = {.device = dev,
+		                             .version = "0.28.0-bench",
+		                             .at_ms = (int64_t)now.tv_sec * 1000,
+		                             .seq = 1,
+		                             .interval_ms = 300000,
+		                             .health = "ok",
+		                             .last_ack_ms = (int64_t)now.tv_sec * 1000,
+		                             .backlog_bytes = 1536,
+		                             .rss_kb = 8428,
+		                             .connectors = conns,
+		                             .nconnectors = 2,
+		                             .groups = groups,
+		                             .ngroups = 1};
+
+		buf_reset(&v);
+		fleet_heartbeat_encode(&hb, &v);
+		rc = status_record(rk, topic, FLEET_HEARTBEAT_KEY, &v, bytes);
+	}
+	buf_free(&v);
+	rd_kafka_poll(rk, 0);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -249,7 +363,7 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &o) != 0)
 		return EXIT_ERR;
-	acks.total = o.devices * o.files;
+	acks.total = o.devices * (o.status ? 6 : o.files);
 	rk = producer(&o, &acks);
 	if (rk == NULL)
 		return EXIT_ERR;
@@ -262,7 +376,8 @@ int main(int argc, char **argv)
 
 		rc = from == o.first || o.per_device ? create_some(rk, &o, from, to) : 0;
 		for (int64_t i = from; i < to && rc == 0; i++)
-			rc = device(rk, &o, i, &bytes);
+			rc =
+			    o.status ? status_device(rk, &o, i, &bytes) : device(rk, &o, i, &bytes);
 		if (rc == 0 && rd_kafka_flush(rk, TIMEOUT_MS) != 0) {
 			fprintf(stderr, "fleetfill: not every record acknowledged in time\n");
 			rc = EXIT_ERR;
@@ -272,6 +387,6 @@ int main(int argc, char **argv)
 	if (rc == 0 && acks.failed > 0)
 		rc = EXIT_ERR;
 	if (rc == 0)
-		printf("%" PRId64 " records %" PRIu64 " bytes\n", o.devices * o.files, bytes);
+		printf("%" PRId64 " records %" PRIu64 " bytes\n", acks.total, bytes);
 	return rc;
 }
