@@ -561,8 +561,8 @@ void settings_guard(struct settings *s, enum connlayer_kind layer, const struct 
 }
 
 int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
-                       const struct source_guard *const *guards, struct settings *out,
-                       char *errbuf, size_t errlen)
+                       const struct source_guard *const *guards, struct settings *out, char *errbuf,
+                       size_t errlen)
 {
 	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",

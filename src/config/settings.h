@@ -163,8 +163,8 @@ int settings_load_client(const char *path, const char *bootstrap, const char *co
  * to every connector of its layer. For a change a client asks for before
  * it is kept, and SIGHUP (the layers and guards as they run). */
 int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
-                       const struct source_guard *const *guards, struct settings *out,
-                       char *errbuf, size_t errlen);
+                       const struct source_guard *const *guards, struct settings *out, char *errbuf,
+                       size_t errlen);
 
 /* Sets layer's guard (borrowed: it must outlive s and every settings a
  * reload makes from it; NULL: none) in s and in every connector of that
