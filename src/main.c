@@ -3,6 +3,7 @@
 #include "config/config.h"
 #include "core/device.h"
 #include "fleet/fleet.h"
+#include "fleet/fleetallow.h"
 #include "fleet/fleetconf.h"
 #include "kafka/fleetlink_kafka.h"
 #include "cli/help.h"
@@ -431,6 +432,7 @@ int main(int argc, char **argv)
 	struct worker *w = NULL;
 	struct rest *rest = NULL;
 	struct fleet *fleet = NULL;
+	struct source_guard fleet_guard;
 	char errbuf[2048];
 	int code, rc, sigfd = -1;
 
@@ -452,6 +454,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	settings_log_notices(&s);
+	/* The device keeps the last word: every connector of the fleet's
+	 * layer, those kept from a previous run as those the fleet sends
+	 * later, is guarded from its first read (core/source.h): what a link
+	 * or a router reaches must be in fleet.allow.*. The lists are the
+	 * start's worker section's (fleet.* changes need a restart while the
+	 * fleet is on; the section stays alive until exit). */
+	fleetallow_guard(&fleetconf_conf(s.worker)->allow, &fleet_guard);
+	settings_guard(&s, CONNLAYER_FLEET, &fleet_guard);
 	device_init(s.worker, !o.check);
 	if (!o.log_level && settings_worker(s.worker)->log_level >= 0)
 		log_set_level((enum log_level)settings_worker(s.worker)->log_level);

@@ -549,11 +549,20 @@ static int check_offset_store(const struct config_section *w, const char *path, 
 
 int settings_load(char *const *paths, size_t n, struct settings *out, char *errbuf, size_t errlen)
 {
-	return settings_load_with(paths, n, NULL, out, errbuf, errlen);
+	return settings_load_with(paths, n, NULL, NULL, out, errbuf, errlen);
+}
+
+void settings_guard(struct settings *s, enum connlayer_kind layer, const struct source_guard *g)
+{
+	s->guards[layer] = g;
+	for (size_t i = 0; i < s->nconnectors; i++)
+		if (s->connectors[i].layer == layer)
+			s->connectors[i].guard = g;
 }
 
 int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
-                       struct settings *out, char *errbuf, size_t errlen)
+                       const struct source_guard *const *guards, struct settings *out, char *errbuf,
+                       size_t errlen)
 {
 	struct rest_settings *keys = NULL;
 	struct config_spec spec = {.prefix = "",
@@ -566,6 +575,8 @@ int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
 	memset(out, 0, sizeof(*out));
 	for (size_t k = 0; layers != NULL && k < CONNLAYER_KINDS; k++)
 		out->layers[k] = layers[k];
+	for (size_t k = 0; guards != NULL && k < CONNLAYER_KINDS; k++)
+		out->guards[k] = guards[k];
 	if (n == 0) {
 		snprintf(errbuf, errlen, "give one worker file and the connector files");
 		return SETTINGS_ERR;
@@ -628,6 +639,9 @@ int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
 		if ((rc = lay(out, k, errbuf, errlen)) != 0)
 			return rc;
 	}
+	/* Each connector its layer's guard, from its first read on. */
+	for (enum connlayer_kind k = CONNLAYER_FILES; k < CONNLAYER_KINDS; k++)
+		settings_guard(out, k, out->guards[k]);
 	/* With the REST API or the fleet on, connectors may come from them
 	 * alone (a device the fleet steers starts with none). */
 	if (out->nconnectors == 0 && !settings_remote_connectors(out->worker)) {

@@ -82,8 +82,8 @@ struct connector_settings {
 	bool over;                     /* a layer's, over a connector of that name below it, */
 	enum connlayer_kind under;     /* ... which this gave */
 	/* The run-time guard (core/source.h), borrowed; NULL: none (the files'
-	 * and the REST API's connectors). The layer that made the connector
-	 * sets it (the fleet's: fleetallow_guard). */
+	 * and the REST API's connectors). Its layer's (settings.guards[layer]),
+	 * set by settings_load_with for every connector of that layer. */
 	const struct source_guard *guard;
 };
 
@@ -110,6 +110,12 @@ struct settings {
 	struct connlayer *layers[CONNLAYER_KINDS];
 	struct settings_refusal *refusals;
 	size_t nrefusals;
+	/* Each layer's run-time guard, borrowed (it outlives every settings
+	 * that holds it), NULL: none; every connector of the layer carries it
+	 * (connector_settings.guard). Set once by its owner (settings_guard:
+	 * main.c sets the fleet's, fleetallow_guard), carried by each reload
+	 * into the new settings (settings_load_with's guards). */
+	const struct source_guard *guards[CONNLAYER_KINDS];
 };
 
 /* Failures of settings_load and settings_help_doc (util/err.h). */
@@ -152,10 +158,19 @@ int settings_load_client(const char *path, const char *bootstrap, const char *co
 
 /* settings_load with layers given: layers[k] (an array of CONNLAYER_KINDS;
  * [CONNLAYER_FILES] unused), each taken in every case, NULL: the one kept
- * beside the offsets file; layers NULL: all of them. For a change a client
- * asks for before it is kept, and SIGHUP (the layers as they run). */
+ * beside the offsets file; layers NULL: all of them. guards (an array of
+ * CONNLAYER_KINDS, borrowed, or NULL: none) become out->guards, each given
+ * to every connector of its layer. For a change a client asks for before
+ * it is kept, and SIGHUP (the layers and guards as they run). */
 int settings_load_with(char *const *paths, size_t n, struct connlayer **layers,
-                       struct settings *out, char *errbuf, size_t errlen);
+                       const struct source_guard *const *guards, struct settings *out, char *errbuf,
+                       size_t errlen);
+
+/* Sets layer's guard (borrowed: it must outlive s and every settings a
+ * reload makes from it; NULL: none) in s and in every connector of that
+ * layer s holds. Before the connectors open: the fleet's layer's connectors
+ * kept from a previous run are read at the first load. */
+void settings_guard(struct settings *s, enum connlayer_kind layer, const struct source_guard *g);
 
 /* The refusal of layer's entry name in s, or NULL. */
 const struct settings_refusal *settings_refused(const struct settings *s, enum connlayer_kind layer,

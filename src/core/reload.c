@@ -502,7 +502,7 @@ static int reload(struct reload *r, struct connlayer **layers, const struct chan
 		snprintf(why, len, "out of memory");
 		return -1;
 	}
-	if (settings_load_with(r->paths, r->npaths, layers, next, why, len) != 0)
+	if (settings_load_with(r->paths, r->npaths, layers, r->live->guards, next, why, len) != 0)
 		goto out;
 	key = worker_diff(r->live->worker, next->worker, with_producer);
 	if (key != NULL) {

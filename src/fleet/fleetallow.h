@@ -139,8 +139,9 @@ int fleetallow_path(const struct config_list *globs, const char *path, bool glob
  *                TimestampRouter's) must match fleet.allow.topics (fnmatch,
  *                as pass 2 matches a configured topic). Reason: "outside
  *                fleet.allow.topics (LIST)".
- * Sets the connector's connector_settings.guard to out (the fleet's loop
- * client does, for the connectors of its layer). */
+ * main.c makes it once from the start's worker section and gives it to
+ * every connector of the fleet's layer (settings_guard, CONNLAYER_FLEET),
+ * at the first load and at each reload after. */
 void fleetallow_guard(const struct fleet_allow_conf *allow, struct source_guard *out);
 
 #endif

@@ -481,6 +481,34 @@ static void test_sighup_keeps_fleet_layer(void)
 	stop(r, &s);
 }
 
+/* The fleet's layer's guard (settings_guard), set once after the first
+ * load: each connector of that layer carries it, across a SIGHUP and a
+ * fleet change (a connector it adds too), and no other connector does. */
+static void test_layer_guard_carried(void)
+{
+	static const struct source_guard g = {0};
+	struct settings s;
+	struct reload *r;
+
+	make_dir();
+	write_layer(CONNLAYER_FLEET, "f", "fleet-f");
+	r = begin(&s);
+	CHECK(conn_of(&s, "f")->guard == NULL);
+	settings_guard(&s, CONNLAYER_FLEET, &g);
+	CHECK(conn_of(&s, "f")->guard == &g);
+	CHECK(conn_of(&s, "p")->guard == NULL);
+	write_layer(CONNLAYER_FLEET, "g", "fleet-g");
+	write_connector("t2");
+	reload_ask(r);
+	reload_turn(r);
+	CHECK_STR(topic_of(&s, "p"), "t2"); /* a new settings went live */
+	CHECK(s.guards[CONNLAYER_FLEET] == &g);
+	CHECK(s.guards[CONNLAYER_FILES] == NULL && s.guards[CONNLAYER_REST] == NULL);
+	CHECK(conn_of(&s, "f")->guard == &g);
+	CHECK(conn_of(&s, "p")->guard == NULL);
+	stop(r, &s);
+}
+
 /* ---- a control client's change aimed at the fleet's layer --------------- */
 
 static struct client {
@@ -564,8 +592,10 @@ static void test_fleet_change_applied(void)
 	struct reload *r = start(&s);
 	cJSON *cfg = fleet_config("f", "fleet-f");
 	struct query_change ch = fleet_put("f", cfg);
+	static const struct source_guard g = {0};
 	char err[256];
 
+	settings_guard(&s, CONNLAYER_FLEET, &g);
 	memset(&cl, 0, sizeof(cl));
 	CHECK_INT(reload_layer_change(r, &ch, err, sizeof(err)), REST_PENDING);
 	CHECK_INT(fk.soon, 1); /* the next turn does not sleep */
@@ -582,6 +612,8 @@ static void test_fleet_change_applied(void)
 	CHECK_STR(fk.order, "oae"); /* p untouched: no drain; f opened */
 	CHECK_STR(topic_of(&s, "f"), "fleet-f");
 	CHECK_INT(conn_of(&s, "f")->layer, CONNLAYER_FLEET);
+	CHECK(conn_of(&s, "f")->guard == &g); /* the fleet's layer's guard */
+	CHECK(conn_of(&s, "p")->guard == NULL);
 	CHECK(exists(CONNLAYER_FLEET_FILE));
 	CHECK(!exists(CONNLAYER_REST_FILE));
 	reload_turn(r); /* nothing more */
@@ -768,6 +800,7 @@ int main(void)
 	test_change_while_draining();
 	test_layer_order();
 	test_sighup_keeps_fleet_layer();
+	test_layer_guard_carried();
 	test_fleet_change_applied();
 	test_vet_refuses();
 	test_fleet_over_files();
