@@ -72,7 +72,7 @@ enum start {
 	START_FAILED, /* refused (a topic's policy, a setting): a person must act */
 };
 /* The first request's timeout: "waiting for Kafka" is said after it. */
-#define START_FIRST_WAIT_MS 2000
+#define START_FIRST_WAIT_MS 5000
 
 /* A configuration topic being read. */
 struct topic {
