@@ -80,6 +80,7 @@ struct fleet {
 	bool retry;   /* a change the query could not take yet: at the next turn */
 	bool fresh;   /* records or ends since the last plan */
 	bool closing; /* fleet_close came while a step ran: its done frees */
+	bool waiting; /* the link said the cluster did not answer its start */
 
 	uint64_t epoch;
 	bool epoch_seen;
@@ -617,6 +618,23 @@ static void on_error(void *arg, int rc, const char *why)
 	log_msg(LOG_WARN, "fleet: %s", why);
 }
 
+static void on_waiting(void *arg, const char *why)
+{
+	struct fleet *f = arg;
+
+	f->waiting = true;
+	log_msg(LOG_WARN, "%s", why);
+}
+
+static void on_ready(void *arg)
+{
+	struct fleet *f = arg;
+
+	if (f->waiting)
+		log_msg(LOG_INFO, "fleet: Kafka answered: the fleet's topics are read");
+	f->waiting = false;
+}
+
 static void on_fd(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
 {
 	struct fleet *f = arg;
@@ -1024,6 +1042,8 @@ static int open_link(struct fleet *f, const struct fleet_params *p, char *errbuf
 	    .snapshot = on_snapshot,
 	    .sent = on_sent,
 	    .error = on_error,
+	    .waiting = on_waiting,
+	    .ready = on_ready,
 	};
 	const char **names = calloc(f->ntopics, sizeof(*names));
 	struct fleetlink_conf lc = {

@@ -1,7 +1,9 @@
 /* fleetlink: the seam and the per-key coalescing of status records (see
  * fleetlink.h). A key's slot lives while a record of it is in flight: its
  * newest unsent record waits in the slot (replacing an older one, which is
- * then never sent) and goes when the flying one's report comes. A status
+ * then never sent) and goes when the flying one's report comes. Before the
+ * link is ready (fleetlink_ops.late), a slot only holds its newest record,
+ * sent once the start is done. A status
  * topic is compacted, last value wins: the superseded record carried
  * nothing the newer one does not. */
 #include "kafka/fleetlink.h"
@@ -13,6 +15,7 @@
 /* One status key with a record in flight. */
 struct slot {
 	char *key;
+	bool flying;  /* a record of it in flight (else held: the link not ready) */
 	bool pending; /* a newer record waits */
 	char *value;  /* the waiting record's value, NULL: a tombstone */
 	size_t vlen;
@@ -25,6 +28,7 @@ struct fleetlink {
 	struct fleetlink_cbs cbs;
 	void *arg;
 	bool status; /* a status topic: sending allowed */
+	bool ready;  /* the start done: records may fly */
 	struct slot **slots;
 	size_t nslots, cap;
 };
@@ -121,31 +125,63 @@ static void on_error(void *arg, int rc, const char *why)
 		l->cbs.error(l->arg, rc, why);
 }
 
+static void on_waiting(void *arg, const char *why)
+{
+	struct fleetlink *l = arg;
+
+	if (l->cbs.waiting != NULL)
+		l->cbs.waiting(l->arg, why);
+}
+
+/* Sends s's waiting record; refused at once (the queue full, a fatal
+ * producer): reported as the record's fate, and the slot freed. */
+static void launch(struct fleetlink *l, struct slot *s)
+{
+	char err[256];
+	int rc;
+
+	s->pending = false;
+	rc = l->ops->produce(l->ctx, s->key, s->value, s->vlen, s, err, sizeof(err));
+	free(s->value);
+	s->value = NULL;
+	if (rc == 0) {
+		s->flying = true;
+		return;
+	}
+	if (l->cbs.sent != NULL)
+		l->cbs.sent(l->arg, s->key, rc, err);
+	slot_drop(l, s);
+}
+
+/* The start done: every record held flies (from the last slot down, as
+ * launch may drop one and move the last into its place). */
+static void on_ready(void *arg)
+{
+	struct fleetlink *l = arg;
+
+	l->ready = true;
+	for (size_t i = l->nslots; i-- > 0;)
+		if (!l->slots[i]->flying)
+			launch(l, l->slots[i]);
+	if (l->cbs.ready != NULL)
+		l->cbs.ready(l->arg);
+}
+
 /* A flying record's report: says so, then sends the slot's waiting record,
  * or frees the slot. */
 static void on_delivered(void *arg, void *token, int rc, const char *why)
 {
 	struct fleetlink *l = arg;
 	struct slot *s = token;
-	char err[256];
 
 	if (l->cbs.sent != NULL)
 		l->cbs.sent(l->arg, s->key, rc, why);
+	s->flying = false;
 	if (!s->pending) {
 		slot_drop(l, s);
 		return;
 	}
-	s->pending = false;
-	rc = l->ops->produce(l->ctx, s->key, s->value, s->vlen, s, err, sizeof(err));
-	free(s->value);
-	s->value = NULL;
-	if (rc != 0) {
-		/* Refused at once (the queue full, a fatal producer): reported as
-		 * the record's fate, the key is free again. */
-		if (l->cbs.sent != NULL)
-			l->cbs.sent(l->arg, s->key, rc, err);
-		slot_drop(l, s);
-	}
+	launch(l, s);
 }
 
 static const struct fleetlink_events events = {
@@ -154,6 +190,8 @@ static const struct fleetlink_events events = {
     .snapshot = on_snapshot,
     .delivered = on_delivered,
     .error = on_error,
+    .waiting = on_waiting,
+    .ready = on_ready,
 };
 
 int fleetlink_open(const struct fleetlink_ops *ops, const struct fleetlink_conf *c,
@@ -172,6 +210,7 @@ int fleetlink_open(const struct fleetlink_ops *ops, const struct fleetlink_conf 
 	l->cbs = *cbs;
 	l->arg = arg;
 	l->status = c->status_topic != NULL;
+	l->ready = !ops->late;
 	rc = ops->open(c, &events, l, &l->ctx, errbuf, errlen);
 	if (rc != 0) {
 		free(l);
@@ -217,10 +256,21 @@ static int fly(struct fleetlink *l, const char *key, const char *value, size_t v
 		free(s);
 		goto nomem;
 	}
-	rc = l->ops->produce(l->ctx, key, value, vlen, s, errbuf, errlen);
-	if (rc != 0) {
-		slot_free(s);
-		return rc;
+	if (!l->ready) {
+		/* Held until the link is ready (on_ready). */
+		if (copy_value(value, vlen, &s->value) != 0) {
+			slot_free(s);
+			goto nomem;
+		}
+		s->vlen = vlen;
+		s->pending = true;
+	} else {
+		rc = l->ops->produce(l->ctx, key, value, vlen, s, errbuf, errlen);
+		if (rc != 0) {
+			slot_free(s);
+			return rc;
+		}
+		s->flying = true;
 	}
 	s->index = l->nslots;
 	l->slots[l->nslots++] = s;
@@ -260,7 +310,7 @@ size_t fleetlink_pending(const struct fleetlink *l)
 	size_t n = 0;
 
 	for (size_t i = 0; i < l->nslots; i++)
-		n += l->slots[i]->pending ? 2 : 1;
+		n += (l->slots[i]->flying ? 1 : 0) + (l->slots[i]->pending ? 1 : 0);
 	return n;
 }
 

@@ -13,7 +13,8 @@
  * read_committed: a configuration written in an aborted transaction is never
  * seen.
  *
- * Out: status records through an idempotent acks=all producer of its own,
+ * Out: status records through an idempotent acks=all producer of its own
+ * (held until the link is ready, fleetlink_cbs.ready),
  * never the records' transactional producer (a status record in an aborted
  * transaction would vanish). Bounded per key: while one record of a key is in
  * flight, only the newest of those sent after it is kept (at most two per
@@ -68,7 +69,7 @@ struct fleetlink_conf {
 	const char *create_config; /* a configuration topic to create when missing; NULL: none */
 	int config_replication;    /* at its creation; -1: the broker's default */
 	int64_t fetch_wait_max_ms; /* the long poll (fleet.fetch.wait.max.ms) */
-	int timeout_ms;            /* an admin request, a status record's delivery */
+	int timeout_ms;            /* an admin request (status records are never given up) */
 };
 
 /* One record read. Borrowed for the callback only. */
@@ -106,8 +107,16 @@ struct fleetlink_cbs {
 	 * or FLEETLINK_ERR with why. key NUL-terminated, borrowed. */
 	void (*sent)(void *arg, const char *key, int rc, const char *why);
 	/* A reading failure (topic missing, not authorised): rc, why. The link
-	 * goes on (librdkafka retries); the fleet reports it. May be NULL. */
+	 * goes on (librdkafka retries); the fleet reports it. Also a start
+	 * refused (a status topic that is not compacted): the link then reads
+	 * and sends nothing. May be NULL. */
 	void (*error)(void *arg, int rc, const char *why);
+	/* The cluster did not answer the start (ops->late): why, once; the
+	 * link asks again, less and less often, until it does. May be NULL. */
+	void (*waiting)(void *arg, const char *why);
+	/* The start is done: topics checked and assigned, status records
+	 * held until now sent. Once. May be NULL. */
+	void (*ready)(void *arg);
 };
 
 /* What an implementation gives the link: events the link's own callbacks
@@ -118,10 +127,17 @@ struct fleetlink_events {
 	void (*snapshot)(void *arg, const char *topic, int64_t end);
 	void (*delivered)(void *arg, void *token, int rc, const char *why);
 	void (*error)(void *arg, int rc, const char *why);
+	void (*waiting)(void *arg, const char *why);
+	void (*ready)(void *arg);
 };
 
 /* An implementation; ctx is its own. */
 struct fleetlink_ops {
+	/* true: open returns before the cluster answered, and the start goes
+	 * on from poll (ev->waiting, ev->ready); status records sent before
+	 * ev->ready are held (coalesced per key, never produced). false: the
+	 * link is ready at open. */
+	bool late;
 	/* Opens: 0 with *ctx, or a fleetlink_err with errbuf. Reports through
 	 * ev(arg, ...) from poll only. */
 	int (*open)(const struct fleetlink_conf *c, const struct fleetlink_events *ev, void *arg,
@@ -140,7 +156,8 @@ struct fleetlink_ops {
 };
 
 /* Opens a link on ops (kafka/fleetlink_kafka.h's fleetlink_kafka_ops, or a
- * test's; librdkafka's blocks for its admin requests). Returns 0 and *out
+ * test's; librdkafka's waits for nothing: a cluster away at open is
+ * waited for from poll, cbs->waiting). Returns 0 and *out
  * (fleetlink_destroy), or a fleetlink_err with errbuf. c and cbs are copied;
  * what they point to is borrowed. Main thread. */
 int fleetlink_open(const struct fleetlink_ops *ops, const struct fleetlink_conf *c,

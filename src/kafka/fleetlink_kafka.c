@@ -14,7 +14,7 @@
  * showed it, in an optimised build). No record is lost or repeated by the
  * swap: the second starts after the last record handed out.
  *
- * Where a topic's snapshot ends is asked once at open (ListOffsets: the high
+ * Where a topic's snapshot ends is asked once at start (ListOffsets: the high
  * watermark, the last stable offset with read_committed), and it has ended
  * when the record before that offset was handed out, or the reader's
  * position reached it (records of aborted transactions and transaction
@@ -23,7 +23,7 @@
  * Fetch at the end is the long poll: measured on the test broker, an empty
  * topic's EOF came after fetch.wait.max.ms, every start would wait 55 s. EOF
  * still ends a snapshot whose end could not be asked (the cluster did not
- * answer at open). */
+ * answer at start). */
 #include "kafka/fleetlink_kafka.h"
 
 #include "config/config.h"
@@ -56,11 +56,29 @@
  * Nothing joins or commits; FindCoordinator wants Describe on it (ACL). */
 #define GROUP_PREFIX "skiff-fleet-"
 
+/* The start's steps, in order: the status topic created and checked
+ * (create_status), create_config created and checked, then the topics read
+ * (their ends asked, assigned). Each admin request answers on the pipe; one
+ * the cluster did not answer (no broker, no controller) is sent again with
+ * a doubled timeout (librdkafka answers it as soon as the cluster comes, so
+ * the timeout only bounds how often an absent cluster is asked). */
+enum start {
+	START_STATUS,
+	START_STATUS_CHECK,
+	START_CONFIG,
+	START_CONFIG_CHECK,
+	START_READ,
+	START_DONE,
+	START_FAILED, /* refused (a topic's policy, a setting): a person must act */
+};
+/* The first request's timeout: "waiting for Kafka" is said after it. */
+#define START_FIRST_WAIT_MS 5000
+
 /* A configuration topic being read. */
 struct topic {
 	const char *name;
 	int64_t end;  /* where its snapshot ends, from the start's ListOffsets; -1: not known */
-	bool empty;   /* nothing below end at open: ended at once */
+	bool empty;   /* nothing below end at start: ended at once */
 	bool begun;   /* its snapshot's begin reported */
 	bool ended;   /* its snapshot's end reported */
 	int64_t next; /* the offset after the last record handed out; -1: none yet */
@@ -80,6 +98,12 @@ struct kctx {
 	struct topic *topics;
 	int pipefd[2];
 	bool closing; /* kdestroy began: no report goes out */
+	/* The start (topics checked, then read), taken from kpoll without
+	 * waiting: the device runs on while the cluster is away. */
+	enum start step;
+	rd_kafka_queue_t *aq; /* where the step's admin request answers; NULL: none out */
+	int wait_ms;          /* its request timeout: doubled at each retry, to timeout_ms */
+	bool said;            /* "waiting for Kafka" reported */
 };
 
 /* Sets each name=value of kv (NULL-terminated pairs) with where "fleet". */
@@ -161,7 +185,6 @@ static int consumer_conf(const struct fleetlink_conf *c, enum fleetlink_client w
 static int producer_conf(const struct fleetlink_conf *c, rd_kafka_conf_t *conf, char *errbuf,
                          size_t errlen)
 {
-	char tmo[32];
 	/* acks=all and idempotence: a status record acknowledged is on every
 	 * in-sync replica, and a retried batch never lands after a later one
 	 * (a key's older state over its newer). Not transactional: a status
@@ -180,12 +203,16 @@ static int producer_conf(const struct fleetlink_conf *c, rd_kafka_conf_t *conf, 
 	     * default policy (delete). */
 	    "allow.auto.create.topics",
 	    "false",
+	    /* Never given up: a record waits for a cluster away as long as it
+	     * is away (librdkafka retries it), bounded by the link's
+	     * coalescing (two per key); timed out, the state it carried would
+	     * be lost until the next change. */
 	    "message.timeout.ms",
-	    tmo,
+	    "0",
 	    NULL,
 	};
 
-	snprintf(tmo, sizeof(tmo), "%d", c->timeout_ms);
+	(void)c;
 	return set_all(conf, kv, errbuf, errlen);
 }
 
@@ -265,11 +292,11 @@ static void await_topic(rd_kafka_t *rk, const char *topic, int timeout_ms)
 	}
 }
 
-/* Creates (when missing) and checks the status topic and create_config. */
-static int ensure_topics(struct kctx *k, char *errbuf, size_t errlen)
+/* The spec of the status topic (status) or of create_config. */
+static struct ktopic_spec spec_of(const struct kctx *k, bool status)
 {
 	const struct fleetlink_conf *c = &k->conf;
-	struct ktopic_spec status = {
+	struct ktopic_spec st = {
 	    .topic = c->status_topic,
 	    .key = "status.storage.topic",
 	    .prefix = "status.storage.",
@@ -292,18 +319,8 @@ static int ensure_topics(struct kctx *k, char *errbuf, size_t errlen)
 	    .partitions = 1,
 	    .replication_factor = c->config_replication,
 	};
-	int rc = 0;
 
-	if (c->status_topic != NULL && c->create_status)
-		rc = ktopic_ensure(k->producer, c->worker, &status, c->timeout_ms, true, errbuf,
-		                   errlen);
-	if (rc == 0 && c->create_config != NULL) {
-		rc = ktopic_ensure(k->consumer, c->worker, &config, c->timeout_ms, true, errbuf,
-		                   errlen);
-		if (rc == 0)
-			await_topic(k->consumer, c->create_config, c->timeout_ms);
-	}
-	return from_ktopic(rc);
+	return status ? st : config;
 }
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -417,6 +434,128 @@ static void detach(struct kctx *k)
 	k->consumer = NULL;
 }
 
+/* Whether step has anything to do with k's settings. */
+static bool step_wanted(const struct kctx *k, enum start step)
+{
+	switch (step) {
+	case START_STATUS:
+	case START_STATUS_CHECK:
+		return k->conf.status_topic != NULL && k->conf.create_status;
+	case START_CONFIG:
+	case START_CONFIG_CHECK:
+		return k->conf.create_config != NULL;
+	default:
+		return true;
+	}
+}
+
+/* Sends the admin request of k->step (its answer to come on the pipe).
+ * Returns 0, or a fleetlink_err with errbuf. */
+static int step_post(struct kctx *k, char *errbuf, size_t errlen)
+{
+	bool status = k->step == START_STATUS || k->step == START_STATUS_CHECK;
+	bool create = k->step == START_STATUS || k->step == START_CONFIG;
+	rd_kafka_t *rk = status ? k->producer : k->consumer;
+	struct ktopic_spec t = spec_of(k, status);
+	int rc;
+
+	k->aq = rd_kafka_queue_new(rk);
+	if (k->aq == NULL) {
+		snprintf(errbuf, errlen, "fleet: out of memory");
+		return FLEETLINK_ERR_NOMEM;
+	}
+	rd_kafka_queue_io_event_enable(k->aq, k->pipefd[1], "1", 1);
+	rc = create ? ktopic_create_post(rk, k->conf.worker, &t, k->wait_ms, k->aq, errbuf, errlen)
+	            : ktopic_check_post(rk, &t, k->wait_ms, k->aq, errbuf, errlen);
+	if (rc != 0) {
+		rd_kafka_queue_destroy(k->aq);
+		k->aq = NULL;
+	}
+	return from_ktopic(rc);
+}
+
+/* The topics read: their ends asked (the cluster just answered: this
+ * waits little), then assigned; sends may go. */
+static int step_read(struct kctx *k, char *errbuf, size_t errlen)
+{
+	int rc;
+
+	if (k->conf.create_config != NULL)
+		await_topic(k->consumer, k->conf.create_config, k->conf.timeout_ms);
+	ask_ends(k);
+	rc = assign(k, errbuf, errlen);
+	if (rc != 0)
+		return rc;
+	k->step = START_DONE;
+	/* The next poll says the ends of empty topics. */
+	if (write(k->pipefd[1], "1", 1) < 0) {
+		/* Full: a wake-up is pending anyway. */
+	}
+	k->ev->ready(k->arg);
+	return 0;
+}
+
+/* Goes through the steps from k->step that need no answer, and sends the
+ * first request that does. Refused: said, and the start stops there. */
+static void step_on(struct kctx *k)
+{
+	char why[512];
+	int rc = 0;
+
+	while (rc == 0 && k->aq == NULL && k->step < START_DONE) {
+		if (!step_wanted(k, k->step))
+			k->step++;
+		else if (k->step == START_READ)
+			rc = step_read(k, why, sizeof(why));
+		else
+			rc = step_post(k, why, sizeof(why));
+	}
+	if (rc != 0) {
+		k->step = START_FAILED;
+		k->ev->error(k->arg, rc, why);
+	}
+}
+
+/* The answer of the step's request, if it came: the next step, or the
+ * same again when the cluster was not reached (said once). */
+static void step_answer(struct kctx *k)
+{
+	bool status = k->step == START_STATUS || k->step == START_STATUS_CHECK;
+	bool create = k->step == START_STATUS || k->step == START_CONFIG;
+	struct ktopic_spec t = spec_of(k, status);
+	rd_kafka_event_t *ev = k->aq != NULL ? rd_kafka_queue_poll(k->aq, 0) : NULL;
+	char why[512], said[640];
+	int rc;
+
+	if (ev == NULL)
+		return;
+	rc = create ? ktopic_create_result(k->conf.worker, &t, k->wait_ms, ev, why, sizeof(why))
+	            : ktopic_check_result(k->conf.worker, &t, ev, why, sizeof(why));
+	rd_kafka_event_destroy(ev);
+	rd_kafka_queue_destroy(k->aq);
+	k->aq = NULL;
+	if (rc == KTOPIC_ERR_IO) {
+		if (!k->said) {
+			k->said = true;
+			snprintf(
+			    said, sizeof(said),
+			    "fleet: waiting for Kafka (%s); the device runs on, the fleet joins "
+			    "when the cluster answers",
+			    why);
+			k->ev->waiting(k->arg, said);
+		}
+		k->wait_ms =
+		    k->wait_ms * 2 < k->conf.timeout_ms ? k->wait_ms * 2 : k->conf.timeout_ms;
+	} else if (rc != 0) {
+		k->step = START_FAILED;
+		k->ev->error(k->arg, from_ktopic(rc), why);
+		return;
+	} else {
+		k->step++;
+	}
+	step_on(k);
+}
+
 static void kdestroy(void *vctx);
 
 static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *ev, void *arg,
@@ -440,11 +579,11 @@ static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *
 		k->topics[i].end = -1;
 		k->topics[i].next = -1;
 	}
+	k->step = START_STATUS;
+	k->wait_ms = START_FIRST_WAIT_MS < c->timeout_ms ? START_FIRST_WAIT_MS : c->timeout_ms;
 	rc = client(k, FLEETLINK_SNAPSHOT, &k->consumer, errbuf, errlen);
 	if (rc == 0 && c->status_topic != NULL)
 		rc = client(k, FLEETLINK_PRODUCER, &k->producer, errbuf, errlen);
-	if (rc == 0)
-		rc = ensure_topics(k, errbuf, errlen);
 	if (rc == 0 && pipe2(k->pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
 		snprintf(errbuf, errlen, "fleet: pipe: %s", strerror(errno));
 		rc = FLEETLINK_ERR;
@@ -456,11 +595,7 @@ static int kopen(const struct fleetlink_conf *c, const struct fleetlink_events *
 		k->pq = rd_kafka_queue_get_main(k->producer);
 		rd_kafka_queue_io_event_enable(k->pq, k->pipefd[1], "1", 1);
 	}
-	ask_ends(k);
-	rc = assign(k, errbuf, errlen);
-	if (rc != 0)
-		goto fail;
-	/* The first poll says the ends of empty topics. */
+	/* The start goes on from kpoll: nothing here waits for the cluster. */
 	if (write(k->pipefd[1], "1", 1) < 0) {
 		/* A fresh pipe is empty. */
 	}
@@ -486,7 +621,7 @@ static struct topic *topic_state(struct kctx *k, const char *name)
 	return NULL;
 }
 
-/* Says, once, why a topic's end could not be asked at open: a topic that
+/* Says, once, why a topic's end could not be asked at start: a topic that
  * does not exist, or that the device may not read, is otherwise silent
  * (librdkafka waits for it), and its snapshot never ends. */
 static void say_missing(struct kctx *k)
@@ -510,7 +645,7 @@ static void say_missing(struct kctx *k)
 	}
 }
 
-/* Reports t's snapshot begun, once, with its end: the one asked at open,
+/* Reports t's snapshot begun, once, with its end: the one asked at start,
  * else the high watermark the last Fetch answer gave (the one that brought
  * the record about to be handed out), else -1. */
 static void begin(struct kctx *k, struct topic *t)
@@ -649,6 +784,14 @@ static void kpoll(void *vctx)
 		;
 	if (k->producer != NULL)
 		rd_kafka_poll(k->producer, 0);
+	if (k->step < START_DONE) {
+		if (k->aq != NULL)
+			step_answer(k);
+		else
+			step_on(k);
+		if (k->step != START_DONE)
+			return;
+	}
 	say_missing(k);
 	for (n = 0; n < FLEETLINK_POLL_BUDGET; n++) {
 		rd_kafka_message_t *m = rd_kafka_consumer_poll(k->consumer, 0);
@@ -698,6 +841,8 @@ static void kdestroy(void *vctx)
 	if (k == NULL)
 		return;
 	k->closing = true;
+	if (k->aq != NULL)
+		rd_kafka_queue_destroy(k->aq);
 	detach(k);
 	if (k->pq != NULL)
 		rd_kafka_queue_destroy(k->pq);
@@ -715,6 +860,7 @@ static void kdestroy(void *vctx)
 }
 
 const struct fleetlink_ops fleetlink_kafka_ops = {
+    .late = true,
     .open = kopen,
     .fd = kfd,
     .poll = kpoll,

@@ -7,10 +7,13 @@
 
 #include <librdkafka/rdkafka.h>
 
-/* The ops for fleetlink_open. Its open, with c: creates the status topic
- * (and create_config) when asked (kafka/ktopic.h, status.storage.X /
- * config.storage.X as topic configs; blocks up to timeout_ms per admin
- * request), builds both clients, assigns the topics. */
+/* The ops for fleetlink_open (late: nothing at open waits for the
+ * cluster). Its open builds both clients; its poll then goes through the
+ * start: creates the status topic (and create_config) when asked
+ * (kafka/ktopic.h, status.storage.X / config.storage.X as topic configs)
+ * and checks them, each request answering on the link's descriptor and
+ * sent again while the cluster does not answer, then asks the topics' ends
+ * and assigns them. */
 extern const struct fleetlink_ops fleetlink_kafka_ops;
 
 /* Which of librdkafka's clients fleetlink_kafka_conf builds: the reader of

@@ -137,6 +137,28 @@ static int create_result(const struct config_section *w, const struct ktopic_spe
 static int create(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
                   int timeout_ms, char *errbuf, size_t errlen)
 {
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_event_t *ev = NULL;
+	int rc;
+
+	if (q == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", t->key);
+		return KTOPIC_ERR_NOMEM;
+	}
+	rc = ktopic_create_post(rk, w, t, timeout_ms, q, errbuf, errlen);
+	if (rc == 0) {
+		ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+		rc = ktopic_create_result(w, t, timeout_ms, ev, errbuf, errlen);
+	}
+	if (ev != NULL)
+		rd_kafka_event_destroy(ev);
+	rd_kafka_queue_destroy(q);
+	return rc;
+}
+
+int ktopic_create_post(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
+                       int timeout_ms, rd_kafka_queue_t *q, char *errbuf, size_t errlen)
+{
 	rd_kafka_NewTopic_t *nt =
 	    rd_kafka_NewTopic_new(t->topic, t->partitions, t->replication_factor, NULL, 0);
 	struct admin_call a = {0};
@@ -147,16 +169,19 @@ static int create(rd_kafka_t *rk, const struct config_section *w, const struct k
 		goto out;
 	}
 	rc = topic_configs(w, t, nt, errbuf, errlen);
-	if (rc != 0)
-		goto out;
-	rd_kafka_CreateTopics(rk, &nt, 1, a.opt, a.q);
-	a.ev = rd_kafka_queue_poll(a.q, timeout_ms + 1000);
-	rc = create_result(w, t, timeout_ms, a.ev, errbuf, errlen);
+	if (rc == 0)
+		rd_kafka_CreateTopics(rk, &nt, 1, a.opt, q);
 out:
 	admin_end(&a);
 	if (nt != NULL)
 		rd_kafka_NewTopic_destroy(nt);
 	return rc;
+}
+
+int ktopic_create_result(const struct config_section *w, const struct ktopic_spec *t,
+                         int timeout_ms, rd_kafka_event_t *ev, char *errbuf, size_t errlen)
+{
+	return create_result(w, t, timeout_ms, ev, errbuf, errlen);
 }
 
 /* True when policy is "compact" alone (a list, as Kafka writes it: Connect
@@ -201,26 +226,41 @@ static const char *policy_of(rd_kafka_event_t *ev)
 	return NULL;
 }
 
-/* Refuses an existing topic that is not compacted only. */
-static int check_policy(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
-                        int timeout_ms, char *errbuf, size_t errlen)
+int ktopic_check_post(rd_kafka_t *rk, const struct ktopic_spec *t, int timeout_ms,
+                      rd_kafka_queue_t *q, char *errbuf, size_t errlen)
 {
 	rd_kafka_ConfigResource_t *cr =
 	    rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, t->topic);
 	struct admin_call a = {0};
-	const char *policy;
 	int rc = KTOPIC_ERR_NOMEM;
 
 	if (cr == NULL || admin_start(&a, rk, timeout_ms) != 0) {
 		snprintf(errbuf, errlen, "%s: out of memory", t->key);
 		goto out;
 	}
-	rd_kafka_DescribeConfigs(rk, &cr, 1, a.opt, a.q);
-	a.ev = rd_kafka_queue_poll(a.q, timeout_ms + 1000);
-	policy = a.ev != NULL ? policy_of(a.ev) : NULL;
+	rd_kafka_DescribeConfigs(rk, &cr, 1, a.opt, q);
 	rc = 0;
+out:
+	admin_end(&a);
+	if (cr != NULL)
+		rd_kafka_ConfigResource_destroy(cr);
+	return rc;
+}
+
+int ktopic_check_result(const struct config_section *w, const struct ktopic_spec *t,
+                        rd_kafka_event_t *ev, char *errbuf, size_t errlen)
+{
+	const char *policy = ev != NULL ? policy_of(ev) : NULL;
+
+	if (ev == NULL || ktopic_unreachable(rd_kafka_event_error(ev))) {
+		snprintf(errbuf, errlen,
+		         "%s %s: cannot reach the cluster (bootstrap.servers %s) to check it%s%s",
+		         t->key, t->topic, settings_worker(w)->bootstrap.text,
+		         ev != NULL ? ": " : "", ev != NULL ? rd_kafka_event_error_string(ev) : "");
+		return KTOPIC_ERR_IO;
+	}
 	if (policy == NULL || compact_only(policy))
-		goto out;
+		return 0;
 	snprintf(errbuf, errlen,
 	         "%s %s has cleanup.policy=%s: %s %s topic must be "
 	         "compacted only, or %s (Connect refuses it too; was it deleted and created "
@@ -229,11 +269,32 @@ static int check_policy(rd_kafka_t *rk, const struct config_section *w, const st
 	         "name a new %s (skiff creates it compacted)",
 	         t->key, t->topic, policy, strchr("aeiou", t->noun[0]) != NULL ? "an" : "a",
 	         t->noun, t->loses, settings_worker(w)->bootstrap.text, t->topic, t->key);
-	rc = KTOPIC_ERR_CONFIG;
-out:
-	admin_end(&a);
-	if (cr != NULL)
-		rd_kafka_ConfigResource_destroy(cr);
+	return KTOPIC_ERR_CONFIG;
+}
+
+/* Refuses an existing topic that is not compacted only; a cluster that
+ * does not answer passes (ktopic_ensure). */
+static int check_policy(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
+                        int timeout_ms, char *errbuf, size_t errlen)
+{
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	rd_kafka_event_t *ev = NULL;
+	int rc;
+
+	if (q == NULL) {
+		snprintf(errbuf, errlen, "%s: out of memory", t->key);
+		return KTOPIC_ERR_NOMEM;
+	}
+	rc = ktopic_check_post(rk, t, timeout_ms, q, errbuf, errlen);
+	if (rc == 0) {
+		ev = rd_kafka_queue_poll(q, timeout_ms + 1000);
+		rc = ktopic_check_result(w, t, ev, errbuf, errlen);
+		if (rc == KTOPIC_ERR_IO)
+			rc = 0;
+	}
+	if (ev != NULL)
+		rd_kafka_event_destroy(ev);
+	rd_kafka_queue_destroy(q);
 	return rc;
 }
 

@@ -61,6 +61,25 @@ struct ktopic_spec {
 int ktopic_ensure(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
                   int timeout_ms, bool create, char *errbuf, size_t errlen);
 
+/* ktopic_ensure in steps that do not wait, for a caller on a loop
+ * (kafka/fleetlink_kafka.c): each _post sends its admin request with
+ * timeout_ms as its request timeout, its answer to come on q as one event
+ * (the caller's to destroy), which the matching _result reads, with
+ * errbuf. ktopic_create_post: 0, or KTOPIC_ERR_CONFIG (a pass-through key
+ * refused) or KTOPIC_ERR_NOMEM, nothing sent. ktopic_create_result: as
+ * ktopic_ensure's creation (ev NULL: no answer came). ktopic_check_result:
+ * 0 (compacted only, or the cluster would not say), KTOPIC_ERR_CONFIG (not
+ * compacted), or KTOPIC_ERR_IO when the cluster was not reached (which
+ * ktopic_ensure lets pass). */
+int ktopic_create_post(rd_kafka_t *rk, const struct config_section *w, const struct ktopic_spec *t,
+                       int timeout_ms, rd_kafka_queue_t *q, char *errbuf, size_t errlen);
+int ktopic_create_result(const struct config_section *w, const struct ktopic_spec *t,
+                         int timeout_ms, rd_kafka_event_t *ev, char *errbuf, size_t errlen);
+int ktopic_check_post(rd_kafka_t *rk, const struct ktopic_spec *t, int timeout_ms,
+                      rd_kafka_queue_t *q, char *errbuf, size_t errlen);
+int ktopic_check_result(const struct config_section *w, const struct ktopic_spec *t,
+                        rd_kafka_event_t *ev, char *errbuf, size_t errlen);
+
 /* Whether err says the cluster was not reached (timed out, no connection,
  * no broker, name not resolved), which says nothing of the topic. */
 bool ktopic_unreachable(rd_kafka_resp_err_t err);

@@ -44,6 +44,7 @@ struct probe {
 	int64_t want, records;
 	size_t nsends, reported;
 	bool done;
+	bool refused; /* the link's start refused (FLEETLINK_ERR_CONFIG): exit 2 */
 };
 
 static void usage(void)
@@ -104,7 +105,22 @@ static void on_sent(void *arg, const char *key, int rc, const char *why)
 
 static void on_error(void *arg, int rc, const char *why)
 {
+	struct probe *p = arg;
+
+	/* A start refused ends the probe as a refused open did. */
+	if (rc == FLEETLINK_ERR_CONFIG) {
+		fprintf(stderr, "fleetlinkprobe: %s\n", why);
+		p->refused = p->done = true;
+		return;
+	}
 	printf("error %s\n", why);
+}
+
+/* On stderr: whether the cluster answered the first request in time is
+ * not what a test compares. */
+static void on_waiting(void *arg, const char *why)
+{
+	fprintf(stderr, "fleetlinkprobe: %s\n", why);
 }
 
 static void readable(struct loop *l, struct loop_fd *w, int fd, int revents, void *arg)
@@ -150,7 +166,8 @@ int main(int argc, char **argv)
 	                           .config_replication = -1,
 	                           .fetch_wait_max_ms = 55000,
 	                           .timeout_ms = 10000};
-	struct fleetlink_cbs cbs = {on_begin, on_record, on_snapshot, on_sent, on_error};
+	struct fleetlink_cbs cbs = {on_begin, on_record,  on_snapshot, on_sent,
+	                            on_error, on_waiting, NULL};
 	struct probe p = {0};
 	struct fleetlink *fl = NULL;
 	struct loop *l = NULL;
@@ -241,7 +258,7 @@ int main(int argc, char **argv)
 	while (!p.done && loop_now_ms() < until)
 		if (loop_once(l, err, sizeof(err)) != 0)
 			break;
-	rc = p.done ? 0 : 3;
+	rc = p.refused ? 2 : p.done ? 0 : 3;
 out:
 	fflush(stdout);
 	loop_destroy(l);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum kind { BEGIN, RECORD, END, ERROR, DELIVERY };
+enum kind { BEGIN, RECORD, END, ERROR, DELIVERY, WAITING, READY };
 
 /* One queued event. */
 struct event {
@@ -135,6 +135,12 @@ static void fpoll(void *ctx)
 			break;
 		case DELIVERY:
 			f->ev->delivered(f->arg, f->sent[e.sent].token, e.rc, e.why);
+			break;
+		case WAITING:
+			f->ev->waiting(f->arg, e.why);
+			break;
+		case READY:
+			f->ev->ready(f->arg);
 			break;
 		}
 		event_free(&e);
@@ -264,4 +270,27 @@ void fleetlinkfake_refuse(struct fleetlinkfake *f, int rc)
 const struct fleetlink_conf *fleetlinkfake_conf(const struct fleetlinkfake *f)
 {
 	return &f->conf;
+}
+
+const struct fleetlink_ops fleetlinkfake_late_ops = {
+    .late = true,
+    .open = fopen_,
+    .fd = ffd,
+    .poll = fpoll,
+    .produce = fproduce,
+    .destroy = fdestroy,
+};
+
+void fleetlinkfake_waiting(struct fleetlinkfake *f, const char *why)
+{
+	struct event e = {.kind = WAITING, .why = dup_or_null(why)};
+
+	push(f, &e);
+}
+
+void fleetlinkfake_ready(struct fleetlinkfake *f)
+{
+	struct event e = {.kind = READY};
+
+	push(f, &e);
 }

@@ -25,6 +25,12 @@ struct fleetlinkfake_sent {
 };
 
 extern const struct fleetlink_ops fleetlinkfake_ops;
+/* The same, late (fleetlink_ops.late): ready only once
+ * fleetlinkfake_ready's event is polled. */
+extern const struct fleetlink_ops fleetlinkfake_late_ops;
+/* Queue the late start's events (fleetlink_events.waiting, .ready). */
+void fleetlinkfake_waiting(struct fleetlinkfake *f, const char *why);
+void fleetlinkfake_ready(struct fleetlinkfake *f);
 
 /* The fake the last fleetlink_open on fleetlinkfake_ops made (freed with
  * its link), NULL before. */

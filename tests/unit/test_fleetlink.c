@@ -45,7 +45,7 @@ struct seen {
 	char sent[MAX_SEEN][128];
 	int sent_rc[MAX_SEEN];
 	size_t nsent;
-	size_t nerror;
+	size_t nerror, nwaiting, nready;
 	char error[512];
 };
 
@@ -110,12 +110,29 @@ static void on_error(void *arg, int rc, const char *why)
 	snprintf(s->error, sizeof(s->error), "%s", why);
 }
 
+static void on_waiting(void *arg, const char *why)
+{
+	struct seen *s = arg;
+
+	s->nwaiting++;
+	snprintf(s->error, sizeof(s->error), "%s", why);
+}
+
+static void on_ready(void *arg)
+{
+	struct seen *s = arg;
+
+	s->nready++;
+}
+
 static const struct fleetlink_cbs cbs = {
     .begin = on_begin,
     .record = on_record,
     .snapshot = on_snapshot,
     .sent = on_sent,
     .error = on_error,
+    .waiting = on_waiting,
+    .ready = on_ready,
 };
 
 /* A worker section of text, its keys bound as settings_load binds them;
@@ -571,6 +588,62 @@ static void test_coalescing(void)
 }
 
 /* The key bound holds: FLEETLINK_MAX_KEYS keys in flight, the next refused. */
+/* A late link (the cluster away at open): status records are held, the
+ * newest per key, produced none until the start is done, then all at once;
+ * pending stays bounded by the keys. */
+static void test_held_until_ready(void)
+{
+	const char *topics[] = {"c"};
+	struct fleetlink_conf c = conf_of(NULL, topics, 1, "s");
+	struct fleetlink *l = NULL;
+	struct fleetlinkfake *f;
+	struct seen s = {0};
+	char err[512];
+
+	CHECK_INT(fleetlink_open(&fleetlinkfake_late_ops, &c, &cbs, &s, &l, err, sizeof(err)), 0);
+	f = fleetlinkfake_last();
+	for (int i = 0; i < 100; i++) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "v%d", i);
+		CHECK_INT(fleetlink_send(l, "k", v, strlen(v), err, sizeof(err)), 0);
+	}
+	CHECK_INT(fleetlink_send(l, "gone", NULL, 0, err, sizeof(err)), 0);
+	CHECK_INT(fleetlink_send(l, "other", "x", 1, err, sizeof(err)), 0);
+	CHECK_INT(fleetlinkfake_count(f), 0);
+	CHECK_INT(fleetlink_pending(l), 3);
+	fleetlinkfake_waiting(f, "fleet: waiting for Kafka (no answer)");
+	fleetlink_poll(l);
+	CHECK_INT(s.nwaiting, 1);
+	CHECK_INT(s.nready, 0);
+	CHECK_INT(fleetlinkfake_count(f), 0);
+	fleetlinkfake_ready(f);
+	fleetlink_poll(l);
+	CHECK_INT(s.nready, 1);
+	CHECK_INT(fleetlinkfake_count(f), 3);
+	CHECK_INT(fleetlink_pending(l), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct fleetlinkfake_sent *x = fleetlinkfake_sent(f, i);
+
+		if (strcmp(x->key, "k") == 0)
+			CHECK_STR(x->value, "v99");
+		else if (strcmp(x->key, "gone") == 0)
+			CHECK(x->value == NULL);
+		else
+			CHECK_STR(x->value, "x");
+	}
+	/* Ready: a send flies at once, as on an early link. */
+	fleetlinkfake_deliver(f, 0, 0, NULL);
+	fleetlinkfake_deliver(f, 1, 0, NULL);
+	fleetlinkfake_deliver(f, 2, 0, NULL);
+	fleetlink_poll(l);
+	CHECK_INT(fleetlink_pending(l), 0);
+	CHECK_INT(s.nsent, 3);
+	CHECK_INT(fleetlink_send(l, "k", "w", 1, err, sizeof(err)), 0);
+	CHECK_INT(fleetlinkfake_count(f), 4);
+	fleetlink_destroy(l);
+}
+
 static void test_key_bound(void)
 {
 	const char *topics[] = {"c"};
@@ -630,6 +703,7 @@ int main(void)
 {
 	test_config();
 	test_coalescing();
+	test_held_until_ready();
 	test_key_bound();
 	test_fake_passes_through();
 	mock_start();
