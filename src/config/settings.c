@@ -659,6 +659,11 @@ bool settings_remote_connectors(const struct config_section *worker)
 	return restconf_conf(worker)->listeners.n > 0 || fleetconf_conf(worker)->enabled;
 }
 
+bool settings_fleet_steered(const struct config_section *worker)
+{
+	return fleetconf_conf(worker)->enabled;
+}
+
 int settings_load_client(const char *path, const char *bootstrap, const char *const *defaults,
                          struct config_section **out, char *errbuf, size_t errlen)
 {

@@ -141,6 +141,9 @@ int settings_load(char *const *paths, size_t n, struct settings *out, char *errb
  * Then none at all is a state to wait in, not an error. */
 bool settings_remote_connectors(const struct config_section *worker);
 
+/* fleet.enabled: the fleet steers this device (fleet/fleetconf.h). */
+bool settings_fleet_steered(const struct config_section *worker);
+
 /* Loads an operator tool's client properties file (Kafka tools'
  * --command-config: Connect's client keys, security.protocol, sasl.*,
  * ssl.*) as a worker section, checked as a worker file's keys are

@@ -351,6 +351,8 @@ int connectors_exit_code(const struct connectors *set)
 	 * gave none yet), and may add more. */
 	if (!any && set->conf.rest)
 		return 0;
+	if (set->conf.steered)
+		return 0;
 	return config ? WORKER_EXIT_CONFIG : WORKER_EXIT_TEMPFAIL;
 }
 

@@ -100,6 +100,10 @@ struct connectors_conf {
 	const struct connector_hooks *hooks;
 	void *ctx;
 	bool rest; /* the REST API or the fleet may add connectors: none is no exit */
+	/* The fleet steers the device: every connector failed is no exit either
+	 * (Connect's distributed worker stays up so; the fleet repairs or
+	 * removes them, and sees them FAILED in the status topic). */
+	bool steered;
 };
 
 /* The connector slots (struct connectors, opaque): each slot its own

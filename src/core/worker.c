@@ -810,6 +810,7 @@ static int open_connectors(struct worker *w)
 	    .hooks = &life,
 	    .ctx = w,
 	    .rest = settings_remote_connectors(w->settings->worker),
+	    .steered = settings_fleet_steered(w->settings->worker),
 	};
 
 	return connectors_new(&cc, &w->conns);

@@ -103,3 +103,45 @@ def test_a_fleet_connector_is_guarded_a_local_one_is_not(tmp_path, kafka):
     # The local connector ran on through all of it.
     assert lines(kafka.bootstrap, local, 3) == ["SHADOW-BYTES", "one", "two"]
     assert sk.stop() == 0
+
+
+def test_a_device_whose_every_connector_failed_stays_up_for_the_fleet(tmp_path, kafka):
+    """A device steered by the fleet whose only connector fails (here: the
+    guard refuses its file) stays up, as Connect's distributed worker does
+    with every connector FAILED: it reports the failure on its status topic
+    and the fleet can remove or repair it. (Before: exit 78, and at every
+    restart the same connector loaded from fleet-connectors.json, the same
+    failure, the same exit: the fleet could never reach it.)"""
+    t = tag()
+    d, prefix = f"gw-{t}", f"fleet-{t}-"
+    topic = f"{prefix}app"
+    harness.create_topic(kafka.bootstrap, topic)
+    rc, out, err = fleet("provision", "--device", d, "--bootstrap", kafka.bootstrap)
+    assert rc == 0, err
+    sk, allowed, state = make_device(tmp_path, kafka, d, prefix)
+    secret = tmp_path / "secret"
+    secret.write_text("SHADOW-BYTES\n")
+    (allowed / "x.log").symlink_to(secret)
+    sk.start()
+    sk.wait_log(r"fleet: device " + d)
+    b = ["--device", d, "--bootstrap", kafka.bootstrap]
+    rc, out, err = fleet("config", "app", *b, "--set", "connector.class=FileStreamSource",
+                         "--set", f"files={allowed}/*.log", "--set", f"topic={topic}",
+                         "--wait", "60")
+    assert rc == 0 and f"{d}: applied" in out, (rc, out, err, sk.log_text())
+    trace = failed(kafka, d, "app")
+    assert f"resolves to {secret}, outside fleet.allow.files" in trace, trace
+    # Three heartbeats later it still runs, and the fleet can repair it.
+    device_view(kafka.bootstrap, d, lambda v: states(v).get("app") == "FAILED", timeout=30)
+    assert sk.proc.poll() is None, sk.log_text()
+    (allowed / "x.log").unlink()
+    (allowed / "a.log").write_text("fixed\n")
+    rc, out, err = fleet("remove", "app", *b, "--wait", "60")
+    assert rc == 0 and f"{d}: applied" in out, (rc, out, err, sk.log_text())
+    rc, out, err = fleet("config", "app2", *b, "--set", "connector.class=FileStreamSource",
+                         "--set", f"files={allowed}/*.log", "--set", f"topic={topic}",
+                         "--wait", "60")
+    assert rc == 0 and f"{d}: applied" in out, (rc, out, err, sk.log_text())
+    assert lines(kafka.bootstrap, topic, 1) == ["fixed"]
+    assert sk.proc.poll() is None, sk.log_text()
+    assert sk.stop() == 0
