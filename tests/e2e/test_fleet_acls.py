@@ -312,3 +312,45 @@ def test_operator_with_printed_grants(fleet_acls, acl_kafka, tmp_path):
     view = {d["device"]: d for d in json.loads(out)["devices"]}
     assert sorted(view) == ["gw-1", "gw-10", "gw-2"], out
     assert view["gw-1"]["connectors"] == [{"name": "app", "state": "RUNNING"}], out
+
+
+def test_a_running_skiff_with_the_printed_grants(fleet_acls, acl_kafka, tmp_path):
+    """The device as skiff itself (fleet.enabled, SASL_SSL as gw-1) with
+    the printed grants and Write on its data topic (the grant the printed
+    comment names): the operator's configuration, written with ops's
+    grants, is applied, answered on gw-1's status topic, and its lines
+    shipped."""
+    b = acl_kafka
+    sec = b.security()
+    data = harness.unique_topic("fleet-acl-data")
+    harness.create_topic(b.bootstrap, data)
+    kafka_acls(b, ["--bootstrap-server", b.bootstrap, "--add", "--allow-principal",
+                   "User:gw-1", "--operation", "Write", "--topic", data,
+                   "--resource-pattern-type", "literal"])
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    src = allowed / "app.log"
+    src.write_text("".join(f"line {i}\n" for i in range(20)))
+    sk = harness.Skiff(tmp_path / "dev", {
+        "bootstrap.servers": sec["SASL_SSL"], "security.protocol": "SASL_SSL",
+        "ssl.ca.location": sec["CA"], "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "gw-1", "sasl.password": PASSWORD,
+        "offset.storage.file.filename": str(tmp_path / "offsets"),
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "device.id": "gw-1", "fleet.enabled": "true", "fleet.groups": "site-a",
+        "fleet.allow.files": f"{allowed}/*",
+        "fleet.allow.connector.classes": "FileStreamSource",
+        "fleet.allow.topics": data, "fleet.heartbeat.interval.ms": "1000",
+    })
+    sk.start()
+    sk.wait_log(r"fleet: device gw-1")
+    props = client_props(b, "ops", tmp_path / "ops.properties")
+    rc, out, err = fleet("config", "tail", "--device", "gw-1", "--set",
+                         "connector.class=FileStreamSource", "--set", f"file={src}",
+                         "--set", f"topic={data}", "--bootstrap", sec["SASL_SSL"],
+                         "--command-config", str(props), "--wait", "60")
+    assert rc == 0 and "gw-1: applied" in out, (rc, out, err, sk.log_text())
+    got = harness.consume(b.bootstrap, data, n=20)
+    assert [r["value"].decode() for r in got] == [f"line {i}" for i in range(20)]
+    assert "authorization failed" not in sk.log_text().lower(), sk.log_text()
+    sk.stop()
