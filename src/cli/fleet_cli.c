@@ -27,6 +27,10 @@
 #define EXIT_TEMPFAIL 75
 #define EXIT_CONFIG 78
 
+/* The operator's reader's group.id: never joined nor committed (librdkafka's
+ * assign wants one); its grant is printed by provision --operator. */
+#define OPERATOR_GROUP "skiff-fleet-operator"
+
 /* Design §2.4: a device offline for a week reads its compacted topic plus
  * at most an hour's tail; tombstones outlive a month offline. */
 #define SEGMENT_MS "3600000"
@@ -60,6 +64,8 @@ static void usage(FILE *fp)
 	    "       skiff fleet remove NAME (--device ID | --group G) [--wait S]\n"
 	    "       skiff fleet provision --device ID [--group G ...] [--replication-factor N]\n"
 	    "                          [--bootstrap HOST:PORT] [--principal User:NAME]\n"
+	    "                          [--operator User:NAME]\n"
+	    "       skiff fleet provision --operator User:NAME [--bootstrap HOST:PORT]\n"
 	    "\n"
 	    "A fleet of skiffs steered through Kafka topics: each device reads Kafka\n"
 	    "Connect's configuration records from its config topic (and its groups') and\n"
@@ -77,7 +83,9 @@ static void usage(FILE *fp)
 	    "\n"
 	    "provision creates the device's topics (compacted; with --bootstrap) and prints\n"
 	    "the kafka-acls.sh lines that let the device read only its configuration and\n"
-	    "write only its status.\n"
+	    "write only its status (LITERAL patterns: a PREFIXED skiff.config.gw-1 would\n"
+	    "match skiff.config.gw-10 too); with --operator, the operator's grants\n"
+	    "(PREFIXED: every device's configuration written, every status read).\n"
 	    "Exit codes: 0 done, every device applied; 1 some refused; 75 some did not\n"
 	    "answer, or the cluster was not reached; 78 usage or configuration.\n");
 }
@@ -153,8 +161,12 @@ static int check_args(struct fleet_args *a, char *errbuf, size_t errlen)
 		         "give --device ID or --group G: which devices to configure");
 		return -1;
 	}
-	if (a->cmd == FLEET_CMD_PROVISION && a->device == NULL) {
-		snprintf(errbuf, errlen, "provision: give --device ID");
+	if (a->cmd == FLEET_CMD_PROVISION && a->device == NULL && a->operator_principal == NULL) {
+		snprintf(errbuf, errlen, "provision: give --device ID, or --operator User:NAME");
+		return -1;
+	}
+	if (a->cmd == FLEET_CMD_PROVISION && a->device == NULL && a->ngroups > 0) {
+		snprintf(errbuf, errlen, "provision: --group is a device's: give --device ID");
 		return -1;
 	}
 	if (a->cmd != FLEET_CMD_PROVISION && a->bootstrap == NULL) {
@@ -183,6 +195,18 @@ static int check_args(struct fleet_args *a, char *errbuf, size_t errlen)
 	}
 	if (strstr(a->group_topic, "{group}") == NULL) {
 		snprintf(errbuf, errlen, "--group-topic %s: must hold {group}", a->group_topic);
+		return -1;
+	}
+	/* The operator's grants are PREFIXED on what comes before the name. */
+	if (a->operator_principal != NULL && (strstr(a->config_topic, "{device}") == NULL ||
+	                                      strncmp(a->config_topic, "{device}", 8) == 0 ||
+	                                      strncmp(a->status_topic, "{device}", 8) == 0 ||
+	                                      strncmp(a->group_topic, "{group}", 7) == 0)) {
+		snprintf(errbuf, errlen,
+		         "--operator: the topic templates (%s, %s, %s) must each hold their "
+		         "{device} or {group} after a fixed part, the prefix the operator's grants "
+		         "name",
+		         a->config_topic, a->status_topic, a->group_topic);
 		return -1;
 	}
 	return 0;
@@ -272,6 +296,8 @@ int fleet_args_parse(int argc, char **argv, struct fleet_args *a, char *errbuf, 
 			a->group_topic = v;
 		} else if ((v = optval(argc, argv, &i, "--principal", &err)) != NULL) {
 			a->principal = v;
+		} else if ((v = optval(argc, argv, &i, "--operator", &err)) != NULL) {
+			a->operator_principal = v;
 		} else if ((v = optval(argc, argv, &i, "--replication-factor", &err)) != NULL) {
 			if (num_parse_i64(v, -1, 32767, &n) != 0 || n == 0) {
 				snprintf(
@@ -350,7 +376,7 @@ static int open_client(struct fleet *f, rd_kafka_type_t type, bool to_end, char 
 	 * queued, 50 MiB a fetch), so that memory stays the view's: a device's
 	 * status topic is a few KiB. */
 	if (type == RD_KAFKA_CONSUMER &&
-	    (kconf_set(conf, "group.id", "skiff-fleet-operator", "defaults", errbuf, errlen) != 0 ||
+	    (kconf_set(conf, "group.id", OPERATOR_GROUP, "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "fetch.max.bytes", "1048576", "defaults", errbuf, errlen) != 0 ||
 	     kconf_set(conf, "max.partition.fetch.bytes", "65536", "defaults", errbuf, errlen) !=
 	         0 ||
@@ -1080,8 +1106,12 @@ static void print_acls(const struct fleet_args *a, const char *cfg, const char *
 	printf("kafka-acls.sh%s --add --allow-principal %s --operation Read --operation Describe "
 	       "--topic %s --resource-pattern-type literal\n",
 	       server, principal, cfg);
+	/* Create and DescribeConfigs: the device creates its status topic when
+	 * it is missing and checks it is compacted (kafka/ktopic), as Connect's
+	 * worker does its own; without them it does not start (tested). */
 	printf("kafka-acls.sh%s --add --allow-principal %s --operation Write --operation Describe "
-	       "--topic %s --resource-pattern-type literal\n",
+	       "--operation Create --operation DescribeConfigs --topic %s "
+	       "--resource-pattern-type literal\n",
 	       server, principal, st);
 	for (size_t i = 0; i < a->ngroups; i++)
 		printf("kafka-acls.sh%s --add --allow-principal %s --operation Read --operation "
@@ -1093,7 +1123,68 @@ static void print_acls(const struct fleet_args *a, const char *cfg, const char *
 	printf(
 	    "# and its data topics (Write), its offsets topic (Read, Write); with exactly-once:\n"
 	    "# --transactional-id <its transactional.id> --operation Write --operation "
-	    "Describe\n");
+	    "Describe\n"
+	    "# brokers before Kafka 2.8 (KIP-679) also want, for its idempotent producers:\n"
+	    "# kafka-acls.sh%s --add --allow-principal %s --operation IdempotentWrite "
+	    "--cluster\n",
+	    server, principal);
+}
+
+/* The part of a topic template before its placeholder: the PREFIXED
+ * pattern that covers every device's (or group's) topic. Returns false
+ * when there is none (the template starts with it). */
+static bool template_prefix(const char *tmpl, const char *ph, char *out, size_t outlen)
+{
+	const char *at = strstr(tmpl, ph);
+
+	if (at == NULL || at == tmpl || (size_t)(at - tmpl) >= outlen)
+		return false;
+	snprintf(out, outlen, "%.*s", (int)(at - tmpl), tmpl);
+	return true;
+}
+
+/* Prints the operator's grants: PREFIXED on the templates' fixed parts
+ * (every device's configuration written, every status read), the
+ * literal group its reader names. Create and DescribeConfigs are for
+ * provisioning (skiff fleet provision --bootstrap, as this principal). */
+static int print_operator_acls(const struct fleet_args *a, char *errbuf, size_t errlen)
+{
+	char cfg[FLEETCONF_TOPIC_MAX + 64], st[FLEETCONF_TOPIC_MAX + 64],
+	    grp[FLEETCONF_TOPIC_MAX + 64], server[1024] = "";
+	bool group_own;
+
+	if (!template_prefix(a->config_topic, "{device}", cfg, sizeof(cfg)) ||
+	    !template_prefix(a->status_topic, "{device}", st, sizeof(st)) ||
+	    !template_prefix(a->group_topic, "{group}", grp, sizeof(grp))) {
+		snprintf(errbuf, errlen,
+		         "--operator: a topic template (%s, %s, %s) starts with its {device} or "
+		         "{group}: no prefix covers every device's topics",
+		         a->config_topic, a->status_topic, a->group_topic);
+		return EXIT_CONFIG;
+	}
+	group_own = strncmp(grp, cfg, strlen(cfg)) != 0;
+	if (a->bootstrap != NULL)
+		snprintf(server, sizeof(server), " --bootstrap-server %s", a->bootstrap);
+	printf("# ACLs for the operator %s: writes every device's and group's configuration, "
+	       "reads every status\n",
+	       a->operator_principal);
+	printf("kafka-acls.sh%s --add --allow-principal %s --operation Write --operation Describe "
+	       "--operation Create --operation DescribeConfigs --topic %s "
+	       "--resource-pattern-type prefixed\n",
+	       server, a->operator_principal, cfg);
+	if (group_own)
+		printf("kafka-acls.sh%s --add --allow-principal %s --operation Write --operation "
+		       "Describe --operation Create --operation DescribeConfigs --topic %s "
+		       "--resource-pattern-type prefixed\n",
+		       server, a->operator_principal, grp);
+	printf("kafka-acls.sh%s --add --allow-principal %s --operation Read --operation Describe "
+	       "--operation Create --operation DescribeConfigs --topic %s "
+	       "--resource-pattern-type prefixed\n",
+	       server, a->operator_principal, st);
+	printf("kafka-acls.sh%s --add --allow-principal %s --operation Describe --group %s "
+	       "--resource-pattern-type literal\n",
+	       server, a->operator_principal, OPERATOR_GROUP);
+	return EXIT_OK;
 }
 
 /* Creates each topic unless it exists, and checks an existing one is
@@ -1143,8 +1234,9 @@ static int do_provision(struct fleet *f, char *errbuf, size_t errlen)
 	char names[FLEET_CLI_GROUPS_MAX + 2][FLEETCONF_TOPIC_MAX + 64];
 	int rc = EXIT_OK;
 
-	if (fleetconf_topic(a->config_topic, a->device, names[0], sizeof(names[0])) != 0 ||
-	    fleetconf_topic(a->status_topic, a->device, names[1], sizeof(names[1])) != 0) {
+	if (a->device != NULL &&
+	    (fleetconf_topic(a->config_topic, a->device, names[0], sizeof(names[0])) != 0 ||
+	     fleetconf_topic(a->status_topic, a->device, names[1], sizeof(names[1])) != 0)) {
 		snprintf(errbuf, errlen, "a topic's name is longer than Kafka's %d",
 		         FLEETCONF_TOPIC_MAX);
 		return EXIT_CONFIG;
@@ -1156,10 +1248,14 @@ static int do_provision(struct fleet *f, char *errbuf, size_t errlen)
 			         FLEETCONF_TOPIC_MAX);
 			return EXIT_CONFIG;
 		}
+	if (a->device == NULL)
+		return print_operator_acls(a, errbuf, errlen);
 	if (f->producer != NULL &&
 	    (rc = create_topics(f, names, a->ngroups + 2, errbuf, errlen)) != EXIT_OK)
 		return rc;
 	print_acls(a, names[0], names[1], names + 2);
+	if (a->operator_principal != NULL)
+		return print_operator_acls(a, errbuf, errlen);
 	return EXIT_OK;
 }
 
@@ -1179,8 +1275,12 @@ int fleet_main(int argc, char **argv)
 		fprintf(stderr, "skiff fleet: %s (skiff fleet --help)\n", errbuf);
 		return EXIT_CONFIG;
 	}
-	if (a.cmd == FLEET_CMD_PROVISION && a.bootstrap == NULL)
-		return do_provision(&f, errbuf, sizeof(errbuf));
+	if (a.cmd == FLEET_CMD_PROVISION && a.bootstrap == NULL) {
+		rc = do_provision(&f, errbuf, sizeof(errbuf));
+		if (rc != EXIT_OK)
+			fprintf(stderr, "skiff fleet: %s\n", errbuf);
+		return rc;
+	}
 	rc = settings_load_client(a.command_config, a.bootstrap, topic_defaults, &f.w, errbuf,
 	                          sizeof(errbuf));
 	if (rc != 0) {

@@ -45,6 +45,7 @@ struct fleet_args {
 	size_t ngroups;
 	const char *status_topic, *config_topic, *group_topic; /* templates */
 	const char *principal;                                 /* provision: User:ID */
+	const char *operator_principal;                        /* provision: its grants */
 	bool json;
 	bool include_tasks, only_failed; /* restart */
 	int64_t wait_ms;                 /* -1: don't wait */

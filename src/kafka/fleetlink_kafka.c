@@ -278,6 +278,29 @@ static bool led(rd_kafka_t *rk, const char *topic, int timeout_ms)
 	return ok;
 }
 
+/* Why Metadata has no topic: its error there (TOPIC_AUTHORIZATION_FAILED
+ * when the device may not describe it, UNKNOWN_TOPIC_OR_PART when it does
+ * not exist), or fallback when the cluster did not say. ListOffsets alone
+ * says "unknown partition" for both: an ACL that does not match would read
+ * as a topic not provisioned. */
+static rd_kafka_resp_err_t topic_err(rd_kafka_t *rk, const char *topic, int timeout_ms,
+                                     rd_kafka_resp_err_t fallback)
+{
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+	const struct rd_kafka_metadata *md = NULL;
+	rd_kafka_resp_err_t err = fallback;
+
+	if (rkt == NULL)
+		return fallback;
+	if (rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		if (md->topic_cnt == 1 && md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR)
+			err = md->topics[0].err;
+		rd_kafka_metadata_destroy(md);
+	}
+	rd_kafka_topic_destroy(rkt);
+	return err;
+}
+
 /* Waits up to timeout_ms for a topic just created to have a leader: the
  * consumer, told of it by nothing else, would learn of it only at its next
  * metadata refresh (topic.metadata.refresh.interval.ms, 10 min). Measured
@@ -376,6 +399,10 @@ static void ask_ends(struct kctx *k)
 				return;
 			/* Said, not ended: a missing topic read as empty would
 			 * remove every connector it gave. */
+			if (err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+			    err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+			    err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+				err = topic_err(k->consumer, t->name, k->conf.timeout_ms, err);
 			t->err = err;
 			continue;
 		}

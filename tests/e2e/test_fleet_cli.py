@@ -83,8 +83,8 @@ def test_provision_creates_compacted_topics_and_prints_literal_acls(kafka):
     assert acl == [
         f"{server} --operation Read --operation Describe --topic skiff.config.{d} "
         "--resource-pattern-type literal",
-        f"{server} --operation Write --operation Describe --topic skiff.status.{d} "
-        "--resource-pattern-type literal",
+        f"{server} --operation Write --operation Describe --operation Create "
+        f"--operation DescribeConfigs --topic skiff.status.{d} --resource-pattern-type literal",
         f"{server} --operation Read --operation Describe --topic skiff.config.group.{g} "
         "--resource-pattern-type literal",
         f"{server} --operation Describe --group skiff-fleet-{d} "

@@ -68,6 +68,10 @@ static void good(void)
 	CHECK_INT((int)a.ngroups, 2);
 	CHECK_INT(a.replication_factor, 3);
 	CHECK(a.bootstrap == NULL);
+	/* The operator's grants alone: no device to provision. */
+	CHECK_INT(parse(&a, err, sizeof(err), "provision", "--operator", "User:ops", NULL), 0);
+	CHECK_STR(a.operator_principal, "User:ops");
+	CHECK(a.device == NULL);
 	CHECK_INT(parse(&a, err, sizeof(err), "remove", "--help", NULL), 1);
 	CHECK_INT(parse(&a, err, sizeof(err), "--help", NULL), 1);
 }
@@ -108,7 +112,11 @@ static void refused(void)
 	    BS, NULL);
 	bad("device \"gw_1\"", "pause", "app", "--device", "gw_1", BS, NULL);
 	bad("group \"a.b\"", "status", "--group", "a.b", BS, NULL);
-	bad("provision: give --device ID", "provision", NULL);
+	bad("provision: give --device ID, or --operator User:NAME", "provision", NULL);
+	bad("--operator: the topic templates ({device}.cfg, ", "provision", "--operator",
+	    "User:ops", "--config-topic", "{device}.cfg", NULL);
+	bad("provision: --group is a device's", "provision", "--operator", "User:ops", "--group",
+	    "a", NULL);
 	bad("--wait x: give whole seconds", "pause", "app", "--device", "d", "--wait", "x", BS,
 	    NULL);
 	bad("--wait: give its value", "pause", "app", "--device", "d", BS, "--wait", NULL);
