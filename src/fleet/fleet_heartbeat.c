@@ -332,7 +332,10 @@ int fleet_heartbeat_encode(const struct fleet_heartbeat *hb, struct buf *out)
 		if (hb->applied[i].topic == NULL)
 			return FLEET_HEARTBEAT_ERR_ARG;
 	buf_init(&scratch, convert_json_string_max(FLEET_HEARTBEAT_MAX));
-	buf_init(&b, FLEET_HEARTBEAT_MAX);
+	/* add_string reserves a string's worst-case escape (six bytes a
+	 * byte) before writing it: b's own maximum leaves that slack past
+	 * the bound, which the plan keeps and is checked below. */
+	buf_init(&b, FLEET_HEARTBEAT_MAX + convert_json_string_max(FLEET_HEARTBEAT_MAX));
 	emit(hb, &c, &b); /* the skeleton with this heartbeat's numbers */
 	if ((rc = buf_code(&b)) != 0)
 		goto out;
@@ -343,9 +346,11 @@ int fleet_heartbeat_encode(const struct fleet_heartbeat *hb, struct buf *out)
 		goto out;
 	buf_reset(&b);
 	emit(hb, &c, &b);
-	/* buf's maximum is the bound: passing it is a bug here, not a
-	 * truncation, and fails loudly. */
-	if ((rc = buf_code(&b)) == 0) {
+	/* Passing the bound is a bug of the plan, not a truncation, and
+	 * fails loudly. */
+	if ((rc = buf_code(&b)) == 0 && buf_len(&b) > FLEET_HEARTBEAT_MAX)
+		rc = FLEET_HEARTBEAT_ERR_TOOBIG;
+	if (rc == 0) {
 		buf_add(out, buf_ptr(&b), buf_len(&b));
 		rc = buf_code(out);
 	}

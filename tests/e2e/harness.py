@@ -49,6 +49,23 @@ class HarnessError(AssertionError):
     """A test's precondition or helper failed; the message says what to do."""
 
 
+def plain_skiff(required=True):
+    """A skiff built without sanitizers: SKIFF_PLAIN_BIN, else
+    build-release/skiff (scripts/test.sh builds it before the end-to-end
+    tests), else build-plain/skiff. For what ASan gets in the way of: RSS
+    that means something, RLIMIT_AS, many processes on two cores. None
+    found: None, or with required skip_unless_ci."""
+    for p in (os.environ.get("SKIFF_PLAIN_BIN"), REPO / "build-release" / "skiff",
+              REPO / "build-plain" / "skiff"):
+        if p and Path(p).is_file() and os.access(p, os.X_OK):
+            return Path(p)
+    if required:
+        skip_unless_ci("no skiff built without sanitizers (scripts/test.sh builds it: "
+                       "cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release && "
+                       "cmake --build build-release --target skiff)")
+    return None
+
+
 def skiff_bin():
     """Path of the skiff binary under test; fails clearly when it is missing."""
     p = Path(os.environ.get("SKIFF_BIN") or REPO / "build-asan" / "skiff")

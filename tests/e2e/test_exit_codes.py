@@ -27,21 +27,6 @@ import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
 from harness import Skiff  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def plain_skiff():
-    """A skiff built without sanitizers: ASan reserves terabytes of address
-    space and cannot run under RLIMIT_AS. scripts/test.sh builds
-    build-release/skiff; SKIFF_PLAIN_BIN names another."""
-    for p in (os.environ.get("SKIFF_PLAIN_BIN"), REPO / "build-release" / "skiff",
-              REPO / "build-plain" / "skiff"):
-        if p and Path(p).is_file() and os.access(p, os.X_OK):
-            return Path(p)
-    harness.skip_unless_ci("no skiff built without sanitizers (scripts/test.sh builds it: "
-                           "cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release && "
-                           "cmake --build build-release --target skiff)")
-
 
 def no_machine_id(tmp_path):
     """A wrap that runs skiff with /etc/machine-id empty (a bind mount in a
@@ -72,7 +57,7 @@ def test_out_of_memory_at_start_or_run_exits_75(tmp_path, kafka, topic, monkeypa
     never 78. Not skiff's: the dynamic loader failing to map a library (127),
     and librdkafka aborting on an allocation it asserts (SIGABRT); systemd
     restarts both (Restart=on-failure)."""
-    monkeypatch.setenv("SKIFF_BIN", str(plain_skiff()))
+    monkeypatch.setenv("SKIFF_BIN", str(harness.plain_skiff()))
     harness.create_topic(kafka.bootstrap, topic)
     outcomes, ok_in_a_row, kb = {}, 0, 12 * 1024
     while ok_in_a_row < 6 and kb <= 96 * 1024:

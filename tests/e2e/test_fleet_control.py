@@ -20,25 +20,14 @@ Plus: a damaged fleet-state.json stops the start with exit 78 naming it."""
 
 import json
 import re
-import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 import faultlib as fl  # noqa: E402
 import harness  # noqa: E402
-
-
-def fleet(*args, timeout=120):
-    r = subprocess.run([str(harness.skiff_bin()), "fleet", *map(str, args)],
-                       capture_output=True, timeout=timeout)
-    return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
-
-
-def tag():
-    return uuid.uuid4().hex[:8]
+from fleetlib import device_view, fleet, make_device, states, status_records, tag  # noqa: E402
 
 
 def lines(bootstrap, topic, n, timeout=60):
@@ -54,57 +43,6 @@ def lines(bootstrap, topic, n, timeout=60):
 
 def expect(src, first, last):
     return [fl.seq_line(i).decode() for i in range(first, last)]
-
-
-def status_records(bootstrap, device):
-    out = []
-    for r in harness.consume(bootstrap, f"skiff.status.{device}", timeout=5,
-                             allow_timeout=True):
-        key = r["key"].decode() if r["key"] is not None else None
-        val = r["value"].decode() if r["value"] is not None else None
-        out.append((key, val))
-    return out
-
-
-def device_view(bootstrap, device, until, timeout=30):
-    """`skiff fleet status --json`'s entry for device once until(entry) holds."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        rc, out, err = fleet("status", "--bootstrap", bootstrap, "--device", device, "--json")
-        assert rc == 0, err
-        devs = [d for d in json.loads(out)["devices"] if d["device"] == device]
-        last = devs[0] if devs else None
-        if last is not None and until(last):
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"fleet status never matched: last {last}")
-
-
-def states(view):
-    return {c["name"]: c["state"] for c in view["connectors"]}
-
-
-def make_device(tmp_path, kafka, device, prefix):
-    allowed = tmp_path / "allowed"
-    allowed.mkdir()
-    state = tmp_path / "state"
-    state.mkdir()
-    sk = harness.Skiff(tmp_path, {
-        "bootstrap.servers": kafka.bootstrap,
-        "offset.storage.file.filename": str(state / "offsets"),
-        "offset.flush.interval.ms": "500",
-        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "device.id": device,
-        "fleet.enabled": "true",
-        "fleet.allow.files": f"{allowed}/*",
-        "fleet.allow.connector.classes": "FileStreamSource",
-        "fleet.allow.topics": f"{prefix}*",
-        "fleet.heartbeat.interval.ms": "1000",
-        "config.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1",
-    })
-    return sk, allowed, state
 
 
 def test_a_device_follows_its_config_topic(tmp_path, kafka):

@@ -6,7 +6,6 @@ Kafka Connect itself (a real distributed worker) is in
 test_offsets_connect.py."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -152,14 +151,6 @@ def test_fleet_recipe_two_devices_at_once(tmp_path, kafka, topic):
         assert len(seqs) == d["src"].next, f"{name}: {len(seqs) - d['src'].next} lines repeated"
 
 
-def plain_skiff():
-    """A skiff without sanitizers, whose RSS means something:
-    SKIFF_PLAIN_BIN, else build-release/skiff (scripts/test.sh builds it
-    before the end-to-end tests), else None."""
-    p = os.environ.get("SKIFF_PLAIN_BIN") or harness.REPO / "build-release" / "skiff"
-    return Path(p) if Path(p).is_file() else None
-
-
 def run_while_moving(cmd, stall=300):
     """Runs cmd, a tool that writes a line to stderr as it makes progress
     (fleetfill), for as long as it takes while it moves: on a machine that
@@ -225,7 +216,7 @@ def test_fleet_topic_of_200000_keys(tmp_path, kafka, topic):
     assert rc == 0, err[-2000:]
     assert out.startswith("200000 records"), out
     rss_after_shipping(tmp_path, kafka, "dev-sanitized", full, topic)
-    plain = plain_skiff()
+    plain = harness.plain_skiff(required=False)
     if plain is None:
         pytest.skip("no skiff without sanitizers (SKIFF_PLAIN_BIN, build-release/skiff): "
                     "started and shipped, RSS not measured")

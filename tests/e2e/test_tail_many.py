@@ -265,16 +265,6 @@ class MemoryCgroup:
                 time.sleep(0.1)
 
 
-def plain_skiff():
-    """A skiff built without sanitizers (AddressSanitizer's shadow would be
-    most of what a cgroup sees), or skip."""
-    p = os.environ.get("SKIFF_PLAIN_BIN")
-    if not p or not os.access(p, os.X_OK):
-        harness.skip_unless_ci("needs SKIFF_PLAIN_BIN, a skiff built without sanitizers "
-                               "(scripts/test.sh sets it to build-release/skiff)")
-    return p
-
-
 def rss_kb(pid):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -295,7 +285,7 @@ def test_idle_files_start_under_memory_limit(tmp_path, kafka, topic, monkeypatch
     offsets inside a memory cgroup of LIMIT_MB (the unit's MemoryMax for
     20,000): never killed, every line exactly once, and a line appended
     after the restart ships."""
-    monkeypatch.setenv("SKIFF_BIN", plain_skiff())
+    monkeypatch.setenv("SKIFF_BIN", str(harness.plain_skiff()))
     cg = MemoryCgroup.make(LIMIT_MB << 20)
     if cg is None:
         harness.skip_not_here("no memory cgroup can be made (no memory controller, or "

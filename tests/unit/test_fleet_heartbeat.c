@@ -240,6 +240,59 @@ static void bound_holds(void)
 	CHECK(worst > FLEET_HEARTBEAT_MAX - 80); /* the budget is used, not wasted */
 }
 
+/* A device in a group, as the fleet runs one: its own config topic and its
+ * group's applied, plain names, about 430 bytes. Encoded whole: the
+ * encoder reserved each string's worst-case escape (six bytes a byte)
+ * in its bounded buffer, and the group's id, 35 bytes near the end, made
+ * every heartbeat of such a device fail (TOOBIG: none sent, found by
+ * tests/e2e/test_fleet_rollout.py). Then every length of plain names up to
+ * the bound: each heartbeat encodes, whole when it fits. */
+static void a_device_in_a_group(void)
+{
+	static char name[600];
+	const char *groups[] = {"all-3b3d3d39"};
+	struct fleet_heartbeat_applied applied[] = {
+	    {"skiff.config.dev-07-3b3d3d39", "topic:skiff.config.dev-07-3b3d3d39", 0},
+	    {"skiff.config.group.all-3b3d3d39", "topic:skiff.config.group.all-3b3d3d39", 12}};
+	struct fleet_heartbeat hb = {
+	    .device = "dev-07-3b3d3d39",
+	    .version = "0.1.0",
+	    .at_ms = 1796497372594,
+	    .seq = 7,
+	    .interval_ms = 1000,
+	    .health = "ok",
+	    .last_ack_ms = -1,
+	    .rss_kb = 7516,
+	    .groups = groups,
+	    .ngroups = 1,
+	    .applied = applied,
+	    .napplied = 2,
+	};
+	struct fleet_heartbeat d;
+	char err[256] = "";
+	char *got = encode(&hb);
+
+	CHECK(got != NULL);
+	CHECK_INT(fleet_heartbeat_decode(got, got ? strlen(got) : 0, &d, err, sizeof(err)), 0);
+	CHECK_INT(d.napplied, 2);
+	CHECK_INT(d.cut_connectors + d.cut_groups + d.cut_applied + d.cut_text, 0);
+	if (d.napplied == 2)
+		CHECK_STR(d.applied[1].id, "topic:skiff.config.group.all-3b3d3d39");
+	fleet_heartbeat_clear(&d);
+	free(got);
+
+	memset(name, 'g', sizeof(name) - 1);
+	for (size_t n = 1; n < sizeof(name); n += 7) {
+		struct buf b;
+
+		applied[1].id = name + sizeof(name) - 1 - n;
+		buf_init(&b, FLEET_HEARTBEAT_MAX);
+		CHECK_INT(fleet_heartbeat_encode(&hb, &b), 0);
+		CHECK(buf_len(&b) > 0 && buf_len(&b) <= FLEET_HEARTBEAT_MAX);
+		buf_free(&b);
+	}
+}
+
 static void decode_refuses(void)
 {
 	static const struct {
@@ -441,6 +494,7 @@ int main(void)
 	round_trip();
 	hundred_long_names();
 	bound_holds();
+	a_device_in_a_group();
 	decode_refuses();
 	outcomes();
 	keys();
