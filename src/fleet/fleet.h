@@ -89,7 +89,8 @@ struct fleet_counts {
 	uint64_t refused;  /* outcomes REFUSED */
 	uint64_t statuses; /* Connect status records sent (tombstones included) */
 	uint64_t heartbeats;
-	uint64_t errors; /* a send, a save or a record the fleet could not take (logged) */
+	uint64_t errors;    /* a send, a save or a record the fleet could not take (logged) */
+	uint64_t recreated; /* config topics found recreated (logged) */
 };
 void fleet_counts(const struct fleet *f, struct fleet_counts *out);
 
