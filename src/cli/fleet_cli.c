@@ -880,18 +880,33 @@ static int write_records(struct fleet *f, const char *topic, struct rec *r, size
  * readers skip a key of no kind they know; compaction keeps it. A topic
  * that already holds records (an older provision, or one created by hand)
  * is left as it is. */
-static int write_marker(struct fleet *f, const char *topic, char *errbuf, size_t errlen)
+static int write_marker(struct fleet *f, const char *topic, bool created, char *errbuf,
+                        size_t errlen)
 {
 	static const char key[] = FLEETSTATE_MARKER_KEY;
 	unsigned char u[16];
 	char uuid[37];
-	int64_t lo = 0, hi = 0;
+	int64_t lo = 0, hi = 0, deadline = clock_mono_ms() + f->a->timeout_ms;
 	rd_kafka_resp_err_t err;
 	struct rec r;
 	int rc;
 
-	err = rd_kafka_query_watermark_offsets(f->producer, topic, 0, &lo, &hi,
-	                                       (int)f->a->timeout_ms);
+	/* A topic just made is empty (its partition may not be known to the
+	 * client yet). */
+	err = created ? RD_KAFKA_RESP_ERR_NO_ERROR
+	              : rd_kafka_query_watermark_offsets(f->producer, topic, 0, &lo, &hi,
+	                                                 (int)f->a->timeout_ms);
+	/* A topic made a moment ago (another device's provision of the same
+	 * group): its partition's leader may not be known to the client yet. */
+	while ((err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+	        err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+	        err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+	        err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION) &&
+	       clock_mono_ms() < deadline) {
+		rd_kafka_poll(f->producer, 200);
+		err = rd_kafka_query_watermark_offsets(f->producer, topic, 0, &lo, &hi,
+		                                       (int)f->a->timeout_ms);
+	}
 	if (err != 0) {
 		snprintf(errbuf, errlen, "%s: the end offset: %s", topic, rd_kafka_err2str(err));
 		return EXIT_TEMPFAIL;
@@ -1089,7 +1104,7 @@ static int do_write(struct fleet *f, char *errbuf, size_t errlen)
 		if (rc != EXIT_OK)
 			goto out;
 	}
-	if ((rc = write_marker(f, topic, errbuf, errlen)) != EXIT_OK ||
+	if ((rc = write_marker(f, topic, false, errbuf, errlen)) != EXIT_OK ||
 	    (rc = write_records(f, topic, r, n, "", errbuf, errlen)) != EXIT_OK)
 		goto out;
 	if (a->wait_ms < 0)
@@ -1188,7 +1203,8 @@ static int create_topics(struct fleet *f, char (*names)[FLEETCONF_TOPIC_MAX + 64
 			printf("# topic %s exists (compacted): left as it is\n", names[i]);
 		else
 			printf("# created topic %s (compacted)\n", names[i]);
-		if (!status && (rc = write_marker(f, names[i], errbuf, errlen)) != EXIT_OK)
+		if (!status &&
+		    (rc = write_marker(f, names[i], !existed, errbuf, errlen)) != EXIT_OK)
 			return rc;
 	}
 	return EXIT_OK;

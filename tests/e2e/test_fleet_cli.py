@@ -306,8 +306,8 @@ def test_over_sasl_ssl_with_command_config(wire, tmp_path):
     assert f"# created topic skiff.config.{d}" in out
     rc, out, err = skiff("pause", "app", "--device", d, *b)
     assert rc == 0, err
-    assert [(k, v) for _, k, v in records(wire.bootstrap, f"skiff.config.{d}")] == [
-        ("target-state-app", '{"state":"PAUSED","state.v2":"PAUSED"}')]
+    assert [(k, v) for _, k, v in records(wire.bootstrap, f"skiff.config.{d}")][1:] == [
+        ("target-state-app", '{"state":"PAUSED","state.v2":"PAUSED"}')]  # after the marker
     heartbeat(wire.bootstrap, d)
     rc, out, err = skiff("status", "--device", d, *b)
     assert rc == 0, err
