@@ -7,6 +7,7 @@
 #include "fleet/connect_records.h"
 #include "fleet/fleet_heartbeat.h"
 #include "fleet/fleetconf.h"
+#include "fleet/fleetstate.h"
 #include "fleet/fleetview.h"
 #include "kafka/kconf.h"
 #include "kafka/ktopic.h"
@@ -21,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
 
 #define EXIT_OK 0
 #define EXIT_REFUSED 1
@@ -861,9 +864,10 @@ static int records(const struct fleet_args *a, struct rec *r, size_t *n, size_t 
 }
 
 /* Writes r[0..n-1] to topic's partition 0 (a config topic has one, as
- * Connect requires), in order, and waits for each one's offset. */
-static int write_records(struct fleet *f, const char *topic, struct rec *r, size_t n, char *errbuf,
-                         size_t errlen)
+ * Connect requires), in order, and waits for each one's offset (printed
+ * after prefix). */
+static int write_records(struct fleet *f, const char *topic, struct rec *r, size_t n,
+                         const char *prefix, char *errbuf, size_t errlen)
 {
 	for (size_t i = 0; i < n; i++) {
 		rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -888,10 +892,75 @@ static int write_records(struct fleet *f, const char *topic, struct rec *r, size
 			         r[i].sent.done ? rd_kafka_err2str(r[i].sent.err) : "timed out");
 			return EXIT_TEMPFAIL;
 		}
-		printf("wrote %s%s to %s at offset %" PRId64 "\n", buf_cstr(&r[i].key),
+		printf("%swrote %s%s to %s at offset %" PRId64 "\n", prefix, buf_cstr(&r[i].key),
 		       r[i].tombstone ? " (tombstone)" : "", topic, r[i].sent.offset);
 	}
 	return EXIT_OK;
+}
+
+/* A config topic with no record yet gets its marker first: key
+ * skiff-topic-id, value a random UUID, the topic's id for devices whose
+ * librdkafka gives none (2.0.2). A device that finds another marker, or a
+ * topic that ends below the offset it applied up to, knows the topic was
+ * recreated and keeps what the old one gave (fleetstate.h). Connect's
+ * readers skip a key of no kind they know; compaction keeps it. A topic
+ * that already holds records (an older provision, or one created by hand)
+ * is left as it is. */
+static int write_marker(struct fleet *f, const char *topic, bool created, char *errbuf,
+                        size_t errlen)
+{
+	static const char key[] = FLEETSTATE_MARKER_KEY;
+	unsigned char u[16];
+	char uuid[37];
+	int64_t lo = 0, hi = 0, deadline = clock_mono_ms() + f->a->timeout_ms;
+	rd_kafka_resp_err_t err;
+	struct rec r;
+	int rc;
+
+	/* A topic just made is empty (its partition may not be known to the
+	 * client yet). */
+	err = created ? RD_KAFKA_RESP_ERR_NO_ERROR
+	              : rd_kafka_query_watermark_offsets(f->producer, topic, 0, &lo, &hi,
+	                                                 (int)f->a->timeout_ms);
+	/* A topic made a moment ago (another device's provision of the same
+	 * group): its partition's leader may not be known to the client yet. */
+	while ((err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+	        err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+	        err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+	        err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION) &&
+	       clock_mono_ms() < deadline) {
+		rd_kafka_poll(f->producer, 200);
+		err = rd_kafka_query_watermark_offsets(f->producer, topic, 0, &lo, &hi,
+		                                       (int)f->a->timeout_ms);
+	}
+	if (err != 0) {
+		snprintf(errbuf, errlen, "%s: the end offset: %s", topic, rd_kafka_err2str(err));
+		return EXIT_TEMPFAIL;
+	}
+	if (hi > 0)
+		return EXIT_OK;
+	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u)) {
+		snprintf(errbuf, errlen, "%s: no random bytes for its marker", topic);
+		return EXIT_TEMPFAIL;
+	}
+	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40); /* version 4 */
+	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+	snprintf(uuid, sizeof(uuid),
+	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+	         u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+	         u[15]);
+	memset(&r, 0, sizeof(r));
+	buf_init(&r.key, 64);
+	buf_init(&r.value, 64);
+	r.sent = (struct sent){-1, 0, false};
+	rc = EXIT_TEMPFAIL;
+	if (buf_add(&r.key, key, sizeof(key) - 1) != 0 || buf_addz(&r.value, uuid) != 0)
+		snprintf(errbuf, errlen, "out of memory");
+	else
+		rc = write_records(f, topic, &r, 1, "# ", errbuf, errlen);
+	buf_free(&r.key);
+	buf_free(&r.value);
+	return rc;
 }
 
 /* The devices a write is waited for. */
@@ -1061,7 +1130,8 @@ static int do_write(struct fleet *f, char *errbuf, size_t errlen)
 		if (rc != EXIT_OK)
 			goto out;
 	}
-	if ((rc = write_records(f, topic, r, n, errbuf, errlen)) != EXIT_OK)
+	if ((rc = write_marker(f, topic, false, errbuf, errlen)) != EXIT_OK ||
+	    (rc = write_records(f, topic, r, n, "", errbuf, errlen)) != EXIT_OK)
 		goto out;
 	if (a->wait_ms < 0)
 		goto out;
@@ -1224,6 +1294,9 @@ static int create_topics(struct fleet *f, char (*names)[FLEETCONF_TOPIC_MAX + 64
 			printf("# topic %s exists (compacted): left as it is\n", names[i]);
 		else
 			printf("# created topic %s (compacted)\n", names[i]);
+		if (!status &&
+		    (rc = write_marker(f, names[i], !existed, errbuf, errlen)) != EXIT_OK)
+			return rc;
 	}
 	return EXIT_OK;
 }

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/types.h>
 
 #define WHY_MAX 1024
 #define ID_PREFIX "topic:"
@@ -30,8 +32,9 @@
 /* A config topic read. */
 struct ftopic {
 	char *name;
-	char *id;     /* the link's, or ID_PREFIX name */
+	char *id;     /* the link's, the store's, or ID_PREFIX name */
 	int64_t next; /* the consumer's position: the next offset to read */
+	int64_t upto; /* the store's offset applied up to (-1: none, or checked) */
 	bool begun;   /* fleetstate_begin called: the snapshot's end known */
 };
 
@@ -59,6 +62,7 @@ struct fleet {
 	char *device;
 	struct ftopic *topics;
 	size_t ntopics;
+	uint64_t recreated_seen; /* the reducer's count of recreated topics */
 	struct fleetstore *store;
 	struct fleetstate *st;
 	struct fleetlink *link;
@@ -535,6 +539,38 @@ static void run_steps(struct fleet *f)
 
 /* ---- records in ----------------------------------------------------------- */
 
+/* A snapshot's end below the offset the store says was applied up to: the
+ * topic was deleted and recreated (or truncated) while the device was away.
+ * librdkafka 2.0.2 gives no topic id to tell, so t gets a new one of its
+ * own: what the old topic gave is kept and reported (fleetstate: its id is
+ * not the topic's), not removed by its absence, and refusals remembered by
+ * the old id no longer skip the new topic's records. Checked once a run. */
+static void check_regression(struct fleet *f, struct ftopic *t, int64_t end)
+{
+	unsigned char rnd[8];
+	char *id;
+	size_t len;
+	int64_t upto = t->upto;
+
+	t->upto = -1;
+	if (end < 0 || upto <= 0 || end >= upto)
+		return;
+	f->counts.recreated++;
+	log_msg(LOG_WARN,
+	        "fleet: config topic %s was recreated (its end %lld is below the offset %lld "
+	        "applied): kept until a record names it",
+	        t->name, (long long)end, (long long)upto);
+	len = strlen(ID_PREFIX) + strlen(t->name) + 1 + 2 * sizeof(rnd) + 1;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd) || (id = malloc(len)) == NULL) {
+		f->counts.errors++;
+		return;
+	}
+	snprintf(id, len, "%s%s@%02x%02x%02x%02x%02x%02x%02x%02x", ID_PREFIX, t->name, rnd[0],
+	         rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+	free(t->id);
+	t->id = id;
+}
+
 static void on_begin(void *arg, const char *topic, const char *topic_id, int64_t end)
 {
 	struct fleet *f = arg;
@@ -557,10 +593,39 @@ static void on_begin(void *arg, const char *topic, const char *topic_id, int64_t
 	 * snapshot's end begins it. */
 	if (end < 0)
 		return;
+	check_regression(f, t, end);
 	if (fleetstate_begin(f->st, topic, t->id, end) != 0)
 		f->counts.errors++;
 	t->begun = true;
 	f->fresh = true;
+}
+
+/* The reducer's id for t after a record: a marker (skiff-topic-id) may
+ * have given one, or changed it (the topic recreated). */
+static void adopt_id(struct fleet *f, struct ftopic *t, int64_t offset)
+{
+	const char *id = fleetstate_topic_id(f->st, t->name);
+	struct fleetstate_counts n;
+	char *copy;
+
+	if (id == NULL || strcmp(id, t->id) == 0)
+		return;
+	fleetstate_counts(f->st, &n);
+	if (n.recreated > f->recreated_seen) {
+		f->recreated_seen = n.recreated;
+		f->counts.recreated++;
+		log_msg(
+		    LOG_WARN,
+		    "fleet: config topic %s was recreated (its marker at offset %lld is %s, not "
+		    "%s): kept until a record names it",
+		    t->name, (long long)offset, id, t->id);
+	}
+	if ((copy = strdup(id)) == NULL) {
+		f->counts.errors++;
+		return;
+	}
+	free(t->id);
+	t->id = copy;
 }
 
 static void on_record(void *arg, const struct fleetlink_record *r)
@@ -578,6 +643,7 @@ static void on_record(void *arg, const struct fleetlink_record *r)
 		log_msg(LOG_WARN, "fleet: %s offset %lld: %s", r->topic, (long long)r->offset, why);
 		f->counts.errors++;
 	}
+	adopt_id(f, t, r->offset);
 	t->next = r->offset + 1;
 	fleetstate_position(f->st, r->topic, t->next);
 	f->fresh = true;
@@ -591,6 +657,7 @@ static void on_snapshot(void *arg, const char *topic, int64_t end)
 	if (t == NULL)
 		return;
 	if (!t->begun) {
+		check_regression(f, t, end);
 		if (fleetstate_begin(f->st, topic, t->id, end) != 0)
 			f->counts.errors++;
 		t->begun = true;
@@ -983,6 +1050,7 @@ static int add_topic(struct fleet *f, const char *tmpl, const char *name, char *
 	t->name = strdup(buf);
 	t->id = malloc(idlen);
 	t->next = -1;
+	t->upto = -1;
 	f->ntopics++;
 	if (t->name == NULL || t->id == NULL)
 		return FLEET_ERR_NOMEM;
@@ -1024,6 +1092,22 @@ static int open_store(struct fleet *f, const char *offsets_file, char *errbuf, s
 	}
 	if ((rc = load_configs(f, offsets_file, errbuf, errlen)) != 0)
 		return rc;
+	/* The id each topic was last read under (a new one after a
+	 * recreation), and the offset applied up to. */
+	for (size_t i = 0; i < f->ntopics; i++) {
+		struct ftopic *t = &f->topics[i];
+		const char *id;
+		char *copy;
+
+		if (!fleetstore_topic(f->store, t->name, &id, &t->upto))
+			continue;
+		if (id != NULL && strcmp(id, t->id) != 0) {
+			if ((copy = strdup(id)) == NULL)
+				return FLEET_ERR_NOMEM;
+			free(t->id);
+			t->id = copy;
+		}
+	}
 	/* A start counts in the generation: a status record of this run is
 	 * newer than any of the last. */
 	fleetstore_bump(f->store);

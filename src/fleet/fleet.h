@@ -26,10 +26,14 @@
  *     backlog and the resident memory, read from the query and the stats
  *     registry by name. No other timer: an idle fleet wakes only for it.
  *
- * Topic ids: the link gives none with librdkafka 2.0.2; the fleet then
- * names a topic's records "topic:<name>" wherever an id is kept (store,
- * refusals, outcomes), which keeps refusals apart per topic but cannot see
- * a topic deleted and made again.
+ * Topic ids: the link gives none with librdkafka 2.0.2. A topic's id then
+ * is its marker's (skiff-topic-id, "skiff-topic-id:<uuid>", fleetstate.h),
+ * or "topic:<name>" before any marker, kept in the store with the offset
+ * applied up to. A topic deleted and made again is told by another marker,
+ * or by a snapshot end below the offset applied up to: the topic then gets
+ * an id of the fleet's own ("topic:<name>@<random>"). Either way what the
+ * old topic gave is kept and reported (logged once, a REPORT outcome per
+ * connector), and refusals under the old id skip nothing of the new.
  *
  * Main loop only. Error convention: util/err.h. */
 #ifndef SKIFF_FLEET_H
@@ -89,7 +93,8 @@ struct fleet_counts {
 	uint64_t refused;  /* outcomes REFUSED */
 	uint64_t statuses; /* Connect status records sent (tombstones included) */
 	uint64_t heartbeats;
-	uint64_t errors; /* a send, a save or a record the fleet could not take (logged) */
+	uint64_t errors;    /* a send, a save or a record the fleet could not take (logged) */
+	uint64_t recreated; /* config topics found recreated (logged) */
 };
 void fleet_counts(const struct fleet *f, struct fleet_counts *out);
 

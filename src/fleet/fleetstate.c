@@ -21,6 +21,7 @@
 
 #define MAX_KEY 1024
 
+#define MARKER_PREFIX FLEETSTATE_MARKER_KEY ":"
 #define WHY_RECREATED "config topic was recreated: kept until a record names it"
 #define WHY_TOMBSTONE "removed: its connector- record was deleted (a tombstone)"
 #define WHY_ABSENT "removed: no longer in its config topic, read whole (compacted tombstone)"
@@ -48,6 +49,7 @@ struct topic {
 	char *id;     /* NULL until begun or a record names one */
 	int64_t hwm;  /* high watermark at start; -1: not begun */
 	int64_t pos;  /* next offset to read */
+	char *alias;  /* the id a first marker replaced (the same topic), or NULL */
 	bool refused; /* a record was not kept: no absence proven here */
 	struct slot *slots;
 	size_t n, cap;
@@ -185,6 +187,7 @@ void fleetstate_destroy(struct fleetstate *st)
 		hash_free(&t->index);
 		free(t->name);
 		free(t->id);
+		free(t->alias);
 	}
 	free(st->topics);
 	for (size_t i = 0; i < st->nrestarts; i++)
@@ -261,10 +264,53 @@ static int set_id(struct fleetstate *st, struct topic *t, const char *id)
 		t->hwm = 0;
 		t->pos = 0;
 		t->refused = false;
+		free(t->alias);
+		t->alias = NULL;
 		st->counts.recreated++;
 	}
 	free(t->id);
 	t->id = copy;
+	return 0;
+}
+
+/* The topic's marker (FLEETSTATE_MARKER_KEY, value a UUID skiff fleet wrote): its id
+ * from here on. A first marker names the topic it is read in: the id it
+ * replaces stays an alias (what was applied and refused under it is the
+ * same topic's). Another marker than the topic's means the topic was
+ * deleted and recreated: what the old one said is forgotten, the end of the
+ * read stays. */
+static int take_marker(struct fleetstate *st, struct topic *t, const struct fleetstate_record *rec)
+{
+	size_t len = sizeof(MARKER_PREFIX) + rec->valuelen;
+	int64_t hwm = t->hwm;
+	char *id;
+	int rc;
+
+	st->counts.skipped++;
+	if (rec->value == NULL || rec->valuelen == 0 || rec->valuelen > FLEETSTATE_MARKER_MAX)
+		return 0;
+	for (size_t i = 0; i < rec->valuelen; i++)
+		if (rec->value[i] <= ' ' || rec->value[i] > '~')
+			return 0;
+	if ((id = malloc(len)) == NULL)
+		return FLEETSTATE_ERR_NOMEM;
+	snprintf(id, len, "%s%.*s", MARKER_PREFIX, (int)rec->valuelen, rec->value);
+	if (t->id != NULL && strcmp(t->id, id) == 0) {
+		free(id);
+		return 0;
+	}
+	if (t->id != NULL && strncmp(t->id, MARKER_PREFIX, strlen(MARKER_PREFIX)) == 0) {
+		rc = set_id(st, t, id);
+		free(id);
+		free(t->alias);
+		t->alias = NULL;
+		t->hwm = hwm;
+		t->pos = rec->offset + 1;
+		return rc;
+	}
+	free(t->alias);
+	t->alias = t->id;
+	t->id = id;
 	return 0;
 }
 
@@ -303,6 +349,13 @@ bool fleetstate_complete(const struct fleetstate *st)
 		if (!topic_done(&st->topics[i]))
 			return false;
 	return true;
+}
+
+const char *fleetstate_topic_id(struct fleetstate *st, const char *topic)
+{
+	struct topic *t = topic_of(st, topic, NULL);
+
+	return t == NULL ? NULL : t->id;
 }
 
 void fleetstate_counts(const struct fleetstate *st, struct fleetstate_counts *out)
@@ -469,8 +522,16 @@ int fleetstate_take(struct fleetstate *st, const struct fleetstate_record *rec, 
 		    rec->topic ? rec->topic : "(null)");
 		return FLEETSTATE_ERR_TOPIC;
 	}
-	if ((rc = set_id(st, t, rec->topic_id)) != 0)
-		return rc;
+	if (rec->key != NULL && rec->keylen == strlen(FLEETSTATE_MARKER_KEY) &&
+	    memcmp(rec->key, FLEETSTATE_MARKER_KEY, rec->keylen) == 0) {
+		if (rec->offset >= t->pos)
+			t->pos = rec->offset + 1;
+		st->counts.taken++;
+		return take_marker(st, t, rec);
+	}
+	if (rec->topic_id == NULL || t->alias == NULL || strcmp(rec->topic_id, t->alias) != 0)
+		if ((rc = set_id(st, t, rec->topic_id)) != 0)
+			return rc;
 	if (rec->offset >= t->pos)
 		t->pos = rec->offset + 1;
 	st->counts.taken++;
@@ -656,8 +717,8 @@ static const struct rec *rec_in(const struct fleetstate *st, size_t ti, const ch
 	return s == NULL ? NULL : cfg ? &s->cfg : &s->tgt;
 }
 
-static bool marked(const struct fleetstate_mark *refused, size_t nrefused, const char *id,
-                   int64_t offset)
+static bool marked_id(const struct fleetstate_mark *refused, size_t nrefused, const char *id,
+                      int64_t offset)
 {
 	for (size_t i = 0; i < nrefused; i++)
 		if (offset == refused[i].offset && ((id == NULL && refused[i].topic_id == NULL) ||
@@ -665,6 +726,14 @@ static bool marked(const struct fleetstate_mark *refused, size_t nrefused, const
 		                                     strcmp(id, refused[i].topic_id) == 0)))
 			return true;
 	return false;
+}
+
+/* The caller refused t's record at offset (under its id, or its alias). */
+static bool marked(const struct fleetstate_mark *refused, size_t nrefused, const struct topic *t,
+                   int64_t offset)
+{
+	return marked_id(refused, nrefused, t->id, offset) ||
+	       (t->alias != NULL && marked_id(refused, nrefused, t->alias, offset));
 }
 
 static bool same_str(const char *a, const char *b)
@@ -721,7 +790,8 @@ static int plan_removals(struct fleetstate *st, const struct fleetstate_applied 
 			continue;
 		s.from = a->config_from;
 		if (t != NULL && t->id != NULL && a->config_from.topic_id != NULL &&
-		    strcmp(t->id, a->config_from.topic_id) != 0) {
+		    strcmp(t->id, a->config_from.topic_id) != 0 &&
+		    (t->alias == NULL || strcmp(t->alias, a->config_from.topic_id) != 0)) {
 			s.op = FLEETSTATE_REPORT;
 			s.reason = WHY_RECREATED;
 			if (!hash_get(&st->repindex, a->name, &at)) {
@@ -763,7 +833,7 @@ static bool target_for(const struct fleetstate *st, const char *name,
 	if (wt == SIZE_MAX)
 		return true;
 	r = rec_in(st, wt, name, false);
-	if (r->st == R_BAD || marked(refused, nrefused, st->topics[wt].id, r->offset)) {
+	if (r->st == R_BAD || marked(refused, nrefused, &st->topics[wt], r->offset)) {
 		if (a != NULL) {
 			*target = a->target;
 			*from = a->target_from;
@@ -789,7 +859,7 @@ static void report_bad(struct fleetstate_plan *p, const char *name, enum connect
 	                            .reason = r->why,
 	                            .from = {t->name, t->id, r->offset}};
 
-	if (!marked(refused, nrefused, t->id, r->offset))
+	if (!marked(refused, nrefused, t, r->offset))
 		add_step(p, &s);
 }
 
@@ -849,7 +919,7 @@ static void plan_name(struct fleetstate *st, const char *name, const struct flee
 		plan_same_config(p, &s, a);
 		return;
 	}
-	refused_cfg = marked(refused, nrefused, ct->id, cr->offset);
+	refused_cfg = marked(refused, nrefused, ct, cr->offset);
 	same = a != NULL && cJSON_Compare(a->config, cr->props, true);
 	s.entry.config = cr->props;
 	s.entry.config_from = (struct fleetstate_source){ct->name, ct->id, cr->offset};

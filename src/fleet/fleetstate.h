@@ -22,6 +22,14 @@
  *   restart-connector-X one-shot: planned once, and only when read at or
  *                      after the topic's high watermark at start (a request
  *                      from last week is not replayed at every boot)
+ *   skiff-topic-id     a UUID skiff fleet provision (or config) writes as the
+ *                      topic's first record: the topic's id from here on,
+ *                      for a broker client that gives none (librdkafka
+ *                      2.0.2). A first marker names the topic it is read in
+ *                      (the id it replaces stays an alias: what was applied
+ *                      or refused under it is the same topic's); another
+ *                      marker than the topic's means it was deleted and
+ *                      recreated (see below), the read's end kept.
  *   task-*, commit-*, tasks-fencing-*, session-key, logger-cluster-*:
  *                      skipped (a skiff runs one task per connector and
  *                      derives it); a key of no kind counted as unknown.
@@ -83,6 +91,11 @@ enum {
 	FLEETSTATE_ERR_TOPIC = -4, /* a topic the reducer was not given */
 	FLEETSTATE_ERR_ARG = -5,   /* no topics, an empty topic name, a name twice */
 };
+
+/* The key of a config topic's marker record (its value: the topic's id, a
+ * UUID), and the most bytes of that value. */
+#define FLEETSTATE_MARKER_KEY "skiff-topic-id"
+#define FLEETSTATE_MARKER_MAX 64
 
 /* Most slots (a name in one topic) over all topics, most bytes of a value. */
 #define FLEETSTATE_MAX_NAMES 4096
@@ -204,6 +217,10 @@ int fleetstate_plan(struct fleetstate *st, const struct fleetstate_applied *appl
 size_t fleetstate_plan_count(const struct fleetstate_plan *p);
 const struct fleetstate_step *fleetstate_plan_step(const struct fleetstate_plan *p, size_t i);
 void fleetstate_plan_free(struct fleetstate_plan *p);
+
+/* The id topic is read under now (owned by st, valid until the next call
+ * on st), or NULL: begun without one, or not a topic of st. */
+const char *fleetstate_topic_id(struct fleetstate *st, const char *topic);
 
 void fleetstate_counts(const struct fleetstate *st, struct fleetstate_counts *out);
 

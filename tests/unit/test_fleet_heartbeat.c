@@ -124,6 +124,32 @@ static void round_trip(void)
 	free(got);
 }
 
+/* A config topic and its marker's id of 60 bytes and more, in a heartbeat
+ * far below its bound: all of it goes out (the escaper once asked the
+ * bounded buffer for the worst case, 6 bytes a byte, and failed it). */
+static void long_topic_id(void)
+{
+	const char *const names[] = {"app"};
+	const struct fleet_heartbeat_applied a = {
+	    "skiff.config.gw-7c8722ff", "skiff-topic-id:43c04f37-1ef7-4fa8-9a3a-78ab1a2c0ada", 2};
+	struct fleet_heartbeat hb = {.device = "gw-7c8722ff",
+	                             .version = "0.28.0",
+	                             .at_ms = 1796500000000,
+	                             .interval_ms = 1000,
+	                             .health = "ok",
+	                             .last_ack_ms = 1796500000000,
+	                             .connectors = names,
+	                             .nconnectors = 1,
+	                             .applied = &a,
+	                             .napplied = 1};
+	struct buf b;
+
+	buf_init(&b, FLEET_HEARTBEAT_MAX);
+	CHECK_INT(fleet_heartbeat_encode(&hb, &b), 0);
+	CHECK(strstr(buf_cstr(&b), a.id) != NULL);
+	buf_free(&b);
+}
+
 /* 100 connectors of 200-character names: the heartbeat stays within its
  * bound, keeps whole names only, and counts the ones left out. */
 static void hundred_long_names(void)
@@ -492,6 +518,7 @@ int main(void)
 {
 	fields();
 	round_trip();
+	long_topic_id();
 	hundred_long_names();
 	bound_holds();
 	a_device_in_a_group();

@@ -216,6 +216,53 @@ static const struct row rows[] = {
      .applied = {A_OWN(4)},
      .want = "REPLACE app connector@own:0 STARTED "
              "{\"connector.class\":\"FileStreamSource\",\"file\":\"/b\"}\n"},
+    {.what = "a marker other than the topic's: recreated, what runs is kept and reported",
+     .ids = {"skiff-topic-id:u1"},
+     .hwm = {1},
+     .recs = {{0, 0, "skiff-topic-id", "u2"}},
+     .applied = {{"app", OWN, "skiff-topic-id:u1", 4, PROPS_A, "STARTED", NULL, NULL, -1}},
+     .want = "REPORT app connector@own:4 (config topic was recreated: kept until a record "
+             "names it)\n"},
+    {.what = "a marker other than the topic's: refusals under the old id skip nothing",
+     .ids = {"skiff-topic-id:u1"},
+     .hwm = {2},
+     .recs = {{0, 0, "skiff-topic-id", "u2"}, {0, 1, "connector-other", CFG_B}},
+     .refused = {{"skiff-topic-id:u1", 1}},
+     .want = "ADD other connector@own:1 STARTED "
+             "{\"connector.class\":\"FileStreamSource\",\"file\":\"/b\"}\n"},
+    {.what = "a marker other than the topic's keeps the read's end: news only after it",
+     .ids = {"skiff-topic-id:u1"},
+     .hwm = {3},
+     .recs = {{0, 0, "skiff-topic-id", "u2"}, {0, 1, "connector-other", CFG_B}},
+     .want = ""},
+    {.what = "the topic's own marker changes nothing",
+     .ids = {"skiff-topic-id:u1"},
+     .hwm = {2},
+     .recs = {{0, 0, "skiff-topic-id", "u1"}, {0, 1, "connector-app", CFG_A}},
+     .applied = {{"app", OWN, "skiff-topic-id:u1", 1, PROPS_A, "STARTED", NULL, NULL, -1}},
+     .want = ""},
+    {.what = "a first marker names the topic it is read in: nothing read before is forgotten, "
+             "an absence under the old id removes",
+     .hwm = {3},
+     .recs = {{0, 0, "connector-other", CFG_B},
+              {0, 1, "connector-app", NULL},
+              {0, 2, "skiff-topic-id", "u1"}},
+     .applied = {A_OWN(0)},
+     .want = "REMOVE app connector@own:1 (removed: its connector- record was deleted (a "
+             "tombstone))\n"
+             "ADD other connector@own:0 STARTED "
+             "{\"connector.class\":\"FileStreamSource\",\"file\":\"/b\"}\n"},
+    {.what = "a first marker: refusals under the id it replaces still hold",
+     .hwm = {2},
+     .recs = {{0, 0, "skiff-topic-id", "u1"}, {0, 1, "connector-other", CFG_B}},
+     .refused = {{"id-" OWN, 1}},
+     .want = ""},
+    {.what = "a marker that is no UUID-like text is skipped",
+     .hwm = {2},
+     .recs = {{0, 0, "skiff-topic-id", "not an id"}, {0, 1, "connector-app", NULL}},
+     .applied = {A_OWN(0)},
+     .want = "REMOVE app connector@own:1 (removed: its connector- record was deleted (a "
+             "tombstone))\n"},
     {.what = "a topic no longer in fleet.groups no longer holds its connectors",
      .hwm = {0},
      .applied = {{"app", "old-group", "id-old", 3, PROPS_A, "STARTED", NULL, NULL, -1}},
@@ -448,7 +495,9 @@ static void run_row(const struct row *r)
 		const struct rin *in = &r->recs[i];
 		struct fleetstate_record rec = {
 		    .topic = topics[in->topic],
-		    .topic_id = id_of(r, (size_t)in->topic, tmp, sizeof(tmp)),
+		    /* as the fleet passes it: the reducer's (a marker may have
+		     * given one) */
+		    .topic_id = fleetstate_topic_id(st, topics[in->topic]),
 		    .offset = in->offset,
 		    .key = in->key,
 		    .keylen = strlen(in->key),
