@@ -185,8 +185,8 @@ def test_device_reads_its_configuration_and_writes_its_status(fleet_acls, acl_ka
                          "-k", "status-connector-app=" + RUNNING, "-n", "1")
     assert rc == 0, out + err
     lines = out.splitlines()
-    assert 'record skiff.config.gw-1 0 connector-app {"properties":{"name":"app"}}' in lines
-    assert "snapshot skiff.config.group.site-a 0" in lines
+    assert 'record skiff.config.gw-1 1 connector-app {"properties":{"name":"app"}}' in lines
+    assert "snapshot skiff.config.group.site-a 1" in lines
     assert "sent status-connector-app 0" in lines
     assert not [x for x in lines if x.startswith("error")], out
     got = [(x["key"], x["value"]) for x in harness.consume(acl_kafka.bootstrap,
@@ -211,7 +211,7 @@ def test_device_cannot_read_another_devices_configuration(fleet_acls, acl_kafka,
         rc, out, err = probe_until(0, b, tmp_path, "gw-1", "-c", "skiff.config.gw-10",
                                    "-n", "1", "-T", "20000")
         assert rc == 0, out + err
-        assert 'record skiff.config.gw-10 0 connector-x {"properties":{"name":"x"}}' in \
+        assert 'record skiff.config.gw-10 1 connector-x {"properties":{"name":"x"}}' in \
             out.splitlines()
     finally:
         kafka_acls(b, remove_args(prefixed))
@@ -263,8 +263,8 @@ def test_assign_without_group_describe(fleet_acls, acl_kafka, tmp_path):
                              "-T", "20000")
         assert rc == 0, out + err
         lines = out.splitlines()
-        assert 'record skiff.config.gw-1 0 connector-app {"properties":{"name":"app"}}' in lines
-        assert "snapshot skiff.config.gw-1 1" in lines
+        assert 'record skiff.config.gw-1 1 connector-app {"properties":{"name":"app"}}' in lines
+        assert "snapshot skiff.config.gw-1 2" in lines
         assert [x for x in lines if x.startswith("error")] == [
             "error fleet: configuration topic (none): FindCoordinator response error: "
             "Group authorization failed."], out
